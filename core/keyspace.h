@@ -1,0 +1,104 @@
+// Database and Keyspace: the data, owned by the main command thread.
+//
+// A Database maps keys to entries; keys with a time to live also sit in a
+// dense expiry index (key copy + deadline) so the active expiry cycle can
+// sample them uniformly at random in O(1), as Redis samples its expires dict.
+// Expired keys are never returned by Find(): they are deleted lazily there
+// and actively by ActiveExpireCycle().
+//
+// Thread-safety: none. REQUIRES: used only by the thread that owns the
+// keyspace (the main command thread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "core/string_hash.h"
+#include "core/string_value.h"
+
+namespace ringkv::core {
+
+struct Entry {
+  StringValue value;
+  uint32_t lru = 0;            // seconds clock at last access (OBJECT IDLETIME)
+  int32_t expire_index = -1;   // position in the expiry index, -1 = persistent
+};
+
+struct KeyspaceStats {
+  uint64_t expired_keys = 0;
+  uint64_t expired_stale_perc_x100 = 0;  // of the last active cycle, x100
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+};
+
+class Database {
+ public:
+  explicit Database(KeyspaceStats* stats) : stats_(stats) {}
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // The live entry for key, or nullptr (expired keys are deleted here).
+  Entry* Find(std::string_view key, int64_t now_ms);
+  // Inserts an empty entry or returns the existing live one; *created tells.
+  Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
+  bool Erase(std::string_view key);
+  // Sets or clears (when_ms < 0) the deadline of a live entry.
+  void SetExpire(std::string_view key, Entry* e, int64_t when_ms);
+  // Deadline in unix ms, or -1.
+  int64_t GetExpire(const Entry* e) const { return e->expire_index < 0 ? -1 : expires_[e->expire_index].when_ms; }
+
+  size_t size() const { return map_.size(); }
+  size_t expires() const { return expires_.size(); }
+  // Sum of remaining TTLs of a sample, for INFO keyspace avg_ttl.
+  int64_t AverageTtl(int64_t now_ms) const;
+  void Clear();
+  void Swap(Database& other);
+
+  // Calls fn for every live key (KEYS). fn must not modify the database.
+  void ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) const;
+
+  // One round of active expiry: samples up to `samples` keys with a TTL and
+  // deletes the expired ones. Returns how many were expired.
+  int ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng);
+
+ private:
+  struct ExpireRecord {
+    std::string key;
+    int64_t when_ms;
+  };
+  void RemoveExpireRecord(int32_t index);
+  bool IsExpired(const Entry& e, int64_t now_ms) const {
+    return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;
+  }
+
+  StringMap<Entry> map_;
+  std::vector<ExpireRecord> expires_;
+  KeyspaceStats* stats_;
+};
+
+class Keyspace {
+ public:
+  explicit Keyspace(int databases);
+  int count() const { return static_cast<int>(dbs_.size()); }
+  Database& db(int index) { return *dbs_[index]; }
+  KeyspaceStats& stats() { return stats_; }
+  void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
+
+  // Active expiry across all databases within `budget_us` microseconds, as
+  // Redis's activeExpireCycle: sample 20 keys per database, repeat while more
+  // than 10% of a sample was stale.
+  void ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
+
+ private:
+  KeyspaceStats stats_;
+  std::vector<std::unique_ptr<Database>> dbs_;
+  absl::BitGen rng_;
+};
+
+}  // namespace ringkv::core

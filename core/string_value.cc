@@ -1,0 +1,130 @@
+#include "core/string_value.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ringkv::core {
+
+bool StringToInt64(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s.size() == 1 && s[0] == '0') {
+    *out = 0;
+    return true;
+  }
+  size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+    if (s.size() == 1) return false;
+  }
+  if (s[i] < '1' || s[i] > '9') return false;
+  uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    uint64_t d = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (neg) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return false;
+    *out = static_cast<int64_t>(0 - v);
+  } else {
+    if (v > static_cast<uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v);
+  }
+  return true;
+}
+
+StringValue StringValue::FromInt(int64_t v) {
+  StringValue s;
+  s.encoding_ = StringEncoding::kInt;
+  s.int_ = v;
+  return s;
+}
+
+StringValue StringValue::Raw(std::string_view s) {
+  StringValue v;
+  v.Init(s, false);
+  v.encoding_ = StringEncoding::kRaw;
+  return v;
+}
+
+void StringValue::Init(std::string_view s, bool try_int) {
+  int64_t v;
+  if (try_int && s.size() <= 20 && StringToInt64(s, &v)) {
+    encoding_ = StringEncoding::kInt;
+    int_ = v;
+    return;
+  }
+  encoding_ = s.size() <= kEmbstrMax ? StringEncoding::kEmbstr : StringEncoding::kRaw;
+  if (s.size() <= kInlineMax) {
+    inline_ = 1;
+    inline_len_ = static_cast<uint8_t>(s.size());
+    std::memcpy(inline_bytes_, s.data(), s.size());
+    return;
+  }
+  inline_ = 0;
+  heap_.data = new char[s.size()];
+  heap_.size = static_cast<uint32_t>(s.size());
+  heap_.cap = static_cast<uint32_t>(s.size());
+  std::memcpy(heap_.data, s.data(), s.size());
+}
+
+size_t StringValue::size() const {
+  if (encoding_ == StringEncoding::kInt) {
+    char buf[24];
+    return static_cast<size_t>(std::to_chars(buf, buf + sizeof(buf), int_).ptr - buf);
+  }
+  return inline_ ? inline_len_ : heap_.size;
+}
+
+std::string_view StringValue::View(char* scratch) const {
+  if (encoding_ == StringEncoding::kInt) {
+    auto r = std::to_chars(scratch, scratch + 21, int_);
+    return {scratch, static_cast<size_t>(r.ptr - scratch)};
+  }
+  if (inline_) return {inline_bytes_, inline_len_};
+  return {heap_.data, heap_.size};
+}
+
+std::string StringValue::ToString() const {
+  char scratch[24];
+  return std::string(View(scratch));
+}
+
+void StringValue::MakeHeap(size_t n) {
+  char scratch[24];
+  std::string_view cur = View(scratch);
+  if (encoding_ != StringEncoding::kInt && !inline_ && heap_.cap >= n) return;
+  // Grow geometrically so repeated APPENDs are amortized O(1), as sds does.
+  size_t cap = std::max<size_t>(n, n < 1024 * 1024 ? n * 2 : n + 1024 * 1024);
+  char* data = new char[cap];
+  std::memcpy(data, cur.data(), cur.size());
+  size_t size = cur.size();
+  Free();
+  inline_ = 0;
+  heap_.data = data;
+  heap_.size = static_cast<uint32_t>(size);
+  heap_.cap = static_cast<uint32_t>(cap);
+}
+
+void StringValue::Append(std::string_view s) {
+  size_t old = size();
+  MakeHeap(old + s.size());
+  encoding_ = StringEncoding::kRaw;
+  std::memcpy(heap_.data + old, s.data(), s.size());
+  heap_.size = static_cast<uint32_t>(old + s.size());
+}
+
+void StringValue::SetRange(size_t offset, std::string_view s) {
+  size_t old = size();
+  size_t need = std::max(old, offset + s.size());
+  MakeHeap(need);
+  encoding_ = StringEncoding::kRaw;
+  if (offset > old) std::memset(heap_.data + old, 0, offset - old);
+  std::memcpy(heap_.data + offset, s.data(), s.size());
+  heap_.size = static_cast<uint32_t>(need);
+}
+
+}  // namespace ringkv::core

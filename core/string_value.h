@@ -1,0 +1,93 @@
+// StringValue: a Redis string in 24 bytes.
+//
+// Three representations, chosen as Redis chooses its encodings:
+//   kInt     the value is the decimal text of an int64 ("123", "-7"); stored as
+//            the number. OBJECT ENCODING "int".
+//   kEmbstr  written whole by SET & co. and at most 44 bytes. Up to 15 bytes
+//            live inline (no allocation); longer ones on the heap.
+//   kRaw     longer than 44 bytes, or modified in place (APPEND, SETRANGE).
+// The reported encoding follows Redis's rules; the storage is ours and never
+// allocates for short values.
+//
+// Thread-safety: none; owned by the keyspace (main thread).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace ringkv::core {
+
+enum class StringEncoding : uint8_t { kInt, kEmbstr, kRaw };
+
+// Parses s as Redis's string2ll does: the exact decimal text of an int64 (no
+// spaces, no '+', no leading zeros, at most 20 chars). True on success.
+bool StringToInt64(std::string_view s, int64_t* out);
+
+class StringValue {
+ public:
+  static constexpr size_t kInlineMax = 15;
+  static constexpr size_t kEmbstrMax = 44;
+
+  StringValue() : encoding_(StringEncoding::kEmbstr), inline_(1), inline_len_(0) {}
+  // Stores s, as an integer when it is one (SET's behaviour).
+  explicit StringValue(std::string_view s) { Init(s, /*try_int=*/true); }
+  static StringValue FromInt(int64_t v);
+  static StringValue Raw(std::string_view s);  // never int-encoded
+
+  StringValue(const StringValue&) = delete;
+  StringValue& operator=(const StringValue&) = delete;
+  StringValue(StringValue&& o) noexcept { MoveFrom(o); }
+  StringValue& operator=(StringValue&& o) noexcept {
+    if (this != &o) {
+      Free();
+      MoveFrom(o);
+    }
+    return *this;
+  }
+  ~StringValue() { Free(); }
+
+  StringEncoding encoding() const { return encoding_; }
+  bool is_int() const { return encoding_ == StringEncoding::kInt; }
+  int64_t int_value() const { return int_; }
+  size_t size() const;
+  // The bytes. For kInt, `scratch` (at least 21 bytes) receives the text.
+  std::string_view View(char* scratch) const;
+  std::string ToString() const;
+  // Heap bytes owned (for MEMORY USAGE).
+  size_t heap_bytes() const { return (encoding_ != StringEncoding::kInt && !inline_) ? heap_.cap : 0; }
+
+  // In-place edits; the value becomes kRaw (as in Redis).
+  void Append(std::string_view s);
+  void SetRange(size_t offset, std::string_view s);
+
+ private:
+  void Init(std::string_view s, bool try_int);
+  void Free() {
+    if (encoding_ != StringEncoding::kInt && !inline_) delete[] heap_.data;
+  }
+  void MoveFrom(StringValue& o) {
+    std::memcpy(static_cast<void*>(this), &o, sizeof(StringValue));
+    o.encoding_ = StringEncoding::kInt;  // moved-from: owns nothing
+    o.int_ = 0;
+  }
+  // Ensures heap storage of at least n bytes holding the current bytes.
+  void MakeHeap(size_t n);
+
+  union {
+    int64_t int_;
+    struct {
+      char* data;
+      uint32_t size;
+      uint32_t cap;
+    } heap_;
+    char inline_bytes_[16];
+  };
+  StringEncoding encoding_;
+  uint8_t inline_ : 1;
+  uint8_t inline_len_ : 7;
+};
+static_assert(sizeof(StringValue) <= 24, "StringValue must stay compact");
+
+}  // namespace ringkv::core

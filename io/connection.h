@@ -1,0 +1,56 @@
+// Connection: one client socket as the I/O layer sees it.
+//
+// Ownership: created by the main thread at accept time (IoSystem), then
+// registered with exactly one IoThread, which owns every field in the "I/O
+// thread" group until it reports the connection closed; the main thread then
+// deletes it. Fields in the "main thread" group are touched only by the main
+// thread; the two groups sit on different cache lines. `stat_*` fields are
+// written by the I/O thread and read (relaxed) by the main thread for CLIENT
+// LIST / INFO.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "io/out_buffer.h"
+#include "io/resp_parser.h"
+
+namespace ringkv::io {
+
+class IoThread;
+
+struct Connection {
+  // ---- identity: set at accept, immutable afterwards -------------------------
+  uint64_t id = 0;        // CLIENT ID
+  int fd = -1;
+  uint16_t thread = 0;    // index of the owning IoThread (0 = main thread)
+
+  // ---- I/O thread ---------------------------------------------------------------
+  uint32_t slot = 0;      // index in the owning thread's slot table
+  uint8_t inflight = 0;   // submitted operations not yet completed
+  bool recv_armed : 1 = false;
+  bool send_inflight : 1 = false;
+  bool send_pending : 1 = false;      // queued in the thread's flush list
+  bool closing : 1 = false;           // shutdown started; ignore further input
+  bool close_after_flush : 1 = false; // close once `out` is empty
+  bool rearm_recv : 1 = false;        // multishot recv ended (ENOBUFS); re-arm
+  bool input_done : 1 = false;        // after a protocol error: ignore further input
+  RespParser parser;
+  std::string qbuf;       // bytes of an incomplete command; empty when idle
+  OutBuffer out;          // bytes waiting to be sent
+
+  std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity, for CLIENT LIST
+  std::atomic<uint32_t> stat_qbuf_cap{0};
+  std::atomic<uint64_t> stat_obuf{0};  // unsent reply bytes on the I/O thread
+  std::atomic<bool> authenticated{true};  // written by main; tightens parser limits
+
+  // ---- main thread ----------------------------------------------------------------
+  alignas(64) OutBuffer main_out;   // replies of a remote connection not yet posted
+  void* owner = nullptr;            // the server's Client
+  bool main_pending = false;        // in IoSystem's remote-pending list
+  bool main_closed = false;         // close requested by the main thread
+  bool main_dead = false;           // OnClose delivered; deleted at end of turn
+};
+
+}  // namespace ringkv::io

@@ -1,0 +1,294 @@
+#include "io/io_system.h"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "io/io_log.h"
+#include "io/io_thread.h"
+#include "io/messages.h"
+
+namespace ringkv::io {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string FormatAddr(const sockaddr_storage& ss, bool* loopback) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  bool lo = false;
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    lo = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    if (loopback) *loopback = lo;
+    return absl::StrCat(host, ":", port);
+  }
+  if (ss.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+    lo = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+         (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
+    if (loopback) *loopback = lo;
+    return absl::StrCat(host, ":", port);
+  }
+  if (loopback) *loopback = true;  // unix sockets count as local
+  return "?:0";
+}
+
+// Opens one listening socket; *optional_missing is set when the address is
+// unavailable on this host (ok to skip for "-addr").
+int Listen(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable) {
+  std::string host = addr;
+  bool v6 = host.find(':') != std::string::npos;
+  if (host == "*") host = "0.0.0.0";
+  if (host == "::*") host = "::";
+  sockaddr_storage ss{};
+  socklen_t len;
+  if (v6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) != 1) {
+      *error = "Invalid bind address";
+      return -1;
+    }
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET, host.c_str(), &in->sin_addr) != 1) {
+      *error = "Invalid bind address";
+      return -1;
+    }
+    len = sizeof(sockaddr_in);
+  }
+  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *unavailable = errno == EAFNOSUPPORT;
+    *error = absl::StrCat("socket: ", std::strerror(errno));
+    return -1;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0 || listen(fd, backlog) < 0) {
+    int e = errno;
+    *unavailable = e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT;
+    *error = absl::StrCat("bind: ", std::strerror(e));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {}
+
+IoSystem::~IoSystem() {
+  for (auto& t : threads_) {
+    if (t->index() != 0) {
+      t->mailbox().Post(ToIo::Stop());
+      t->Join();
+    }
+  }
+  CloseListeners();
+}
+
+absl::Status IoSystem::Start(const IoOptions& options) {
+  tcp_keepalive_ = options.tcp_keepalive;
+  for (const std::string& raw : options.bind) {
+    bool optional = absl::StartsWith(raw, "-");
+    std::string addr = optional ? raw.substr(1) : raw;
+    std::string error;
+    bool unavailable = false;
+    int fd = Listen(addr, options.port, options.tcp_backlog, &error, &unavailable);
+    if (fd < 0) {
+      if (optional && unavailable) continue;
+      CloseListeners();
+      return absl::UnavailableError(absl::StrCat("Could not create server TCP listening socket ", addr, ":",
+                                                 options.port, ": ", error));
+    }
+    listen_fds_.push_back(fd);
+    listen_names_.push_back(absl::StrCat(addr, ":", options.port));
+  }
+  if (listen_fds_.empty()) {
+    return absl::UnavailableError(absl::StrCat("Failed listening on port ", options.port, " (tcp), aborting."));
+  }
+  int n = std::max(1, options.threads);
+  outbox_.resize(n);
+  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(this, i));
+  threads_[0]->UseWakeFd(inbox_->eventfd());
+  if (absl::Status s = threads_[0]->Init(); !s.ok()) return s;
+  for (int i = 1; i < n; ++i) {
+    if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < listen_fds_.size(); ++i) threads_[0]->ArmAccept(static_cast<int>(i), listen_fds_[i]);
+  return absl::OkStatus();
+}
+
+void IoSystem::CloseListeners() {
+  for (int fd : listen_fds_) close(fd);
+  listen_fds_.clear();
+}
+
+void IoSystem::Run() { threads_[0]->Loop(); }
+
+void IoSystem::RequestStop() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (!threads_.empty()) threads_[0]->RequestStop();
+  inbox_->Wake();
+}
+
+bool IoSystem::stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+
+OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
+  threads_[0]->MarkPending(conn);
+  return conn->out;
+}
+
+void IoSystem::Accept(int fd) {
+  sockaddr_storage peer_ss{}, local_ss{};
+  socklen_t len = sizeof(peer_ss);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
+  len = sizeof(local_ss);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&local_ss), &len);
+  Peer peer;
+  peer.addr = FormatAddr(peer_ss, &peer.loopback);
+  peer.laddr = FormatAddr(local_ss, nullptr);
+  std::string refusal = sink_->OnAccept(peer);
+  if (!refusal.empty()) {
+    // Best effort, like Redis: the socket is fresh, so the line fits.
+    ssize_t w = write(fd, refusal.data(), refusal.size());
+    (void)w;
+    close(fd);
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (tcp_keepalive_ > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    int idle = tcp_keepalive_, intvl = std::max(1, tcp_keepalive_ / 3), cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+  }
+  auto* conn = new Connection;
+  conn->id = next_client_id_++;
+  conn->fd = fd;
+  conn->thread = static_cast<uint16_t>(next_thread_);
+  next_thread_ = (next_thread_ + 1) % threads_.size();
+  sink_->OnOpen(conn, peer);
+  if (conn->thread == 0) {
+    threads_[0]->Adopt(conn);
+  } else {
+    outbox_[conn->thread].push_back(ToIo::Adopt(conn));
+  }
+}
+
+void IoSystem::DrainInbox() {
+  inbox_->Drain(&inbox_scratch_);
+  for (ToMain& m : inbox_scratch_) {
+    if (m.kind == ToMain::Kind::kClosed) {
+      HandleClosed(m.conn);
+    } else {
+      DeliverBatch(m);
+    }
+  }
+  inbox_scratch_.clear();
+}
+
+void IoSystem::DeliverBatch(ToMain& msg) {
+  Connection* conn = msg.conn;
+  const CommandBatch& b = *msg.batch;
+  absl::InlinedVector<std::string_view, 8> argv;
+  size_t arg = 0, offset = 0;
+  for (uint32_t argc : b.argc) {
+    argv.clear();
+    for (uint32_t i = 0; i < argc; ++i, ++arg) {
+      argv.push_back(std::string_view(b.arena.data() + offset, b.lens[arg]));
+      offset += b.lens[arg];
+    }
+    if (conn->main_closed || conn->main_dead) return;
+    sink_->OnCommand(conn, argv);
+  }
+  if (!b.protocol_error.empty() && !conn->main_closed && !conn->main_dead) {
+    sink_->OnProtocolError(conn, b.protocol_error);
+  }
+}
+
+void IoSystem::HandleClosed(Connection* conn) {
+  sink_->OnClose(conn);
+  conn->main_dead = true;
+  conn->main_out.Clear();
+  graveyard_.push_back(conn);
+}
+
+void IoSystem::ReapGraveyard() {
+  for (Connection* conn : graveyard_) delete conn;
+  graveyard_.clear();
+}
+
+void IoSystem::CloseAfterReply(Connection* conn) {
+  if (conn->main_closed || conn->main_dead) return;
+  conn->main_closed = true;
+  if (conn->thread == 0) {
+    threads_[0]->CloseAfterFlush(conn);
+    return;
+  }
+  if (!conn->main_pending) {
+    conn->main_pending = true;
+    remote_pending_.push_back(conn);
+  }
+}
+
+void IoSystem::CloseNow(Connection* conn) {
+  if (conn->main_dead) return;
+  if (conn->thread == 0) {
+    conn->main_closed = true;
+    threads_[0]->StartClose(conn);
+    return;
+  }
+  conn->main_closed = true;
+  conn->main_out.Clear();
+  outbox_[conn->thread].push_back(ToIo::Close(conn->id, false));
+}
+
+void IoSystem::PostRemoteReplies() {
+  for (Connection* conn : remote_pending_) {
+    conn->main_pending = false;
+    if (conn->main_dead) continue;
+    std::vector<ToIo>& box = outbox_[conn->thread];
+    if (!conn->main_out.empty()) {
+      box.push_back(ToIo::Reply(conn->id, conn->main_out));
+    }
+    if (conn->main_closed) box.push_back(ToIo::Close(conn->id, true));
+  }
+  remote_pending_.clear();
+  for (size_t t = 1; t < outbox_.size(); ++t) threads_[t]->mailbox().PostAll(outbox_[t]);
+}
+
+int IoSystem::RunTimers() {
+  int64_t now = NowMs();
+  if (now >= next_timer_ms_) {
+    int wait = sink_->OnTimer();
+    next_timer_ms_ = now + std::max(1, wait);
+  }
+  return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - now));
+}
+
+}  // namespace ringkv::io

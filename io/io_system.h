@@ -1,0 +1,143 @@
+// IoSystem: the listeners, the I/O threads and the hand-off between them and
+// the main command thread. Knows nothing of commands or keys: it delivers
+// parsed commands to a CommandSink and sends back what the sink wrote.
+//
+// Threads: the main thread runs IoThread 0 (listeners, its share of the
+// connections, timers, and the inbox of commands parsed by the other I/O
+// threads). `io-threads N` adds N-1 IoThreads, each with its own io_uring;
+// accepted connections are spread round-robin over all N. With N = 1 there
+// are no queues on the request path: a command is parsed, executed and its
+// reply queued for sending inside one completion handler.
+//
+// Every CommandSink method and every public IoSystem method below Run() is
+// main-thread only.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "io/connection.h"
+#include "io/mailbox.h"
+
+namespace ringkv::io {
+
+class IoThread;
+struct ToMain;
+struct ToIo;
+
+struct Peer {
+  std::string addr;   // "ip:port" as CLIENT LIST shows it
+  std::string laddr;  // local "ip:port"
+  bool loopback = false;
+};
+
+class CommandSink {
+ public:
+  virtual ~CommandSink() = default;
+  // A connection was accepted. Return an empty string to take it, or the
+  // whole error line to send before closing it (maxclients, protected mode).
+  virtual std::string OnAccept(const Peer& peer) = 0;
+  virtual void OnOpen(Connection* conn, const Peer& peer) = 0;
+  // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
+  // are valid only during the call.
+  virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
+  // The parser rejected the input; the sink replies and closes the client.
+  virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
+  // The connection is gone: the sink drops every reference to it.
+  virtual void OnClose(Connection* conn) = 0;
+  // Periodic work; returns milliseconds until it wants to run again.
+  virtual int OnTimer() = 0;
+  // The end of a loop turn, before replies are flushed.
+  virtual void BeforeFlush() = 0;
+};
+
+struct IoOptions {
+  int threads = 1;
+  int port = 6379;
+  int tcp_backlog = 511;
+  int tcp_keepalive = 300;
+  std::vector<std::string> bind = {"*", "-::*"};
+};
+
+// Limits read by the I/O threads on every parse; changed by CONFIG SET.
+struct SharedLimits {
+  std::atomic<int64_t> max_bulk_len{512 * 1024 * 1024};
+  std::atomic<int64_t> query_buffer_limit{1024LL * 1024 * 1024};
+};
+
+class IoSystem {
+ public:
+  explicit IoSystem(CommandSink* sink);
+  ~IoSystem();
+  IoSystem(const IoSystem&) = delete;
+  IoSystem& operator=(const IoSystem&) = delete;
+
+  // Opens the listeners and the rings; the error names the cause and the fix.
+  absl::Status Start(const IoOptions& options);
+  // Runs the main loop until Stop(); returns when every thread has exited.
+  void Run();
+  // Async-signal-safe: asks Run() to return at the end of the current turn.
+  void RequestStop();
+  bool stop_requested() const;
+
+  // ---- main thread ------------------------------------------------------------
+  // The buffer a reply for `conn` is written into. Marks the connection so the
+  // bytes are sent at the end of this loop turn. Always inlined: it is on the
+  // path of every reply.
+  [[gnu::always_inline]] inline OutBuffer& PrepareWrite(Connection* conn) {
+    if (conn->thread == 0) return PrepareLocalWrite(conn);
+    if (!conn->main_pending) {
+      conn->main_pending = true;
+      remote_pending_.push_back(conn);
+    }
+    return conn->main_out;
+  }
+  // Closes the connection once what was written to it so far has been sent.
+  void CloseAfterReply(Connection* conn);
+  // Closes the connection now, dropping unsent replies.
+  void CloseNow(Connection* conn);
+  void SetAuthenticated(Connection* conn, bool authenticated) {
+    conn->authenticated.store(authenticated, std::memory_order_relaxed);
+  }
+  SharedLimits& limits() { return limits_; }
+  int threads() const { return static_cast<int>(threads_.size()); }
+  const std::vector<std::string>& listening_addresses() const { return listen_names_; }
+  // Closes the listening sockets (shutdown in progress).
+  void CloseListeners();
+
+ private:
+  friend class IoThread;
+  OutBuffer& PrepareLocalWrite(Connection* conn);
+  void Accept(int fd);
+  void DrainInbox();
+  void PostRemoteReplies();
+  void HandleClosed(Connection* conn);  // from any thread's close path, on main
+  void DeliverBatch(ToMain& msg);
+  int RunTimers();  // runs due timers; returns ms until the next one
+  void ReapGraveyard();
+
+  CommandSink* sink_;
+  SharedLimits limits_;
+  std::vector<std::unique_ptr<IoThread>> threads_;
+  std::vector<int> listen_fds_;
+  std::vector<std::string> listen_names_;
+  uint64_t next_client_id_ = 1;
+  uint32_t next_thread_ = 0;
+  int tcp_keepalive_ = 300;
+  int64_t next_timer_ms_ = 0;
+  std::atomic<bool> stop_{false};
+  std::vector<Connection*> remote_pending_;
+  std::vector<Connection*> graveyard_;
+  std::unique_ptr<Mailbox<ToMain>> inbox_;
+  std::vector<ToMain> inbox_scratch_;
+  std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn
+};
+
+}  // namespace ringkv::io

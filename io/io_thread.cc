@@ -1,0 +1,487 @@
+#include "io/io_thread.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "io/io_log.h"
+#include "io/io_system.h"
+
+namespace ringkv::io {
+namespace {
+
+constexpr unsigned kSqEntries = 2048;
+constexpr unsigned kCqEntries = 32768;
+// Receive buffers: small enough that their pool (allocated and touched once
+// at start-up) costs little, big enough for a pipelined batch per read.
+constexpr uint32_t kRecvBufSize = 4096;
+constexpr uint32_t kRecvBufCount = 512;
+
+std::string RingSetupError(int err) {
+  switch (err) {
+    case EPERM:
+      return "io_uring is disabled for this process (kernel.io_uring_disabled, or a seccomp profile "
+             "of the container). Fix: sysctl -w kernel.io_uring_disabled=0, or run the container "
+             "with a seccomp profile that allows io_uring_setup/io_uring_enter/io_uring_register.";
+    case ENOSYS:
+      return "io_uring is not available: the kernel lacks it or a seccomp filter blocks "
+             "io_uring_setup. Fix: Linux 6.0 or newer, and allow the io_uring syscalls.";
+    case ENOMEM:
+      return "io_uring could not lock memory for its rings (RLIMIT_MEMLOCK too low). Fix: raise "
+             "the limit, e.g. `ulimit -l unlimited` or LimitMEMLOCK=infinity in the systemd unit.";
+    default:
+      return absl::StrCat("io_uring setup failed: ", std::strerror(err));
+  }
+}
+
+}  // namespace
+
+IoThread::IoThread(IoSystem* system, int index) : system_(system), index_(index) {}
+
+IoThread::~IoThread() {
+  if (thread_.joinable()) thread_.join();
+  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (buffers_ != nullptr) munmap(buffers_, static_cast<size_t>(buf_count_) * buf_size_);
+  if (buf_ring_ != nullptr) munmap(buf_ring_, buf_count_ * sizeof(io_uring_buf));
+}
+
+absl::Status IoThread::Init() {
+  if (!mailbox_.ok()) return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
+  io_uring_params p{};
+  p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  p.cq_entries = kCqEntries;
+  int ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
+  if (ret == -EINVAL) {  // older kernel: no single-issuer / deferred task work
+    p = {};
+    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN;
+    p.cq_entries = kCqEntries;
+    ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
+  }
+  if (ret == -EINVAL) {
+    p = {};
+    p.flags = IORING_SETUP_CQSIZE;
+    p.cq_entries = kCqEntries;
+    ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
+  }
+  if (ret < 0) return absl::FailedPreconditionError(RingSetupError(-ret));
+  ring_ready_ = true;
+  if (!(p.features & IORING_FEAT_FAST_POLL)) {
+    return absl::FailedPreconditionError("io_uring lacks IORING_FEAT_FAST_POLL: Linux 5.19 or newer is required");
+  }
+
+  buf_count_ = kRecvBufCount;
+  buf_size_ = kRecvBufSize;
+  size_t ring_bytes = buf_count_ * sizeof(io_uring_buf);
+  void* r = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE | MAP_POPULATE, -1, 0);
+  void* b = mmap(nullptr, static_cast<size_t>(buf_count_) * buf_size_, PROT_READ | PROT_WRITE,
+                 MAP_ANONYMOUS | MAP_PRIVATE | MAP_POPULATE, -1, 0);
+  if (r == MAP_FAILED || b == MAP_FAILED) return absl::ResourceExhaustedError("cannot map receive buffers");
+  buf_ring_ = static_cast<io_uring_buf_ring*>(r);
+  buffers_ = static_cast<char*>(b);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uint64_t>(buf_ring_);
+  reg.ring_entries = buf_count_;
+  reg.bgid = 0;
+  ret = io_uring_register_buf_ring(&ring_, &reg, 0);
+  if (ret < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("io_uring provided buffer rings are not supported (", std::strerror(-ret),
+                     "): Linux 5.19 or newer is required"));
+  }
+  io_uring_buf_ring_init(buf_ring_);
+  const int mask = io_uring_buf_ring_mask(buf_count_);
+  for (uint32_t i = 0; i < buf_count_; ++i) {
+    io_uring_buf_ring_add(buf_ring_, buffers_ + static_cast<size_t>(i) * buf_size_, buf_size_, static_cast<uint16_t>(i),
+                          mask, static_cast<int>(i));
+  }
+  io_uring_buf_ring_advance(buf_ring_, static_cast<int>(buf_count_));
+  ArmWake();
+  return absl::OkStatus();
+}
+
+absl::Status IoThread::Spawn() {
+  std::promise<absl::Status> ready;
+  std::future<absl::Status> result = ready.get_future();
+  thread_ = std::thread([this, &ready] {
+    absl::Status s = Init();
+    bool ok = s.ok();
+    ready.set_value(std::move(s));
+    if (ok) Loop();
+  });
+  absl::Status s = result.get();
+  if (!s.ok()) thread_.join();
+  return s;
+}
+
+void IoThread::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+io_uring_sqe* IoThread::GetSqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  while (sqe == nullptr) {
+    // Full submission queue: submit what is there and try again.
+    io_uring_submit(&ring_);
+    sqe = io_uring_get_sqe(&ring_);
+  }
+  return sqe;
+}
+
+void IoThread::ArmWake() {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_read(sqe, wake_fd_ >= 0 ? wake_fd_ : mailbox_.eventfd(), &wake_value_, sizeof(wake_value_), 0);
+  io_uring_sqe_set_data64(sqe, Tag(Op::kWake, 0, 0));
+}
+
+void IoThread::ArmAccept(int listener_index, int fd) {
+  if (static_cast<int>(listeners_.size()) <= listener_index) listeners_.resize(listener_index + 1, -1);
+  listeners_[listener_index] = fd;
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_CLOEXEC);
+  io_uring_sqe_set_data64(sqe, Tag(Op::kAccept, 0, static_cast<uint32_t>(listener_index)));
+}
+
+void IoThread::Adopt(Connection* conn) {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = conn;
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(conn);
+    generations_.push_back(0);
+  }
+  conn->slot = slot;
+  if (index_ != 0) live_[conn->id] = conn;
+  ArmRecv(conn);
+}
+
+void IoThread::ArmRecv(Connection* conn) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_recv_multishot(sqe, conn->fd, nullptr, 0, 0);
+  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->buf_group = 0;
+  io_uring_sqe_set_data64(sqe, Tag(Op::kRecv, generations_[conn->slot], conn->slot));
+  conn->recv_armed = true;
+  ++conn->inflight;
+}
+
+Connection* IoThread::Lookup(uint32_t slot, uint32_t gen) {
+  if (slot >= slots_.size() || slots_[slot] == nullptr || (generations_[slot] & 0xFFFFFF) != gen) {
+    Log(3, absl::StrCat("io: completion for a stale connection slot ", slot, " ignored"));
+    return nullptr;
+  }
+  return slots_[slot];
+}
+
+void IoThread::CloseAfterFlush(Connection* conn) {
+  conn->close_after_flush = true;
+  if (conn->out.empty() && !conn->send_inflight) StartClose(conn);
+}
+
+void IoThread::StartClose(Connection* conn) {
+  if (conn->closing) return;
+  conn->closing = true;
+  // Wakes the armed receive (it completes with 0) and fails any send in flight.
+  shutdown(conn->fd, SHUT_RDWR);
+  if (conn->inflight == 0) FinishClose(conn);
+}
+
+void IoThread::FinishClose(Connection* conn) {
+  close(conn->fd);
+  slots_[conn->slot] = nullptr;
+  ++generations_[conn->slot];
+  free_slots_.push_back(conn->slot);
+  if (conn->send_pending) {
+    std::erase(pending_, conn);
+    conn->send_pending = false;
+  }
+  std::erase(rearm_, conn);
+  conn->out.Clear();
+  conn->qbuf.clear();
+  conn->qbuf.shrink_to_fit();
+  if (index_ == 0) {
+    system_->HandleClosed(conn);
+  } else {
+    live_.erase(conn->id);
+    to_main_.push_back(ToMain{ToMain::Kind::kClosed, conn, nullptr});
+  }
+}
+
+void IoThread::RecycleBuffer(uint16_t bid) {
+  io_uring_buf_ring_add(buf_ring_, buffers_ + static_cast<size_t>(bid) * buf_size_, buf_size_, bid,
+                        io_uring_buf_ring_mask(buf_count_), static_cast<int>(recycled_));
+  ++recycled_;
+}
+
+void IoThread::HandleCompletion(io_uring_cqe* cqe) {
+  const uint64_t tag = io_uring_cqe_get_data64(cqe);
+  const Op op = static_cast<Op>(tag >> 56);
+  const uint32_t slot = static_cast<uint32_t>(tag);
+  const uint32_t gen = static_cast<uint32_t>(tag >> 32) & 0xFFFFFF;
+  switch (op) {
+    case Op::kAccept: {
+      if (cqe->res >= 0) {
+        system_->Accept(cqe->res);
+      } else if (cqe->res != -ECANCELED && cqe->res != -EBADF && cqe->res != -EINVAL) {
+        Log(3, absl::StrCat("Accepting client connection: ", std::strerror(-cqe->res)));
+      }
+      if (!(cqe->flags & IORING_CQE_F_MORE) && slot < listeners_.size() && listeners_[slot] >= 0 &&
+          !system_->stop_requested()) {
+        ArmAccept(static_cast<int>(slot), listeners_[slot]);
+      }
+      break;
+    }
+    case Op::kRecv:
+      if (Connection* conn = Lookup(slot, gen)) OnRecv(conn, cqe);
+      break;
+    case Op::kSend:
+      if (Connection* conn = Lookup(slot, gen)) {
+        --conn->inflight;
+        conn->send_inflight = false;
+        OnSend(conn, cqe->res);
+      }
+      break;
+    case Op::kWake:
+      ArmWake();
+      break;
+  }
+}
+
+void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {
+  const int res = cqe->res;
+  if (!(cqe->flags & IORING_CQE_F_MORE)) {
+    conn->recv_armed = false;
+    --conn->inflight;
+  }
+  if (cqe->flags & IORING_CQE_F_BUFFER) {
+    const uint16_t bid = static_cast<uint16_t>(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+    if (res > 0 && !conn->closing && !conn->input_done) {
+      Process(conn, std::string_view(buffers_ + static_cast<size_t>(bid) * buf_size_, static_cast<size_t>(res)));
+    }
+    RecycleBuffer(bid);
+  }
+  if (conn->closing) {
+    if (conn->inflight == 0) FinishClose(conn);
+    return;
+  }
+  if (res == 0 || (res < 0 && res != -ENOBUFS)) {
+    StartClose(conn);  // EOF or a socket error
+    return;
+  }
+  if (!conn->recv_armed) {
+    // The multishot receive ended: out of pool buffers (-ENOBUFS) or the
+    // kernel chose to stop it. Re-arm once this turn's buffers are back.
+    conn->rearm_recv = true;
+    rearm_.push_back(conn);
+  }
+}
+
+void IoThread::Process(Connection* conn, std::string_view data) {
+  bool stop = false;
+  if (conn->qbuf.empty()) {
+    size_t used = ParseAndDispatch(conn, data, &stop);
+    if (!stop && used < data.size()) {
+      size_t want = std::max(conn->parser.expected_size(), data.size() - used);
+      conn->qbuf.reserve(want);
+      conn->qbuf.assign(data.substr(used));
+    }
+  } else {
+    if (conn->parser.expected_size() > conn->qbuf.capacity()) conn->qbuf.reserve(conn->parser.expected_size());
+    conn->qbuf.append(data);
+    size_t used = ParseAndDispatch(conn, conn->qbuf, &stop);
+    if (stop || used == conn->qbuf.size()) {
+      conn->qbuf.clear();
+      // An argument of many megabytes leaves a big buffer behind: drop it.
+      if (conn->qbuf.capacity() > 32 * 1024) conn->qbuf.shrink_to_fit();
+    } else if (used > 0) {
+      conn->qbuf.erase(0, used);
+    }
+  }
+  const int64_t limit = system_->limits().query_buffer_limit.load(std::memory_order_relaxed);
+  if (!stop && static_cast<int64_t>(conn->qbuf.size()) > limit) {
+    Log(3, absl::StrCat("Closing client that reached max query buffer length (id=", conn->id,
+                        ", qbuf=", conn->qbuf.size(), ")"));
+    StartClose(conn);
+    return;
+  }
+  conn->stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(conn->qbuf.size(), UINT32_MAX)),
+                        std::memory_order_relaxed);
+  conn->stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(conn->qbuf.capacity(), UINT32_MAX)),
+                            std::memory_order_relaxed);
+}
+
+size_t IoThread::ParseAndDispatch(Connection* conn, std::string_view data, bool* stop) {
+  ParserLimits limits{system_->limits().max_bulk_len.load(std::memory_order_relaxed),
+                      conn->authenticated.load(std::memory_order_relaxed)};
+  ParsedCommand cmd;
+  CommandBatch* batch = nullptr;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    size_t consumed = 0;
+    RespParser::Result r = conn->parser.Parse(data.substr(pos), limits, &cmd, &consumed);
+    if (r == RespParser::Result::kNeedMore) break;
+    if (r == RespParser::Result::kError) {
+      *stop = true;
+      if (index_ == 0) {
+        system_->sink_->OnProtocolError(conn, conn->parser.error());
+      } else {
+        if (batch == nullptr) {
+          to_main_.push_back(ToMain{ToMain::Kind::kBatch, conn, std::make_unique<CommandBatch>()});
+          batch = to_main_.back().batch.get();
+        }
+        batch->protocol_error = conn->parser.error();
+      }
+      conn->input_done = true;  // the main thread replies, then closes
+      return data.size();
+    }
+    pos += consumed;
+    if (r == RespParser::Result::kEmpty) continue;
+    if (index_ == 0) {
+      system_->sink_->OnCommand(conn, cmd.argv);
+      if (conn->main_closed) {  // QUIT, CLIENT KILL of itself, ...
+        *stop = true;
+        return data.size();
+      }
+    } else {
+      if (batch == nullptr) {
+        to_main_.push_back(ToMain{ToMain::Kind::kBatch, conn, std::make_unique<CommandBatch>()});
+        batch = to_main_.back().batch.get();
+      }
+      batch->argc.push_back(static_cast<uint32_t>(cmd.argv.size()));
+      for (std::string_view a : cmd.argv) {
+        batch->lens.push_back(static_cast<uint32_t>(a.size()));
+        batch->arena.append(a);
+      }
+    }
+  }
+  return pos;
+}
+
+void IoThread::OnSend(Connection* conn, int res) {
+  if (conn->closing) {
+    if (conn->inflight == 0) FinishClose(conn);
+    return;
+  }
+  if (res < 0) {
+    if (res == -EAGAIN || res == -EINTR) {
+      MarkPending(conn);
+      return;
+    }
+    StartClose(conn);
+    return;
+  }
+  conn->out.Consume(static_cast<size_t>(res));
+  conn->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);
+  if (!conn->out.empty()) {
+    MarkPending(conn);  // a short send or more chunks: continue next flush
+  } else if (conn->close_after_flush) {
+    StartClose(conn);
+  }
+}
+
+void IoThread::Flush() {
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Connection* conn = pending_[i];
+    conn->send_pending = false;
+    if (conn->closing || conn->send_inflight) continue;
+    if (conn->out.empty()) {
+      if (conn->close_after_flush) StartClose(conn);
+      continue;
+    }
+    std::string_view front = conn->out.Front();
+    io_uring_sqe* sqe = GetSqe();
+    io_uring_prep_send(sqe, conn->fd, front.data(), front.size(), MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, Tag(Op::kSend, generations_[conn->slot], conn->slot));
+    conn->send_inflight = true;
+    ++conn->inflight;
+  }
+  pending_.clear();
+}
+
+void IoThread::DrainMailbox() {
+  mailbox_.Drain(&mailbox_scratch_);
+  for (ToIo& m : mailbox_scratch_) {
+    switch (m.kind) {
+      case ToIo::Kind::kAdopt:
+        Adopt(m.conn);
+        break;
+      case ToIo::Kind::kReply: {
+        auto it = live_.find(m.id);
+        if (it == live_.end()) break;  // closed meanwhile; the chunks go with m
+        Connection* conn = it->second;
+        conn->out.Splice(m.out);
+        conn->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);
+        MarkPending(conn);
+        break;
+      }
+      case ToIo::Kind::kClose: {
+        auto it = live_.find(m.id);
+        if (it == live_.end()) break;
+        if (m.after_flush) {
+          CloseAfterFlush(it->second);
+        } else {
+          StartClose(it->second);
+        }
+        break;
+      }
+      case ToIo::Kind::kStop:
+        RequestStop();
+        break;
+    }
+  }
+  mailbox_scratch_.clear();
+}
+
+void IoThread::Loop() {
+  while (true) {
+    if (index_ == 0) {
+      system_->DrainInbox();
+      system_->sink_->BeforeFlush();
+      system_->PostRemoteReplies();
+    } else {
+      DrainMailbox();
+      if (!to_main_.empty()) system_->inbox_->PostAll(to_main_);
+    }
+    Flush();
+    for (Connection* conn : rearm_) {
+      conn->rearm_recv = false;
+      if (!conn->closing && !conn->recv_armed) ArmRecv(conn);
+    }
+    rearm_.clear();
+    if (recycled_ > 0) {
+      io_uring_buf_ring_advance(buf_ring_, static_cast<int>(recycled_));
+      recycled_ = 0;
+    }
+    if (index_ == 0) system_->ReapGraveyard();
+    if (stop_.load(std::memory_order_relaxed)) break;
+
+    int ret;
+    io_uring_cqe* cqe = nullptr;
+    if (index_ == 0) {
+      int wait_ms = system_->RunTimers();
+      __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
+      ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+    } else {
+      ret = io_uring_submit_and_wait(&ring_, 1);
+    }
+    if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+      Log(3, absl::StrCat("io_uring_enter failed: ", std::strerror(-ret)));
+    }
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      HandleCompletion(cqe);
+      ++seen;
+    }
+    io_uring_cq_advance(&ring_, seen);
+  }
+}
+
+}  // namespace ringkv::io

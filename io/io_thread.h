@@ -1,0 +1,121 @@
+// IoThread: one io_uring event loop.
+//
+// Each IoThread owns its ring, a provided-buffer ring for receives (idle
+// connections hold no read buffer: data lands in a shared pool buffer, is
+// parsed, and the buffer is handed straight back), and the connections
+// assigned to it. Thread 0 is the main thread: it also owns the listeners,
+// the timers and the execution of commands parsed by the other threads.
+//
+// Completion tags (`user_data`), the one place their layout is defined:
+//   bits 56..63  Op
+//   bits 32..55  generation of the slot (24 bits)
+//   bits  0..31  slot index (connections) or listener index (accepts)
+// A slot is reused only after every operation on it has completed, and the
+// generation check turns any violation of that into a logged no-op instead
+// of a use-after-free.
+#pragma once
+
+#include <liburing.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "io/connection.h"
+#include "io/mailbox.h"
+#include "io/messages.h"
+
+namespace ringkv::io {
+
+class IoSystem;
+
+class IoThread {
+ public:
+  IoThread(IoSystem* system, int index);
+  ~IoThread();
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+
+  // Creates the ring and the buffer pool. REQUIRES: called on the thread that
+  // will run Loop() (the ring is set up single-issuer).
+  absl::Status Init();
+  // Threads 1..N-1: start the OS thread; returns Init()'s result.
+  absl::Status Spawn();
+  void Join();
+  // Runs until stop is requested.
+  void Loop();
+
+  int index() const { return index_; }
+  Mailbox<ToIo>& mailbox() { return mailbox_; }
+
+  // ---- owning thread only ----
+  void ArmAccept(int listener_index, int fd);
+  void Adopt(Connection* conn);
+  [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
+    if (!conn->send_pending) {
+      conn->send_pending = true;
+      pending_.push_back(conn);
+    }
+  }
+  void CloseAfterFlush(Connection* conn);
+  void StartClose(Connection* conn);
+  void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
+  // Thread 0 sleeps on the main inbox's eventfd instead of its own mailbox.
+  // REQUIRES: called before Init().
+  void UseWakeFd(int fd) { wake_fd_ = fd; }
+
+ private:
+  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake };
+  static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
+    return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
+  }
+
+  io_uring_sqe* GetSqe();
+  void ArmRecv(Connection* conn);
+  void ArmWake();
+  void Flush();
+  void HandleCompletion(io_uring_cqe* cqe);
+  void OnRecv(Connection* conn, io_uring_cqe* cqe);
+  void OnSend(Connection* conn, int res);
+  void Process(Connection* conn, std::string_view data);
+  size_t ParseAndDispatch(Connection* conn, std::string_view data, bool* stop);
+  void RecycleBuffer(uint16_t bid);
+  void FinishClose(Connection* conn);
+  void DrainMailbox();
+  Connection* Lookup(uint32_t slot, uint32_t gen);
+
+  IoSystem* system_;
+  const int index_;
+  io_uring ring_{};
+  bool ring_ready_ = false;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  Mailbox<ToIo> mailbox_;
+  uint64_t wake_value_ = 0;
+  int wake_fd_ = -1;
+
+  // Provided-buffer ring (buffer group 0).
+  io_uring_buf_ring* buf_ring_ = nullptr;
+  char* buffers_ = nullptr;
+  uint32_t buf_count_ = 0;
+  uint32_t buf_size_ = 0;
+  uint32_t recycled_ = 0;  // buffers added since the last advance
+
+  std::vector<Connection*> slots_;
+  std::vector<uint32_t> generations_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<Connection*> pending_;   // connections with bytes to send
+  std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
+  std::vector<int> listeners_;
+  absl::flat_hash_map<uint64_t, Connection*> live_;  // threads > 0: by client id
+
+  // Threads > 0: batches being built in this turn, posted together.
+  std::vector<ToMain> to_main_;
+  std::vector<ToIo> mailbox_scratch_;
+};
+
+}  // namespace ringkv::io

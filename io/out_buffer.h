@@ -1,0 +1,95 @@
+// OutBuffer: the reply bytes waiting to be sent to one connection.
+//
+// A chain of fixed-size chunks taken from a thread-local pool. An idle
+// connection's OutBuffer holds no chunk at all (sizeof(OutBuffer) is three
+// words), so idle clients cost no reply memory. Chunks move between threads by
+// splicing whole chains (Splice), never by copying bytes.
+//
+// Thread-safety: an OutBuffer is owned by exactly one thread at a time; it has
+// no internal locking. Chunks freed on another thread than the one that
+// allocated them go to the freeing thread's pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace ringkv::io {
+
+struct ReplyChunk {
+  static constexpr size_t kCapacity = 16 * 1024 - 32;
+  ReplyChunk* next = nullptr;
+  uint32_t used = 0;   // bytes written
+  uint32_t sent = 0;   // bytes already handed to the kernel (head chunk only)
+  char data[kCapacity];
+};
+
+// Thread-local chunk pool. Bounded: surplus chunks go back to the allocator.
+ReplyChunk* AllocChunk();
+void FreeChunk(ReplyChunk* chunk);
+
+class OutBuffer {
+ public:
+  OutBuffer() = default;
+  OutBuffer(const OutBuffer&) = delete;
+  OutBuffer& operator=(const OutBuffer&) = delete;
+  OutBuffer(OutBuffer&& other) noexcept
+      : head_(other.head_), tail_(other.tail_), bytes_(other.bytes_) {
+    other.head_ = other.tail_ = nullptr;
+    other.bytes_ = 0;
+  }
+  ~OutBuffer() { Clear(); }
+
+  bool empty() const { return bytes_ == 0; }
+  // Bytes not yet sent.
+  size_t size() const { return bytes_; }
+  // Memory held (for CLIENT LIST omem / INFO).
+  size_t allocated() const;
+
+  [[gnu::always_inline]] inline void Append(std::string_view s) {
+    if (tail_ != nullptr && ReplyChunk::kCapacity - tail_->used >= s.size()) {
+      std::memcpy(tail_->data + tail_->used, s.data(), s.size());
+      tail_->used += static_cast<uint32_t>(s.size());
+      bytes_ += s.size();
+      return;
+    }
+    AppendSlow(s);
+  }
+
+  // Returns space for at least n (n <= ReplyChunk::kCapacity) contiguous bytes;
+  // Commit(k) with k <= n makes them part of the buffer.
+  [[gnu::always_inline]] inline char* Reserve(size_t n) {
+    if (tail_ == nullptr || ReplyChunk::kCapacity - tail_->used < n) NewTail();
+    return tail_->data + tail_->used;
+  }
+  void Commit(size_t n) {
+    tail_->used += static_cast<uint32_t>(n);
+    bytes_ += n;
+  }
+
+  // Moves all of other's chunks to the end of this buffer.
+  void Splice(OutBuffer& other);
+
+  // The first contiguous unsent range; empty when the buffer is empty.
+  std::string_view Front() const {
+    if (head_ == nullptr) return {};
+    return {head_->data + head_->sent, head_->used - head_->sent};
+  }
+  // Marks n bytes of Front() as sent, releasing chunks that are done.
+  void Consume(size_t n);
+  void Clear();
+
+  // Copies everything unsent into a string (tests, debugging).
+  std::string ToString() const;
+
+ private:
+  void AppendSlow(std::string_view s);
+  void NewTail();
+
+  ReplyChunk* head_ = nullptr;
+  ReplyChunk* tail_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace ringkv::io

@@ -1,0 +1,79 @@
+// RespParser: incremental parser for client requests (RESP multibulk and the
+// inline protocol), matching Redis 7.0's acceptance rules and error strings.
+//
+// Contract: Parse() is always given the bytes of the *current* command from
+// its first byte onwards. When it returns kNeedMore, the caller keeps those
+// bytes (it may move them into another buffer) and calls Parse() again with
+// the same prefix plus whatever arrived since; the parser resumes where it
+// stopped instead of rescanning, so a 512 MB argument split over thousands of
+// reads costs O(n). After kCommand the parser is reset for the next command.
+//
+// Thread-safety: one parser per connection, used by the connection's thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/container/inlined_vector.h"
+
+namespace ringkv::io {
+
+struct ParserLimits {
+  int64_t max_bulk_len = 512 * 1024 * 1024;  // proto-max-bulk-len
+  bool authenticated = true;                 // unauthenticated: Redis's tighter limits
+};
+
+// A complete command: argv views into the caller's bytes (multibulk) or into
+// `owned` (inline commands, whose arguments are unescaped copies).
+struct ParsedCommand {
+  absl::InlinedVector<std::string_view, 8> argv;
+  std::string owned;
+  void clear() {
+    argv.clear();
+    owned.clear();
+  }
+};
+
+class RespParser {
+ public:
+  enum class Result {
+    kCommand,   // one command parsed; *consumed bytes belong to it
+    kNeedMore,  // incomplete; keep the bytes and call again with more
+    kEmpty,     // an empty line or "*0"/"*-1": *consumed bytes are skipped
+    kError,     // protocol error; error() is Redis's message (without '-')
+  };
+
+  Result Parse(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd, size_t* consumed);
+
+  const std::string& error() const { return error_; }
+  // Bytes the current command will need in total when known (a hint for
+  // reserving the buffer of a large argument), else 0.
+  size_t expected_size() const { return expected_size_; }
+  void Reset();
+
+ private:
+  Result ParseInline(std::string_view data, ParsedCommand* cmd, size_t* consumed);
+  Result ParseMultibulk(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd,
+                        size_t* consumed);
+  Result Fail(std::string msg);
+
+  struct ArgRef {
+    size_t offset;
+    size_t length;
+  };
+  // Resume state for a multibulk command.
+  size_t pos_ = 0;           // next byte to look at
+  int64_t multibulk_ = -1;   // argument count, -1 until the header is read
+  int64_t bulk_len_ = -1;    // length of the argument being read, -1 before its header
+  size_t expected_size_ = 0;
+  absl::InlinedVector<ArgRef, 4> args_;
+  std::string error_;
+};
+
+// Splits an inline command line the way Redis's sdssplitargs does (quotes,
+// escapes). Returns false on unbalanced quotes.
+bool SplitInlineArgs(std::string_view line, std::string* storage, absl::InlinedVector<std::string_view, 8>* argv);
+
+}  // namespace ringkv::io

@@ -1,0 +1,66 @@
+// Client: the server's state for one connection.
+//
+// Compact by design: the fields every request reads sit first, the flags are
+// packed, and everything only some clients use lives in a separately
+// allocated component created on first use. Today that is ClientMeta (name,
+// library info, addresses: read by CLIENT LIST, never by a request) and
+// DeferredCommands (only while CLIENT PAUSE holds a client back). Pub/sub,
+// MULTI, blocking and replica state join them as components of their own
+// when those features land, so a client that never uses them pays nothing.
+//
+// Thread-safety: main thread only. The I/O side of the connection lives in
+// io::Connection and is reached only through IoSystem.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/connection.h"
+
+namespace ringkv::server {
+
+struct CommandSpec;
+
+// Cold, per-client metadata: allocated with the client but kept off the hot struct.
+struct ClientMeta {
+  std::string addr;   // "ip:port"
+  std::string laddr;
+  std::string name;
+  std::string lib_name;
+  std::string lib_ver;
+};
+
+// Commands held back by CLIENT PAUSE (owned copies), replayed in order.
+struct DeferredCommands {
+  std::deque<std::vector<std::string>> commands;
+};
+
+enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkipThis };
+
+struct Client {
+  // ---- every request -------------------------------------------------------
+  io::Connection* conn = nullptr;
+  uint64_t id = 0;
+  const CommandSpec* last_command = nullptr;
+  int64_t last_interaction_ms = 0;
+  int32_t db = 0;
+  uint8_t resp = 2;
+  ReplyMode reply_mode = ReplyMode::kOn;
+  bool authenticated : 1 = false;
+  bool closing : 1 = false;      // close requested; ignore further commands
+  bool no_evict : 1 = false;
+  bool loopback : 1 = false;
+  bool paused_wait : 1 = false;  // in the server's list of paused clients
+  // ---- rarely used: components allocated on first use ---------------------------
+  int64_t created_ms = 0;
+  std::unique_ptr<ClientMeta> meta;
+  std::unique_ptr<DeferredCommands> deferred;
+};
+
+// The base client must stay small; the size is recorded in docs/architecture.md.
+static_assert(sizeof(Client) <= 64, "Client grew past one cache line: move cold fields to a component");
+
+}  // namespace ringkv::server

@@ -1,0 +1,102 @@
+// CommandSpec and CommandContext: what a command is and what it runs with.
+//
+// A command family file declares its commands as a table of CommandSpec rows
+// (name, arity, flags, key positions, handler) and registers them with the
+// CommandTable. Arity, authentication and the "is this allowed now" checks run
+// once in dispatch (Server::Dispatch), never in handlers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/reply_builder.h"
+
+namespace ringkv::server {
+
+class Server;
+struct Client;
+
+namespace cmd {
+// Flags, with the names COMMAND INFO shows.
+enum Flag : uint32_t {
+  kWrite = 1u << 0,
+  kReadonly = 1u << 1,
+  kDenyOom = 1u << 2,
+  kAdmin = 1u << 3,
+  kPubsub = 1u << 4,
+  kNoscript = 1u << 5,
+  kBlocking = 1u << 6,
+  kLoading = 1u << 7,
+  kStale = 1u << 8,
+  kSkipMonitor = 1u << 9,
+  kSkipSlowlog = 1u << 10,
+  kFast = 1u << 11,
+  kNoAuth = 1u << 12,
+  kMayReplicate = 1u << 13,
+  kNoMulti = 1u << 14,
+  kAllowBusy = 1u << 15,
+  kSentinel = 1u << 16,
+  kOnlySentinel = 1u << 17,
+};
+}  // namespace cmd
+
+using Argv = std::span<const std::string_view>;
+
+struct CommandContext {
+  Server& server;
+  Client& client;
+  io::ReplyBuilder& reply;
+  Argv argv;
+  int64_t now_ms;  // wall clock at dispatch (one read per command)
+};
+
+using CommandHandler = void (*)(CommandContext& ctx);
+
+struct CommandSpec {
+  std::string name;         // lower case; "config|get" for subcommands
+  int arity;                // Redis convention: negative = at least -arity
+  uint32_t flags;
+  int first_key, last_key, step;
+  std::string acl;          // "@read @string @fast"
+  std::string group;        // COMMAND DOCS group
+  std::string summary;
+  std::string since;
+  CommandHandler handler;   // null for containers (dispatch picks a subcommand)
+  std::vector<CommandSpec> subcommands;
+
+  // commandstats (main thread)
+  mutable uint64_t calls = 0;
+  mutable uint64_t usec = 0;
+  mutable uint64_t rejected_calls = 0;
+  mutable uint64_t failed_calls = 0;
+};
+
+// A command row for the family tables:
+//   Cmd("get", 2, cmd::kReadonly | cmd::kFast, 1, 1, 1, "@read @string @fast", "string",
+//       "Returns the string value of a key.", "1.0.0", CmdGet)
+inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
+                       std::string acl, std::string group, std::string summary, std::string since,
+                       CommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
+  CommandSpec s;
+  s.name = std::move(name);
+  s.arity = arity;
+  s.flags = flags;
+  s.first_key = first_key;
+  s.last_key = last_key;
+  s.step = step;
+  s.acl = std::move(acl);
+  s.group = std::move(group);
+  s.summary = std::move(summary);
+  s.since = std::move(since);
+  s.handler = handler;
+  s.subcommands = std::move(subcommands);
+  return s;
+}
+
+// Names of the set flags, as COMMAND INFO lists them.
+std::vector<std::string_view> FlagNames(uint32_t flags);
+
+}  // namespace ringkv::server

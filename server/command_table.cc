@@ -1,0 +1,64 @@
+#include "server/command_table.h"
+
+#include "absl/strings/ascii.h"
+#include "core/strings.h"
+
+namespace ringkv::server {
+
+std::vector<std::string_view> FlagNames(uint32_t flags) {
+  static const std::pair<uint32_t, std::string_view> kNames[] = {
+      {cmd::kWrite, "write"},        {cmd::kReadonly, "readonly"},      {cmd::kDenyOom, "denyoom"},
+      {cmd::kAdmin, "admin"},        {cmd::kPubsub, "pubsub"},          {cmd::kNoscript, "noscript"},
+      {cmd::kBlocking, "blocking"},  {cmd::kLoading, "loading"},        {cmd::kStale, "stale"},
+      {cmd::kSkipMonitor, "skip_monitor"}, {cmd::kSkipSlowlog, "skip_slowlog"}, {cmd::kFast, "fast"},
+      {cmd::kNoAuth, "no_auth"},     {cmd::kMayReplicate, "may_replicate"}, {cmd::kNoMulti, "no_multi"},
+      {cmd::kAllowBusy, "allow_busy"}, {cmd::kSentinel, "sentinel"},  {cmd::kOnlySentinel, "only_sentinel"},
+  };
+  std::vector<std::string_view> out;
+  for (auto [bit, name] : kNames) {
+    if (flags & bit) out.push_back(name);
+  }
+  return out;
+}
+
+void CommandTable::Add(CommandSpec spec) {
+  auto owned = std::make_unique<CommandSpec>(std::move(spec));
+  by_name_[owned->name] = owned.get();
+  commands_.push_back(std::move(owned));
+}
+
+const CommandSpec* CommandTable::Find(std::string_view name) const {
+  char buf[64];
+  if (name.size() >= sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(static_cast<unsigned char>(name[i]));
+  auto it = by_name_.find(std::string_view(buf, name.size()));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const CommandSpec* CommandTable::FindSub(const CommandSpec& parent, std::string_view sub) {
+  std::string full = parent.name + "|" + AsciiLower(sub);
+  for (const CommandSpec& s : parent.subcommands) {
+    if (s.name == full) return &s;
+  }
+  return nullptr;
+}
+
+void CommandTable::ResetStats() {
+  for (auto& c : commands_) {
+    c->calls = c->usec = c->rejected_calls = c->failed_calls = 0;
+    for (auto& s : c->subcommands) s.calls = s.usec = s.rejected_calls = s.failed_calls = 0;
+  }
+}
+
+void RegisterAllCommands(CommandTable& table) {
+  RegisterConnectionCommands(table);
+  RegisterServerCommands(table);
+  RegisterConfigCommands(table);
+  RegisterClientCommands(table);
+  RegisterIntrospectionCommands(table);
+  RegisterStringCommands(table);
+  RegisterKeyCommands(table);
+  RegisterInfoCommand(table);
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,43 @@
+// CommandTable: every command, looked up case-insensitively by name.
+//
+// Built once at start-up by the Register*Commands functions of the command
+// family files; read-only afterwards except for the per-command statistics.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/string_hash.h"
+#include "server/command.h"
+
+namespace ringkv::server {
+
+class CommandTable {
+ public:
+  void Add(CommandSpec spec);
+  // nullptr when unknown. `name` in any case.
+  const CommandSpec* Find(std::string_view name) const;
+  // Subcommand of a container (e.g. CONFIG GET) or nullptr.
+  static const CommandSpec* FindSub(const CommandSpec& parent, std::string_view sub);
+  const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
+  size_t size() const { return commands_.size(); }
+  void ResetStats();
+
+ private:
+  std::vector<std::unique_ptr<CommandSpec>> commands_;
+  core::StringMap<const CommandSpec*> by_name_;
+};
+
+// Each command family registers its table (server/commands/*.cc).
+void RegisterConnectionCommands(CommandTable& table);
+void RegisterServerCommands(CommandTable& table);
+void RegisterConfigCommands(CommandTable& table);
+void RegisterClientCommands(CommandTable& table);
+void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
+void RegisterStringCommands(CommandTable& table);
+void RegisterKeyCommands(CommandTable& table);
+void RegisterInfoCommand(CommandTable& table);
+void RegisterAllCommands(CommandTable& table);
+
+}  // namespace ringkv::server

@@ -1,0 +1,324 @@
+// CLIENT and its subcommands, one handler each.
+#include <algorithm>
+
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
+  const io::Connection& conn = *c.conn;
+  uint64_t qbuf = conn.stat_qbuf.load(std::memory_order_relaxed);
+  uint64_t qbuf_cap = conn.stat_qbuf_cap.load(std::memory_order_relaxed);
+  uint64_t obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed);
+  uint64_t omem = conn.thread == 0 ? conn.out.allocated() : (obuf + io::ReplyChunk::kCapacity - 1) /
+                                                                 io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
+  omem += c.conn->main_out.allocated();
+  // Everything this client holds: the structs, its metadata and buffers.
+  uint64_t tot = sizeof(Client) + sizeof(io::Connection) + sizeof(ClientMeta) + qbuf_cap + omem +
+                 c.meta->name.capacity() + c.meta->lib_name.capacity() + c.meta->lib_ver.capacity();
+  std::string flags;
+  if (c.paused_wait) flags += 'b';
+  if (c.closing) flags += 'A';
+  if (c.no_evict) flags += 'e';
+  if (flags.empty()) flags = "N";
+  std::string cmd = c.last_command ? c.last_command->name : "NULL";
+  return StrCat("id=", c.id, " addr=", c.meta->addr, " laddr=", c.meta->laddr, " fd=", conn.fd,
+                      " name=", c.meta->name, " age=", (now_ms - c.created_ms) / 1000,
+                      " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", flags, " db=", c.db,
+                      " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
+                      " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
+                      " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,
+                      " lib-name=", c.meta->lib_name, " lib-ver=", c.meta->lib_ver);
+}
+
+namespace {
+
+bool ValidClientName(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '!' && ch <= '~'; });
+}
+
+void CmdClientId(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id)); }
+
+void CmdClientInfo(CommandContext& ctx) {
+  ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms) + "\n");
+}
+
+void CmdClientList(CommandContext& ctx) {
+  // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]
+  bool only_ids = false;
+  std::vector<uint64_t> ids;
+  bool type_filter_excludes_all = false;
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    if (Is(ctx.argv[i], "TYPE") && i + 1 < ctx.argv.size()) {
+      std::string_view t = ctx.argv[++i];
+      if (Is(t, "normal")) continue;
+      if (Is(t, "master") || Is(t, "replica") || Is(t, "slave") || Is(t, "pubsub")) {
+        type_filter_excludes_all = true;  // no such clients exist in this server yet
+        continue;
+      }
+      ctx.reply.Error(StrCat("ERR Unknown client type '", t, "'"));
+      return;
+    } else if (Is(ctx.argv[i], "ID") && i + 1 < ctx.argv.size()) {
+      only_ids = true;
+      for (++i; i < ctx.argv.size(); ++i) {
+        int64_t id;
+        if (!core::StringToInt64(ctx.argv[i], &id) || id <= 0) {
+          ctx.reply.Error("ERR Invalid client ID");
+          return;
+        }
+        ids.push_back(static_cast<uint64_t>(id));
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::vector<const Client*> list;
+  if (!type_filter_excludes_all) {
+    for (const auto& [id, c] : ctx.server.clients()) {
+      if (only_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+      list.push_back(c.get());
+    }
+  }
+  std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id < b->id; });
+  std::string out;
+  for (const Client* c : list) StrAppend(&out, ctx.server.ClientInfoLine(*c, ctx.now_ms), "\n");
+  ctx.reply.Verbatim(out);
+}
+
+void CmdClientSetname(CommandContext& ctx) {
+  if (!ValidClientName(ctx.argv[2])) {
+    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  ctx.client.meta->name = std::string(ctx.argv[2]);
+  ctx.reply.Ok();
+}
+
+void CmdClientGetname(CommandContext& ctx) {
+  if (ctx.client.meta->name.empty()) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.Bulk(ctx.client.meta->name);
+  }
+}
+
+void CmdClientSetinfo(CommandContext& ctx) {
+  std::string_view attr = ctx.argv[2], value = ctx.argv[3];
+  if (!ValidClientName(value) && !value.empty()) {
+    ctx.reply.Error(StrCat("ERR ", attr, " cannot contain spaces, newlines or special characters."));
+    return;
+  }
+  if (Is(attr, "lib-name")) {
+    ctx.client.meta->lib_name = std::string(value);
+  } else if (Is(attr, "lib-ver")) {
+    ctx.client.meta->lib_ver = std::string(value);
+  } else {
+    ctx.reply.Error(StrCat("ERR Unrecognized option '", attr, "'"));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void CmdClientKill(CommandContext& ctx) {
+  Server& s = ctx.server;
+  if (ctx.argv.size() == 3) {  // old form: CLIENT KILL addr:port
+    for (const auto& [id, c] : s.clients()) {
+      if (c->meta->addr == ctx.argv[2] && !c->closing) {
+        s.CloseClient(*c);
+        ctx.reply.Ok();
+        return;
+      }
+    }
+    ctx.reply.Error("ERR No such client");
+    return;
+  }
+  // New form: filters, all of which must match. SKIPME yes by default.
+  int64_t id_filter = -1;
+  std::string addr, laddr;
+  bool skipme = true;
+  bool type_other = false;
+  if ((ctx.argv.size() - 2) % 2 != 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) {
+    std::string_view opt = ctx.argv[i], val = ctx.argv[i + 1];
+    if (Is(opt, "ID")) {
+      if (!core::StringToInt64(val, &id_filter) || id_filter <= 0) {
+        ctx.reply.Error("ERR client-id should be greater than 0");
+        return;
+      }
+    } else if (Is(opt, "ADDR")) {
+      addr = std::string(val);
+    } else if (Is(opt, "LADDR")) {
+      laddr = std::string(val);
+    } else if (Is(opt, "TYPE")) {
+      if (Is(val, "normal")) continue;
+      if (!(Is(val, "master") || Is(val, "replica") || Is(val, "slave") || Is(val, "pubsub"))) {
+        ctx.reply.Error(StrCat("ERR Unknown client type '", val, "'"));
+        return;
+      }
+      type_other = true;
+    } else if (Is(opt, "USER")) {
+      if (val != "default") {
+        ctx.reply.Error(StrCat("ERR No such user '", val, "'"));
+        return;
+      }
+    } else if (Is(opt, "SKIPME")) {
+      if (Is(val, "yes")) {
+        skipme = true;
+      } else if (Is(val, "no")) {
+        skipme = false;
+      } else {
+        ctx.reply.Error(errors::kSyntax);
+        return;
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::vector<Client*> victims;
+  if (!type_other) {
+    for (const auto& [id, c] : s.clients()) {
+      if (id_filter > 0 && c->id != static_cast<uint64_t>(id_filter)) continue;
+      if (!addr.empty() && c->meta->addr != addr) continue;
+      if (!laddr.empty() && c->meta->laddr != laddr) continue;
+      if (skipme && c.get() == &ctx.client) continue;
+      if (c->closing) continue;
+      victims.push_back(c.get());
+    }
+  }
+  for (Client* c : victims) s.CloseClient(*c);
+  ctx.reply.Integer(static_cast<int64_t>(victims.size()));
+}
+
+void CmdClientPause(CommandContext& ctx) {
+  int64_t ms;
+  if (!core::StringToInt64(ctx.argv[2], &ms) || ms < 0) {
+    ctx.reply.Error(errors::kTimeout);
+    return;
+  }
+  bool all = true;
+  if (ctx.argv.size() == 4) {
+    if (Is(ctx.argv[3], "WRITE")) {
+      all = false;
+    } else if (!Is(ctx.argv[3], "ALL")) {
+      ctx.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+      return;
+    }
+  } else if (ctx.argv.size() > 4) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  ctx.server.PauseClients(ctx.now_ms + ms, all);
+  ctx.reply.Ok();
+}
+
+void CmdClientUnpause(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.server.UnpauseClients();
+}
+
+void CmdClientReply(CommandContext& ctx) {
+  Client& c = ctx.client;
+  if (Is(ctx.argv[2], "ON")) {
+    c.reply_mode = ReplyMode::kOn;
+    ctx.reply.Ok();
+  } else if (Is(ctx.argv[2], "OFF")) {
+    c.reply_mode = ReplyMode::kOff;
+  } else if (Is(ctx.argv[2], "SKIP")) {
+    if (c.reply_mode != ReplyMode::kOff) c.reply_mode = ReplyMode::kSkipNext;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+  }
+}
+
+void CmdClientNoEvict(CommandContext& ctx) {
+  if (Is(ctx.argv[2], "ON")) {
+    ctx.client.no_evict = true;
+  } else if (Is(ctx.argv[2], "OFF")) {
+    ctx.client.no_evict = false;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void CmdClientHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "    * ID <client-id>",
+      "      Kill connections by client id.",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "SETINFO <LIB-NAME|LIB-VER> <value>",
+      "    Set client meta attribute.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.ArrayHeader(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.SimpleString(l);
+}
+
+}  // namespace
+
+void RegisterClientCommands(CommandTable& t) {
+  using namespace cmd;
+  const uint32_t kConn = kNoscript | kLoading | kStale;
+  std::vector<CommandSpec> subs;
+  subs.push_back(Cmd("client|id", 2, kConn, 0, 0, 0, "@slow @connection", "connection", "Returns the unique client ID of the connection.", "5.0.0", CmdClientId));
+  subs.push_back(Cmd("client|info", 2, kConn, 0, 0, 0, "@slow @connection", "connection", "Returns information about the connection.", "6.2.0", CmdClientInfo));
+  subs.push_back(Cmd("client|list", -2, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Lists open connections.", "2.4.0", CmdClientList));
+  subs.push_back(Cmd("client|setname", 3, kConn, 0, 0, 0, "@slow @connection", "connection", "Sets the connection name.", "2.6.9", CmdClientSetname));
+  subs.push_back(Cmd("client|getname", 2, kConn, 0, 0, 0, "@slow @connection", "connection", "Returns the name of the connection.", "2.6.9", CmdClientGetname));
+  subs.push_back(Cmd("client|setinfo", 4, kConn, 0, 0, 0, "@slow @connection", "connection", "Sets information specific to the client or connection.", "7.2.0", CmdClientSetinfo));
+  subs.push_back(Cmd("client|kill", -3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Terminates open connections.", "2.4.0", CmdClientKill));
+  subs.push_back(Cmd("client|pause", -3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Suspends commands processing.", "3.0.0", CmdClientPause));
+  subs.push_back(Cmd("client|unpause", 2, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Resumes processing commands from paused clients.", "6.2.0", CmdClientUnpause));
+  subs.push_back(Cmd("client|reply", 3, kConn, 0, 0, 0, "@slow @connection", "connection", "Instructs the server whether to reply to commands.", "3.2.0", CmdClientReply));
+  subs.push_back(Cmd("client|no-evict", 3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Sets the client eviction mode of the connection.", "7.0.0", CmdClientNoEvict));
+  subs.push_back(Cmd("client|help", 2, kLoading | kStale, 0, 0, 0, "@slow @connection", "connection", "Returns helpful text about the different subcommands.", "5.0.0", CmdClientHelp));
+  t.Add(Cmd("client", -2, 0, 0, 0, 0, "@slow", "connection", "A container for client connection commands.", "2.4.0", nullptr, std::move(subs)));
+}
+
+}  // namespace ringkv::server

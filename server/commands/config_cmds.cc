@@ -1,0 +1,90 @@
+// CONFIG GET / SET / REWRITE / RESETSTAT / HELP.
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+void CmdConfigGet(CommandContext& ctx) {
+  std::vector<std::string> patterns(ctx.argv.begin() + 2, ctx.argv.end());
+  auto pairs = ctx.server.config().Match(patterns);
+  ctx.reply.MapHeader(static_cast<int64_t>(pairs.size()));
+  for (const auto& [name, value] : pairs) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Bulk(value);
+  }
+}
+
+void CmdConfigSet(CommandContext& ctx) {
+  if ((ctx.argv.size() - 2) % 2 != 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) pairs.emplace_back(ctx.argv[i], ctx.argv[i + 1]);
+  std::string error;
+  if (!ctx.server.config().SetFromCommand(pairs, &error)) {
+    ctx.reply.Error(error);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void CmdConfigRewrite(CommandContext& ctx) {
+  absl::Status s = ctx.server.config().Rewrite();
+  if (!s.ok()) {
+    Log(kWarning, StrCat("CONFIG REWRITE failed: ", s.message()));
+    ctx.reply.Error(ToStd(s.message()));
+    return;
+  }
+  Log(kNotice, "CONFIG REWRITE executed with success.");
+  ctx.reply.Ok();
+}
+
+void CmdConfigResetstat(CommandContext& ctx) {
+  Server& s = ctx.server;
+  ServerStats& st = s.stats();
+  st.total_connections = st.rejected_connections = st.total_commands = 0;
+  st.total_error_replies = st.unexpected_error_replies = 0;
+  s.keyspace().stats() = core::KeyspaceStats{};
+  s.mutable_commands().ResetStats();
+  ctx.reply.Ok();
+}
+
+void CmdConfigHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.ArrayHeader(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.SimpleString(l);
+}
+
+}  // namespace
+
+void RegisterConfigCommands(CommandTable& t) {
+  using namespace cmd;
+  std::vector<CommandSpec> subs;
+  subs.push_back(Cmd("config|get", -3, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Returns the effective values of configuration parameters.", "2.0.0", CmdConfigGet));
+  subs.push_back(Cmd("config|set", -4, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Sets configuration parameters in-flight.", "2.0.0", CmdConfigSet));
+  subs.push_back(Cmd("config|rewrite", 2, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Persists the effective configuration to file.", "2.8.0", CmdConfigRewrite));
+  subs.push_back(Cmd("config|resetstat", 2, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Resets the server's statistics.", "2.0.0", CmdConfigResetstat));
+  subs.push_back(Cmd("config|help", 2, kLoading | kStale, 0, 0, 0, "@slow", "server", "Returns helpful text about the different subcommands.", "5.0.0", CmdConfigHelp));
+  t.Add(Cmd("config", -2, 0, 0, 0, 0, "@slow", "server", "A container for server configuration commands.", "2.0.0", nullptr, std::move(subs)));
+}
+
+}  // namespace ringkv::server

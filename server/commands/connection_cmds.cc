@@ -1,0 +1,168 @@
+// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET.
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace ringkv::server {
+namespace {
+
+void CmdPing(CommandContext& ctx) {
+  if (ctx.argv.size() > 2) {
+    ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  if (ctx.argv.size() == 2) {
+    ctx.reply.Bulk(ctx.argv[1]);
+  } else {
+    ctx.reply.SimpleString("PONG");
+  }
+}
+
+void CmdEcho(CommandContext& ctx) { ctx.reply.Bulk(ctx.argv[1]); }
+
+void CmdQuit(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.server.CloseClient(ctx.client);
+}
+
+// Checks a password against requirepass. Replies with the error and returns
+// false when it does not match.
+bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
+  const std::string& required = ctx.server.config().Str("requirepass");
+  if (user != "default" || (required.empty() ? false : pass != required)) {
+    ctx.reply.Error(errors::kWrongPass);
+    return false;
+  }
+  ctx.client.authenticated = true;
+  ctx.server.io().SetAuthenticated(ctx.client.conn, true);
+  return true;
+}
+
+void CmdAuth(CommandContext& ctx) {
+  if (ctx.argv.size() > 3) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  if (ctx.argv.size() == 2 && ctx.server.config().Str("requirepass").empty()) {
+    ctx.reply.Error(errors::kAuthNotSet);
+    return;
+  }
+  std::string_view user = ctx.argv.size() == 3 ? ctx.argv[1] : "default";
+  if (CheckPassword(ctx, user, ctx.argv.back())) ctx.reply.Ok();
+}
+
+void CmdHello(CommandContext& ctx) {
+  Client& c = ctx.client;
+  int64_t ver = c.resp;
+  size_t i = 1;
+  if (ctx.argv.size() >= 2) {
+    if (!core::StringToInt64(ctx.argv[1], &ver)) {
+      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (ver < 2 || ver > 3) {
+      ctx.reply.Error("NOPROTO unsupported protocol version");
+      return;
+    }
+    i = 2;
+  }
+  std::string_view setname;
+  bool has_setname = false;
+  std::string_view user, pass;
+  bool has_auth = false;
+  for (; i < ctx.argv.size(); ++i) {
+    size_t more = ctx.argv.size() - i - 1;
+    if (Is(ctx.argv[i], "AUTH") && more >= 2) {
+      user = ctx.argv[i + 1];
+      pass = ctx.argv[i + 2];
+      has_auth = true;
+      i += 2;
+    } else if (Is(ctx.argv[i], "SETNAME") && more >= 1) {
+      setname = ctx.argv[i + 1];
+      has_setname = true;
+      ++i;
+    } else {
+      ctx.reply.Error(StrCat("ERR Syntax error in HELLO option '", ctx.argv[i], "'"));
+      return;
+    }
+  }
+  if (has_auth && !CheckPassword(ctx, user, pass)) return;
+  if (!c.authenticated) {
+    ctx.reply.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                    "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                    "RESP protocol version at the same time");
+    return;
+  }
+  if (has_setname) {
+    for (char ch : setname) {
+      if (ch < '!' || ch > '~') {
+        ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+      }
+    }
+    c.meta->name = std::string(setname);
+  }
+  c.resp = static_cast<uint8_t>(ver);
+  io::ReplyBuilder rb(ctx.reply.out(), c.resp);  // the reply uses the new protocol
+  rb.MapHeader(7);
+  rb.Bulk("server");
+  rb.Bulk("redis");
+  rb.Bulk("version");
+  rb.Bulk(kRedisVersion);
+  rb.Bulk("proto");
+  rb.Integer(ver);
+  rb.Bulk("id");
+  rb.Integer(static_cast<int64_t>(c.id));
+  rb.Bulk("mode");
+  rb.Bulk("standalone");
+  rb.Bulk("role");
+  rb.Bulk("master");
+  rb.Bulk("modules");
+  rb.ArrayHeader(0);
+}
+
+void CmdSelect(CommandContext& ctx) {
+  int64_t index;
+  if (!core::StringToInt64(ctx.argv[1], &index)) {
+    ctx.reply.Error(errors::kInvalidDbIndex);
+    return;
+  }
+  if (index < 0 || index >= ctx.server.keyspace().count()) {
+    ctx.reply.Error(errors::kDbIndexRange);
+    return;
+  }
+  ctx.client.db = static_cast<int32_t>(index);
+  ctx.reply.Ok();
+}
+
+void CmdReset(CommandContext& ctx) {
+  Client& c = ctx.client;
+  c.db = 0;
+  c.resp = 2;
+  c.reply_mode = ReplyMode::kOn;
+  c.no_evict = false;
+  c.meta->name.clear();
+  c.authenticated = ctx.server.config().Str("requirepass").empty();
+  ctx.server.io().SetAuthenticated(c.conn, c.authenticated);
+  io::ReplyBuilder rb(ctx.reply.out(), 2);
+  rb.SimpleString("RESET");
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable& t) {
+  using namespace cmd;
+  t.Add(Cmd("ping", -1, kFast | kSentinel, 0, 0, 0, "@fast @connection", "connection", "Returns the server's liveliness response.", "1.0.0", CmdPing));
+  t.Add(Cmd("echo", 2, kFast, 0, 0, 0, "@fast @connection", "connection", "Returns the given string.", "1.0.0", CmdEcho));
+  t.Add(Cmd("quit", -1, kAllowBusy | kNoAuth | kFast | kNoscript | kLoading | kStale, 0, 0, 0, "@fast @connection", "connection", "Closes the connection.", "1.0.0", CmdQuit));
+  t.Add(Cmd("auth", -2, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Authenticates the connection.", "1.0.0", CmdAuth));
+  t.Add(Cmd("hello", -1, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0", CmdHello));
+  t.Add(Cmd("select", 2, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "connection", "Changes the selected database.", "1.0.0", CmdSelect));
+  t.Add(Cmd("reset", 1, kNoscript | kLoading | kStale | kFast | kNoAuth | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Resets the connection.", "6.2.0", CmdReset));
+}
+
+}  // namespace ringkv::server

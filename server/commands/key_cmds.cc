@@ -1,0 +1,356 @@
+// Generic key commands: DEL, EXISTS, TYPE, KEYS, expiry, RENAME, databases.
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "core/glob.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+void CmdDel(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr && db.Erase(ctx.argv[i])) ++n;
+  }
+  ctx.server.stats().dirty += static_cast<uint64_t>(n);
+  ctx.reply.Integer(n);
+}
+
+void CmdExists(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.Find(ctx.argv[i], ctx.now_ms) != nullptr;
+  ctx.reply.Integer(n);
+}
+
+void CmdTouch(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  int64_t n = 0;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (core::Entry* e = db.Find(ctx.argv[i], ctx.now_ms)) {
+      e->lru = ctx.server.lru_clock();
+      ++n;
+    }
+  }
+  ctx.reply.Integer(n);
+}
+
+void CmdType(CommandContext& ctx) {
+  bool found = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms) != nullptr;
+  ctx.reply.SimpleString(found ? "string" : "none");
+}
+
+void CmdKeys(CommandContext& ctx) {
+  std::vector<std::string> keys;
+  std::string_view pattern = ctx.argv[1];
+  bool all = pattern == "*";
+  ctx.server.db(ctx.client).ForEach(ctx.now_ms, [&](std::string_view key, const core::Entry&) {
+    if (all || core::GlobMatch(pattern, key)) keys.emplace_back(key);
+  });
+  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
+  for (const std::string& k : keys) ctx.reply.Bulk(k);
+}
+
+void CmdDbsize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(ctx.client).size())); }
+
+bool ParseFlushMode(CommandContext& ctx) {
+  if (ctx.argv.size() > 2 || (ctx.argv.size() == 2 && !Is(ctx.argv[1], "ASYNC") && !Is(ctx.argv[1], "SYNC"))) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  return true;
+}
+
+void CmdFlushdb(CommandContext& ctx) {
+  if (!ParseFlushMode(ctx)) return;
+  core::Database& db = ctx.server.db(ctx.client);
+  ctx.server.stats().dirty += db.size();
+  db.Clear();
+  ctx.reply.Ok();
+}
+
+void CmdFlushall(CommandContext& ctx) {
+  if (!ParseFlushMode(ctx)) return;
+  for (int i = 0; i < ctx.server.keyspace().count(); ++i) {
+    ctx.server.stats().dirty += ctx.server.keyspace().db(i).size();
+    ctx.server.keyspace().db(i).Clear();
+  }
+  ++ctx.server.stats().dirty;
+  ctx.reply.Ok();
+}
+
+// EXPIRE family: relative or absolute, seconds or ms, with NX XX GT LT.
+void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    if (Is(a, "NX")) nx = true;
+    else if (Is(a, "XX")) xx = true;
+    else if (Is(a, "GT")) gt = true;
+    else if (Is(a, "LT")) lt = true;
+    else {
+      ctx.reply.Error(StrCat("ERR Unsupported option ", a));
+      return;
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    ctx.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    return;
+  }
+  if (gt && lt) {
+    ctx.reply.Error("ERR GT and LT options at the same time are not compatible");
+    return;
+  }
+  int64_t v;
+  if (!ParseInt(ctx, ctx.argv[2], &v)) return;
+  std::string name = AsciiLower(ctx.argv[0]);
+  auto invalid = [&] { ctx.reply.Error(StrCat("ERR invalid expire time in '", name, "' command")); };
+  if (v > INT64_MAX / unit_ms || v < INT64_MIN / unit_ms) return invalid();
+  int64_t when = v * unit_ms;
+  if (!absolute) {
+    if ((when > 0 && ctx.now_ms > INT64_MAX - when) || (when < 0 && ctx.now_ms < INT64_MIN - when)) return invalid();
+    when += ctx.now_ms;
+  }
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  int64_t current = db.GetExpire(e);
+  if ((nx && current >= 0) || (xx && current < 0) || (gt && (current < 0 || when <= current)) ||
+      (lt && current >= 0 && when >= current)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (when <= ctx.now_ms) {
+    db.Erase(ctx.argv[1]);
+  } else {
+    db.SetExpire(ctx.argv[1], e, when);
+  }
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(1);
+}
+void CmdExpire(CommandContext& ctx) { Expire(ctx, 1000, false); }
+void CmdPexpire(CommandContext& ctx) { Expire(ctx, 1, false); }
+void CmdExpireat(CommandContext& ctx) { Expire(ctx, 1000, true); }
+void CmdPexpireat(CommandContext& ctx) { Expire(ctx, 1, true); }
+
+// TTL family: -2 missing, -1 persistent.
+void Ttl(CommandContext& ctx, bool ms, bool absolute) {
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Integer(-2);
+    return;
+  }
+  int64_t when = db.GetExpire(e);
+  if (when < 0) {
+    ctx.reply.Integer(-1);
+    return;
+  }
+  if (absolute) {
+    ctx.reply.Integer(ms ? when : when / 1000);
+    return;
+  }
+  int64_t left = std::max<int64_t>(0, when - ctx.now_ms);
+  ctx.reply.Integer(ms ? left : (left + 500) / 1000);
+}
+void CmdTtl(CommandContext& ctx) { Ttl(ctx, false, false); }
+void CmdPttl(CommandContext& ctx) { Ttl(ctx, true, false); }
+void CmdExpiretime(CommandContext& ctx) { Ttl(ctx, false, true); }
+void CmdPexpiretime(CommandContext& ctx) { Ttl(ctx, true, true); }
+
+void CmdPersist(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr || db.GetExpire(e) < 0) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  db.SetExpire(ctx.argv[1], e, -1);
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(1);
+}
+
+// Moves key `from` of `src` to key `to` of `dst`, keeping value and TTL.
+void MoveEntry(core::Database& src, std::string_view from, core::Database& dst, std::string_view to,
+               int64_t now_ms) {
+  core::Entry* e = src.Find(from, now_ms);
+  core::StringValue value = std::move(e->value);
+  int64_t when = src.GetExpire(e);
+  uint32_t lru = e->lru;
+  std::string from_copy(from);  // `from` may alias memory freed by Erase
+  src.Erase(from_copy);
+  dst.Erase(to);
+  bool created;
+  core::Entry* n = dst.FindOrInsert(to, now_ms, &created);
+  n->value = std::move(value);
+  n->lru = lru;
+  if (when >= 0) dst.SetExpire(to, n, when);
+}
+
+void Rename(CommandContext& ctx, bool nx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  if (db.Find(ctx.argv[1], ctx.now_ms) == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  if (ctx.argv[1] == ctx.argv[2]) {
+    if (nx) {
+      ctx.reply.Integer(0);
+    } else {
+      ctx.reply.Ok();
+    }
+    return;
+  }
+  if (nx && db.Find(ctx.argv[2], ctx.now_ms) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  MoveEntry(db, ctx.argv[1], db, ctx.argv[2], ctx.now_ms);
+  ++ctx.server.stats().dirty;
+  if (nx) {
+    ctx.reply.Integer(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+void CmdRename(CommandContext& ctx) { Rename(ctx, false); }
+void CmdRenamenx(CommandContext& ctx) { Rename(ctx, true); }
+
+bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
+  int64_t v;
+  if (!core::StringToInt64(arg, &v)) {
+    ctx.reply.Error(errors::kInvalidDbIndex);
+    return false;
+  }
+  if (v < 0 || v >= ctx.server.keyspace().count()) {
+    ctx.reply.Error(errors::kDbIndexRange);
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
+void CmdMove(CommandContext& ctx) {
+  int dst_index;
+  if (!ParseDbIndex(ctx, ctx.argv[2], &dst_index)) return;
+  if (dst_index == ctx.client.db) {
+    ctx.reply.Error("ERR source and destination objects are the same");
+    return;
+  }
+  core::Database& src = ctx.server.db(ctx.client);
+  core::Database& dst = ctx.server.keyspace().db(dst_index);
+  if (src.Find(ctx.argv[1], ctx.now_ms) == nullptr || dst.Find(ctx.argv[1], ctx.now_ms) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  MoveEntry(src, ctx.argv[1], dst, ctx.argv[1], ctx.now_ms);
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(1);
+}
+
+void CmdSwapdb(CommandContext& ctx) {
+  int64_t a, b;
+  if (!core::StringToInt64(ctx.argv[1], &a) || !core::StringToInt64(ctx.argv[2], &b)) {
+    ctx.reply.Error("ERR invalid first DB index");
+    return;
+  }
+  if (a < 0 || a >= ctx.server.keyspace().count() || b < 0 || b >= ctx.server.keyspace().count()) {
+    ctx.reply.Error(errors::kDbIndexRange);
+    return;
+  }
+  if (a != b) ctx.server.keyspace().SwapDb(static_cast<int>(a), static_cast<int>(b));
+  ++ctx.server.stats().dirty;
+  ctx.reply.Ok();
+}
+
+void CmdObject(CommandContext& ctx) {
+  std::string_view sub = ctx.argv[1];
+  if (Is(sub, "HELP") && ctx.argv.size() == 2) {
+    static const char* kLines[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.reply.ArrayHeader(std::size(kLines));
+    for (const char* l : kLines) ctx.reply.SimpleString(l);
+    return;
+  }
+  if (ctx.argv.size() != 3 ||
+      !(Is(sub, "ENCODING") || Is(sub, "REFCOUNT") || Is(sub, "IDLETIME") || Is(sub, "FREQ"))) {
+    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                                 "'. Try OBJECT HELP."));
+    return;
+  }
+  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[2], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  if (Is(sub, "ENCODING")) {
+    switch (e->value.encoding()) {
+      case core::StringEncoding::kInt: ctx.reply.Bulk("int"); break;
+      case core::StringEncoding::kEmbstr: ctx.reply.Bulk("embstr"); break;
+      case core::StringEncoding::kRaw: ctx.reply.Bulk("raw"); break;
+    }
+  } else if (Is(sub, "REFCOUNT")) {
+    // Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS) with refcount INT_MAX.
+    bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
+    ctx.reply.Integer(shared ? 2147483647 : 1);
+  } else if (Is(sub, "IDLETIME")) {
+    ctx.reply.Integer(std::max<int64_t>(0, static_cast<int64_t>(ctx.server.lru_clock()) - e->lru));
+  } else {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+        "between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+}
+
+}  // namespace
+
+void RegisterKeyCommands(CommandTable& t) {
+  using namespace cmd;
+  t.Add(Cmd("del", -2, kWrite, 1, -1, 1, "@keyspace @write @slow", "generic", "Deletes one or more keys.", "1.0.0", CmdDel));
+  t.Add(Cmd("unlink", -2, kWrite | kFast, 1, -1, 1, "@keyspace @write @fast", "generic", "Asynchronously deletes one or more keys.", "4.0.0", CmdDel));
+  t.Add(Cmd("exists", -2, kReadonly | kFast, 1, -1, 1, "@keyspace @read @fast", "generic", "Determines whether one or more keys exist.", "1.0.0", CmdExists));
+  t.Add(Cmd("touch", -2, kReadonly | kFast, 1, -1, 1, "@keyspace @read @fast", "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", CmdTouch));
+  t.Add(Cmd("type", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Determines the type of value stored at a key.", "1.0.0", CmdType));
+  t.Add(Cmd("keys", 2, kReadonly, 0, 0, 0, "@keyspace @read @slow @dangerous", "generic", "Returns all key names that match a pattern.", "1.0.0", CmdKeys));
+  t.Add(Cmd("dbsize", 1, kReadonly | kFast, 0, 0, 0, "@keyspace @read @fast", "server", "Returns the number of keys in the database.", "1.0.0", CmdDbsize));
+  t.Add(Cmd("flushdb", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Remove all keys from the current database.", "1.0.0", CmdFlushdb));
+  t.Add(Cmd("flushall", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Removes all keys from all databases.", "1.0.0", CmdFlushall));
+  t.Add(Cmd("expire", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key in seconds.", "1.0.0", CmdExpire));
+  t.Add(Cmd("pexpire", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key in milliseconds.", "2.6.0", CmdPexpire));
+  t.Add(Cmd("expireat", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", CmdExpireat));
+  t.Add(Cmd("pexpireat", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", CmdPexpireat));
+  t.Add(Cmd("ttl", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Returns the expiration time in seconds of a key.", "1.0.0", CmdTtl));
+  t.Add(Cmd("pttl", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Returns the expiration time in milliseconds of a key.", "2.6.0", CmdPttl));
+  t.Add(Cmd("expiretime", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Returns the expiration time of a key as a Unix timestamp.", "7.0.0", CmdExpiretime));
+  t.Add(Cmd("pexpiretime", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0", CmdPexpiretime));
+  t.Add(Cmd("persist", 2, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Removes the expiration time of a key.", "2.2.0", CmdPersist));
+  t.Add(Cmd("rename", 3, kWrite, 1, 2, 1, "@keyspace @write @slow", "generic", "Renames a key and overwrites the destination.", "1.0.0", CmdRename));
+  t.Add(Cmd("renamenx", 3, kWrite | kFast, 1, 2, 1, "@keyspace @write @fast", "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", CmdRenamenx));
+  t.Add(Cmd("move", 3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Moves a key to another database.", "1.0.0", CmdMove));
+  t.Add(Cmd("swapdb", 3, kWrite | kFast, 0, 0, 0, "@keyspace @write @fast @dangerous", "server", "Swaps two Redis databases.", "4.0.0", CmdSwapdb));
+  t.Add(Cmd("object", -2, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "A container for object introspection commands.", "2.2.3", CmdObject));
+}
+
+}  // namespace ringkv::server

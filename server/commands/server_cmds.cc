@@ -1,0 +1,148 @@
+// Server commands: TIME, SHUTDOWN, DEBUG, SLOWLOG.
+#include <unistd.h>
+
+#include <thread>
+
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+void CmdTime(CommandContext& ctx) {
+  int64_t us = UnixUs();
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(StrCat(us / 1000000));
+  ctx.reply.Bulk(StrCat(us % 1000000));
+}
+
+void CmdShutdown(CommandContext& ctx) {
+  // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Without persistence there is
+  // nothing to save yet, so SAVE and NOSAVE both stop at once.
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    if (!(Is(a, "NOSAVE") || Is(a, "SAVE") || Is(a, "NOW") || Is(a, "FORCE") || Is(a, "ABORT"))) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    if (Is(a, "ABORT")) {
+      ctx.reply.Error("ERR No shutdown in progress.");
+      return;
+    }
+  }
+  Log(kWarning, "User requested shutdown...");
+  ctx.server.ScheduleShutdown();
+  // Like Redis, a successful SHUTDOWN sends no reply: the connection closes.
+  ctx.server.CloseClient(ctx.client);
+}
+
+bool DebugAllowed(CommandContext& ctx) {
+  const std::string& mode = ctx.server.config().Str("enable-debug-command");
+  if (mode == "yes" || (mode == "local" && ctx.client.loopback)) return true;
+  ctx.reply.Error(
+      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
+      "a local connection, otherwise you need to set this option in the configuration file, and then restart the "
+      "server.");
+  return false;
+}
+
+void CmdDebug(CommandContext& ctx) {
+  if (!DebugAllowed(ctx)) return;
+  std::string_view sub = ctx.argv[1];
+  if (Is(sub, "SLEEP") && ctx.argv.size() == 3) {
+    long double secs;
+    if (!ParseFloat(ctx, ctx.argv[2], &secs)) return;
+    // Blocks the main thread on purpose: that is what DEBUG SLEEP is for.
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6L)));
+    ctx.reply.Ok();
+  } else if (Is(sub, "LOG") && ctx.argv.size() == 3) {
+    Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
+    ctx.reply.Ok();
+  } else if (Is(sub, "HELP")) {
+    ctx.reply.ArrayHeader(5);
+    ctx.reply.SimpleString("DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    ctx.reply.SimpleString("LOG <message>");
+    ctx.reply.SimpleString("    Write <message> to the server log.");
+    ctx.reply.SimpleString("SLEEP <seconds>");
+    ctx.reply.SimpleString("    Stop the server for <seconds>. Decimals allowed.");
+  } else {
+    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
+                                 "'. Try DEBUG HELP."));
+  }
+}
+
+void CmdSlowlogGet(CommandContext& ctx) {
+  int64_t count = 10;
+  if (ctx.argv.size() == 3) {
+    if (!core::StringToInt64(ctx.argv[2], &count) || count < -1) {
+      ctx.reply.Error("ERR count should be greater than or equal to -1");
+      return;
+    }
+    if (count == -1) count = INT64_MAX;
+  } else if (ctx.argv.size() > 3) {
+    ctx.reply.Error("ERR wrong number of arguments for 'slowlog|get' command");
+    return;
+  }
+  auto& log = ctx.server.slowlog();
+  int64_t n = std::min<int64_t>(count, static_cast<int64_t>(log.size()));
+  ctx.reply.ArrayHeader(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const SlowlogEntry& e = log[i];
+    ctx.reply.ArrayHeader(6);
+    ctx.reply.Integer(static_cast<int64_t>(e.id));
+    ctx.reply.Integer(e.time_s);
+    ctx.reply.Integer(e.duration_us);
+    ctx.reply.ArrayHeader(static_cast<int64_t>(e.argv.size()));
+    for (const std::string& a : e.argv) ctx.reply.Bulk(a);
+    ctx.reply.Bulk(e.peer);
+    ctx.reply.Bulk(e.name);
+  }
+}
+
+void CmdSlowlogLen(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().size())); }
+
+void CmdSlowlogReset(CommandContext& ctx) {
+  ctx.server.slowlog().clear();
+  ctx.reply.Ok();
+}
+
+void CmdSlowlogHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET [<count>]",
+      "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+      "    Entries are made of:",
+      "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+      "    client name",
+      "LEN",
+      "    Return the length of the slowlog.",
+      "RESET",
+      "    Reset the slowlog.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.ArrayHeader(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.SimpleString(l);
+}
+
+}  // namespace
+
+void RegisterServerCommands(CommandTable& t) {
+  using namespace cmd;
+  t.Add(Cmd("time", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast", "server", "Returns the server time.", "2.6.0", CmdTime));
+  t.Add(Cmd("shutdown", -1, kAdmin | kNoscript | kLoading | kStale | kNoMulti | kSentinel | kAllowBusy, 0, 0, 0, "@admin @slow @dangerous", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", CmdShutdown));
+  t.Add(Cmd("debug", -2, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "A container for debugging commands.", "1.0.0", CmdDebug));
+  std::vector<CommandSpec> subs;
+  subs.push_back(Cmd("slowlog|get", -2, kAdmin | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Returns the slow log's entries.", "2.2.12", CmdSlowlogGet));
+  subs.push_back(Cmd("slowlog|len", 2, kAdmin | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Returns the number of entries in the slow log.", "2.2.12", CmdSlowlogLen));
+  subs.push_back(Cmd("slowlog|reset", 2, kAdmin | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Clears all entries from the slow log.", "2.2.12", CmdSlowlogReset));
+  subs.push_back(Cmd("slowlog|help", 2, kLoading | kStale, 0, 0, 0, "@slow", "server", "Show helpful text about the different subcommands", "6.2.0", CmdSlowlogHelp));
+  t.Add(Cmd("slowlog", -2, 0, 0, 0, 0, "@slow", "server", "A container for slow log commands.", "2.2.12", nullptr, std::move(subs)));
+}
+
+}  // namespace ringkv::server

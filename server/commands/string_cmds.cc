@@ -1,0 +1,303 @@
+// The string family: GET, SET and friends, counters, ranges.
+#include "core/strings.h"
+#include "absl/strings/str_cat.h"
+#include "core/string_ops.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using core::OpStatus;
+
+int64_t MaxBulk(CommandContext& ctx) { return ctx.server.config().Int("proto-max-bulk-len"); }
+
+// Converts a relative or absolute expire argument into an absolute deadline
+// in ms, replying "invalid expire time" for values Redis rejects.
+bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, bool absolute, std::string_view cmd,
+                 int64_t* deadline_ms) {
+  int64_t v;
+  if (!ParseInt(ctx, arg, &v)) return false;
+  auto invalid = [&] {
+    ctx.reply.Error(StrCat("ERR invalid expire time in '", cmd, "' command"));
+    return false;
+  };
+  if (v <= 0) return invalid();
+  if (v > INT64_MAX / unit_ms) return invalid();
+  int64_t ms = v * unit_ms;
+  if (!absolute) {
+    if (ms > INT64_MAX - ctx.now_ms) return invalid();
+    ms += ctx.now_ms;
+  }
+  *deadline_ms = ms;
+  return true;
+}
+
+void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
+  if (e == nullptr) {
+    ++ctx.server.keyspace().stats().keyspace_misses;
+    ctx.reply.Null();
+    return;
+  }
+  ++ctx.server.keyspace().stats().keyspace_hits;
+  e->lru = ctx.server.lru_clock();
+  char scratch[24];
+  ctx.reply.Bulk(e->value.View(scratch));
+}
+
+void CmdGet(CommandContext& ctx) { ReplyValueOrNull(ctx, ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms)); }
+
+void CmdSet(CommandContext& ctx) {
+  core::SetOptions opts;
+  bool has_expire = false;
+  for (size_t i = 3; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    bool has_next = i + 1 < ctx.argv.size();
+    using C = core::SetOptions::Condition;
+    if (Is(a, "NX") && opts.condition != C::kIfExists) {
+      opts.condition = C::kIfMissing;
+    } else if (Is(a, "XX") && opts.condition != C::kIfMissing) {
+      opts.condition = C::kIfExists;
+    } else if (Is(a, "GET")) {
+      opts.get = true;
+    } else if (Is(a, "KEEPTTL") && !has_expire) {
+      opts.keep_ttl = true;
+    } else if ((Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) && !has_expire && !opts.keep_ttl &&
+               has_next) {
+      has_expire = true;
+      bool ms = Is(a, "PX") || Is(a, "PXAT");
+      bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
+      if (!ParseExpire(ctx, ctx.argv[++i], ms ? 1 : 1000, absolute, "set", &opts.expire_at_ms)) return;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  if (r->written) ++ctx.server.stats().dirty;
+  if (opts.get) {
+    if (r->previous) {
+      ctx.reply.Bulk(*r->previous);
+    } else {
+      ctx.reply.Null();
+    }
+  } else if (r->written) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Null();
+  }
+}
+
+void CmdSetnx(CommandContext& ctx) {
+  core::SetOptions opts;
+  opts.condition = core::SetOptions::Condition::kIfMissing;
+  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  if (r->written) ++ctx.server.stats().dirty;
+  ctx.reply.Integer(r->written ? 1 : 0);
+}
+
+void SetWithExpire(CommandContext& ctx, int64_t unit_ms, std::string_view name) {
+  core::SetOptions opts;
+  if (!ParseExpire(ctx, ctx.argv[2], unit_ms, false, name, &opts.expire_at_ms)) return;
+  core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[3], opts, ctx.now_ms);
+  ++ctx.server.stats().dirty;
+  ctx.reply.Ok();
+}
+void CmdSetex(CommandContext& ctx) { SetWithExpire(ctx, 1000, "setex"); }
+void CmdPsetex(CommandContext& ctx) { SetWithExpire(ctx, 1, "psetex"); }
+
+void CmdGetset(CommandContext& ctx) {
+  core::SetOptions opts;
+  opts.get = true;
+  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  ++ctx.server.stats().dirty;
+  if (r->previous) {
+    ctx.reply.Bulk(*r->previous);
+  } else {
+    ctx.reply.Null();
+  }
+}
+
+void CmdGetdel(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(e->value.ToString());
+  db.Erase(ctx.argv[1]);
+  ++ctx.server.stats().dirty;
+}
+
+void CmdGetex(CommandContext& ctx) {
+  int64_t deadline = -1;
+  bool persist = false;
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    bool has_next = i + 1 < ctx.argv.size();
+    if (Is(a, "PERSIST") && deadline < 0 && !persist) {
+      persist = true;
+    } else if ((Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) && deadline < 0 && !persist &&
+               has_next) {
+      bool ms = Is(a, "PX") || Is(a, "PXAT");
+      bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
+      if (!ParseExpire(ctx, ctx.argv[++i], ms ? 1 : 1000, absolute, "getex", &deadline)) return;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(e->value.ToString());
+  if (deadline >= 0 && deadline <= ctx.now_ms) {
+    db.Erase(ctx.argv[1]);
+    ++ctx.server.stats().dirty;
+  } else if (deadline >= 0) {
+    db.SetExpire(ctx.argv[1], e, deadline);
+    ++ctx.server.stats().dirty;
+  } else if (persist && db.GetExpire(e) >= 0) {
+    db.SetExpire(ctx.argv[1], e, -1);
+    ++ctx.server.stats().dirty;
+  }
+}
+
+void CmdMget(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 1));
+  for (size_t i = 1; i < ctx.argv.size(); ++i) ReplyValueOrNull(ctx, db.Find(ctx.argv[i], ctx.now_ms));
+}
+
+void CmdMset(CommandContext& ctx) {
+  if (ctx.argv.size() % 2 == 0) {
+    ctx.reply.Error(StrCat("ERR wrong number of arguments for '", Is(ctx.argv[0], "msetnx") ? "msetnx" : "mset",
+                                 "' command"));
+    return;
+  }
+  core::Database& db = ctx.server.db(ctx.client);
+  bool nx = Is(ctx.argv[0], "msetnx");
+  if (nx) {
+    for (size_t i = 1; i < ctx.argv.size(); i += 2) {
+      if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) {
+        ctx.reply.Integer(0);
+        return;
+      }
+    }
+  }
+  core::SetOptions opts;
+  for (size_t i = 1; i < ctx.argv.size(); i += 2) core::OpSet(db, ctx.argv[i], ctx.argv[i + 1], opts, ctx.now_ms);
+  ctx.server.stats().dirty += (ctx.argv.size() - 1) / 2;
+  if (nx) {
+    ctx.reply.Integer(1);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
+void CmdAppend(CommandContext& ctx) {
+  auto r = core::OpAppend(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], MaxBulk(ctx), ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(r.value());
+}
+
+void CmdStrlen(CommandContext& ctx) {
+  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  ctx.reply.Integer(e ? static_cast<int64_t>(e->value.size()) : 0);
+}
+
+void IncrBy(CommandContext& ctx, int64_t delta) {
+  auto r = core::OpIncrBy(ctx.server.db(ctx.client), ctx.argv[1], delta, ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(r.value());
+}
+void CmdIncr(CommandContext& ctx) { IncrBy(ctx, 1); }
+void CmdDecr(CommandContext& ctx) { IncrBy(ctx, -1); }
+void CmdIncrby(CommandContext& ctx) {
+  int64_t d;
+  if (ParseInt(ctx, ctx.argv[2], &d)) IncrBy(ctx, d);
+}
+void CmdDecrby(CommandContext& ctx) {
+  int64_t d;
+  if (!ParseInt(ctx, ctx.argv[2], &d)) return;
+  if (d == INT64_MIN) {
+    ctx.reply.Error("ERR decrement would overflow");
+    return;
+  }
+  IncrBy(ctx, -d);
+}
+
+void CmdIncrbyfloat(CommandContext& ctx) {
+  long double d;
+  if (!ParseFloat(ctx, ctx.argv[2], &d)) return;
+  auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], d, ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ++ctx.server.stats().dirty;
+  ctx.reply.Bulk(core::FormatLongDouble(r.value()));
+}
+
+void CmdGetrange(CommandContext& ctx) {
+  int64_t start, end;
+  if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
+  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  char scratch[24];
+  ctx.reply.Bulk(core::SliceRange(e->value.View(scratch), start, end));
+}
+
+void CmdSetrange(CommandContext& ctx) {
+  int64_t offset;
+  if (!ParseInt(ctx, ctx.argv[2], &offset)) return;
+  if (offset < 0) {
+    ctx.reply.Error(errors::kOffsetRange);
+    return;
+  }
+  auto r = core::OpSetRange(ctx.server.db(ctx.client), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx), ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  if (!ctx.argv[3].empty()) ++ctx.server.stats().dirty;
+  ctx.reply.Integer(r.value());
+}
+
+}  // namespace
+
+void RegisterStringCommands(CommandTable& t) {
+  using namespace cmd;
+  const char* kRead = "@read @string @fast";
+  const char* kWriteAcl = "@write @string @slow";
+  const char* kWriteFast = "@write @string @fast";
+  t.Add(Cmd("get", 2, kReadonly | kFast, 1, 1, 1, kRead, "string", "Returns the string value of a key.", "1.0.0", CmdGet));
+  t.Add(Cmd("set", -3, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", CmdSet));
+  t.Add(Cmd("setnx", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Set the string value of a key only when the key doesn't exist.", "1.0.0", CmdSetnx));
+  t.Add(Cmd("setex", 4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", CmdSetex));
+  t.Add(Cmd("psetex", 4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", CmdPsetex));
+  t.Add(Cmd("getset", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", CmdGetset));
+  t.Add(Cmd("getdel", 2, kWrite | kFast, 1, 1, 1, kWriteFast, "string", "Returns the string value of a key after deleting the key.", "6.2.0", CmdGetdel));
+  t.Add(Cmd("getex", -2, kWrite | kFast, 1, 1, 1, kWriteFast, "string", "Returns the string value of a key after setting its expiration time.", "6.2.0", CmdGetex));
+  t.Add(Cmd("mget", -2, kReadonly | kFast, 1, -1, 1, kRead, "string", "Atomically returns the string values of one or more keys.", "1.0.0", CmdMget));
+  t.Add(Cmd("mset", -3, kWrite | kDenyOom, 1, -1, 2, kWriteAcl, "string", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", CmdMset));
+  t.Add(Cmd("msetnx", -3, kWrite | kDenyOom, 1, -1, 2, kWriteAcl, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", CmdMset));
+  t.Add(Cmd("append", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", CmdAppend));
+  t.Add(Cmd("strlen", 2, kReadonly | kFast, 1, 1, 1, kRead, "string", "Returns the length of a string value.", "2.2.0", CmdStrlen));
+  t.Add(Cmd("incr", 2, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", CmdIncr));
+  t.Add(Cmd("decr", 2, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", CmdDecr));
+  t.Add(Cmd("incrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", CmdIncrby));
+  t.Add(Cmd("decrby", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", CmdDecrby));
+  t.Add(Cmd("incrbyfloat", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", CmdIncrbyfloat));
+  t.Add(Cmd("getrange", 4, kReadonly, 1, 1, 1, "@read @string @slow", "string", "Returns a substring of the string stored at a key.", "2.4.0", CmdGetrange));
+  t.Add(Cmd("substr", 4, kReadonly, 1, 1, 1, "@read @string @slow", "string", "Returns a substring from a string value.", "1.0.0", CmdGetrange));
+  t.Add(Cmd("setrange", 4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", CmdSetrange));
+}
+
+}  // namespace ringkv::server

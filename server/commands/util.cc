@@ -1,0 +1,51 @@
+#include "server/commands/util.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "core/string_value.h"
+#include "server/errors.h"
+
+namespace ringkv::server {
+
+bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {
+  if (core::StringToInt64(arg, out)) return true;
+  ctx.reply.Error(errors::kNotInteger);
+  return false;
+}
+
+bool ParseLongDouble(std::string_view s, long double* out) {
+  // string2ld: no leading space, whole string consumed, not NaN.
+  if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  std::string buf(s);
+  errno = 0;
+  char* end;
+  long double v = strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || std::isnan(v)) return false;
+  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
+  if (ParseLongDouble(arg, out)) return true;
+  ctx.reply.Error(errors::kNotFloat);
+  return false;
+}
+
+void ReplyOpError(CommandContext& ctx, core::OpStatus status) {
+  switch (status) {
+    case core::OpStatus::kWrongType: ctx.reply.Error(errors::kWrongType); break;
+    case core::OpStatus::kNotInteger: ctx.reply.Error(errors::kNotInteger); break;
+    case core::OpStatus::kNotFloat: ctx.reply.Error(errors::kNotFloat); break;
+    case core::OpStatus::kOverflow: ctx.reply.Error(errors::kOverflow); break;
+    case core::OpStatus::kNanOrInf: ctx.reply.Error(errors::kNanOrInf); break;
+    case core::OpStatus::kTooBig: ctx.reply.Error(errors::kStringTooLong); break;
+    case core::OpStatus::kNotFound: ctx.reply.Error(errors::kNoSuchKey); break;
+    default: ctx.reply.Error("ERR internal error"); break;
+  }
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,238 @@
+// INFO: one function per section, each appending "field:value\r\n" lines
+// with Redis 7.0's field names.
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "core/strings.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "replication/replication_info.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/memory_stats.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace ringkv::server {
+namespace {
+
+std::string Human(uint64_t n) {
+  double d = static_cast<double>(n);
+  if (n < 1024) return StrCat(n, "B");
+  if (n < 1024ULL * 1024) return absl::StrFormat("%.2fK", d / 1024);
+  if (n < 1024ULL * 1024 * 1024) return absl::StrFormat("%.2fM", d / (1024 * 1024));
+  if (n < 1024ULL * 1024 * 1024 * 1024) return absl::StrFormat("%.2fG", d / (1024.0 * 1024 * 1024));
+  return absl::StrFormat("%.2fT", d / (1024.0 * 1024 * 1024 * 1024));
+}
+
+void Field(std::string* out, std::string_view name, const auto& value) { StrAppend(out, name, ":", value, "\r\n"); }
+
+void InfoServer(Server& s, std::string* out) {
+  utsname u;
+  uname(&u);
+  int64_t now = UnixMs();
+  int64_t uptime = (now - s.start_time_ms()) / 1000;
+  Field(out, "redis_version", kRedisVersion);
+  Field(out, "ringkv_version", kRingkvVersion);
+  Field(out, "redis_git_sha1", "00000000");
+  Field(out, "redis_git_dirty", 0);
+  Field(out, "redis_build_id", "0");
+  Field(out, "redis_mode", "standalone");
+  Field(out, "os", StrCat(u.sysname, " ", u.release, " ", u.machine));
+  Field(out, "arch_bits", 64);
+  Field(out, "monotonic_clock", "POSIX clock_gettime");
+  Field(out, "multiplexing_api", "io_uring");
+  Field(out, "atomicvar_api", "c11-builtin");
+  Field(out, "gcc_version", StrCat(__GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__));
+  Field(out, "process_id", getpid());
+  Field(out, "process_supervised", "no");
+  Field(out, "run_id", s.run_id());
+  Field(out, "tcp_port", s.config().Int("port"));
+  Field(out, "server_time_usec", UnixUs());
+  Field(out, "uptime_in_seconds", uptime);
+  Field(out, "uptime_in_days", uptime / 86400);
+  Field(out, "hz", s.hz());
+  Field(out, "configured_hz", s.config().Int("hz"));
+  Field(out, "lru_clock", s.lru_clock() & ((1 << 24) - 1));
+  Field(out, "executable", s.executable());
+  Field(out, "config_file", s.config().file());
+  Field(out, "io_threads_active", s.io().threads() > 1 ? 1 : 0);
+}
+
+void InfoClients(Server& s, std::string* out) {
+  uint64_t max_in = 0, max_out = 0;
+  for (const auto& [id, c] : s.clients()) {
+    max_in = std::max<uint64_t>(max_in, c->conn->stat_qbuf.load(std::memory_order_relaxed));
+    max_out = std::max<uint64_t>(max_out, c->conn->stat_obuf.load(std::memory_order_relaxed));
+  }
+  Field(out, "connected_clients", s.clients().size());
+  Field(out, "cluster_connections", 0);
+  Field(out, "maxclients", s.config().Int("maxclients"));
+  Field(out, "client_recent_max_input_buffer", max_in);
+  Field(out, "client_recent_max_output_buffer", max_out);
+  Field(out, "blocked_clients", 0);
+  Field(out, "tracking_clients", 0);
+  Field(out, "clients_in_timeout_table", 0);
+}
+
+void InfoMemory(Server& s, std::string* out) {
+  MemoryStats m = ReadMemoryStats();
+  uint64_t total = TotalSystemMemory();
+  uint64_t clients_mem = 0;
+  for (const auto& [id, c] : s.clients()) {
+    clients_mem += sizeof(Client) + sizeof(io::Connection) + sizeof(ClientMeta) +
+                   c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
+  }
+  Field(out, "used_memory", m.used);
+  Field(out, "used_memory_human", Human(m.used));
+  Field(out, "used_memory_rss", m.rss);
+  Field(out, "used_memory_rss_human", Human(m.rss));
+  Field(out, "used_memory_peak", m.peak);
+  Field(out, "used_memory_peak_human", Human(m.peak));
+  Field(out, "used_memory_peak_perc", absl::StrFormat("%.2f%%", m.peak ? 100.0 * m.used / m.peak : 100.0));
+  Field(out, "allocator_allocated", m.used);
+  Field(out, "allocator_resident", m.rss);
+  Field(out, "total_system_memory", total);
+  Field(out, "total_system_memory_human", Human(total));
+  Field(out, "maxmemory", s.config().Int("maxmemory"));
+  Field(out, "maxmemory_human", Human(static_cast<uint64_t>(s.config().Int("maxmemory"))));
+  Field(out, "maxmemory_policy", s.config().Str("maxmemory-policy"));
+  Field(out, "mem_fragmentation_ratio", absl::StrFormat("%.2f", m.used ? static_cast<double>(m.rss) / m.used : 0.0));
+  Field(out, "mem_fragmentation_bytes", static_cast<int64_t>(m.rss) - static_cast<int64_t>(m.used));
+  Field(out, "mem_clients_slaves", 0);
+  Field(out, "mem_clients_normal", clients_mem);
+  Field(out, "mem_allocator", m.allocator);
+  Field(out, "lazyfree_pending_objects", 0);
+}
+
+void InfoPersistence(Server& s, std::string* out) {
+  // No persistence yet: nothing is loading or saving, and every write since
+  // start is a change not yet saved.
+  Field(out, "loading", 0);
+  Field(out, "async_loading", 0);
+  Field(out, "rdb_changes_since_last_save", s.stats().dirty);
+  Field(out, "rdb_bgsave_in_progress", 0);
+  Field(out, "rdb_last_save_time", s.start_time_ms() / 1000);
+  Field(out, "aof_enabled", 0);
+  Field(out, "aof_rewrite_in_progress", 0);
+}
+
+void InfoStats(Server& s, std::string* out) {
+  const ServerStats& st = s.stats();
+  const core::KeyspaceStats& ks = s.keyspace().stats();
+  Field(out, "total_connections_received", st.total_connections);
+  Field(out, "total_commands_processed", st.total_commands);
+  Field(out, "instantaneous_ops_per_sec", s.instantaneous_ops());
+  Field(out, "rejected_connections", st.rejected_connections);
+  Field(out, "sync_full", 0);
+  Field(out, "sync_partial_ok", 0);
+  Field(out, "sync_partial_err", 0);
+  Field(out, "expired_keys", ks.expired_keys);
+  Field(out, "expired_stale_perc", absl::StrFormat("%.2f", ks.expired_stale_perc_x100 / 100.0));
+  Field(out, "expired_time_cap_reached_count", 0);
+  Field(out, "evicted_keys", 0);
+  Field(out, "evicted_clients", 0);
+  Field(out, "keyspace_hits", ks.keyspace_hits);
+  Field(out, "keyspace_misses", ks.keyspace_misses);
+  Field(out, "pubsub_channels", 0);
+  Field(out, "pubsub_patterns", 0);
+  Field(out, "latest_fork_usec", 0);
+  Field(out, "total_forks", 0);
+  Field(out, "unexpected_error_replies", st.unexpected_error_replies);
+  Field(out, "total_error_replies", st.total_error_replies);
+}
+
+void InfoReplication(Server& s, std::string* out) {
+  static const repl::ReplicationIds ids = repl::ReplicationIds::Fresh();
+  repl::AppendStandaloneInfo(ids, s.config().Int("repl-backlog-size"), out);
+}
+
+void InfoCpu(Server&, std::string* out) {
+  rusage self, children, thread;
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  getrusage(RUSAGE_THREAD, &thread);
+  auto secs = [](const timeval& tv) { return absl::StrFormat("%.6f", tv.tv_sec + tv.tv_usec / 1e6); };
+  Field(out, "used_cpu_sys", secs(self.ru_stime));
+  Field(out, "used_cpu_user", secs(self.ru_utime));
+  Field(out, "used_cpu_sys_children", secs(children.ru_stime));
+  Field(out, "used_cpu_user_children", secs(children.ru_utime));
+  Field(out, "used_cpu_sys_main_thread", secs(thread.ru_stime));
+  Field(out, "used_cpu_user_main_thread", secs(thread.ru_utime));
+}
+
+void InfoCommandstats(Server& s, std::string* out) {
+  auto one = [&](const CommandSpec& c) {
+    if (c.calls == 0 && c.rejected_calls == 0 && c.failed_calls == 0) return;
+    StrAppend(out, "cmdstat_", c.name, ":calls=", c.calls, ",usec=", c.usec, ",usec_per_call=",
+                    absl::StrFormat("%.2f", c.calls ? static_cast<double>(c.usec) / c.calls : 0.0),
+                    ",rejected_calls=", c.rejected_calls, ",failed_calls=", c.failed_calls, "\r\n");
+  };
+  for (const auto& c : s.commands().all()) {
+    one(*c);
+    for (const CommandSpec& sub : c->subcommands) one(sub);
+  }
+}
+
+void InfoKeyspace(Server& s, std::string* out) {
+  int64_t now = UnixMs();
+  for (int i = 0; i < s.keyspace().count(); ++i) {
+    core::Database& db = s.keyspace().db(i);
+    if (db.size() == 0) continue;
+    StrAppend(out, "db", i, ":keys=", db.size(), ",expires=", db.expires(), ",avg_ttl=", db.AverageTtl(now),
+                    "\r\n");
+  }
+}
+
+struct Section {
+  const char* name;
+  const char* title;
+  void (*fn)(Server&, std::string*);
+  bool in_default;
+};
+constexpr Section kSections[] = {
+    {"server", "Server", InfoServer, true},
+    {"clients", "Clients", InfoClients, true},
+    {"memory", "Memory", InfoMemory, true},
+    {"persistence", "Persistence", InfoPersistence, true},
+    {"stats", "Stats", InfoStats, true},
+    {"replication", "Replication", InfoReplication, true},
+    {"cpu", "CPU", InfoCpu, true},
+    {"commandstats", "Commandstats", InfoCommandstats, false},
+    {"keyspace", "Keyspace", InfoKeyspace, true},
+};
+
+void CmdInfo(CommandContext& ctx) {
+  bool all = false, everything = false, defaults = ctx.argv.size() == 1;
+  std::vector<std::string> wanted;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    std::string a = AsciiLower(ctx.argv[i]);
+    if (a == "all") all = true;
+    else if (a == "everything") everything = true;
+    else if (a == "default") defaults = true;
+    else wanted.push_back(a);
+  }
+  std::string out;
+  for (const Section& sec : kSections) {
+    bool take = everything || all || (defaults && sec.in_default) ||
+                std::find(wanted.begin(), wanted.end(), sec.name) != wanted.end();
+    if (!take) continue;
+    if (!out.empty()) out += "\r\n";
+    StrAppend(&out, "# ", sec.title, "\r\n");
+    sec.fn(ctx.server, &out);
+  }
+  ctx.reply.Verbatim(out);
+}
+
+}  // namespace
+
+void RegisterInfoCommand(CommandTable& t) {
+  t.Add(Cmd("info", -1, cmd::kLoading | cmd::kStale | cmd::kSentinel, 0, 0, 0, "@slow @dangerous", "server",
+            "Returns information and statistics about the server.", "1.0.0", CmdInfo));
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,61 @@
+#include "server/logging.h"
+
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <ctime>
+
+namespace ringkv::server {
+namespace {
+std::atomic<int> g_level{kNotice};
+int g_fd = STDOUT_FILENO;
+}  // namespace
+
+bool OpenLog(const std::string& path) {
+  if (path.empty()) {
+    g_fd = STDOUT_FILENO;
+    return true;
+  }
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  g_fd = fd;
+  return true;
+}
+
+void SetLogLevel(int level) { g_level.store(level, std::memory_order_relaxed); }
+
+int LogLevelFromName(std::string_view name) {
+  if (name == "debug") return kDebug;
+  if (name == "verbose") return kVerbose;
+  if (name == "warning") return kWarning;
+  return kNotice;
+}
+
+void Log(int level, std::string_view message) {
+  if (level < g_level.load(std::memory_order_relaxed)) return;
+  static const char kMarks[] = ".-*#";
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  tm t;
+  localtime_r(&tv.tv_sec, &t);
+  char stamp[64];
+  size_t n = strftime(stamp, sizeof(stamp), "%d %b %Y %H:%M:%S.", &t);
+  snprintf(stamp + n, sizeof(stamp) - n, "%03d", static_cast<int>(tv.tv_usec / 1000));
+  std::string line;
+  line.reserve(message.size() + 64);
+  line += std::to_string(getpid());
+  line += ":M ";
+  line += stamp;
+  line += ' ';
+  line += kMarks[level < 0 ? 0 : (level > 3 ? 3 : level)];
+  line += ' ';
+  line += message;
+  line += '\n';
+  ssize_t w = write(g_fd, line.data(), line.size());
+  (void)w;
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,20 @@
+// Redis-style log lines: "pid:M 30 Nov 2026 04:36:34.123 * message".
+// Levels: 0 debug '.', 1 verbose '-', 2 notice '*', 3 warning '#'.
+// Thread-safety: Log() may be called from any thread; each line is written
+// with one write(2).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ringkv::server {
+
+enum LogLevel { kDebug = 0, kVerbose = 1, kNotice = 2, kWarning = 3 };
+
+// REQUIRES: called before other threads start. Empty path = stdout.
+bool OpenLog(const std::string& path);
+void SetLogLevel(int level);
+int LogLevelFromName(std::string_view name);
+void Log(int level, std::string_view message);
+
+}  // namespace ringkv::server

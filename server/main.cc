@@ -1,0 +1,184 @@
+// ringkv-server: ringkv-server [/path/to/ringkv.conf] [--name value ...]
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "core/strings.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "io/io_log.h"
+#include "server/config.h"
+#include "server/logging.h"
+#include "server/server.h"
+#include "server/version.h"
+
+namespace {
+
+ringkv::server::Server* g_server = nullptr;
+
+void OnSignal(int sig) {
+  if (g_server != nullptr) g_server->RequestShutdown(sig);
+}
+
+void Usage() {
+  std::fprintf(stderr,
+               "Usage: ./ringkv-server [/path/to/ringkv.conf] [options] [-]\n"
+               "       ./ringkv-server - (read config from stdin)\n"
+               "       ./ringkv-server -v or --version\n"
+               "       ./ringkv-server -h or --help\n\n"
+               "Examples:\n"
+               "       ./ringkv-server (run the server with default conf)\n"
+               "       ./ringkv-server /etc/redis/6379.conf\n"
+               "       ./ringkv-server --port 7777\n"
+               "       ./ringkv-server --port 7777 --replicaof 127.0.0.1 8888\n"
+               "       ./ringkv-server /etc/myredis.conf --loglevel verbose -\n"
+               "       ./ringkv-server /etc/myredis.conf --loglevel verbose\n");
+}
+
+// Turns "--port 7777 --save '' --bind a b" into config lines, as Redis does:
+// each --name starts a line, the words after it are its (quoted) arguments.
+std::string ArgsToConfig(int argc, char** argv, int first) {
+  std::string text;
+  bool in_line = false;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.starts_with("--") && a.size() > 2) {
+      if (in_line) text += "\n";
+      text += a.substr(2);
+      in_line = true;
+    } else {
+      text += " \"";
+      for (char c : a) {
+        if (c == '"' || c == '\\') text += '\\';
+        if (c == '\n') {
+          text += "\\n";
+          continue;
+        }
+        text += c;
+      }
+      text += "\"";
+    }
+  }
+  return text + "\n";
+}
+
+void Daemonize() {
+  if (fork() != 0) _exit(0);
+  setsid();
+  int fd = open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    if (fd > STDERR_FILENO) close(fd);
+  }
+}
+
+void IoLog(int level, std::string_view message) { ringkv::server::Log(level, message); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ringkv::server;
+  using ringkv::StrCat;
+  int first_option = 1;
+  auto config = std::make_unique<Config>();
+  if (argc >= 2) {
+    std::string a1 = argv[1];
+    if (a1 == "-v" || a1 == "--version") {
+      std::printf("ringkv server v=%s (Redis %s compatible) io=io_uring malloc=mimalloc bits=64\n", kRingkvVersion,
+                  kRedisVersion);
+      return 0;
+    }
+    if (a1 == "-h" || a1 == "--help") {
+      Usage();
+      return 0;
+    }
+    if (!a1.starts_with("--")) {
+      first_option = 2;
+      if (absl::Status s = config->LoadFile(a1); !s.ok()) {
+        std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+        return 1;
+      }
+    }
+  }
+  if (first_option < argc) {
+    if (absl::Status s = config->LoadString(ArgsToConfig(argc, argv, first_option)); !s.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  if (absl::Status s = config->Validate(); !s.ok()) {
+    std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (ringkv %s) ***\n%s\n", kRingkvVersion,
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+
+  const bool daemonize = config->Bool("daemonize");
+  std::string logfile = config->Str("logfile");
+  if (daemonize) Daemonize();
+  if (!logfile.empty() && !OpenLog(logfile)) {
+    std::fprintf(stderr, "Can't open the log file: %s\n", std::strerror(errno));
+    return 1;
+  }
+  SetLogLevel(LogLevelFromName(config->Str("loglevel")));
+  ringkv::io::SetLogFunction(IoLog);
+  if (chdir(config->Str("dir").c_str()) != 0) {
+    Log(kWarning, StrCat("Can't chdir to '", config->Str("dir"), "': ", std::strerror(errno)));
+    return 1;
+  }
+  std::string pidfile = config->Str("pidfile");
+  if (pidfile.empty() && daemonize) {
+    pidfile = "/var/run/redis.pid";
+    (void)config->SetValue("pidfile", {pidfile});
+  }
+
+  Log(kNotice, "oO0OoO0OoO0Oo ringkv is starting oO0OoO0OoO0Oo");
+  Log(kNotice, StrCat("ringkv version=", kRingkvVersion, ", Redis ", kRedisVersion,
+                            " compatible, bits=64, pid=", getpid(), ", just started"));
+  if (config->file().empty()) {
+    Log(kWarning, "Warning: no config file specified, using the default config. In order to specify a config file "
+                  "use ringkv-server /path/to/ringkv.conf");
+  } else {
+    Log(kNotice, "Configuration loaded");
+  }
+  for (const std::string& w : config->warnings()) Log(kWarning, w);
+
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  Server server(std::move(config));
+  server.set_executable(n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(argv[0]));
+  if (absl::Status s = server.Start(); !s.ok()) {
+    Log(kWarning, std::string(s.message()));
+    return 1;
+  }
+  if (!pidfile.empty()) {
+    if (FILE* f = std::fopen(pidfile.c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+    } else {
+      Log(kWarning, StrCat("Failed to write PID file: ", std::strerror(errno)));
+    }
+  }
+  g_server = &server;
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", io_uring)"));
+  for (const std::string& addr : server.io().listening_addresses()) {
+    Log(kNotice, StrCat("Listening on ", addr));
+  }
+  Log(kNotice, "Ready to accept connections tcp");
+  int code = server.Run();
+  g_server = nullptr;
+  return code;
+}

@@ -1,0 +1,382 @@
+#include "core/strings.h"
+#include "server/server.h"
+
+#include <sys/time.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "server/errors.h"
+#include "server/logging.h"
+
+namespace ringkv::server {
+
+int64_t UnixMs() {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
+}
+
+int64_t UnixUs() {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
+}
+
+namespace {
+
+int64_t MonoUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string RandomHex(int n) {
+  absl::BitGen gen;
+  static const char kHex[] = "0123456789abcdef";
+  std::string s(n, '0');
+  for (char& c : s) c = kHex[absl::Uniform(gen, 0, 16)];
+  return s;
+}
+
+// Redis 7.0's "unknown command" error: the name and the first arguments,
+// each quoted, the whole list cut at 128 characters.
+std::string UnknownCommandError(Argv argv) {
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    StrAppend(&args, "'", argv[i].substr(0, 128 - args.size()), "' ");
+  }
+  std::string name(argv[0].substr(0, 128));
+  return StrCat("ERR unknown command '", name, "', with args beginning with: ", args);
+}
+
+}  // namespace
+
+Server::Server(std::unique_ptr<Config> config)
+    : config_(std::move(config)),
+      keyspace_(static_cast<int>(config_->Int("databases"))),
+      io_(std::make_unique<io::IoSystem>(this)) {
+  RegisterAllCommands(commands_);
+  run_id_ = RandomHex(40);
+  ApplyConfigHooks();
+}
+
+Server::~Server() = default;
+
+void Server::ApplyConfigHooks() {
+  auto refresh = [this] {
+    requirepass_set_ = !config_->Str("requirepass").empty();
+    maxclients_ = config_->Int("maxclients");
+    timeout_s_ = config_->Int("timeout");
+    hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500));
+    slowlog_threshold_us_ = config_->Int("slowlog-log-slower-than");
+    slowlog_max_len_ = static_cast<size_t>(config_->Int("slowlog-max-len"));
+    while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();
+    SetLogLevel(LogLevelFromName(config_->Str("loglevel")));
+    io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
+    io_->limits().query_buffer_limit.store(config_->Int("client-query-buffer-limit"), std::memory_order_relaxed);
+  };
+  refresh();
+  for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
+                           "loglevel", "proto-max-bulk-len", "client-query-buffer-limit"}) {
+    config_->OnChange(name, refresh);
+  }
+  // Authentication state of existing clients follows requirepass, as in Redis:
+  // setting a password does not log out clients that are already connected.
+}
+
+absl::Status Server::Start() {
+  io::IoOptions opts;
+  opts.threads = static_cast<int>(config_->Int("io-threads"));
+  opts.port = static_cast<int>(config_->Int("port"));
+  opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
+  opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
+  opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
+  start_time_ms_ = UnixMs();
+  lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
+  return io_->Start(opts);
+}
+
+int Server::Run() {
+  io_->Run();
+  int sig = shutdown_signal_;
+  if (sig != 0) {
+    Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
+  }
+  io_->CloseListeners();
+  const std::string& pidfile = config_->Str("pidfile");
+  if (!pidfile.empty()) {
+    Log(kNotice, "Removing the pid file.");
+    unlink(pidfile.c_str());
+  }
+  Log(kWarning, "ringkv is now ready to exit, bye bye...");
+  return 0;
+}
+
+void Server::RequestShutdown(int signal) {
+  shutdown_signal_ = signal;
+  io_->RequestStop();
+}
+
+Client* Server::FindClient(uint64_t id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+std::string Server::OnAccept(const io::Peer& peer) {
+  if (static_cast<int64_t>(clients_.size()) >= maxclients_) {
+    ++stats_.rejected_connections;
+    return StrCat("-", errors::kMaxClients, "\r\n");
+  }
+  // Protected mode (Redis 7.0): no password for the default user and a
+  // non-loopback peer, whatever `bind` says.
+  if (config_->Bool("protected-mode") && !requirepass_set_ && !peer.loopback) {
+    ++stats_.rejected_connections;
+    return errors::kProtectedMode;
+  }
+  return {};
+}
+
+void Server::OnOpen(io::Connection* conn, const io::Peer& peer) {
+  auto client = std::make_unique<Client>();
+  client->conn = conn;
+  client->id = conn->id;
+  client->created_ms = client->last_interaction_ms = UnixMs();
+  client->authenticated = !requirepass_set_;
+  client->loopback = peer.loopback;
+  client->meta = std::make_unique<ClientMeta>();
+  client->meta->addr = peer.addr;
+  client->meta->laddr = peer.laddr;
+  conn->owner = client.get();
+  io_->SetAuthenticated(conn, client->authenticated);
+  ++stats_.total_connections;
+  clients_[client->id] = std::move(client);
+}
+
+void Server::OnClose(io::Connection* conn) {
+  auto* c = static_cast<Client*>(conn->owner);
+  if (c == nullptr) return;
+  conn->owner = nullptr;
+  clients_.erase(c->id);
+}
+
+void Server::CloseClient(Client& c) {
+  c.closing = true;
+  io_->CloseAfterReply(c.conn);
+}
+
+void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
+  auto* c = static_cast<Client*>(conn->owner);
+  if (c == nullptr || c->closing) return;
+  io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp);
+  rb.Error(StrCat("ERR ", message));
+  ++stats_.total_error_replies;
+  Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id, " addr=", c->meta->addr,
+                             ". Closing the client."));
+  CloseClient(*c);
+}
+
+void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> argv) {
+  auto* c = static_cast<Client*>(conn->owner);
+  if (c == nullptr || c->closing) return;
+  if (c->deferred) {  // keep order behind commands held back by CLIENT PAUSE
+    Defer(*c, argv);
+    return;
+  }
+  Execute(*c, argv);
+}
+
+bool Server::ShouldPause(const CommandSpec& spec) const {
+  if (pause_until_ms_ == 0) return false;
+  if (pause_all_) return true;
+  return (spec.flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
+}
+
+void Server::Defer(Client& c, Argv argv) {
+  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
+  c.deferred->commands.emplace_back(argv.begin(), argv.end());
+  if (!c.paused_wait) {
+    c.paused_wait = true;
+    paused_clients_.push_back(c.id);
+  }
+}
+
+void Server::Execute(Client& c, Argv argv) {
+  const int64_t now_ms = UnixMs();
+  c.last_interaction_ms = now_ms;
+  io::OutBuffer discard;
+  bool replying = c.reply_mode == ReplyMode::kOn;
+  if (c.reply_mode == ReplyMode::kSkipNext) {
+    c.reply_mode = ReplyMode::kSkipThis;
+    replying = false;
+  } else if (c.reply_mode == ReplyMode::kSkipThis) {
+    c.reply_mode = ReplyMode::kOn;
+    replying = true;
+  }
+  io::ReplyBuilder rb(replying ? &io_->PrepareWrite(c.conn) : &discard, c.resp);
+
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  if (spec == nullptr) {
+    rb.Error(UnknownCommandError(argv));
+    ++stats_.total_error_replies;
+    return;
+  }
+  // A container resolves its subcommand; one with a handler of its own
+  // (COMMAND) runs that handler when called alone.
+  if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
+    if (argv.size() < 2) {
+      rb.Error(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+      ++stats_.total_error_replies;
+      return;
+    }
+    const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
+    if (sub == nullptr) {
+      rb.Error(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ",
+                            AsciiUpper(spec->name), " HELP."));
+      ++stats_.total_error_replies;
+      return;
+    }
+    spec = sub;
+  }
+  const int argc = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
+    rb.Error(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
+    ++spec->rejected_calls;
+    ++stats_.total_error_replies;
+    return;
+  }
+  if (!c.authenticated && !(spec->flags & cmd::kNoAuth)) {
+    rb.Error(errors::kNoAuth);
+    ++spec->rejected_calls;
+    ++stats_.total_error_replies;
+    return;
+  }
+  if (ShouldPause(*spec)) {
+    if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
+    Defer(c, argv);
+    return;
+  }
+
+  c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
+  const int64_t start = MonoUs();
+  CommandContext ctx{*this, c, rb, argv, now_ms};
+  const uint64_t errors_before = rb.errors();
+  spec->handler(ctx);
+  const int64_t duration = MonoUs() - start;
+  ++spec->calls;
+  spec->usec += static_cast<uint64_t>(duration);
+  if (rb.errors() != errors_before) {
+    ++spec->failed_calls;
+    stats_.total_error_replies += rb.errors() - errors_before;
+  }
+  ++stats_.total_commands;
+  if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog)) {
+    Slowlog(c, argv, duration, now_ms);
+  }
+}
+
+void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms) {
+  if (slowlog_max_len_ == 0) return;
+  // As Redis: at most 32 arguments (the last says how many more), each at
+  // most 128 bytes (with how many more bytes).
+  SlowlogEntry e;
+  e.id = slowlog_next_id_++;
+  e.time_s = now_ms / 1000;
+  e.duration_us = duration_us;
+  size_t n = std::min<size_t>(argv.size(), 32);
+  for (size_t i = 0; i < n; ++i) {
+    if (n == 32 && i == 31 && argv.size() > 32) {
+      e.argv.push_back(StrCat("... (", argv.size() - 31, " more arguments)"));
+    } else if (argv[i].size() > 128) {
+      e.argv.push_back(StrCat(argv[i].substr(0, 128), "... (", argv[i].size() - 128, " more bytes)"));
+    } else {
+      e.argv.emplace_back(argv[i]);
+    }
+  }
+  e.peer = c.meta ? c.meta->addr : "";
+  e.name = c.meta ? c.meta->name : "";
+  slowlog_.push_front(std::move(e));
+  while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();
+}
+
+void Server::PauseClients(int64_t until_ms, bool all) {
+  // A later pause extends, never shortens; ALL wins over WRITE (Redis 7.0).
+  if (until_ms > pause_until_ms_) pause_until_ms_ = until_ms;
+  pause_all_ = pause_all_ || all;
+}
+
+void Server::UnpauseClients() {
+  pause_until_ms_ = 0;
+  pause_all_ = false;
+  ReplayDeferred();
+}
+
+void Server::ReplayDeferred() {
+  std::vector<uint64_t> ids;
+  ids.swap(paused_clients_);
+  for (uint64_t id : ids) {
+    Client* c = FindClient(id);
+    if (c == nullptr) continue;
+    c->paused_wait = false;
+    std::unique_ptr<DeferredCommands> held = std::move(c->deferred);
+    while (held && !held->commands.empty()) {
+      std::vector<std::string> args = std::move(held->commands.front());
+      held->commands.pop_front();
+      std::vector<std::string_view> views(args.begin(), args.end());
+      if (c->closing) break;
+      if (c->deferred) {  // paused again: the rest waits behind
+        Defer(*c, views);
+        continue;
+      }
+      Execute(*c, views);
+    }
+  }
+}
+
+uint64_t Server::instantaneous_ops() const {
+  uint64_t sum = 0;
+  for (uint64_t s : stats_.ops_samples) sum += s;
+  return sum / ServerStats::kSamples;
+}
+
+void Server::ClientsCron(int64_t now_ms) {
+  if (timeout_s_ <= 0) return;
+  std::vector<Client*> idle;
+  for (auto& [id, c] : clients_) {
+    if (!c->closing && now_ms - c->last_interaction_ms > timeout_s_ * 1000) idle.push_back(c.get());
+  }
+  for (Client* c : idle) {
+    Log(kVerbose, "Closing idle client");
+    c->closing = true;
+    io_->CloseNow(c->conn);
+  }
+}
+
+int Server::OnTimer() {
+  const int64_t now_ms = UnixMs();
+  lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
+  if (now_ms - stats_.last_sample_ms >= 100) {
+    int64_t dt = now_ms - stats_.last_sample_ms;
+    uint64_t ops = stats_.total_commands - stats_.last_sample_commands;
+    stats_.ops_samples[stats_.sample_index] = stats_.last_sample_ms == 0 ? 0 : ops * 1000 / static_cast<uint64_t>(dt);
+    stats_.sample_index = (stats_.sample_index + 1) % ServerStats::kSamples;
+    stats_.last_sample_ms = now_ms;
+    stats_.last_sample_commands = stats_.total_commands;
+  }
+  if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
+  ClientsCron(now_ms);
+  // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
+  keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  int wait = 1000 / hz_;
+  if (pause_until_ms_ > 0) wait = static_cast<int>(std::clamp<int64_t>(pause_until_ms_ - now_ms, 1, wait));
+  return wait;
+}
+
+void Server::BeforeFlush() {
+  if (shutdown_requested_) io_->RequestStop();
+}
+
+}  // namespace ringkv::server

@@ -201,7 +201,7 @@ void RegisterIntrospectionCommands(CommandTable& t) {
   std::vector<CommandSpec> subs;
   subs.push_back(Cmd("command|count", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns a count of commands.", "2.8.13", CmdCommandCount));
   subs.push_back(Cmd("command|docs", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns documentary information about one, multiple or all commands.", "7.0.0", CmdCommandDocs));
-  subs.push_back(Cmd("command|getkeys", -3, f, 0, 0, 0, "@slow @connection", "server", "Extracts the key names from an arbitrary command.", "2.8.13", CmdCommandGetkeys));
+  subs.push_back(Cmd("command|getkeys", -4, f, 0, 0, 0, "@slow @connection", "server", "Extracts the key names from an arbitrary command.", "2.8.13", CmdCommandGetkeys));
   subs.push_back(Cmd("command|info", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns information about one, multiple or all commands.", "2.8.13", CmdCommandInfo));
   subs.push_back(Cmd("command|list", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns a list of command names.", "7.0.0", CmdCommandList));
   subs.push_back(Cmd("command|help", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns helpful text about the different subcommands.", "5.0.0", CmdCommandHelp));

@@ -127,10 +127,7 @@ void CmdHello(CommandContext& ctx) {
 
 void CmdSelect(CommandContext& ctx) {
   int64_t index;
-  if (!core::StringToInt64(ctx.argv[1], &index)) {
-    ctx.reply.Error(errors::kInvalidDbIndex);
-    return;
-  }
+  if (!ParseInt(ctx, ctx.argv[1], &index)) return;
   if (index < 0 || index >= ctx.server.keyspace().count()) {
     ctx.reply.Error(errors::kDbIndexRange);
     return;

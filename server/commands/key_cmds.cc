@@ -225,10 +225,7 @@ void CmdRenamenx(CommandContext& ctx) { Rename(ctx, true); }
 
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   int64_t v;
-  if (!core::StringToInt64(arg, &v)) {
-    ctx.reply.Error(errors::kInvalidDbIndex);
-    return false;
-  }
+  if (!ParseInt(ctx, arg, &v)) return false;
   if (v < 0 || v >= ctx.server.keyspace().count()) {
     ctx.reply.Error(errors::kDbIndexRange);
     return false;
@@ -270,58 +267,65 @@ void CmdSwapdb(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdObject(CommandContext& ctx) {
-  std::string_view sub = ctx.argv[1];
-  if (Is(sub, "HELP") && ctx.argv.size() == 2) {
-    static const char* kLines[] = {
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Return the kind of internal representation used in order to store the value",
-        "    associated with a <key>.",
-        "FREQ <key>",
-        "    Return the access frequency index of the <key>. The returned integer is",
-        "    proportional to the logarithm of the recent access frequency of the key.",
-        "IDLETIME <key>",
-        "    Return the idle time of the <key>, that is the approximated number of",
-        "    seconds elapsed since the last access to the key.",
-        "REFCOUNT <key>",
-        "    Return the number of references of the value associated with the specified",
-        "    <key>.",
-        "HELP",
-        "    Print this help.",
-    };
-    ctx.reply.ArrayHeader(std::size(kLines));
-    for (const char* l : kLines) ctx.reply.SimpleString(l);
-    return;
-  }
-  if (ctx.argv.size() != 3 ||
-      !(Is(sub, "ENCODING") || Is(sub, "REFCOUNT") || Is(sub, "IDLETIME") || Is(sub, "FREQ"))) {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                                 "'. Try OBJECT HELP."));
-    return;
-  }
+// OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}.
+core::Entry* ObjectTarget(CommandContext& ctx) {
   core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[2], ctx.now_ms);
-  if (e == nullptr) {
-    ctx.reply.Null();
-    return;
+  if (e == nullptr) ctx.reply.Null();
+  return e;
+}
+
+void CmdObjectEncoding(CommandContext& ctx) {
+  core::Entry* e = ObjectTarget(ctx);
+  if (e == nullptr) return;
+  switch (e->value.encoding()) {
+    case core::StringEncoding::kInt: ctx.reply.Bulk("int"); break;
+    case core::StringEncoding::kEmbstr: ctx.reply.Bulk("embstr"); break;
+    case core::StringEncoding::kRaw: ctx.reply.Bulk("raw"); break;
   }
-  if (Is(sub, "ENCODING")) {
-    switch (e->value.encoding()) {
-      case core::StringEncoding::kInt: ctx.reply.Bulk("int"); break;
-      case core::StringEncoding::kEmbstr: ctx.reply.Bulk("embstr"); break;
-      case core::StringEncoding::kRaw: ctx.reply.Bulk("raw"); break;
-    }
-  } else if (Is(sub, "REFCOUNT")) {
-    // Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS) with refcount INT_MAX.
-    bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
-    ctx.reply.Integer(shared ? 2147483647 : 1);
-  } else if (Is(sub, "IDLETIME")) {
-    ctx.reply.Integer(std::max<int64_t>(0, static_cast<int64_t>(ctx.server.lru_clock()) - e->lru));
-  } else {
-    ctx.reply.Error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
-        "between policies at runtime LRU and LFU data will take some time to adjust.");
-  }
+}
+
+void CmdObjectRefcount(CommandContext& ctx) {
+  core::Entry* e = ObjectTarget(ctx);
+  if (e == nullptr) return;
+  // Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS) with refcount INT_MAX.
+  bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
+  ctx.reply.Integer(shared ? 2147483647 : 1);
+}
+
+void CmdObjectIdletime(CommandContext& ctx) {
+  core::Entry* e = ObjectTarget(ctx);
+  if (e == nullptr) return;
+  ctx.reply.Integer(std::max<int64_t>(0, static_cast<int64_t>(ctx.server.lru_clock()) - e->lru));
+}
+
+void CmdObjectFreq(CommandContext& ctx) {
+  core::Entry* e = ObjectTarget(ctx);
+  if (e == nullptr) return;
+  ctx.reply.Error(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+      "between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
+void CmdObjectHelp(CommandContext& ctx) {
+  static const char* kLines[] = {
+      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply.ArrayHeader(std::size(kLines));
+  for (const char* l : kLines) ctx.reply.SimpleString(l);
 }
 
 }  // namespace
@@ -350,7 +354,13 @@ void RegisterKeyCommands(CommandTable& t) {
   t.Add(Cmd("renamenx", 3, kWrite | kFast, 1, 2, 1, "@keyspace @write @fast", "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", CmdRenamenx));
   t.Add(Cmd("move", 3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Moves a key to another database.", "1.0.0", CmdMove));
   t.Add(Cmd("swapdb", 3, kWrite | kFast, 0, 0, 0, "@keyspace @write @fast @dangerous", "server", "Swaps two Redis databases.", "4.0.0", CmdSwapdb));
-  t.Add(Cmd("object", -2, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "A container for object introspection commands.", "2.2.3", CmdObject));
+  std::vector<CommandSpec> object;
+  object.push_back(Cmd("object|encoding", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the internal encoding of a Redis object.", "2.2.3", CmdObjectEncoding));
+  object.push_back(Cmd("object|freq", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0", CmdObjectFreq));
+  object.push_back(Cmd("object|idletime", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the time since the last access to a Redis object.", "2.2.3", CmdObjectIdletime));
+  object.push_back(Cmd("object|refcount", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the reference count of a value of a key.", "2.2.3", CmdObjectRefcount));
+  object.push_back(Cmd("object|help", 2, kLoading | kStale, 0, 0, 0, "@keyspace @slow", "generic", "Returns helpful text about the different subcommands.", "6.2.0", CmdObjectHelp));
+  t.Add(Cmd("object", -2, 0, 0, 0, 0, "@slow", "generic", "A container for object introspection commands.", "2.2.3", nullptr, std::move(object)));
 }
 
 }  // namespace ringkv::server

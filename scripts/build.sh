@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds ringkv.  scripts/build.sh [release|asan]  (default release)
+#   release -> build/       (Release, mimalloc)
+#   asan    -> build-asan/  (ASan + UBSan, for the tests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-release}
+jobs=${JOBS:-2}
+case $kind in
+  release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON) ;;
+  *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$jobs"

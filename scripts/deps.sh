@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever ringkv needs that is missing.
+#   scripts/deps.sh          build dependencies and the test tools
+# Uses sudo when not run as root. Idempotent: does nothing when all are present.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake pkg-config
+  liburing-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
+  libhiredis-dev redis-server redis-tools python3
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+echo "installing: ${missing[*]}" >&2
+SUDO=""
+[[ $(id -u) == 0 ]] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts redis-server as a service on install; ringkv's tests start
+# their own servers on free ports and need nothing listening on 6379.
+if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
+  $SUDO systemctl stop redis-server || true
+fi

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Differential test: runs command scripts against Debian's redis-server 7.0
+and ringkv-server and compares the raw reply bytes.
+
+Usage: run_diff.py --ringkv PATH [--redis redis-server] --scripts DIR [FILE...]
+
+Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
+\\xHH escapes, or '...'):
+    # comment
+    SET k v
+    !sleep 1.2        pause (for expiry)
+    !resp3            switch this script's connection to RESP3 (HELLO 3, not compared)
+Each script runs on a fresh connection after FLUSHALL on both servers.
+Exit status 0 when every reply matched; prints the first mismatches otherwise.
+"""
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def split_args(line):
+    """redis-cli style splitting (sdssplitargs)."""
+    args, i, n = [], 0, len(line)
+    while True:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            return args
+        cur = bytearray()
+        if line[i] == '"':
+            i += 1
+            while True:
+                if i >= n:
+                    raise ValueError("unbalanced quotes: " + line)
+                c = line[i]
+                if c == "\\" and i + 3 < n and line[i + 1] == "x":
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 4
+                    continue
+                if c == "\\" and i + 1 < n:
+                    cur += {"n": b"\n", "r": b"\r", "t": b"\t", "b": b"\b", "a": b"\a"}.get(
+                        line[i + 1], line[i + 1].encode())
+                    i += 2
+                    continue
+                if c == '"':
+                    i += 1
+                    break
+                cur += c.encode()
+                i += 1
+        elif line[i] == "'":
+            i += 1
+            while True:
+                if i >= n:
+                    raise ValueError("unbalanced quotes: " + line)
+                if line[i] == "\\" and i + 1 < n and line[i + 1] == "'":
+                    cur += b"'"
+                    i += 2
+                    continue
+                if line[i] == "'":
+                    i += 1
+                    break
+                cur += line[i].encode()
+                i += 1
+        else:
+            while i < n and not line[i].isspace():
+                cur += line[i].encode()
+                i += 1
+        args.append(bytes(cur))
+
+
+def encode(args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+class Conn:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buf = b""
+
+    def _fill(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed")
+        self.buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        i = self.buf.index(b"\r\n") + 2
+        line, self.buf = self.buf[:i], self.buf[i:]
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:-2]
+        if t in (b"$", b"=", b"!"):
+            n = int(rest)
+            return line if n < 0 else line + self._exact(n + 2)
+        if t in (b"*", b"~", b">"):
+            n = int(rest)
+            return line + b"".join(self.reply() for _ in range(max(n, 0)))
+        if t in (b"%", b"|"):
+            n = int(rest)
+            return line + b"".join(self.reply() for _ in range(2 * n))
+        return line
+
+    def call(self, args):
+        self.sock.sendall(encode(args))
+        return self.reply()
+
+
+def start(cmd, port, workdir):
+    log = open(os.path.join(workdir, "server-%d.log" % port), "w")
+    p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                                "--enable-debug-command", "yes"],
+                         cwd=workdir, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(200):
+        try:
+            c = Conn(port)
+            if c.call([b"PING"]) == b"+PONG\r\n":
+                return p
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    raise RuntimeError("server did not start: %s" % cmd)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ringkv", required=True)
+    ap.add_argument("--redis", default="redis-server")
+    ap.add_argument("--scripts", required=True)
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_args()
+    if shutil.which(a.redis) is None and not os.path.exists(a.redis):
+        print("differential: %s not found (install redis-server)" % a.redis)
+        return 1
+    files = a.files or sorted(os.path.join(a.scripts, f) for f in os.listdir(a.scripts) if f.endswith(".txt"))
+    workdir = tempfile.mkdtemp(prefix="ringkv-diff-")
+    rport, kport = free_port(), free_port()
+    redis = start([a.redis], rport, workdir)
+    ringkv = start([os.path.abspath(a.ringkv)], kport, workdir)
+    total = failed = 0
+    try:
+        for path in files:
+            r, k = Conn(rport), Conn(kport)
+            r.call([b"FLUSHALL"])
+            k.call([b"FLUSHALL"])
+            with open(path, encoding="utf-8") as f:
+                for lineno, raw in enumerate(f, 1):
+                    line = raw.strip()
+                    if not line or line.startswith("#"):
+                        continue
+                    if line.startswith("!sleep"):
+                        time.sleep(float(line.split()[1]))
+                        continue
+                    if line == "!resp3":
+                        r.call([b"HELLO", b"3"])
+                        k.call([b"HELLO", b"3"])
+                        continue
+                    args = split_args(line)
+                    total += 1
+                    want, got = r.call(args), k.call(args)
+                    if want != got:
+                        failed += 1
+                        if failed <= 30:
+                            print("MISMATCH %s:%d  %s\n  redis : %r\n  ringkv: %r" %
+                                  (os.path.basename(path), lineno, line, want, got))
+    finally:
+        for p in (redis, ringkv):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("differential: %d commands in %d scripts" % (total, len(files)))
+    print("%d passed, %d failed" % (total - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

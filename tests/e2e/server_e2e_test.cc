@@ -1,0 +1,359 @@
+// End-to-end tests: the real ringkv-server binary on a free loopback port,
+// driven with hiredis and raw sockets.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+struct RedisFree {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+using Redis = std::unique_ptr<redisContext, RedisFree>;
+
+Redis Connect(int port) {
+  Redis c(redisConnect("127.0.0.1", port));
+  EXPECT_TRUE(c && !c->err);
+  return c;
+}
+
+// Runs one command and returns the reply as text ("OK", "(nil)", "(error) ...", "5", ...).
+std::string Cmd(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  if (r == nullptr) return "<io error>";
+  std::string out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING: case REDIS_REPLY_STATUS: out.assign(r->str, r->len); break;
+    case REDIS_REPLY_ERROR: out = "(error) " + std::string(r->str, r->len); break;
+    case REDIS_REPLY_INTEGER: out = std::to_string(r->integer); break;
+    case REDIS_REPLY_NIL: out = "(nil)"; break;
+    case REDIS_REPLY_ARRAY: out = "(array " + std::to_string(r->elements) + ")"; break;
+  }
+  freeReplyObject(r);
+  return out;
+}
+
+TEST(ServerE2E, PingSetGetAndPipelining) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  EXPECT_EQ(Cmd(c.get(), {"PING"}), "PONG");
+  EXPECT_EQ(Cmd(c.get(), {"SET", "k", "v"}), "OK");
+  EXPECT_EQ(Cmd(c.get(), {"GET", "k"}), "v");
+  const int n = 5000;
+  for (int i = 0; i < n; ++i) redisAppendCommand(c.get(), "INCR counter");
+  for (int i = 0; i < n; ++i) {
+    void* r = nullptr;
+    ASSERT_EQ(redisGetReply(c.get(), &r), REDIS_OK);
+    EXPECT_EQ(static_cast<redisReply*>(r)->integer, i + 1);
+    freeReplyObject(r);
+  }
+  EXPECT_EQ(Cmd(c.get(), {"GET", "counter"}), std::to_string(n));
+}
+
+TEST(ServerE2E, LargeArgumentsAcrossManyReads) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  std::string big(8 * 1024 * 1024 + 3, 'q');
+  big[12345] = '\r';
+  EXPECT_EQ(Cmd(c.get(), {"SET", "big", big}), "OK");
+  EXPECT_EQ(Cmd(c.get(), {"STRLEN", "big"}), std::to_string(big.size()));
+  EXPECT_EQ(Cmd(c.get(), {"GET", "big"}), big);
+}
+
+TEST(ServerE2E, Resp3Hello) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  ASSERT_TRUE(c.Send(Resp({"HELLO", "3", "SETNAME", "me"})));
+  std::string hello = c.ReadReply();
+  EXPECT_EQ(hello.substr(0, 4), "%7\r\n");
+  EXPECT_NE(hello.find("$5\r\nproto\r\n:3\r\n"), std::string::npos);
+  ASSERT_TRUE(c.Send(Resp({"GET", "missing"})));
+  EXPECT_EQ(c.ReadReply(), "_\r\n");
+  ASSERT_TRUE(c.Send(Resp({"CONFIG", "GET", "maxclients"})));
+  EXPECT_EQ(c.ReadReply(), "%1\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n");
+  ASSERT_TRUE(c.Send(Resp({"CLIENT", "GETNAME"})));
+  EXPECT_EQ(c.ReadReply(), "$2\r\nme\r\n");
+  ASSERT_TRUE(c.Send(Resp({"HELLO", "4"})));
+  EXPECT_EQ(c.ReadReply(), "-NOPROTO unsupported protocol version\r\n");
+  ASSERT_TRUE(c.Send(Resp({"HELLO", "2"})));
+  EXPECT_EQ(c.ReadReply().substr(0, 5), "*14\r\n");
+  ASSERT_TRUE(c.Send(Resp({"GET", "missing"})));
+  EXPECT_EQ(c.ReadReply(), "$-1\r\n");
+}
+
+TEST(ServerE2E, ProtocolErrorClosesOnlyTheOffender) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn good(s.port());
+  RawConn bad(s.port());
+  ASSERT_TRUE(bad.Send("SET a b\r\n*1\r\n$x\r\nPING\r\n"));
+  EXPECT_EQ(bad.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(bad.ReadReply(), "-ERR Protocol error: invalid bulk length\r\n");
+  EXPECT_TRUE(bad.ReadEof());
+  ASSERT_TRUE(good.Send(Resp({"GET", "a"})));
+  EXPECT_EQ(good.ReadReply(), "$1\r\nb\r\n");
+  RawConn quotes(s.port());
+  ASSERT_TRUE(quotes.Send("SET \"a\r\n"));
+  EXPECT_EQ(quotes.ReadReply(), "-ERR Protocol error: unbalanced quotes in request\r\n");
+  EXPECT_TRUE(quotes.ReadEof());
+}
+
+TEST(ServerE2E, QueryBufferLimitClosesOnlyTheOffender) {
+  TestServer s({"--client-query-buffer-limit", "1mb"});
+  ASSERT_TRUE(s.ready());
+  RawConn good(s.port());
+  RawConn bad(s.port());
+  ASSERT_TRUE(bad.Send("*2\r\n$4\r\nECHO\r\n$3000000\r\n"));
+  bad.Send(std::string(2 * 1024 * 1024, 'x'));  // may fail once the server closes
+  EXPECT_TRUE(bad.ReadEof());
+  ASSERT_TRUE(good.Send(Resp({"PING"})));
+  EXPECT_EQ(good.ReadReply(), "+PONG\r\n");
+}
+
+TEST(ServerE2E, UnknownCommandAndArityErrors) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"FOO", "a", "b"}));
+  EXPECT_EQ(c.ReadReply(), "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n");
+  c.Send(Resp({"GET"}));
+  EXPECT_EQ(c.ReadReply(), "-ERR wrong number of arguments for 'get' command\r\n");
+  c.Send(Resp({"CONFIG", "NOPE"}));
+  EXPECT_EQ(c.ReadReply(), "-ERR unknown subcommand 'NOPE'. Try CONFIG HELP.\r\n");
+}
+
+TEST(ServerE2E, RequirepassAndAuth) {
+  TestServer s({"--requirepass", "sekret"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"GET", "k"}));
+  EXPECT_EQ(c.ReadReply(), "-NOAUTH Authentication required.\r\n");
+  c.Send(Resp({"AUTH", "wrong"}));
+  EXPECT_EQ(c.ReadReply(), "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  c.Send(Resp({"AUTH", "sekret"}));
+  EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+  c.Send(Resp({"GET", "k"}));
+  EXPECT_EQ(c.ReadReply(), "$-1\r\n");
+  RawConn h(s.port());
+  h.Send(Resp({"HELLO", "3", "AUTH", "default", "sekret"}));
+  EXPECT_EQ(h.ReadReply().substr(0, 4), "%7\r\n");
+  // Unauthenticated clients get Redis's tighter protocol limits.
+  RawConn u(s.port());
+  u.Send("*20\r\n");
+  EXPECT_EQ(u.ReadReply(), "-ERR Protocol error: unauthenticated multibulk length\r\n");
+}
+
+TEST(ServerE2E, AuthWithoutPasswordConfigured) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"AUTH", "x"}));
+  EXPECT_EQ(c.ReadReply(),
+            "-ERR AUTH <password> called without any password configured for the default user. Are you sure your "
+            "configuration is correct?\r\n");
+}
+
+TEST(ServerE2E, MaxClients) {
+  TestServer s({"--maxclients", "3"});
+  ASSERT_TRUE(s.ready());
+  RawConn a(s.port()), b(s.port()), c(s.port());
+  for (RawConn* x : {&a, &b, &c}) {
+    x->Send("PING\r\n");
+    EXPECT_EQ(x->ReadReply(), "+PONG\r\n");
+  }
+  RawConn d(s.port());
+  EXPECT_EQ(d.ReadReply(), "-ERR max number of clients reached\r\n");
+  EXPECT_TRUE(d.ReadEof());
+}
+
+TEST(ServerE2E, ConfigSetAndRewriteRoundTrip) {
+  char path[] = "/tmp/ringkv_e2e_conf_XXXXXX";
+  int fd = mkstemp(path);
+  std::string text = "# test config\nmaxclients 500\n# keep me\ntimeout 0\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  {
+    TestServer s({}, RINGKV_SERVER_PATH, path);
+    ASSERT_TRUE(s.ready());
+    Redis c = Connect(s.port());
+    EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxclients", "600", "timeout", "77"}), "OK");
+    EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxclients", "abc"}),
+              "(error) ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be "
+              "parsed into an integer");
+    EXPECT_EQ(Cmd(c.get(), {"CONFIG", "REWRITE"}), "OK");
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("# test config\nmaxclients 600\n# keep me\ntimeout 77\n"), std::string::npos) << ss.str();
+  {
+    TestServer s({}, RINGKV_SERVER_PATH, path);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    c.Send(Resp({"CONFIG", "GET", "timeout"}));
+    EXPECT_EQ(c.ReadReply(), "*2\r\n$7\r\ntimeout\r\n$2\r\n77\r\n");
+  }
+  unlink(path);
+}
+
+// The same script must produce the same bytes with one thread and with four.
+std::string RunScript(int port) {
+  std::string all;
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < 8; ++i) conns.push_back(std::make_unique<RawConn>(port));
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      std::string key = "k" + std::to_string(i);
+      std::string batch = Resp({"INCR", key}) + Resp({"APPEND", "s" + key, std::to_string(round)}) +
+                          Resp({"GET", "s" + key}) + Resp({"EXISTS", key, "nokey"}) + Resp({"PING", "x"});
+      conns[i]->Send(batch);
+    }
+    for (int i = 0; i < 8; ++i) {
+      for (int r = 0; r < 5; ++r) all += conns[i]->ReadReply();
+    }
+  }
+  return all;
+}
+
+TEST(ServerE2E, IoThreadsOneAndFourGiveIdenticalResults) {
+  TestServer one({"--io-threads", "1"});
+  TestServer four({"--io-threads", "4"});
+  ASSERT_TRUE(one.ready());
+  ASSERT_TRUE(four.ready());
+  std::string a = RunScript(one.port());
+  std::string b = RunScript(four.port());
+  EXPECT_GT(a.size(), 1000u);
+  EXPECT_EQ(a, b);
+}
+
+TEST(ServerE2E, ThousandConcurrentClients) {
+  rlimit rl;
+  getrlimit(RLIMIT_NOFILE, &rl);
+  if (rl.rlim_cur < 2300 && rl.rlim_max >= 2300) {
+    rl.rlim_cur = 2300;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  for (const char* threads : {"1", "2"}) {
+    TestServer s({"--io-threads", threads});
+    ASSERT_TRUE(s.ready());
+    std::vector<std::unique_ptr<RawConn>> conns;
+    for (int i = 0; i < 1000; ++i) {
+      conns.push_back(std::make_unique<RawConn>(s.port()));
+      ASSERT_TRUE(conns.back()->ok()) << i;
+    }
+    for (int i = 0; i < 1000; ++i) conns[i]->Send(Resp({"SET", "key:" + std::to_string(i), std::to_string(i)}));
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(conns[i]->ReadReply(), "+OK\r\n");
+    for (int i = 0; i < 1000; ++i) conns[i]->Send(Resp({"GET", "key:" + std::to_string(999 - i)}));
+    for (int i = 0; i < 1000; ++i) {
+      std::string v = std::to_string(999 - i);
+      ASSERT_EQ(conns[i]->ReadReply(), "$" + std::to_string(v.size()) + "\r\n" + v + "\r\n");
+    }
+    conns[0]->Send(Resp({"INFO", "clients"}));
+    EXPECT_NE(conns[0]->ReadReply().find("connected_clients:1000\r\n"), std::string::npos);
+    conns[0]->Send(Resp({"DBSIZE"}));
+    EXPECT_EQ(conns[0]->ReadReply(), ":1000\r\n");
+  }
+}
+
+TEST(ServerE2E, IdleTimeoutClosesIdleClients) {
+  TestServer s({"--timeout", "1"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send("PING\r\n");
+  EXPECT_EQ(c.ReadReply(), "+PONG\r\n");
+  EXPECT_TRUE(c.ReadEof());  // closed by the cron within ~1-2 s (recv timeout is 5 s)
+}
+
+TEST(ServerE2E, ClientPauseWriteHoldsWritesUntilUnpause) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port()), writer(s.port());
+  admin.Send(Resp({"CLIENT", "PAUSE", "100000", "WRITE"}));
+  EXPECT_EQ(admin.ReadReply(), "+OK\r\n");
+  writer.Send(Resp({"SET", "p", "1"}) + Resp({"GET", "p"}));
+  admin.Send(Resp({"GET", "p"}));  // reads still run
+  EXPECT_EQ(admin.ReadReply(), "$-1\r\n");
+  admin.Send(Resp({"CLIENT", "UNPAUSE"}));
+  EXPECT_EQ(admin.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(writer.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(writer.ReadReply(), "$1\r\n1\r\n");
+}
+
+TEST(ServerE2E, ClientKillAndList) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn a(s.port()), b(s.port());
+  a.Send(Resp({"CLIENT", "SETNAME", "victim"}) + Resp({"CLIENT", "ID"}));
+  EXPECT_EQ(a.ReadReply(), "+OK\r\n");
+  std::string id = a.ReadReply();
+  id = id.substr(1, id.size() - 3);
+  b.Send(Resp({"CLIENT", "LIST"}));
+  std::string list = b.ReadReply();
+  EXPECT_NE(list.find("id=" + id + " "), std::string::npos);
+  EXPECT_NE(list.find("name=victim "), std::string::npos);
+  EXPECT_NE(list.find(" qbuf="), std::string::npos);
+  EXPECT_NE(list.find(" omem="), std::string::npos);
+  EXPECT_NE(list.find(" tot-mem="), std::string::npos);
+  b.Send(Resp({"CLIENT", "KILL", "ID", id}));
+  EXPECT_EQ(b.ReadReply(), ":1\r\n");
+  EXPECT_TRUE(a.ReadEof());
+}
+
+TEST(ServerE2E, ShutdownExitsCleanly) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"SHUTDOWN", "NOSAVE"}));
+  EXPECT_TRUE(c.ReadEof());
+  int status = -1;
+  ASSERT_TRUE(s.WaitExit(&status));
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(ServerE2E, SigtermExitsCleanly) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  int status = s.Stop();
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(ServerE2E, BadConfigStopsStartup) {
+  TestServer s({"--maxclients", "lots"});
+  EXPECT_FALSE(s.ready());
+  int status = s.Stop();
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
+TEST(ServerE2E, DebianStockRedisConfStarts) {
+  std::ifstream probe("/etc/redis/redis.conf");
+  if (!probe) GTEST_SKIP() << "no /etc/redis/redis.conf";
+  // The stock file daemonizes and logs to /var/log; override only those.
+  TestServer s({"--daemonize", "no", "--logfile", "", "--pidfile", "", "--dir", "/tmp"}, RINGKV_SERVER_PATH,
+               "/etc/redis/redis.conf");
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"CONFIG", "GET", "databases"}));
+  EXPECT_EQ(c.ReadReply(), "*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -1,0 +1,230 @@
+// TestServer: starts the real ringkv-server (or redis-server) on a free
+// loopback port for one test, and stops it afterwards. RawConn: a plain TCP
+// connection for byte-exact protocol checks.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ringkv::testing {
+
+inline int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+class RawConn {
+ public:
+  explicit RawConn(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+    timeval tv{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  ~RawConn() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  bool Send(const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // Reads until `n` bytes arrived (or EOF / timeout).
+  std::string ReadN(size_t n) {
+    std::string out;
+    char buf[65536];
+    while (out.size() < n) {
+      ssize_t r = recv(fd_, buf, std::min(sizeof(buf), n - out.size()), 0);
+      if (r <= 0) break;
+      out.append(buf, static_cast<size_t>(r));
+    }
+    return out;
+  }
+  // Reads one complete RESP reply (any RESP2/RESP3 type), raw bytes.
+  std::string ReadReply() {
+    std::string out;
+    if (!ReadValue(&out)) out += "<eof>";
+    return out;
+  }
+  // True when the server closed the connection (EOF within the timeout).
+  bool ReadEof() {
+    char c;
+    return recv(fd_, &c, 1, 0) == 0;
+  }
+
+ private:
+  bool ReadLine(std::string* out, std::string* line) {
+    line->clear();
+    while (true) {
+      char c;
+      if (!buffered_.empty()) {
+        c = buffered_.front();
+        buffered_.erase(0, 1);
+      } else {
+        char buf[4096];
+        ssize_t r = recv(fd_, buf, sizeof(buf), 0);
+        if (r <= 0) return false;
+        buffered_.assign(buf, static_cast<size_t>(r));
+        continue;
+      }
+      line->push_back(c);
+      if (line->size() >= 2 && line->substr(line->size() - 2) == "\r\n") break;
+    }
+    out->append(*line);
+    return true;
+  }
+  bool ReadBytes(std::string* out, size_t n) {
+    while (buffered_.size() < n) {
+      char buf[65536];
+      ssize_t r = recv(fd_, buf, sizeof(buf), 0);
+      if (r <= 0) return false;
+      buffered_.append(buf, static_cast<size_t>(r));
+    }
+    out->append(buffered_, 0, n);
+    buffered_.erase(0, n);
+    return true;
+  }
+  bool ReadValue(std::string* out) {
+    std::string line;
+    if (!ReadLine(out, &line)) return false;
+    char t = line[0];
+    long long n = atoll(line.c_str() + 1);
+    switch (t) {
+      case '$': case '=': case '!':
+        return n < 0 || ReadBytes(out, static_cast<size_t>(n) + 2);
+      case '*': case '~': case '>':
+        for (long long i = 0; i < n; ++i) if (!ReadValue(out)) return false;
+        return true;
+      case '%': case '|':
+        for (long long i = 0; i < 2 * n; ++i) if (!ReadValue(out)) return false;
+        return true;
+      default:
+        return true;
+    }
+  }
+  int fd_ = -1;
+  std::string buffered_;
+};
+
+// Encodes a command as a RESP multibulk request.
+inline std::string Resp(const std::vector<std::string>& argv) {
+  std::string s = "*" + std::to_string(argv.size()) + "\r\n";
+  for (const std::string& a : argv) s += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return s;
+}
+
+class TestServer {
+ public:
+  // `binary` defaults to the ringkv-server built next to the tests.
+  explicit TestServer(std::vector<std::string> args = {}, std::string binary = RINGKV_SERVER_PATH,
+                      std::string config_file = "")
+      : port_(FreePort()) {
+    std::vector<std::string> argv{binary};
+    if (!config_file.empty()) argv.push_back(config_file);
+    argv.insert(argv.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1"});
+    if (binary.find("redis-server") != std::string::npos) {
+      argv.insert(argv.end(), {"--save", "", "--appendonly", "no"});
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      if (getenv("RINGKV_TEST_VERBOSE") == nullptr) {
+        FILE* f = freopen("/dev/null", "w", stdout);
+        (void)f;
+      }
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 200; ++i) {
+      RawConn c(port_);
+      std::string pong;
+      if (c.ok() && c.Send("PING\r\n") && ((pong = c.ReadReply()) == "+PONG\r\n" || pong.rfind("-NOAUTH", 0) == 0)) {
+        ready_ = true;
+        break;
+      }
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_status_ = status;
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+  ~TestServer() { Stop(); }
+  int port() const { return port_; }
+  bool ready() const { return ready_; }
+  // Sends SIGTERM and waits; returns the exit status (or the one seen at start).
+  int Stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      for (int i = 0; i < 200; ++i) {
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          exit_status_ = status;
+          return status;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      }
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      exit_status_ = status;
+    }
+    return exit_status_;
+  }
+  // Waits for the process to exit by itself (SHUTDOWN); true if it did.
+  bool WaitExit(int* status, int timeout_ms = 5000) {
+    for (int i = 0; i < timeout_ms / 25 && pid_ > 0; ++i) {
+      if (waitpid(pid_, status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return pid_ <= 0;
+  }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+  int exit_status_ = -1;
+};
+
+}  // namespace ringkv::testing

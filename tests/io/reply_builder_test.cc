@@ -1,0 +1,84 @@
+#include "io/reply_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace ringkv::io {
+namespace {
+
+std::string Encode(int resp, void (*fn)(ReplyBuilder&)) {
+  OutBuffer out;
+  ReplyBuilder rb(&out, resp);
+  fn(rb);
+  return out.ToString();
+}
+
+TEST(ReplyBuilderTest, Resp2Types) {
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.SimpleString("OK"); }), "+OK\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Error("ERR bad\r\nline"); }), "-ERR bad  line\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Integer(-42); }), ":-42\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Bulk("hello"); }), "$5\r\nhello\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Bulk(""); }), "$0\r\n\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Null(); }), "$-1\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.NullArray(); }), "*-1\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.MapHeader(2); }), "*4\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.SetHeader(3); }), "*3\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.PushHeader(3); }), "*3\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Double(1.5); }), "$3\r\n1.5\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Double(INFINITY); }), "$3\r\ninf\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Bool(true); }), ":1\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Verbatim("abc"); }), "$3\r\nabc\r\n");
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.BigNumber("123"); }), "$3\r\n123\r\n");
+}
+
+TEST(ReplyBuilderTest, Resp3Types) {
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.Null(); }), "_\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.NullArray(); }), "_\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.MapHeader(2); }), "%2\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.SetHeader(3); }), "~3\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.PushHeader(3); }), ">3\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.Double(1.5); }), ",1.5\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.Double(-INFINITY); }), ",-inf\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.Bool(false); }), "#f\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.Verbatim("abc"); }), "=7\r\ntxt:abc\r\n");
+  EXPECT_EQ(Encode(3, [](ReplyBuilder& r) { r.BigNumber("123"); }), "(123\r\n");
+}
+
+TEST(ReplyBuilderTest, DoubleUsesSeventeenDigits) {
+  EXPECT_EQ(Encode(2, [](ReplyBuilder& r) { r.Double(0.1); }), "$19\r\n0.10000000000000001\r\n");
+}
+
+TEST(ReplyBuilderTest, LargeBulkSpansChunks) {
+  std::string big(3 * ReplyChunk::kCapacity + 17, 'z');
+  OutBuffer out;
+  ReplyBuilder rb(&out, 2);
+  rb.Bulk(big);
+  EXPECT_EQ(out.ToString(), "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n");
+  EXPECT_EQ(rb.errors(), 0u);
+}
+
+TEST(OutBufferTest, ConsumeReleasesChunksAndSplicePreservesOrder) {
+  OutBuffer a, b;
+  std::string x(ReplyChunk::kCapacity, 'x');
+  a.Append(x);
+  a.Append("tail");
+  b.Append("more");
+  a.Splice(b);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(a.size(), x.size() + 8);
+  EXPECT_EQ(a.Front().size(), x.size());
+  a.Consume(x.size() - 1);
+  EXPECT_EQ(a.Front(), "x");
+  a.Consume(1);
+  EXPECT_EQ(a.ToString(), "tailmore");
+  a.Consume(3);
+  EXPECT_EQ(a.ToString(), "lmore");
+  a.Consume(5);
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(a.allocated(), 0u);
+}
+
+}  // namespace
+}  // namespace ringkv::io

@@ -1,0 +1,143 @@
+#include "io/resp_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ringkv::io {
+namespace {
+
+using Result = RespParser::Result;
+
+// Feeds `input` to a parser the way a connection does (keeping the bytes of
+// an incomplete command, appending what arrives next), in chunks of `chunk`
+// bytes, and returns the commands it produced or the protocol error.
+struct Feed {
+  std::vector<std::vector<std::string>> commands;
+  std::string error;
+};
+Feed FeedInChunks(const std::string& input, size_t chunk, ParserLimits limits = {}) {
+  Feed out;
+  RespParser parser;
+  std::string pending;
+  for (size_t off = 0; off < input.size(); off += chunk) {
+    pending.append(input.substr(off, chunk));
+    while (!pending.empty()) {
+      ParsedCommand cmd;
+      size_t consumed = 0;
+      Result r = parser.Parse(pending, limits, &cmd, &consumed);
+      if (r == Result::kNeedMore) break;
+      if (r == Result::kError) {
+        out.error = parser.error();
+        return out;
+      }
+      if (r == Result::kCommand) out.commands.emplace_back(cmd.argv.begin(), cmd.argv.end());
+      pending.erase(0, consumed);
+    }
+  }
+  return out;
+}
+
+TEST(RespParserTest, MultibulkAtEveryByteBoundary) {
+  const std::string input = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n*1\r\n$4\r\nPING\r\n";
+  for (size_t chunk = 1; chunk <= input.size(); ++chunk) {
+    Feed f = FeedInChunks(input, chunk);
+    ASSERT_EQ(f.error, "") << "chunk " << chunk;
+    ASSERT_EQ(f.commands.size(), 2u) << "chunk " << chunk;
+    EXPECT_EQ(f.commands[0], (std::vector<std::string>{"SET", "key", "va\r\nl"}));
+    EXPECT_EQ(f.commands[1], (std::vector<std::string>{"PING"}));
+  }
+}
+
+TEST(RespParserTest, InlineAtEveryByteBoundary) {
+  const std::string input = "set k \"a b\\x41\\n\" 'x'\r\nPING\n";
+  for (size_t chunk = 1; chunk <= input.size(); ++chunk) {
+    Feed f = FeedInChunks(input, chunk);
+    ASSERT_EQ(f.error, "");
+    ASSERT_EQ(f.commands.size(), 2u);
+    EXPECT_EQ(f.commands[0], (std::vector<std::string>{"set", "k", "a bA\n", "x"}));
+    EXPECT_EQ(f.commands[1], (std::vector<std::string>{"PING"}));
+  }
+}
+
+TEST(RespParserTest, EmptyLinesAndEmptyMultibulkAreSkipped) {
+  Feed f = FeedInChunks("\r\n\n*0\r\n*-1\r\nPING\r\n", 3);
+  ASSERT_EQ(f.error, "");
+  ASSERT_EQ(f.commands.size(), 1u);
+  EXPECT_EQ(f.commands[0][0], "PING");
+}
+
+TEST(RespParserTest, EmptyBulkArgument) {
+  Feed f = FeedInChunks("*2\r\n$3\r\nGET\r\n$0\r\n\r\n", 1);
+  ASSERT_EQ(f.commands.size(), 1u);
+  EXPECT_EQ(f.commands[0][1], "");
+}
+
+TEST(RespParserTest, RedisErrorStrings) {
+  EXPECT_EQ(FeedInChunks("*abc\r\n", 100).error, "Protocol error: invalid multibulk length");
+  EXPECT_EQ(FeedInChunks("*3000000000\r\n", 100).error, "Protocol error: invalid multibulk length");
+  EXPECT_EQ(FeedInChunks("*1\r\n$-1\r\n", 100).error, "Protocol error: invalid bulk length");
+  EXPECT_EQ(FeedInChunks("*1\r\n$x\r\n", 100).error, "Protocol error: invalid bulk length");
+  EXPECT_EQ(FeedInChunks("*1\r\n+OK\r\n", 100).error, "Protocol error: expected '$', got '+'");
+  EXPECT_EQ(FeedInChunks("SET \"abc\r\n", 100).error, "Protocol error: unbalanced quotes in request");
+  EXPECT_EQ(FeedInChunks("GET 'a'b\r\n", 100).error, "Protocol error: unbalanced quotes in request");
+  EXPECT_EQ(FeedInChunks(std::string(70000, 'a'), 4096).error, "Protocol error: too big inline request");
+  EXPECT_EQ(FeedInChunks("*" + std::string(70000, '1'), 4096).error, "Protocol error: too big mbulk count string");
+  EXPECT_EQ(FeedInChunks("*1\r\n$" + std::string(70000, '1'), 4096).error,
+            "Protocol error: too big bulk count string");
+}
+
+TEST(RespParserTest, BulkLengthLimit) {
+  ParserLimits limits;
+  limits.max_bulk_len = 10;
+  EXPECT_EQ(FeedInChunks("*1\r\n$11\r\n", 100, limits).error, "Protocol error: invalid bulk length");
+  Feed ok = FeedInChunks("*1\r\n$10\r\n0123456789\r\n", 100, limits);
+  EXPECT_EQ(ok.error, "");
+  EXPECT_EQ(ok.commands.size(), 1u);
+}
+
+TEST(RespParserTest, UnauthenticatedLimits) {
+  ParserLimits limits;
+  limits.authenticated = false;
+  EXPECT_EQ(FeedInChunks("*11\r\n", 100, limits).error, "Protocol error: unauthenticated multibulk length");
+  EXPECT_EQ(FeedInChunks("*1\r\n$16385\r\n", 100, limits).error, "Protocol error: unauthenticated bulk length");
+}
+
+TEST(RespParserTest, LargeArgumentResumesWithoutRescanning) {
+  std::string big(1 << 20, 'x');
+  std::string input = "*2\r\n$4\r\nECHO\r\n$" + std::to_string(big.size()) + "\r\n" + big + "\r\n";
+  RespParser parser;
+  std::string pending;
+  ParsedCommand cmd;
+  size_t consumed = 0;
+  size_t expected = 0;
+  Result r = Result::kNeedMore;
+  for (size_t off = 0; off < input.size(); off += 4096) {
+    pending.append(input.substr(off, 4096));
+    r = parser.Parse(pending, {}, &cmd, &consumed);
+    if (r != Result::kNeedMore) break;
+    if (parser.expected_size() != 0) expected = parser.expected_size();
+  }
+  ASSERT_EQ(r, Result::kCommand);
+  EXPECT_EQ(expected, input.size());  // the size hint lets the caller reserve once
+  EXPECT_EQ(cmd.argv[1].size(), big.size());
+  EXPECT_EQ(consumed, input.size());
+}
+
+TEST(SplitInlineArgsTest, QuotesAndEscapes) {
+  std::string storage;
+  absl::InlinedVector<std::string_view, 8> argv;
+  ASSERT_TRUE(SplitInlineArgs("a \"b c\" 'd\\'e' \"\\x41\\t\"", &storage, &argv));
+  ASSERT_EQ(argv.size(), 4u);
+  EXPECT_EQ(argv[1], "b c");
+  EXPECT_EQ(argv[2], "d'e");
+  EXPECT_EQ(argv[3], "A\t");
+  EXPECT_FALSE(SplitInlineArgs("\"abc", &storage, &argv));
+  ASSERT_TRUE(SplitInlineArgs("save \"\"", &storage, &argv));
+  ASSERT_EQ(argv.size(), 2u);
+  EXPECT_EQ(argv[1], "");
+}
+
+}  // namespace
+}  // namespace ringkv::io

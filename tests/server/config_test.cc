@@ -1,0 +1,167 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ringkv::server {
+namespace {
+
+std::string WriteTemp(const std::string& text) {
+  char path[] = "/tmp/ringkv_config_test_XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  return path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ConfigTest, DefaultsMatchRedis) {
+  Config c;
+  EXPECT_EQ(c.Int("port"), 6379);
+  EXPECT_EQ(c.Str("bind"), "* -::*");
+  EXPECT_EQ(c.Str("save"), "3600 1 300 100 60 10000");
+  EXPECT_EQ(c.Int("proto-max-bulk-len"), 536870912);
+  EXPECT_EQ(c.Int("client-query-buffer-limit"), 1073741824);
+  EXPECT_EQ(c.Int("databases"), 16);
+  EXPECT_TRUE(c.Bool("protected-mode"));
+}
+
+TEST(ConfigTest, FileWithQuotingIncludeAndMemoryUnits) {
+  std::string inc = WriteTemp("maxclients 77\n");
+  std::string path = WriteTemp("# comment\nport 7000\n  bind 127.0.0.1 -::1\nrequirepass \"p a s s\"\n"
+                               "client-query-buffer-limit 2mb\nsave 60 1\nsave 10 100\ninclude " + inc + "\n"
+                               "SLAVE-READ-ONLY no\n");
+  Config c;
+  ASSERT_TRUE(c.LoadFile(path).ok());
+  EXPECT_EQ(c.Int("port"), 7000);
+  EXPECT_EQ(c.Str("bind"), "127.0.0.1 -::1");
+  EXPECT_EQ(c.Str("requirepass"), "p a s s");
+  EXPECT_EQ(c.Int("client-query-buffer-limit"), 2 * 1024 * 1024);
+  EXPECT_EQ(c.Str("save"), "60 1 10 100");  // the first line replaces the default, later ones add
+  EXPECT_EQ(c.Int("maxclients"), 77);
+  EXPECT_EQ(c.Str("replica-read-only"), "no");  // set through its old alias
+  EXPECT_EQ(c.Str("slave-read-only"), "no");
+  unlink(inc.c_str());
+  unlink(path.c_str());
+}
+
+TEST(ConfigTest, ErrorsNameFileLineAndReason) {
+  std::string path = WriteTemp("port 7000\nfoo bar\n");
+  Config c;
+  absl::Status s = c.LoadFile(path);
+  ASSERT_FALSE(s.ok());
+  std::string m(s.message());
+  EXPECT_NE(m.find("FATAL CONFIG FILE ERROR"), std::string::npos);
+  EXPECT_NE(m.find(path + ", at line 2"), std::string::npos);
+  EXPECT_NE(m.find(">>> 'foo bar'"), std::string::npos);
+  EXPECT_NE(m.find("Bad directive or wrong number of arguments"), std::string::npos);
+  unlink(path.c_str());
+
+  Config c2;
+  s = c2.LoadString("protected-mode maybe\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("argument must be 'yes' or 'no'"), std::string::npos);
+  Config c3;
+  s = c3.LoadString("port 70000\n");
+  EXPECT_NE(std::string(s.message()).find("argument must be between 0 and 65535 inclusive"), std::string::npos);
+  Config c4;
+  s = c4.LoadString("loglevel loud\n");
+  EXPECT_NE(std::string(s.message()).find("argument(s) must be one of the following: debug, verbose, notice, warning"),
+            std::string::npos);
+  Config c5;
+  EXPECT_FALSE(c5.LoadString("port \"7000\n").ok());  // unbalanced quotes
+}
+
+TEST(ConfigTest, SecurityDirectivesAreNeverSilentlyIgnored) {
+  Config a;
+  EXPECT_FALSE(a.LoadString("rename-command FLUSHALL \"\"\n").ok());
+  Config b;
+  ASSERT_TRUE(b.LoadString("tls-port 6380\n").ok());
+  EXPECT_FALSE(b.Validate().ok());
+  Config c;
+  ASSERT_TRUE(c.LoadString("tls-port 0\n").ok());  // the default is harmless
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(ConfigTest, UnimplementedDirectivesWarnOnce) {
+  Config c;
+  std::string path = WriteTemp("lazyfree-lazy-eviction yes\nport 7001\n");
+  ASSERT_TRUE(c.LoadFile(path).ok());
+  ASSERT_EQ(c.warnings().size(), 1u);
+  EXPECT_NE(c.warnings()[0].find("lazyfree-lazy-eviction"), std::string::npos);
+  EXPECT_NE(c.warnings()[0].find("no effect"), std::string::npos);
+  unlink(path.c_str());
+}
+
+TEST(ConfigTest, DebianStockConfigLoads) {
+  std::ifstream probe("/etc/redis/redis.conf");
+  if (!probe) GTEST_SKIP() << "no /etc/redis/redis.conf (redis-server not installed)";
+  Config c;
+  absl::Status s = c.LoadFile("/etc/redis/redis.conf");
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(c.Validate().ok());
+  EXPECT_EQ(c.Str("bind"), "127.0.0.1 -::1");
+}
+
+TEST(ConfigTest, SetIsAllOrNothingWithRedisErrors) {
+  Config c;
+  std::string err;
+  EXPECT_FALSE(c.SetFromCommand({{"maxclients", "50"}, {"timeout", "abc"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed "
+                 "into an integer");
+  EXPECT_EQ(c.Int("maxclients"), 10000);  // nothing applied
+  EXPECT_FALSE(c.SetFromCommand({{"io-threads", "2"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't set immutable config");
+  EXPECT_FALSE(c.SetFromCommand({{"nosuch", "1"}}, &err));
+  EXPECT_EQ(err, "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+  EXPECT_FALSE(c.SetFromCommand({{"maxclients", "1"}, {"MAXCLIENTS", "2"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'MAXCLIENTS') - duplicate parameter");
+  EXPECT_FALSE(c.SetFromCommand({{"dir", "/tmp"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
+  int calls = 0;
+  c.OnChange("timeout", [&] { ++calls; });
+  EXPECT_TRUE(c.SetFromCommand({{"maxclients", "50"}, {"timeout", "30"}}, &err)) << err;
+  EXPECT_EQ(c.Int("maxclients"), 50);
+  EXPECT_EQ(c.Int("timeout"), 30);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ConfigTest, MatchIsGlobAndCaseInsensitive) {
+  Config c;
+  auto pairs = c.Match({"MAXCLI*", "port"});
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].first, "maxclients");
+  EXPECT_EQ(pairs[1].first, "port");
+}
+
+TEST(ConfigTest, RewriteKeepsCommentsAndOrder) {
+  std::string path = WriteTemp("# my server\nport 7000\n\n# limits\nmaxclients 100\nmaxclients 200\ninclude /dev/null\n");
+  Config c;
+  ASSERT_TRUE(c.LoadFile(path).ok());
+  std::string err;
+  ASSERT_TRUE(c.SetFromCommand({{"maxclients", "300"}, {"timeout", "12"}}, &err));
+  ASSERT_TRUE(c.Rewrite().ok());
+  EXPECT_EQ(ReadFile(path),
+            "# my server\nport 7000\n\n# limits\nmaxclients 300\ninclude /dev/null\n# Generated by CONFIG REWRITE\n"
+            "timeout 12\n");
+  Config again;
+  ASSERT_TRUE(again.LoadFile(path).ok());
+  EXPECT_EQ(again.Int("maxclients"), 300);
+  EXPECT_EQ(again.Int("timeout"), 12);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace ringkv::server

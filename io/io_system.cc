@@ -99,7 +99,9 @@ int Listen(const std::string& addr, int port, int backlog, std::string* error, b
 
 IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {}
 
-IoSystem::~IoSystem() {
+IoSystem::~IoSystem() { Shutdown(); }
+
+void IoSystem::Shutdown() {
   for (auto& t : threads_) {
     if (t->index() != 0) {
       t->mailbox().Post(ToIo::Stop());
@@ -107,6 +109,20 @@ IoSystem::~IoSystem() {
     }
   }
   CloseListeners();
+  // Commands still queued are dropped; closes already reported are delivered.
+  inbox_->Drain(&inbox_scratch_);
+  for (ToMain& m : inbox_scratch_) {
+    if (m.kind == ToMain::Kind::kClosed) HandleClosed(m.conn);
+  }
+  inbox_scratch_.clear();
+  for (auto& t : threads_) {
+    t->ReleaseAll([this](Connection* conn) {
+      if (!conn->main_dead) sink_->OnClose(conn);
+      delete conn;
+    });
+  }
+  ReapGraveyard();
+  remote_pending_.clear();
 }
 
 absl::Status IoSystem::Start(const IoOptions& options) {

@@ -111,6 +111,9 @@ class IoSystem {
   const std::vector<std::string>& listening_addresses() const { return listen_names_; }
   // Closes the listening sockets (shutdown in progress).
   void CloseListeners();
+  // After Run() returned: stops the other I/O threads and closes every
+  // connection, telling the sink (OnClose) about each.
+  void Shutdown();
 
  private:
   friend class IoThread;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <liburing.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -64,6 +65,21 @@ class IoThread {
   void CloseAfterFlush(Connection* conn);
   void StartClose(Connection* conn);
   void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
+  // Closes every connection still registered and hands each to `release`.
+  // REQUIRES: the loop has stopped (thread 0: Loop returned; others: joined).
+  template <typename Fn>
+  void ReleaseAll(Fn release) {
+    for (Connection*& conn : slots_) {
+      if (conn == nullptr) continue;
+      close(conn->fd);
+      conn->out.Clear();
+      release(conn);
+      conn = nullptr;
+    }
+    pending_.clear();
+    rearm_.clear();
+    live_.clear();
+  }
   // Thread 0 sleeps on the main inbox's eventfd instead of its own mailbox.
   // REQUIRES: called before Init().
   void UseWakeFd(int fd) { wake_fd_ = fd; }

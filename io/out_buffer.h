@@ -48,6 +48,7 @@ class OutBuffer {
   size_t allocated() const;
 
   [[gnu::always_inline]] inline void Append(std::string_view s) {
+    if (s.empty()) return;  // also keeps a null data() away from memcpy
     if (tail_ != nullptr && ReplyChunk::kCapacity - tail_->used >= s.size()) {
       std::memcpy(tail_->data + tail_->used, s.data(), s.size());
       tail_->used += static_cast<uint32_t>(s.size());

@@ -69,7 +69,7 @@ void ReplyBuilder::Bulk(std::string_view s) {
     char* q = p + 1 + len;
     *q++ = '\r';
     *q++ = '\n';
-    std::memcpy(q, s.data(), s.size());
+    if (!s.empty()) std::memcpy(q, s.data(), s.size());  // an empty view may have a null data()
     q += s.size();
     *q++ = '\r';
     *q++ = '\n';

@@ -106,7 +106,7 @@ int Server::Run() {
   if (sig != 0) {
     Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
   }
-  io_->CloseListeners();
+  io_->Shutdown();
   const std::string& pidfile = config_->Str("pidfile");
   if (!pidfile.empty()) {
     Log(kNotice, "Removing the pid file.");

@@ -26,7 +26,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   if (c.closing) flags += 'A';
   if (c.no_evict) flags += 'e';
   if (flags.empty()) flags = "N";
-  std::string cmd = c.last_command ? c.last_command->name : "NULL";
+  std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
   return StrCat("id=", c.id, " addr=", c.meta->addr, " laddr=", c.meta->laddr, " fd=", conn.fd,
                       " name=", c.meta->name, " age=", (now_ms - c.created_ms) / 1000,
                       " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", flags, " db=", c.db,

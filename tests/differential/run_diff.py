@@ -182,7 +182,13 @@ def main():
                         continue
                     args = split_args(line)
                     total += 1
-                    want, got = r.call(args), k.call(args)
+                    want = r.call(args)
+                    try:
+                        got = k.call(args)
+                    except (ConnectionError, OSError) as e:
+                        print("ringkv connection lost at %s:%d  %s (%s)" % (os.path.basename(path), lineno, line, e))
+                        failed += 1
+                        raise
                     if want != got:
                         failed += 1
                         if failed <= 30:
@@ -195,7 +201,10 @@ def main():
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if failed or os.environ.get("KEEP"):
+            print("server logs kept in", workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
     print("differential: %d commands in %d scripts" % (total, len(files)))
     print("%d passed, %d failed" % (total - failed, failed))
     return 1 if failed else 0

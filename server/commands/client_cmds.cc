@@ -21,11 +21,13 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   // Everything this client holds: the structs, its metadata and buffers.
   uint64_t tot = sizeof(Client) + sizeof(io::Connection) + sizeof(ClientMeta) + qbuf_cap + omem +
                  c.meta->name.capacity() + c.meta->lib_name.capacity() + c.meta->lib_ver.capacity();
-  std::string flags;
-  if (c.paused_wait) flags += 'b';
-  if (c.closing) flags += 'A';
-  if (c.no_evict) flags += 'e';
-  if (flags.empty()) flags = "N";
+  char flag_buf[4];
+  size_t nflags = 0;
+  if (c.paused_wait) flag_buf[nflags++] = 'b';
+  if (c.closing) flag_buf[nflags++] = 'A';
+  if (c.no_evict) flag_buf[nflags++] = 'e';
+  if (nflags == 0) flag_buf[nflags++] = 'N';
+  std::string_view flags(flag_buf, nflags);
   std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
   return StrCat("id=", c.id, " addr=", c.meta->addr, " laddr=", c.meta->laddr, " fd=", conn.fd,
                       " name=", c.meta->name, " age=", (now_ms - c.created_ms) / 1000,

@@ -4,13 +4,14 @@
 // registered with exactly one IoThread, which owns every field in the "I/O
 // thread" group until it reports the connection closed; the main thread then
 // deletes it. Fields in the "main thread" group are touched only by the main
-// thread; the two groups sit on different cache lines. `stat_*` fields are
+// thread. `stat_*` fields are
 // written by the I/O thread and read (relaxed) by the main thread for CLIENT
 // LIST / INFO.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "io/out_buffer.h"
@@ -18,13 +19,31 @@
 
 namespace ringkv::io {
 
-class IoThread;
+// An IPv4 / IPv6 address and port in 20 bytes (CLIENT LIST renders it).
+struct SocketAddress {
+  uint8_t family = 0;  // AF_INET, AF_INET6, or 0 when unknown
+  uint16_t port = 0;
+  uint8_t addr[16] = {};
+  // "ip:port", as CLIENT LIST shows it.
+  std::string ToString() const;
+  bool IsLoopback() const;
+};
+
+// Input state that exists only while a command is incomplete: the resumable
+// parser and the bytes received so far. A connection between commands has
+// none, so idle clients hold no parser and no query buffer.
+struct PendingInput {
+  RespParser parser;
+  std::string qbuf;
+};
 
 struct Connection {
   // ---- identity: set at accept, immutable afterwards -------------------------
   uint64_t id = 0;        // CLIENT ID
   int fd = -1;
   uint16_t thread = 0;    // index of the owning IoThread (0 = main thread)
+  SocketAddress peer;
+  SocketAddress local;
 
   // ---- I/O thread ---------------------------------------------------------------
   uint32_t slot = 0;      // index in the owning thread's slot table
@@ -36,8 +55,7 @@ struct Connection {
   bool close_after_flush : 1 = false; // close once `out` is empty
   bool rearm_recv : 1 = false;        // multishot recv ended (ENOBUFS); re-arm
   bool input_done : 1 = false;        // after a protocol error: ignore further input
-  RespParser parser;
-  std::string qbuf;       // bytes of an incomplete command; empty when idle
+  std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
   OutBuffer out;          // bytes waiting to be sent
 
   std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity, for CLIENT LIST
@@ -46,11 +64,14 @@ struct Connection {
   std::atomic<bool> authenticated{true};  // written by main; tightens parser limits
 
   // ---- main thread ----------------------------------------------------------------
-  alignas(64) OutBuffer main_out;   // replies of a remote connection not yet posted
-  void* owner = nullptr;            // the server's Client
-  bool main_pending = false;        // in IoSystem's remote-pending list
-  bool main_closed = false;         // close requested by the main thread
-  bool main_dead = false;           // OnClose delivered; deleted at end of turn
+  // Not padded to its own cache line: with io-threads 1 there is no sharing at
+  // all, and the padding would cost every idle connection 40+ bytes. Written
+  // by the main thread only while it executes this connection's commands.
+  OutBuffer main_out;     // replies of a remote connection not yet posted
+  void* owner = nullptr;  // the server's Client
+  bool main_pending = false;  // in IoSystem's remote-pending list
+  bool main_closed = false;   // close requested by the main thread
+  bool main_dead = false;     // OnClose delivered; deleted at end of turn
 };
 
 }  // namespace ringkv::io

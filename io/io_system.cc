@@ -23,29 +23,20 @@ int64_t NowMs() {
       .count();
 }
 
-std::string FormatAddr(const sockaddr_storage& ss, bool* loopback) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  bool lo = false;
+SocketAddress ToSocketAddress(const sockaddr_storage& ss) {
+  SocketAddress a;
   if (ss.ss_family == AF_INET) {
     auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-    lo = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    if (loopback) *loopback = lo;
-    return absl::StrCat(host, ":", port);
-  }
-  if (ss.ss_family == AF_INET6) {
+    a.family = AF_INET;
+    a.port = ntohs(in->sin_port);
+    std::memcpy(a.addr, &in->sin_addr, 4);
+  } else if (ss.ss_family == AF_INET6) {
     auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
-    lo = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-         (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
-    if (loopback) *loopback = lo;
-    return absl::StrCat(host, ":", port);
+    a.family = AF_INET6;
+    a.port = ntohs(in6->sin6_port);
+    std::memcpy(a.addr, &in6->sin6_addr, 16);
   }
-  if (loopback) *loopback = true;  // unix sockets count as local
-  return "?:0";
+  return a;
 }
 
 // Opens one listening socket; *optional_missing is set when the address is
@@ -96,6 +87,22 @@ int Listen(const std::string& addr, int port, int backlog, std::string* error, b
 }
 
 }  // namespace
+
+std::string SocketAddress::ToString() const {
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (family == AF_INET || family == AF_INET6) inet_ntop(family, addr, host, sizeof(host));
+  return absl::StrCat(host, ":", port);
+}
+
+bool SocketAddress::IsLoopback() const {
+  if (family == AF_INET) return addr[0] == 127;
+  if (family == AF_INET6) {
+    static const uint8_t kLoop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return std::memcmp(addr, kLoop6, 16) == 0 || (std::memcmp(addr, kMapped, 12) == 0 && addr[12] == 127);
+  }
+  return true;  // unix sockets count as local
+}
 
 IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {}
 
@@ -183,9 +190,7 @@ void IoSystem::Accept(int fd) {
   getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
   len = sizeof(local_ss);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local_ss), &len);
-  Peer peer;
-  peer.addr = FormatAddr(peer_ss, &peer.loopback);
-  peer.laddr = FormatAddr(local_ss, nullptr);
+  const SocketAddress peer = ToSocketAddress(peer_ss);
   std::string refusal = sink_->OnAccept(peer);
   if (!refusal.empty()) {
     // Best effort, like Redis: the socket is fresh, so the line fits.
@@ -206,9 +211,11 @@ void IoSystem::Accept(int fd) {
   auto* conn = new Connection;
   conn->id = next_client_id_++;
   conn->fd = fd;
+  conn->peer = peer;
+  conn->local = ToSocketAddress(local_ss);
   conn->thread = static_cast<uint16_t>(next_thread_);
   next_thread_ = (next_thread_ + 1) % threads_.size();
-  sink_->OnOpen(conn, peer);
+  sink_->OnOpen(conn);
   if (conn->thread == 0) {
     threads_[0]->Adopt(conn);
   } else {

@@ -32,19 +32,14 @@ class IoThread;
 struct ToMain;
 struct ToIo;
 
-struct Peer {
-  std::string addr;   // "ip:port" as CLIENT LIST shows it
-  std::string laddr;  // local "ip:port"
-  bool loopback = false;
-};
-
 class CommandSink {
  public:
   virtual ~CommandSink() = default;
   // A connection was accepted. Return an empty string to take it, or the
   // whole error line to send before closing it (maxclients, protected mode).
-  virtual std::string OnAccept(const Peer& peer) = 0;
-  virtual void OnOpen(Connection* conn, const Peer& peer) = 0;
+  virtual std::string OnAccept(const SocketAddress& peer) = 0;
+  // The connection is taken; conn->peer / conn->local are set.
+  virtual void OnOpen(Connection* conn) = 0;
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;

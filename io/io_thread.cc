@@ -204,8 +204,7 @@ void IoThread::FinishClose(Connection* conn) {
   }
   std::erase(rearm_, conn);
   conn->out.Clear();
-  conn->qbuf.clear();
-  conn->qbuf.shrink_to_fit();
+  conn->pending.reset();
   if (index_ == 0) {
     system_->HandleClosed(conn);
   } else {
@@ -285,39 +284,42 @@ void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {
 
 void IoThread::Process(Connection* conn, std::string_view data) {
   bool stop = false;
-  if (conn->qbuf.empty()) {
-    size_t used = ParseAndDispatch(conn, data, &stop);
+  if (!conn->pending) {
+    // The common case: input starts at a command boundary and is parsed in
+    // place, straight from the pool buffer.
+    size_t used = ParseAndDispatch(conn, scratch_parser_, data, &stop);
     if (!stop && used < data.size()) {
-      size_t want = std::max(conn->parser.expected_size(), data.size() - used);
-      conn->qbuf.reserve(want);
-      conn->qbuf.assign(data.substr(used));
+      auto pending = std::make_unique<PendingInput>();
+      pending->parser = scratch_parser_;  // resume where parsing stopped
+      pending->qbuf.reserve(std::max(scratch_parser_.expected_size(), data.size() - used));
+      pending->qbuf.assign(data.substr(used));
+      conn->pending = std::move(pending);
     }
+    scratch_parser_.Reset();
   } else {
-    if (conn->parser.expected_size() > conn->qbuf.capacity()) conn->qbuf.reserve(conn->parser.expected_size());
-    conn->qbuf.append(data);
-    size_t used = ParseAndDispatch(conn, conn->qbuf, &stop);
-    if (stop || used == conn->qbuf.size()) {
-      conn->qbuf.clear();
-      // An argument of many megabytes leaves a big buffer behind: drop it.
-      if (conn->qbuf.capacity() > 32 * 1024) conn->qbuf.shrink_to_fit();
+    PendingInput& in = *conn->pending;
+    if (in.parser.expected_size() > in.qbuf.capacity()) in.qbuf.reserve(in.parser.expected_size());
+    in.qbuf.append(data);
+    size_t used = ParseAndDispatch(conn, in.parser, in.qbuf, &stop);
+    if (stop || used == in.qbuf.size()) {
+      conn->pending.reset();  // back at a command boundary: nothing to keep
     } else if (used > 0) {
-      conn->qbuf.erase(0, used);
+      in.qbuf.erase(0, used);
     }
   }
+  const size_t qbuf = conn->pending ? conn->pending->qbuf.size() : 0;
+  const size_t qbuf_cap = conn->pending ? conn->pending->qbuf.capacity() : 0;
   const int64_t limit = system_->limits().query_buffer_limit.load(std::memory_order_relaxed);
-  if (!stop && static_cast<int64_t>(conn->qbuf.size()) > limit) {
-    Log(3, absl::StrCat("Closing client that reached max query buffer length (id=", conn->id,
-                        ", qbuf=", conn->qbuf.size(), ")"));
+  if (!stop && static_cast<int64_t>(qbuf) > limit) {
+    Log(3, absl::StrCat("Closing client that reached max query buffer length (id=", conn->id, ", qbuf=", qbuf, ")"));
     StartClose(conn);
     return;
   }
-  conn->stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(conn->qbuf.size(), UINT32_MAX)),
-                        std::memory_order_relaxed);
-  conn->stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(conn->qbuf.capacity(), UINT32_MAX)),
-                            std::memory_order_relaxed);
+  conn->stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
+  conn->stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
 }
 
-size_t IoThread::ParseAndDispatch(Connection* conn, std::string_view data, bool* stop) {
+size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop) {
   ParserLimits limits{system_->limits().max_bulk_len.load(std::memory_order_relaxed),
                       conn->authenticated.load(std::memory_order_relaxed)};
   ParsedCommand cmd;
@@ -325,18 +327,18 @@ size_t IoThread::ParseAndDispatch(Connection* conn, std::string_view data, bool*
   size_t pos = 0;
   while (pos < data.size()) {
     size_t consumed = 0;
-    RespParser::Result r = conn->parser.Parse(data.substr(pos), limits, &cmd, &consumed);
+    RespParser::Result r = parser.Parse(data.substr(pos), limits, &cmd, &consumed);
     if (r == RespParser::Result::kNeedMore) break;
     if (r == RespParser::Result::kError) {
       *stop = true;
       if (index_ == 0) {
-        system_->sink_->OnProtocolError(conn, conn->parser.error());
+        system_->sink_->OnProtocolError(conn, parser.error());
       } else {
         if (batch == nullptr) {
           to_main_.push_back(ToMain{ToMain::Kind::kBatch, conn, std::make_unique<CommandBatch>()});
           batch = to_main_.back().batch.get();
         }
-        batch->protocol_error = conn->parser.error();
+        batch->protocol_error = parser.error();
       }
       conn->input_done = true;  // the main thread replies, then closes
       return data.size();

@@ -98,7 +98,7 @@ class IoThread {
   void OnRecv(Connection* conn, io_uring_cqe* cqe);
   void OnSend(Connection* conn, int res);
   void Process(Connection* conn, std::string_view data);
-  size_t ParseAndDispatch(Connection* conn, std::string_view data, bool* stop);
+  size_t ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop);
   void RecycleBuffer(uint16_t bid);
   void FinishClose(Connection* conn);
   void DrainMailbox();
@@ -132,6 +132,9 @@ class IoThread {
   // Threads > 0: batches being built in this turn, posted together.
   std::vector<ToMain> to_main_;
   std::vector<ToIo> mailbox_scratch_;
+  // Parses input that starts at a command boundary; its state moves into the
+  // connection's PendingInput only when a command is left incomplete.
+  RespParser scratch_parser_;
 };
 
 }  // namespace ringkv::io

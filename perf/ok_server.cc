@@ -20,8 +20,8 @@ namespace {
 class OkSink : public ringkv::io::CommandSink {
  public:
   ringkv::io::IoSystem* io = nullptr;
-  std::string OnAccept(const ringkv::io::Peer&) override { return {}; }
-  void OnOpen(ringkv::io::Connection*, const ringkv::io::Peer&) override {}
+  std::string OnAccept(const ringkv::io::SocketAddress&) override { return {}; }
+  void OnOpen(ringkv::io::Connection*) override {}
   void OnCommand(ringkv::io::Connection* conn, std::span<const std::string_view>) override {
     io->PrepareWrite(conn).Append("+OK\r\n");
   }

@@ -2,8 +2,8 @@
 //
 // Compact by design: the fields every request reads sit first, the flags are
 // packed, and everything only some clients use lives in a separately
-// allocated component created on first use. Today that is ClientMeta (name,
-// library info, addresses: read by CLIENT LIST, never by a request) and
+// allocated component created on first use. Today that is ClientMeta (name
+// and library info, set by few clients, read only by CLIENT LIST) and
 // DeferredCommands (only while CLIENT PAUSE holds a client back). Pub/sub,
 // MULTI, blocking and replica state join them as components of their own
 // when those features land, so a client that never uses them pays nothing.
@@ -24,10 +24,9 @@ namespace ringkv::server {
 
 struct CommandSpec;
 
-// Cold, per-client metadata: allocated with the client but kept off the hot struct.
+// Names a client gave itself (CLIENT SETNAME / SETINFO / HELLO SETNAME):
+// allocated the first time one is set.
 struct ClientMeta {
-  std::string addr;   // "ip:port"
-  std::string laddr;
   std::string name;
   std::string lib_name;
   std::string lib_ver;
@@ -56,7 +55,11 @@ struct Client {
   bool paused_wait : 1 = false;  // in the server's list of paused clients
   // ---- rarely used: components allocated on first use ---------------------------
   int64_t created_ms = 0;
-  std::unique_ptr<ClientMeta> meta;
+  std::unique_ptr<ClientMeta> meta;  // null until a name is set
+  ClientMeta& mutable_meta() {
+    if (!meta) meta = std::make_unique<ClientMeta>();
+    return *meta;
+  }
   std::unique_ptr<DeferredCommands> deferred;
 };
 

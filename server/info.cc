@@ -84,7 +84,7 @@ void InfoMemory(Server& s, std::string* out) {
   uint64_t total = TotalSystemMemory();
   uint64_t clients_mem = 0;
   for (const auto& [id, c] : s.clients()) {
-    clients_mem += sizeof(Client) + sizeof(io::Connection) + sizeof(ClientMeta) +
+    clients_mem += sizeof(Client) + sizeof(io::Connection) + (c->meta ? sizeof(ClientMeta) : 0) +
                    c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
   }
   Field(out, "used_memory", m.used);

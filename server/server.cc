@@ -126,30 +126,27 @@ Client* Server::FindClient(uint64_t id) {
   return it == clients_.end() ? nullptr : it->second.get();
 }
 
-std::string Server::OnAccept(const io::Peer& peer) {
+std::string Server::OnAccept(const io::SocketAddress& peer) {
   if (static_cast<int64_t>(clients_.size()) >= maxclients_) {
     ++stats_.rejected_connections;
     return StrCat("-", errors::kMaxClients, "\r\n");
   }
   // Protected mode (Redis 7.0): no password for the default user and a
   // non-loopback peer, whatever `bind` says.
-  if (config_->Bool("protected-mode") && !requirepass_set_ && !peer.loopback) {
+  if (config_->Bool("protected-mode") && !requirepass_set_ && !peer.IsLoopback()) {
     ++stats_.rejected_connections;
     return errors::kProtectedMode;
   }
   return {};
 }
 
-void Server::OnOpen(io::Connection* conn, const io::Peer& peer) {
+void Server::OnOpen(io::Connection* conn) {
   auto client = std::make_unique<Client>();
   client->conn = conn;
   client->id = conn->id;
   client->created_ms = client->last_interaction_ms = UnixMs();
   client->authenticated = !requirepass_set_;
-  client->loopback = peer.loopback;
-  client->meta = std::make_unique<ClientMeta>();
-  client->meta->addr = peer.addr;
-  client->meta->laddr = peer.laddr;
+  client->loopback = conn->peer.IsLoopback();
   conn->owner = client.get();
   io_->SetAuthenticated(conn, client->authenticated);
   ++stats_.total_connections;
@@ -174,7 +171,7 @@ void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp);
   rb.Error(StrCat("ERR ", message));
   ++stats_.total_error_replies;
-  Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id, " addr=", c->meta->addr,
+  Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id, " addr=", conn->peer.ToString(),
                              ". Closing the client."));
   CloseClient(*c);
 }
@@ -296,7 +293,7 @@ void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t no
       e.argv.emplace_back(argv[i]);
     }
   }
-  e.peer = c.meta ? c.meta->addr : "";
+  e.peer = c.conn->peer.ToString();
   e.name = c.meta ? c.meta->name : "";
   slowlog_.push_front(std::move(e));
   while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();

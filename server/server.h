@@ -60,8 +60,8 @@ class Server : public io::CommandSink {
   void RequestShutdown(int signal);
 
   // ---- io::CommandSink ---------------------------------------------------------
-  std::string OnAccept(const io::Peer& peer) override;
-  void OnOpen(io::Connection* conn, const io::Peer& peer) override;
+  std::string OnAccept(const io::SocketAddress& peer) override;
+  void OnOpen(io::Connection* conn) override;
   void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
   void OnClose(io::Connection* conn) override;

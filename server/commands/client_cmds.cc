@@ -19,8 +19,13 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                                                                  io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
   omem += c.conn->main_out.allocated();
   // Everything this client holds: the structs, its metadata and buffers.
-  uint64_t tot = sizeof(Client) + sizeof(io::Connection) + sizeof(ClientMeta) + qbuf_cap + omem +
-                 c.meta->name.capacity() + c.meta->lib_name.capacity() + c.meta->lib_ver.capacity();
+  uint64_t tot = sizeof(Client) + sizeof(io::Connection) + qbuf_cap + omem +
+                 (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
+                               c.meta->lib_ver.capacity()
+                         : 0) +
+                 (c.conn->pending ? sizeof(io::PendingInput) : 0);
+  static const ClientMeta kNoMeta;
+  const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[4];
   size_t nflags = 0;
   if (c.paused_wait) flag_buf[nflags++] = 'b';
@@ -29,13 +34,13 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   if (nflags == 0) flag_buf[nflags++] = 'N';
   std::string_view flags(flag_buf, nflags);
   std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
-  return StrCat("id=", c.id, " addr=", c.meta->addr, " laddr=", c.meta->laddr, " fd=", conn.fd,
-                      " name=", c.meta->name, " age=", (now_ms - c.created_ms) / 1000,
+  return StrCat("id=", c.id, " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
+                      " name=", meta.name, " age=", (now_ms - c.created_ms) / 1000,
                       " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", flags, " db=", c.db,
                       " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
                       " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
                       " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,
-                      " lib-name=", c.meta->lib_name, " lib-ver=", c.meta->lib_ver);
+                      " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);
 }
 
 namespace {
@@ -98,12 +103,12 @@ void CmdClientSetname(CommandContext& ctx) {
     ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
     return;
   }
-  ctx.client.meta->name = std::string(ctx.argv[2]);
+  ctx.client.mutable_meta().name = std::string(ctx.argv[2]);
   ctx.reply.Ok();
 }
 
 void CmdClientGetname(CommandContext& ctx) {
-  if (ctx.client.meta->name.empty()) {
+  if (!ctx.client.meta || ctx.client.meta->name.empty()) {
     ctx.reply.Null();
   } else {
     ctx.reply.Bulk(ctx.client.meta->name);
@@ -117,9 +122,9 @@ void CmdClientSetinfo(CommandContext& ctx) {
     return;
   }
   if (Is(attr, "lib-name")) {
-    ctx.client.meta->lib_name = std::string(value);
+    ctx.client.mutable_meta().lib_name = std::string(value);
   } else if (Is(attr, "lib-ver")) {
-    ctx.client.meta->lib_ver = std::string(value);
+    ctx.client.mutable_meta().lib_ver = std::string(value);
   } else {
     ctx.reply.Error(StrCat("ERR Unrecognized option '", attr, "'"));
     return;
@@ -131,7 +136,7 @@ void CmdClientKill(CommandContext& ctx) {
   Server& s = ctx.server;
   if (ctx.argv.size() == 3) {  // old form: CLIENT KILL addr:port
     for (const auto& [id, c] : s.clients()) {
-      if (c->meta->addr == ctx.argv[2] && !c->closing) {
+      if (c->conn->peer.ToString() == ctx.argv[2] && !c->closing) {
         s.CloseClient(*c);
         ctx.reply.Ok();
         return;
@@ -190,8 +195,8 @@ void CmdClientKill(CommandContext& ctx) {
   if (!type_other) {
     for (const auto& [id, c] : s.clients()) {
       if (id_filter > 0 && c->id != static_cast<uint64_t>(id_filter)) continue;
-      if (!addr.empty() && c->meta->addr != addr) continue;
-      if (!laddr.empty() && c->meta->laddr != laddr) continue;
+      if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
+      if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
       if (skipme && c.get() == &ctx.client) continue;
       if (c->closing) continue;
       victims.push_back(c.get());

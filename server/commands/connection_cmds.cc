@@ -104,7 +104,7 @@ void CmdHello(CommandContext& ctx) {
         return;
       }
     }
-    c.meta->name = std::string(setname);
+    c.mutable_meta().name = std::string(setname);
   }
   c.resp = static_cast<uint8_t>(ver);
   io::ReplyBuilder rb(ctx.reply.out(), c.resp);  // the reply uses the new protocol
@@ -142,7 +142,7 @@ void CmdReset(CommandContext& ctx) {
   c.resp = 2;
   c.reply_mode = ReplyMode::kOn;
   c.no_evict = false;
-  c.meta->name.clear();
+  c.meta.reset();
   c.authenticated = ctx.server.config().Str("requirepass").empty();
   ctx.server.io().SetAuthenticated(c.conn, c.authenticated);
   io::ReplyBuilder rb(ctx.reply.out(), 2);

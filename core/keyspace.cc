@@ -17,13 +17,16 @@ Entry* Database::Find(std::string_view key, int64_t now_ms) {
 }
 
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
-  if (Entry* e = Find(key, now_ms)) {
-    *created = false;
-    return e;
+  auto [it, inserted] = map_.try_emplace(key);  // builds a Key only when inserting
+  Entry& e = it->second;
+  if (!inserted && IsExpired(e, now_ms)) {
+    RemoveExpireRecord(e.expire_index);
+    e = Entry{};
+    ++stats_->expired_keys;
+    inserted = true;
   }
-  *created = true;
-  auto [it, inserted] = map_.try_emplace(key);
-  return &it->second;
+  *created = inserted;
+  return &e;
 }
 
 bool Database::Erase(std::string_view key) {
@@ -55,7 +58,7 @@ void Database::RemoveExpireRecord(int32_t index) {
   int32_t last = static_cast<int32_t>(expires_.size()) - 1;
   if (index != last) {
     expires_[index] = std::move(expires_[last]);
-    auto it = map_.find(expires_[index].key);
+    auto it = map_.find(std::string_view(expires_[index].key));
     if (it != map_.end()) it->second.expire_index = index;
   }
   expires_.pop_back();
@@ -82,7 +85,7 @@ void Database::Swap(Database& other) {
 
 void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) const {
   for (const auto& [key, entry] : map_) {
-    if (!IsExpired(entry, now_ms)) fn(key, entry);
+    if (!IsExpired(entry, now_ms)) fn(key.view(), entry);
   }
 }
 

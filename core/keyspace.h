@@ -19,7 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
-#include "core/string_hash.h"
+#include "core/key.h"
 #include "core/string_value.h"
 
 namespace ringkv::core {
@@ -46,6 +46,7 @@ class Database {
   // The live entry for key, or nullptr (expired keys are deleted here).
   Entry* Find(std::string_view key, int64_t now_ms);
   // Inserts an empty entry or returns the existing live one; *created tells.
+  // One probe of the table (an expired entry found there is reset in place).
   Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
   bool Erase(std::string_view key);
   // Sets or clears (when_ms < 0) the deadline of a live entry.
@@ -77,7 +78,7 @@ class Database {
     return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;
   }
 
-  StringMap<Entry> map_;
+  KeyMap<Entry> map_;
   std::vector<ExpireRecord> expires_;
   KeyspaceStats* stats_;
 };

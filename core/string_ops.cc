@@ -47,14 +47,19 @@ std::string FormatLongDouble(long double v) {
 OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view value, const SetOptions& opts,
                           int64_t now_ms) {
   SetResult result;
-  Entry* e = db.Find(key, now_ms);
-  if (opts.get && e != nullptr) result.previous = e->value.ToString();
-  if ((opts.condition == SetOptions::Condition::kIfMissing && e != nullptr) ||
-      (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
-    return result;
-  }
+  Entry* e;
   bool created;
-  e = db.FindOrInsert(key, now_ms, &created);
+  if (opts.condition == SetOptions::Condition::kAlways && !opts.get) {
+    e = db.FindOrInsert(key, now_ms, &created);  // the common SET: one probe
+  } else {
+    e = db.Find(key, now_ms);
+    if (opts.get && e != nullptr) result.previous = e->value.ToString();
+    if ((opts.condition == SetOptions::Condition::kIfMissing && e != nullptr) ||
+        (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
+      return result;
+    }
+    if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
+  }
   e->value = StringValue(value);
   e->lru = static_cast<uint32_t>(now_ms / 1000);
   if (!opts.keep_ttl) db.SetExpire(key, e, -1);

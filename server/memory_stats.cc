@@ -3,13 +3,65 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+
+#include <atomic>
+#include <new>
 
 #ifdef RINGKV_WITH_MIMALLOC
 #include <mimalloc.h>
+
+// C++ allocations go to mimalloc and are counted, as Redis's zmalloc counts
+// its own: used_memory is the bytes the process holds in live allocations
+// (usable size), not what the allocator reserved from the OS.
+namespace {
+std::atomic<int64_t> g_allocated{0};
+inline void* Counted(void* p) {
+  if (p != nullptr) g_allocated.fetch_add(static_cast<int64_t>(mi_usable_size(p)), std::memory_order_relaxed);
+  return p;
+}
+inline void Uncount(void* p) {
+  if (p != nullptr) g_allocated.fetch_sub(static_cast<int64_t>(mi_usable_size(p)), std::memory_order_relaxed);
+}
+}  // namespace
+
+void* operator new(size_t n) {
+  void* p = Counted(mi_malloc(n));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n) {
+  void* p = Counted(mi_malloc(n));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new(size_t n, std::align_val_t a) {
+  void* p = Counted(mi_malloc_aligned(n, static_cast<size_t>(a)));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t a) {
+  void* p = Counted(mi_malloc_aligned(n, static_cast<size_t>(a)));
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return Counted(mi_malloc(n)); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return Counted(mi_malloc(n)); }
+void operator delete(void* p) noexcept { Uncount(p); mi_free(p); }
+void operator delete[](void* p) noexcept { Uncount(p); mi_free(p); }
+void operator delete(void* p, size_t) noexcept { Uncount(p); mi_free(p); }
+void operator delete[](void* p, size_t) noexcept { Uncount(p); mi_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { Uncount(p); mi_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { Uncount(p); mi_free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { Uncount(p); mi_free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { Uncount(p); mi_free(p); }
 #endif
 
 namespace ringkv::server {
+namespace {
+std::atomic<uint64_t> g_peak{0};
+}  // namespace
 
 MemoryStats ReadMemoryStats() {
   MemoryStats m;
@@ -20,10 +72,7 @@ MemoryStats ReadMemoryStats() {
   }
   m.rss = static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 #ifdef RINGKV_WITH_MIMALLOC
-  size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
-  mi_process_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
-  m.used = commit;
-  m.peak = peak_commit;
+  m.used = static_cast<uint64_t>(std::max<int64_t>(0, g_allocated.load(std::memory_order_relaxed)));
   static char name[32];
   snprintf(name, sizeof(name), "mimalloc-%d.%d.%d", MI_MALLOC_VERSION / 100, MI_MALLOC_VERSION / 10 % 10,
            MI_MALLOC_VERSION % 10);
@@ -31,9 +80,12 @@ MemoryStats ReadMemoryStats() {
 #else
   struct mallinfo2 mi = mallinfo2();
   m.used = mi.uordblks + mi.hblkhd;
-  m.peak = m.used;
   m.allocator = "libc";
 #endif
+  uint64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (m.used > peak && !g_peak.compare_exchange_weak(peak, m.used, std::memory_order_relaxed)) {
+  }
+  m.peak = std::max(peak, m.used);
   return m;
 }
 

@@ -1,6 +1,8 @@
-// Process memory figures for INFO memory, from the allocator (mimalloc) and
-// /proc. In the sanitizer build mimalloc is not linked; figures then come
-// from glibc's mallinfo2.
+// Process memory figures for INFO memory: allocated bytes counted by the
+// process's operator new/delete (on mimalloc), RSS from /proc. In the
+// sanitizer build mimalloc is not linked; figures then come from glibc's
+// mallinfo2. The server calls ReadMemoryStats() from the cron so the peak
+// tracks between INFO calls.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +10,8 @@
 namespace ringkv::server {
 
 struct MemoryStats {
-  uint64_t used = 0;       // bytes the allocator has committed for us
-  uint64_t peak = 0;
+  uint64_t used = 0;       // bytes in live C++ allocations (usable size)
+  uint64_t peak = 0;       // highest `used` seen by ReadMemoryStats
   uint64_t rss = 0;        // resident set size
   const char* allocator = "";
 };

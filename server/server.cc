@@ -1,6 +1,7 @@
 #include "core/strings.h"
 #include "server/server.h"
 
+#include <sched.h>
 #include <sys/time.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "server/errors.h"
 #include "server/logging.h"
+#include "server/memory_stats.h"
 
 namespace ringkv::server {
 
@@ -28,11 +30,6 @@ int64_t UnixUs() {
 }
 
 namespace {
-
-int64_t MonoUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string RandomHex(int n) {
   absl::BitGen gen;
@@ -91,6 +88,15 @@ void Server::ApplyConfigHooks() {
 absl::Status Server::Start() {
   io::IoOptions opts;
   opts.threads = static_cast<int>(config_->Int("io-threads"));
+  // An I/O thread without a CPU of its own only adds hand-offs: each one is a
+  // context switch on the shared CPU, and measured here that costs more than
+  // the thread saves. Cap at the CPUs this process may run on.
+  cpu_set_t cpus;
+  if (opts.threads > 1 && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < opts.threads) {
+    Log(kWarning, StrCat("io-threads ", opts.threads, " reduced to ", CPU_COUNT(&cpus),
+                         ": this process may run on only ", CPU_COUNT(&cpus), " CPU(s) (affinity mask)"));
+    opts.threads = CPU_COUNT(&cpus);
+  }
   opts.port = static_cast<int>(config_->Int("port"));
   opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
   opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
@@ -202,7 +208,7 @@ void Server::Defer(Client& c, Argv argv) {
 }
 
 void Server::Execute(Client& c, Argv argv) {
-  const int64_t now_ms = UnixMs();
+  const int64_t now_ms = clock_.WallMs();
   c.last_interaction_ms = now_ms;
   io::OutBuffer discard;
   bool replying = c.reply_mode == ReplyMode::kOn;
@@ -258,11 +264,11 @@ void Server::Execute(Client& c, Argv argv) {
   }
 
   c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
-  const int64_t start = MonoUs();
+  const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
   const uint64_t errors_before = rb.errors();
   spec->handler(ctx);
-  const int64_t duration = MonoUs() - start;
+  const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);
   if (rb.errors() != errors_before) {
@@ -353,6 +359,7 @@ void Server::ClientsCron(int64_t now_ms) {
 }
 
 int Server::OnTimer() {
+  clock_.Anchor();
   const int64_t now_ms = UnixMs();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
   if (now_ms - stats_.last_sample_ms >= 100) {
@@ -365,6 +372,7 @@ int Server::OnTimer() {
   }
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
+  ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
   int wait = 1000 / hz_;

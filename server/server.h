@@ -18,6 +18,7 @@
 #include "core/keyspace.h"
 #include "io/io_system.h"
 #include "server/client.h"
+#include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
 
@@ -113,6 +114,7 @@ class Server : public io::CommandSink {
   std::unique_ptr<io::IoSystem> io_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
   ServerStats stats_;
+  Clock clock_;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;
   int64_t start_time_ms_ = 0;

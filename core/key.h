@@ -1,0 +1,80 @@
+// Key: a keyspace key in 24 bytes, stored inline up to 23 bytes.
+//
+// std::string keeps only 15 bytes inline, so typical keys ("key:000000012345",
+// "user:1000:session") live on the heap and every lookup pays a second cache
+// miss to compare them. Key keeps up to 23 bytes in the hash slot itself.
+//
+// Layout: for inline keys, byte 23 holds (23 - size) so that a 23-byte key's
+// terminator doubles as its length; heap keys set byte 23 to 0xFF and keep a
+// pointer and size.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/string_hash.h"
+
+namespace ringkv::core {
+
+class Key {
+ public:
+  static constexpr size_t kInlineMax = 23;
+
+  Key() { SetInline({}); }
+  explicit Key(std::string_view s) {
+    if (s.size() <= kInlineMax) {
+      SetInline(s);
+    } else {
+      char* p = new char[s.size()];
+      std::memcpy(p, s.data(), s.size());
+      heap_.data = p;
+      heap_.size = s.size();
+      bytes_[23] = static_cast<char>(0xFF);
+    }
+  }
+  Key(const Key& o) : Key(o.view()) {}
+  Key(Key&& o) noexcept {
+    std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
+    o.SetInline({});
+  }
+  Key& operator=(Key o) noexcept {
+    Free();
+    std::memcpy(bytes_, o.bytes_, sizeof(bytes_));
+    o.SetInline({});
+    return *this;
+  }
+  ~Key() { Free(); }
+
+  std::string_view view() const {
+    if (is_heap()) return {heap_.data, heap_.size};
+    return {bytes_, static_cast<size_t>(kInlineMax - static_cast<uint8_t>(bytes_[23]))};
+  }
+  operator std::string_view() const { return view(); }  // NOLINT: keys compare as views
+  size_t heap_bytes() const { return is_heap() ? heap_.size : 0; }
+
+ private:
+  bool is_heap() const { return static_cast<uint8_t>(bytes_[23]) == 0xFF; }
+  void SetInline(std::string_view s) {
+    std::memcpy(bytes_, s.data(), s.size());
+    bytes_[23] = static_cast<char>(kInlineMax - s.size());
+  }
+  void Free() {
+    if (is_heap()) delete[] heap_.data;
+  }
+
+  union {
+    char bytes_[24];
+    struct {
+      const char* data;
+      size_t size;
+    } heap_;
+  };
+};
+static_assert(sizeof(Key) == 24);
+
+template <typename V>
+using KeyMap = absl::flat_hash_map<Key, V, StringKeyHash, StringKeyEq>;
+
+}  // namespace ringkv::core

@@ -1,0 +1,37 @@
+// Clock: cheap time for the command path.
+//
+// Reading the TSC costs a few nanoseconds; clock_gettime costs several times
+// that (more under virtualization), and a command needs the wall time (for
+// expiry) and two timestamps (for INFO commandstats and SLOWLOG). Clock reads
+// the TSC and converts, with the rate calibrated at start-up and the wall
+// clock re-anchored by the cron (Anchor()) so it never drifts by more than a
+// tick's worth of TSC error. Without an invariant TSC it falls back to
+// clock_gettime.
+//
+// Thread-safety: main thread only (Anchor and WallMs share state).
+#pragma once
+
+#include <cstdint>
+
+namespace ringkv::server {
+
+class Clock {
+ public:
+  Clock();
+  // Monotonic ticks; TicksToMicros converts a difference.
+  static uint64_t Ticks();
+  int64_t TicksToMicros(uint64_t ticks) const { return static_cast<int64_t>(ticks * micros_per_tick_); }
+  // Unix time in milliseconds.
+  int64_t WallMs() const;
+  // Re-reads the system clock (called by the cron every tick).
+  void Anchor();
+
+ private:
+  double micros_per_tick_ = 0.001;
+  double ms_per_tick_ = 0.000001;
+  uint64_t anchor_ticks_ = 0;
+  int64_t anchor_ms_ = 0;
+  bool tsc_ = false;
+};
+
+}  // namespace ringkv::server

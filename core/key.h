@@ -57,7 +57,7 @@ class Key {
  private:
   bool is_heap() const { return static_cast<uint8_t>(bytes_[23]) == 0xFF; }
   void SetInline(std::string_view s) {
-    std::memcpy(bytes_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());  // an empty view may have a null data()
     bytes_[23] = static_cast<char>(kInlineMax - s.size());
   }
   void Free() {

@@ -5,20 +5,20 @@
 namespace ringkv::core {
 
 Entry* Database::Find(std::string_view key, int64_t now_ms) {
-  auto it = map_.find(key);
-  if (it == map_.end()) return nullptr;
-  if (IsExpired(it->second, now_ms)) {
-    RemoveExpireRecord(it->second.expire_index);
-    map_.erase(it);
+  Entry* e = dict_.Find(key);
+  if (e == nullptr) return nullptr;
+  if (IsExpired(*e, now_ms)) {
+    RemoveExpireRecord(e->expire_index);
+    dict_.Erase(key);
     ++stats_->expired_keys;
     return nullptr;
   }
-  return &it->second;
+  return e;
 }
 
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
-  auto [it, inserted] = map_.try_emplace(key);  // builds a Key only when inserting
-  Entry& e = it->second;
+  auto [found, inserted] = dict_.Insert(key);
+  Entry& e = *found;
   if (!inserted && IsExpired(e, now_ms)) {
     RemoveExpireRecord(e.expire_index);
     e = Entry{};
@@ -30,11 +30,10 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
 }
 
 bool Database::Erase(std::string_view key) {
-  auto it = map_.find(key);
-  if (it == map_.end()) return false;
-  if (it->second.expire_index >= 0) RemoveExpireRecord(it->second.expire_index);
-  map_.erase(it);
-  return true;
+  Entry* e = dict_.Find(key);
+  if (e == nullptr) return false;
+  if (e->expire_index >= 0) RemoveExpireRecord(e->expire_index);
+  return dict_.Erase(key);
 }
 
 void Database::SetExpire(std::string_view key, Entry* e, int64_t when_ms) {
@@ -58,8 +57,7 @@ void Database::RemoveExpireRecord(int32_t index) {
   int32_t last = static_cast<int32_t>(expires_.size()) - 1;
   if (index != last) {
     expires_[index] = std::move(expires_[last]);
-    auto it = map_.find(std::string_view(expires_[index].key));
-    if (it != map_.end()) it->second.expire_index = index;
+    if (Entry* moved = dict_.Find(expires_[index].key)) moved->expire_index = index;
   }
   expires_.pop_back();
 }
@@ -74,18 +72,51 @@ int64_t Database::AverageTtl(int64_t now_ms) const {
 }
 
 void Database::Clear() {
-  map_.clear();
+  dict_.Clear();
   expires_.clear();
 }
 
 void Database::Swap(Database& other) {
-  map_.swap(other.map_);
+  dict_.Swap(other.dict_);
   expires_.swap(other.expires_);
 }
 
-void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) const {
-  for (const auto& [key, entry] : map_) {
+void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) {
+  dict_.ForEach([&](const Key& key, Entry& entry) {
     if (!IsExpired(entry, now_ms)) fn(key.view(), entry);
+  });
+}
+
+uint64_t Database::Scan(uint64_t cursor, int64_t now_ms,
+                        const std::function<void(std::string_view, const Entry&)>& fn) {
+  return dict_.Scan(cursor, [&](const Key& key, Entry& entry) {
+    if (!IsExpired(entry, now_ms)) fn(key.view(), entry);
+  });
+}
+
+bool Database::RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key) {
+  // Bounded retries: a database full of expired keys must not spin forever.
+  for (int attempt = 0; attempt < 100 && dict_.size() > 0; ++attempt) {
+    auto* node = dict_.RandomNode(rng);
+    if (node == nullptr) return false;
+    if (!IsExpired(node->value, now_ms)) {
+      key->assign(node->key.view());
+      return true;
+    }
+    std::string stale(node->key.view());
+    Erase(stale);
+    ++stats_->expired_keys;
+  }
+  return false;
+}
+
+void Database::RehashFor(int64_t budget_us) {
+  dict_.ResizeIfNeeded();
+  if (!dict_.rehashing()) return;
+  auto start = std::chrono::steady_clock::now();
+  while (dict_.Rehash(100)) {
+    auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    if (spent.count() >= budget_us) return;
   }
 }
 
@@ -123,6 +154,10 @@ void Keyspace::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
     }
   }
   stats_.expired_stale_perc_x100 = sampled ? stale * 10000 / sampled : 0;
+}
+
+void Keyspace::RehashCron(int64_t budget_us) {
+  for (auto& db : dbs_) db->RehashFor(budget_us);
 }
 
 }  // namespace ringkv::core

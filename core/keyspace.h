@@ -1,8 +1,9 @@
 // Database and Keyspace: the data, owned by the main command thread.
 //
-// A Database maps keys to entries; keys with a time to live also sit in a
-// dense expiry index (key copy + deadline) so the active expiry cycle can
-// sample them uniformly at random in O(1), as Redis samples its expires dict.
+// A Database maps keys to entries in a Dict (incremental rehashing, a SCAN
+// cursor that survives resizes); keys with a time to live also sit in a dense
+// expiry index (key copy + deadline) so the active expiry cycle can sample
+// them uniformly at random in O(1), as Redis samples its expires dict.
 // Expired keys are never returned by Find(): they are deleted lazily there
 // and actively by ActiveExpireCycle().
 //
@@ -19,6 +20,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
+#include "core/dict.h"
 #include "core/key.h"
 #include "core/string_value.h"
 
@@ -54,7 +56,7 @@ class Database {
   // Deadline in unix ms, or -1.
   int64_t GetExpire(const Entry* e) const { return e->expire_index < 0 ? -1 : expires_[e->expire_index].when_ms; }
 
-  size_t size() const { return map_.size(); }
+  size_t size() const { return dict_.size(); }
   size_t expires() const { return expires_.size(); }
   // Sum of remaining TTLs of a sample, for INFO keyspace avg_ttl.
   int64_t AverageTtl(int64_t now_ms) const;
@@ -62,7 +64,18 @@ class Database {
   void Swap(Database& other);
 
   // Calls fn for every live key (KEYS). fn must not modify the database.
-  void ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) const;
+  void ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
+
+  // One step of SCAN: calls fn for the live keys of the buckets at `cursor`
+  // and returns the next cursor (0 when the scan is complete). Every key
+  // present for the whole scan is returned at least once.
+  uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
+  // A random live key ("" and false when empty). Expired keys met on the way
+  // are deleted, as Redis's RANDOMKEY does.
+  bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
+  // Incremental rehashing from the cron: moves buckets for up to budget_us.
+  void RehashFor(int64_t budget_us);
+  size_t bucket_bytes() const { return dict_.bucket_bytes(); }
 
   // One round of active expiry: samples up to `samples` keys with a TTL and
   // deletes the expired ones. Returns how many were expired.
@@ -78,7 +91,7 @@ class Database {
     return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;
   }
 
-  KeyMap<Entry> map_;
+  Dict<Entry> dict_;
   std::vector<ExpireRecord> expires_;
   KeyspaceStats* stats_;
 };
@@ -95,6 +108,9 @@ class Keyspace {
   // Redis's activeExpireCycle: sample 20 keys per database, repeat while more
   // than 10% of a sample was stale.
   void ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
+  // Incremental rehashing of every database within budget_us (the cron's share).
+  void RehashCron(int64_t budget_us);
+  absl::BitGen& rng() { return rng_; }
 
  private:
   KeyspaceStats stats_;

@@ -151,4 +151,66 @@ std::string_view SliceRange(std::string_view s, int64_t start, int64_t end) {
   return s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
 }
 
+LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, uint32_t min_match_len) {
+  const uint32_t alen = static_cast<uint32_t>(a.size()), blen = static_cast<uint32_t>(b.size());
+  // dp[i][j] = LCS length of a[0..i) and b[0..j), row-major in one block.
+  std::vector<uint32_t> dp(static_cast<size_t>(alen + 1) * (blen + 1));
+  auto at = [&](uint32_t i, uint32_t j) -> uint32_t& { return dp[static_cast<size_t>(j) * (alen + 1) + i]; };
+  for (uint32_t i = 0; i <= alen; ++i) {
+    for (uint32_t j = 0; j <= blen; ++j) {
+      if (i == 0 || j == 0) {
+        at(i, j) = 0;
+      } else if (a[i - 1] == b[j - 1]) {
+        at(i, j) = at(i - 1, j - 1) + 1;
+      } else {
+        at(i, j) = std::max(at(i - 1, j), at(i, j - 1));
+      }
+    }
+  }
+  LcsResult r;
+  r.length = at(alen, blen);
+  r.lcs.assign(r.length, '\0');
+  uint32_t idx = r.length;
+  // Walk back from the end, recording contiguous ranges exactly as Redis
+  // 7.0 does (including which ranges it reports).
+  uint32_t arange_start = alen, arange_end = 0, brange_start = 0, brange_end = 0;
+  uint32_t i = alen, j = blen;
+  while (i > 0 && j > 0) {
+    bool emit = false;
+    if (a[i - 1] == b[j - 1]) {
+      r.lcs[idx - 1] = a[i - 1];
+      if (arange_start == alen) {
+        arange_start = i - 1;
+        arange_end = i - 1;
+        brange_start = j - 1;
+        brange_end = j - 1;
+      } else if (arange_start == i && brange_start == j) {
+        --arange_start;
+        --brange_start;
+      } else {
+        emit = true;
+      }
+      if (arange_start == 0 || brange_start == 0) emit = true;
+      --idx;
+      --i;
+      --j;
+    } else {
+      if (at(i - 1, j) > at(i, j - 1)) {
+        --i;
+      } else {
+        --j;
+      }
+      if (arange_start != alen) emit = true;
+    }
+    const uint32_t match_len = arange_end - arange_start + 1;
+    if (emit) {
+      if (want_ranges && (min_match_len == 0 || match_len >= min_match_len)) {
+        r.matches.push_back({arange_start, arange_end, brange_start, brange_end, match_len});
+      }
+      arange_start = alen;
+    }
+  }
+  return r;
+}
+
 }  // namespace ringkv::core

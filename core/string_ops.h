@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/keyspace.h"
 #include "core/op_result.h"
@@ -40,6 +41,19 @@ OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset,
                              int64_t max_len, int64_t now_ms);
 // Redis's GETRANGE index rules.
 std::string_view SliceRange(std::string_view s, int64_t start, int64_t end);
+
+// LCS of two strings, Redis 7.0's algorithm and match ranges.
+struct LcsMatch {
+  uint32_t a_start, a_end, b_start, b_end, len;
+};
+struct LcsResult {
+  std::string lcs;                  // the subsequence (when requested)
+  uint32_t length = 0;              // its length
+  std::vector<LcsMatch> matches;    // ranges, from the end of the strings backwards
+};
+// REQUIRES: (a.size()+1)*(b.size()+1) cells fit in memory (callers check the
+// transient size against proto-max-bulk-len first). min_match_len filters ranges.
+LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, uint32_t min_match_len);
 
 // Formats a long double the way INCRBYFLOAT replies ("%.17Lf", trailing zeros
 // removed).

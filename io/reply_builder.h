@@ -38,6 +38,8 @@ class ReplyBuilder {
   void MapHeader(int64_t pairs);
   void SetHeader(int64_t n);
   void PushHeader(int64_t n);
+  // RESP3 only: callers emit nothing for RESP2 clients (attributes are not replies).
+  void AttributeHeader(int64_t n) { Header('|', n); }
   void Double(double v);
   void Bool(bool v);
   void Verbatim(std::string_view s, std::string_view format = "txt");

@@ -59,6 +59,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterInfoCommand(table);
+  RegisterDebugCommand(table);
 }
 
 }  // namespace ringkv::server

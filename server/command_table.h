@@ -38,6 +38,7 @@ void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
+void RegisterDebugCommand(CommandTable& table);
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

@@ -374,7 +374,8 @@ int Server::OnTimer() {
   ClientsCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
-  keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  if (active_expire_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
   int wait = 1000 / hz_;
   if (pause_until_ms_ > 0) wait = static_cast<int>(std::clamp<int64_t>(pause_until_ms_ - now_ms, 1, wait));
   return wait;

@@ -86,6 +86,8 @@ class Server : public io::CommandSink {
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
   int hz() const { return hz_; }
+  // DEBUG SET-ACTIVE-EXPIRE.
+  void set_active_expire(bool on) { active_expire_ = on; }
   uint64_t instantaneous_ops() const;
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
@@ -120,6 +122,7 @@ class Server : public io::CommandSink {
   int64_t start_time_ms_ = 0;
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
+  bool active_expire_ = true;
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
   std::vector<uint64_t> paused_clients_;

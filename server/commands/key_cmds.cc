@@ -1,5 +1,9 @@
 // Generic key commands: DEL, EXISTS, TYPE, KEYS, expiry, RENAME, databases.
 #include "core/strings.h"
+#include <cerrno>
+#include <cctype>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "core/glob.h"
 #include "server/command_table.h"
@@ -53,6 +57,72 @@ void CmdKeys(CommandContext& ctx) {
   });
   ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
   for (const std::string& k : keys) ctx.reply.Bulk(k);
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+void CmdScan(CommandContext& ctx) {
+  std::string_view cur = ctx.argv[1];
+  uint64_t cursor = 0;
+  {
+    // As Redis: strtoul semantics, no leading space, the whole string.
+    std::string s(cur);
+    char* end = nullptr;
+    errno = 0;
+    cursor = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE) {
+      ctx.reply.Error("ERR invalid cursor");
+      return;
+    }
+  }
+  int64_t count = 10;
+  std::string_view pattern;
+  bool match_all = true;
+  std::string_view type;
+  for (size_t i = 2; i < ctx.argv.size(); i += 2) {
+    if (i + 1 >= ctx.argv.size()) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    std::string_view opt = ctx.argv[i], val = ctx.argv[i + 1];
+    if (Is(opt, "COUNT")) {
+      if (!ParseInt(ctx, val, &count)) return;
+      if (count < 1) {
+        ctx.reply.Error(errors::kSyntax);
+        return;
+      }
+    } else if (Is(opt, "MATCH")) {
+      pattern = val;
+      match_all = pattern == "*";
+    } else if (Is(opt, "TYPE")) {
+      type = val;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  std::vector<std::string> keys;
+  core::Database& db = ctx.server.db(ctx.client);
+  int64_t budget = count * 10;  // bounds the work on sparse tables, as Redis
+  do {
+    cursor = db.Scan(cursor, ctx.now_ms, [&](std::string_view key, const core::Entry&) {
+      if (!match_all && !core::GlobMatch(pattern, key)) return;
+      if (!type.empty() && !Is(type, "string")) return;
+      keys.emplace_back(key);
+    });
+  } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(keys.size()) < count);
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(StrCat(cursor));
+  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
+  for (const std::string& k : keys) ctx.reply.Bulk(k);
+}
+
+void CmdRandomkey(CommandContext& ctx) {
+  std::string key;
+  if (ctx.server.db(ctx.client).RandomKey(ctx.now_ms, ctx.server.keyspace().rng(), &key)) {
+    ctx.reply.Bulk(key);
+  } else {
+    ctx.reply.Null();
+  }
 }
 
 void CmdDbsize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(ctx.client).size())); }
@@ -338,6 +408,8 @@ void RegisterKeyCommands(CommandTable& t) {
   t.Add(Cmd("touch", -2, kReadonly | kFast, 1, -1, 1, "@keyspace @read @fast", "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", CmdTouch));
   t.Add(Cmd("type", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Determines the type of value stored at a key.", "1.0.0", CmdType));
   t.Add(Cmd("keys", 2, kReadonly, 0, 0, 0, "@keyspace @read @slow @dangerous", "generic", "Returns all key names that match a pattern.", "1.0.0", CmdKeys));
+  t.Add(Cmd("scan", -2, kReadonly, 0, 0, 0, "@keyspace @read @slow", "generic", "Iterates over the key names in the database.", "2.8.0", CmdScan));
+  t.Add(Cmd("randomkey", 1, kReadonly, 0, 0, 0, "@keyspace @read @slow", "generic", "Returns a random key name from the database.", "1.0.0", CmdRandomkey));
   t.Add(Cmd("dbsize", 1, kReadonly | kFast, 0, 0, 0, "@keyspace @read @fast", "server", "Returns the number of keys in the database.", "1.0.0", CmdDbsize));
   t.Add(Cmd("flushdb", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Remove all keys from the current database.", "1.0.0", CmdFlushdb));
   t.Add(Cmd("flushall", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Removes all keys from all databases.", "1.0.0", CmdFlushall));

@@ -1,4 +1,4 @@
-// Server commands: TIME, SHUTDOWN, DEBUG, SLOWLOG.
+// Server commands: TIME, SHUTDOWN, SLOWLOG.
 #include <unistd.h>
 
 #include <thread>
@@ -39,41 +39,6 @@ void CmdShutdown(CommandContext& ctx) {
   ctx.server.ScheduleShutdown();
   // Like Redis, a successful SHUTDOWN sends no reply: the connection closes.
   ctx.server.CloseClient(ctx.client);
-}
-
-bool DebugAllowed(CommandContext& ctx) {
-  const std::string& mode = ctx.server.config().Str("enable-debug-command");
-  if (mode == "yes" || (mode == "local" && ctx.client.loopback)) return true;
-  ctx.reply.Error(
-      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
-      "a local connection, otherwise you need to set this option in the configuration file, and then restart the "
-      "server.");
-  return false;
-}
-
-void CmdDebug(CommandContext& ctx) {
-  if (!DebugAllowed(ctx)) return;
-  std::string_view sub = ctx.argv[1];
-  if (Is(sub, "SLEEP") && ctx.argv.size() == 3) {
-    long double secs;
-    if (!ParseFloat(ctx, ctx.argv[2], &secs)) return;
-    // Blocks the main thread on purpose: that is what DEBUG SLEEP is for.
-    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6L)));
-    ctx.reply.Ok();
-  } else if (Is(sub, "LOG") && ctx.argv.size() == 3) {
-    Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
-    ctx.reply.Ok();
-  } else if (Is(sub, "HELP")) {
-    ctx.reply.ArrayHeader(5);
-    ctx.reply.SimpleString("DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-    ctx.reply.SimpleString("LOG <message>");
-    ctx.reply.SimpleString("    Write <message> to the server log.");
-    ctx.reply.SimpleString("SLEEP <seconds>");
-    ctx.reply.SimpleString("    Stop the server for <seconds>. Decimals allowed.");
-  } else {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub,
-                                 "'. Try DEBUG HELP."));
-  }
 }
 
 void CmdSlowlogGet(CommandContext& ctx) {
@@ -136,7 +101,6 @@ void RegisterServerCommands(CommandTable& t) {
   using namespace cmd;
   t.Add(Cmd("time", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast", "server", "Returns the server time.", "2.6.0", CmdTime));
   t.Add(Cmd("shutdown", -1, kAdmin | kNoscript | kLoading | kStale | kNoMulti | kSentinel | kAllowBusy, 0, 0, 0, "@admin @slow @dangerous", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", CmdShutdown));
-  t.Add(Cmd("debug", -2, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "A container for debugging commands.", "1.0.0", CmdDebug));
   std::vector<CommandSpec> subs;
   subs.push_back(Cmd("slowlog|get", -2, kAdmin | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Returns the slow log's entries.", "2.2.12", CmdSlowlogGet));
   subs.push_back(Cmd("slowlog|len", 2, kAdmin | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Returns the number of entries in the slow log.", "2.2.12", CmdSlowlogLen));

@@ -270,6 +270,66 @@ void CmdSetrange(CommandContext& ctx) {
   ctx.reply.Integer(r.value());
 }
 
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
+void CmdLcs(CommandContext& ctx) {
+  bool want_len = false, want_idx = false, with_match_len = false;
+  int64_t min_match_len = 0;
+  for (size_t i = 3; i < ctx.argv.size(); ++i) {
+    std::string_view opt = ctx.argv[i];
+    if (Is(opt, "IDX")) {
+      want_idx = true;
+    } else if (Is(opt, "LEN")) {
+      want_len = true;
+    } else if (Is(opt, "WITHMATCHLEN")) {
+      with_match_len = true;
+    } else if (Is(opt, "MINMATCHLEN") && i + 1 < ctx.argv.size()) {
+      if (!ParseInt(ctx, ctx.argv[++i], &min_match_len)) return;
+      if (min_match_len < 0) min_match_len = 0;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* ea = db.Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* eb = db.Find(ctx.argv[2], ctx.now_ms);
+  if (want_len && want_idx) {
+    ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
+    return;
+  }
+  std::string a = ea ? ea->value.ToString() : std::string();
+  std::string b = eb ? eb->value.ToString() : std::string();
+  // The dynamic-programming table is transient memory: refuse what would
+  // exceed proto-max-bulk-len, as Redis does.
+  const unsigned long long cells = (static_cast<unsigned long long>(a.size()) + 1) * (b.size() + 1);
+  if (cells > static_cast<unsigned long long>(MaxBulk(ctx)) / sizeof(uint32_t)) {
+    ctx.reply.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
+  core::LcsResult r = core::ComputeLcs(a, b, want_idx, static_cast<uint32_t>(std::min<int64_t>(min_match_len, UINT32_MAX)));
+  if (want_idx) {
+    ctx.reply.MapHeader(2);
+    ctx.reply.Bulk("matches");
+    ctx.reply.ArrayHeader(static_cast<int64_t>(r.matches.size()));
+    for (const core::LcsMatch& m : r.matches) {
+      ctx.reply.ArrayHeader(with_match_len ? 3 : 2);
+      ctx.reply.ArrayHeader(2);
+      ctx.reply.Integer(m.a_start);
+      ctx.reply.Integer(m.a_end);
+      ctx.reply.ArrayHeader(2);
+      ctx.reply.Integer(m.b_start);
+      ctx.reply.Integer(m.b_end);
+      if (with_match_len) ctx.reply.Integer(m.len);
+    }
+    ctx.reply.Bulk("len");
+    ctx.reply.Integer(r.length);
+  } else if (want_len) {
+    ctx.reply.Integer(r.length);
+  } else {
+    ctx.reply.Bulk(r.lcs);
+  }
+}
+
 }  // namespace
 
 void RegisterStringCommands(CommandTable& t) {
@@ -297,6 +357,7 @@ void RegisterStringCommands(CommandTable& t) {
   t.Add(Cmd("incrbyfloat", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", CmdIncrbyfloat));
   t.Add(Cmd("getrange", 4, kReadonly, 1, 1, 1, "@read @string @slow", "string", "Returns a substring of the string stored at a key.", "2.4.0", CmdGetrange));
   t.Add(Cmd("substr", 4, kReadonly, 1, 1, 1, "@read @string @slow", "string", "Returns a substring from a string value.", "1.0.0", CmdGetrange));
+  t.Add(Cmd("lcs", -3, kReadonly, 1, 2, 1, "@read @string @slow", "string", "Finds the longest common substring.", "7.0.0", CmdLcs));
   t.Add(Cmd("setrange", 4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", CmdSetrange));
 }
 

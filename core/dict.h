@@ -1,0 +1,291 @@
+// Dict<V>: the keyspace's hash table. Chained, incrementally rehashed, with a
+// SCAN cursor that survives resizes -- the properties Redis's dict has and
+// that open-addressing tables (absl::flat_hash_map) cannot offer:
+//
+//  * No operation pauses for a full rehash. Growing or shrinking allocates
+//    the new bucket array and then moves buckets a few at a time: one step
+//    per Find/Insert/Erase, plus RehashFor(budget) from the cron.
+//  * Scan(cursor) returns every key present for the whole scan at least once,
+//    whatever resizes happen between calls. The cursor is Redis's
+//    reverse-binary counter: it walks bucket indices with their bits
+//    reversed, so the buckets a key can move to on a resize (same low bits,
+//    one more high bit) come after the bucket already visited.
+//  * RandomNode() picks a random key in O(1) expected time (RANDOMKEY,
+//    eviction sampling).
+//
+// Nodes hold the key inline (core::Key) next to the value: one allocation per
+// key. Pointers to values stay valid until that key is erased (rehashing
+// moves nodes, never values).
+//
+// Thread-safety: none; owned by one thread.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "absl/hash/hash.h"
+#include "absl/random/random.h"
+#include "core/key.h"
+
+namespace ringkv::core {
+
+template <typename V>
+class Dict {
+ public:
+  struct Node {
+    Key key;
+    V value;
+    Node* next = nullptr;
+  };
+
+  Dict() = default;
+  Dict(const Dict&) = delete;
+  Dict& operator=(const Dict&) = delete;
+  ~Dict() { Clear(); }
+
+  size_t size() const { return t_[0].used + t_[1].used; }
+  size_t buckets() const { return t_[0].size() + t_[1].size(); }
+  bool rehashing() const { return rehash_index_ >= 0; }
+
+  V* Find(std::string_view key) {
+    Node* n = FindNode(key);
+    return n ? &n->value : nullptr;
+  }
+
+  // Finds key or inserts it with a default-constructed value.
+  std::pair<V*, bool> Insert(std::string_view key) {
+    if (rehashing()) RehashStep();
+    const uint64_t h = Hash(key);
+    if (Node* n = FindNode(key, h)) return {&n->value, false};
+    GrowIfNeeded();
+    Table& t = rehashing() ? t_[1] : t_[0];
+    Node* n = new Node{Key(key), V{}, nullptr};
+    Node*& head = t.buckets[h & t.mask];
+    n->next = head;
+    head = n;
+    ++t.used;
+    return {&n->value, true};
+  }
+
+  bool Erase(std::string_view key) {
+    if (rehashing()) RehashStep();
+    const uint64_t h = Hash(key);
+    for (int i = 0; i < 2; ++i) {
+      Table& t = t_[i];
+      if (t.buckets == nullptr) continue;
+      Node** link = &t.buckets[h & t.mask];
+      for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
+        if (n->key.view() == key) {
+          *link = n->next;
+          delete n;
+          --t.used;
+          ShrinkIfNeeded();
+          return true;
+        }
+      }
+      if (!rehashing()) break;
+    }
+    return false;
+  }
+
+  void Clear() {
+    for (Table& t : t_) {
+      for (uint64_t b = 0; b < t.size(); ++b) {
+        for (Node* n = t.buckets[b]; n != nullptr;) {
+          Node* next = n->next;
+          delete n;
+          n = next;
+        }
+      }
+      delete[] t.buckets;
+      t = Table{};
+    }
+    rehash_index_ = -1;
+  }
+
+  void Swap(Dict& other) {
+    std::swap(t_, other.t_);
+    std::swap(rehash_index_, other.rehash_index_);
+  }
+
+  // Moves up to `steps` buckets to the new table. Returns true while work remains.
+  bool Rehash(int steps) {
+    if (!rehashing()) return false;
+    int empty_visits = steps * 10;  // bound the time spent skipping empty buckets
+    while (steps-- > 0 && t_[0].used > 0) {
+      while (t_[0].buckets[rehash_index_] == nullptr) {
+        ++rehash_index_;
+        if (--empty_visits == 0) return true;
+      }
+      for (Node* n = t_[0].buckets[rehash_index_]; n != nullptr;) {
+        Node* next = n->next;
+        Node*& head = t_[1].buckets[Hash(n->key.view()) & t_[1].mask];
+        n->next = head;
+        head = n;
+        --t_[0].used;
+        ++t_[1].used;
+        n = next;
+      }
+      t_[0].buckets[rehash_index_++] = nullptr;
+    }
+    if (t_[0].used == 0) {
+      delete[] t_[0].buckets;
+      t_[0] = t_[1];
+      t_[1] = Table{};
+      rehash_index_ = -1;
+      return false;
+    }
+    return true;
+  }
+
+  // Visits the buckets at `cursor` and returns the next cursor (0 = done).
+  // fn(const Key&, V&) must not insert or erase.
+  template <typename Fn>
+  uint64_t Scan(uint64_t cursor, Fn fn) {
+    if (size() == 0) return 0;
+    uint64_t v = cursor;
+    if (!rehashing()) {
+      const Table& t = t_[0];
+      VisitBucket(t, v & t.mask, fn);
+      v |= ~t.mask;
+      v = ReverseBits(ReverseBits(v) + 1);
+      return v;
+    }
+    // Rehashing: visit the small table's bucket, then every bucket of the
+    // large table that the small bucket expands into.
+    const Table* small = &t_[0];
+    const Table* large = &t_[1];
+    if (small->size() > large->size()) std::swap(small, large);
+    const uint64_t m0 = small->mask, m1 = large->mask;
+    VisitBucket(*small, v & m0, fn);
+    do {
+      VisitBucket(*large, v & m1, fn);
+      v |= ~m1;
+      v = ReverseBits(ReverseBits(v) + 1);
+    } while (v & (m0 ^ m1));
+    return v;
+  }
+
+  // Every node, in table order. fn(const Key&, V&) must not insert or erase.
+  template <typename Fn>
+  void ForEach(Fn fn) {
+    for (Table& t : t_) {
+      for (uint64_t b = 0; b < t.size(); ++b) {
+        for (Node* n = t.buckets[b]; n != nullptr; n = n->next) fn(n->key, n->value);
+      }
+    }
+  }
+
+  // A uniformly chosen non-empty bucket, then a uniform node of its chain
+  // (Redis's dictGetFairRandomKey is close enough for sampling). nullptr if empty.
+  Node* RandomNode(absl::BitGen& rng) {
+    if (size() == 0) return nullptr;
+    if (rehashing()) RehashStep();
+    Node* head = nullptr;
+    for (int guard = 0; head == nullptr; ++guard) {
+      if (rehashing()) {
+        // Buckets below rehash_index_ in the old table are empty.
+        uint64_t span = t_[0].size() + t_[1].size() - static_cast<uint64_t>(rehash_index_);
+        uint64_t i = static_cast<uint64_t>(rehash_index_) + absl::Uniform<uint64_t>(rng, 0, span);
+        head = i >= t_[0].size() ? t_[1].buckets[i - t_[0].size()] : t_[0].buckets[i];
+      } else {
+        head = t_[0].buckets[absl::Uniform<uint64_t>(rng, 0, t_[0].size())];
+      }
+      if (guard > 1000000) return nullptr;  // unreachable while size() > 0
+    }
+    size_t len = 0;
+    for (Node* n = head; n != nullptr; n = n->next) ++len;
+    size_t pick = absl::Uniform<size_t>(rng, 0, len);
+    while (pick-- > 0) head = head->next;
+    return head;
+  }
+
+  // Starts a shrink if the table is mostly empty (called by the cron too, so a
+  // table that stopped changing still shrinks, as Redis's tryResizeHashTables).
+  void ResizeIfNeeded() { ShrinkIfNeeded(); }
+
+  // Bytes of bucket arrays (MEMORY USAGE / INFO overheads).
+  size_t bucket_bytes() const { return buckets() * sizeof(Node*); }
+
+ private:
+  struct Table {
+    Node** buckets = nullptr;
+    uint64_t mask = 0;
+    uint64_t used = 0;
+    uint64_t size() const { return buckets ? mask + 1 : 0; }
+  };
+
+  static uint64_t Hash(std::string_view key) {
+    return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
+  }
+  static uint64_t ReverseBits(uint64_t v) {
+    v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
+    v = ((v >> 2) & 0x3333333333333333ull) | ((v & 0x3333333333333333ull) << 2);
+    v = ((v >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((v & 0x0F0F0F0F0F0F0F0Full) << 4);
+    return __builtin_bswap64(v);
+  }
+
+  Node* FindNode(std::string_view key) {
+    if (size() == 0) return nullptr;
+    if (rehashing()) RehashStep();
+    return FindNode(key, Hash(key));
+  }
+  Node* FindNode(std::string_view key, uint64_t h) {
+    for (int i = 0; i < 2; ++i) {
+      Table& t = t_[i];
+      if (t.buckets == nullptr) continue;
+      for (Node* n = t.buckets[h & t.mask]; n != nullptr; n = n->next) {
+        if (n->key.view() == key) return n;
+      }
+      if (!rehashing()) break;
+    }
+    return nullptr;
+  }
+
+  template <typename Fn>
+  static void VisitBucket(const Table& t, uint64_t b, Fn& fn) {
+    for (Node* n = t.buckets[b]; n != nullptr;) {
+      Node* next = n->next;  // fn may not erase, but keep the walk robust
+      fn(n->key, n->value);
+      n = next;
+    }
+  }
+
+  void RehashStep() { Rehash(1); }
+
+  void StartResize(uint64_t new_size) {
+    Table t;
+    t.buckets = new Node*[new_size]();
+    t.mask = new_size - 1;
+    if (t_[0].buckets == nullptr) {
+      t_[0] = t;
+      return;
+    }
+    t_[1] = t;
+    rehash_index_ = 0;
+  }
+
+  void GrowIfNeeded() {
+    if (rehashing()) return;
+    if (t_[0].buckets == nullptr) {
+      StartResize(4);
+    } else if (t_[0].used >= t_[0].size()) {  // load factor 1, as Redis
+      StartResize(t_[0].size() * 2);
+    }
+  }
+
+  void ShrinkIfNeeded() {
+    // Below 1/8 full: halve until it fits (Redis shrinks below 10% in the cron).
+    if (rehashing() || t_[0].size() <= 4 || t_[0].used * 8 >= t_[0].size()) return;
+    uint64_t target = 4;
+    while (target < t_[0].used * 2) target *= 2;
+    StartResize(target);
+  }
+
+  Table t_[2];
+  int64_t rehash_index_ = -1;
+};
+
+}  // namespace ringkv::core

@@ -1,0 +1,165 @@
+// DEBUG: the operator and tooling subcommands of Redis 7.0 that ringkv has
+// the data for. Behind enable-debug-command (no / yes / local), as in Redis.
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/random/random.h"
+#include "core/digest.h"
+#include "core/glob.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+bool DebugAllowed(CommandContext& ctx) {
+  const std::string& mode = ctx.server.config().Str("enable-debug-command");
+  if (mode == "yes" || (mode == "local" && ctx.client.loopback)) return true;
+  ctx.reply.Error(
+      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
+      "a local connection, otherwise you need to set this option in the configuration file, and then restart the "
+      "server.");
+  return false;
+}
+
+void DebugProtocol(CommandContext& ctx, std::string_view type) {
+  io::ReplyBuilder& rb = ctx.reply;
+  if (Is(type, "string")) {
+    rb.Bulk("Hello World");
+  } else if (Is(type, "integer")) {
+    rb.Integer(12345);
+  } else if (Is(type, "double")) {
+    rb.Double(3.141);
+  } else if (Is(type, "bignum")) {
+    rb.BigNumber("1234567999999999999999999999999999999");
+  } else if (Is(type, "null")) {
+    rb.Null();
+  } else if (Is(type, "array")) {
+    rb.ArrayHeader(3);
+    for (int j = 0; j < 3; ++j) rb.Integer(j);
+  } else if (Is(type, "set")) {
+    rb.SetHeader(3);
+    for (int j = 0; j < 3; ++j) rb.Integer(j);
+  } else if (Is(type, "map")) {
+    rb.MapHeader(3);
+    for (int j = 0; j < 3; ++j) {
+      rb.Integer(j);
+      rb.Bool(j == 1);
+    }
+  } else if (Is(type, "attrib")) {
+    if (rb.resp() >= 3) {
+      rb.AttributeHeader(1);
+      rb.Bulk("key-popularity");
+      rb.ArrayHeader(2);
+      rb.Bulk("key:123");
+      rb.Integer(90);
+    }
+    // Attributes are not replies: a real reply follows.
+    rb.Bulk("Some real reply following the attribute");
+  } else if (Is(type, "push")) {
+    if (rb.resp() < 3) {
+      rb.Error("ERR RESP2 is not supported by this command");
+      return;
+    }
+    rb.PushHeader(2);
+    rb.Bulk("server-cpu-usage");
+    rb.Integer(42);
+    rb.Bulk("Some real reply following the push reply");
+  } else if (Is(type, "true")) {
+    rb.Bool(true);
+  } else if (Is(type, "false")) {
+    rb.Bool(false);
+  } else if (Is(type, "verbatim")) {
+    rb.Verbatim("This is a verbatim\nstring");
+  } else {
+    rb.Error(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
+// Random patterns and strings through the glob matcher: it must terminate
+// quickly and never read out of bounds (run under ASan in the tests).
+void StringmatchFuzz() {
+  absl::BitGen rng;
+  static const char kAlphabet[] = "ab*?[]^-\\c";
+  for (int i = 0; i < 100000; ++i) {
+    std::string pattern(absl::Uniform(rng, 0, 32), 'a'), str(absl::Uniform(rng, 0, 32), 'a');
+    for (char& c : pattern) c = kAlphabet[absl::Uniform(rng, 0, 10)];
+    for (char& c : str) c = kAlphabet[absl::Uniform(rng, 0, 10)];
+    (void)core::GlobMatch(pattern, str, absl::Bernoulli(rng, 0.5));
+  }
+}
+
+void CmdDebug(CommandContext& ctx) {
+  if (!DebugAllowed(ctx)) return;
+  std::string_view sub = ctx.argv[1];
+  const size_t argc = ctx.argv.size();
+  if (Is(sub, "SLEEP") && argc == 3) {
+    // Redis parses with strtod: a non-number sleeps 0 s. Blocking the main
+    // thread is the point of this command.
+    double secs = std::strtod(std::string(ctx.argv[2]).c_str(), nullptr);
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+    ctx.reply.Ok();
+  } else if (Is(sub, "LOG") && argc == 3) {
+    Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
+    ctx.reply.Ok();
+  } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
+    ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
+    ctx.reply.Ok();
+  } else if (Is(sub, "DIGEST") && argc == 2) {
+    ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace(), ctx.now_ms)));
+  } else if (Is(sub, "DIGEST-VALUE") && argc >= 2) {
+    ctx.reply.ArrayHeader(static_cast<int64_t>(argc - 2));
+    for (size_t i = 2; i < argc; ++i) {
+      ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i], ctx.now_ms)));
+    }
+  } else if (Is(sub, "PROTOCOL") && argc == 3) {
+    DebugProtocol(ctx, ctx.argv[2]);
+  } else if (Is(sub, "STRINGMATCH-LEN") && argc == 2) {
+    StringmatchFuzz();
+    ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
+  } else if (Is(sub, "HELP") && argc == 2) {
+    static const char* kLines[] = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hex signature of the values of all the specified keys.",
+        "LOG <message>",
+        "    Write <message> to the server log.",
+        "PROTOCOL <type>",
+        "    Reply with a test value of the specified type. <type> can be: string,",
+        "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+        "    true, false.",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    Setting it to 0 disables expiring keys in background when they are not",
+        "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+        "    default.",
+        "SLEEP <seconds>",
+        "    Stop the server for <seconds>. Decimals allowed.",
+        "STRINGMATCH-LEN",
+        "    Run a fuzz tester against the stringmatchlen() function.",
+        "HELP",
+        "    Print this help.",
+    };
+    ctx.reply.ArrayHeader(std::size(kLines));
+    for (const char* l : kLines) ctx.reply.SimpleString(l);
+  } else {
+    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub, "'. Try DEBUG HELP."));
+  }
+}
+
+}  // namespace
+
+void RegisterDebugCommand(CommandTable& t) {
+  t.Add(Cmd("debug", -2, cmd::kAdmin | cmd::kNoscript | cmd::kLoading | cmd::kStale, 0, 0, 0,
+            "@admin @slow @dangerous", "server", "A container for debugging commands.", "1.0.0", CmdDebug));
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,91 @@
+#include "core/dict.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace ringkv::core {
+namespace {
+
+std::string K(int i) { return "key:" + std::to_string(i); }
+
+TEST(DictTest, InsertFindEraseAcrossGrowthAndShrink) {
+  Dict<int> d;
+  for (int i = 0; i < 10000; ++i) {
+    auto [v, inserted] = d.Insert(K(i));
+    ASSERT_TRUE(inserted);
+    *v = i;
+  }
+  EXPECT_EQ(d.size(), 10000u);
+  for (int i = 0; i < 10000; ++i) ASSERT_EQ(*d.Find(K(i)), i);
+  EXPECT_FALSE(d.Insert(K(5)).second);
+  for (int i = 0; i < 10000; i += 2) ASSERT_TRUE(d.Erase(K(i)));
+  EXPECT_FALSE(d.Erase(K(0)));
+  for (int i = 9990; i < 10000; ++i) d.Erase(K(i));
+  while (d.Rehash(100)) {
+  }
+  for (int i = 1; i < 9990; i += 2) ASSERT_NE(d.Find(K(i)), nullptr) << i;
+  for (int i = 1; i < 9990; i += 2) d.Erase(K(i));
+  for (int round = 0; round < 10; ++round) {  // what the cron does each tick
+    d.ResizeIfNeeded();
+    while (d.Rehash(100)) {
+    }
+  }
+  EXPECT_EQ(d.size(), 0u);
+  EXPECT_LE(d.buckets(), 8u);  // shrunk back
+}
+
+TEST(DictTest, NoOperationDoesAFullRehash) {
+  Dict<int> d;
+  for (int i = 0; i < 1 << 16; ++i) d.Insert(K(i));
+  while (d.Rehash(1000)) {
+  }
+  d.Insert("trigger");  // load factor 1 reached: starts a resize ...
+  d.Insert("one-more");
+  EXPECT_TRUE(d.rehashing());  // ... that is still in progress after more operations
+  for (int i = 0; i < 1 << 16; ++i) ASSERT_NE(d.Find(K(i)), nullptr);  // lookups see both tables
+}
+
+// Every key present for the whole scan is returned, whatever happens between
+// cursor calls: growth (with rehashing in progress) and shrinking.
+TEST(DictTest, ScanGuaranteeUnderGrowthAndShrink) {
+  for (int mode = 0; mode < 2; ++mode) {
+    Dict<int> d;
+    const int base = 2000;
+    for (int i = 0; i < base; ++i) d.Insert(K(i));
+    std::set<std::string> seen;
+    uint64_t cursor = 0;
+    int step = 0;
+    do {
+      cursor = d.Scan(cursor, [&](const Key& k, int&) { seen.insert(std::string(k.view())); });
+      ++step;
+      if (mode == 0 && step < 200) {  // several doublings while the scan runs
+        for (int j = 0; j < 50; ++j) d.Insert("new:" + std::to_string(step) + ":" + std::to_string(j));
+      } else if (step < 200) {
+        for (int j = 0; j < 10; ++j) d.Erase("new:" + std::to_string(j));  // no-op erases keep steps going
+        if (step == 3) {
+          for (int i = base; i < base + 20000; ++i) d.Insert(K(i));
+        }
+        if (step == 40) {
+          for (int i = base; i < base + 20000; ++i) d.Erase(K(i));  // shrink while scanning
+        }
+      }
+    } while (cursor != 0);
+    for (int i = 0; i < base; ++i) ASSERT_TRUE(seen.count(K(i))) << "mode " << mode << " missed " << K(i);
+  }
+}
+
+TEST(DictTest, RandomNodeCoversTheTable) {
+  Dict<int> d;
+  for (int i = 0; i < 64; ++i) d.Insert(K(i));
+  absl::BitGen rng;
+  std::set<std::string> seen;
+  for (int i = 0; i < 5000; ++i) seen.insert(std::string(d.RandomNode(rng)->key.view()));
+  EXPECT_EQ(seen.size(), 64u);
+  Dict<int> empty;
+  EXPECT_EQ(empty.RandomNode(rng), nullptr);
+}
+
+}  // namespace
+}  // namespace ringkv::core

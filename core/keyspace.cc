@@ -2,9 +2,17 @@
 
 #include <chrono>
 
+#include "core/eviction.h"
+
 namespace ringkv::core {
 
 Entry* Database::Find(std::string_view key, int64_t now_ms) {
+  Entry* e = FindNoTouch(key, now_ms);
+  if (e != nullptr) RecordAccess(*access_, *e, now_ms, *rng_);
+  return e;
+}
+
+Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return nullptr;
   if (IsExpired(*e, now_ms)) {
@@ -26,6 +34,11 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
     inserted = true;
   }
   *created = inserted;
+  if (inserted) {
+    e.lru = InitialAccess(*access_, now_ms);
+  } else {
+    RecordAccess(*access_, e, now_ms, *rng_);
+  }
   return &e;
 }
 
@@ -134,9 +147,11 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
   return expired;
 }
 
-Keyspace::Keyspace(int databases) {
-  for (int i = 0; i < databases; ++i) dbs_.push_back(std::make_unique<Database>(&stats_));
+Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
+  for (int i = 0; i < databases; ++i) dbs_.push_back(std::make_unique<Database>(&stats_, access_.get(), &rng_));
 }
+
+Keyspace::~Keyspace() = default;
 
 void Keyspace::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
   constexpr int kSample = 20;

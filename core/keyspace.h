@@ -25,6 +25,10 @@
 #include "core/string_value.h"
 
 namespace ringkv::core {
+struct AccessPolicy;
+}
+
+namespace ringkv::core {
 
 struct Entry {
   StringValue value;
@@ -41,12 +45,17 @@ struct KeyspaceStats {
 
 class Database {
  public:
-  explicit Database(KeyspaceStats* stats) : stats_(stats) {}
+  Database(KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng)
+      : stats_(stats), access_(access), rng_(rng) {}
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
   // The live entry for key, or nullptr (expired keys are deleted here).
+  // Records an access (LRU clock / LFU counter) on a hit.
   Entry* Find(std::string_view key, int64_t now_ms);
+  // As Find, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT,
+  // TYPE, TTL, EXISTS).
+  Entry* FindNoTouch(std::string_view key, int64_t now_ms);
   // Inserts an empty entry or returns the existing live one; *created tells.
   // One probe of the table (an expired entry found there is reset in place).
   Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
@@ -73,6 +82,18 @@ class Database {
   // A random live key ("" and false when empty). Expired keys met on the way
   // are deleted, as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
+  // Random sampling for eviction: a random node of the whole table, or a
+  // random key with a TTL (nullptr / empty when there is none).
+  Dict<Entry>::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
+  bool SampleVolatile(absl::BitGen& rng, std::string* key, int64_t* when_ms) const {
+    if (expires_.empty()) return false;
+    const ExpireRecord& r = expires_[absl::Uniform<size_t>(rng, 0, expires_.size())];
+    *key = r.key;
+    *when_ms = r.when_ms;
+    return true;
+  }
+  // Looks an entry up without expiring it or counting an access (eviction).
+  Entry* Peek(std::string_view key) { return dict_.Find(key); }
   // Incremental rehashing from the cron: moves buckets for up to budget_us.
   void RehashFor(int64_t budget_us);
   size_t bucket_bytes() const { return dict_.bucket_bytes(); }
@@ -94,11 +115,16 @@ class Database {
   Dict<Entry> dict_;
   std::vector<ExpireRecord> expires_;
   KeyspaceStats* stats_;
+  const AccessPolicy* access_;
+  absl::BitGen* rng_;
 };
 
 class Keyspace {
  public:
   explicit Keyspace(int databases);
+  ~Keyspace();
+  // How accesses are recorded (maxmemory-policy & co.); set by the server.
+  AccessPolicy& access_policy() { return *access_; }
   int count() const { return static_cast<int>(dbs_.size()); }
   Database& db(int index) { return *dbs_[index]; }
   KeyspaceStats& stats() { return stats_; }
@@ -114,8 +140,9 @@ class Keyspace {
 
  private:
   KeyspaceStats stats_;
-  std::vector<std::unique_ptr<Database>> dbs_;
+  std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
+  std::vector<std::unique_ptr<Database>> dbs_;
 };
 
 }  // namespace ringkv::core

@@ -61,7 +61,6 @@ OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view v
     if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
   }
   e->value = StringValue(value);
-  e->lru = static_cast<uint32_t>(now_ms / 1000);
   if (!opts.keep_ttl) db.SetExpire(key, e, -1);
   if (opts.expire_at_ms >= 0) {
     if (opts.expire_at_ms <= now_ms) {

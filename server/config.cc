@@ -67,6 +67,13 @@ constexpr Rule kImplemented[] = {
     {"slowlog-log-slower-than", -1, INT64_MAX, nullptr, Mutability::kMutable},
     {"slowlog-max-len", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"supervised", 0, 0, "upstart,systemd,auto,no", Mutability::kImmutable},
+    {"maxmemory", 0, INT64_MAX, nullptr, Mutability::kMutable},
+    {"maxmemory-policy", 0, 0,
+     "volatile-lru,volatile-lfu,volatile-random,volatile-ttl,allkeys-lru,allkeys-lfu,allkeys-random,noeviction",
+     Mutability::kMutable},
+    {"maxmemory-samples", 1, kIntMax, nullptr, Mutability::kMutable},
+    {"lfu-log-factor", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"lfu-decay-time", 0, kIntMax, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

@@ -134,7 +134,7 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "expired_keys", ks.expired_keys);
   Field(out, "expired_stale_perc", absl::StrFormat("%.2f", ks.expired_stale_perc_x100 / 100.0));
   Field(out, "expired_time_cap_reached_count", 0);
-  Field(out, "evicted_keys", 0);
+  Field(out, "evicted_keys", st.evicted_keys);
   Field(out, "evicted_clients", 0);
   Field(out, "keyspace_hits", ks.keyspace_hits);
   Field(out, "keyspace_misses", ks.keyspace_misses);

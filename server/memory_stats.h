@@ -1,10 +1,10 @@
-// Process memory figures for INFO memory: allocated bytes counted by the
-// process's operator new/delete (on mimalloc), RSS from /proc. In the
-// sanitizer build mimalloc is not linked; figures then come from glibc's
-// mallinfo2. The server calls ReadMemoryStats() from the cron so the peak
-// tracks between INFO calls.
+// Process memory figures for INFO memory and maxmemory: bytes in live C++
+// allocations, counted by the process's operator new/delete (on mimalloc; on
+// glibc malloc in the sanitizer build), and RSS from /proc. The server calls
+// ReadMemoryStats() from the cron so the peak tracks between INFO calls.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ringkv::server {
@@ -17,6 +17,9 @@ struct MemoryStats {
 };
 
 MemoryStats ReadMemoryStats();
+// Bytes in live allocations; one atomic load (used before every command when
+// maxmemory is set).
+size_t AllocatedBytes();
 uint64_t TotalSystemMemory();
 
 }  // namespace ringkv::server

@@ -75,10 +75,17 @@ void Server::ApplyConfigHooks() {
     SetLogLevel(LogLevelFromName(config_->Str("loglevel")));
     io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
     io_->limits().query_buffer_limit.store(config_->Int("client-query-buffer-limit"), std::memory_order_relaxed);
+    maxmemory_ = config_->Int("maxmemory");
+    core::AccessPolicy& access = keyspace_.access_policy();
+    core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &access.policy);
+    access.samples = static_cast<int>(config_->Int("maxmemory-samples"));
+    access.lfu_log_factor = static_cast<int>(config_->Int("lfu-log-factor"));
+    access.lfu_decay_time = static_cast<int>(config_->Int("lfu-decay-time"));
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
-                           "loglevel", "proto-max-bulk-len", "client-query-buffer-limit"}) {
+                           "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
+                           "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time"}) {
     config_->OnChange(name, refresh);
   }
   // Authentication state of existing clients follows requirepass, as in Redis:
@@ -256,6 +263,18 @@ void Server::Execute(Client& c, Argv argv) {
     ++spec->rejected_calls;
     ++stats_.total_error_replies;
     return;
+  }
+  // maxmemory: evict first; refuse commands that may grow memory when nothing
+  // more can be evicted (Redis's order: after AUTH, before CLIENT PAUSE).
+  if (maxmemory_ > 0) {
+    bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
+                                    static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
+    if (!fits && (spec->flags & cmd::kDenyOom)) {
+      rb.Error("OOM command not allowed when used memory > 'maxmemory'.");
+      ++spec->rejected_calls;
+      ++stats_.total_error_replies;
+      return;
+    }
   }
   if (ShouldPause(*spec)) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs

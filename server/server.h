@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/eviction.h"
 #include "core/keyspace.h"
 #include "io/io_system.h"
 #include "server/client.h"
@@ -39,6 +40,7 @@ struct ServerStats {
   uint64_t total_commands = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
+  uint64_t evicted_keys = 0;
   uint64_t dirty = 0;  // writes since start (rdb_changes_since_last_save until persistence lands)
   // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
   static constexpr int kSamples = 16;
@@ -117,6 +119,8 @@ class Server : public io::CommandSink {
   absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
   ServerStats stats_;
   Clock clock_;
+  core::Evictor evictor_;
+  int64_t maxmemory_ = 0;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;
   int64_t start_time_ms_ = 0;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "core/eviction.h"
 #include "core/glob.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -27,7 +28,7 @@ void CmdDel(CommandContext& ctx) {
 void CmdExists(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t n = 0;
-  for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.Find(ctx.argv[i], ctx.now_ms) != nullptr;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.FindNoTouch(ctx.argv[i], ctx.now_ms) != nullptr;
   ctx.reply.Integer(n);
 }
 
@@ -35,16 +36,13 @@ void CmdTouch(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (core::Entry* e = db.Find(ctx.argv[i], ctx.now_ms)) {
-      e->lru = ctx.server.lru_clock();
-      ++n;
-    }
+    if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) ++n;  // Find records the access
   }
   ctx.reply.Integer(n);
 }
 
 void CmdType(CommandContext& ctx) {
-  bool found = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms) != nullptr;
+  bool found = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[1], ctx.now_ms) != nullptr;
   ctx.reply.SimpleString(found ? "string" : "none");
 }
 
@@ -213,7 +211,7 @@ void CmdPexpireat(CommandContext& ctx) { Expire(ctx, 1, true); }
 // TTL family: -2 missing, -1 persistent.
 void Ttl(CommandContext& ctx, bool ms, bool absolute) {
   core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = db.FindNoTouch(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) {
     ctx.reply.Integer(-2);
     return;
@@ -339,7 +337,7 @@ void CmdSwapdb(CommandContext& ctx) {
 
 // OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}.
 core::Entry* ObjectTarget(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[2], ctx.now_ms);
+  core::Entry* e = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[2], ctx.now_ms);
   if (e == nullptr) ctx.reply.Null();
   return e;
 }
@@ -365,15 +363,26 @@ void CmdObjectRefcount(CommandContext& ctx) {
 void CmdObjectIdletime(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  ctx.reply.Integer(std::max<int64_t>(0, static_cast<int64_t>(ctx.server.lru_clock()) - e->lru));
+  if (ctx.server.keyspace().access_policy().lfu()) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between "
+        "policies at runtime LRU and LFU data will take some time to adjust.");
+    return;
+  }
+  ctx.reply.Integer(core::IdleSeconds(*e, ctx.now_ms));
 }
 
 void CmdObjectFreq(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  ctx.reply.Error(
-      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
-      "between policies at runtime LRU and LFU data will take some time to adjust.");
+  const core::AccessPolicy& p = ctx.server.keyspace().access_policy();
+  if (!p.lfu()) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
+        "between policies at runtime LRU and LFU data will take some time to adjust.");
+    return;
+  }
+  ctx.reply.Integer(core::LfuFrequency(p, *e, ctx.now_ms));
 }
 
 void CmdObjectHelp(CommandContext& ctx) {

@@ -42,7 +42,6 @@ void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
     return;
   }
   ++ctx.server.keyspace().stats().keyspace_hits;
-  e->lru = ctx.server.lru_clock();
   char scratch[24];
   ctx.reply.Bulk(e->value.View(scratch));
 }

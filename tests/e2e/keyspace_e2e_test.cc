@@ -1,0 +1,203 @@
+// End-to-end keyspace behaviour against the real binary: expiry (lazy and
+// active), SCAN completeness while the table grows, eviction under maxmemory.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+
+// Value of `field` in an INFO reply ("" if absent).
+std::string InfoField(RawConn& c, const std::string& section, const std::string& field) {
+  c.Send(Resp({"INFO", section}));
+  std::string info = c.ReadReply();
+  size_t p = info.find("\r\n" + field + ":");
+  if (p == std::string::npos) return "";
+  p += field.size() + 3;
+  return info.substr(p, info.find("\r\n", p) - p);
+}
+
+TEST(KeyspaceE2E, LazyExpiryHidesAndDeletesOnAccess) {
+  TestServer s({"--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  c.Send(Resp({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}));
+  EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+  c.Send(Resp({"SET", "k", "v", "PX", "50"}));
+  EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  c.Send(Resp({"DBSIZE"}));
+  EXPECT_EQ(c.ReadReply(), ":1\r\n");  // not deleted yet: nothing touched it
+  c.Send(Resp({"GET", "k"}));
+  EXPECT_EQ(c.ReadReply(), "$-1\r\n");  // but never visible
+  c.Send(Resp({"DBSIZE"}));
+  EXPECT_EQ(c.ReadReply(), ":0\r\n");
+  EXPECT_EQ(InfoField(c, "stats", "expired_keys"), "1");
+}
+
+TEST(KeyspaceE2E, ActiveExpiryDeletesWithoutAccess) {
+  TestServer s({"--hz", "50"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  std::string batch;
+  for (int i = 0; i < 2000; ++i) batch += Resp({"SET", "tmp:" + std::to_string(i), "v", "PX", "100"});
+  for (int i = 0; i < 100; ++i) batch += Resp({"SET", "keep:" + std::to_string(i), "v"});
+  c.Send(batch);
+  for (int i = 0; i < 2100; ++i) ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+  c.Send(Resp({"INFO", "keyspace"}));
+  EXPECT_NE(c.ReadReply().find("db0:keys=2100,expires=2000,"), std::string::npos);
+  std::string dbsize;
+  for (int i = 0; i < 60 && dbsize != ":100\r\n"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    c.Send(Resp({"DBSIZE"}));
+    dbsize = c.ReadReply();
+  }
+  EXPECT_EQ(dbsize, ":100\r\n");
+  EXPECT_EQ(InfoField(c, "stats", "expired_keys"), "2000");
+  c.Send(Resp({"INFO", "keyspace"}));
+  EXPECT_NE(c.ReadReply().find("db0:keys=100,expires=0,avg_ttl=0"), std::string::npos);
+}
+
+// Parses "*2\r\n$N\r\ncursor\r\n*K\r\n$..key.." into the cursor and keys.
+std::string ParseScan(const std::string& reply, std::set<std::string>* keys) {
+  size_t p = reply.find("\r\n", 4) + 2;  // after "*2\r\n$N\r\n"
+  size_t e = reply.find("\r\n", p);
+  std::string cursor = reply.substr(p, e - p);
+  p = reply.find("\r\n", e + 2) + 2;  // after "*K\r\n"
+  while (p < reply.size()) {
+    size_t le = reply.find("\r\n", p);
+    size_t len = std::stoul(reply.substr(p + 1, le - p - 1));
+    keys->insert(reply.substr(le + 2, len));
+    p = le + 2 + len + 2;
+  }
+  return cursor;
+}
+
+TEST(KeyspaceE2E, ScanReturnsEveryKeyWhileTheTableGrows) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn scanner(s.port()), writer(s.port());
+  std::string batch;
+  const int base = 5000;
+  for (int i = 0; i < base; ++i) batch += Resp({"SET", "base:" + std::to_string(i), "v"});
+  writer.Send(batch);
+  for (int i = 0; i < base; ++i) ASSERT_EQ(writer.ReadReply(), "+OK\r\n");
+  std::set<std::string> seen;
+  std::string cursor = "0";
+  int round = 0, inserted = 0;
+  do {
+    scanner.Send(Resp({"SCAN", cursor, "COUNT", "50"}));
+    cursor = ParseScan(scanner.ReadReply(), &seen);
+    if (round++ < 60) {  // grow the table several times over while scanning
+      std::string more;
+      for (int j = 0; j < 500; ++j) more += Resp({"SET", "new:" + std::to_string(inserted++), "v"});
+      writer.Send(more);
+      for (int j = 0; j < 500; ++j) ASSERT_EQ(writer.ReadReply(), "+OK\r\n");
+    }
+  } while (cursor != "0");
+  for (int i = 0; i < base; ++i) ASSERT_TRUE(seen.count("base:" + std::to_string(i))) << i;
+  scanner.Send(Resp({"DBSIZE"}));
+  EXPECT_EQ(scanner.ReadReply(), ":" + std::to_string(base + inserted) + "\r\n");
+}
+
+int64_t InfoInt(RawConn& c, const std::string& section, const std::string& field) {
+  return std::stoll(InfoField(c, section, field));
+}
+
+// Fills the server past maxmemory under `policy` and checks what Redis
+// promises for it. Keys "persist:*" have no TTL; "vol:*" have one.
+class EvictionE2E : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EvictionE2E, HonoursTheLimitAndThePolicy) {
+  const std::string policy = GetParam();
+  TestServer s({"--maxmemory-samples", "10"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const int64_t base = InfoInt(c, "memory", "used_memory");
+  const int64_t limit = base + 4 * 1024 * 1024;
+  c.Send(Resp({"CONFIG", "SET", "maxmemory", std::to_string(limit), "maxmemory-policy", policy}));
+  ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+  const std::string value(1000, 'x');
+  const bool is_volatile = policy.rfind("volatile", 0) == 0;
+  // A few keys without a TTL, and a hot set read between the write batches.
+  for (int i = 0; i < 50; ++i) {
+    c.Send(Resp({"SET", "persist:" + std::to_string(i), value}));
+    ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+  }
+  // Phase 1 fills most of the limit; after a pause longer than the LRU
+  // clock's one-second resolution the hot keys are read (several times, for
+  // LFU); phase 2 then overflows the limit and forces evictions.
+  std::string oom;
+  int next = 0;
+  auto write = [&](int count) {
+    for (int done = 0; done < count && oom.empty(); done += 500) {
+      std::string cmds;
+      for (int j = 0; j < 500; ++j, ++next) {
+        // TTLs grow with the key number: volatile-ttl must evict the oldest writes first.
+        cmds += Resp({"SET", "vol:" + std::to_string(next), value, "EX", std::to_string(100000 + next)});
+      }
+      c.Send(cmds);
+      for (int j = 0; j < 500; ++j) {
+        std::string r = c.ReadReply();
+        if (r != "+OK\r\n" && oom.empty()) oom = r;
+      }
+    }
+  };
+  write(2500);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::string reads;
+  for (int round = 0; round < 5; ++round) {
+    for (int h = 0; h < 20; ++h) reads += Resp({"GET", "persist:" + std::to_string(h)});
+  }
+  c.Send(reads);
+  for (int h = 0; h < 100; ++h) c.ReadReply();
+  write(3000);  // over the limit by less than the aged keys can free
+  const int64_t used = InfoInt(c, "memory", "used_memory");
+  const int64_t evicted = InfoInt(c, "stats", "evicted_keys");
+  if (policy == "noeviction") {
+    EXPECT_EQ(oom, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+    EXPECT_EQ(evicted, 0);
+    c.Send(Resp({"GET", "persist:0"}));  // reads still work
+    EXPECT_EQ(c.ReadReply(), "$1000\r\n" + value + "\r\n");
+    return;
+  }
+  EXPECT_EQ(oom, "") << policy;
+  EXPECT_GT(evicted, 1000) << policy;
+  EXPECT_LE(used, limit + 64 * 1024) << policy;  // at most a command's worth over
+  int persist_left = 0, hot_left = 0;
+  for (int i = 0; i < 50; ++i) {
+    c.Send(Resp({"EXISTS", "persist:" + std::to_string(i)}));
+    bool present = c.ReadReply() == ":1\r\n";
+    persist_left += present;
+    if (i < 20) hot_left += present;
+  }
+  if (is_volatile) {
+    EXPECT_EQ(persist_left, 50) << "volatile policies never evict keys without a TTL";
+  }
+  if (policy == "allkeys-lru" || policy == "allkeys-lfu") {
+    EXPECT_GE(hot_left, 16) << "hot keys should survive";
+  }
+  if (policy == "volatile-ttl") {
+    c.Send(Resp({"EXISTS", "vol:0"}));  // the earliest deadline went first
+    EXPECT_EQ(c.ReadReply(), ":0\r\n");
+    c.Send(Resp({"EXISTS", "vol:" + std::to_string(next - 1)}));  // the latest stays
+    EXPECT_EQ(c.ReadReply(), ":1\r\n");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, EvictionE2E,
+                         ::testing::Values("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
+                                           "volatile-lfu", "volatile-random", "volatile-ttl"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -89,6 +89,13 @@ void Database::Clear() {
   expires_.clear();
 }
 
+std::unique_ptr<DetachedData> Database::Detach() {
+  auto out = std::make_unique<DetachedData>();
+  out->dict.Swap(dict_);
+  out->expires.swap(expires_);
+  return out;
+}
+
 void Database::Swap(Database& other) {
   dict_.Swap(other.dict_);
   expires_.swap(other.expires_);

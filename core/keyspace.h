@@ -43,6 +43,19 @@ struct KeyspaceStats {
   uint64_t keyspace_misses = 0;
 };
 
+// A key with a deadline, in a database's dense expiry index.
+struct ExpireRecord {
+  std::string key;
+  int64_t when_ms;
+};
+
+// A database's data detached in O(1) so it can be freed elsewhere (FLUSHALL
+// ASYNC hands it to a background thread).
+struct DetachedData {
+  Dict<Entry> dict;
+  std::vector<ExpireRecord> expires;
+};
+
 class Database {
  public:
   Database(KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng)
@@ -71,6 +84,8 @@ class Database {
   int64_t AverageTtl(int64_t now_ms) const;
   void Clear();
   void Swap(Database& other);
+  // Empties the database in O(1), returning what it held.
+  std::unique_ptr<DetachedData> Detach();
 
   // Calls fn for every live key (KEYS). fn must not modify the database.
   void ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
@@ -103,10 +118,6 @@ class Database {
   int ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng);
 
  private:
-  struct ExpireRecord {
-    std::string key;
-    int64_t when_ms;
-  };
   void RemoveExpireRecord(int32_t index);
   bool IsExpired(const Entry& e, int64_t now_ms) const {
     return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;

@@ -60,6 +60,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterKeyCommands(table);
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);
+  RegisterMemoryCommands(table);
 }
 
 }  // namespace ringkv::server

@@ -39,6 +39,7 @@ void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);
+void RegisterMemoryCommands(CommandTable& table);
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

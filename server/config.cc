@@ -74,6 +74,7 @@ constexpr Rule kImplemented[] = {
     {"maxmemory-samples", 1, kIntMax, nullptr, Mutability::kMutable},
     {"lfu-log-factor", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lfu-decay-time", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"lazyfree-lazy-user-flush", 0, 0, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

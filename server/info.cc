@@ -106,7 +106,8 @@ void InfoMemory(Server& s, std::string* out) {
   Field(out, "mem_clients_slaves", 0);
   Field(out, "mem_clients_normal", clients_mem);
   Field(out, "mem_allocator", m.allocator);
-  Field(out, "lazyfree_pending_objects", 0);
+  Field(out, "lazyfree_pending_objects", s.lazy_freer().pending_objects());
+  Field(out, "lazyfreed_objects", s.lazy_freer().freed_objects());
 }
 
 void InfoPersistence(Server& s, std::string* out) {

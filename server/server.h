@@ -22,6 +22,7 @@
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/lazy_free.h"
 
 namespace ringkv::server {
 
@@ -88,6 +89,7 @@ class Server : public io::CommandSink {
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
   int hz() const { return hz_; }
+  LazyFreer& lazy_freer() { return lazy_freer_; }
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   uint64_t instantaneous_ops() const;
@@ -120,6 +122,7 @@ class Server : public io::CommandSink {
   ServerStats stats_;
   Clock clock_;
   core::Evictor evictor_;
+  LazyFreer lazy_freer_;
   int64_t maxmemory_ = 0;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

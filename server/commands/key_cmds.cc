@@ -125,28 +125,39 @@ void CmdRandomkey(CommandContext& ctx) {
 
 void CmdDbsize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(ctx.client).size())); }
 
-bool ParseFlushMode(CommandContext& ctx) {
+// FLUSHDB / FLUSHALL [ASYNC|SYNC]; without a flag, lazyfree-lazy-user-flush
+// decides. *async tells which; false on a syntax error (already replied).
+bool ParseFlushMode(CommandContext& ctx, bool* async) {
   if (ctx.argv.size() > 2 || (ctx.argv.size() == 2 && !Is(ctx.argv[1], "ASYNC") && !Is(ctx.argv[1], "SYNC"))) {
     ctx.reply.Error(errors::kSyntax);
     return false;
   }
+  *async = ctx.argv.size() == 2 ? Is(ctx.argv[1], "ASYNC") : ctx.server.config().Bool("lazyfree-lazy-user-flush");
   return true;
 }
 
-void CmdFlushdb(CommandContext& ctx) {
-  if (!ParseFlushMode(ctx)) return;
-  core::Database& db = ctx.server.db(ctx.client);
+// Empties one database: inline, or in O(1) with the freeing on the lazy-free thread.
+void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
   ctx.server.stats().dirty += db.size();
-  db.Clear();
+  if (async && db.size() > 0) {
+    size_t keys = db.size();
+    ctx.server.lazy_freer().Free(db.Detach(), keys);
+  } else {
+    db.Clear();
+  }
+}
+
+void CmdFlushdb(CommandContext& ctx) {
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
+  FlushDatabase(ctx, ctx.server.db(ctx.client), async);
   ctx.reply.Ok();
 }
 
 void CmdFlushall(CommandContext& ctx) {
-  if (!ParseFlushMode(ctx)) return;
-  for (int i = 0; i < ctx.server.keyspace().count(); ++i) {
-    ctx.server.stats().dirty += ctx.server.keyspace().db(i).size();
-    ctx.server.keyspace().db(i).Clear();
-  }
+  bool async;
+  if (!ParseFlushMode(ctx, &async)) return;
+  for (int i = 0; i < ctx.server.keyspace().count(); ++i) FlushDatabase(ctx, ctx.server.keyspace().db(i), async);
   ++ctx.server.stats().dirty;
   ctx.reply.Ok();
 }

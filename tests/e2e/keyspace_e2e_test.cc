@@ -183,10 +183,17 @@ TEST_P(EvictionE2E, HonoursTheLimitAndThePolicy) {
     EXPECT_GE(hot_left, 16) << "hot keys should survive";
   }
   if (policy == "volatile-ttl") {
-    c.Send(Resp({"EXISTS", "vol:0"}));  // the earliest deadline went first
-    EXPECT_EQ(c.ReadReply(), ":0\r\n");
-    c.Send(Resp({"EXISTS", "vol:" + std::to_string(next - 1)}));  // the latest stays
-    EXPECT_EQ(c.ReadReply(), ":1\r\n");
+    // Sampled, so approximate (as in Redis): the earliest deadlines go first.
+    auto present = [&](int from, int to) {
+      int n = 0;
+      for (int i = from; i < to; ++i) {
+        c.Send(Resp({"EXISTS", "vol:" + std::to_string(i)}));
+        n += c.ReadReply() == ":1\r\n";
+      }
+      return n;
+    };
+    EXPECT_LE(present(0, 500), 200) << "most of the earliest deadlines should be evicted";
+    EXPECT_GE(present(next - 500, next), 450) << "the latest deadlines should stay";
   }
 }
 

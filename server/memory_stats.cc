@@ -1,5 +1,7 @@
 #include "server/memory_stats.h"
 
+#include "core/alloc_stats.h"
+
 #include <malloc.h>
 #include <unistd.h>
 
@@ -74,7 +76,9 @@ std::atomic<uint64_t> g_peak{0};
 }  // namespace
 
 size_t AllocatedBytes() {
-  return static_cast<size_t>(std::max<int64_t>(0, g_allocated.load(std::memory_order_relaxed)));
+  int64_t bytes = g_allocated.load(std::memory_order_relaxed) +
+                  core::ExternalAllocatedBytes().load(std::memory_order_relaxed);
+  return static_cast<size_t>(std::max<int64_t>(0, bytes));
 }
 
 MemoryStats ReadMemoryStats() {

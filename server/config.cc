@@ -75,6 +75,7 @@ constexpr Rule kImplemented[] = {
     {"lfu-log-factor", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lfu-decay-time", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lazyfree-lazy-user-flush", 0, 0, nullptr, Mutability::kMutable},
+    {"rdbcompression", 0, 0, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

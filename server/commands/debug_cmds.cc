@@ -7,6 +7,8 @@
 
 #include "absl/random/random.h"
 #include "core/digest.h"
+#include "core/eviction.h"
+#include "core/rdb_string.h"
 #include "core/glob.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -112,6 +114,20 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
     ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
+  } else if (Is(sub, "OBJECT") && argc == 3) {
+    core::Entry* e = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[2], ctx.now_ms);
+    if (e == nullptr) {
+      ctx.reply.Error(errors::kNoSuchKey);
+      return;
+    }
+    static const char* kEncodings[] = {"int", "embstr", "raw"};
+    const bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
+    const bool lfu = ctx.server.keyspace().access_policy().lfu();
+    ctx.reply.SimpleString(StrCat(
+        "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:",
+        shared ? 2147483647 : 1, " encoding:", kEncodings[static_cast<int>(e->value.encoding())],
+        " serializedlength:", core::RdbStringSize(e->value, ctx.server.config().Bool("rdbcompression")),
+        " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms)));
   } else if (Is(sub, "DIGEST") && argc == 2) {
     ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace(), ctx.now_ms)));
   } else if (Is(sub, "DIGEST-VALUE") && argc >= 2) {
@@ -133,6 +149,8 @@ void CmdDebug(CommandContext& ctx) {
         "    Output a hex signature of the values of all the specified keys.",
         "LOG <message>",
         "    Write <message> to the server log.",
+        "OBJECT <key>",
+        "    Show low level info about the `key` and associated value.",
         "PROTOCOL <type>",
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",

@@ -331,6 +331,52 @@ void CmdMove(CommandContext& ctx) {
   ctx.reply.Integer(1);
 }
 
+// COPY source destination [DB destination-db] [REPLACE]
+void CmdCopy(CommandContext& ctx) {
+  int dst_index = ctx.client.db;
+  bool replace = false;
+  for (size_t i = 3; i < ctx.argv.size(); ++i) {
+    if (Is(ctx.argv[i], "REPLACE")) {
+      replace = true;
+    } else if (Is(ctx.argv[i], "DB") && i + 1 < ctx.argv.size()) {
+      if (!ParseDbIndex(ctx, ctx.argv[++i], &dst_index)) return;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  if (dst_index == ctx.client.db && ctx.argv[1] == ctx.argv[2]) {
+    ctx.reply.Error("ERR source and destination objects are the same");
+    return;
+  }
+  core::Database& src = ctx.server.db(ctx.client);
+  core::Database& dst = ctx.server.keyspace().db(dst_index);
+  core::Entry* from = src.Find(ctx.argv[1], ctx.now_ms);
+  if (from == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (dst.FindNoTouch(ctx.argv[2], ctx.now_ms) != nullptr) {
+    if (!replace) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    dst.Erase(ctx.argv[2]);
+  }
+  // Copy before inserting: the insert may rehash, but never moves `from`.
+  core::StringValue value = from->value.is_int() ? core::StringValue::FromInt(from->value.int_value())
+                            : from->value.encoding() == core::StringEncoding::kRaw
+                                ? core::StringValue::Raw(from->value.ToString())
+                                : core::StringValue(from->value.ToString());
+  const int64_t when = src.GetExpire(from);
+  bool created;
+  core::Entry* to = dst.FindOrInsert(ctx.argv[2], ctx.now_ms, &created);
+  to->value = std::move(value);
+  if (when >= 0) dst.SetExpire(ctx.argv[2], to, when);
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(1);
+}
+
 void CmdSwapdb(CommandContext& ctx) {
   int64_t a, b;
   if (!core::StringToInt64(ctx.argv[1], &a) || !core::StringToInt64(ctx.argv[2], &b)) {
@@ -445,6 +491,7 @@ void RegisterKeyCommands(CommandTable& t) {
   t.Add(Cmd("rename", 3, kWrite, 1, 2, 1, "@keyspace @write @slow", "generic", "Renames a key and overwrites the destination.", "1.0.0", CmdRename));
   t.Add(Cmd("renamenx", 3, kWrite | kFast, 1, 2, 1, "@keyspace @write @fast", "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", CmdRenamenx));
   t.Add(Cmd("move", 3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Moves a key to another database.", "1.0.0", CmdMove));
+  t.Add(Cmd("copy", -3, kWrite | kDenyOom, 1, 2, 1, "@keyspace @write @slow", "generic", "Copies the value of a key to a new key.", "6.2.0", CmdCopy));
   t.Add(Cmd("swapdb", 3, kWrite | kFast, 0, 0, 0, "@keyspace @write @fast @dangerous", "server", "Swaps two Redis databases.", "4.0.0", CmdSwapdb));
   std::vector<CommandSpec> object;
   object.push_back(Cmd("object|encoding", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the internal encoding of a Redis object.", "2.2.3", CmdObjectEncoding));

@@ -69,6 +69,13 @@ class Database {
   // As Find, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT,
   // TYPE, TTL, EXISTS).
   Entry* FindNoTouch(std::string_view key, int64_t now_ms);
+  // The lookups of read commands: as Find / FindNoTouch, and counted in
+  // keyspace_hits / keyspace_misses (write lookups are not, as in Redis).
+  Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true) {
+    Entry* e = touch ? Find(key, now_ms) : FindNoTouch(key, now_ms);
+    ++(e ? stats_->keyspace_hits : stats_->keyspace_misses);
+    return e;
+  }
   // Inserts an empty entry or returns the existing live one; *created tells.
   // One probe of the table (an expired entry found there is reset in place).
   Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);

@@ -28,7 +28,7 @@ void CmdDel(CommandContext& ctx) {
 void CmdExists(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t n = 0;
-  for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.FindNoTouch(ctx.argv[i], ctx.now_ms) != nullptr;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.FindForRead(ctx.argv[i], ctx.now_ms, /*touch=*/false) != nullptr;
   ctx.reply.Integer(n);
 }
 
@@ -42,7 +42,7 @@ void CmdTouch(CommandContext& ctx) {
 }
 
 void CmdType(CommandContext& ctx) {
-  bool found = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[1], ctx.now_ms) != nullptr;
+  bool found = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false) != nullptr;
   ctx.reply.SimpleString(found ? "string" : "none");
 }
 
@@ -222,7 +222,7 @@ void CmdPexpireat(CommandContext& ctx) { Expire(ctx, 1, true); }
 // TTL family: -2 missing, -1 persistent.
 void Ttl(CommandContext& ctx, bool ms, bool absolute) {
   core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.FindNoTouch(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = db.FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Integer(-2);
     return;
@@ -351,7 +351,7 @@ void CmdCopy(CommandContext& ctx) {
   }
   core::Database& src = ctx.server.db(ctx.client);
   core::Database& dst = ctx.server.keyspace().db(dst_index);
-  core::Entry* from = src.Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* from = src.FindForRead(ctx.argv[1], ctx.now_ms);
   if (from == nullptr) {
     ctx.reply.Integer(0);
     return;
@@ -394,7 +394,7 @@ void CmdSwapdb(CommandContext& ctx) {
 
 // OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}.
 core::Entry* ObjectTarget(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[2], ctx.now_ms);
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[2], ctx.now_ms, /*touch=*/false);
   if (e == nullptr) ctx.reply.Null();
   return e;
 }

@@ -37,16 +37,14 @@ bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, boo
 
 void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
   if (e == nullptr) {
-    ++ctx.server.keyspace().stats().keyspace_misses;
     ctx.reply.Null();
     return;
   }
-  ++ctx.server.keyspace().stats().keyspace_hits;
   char scratch[24];
   ctx.reply.Bulk(e->value.View(scratch));
 }
 
-void CmdGet(CommandContext& ctx) { ReplyValueOrNull(ctx, ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms)); }
+void CmdGet(CommandContext& ctx) { ReplyValueOrNull(ctx, ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms)); }
 
 void CmdSet(CommandContext& ctx) {
   core::SetOptions opts;
@@ -172,7 +170,7 @@ void CmdGetex(CommandContext& ctx) {
 void CmdMget(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 1));
-  for (size_t i = 1; i < ctx.argv.size(); ++i) ReplyValueOrNull(ctx, db.Find(ctx.argv[i], ctx.now_ms));
+  for (size_t i = 1; i < ctx.argv.size(); ++i) ReplyValueOrNull(ctx, db.FindForRead(ctx.argv[i], ctx.now_ms));
 }
 
 void CmdMset(CommandContext& ctx) {
@@ -209,7 +207,7 @@ void CmdAppend(CommandContext& ctx) {
 }
 
 void CmdStrlen(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
   ctx.reply.Integer(e ? static_cast<int64_t>(e->value.size()) : 0);
 }
 
@@ -247,7 +245,7 @@ void CmdIncrbyfloat(CommandContext& ctx) {
 void CmdGetrange(CommandContext& ctx) {
   int64_t start, end;
   if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) {
     ctx.reply.Bulk("");
     return;
@@ -290,8 +288,8 @@ void CmdLcs(CommandContext& ctx) {
     }
   }
   core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* ea = db.Find(ctx.argv[1], ctx.now_ms);
-  core::Entry* eb = db.Find(ctx.argv[2], ctx.now_ms);
+  core::Entry* ea = db.FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* eb = db.FindForRead(ctx.argv[2], ctx.now_ms);
   if (want_len && want_idx) {
     ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
     return;

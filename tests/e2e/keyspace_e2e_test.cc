@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -107,6 +108,24 @@ TEST(KeyspaceE2E, ScanReturnsEveryKeyWhileTheTableGrows) {
 
 int64_t InfoInt(RawConn& c, const std::string& section, const std::string& field) {
   return std::stoll(InfoField(c, section, field));
+}
+
+// Read lookups count as hits or misses, write lookups do not: the same
+// sequence gives keyspace_hits:8 keyspace_misses:7 on redis-server 7.0.
+TEST(KeyspaceE2E, KeyspaceHitsAndMissesCountReadLookups) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const std::vector<std::vector<std::string>> cmds = {
+      {"SET", "a", "1"}, {"GET", "a"}, {"GET", "b"}, {"EXISTS", "a", "b"}, {"TYPE", "a"}, {"TTL", "b"},
+      {"OBJECT", "ENCODING", "a"}, {"STRLEN", "a"}, {"GETRANGE", "b", "0", "1"}, {"MGET", "a", "b", "c"},
+      {"LCS", "a", "b"}, {"COPY", "a", "z"}, {"RENAME", "a", "y"}, {"INCR", "q"}, {"SET", "a", "2"}, {"DEL", "y"}};
+  for (const auto& cmd : cmds) {
+    c.Send(Resp(cmd));
+    c.ReadReply();
+  }
+  EXPECT_EQ(InfoInt(c, "stats", "keyspace_hits"), 8);
+  EXPECT_EQ(InfoInt(c, "stats", "keyspace_misses"), 7);
 }
 
 // Fills the server past maxmemory under `policy` and checks what Redis

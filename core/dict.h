@@ -207,6 +207,21 @@ class Dict {
     return head;
   }
 
+  // Cache hints for a lookup of `key` that will follow: stage 0 prefetches
+  // its bucket slot, stage 1 (after stage 0 had time to land) the first node
+  // of its chain. Pure hints: no state changes, safe during rehashing.
+  void Prefetch(std::string_view key, int stage) const {
+    if (size() == 0) return;
+    const uint64_t h = Hash(key);
+    const Table& t = (rehashing() && (h & t_[0].mask) < static_cast<uint64_t>(rehash_index_)) ? t_[1] : t_[0];
+    Node* const* slot = &t.buckets[h & t.mask];
+    if (stage == 0) {
+      __builtin_prefetch(slot);
+    } else if (*slot != nullptr) {
+      __builtin_prefetch(*slot);
+    }
+  }
+
   // Starts a shrink if the table is mostly empty (called by the cron too, so a
   // table that stopped changing still shrinks, as Redis's tryResizeHashTables).
   void ResizeIfNeeded() { ShrinkIfNeeded(); }

@@ -104,6 +104,9 @@ class Database {
   // A random live key ("" and false when empty). Expired keys met on the way
   // are deleted, as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
+  // Hints that `key` will be looked up soon (stage 0: its bucket, stage 1:
+  // its node). Changes nothing.
+  void Prefetch(std::string_view key, int stage) const { dict_.Prefetch(key, stage); }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
   Dict<Entry>::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }

@@ -238,16 +238,28 @@ void IoSystem::DrainInbox() {
 void IoSystem::DeliverBatch(ToMain& msg) {
   Connection* conn = msg.conn;
   const CommandBatch& b = *msg.batch;
-  absl::InlinedVector<std::string_view, 8> argv;
-  size_t arg = 0, offset = 0;
-  for (uint32_t argc : b.argc) {
-    argv.clear();
-    for (uint32_t i = 0; i < argc; ++i, ++arg) {
-      argv.push_back(std::string_view(b.arena.data() + offset, b.lens[arg]));
-      offset += b.lens[arg];
+  // All argument views first, so the sink can prefetch for the whole batch.
+  std::vector<std::string_view>& args = batch_args_;
+  args.clear();
+  size_t offset = 0;
+  for (uint32_t len : b.lens) {
+    args.push_back(std::string_view(b.arena.data() + offset, len));
+    offset += len;
+  }
+  if (b.argc.size() > 1) {
+    for (int stage = 0; stage < 2; ++stage) {
+      size_t first = 0;
+      for (uint32_t argc : b.argc) {
+        sink_->Prefetch(conn, std::span<const std::string_view>(args.data() + first, argc), stage);
+        first += argc;
+      }
     }
+  }
+  size_t first = 0;
+  for (uint32_t argc : b.argc) {
     if (conn->main_closed || conn->main_dead) return;
-    sink_->OnCommand(conn, argv);
+    sink_->OnCommand(conn, std::span<const std::string_view>(args.data() + first, argc));
+    first += argc;
   }
   if (!b.protocol_error.empty() && !conn->main_closed && !conn->main_dead) {
     sink_->OnProtocolError(conn, b.protocol_error);

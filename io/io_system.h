@@ -43,6 +43,14 @@ class CommandSink {
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
+  // Commands of a pipelined batch, before any of them runs: stage 0 then
+  // stage 1 for every command, so the sink can prefetch what they will touch
+  // in two rounds of overlapping memory loads. Optional; must not change state.
+  virtual void Prefetch(Connection* conn, std::span<const std::string_view> argv, int stage) {
+    (void)conn;
+    (void)argv;
+    (void)stage;
+  }
   // The parser rejected the input; the sink replies and closes the client.
   virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
   // The connection is gone: the sink drops every reference to it.
@@ -135,6 +143,7 @@ class IoSystem {
   std::vector<Connection*> graveyard_;
   std::unique_ptr<Mailbox<ToMain>> inbox_;
   std::vector<ToMain> inbox_scratch_;
+  std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
   std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn
 };
 

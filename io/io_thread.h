@@ -18,6 +18,7 @@
 #include <liburing.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -135,6 +136,9 @@ class IoThread {
   // Parses input that starts at a command boundary; its state moves into the
   // connection's PendingInput only when a command is left incomplete.
   RespParser scratch_parser_;
+  // Commands parsed ahead of execution (see ParseAndDispatch). Never moved:
+  // inline commands' argv views point into their own storage.
+  std::array<ParsedCommand, 16> ahead_;
 };
 
 }  // namespace ringkv::io

@@ -199,6 +199,14 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
   Execute(*c, argv);
 }
 
+void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) {
+  auto* c = static_cast<Client*>(conn->owner);
+  if (c == nullptr || argv.size() < 2) return;
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  if (spec == nullptr || spec->first_key <= 0 || argv.size() <= static_cast<size_t>(spec->first_key)) return;
+  keyspace_.db(c->db).Prefetch(argv[spec->first_key], stage);
+}
+
 bool Server::ShouldPause(const CommandSpec& spec) const {
   if (pause_until_ms_ == 0) return false;
   if (pause_all_) return true;

@@ -126,6 +126,23 @@ TEST(ServerE2E, QueryBufferLimitClosesOnlyTheOffender) {
   EXPECT_EQ(good.ReadReply(), "+PONG\r\n");
 }
 
+// Commands pipelined after QUIT are never run, even when the batch was
+// parsed ahead of execution.
+TEST(ServerE2E, QuitStopsThePipeline) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  {
+    RawConn c(s.port());
+    c.Send(Resp({"PING"}) + Resp({"QUIT"}) + Resp({"SET", "after-quit", "1"}));
+    EXPECT_EQ(c.ReadReply(), "+PONG\r\n");
+    EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+    EXPECT_TRUE(c.ReadEof());
+  }
+  RawConn check(s.port());
+  check.Send(Resp({"EXISTS", "after-quit"}));
+  EXPECT_EQ(check.ReadReply(), ":0\r\n");
+}
+
 TEST(ServerE2E, UnknownCommandAndArityErrors) {
   TestServer s;
   ASSERT_TRUE(s.ready());

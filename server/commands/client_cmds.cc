@@ -303,8 +303,7 @@ void CmdClientHelp(CommandContext& ctx) {
       "HELP",
       "    Print this help.",
   };
-  ctx.reply.ArrayHeader(std::size(kLines));
-  for (const char* l : kLines) ctx.reply.SimpleString(l);
+  ReplyHelp(ctx, kLines);
 }
 
 }  // namespace

@@ -166,8 +166,7 @@ void CmdDebug(CommandContext& ctx) {
         "HELP",
         "    Print this help.",
     };
-    ctx.reply.ArrayHeader(std::size(kLines));
-    for (const char* l : kLines) ctx.reply.SimpleString(l);
+    ReplyHelp(ctx, kLines);
   } else {
     ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub, "'. Try DEBUG HELP."));
   }

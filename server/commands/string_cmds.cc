@@ -35,6 +35,18 @@ bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, boo
   return true;
 }
 
+// If argv[*i] is EX/PX/EXAT/PXAT and a value follows, parses the pair into
+// an absolute deadline and advances *i. Returns false when it is not such an
+// option; *failed is set when it is but the value is invalid (replied).
+bool ParseExpireOption(CommandContext& ctx, size_t* i, std::string_view cmd, int64_t* deadline_ms, bool* failed) {
+  std::string_view a = ctx.argv[*i];
+  if (!(Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) || *i + 1 >= ctx.argv.size()) return false;
+  const bool ms = Is(a, "PX") || Is(a, "PXAT");
+  const bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
+  *failed = !ParseExpire(ctx, ctx.argv[++*i], ms ? 1 : 1000, absolute, cmd, deadline_ms);
+  return true;
+}
+
 void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
   if (e == nullptr) {
     ctx.reply.Null();
@@ -51,7 +63,6 @@ void CmdSet(CommandContext& ctx) {
   bool has_expire = false;
   for (size_t i = 3; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    bool has_next = i + 1 < ctx.argv.size();
     using C = core::SetOptions::Condition;
     if (Is(a, "NX") && opts.condition != C::kIfExists) {
       opts.condition = C::kIfMissing;
@@ -61,12 +72,10 @@ void CmdSet(CommandContext& ctx) {
       opts.get = true;
     } else if (Is(a, "KEEPTTL") && !has_expire) {
       opts.keep_ttl = true;
-    } else if ((Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) && !has_expire && !opts.keep_ttl &&
-               has_next) {
+    } else if (bool failed = false; !has_expire && !opts.keep_ttl &&
+               ParseExpireOption(ctx, &i, "set", &opts.expire_at_ms, &failed)) {
+      if (failed) return;
       has_expire = true;
-      bool ms = Is(a, "PX") || Is(a, "PXAT");
-      bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
-      if (!ParseExpire(ctx, ctx.argv[++i], ms ? 1 : 1000, absolute, "set", &opts.expire_at_ms)) return;
     } else {
       ctx.reply.Error(errors::kSyntax);
       return;
@@ -135,14 +144,10 @@ void CmdGetex(CommandContext& ctx) {
   bool persist = false;
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    bool has_next = i + 1 < ctx.argv.size();
     if (Is(a, "PERSIST") && deadline < 0 && !persist) {
       persist = true;
-    } else if ((Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) && deadline < 0 && !persist &&
-               has_next) {
-      bool ms = Is(a, "PX") || Is(a, "PXAT");
-      bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
-      if (!ParseExpire(ctx, ctx.argv[++i], ms ? 1 : 1000, absolute, "getex", &deadline)) return;
+    } else if (bool failed = false; deadline < 0 && !persist && ParseExpireOption(ctx, &i, "getex", &deadline, &failed)) {
+      if (failed) return;
     } else {
       ctx.reply.Error(errors::kSyntax);
       return;

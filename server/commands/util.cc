@@ -35,6 +35,11 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
   return false;
 }
 
+void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
+  ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()));
+  for (const char* l : lines) ctx.reply.SimpleString(l);
+}
+
 void ReplyOpError(CommandContext& ctx, core::OpStatus status) {
   switch (status) {
     case core::OpStatus::kWrongType: ctx.reply.Error(errors::kWrongType); break;

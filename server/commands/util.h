@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "core/strings.h"
@@ -21,6 +22,9 @@ bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out);
 // float" on failure.
 bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out);
 bool ParseLongDouble(std::string_view s, long double* out);
+
+// Replies with a HELP text: one simple string per line, as Redis does.
+void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);

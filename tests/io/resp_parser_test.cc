@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,37 @@ TEST(SplitInlineArgsTest, QuotesAndEscapes) {
   ASSERT_TRUE(SplitInlineArgs("save \"\"", &storage, &argv));
   ASSERT_EQ(argv.size(), 2u);
   EXPECT_EQ(argv[1], "");
+}
+
+// Random and mutated inputs: parsing must never crash, and feeding the same
+// bytes in random-sized chunks must give exactly the one-shot result (the
+// same commands, then the same error or the same leftover).
+TEST(RespParserTest, FuzzChunkingNeverChangesTheResult) {
+  std::mt19937 rng(12345);
+  const std::string seeds[] = {"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "SET a \"b c\"\r\n", "*1\r\n$4\r\nPING\r\n",
+                               "*3\r\n$3\r\nSET\r\n$0\r\n\r\n$2\r\nxy\r\n", "PING 'q'\n"};
+  const char alphabet[] = "*$\r\n0123456789-abc \"'\\x";
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string input;
+    int parts = 1 + rng() % 6;
+    for (int p = 0; p < parts; ++p) input += seeds[rng() % std::size(seeds)];
+    int mutations = rng() % 4;
+    for (int m = 0; m < mutations && !input.empty(); ++m) {
+      size_t at = rng() % input.size();
+      switch (rng() % 3) {
+        case 0: input[at] = alphabet[rng() % (sizeof(alphabet) - 1)]; break;
+        case 1: input.erase(at, 1); break;
+        default: input.insert(at, 1, alphabet[rng() % (sizeof(alphabet) - 1)]); break;
+      }
+    }
+    ParserLimits limits;
+    limits.max_bulk_len = 1 << 20;
+    Feed whole = FeedInChunks(input, input.size() + 1, limits);
+    size_t chunk = 1 + rng() % 7;
+    Feed pieces = FeedInChunks(input, chunk, limits);
+    ASSERT_EQ(whole.commands, pieces.commands) << "input: " << input << " chunk " << chunk;
+    ASSERT_EQ(whole.error, pieces.error) << "input: " << input << " chunk " << chunk;
+  }
 }
 
 }  // namespace

@@ -132,26 +132,61 @@ void IoSystem::Shutdown() {
   remote_pending_.clear();
 }
 
-absl::Status IoSystem::Start(const IoOptions& options) {
-  tcp_keepalive_ = options.tcp_keepalive;
-  for (const std::string& raw : options.bind) {
+absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port) {
+  std::vector<int> fds;
+  std::vector<std::string> names;
+  for (const std::string& raw : bind) {
     bool optional = absl::StartsWith(raw, "-");
     std::string addr = optional ? raw.substr(1) : raw;
     std::string error;
     bool unavailable = false;
-    int fd = Listen(addr, options.port, options.tcp_backlog, &error, &unavailable);
+    int fd = Listen(addr, port, tcp_backlog_, &error, &unavailable);
     if (fd < 0) {
       if (optional && unavailable) continue;
-      CloseListeners();
-      return absl::UnavailableError(absl::StrCat("Could not create server TCP listening socket ", addr, ":",
-                                                 options.port, ": ", error));
+      for (int f : fds) close(f);
+      return absl::UnavailableError(
+          absl::StrCat("Could not create server TCP listening socket ", addr, ":", port, ": ", error));
     }
-    listen_fds_.push_back(fd);
-    listen_names_.push_back(absl::StrCat(addr, ":", options.port));
+    fds.push_back(fd);
+    names.push_back(absl::StrCat(addr, ":", port));
   }
-  if (listen_fds_.empty()) {
-    return absl::UnavailableError(absl::StrCat("Failed listening on port ", options.port, " (tcp), aborting."));
+  if (fds.empty()) return absl::UnavailableError(absl::StrCat("Failed listening on port ", port, " (tcp), aborting."));
+  listen_fds_ = std::move(fds);
+  listen_names_ = std::move(names);
+  bind_ = bind;
+  port_ = port;
+  return absl::OkStatus();
+}
+
+void IoSystem::StopListeners() {
+  // shutdown() takes a listening socket out of LISTEN at once (the port is
+  // free again) even while io_uring still holds the file for its accept,
+  // which then completes with an error and is not re-armed.
+  for (int fd : listen_fds_) {
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
   }
+  if (!threads_.empty()) threads_[0]->RetireListeners();
+  listen_fds_.clear();
+  listen_names_.clear();
+}
+
+absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
+  const std::vector<std::string> old_bind = bind_;
+  const int old_port = port_;
+  StopListeners();
+  absl::Status s = OpenListeners(bind, port);
+  if (!s.ok() && !OpenListeners(old_bind, old_port).ok()) {
+    Log(3, "Failed to restore the previous listening sockets after a failed rebind");
+  }
+  for (int fd : listen_fds_) threads_[0]->ArmAccept(fd);
+  return s;
+}
+
+absl::Status IoSystem::Start(const IoOptions& options) {
+  tcp_keepalive_ = options.tcp_keepalive;
+  tcp_backlog_ = options.tcp_backlog;
+  if (absl::Status s = OpenListeners(options.bind, options.port); !s.ok()) return s;
   int n = std::max(1, options.threads);
   outbox_.resize(n);
   for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(this, i));
@@ -160,7 +195,7 @@ absl::Status IoSystem::Start(const IoOptions& options) {
   for (int i = 1; i < n; ++i) {
     if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
   }
-  for (size_t i = 0; i < listen_fds_.size(); ++i) threads_[0]->ArmAccept(static_cast<int>(i), listen_fds_[i]);
+  for (int fd : listen_fds_) threads_[0]->ArmAccept(fd);
   return absl::OkStatus();
 }
 

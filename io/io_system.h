@@ -114,6 +114,11 @@ class IoSystem {
   const std::vector<std::string>& listening_addresses() const { return listen_names_; }
   // Closes the listening sockets (shutdown in progress).
   void CloseListeners();
+  // Replaces the listeners (CONFIG SET port / bind). The old ones stop first,
+  // so the same port can be bound again; if the new ones cannot all be
+  // opened, the old configuration is restored and the error returned.
+  absl::Status Rebind(const std::vector<std::string>& bind, int port);
+  void set_tcp_keepalive(int seconds) { tcp_keepalive_ = seconds; }
   // After Run() returned: stops the other I/O threads and closes every
   // connection, telling the sink (OnClose) about each.
   void Shutdown();
@@ -128,6 +133,8 @@ class IoSystem {
   void DeliverBatch(ToMain& msg);
   int RunTimers();  // runs due timers; returns ms until the next one
   void ReapGraveyard();
+  absl::Status OpenListeners(const std::vector<std::string>& bind, int port);
+  void StopListeners();
 
   CommandSink* sink_;
   SharedLimits limits_;
@@ -137,6 +144,9 @@ class IoSystem {
   uint64_t next_client_id_ = 1;
   uint32_t next_thread_ = 0;
   int tcp_keepalive_ = 300;
+  int tcp_backlog_ = 511;
+  std::vector<std::string> bind_;
+  int port_ = 6379;
   int64_t next_timer_ms_ = 0;
   std::atomic<bool> stop_{false};
   std::vector<Connection*> remote_pending_;

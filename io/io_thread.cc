@@ -138,12 +138,15 @@ void IoThread::ArmWake() {
   io_uring_sqe_set_data64(sqe, Tag(Op::kWake, 0, 0));
 }
 
-void IoThread::ArmAccept(int listener_index, int fd) {
-  if (static_cast<int>(listeners_.size()) <= listener_index) listeners_.resize(listener_index + 1, -1);
-  listeners_[listener_index] = fd;
+void IoThread::ArmAccept(int fd) {
+  listeners_.push_back(fd);
+  ArmAcceptAt(static_cast<uint32_t>(listeners_.size() - 1));
+}
+
+void IoThread::ArmAcceptAt(uint32_t index) {
   io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_CLOEXEC);
-  io_uring_sqe_set_data64(sqe, Tag(Op::kAccept, 0, static_cast<uint32_t>(listener_index)));
+  io_uring_prep_multishot_accept(sqe, listeners_[index], nullptr, nullptr, SOCK_CLOEXEC);
+  io_uring_sqe_set_data64(sqe, Tag(Op::kAccept, 0, index));
 }
 
 void IoThread::Adopt(Connection* conn) {
@@ -226,14 +229,16 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
   const uint32_t gen = static_cast<uint32_t>(tag >> 32) & 0xFFFFFF;
   switch (op) {
     case Op::kAccept: {
-      if (cqe->res >= 0) {
+      if (cqe->res >= 0 && (slot >= listeners_.size() || listeners_[slot] < 0)) {
+        close(cqe->res);  // raced with a rebind: this listener is retired
+      } else if (cqe->res >= 0) {
         system_->Accept(cqe->res);
       } else if (cqe->res != -ECANCELED && cqe->res != -EBADF && cqe->res != -EINVAL) {
         Log(3, absl::StrCat("Accepting client connection: ", std::strerror(-cqe->res)));
       }
       if (!(cqe->flags & IORING_CQE_F_MORE) && slot < listeners_.size() && listeners_[slot] >= 0 &&
           !system_->stop_requested()) {
-        ArmAccept(static_cast<int>(slot), listeners_[slot]);
+        ArmAcceptAt(slot);
       }
       break;
     }

@@ -55,7 +55,13 @@ class IoThread {
   Mailbox<ToIo>& mailbox() { return mailbox_; }
 
   // ---- owning thread only ----
-  void ArmAccept(int listener_index, int fd);
+  // Arms a multishot accept on a new listener (a fresh index: completions of
+  // retired listeners are recognised and never re-armed).
+  void ArmAccept(int fd);
+  // Forgets every listener: their pending accepts end and are not re-armed.
+  void RetireListeners() {
+    for (int& fd : listeners_) fd = -1;
+  }
   void Adopt(Connection* conn);
   [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
     if (!conn->send_pending) {
@@ -94,6 +100,7 @@ class IoThread {
   io_uring_sqe* GetSqe();
   void ArmRecv(Connection* conn);
   void ArmWake();
+  void ArmAcceptAt(uint32_t index);
   void Flush();
   void HandleCompletion(io_uring_cqe* cqe);
   void OnRecv(Connection* conn, io_uring_cqe* cqe);

@@ -44,14 +44,14 @@ struct Rule {
 };
 constexpr int64_t kIntMax = 2147483647;
 constexpr Rule kImplemented[] = {
-    {"port", 0, 65535, nullptr, Mutability::kImmutable},  // ringkv cannot rebind at runtime yet
-    {"bind", 0, 0, nullptr, Mutability::kImmutable},
+    {"port", 0, 65535, nullptr, Mutability::kMutable},
+    {"bind", 0, 0, nullptr, Mutability::kMutable},
     {"protected-mode", 0, 0, nullptr, Mutability::kMutable},
     {"io-threads", 1, 128, nullptr, Mutability::kImmutable},
     {"databases", 1, kIntMax, nullptr, Mutability::kImmutable},
     {"maxclients", 1, kIntMax, nullptr, Mutability::kMutable},
     {"timeout", 0, kIntMax, nullptr, Mutability::kMutable},
-    {"tcp-keepalive", 0, kIntMax, nullptr, Mutability::kImmutable},
+    {"tcp-keepalive", 0, kIntMax, nullptr, Mutability::kMutable},
     {"tcp-backlog", 0, kIntMax, nullptr, Mutability::kImmutable},
     {"requirepass", 0, 0, nullptr, Mutability::kMutable},
     {"loglevel", 0, 0, "debug,verbose,notice,warning", Mutability::kMutable},
@@ -412,15 +412,32 @@ bool Config::SetFromCommand(const std::vector<std::pair<std::string, std::string
     if (!Normalize(*primary, {arg}, false, &value, &reason)) return fail(reason);
     staged.emplace_back(primary, value);
   }
-  for (auto& [p, value] : staged) {
+  auto assign = [this](ConfigParam* p, const std::string& value) {
     p->value = value;
     for (auto& [n, q] : params_) {
       if (q.alias_of == p->name) q.value = value;
     }
-  }
+  };
+  std::vector<std::string> previous;
   for (auto& [p, value] : staged) {
-    auto it = hooks_.find(p->name);
-    if (it != hooks_.end()) it->second();
+    previous.push_back(p->value);
+    assign(p, value);
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    auto it = hooks_.find(staged[i].first->name);
+    if (it == hooks_.end()) continue;
+    absl::Status s = it->second();
+    if (s.ok()) continue;
+    // Restore every value, then re-apply the hooks that already ran so the
+    // server is back where it was.
+    for (size_t j = 0; j < staged.size(); ++j) assign(staged[j].first, previous[j]);
+    for (size_t j = 0; j < i; ++j) {
+      auto done = hooks_.find(staged[j].first->name);
+      if (done != hooks_.end()) (void)done->second();
+    }
+    *error = StrCat("ERR CONFIG SET failed (possibly related to argument '", pairs[i].first, "') - ",
+                    ToStd(s.message()));
+    return false;
   }
   return true;
 }

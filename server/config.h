@@ -70,8 +70,10 @@ class Config {
   bool Bool(std::string_view name) const;
   const std::string& file() const { return file_; }
 
-  // Called after a successful CONFIG SET of `name` (not while loading).
-  void OnChange(std::string name, std::function<void()> fn) { hooks_[std::move(name)] = std::move(fn); }
+  // Called after CONFIG SET changed `name` (not while loading). A hook that
+  // fails makes the whole CONFIG SET fail: every value it set is restored and
+  // the hook's message becomes the error's reason.
+  void OnChange(std::string name, std::function<absl::Status()> fn) { hooks_[std::move(name)] = std::move(fn); }
 
   // Programmatic set that bypasses mutability (used at start-up, tests).
   absl::Status SetValue(std::string_view name, const std::vector<std::string>& args);
@@ -90,7 +92,7 @@ class Config {
   absl::Status LoadText(std::string_view text, const std::string& origin, int depth);
 
   std::map<std::string, ConfigParam, std::less<>> params_;
-  std::map<std::string, std::function<void()>, std::less<>> hooks_;
+  std::map<std::string, std::function<absl::Status()>, std::less<>> hooks_;
   std::vector<std::string> warnings_;
   std::vector<std::string> set_in_file_;  // directive names in load order
   std::string file_;

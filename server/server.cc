@@ -86,8 +86,32 @@ void Server::ApplyConfigHooks() {
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
                            "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
                            "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time"}) {
-    config_->OnChange(name, refresh);
+    config_->OnChange(name, [refresh] {
+      refresh();
+      return absl::OkStatus();
+    });
   }
+  config_->OnChange("tcp-keepalive", [this] {
+    io_->set_tcp_keepalive(static_cast<int>(config_->Int("tcp-keepalive")));
+    return absl::OkStatus();
+  });
+  // Rebinding happens only once the server is listening (not at start-up).
+  auto rebind = [this](const char* reason) {
+    return [this, reason]() -> absl::Status {
+      if (start_time_ms_ == 0) return absl::OkStatus();
+      std::vector<std::string> bind;
+      for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
+      absl::Status s = io_->Rebind(bind, static_cast<int>(config_->Int("port")));
+      if (!s.ok()) {
+        Log(kWarning, StrCat("Rebinding failed: ", ToStd(s.message())));
+        return absl::UnavailableError(reason);
+      }
+      for (const std::string& addr : io_->listening_addresses()) Log(kNotice, StrCat("Listening on ", addr));
+      return absl::OkStatus();
+    };
+  };
+  config_->OnChange("port", rebind("Unable to listen on this port"));
+  config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
   // Authentication state of existing clients follows requirepass, as in Redis:
   // setting a password does not log out clients that are already connected.
 }

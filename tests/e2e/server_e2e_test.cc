@@ -332,6 +332,47 @@ TEST(ServerE2E, ClientKillAndList) {
   EXPECT_TRUE(a.ReadEof());
 }
 
+TEST(ServerE2E, ConfigSetPortAndBindRebindAtRuntime) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  const int old_port = s.port();
+  const int new_port = FreePort();
+  {
+    RawConn c(old_port);
+    c.Send(Resp({"SET", "k", "v"}) + Resp({"CONFIG", "SET", "port", std::to_string(new_port)}));
+    EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+    EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+    c.Send(Resp({"GET", "k"}));  // existing connections stay
+    EXPECT_EQ(c.ReadReply(), "$1\r\nv\r\n");
+  }
+  EXPECT_FALSE(RawConn(old_port).ok());
+  RawConn c(new_port);
+  ASSERT_TRUE(c.ok());
+  // A port someone else holds: Redis's error, and the server keeps listening.
+  int holder = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int taken = FreePort();
+  a.sin_port = htons(static_cast<uint16_t>(taken));
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  c.Send(Resp({"CONFIG", "SET", "port", std::to_string(taken)}));
+  EXPECT_EQ(c.ReadReply(),
+            "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port\r\n");
+  close(holder);
+  c.Send(Resp({"CONFIG", "GET", "port"}));
+  EXPECT_EQ(c.ReadReply(), "*2\r\n$4\r\nport\r\n$" + std::to_string(std::to_string(new_port).size()) + "\r\n" +
+                               std::to_string(new_port) + "\r\n");
+  EXPECT_TRUE(RawConn(new_port).ok());
+  c.Send(Resp({"CONFIG", "SET", "bind", "127.0.0.1"}));
+  EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+  RawConn after(new_port);
+  ASSERT_TRUE(after.ok());
+  after.Send(Resp({"CONFIG", "GET", "bind"}));
+  EXPECT_EQ(after.ReadReply(), "*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n");
+}
+
 TEST(ServerE2E, ShutdownExitsCleanly) {
   TestServer s;
   ASSERT_TRUE(s.ready());

@@ -131,11 +131,30 @@ TEST(ConfigTest, SetIsAllOrNothingWithRedisErrors) {
   EXPECT_FALSE(c.SetFromCommand({{"dir", "/tmp"}}, &err));
   EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
   int calls = 0;
-  c.OnChange("timeout", [&] { ++calls; });
+  c.OnChange("timeout", [&] {
+    ++calls;
+    return absl::OkStatus();
+  });
   EXPECT_TRUE(c.SetFromCommand({{"maxclients", "50"}, {"timeout", "30"}}, &err)) << err;
   EXPECT_EQ(c.Int("maxclients"), 50);
   EXPECT_EQ(c.Int("timeout"), 30);
   EXPECT_EQ(calls, 1);
+}
+
+TEST(ConfigTest, FailingApplyRollsEverythingBack) {
+  Config c;
+  std::string err;
+  int applied = 0;
+  c.OnChange("maxclients", [&] {
+    ++applied;
+    return absl::OkStatus();
+  });
+  c.OnChange("port", [] { return absl::UnavailableError("Unable to listen on this port"); });
+  EXPECT_FALSE(c.SetFromCommand({{"maxclients", "42"}, {"port", "7777"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port");
+  EXPECT_EQ(c.Int("maxclients"), 10000);
+  EXPECT_EQ(c.Int("port"), 6379);
+  EXPECT_EQ(applied, 2);  // applied, then re-applied with the restored value
 }
 
 TEST(ConfigTest, MatchIsGlobAndCaseInsensitive) {

@@ -13,8 +13,6 @@
 #include <cstring>
 #include <string_view>
 
-#include "absl/container/flat_hash_map.h"
-#include "core/string_hash.h"
 
 namespace ringkv::core {
 
@@ -73,8 +71,5 @@ class Key {
   };
 };
 static_assert(sizeof(Key) == 24);
-
-template <typename V>
-using KeyMap = absl::flat_hash_map<Key, V, StringKeyHash, StringKeyEq>;
 
 }  // namespace ringkv::core

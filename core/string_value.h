@@ -55,6 +55,9 @@ class StringValue {
   // The bytes. For kInt, `scratch` (at least 21 bytes) receives the text.
   std::string_view View(char* scratch) const;
   std::string ToString() const;
+  // OBJECT REFCOUNT as Redis reports it: the integers 0..9999 are shared
+  // objects there (OBJ_SHARED_INTEGERS) with refcount INT_MAX; others are 1.
+  int64_t redis_refcount() const { return is_int() && int_ >= 0 && int_ < 10000 ? 2147483647 : 1; }
   // Heap bytes owned (for MEMORY USAGE).
   size_t heap_bytes() const { return (encoding_ != StringEncoding::kInt && !inline_) ? heap_.cap : 0; }
 

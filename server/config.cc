@@ -169,8 +169,8 @@ bool Config::ParseMemory(std::string_view s, int64_t* out) {
   return true;
 }
 
-bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& args, bool from_file,
-                       std::string* value, std::string* reason) {
+bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& args, std::string* value,
+                       std::string* reason) {
   const std::string& name = p.alias_of.empty() ? p.name : p.alias_of;
   if (!p.multi_arg && args.size() != 1) {
     *reason = "wrong number of arguments";
@@ -281,7 +281,6 @@ bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& arg
     *reason = StrCat("argument(s) must be one of the following: ", absl::StrJoin(p.enum_values, ", "));
     return false;
   }
-  (void)from_file;
   *value = a;
   return true;
 }
@@ -291,7 +290,7 @@ absl::Status Config::SetValue(std::string_view name, const std::vector<std::stri
   if (p == nullptr) return absl::InvalidArgumentError("Bad directive or wrong number of arguments");
   ConfigParam* primary = Primary(p);
   std::string value, reason;
-  if (!Normalize(*primary, args, true, &value, &reason)) return absl::InvalidArgumentError(reason);
+  if (!Normalize(*primary, args, &value, &reason)) return absl::InvalidArgumentError(reason);
   primary->value = value;
   if (primary->name == "client-output-buffer-limit") {
     std::vector<std::string> t = absl::StrSplit(value, ' ');  // "normal H S T slave H S T pubsub H S T"
@@ -409,7 +408,7 @@ bool Config::SetFromCommand(const std::vector<std::pair<std::string, std::string
     }
     if (!primary->implemented) return fail("not supported by ringkv (the parameter has no effect here)");
     std::string value, reason;
-    if (!Normalize(*primary, {arg}, false, &value, &reason)) return fail(reason);
+    if (!Normalize(*primary, {arg}, &value, &reason)) return fail(reason);
     staged.emplace_back(primary, value);
   }
   auto assign = [this](ConfigParam* p, const std::string& value) {

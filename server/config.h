@@ -87,8 +87,7 @@ class Config {
   ConfigParam* Primary(ConfigParam* p);
   // Validates args for p and produces the canonical value; error text is the
   // reason only ("argument must be 'yes' or 'no'").
-  bool Normalize(const ConfigParam& p, const std::vector<std::string>& args, bool from_file, std::string* value,
-                 std::string* reason);
+  bool Normalize(const ConfigParam& p, const std::vector<std::string>& args, std::string* value, std::string* reason);
   absl::Status LoadText(std::string_view text, const std::string& origin, int depth);
 
   std::map<std::string, ConfigParam, std::less<>> params_;

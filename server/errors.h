@@ -16,9 +16,7 @@ inline constexpr char kAuthNotSet[] =
     "ERR AUTH <password> called without any password configured for the default user. Are you sure your "
     "configuration is correct?";
 inline constexpr char kDbIndexRange[] = "ERR DB index is out of range";
-inline constexpr char kInvalidDbIndex[] = "ERR invalid DB index";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
-inline constexpr char kInvalidExpire[] = "ERR invalid expire time in '%s' command";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 inline constexpr char kOffsetRange[] = "ERR offset is out of range";
 inline constexpr char kNoSuchKey[] = "ERR no such key";

@@ -121,11 +121,10 @@ void CmdDebug(CommandContext& ctx) {
       return;
     }
     static const char* kEncodings[] = {"int", "embstr", "raw"};
-    const bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
     const bool lfu = ctx.server.keyspace().access_policy().lfu();
     ctx.reply.SimpleString(StrCat(
         "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:",
-        shared ? 2147483647 : 1, " encoding:", kEncodings[static_cast<int>(e->value.encoding())],
+        e->value.redis_refcount(), " encoding:", kEncodings[static_cast<int>(e->value.encoding())],
         " serializedlength:", core::RdbStringSize(e->value, ctx.server.config().Bool("rdbcompression")),
         " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms)));
   } else if (Is(sub, "DIGEST") && argc == 2) {

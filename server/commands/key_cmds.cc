@@ -412,9 +412,7 @@ void CmdObjectEncoding(CommandContext& ctx) {
 void CmdObjectRefcount(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  // Redis shares the integers 0..9999 (OBJ_SHARED_INTEGERS) with refcount INT_MAX.
-  bool shared = e->value.is_int() && e->value.int_value() >= 0 && e->value.int_value() < 10000;
-  ctx.reply.Integer(shared ? 2147483647 : 1);
+  ctx.reply.Integer(e->value.redis_refcount());
 }
 
 void CmdObjectIdletime(CommandContext& ctx) {

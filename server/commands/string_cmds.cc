@@ -12,7 +12,8 @@ namespace {
 
 using core::OpStatus;
 
-int64_t MaxBulk(CommandContext& ctx) { return ctx.server.config().Int("proto-max-bulk-len"); }
+// proto-max-bulk-len, as the I/O layer already holds it (no config parsing per call).
+int64_t MaxBulk(CommandContext& ctx) { return ctx.server.io().limits().max_bulk_len.load(std::memory_order_relaxed); }
 
 // Converts a relative or absolute expire argument into an absolute deadline
 // in ms, replying "invalid expire time" for values Redis rejects.
@@ -134,7 +135,8 @@ void CmdGetdel(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(e->value.ToString());
+  char scratch[24];
+  ctx.reply.Bulk(e->value.View(scratch));  // reply first: Erase frees the value
   db.Erase(ctx.argv[1]);
   ++ctx.server.stats().dirty;
 }
@@ -159,7 +161,8 @@ void CmdGetex(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(e->value.ToString());
+  char scratch[24];
+  ctx.reply.Bulk(e->value.View(scratch));
   if (deadline >= 0 && deadline <= ctx.now_ms) {
     db.Erase(ctx.argv[1]);
     ++ctx.server.stats().dirty;
@@ -178,14 +181,12 @@ void CmdMget(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argv.size(); ++i) ReplyValueOrNull(ctx, db.FindForRead(ctx.argv[i], ctx.now_ms));
 }
 
-void CmdMset(CommandContext& ctx) {
+void Mset(CommandContext& ctx, bool nx) {
   if (ctx.argv.size() % 2 == 0) {
-    ctx.reply.Error(StrCat("ERR wrong number of arguments for '", Is(ctx.argv[0], "msetnx") ? "msetnx" : "mset",
-                                 "' command"));
+    ctx.reply.Error(StrCat("ERR wrong number of arguments for '", nx ? "msetnx" : "mset", "' command"));
     return;
   }
   core::Database& db = ctx.server.db(ctx.client);
-  bool nx = Is(ctx.argv[0], "msetnx");
   if (nx) {
     for (size_t i = 1; i < ctx.argv.size(); i += 2) {
       if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) {
@@ -203,6 +204,8 @@ void CmdMset(CommandContext& ctx) {
     ctx.reply.Ok();
   }
 }
+void CmdMset(CommandContext& ctx) { Mset(ctx, false); }
+void CmdMsetnx(CommandContext& ctx) { Mset(ctx, true); }
 
 void CmdAppend(CommandContext& ctx) {
   auto r = core::OpAppend(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], MaxBulk(ctx), ctx.now_ms);
@@ -349,7 +352,7 @@ void RegisterStringCommands(CommandTable& t) {
   t.Add(Cmd("getex", -2, kWrite | kFast, 1, 1, 1, kWriteFast, "string", "Returns the string value of a key after setting its expiration time.", "6.2.0", CmdGetex));
   t.Add(Cmd("mget", -2, kReadonly | kFast, 1, -1, 1, kRead, "string", "Atomically returns the string values of one or more keys.", "1.0.0", CmdMget));
   t.Add(Cmd("mset", -3, kWrite | kDenyOom, 1, -1, 2, kWriteAcl, "string", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", CmdMset));
-  t.Add(Cmd("msetnx", -3, kWrite | kDenyOom, 1, -1, 2, kWriteAcl, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", CmdMset));
+  t.Add(Cmd("msetnx", -3, kWrite | kDenyOom, 1, -1, 2, kWriteAcl, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", CmdMsetnx));
   t.Add(Cmd("append", 3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", CmdAppend));
   t.Add(Cmd("strlen", 2, kReadonly | kFast, 1, 1, 1, kRead, "string", "Returns the length of a string value.", "2.2.0", CmdStrlen));
   t.Add(Cmd("incr", 2, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", CmdIncr));

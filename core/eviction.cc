@@ -57,6 +57,12 @@ int64_t IdleSeconds(const Entry& e, int64_t now_ms) {
   return std::max<int64_t>(0, now_ms / 1000 - static_cast<int64_t>(e.lru));
 }
 
+uint32_t RestoredAccess(const AccessPolicy& p, int64_t idle_s, int freq, int64_t now_ms, uint32_t current) {
+  if (p.lfu()) return freq >= 0 ? (MinutesClock(now_ms) << 8) | static_cast<uint32_t>(freq & 0xFF) : current;
+  if (idle_s >= 0) return static_cast<uint32_t>(std::max<int64_t>(0, now_ms / 1000 - idle_s));
+  return current;
+}
+
 void Evictor::Populate(Database& db, int index, const AccessPolicy& p, int64_t now_ms, absl::BitGen& rng) {
   const bool volatile_only = p.policy == EvictionPolicy::kVolatileLru || p.policy == EvictionPolicy::kVolatileLfu ||
                              p.policy == EvictionPolicy::kVolatileTtl;
@@ -109,7 +115,7 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
         int64_t when;
         if (!db.SampleVolatile(rng, &key, &when)) continue;
       }
-      db.Erase(key);
+      db.Evict(key);
       return true;
     }
     return false;
@@ -120,7 +126,7 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
     Candidate c = std::move(pool_.back());
     pool_.pop_back();
     if (ks.db(c.db).Peek(c.key) != nullptr) {
-      ks.db(c.db).Erase(c.key);
+      ks.db(c.db).Evict(c.key);
       return true;
     }
   }

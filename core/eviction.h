@@ -48,6 +48,10 @@ void RecordAccess(const AccessPolicy& p, Entry& e, int64_t now_ms, absl::BitGen&
 uint32_t LfuFrequency(const AccessPolicy& p, const Entry& e, int64_t now_ms);
 // Seconds since the last access (OBJECT IDLETIME, LRU policies).
 int64_t IdleSeconds(const Entry& e, int64_t now_ms);
+// Access state restored from an RDB record or RESTORE's IDLETIME / FREQ, as
+// Redis's objectSetLRUOrLFU: an idle time counts under LRU policies, a
+// frequency under LFU ones; otherwise the entry keeps `current`.
+uint32_t RestoredAccess(const AccessPolicy& p, int64_t idle_s, int freq, int64_t now_ms, uint32_t current);
 
 class Evictor {
  public:

@@ -16,9 +16,7 @@ Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return nullptr;
   if (IsExpired(*e, now_ms)) {
-    RemoveExpireRecord(e->expire_index);
-    dict_.Erase(key);
-    ++stats_->expired_keys;
+    DeleteExpired(key);
     return nullptr;
   }
   return e;
@@ -28,6 +26,7 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
   auto [found, inserted] = dict_.Insert(key);
   Entry& e = *found;
   if (!inserted && IsExpired(e, now_ms)) {
+    if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
     RemoveExpireRecord(e.expire_index);
     e = Entry{};
     ++stats_->expired_keys;
@@ -40,6 +39,17 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
     RecordAccess(*access_, e, now_ms, *rng_);
   }
   return &e;
+}
+
+void Database::DeleteExpired(std::string_view key) {
+  if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
+  Erase(key);
+  ++stats_->expired_keys;
+}
+
+void Database::Evict(std::string_view key) {
+  if (*observer_ != nullptr) (*observer_)->OnKeyEvicted(index_, key);
+  Erase(key);
 }
 
 bool Database::Erase(std::string_view key) {
@@ -124,8 +134,7 @@ bool Database::RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key) {
       return true;
     }
     std::string stale(node->key.view());
-    Erase(stale);
-    ++stats_->expired_keys;
+    DeleteExpired(stale);
   }
   return false;
 }
@@ -146,8 +155,7 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
     size_t idx = absl::Uniform<size_t>(rng, 0, expires_.size());
     if (expires_[idx].when_ms <= now_ms) {
       std::string key = expires_[idx].key;
-      Erase(key);
-      ++stats_->expired_keys;
+      DeleteExpired(key);
       ++expired;
     }
   }
@@ -155,7 +163,9 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
 }
 
 Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
-  for (int i = 0; i < databases; ++i) dbs_.push_back(std::make_unique<Database>(&stats_, access_.get(), &rng_));
+  for (int i = 0; i < databases; ++i) {
+    dbs_.push_back(std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_));
+  }
 }
 
 Keyspace::~Keyspace() = default;

@@ -43,6 +43,16 @@ struct KeyspaceStats {
   uint64_t keyspace_misses = 0;
 };
 
+// Told about keys the keyspace deletes on its own -- expired (lazily or by the
+// active cycle) or evicted -- before they go, so the server can propagate
+// them as DEL to the AOF and to replicas, as Redis does.
+class KeyspaceObserver {
+ public:
+  virtual ~KeyspaceObserver() = default;
+  virtual void OnKeyExpired(int db, std::string_view key) = 0;
+  virtual void OnKeyEvicted(int db, std::string_view key) = 0;
+};
+
 // A key with a deadline, in a database's dense expiry index.
 struct ExpireRecord {
   std::string key;
@@ -58,8 +68,9 @@ struct DetachedData {
 
 class Database {
  public:
-  Database(KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng)
-      : stats_(stats), access_(access), rng_(rng) {}
+  Database(int index, KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng,
+           KeyspaceObserver* const* observer)
+      : index_(index), stats_(stats), access_(access), rng_(rng), observer_(observer) {}
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
@@ -97,6 +108,13 @@ class Database {
   // Calls fn for every live key (KEYS). fn must not modify the database.
   void ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
 
+  // Calls fn for every key, expired or not (snapshots). fn must not modify
+  // the database.
+  template <typename Fn>
+  void ForEachIncludingExpired(Fn&& fn) {
+    dict_.ForEach([&](const Key& key, Entry& entry) { fn(key.view(), static_cast<const Entry&>(entry)); });
+  }
+
   // One step of SCAN: calls fn for the live keys of the buckets at `cursor`
   // and returns the next cursor (0 when the scan is complete). Every key
   // present for the whole scan is returned at least once.
@@ -126,8 +144,15 @@ class Database {
   // One round of active expiry: samples up to `samples` keys with a TTL and
   // deletes the expired ones. Returns how many were expired.
   int ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng);
+  // Deletes a key chosen for eviction, telling the observer first.
+  void Evict(std::string_view key);
+
+  int index() const { return index_; }
+  void set_index(int index) { index_ = index; }
 
  private:
+  // Removes an expired key, telling the observer first.
+  void DeleteExpired(std::string_view key);
   void RemoveExpireRecord(int32_t index);
   bool IsExpired(const Entry& e, int64_t now_ms) const {
     return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;
@@ -135,9 +160,11 @@ class Database {
 
   Dict<Entry> dict_;
   std::vector<ExpireRecord> expires_;
+  int index_;
   KeyspaceStats* stats_;
   const AccessPolicy* access_;
   absl::BitGen* rng_;
+  KeyspaceObserver* const* observer_;  // the keyspace's observer slot
 };
 
 class Keyspace {
@@ -149,7 +176,13 @@ class Keyspace {
   int count() const { return static_cast<int>(dbs_.size()); }
   Database& db(int index) { return *dbs_[index]; }
   KeyspaceStats& stats() { return stats_; }
-  void SwapDb(int a, int b) { std::swap(dbs_[a], dbs_[b]); }
+  void SwapDb(int a, int b) {
+    std::swap(dbs_[a], dbs_[b]);
+    dbs_[a]->set_index(a);
+    dbs_[b]->set_index(b);
+  }
+  // Receives expired and evicted keys (nullptr: nobody is told).
+  void set_observer(KeyspaceObserver* observer) { observer_ = observer; }
 
   // Active expiry across all databases within `budget_us` microseconds, as
   // Redis's activeExpireCycle: sample 20 keys per database, repeat while more
@@ -161,6 +194,7 @@ class Keyspace {
 
  private:
   KeyspaceStats stats_;
+  KeyspaceObserver* observer_ = nullptr;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
   std::vector<std::unique_ptr<Database>> dbs_;

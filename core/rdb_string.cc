@@ -10,7 +10,9 @@ namespace {
 
 constexpr uint8_t kEncInt8 = 0xC0, kEncInt16 = 0xC1, kEncInt32 = 0xC2, kEncLzf = 0xC3;
 
-void AppendLength(uint64_t n, std::string* out) {
+}  // namespace
+
+void RdbAppendLength(uint64_t n, std::string* out) {
   if (n < (1 << 6)) {
     out->push_back(static_cast<char>(n));
   } else if (n < (1 << 14)) {
@@ -24,6 +26,8 @@ void AppendLength(uint64_t n, std::string* out) {
     for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
   }
 }
+
+namespace {
 
 // The integer encodings: a value that fits 8, 16 or 32 bits, little endian.
 bool AppendInteger(int64_t v, std::string* out, size_t* written) {
@@ -67,14 +71,14 @@ size_t RdbEncodeString(std::string_view s, bool compress, std::string* out) {
     if (clen > 0) {
       size_t start = out->size();
       out->push_back(static_cast<char>(kEncLzf));
-      AppendLength(clen, out);
-      AppendLength(s.size(), out);
+      RdbAppendLength(clen, out);
+      RdbAppendLength(s.size(), out);
       out->append(buf.data(), clen);
       return out->size() - start;
     }
   }
   size_t start = out->size();
-  AppendLength(s.size(), out);
+  RdbAppendLength(s.size(), out);
   out->append(s);
   return out->size() - start;
 }

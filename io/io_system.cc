@@ -212,6 +212,8 @@ void IoSystem::RequestStop() {
   inbox_->Wake();
 }
 
+void IoSystem::WakeMain() { inbox_->Wake(); }
+
 bool IoSystem::stop_requested() const { return stop_.load(std::memory_order_relaxed); }
 
 OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
@@ -258,11 +260,15 @@ void IoSystem::Accept(int fd) {
   }
 }
 
+void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nullptr}); }
+
 void IoSystem::DrainInbox() {
   inbox_->Drain(&inbox_scratch_);
   for (ToMain& m : inbox_scratch_) {
     if (m.kind == ToMain::Kind::kClosed) {
       HandleClosed(m.conn);
+    } else if (m.kind == ToMain::Kind::kNotify) {
+      sink_->OnNotify();
     } else {
       DeliverBatch(m);
     }

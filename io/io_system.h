@@ -59,6 +59,8 @@ class CommandSink {
   virtual int OnTimer() = 0;
   // The end of a loop turn, before replies are flushed.
   virtual void BeforeFlush() = 0;
+  // Another thread called IoSystem::Notify() (background work finished).
+  virtual void OnNotify() {}
 };
 
 struct IoOptions {
@@ -89,6 +91,11 @@ class IoSystem {
   // Async-signal-safe: asks Run() to return at the end of the current turn.
   void RequestStop();
   bool stop_requested() const;
+  // Async-signal-safe: wakes the main thread for one more loop turn.
+  void WakeMain();
+  // Thread-safe: wakes the main thread, which calls CommandSink::OnNotify()
+  // in its next turn. Notifications posted close together may be merged.
+  void Notify();
 
   // ---- main thread ------------------------------------------------------------
   // The buffer a reply for `conn` is written into. Marks the connection so the

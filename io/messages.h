@@ -20,9 +20,9 @@ struct CommandBatch {
 };
 
 struct ToMain {
-  enum class Kind : uint8_t { kBatch, kClosed };
+  enum class Kind : uint8_t { kBatch, kClosed, kNotify };
   Kind kind;
-  Connection* conn;  // valid: the main thread deletes a connection only after kClosed
+  Connection* conn;  // valid: the main thread deletes a connection only after kClosed (null for kNotify)
   std::unique_ptr<CommandBatch> batch;
 };
 

@@ -4,7 +4,9 @@
 // packed, and everything only some clients use lives in a separately
 // allocated component created on first use. Today that is ClientMeta (name
 // and library info, set by few clients, read only by CLIENT LIST) and
-// DeferredCommands (only while CLIENT PAUSE holds a client back). Pub/sub,
+// DeferredCommands (only while CLIENT PAUSE or a blocking command holds a
+// client back). Replies held for an AOF fsync live in the server's
+// DurableReplies, keyed by client id, only while they wait. Pub/sub,
 // MULTI, blocking and replica state join them as components of their own
 // when those features land, so a client that never uses them pays nothing.
 //
@@ -44,7 +46,9 @@ struct Client {
   io::Connection* conn = nullptr;
   uint64_t id = 0;
   const CommandSpec* last_command = nullptr;
-  int64_t last_interaction_ms = 0;
+  uint64_t woff = 0;                // AOF offset after this client's last write (WAITAOF)
+  uint32_t last_interaction_s = 0;  // unix seconds, as Redis's lastinteraction
+  uint32_t created_s = 0;
   int32_t db = 0;
   uint8_t resp = 2;
   ReplyMode reply_mode = ReplyMode::kOn;
@@ -53,13 +57,15 @@ struct Client {
   bool no_evict : 1 = false;
   bool loopback : 1 = false;
   bool paused_wait : 1 = false;  // in the server's list of paused clients
+  bool held_replies : 1 = false; // replies wait for an AOF fsync (appendfsync always)
+  bool blocked : 1 = false;      // in WAITAOF: later commands queue in `deferred`
   // ---- rarely used: components allocated on first use ---------------------------
-  int64_t created_ms = 0;
   std::unique_ptr<ClientMeta> meta;  // null until a name is set
   ClientMeta& mutable_meta() {
     if (!meta) meta = std::make_unique<ClientMeta>();
     return *meta;
   }
+  // Commands held back while the client is paused (CLIENT PAUSE) or blocked.
   std::unique_ptr<DeferredCommands> deferred;
 };
 

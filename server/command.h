@@ -40,6 +40,7 @@ enum Flag : uint32_t {
   kAllowBusy = 1u << 15,
   kSentinel = 1u << 16,
   kOnlySentinel = 1u << 17,
+  kNoAsyncLoading = 1u << 18,
 };
 }  // namespace cmd
 

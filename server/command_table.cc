@@ -11,7 +11,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {cmd::kAdmin, "admin"},        {cmd::kPubsub, "pubsub"},          {cmd::kNoscript, "noscript"},
       {cmd::kBlocking, "blocking"},  {cmd::kLoading, "loading"},        {cmd::kStale, "stale"},
       {cmd::kSkipMonitor, "skip_monitor"}, {cmd::kSkipSlowlog, "skip_slowlog"}, {cmd::kFast, "fast"},
-      {cmd::kNoAuth, "no_auth"},     {cmd::kMayReplicate, "may_replicate"}, {cmd::kNoMulti, "no_multi"},
+      {cmd::kNoAuth, "no_auth"},     {cmd::kMayReplicate, "may_replicate"}, {cmd::kNoAsyncLoading, "no_async_loading"},
+      {cmd::kNoMulti, "no_multi"},
       {cmd::kAllowBusy, "allow_busy"}, {cmd::kSentinel, "sentinel"},  {cmd::kOnlySentinel, "only_sentinel"},
   };
   std::vector<std::string_view> out;
@@ -61,6 +62,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);
   RegisterMemoryCommands(table);
+  RegisterPersistenceCommands(table);
+  RegisterDumpCommands(table);
 }
 
 }  // namespace ringkv::server

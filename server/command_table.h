@@ -40,6 +40,8 @@ void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
+void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF, WAITAOF
+void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

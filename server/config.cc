@@ -76,6 +76,18 @@ constexpr Rule kImplemented[] = {
     {"lfu-decay-time", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lazyfree-lazy-user-flush", 0, 0, nullptr, Mutability::kMutable},
     {"rdbcompression", 0, 0, nullptr, Mutability::kMutable},
+    {"rdbchecksum", 0, 0, nullptr, Mutability::kImmutable},
+    {"save", 0, 0, nullptr, Mutability::kMutable},
+    {"dbfilename", 0, 0, nullptr, Mutability::kProtected},
+    {"stop-writes-on-bgsave-error", 0, 0, nullptr, Mutability::kMutable},
+    {"appendonly", 0, 0, nullptr, Mutability::kMutable},
+    {"appendfilename", 0, 0, nullptr, Mutability::kImmutable},
+    {"appenddirname", 0, 0, nullptr, Mutability::kImmutable},
+    {"appendfsync", 0, 0, "always,everysec,no", Mutability::kMutable},
+    {"aof-use-rdb-preamble", 0, 0, nullptr, Mutability::kMutable},
+    {"aof-load-truncated", 0, 0, nullptr, Mutability::kMutable},
+    {"auto-aof-rewrite-percentage", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"auto-aof-rewrite-min-size", 0, INT64_MAX, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value
@@ -174,6 +186,12 @@ bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& arg
   const std::string& name = p.alias_of.empty() ? p.name : p.alias_of;
   if (!p.multi_arg && args.size() != 1) {
     *reason = "wrong number of arguments";
+    return false;
+  }
+  if ((name == "dbfilename" || name == "appendfilename" || name == "appenddirname") &&
+      args[0].find('/') != std::string::npos) {
+    *reason = name == "appenddirname" ? "appenddirname can't be a path, just a dirname"
+                                      : StrCat(name, " can't be a path, just a filename");
     return false;
   }
   if (name == "save") {

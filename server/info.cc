@@ -111,15 +111,34 @@ void InfoMemory(Server& s, std::string* out) {
 }
 
 void InfoPersistence(Server& s, std::string* out) {
-  // No persistence yet: nothing is loading or saving, and every write since
-  // start is a change not yet saved.
-  Field(out, "loading", 0);
+  // Loading happens before the listeners open, so a client never sees it.
+  const int64_t now_ms = UnixMs();
+  const ChildProcess& child = s.child();
+  const Aof& aof = s.aof();
+  Field(out, "loading", s.loading() ? 1 : 0);
   Field(out, "async_loading", 0);
-  Field(out, "rdb_changes_since_last_save", s.stats().dirty);
-  Field(out, "rdb_bgsave_in_progress", 0);
-  Field(out, "rdb_last_save_time", s.start_time_ms() / 1000);
-  Field(out, "aof_enabled", 0);
-  Field(out, "aof_rewrite_in_progress", 0);
+  Field(out, "current_cow_peak", 0);
+  Field(out, "current_cow_size", 0);
+  Field(out, "current_cow_size_age", 0);
+  Field(out, "current_fork_perc", "0.00");
+  Field(out, "current_save_keys_processed", 0);
+  Field(out, "current_save_keys_total", 0);
+  s.rdb().AppendInfo(out, now_ms, s.stats().dirty);
+  const AofStats& as = aof.stats();
+  const bool aof_child = child.type() == ChildType::kAof;
+  Field(out, "aof_enabled", aof.enabled() ? 1 : 0);
+  Field(out, "aof_rewrite_in_progress", aof_child ? 1 : 0);
+  Field(out, "aof_rewrite_scheduled", aof.rewrite_scheduled() ? 1 : 0);
+  Field(out, "aof_last_rewrite_time_sec", as.last_rewrite_ms < 0 ? -1 : as.last_rewrite_ms / 1000);
+  Field(out, "aof_current_rewrite_time_sec", aof_child ? (now_ms - child.start_ms()) / 1000 : -1);
+  Field(out, "aof_last_bgrewrite_status", as.last_rewrite_ok ? "ok" : "err");
+  Field(out, "aof_rewrites", as.rewrites);
+  Field(out, "aof_rewrites_consecutive_failures", as.consecutive_failures);
+  Field(out, "aof_last_write_status", as.last_write_ok ? "ok" : "err");
+  Field(out, "aof_last_cow_size", as.last_cow_bytes);
+  Field(out, "module_fork_in_progress", 0);
+  Field(out, "module_fork_last_cow_size", 0);
+  if (aof.enabled()) aof.AppendInfo(out);
 }
 
 void InfoStats(Server& s, std::string* out) {
@@ -141,8 +160,8 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "keyspace_misses", ks.keyspace_misses);
   Field(out, "pubsub_channels", 0);
   Field(out, "pubsub_patterns", 0);
-  Field(out, "latest_fork_usec", 0);
-  Field(out, "total_forks", 0);
+  Field(out, "latest_fork_usec", s.child().last_fork_us());
+  Field(out, "total_forks", s.child().total_forks());
   Field(out, "unexpected_error_replies", st.unexpected_error_replies);
   Field(out, "total_error_replies", st.total_error_replies);
 }

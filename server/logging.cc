@@ -34,6 +34,12 @@ int LogLevelFromName(std::string_view name) {
   return kNotice;
 }
 
+namespace {
+char g_role = 'M';  // 'C' in a forked child, as Redis marks its log lines
+}  // namespace
+
+void SetLogRoleChild() { g_role = 'C'; }
+
 void Log(int level, std::string_view message) {
   if (level < g_level.load(std::memory_order_relaxed)) return;
   static const char kMarks[] = ".-*#";
@@ -47,7 +53,9 @@ void Log(int level, std::string_view message) {
   std::string line;
   line.reserve(message.size() + 64);
   line += std::to_string(getpid());
-  line += ":M ";
+  line += ':';
+  line += g_role;
+  line += ' ';
   line += stamp;
   line += ' ';
   line += kMarks[level < 0 ? 0 : (level > 3 ? 3 : level)];

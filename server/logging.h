@@ -16,5 +16,7 @@ bool OpenLog(const std::string& path);
 void SetLogLevel(int level);
 int LogLevelFromName(std::string_view name);
 void Log(int level, std::string_view message);
+// In a forked child: lines are marked 'C' instead of 'M'.
+void SetLogRoleChild();
 
 }  // namespace ringkv::server

@@ -58,6 +58,9 @@ Server::Server(std::unique_ptr<Config> config)
       io_(std::make_unique<io::IoSystem>(this)) {
   RegisterAllCommands(commands_);
   run_id_ = RandomHex(40);
+  rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
+  aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_, [this] { io_->Notify(); });
+  keyspace_.set_observer(this);
   ApplyConfigHooks();
 }
 
@@ -110,6 +113,20 @@ void Server::ApplyConfigHooks() {
       return absl::OkStatus();
     };
   };
+  config_->OnChange("save", [this] {
+    has_save_points_ = !ParseSavePoints(config_->Str("save")).empty();
+    return absl::OkStatus();
+  });
+  config_->OnChange("appendonly", [this] { return SetAppendOnly(config_->Bool("appendonly")); });
+  config_->OnChange("appendfsync", [this] {
+    aof_->ReloadPolicy();
+    aof_always_ = aof_->always();
+    return absl::OkStatus();
+  });
+  config_->OnChange("dir", [this]() -> absl::Status {
+    if (chdir(config_->Str("dir").c_str()) != 0) return absl::InvalidArgumentError(std::strerror(errno));
+    return absl::OkStatus();
+  });
   config_->OnChange("port", rebind("Unable to listen on this port"));
   config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
   // Authentication state of existing clients follows requirepass, as in Redis:
@@ -134,15 +151,13 @@ absl::Status Server::Start() {
   opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
+  if (absl::Status s = LoadData(); !s.ok()) return s;
+  start_time_ms_ = UnixMs();
   return io_->Start(opts);
 }
 
 int Server::Run() {
   io_->Run();
-  int sig = shutdown_signal_;
-  if (sig != 0) {
-    Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
-  }
   io_->Shutdown();
   const std::string& pidfile = config_->Str("pidfile");
   if (!pidfile.empty()) {
@@ -154,8 +169,9 @@ int Server::Run() {
 }
 
 void Server::RequestShutdown(int signal) {
+  // The main loop does the shutdown work (saving may fail and cancel it).
   shutdown_signal_ = signal;
-  io_->RequestStop();
+  io_->WakeMain();
 }
 
 Client* Server::FindClient(uint64_t id) {
@@ -181,7 +197,7 @@ void Server::OnOpen(io::Connection* conn) {
   auto client = std::make_unique<Client>();
   client->conn = conn;
   client->id = conn->id;
-  client->created_ms = client->last_interaction_ms = UnixMs();
+  client->created_s = client->last_interaction_s = static_cast<uint32_t>(UnixMs() / 1000);
   client->authenticated = !requirepass_set_;
   client->loopback = conn->peer.IsLoopback();
   conn->owner = client.get();
@@ -194,6 +210,8 @@ void Server::OnClose(io::Connection* conn) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr) return;
   conn->owner = nullptr;
+  if (c->held_replies) durable_.Drop(c->id);
+  if (c->blocked) RemoveAofWaiter(c->id);
   clients_.erase(c->id);
 }
 
@@ -240,7 +258,7 @@ bool Server::ShouldPause(const CommandSpec& spec) const {
 void Server::Defer(Client& c, Argv argv) {
   if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
   c.deferred->commands.emplace_back(argv.begin(), argv.end());
-  if (!c.paused_wait) {
+  if (!c.paused_wait && !c.blocked) {  // a blocked client resumes on unblocking
     c.paused_wait = true;
     paused_clients_.push_back(c.id);
   }
@@ -248,7 +266,7 @@ void Server::Defer(Client& c, Argv argv) {
 
 void Server::Execute(Client& c, Argv argv) {
   const int64_t now_ms = clock_.WallMs();
-  c.last_interaction_ms = now_ms;
+  c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   io::OutBuffer discard;
   bool replying = c.reply_mode == ReplyMode::kOn;
   if (c.reply_mode == ReplyMode::kSkipNext) {
@@ -258,9 +276,21 @@ void Server::Execute(Client& c, Argv argv) {
     c.reply_mode = ReplyMode::kOn;
     replying = true;
   }
-  io::ReplyBuilder rb(replying ? &io_->PrepareWrite(c.conn) : &discard, c.resp);
-
   const CommandSpec* spec = commands_.Find(argv[0]);
+  // appendfsync always: replies that may depend on unsynced AOF bytes wait
+  // for the fsync (DurableReplies); so does everything after them.
+  io::OutBuffer* out = &discard;
+  if (replying) {
+    if (c.held_replies ||
+        (aof_always_ && (aof_->has_unsynced() || (spec != nullptr && (spec->flags & cmd::kWrite))))) {
+      out = &durable_.Target(c.id, turn_, aof_->fed_offset());
+      c.held_replies = true;
+    } else {
+      out = &io_->PrepareWrite(c.conn);
+    }
+  }
+  io::ReplyBuilder rb(out, c.resp);
+
   if (spec == nullptr) {
     rb.Error(UnknownCommandError(argv));
     ++stats_.total_error_replies;
@@ -308,6 +338,15 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
+  // Persistence failing: writes (and PING, as in Redis) are refused.
+  if ((spec->flags & cmd::kWrite) || spec->name == "ping") {
+    if (std::string misconf = PersistenceError(); !misconf.empty()) {
+      rb.Error(misconf);
+      ++spec->rejected_calls;
+      ++stats_.total_error_replies;
+      return;
+    }
+  }
   if (ShouldPause(*spec)) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
     Defer(c, argv);
@@ -318,7 +357,19 @@ void Server::Execute(Client& c, Argv argv) {
   const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
   const uint64_t errors_before = rb.errors();
+  const uint64_t dirty_before = stats_.dirty;
   spec->handler(ctx);
+  if (stats_.dirty > dirty_before || !propagate_as_.empty()) {  // a reset (SAVE, DEBUG) is no write
+    if (propagate_as_.empty()) {
+      Propagate(c.db, argv);
+    } else {
+      std::vector<std::string_view> views(propagate_as_.begin(), propagate_as_.end());
+      Propagate(c.db, views);
+      propagate_as_.clear();
+    }
+    c.woff = aof_->fed_offset();
+  }
+  if (c.held_replies) durable_.Require(c.id, aof_->fed_offset());
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);
@@ -375,18 +426,23 @@ void Server::ReplayDeferred() {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
     c->paused_wait = false;
-    std::unique_ptr<DeferredCommands> held = std::move(c->deferred);
-    while (held && !held->commands.empty()) {
-      std::vector<std::string> args = std::move(held->commands.front());
-      held->commands.pop_front();
-      std::vector<std::string_view> views(args.begin(), args.end());
-      if (c->closing) break;
-      if (c->deferred) {  // paused again: the rest waits behind
-        Defer(*c, views);
-        continue;
-      }
-      Execute(*c, views);
+    if (c->blocked) continue;  // resumes when it is unblocked
+    ResumeClient(*c);
+  }
+}
+
+void Server::ResumeClient(Client& c) {
+  std::unique_ptr<DeferredCommands> held = std::move(c.deferred);
+  while (held && !held->commands.empty()) {
+    std::vector<std::string> args = std::move(held->commands.front());
+    held->commands.pop_front();
+    std::vector<std::string_view> views(args.begin(), args.end());
+    if (c.closing) break;
+    if (c.deferred) {  // paused or blocked again: the rest waits behind
+      Defer(c, views);
+      continue;
     }
+    Execute(c, views);
   }
 }
 
@@ -400,7 +456,7 @@ void Server::ClientsCron(int64_t now_ms) {
   if (timeout_s_ <= 0) return;
   std::vector<Client*> idle;
   for (auto& [id, c] : clients_) {
-    if (!c->closing && now_ms - c->last_interaction_ms > timeout_s_ * 1000) idle.push_back(c.get());
+    if (!c->closing && now_ms / 1000 - c->last_interaction_s > timeout_s_) idle.push_back(c.get());
   }
   for (Client* c : idle) {
     Log(kVerbose, "Closing idle client");
@@ -423,6 +479,10 @@ int Server::OnTimer() {
   }
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
+  ReapChild(now_ms);
+  aof_->Cron(now_ms);
+  rdb_->Cron(now_ms, stats_.dirty);
+  if (!aof_waiters_.empty()) UnblockAofWaiters(now_ms, /*timeouts_only=*/false);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   if (active_expire_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
@@ -433,6 +493,9 @@ int Server::OnTimer() {
 }
 
 void Server::BeforeFlush() {
+  if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
+  aof_->BeforeSleep();
+  ++turn_;
   if (shutdown_requested_) io_->RequestStop();
 }
 

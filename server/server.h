@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/lazy_free.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/child_process.h"
+#include "server/persistence/durable_replies.h"
+#include "server/persistence/rdb_saver.h"
 
 namespace ringkv::server {
 
@@ -42,7 +47,7 @@ struct ServerStats {
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
   uint64_t evicted_keys = 0;
-  uint64_t dirty = 0;  // writes since start (rdb_changes_since_last_save until persistence lands)
+  uint64_t dirty = 0;  // changes since the last successful save (rdb_changes_since_last_save)
   // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
   static constexpr int kSamples = 16;
   uint64_t ops_samples[kSamples] = {};
@@ -51,12 +56,16 @@ struct ServerStats {
   uint64_t last_sample_commands = 0;
 };
 
-class Server : public io::CommandSink {
+// SHUTDOWN's persistence choice.
+enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
+
+class Server : public io::CommandSink, public core::KeyspaceObserver {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
 
-  // Opens listeners and rings. Errors name the cause.
+  // Loads the dataset (AOF when appendonly is on, else the RDB file), then
+  // opens listeners and rings. Errors name the cause.
   absl::Status Start();
   // Serves until SHUTDOWN or a signal; returns the process exit code.
   int Run();
@@ -72,6 +81,11 @@ class Server : public io::CommandSink {
   void OnClose(io::Connection* conn) override;
   int OnTimer() override;
   void BeforeFlush() override;
+  void OnNotify() override;
+
+  // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
+  void OnKeyExpired(int db, std::string_view key) override;
+  void OnKeyEvicted(int db, std::string_view key) override;
 
   // ---- for command handlers ----------------------------------------------------
   Config& config() { return *config_; }
@@ -106,6 +120,37 @@ class Server : public io::CommandSink {
   // Command line of the process for INFO (config_file).
   std::string ClientInfoLine(const Client& c, int64_t now_ms) const;
 
+  // ---- persistence and propagation -------------------------------------------------
+  // The running command propagates `argv` instead of its own arguments (the
+  // replayable form: SET ... PXAT for SET EX, PEXPIREAT for EXPIRE, ...).
+  void PropagateAs(std::vector<std::string> argv) { propagate_as_ = std::move(argv); }
+  // Appends a command to the AOF (and, later, the replication stream) now.
+  void Propagate(int db, Argv argv);
+  Aof& aof() { return *aof_; }
+  RdbSaver& rdb() { return *rdb_; }
+  ChildProcess& child() { return child_; }
+  bool loading() const { return loading_; }
+  // SHUTDOWN's work before stopping: kill a child, flush the AOF, save the
+  // RDB when asked or when save points exist. An error means "do not stop".
+  absl::Status PrepareForShutdown(ShutdownSave save, bool force);
+  // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
+  // load dbfilename (with merge, its keys replace existing ones).
+  absl::Status DebugReload(bool save, bool flush, bool merge);
+  // DEBUG LOADAOF: flush the AOF, empty the keyspace, replay the AOF.
+  absl::Status DebugLoadAof();
+  // FLUSHALL: a running RDB child is killed and, with save points, an empty
+  // dump is written (Redis 7.0's flushAllDataAndResetRDB).
+  void OnFlushAll(int64_t now_ms);
+  // The MISCONF error a write (or PING) gets while persistence is failing, or "".
+  std::string PersistenceError() const;
+  // CONFIG SET appendonly.
+  absl::Status SetAppendOnly(bool on);
+  // WAITAOF: blocks `c` until the AOF has synced `offset` or the deadline
+  // (0 = none) passes, then replies [numlocal, numreplicas].
+  void BlockForAof(Client& c, uint64_t offset, int64_t numlocal, int64_t numreplicas, int64_t deadline_ms);
+  // Where a reply to `c` outside its own command goes (behind held replies).
+  io::OutBuffer& ReplyTarget(Client& c);
+
  private:
   void Execute(Client& c, Argv argv);
   bool ShouldPause(const CommandSpec& spec) const;
@@ -114,6 +159,15 @@ class Server : public io::CommandSink {
   void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
   void ClientsCron(int64_t now_ms);
   void ApplyConfigHooks();
+  absl::Status LoadData();
+  absl::Status ApplyFromAof(Argv argv);
+  void ReapChild(int64_t now_ms);
+  void ReleaseDurableReplies();
+  void UnblockAofWaiters(int64_t now_ms, bool timeouts_only);
+  void UnblockAofWaiter(uint64_t client_id);
+  void RemoveAofWaiter(uint64_t client_id);
+  void ResumeClient(Client& c);
+  void HandleShutdownSignal();
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -143,6 +197,30 @@ class Server : public io::CommandSink {
   int64_t timeout_s_ = 0;
   int64_t slowlog_threshold_us_ = 10000;
   size_t slowlog_max_len_ = 128;
+
+  // Persistence. The Aof object is small until appendonly turns it on (its
+  // sync thread and files exist only then).
+  ChildProcess child_;
+  std::unique_ptr<RdbSaver> rdb_;
+  std::unique_ptr<Aof> aof_;
+  bool aof_always_ = false;  // cached aof_->always(): checked for every reply
+  DurableReplies durable_;
+  uint64_t turn_ = 0;        // main loop turns: a held-reply segment per turn
+  bool loading_ = false;
+  std::vector<std::string> propagate_as_;
+  std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
+  // WAITAOF waiters, indexed by the offset they wait for and by deadline, so
+  // a sync or a timeout unblocks each in O(log n) without scanning the rest.
+  struct AofWaiter {
+    uint64_t offset;
+    int64_t numlocal;
+    int64_t numreplicas;
+    int64_t deadline_ms;  // 0 = none
+  };
+  absl::flat_hash_map<uint64_t, AofWaiter> aof_waiters_;          // by client id
+  std::set<std::pair<uint64_t, uint64_t>> aof_waiters_by_offset_;  // (offset, client id)
+  std::set<std::pair<int64_t, uint64_t>> aof_waiters_by_deadline_; // (deadline, client id)
+  bool has_save_points_ = false;  // cached from `save`
 };
 
 // Current wall-clock time in milliseconds / microseconds.

@@ -35,8 +35,8 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string_view flags(flag_buf, nflags);
   std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
   return StrCat("id=", c.id, " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
-                      " name=", meta.name, " age=", (now_ms - c.created_ms) / 1000,
-                      " idle=", (now_ms - c.last_interaction_ms) / 1000, " flags=", flags, " db=", c.db,
+                      " name=", meta.name, " age=", now_ms / 1000 - c.created_s,
+                      " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,
                       " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
                       " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
                       " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,

@@ -134,6 +134,36 @@ void CmdDebug(CommandContext& ctx) {
     for (size_t i = 2; i < argc; ++i) {
       ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i], ctx.now_ms)));
     }
+  } else if (Is(sub, "RELOAD")) {
+    // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+    bool save = true, flush = true, merge = false;
+    for (size_t i = 2; i < argc; ++i) {
+      if (Is(ctx.argv[i], "MERGE")) {
+        merge = true;
+      } else if (Is(ctx.argv[i], "NOFLUSH")) {
+        flush = false;
+      } else if (Is(ctx.argv[i], "NOSAVE")) {
+        save = false;
+      } else {
+        ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+        return;
+      }
+    }
+    absl::Status s = ctx.server.DebugReload(save, flush, merge);
+    if (s.ok()) {
+      ctx.reply.Ok();
+    } else if (absl::IsDataLoss(s) || absl::IsNotFound(s)) {
+      ctx.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
+    } else {
+      ctx.reply.Error("ERR");
+    }
+  } else if (Is(sub, "LOADAOF") && argc == 2) {
+    if (absl::Status s = ctx.server.DebugLoadAof(); !s.ok()) {
+      ctx.reply.Error(StrCat("ERR Error loading the AOF: ", s.message()));
+      return;
+    }
+    ctx.server.stats().dirty = 0;
+    ctx.reply.Ok();
   } else if (Is(sub, "PROTOCOL") && argc == 3) {
     DebugProtocol(ctx, ctx.argv[2]);
   } else if (Is(sub, "STRINGMATCH-LEN") && argc == 2) {
@@ -146,6 +176,8 @@ void CmdDebug(CommandContext& ctx) {
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
         "    Output a hex signature of the values of all the specified keys.",
+        "LOADAOF",
+        "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LOG <message>",
         "    Write <message> to the server log.",
         "OBJECT <key>",
@@ -154,6 +186,19 @@ void CmdDebug(CommandContext& ctx) {
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
         "    true, false.",
+        "RELOAD [option ...]",
+        "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+        "    * MERGE: conflicting keys will be loaded from RDB.",
+        "    * NOFLUSH: the existing database will not be removed before load, but",
+        "      conflicting keys will generate an exception and kill the server.",
+        "    * NOSAVE: the database will be loaded from an existing RDB file.",
+        "    Examples:",
+        "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+        "      the database.",
+        "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+        "      existing RDB file.",
+        "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+        "      file to the database.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",

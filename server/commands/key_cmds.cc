@@ -158,7 +158,9 @@ void CmdFlushall(CommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
   for (int i = 0; i < ctx.server.keyspace().count(); ++i) FlushDatabase(ctx, ctx.server.keyspace().db(i), async);
+  ctx.server.OnFlushAll(ctx.now_ms);
   ++ctx.server.stats().dirty;
+  ctx.server.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }
 
@@ -206,10 +208,13 @@ void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
     ctx.reply.Integer(0);
     return;
   }
+  const std::string key(ctx.argv[1]);
   if (when <= ctx.now_ms) {
-    db.Erase(ctx.argv[1]);
+    db.Erase(key);
+    ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
   } else {
-    db.SetExpire(ctx.argv[1], e, when);
+    db.SetExpire(key, e, when);
+    ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(when)});  // absolute, as Redis 7.0 propagates
   }
   ++ctx.server.stats().dirty;
   ctx.reply.Integer(1);

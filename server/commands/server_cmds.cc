@@ -22,20 +22,43 @@ void CmdTime(CommandContext& ctx) {
 }
 
 void CmdShutdown(CommandContext& ctx) {
-  // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Without persistence there is
-  // nothing to save yet, so SAVE and NOSAVE both stop at once.
+  // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+  ShutdownSave save = ShutdownSave::kDefault;
+  bool force = false;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    if (!(Is(a, "NOSAVE") || Is(a, "SAVE") || Is(a, "NOW") || Is(a, "FORCE") || Is(a, "ABORT"))) {
+    if (Is(a, "NOSAVE")) {
+      save = ShutdownSave::kNoSave;
+    } else if (Is(a, "SAVE")) {
+      save = ShutdownSave::kSave;
+    } else if (Is(a, "FORCE")) {
+      force = true;
+    } else if (Is(a, "NOW")) {
+      // No replicas to wait for yet: NOW changes nothing.
+    } else if (Is(a, "ABORT")) {
+      if (ctx.argv.size() != 2) {
+        ctx.reply.Error(errors::kSyntax);
+      } else {
+        ctx.reply.Error("ERR No shutdown in progress.");
+      }
+      return;
+    } else {
       ctx.reply.Error(errors::kSyntax);
       return;
     }
-    if (Is(a, "ABORT")) {
-      ctx.reply.Error("ERR No shutdown in progress.");
+  }
+  // Redis refuses SAVE and NOSAVE together.
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (save == ShutdownSave::kNoSave && Is(ctx.argv[i], "SAVE")) {
+      ctx.reply.Error(errors::kSyntax);
       return;
     }
   }
   Log(kWarning, "User requested shutdown...");
+  if (!ctx.server.PrepareForShutdown(save, force).ok()) {
+    ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+    return;
+  }
   ctx.server.ScheduleShutdown();
   // Like Redis, a successful SHUTDOWN sends no reply: the connection closes.
   ctx.server.CloseClient(ctx.client);

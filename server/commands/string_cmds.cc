@@ -48,6 +48,12 @@ bool ParseExpireOption(CommandContext& ctx, size_t* i, std::string_view cmd, int
   return true;
 }
 
+// A SET with a relative or absolute expiry propagates as SET key value PXAT
+// ms, so replaying it later (AOF, replicas) gives the same deadline.
+void PropagateSetPxat(CommandContext& ctx, std::string_view key, std::string_view value, int64_t deadline_ms) {
+  ctx.server.PropagateAs({"SET", std::string(key), std::string(value), "PXAT", StrCat(deadline_ms)});
+}
+
 void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
   if (e == nullptr) {
     ctx.reply.Null();
@@ -84,7 +90,10 @@ void CmdSet(CommandContext& ctx) {
   }
   auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
-  if (r->written) ++ctx.server.stats().dirty;
+  if (r->written) {
+    ++ctx.server.stats().dirty;
+    if (has_expire) PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[2], opts.expire_at_ms);
+  }
   if (opts.get) {
     if (r->previous) {
       ctx.reply.Bulk(*r->previous);
@@ -111,6 +120,7 @@ void SetWithExpire(CommandContext& ctx, int64_t unit_ms, std::string_view name) 
   if (!ParseExpire(ctx, ctx.argv[2], unit_ms, false, name, &opts.expire_at_ms)) return;
   core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[3], opts, ctx.now_ms);
   ++ctx.server.stats().dirty;
+  PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[3], opts.expire_at_ms);
   ctx.reply.Ok();
 }
 void CmdSetex(CommandContext& ctx) { SetWithExpire(ctx, 1000, "setex"); }
@@ -139,6 +149,7 @@ void CmdGetdel(CommandContext& ctx) {
   ctx.reply.Bulk(e->value.View(scratch));  // reply first: Erase frees the value
   db.Erase(ctx.argv[1]);
   ++ctx.server.stats().dirty;
+  ctx.server.PropagateAs({"DEL", std::string(ctx.argv[1])});
 }
 
 void CmdGetex(CommandContext& ctx) {
@@ -163,15 +174,19 @@ void CmdGetex(CommandContext& ctx) {
   }
   char scratch[24];
   ctx.reply.Bulk(e->value.View(scratch));
+  const std::string key(ctx.argv[1]);
   if (deadline >= 0 && deadline <= ctx.now_ms) {
-    db.Erase(ctx.argv[1]);
+    db.Erase(key);
     ++ctx.server.stats().dirty;
+    ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
   } else if (deadline >= 0) {
-    db.SetExpire(ctx.argv[1], e, deadline);
+    db.SetExpire(key, e, deadline);
     ++ctx.server.stats().dirty;
+    ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(deadline)});
   } else if (persist && db.GetExpire(e) >= 0) {
-    db.SetExpire(ctx.argv[1], e, -1);
+    db.SetExpire(key, e, -1);
     ++ctx.server.stats().dirty;
+    ctx.server.PropagateAs({"PERSIST", key});
   }
 }
 
@@ -247,7 +262,10 @@ void CmdIncrbyfloat(CommandContext& ctx) {
   auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], d, ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
-  ctx.reply.Bulk(core::FormatLongDouble(r.value()));
+  std::string value = core::FormatLongDouble(r.value());
+  ctx.reply.Bulk(value);
+  // Replayed as the resulting value: float arithmetic must not be redone.
+  ctx.server.PropagateAs({"SET", std::string(ctx.argv[1]), std::move(value), "KEEPTTL"});
 }
 
 void CmdGetrange(CommandContext& ctx) {

@@ -132,7 +132,10 @@ class Conn:
 
 
 def start(cmd, port, workdir):
-    log = open(os.path.join(workdir, "server-%d.log" % port), "w")
+    # Each server in a directory of its own: SAVE / DEBUG RELOAD write dump.rdb there.
+    workdir = os.path.join(workdir, str(port))
+    os.makedirs(workdir)
+    log = open(os.path.join(workdir, "server.log"), "w")
     p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                 "--enable-debug-command", "yes"],
                          cwd=workdir, stdout=log, stderr=subprocess.STDOUT)

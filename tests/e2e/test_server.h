@@ -1,5 +1,7 @@
 // TestServer: starts the real ringkv-server (or redis-server) on a free
-// loopback port for one test, and stops it afterwards. RawConn: a plain TCP
+// loopback port for one test, and stops it afterwards. Unless the arguments
+// name a --dir, the server runs in a private temporary directory (removed
+// afterwards), so no test sees another's dump.rdb or AOF. RawConn: a plain TCP
 // connection for byte-exact protocol checks.
 #pragma once
 
@@ -11,8 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -156,6 +160,10 @@ class TestServer {
     if (binary.find("redis-server") != std::string::npos) {
       argv.insert(argv.end(), {"--save", "", "--appendonly", "no"});
     }
+    if (std::find(args.begin(), args.end(), "--dir") == args.end()) {
+      own_dir_ = MakeTempDir();
+      argv.insert(argv.end(), {"--dir", own_dir_});
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -185,7 +193,30 @@ class TestServer {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
   }
-  ~TestServer() { Stop(); }
+  ~TestServer() {
+    Stop();
+    if (!own_dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(own_dir_, ec);
+    }
+  }
+  // A fresh directory under $TMPDIR (or /tmp) for a test's files.
+  static std::string MakeTempDir() {
+    const char* base = getenv("TMPDIR");
+    std::string templ = std::string(base ? base : "/tmp") + "/ringkv-test-XXXXXX";
+    char* made = mkdtemp(templ.data());
+    return made ? std::string(made) : std::string("/tmp");
+  }
+  // Sends SIGKILL and reaps the process (crash tests).
+  void Kill() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      int status;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+      exit_status_ = status;
+    }
+  }
   int port() const { return port_; }
   bool ready() const { return ready_; }
   // Sends SIGTERM and waits; returns the exit status (or the one seen at start).
@@ -222,6 +253,7 @@ class TestServer {
 
  private:
   int port_;
+  std::string own_dir_;
   pid_t pid_ = -1;
   bool ready_ = false;
   int exit_status_ = -1;

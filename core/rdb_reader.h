@@ -1,0 +1,93 @@
+// RDB reading: LoadRdb() walks an RDB file (versions 1 to 10, as Redis 7.0
+// loads them) and hands each record to an RdbVisitor; ReadRdbValue() decodes
+// one value (DUMP payloads).
+//
+// Contract: the input is validated as it is read. Any error -- a short read,
+// an unknown opcode or type, bad LZF data, a database number out of range, a
+// wrong checksum -- stops the load with a message naming the byte offset. The
+// visitor may have seen earlier records by then: callers load into state they
+// can throw away (a fresh keyspace, or a process that exits).
+//
+// Thread-safety: none; one reader per input.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/rdb_writer.h"
+#include "core/string_value.h"
+
+namespace ringkv::core {
+
+// Where RDB bytes come from.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads exactly n bytes into dst; false at end of input or on a read error.
+  virtual bool Read(char* dst, size_t n) = 0;
+  // Bytes consumed so far.
+  virtual uint64_t offset() const = 0;
+};
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  bool Read(char* dst, size_t n) override;
+  uint64_t offset() const override { return pos_; }
+  size_t remaining() const { return data_.size() - pos_; }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// Buffered reads from a file descriptor (not owned).
+class FdSource : public ByteSource {
+ public:
+  explicit FdSource(int fd) : fd_(fd), buf_(new char[kBufSize]) {}
+  bool Read(char* dst, size_t n) override;
+  uint64_t offset() const override { return offset_; }
+  // True when every byte of the file has been consumed.
+  bool AtEnd();
+
+ private:
+  bool Fill();
+  static constexpr size_t kBufSize = 256 * 1024;
+  int fd_;
+  std::unique_ptr<char[]> buf_;
+  size_t pos_ = 0, len_ = 0;
+  uint64_t offset_ = 0;
+};
+
+class RdbVisitor {
+ public:
+  virtual ~RdbVisitor() = default;
+  virtual absl::Status OnAux(std::string_view key, std::string_view value) {
+    (void)key;
+    (void)value;
+    return absl::OkStatus();
+  }
+  // A database's size hint, before its keys.
+  virtual void OnResizeDb(int db, uint64_t keys, uint64_t expires) {
+    (void)db;
+    (void)keys;
+    (void)expires;
+  }
+  // One key. expire_ms < 0: no expiry.
+  virtual absl::Status OnEntry(int db, std::string key, StringValue value, int64_t expire_ms, KeyMeta meta) = 0;
+};
+
+struct RdbLoadOptions {
+  int databases = 16;  // SELECTDB at or above this is refused
+};
+
+// Loads a whole RDB file from src, up to and including its checksum.
+absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions& options);
+// Decodes one value: its type byte, then its encoding.
+absl::StatusOr<StringValue> ReadRdbValue(ByteSource* src);
+
+}  // namespace ringkv::core

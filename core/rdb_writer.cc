@@ -1,0 +1,138 @@
+#include "core/rdb_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/crc64.h"
+#include "core/strings.h"
+#include "core/rdb_format.h"
+#include "core/rdb_reader.h"
+#include "core/rdb_string.h"
+
+namespace ringkv::core {
+namespace {
+
+void AppendLe64(uint64_t v, std::string* out) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+void AppendStringValue(const StringValue& value, bool compress, std::string* out) {
+  char scratch[24];
+  RdbEncodeString(value.View(scratch), compress, out);
+}
+
+}  // namespace
+
+absl::Status FdSink::Write(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(StrCat("Write error: ", std::strerror(errno)));
+    }
+    written_ += static_cast<uint64_t>(n);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+void RdbWriter::Header() {
+  StrAppend(&buf_, rdb::kMagic, absl::Dec(rdb::kVersion, absl::kZeroPad4));
+}
+
+void RdbWriter::Aux(std::string_view key, std::string_view value) {
+  buf_.push_back(static_cast<char>(rdb::kOpAux));
+  RdbEncodeString(key, compress_, &buf_);
+  RdbEncodeString(value, compress_, &buf_);
+  MaybeFlush();
+}
+
+void RdbWriter::AuxInt(std::string_view key, int64_t value) { Aux(key, StrCat(value)); }
+
+void RdbWriter::SelectDb(int db) {
+  buf_.push_back(static_cast<char>(rdb::kOpSelectDb));
+  RdbAppendLength(static_cast<uint64_t>(db), &buf_);
+}
+
+void RdbWriter::ResizeDb(uint64_t keys, uint64_t expires) {
+  buf_.push_back(static_cast<char>(rdb::kOpResizeDb));
+  RdbAppendLength(keys, &buf_);
+  RdbAppendLength(expires, &buf_);
+}
+
+void RdbWriter::Entry(std::string_view key, const StringValue& value, int64_t expire_ms, KeyMeta meta) {
+  if (expire_ms >= 0) {
+    buf_.push_back(static_cast<char>(rdb::kOpExpireMs));
+    AppendLe64(static_cast<uint64_t>(expire_ms), &buf_);
+  }
+  if (meta.idle_s >= 0) {
+    buf_.push_back(static_cast<char>(rdb::kOpIdle));
+    RdbAppendLength(static_cast<uint64_t>(meta.idle_s), &buf_);
+  }
+  if (meta.freq >= 0) {
+    buf_.push_back(static_cast<char>(rdb::kOpFreq));
+    buf_.push_back(static_cast<char>(meta.freq & 0xFF));
+  }
+  buf_.push_back(static_cast<char>(rdb::kTypeString));
+  RdbEncodeString(key, compress_, &buf_);
+  AppendStringValue(value, compress_, &buf_);
+  MaybeFlush();
+}
+
+void RdbWriter::Flush() {
+  if (buf_.empty()) return;
+  if (checksum_) crc_ = Crc64(crc_, buf_);
+  if (status_.ok()) status_ = sink_->Write(buf_);
+  flushed_ += buf_.size();
+  buf_.clear();
+}
+
+absl::Status RdbWriter::Finish() {
+  buf_.push_back(static_cast<char>(rdb::kOpEof));
+  Flush();
+  std::string trailer;
+  AppendLe64(checksum_ ? crc_ : 0, &trailer);
+  buf_ = std::move(trailer);
+  const bool was_checksum = checksum_;
+  checksum_ = false;  // the trailer is not part of its own checksum
+  Flush();
+  checksum_ = was_checksum;
+  return status_;
+}
+
+void RdbAppendValue(const StringValue& value, bool compress, std::string* out) {
+  out->push_back(static_cast<char>(rdb::kTypeString));
+  AppendStringValue(value, compress, out);
+}
+
+std::string DumpPayload(const StringValue& value, bool compress) {
+  std::string out;
+  RdbAppendValue(value, compress, &out);
+  out.push_back(static_cast<char>(rdb::kVersion & 0xFF));
+  out.push_back(static_cast<char>((rdb::kVersion >> 8) & 0xFF));
+  AppendLe64(Crc64(0, out), &out);
+  return out;
+}
+
+absl::StatusOr<StringValue> ParseDumpPayload(std::string_view payload) {
+  // type byte + at least one byte of value + 2 version bytes + 8 CRC bytes.
+  if (payload.size() < 10) return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
+  const auto* p = reinterpret_cast<const unsigned char*>(payload.data());
+  const size_t footer = payload.size() - 10;
+  const int version = p[footer] | (p[footer + 1] << 8);
+  uint64_t crc = 0;
+  for (int i = 7; i >= 0; --i) crc = (crc << 8) | p[footer + 2 + i];
+  // As Redis: a zero CRC is accepted (payloads from rdbchecksum-less servers).
+  if (version > rdb::kVersion || (crc != 0 && Crc64(0, payload.substr(0, footer + 2)) != crc)) {
+    return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
+  }
+  MemorySource src(payload.substr(0, footer));
+  absl::StatusOr<StringValue> value = ReadRdbValue(&src);
+  if (!value.ok() || src.remaining() != 0) return absl::InvalidArgumentError("Bad data format");
+  return value;
+}
+
+}  // namespace ringkv::core

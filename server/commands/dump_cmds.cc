@@ -1,0 +1,108 @@
+// DUMP and RESTORE: a value in Redis's serialized form (RDB encoding, RDB
+// version, CRC-64), interchangeable with redis-server 7.0.
+#include "core/eviction.h"
+#include "core/rdb_writer.h"
+#include "core/strings.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using namespace cmd;  // NOLINT: flag names in the table below
+
+void CmdDump(CommandContext& ctx) {
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(core::DumpPayload(e->value, ctx.server.config().Bool("rdbcompression")));
+}
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
+void CmdRestore(CommandContext& ctx) {
+  bool replace = false, absttl = false;
+  int64_t idle = -1, freq = -1;
+  for (size_t j = 4; j < ctx.argv.size(); ++j) {
+    const size_t additional = ctx.argv.size() - j - 1;
+    std::string_view a = ctx.argv[j];
+    if (Is(a, "REPLACE")) {
+      replace = true;
+    } else if (Is(a, "ABSTTL")) {
+      absttl = true;
+    } else if (Is(a, "IDLETIME") && additional >= 1 && freq == -1) {
+      if (!ParseInt(ctx, ctx.argv[++j], &idle)) return;
+      if (idle < 0) {
+        ctx.reply.Error("ERR Invalid IDLETIME value, must be >= 0");
+        return;
+      }
+    } else if (Is(a, "FREQ") && additional >= 1 && idle == -1) {
+      if (!ParseInt(ctx, ctx.argv[++j], &freq)) return;
+      if (freq < 0 || freq > 255) {
+        ctx.reply.Error("ERR Invalid FREQ value, must be >= 0 and <= 255");
+        return;
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  core::Database& db = ctx.server.db(ctx.client);
+  const std::string key(ctx.argv[1]);
+  if (!replace && db.Find(key, ctx.now_ms) != nullptr) {
+    ctx.reply.Error("BUSYKEY Target key name already exists.");
+    return;
+  }
+  int64_t ttl;
+  if (!ParseInt(ctx, ctx.argv[2], &ttl)) return;
+  if (ttl < 0) {
+    ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
+    return;
+  }
+  absl::StatusOr<core::StringValue> value = core::ParseDumpPayload(ctx.argv[3]);
+  if (!value.ok()) {
+    ctx.reply.Error(StrCat("ERR ", value.status().message()));
+    return;
+  }
+  const bool deleted = replace && db.Erase(key);
+  if (ttl && !absttl) ttl += ctx.now_ms;
+  if (ttl && ttl <= ctx.now_ms && !ctx.server.loading()) {
+    // Already expired: nothing is created; a replaced key is gone.
+    if (deleted) {
+      ++ctx.server.stats().dirty;
+      ctx.server.PropagateAs({"DEL", key});
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  bool created;
+  core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
+  e->value = std::move(*value);
+  e->lru = core::RestoredAccess(ctx.server.keyspace().access_policy(), idle, static_cast<int>(freq), ctx.now_ms,
+                                e->lru);
+  if (ttl) {
+    db.SetExpire(key, e, ttl);
+    if (!absttl) {  // propagated with an absolute time, as Redis does
+      std::vector<std::string> argv(ctx.argv.begin(), ctx.argv.end());
+      argv[2] = StrCat(ttl);
+      argv.push_back("ABSTTL");
+      ctx.server.PropagateAs(std::move(argv));
+    }
+  }
+  ++ctx.server.stats().dirty;
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterDumpCommands(CommandTable& t) {
+  t.Add(Cmd("dump", 2, kReadonly, 1, 1, 1, "@keyspace @read @slow", "generic",
+            "Returns a serialized representation of the value stored at a key.", "2.6.0", CmdDump));
+  t.Add(Cmd("restore", -4, kWrite | kDenyOom, 1, 1, 1, "@keyspace @write @slow @dangerous", "generic",
+            "Creates a key from the serialized representation of a value.", "2.6.0", CmdRestore));
+}
+
+}  // namespace ringkv::server

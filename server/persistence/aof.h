@@ -1,0 +1,157 @@
+// Aof: the append-only file, in Redis 7.0's multi-part layout (see
+// aof_manifest.h), from start-up load to rewrite.
+//
+// Write path. Every write command reaches Feed() once, already in the form to
+// replay (absolute expiry times, SELECT when the database changes). Fed bytes
+// collect in a buffer that the main thread writes to the current incremental
+// file once per loop turn (BeforeSleep). Durability is the AofSyncThread's
+// job: with appendfsync always a sync is requested every turn that wrote, and
+// the server holds the replies of that turn until synced() passes their
+// offset (group commit: one fsync acknowledges every client of the turn);
+// with everysec a sync is requested at most once a second from the cron; with
+// no, never. fsync never runs on the main thread.
+//
+// Offsets count every byte fed since start-up, across files, so "is this
+// write durable" is one comparison with synced().
+//
+// Rewrite (BGREWRITEAOF, automatic growth, or turning appendonly on) forks a
+// child that writes a new base from the copy-on-write keyspace; at fork time
+// the parent switches to a new incremental file, so no rewrite buffer is
+// needed. When the child succeeds the manifest names the new base and the
+// incremental files from the fork on; the older files are deleted.
+//
+// Thread-safety: main thread only (plus the sync thread it owns).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "core/keyspace.h"
+#include "server/config.h"
+#include "server/persistence/aof_fsync.h"
+#include "server/persistence/aof_loader.h"
+#include "server/persistence/aof_manifest.h"
+#include "server/persistence/child_process.h"
+
+namespace ringkv::server {
+
+enum class AofState : uint8_t { kOff, kOn, kWaitRewrite };
+enum class FsyncPolicy : uint8_t { kAlways, kEverysec, kNo };
+
+struct AofStats {
+  uint64_t rewrites = 0;
+  uint64_t consecutive_failures = 0;
+  int64_t last_rewrite_ms = -1;
+  bool last_rewrite_ok = true;
+  bool last_write_ok = true;
+  int last_write_errno = 0;
+  uint64_t last_cow_bytes = 0;
+  uint64_t delayed_fsync = 0;
+};
+
+class Aof {
+ public:
+  // `wake` is called from the sync thread after each sync round.
+  Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, std::function<void()> wake);
+  ~Aof();
+
+  // Start-up with appendonly yes: loads the AOF (upgrading a Redis 6 single
+  // file, or creating an empty base when there is none) and opens the last
+  // incremental file for appending. `apply` replays one command.
+  absl::Status OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded);
+
+  // Replays the files the manifest names (DEBUG LOADAOF, and start-up).
+  absl::Status ReplayFiles(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded);
+
+  AofState state() const { return state_; }
+  bool enabled() const { return state_ != AofState::kOff; }
+  FsyncPolicy policy() const { return policy_; }
+  // True when replies must wait for fsync (appendfsync always, AOF on).
+  bool always() const { return state_ != AofState::kOff && policy_ == FsyncPolicy::kAlways; }
+
+  // Appends one command executed in database `db`.
+  void Feed(int db, std::span<const std::string_view> argv);
+  // Forgets the selected database: the next Feed starts with SELECT.
+  void ResetSelectedDb() { selected_db_ = -1; }
+  uint64_t fed_offset() const { return written_ + buf_.size(); }
+  uint64_t synced_offset() const;
+  bool has_unsynced() const { return synced_offset() < fed_offset(); }
+
+  // End of a loop turn: writes the buffer; with `always`, requests a sync.
+  void BeforeSleep();
+  // Cron: everysec syncs, retrying failed writes, automatic and scheduled
+  // rewrites.
+  void Cron(int64_t now_ms);
+
+  // BGREWRITEAOF. Ok, or the error text for the client.
+  absl::Status StartRewrite(int64_t now_ms);
+  bool rewrite_scheduled() const { return rewrite_scheduled_; }
+  void ScheduleRewrite() { rewrite_scheduled_ = true; }
+  // The AOF child exited (reaped by the server).
+  void OnRewriteDone(const ChildResult& result);
+
+  // CONFIG SET appendonly yes / no.
+  absl::Status Enable(int64_t now_ms);
+  void Disable();
+  // CONFIG SET appendfsync.
+  void ReloadPolicy();
+
+  // Shutdown: writes and fsyncs everything (may block; the server is stopping).
+  absl::Status FlushAndSync();
+  // A write error stops writes (MISCONF) until the file accepts data again.
+  bool write_failed() const { return !stats_.last_write_ok; }
+  int write_errno() const { return stats_.last_write_errno; }
+  // The sync thread failed an fsync (with `always` the server must stop).
+  int sync_error() const { return syncer_ ? syncer_->last_error() : 0; }
+
+  const AofStats& stats() const { return stats_; }
+  void AppendInfo(std::string* out) const;
+
+ private:
+  std::string DirPath() const;
+  std::string PathOf(const std::string& file_name) const;
+  std::string prefix() const { return config_->Str("appendfilename"); }
+  absl::Status PersistManifest();
+  absl::Status OpenNewIncr();
+  void SwitchFd(int fd);
+  absl::Status CreateBaseNow(int64_t now_ms);
+  void DeleteHistory();
+  uint64_t FileSize(const std::string& name) const;
+  void WriteBuffer();
+
+  Config* config_;
+  core::Keyspace* keyspace_;
+  ChildProcess* child_;
+  std::function<void()> wake_;
+  std::unique_ptr<AofSyncThread> syncer_;  // created when the AOF opens
+  AofState state_ = AofState::kOff;
+  FsyncPolicy policy_ = FsyncPolicy::kEverysec;
+  AofManifest manifest_;
+  int fd_ = -1;                   // current incremental file
+  int selected_db_ = -1;
+  std::string buf_;               // fed, not yet written
+  uint64_t written_ = 0;          // offset written to the page cache
+  uint64_t sync_requested_ = 0;   // offset last handed to the sync thread
+  uint64_t synced_when_off_ = 0;  // synced offset while no sync thread exists
+  int64_t last_sync_ms_ = 0;
+  uint64_t incr_size_ = 0;        // bytes of the current incremental file
+  uint64_t current_size_ = 0;     // base + incremental files (aof_current_size)
+  uint64_t base_size_ = 0;        // size after the last rewrite (aof_base_size)
+  bool rewrite_scheduled_ = false;
+  int64_t retry_rewrite_at_ms_ = 0;
+  std::string retire_through_;    // last incremental file the running rewrite covers
+  std::string rewrite_tmp_;       // the child's temp file
+  AofStats stats_;
+};
+
+// Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
+// base file when aof-use-rdb-preamble is off.
+absl::Status WriteAofCommands(core::Keyspace& ks, int fd);
+// Appends argv as a RESP array to *out.
+void AppendRespCommand(std::span<const std::string_view> argv, std::string* out);
+
+}  // namespace ringkv::server

@@ -1,0 +1,70 @@
+// ChildProcess: the one forked child a server may have at a time -- an RDB
+// save (BGSAVE) or an AOF rewrite -- as Redis allows one fork at a time.
+//
+// The child works on the copy-on-write image of the keyspace taken at fork
+// time, so the parent keeps serving; the parent reaps it from its cron with
+// Poll() (never blocking). Before exiting, the child reports the memory it
+// dirtied (copy-on-write) through a pipe, which INFO shows as *_last_cow_size.
+//
+// Thread-safety: main thread only. The forked child must only use
+// async-signal-safe facilities plus its private copy of memory; it ends with
+// _exit(), never running destructors or atexit handlers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+
+namespace ringkv::server {
+
+enum class ChildType : uint8_t { kNone, kRdb, kAof };
+
+struct ChildResult {
+  ChildType type = ChildType::kNone;
+  pid_t pid = -1;
+  bool ok = false;            // exited with status 0
+  bool killed_by_us = false;  // stopped with Kill() (not an error, as in Redis)
+  uint64_t cow_bytes = 0;
+  int64_t duration_ms = 0;
+};
+
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Forks and runs `work` in the child; its return value is the exit status.
+  absl::Status Start(ChildType type, const std::function<int()>& work);
+  bool running() const { return pid_ > 0; }
+  ChildType type() const { return pid_ > 0 ? type_ : ChildType::kNone; }
+  pid_t pid() const { return pid_; }
+  int64_t start_ms() const { return start_ms_; }
+  // Reaps the child if it has exited; returns true and fills *result then.
+  bool Poll(ChildResult* result);
+  // Stops the child (SIGUSR1) and reaps it; its temp files are the caller's.
+  void Kill(ChildResult* result);
+  // How long the last fork() took, in microseconds (INFO latest_fork_usec).
+  int64_t last_fork_us() const { return last_fork_us_; }
+  uint64_t total_forks() const { return total_forks_; }
+
+ private:
+  void Finish(int status, ChildResult* result);
+  pid_t pid_ = -1;
+  ChildType type_ = ChildType::kNone;
+  int64_t start_ms_ = 0;
+  int info_fd_ = -1;  // read end of the child's report pipe
+  bool killing_ = false;
+  int64_t last_fork_us_ = 0;
+  uint64_t total_forks_ = 0;
+};
+
+// In the child: the bytes of private memory it has dirtied so far (from
+// /proc/self/smaps_rollup), i.e. what copy-on-write cost.
+uint64_t ChildDirtyBytes();
+
+}  // namespace ringkv::server

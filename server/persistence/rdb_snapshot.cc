@@ -1,0 +1,130 @@
+#include "server/persistence/rdb_snapshot.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/eviction.h"
+#include "core/rdb_writer.h"
+#include "core/strings.h"
+#include "server/version.h"
+
+namespace ringkv::server {
+namespace {
+
+absl::Status Errno(std::string_view what, const std::string& path) {
+  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+class KeyspaceLoader : public core::RdbVisitor {
+ public:
+  KeyspaceLoader(core::Keyspace& ks, int64_t now_ms, bool replace) : ks_(ks), now_ms_(now_ms), replace_(replace) {}
+
+  absl::Status OnEntry(int db, std::string key, core::StringValue value, int64_t expire_ms,
+                       core::KeyMeta meta) override {
+    if (expire_ms >= 0 && expire_ms <= now_ms_) {  // as a primary loading: drop expired keys
+      ++stats_.expired;
+      return absl::OkStatus();
+    }
+    core::Database& d = ks_.db(db);
+    bool created;
+    core::Entry* e = d.FindOrInsert(key, now_ms_, &created);
+    if (!created) {
+      if (!replace_) return absl::DataLossError(StrCat("RDB has duplicated key '", key, "' in DB ", db));
+      d.SetExpire(key, e, -1);
+    }
+    e->value = std::move(value);
+    e->lru = core::RestoredAccess(ks_.access_policy(), meta.idle_s, meta.freq, now_ms_, e->lru);
+    if (expire_ms >= 0) d.SetExpire(key, e, expire_ms);
+    ++stats_.loaded;
+    return absl::OkStatus();
+  }
+
+  const RdbLoadStats& stats() const { return stats_; }
+
+ private:
+  core::Keyspace& ks_;
+  int64_t now_ms_;
+  bool replace_;
+  RdbLoadStats stats_;
+};
+
+}  // namespace
+
+absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
+  core::FdSink sink(fd);
+  core::RdbWriter w(&sink, options.compress, options.checksum);
+  w.Header();
+  w.Aux("redis-ver", kRedisVersion);
+  w.AuxInt("redis-bits", 64);
+  w.AuxInt("ctime", options.now_ms / 1000);
+  w.AuxInt("used-mem", options.used_memory);
+  w.AuxInt("aof-base", options.aof_base ? 1 : 0);
+  const core::AccessPolicy& access = ks.access_policy();
+  const bool save_lfu = access.lfu();
+  const bool save_lru = access.policy == core::EvictionPolicy::kAllKeysLru ||
+                        access.policy == core::EvictionPolicy::kVolatileLru;
+  for (int i = 0; i < ks.count(); ++i) {
+    core::Database& db = ks.db(i);
+    if (db.size() == 0) continue;
+    w.SelectDb(i);
+    w.ResizeDb(db.size(), db.expires());
+    // Keys past their deadline are still written, as Redis does: loading
+    // drops them, and a snapshot must not change what it snapshots.
+    db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
+      core::KeyMeta meta;
+      if (save_lru) meta.idle_s = core::IdleSeconds(e, options.now_ms);
+      if (save_lfu) meta.freq = static_cast<int>(core::LfuFrequency(access, e, options.now_ms));
+      w.Entry(key, e.value, db.GetExpire(&e), meta);
+    });
+  }
+  return w.Finish();
+}
+
+absl::Status SyncDirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("Opening directory", dir);
+  int r = ::fsync(fd);
+  ::close(fd);
+  if (r != 0) return Errno("Syncing directory", dir);
+  return absl::OkStatus();
+}
+
+absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std::string& tmp_path,
+                         const RdbSaveOptions& options) {
+  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("Failed opening the temp RDB file", tmp_path);
+  absl::Status s = WriteRdb(ks, fd, options);
+  if (s.ok() && ::fsync(fd) != 0) s = Errno("Failed syncing", tmp_path);
+  ::close(fd);
+  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) s = Errno("Failed renaming the temp RDB file to", path);
+  if (s.ok()) s = SyncDirectoryOf(path);
+  if (!s.ok()) ::unlink(tmp_path.c_str());
+  return s;
+}
+
+absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& ks, int64_t now_ms, bool replace) {
+  KeyspaceLoader loader(ks, now_ms, replace);
+  core::RdbLoadOptions options;
+  options.databases = ks.count();
+  if (absl::Status s = core::LoadRdb(src, &loader, options); !s.ok()) return s;
+  return loader.stats();
+}
+
+absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms, bool replace) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(StrCat(path, " does not exist"));
+    return Errno("Opening", path);
+  }
+  core::FdSource src(fd);
+  absl::StatusOr<RdbLoadStats> r = LoadRdbInto(&src, ks, now_ms, replace);
+  ::close(fd);
+  return r;
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,53 @@
+// The keyspace as an RDB file: writing a point-in-time snapshot and loading
+// one back. Used by SAVE / BGSAVE (in the forked child), DEBUG RELOAD, the
+// AOF base file and start-up.
+//
+// Thread-safety: none. Writing may run in a forked child (it touches only the
+// keyspace and the file); loading runs on the main thread before serving or
+// while the server is blocked (DEBUG RELOAD).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/keyspace.h"
+#include "core/rdb_reader.h"
+
+namespace ringkv::server {
+
+struct RdbSaveOptions {
+  bool compress = true;   // rdbcompression
+  bool checksum = true;   // rdbchecksum
+  bool aof_base = false;  // written as an AOF base (AUX aof-base 1)
+  int64_t used_memory = 0;
+  int64_t now_ms = 0;
+};
+
+// Writes the whole keyspace as RDB to fd (not closed, not synced).
+absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options);
+// Writes to `tmp_path`, fsyncs, renames over `path` and fsyncs the directory:
+// a crash leaves either the old file or the complete new one.
+absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std::string& tmp_path,
+                         const RdbSaveOptions& options);
+
+struct RdbLoadStats {
+  uint64_t loaded = 0;
+  uint64_t expired = 0;  // already past their deadline: not loaded
+};
+
+// Loads RDB records from src into ks (which the caller has emptied).
+// Duplicated keys and out-of-range databases are errors; on error ks holds a
+// prefix of the file and the caller must discard it.
+// With `replace`, a key already in ks is overwritten (DEBUG RELOAD MERGE).
+absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& ks, int64_t now_ms,
+                                         bool replace = false);
+// As LoadRdbInto from a file. A missing file is NotFound.
+absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms,
+                                         bool replace = false);
+
+// fsync of a path's directory, so a rename in it is durable.
+absl::Status SyncDirectoryOf(const std::string& path);
+
+}  // namespace ringkv::server

@@ -1,0 +1,305 @@
+// Server: the persistence side of the main thread -- loading at start-up,
+// propagation of writes to the AOF, reaping the fork child, releasing replies
+// held for fsync, WAITAOF, and the persistence steps of SHUTDOWN, FLUSHALL
+// and DEBUG RELOAD / LOADAOF.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "core/strings.h"
+#include "server/logging.h"
+#include "server/persistence/rdb_snapshot.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+void Server::Propagate(int db, Argv argv) {
+  if (loading_) return;
+  aof_->Feed(db, argv);
+}
+
+void Server::OnKeyExpired(int db, std::string_view key) {
+  std::string k(key);  // the key's storage goes away with the entry
+  std::string_view del[] = {config_->Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", k};
+  Propagate(db, del);
+}
+
+void Server::OnKeyEvicted(int db, std::string_view key) {
+  std::string k(key);
+  std::string_view del[] = {config_->Bool("lazyfree-lazy-eviction") ? "UNLINK" : "DEL", k};
+  Propagate(db, del);
+}
+
+absl::Status Server::ApplyFromAof(Argv argv) {
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
+  if (spec == nullptr || spec->handler == nullptr) {
+    return absl::DataLossError(StrCat("Unknown command '", argv[0].substr(0, 128), "'"));
+  }
+  const int argc = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
+    return absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
+  }
+  io::OutBuffer discard;
+  io::ReplyBuilder rb(&discard, 2);
+  CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs()};
+  spec->handler(ctx);  // errors in replies (wrong type & co.) are ignored, as Redis does
+  propagate_as_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status Server::LoadData() {
+  has_save_points_ = !ParseSavePoints(config_->Str("save")).empty();
+  const int64_t now_ms = UnixMs();
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  loading_ = true;
+  absl::Status status;
+  if (config_->Bool("appendonly")) {
+    aof_client_ = std::make_unique<Client>();
+    aof_client_->authenticated = true;
+    uint64_t keys = 0;
+    status = aof_->OpenAndLoad(now_ms, [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+    aof_client_.reset();
+    if (status.ok()) {
+      Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", seconds()));
+      if (std::string rdb = config_->Str("dbfilename"); access(rdb.c_str(), F_OK) == 0) {
+        Log(kVerbose, StrCat("appendonly is yes: ", rdb, " is not loaded (the AOF is the source of truth)"));
+      }
+    }
+    aof_always_ = aof_->always();
+  } else {
+    absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms);
+    if (r.ok()) {
+      rdb_->set_load_stats(*r);
+      Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired, "."));
+      Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", seconds()));
+    } else if (!absl::IsNotFound(r.status())) {
+      status = r.status();
+    }
+  }
+  loading_ = false;
+  rdb_->set_lastsave(UnixMs());
+  stats_.dirty = 0;
+  if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
+  return absl::OkStatus();
+}
+
+void Server::ReapChild(int64_t now_ms) {
+  ChildResult r;
+  if (!child_.Poll(&r)) return;
+  if (r.type == ChildType::kRdb) {
+    rdb_->OnChildDone(r, now_ms, &stats_.dirty);
+  } else if (r.type == ChildType::kAof) {
+    aof_->OnRewriteDone(r);
+    aof_always_ = aof_->always();
+  }
+}
+
+io::OutBuffer& Server::ReplyTarget(Client& c) {
+  if (c.held_replies || (aof_always_ && aof_->has_unsynced())) {
+    c.held_replies = true;
+    return durable_.Target(c.id, turn_, aof_->fed_offset());
+  }
+  return io_->PrepareWrite(c.conn);
+}
+
+void Server::ReleaseDurableReplies() {
+  if (durable_.clients() == 0) return;
+  durable_.Release(
+      aof_->synced_offset(),
+      [this](uint64_t id, io::OutBuffer& out) {
+        Client* c = FindClient(id);
+        if (c != nullptr && !c->closing) io_->PrepareWrite(c->conn).Splice(out);
+      },
+      [this](uint64_t id) {
+        if (Client* c = FindClient(id)) c->held_replies = false;
+      });
+}
+
+void Server::OnNotify() {
+  if (aof_always_ && aof_->sync_error() != 0) {
+    // As Redis: with appendfsync always a failed fsync cannot be recovered
+    // from (the page cache state is unknown), so stop rather than lie.
+    Log(kWarning, StrCat("Can't persist the AOF (fsync: ", std::strerror(aof_->sync_error()),
+                         ") and the AOF fsync policy is 'always'. Exiting..."));
+    _exit(1);
+  }
+  ReleaseDurableReplies();
+  if (!aof_waiters_.empty()) UnblockAofWaiters(UnixMs(), /*timeouts_only=*/false);
+}
+
+void Server::BlockForAof(Client& c, uint64_t offset, int64_t numlocal, int64_t numreplicas, int64_t deadline_ms) {
+  c.blocked = true;
+  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
+  aof_waiters_[c.id] = AofWaiter{offset, numlocal, numreplicas, deadline_ms};
+  aof_waiters_by_offset_.emplace(offset, c.id);
+  if (deadline_ms > 0) aof_waiters_by_deadline_.emplace(deadline_ms, c.id);
+}
+
+void Server::RemoveAofWaiter(uint64_t client_id) {
+  auto it = aof_waiters_.find(client_id);
+  if (it == aof_waiters_.end()) return;
+  aof_waiters_by_offset_.erase({it->second.offset, client_id});
+  if (it->second.deadline_ms > 0) aof_waiters_by_deadline_.erase({it->second.deadline_ms, client_id});
+  aof_waiters_.erase(it);
+}
+
+void Server::UnblockAofWaiter(uint64_t client_id) {
+  auto it = aof_waiters_.find(client_id);
+  if (it == aof_waiters_.end()) return;
+  const AofWaiter w = it->second;
+  RemoveAofWaiter(client_id);
+  Client* c = FindClient(client_id);
+  if (c == nullptr) return;
+  const int64_t local = aof_->enabled() && aof_->synced_offset() >= w.offset ? 1 : 0;
+  io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
+  rb.ArrayHeader(2);
+  rb.Integer(local);
+  rb.Integer(0);  // replicas that fsynced: none attached (replication is not built yet)
+  c->blocked = false;
+  if (c->deferred && c->deferred->commands.empty() && !c->paused_wait) c->deferred.reset();
+  ResumeClient(*c);
+}
+
+void Server::UnblockAofWaiters(int64_t now_ms, bool timeouts_only) {
+  std::vector<uint64_t> done;
+  if (!timeouts_only) {
+    const uint64_t synced = aof_->enabled() ? aof_->synced_offset() : 0;
+    for (auto it = aof_waiters_by_offset_.begin(); it != aof_waiters_by_offset_.end() && it->first <= synced; ++it) {
+      const AofWaiter& w = aof_waiters_[it->second];
+      // Satisfied when this server counts as enough local fsyncs and no
+      // replica acknowledgement is wanted.
+      if (w.numlocal <= 1 && w.numreplicas <= 0) done.push_back(it->second);
+    }
+  }
+  for (auto it = aof_waiters_by_deadline_.begin(); it != aof_waiters_by_deadline_.end() && it->first <= now_ms; ++it) {
+    done.push_back(it->second);
+  }
+  for (uint64_t id : done) UnblockAofWaiter(id);
+}
+
+std::string Server::PersistenceError() const {
+  if (!rdb_->last_bgsave_ok() && has_save_points_ && config_->Bool("stop-writes-on-bgsave-error")) {
+    return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+           "Commands that may modify the data set are disabled, because this instance is configured to report "
+           "errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the "
+           "Redis logs for details about the RDB error.";
+  }
+  if (aof_->enabled() && aof_->write_failed()) {
+    return StrCat("MISCONF Errors writing to the AOF file: ", std::strerror(aof_->write_errno()));
+  }
+  return {};
+}
+
+absl::Status Server::SetAppendOnly(bool on) {
+  if (on) {
+    if (absl::Status s = aof_->Enable(UnixMs()); !s.ok()) return s;
+  } else {
+    aof_->Disable();
+    ReleaseDurableReplies();
+  }
+  aof_always_ = aof_->always();
+  return absl::OkStatus();
+}
+
+absl::Status Server::PrepareForShutdown(ShutdownSave save, bool force) {
+  if (aof_->state() == AofState::kWaitRewrite && !force) {
+    Log(kWarning, "Writing initial AOF, can't exit.");
+    return absl::FailedPreconditionError("Writing initial AOF, can't exit.");
+  }
+  if (child_.running()) {
+    Log(kWarning, child_.type() == ChildType::kRdb ? "There is a child saving an .rdb. Killing it!"
+                                                   : "There is a child rewriting the AOF. Killing it!");
+    ChildResult r;
+    child_.Kill(&r);
+    ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
+    ::unlink(absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(r.pid)).c_str());
+  }
+  if (aof_->enabled()) {
+    Log(kNotice, "Calling fsync() on the AOF file.");
+    if (absl::Status s = aof_->FlushAndSync(); !s.ok()) {
+      Log(kWarning, std::string(s.message()));
+      if (!force) return s;
+    }
+    ReleaseDurableReplies();
+  }
+  const bool do_save = save == ShutdownSave::kSave || (save == ShutdownSave::kDefault && has_save_points_);
+  if (do_save) {
+    Log(kNotice, "Saving the final RDB snapshot before exiting.");
+    if (absl::Status s = rdb_->Save(UnixMs(), &stats_.dirty); !s.ok()) {
+      Log(kWarning, "Error trying to save the DB, can't exit.");
+      if (!force) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Server::HandleShutdownSignal() {
+  const int sig = shutdown_signal_;
+  Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
+  if (PrepareForShutdown(ShutdownSave::kDefault, /*force=*/false).ok()) {
+    shutdown_requested_ = true;
+  } else {
+    Log(kWarning, "Errors trying to shut down the server. Check the logs for more information.");
+    shutdown_signal_ = 0;
+  }
+}
+
+void Server::OnFlushAll(int64_t now_ms) {
+  if (child_.type() == ChildType::kRdb) {
+    ChildResult r;
+    child_.Kill(&r);
+    ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
+  }
+  if (has_save_points_) (void)rdb_->Save(now_ms, &stats_.dirty);
+}
+
+absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
+  const int64_t now_ms = UnixMs();
+  if (save) {
+    if (absl::Status s = rdb_->Save(now_ms, &stats_.dirty); !s.ok()) return s;
+  }
+  if (flush) {
+    for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+  }
+  loading_ = true;
+  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms, merge);
+  loading_ = false;
+  if (!r.ok()) {
+    Log(kWarning, StrCat("Error loading the RDB dump: ", r.status().message()));
+    return r.status();
+  }
+  rdb_->set_load_stats(*r);
+  Log(kNotice, "DB reloaded by DEBUG RELOAD");
+  return absl::OkStatus();
+}
+
+absl::Status Server::DebugLoadAof() {
+  if (loading_) return absl::FailedPreconditionError("DEBUG LOADAOF while loading");
+  if (aof_->enabled()) {
+    if (absl::Status s = aof_->FlushAndSync(); !s.ok()) return s;
+  }
+  for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+  loading_ = true;
+  aof_client_ = std::make_unique<Client>();
+  aof_client_->authenticated = true;
+  uint64_t keys = 0;
+  absl::Status s = aof_->ReplayFiles(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+  aof_client_.reset();
+  loading_ = false;
+  if (!s.ok()) {
+    Log(kWarning, StrCat("Error loading the AOF: ", s.message()));
+    return s;
+  }
+  Log(kNotice, "Append Only File loaded by DEBUG LOADAOF");
+  return absl::OkStatus();
+}
+
+}  // namespace ringkv::server

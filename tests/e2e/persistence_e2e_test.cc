@@ -1,0 +1,469 @@
+// Persistence end to end: RDB snapshots (SAVE, BGSAVE, save points,
+// SHUTDOWN, DEBUG RELOAD), AOF (always / everysec, rewrite, runtime enable,
+// truncated and corrupt files), DUMP/RESTORE, WAITAOF -- and interoperation
+// with Debian's redis-server 7.0, redis-check-rdb and redis-check-aof.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing {
+namespace {
+
+// Writes values of every string encoding, with and without TTLs, in two
+// databases.
+void Populate(RawConn& c) {
+  ASSERT_EQ(Call(c, {"SET", "int", "12345"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "neg", "-3"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "bigint", "123456789012345"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "short", "hello"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "compressible", std::string(5000, 'z')}), "+OK\r\n");
+  std::string binary;
+  for (int i = 0; i < 300; ++i) binary.push_back(static_cast<char>(i * 37));
+  ASSERT_EQ(Call(c, {"SET", "binary", binary}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "ttl", "v", "EX", "1000"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "5"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "db5", "five"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "0"}), "+OK\r\n");
+}
+
+std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
+
+TEST(PersistenceE2E, SaveThenRestartLoadsTheSameData) {
+  TempDir dir;
+  std::string digest;
+  {
+    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    Populate(c);
+    digest = Digest(c);
+    EXPECT_EQ(Info(c, "rdb_changes_since_last_save"), "8");  // 8 SETs; SELECT changes nothing
+    EXPECT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+    EXPECT_EQ(Info(c, "rdb_changes_since_last_save"), "0");
+    EXPECT_EQ(Info(c, "rdb_saves"), "1");
+  }
+  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);
+  EXPECT_EQ(Info(c, "rdb_last_load_keys_loaded"), "8");
+  EXPECT_EQ(Call(c, {"OBJECT", "ENCODING", "int"}), "$3\r\nint\r\n");
+  std::string ttl = Call(c, {"TTL", "ttl"});
+  EXPECT_TRUE(ttl == ":1000\r\n" || ttl == ":999\r\n") << ttl;
+}
+
+TEST(PersistenceE2E, ShutdownSavesWithSavePointsAndNosaveSkips) {
+  TempDir dir;
+  {
+    TestServer s({"--dir", dir.path()});  // default save points
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    ASSERT_EQ(Call(c, {"SET", "kept", "1"}), "+OK\r\n");
+    EXPECT_EQ(s.Stop(), 0);  // SIGTERM: saves, as Redis does with save points
+  }
+  {
+    TestServer s({"--dir", dir.path()});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"GET", "kept"}), "$1\r\n1\r\n");
+    ASSERT_EQ(Call(c, {"SET", "lost", "1"}), "+OK\r\n");
+    c.Send(Resp({"SHUTDOWN", "NOSAVE"}));
+    EXPECT_TRUE(c.ReadEof());
+    int status;
+    EXPECT_TRUE(s.WaitExit(&status));
+  }
+  {
+    TestServer s({"--dir", dir.path(), "--save", ""});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"GET", "kept"}), "$1\r\n1\r\n");
+    EXPECT_EQ(Call(c, {"EXISTS", "lost"}), ":0\r\n");
+    ASSERT_EQ(Call(c, {"SET", "saved-by-shutdown-save", "1"}), "+OK\r\n");
+    c.Send(Resp({"SHUTDOWN", "SAVE"}));  // saves even without save points
+    EXPECT_TRUE(c.ReadEof());
+  }
+  TestServer s({"--dir", dir.path(), "--save", ""});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"EXISTS", "saved-by-shutdown-save"}), ":1\r\n");
+}
+
+TEST(PersistenceE2E, BgsaveServesWhileTheChildSaves) {
+  TempDir dir;
+  std::string digest;
+  {
+    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    std::string batch;
+    for (int i = 0; i < 100000; ++i) batch += Resp({"SET", "key:" + std::to_string(i), "value:" + std::to_string(i)});
+    c.Send(batch);
+    for (int i = 0; i < 100000; ++i) ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+    const std::string before = BulkPayload(Call(c, {"LASTSAVE"}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // LASTSAVE has 1 s resolution
+    EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+    std::string again = Call(c, {"BGSAVE"});
+    EXPECT_TRUE(again == "-ERR Background save already in progress\r\n" ||
+                again == "+Background saving started\r\n") << again;  // the first may be done already
+    EXPECT_EQ(Call(c, {"GET", "key:7"}), "$7\r\nvalue:7\r\n");  // served meanwhile
+    ASSERT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0"));
+    EXPECT_EQ(Info(c, "rdb_last_bgsave_status"), "ok");
+    EXPECT_NE(Call(c, {"LASTSAVE"}), before);
+    EXPECT_EQ(Info(c, "total_forks", "stats").empty(), false);
+    digest = Digest(c);
+  }
+  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);
+}
+
+TEST(PersistenceE2E, SavePointTriggersBackgroundSave) {
+  TempDir dir;
+  TestServer s({"--dir", dir.path(), "--save", "1 3"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Call(c, {"SET", "k" + std::to_string(i), "v"}), "+OK\r\n");
+  EXPECT_TRUE(WaitInfo(c, "rdb_saves", "1", 5000));
+  EXPECT_TRUE(std::filesystem::exists(dir / "dump.rdb"));
+  EXPECT_EQ(Info(c, "rdb_changes_since_last_save"), "0");
+}
+
+TEST(PersistenceE2E, DebugReloadKeepsTheDataset) {
+  TestServer s({"--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  Populate(c);
+  const std::string digest = Digest(c);
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD"}), "+OK\r\n");
+  EXPECT_EQ(Digest(c), digest);
+  ASSERT_EQ(Call(c, {"SET", "extra", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "+OK\r\n");  // back to the saved file
+  EXPECT_EQ(Digest(c), digest);
+}
+
+TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {
+  TempDir dir;
+  {
+    TestServer s({"--dir", dir.path(), "--save", ""});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    Populate(c);
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  const std::string good = ReadFile(dir / "dump.rdb");
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x20;
+  for (const std::string& bad : {flipped, good.substr(0, good.size() - 20)}) {
+    WriteFile(dir / "dump.rdb", bad);
+    TestServer s({"--dir", dir.path(), "--save", "", "--logfile", dir / "log.txt"});
+    EXPECT_FALSE(s.ready());
+    const std::string log = ReadFile(dir / "log.txt");
+    EXPECT_NE(log.find("Fatal error loading the DB"), std::string::npos) << log;
+    EXPECT_TRUE(log.find("offset") != std::string::npos || log.find("checksum") != std::string::npos) << log;
+  }
+}
+
+TEST(PersistenceE2E, RdbInteropWithRedisBothWays) {
+  if (!HaveTool("redis-server") || !HaveTool("redis-check-rdb")) GTEST_SKIP() << "redis-server not installed";
+  TempDir dir;
+  std::string digest;
+  {
+    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    Populate(c);
+    digest = Digest(c);
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  std::string out;
+  EXPECT_EQ(RunShell("redis-check-rdb " + (dir / "dump.rdb"), &out), 0) << out;
+  EXPECT_NE(out.find("RDB looks OK"), std::string::npos) << out;
+  {
+    TestServer redis({"--dir", dir.path(), "--dbfilename", "dump.rdb", "--enable-debug-command", "yes"},
+                     "/usr/bin/redis-server");
+    ASSERT_TRUE(redis.ready());
+    RawConn c(redis.port());
+    EXPECT_EQ(Digest(c), digest);  // identical contents in redis-server
+    ASSERT_EQ(Call(c, {"SET", "from-redis", std::string(100, 'q')}), "+OK\r\n");
+    ASSERT_EQ(Call(c, {"SET", "from-redis-ttl", "1", "PX", "900000"}), "+OK\r\n");
+    digest = Digest(c);
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);  // and back
+}
+
+TEST(PersistenceE2E, DumpRestoreAcrossServers) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  TestServer s({"--save", ""});
+  TestServer redis({}, "/usr/bin/redis-server");
+  ASSERT_TRUE(s.ready());
+  ASSERT_TRUE(redis.ready());
+  RawConn k(s.port()), r(redis.port());
+  for (const std::string& v : {std::string("7"), std::string("-70000"), std::string("hello"),
+                               std::string(3000, 'x'), std::string("99999999999999999999")}) {
+    ASSERT_EQ(Call(k, {"SET", "v", v}), "+OK\r\n");
+    ASSERT_EQ(Call(r, {"SET", "v", v}), "+OK\r\n");
+    const std::string dump_k = BulkPayload(Call(k, {"DUMP", "v"}));
+    const std::string dump_r = BulkPayload(Call(r, {"DUMP", "v"}));
+    EXPECT_EQ(dump_k, dump_r) << "same bytes as redis-server for " << v.substr(0, 20);
+    EXPECT_EQ(Call(r, {"RESTORE", "copy", "0", dump_k, "REPLACE"}), "+OK\r\n");
+    EXPECT_EQ(Call(k, {"RESTORE", "copy", "0", dump_r, "REPLACE"}), "+OK\r\n");
+    EXPECT_EQ(BulkPayload(Call(r, {"GET", "copy"})), v);
+    EXPECT_EQ(BulkPayload(Call(k, {"GET", "copy"})), v);
+  }
+  // Errors, compared with redis-server's.
+  const std::string payload = BulkPayload(Call(k, {"DUMP", "v"}));
+  std::string damaged = payload;
+  damaged[2] ^= 1;
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"RESTORE", "copy", "0", payload},
+           {"RESTORE", "new", "-1", payload},
+           {"RESTORE", "new", "0", damaged},
+           {"RESTORE", "new", "0", payload, "FREQ", "300"},
+           {"RESTORE", "new", "0", payload, "IDLETIME", "-1"},
+           {"RESTORE", "new", "0", payload, "BOGUS"},
+           {"RESTORE", "t", "5000", payload, "IDLETIME", "10"},
+           {"PTTL", "t"},
+           {"RESTORE", "gone", "1", payload, "ABSTTL"},
+           {"EXISTS", "gone"},
+           {"DUMP", "missing"}}) {
+    std::string a = Call(k, cmd), b = Call(r, cmd);
+    if (cmd[0] == "PTTL") {
+      EXPECT_TRUE(a.size() > 1 && a[0] == ':' && std::stoi(a.substr(1)) > 4000) << a;
+    } else {
+      EXPECT_EQ(a, b) << cmd[0] << " " << cmd[1] << " " << cmd[2];
+    }
+  }
+}
+
+TEST(PersistenceE2E, MisconfWhenBackgroundSavesFail) {
+  TempDir dir;
+  const std::string sub = dir / "gone";
+  std::filesystem::create_directory(sub);
+  TestServer s({"--dir", sub, "--save", "3600 1"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  std::filesystem::remove_all(sub);  // the temp file cannot be created any more
+  ASSERT_EQ(Call(c, {"SET", "a", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  ASSERT_TRUE(WaitInfo(c, "rdb_last_bgsave_status", "err"));
+  EXPECT_EQ(Call(c, {"SET", "b", "1"}).rfind("-MISCONF Redis is configured to save RDB snapshots", 0), 0u);
+  EXPECT_EQ(Call(c, {"GET", "a"}), "$1\r\n1\r\n");  // reads still work
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "stop-writes-on-bgsave-error", "no"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"SET", "b", "1"}), "+OK\r\n");
+  // As Redis, SIGTERM would refuse to exit while the final save fails.
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "save", ""}), "+OK\r\n");
+}
+
+// ---- AOF ---------------------------------------------------------------------
+
+void WriteAofWorkload(RawConn& c) {
+  ASSERT_EQ(Call(c, {"SET", "a", "1"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "ex", "v", "EX", "1000"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SETEX", "setex", "1000", "v"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"INCRBYFLOAT", "f", "1.1"}), "$3\r\n1.1\r\n");
+  ASSERT_EQ(Call(c, {"INCR", "n"}), ":1\r\n");
+  ASSERT_EQ(Call(c, {"EXPIRE", "a", "5000"}), ":1\r\n");
+  ASSERT_EQ(Call(c, {"MSET", "m1", "x", "m2", "y"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"GETDEL", "m2"}), "$1\r\ny\r\n");
+  ASSERT_EQ(Call(c, {"GETEX", "m1", "PX", "900000"}), "$1\r\nx\r\n");
+  ASSERT_EQ(Call(c, {"APPEND", "s", "abc"}), ":3\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "3"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "in3", "3"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"MOVE", "in3", "4"}), ":1\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "0"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "gone", "1"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"PEXPIRE", "gone", "-1"}), ":1\r\n");  // deletes: propagated as DEL
+}
+
+TEST(PersistenceE2E, AofAlwaysSurvivesKill9) {
+  TempDir dir;
+  std::string digest;
+  const std::vector<std::string> args = {"--dir", dir.path(), "--save", "", "--appendonly", "yes",
+                                         "--appendfsync", "always", "--enable-debug-command", "yes"};
+  {
+    TestServer s(args);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    WriteAofWorkload(c);
+    digest = Digest(c);
+    s.Kill();  // no shutdown work at all
+  }
+  TestServer s(args);
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);
+  EXPECT_EQ(Info(c, "aof_enabled"), "1");
+}
+
+TEST(PersistenceE2E, AofInteropAndCheckAof) {
+  if (!HaveTool("redis-server") || !HaveTool("redis-check-aof")) GTEST_SKIP() << "redis-server not installed";
+  TempDir dir;
+  std::string digest;
+  {
+    TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    WriteAofWorkload(c);
+    EXPECT_EQ(Call(c, {"BGREWRITEAOF"}), "+Background append only file rewriting started\r\n");
+    ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0"));
+    EXPECT_EQ(Info(c, "aof_rewrites"), "1");
+    ASSERT_EQ(Call(c, {"SET", "after-rewrite", "1"}), "+OK\r\n");
+    digest = Digest(c);
+  }
+  const std::string manifest = ReadFile(dir / "appendonlydir/appendonly.aof.manifest");
+  EXPECT_EQ(manifest,
+            "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n");
+  std::string out;
+  EXPECT_EQ(RunShell("redis-check-aof " + (dir / "appendonlydir/appendonly.aof.manifest"), &out), 0) << out;
+  EXPECT_NE(out.find("All AOF files and manifest are valid"), std::string::npos) << out;
+  {
+    TestServer redis({"--dir", dir.path(), "--appendonly", "yes", "--enable-debug-command", "yes"},
+                     "/usr/bin/redis-server");
+    ASSERT_TRUE(redis.ready());
+    RawConn c(redis.port());
+    EXPECT_EQ(Digest(c), digest);
+    ASSERT_EQ(Call(c, {"SET", "from-redis", "1", "EX", "1000"}), "+OK\r\n");
+    ASSERT_EQ(Call(c, {"INCRBYFLOAT", "f", "2"}), "$3\r\n3.1\r\n");
+    digest = Digest(c);
+  }
+  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);
+}
+
+TEST(PersistenceE2E, TruncatedAofIsRepairedOrRefusedAsConfigured) {
+  TempDir dir;
+  const std::vector<std::string> base = {"--dir", dir.path(), "--save", "", "--appendonly", "yes",
+                                         "--logfile", dir / "log.txt"};
+  {
+    TestServer s(base);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    ASSERT_EQ(Call(c, {"SET", "whole", "1"}), "+OK\r\n");
+  }
+  const std::string incr = dir / "appendonlydir/appendonly.aof.1.incr.aof";
+  const std::string good = ReadFile(incr);
+  WriteFile(incr, good + "*3\r\n$3\r\nSET\r\n$4\r\nhalf");  // a crash mid-write
+  {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--aof-load-truncated", "no"});
+    TestServer s(args);
+    EXPECT_FALSE(s.ready());
+    EXPECT_NE(ReadFile(dir / "log.txt").find("Unexpected end of file"), std::string::npos);
+  }
+  {
+    TestServer s(base);  // aof-load-truncated yes (the default)
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"GET", "whole"}), "$1\r\n1\r\n");
+    EXPECT_EQ(Call(c, {"EXISTS", "half"}), ":0\r\n");
+    EXPECT_NE(ReadFile(dir / "log.txt").find("loaded anyway because aof-load-truncated is enabled"),
+              std::string::npos);
+  }
+  EXPECT_EQ(ReadFile(incr).substr(0, good.size()), good);  // cut back to the last whole command
+  // Garbage in the middle is refused whatever aof-load-truncated says.
+  WriteFile(incr, good + "!garbage\r\n" + good);
+  TestServer s(base);
+  EXPECT_FALSE(s.ready());
+  EXPECT_NE(ReadFile(dir / "log.txt").find("Bad file format"), std::string::npos);
+}
+
+TEST(PersistenceE2E, AppendonlyTurnedOnAtRuntime) {
+  TempDir dir;
+  std::string digest;
+  {
+    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    Populate(c);
+    EXPECT_EQ(Call(c, {"CONFIG", "SET", "appendonly", "yes"}), "+OK\r\n");
+    ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0"));
+    ASSERT_TRUE(WaitInfo(c, "aof_enabled", "1"));
+    ASSERT_EQ(Call(c, {"SET", "after", "1"}), "+OK\r\n");
+    digest = Digest(c);
+    s.Kill();
+  }
+  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Digest(c), digest);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "appendonly", "no"}), "+OK\r\n");
+  EXPECT_EQ(Info(c, "aof_enabled"), "0");
+}
+
+TEST(PersistenceE2E, AutomaticRewriteOnGrowth) {
+  TempDir dir;
+  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--auto-aof-rewrite-min-size", "65536",
+                "--auto-aof-rewrite-percentage", "100"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  std::string batch;
+  for (int i = 0; i < 2000; ++i) batch += Resp({"SET", "same-key", std::string(100, 'a' + i % 26)});
+  c.Send(batch);
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+  bool rewritten = false;
+  for (int i = 0; i < 250 && !rewritten; ++i) {
+    rewritten = Info(c, "aof_rewrites") == "1";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(rewritten);
+  ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0"));
+  EXPECT_LT(std::stoll(Info(c, "aof_current_size")), 65536);  // one key left after the rewrite
+}
+
+TEST(PersistenceE2E, WaitaofCountsTheLocalFsync) {
+  {
+    TestServer s({"--save", ""});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"WAITAOF", "1", "0", "0"}),
+              "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n");
+    EXPECT_EQ(Call(c, {"WAITAOF", "0", "0", "0"}), "*2\r\n:0\r\n:0\r\n");
+    EXPECT_EQ(Call(c, {"WAITAOF", "0", "0", "-1"}), "-ERR timeout is negative\r\n");
+  }
+  for (const char* policy : {"always", "everysec"}) {
+    TestServer s({"--save", "", "--appendonly", "yes", "--appendfsync", policy});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    // Pipelined: the GET after WAITAOF waits behind it.
+    c.Send(Resp({"SET", "k", "v"}) + Resp({"WAITAOF", "1", "0", "0"}) + Resp({"GET", "k"}));
+    EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+    EXPECT_EQ(c.ReadReply(), "*2\r\n:1\r\n:0\r\n") << policy;
+    EXPECT_EQ(c.ReadReply(), "$1\r\nv\r\n");
+    // Two local fsyncs can never happen: the timeout answers with what was reached.
+    EXPECT_EQ(Call(c, {"WAITAOF", "2", "0", "100"}), "*2\r\n:1\r\n:0\r\n");
+    // Replicas are not there: numreplicas waits for the timeout too.
+    EXPECT_EQ(Call(c, {"WAITAOF", "0", "1", "50"}), "*2\r\n:1\r\n:0\r\n");
+  }
+}
+
+TEST(PersistenceE2E, BgsaveAndRewriteShareOneChild) {
+  TempDir dir;
+  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  std::string batch;
+  for (int i = 0; i < 200000; ++i) batch += Resp({"SET", "k" + std::to_string(i), "v"});
+  c.Send(batch);
+  for (int i = 0; i < 200000; ++i) ASSERT_EQ(c.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  std::string r = Call(c, {"BGREWRITEAOF"});
+  EXPECT_TRUE(r == "+Background append only file rewriting scheduled\r\n" ||
+              r == "+Background append only file rewriting started\r\n") << r;
+  ASSERT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0"));
+  ASSERT_TRUE(WaitInfo(c, "aof_rewrites", "1"));
+  EXPECT_EQ(Info(c, "rdb_last_bgsave_status"), "ok");
+  EXPECT_EQ(Info(c, "aof_last_bgrewrite_status"), "ok");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

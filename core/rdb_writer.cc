@@ -125,8 +125,8 @@ absl::StatusOr<StringValue> ParseDumpPayload(std::string_view payload) {
   const int version = p[footer] | (p[footer + 1] << 8);
   uint64_t crc = 0;
   for (int i = 7; i >= 0; --i) crc = (crc << 8) | p[footer + 2 + i];
-  // As Redis: a zero CRC is accepted (payloads from rdbchecksum-less servers).
-  if (version > rdb::kVersion || (crc != 0 && Crc64(0, payload.substr(0, footer + 2)) != crc)) {
+  // Unlike an RDB file, a DUMP payload's CRC is always checked (as Redis).
+  if (version > rdb::kVersion || Crc64(0, payload.substr(0, footer + 2)) != crc) {
     return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   }
   MemorySource src(payload.substr(0, footer));

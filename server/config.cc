@@ -83,7 +83,7 @@ constexpr Rule kImplemented[] = {
     {"appendonly", 0, 0, nullptr, Mutability::kMutable},
     {"appendfilename", 0, 0, nullptr, Mutability::kImmutable},
     {"appenddirname", 0, 0, nullptr, Mutability::kImmutable},
-    {"appendfsync", 0, 0, "always,everysec,no", Mutability::kMutable},
+    {"appendfsync", 0, 0, "everysec,always,no", Mutability::kMutable},
     {"aof-use-rdb-preamble", 0, 0, nullptr, Mutability::kMutable},
     {"aof-load-truncated", 0, 0, nullptr, Mutability::kMutable},
     {"auto-aof-rewrite-percentage", 0, kIntMax, nullptr, Mutability::kMutable},

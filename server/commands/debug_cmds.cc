@@ -108,6 +108,29 @@ void CmdDebug(CommandContext& ctx) {
     double secs = std::strtod(std::string(ctx.argv[2]).c_str(), nullptr);
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
     ctx.reply.Ok();
+  } else if (Is(sub, "POPULATE") && argc >= 3 && argc <= 5) {
+    // DEBUG POPULATE <count> [<prefix>] [<size>]: keys prefix:N holding
+    // "value:N" (cut or zero-padded to size); existing keys are left alone.
+    int64_t count = 0, size = 0;
+    if (!core::StringToInt64(ctx.argv[2], &count) || (argc == 5 && !core::StringToInt64(ctx.argv[4], &size)) ||
+        count < 0 || size < 0) {
+      ctx.reply.Error("ERR value is out of range, must be positive");
+      return;
+    }
+    const std::string_view prefix = argc >= 4 ? ctx.argv[3] : std::string_view("key");
+    core::Database& db = ctx.server.db(ctx.client);
+    std::string key, value;
+    for (int64_t j = 0; j < count; ++j) {
+      key = StrCat(prefix, ":", j);
+      bool created;
+      core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
+      if (!created) continue;
+      value = StrCat("value:", j);
+      if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+      e->value = core::StringValue::Raw(value);
+      if (value.size() <= core::StringValue::kEmbstrMax) e->value = core::StringValue(value);
+    }
+    ctx.reply.Ok();
   } else if (Is(sub, "LOG") && argc == 3) {
     Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
     ctx.reply.Ok();
@@ -182,6 +205,11 @@ void CmdDebug(CommandContext& ctx) {
         "    Write <message> to the server log.",
         "OBJECT <key>",
         "    Show low level info about the `key` and associated value.",
+        "POPULATE <count> [<prefix>] [<size>]",
+        "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+        "    it is used instead of the 'key' prefix. These are not propagated to",
+        "    replicas. Cluster slots are not respected so keys not belonging to the",
+        "    current node can be created in cluster mode.",
         "PROTOCOL <type>",
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",

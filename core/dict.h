@@ -222,6 +222,21 @@ class Dict {
     }
   }
 
+  // Sizes an empty table for n keys up front (RDB load: RESIZEDB), so loading
+  // does not rehash its way up through every power of two.
+  void Reserve(size_t n) {
+    if (size() != 0 || rehashing() || n <= t_[0].size()) return;
+    uint64_t target = 4;
+    while (target < n) target *= 2;
+    FreeBuckets(t_[0]);
+    t_[0] = Table{};
+    StartResize(target);
+  }
+  // While a fork child shares memory copy-on-write, resizing would touch
+  // every bucket page: allowed only past 5 keys per bucket (Redis's
+  // dict_force_resize_ratio), and never to shrink.
+  void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
+
   // Starts a shrink if the table is mostly empty (called by the cron too, so a
   // table that stopped changing still shrinks, as Redis's tryResizeHashTables).
   void ResizeIfNeeded() { ShrinkIfNeeded(); }
@@ -321,14 +336,14 @@ class Dict {
     if (rehashing()) return;
     if (t_[0].buckets == nullptr) {
       StartResize(4);
-    } else if (t_[0].used >= t_[0].size()) {  // load factor 1, as Redis
+    } else if (t_[0].used >= t_[0].size() * (resize_allowed_ ? 1 : 5)) {  // load factor 1, as Redis
       StartResize(t_[0].size() * 2);
     }
   }
 
   void ShrinkIfNeeded() {
     // Below 1/8 full: halve until it fits (Redis shrinks below 10% in the cron).
-    if (rehashing() || t_[0].size() <= 4 || t_[0].used * 8 >= t_[0].size()) return;
+    if (!resize_allowed_ || rehashing() || t_[0].size() <= 4 || t_[0].used * 8 >= t_[0].size()) return;
     uint64_t target = 4;
     while (target < t_[0].used * 2) target *= 2;
     StartResize(target);
@@ -336,6 +351,7 @@ class Dict {
 
   Table t_[2];
   int64_t rehash_index_ = -1;
+  bool resize_allowed_ = true;
 };
 
 }  // namespace ringkv::core

@@ -39,8 +39,10 @@ uint32_t InitialAccess(const AccessPolicy& p, int64_t now_ms) {
 }
 
 void RecordAccess(const AccessPolicy& p, Entry& e, int64_t now_ms, absl::BitGen& rng) {
+  if (p.frozen) return;
   if (!p.lfu()) {
-    e.lru = static_cast<uint32_t>(now_ms / 1000);
+    const uint32_t now_s = static_cast<uint32_t>(now_ms / 1000);
+    if (e.lru != now_s) e.lru = now_s;  // no store when unchanged: keeps the line (and page) clean
     return;
   }
   uint32_t counter = DecayedCounter(p, e.lru, now_ms);

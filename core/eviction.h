@@ -35,6 +35,9 @@ struct AccessPolicy {
   int samples = 5;         // maxmemory-samples
   int lfu_log_factor = 10;
   int lfu_decay_time = 1;  // minutes
+  // A forked child is saving: accesses are not recorded, so reads do not
+  // dirty pages the child shares copy-on-write (Redis does the same).
+  bool frozen = false;
   bool lfu() const { return policy == EvictionPolicy::kAllKeysLfu || policy == EvictionPolicy::kVolatileLfu; }
 };
 

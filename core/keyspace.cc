@@ -189,7 +189,14 @@ void Keyspace::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
 }
 
 void Keyspace::RehashCron(int64_t budget_us) {
+  if (fork_child_active_) return;
   for (auto& db : dbs_) db->RehashFor(budget_us);
+}
+
+void Keyspace::SetForkChildActive(bool active) {
+  fork_child_active_ = active;
+  access_->frozen = active;
+  for (auto& db : dbs_) db->set_resize_allowed(!active);
 }
 
 }  // namespace ringkv::core

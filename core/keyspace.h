@@ -140,6 +140,9 @@ class Database {
   // Incremental rehashing from the cron: moves buckets for up to budget_us.
   void RehashFor(int64_t budget_us);
   size_t bucket_bytes() const { return dict_.bucket_bytes(); }
+  // Sizes an empty database for n keys (RDB load).
+  void Reserve(size_t n) { dict_.Reserve(n); }
+  void set_resize_allowed(bool allowed) { dict_.set_resize_allowed(allowed); }
 
   // One round of active expiry: samples up to `samples` keys with a TTL and
   // deletes the expired ones. Returns how many were expired.
@@ -181,6 +184,11 @@ class Keyspace {
     dbs_[a]->set_index(a);
     dbs_[b]->set_index(b);
   }
+  // A fork child shares the keyspace copy-on-write while `active`: no access
+  // stats are recorded, tables are not resized and the cron does not rehash,
+  // so the parent dirties as few shared pages as it can (Redis's policy).
+  void SetForkChildActive(bool active);
+  bool fork_child_active() const { return fork_child_active_; }
   // Receives expired and evicted keys (nullptr: nobody is told).
   void set_observer(KeyspaceObserver* observer) { observer_ = observer; }
 
@@ -195,6 +203,7 @@ class Keyspace {
  private:
   KeyspaceStats stats_;
   KeyspaceObserver* observer_ = nullptr;
+  bool fork_child_active_ = false;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
   std::vector<std::unique_ptr<Database>> dbs_;

@@ -61,6 +61,7 @@ Server::Server(std::unique_ptr<Config> config)
   rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
   aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_, [this] { io_->Notify(); });
   keyspace_.set_observer(this);
+  child_.set_on_running_changed([this](bool running) { keyspace_.SetForkChildActive(running); });
   ApplyConfigHooks();
 }
 

@@ -80,6 +80,7 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
   info_fd_ = fds[0];
   start_ms_ = NowMs();
   killing_ = false;
+  if (on_running_changed_) on_running_changed_(true);
   return absl::OkStatus();
 }
 
@@ -96,6 +97,7 @@ void ChildProcess::Finish(int status, ChildResult* result) {
   info_fd_ = -1;
   pid_ = -1;
   type_ = ChildType::kNone;
+  if (on_running_changed_) on_running_changed_(false);
 }
 
 bool ChildProcess::Poll(ChildResult* result) {

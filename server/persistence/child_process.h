@@ -38,6 +38,9 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
+  // Called with true when a child starts and false when it is reaped or
+  // killed (the server freezes access stats and resizing meanwhile).
+  void set_on_running_changed(std::function<void(bool)> fn) { on_running_changed_ = std::move(fn); }
   // Forks and runs `work` in the child; its return value is the exit status.
   absl::Status Start(ChildType type, const std::function<int()>& work);
   bool running() const { return pid_ > 0; }
@@ -61,6 +64,7 @@ class ChildProcess {
   bool killing_ = false;
   int64_t last_fork_us_ = 0;
   uint64_t total_forks_ = 0;
+  std::function<void(bool)> on_running_changed_;
 };
 
 // In the child: the bytes of private memory it has dirtied so far (from

@@ -42,6 +42,11 @@ class KeyspaceLoader : public core::RdbVisitor {
     return absl::OkStatus();
   }
 
+  void OnResizeDb(int db, uint64_t keys, uint64_t expires) override {
+    (void)expires;
+    ks_.db(db).Reserve(static_cast<size_t>(keys));
+  }
+
   const RdbLoadStats& stats() const { return stats_; }
 
  private:

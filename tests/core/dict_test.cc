@@ -87,5 +87,38 @@ TEST(DictTest, RandomNodeCoversTheTable) {
   EXPECT_EQ(empty.RandomNode(rng), nullptr);
 }
 
+TEST(DictTest, ReserveSizesOnceForAKnownCount) {
+  Dict<int> d;
+  d.Reserve(1000);
+  EXPECT_EQ(d.buckets(), 1024u);
+  for (int i = 0; i < 1000; ++i) *d.Insert(K(i)).first = i;
+  EXPECT_FALSE(d.rehashing());  // no growth on the way
+  EXPECT_EQ(d.buckets(), 1024u);
+  d.Reserve(10);  // a non-empty table is left alone
+  EXPECT_EQ(d.buckets(), 1024u);
+}
+
+TEST(DictTest, WithoutResizeGrowsOnlyPastFiveKeysPerBucket) {
+  Dict<int> d;
+  for (int i = 0; i < 64; ++i) *d.Insert(K(i)).first = i;
+  while (d.Rehash(100)) {
+  }
+  const size_t buckets = d.buckets();
+  d.set_resize_allowed(false);
+  for (int i = 64; i < static_cast<int>(buckets) * 5; ++i) *d.Insert(K(i)).first = i;
+  EXPECT_EQ(d.buckets(), buckets);  // up to 5 per bucket: no resize
+  *d.Insert(K(-1)).first = -1;
+  EXPECT_GT(d.buckets(), buckets);  // past it: grows anyway
+  for (int i = 0; i < static_cast<int>(buckets) * 5; ++i) d.Erase(K(i));
+  while (d.Rehash(100)) {
+  }
+  const size_t before_shrink = d.buckets();
+  d.ResizeIfNeeded();
+  EXPECT_EQ(d.buckets(), before_shrink);  // never shrinks while disallowed
+  d.set_resize_allowed(true);
+  d.ResizeIfNeeded();
+  EXPECT_TRUE(d.rehashing());
+}
+
 }  // namespace
 }  // namespace ringkv::core

@@ -266,15 +266,47 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   if (save) {
     if (absl::Status s = rdb_->Save(now_ms, &stats_.dirty); !s.ok()) return s;
   }
-  if (flush) {
-    for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
-  }
+  // The file is loaded aside first: a corrupt file leaves the dataset as it
+  // was (nothing half-loaded).
+  core::Keyspace staging(keyspace_.count());
+  staging.access_policy() = keyspace_.access_policy();
+  staging.access_policy().frozen = false;
   loading_ = true;
-  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms, merge);
+  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), staging, now_ms);
   loading_ = false;
   if (!r.ok()) {
     Log(kWarning, StrCat("Error loading the RDB dump: ", r.status().message()));
     return r.status();
+  }
+  if (flush) {
+    for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(staging.db(i));
+  } else {
+    // NOFLUSH: a key present on both sides is an error unless MERGE, found
+    // before anything changes.
+    for (int i = 0; i < keyspace_.count() && !merge; ++i) {
+      absl::Status dup;
+      staging.db(i).ForEachIncludingExpired([&](std::string_view key, const core::Entry&) {
+        if (dup.ok() && keyspace_.db(i).Peek(key) != nullptr) {
+          dup = absl::DataLossError(StrCat("RDB has duplicated key '", key, "' in DB ", i));
+        }
+      });
+      if (!dup.ok()) {
+        Log(kWarning, StrCat("Error loading the RDB dump: ", dup.message()));
+        return dup;
+      }
+    }
+    for (int i = 0; i < keyspace_.count(); ++i) {
+      core::Database& live = keyspace_.db(i);
+      core::Database& from = staging.db(i);
+      from.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
+        bool created;
+        core::Entry* to = live.FindOrInsert(key, now_ms, &created);
+        char scratch[24];
+        to->value = core::StringValue(e.value.View(scratch));
+        to->lru = e.lru;
+        live.SetExpire(key, to, from.GetExpire(&e));
+      });
+    }
   }
   rdb_->set_load_stats(*r);
   Log(kNotice, "DB reloaded by DEBUG RELOAD");
@@ -286,7 +318,10 @@ absl::Status Server::DebugLoadAof() {
   if (aof_->enabled()) {
     if (absl::Status s = aof_->FlushAndSync(); !s.ok()) return s;
   }
-  for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+  // The current data steps aside (O(1) per database) and comes back if the
+  // AOF turns out to be unreadable.
+  core::Keyspace previous(keyspace_.count());
+  for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(previous.db(i));
   loading_ = true;
   aof_client_ = std::make_unique<Client>();
   aof_client_->authenticated = true;
@@ -295,6 +330,10 @@ absl::Status Server::DebugLoadAof() {
   aof_client_.reset();
   loading_ = false;
   if (!s.ok()) {
+    for (int i = 0; i < keyspace_.count(); ++i) {
+      keyspace_.db(i).Clear();
+      keyspace_.db(i).Swap(previous.db(i));
+    }
     Log(kWarning, StrCat("Error loading the AOF: ", s.message()));
     return s;
   }

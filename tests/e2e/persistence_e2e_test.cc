@@ -143,6 +143,29 @@ TEST(PersistenceE2E, DebugReloadKeepsTheDataset) {
   ASSERT_EQ(Call(c, {"SET", "extra", "1"}), "+OK\r\n");
   EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "+OK\r\n");  // back to the saved file
   EXPECT_EQ(Digest(c), digest);
+  // NOFLUSH refuses keys present on both sides; MERGE takes the file's.
+  ASSERT_EQ(Call(c, {"SET", "short", "changed"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "only-in-memory", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE", "NOFLUSH"}),
+            "-ERR Error trying to load the RDB dump, check server logs.\r\n");
+  EXPECT_EQ(Call(c, {"GET", "short"}), "$7\r\nchanged\r\n");  // untouched by the refused load
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"GET", "short"}), "$5\r\nhello\r\n");
+  EXPECT_EQ(Call(c, {"EXISTS", "only-in-memory"}), ":1\r\n");
+}
+
+TEST(PersistenceE2E, DebugReloadOfACorruptFileKeepsTheDataset) {
+  TempDir dir;
+  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  Populate(c);
+  ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  const std::string digest = Digest(c);
+  std::string data = ReadFile(dir / "dump.rdb");
+  WriteFile(dir / "dump.rdb", data.substr(0, data.size() - 30));
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "-ERR Error trying to load the RDB dump, check server logs.\r\n");
+  EXPECT_EQ(Digest(c), digest);
 }
 
 TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstring>
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
@@ -340,7 +341,7 @@ void Server::Execute(Client& c, Argv argv) {
     }
   }
   // Persistence failing: writes (and PING, as in Redis) are refused.
-  if ((spec->flags & cmd::kWrite) || spec->name == "ping") {
+  if (!persistence_ok() && ((spec->flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
       rb.Error(misconf);
       ++spec->rejected_calls;
@@ -496,6 +497,13 @@ int Server::OnTimer() {
 void Server::BeforeFlush() {
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   aof_->BeforeSleep();
+  if (aof_always_ && aof_->write_failed()) {
+    // As Redis: with appendfsync always, a write that cannot reach the AOF
+    // cannot be acknowledged, and held replies would wait forever.
+    Log(kWarning, StrCat("Can't recover from AOF write error when the AOF fsync policy is 'always' (",
+                         std::strerror(aof_->write_errno()), "). Exiting..."));
+    _exit(1);
+  }
   ++turn_;
   if (shutdown_requested_) io_->RequestStop();
 }

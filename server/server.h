@@ -143,6 +143,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void OnFlushAll(int64_t now_ms);
   // The MISCONF error a write (or PING) gets while persistence is failing, or "".
   std::string PersistenceError() const;
+  // Cheap check before PersistenceError(): no save or AOF write is failing.
+  bool persistence_ok() const { return rdb_->last_bgsave_ok() && !aof_->write_failed(); }
   // CONFIG SET appendonly.
   absl::Status SetAppendOnly(bool on);
   // WAITAOF: blocks `c` until the AOF has synced `offset` or the deadline

@@ -15,6 +15,7 @@
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/persistence/rdb_saver.h"
 #include "server/persistence/rdb_snapshot.h"
 
 namespace ringkv::server {
@@ -31,6 +32,19 @@ int OpenAppend(const std::string& path) { return ::open(path.c_str(), O_WRONLY |
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+// The whole (small) file, or an error naming it.
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("Can't open", path);
+  std::string text;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = ::read(fd, chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(n));
+  ::close(fd);
+  if (n < 0) return Errno("Can't read", path);
+  return text;
 }
 
 absl::Status WriteAll(int fd, std::string_view data) {
@@ -75,6 +89,16 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
   }
   flush(true);
   return status;
+}
+
+absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options) {
+  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd);
+}
+
+RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
+  RdbSaveOptions o = SaveOptionsFromConfig(*config_, now_ms);
+  o.aof_base = true;
+  return o;
 }
 
 Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, std::function<void()> wake)
@@ -145,18 +169,7 @@ absl::Status Aof::CreateBaseNow(int64_t now_ms) {
   const std::string path = PathOf(base.name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("Can't create the AOF base file", path);
-  absl::Status s;
-  if (rdb) {
-    RdbSaveOptions o;
-    o.compress = config_->Bool("rdbcompression");
-    o.checksum = config_->Bool("rdbchecksum");
-    o.aof_base = true;
-    o.used_memory = static_cast<int64_t>(AllocatedBytes());
-    o.now_ms = now_ms;
-    s = WriteRdb(*keyspace_, fd, o);
-  } else {
-    s = WriteAofCommands(*keyspace_, fd);
-  }
+  absl::Status s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
   if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", path);
   ::close(fd);
   if (!s.ok()) return s;
@@ -207,14 +220,9 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
   }
   const std::string manifest_path = PathOf(StrCat(prefix(), kManifestSuffix));
   if (Exists(manifest_path)) {
-    int fd = ::open(manifest_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Errno("Can't open the AOF manifest", manifest_path);
-    std::string text;
-    char chunk[4096];
-    ssize_t n;
-    while ((n = ::read(fd, chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(n));
-    ::close(fd);
-    absl::StatusOr<AofManifest> m = AofManifest::Parse(text);
+    absl::StatusOr<std::string> text = ReadSmallFile(manifest_path);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<AofManifest> m = AofManifest::Parse(*text);
     if (!m.ok()) return absl::DataLossError(StrCat(m.status().message(), " (", manifest_path, ")"));
     manifest_ = std::move(*m);
   } else if (Exists(prefix())) {
@@ -346,18 +354,13 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     Log(kNotice, StrCat("Creating AOF incr file ", manifest_.incrs().back().name, " on background rewrite"));
   }
   const bool rdb = config_->Bool("aof-use-rdb-preamble");
-  RdbSaveOptions o;
-  o.compress = config_->Bool("rdbcompression");
-  o.checksum = config_->Bool("rdbchecksum");
-  o.aof_base = true;
-  o.used_memory = static_cast<int64_t>(AllocatedBytes());
-  o.now_ms = now_ms;
+  const RdbSaveOptions o = BaseOptions(now_ms);
   core::Keyspace* ks = keyspace_;
   absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o]() {
     std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 1;
-    absl::Status s = rdb ? WriteRdb(*ks, fd, o) : WriteAofCommands(*ks, fd);
+    absl::Status s = WriteBase(*ks, fd, rdb, o);
     if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError("fsync");
     ::close(fd);
     if (!s.ok()) {
@@ -456,13 +459,9 @@ absl::Status Aof::Enable(int64_t now_ms) {
   // Keep the sequence numbers of an AOF left by an earlier run, if any.
   const std::string manifest_path = PathOf(StrCat(prefix(), kManifestSuffix));
   if (manifest_.empty() && Exists(manifest_path)) {
-    int fd = ::open(manifest_path.c_str(), O_RDONLY | O_CLOEXEC);
-    std::string text;
-    char chunk[4096];
-    ssize_t n;
-    while (fd >= 0 && (n = ::read(fd, chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(n));
-    if (fd >= 0) ::close(fd);
-    if (absl::StatusOr<AofManifest> m = AofManifest::Parse(text); m.ok()) manifest_ = std::move(*m);
+    if (absl::StatusOr<std::string> text = ReadSmallFile(manifest_path); text.ok()) {
+      if (absl::StatusOr<AofManifest> m = AofManifest::Parse(*text); m.ok()) manifest_ = std::move(*m);
+    }
   }
   if (!syncer_) syncer_ = std::make_unique<AofSyncThread>(wake_);
   state_ = AofState::kWaitRewrite;

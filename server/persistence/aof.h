@@ -36,6 +36,7 @@
 #include "server/persistence/aof_loader.h"
 #include "server/persistence/aof_manifest.h"
 #include "server/persistence/child_process.h"
+#include "server/persistence/rdb_snapshot.h"
 
 namespace ringkv::server {
 
@@ -119,6 +120,7 @@ class Aof {
   absl::Status OpenNewIncr();
   void SwitchFd(int fd);
   absl::Status CreateBaseNow(int64_t now_ms);
+  RdbSaveOptions BaseOptions(int64_t now_ms) const;
   void DeleteHistory();
   uint64_t FileSize(const std::string& name) const;
   void WriteBuffer();
@@ -151,6 +153,8 @@ class Aof {
 // Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
 // base file when aof-use-rdb-preamble is off.
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd);
+// Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
+absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
 // Appends argv as a RESP array to *out.
 void AppendRespCommand(std::span<const std::string_view> argv, std::string* out);
 

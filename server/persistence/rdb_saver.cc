@@ -22,10 +22,10 @@ std::vector<SavePoint> ParseSavePoints(std::string_view value) {
 RdbSaver::RdbSaver(Config* config, core::Keyspace* keyspace, ChildProcess* child)
     : config_(config), keyspace_(keyspace), child_(child) {}
 
-RdbSaveOptions RdbSaver::Options(int64_t now_ms) const {
+RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms) {
   RdbSaveOptions o;
-  o.compress = config_->Bool("rdbcompression");
-  o.checksum = config_->Bool("rdbchecksum");
+  o.compress = config.Bool("rdbcompression");
+  o.checksum = config.Bool("rdbchecksum");
   o.used_memory = static_cast<int64_t>(AllocatedBytes());
   o.now_ms = now_ms;
   return o;
@@ -34,7 +34,7 @@ RdbSaveOptions RdbSaver::Options(int64_t now_ms) const {
 absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
   const std::string& path = config_->Str("dbfilename");
   std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
-  absl::Status s = SaveRdbFile(*keyspace_, path, tmp, Options(now_ms));
+  absl::Status s = SaveRdbFile(*keyspace_, path, tmp, SaveOptionsFromConfig(*config_, now_ms));
   if (!s.ok()) {
     Log(kWarning, StrCat("Failed saving the DB: ", s.message()));
     return s;
@@ -50,7 +50,7 @@ absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
 absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty) {
   if (child_->running()) return absl::FailedPreconditionError("child running");
   const std::string path = config_->Str("dbfilename");
-  const RdbSaveOptions options = Options(now_ms);
+  const RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
   core::Keyspace* ks = keyspace_;
   last_try_ms_ = now_ms;
   absl::Status s = child_->Start(ChildType::kRdb, [ks, path, options]() {

@@ -27,6 +27,9 @@ struct SavePoint {
   int64_t changes;
 };
 
+// RDB writing options from the configuration (rdbcompression, rdbchecksum).
+RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms);
+
 // Parses the `save` directive's value ("3600 1 300 100"; "" = none).
 std::vector<SavePoint> ParseSavePoints(std::string_view value);
 
@@ -51,7 +54,6 @@ class RdbSaver {
   void set_lastsave(int64_t now_ms) { lastsave_s_ = now_ms / 1000; }
   void set_load_stats(const RdbLoadStats& s) { load_stats_ = s; }
   void AppendInfo(std::string* out, int64_t now_ms, uint64_t dirty) const;
-  RdbSaveOptions Options(int64_t now_ms) const;
 
  private:
   Config* config_;

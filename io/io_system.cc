@@ -214,6 +214,14 @@ void IoSystem::RequestStop() {
 
 void IoSystem::WakeMain() { inbox_->Wake(); }
 
+void IoSystem::SubmitFsync(int fd, uint32_t token) {
+  if (threads_.empty()) {  // before Start (loading): nothing else runs yet
+    sink_->OnFsyncDone(token, ::fdatasync(fd) == 0 ? 0 : -errno);
+    return;
+  }
+  threads_[0]->SubmitFsync(fd, token);
+}
+
 bool IoSystem::stop_requested() const { return stop_.load(std::memory_order_relaxed); }
 
 OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
@@ -260,15 +268,11 @@ void IoSystem::Accept(int fd) {
   }
 }
 
-void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nullptr}); }
-
 void IoSystem::DrainInbox() {
   inbox_->Drain(&inbox_scratch_);
   for (ToMain& m : inbox_scratch_) {
     if (m.kind == ToMain::Kind::kClosed) {
       HandleClosed(m.conn);
-    } else if (m.kind == ToMain::Kind::kNotify) {
-      sink_->OnNotify();
     } else {
       DeliverBatch(m);
     }

@@ -59,8 +59,11 @@ class CommandSink {
   virtual int OnTimer() = 0;
   // The end of a loop turn, before replies are flushed.
   virtual void BeforeFlush() = 0;
-  // Another thread called IoSystem::Notify() (background work finished).
-  virtual void OnNotify() {}
+  // An fdatasync started with IoSystem::SubmitFsync finished (result: 0 or -errno).
+  virtual void OnFsyncDone(uint32_t token, int result) {
+    (void)token;
+    (void)result;
+  }
 };
 
 struct IoOptions {
@@ -93,9 +96,6 @@ class IoSystem {
   bool stop_requested() const;
   // Async-signal-safe: wakes the main thread for one more loop turn.
   void WakeMain();
-  // Thread-safe: wakes the main thread, which calls CommandSink::OnNotify()
-  // in its next turn. Notifications posted close together may be merged.
-  void Notify();
 
   // ---- main thread ------------------------------------------------------------
   // The buffer a reply for `conn` is written into. Marks the connection so the
@@ -109,6 +109,11 @@ class IoSystem {
     }
     return conn->main_out;
   }
+  // Starts an fdatasync of fd through the main thread's ring. The kernel runs
+  // it on its own worker threads (a blocking operation is never run inline),
+  // so the main thread does not wait; OnFsyncDone(token, result) reports the
+  // end. Submitted with the rest of this loop turn's operations.
+  void SubmitFsync(int fd, uint32_t token);
   // Closes the connection once what was written to it so far has been sent.
   void CloseAfterReply(Connection* conn);
   // Closes the connection now, dropping unsent replies.

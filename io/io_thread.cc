@@ -255,7 +255,17 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
     case Op::kWake:
       ArmWake();
       break;
+    case Op::kFsync:
+      system_->sink_->OnFsyncDone(slot, cqe->res);
+      break;
   }
+}
+
+void IoThread::SubmitFsync(int fd, uint32_t token) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+  io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);  // it blocks: straight to a kernel worker
+  io_uring_sqe_set_data64(sqe, Tag(Op::kFsync, 0, token));
 }
 
 void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {

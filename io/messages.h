@@ -20,9 +20,9 @@ struct CommandBatch {
 };
 
 struct ToMain {
-  enum class Kind : uint8_t { kBatch, kClosed, kNotify };
+  enum class Kind : uint8_t { kBatch, kClosed };
   Kind kind;
-  Connection* conn;  // valid: the main thread deletes a connection only after kClosed (null for kNotify)
+  Connection* conn;  // valid: the main thread deletes a connection only after kClosed
   std::unique_ptr<CommandBatch> batch;
 };
 

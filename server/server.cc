@@ -60,7 +60,8 @@ Server::Server(std::unique_ptr<Config> config)
   RegisterAllCommands(commands_);
   run_id_ = RandomHex(40);
   rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
-  aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_, [this] { io_->Notify(); });
+  aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_,
+                               [this](int fd, uint32_t token) { io_->SubmitFsync(fd, token); });
   keyspace_.set_observer(this);
   child_.set_on_running_changed([this](bool running) { keyspace_.SetForkChildActive(running); });
   ApplyConfigHooks();

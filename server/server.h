@@ -81,7 +81,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void OnClose(io::Connection* conn) override;
   int OnTimer() override;
   void BeforeFlush() override;
-  void OnNotify() override;
+  void OnFsyncDone(uint32_t token, int result) override;
 
   // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
   void OnKeyExpired(int db, std::string_view key) override;
@@ -165,6 +165,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   absl::Status ApplyFromAof(Argv argv);
   void ReapChild(int64_t now_ms);
   void ReleaseDurableReplies();
+  // More AOF bytes are durable (or an fsync failed): release held replies
+  // and WAITAOF waiters.
+  void AfterAofSync();
   void UnblockAofWaiters(int64_t now_ms, bool timeouts_only);
   void UnblockAofWaiter(uint64_t client_id);
   void RemoveAofWaiter(uint64_t client_id);

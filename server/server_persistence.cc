@@ -123,7 +123,11 @@ void Server::ReleaseDurableReplies() {
       });
 }
 
-void Server::OnNotify() {
+void Server::OnFsyncDone(uint32_t token, int result) {
+  if (aof_->OnFsyncDone(token, result) || result < 0) AfterAofSync();
+}
+
+void Server::AfterAofSync() {
   if (aof_always_ && aof_->sync_error() != 0) {
     // As Redis: with appendfsync always a failed fsync cannot be recovered
     // from (the page cache state is unknown), so stop rather than lie.

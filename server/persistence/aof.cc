@@ -101,13 +101,13 @@ RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
   return o;
 }
 
-Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, std::function<void()> wake)
-    : config_(config), keyspace_(keyspace), child_(child), wake_(std::move(wake)) {
+Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync)
+    : config_(config), keyspace_(keyspace), child_(child), submit_fsync_(std::move(submit_fsync)) {
   ReloadPolicy();
 }
 
 Aof::~Aof() {
-  syncer_.reset();  // finishes queued syncs (and closes retired files)
+  syncer_.reset();  // closes retired files
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -241,7 +241,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
     Log(kNotice, StrCat("Creating AOF base file ", manifest_.base()->name, " on server start"));
     current_size_ = base_size_;
   }
-  syncer_ = std::make_unique<AofSyncThread>(wake_);
+  syncer_ = std::make_unique<AofSyncer>(submit_fsync_);
   if (manifest_.incrs().empty()) {
     if (absl::Status s = OpenNewIncr(); !s.ok()) return s;
     Log(kNotice, StrCat("Creating AOF incr file ", manifest_.incrs().back().name, " on server start"));
@@ -463,7 +463,7 @@ absl::Status Aof::Enable(int64_t now_ms) {
       if (absl::StatusOr<AofManifest> m = AofManifest::Parse(*text); m.ok()) manifest_ = std::move(*m);
     }
   }
-  if (!syncer_) syncer_ = std::make_unique<AofSyncThread>(wake_);
+  if (!syncer_) syncer_ = std::make_unique<AofSyncer>(submit_fsync_);
   state_ = AofState::kWaitRewrite;
   if (child_->running()) {
     rewrite_scheduled_ = true;  // after the running child, as Redis does
@@ -499,7 +499,7 @@ absl::Status Aof::FlushAndSync() {
   if (state_ == AofState::kOff) return absl::OkStatus();
   WriteBuffer();
   if (!buf_.empty()) return absl::InternalError(StrCat("Error writing to the AOF file: ", std::strerror(stats_.last_write_errno)));
-  if (syncer_) syncer_->Drain();
+  if (syncer_) syncer_->SyncAllNow();
   if (fd_ >= 0 && ::fsync(fd_) != 0) return absl::InternalError(StrCat("Error syncing the AOF file: ", std::strerror(errno)));
   synced_when_off_ = written_;
   return absl::OkStatus();

@@ -4,8 +4,9 @@
 // Write path. Every write command reaches Feed() once, already in the form to
 // replay (absolute expiry times, SELECT when the database changes). Fed bytes
 // collect in a buffer that the main thread writes to the current incremental
-// file once per loop turn (BeforeSleep). Durability is the AofSyncThread's
-// job: with appendfsync always a sync is requested every turn that wrote, and
+// file once per loop turn (BeforeSleep). Durability is the AofSyncer's job
+// (asynchronous fdatasync): with appendfsync always a sync is requested every
+// turn that wrote, and
 // the server holds the replies of that turn until synced() passes their
 // offset (group commit: one fsync acknowledges every client of the turn);
 // with everysec a sync is requested at most once a second from the cron; with
@@ -20,7 +21,7 @@
 // needed. When the child succeeds the manifest names the new base and the
 // incremental files from the fork on; the older files are deleted.
 //
-// Thread-safety: main thread only (plus the sync thread it owns).
+// Thread-safety: main thread only.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +57,9 @@ struct AofStats {
 
 class Aof {
  public:
-  // `wake` is called from the sync thread after each sync round.
-  Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, std::function<void()> wake);
+  // `submit_fsync` starts an asynchronous fdatasync (IoSystem::SubmitFsync);
+  // its completion must be passed to OnFsyncDone.
+  Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync);
   ~Aof();
 
   // Start-up with appendonly yes: loads the AOF (upgrading a Redis 6 single
@@ -106,7 +108,9 @@ class Aof {
   // A write error stops writes (MISCONF) until the file accepts data again.
   bool write_failed() const { return !stats_.last_write_ok; }
   int write_errno() const { return stats_.last_write_errno; }
-  // The sync thread failed an fsync (with `always` the server must stop).
+  // An fdatasync finished. True when more bytes are now durable.
+  bool OnFsyncDone(uint32_t token, int result) { return syncer_ && syncer_->OnDone(token, result); }
+  // An fsync failed (with `always` the server must stop).
   int sync_error() const { return syncer_ ? syncer_->last_error() : 0; }
 
   const AofStats& stats() const { return stats_; }
@@ -128,8 +132,8 @@ class Aof {
   Config* config_;
   core::Keyspace* keyspace_;
   ChildProcess* child_;
-  std::function<void()> wake_;
-  std::unique_ptr<AofSyncThread> syncer_;  // created when the AOF opens
+  AofSyncer::Submit submit_fsync_;
+  std::unique_ptr<AofSyncer> syncer_;  // created when the AOF opens
   AofState state_ = AofState::kOff;
   FsyncPolicy policy_ = FsyncPolicy::kEverysec;
   AofManifest manifest_;

@@ -1,46 +1,48 @@
-// AofSyncThread: the background thread that fsyncs AOF files, so fsync never
-// runs on the main thread.
+// AofSyncer: makes AOF bytes durable without the main thread waiting for a
+// disk. An fdatasync is handed to the I/O layer (io_uring runs it on the
+// kernel's worker threads) and its completion comes back as an event of the
+// main loop -- no helper thread, no locks, no wake-up pipe.
 //
-// The main thread writes AOF bytes (to the page cache) and then asks for them
-// to be made durable with Request(fd, offset), where offset is the AOF's
-// running byte count after those bytes. Requests queue in order; the thread
-// takes everything queued, fsyncs each file once (one fsync covers every
-// request for that file: group commit), closes files that were retired, and
-// publishes the highest offset now durable. `on_synced` runs on the sync
-// thread after each round (the server turns it into a main-loop wake-up).
+// Group commit: at most one fdatasync is in flight. Requests made meanwhile
+// merge into one queued job per file (the newest offset wins), submitted the
+// moment the running one completes, so one fsync acknowledges every write of
+// the loop turns it covers. Jobs complete in order, which keeps synced()
+// exact across file switches (a retired file is synced, then closed, before
+// anything written after it counts as durable).
 //
-// Thread-safety: Request / synced / pending are thread-safe.
+// Offsets are the AOF's running byte count (see Aof). Thread-safety: main
+// thread only.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <thread>
-#include <vector>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include <optional>
 
 namespace ringkv::server {
 
-class AofSyncThread {
+class AofSyncer {
  public:
-  explicit AofSyncThread(std::function<void()> on_synced);
-  ~AofSyncThread();  // finishes queued work, then joins
-  AofSyncThread(const AofSyncThread&) = delete;
-  AofSyncThread& operator=(const AofSyncThread&) = delete;
+  // Starts an asynchronous fdatasync of fd; OnDone(token, result) must follow.
+  using Submit = std::function<void(int fd, uint32_t token)>;
+  explicit AofSyncer(Submit submit) : submit_(std::move(submit)) {}
+  ~AofSyncer();  // closes retired files still queued
+  AofSyncer(const AofSyncer&) = delete;
+  AofSyncer& operator=(const AofSyncer&) = delete;
 
   // Makes fd durable up to `offset`; with close_after, closes fd afterwards
   // (the file was replaced). Offsets must not decrease.
   void Request(int fd, uint64_t offset, bool close_after = false);
-  // The highest offset known durable.
-  uint64_t synced() const { return synced_.load(std::memory_order_acquire); }
-  // Requests not yet done (INFO aof_pending_bio_fsync).
-  int pending() const { return pending_.load(std::memory_order_relaxed); }
-  // Blocks until everything requested so far is durable (shutdown).
-  void Drain();
-  // fsync failures seen (errno of the last one, 0 if none).
-  int last_error() const { return last_error_.load(std::memory_order_relaxed); }
+  // The fdatasync `token` finished. Returns true when synced() advanced.
+  bool OnDone(uint32_t token, int result);
+  uint64_t synced() const { return synced_; }
+  // Jobs queued or running (INFO aof_pending_bio_fsync).
+  int pending() const { return static_cast<int>(queue_.size()) + (running_ ? 1 : 0); }
+  // errno of the last failed fdatasync, 0 if none.
+  int last_error() const { return last_error_; }
+  // Shutdown: syncs (blocking) and closes every queued file now. The file
+  // of a running job is synced too; its completion is then a no-op.
+  void SyncAllNow();
 
  private:
   struct Job {
@@ -48,17 +50,14 @@ class AofSyncThread {
     uint64_t offset;
     bool close_after;
   };
-  void Loop();
+  void SubmitNext();
 
-  std::function<void()> on_synced_;
-  absl::Mutex mu_;
-  std::vector<Job> queue_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  bool busy_ ABSL_GUARDED_BY(mu_) = false;
-  std::atomic<uint64_t> synced_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<int> last_error_{0};
-  std::thread thread_;
+  Submit submit_;
+  std::deque<Job> queue_;
+  std::optional<Job> running_;
+  uint32_t token_ = 0;
+  uint64_t synced_ = 0;
+  int last_error_ = 0;
 };
 
 }  // namespace ringkv::server

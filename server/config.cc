@@ -75,6 +75,8 @@ constexpr Rule kImplemented[] = {
     {"lfu-log-factor", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lfu-decay-time", 0, kIntMax, nullptr, Mutability::kMutable},
     {"lazyfree-lazy-user-flush", 0, 0, nullptr, Mutability::kMutable},
+    {"lazyfree-lazy-expire", 0, 0, nullptr, Mutability::kMutable},
+    {"lazyfree-lazy-eviction", 0, 0, nullptr, Mutability::kMutable},
     {"rdbcompression", 0, 0, nullptr, Mutability::kMutable},
     {"rdbchecksum", 0, 0, nullptr, Mutability::kImmutable},
     {"save", 0, 0, nullptr, Mutability::kMutable},

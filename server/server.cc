@@ -87,11 +87,14 @@ void Server::ApplyConfigHooks() {
     access.samples = static_cast<int>(config_->Int("maxmemory-samples"));
     access.lfu_log_factor = static_cast<int>(config_->Int("lfu-log-factor"));
     access.lfu_decay_time = static_cast<int>(config_->Int("lfu-decay-time"));
+    lazy_expire_ = config_->Bool("lazyfree-lazy-expire");
+    lazy_eviction_ = config_->Bool("lazyfree-lazy-eviction");
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
                            "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
-                           "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time"}) {
+                           "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
+                           "lazyfree-lazy-expire", "lazyfree-lazy-eviction"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();

@@ -226,6 +226,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::set<std::pair<uint64_t, uint64_t>> aof_waiters_by_offset_;  // (offset, client id)
   std::set<std::pair<int64_t, uint64_t>> aof_waiters_by_deadline_; // (deadline, client id)
   bool has_save_points_ = false;  // cached from `save`
+  bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
+  bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK
 };
 
 // Current wall-clock time in milliseconds / microseconds.

@@ -24,13 +24,13 @@ void Server::Propagate(int db, Argv argv) {
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   std::string k(key);  // the key's storage goes away with the entry
-  std::string_view del[] = {config_->Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", k};
+  std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
   std::string k(key);
-  std::string_view del[] = {config_->Bool("lazyfree-lazy-eviction") ? "UNLINK" : "DEL", k};
+  std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
 }
 

@@ -214,6 +214,8 @@ void IoSystem::RequestStop() {
 
 void IoSystem::WakeMain() { inbox_->Wake(); }
 
+void IoSystem::WakeTimerIn(int ms) { next_timer_ms_ = std::min(next_timer_ms_, NowMs() + std::max(0, ms)); }
+
 void IoSystem::SubmitFsync(int fd, uint32_t token) {
   if (threads_.empty()) {  // before Start (loading): nothing else runs yet
     sink_->OnFsyncDone(token, ::fdatasync(fd) == 0 ? 0 : -errno);

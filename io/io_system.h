@@ -94,6 +94,9 @@ class IoSystem {
   // Async-signal-safe: asks Run() to return at the end of the current turn.
   void RequestStop();
   bool stop_requested() const;
+  // Runs CommandSink::OnTimer within `ms` milliseconds (sooner than it asked
+  // for last time; a WAIT deadline, for example). Main thread.
+  void WakeTimerIn(int ms);
   // Async-signal-safe: wakes the main thread for one more loop turn.
   void WakeMain();
 

@@ -43,10 +43,10 @@ enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkipThis };
 
 struct Client {
   // ---- every request -------------------------------------------------------
-  io::Connection* conn = nullptr;
-  uint64_t id = 0;
+  io::Connection* conn = nullptr;   // null for the AOF-loading client
   const CommandSpec* last_command = nullptr;
   uint64_t woff = 0;                // AOF offset after this client's last write (WAITAOF)
+  uint64_t repl_woff = 0;           // replication offset after its last write (WAIT)
   uint32_t last_interaction_s = 0;  // unix seconds, as Redis's lastinteraction
   uint32_t created_s = 0;
   int32_t db = 0;
@@ -59,6 +59,10 @@ struct Client {
   bool paused_wait : 1 = false;  // in the server's list of paused clients
   bool held_replies : 1 = false; // replies wait for an AOF fsync (appendfsync always)
   bool blocked : 1 = false;      // in WAITAOF: later commands queue in `deferred`
+  bool is_replica : 1 = false;   // a replica's link (state in the replication component)
+  bool is_master : 1 = false;    // this replica's link to its primary
+  // CLIENT ID: the connection's id (0 for the AOF-loading client).
+  uint64_t id() const { return conn != nullptr ? conn->id : 0; }
   // ---- rarely used: components allocated on first use ---------------------------
   std::unique_ptr<ClientMeta> meta;  // null until a name is set
   ClientMeta& mutable_meta() {

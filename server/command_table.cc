@@ -63,6 +63,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterDebugCommand(table);
   RegisterMemoryCommands(table);
   RegisterPersistenceCommands(table);
+  RegisterReplicationCommands(table);
   RegisterDumpCommands(table);
 }
 

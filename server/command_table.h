@@ -40,7 +40,8 @@ void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
-void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF, WAITAOF
+void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF
+void RegisterReplicationCommands(CommandTable& table);  // REPLCONF, PSYNC, SYNC, WAIT, WAITAOF, ROLE
 void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE
 void RegisterAllCommands(CommandTable& table);
 

@@ -90,6 +90,9 @@ constexpr Rule kImplemented[] = {
     {"aof-load-truncated", 0, 0, nullptr, Mutability::kMutable},
     {"auto-aof-rewrite-percentage", 0, kIntMax, nullptr, Mutability::kMutable},
     {"auto-aof-rewrite-min-size", 0, INT64_MAX, nullptr, Mutability::kMutable},
+    {"repl-backlog-size", 1, INT64_MAX, nullptr, Mutability::kMutable},
+    {"repl-timeout", 1, kIntMax, nullptr, Mutability::kMutable},
+    {"repl-ping-replica-period", 1, kIntMax, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

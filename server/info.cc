@@ -148,9 +148,9 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "total_commands_processed", st.total_commands);
   Field(out, "instantaneous_ops_per_sec", s.instantaneous_ops());
   Field(out, "rejected_connections", st.rejected_connections);
-  Field(out, "sync_full", 0);
-  Field(out, "sync_partial_ok", 0);
-  Field(out, "sync_partial_err", 0);
+  Field(out, "sync_full", st.sync_full);
+  Field(out, "sync_partial_ok", st.sync_partial_ok);
+  Field(out, "sync_partial_err", st.sync_partial_err);
   Field(out, "expired_keys", ks.expired_keys);
   Field(out, "expired_stale_perc", absl::StrFormat("%.2f", ks.expired_stale_perc_x100 / 100.0));
   Field(out, "expired_time_cap_reached_count", 0);
@@ -167,8 +167,40 @@ void InfoStats(Server& s, std::string* out) {
 }
 
 void InfoReplication(Server& s, std::string* out) {
-  static const repl::ReplicationIds ids = repl::ReplicationIds::Fresh();
-  repl::AppendStandaloneInfo(ids, s.config().Int("repl-backlog-size"), out);
+  const repl::Primary* p = s.primary();
+  if (p == nullptr) {
+    repl::AppendStandaloneInfo(s.repl_ids(), s.config().Int("repl-backlog-size"), out);
+    return;
+  }
+  const int64_t now_ms = UnixMs();
+  int64_t n = 0;
+  std::string lines;
+  for (const auto& r : p->replicas()) {
+    if (r->state == repl::ReplicaState::kHandshake) continue;
+    std::string ip = r->announced_ip;
+    if (ip.empty()) {
+      ip = r->conn->peer.ToString();
+      ip = ip.substr(0, ip.rfind(':'));
+    }
+    const char* state = r->state == repl::ReplicaState::kOnline ? "online"
+                        : r->state == repl::ReplicaState::kWaitBgsaveEnd ? "wait_bgsave"
+                                                                          : "wait_bgsave";
+    StrAppend(&lines, "slave", n++, ":ip=", ip, ",port=", r->listening_port, ",state=", state,
+              ",offset=", r->ack_offset, ",lag=", std::max<int64_t>(0, (now_ms - r->last_ack_ms) / 1000), "\r\n");
+  }
+  const repl::ReplicationIds& ids = s.repl_ids();
+  Field(out, "role", "master");
+  Field(out, "connected_slaves", n);
+  out->append(lines);
+  Field(out, "master_failover_state", "no-failover");
+  Field(out, "master_replid", ids.replid);
+  Field(out, "master_replid2", ids.replid2);
+  Field(out, "master_repl_offset", p->offset());
+  Field(out, "second_repl_offset", ids.second_offset);
+  Field(out, "repl_backlog_active", 1);
+  Field(out, "repl_backlog_size", s.config().Int("repl-backlog-size"));
+  Field(out, "repl_backlog_first_byte_offset", p->backlog().first_offset());
+  Field(out, "repl_backlog_histlen", p->backlog().histlen());
 }
 
 void InfoCpu(Server&, std::string* out) {

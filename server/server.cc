@@ -202,23 +202,23 @@ std::string Server::OnAccept(const io::SocketAddress& peer) {
 void Server::OnOpen(io::Connection* conn) {
   auto client = std::make_unique<Client>();
   client->conn = conn;
-  client->id = conn->id;
   client->created_s = client->last_interaction_s = static_cast<uint32_t>(UnixMs() / 1000);
   client->authenticated = !requirepass_set_;
   client->loopback = conn->peer.IsLoopback();
   conn->owner = client.get();
   io_->SetAuthenticated(conn, client->authenticated);
   ++stats_.total_connections;
-  clients_[client->id] = std::move(client);
+  clients_[client->id()] = std::move(client);
 }
 
 void Server::OnClose(io::Connection* conn) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr) return;
   conn->owner = nullptr;
-  if (c->held_replies) durable_.Drop(c->id);
-  if (c->blocked) RemoveAofWaiter(c->id);
-  clients_.erase(c->id);
+  if (c->held_replies) durable_.Drop(c->id());
+  if (c->blocked) waits_.Remove(c->id());
+  if (c->is_replica && primary_) primary_->Detach(c->id());
+  clients_.erase(c->id());
 }
 
 void Server::CloseClient(Client& c) {
@@ -232,7 +232,7 @@ void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp);
   rb.Error(StrCat("ERR ", message));
   ++stats_.total_error_replies;
-  Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id, " addr=", conn->peer.ToString(),
+  Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id(), " addr=", conn->peer.ToString(),
                              ". Closing the client."));
   CloseClient(*c);
 }
@@ -266,7 +266,7 @@ void Server::Defer(Client& c, Argv argv) {
   c.deferred->commands.emplace_back(argv.begin(), argv.end());
   if (!c.paused_wait && !c.blocked) {  // a blocked client resumes on unblocking
     c.paused_wait = true;
-    paused_clients_.push_back(c.id);
+    paused_clients_.push_back(c.id());
   }
 }
 
@@ -274,13 +274,14 @@ void Server::Execute(Client& c, Argv argv) {
   const int64_t now_ms = clock_.WallMs();
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   io::OutBuffer discard;
-  bool replying = c.reply_mode == ReplyMode::kOn;
+  // A replica's link gets no replies once it synced: only the stream.
+  bool replying = c.reply_mode == ReplyMode::kOn && !c.is_replica;
   if (c.reply_mode == ReplyMode::kSkipNext) {
     c.reply_mode = ReplyMode::kSkipThis;
     replying = false;
   } else if (c.reply_mode == ReplyMode::kSkipThis) {
     c.reply_mode = ReplyMode::kOn;
-    replying = true;
+    replying = !c.is_replica;
   }
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
@@ -289,7 +290,7 @@ void Server::Execute(Client& c, Argv argv) {
   if (replying) {
     if (c.held_replies ||
         (aof_always_ && (aof_->has_unsynced() || (spec != nullptr && (spec->flags & cmd::kWrite))))) {
-      out = &durable_.Target(c.id, turn_, aof_->fed_offset());
+      out = &durable_.Target(c.id(), turn_, aof_->fed_offset());
       c.held_replies = true;
     } else {
       out = &io_->PrepareWrite(c.conn);
@@ -374,8 +375,9 @@ void Server::Execute(Client& c, Argv argv) {
       propagate_as_.clear();
     }
     c.woff = aof_->fed_offset();
+    c.repl_woff = master_repl_offset();
   }
-  if (c.held_replies) durable_.Require(c.id, aof_->fed_offset());
+  if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);
@@ -472,8 +474,21 @@ void Server::ClientsCron(int64_t now_ms) {
 }
 
 int Server::OnTimer() {
-  clock_.Anchor();
   const int64_t now_ms = UnixMs();
+  if (now_ms >= next_cron_ms_) {
+    Cron(now_ms);
+    next_cron_ms_ = now_ms + 1000 / hz_;
+  }
+  // WAIT / WAITAOF deadlines fire on time, not on the next cron tick.
+  if (!waits_.empty()) UnblockWaiters(now_ms);
+  int64_t wake = next_cron_ms_;
+  if (pause_until_ms_ > 0) wake = std::min(wake, pause_until_ms_);
+  if (int64_t d = waits_.next_deadline(); d > 0) wake = std::min(wake, d);
+  return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
+}
+
+void Server::Cron(int64_t now_ms) {
+  clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
   if (now_ms - stats_.last_sample_ms >= 100) {
     int64_t dt = now_ms - stats_.last_sample_ms;
@@ -488,18 +503,16 @@ int Server::OnTimer() {
   ReapChild(now_ms);
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
-  if (!aof_waiters_.empty()) UnblockAofWaiters(now_ms, /*timeouts_only=*/false);
+  if (primary_) ReplicationCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   if (active_expire_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
   keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
-  int wait = 1000 / hz_;
-  if (pause_until_ms_ > 0) wait = static_cast<int>(std::clamp<int64_t>(pause_until_ms_ - now_ms, 1, wait));
-  return wait;
 }
 
 void Server::BeforeFlush() {
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
+  if (primary_) BeforeFlushReplication();
   aof_->BeforeSleep();
   if (aof_always_ && aof_->write_failed()) {
     // As Redis: with appendfsync always, a write that cannot reach the AOF

@@ -28,6 +28,9 @@
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
 #include "server/persistence/rdb_saver.h"
+#include "server/wait_registry.h"
+#include "replication/primary.h"
+#include "replication/replication_info.h"
 
 namespace ringkv::server {
 
@@ -47,6 +50,9 @@ struct ServerStats {
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
   uint64_t evicted_keys = 0;
+  uint64_t sync_full = 0;
+  uint64_t sync_partial_ok = 0;
+  uint64_t sync_partial_err = 0;
   uint64_t dirty = 0;  // changes since the last successful save (rdb_changes_since_last_save)
   // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
   static constexpr int kSamples = 16;
@@ -147,9 +153,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool persistence_ok() const { return rdb_->last_bgsave_ok() && !aof_->write_failed(); }
   // CONFIG SET appendonly.
   absl::Status SetAppendOnly(bool on);
-  // WAITAOF: blocks `c` until the AOF has synced `offset` or the deadline
-  // (0 = none) passes, then replies [numlocal, numreplicas].
-  void BlockForAof(Client& c, uint64_t offset, int64_t numlocal, int64_t numreplicas, int64_t deadline_ms);
+  // WAIT / WAITAOF: replies at once when the conditions already hold, else
+  // blocks `c` (its later commands wait) until they do or the deadline passes.
+  void WaitFor(Client& c, const WaitSpec& spec);
+
+  // ---- replication (primary side) ------------------------------------------------------
+  // The replication component, created on first use (a replica attaching).
+  repl::Primary& EnsurePrimary();
+  repl::Primary* primary() { return primary_.get(); }
+  repl::ReplicationIds& repl_ids() { return repl_ids_; }
+  uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
+  // PSYNC / SYNC from `c`: answers +CONTINUE or +FULLRESYNC (or, for SYNC,
+  // the RDB alone) and makes `c` a replica.
+  void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
+  // REPLCONF ACK from a replica.
+  void OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset);
   // Where a reply to `c` outside its own command goes (behind held replies).
   io::OutBuffer& ReplyTarget(Client& c);
 
@@ -168,9 +186,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // More AOF bytes are durable (or an fsync failed): release held replies
   // and WAITAOF waiters.
   void AfterAofSync();
-  void UnblockAofWaiters(int64_t now_ms, bool timeouts_only);
-  void UnblockAofWaiter(uint64_t client_id);
-  void RemoveAofWaiter(uint64_t client_id);
+  // Replies to waiters whose conditions hold or whose deadline passed.
+  void UnblockWaiters(int64_t now_ms);
+  void ReplyToWaiter(Client& c, const WaitSpec& spec);
+  WaitRegistry::Progress WaitProgress() const;
+  void Cron(int64_t now_ms);
+  void ReplicationCron(int64_t now_ms);
+  void BeforeFlushReplication();
+  void StartFullSyncIfNeeded(int64_t now_ms);
+  void FinishFullSync(const ChildResult& result);
+  void DropReplica(uint64_t client_id);
   void ResumeClient(Client& c);
   void HandleShutdownSignal();
 
@@ -214,17 +239,15 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool loading_ = false;
   std::vector<std::string> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
-  // WAITAOF waiters, indexed by the offset they wait for and by deadline, so
-  // a sync or a timeout unblocks each in O(log n) without scanning the rest.
-  struct AofWaiter {
-    uint64_t offset;
-    int64_t numlocal;
-    int64_t numreplicas;
-    int64_t deadline_ms;  // 0 = none
-  };
-  absl::flat_hash_map<uint64_t, AofWaiter> aof_waiters_;          // by client id
-  std::set<std::pair<uint64_t, uint64_t>> aof_waiters_by_offset_;  // (offset, client id)
-  std::set<std::pair<int64_t, uint64_t>> aof_waiters_by_deadline_; // (deadline, client id)
+  WaitRegistry waits_;           // clients blocked in WAIT / WAITAOF
+  int64_t next_cron_ms_ = 0;
+  // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
+  repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();
+  std::unique_ptr<repl::Primary> primary_;
+  bool get_ack_pending_ = false;  // a waiter blocked this turn: ask replicas to ACK
+  bool repl_save_in_progress_ = false;  // the running RDB child serves replicas
+  uint64_t repl_save_offset_ = 0;       // master offset at that fork
+  int64_t last_replica_ping_ms_ = 0;
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK

@@ -20,6 +20,7 @@ namespace ringkv::server {
 void Server::Propagate(int db, Argv argv) {
   if (loading_) return;
   aof_->Feed(db, argv);
+  if (primary_) primary_->Feed(db, argv);
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
@@ -96,6 +97,7 @@ void Server::ReapChild(int64_t now_ms) {
   if (!child_.Poll(&r)) return;
   if (r.type == ChildType::kRdb) {
     rdb_->OnChildDone(r, now_ms, &stats_.dirty);
+    if (repl_save_in_progress_) FinishFullSync(r);
   } else if (r.type == ChildType::kAof) {
     aof_->OnRewriteDone(r);
     aof_always_ = aof_->always();
@@ -105,7 +107,7 @@ void Server::ReapChild(int64_t now_ms) {
 io::OutBuffer& Server::ReplyTarget(Client& c) {
   if (c.held_replies || (aof_always_ && aof_->has_unsynced())) {
     c.held_replies = true;
-    return durable_.Target(c.id, turn_, aof_->fed_offset());
+    return durable_.Target(c.id(), turn_, aof_->fed_offset());
   }
   return io_->PrepareWrite(c.conn);
 }
@@ -136,57 +138,7 @@ void Server::AfterAofSync() {
     _exit(1);
   }
   ReleaseDurableReplies();
-  if (!aof_waiters_.empty()) UnblockAofWaiters(UnixMs(), /*timeouts_only=*/false);
-}
-
-void Server::BlockForAof(Client& c, uint64_t offset, int64_t numlocal, int64_t numreplicas, int64_t deadline_ms) {
-  c.blocked = true;
-  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
-  aof_waiters_[c.id] = AofWaiter{offset, numlocal, numreplicas, deadline_ms};
-  aof_waiters_by_offset_.emplace(offset, c.id);
-  if (deadline_ms > 0) aof_waiters_by_deadline_.emplace(deadline_ms, c.id);
-}
-
-void Server::RemoveAofWaiter(uint64_t client_id) {
-  auto it = aof_waiters_.find(client_id);
-  if (it == aof_waiters_.end()) return;
-  aof_waiters_by_offset_.erase({it->second.offset, client_id});
-  if (it->second.deadline_ms > 0) aof_waiters_by_deadline_.erase({it->second.deadline_ms, client_id});
-  aof_waiters_.erase(it);
-}
-
-void Server::UnblockAofWaiter(uint64_t client_id) {
-  auto it = aof_waiters_.find(client_id);
-  if (it == aof_waiters_.end()) return;
-  const AofWaiter w = it->second;
-  RemoveAofWaiter(client_id);
-  Client* c = FindClient(client_id);
-  if (c == nullptr) return;
-  const int64_t local = aof_->enabled() && aof_->synced_offset() >= w.offset ? 1 : 0;
-  io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
-  rb.ArrayHeader(2);
-  rb.Integer(local);
-  rb.Integer(0);  // replicas that fsynced: none attached (replication is not built yet)
-  c->blocked = false;
-  if (c->deferred && c->deferred->commands.empty() && !c->paused_wait) c->deferred.reset();
-  ResumeClient(*c);
-}
-
-void Server::UnblockAofWaiters(int64_t now_ms, bool timeouts_only) {
-  std::vector<uint64_t> done;
-  if (!timeouts_only) {
-    const uint64_t synced = aof_->enabled() ? aof_->synced_offset() : 0;
-    for (auto it = aof_waiters_by_offset_.begin(); it != aof_waiters_by_offset_.end() && it->first <= synced; ++it) {
-      const AofWaiter& w = aof_waiters_[it->second];
-      // Satisfied when this server counts as enough local fsyncs and no
-      // replica acknowledgement is wanted.
-      if (w.numlocal <= 1 && w.numreplicas <= 0) done.push_back(it->second);
-    }
-  }
-  for (auto it = aof_waiters_by_deadline_.begin(); it != aof_waiters_by_deadline_.end() && it->first <= now_ms; ++it) {
-    done.push_back(it->second);
-  }
-  for (uint64_t id : done) UnblockAofWaiter(id);
+  if (!waits_.empty()) UnblockWaiters(UnixMs());
 }
 
 std::string Server::PersistenceError() const {

@@ -34,7 +34,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   if (nflags == 0) flag_buf[nflags++] = 'N';
   std::string_view flags(flag_buf, nflags);
   std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
-  return StrCat("id=", c.id, " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
+  return StrCat("id=", c.id(), " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
                       " name=", meta.name, " age=", now_ms / 1000 - c.created_s,
                       " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,
                       " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
@@ -49,7 +49,7 @@ bool ValidClientName(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '!' && ch <= '~'; });
 }
 
-void CmdClientId(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id)); }
+void CmdClientId(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id())); }
 
 void CmdClientInfo(CommandContext& ctx) {
   ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms) + "\n");
@@ -92,7 +92,7 @@ void CmdClientList(CommandContext& ctx) {
       list.push_back(c.get());
     }
   }
-  std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id < b->id; });
+  std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id() < b->id(); });
   std::string out;
   for (const Client* c : list) StrAppend(&out, ctx.server.ClientInfoLine(*c, ctx.now_ms), "\n");
   ctx.reply.Verbatim(out);
@@ -194,7 +194,7 @@ void CmdClientKill(CommandContext& ctx) {
   std::vector<Client*> victims;
   if (!type_other) {
     for (const auto& [id, c] : s.clients()) {
-      if (id_filter > 0 && c->id != static_cast<uint64_t>(id_filter)) continue;
+      if (id_filter > 0 && c->id() != static_cast<uint64_t>(id_filter)) continue;
       if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
       if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
       if (skipme && c.get() == &ctx.client) continue;

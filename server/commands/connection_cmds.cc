@@ -116,7 +116,7 @@ void CmdHello(CommandContext& ctx) {
   rb.Bulk("proto");
   rb.Integer(ver);
   rb.Bulk("id");
-  rb.Integer(static_cast<int64_t>(c.id));
+  rb.Integer(static_cast<int64_t>(c.id()));
   rb.Bulk("mode");
   rb.Bulk("standalone");
   rb.Bulk("role");

@@ -1,4 +1,4 @@
-// Persistence commands: SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF, WAITAOF.
+// Persistence commands: SAVE, BGSAVE, LASTSAVE, BGREWRITEAOF.
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -70,34 +70,6 @@ void CmdBgrewriteaof(CommandContext& ctx) {
   }
 }
 
-// WAITAOF numlocal numreplicas timeout (Redis 7.2's reply: [numlocal, numreplicas]).
-void CmdWaitaof(CommandContext& ctx) {
-  int64_t numlocal, numreplicas, timeout;
-  if (!ParseInt(ctx, ctx.argv[1], &numlocal) || !ParseInt(ctx, ctx.argv[2], &numreplicas)) return;
-  if (!core::StringToInt64(ctx.argv[3], &timeout)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
-  Aof& aof = ctx.server.aof();
-  if (numlocal > 0 && !aof.enabled()) {
-    ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
-    return;
-  }
-  const uint64_t target = ctx.client.woff;
-  const int64_t local = aof.enabled() && aof.synced_offset() >= target ? 1 : 0;
-  if (numlocal <= local && numreplicas <= 0) {
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Integer(local);
-    ctx.reply.Integer(0);
-    return;
-  }
-  ctx.server.BlockForAof(ctx.client, target, numlocal, numreplicas, timeout > 0 ? ctx.now_ms + timeout : 0);
-}
-
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& t) {
@@ -109,9 +81,6 @@ void RegisterPersistenceCommands(CommandTable& t) {
             "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", CmdLastsave));
   t.Add(Cmd("bgrewriteaof", 1, kAdmin | kNoscript | kNoAsyncLoading, 0, 0, 0, "@admin @slow @dangerous", "server",
             "Asynchronously rewrites the append-only file to disk.", "1.0.0", CmdBgrewriteaof));
-  t.Add(Cmd("waitaof", 4, kNoscript, 0, 0, 0, "@slow @connection", "generic",
-            "Blocks until all of the preceding write commands sent by the connection are written to the "
-            "append-only file of the master and/or replicas.", "7.2.0", CmdWaitaof));
 }
 
 }  // namespace ringkv::server

@@ -47,10 +47,15 @@ absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
   return absl::OkStatus();
 }
 
-absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty) {
+absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbSaveOptions* repl) {
   if (child_->running()) return absl::FailedPreconditionError("child running");
   const std::string path = config_->Str("dbfilename");
-  const RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  if (repl != nullptr) {
+    options.repl_id = repl->repl_id;
+    options.repl_offset = repl->repl_offset;
+    options.repl_stream_db = repl->repl_stream_db;
+  }
   core::Keyspace* ks = keyspace_;
   last_try_ms_ = now_ms;
   absl::Status s = child_->Start(ChildType::kRdb, [ks, path, options]() {

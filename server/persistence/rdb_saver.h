@@ -39,8 +39,9 @@ class RdbSaver {
 
   // SAVE: writes dbfilename now. On success *dirty is reset.
   absl::Status Save(int64_t now_ms, uint64_t* dirty);
-  // BGSAVE: forks the save. Errors carry the client's error text.
-  absl::Status BackgroundSave(int64_t now_ms, uint64_t dirty);
+  // BGSAVE: forks the save. Errors carry the client's error text. `repl`
+  // (optional) adds replication info to the file (a full sync's RDB).
+  absl::Status BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbSaveOptions* repl = nullptr);
   void Schedule() { scheduled_ = true; }
   bool scheduled() const { return scheduled_; }
   // The RDB child exited: updates status, LASTSAVE and *dirty.

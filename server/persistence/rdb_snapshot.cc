@@ -66,6 +66,11 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
   w.AuxInt("redis-bits", 64);
   w.AuxInt("ctime", options.now_ms / 1000);
   w.AuxInt("used-mem", options.used_memory);
+  if (!options.repl_id.empty()) {
+    w.AuxInt("repl-stream-db", options.repl_stream_db);
+    w.Aux("repl-id", options.repl_id);
+    w.AuxInt("repl-offset", options.repl_offset);
+  }
   w.AuxInt("aof-base", options.aof_base ? 1 : 0);
   const core::AccessPolicy& access = ks.access_policy();
   const bool save_lfu = access.lfu();

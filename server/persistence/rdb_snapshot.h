@@ -23,6 +23,12 @@ struct RdbSaveOptions {
   bool aof_base = false;  // written as an AOF base (AUX aof-base 1)
   int64_t used_memory = 0;
   int64_t now_ms = 0;
+  // Replication info (AUX repl-stream-db / repl-id / repl-offset), written
+  // when repl_id is set: a full sync's RDB, or a save by a server with a
+  // backlog, so a restarted server can resume with PSYNC.
+  std::string repl_id;
+  int64_t repl_offset = 0;
+  int repl_stream_db = 0;
 };
 
 // Writes the whole keyspace as RDB to fd (not closed, not synced).

@@ -1,0 +1,58 @@
+// Backlog: the replication stream, kept once for every replica.
+//
+// Every write the primary propagates is appended here exactly once. A
+// replica reads the range it has not yet received (its `next offset`); a
+// partial resync (PSYNC) is possible while the range it asks for is still
+// held. The backlog keeps at least `capacity` bytes (repl-backlog-size) and
+// also everything a connected replica still needs, up to the replica output
+// limit; past that the replica is dropped (and resyncs) rather than letting
+// memory grow without bound.
+//
+// Offsets are Redis's: byte n of the stream has offset n (the first byte
+// ever is 1); end_offset() is master_repl_offset.
+//
+// Thread-safety: none (main thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string_view>
+
+#include "io/out_buffer.h"
+
+namespace ringkv::repl {
+
+class Backlog {
+ public:
+  // An empty backlog whose next byte will have offset `end_offset + 1`.
+  Backlog(size_t capacity, uint64_t end_offset);
+
+  void Append(std::string_view bytes);
+  uint64_t end_offset() const { return end_offset_; }
+  // Offset of the first byte held (end_offset() + 1 when empty).
+  uint64_t first_offset() const { return first_offset_; }
+  uint64_t histlen() const { return end_offset_ + 1 - first_offset_; }
+  size_t capacity() const { return capacity_; }
+  void set_capacity(size_t capacity) { capacity_ = capacity; }
+  // True when bytes from `offset` (up to the end) are all held.
+  bool Has(uint64_t offset) const { return offset >= first_offset_ && offset <= end_offset_ + 1; }
+  // Appends stream bytes [from, from + max_bytes) (clipped to the end) to
+  // *out; returns the offset after the last byte copied. REQUIRES: Has(from).
+  uint64_t CopyTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const;
+  // Frees whole blocks before `needed_from` while at least capacity bytes
+  // remain (so up to one block more than capacity may be held).
+  void Trim(uint64_t needed_from);
+  size_t allocated() const { return blocks_.size() * kBlockSize; }
+
+ private:
+  static constexpr size_t kBlockSize = 64 * 1024;
+  std::deque<std::unique_ptr<char[]>> blocks_;  // full except the last
+  uint64_t front_block_offset_;  // offset of blocks_.front()[0]
+  uint64_t first_offset_;        // first byte held (== front_block_offset_)
+  uint64_t end_offset_;
+  size_t capacity_;
+};
+
+}  // namespace ringkv::repl

@@ -1,0 +1,106 @@
+#include "replication/primary.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace ringkv::repl {
+
+void AppendCommand(std::span<const std::string_view> argv, std::string* out) {
+  absl::StrAppend(out, "*", argv.size(), "\r\n");
+  for (std::string_view a : argv) {
+    absl::StrAppend(out, "$", a.size(), "\r\n");
+    out->append(a);
+    out->append("\r\n");
+  }
+}
+
+Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog_size, master_offset) {}
+
+void Primary::Feed(int db, std::span<const std::string_view> argv) {
+  scratch_.clear();
+  if (db != stream_db_) {
+    const std::string index = absl::StrCat(db);
+    const std::string_view select[] = {"SELECT", index};
+    AppendCommand(select, &scratch_);
+    stream_db_ = db;
+  }
+  AppendCommand(argv, &scratch_);
+  backlog_.Append(scratch_);
+}
+
+void Primary::FeedRaw(std::span<const std::string_view> argv) {
+  scratch_.clear();
+  AppendCommand(argv, &scratch_);
+  backlog_.Append(scratch_);
+}
+
+ReplicaLink& Primary::Attach(uint64_t client_id, io::Connection* conn) {
+  if (ReplicaLink* existing = Find(client_id)) return *existing;
+  auto link = std::make_unique<ReplicaLink>();
+  link->client_id = client_id;
+  link->conn = conn;
+  replicas_.push_back(std::move(link));
+  return *replicas_.back();
+}
+
+ReplicaLink* Primary::Find(uint64_t client_id) {
+  for (auto& r : replicas_) {
+    if (r->client_id == client_id) return r.get();
+  }
+  return nullptr;
+}
+
+void Primary::Detach(uint64_t client_id) {
+  std::erase_if(replicas_, [&](const std::unique_ptr<ReplicaLink>& r) { return r->client_id == client_id; });
+}
+
+void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop) {
+  // Per turn and per replica, hand over at most this much; and only while the
+  // connection has little unsent: the backlog is the buffer, not the socket.
+  constexpr size_t kPerTurn = 1 << 20;
+  constexpr uint64_t kUnsentLimit = 4 << 20;
+  uint64_t needed = backlog_.end_offset() + 1;
+  for (auto& r : replicas_) {
+    if (r->state == ReplicaState::kHandshake || r->state == ReplicaState::kWaitBgsaveStart) continue;
+    if (backlog_.end_offset() + 1 - std::min(r->next_offset, backlog_.end_offset() + 1) > max_lag_bytes ||
+        !backlog_.Has(r->next_offset)) {
+      drop->push_back(r->client_id);
+      continue;
+    }
+    needed = std::min(needed, r->next_offset);
+    if (r->state != ReplicaState::kOnline || r->next_offset > backlog_.end_offset()) continue;
+    const uint64_t unsent = r->conn->thread == 0 ? r->conn->out.size()
+                                                 : r->conn->stat_obuf.load(std::memory_order_relaxed) +
+                                                       r->conn->main_out.size();
+    if (unsent > kUnsentLimit) continue;
+    r->next_offset = backlog_.CopyTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
+  }
+  backlog_.Trim(needed);
+}
+
+int Primary::CountAcked(uint64_t offset, bool fsynced) const {
+  int n = 0;
+  for (const auto& r : replicas_) {
+    if (r->state == ReplicaState::kOnline && (fsynced ? r->fack_offset : r->ack_offset) >= offset) ++n;
+  }
+  return n;
+}
+
+int64_t Primary::NthAck(int64_t n, bool fsynced) const {
+  std::vector<uint64_t> acks;  // replicas are few: a small copy per query
+  for (const auto& r : replicas_) {
+    if (r->state == ReplicaState::kOnline && !r->old_sync) acks.push_back(fsynced ? r->fack_offset : r->ack_offset);
+  }
+  if (n <= 0 || static_cast<size_t>(n) > acks.size()) return -1;
+  std::nth_element(acks.begin(), acks.begin() + (n - 1), acks.end(), std::greater<>());
+  return static_cast<int64_t>(acks[static_cast<size_t>(n - 1)]);
+}
+
+int Primary::online() const {
+  int n = 0;
+  for (const auto& r : replicas_) n += r->state == ReplicaState::kOnline;
+  return n;
+}
+
+}  // namespace ringkv::repl

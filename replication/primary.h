@@ -1,0 +1,94 @@
+// Primary: the primary side of replication -- the backlog, the attached
+// replicas and their acknowledgements. Created by the server the first time
+// a replica attaches; a standalone server never allocates one.
+//
+// The stream is written once (Feed -> Backlog). Each replica has only a
+// ReplicaLink: how far it has been sent (next_offset) and acknowledged.
+// Flush() moves each online replica's missing range from the backlog to its
+// connection, bounded per turn and by what the connection has not sent yet,
+// so a slow replica costs backlog retention (capped), never unbounded
+// per-replica buffers.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/io_system.h"
+#include "replication/backlog.h"
+
+namespace ringkv::repl {
+
+enum class ReplicaState : uint8_t {
+  kHandshake,        // REPLCONF seen, no SYNC/PSYNC yet
+  kWaitBgsaveStart,  // full sync wanted; waiting for the fork child to be free
+  kWaitBgsaveEnd,    // the RDB for it is being written
+  kOnline,           // receiving the stream
+};
+
+// What the primary knows of one replica connection.
+struct ReplicaLink {
+  uint64_t client_id = 0;
+  io::Connection* conn = nullptr;
+  ReplicaState state = ReplicaState::kHandshake;
+  uint64_t next_offset = 0;  // first stream byte not yet handed to the connection
+  uint64_t ack_offset = 0;   // REPLCONF ACK: processed by the replica
+  uint64_t fack_offset = 0;  // REPLCONF ACK .. FACK: fsynced to the replica's AOF
+  int64_t last_ack_ms = 0;
+  int listening_port = 0;
+  std::string announced_ip;  // REPLCONF ip-address, else the peer address
+  bool capa_eof = false;
+  bool capa_psync2 = false;
+  bool old_sync = false;     // attached with SYNC (no offsets, no acks)
+};
+
+class Primary {
+ public:
+  // A fresh backlog: the stream continues after `master_offset`.
+  Primary(size_t backlog_size, uint64_t master_offset);
+
+  Backlog& backlog() { return backlog_; }
+  const Backlog& backlog() const { return backlog_; }
+  uint64_t offset() const { return backlog_.end_offset(); }
+
+  // Appends a command executed in `db` (SELECT first when the stream's
+  // database differs).
+  void Feed(int db, std::span<const std::string_view> argv);
+  // Appends a command that does not depend on the database (PING, REPLCONF).
+  void FeedRaw(std::span<const std::string_view> argv);
+  // The next Feed starts with SELECT (after a full sync began).
+  void ForceSelect() { stream_db_ = -1; }
+  int stream_db() const { return stream_db_; }
+
+  ReplicaLink& Attach(uint64_t client_id, io::Connection* conn);
+  ReplicaLink* Find(uint64_t client_id);
+  void Detach(uint64_t client_id);
+  const std::vector<std::unique_ptr<ReplicaLink>>& replicas() const { return replicas_; }
+
+  // Hands online replicas the stream they miss. Replicas so far behind that
+  // the backlog would pass `max_lag_bytes` for them are listed in *drop.
+  void Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop);
+
+  // Online replicas whose acknowledged (or, with fsynced, AOF-fsynced)
+  // offset is at least `offset`.
+  int CountAcked(uint64_t offset, bool fsynced) const;
+  // The n-th highest acknowledged offset (n >= 1), -1 with fewer online replicas.
+  int64_t NthAck(int64_t n, bool fsynced) const;
+  int online() const;
+
+ private:
+  Backlog backlog_;
+  int stream_db_ = -1;
+  std::string scratch_;
+  std::vector<std::unique_ptr<ReplicaLink>> replicas_;
+};
+
+// Appends argv as a RESP array.
+void AppendCommand(std::span<const std::string_view> argv, std::string* out);
+
+}  // namespace ringkv::repl

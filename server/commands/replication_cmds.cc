@@ -1,0 +1,163 @@
+// Replication commands, primary side: REPLCONF, PSYNC, SYNC, ROLE, and the
+// waits on replicas and the AOF: WAIT, WAITAOF.
+#include "core/strings.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using namespace cmd;  // NOLINT: flag names in the table below
+
+// Redis's getTimeoutFromObjectOrReply for millisecond timeouts.
+bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
+  int64_t ms;
+  if (!core::StringToInt64(arg, &ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return false;
+  }
+  if (ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return false;
+  }
+  *deadline_ms = ms > 0 ? ctx.now_ms + ms : 0;
+  return true;
+}
+
+// WAIT numreplicas timeout: the replicas that acknowledged this client's
+// last write (Redis 7.2 semantics, also what 7.0 answers).
+void CmdWait(CommandContext& ctx) {
+  WaitSpec spec;
+  if (!ParseTimeoutMs(ctx, ctx.argv[2], &spec.deadline_ms)) return;
+  if (!ParseInt(ctx, ctx.argv[1], &spec.numreplicas)) return;
+  spec.repl_target = ctx.client.repl_woff;
+  ctx.server.WaitFor(ctx.client, spec);
+}
+
+// WAITAOF numlocal numreplicas timeout (Redis 7.2): [numlocal, numreplicas].
+void CmdWaitaof(CommandContext& ctx) {
+  WaitSpec spec;
+  spec.aof = true;
+  if (!ParseTimeoutMs(ctx, ctx.argv[3], &spec.deadline_ms)) return;
+  if (!core::StringToInt64(ctx.argv[1], &spec.numlocal) || spec.numlocal < 0 ||
+      !core::StringToInt64(ctx.argv[2], &spec.numreplicas) || spec.numreplicas < 0) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  if (spec.numlocal > 0 && !ctx.server.aof().enabled()) {
+    ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+    return;
+  }
+  spec.aof_target = ctx.client.woff;
+  spec.repl_target = ctx.client.repl_woff;
+  ctx.server.WaitFor(ctx.client, spec);
+}
+
+// REPLCONF <option> <value> [<option> <value> ...]
+void CmdReplconf(CommandContext& ctx) {
+  if (ctx.argv.size() % 2 == 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  repl::ReplicaLink* link = nullptr;
+  auto ensure_link = [&]() -> repl::ReplicaLink& {
+    if (link == nullptr) link = &ctx.server.EnsurePrimary().Attach(ctx.client.id(), ctx.client.conn);
+    return *link;
+  };
+  for (size_t i = 1; i + 1 < ctx.argv.size(); i += 2) {
+    std::string_view opt = ctx.argv[i], value = ctx.argv[i + 1];
+    if (Is(opt, "ack") || Is(opt, "fack")) {
+      // REPLCONF ACK <offset> [FACK <aofoffset>]: from a synced replica; no reply.
+      if (!ctx.client.is_replica) return;
+      int64_t offset = 0, fack = 0;
+      if (!core::StringToInt64(value, &offset)) return;
+      if (i + 3 < ctx.argv.size() + 1 && i + 2 < ctx.argv.size() && Is(ctx.argv[i + 2], "fack")) {
+        core::StringToInt64(ctx.argv[i + 3], &fack);
+      }
+      ctx.server.OnReplicaAck(ctx.client, static_cast<uint64_t>(offset), static_cast<uint64_t>(std::max<int64_t>(0, fack)));
+      return;
+    }
+    if (Is(opt, "getack")) {
+      return;  // only meaningful to a replica (from its primary)
+    }
+    if (Is(opt, "listening-port")) {
+      int64_t port;
+      if (!ParseInt(ctx, value, &port)) return;
+      ensure_link().listening_port = static_cast<int>(port);
+    } else if (Is(opt, "ip-address")) {
+      ensure_link().announced_ip = std::string(value);
+    } else if (Is(opt, "capa")) {
+      if (Is(value, "eof")) ensure_link().capa_eof = true;
+      if (Is(value, "psync2")) ensure_link().capa_psync2 = true;
+    } else if (Is(opt, "rdb-only") || Is(opt, "rdb-filter-only")) {
+      // Accepted: ringkv has no modules or functions to filter out.
+    } else {
+      ctx.reply.Error(StrCat("ERR Unrecognized REPLCONF option: ", opt));
+      return;
+    }
+  }
+  ctx.reply.Ok();
+}
+
+// PSYNC replid offset
+void CmdPsync(CommandContext& ctx) {
+  if (ctx.client.is_replica) return;  // already one: ignored, as Redis
+  int64_t offset;
+  if (!core::StringToInt64(ctx.argv[2], &offset)) offset = -1;
+  ctx.server.StartReplicaSync(ctx.client, ctx.argv[1], offset, /*old_sync=*/false);
+}
+
+// SYNC: the pre-PSYNC protocol (an RDB, then the stream; no offsets).
+void CmdSync(CommandContext& ctx) {
+  if (ctx.client.is_replica) return;
+  ctx.server.StartReplicaSync(ctx.client, "?", -1, /*old_sync=*/true);
+}
+
+void CmdRole(CommandContext& ctx) {
+  io::ReplyBuilder& rb = ctx.reply;
+  rb.ArrayHeader(3);
+  rb.Bulk("master");
+  rb.Integer(static_cast<int64_t>(ctx.server.master_repl_offset()));
+  repl::Primary* p = ctx.server.primary();
+  int64_t n = 0;
+  if (p != nullptr) {
+    for (const auto& r : p->replicas()) n += r->state != repl::ReplicaState::kHandshake;
+  }
+  rb.ArrayHeader(n);
+  if (p == nullptr) return;
+  for (const auto& r : p->replicas()) {
+    if (r->state == repl::ReplicaState::kHandshake) continue;
+    rb.ArrayHeader(3);
+    std::string ip = r->announced_ip;
+    if (ip.empty()) {
+      ip = r->conn->peer.ToString();
+      ip = ip.substr(0, ip.rfind(':'));
+    }
+    rb.Bulk(ip);
+    rb.Bulk(StrCat(r->listening_port));
+    rb.Bulk(StrCat(r->ack_offset));
+  }
+}
+
+}  // namespace
+
+void RegisterReplicationCommands(CommandTable& t) {
+  t.Add(Cmd("wait", 3, kNoscript, 0, 0, 0, "@slow @connection", "generic",
+            "Blocks until the asynchronous replication of all preceding write commands sent by the connection is "
+            "completed.", "3.0.0", CmdWait));
+  t.Add(Cmd("waitaof", 4, kNoscript, 0, 0, 0, "@slow @connection", "generic",
+            "Blocks until all of the preceding write commands sent by the connection are written to the "
+            "append-only file of the master and/or replicas.", "7.2.0", CmdWaitaof));
+  t.Add(Cmd("replconf", -1, kAdmin | kNoscript | kLoading | kStale | kAllowBusy, 0, 0, 0, "@admin @slow @dangerous",
+            "server", "An internal command for configuring the replication stream.", "3.0.0", CmdReplconf));
+  t.Add(Cmd("psync", -3, kAdmin | kNoscript | kNoAsyncLoading | kNoMulti, 0, 0, 0, "@admin @slow @dangerous",
+            "server", "An internal command used in replication.", "2.8.0", CmdPsync));
+  t.Add(Cmd("sync", 1, kAdmin | kNoscript | kNoAsyncLoading | kNoMulti, 0, 0, 0, "@admin @slow @dangerous", "server",
+            "An internal command used in replication.", "1.0.0", CmdSync));
+  t.Add(Cmd("role", 1, kNoscript | kLoading | kStale | kFast, 0, 0, 0, "@admin @fast @dangerous", "server",
+            "Returns the replication role.", "2.8.12", CmdRole));
+}
+
+}  // namespace ringkv::server

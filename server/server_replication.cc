@@ -1,0 +1,241 @@
+// Server: the primary side of replication and the WAIT / WAITAOF waiters.
+// The Primary component (backlog, replica links) is created the first time a
+// replica attaches; until then none of this allocates anything.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/strings.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+// ---- WAIT / WAITAOF ----------------------------------------------------------------
+
+WaitRegistry::Progress Server::WaitProgress() const {
+  WaitRegistry::Progress p;
+  const repl::Primary* primary = primary_.get();
+  p.nth_ack = [primary](int64_t n, bool fsynced) -> int64_t { return primary ? primary->NthAck(n, fsynced) : -1; };
+  p.aof_on = aof_->enabled();
+  p.aof_synced = aof_->synced_offset();
+  return p;
+}
+
+void Server::ReplyToWaiter(Client& c, const WaitSpec& spec) {
+  io::ReplyBuilder rb(&ReplyTarget(c), c.resp);
+  const int64_t replicas = primary_ ? primary_->CountAcked(spec.repl_target, spec.aof) : 0;
+  if (!spec.aof) {
+    rb.Integer(replicas);
+    return;
+  }
+  rb.ArrayHeader(2);
+  rb.Integer(aof_->enabled() && aof_->synced_offset() >= spec.aof_target ? 1 : 0);
+  rb.Integer(replicas);
+}
+
+void Server::WaitFor(Client& c, const WaitSpec& spec) {
+  const WaitRegistry::Progress progress = WaitProgress();
+  if (WaitRegistry::Satisfied(spec, progress)) {
+    ReplyToWaiter(c, spec);
+    return;
+  }
+  c.blocked = true;
+  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
+  waits_.Add(c.id(), spec, progress);
+  if (spec.numreplicas > 0 && primary_) get_ack_pending_ = true;  // ACKs in one round trip
+  if (spec.deadline_ms > 0) io_->WakeTimerIn(static_cast<int>(std::max<int64_t>(0, spec.deadline_ms - UnixMs())));
+}
+
+void Server::UnblockWaiters(int64_t now_ms) {
+  std::vector<std::pair<uint64_t, WaitSpec>> done;
+  waits_.Take(now_ms, WaitProgress(), &done);
+  for (const auto& [id, spec] : done) {
+    Client* c = FindClient(id);
+    if (c == nullptr) continue;
+    ReplyToWaiter(*c, spec);
+    c->blocked = false;
+    if (c->deferred && c->deferred->commands.empty() && !c->paused_wait) c->deferred.reset();
+    ResumeClient(*c);
+  }
+}
+
+// ---- primary side ----------------------------------------------------------------------
+
+repl::Primary& Server::EnsurePrimary() {
+  if (!primary_) {
+    // A backlog created from scratch starts a new history, as in Redis: a new
+    // replication id and no secondary one.
+    const int64_t offset = repl_ids_.offset;
+    repl_ids_ = repl::ReplicationIds::Fresh();
+    repl_ids_.offset = offset;
+    primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
+                                               static_cast<uint64_t>(offset));
+    Log(kNotice, "Replication backlog created, my new replication IDs are '" + repl_ids_.replid + "' and '" +
+                     repl_ids_.replid2 + "'");
+  }
+  return *primary_;
+}
+
+void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync) {
+  repl::Primary& p = EnsurePrimary();
+  c.is_replica = true;
+  repl::ReplicaLink& link = p.Attach(c.id(), c.conn);
+  link.old_sync = old_sync;
+  const std::string peer = c.conn->peer.ToString();
+  const bool known_history =
+      replid == repl_ids_.replid ||
+      (replid == repl_ids_.replid2 && psync_offset <= repl_ids_.second_offset + 1 && repl_ids_.second_offset >= 0);
+  if (!old_sync && known_history && psync_offset > 0 && p.backlog().Has(static_cast<uint64_t>(psync_offset))) {
+    link.state = repl::ReplicaState::kOnline;
+    link.next_offset = static_cast<uint64_t>(psync_offset);
+    link.last_ack_ms = UnixMs();
+    io_->PrepareWrite(c.conn).Append(link.capa_psync2 ? StrCat("+CONTINUE ", repl_ids_.replid, "\r\n")
+                                                      : std::string("+CONTINUE\r\n"));
+    ++stats_.sync_partial_ok;
+    Log(kNotice, StrCat("Partial resynchronization request from ", peer, " accepted. Sending ",
+                        p.offset() + 1 - link.next_offset, " bytes of backlog starting from offset ", psync_offset,
+                        "."));
+    return;
+  }
+  if (!old_sync && replid != "?") ++stats_.sync_partial_err;
+  ++stats_.sync_full;
+  Log(kNotice, StrCat("Replica ", peer, " asks for synchronization; full resync"));
+  link.state = repl::ReplicaState::kWaitBgsaveStart;
+  if (repl_save_in_progress_) {  // share the RDB being written, from its offset
+    link.state = repl::ReplicaState::kWaitBgsaveEnd;
+    link.next_offset = repl_save_offset_ + 1;
+    if (!old_sync) {
+      io_->PrepareWrite(c.conn).Append(StrCat("+FULLRESYNC ", repl_ids_.replid, " ", repl_save_offset_, "\r\n"));
+    }
+    return;
+  }
+  StartFullSyncIfNeeded(UnixMs());
+}
+
+void Server::StartFullSyncIfNeeded(int64_t now_ms) {
+  if (!primary_ || child_.running()) return;  // retried from the cron
+  std::vector<repl::ReplicaLink*> waiting;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kWaitBgsaveStart) waiting.push_back(r.get());
+  }
+  if (waiting.empty()) return;
+  primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
+  const uint64_t offset = primary_->offset();
+  RdbSaveOptions info;
+  info.repl_id = repl_ids_.replid;
+  info.repl_offset = static_cast<int64_t>(offset);
+  info.repl_stream_db = 0;
+  if (absl::Status s = rdb_->BackgroundSave(now_ms, stats_.dirty, &info); !s.ok()) {
+    Log(kWarning, StrCat("BGSAVE for replication failed: ", s.message()));
+    for (repl::ReplicaLink* r : waiting) DropReplica(r->client_id);
+    return;
+  }
+  Log(kNotice, StrCat("Starting BGSAVE for SYNC with target: disk"));
+  repl_save_in_progress_ = true;
+  repl_save_offset_ = offset;
+  for (repl::ReplicaLink* r : waiting) {
+    r->state = repl::ReplicaState::kWaitBgsaveEnd;
+    r->next_offset = offset + 1;
+    if (!r->old_sync) {
+      io_->PrepareWrite(r->conn).Append(StrCat("+FULLRESYNC ", repl_ids_.replid, " ", offset, "\r\n"));
+    }
+  }
+}
+
+void Server::FinishFullSync(const ChildResult& result) {
+  repl_save_in_progress_ = false;
+  if (!primary_) return;
+  std::vector<repl::ReplicaLink*> waiting;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kWaitBgsaveEnd) waiting.push_back(r.get());
+  }
+  std::string rdb;
+  bool ok = result.ok;
+  if (ok && !waiting.empty()) {
+    int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
+    ok = fd >= 0;
+    char buf[1 << 16];
+    ssize_t n;
+    while (ok && (n = ::read(fd, buf, sizeof(buf))) > 0) rdb.append(buf, static_cast<size_t>(n));
+    if (fd >= 0) ::close(fd);
+  }
+  for (repl::ReplicaLink* r : waiting) {
+    if (!ok) {
+      Log(kWarning, "SYNC failed. BGSAVE child returned an error");
+      DropReplica(r->client_id);
+      continue;
+    }
+    // The snapshot as one bulk ("$<len>\r\n<bytes>", no trailing CRLF), then
+    // the stream from the fork's offset on.
+    io::OutBuffer& out = io_->PrepareWrite(r->conn);
+    out.Append(StrCat("$", rdb.size(), "\r\n"));
+    out.Append(rdb);
+    r->state = repl::ReplicaState::kOnline;
+    r->last_ack_ms = UnixMs();
+    Log(kNotice, StrCat("Synchronization with replica ", r->conn->peer.ToString(), " succeeded"));
+  }
+  StartFullSyncIfNeeded(UnixMs());  // replicas that asked during this save
+}
+
+void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
+  if (!primary_) return;
+  repl::ReplicaLink* link = primary_->Find(c.id());
+  if (link == nullptr) return;
+  link->ack_offset = std::max(link->ack_offset, offset);
+  link->fack_offset = std::max(link->fack_offset, fsynced_offset);
+  link->last_ack_ms = UnixMs();
+  if (!waits_.empty()) UnblockWaiters(link->last_ack_ms);
+}
+
+void Server::DropReplica(uint64_t client_id) {
+  if (primary_) primary_->Detach(client_id);
+  if (Client* c = FindClient(client_id)) {
+    Log(kWarning, StrCat("Connection with replica ", c->conn->peer.ToString(), " lost."));
+    c->closing = true;
+    io_->CloseNow(c->conn);
+  }
+}
+
+void Server::BeforeFlushReplication() {
+  if (get_ack_pending_) {
+    get_ack_pending_ = false;
+    if (primary_->online() > 0) {
+      const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
+      primary_->FeedRaw(getack);
+    }
+  }
+  std::vector<uint64_t> drop;
+  // A replica needing more than the replica output limit (Redis's default
+  // hard limit, 256 MB) is dropped and will resync, rather than pinning
+  // memory without bound.
+  constexpr size_t kMaxLag = 256u << 20;
+  primary_->Flush(*io_, std::max<size_t>(kMaxLag, primary_->backlog().capacity()), &drop);
+  for (uint64_t id : drop) {
+    Log(kWarning, "Replica fell behind the replication backlog: disconnecting it (it will resync)");
+    DropReplica(id);
+  }
+}
+
+void Server::ReplicationCron(int64_t now_ms) {
+  const int64_t period_ms = config_->Int("repl-ping-replica-period") * 1000;
+  if (primary_->online() > 0 && now_ms - last_replica_ping_ms_ >= period_ms) {
+    last_replica_ping_ms_ = now_ms;
+    const std::string_view ping[] = {"PING"};
+    primary_->FeedRaw(ping);
+  }
+  const int64_t timeout_ms = config_->Int("repl-timeout") * 1000;
+  std::vector<uint64_t> stale;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kOnline && !r->old_sync && now_ms - r->last_ack_ms > timeout_ms) {
+      stale.push_back(r->client_id);
+    }
+  }
+  for (uint64_t id : stale) {
+    Log(kWarning, "Disconnecting timedout replica (streaming sync)");
+    DropReplica(id);
+  }
+  StartFullSyncIfNeeded(now_ms);
+  primary_->backlog().set_capacity(static_cast<size_t>(config_->Int("repl-backlog-size")));
+}
+
+}  // namespace ringkv::server

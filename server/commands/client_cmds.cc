@@ -28,7 +28,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[4];
   size_t nflags = 0;
-  if (c.paused_wait) flag_buf[nflags++] = 'b';
+  if (c.is_replica) flag_buf[nflags++] = 'S';
+  if (c.is_master) flag_buf[nflags++] = 'M';
+  if (c.paused_wait || c.blocked) flag_buf[nflags++] = 'b';
   if (c.closing) flag_buf[nflags++] = 'A';
   if (c.no_evict) flag_buf[nflags++] = 'e';
   if (nflags == 0) flag_buf[nflags++] = 'N';
@@ -55,21 +57,42 @@ void CmdClientInfo(CommandContext& ctx) {
   ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms) + "\n");
 }
 
+// CLIENT LIST / KILL TYPE: normal, master, replica (or slave), pubsub.
+enum class ClientType { kNormal, kMaster, kReplica, kPubsub };
+
+bool ParseClientType(std::string_view t, ClientType* out) {
+  if (Is(t, "normal")) {
+    *out = ClientType::kNormal;
+  } else if (Is(t, "master")) {
+    *out = ClientType::kMaster;
+  } else if (Is(t, "replica") || Is(t, "slave")) {
+    *out = ClientType::kReplica;
+  } else if (Is(t, "pubsub")) {
+    *out = ClientType::kPubsub;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+ClientType TypeOf(const Client& c) {
+  return c.is_master ? ClientType::kMaster : c.is_replica ? ClientType::kReplica : ClientType::kNormal;
+}
+
 void CmdClientList(CommandContext& ctx) {
   // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]
   bool only_ids = false;
   std::vector<uint64_t> ids;
-  bool type_filter_excludes_all = false;
+  bool by_type = false;
+  ClientType type = ClientType::kNormal;
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     if (Is(ctx.argv[i], "TYPE") && i + 1 < ctx.argv.size()) {
       std::string_view t = ctx.argv[++i];
-      if (Is(t, "normal")) continue;
-      if (Is(t, "master") || Is(t, "replica") || Is(t, "slave") || Is(t, "pubsub")) {
-        type_filter_excludes_all = true;  // no such clients exist in this server yet
-        continue;
+      if (!ParseClientType(t, &type)) {
+        ctx.reply.Error(StrCat("ERR Unknown client type '", t, "'"));
+        return;
       }
-      ctx.reply.Error(StrCat("ERR Unknown client type '", t, "'"));
-      return;
+      by_type = true;
     } else if (Is(ctx.argv[i], "ID") && i + 1 < ctx.argv.size()) {
       only_ids = true;
       for (++i; i < ctx.argv.size(); ++i) {
@@ -86,11 +109,10 @@ void CmdClientList(CommandContext& ctx) {
     }
   }
   std::vector<const Client*> list;
-  if (!type_filter_excludes_all) {
-    for (const auto& [id, c] : ctx.server.clients()) {
-      if (only_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
-      list.push_back(c.get());
-    }
+  for (const auto& [id, c] : ctx.server.clients()) {
+    if (only_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    if (by_type && TypeOf(*c) != type) continue;
+    list.push_back(c.get());
   }
   std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id() < b->id(); });
   std::string out;
@@ -149,7 +171,8 @@ void CmdClientKill(CommandContext& ctx) {
   int64_t id_filter = -1;
   std::string addr, laddr;
   bool skipme = true;
-  bool type_other = false;
+  bool by_type = false;
+  ClientType type = ClientType::kNormal;
   if ((ctx.argv.size() - 2) % 2 != 0) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -166,12 +189,11 @@ void CmdClientKill(CommandContext& ctx) {
     } else if (Is(opt, "LADDR")) {
       laddr = std::string(val);
     } else if (Is(opt, "TYPE")) {
-      if (Is(val, "normal")) continue;
-      if (!(Is(val, "master") || Is(val, "replica") || Is(val, "slave") || Is(val, "pubsub"))) {
+      if (!ParseClientType(val, &type)) {
         ctx.reply.Error(StrCat("ERR Unknown client type '", val, "'"));
         return;
       }
-      type_other = true;
+      by_type = true;
     } else if (Is(opt, "USER")) {
       if (val != "default") {
         ctx.reply.Error(StrCat("ERR No such user '", val, "'"));
@@ -192,15 +214,14 @@ void CmdClientKill(CommandContext& ctx) {
     }
   }
   std::vector<Client*> victims;
-  if (!type_other) {
-    for (const auto& [id, c] : s.clients()) {
-      if (id_filter > 0 && c->id() != static_cast<uint64_t>(id_filter)) continue;
-      if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
-      if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
-      if (skipme && c.get() == &ctx.client) continue;
-      if (c->closing) continue;
-      victims.push_back(c.get());
-    }
+  for (const auto& [id, c] : s.clients()) {
+    if (id_filter > 0 && c->id() != static_cast<uint64_t>(id_filter)) continue;
+    if (by_type && TypeOf(*c) != type) continue;
+    if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
+    if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
+    if (skipme && c.get() == &ctx.client) continue;
+    if (c->closing) continue;
+    victims.push_back(c.get());
   }
   for (Client* c : victims) s.CloseClient(*c);
   ctx.reply.Integer(static_cast<int64_t>(victims.size()));

@@ -231,6 +231,27 @@ OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
   return conn->out;
 }
 
+Connection* IoSystem::AdoptSocket(int fd) {
+  sockaddr_storage peer_ss{}, local_ss{};
+  socklen_t len = sizeof(peer_ss);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
+  len = sizeof(local_ss);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&local_ss), &len);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  auto* conn = new Connection;
+  conn->id = next_client_id_++;
+  conn->fd = fd;
+  conn->peer = ToSocketAddress(peer_ss);
+  conn->local = ToSocketAddress(local_ss);
+  conn->thread = 0;
+  sink_->OnOpen(conn);
+  threads_[0]->Adopt(conn);
+  return conn;
+}
+
+void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nullptr}); }
+
 void IoSystem::Accept(int fd) {
   sockaddr_storage peer_ss{}, local_ss{};
   socklen_t len = sizeof(peer_ss);
@@ -275,6 +296,8 @@ void IoSystem::DrainInbox() {
   for (ToMain& m : inbox_scratch_) {
     if (m.kind == ToMain::Kind::kClosed) {
       HandleClosed(m.conn);
+    } else if (m.kind == ToMain::Kind::kNotify) {
+      sink_->OnNotify();
     } else {
       DeliverBatch(m);
     }

@@ -59,6 +59,8 @@ class CommandSink {
   virtual int OnTimer() = 0;
   // The end of a loop turn, before replies are flushed.
   virtual void BeforeFlush() = 0;
+  // Another thread called IoSystem::Notify() (background work finished).
+  virtual void OnNotify() {}
   // An fdatasync started with IoSystem::SubmitFsync finished (result: 0 or -errno).
   virtual void OnFsyncDone(uint32_t token, int result) {
     (void)token;
@@ -97,6 +99,12 @@ class IoSystem {
   // Runs CommandSink::OnTimer within `ms` milliseconds (sooner than it asked
   // for last time; a WAIT deadline, for example). Main thread.
   void WakeTimerIn(int ms);
+  // Thread-safe: the main thread calls CommandSink::OnNotify() in its next turn.
+  void Notify();
+  // Takes a connected socket (a replica's link to its primary) as a
+  // connection of the main thread: CommandSink::OnOpen is called for it, then
+  // its input is parsed like any client's. Main thread, after Start().
+  Connection* AdoptSocket(int fd);
   // Async-signal-safe: wakes the main thread for one more loop turn.
   void WakeMain();
 

@@ -20,7 +20,7 @@ struct CommandBatch {
 };
 
 struct ToMain {
-  enum class Kind : uint8_t { kBatch, kClosed };
+  enum class Kind : uint8_t { kBatch, kClosed, kNotify };
   Kind kind;
   Connection* conn;  // valid: the main thread deletes a connection only after kClosed
   std::unique_ptr<CommandBatch> batch;

@@ -91,6 +91,11 @@ constexpr Rule kImplemented[] = {
     {"auto-aof-rewrite-percentage", 0, kIntMax, nullptr, Mutability::kMutable},
     {"auto-aof-rewrite-min-size", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"repl-backlog-size", 1, INT64_MAX, nullptr, Mutability::kMutable},
+    {"replicaof", 0, 0, nullptr, Mutability::kImmutable},
+    {"masterauth", 0, 0, nullptr, Mutability::kMutable},
+    {"masteruser", 0, 0, nullptr, Mutability::kMutable},
+    {"replica-read-only", 0, 0, nullptr, Mutability::kMutable},
+    {"replica-announce-ip", 0, 0, nullptr, Mutability::kMutable},
     {"repl-timeout", 1, kIntMax, nullptr, Mutability::kMutable},
     {"repl-ping-replica-period", 1, kIntMax, nullptr, Mutability::kMutable},
 };

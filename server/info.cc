@@ -168,6 +168,35 @@ void InfoStats(Server& s, std::string* out) {
 
 void InfoReplication(Server& s, std::string* out) {
   const repl::Primary* p = s.primary();
+  const int64_t now_s = UnixMs() / 1000;
+  if (const Server::MasterLink* m = s.master_link()) {
+    using St = Server::MasterLink::State;
+    Field(out, "role", "slave");
+    Field(out, "master_host", m->host);
+    Field(out, "master_port", m->port);
+    Field(out, "master_link_status", m->state == St::kConnected ? "up" : "down");
+    Field(out, "master_last_io_seconds_ago", m->state == St::kConnected ? now_s - m->last_io_ms / 1000 : -1);
+    Field(out, "master_sync_in_progress", m->state == St::kSyncing ? 1 : 0);
+    Field(out, "slave_read_repl_offset", s.master_repl_offset());
+    Field(out, "slave_repl_offset", s.master_repl_offset());
+    Field(out, "slave_priority", s.config().Int("replica-priority"));
+    Field(out, "slave_read_only", s.config().Bool("replica-read-only") ? 1 : 0);
+    Field(out, "replica_announced", 1);
+  }
+  if (p == nullptr && s.master_link() != nullptr) {
+    const repl::ReplicationIds& ids = s.repl_ids();
+    Field(out, "connected_slaves", 0);
+    Field(out, "master_failover_state", "no-failover");
+    Field(out, "master_replid", ids.replid);
+    Field(out, "master_replid2", ids.replid2);
+    Field(out, "master_repl_offset", s.master_repl_offset());
+    Field(out, "second_repl_offset", ids.second_offset);
+    Field(out, "repl_backlog_active", 0);
+    Field(out, "repl_backlog_size", s.config().Int("repl-backlog-size"));
+    Field(out, "repl_backlog_first_byte_offset", 0);
+    Field(out, "repl_backlog_histlen", 0);
+    return;
+  }
   if (p == nullptr) {
     repl::AppendStandaloneInfo(s.repl_ids(), s.config().Int("repl-backlog-size"), out);
     return;
@@ -189,7 +218,7 @@ void InfoReplication(Server& s, std::string* out) {
               ",offset=", r->ack_offset, ",lag=", std::max<int64_t>(0, (now_ms - r->last_ack_ms) / 1000), "\r\n");
   }
   const repl::ReplicationIds& ids = s.repl_ids();
-  Field(out, "role", "master");
+  if (s.master_link() == nullptr) Field(out, "role", "master");
   Field(out, "connected_slaves", n);
   out->append(lines);
   Field(out, "master_failover_state", "no-failover");

@@ -159,7 +159,15 @@ absl::Status Server::Start() {
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   if (absl::Status s = LoadData(); !s.ok()) return s;
   start_time_ms_ = UnixMs();
-  return io_->Start(opts);
+  if (absl::Status s = io_->Start(opts); !s.ok()) return s;
+  // replicaof in the configuration: connect once serving.
+  std::vector<std::string_view> primary = Split(config_->Str("replicaof"), ' ', true);
+  if (primary.size() == 2) {
+    int64_t port = 0;
+    core::StringToInt64(primary[1], &port);
+    ReplicaOf(std::string(primary[0]), static_cast<int>(port));
+  }
+  return absl::OkStatus();
 }
 
 int Server::Run() {
@@ -218,6 +226,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->held_replies) durable_.Drop(c->id());
   if (c->blocked) waits_.Remove(c->id());
   if (c->is_replica && primary_) primary_->Detach(c->id());
+  if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed();
   clients_.erase(c->id());
 }
 
@@ -242,6 +251,10 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
   if (c == nullptr || c->closing) return;
   if (c->deferred) {  // keep order behind commands held back by CLIENT PAUSE
     Defer(*c, argv);
+    return;
+  }
+  if (c->is_master) {
+    ExecuteFromMaster(*c, argv);
     return;
   }
   Execute(*c, argv);
@@ -275,13 +288,13 @@ void Server::Execute(Client& c, Argv argv) {
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   io::OutBuffer discard;
   // A replica's link gets no replies once it synced: only the stream.
-  bool replying = c.reply_mode == ReplyMode::kOn && !c.is_replica;
+  bool replying = c.reply_mode == ReplyMode::kOn && !c.is_replica && !c.is_master;
   if (c.reply_mode == ReplyMode::kSkipNext) {
     c.reply_mode = ReplyMode::kSkipThis;
     replying = false;
   } else if (c.reply_mode == ReplyMode::kSkipThis) {
     c.reply_mode = ReplyMode::kOn;
-    replying = !c.is_replica;
+    replying = !c.is_replica && !c.is_master;
   }
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
@@ -344,6 +357,13 @@ void Server::Execute(Client& c, Argv argv) {
       ++stats_.total_error_replies;
       return;
     }
+  }
+  // A read-only replica takes writes from its primary only.
+  if (master_ && !c.is_master && (spec->flags & cmd::kWrite) && config_->Bool("replica-read-only")) {
+    rb.Error("READONLY You can't write against a read only replica.");
+    ++spec->rejected_calls;
+    ++stats_.total_error_replies;
+    return;
   }
   // Persistence failing: writes (and PING, as in Redis) are refused.
   if (!persistence_ok() && ((spec->flags & cmd::kWrite) || spec->name == "ping")) {
@@ -504,9 +524,11 @@ void Server::Cron(int64_t now_ms) {
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
   if (primary_) ReplicationCron(now_ms);
+  if (master_) ReplicaCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
-  if (active_expire_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  // Replicas do not expire keys on their own: the primary's DELs do it.
+  if (active_expire_ && !master_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
   keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
 }
 

@@ -31,6 +31,7 @@
 #include "server/wait_registry.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
+#include "replication/sync_worker.h"
 
 namespace ringkv::server {
 
@@ -88,6 +89,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int OnTimer() override;
   void BeforeFlush() override;
   void OnFsyncDone(uint32_t token, int result) override;
+  void OnNotify() override;
 
   // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
   void OnKeyExpired(int db, std::string_view key) override;
@@ -168,6 +170,27 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
   // REPLCONF ACK from a replica.
   void OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset);
+
+  // ---- replication (replica side) -----------------------------------------------------
+  // REPLICAOF host port (empty host: NO ONE). Returns the reply line.
+  std::string ReplicaOf(const std::string& host, int port);
+  bool is_replica() const { return master_ != nullptr; }
+  // REPLCONF GETACK from the primary: answer with our offsets now.
+  void SendAckToMaster();
+  // ROLE / INFO: the link to the primary.
+  struct MasterLink {
+    std::string host;
+    int port = 0;
+    enum class State : uint8_t { kConnect, kSyncing, kConnected } state = State::kConnect;
+    uint64_t client_id = 0;      // the primary's client once the stream runs
+    int64_t retry_at_ms = 0;
+    int64_t last_io_ms = 0;
+    uint64_t fsynced_offset = 0; // replication offset known fsynced to our AOF
+    int64_t last_ack_ms = 0;
+  };
+  const MasterLink* master_link() const { return master_.get(); }
+  // Replication info saved in RDB files (so a restart can PSYNC).
+  RdbSaveOptions ReplSaveInfo() const;
   // Where a reply to `c` outside its own command goes (behind held replies).
   io::OutBuffer& ReplyTarget(Client& c);
 
@@ -196,6 +219,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartFullSyncIfNeeded(int64_t now_ms);
   void FinishFullSync(const ChildResult& result);
   void DropReplica(uint64_t client_id);
+  void StartMasterSync();
+  void OnSyncResult(repl::SyncResult result);
+  void ExecuteFromMaster(Client& c, Argv argv);
+  void ReplicaCron(int64_t now_ms);
+  void OnMasterLinkClosed();
   void ResumeClient(Client& c);
   void HandleShutdownSignal();
 
@@ -248,6 +276,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool repl_save_in_progress_ = false;  // the running RDB child serves replicas
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_ms_ = 0;
+  std::unique_ptr<MasterLink> master_;               // set while this server is a replica
+  std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
+  bool executing_from_master_ = false;
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK

@@ -20,16 +20,19 @@ namespace ringkv::server {
 void Server::Propagate(int db, Argv argv) {
   if (loading_) return;
   aof_->Feed(db, argv);
-  if (primary_) primary_->Feed(db, argv);
+  // Commands from our primary reach our backlog verbatim (ExecuteFromMaster).
+  if (primary_ && !executing_from_master_) primary_->Feed(db, argv);
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
+  if (master_) return;  // a replica never propagates deletions of its own
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
+  if (master_) return;
   std::string k(key);
   std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);

@@ -29,6 +29,13 @@ bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline
 // WAIT numreplicas timeout: the replicas that acknowledged this client's
 // last write (Redis 7.2 semantics, also what 7.0 answers).
 void CmdWait(CommandContext& ctx) {
+  if (ctx.server.is_replica()) {
+    ctx.reply.Error(
+        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is "
+        "configured to be writable (which is not the default) writes to replicas are just local and are not "
+        "propagated.");
+    return;
+  }
   WaitSpec spec;
   if (!ParseTimeoutMs(ctx, ctx.argv[2], &spec.deadline_ms)) return;
   if (!ParseInt(ctx, ctx.argv[1], &spec.numreplicas)) return;
@@ -44,6 +51,12 @@ void CmdWaitaof(CommandContext& ctx) {
   if (!core::StringToInt64(ctx.argv[1], &spec.numlocal) || spec.numlocal < 0 ||
       !core::StringToInt64(ctx.argv[2], &spec.numreplicas) || spec.numreplicas < 0) {
     ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  if (ctx.server.is_replica()) {
+    ctx.reply.Error(
+        "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just "
+        "local and are not propagated.");
     return;
   }
   if (spec.numlocal > 0 && !ctx.server.aof().enabled()) {
@@ -80,7 +93,8 @@ void CmdReplconf(CommandContext& ctx) {
       return;
     }
     if (Is(opt, "getack")) {
-      return;  // only meaningful to a replica (from its primary)
+      if (ctx.client.is_master) ctx.server.SendAckToMaster();  // from our primary: answer now
+      return;
     }
     if (Is(opt, "listening-port")) {
       int64_t port;
@@ -115,8 +129,33 @@ void CmdSync(CommandContext& ctx) {
   ctx.server.StartReplicaSync(ctx.client, "?", -1, /*old_sync=*/true);
 }
 
+// REPLICAOF host port | NO ONE (and SLAVEOF).
+void CmdReplicaof(CommandContext& ctx) {
+  if (Is(ctx.argv[1], "no") && Is(ctx.argv[2], "one")) {
+    ctx.reply.SimpleString(ctx.server.ReplicaOf("", 0).substr(1));
+    return;
+  }
+  int64_t port;
+  if (!ParseInt(ctx, ctx.argv[2], &port)) return;
+  if (port < 0 || port > 65535) {
+    ctx.reply.Error("ERR Invalid master port");
+    return;
+  }
+  ctx.reply.SimpleString(ctx.server.ReplicaOf(std::string(ctx.argv[1]), static_cast<int>(port)).substr(1));
+}
+
 void CmdRole(CommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
+  if (const Server::MasterLink* m = ctx.server.master_link()) {
+    using S = Server::MasterLink::State;
+    rb.ArrayHeader(5);
+    rb.Bulk("slave");
+    rb.Bulk(m->host);
+    rb.Integer(m->port);
+    rb.Bulk(m->state == S::kConnected ? "connected" : m->state == S::kSyncing ? "sync" : "connect");
+    rb.Integer(m->state == S::kConnected ? static_cast<int64_t>(ctx.server.master_repl_offset()) : -1);
+    return;
+  }
   rb.ArrayHeader(3);
   rb.Bulk("master");
   rb.Integer(static_cast<int64_t>(ctx.server.master_repl_offset()));
@@ -156,6 +195,12 @@ void RegisterReplicationCommands(CommandTable& t) {
             "server", "An internal command used in replication.", "2.8.0", CmdPsync));
   t.Add(Cmd("sync", 1, kAdmin | kNoscript | kNoAsyncLoading | kNoMulti, 0, 0, 0, "@admin @slow @dangerous", "server",
             "An internal command used in replication.", "1.0.0", CmdSync));
+  t.Add(Cmd("replicaof", 3, kAdmin | kNoscript | kStale | kNoAsyncLoading, 0, 0, 0, "@admin @slow @dangerous",
+            "server", "Configures a server as replica of another, or promotes it to a master.", "5.0.0",
+            CmdReplicaof));
+  t.Add(Cmd("slaveof", 3, kAdmin | kNoscript | kStale | kNoAsyncLoading, 0, 0, 0, "@admin @slow @dangerous",
+            "server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0",
+            CmdReplicaof));
   t.Add(Cmd("role", 1, kNoscript | kLoading | kStale | kFast, 0, 0, 0, "@admin @fast @dangerous", "server",
             "Returns the replication role.", "2.8.12", CmdRole));
 }

@@ -1,0 +1,74 @@
+// SyncWorker: a replica's connection to its primary, up to the point where
+// the stream starts -- connect, PING, AUTH, REPLCONF, PSYNC, and for a full
+// resync the RDB payload into a file. These steps block on the network and
+// the disk, so they run on a thread of their own; the main thread only sees
+// the result (Poll) and then loads the file and takes over the socket.
+//
+// Speaks Redis 7.0's replica handshake; the payload is requested in the
+// "$<length>" form (no "capa eof"), so no byte after the RDB is ever read
+// here: the stream that follows is left in the socket for the main loop.
+//
+// Thread-safety: Start/Poll/Cancel from the main thread; `done` is called on
+// the worker thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace ringkv::repl {
+
+struct SyncRequest {
+  std::string host;
+  int port = 0;
+  std::string masteruser;
+  std::string masterauth;
+  int listening_port = 0;
+  std::string announce_ip;
+  std::string replid = "?";  // PSYNC arguments: "?" -1 for a full sync
+  int64_t psync_offset = -1;
+  std::string rdb_path;      // where a full sync's payload goes
+  int timeout_s = 60;
+};
+
+struct SyncResult {
+  enum class Kind { kFull, kContinue, kFailed } kind = Kind::kFailed;
+  int fd = -1;            // the connected socket (kFull, kContinue)
+  std::string replid;     // the primary's replication id
+  int64_t offset = 0;     // kFull: the offset the stream continues after
+  std::string rdb_path;   // kFull: the downloaded snapshot
+  std::string error;      // kFailed: what went wrong (for the log)
+};
+
+class SyncWorker {
+ public:
+  explicit SyncWorker(std::function<void()> done) : done_(std::move(done)) {}
+  ~SyncWorker();  // cancels and joins
+  SyncWorker(const SyncWorker&) = delete;
+  SyncWorker& operator=(const SyncWorker&) = delete;
+
+  void Start(const SyncRequest& request);
+  bool running() const { return thread_.joinable() && !finished_.load(); }
+  // The result once the worker finished (then it can be started again).
+  std::optional<SyncResult> Poll();
+  // Stops the attempt (closes its socket) and waits for the thread.
+  void Cancel();
+
+ private:
+  SyncResult Run(const SyncRequest& request);
+
+  std::function<void()> done_;
+  std::thread thread_;
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> fd_{-1};
+  std::mutex mu_;
+  std::optional<SyncResult> result_;
+};
+
+}  // namespace ringkv::repl

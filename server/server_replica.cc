@@ -1,0 +1,210 @@
+// Server: the replica side of replication. REPLICAOF starts a SyncWorker
+// (handshake and RDB download on its own thread); the main thread loads the
+// snapshot, then takes the socket over as the primary's client and applies
+// the stream: commands run with their replies suppressed, every byte goes to
+// this server's own backlog (for its replicas and a later PSYNC after a
+// promotion), writes also to its AOF, and the offset is acknowledged every
+// second and on REPLCONF GETACK.
+#include <unistd.h>
+
+#include "absl/strings/str_format.h"
+#include "core/strings.h"
+#include "server/logging.h"
+#include "server/persistence/rdb_snapshot.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+RdbSaveOptions Server::ReplSaveInfo() const {
+  RdbSaveOptions o;
+  if (primary_ || master_) {
+    o.repl_id = repl_ids_.replid;
+    o.repl_offset = static_cast<int64_t>(master_repl_offset());
+    o.repl_stream_db = 0;
+  }
+  return o;
+}
+
+std::string Server::ReplicaOf(const std::string& host, int port) {
+  if (host.empty()) {  // REPLICAOF NO ONE
+    if (!master_) return "+OK";
+    if (sync_worker_) sync_worker_->Cancel();
+    if (master_->client_id != 0) {
+      if (Client* m = FindClient(master_->client_id)) {
+        m->closing = true;
+        io_->CloseNow(m->conn);
+      }
+    }
+    master_.reset();
+    // Keep the history: the old primary's id becomes the secondary one, so
+    // its other replicas can continue here with a partial resync.
+    EnsurePrimary();
+    repl_ids_.replid2 = repl_ids_.replid;
+    repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
+    const int64_t offset = repl_ids_.offset;
+    std::string replid2 = repl_ids_.replid2;
+    int64_t second = repl_ids_.second_offset;
+    repl_ids_ = repl::ReplicationIds::Fresh();
+    repl_ids_.replid2 = replid2;
+    repl_ids_.second_offset = second;
+    repl_ids_.offset = offset;
+    Log(kNotice, "MASTER MODE enabled (user request from 'id=?')");
+    return "+OK";
+  }
+  if (master_ && master_->host == host && master_->port == port) return "+OK Already connected to specified master";
+  if (master_ && master_->client_id != 0) {
+    if (Client* m = FindClient(master_->client_id)) {
+      m->closing = true;
+      io_->CloseNow(m->conn);
+    }
+  }
+  if (sync_worker_) sync_worker_->Cancel();
+  master_ = std::make_unique<MasterLink>();
+  master_->host = host;
+  master_->port = port;
+  Log(kNotice, StrCat("Connecting to MASTER ", host, ":", port));
+  if (start_time_ms_ != 0) StartMasterSync();  // at start-up: once listening
+  return "+OK";
+}
+
+void Server::StartMasterSync() {
+  if (!master_) return;
+  if (!sync_worker_) sync_worker_ = std::make_unique<repl::SyncWorker>([this] { io_->Notify(); });
+  repl::SyncRequest req;
+  req.host = master_->host;
+  req.port = master_->port;
+  req.masterauth = config_->Str("masterauth");
+  req.masteruser = config_->Str("masteruser");
+  req.listening_port = static_cast<int>(config_->Int("port"));
+  req.announce_ip = config_->Str("replica-announce-ip");
+  req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
+  req.rdb_path = absl::StrFormat("temp-%d.%d.rdb", static_cast<int>(UnixMs() / 1000), static_cast<int>(getpid()));
+  if (primary_) {  // we have history: ask to continue after it
+    req.replid = repl_ids_.replid;
+    req.psync_offset = static_cast<int64_t>(master_repl_offset()) + 1;
+  }
+  master_->state = MasterLink::State::kSyncing;
+  Log(kNotice, StrCat("MASTER <-> REPLICA sync started; PSYNC ", req.replid, " ", req.psync_offset));
+  sync_worker_->Start(req);
+}
+
+void Server::OnNotify() {
+  if (!sync_worker_) return;
+  std::optional<repl::SyncResult> r = sync_worker_->Poll();
+  if (r) OnSyncResult(std::move(*r));
+}
+
+void Server::OnSyncResult(repl::SyncResult r) {
+  if (!master_) {  // REPLICAOF NO ONE meanwhile
+    if (r.fd >= 0) ::close(r.fd);
+    return;
+  }
+  const int64_t now_ms = UnixMs();
+  if (r.kind == repl::SyncResult::Kind::kFailed) {
+    Log(kWarning, r.error);
+    master_->state = MasterLink::State::kConnect;
+    master_->retry_at_ms = now_ms + 1000;
+    return;
+  }
+  if (r.kind == repl::SyncResult::Kind::kFull) {
+    Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
+    for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+    // Our history is replaced: replicas of ours must resync too.
+    if (primary_) {
+      std::vector<uint64_t> ids;
+      for (const auto& link : primary_->replicas()) ids.push_back(link->client_id);
+      for (uint64_t id : ids) DropReplica(id);
+      primary_.reset();
+    }
+    Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+    loading_ = true;
+    absl::StatusOr<RdbLoadStats> loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
+    loading_ = false;
+    if (!loaded.ok()) {
+      Log(kWarning, StrCat("Failed trying to load the MASTER synchronization DB from disk: ", loaded.status().message()));
+      for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+      ::unlink(r.rdb_path.c_str());
+      ::close(r.fd);
+      master_->state = MasterLink::State::kConnect;
+      master_->retry_at_ms = now_ms + 1000;
+      return;
+    }
+    if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
+    rdb_->set_load_stats(*loaded);
+    // The primary's history is ours now: its id, and a backlog from its offset.
+    repl_ids_ = repl::ReplicationIds{};
+    repl_ids_.replid = r.replid;
+    repl_ids_.offset = r.offset;
+    primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
+                                               static_cast<uint64_t>(r.offset));
+    // The AOF described the old dataset: rebuild it from the new one.
+    if (aof_->enabled()) {
+      aof_->Disable();
+      if (absl::Status s = aof_->Enable(now_ms); !s.ok()) Log(kWarning, std::string(s.message()));
+      aof_always_ = aof_->always();
+    }
+  }
+  // Continue or full: adopt the socket as the primary's client.
+  if (r.kind == repl::SyncResult::Kind::kContinue && r.replid != repl_ids_.replid) {
+    repl_ids_.replid2 = repl_ids_.replid;
+    repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
+    repl_ids_.replid = r.replid;
+  }
+  io::Connection* conn = io_->AdoptSocket(r.fd);
+  auto* c = static_cast<Client*>(conn->owner);
+  c->is_master = true;
+  c->authenticated = true;
+  master_->client_id = c->id();
+  master_->state = MasterLink::State::kConnected;
+  master_->last_io_ms = now_ms;
+  Log(kNotice, r.kind == repl::SyncResult::Kind::kContinue
+                   ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
+                   : "MASTER <-> REPLICA sync: Finished with success");
+  SendAckToMaster();
+}
+
+}  // namespace ringkv::server
+
+namespace ringkv::server {
+
+void Server::ExecuteFromMaster(Client& c, Argv argv) {
+  // Every byte of the primary's stream goes to our own backlog, verbatim,
+  // so our replicas and a later PSYNC see the same offsets.
+  executing_from_master_ = true;
+  Execute(c, argv);
+  executing_from_master_ = false;
+  if (primary_) primary_->FeedRaw(argv);
+  repl_ids_.offset = static_cast<int64_t>(master_repl_offset());
+  if (master_) master_->last_io_ms = UnixMs();
+}
+
+void Server::SendAckToMaster() {
+  if (!master_ || master_->client_id == 0) return;
+  Client* m = FindClient(master_->client_id);
+  if (m == nullptr) return;
+  const uint64_t offset = master_repl_offset();
+  // FACK: how far our AOF is fsynced (what WAITAOF counts on a primary).
+  if (aof_->enabled() && !aof_->has_unsynced()) master_->fsynced_offset = offset;
+  std::string ack;
+  const std::string off = StrCat(offset), fack = StrCat(master_->fsynced_offset);
+  const std::string_view argv[] = {"REPLCONF", "ACK", off, "FACK", fack};
+  repl::AppendCommand(argv, &ack);
+  io_->PrepareWrite(m->conn).Append(ack);
+}
+
+void Server::OnMasterLinkClosed() {
+  if (!master_) return;
+  Log(kWarning, "Connection with master lost.");
+  master_->client_id = 0;
+  master_->state = MasterLink::State::kConnect;
+  master_->retry_at_ms = UnixMs() + 1000;
+}
+
+void Server::ReplicaCron(int64_t now_ms) {
+  if (master_->state == MasterLink::State::kConnect && now_ms >= master_->retry_at_ms) StartMasterSync();
+  if (master_->state == MasterLink::State::kConnected && now_ms - master_->last_ack_ms >= 1000) {
+    master_->last_ack_ms = now_ms;  // once a second, as Redis's replicationCron
+    SendAckToMaster();
+  }
+}
+
+}  // namespace ringkv::server

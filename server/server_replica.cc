@@ -38,6 +38,10 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     // Keep the history: the old primary's id becomes the secondary one, so
     // its other replicas can continue here with a partial resync.
     EnsurePrimary();
+    // Our replicas reconnect and continue with PSYNC under the new id (+CONTINUE <id>).
+    std::vector<uint64_t> ids;
+    for (const auto& link : primary_->replicas()) ids.push_back(link->client_id);
+    for (uint64_t id : ids) DropReplica(id);
     repl_ids_.replid2 = repl_ids_.replid;
     repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
     const int64_t offset = repl_ids_.offset;

@@ -64,6 +64,7 @@ Server::Server(std::unique_ptr<Config> config)
                                [this](int fd, uint32_t token) { io_->SubmitFsync(fd, token); });
   keyspace_.set_observer(this);
   child_.set_on_running_changed([this](bool running) { keyspace_.SetForkChildActive(running); });
+  rdb_->set_repl_info([this] { return ReplSaveInfo(); });
   ApplyConfigHooks();
 }
 

@@ -82,6 +82,14 @@ absl::Status Server::LoadData() {
     absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms);
     if (r.ok()) {
       rdb_->set_load_stats(*r);
+      // A replica restarting from its own save continues where it was: the
+      // file's replication id and offset become ours, so PSYNC can resume.
+      if (!r->repl_id.empty() && r->repl_offset >= 0 && !config_->Str("replicaof").empty()) {
+        repl_ids_.replid = r->repl_id;
+        repl_ids_.offset = r->repl_offset;
+        primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
+                                                   static_cast<uint64_t>(r->repl_offset));
+      }
       Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired, "."));
       Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", seconds()));
     } else if (!absl::IsNotFound(r.status())) {

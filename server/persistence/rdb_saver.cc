@@ -34,7 +34,14 @@ RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms) {
 absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
   const std::string& path = config_->Str("dbfilename");
   std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
-  absl::Status s = SaveRdbFile(*keyspace_, path, tmp, SaveOptionsFromConfig(*config_, now_ms));
+  RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  if (repl_info_) {
+    const RdbSaveOptions r = repl_info_();
+    options.repl_id = r.repl_id;
+    options.repl_offset = r.repl_offset;
+    options.repl_stream_db = r.repl_stream_db;
+  }
+  absl::Status s = SaveRdbFile(*keyspace_, path, tmp, options);
   if (!s.ok()) {
     Log(kWarning, StrCat("Failed saving the DB: ", s.message()));
     return s;
@@ -51,6 +58,11 @@ absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbS
   if (child_->running()) return absl::FailedPreconditionError("child running");
   const std::string path = config_->Str("dbfilename");
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  RdbSaveOptions own;
+  if (repl == nullptr && repl_info_) {
+    own = repl_info_();
+    repl = &own;
+  }
   if (repl != nullptr) {
     options.repl_id = repl->repl_id;
     options.repl_offset = repl->repl_offset;

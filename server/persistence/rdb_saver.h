@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ std::vector<SavePoint> ParseSavePoints(std::string_view value);
 class RdbSaver {
  public:
   RdbSaver(Config* config, core::Keyspace* keyspace, ChildProcess* child);
+  // Replication info every save carries (empty repl_id: none).
+  void set_repl_info(std::function<RdbSaveOptions()> fn) { repl_info_ = std::move(fn); }
 
   // SAVE: writes dbfilename now. On success *dirty is reset.
   absl::Status Save(int64_t now_ms, uint64_t* dirty);
@@ -69,6 +72,7 @@ class RdbSaver {
   uint64_t dirty_at_fork_ = 0;
   bool scheduled_ = false;
   RdbLoadStats load_stats_;
+  std::function<RdbSaveOptions()> repl_info_;
 };
 
 }  // namespace ringkv::server

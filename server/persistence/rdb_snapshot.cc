@@ -42,6 +42,12 @@ class KeyspaceLoader : public core::RdbVisitor {
     return absl::OkStatus();
   }
 
+  absl::Status OnAux(std::string_view key, std::string_view value) override {
+    if (key == "repl-id" && value.size() == 40) stats_.repl_id = std::string(value);
+    if (key == "repl-offset") core::StringToInt64(value, &stats_.repl_offset);
+    return absl::OkStatus();
+  }
+
   void OnResizeDb(int db, uint64_t keys, uint64_t expires) override {
     (void)expires;
     ks_.db(db).Reserve(static_cast<size_t>(keys));

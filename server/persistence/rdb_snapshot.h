@@ -41,6 +41,8 @@ absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std:
 struct RdbLoadStats {
   uint64_t loaded = 0;
   uint64_t expired = 0;  // already past their deadline: not loaded
+  std::string repl_id;   // AUX repl-id / repl-offset, when the file has them
+  int64_t repl_offset = -1;
 };
 
 // Loads RDB records from src into ks (which the caller has emptied).

@@ -34,9 +34,10 @@ inline std::string Info(RawConn& c, const std::string& field, const std::string&
 }
 
 // Polls INFO until field == value (up to timeout_ms). True if it got there.
-inline bool WaitInfo(RawConn& c, const std::string& field, const std::string& value, int timeout_ms = 10000) {
+inline bool WaitInfo(RawConn& c, const std::string& field, const std::string& value, int timeout_ms = 10000,
+                     const std::string& section = "all") {
   for (int i = 0; i < timeout_ms / 20; ++i) {
-    if (Info(c, field) == value) return true;
+    if (Info(c, field, section) == value) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;

@@ -1,0 +1,270 @@
+// Replication end to end: ringkv pairs and chains on loopback, and mixed
+// pairs with Debian's redis-server 7.0 in both roles -- full sync, the
+// stream, partial resync after a dropped link, backlog overflow, promotion,
+// WAIT / WAITAOF, restart with persisted replication info, and "acknowledged
+// by WAIT means present after a failover".
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing {
+namespace {
+
+const char* kRedis = "/usr/bin/redis-server";
+
+std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
+
+bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
+  return WaitInfo(replica, "master_link_status", "up", timeout_ms);
+}
+
+// Polls until both servers hold the same data.
+bool WaitSameDigest(RawConn& a, RawConn& b, int timeout_ms = 10000) {
+  for (int i = 0; i < timeout_ms / 20; ++i) {
+    if (Digest(a) == Digest(b)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+void WriteMix(RawConn& c, const std::string& tag) {
+  ASSERT_EQ(Call(c, {"SET", tag + ":s", "v"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", tag + ":ex", "v", "EX", "1000"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"INCRBYFLOAT", tag + ":f", "1.5"}), "$3\r\n1.5\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "3"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", tag + ":db3", "x"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SELECT", "0"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"DEL", tag + ":s"}), ":1\r\n");
+}
+
+std::vector<std::string> Args(std::vector<std::string> extra) {
+  std::vector<std::string> a = {"--save", "", "--enable-debug-command", "yes"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(ReplicationE2E, FullSyncThenStreamThenWait) {
+  TestServer primary(Args({}));
+  TestServer replica(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "10000"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "50"}), ":0\r\n");  // nobody to acknowledge
+  EXPECT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  WriteMix(p, "a");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "0"}), ":1\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "2", "100"}), ":1\r\n");  // only one replica: the timeout answers
+  EXPECT_TRUE(WaitSameDigest(p, r));
+  EXPECT_EQ(Info(p, "connected_slaves", "replication"), "1");
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "1");
+  EXPECT_EQ(Info(r, "role", "replication"), "slave");
+  EXPECT_EQ(Call(r, {"SET", "x", "1"}), "-READONLY You can't write against a read only replica.\r\n");
+  EXPECT_EQ(Call(r, {"WAIT", "1", "0"}).rfind("-ERR WAIT cannot be used with replica instances", 0), 0u);
+  EXPECT_EQ(Info(p, "master_repl_offset", "replication"), Info(r, "master_repl_offset", "replication"));
+}
+
+TEST(ReplicationE2E, PartialResyncAfterTheLinkDrops) {
+  TestServer primary(Args({}));
+  TestServer replica(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  WriteMix(p, "before");
+  EXPECT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");
+  WriteMix(p, "while-down");
+  ASSERT_TRUE(WaitInfo(p, "sync_partial_ok", "1"));
+  EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "1");
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "1");
+  EXPECT_TRUE(WaitSameDigest(p, r));
+}
+
+TEST(ReplicationE2E, BacklogOverflowMeansAFullResync) {
+  TestServer primary(Args({"--repl-backlog-size", "16384"}));
+  TestServer replica(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");
+  std::string batch;  // ~1 MB while the replica is away: far past the 16 KB backlog
+  for (int i = 0; i < 5000; ++i) batch += Resp({"SET", "k" + std::to_string(i), std::string(200, 'x')});
+  p.Send(batch);
+  for (int i = 0; i < 5000; ++i) ASSERT_EQ(p.ReadReply(), "+OK\r\n");
+  for (int i = 0; i < 500 && Info(p, "sync_full", "stats") != "2"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "2");
+  EXPECT_TRUE(WaitSameDigest(p, r));
+}
+
+TEST(ReplicationE2E, ChainAndPromotionKeepPartialResync) {
+  TestServer a(Args({})), b(Args({})), c(Args({}));
+  ASSERT_TRUE(a.ready() && b.ready() && c.ready());
+  RawConn ca(a.port()), cb(b.port()), cc(c.port());
+  ASSERT_EQ(Call(cb, {"REPLICAOF", "127.0.0.1", std::to_string(a.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(cb));
+  ASSERT_EQ(Call(cc, {"REPLICAOF", "127.0.0.1", std::to_string(b.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(cc));
+  WriteMix(ca, "chain");
+  EXPECT_EQ(Call(ca, {"WAIT", "1", "0"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(ca, cc));  // through the middle replica
+  a.Kill();
+  EXPECT_EQ(Call(cb, {"REPLICAOF", "NO", "ONE"}), "+OK\r\n");
+  EXPECT_EQ(Info(cb, "role", "replication"), "master");
+  ASSERT_EQ(Call(cb, {"SET", "after-promotion", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(cb, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_EQ(Call(cc, {"GET", "after-promotion"}), "$1\r\n1\r\n");
+  EXPECT_EQ(Info(cb, "sync_partial_ok", "stats"), "1");  // c continued under the new id
+  EXPECT_TRUE(WaitSameDigest(cb, cc));
+}
+
+TEST(ReplicationE2E, WaitaofCountsReplicaFsyncs) {
+  TempDir dir;
+  TestServer primary(Args({"--appendonly", "yes", "--appendfsync", "always"}));
+  TestServer replica(Args({"--appendonly", "yes", "--appendfsync", "always"}));
+  TestServer plain(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready() && plain.ready());
+  RawConn p(primary.port()), r(replica.port()), n(plain.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_TRUE(WaitInfo(r, "aof_rewrite_in_progress", "0"));
+  ASSERT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAITAOF", "1", "1", "5000"}), "*2\r\n:1\r\n:1\r\n");
+  EXPECT_EQ(Call(r, {"WAITAOF", "0", "0", "0"}).rfind("-ERR WAITAOF cannot be used with replica instances", 0), 0u);
+  // A replica without an AOF never reports an fsync: the timeout answers.
+  ASSERT_EQ(Call(n, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(n));
+  ASSERT_EQ(Call(p, {"SET", "k2", "v"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAITAOF", "1", "2", "300"}), "*2\r\n:1\r\n:1\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "2", "5000"}), ":2\r\n");
+}
+
+TEST(ReplicationE2E, ReplicaRestartResumesWithPsync) {
+  TempDir dir;
+  TestServer primary(Args({}));
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  const std::vector<std::string> replica_args =
+      Args({"--dir", dir.path(), "--replicaof", "127.0.0.1 " + std::to_string(primary.port())});
+  {
+    TestServer replica(replica_args);
+    ASSERT_TRUE(replica.ready());
+    RawConn r(replica.port());
+    ASSERT_TRUE(WaitLinkUp(r));
+    WriteMix(p, "first");
+    EXPECT_EQ(Call(p, {"WAIT", "1", "0"}), ":1\r\n");
+    EXPECT_EQ(Call(r, {"SAVE"}), "+OK\r\n");  // the file records replid and offset
+  }
+  WriteMix(p, "while-restarting");
+  TestServer replica(replica_args);
+  ASSERT_TRUE(replica.ready());
+  RawConn r(replica.port());
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_TRUE(WaitSameDigest(p, r));
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "1");
+  EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "1");
+}
+
+// Under write load, every write acknowledged by WAIT 1 is on the replica
+// after the primary is killed and the replica promoted. Several rounds.
+TEST(ReplicationE2E, AcknowledgedWritesSurviveFailover) {
+  std::mt19937 rng(std::random_device{}());
+  for (int round = 0; round < 3; ++round) {
+    TestServer primary(Args({}));
+    TestServer replica(Args({}));
+    ASSERT_TRUE(primary.ready() && replica.ready());
+    RawConn r(replica.port());
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    std::vector<std::vector<int>> acked(3);
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 3; ++w) {
+      writers.emplace_back([&, w] {
+        RawConn c(primary.port());
+        for (int i = 0;; ++i) {
+          const std::string key = "w" + std::to_string(w) + ":" + std::to_string(i);
+          if (!c.Send(Resp({"SET", key, "v"}) + Resp({"WAIT", "1", "0"}))) return;
+          if (c.ReadReply() != "+OK\r\n") return;
+          if (c.ReadReply() != ":1\r\n") return;
+          acked[w].push_back(i);
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 600)(rng)));
+    primary.Kill();
+    for (auto& t : writers) t.join();
+    EXPECT_EQ(Call(r, {"REPLICAOF", "NO", "ONE"}), "+OK\r\n");
+    size_t total = 0, missing = 0;
+    for (int w = 0; w < 3; ++w) {
+      std::string batch;
+      for (int i : acked[w]) batch += Resp({"EXISTS", "w" + std::to_string(w) + ":" + std::to_string(i)});
+      r.Send(batch);
+      for (size_t k = 0; k < acked[w].size(); ++k) missing += r.ReadReply() == ":1\r\n" ? 0 : 1;
+      total += acked[w].size();
+    }
+    EXPECT_GT(total, 10u);
+    EXPECT_EQ(missing, 0u) << "round " << round << ": " << missing << " of " << total << " acknowledged writes lost";
+  }
+}
+
+TEST(ReplicationE2E, RedisServerAsReplicaOfRingkv) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  TestServer primary(Args({"--repl-backlog-size", "64mb"}));
+  TestServer redis({"--enable-debug-command", "yes"}, kRedis);
+  ASSERT_TRUE(primary.ready() && redis.ready());
+  RawConn p(primary.port()), r(redis.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "20000", "key", "50"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  std::atomic<bool> stop{false};
+  std::thread load([&] {  // writes during the sync and after
+    RawConn c(primary.port());
+    for (int i = 0; !stop; ++i) Call(c, {"SET", "load:" + std::to_string(i % 5000), std::to_string(i)});
+  });
+  ASSERT_TRUE(WaitLinkUp(r));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");  // partial resync under load
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  stop = true;
+  load.join();
+  WriteMix(p, "final");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(p, r));
+  EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "1");
+}
+
+TEST(ReplicationE2E, RingkvAsReplicaOfRedisServer) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  // A backlog that holds the writes made while the link is down (~1 s).
+  TestServer redis({"--enable-debug-command", "yes", "--repl-backlog-size", "64mb"}, kRedis);
+  TestServer replica(Args({}));
+  ASSERT_TRUE(redis.ready() && replica.ready());
+  RawConn p(redis.port()), r(replica.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "20000", "key", "50"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(redis.port())}), "+OK\r\n");
+  std::atomic<bool> stop{false};
+  std::thread load([&] {
+    RawConn c(redis.port());
+    for (int i = 0; !stop; ++i) Call(c, {"SET", "load:" + std::to_string(i % 5000), std::to_string(i)});
+  });
+  ASSERT_TRUE(WaitLinkUp(r));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  stop = true;
+  load.join();
+  WriteMix(p, "final");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");  // redis-server counts our ACKs
+  EXPECT_TRUE(WaitSameDigest(p, r));
+  EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "1");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

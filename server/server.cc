@@ -537,6 +537,10 @@ void Server::BeforeFlush() {
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
   aof_->BeforeSleep();
+  if (master_ && aof_->enabled() &&
+      (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
+    aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());
+  }
   if (aof_always_ && aof_->write_failed()) {
     // As Redis: with appendfsync always, a write that cannot reach the AOF
     // cannot be acknowledged, and held replies would wait forever.

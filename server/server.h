@@ -279,6 +279,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<MasterLink> master_;               // set while this server is a replica
   std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
   bool executing_from_master_ = false;
+  // A replica with an AOF: (AOF offset written, replication offset then),
+  // so an fsync completion tells how far the stream is durable (FACK).
+  std::deque<std::pair<uint64_t, uint64_t>> aof_repl_marks_;
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK

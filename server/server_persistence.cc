@@ -150,6 +150,17 @@ void Server::AfterAofSync() {
   }
   ReleaseDurableReplies();
   if (!waits_.empty()) UnblockWaiters(UnixMs());
+  // A replica tells its primary at once how far its AOF is durable (WAITAOF).
+  if (master_ && !aof_repl_marks_.empty()) {
+    const uint64_t synced = aof_->synced_offset();
+    bool advanced = false;
+    while (!aof_repl_marks_.empty() && aof_repl_marks_.front().first <= synced) {
+      master_->fsynced_offset = std::max(master_->fsynced_offset, aof_repl_marks_.front().second);
+      aof_repl_marks_.pop_front();
+      advanced = true;
+    }
+    if (advanced) SendAckToMaster();
+  }
 }
 
 std::string Server::PersistenceError() const {

@@ -187,7 +187,10 @@ void Server::SendAckToMaster() {
   if (m == nullptr) return;
   const uint64_t offset = master_repl_offset();
   // FACK: how far our AOF is fsynced (what WAITAOF counts on a primary).
-  if (aof_->enabled() && !aof_->has_unsynced()) master_->fsynced_offset = offset;
+  if (aof_->enabled() && !aof_->has_unsynced()) {
+    master_->fsynced_offset = offset;
+    aof_repl_marks_.clear();
+  }
   std::string ack;
   const std::string off = StrCat(offset), fack = StrCat(master_->fsynced_offset);
   const std::string_view argv[] = {"REPLCONF", "ACK", off, "FACK", fack};

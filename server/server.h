@@ -224,6 +224,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ExecuteFromMaster(Client& c, Argv argv);
   void ReplicaCron(int64_t now_ms);
   void OnMasterLinkClosed();
+  // Stops a sync in progress and closes the link to the primary.
+  void CloseMasterLink();
   void ResumeClient(Client& c);
   void HandleShutdownSignal();
 

@@ -24,16 +24,20 @@ RdbSaveOptions Server::ReplSaveInfo() const {
   return o;
 }
 
+void Server::CloseMasterLink() {
+  if (sync_worker_) sync_worker_->Cancel();
+  if (master_->client_id == 0) return;
+  if (Client* m = FindClient(master_->client_id)) {
+    m->closing = true;
+    io_->CloseNow(m->conn);
+  }
+  master_->client_id = 0;
+}
+
 std::string Server::ReplicaOf(const std::string& host, int port) {
   if (host.empty()) {  // REPLICAOF NO ONE
     if (!master_) return "+OK";
-    if (sync_worker_) sync_worker_->Cancel();
-    if (master_->client_id != 0) {
-      if (Client* m = FindClient(master_->client_id)) {
-        m->closing = true;
-        io_->CloseNow(m->conn);
-      }
-    }
+    CloseMasterLink();
     master_.reset();
     // Keep the history: the old primary's id becomes the secondary one, so
     // its other replicas can continue here with a partial resync.
@@ -55,13 +59,7 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     return "+OK";
   }
   if (master_ && master_->host == host && master_->port == port) return "+OK Already connected to specified master";
-  if (master_ && master_->client_id != 0) {
-    if (Client* m = FindClient(master_->client_id)) {
-      m->closing = true;
-      io_->CloseNow(m->conn);
-    }
-  }
-  if (sync_worker_) sync_worker_->Cancel();
+  if (master_) CloseMasterLink();
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;

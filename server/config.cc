@@ -96,6 +96,12 @@ constexpr Rule kImplemented[] = {
     {"masteruser", 0, 0, nullptr, Mutability::kMutable},
     {"replica-read-only", 0, 0, nullptr, Mutability::kMutable},
     {"replica-announce-ip", 0, 0, nullptr, Mutability::kMutable},
+    {"replica-announce-port", 0, 65535, nullptr, Mutability::kMutable},
+    {"replica-priority", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"replica-serve-stale-data", 0, 0, nullptr, Mutability::kMutable},
+    {"repl-backlog-ttl", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"min-replicas-to-write", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"min-replicas-max-lag", 0, kIntMax, nullptr, Mutability::kMutable},
     {"repl-timeout", 1, kIntMax, nullptr, Mutability::kMutable},
     {"repl-ping-replica-period", 1, kIntMax, nullptr, Mutability::kMutable},
 };

@@ -89,13 +89,18 @@ void Server::ApplyConfigHooks() {
     access.lfu_log_factor = static_cast<int>(config_->Int("lfu-log-factor"));
     access.lfu_decay_time = static_cast<int>(config_->Int("lfu-decay-time"));
     lazy_expire_ = config_->Bool("lazyfree-lazy-expire");
+    min_replicas_to_write_ = config_->Int("min-replicas-to-write");
+    min_replicas_max_lag_ = config_->Int("min-replicas-max-lag");
+    replica_read_only_ = config_->Bool("replica-read-only");
+    serve_stale_data_ = config_->Bool("replica-serve-stale-data");
     lazy_eviction_ = config_->Bool("lazyfree-lazy-eviction");
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
                            "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
                            "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
-                           "lazyfree-lazy-expire", "lazyfree-lazy-eviction"}) {
+                           "lazyfree-lazy-expire", "lazyfree-lazy-eviction", "min-replicas-to-write",
+                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();
@@ -359,17 +364,19 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  // A read-only replica takes writes from its primary only.
-  if (master_ && !c.is_master && (spec->flags & cmd::kWrite) && config_->Bool("replica-read-only")) {
-    rb.Error("READONLY You can't write against a read only replica.");
-    ++spec->rejected_calls;
-    ++stats_.total_error_replies;
-    return;
-  }
   // Persistence failing: writes (and PING, as in Redis) are refused.
   if (!persistence_ok() && ((spec->flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
       rb.Error(misconf);
+      ++spec->rejected_calls;
+      ++stats_.total_error_replies;
+      return;
+    }
+  }
+  // Replication's gates, in Redis's order: NOREPLICAS, READONLY, MASTERDOWN.
+  if ((master_ || min_replicas_to_write_ > 0) && !c.is_master) {
+    if (const char* err = ReplicationGate(*spec)) {
+      rb.Error(err);
       ++spec->rejected_calls;
       ++stats_.total_error_replies;
       return;

@@ -219,6 +219,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartFullSyncIfNeeded(int64_t now_ms);
   void FinishFullSync(const ChildResult& result);
   void DropReplica(uint64_t client_id);
+  // The error a command gets from replication's rules (NOREPLICAS, READONLY,
+  // MASTERDOWN), or nullptr.
+  const char* ReplicationGate(const CommandSpec& spec) const;
+  // Replicas online that acknowledged within min-replicas-max-lag.
+  int GoodReplicas(int64_t now_ms) const;
   void StartMasterSync();
   void OnSyncResult(repl::SyncResult result);
   void ExecuteFromMaster(Client& c, Argv argv);
@@ -287,6 +292,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK
+  int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
+  int64_t min_replicas_max_lag_ = 10;
+  bool replica_read_only_ = true;
+  bool serve_stale_data_ = true;
+  int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
 };
 
 // Current wall-clock time in milliseconds / microseconds.

@@ -76,7 +76,8 @@ void Server::StartMasterSync() {
   req.port = master_->port;
   req.masterauth = config_->Str("masterauth");
   req.masteruser = config_->Str("masteruser");
-  req.listening_port = static_cast<int>(config_->Int("port"));
+  req.listening_port = static_cast<int>(config_->Int("replica-announce-port") > 0 ? config_->Int("replica-announce-port")
+                                                                                 : config_->Int("port"));
   req.announce_ip = config_->Str("replica-announce-ip");
   req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
   req.rdb_path = absl::StrFormat("temp-%d.%d.rdb", static_cast<int>(UnixMs() / 1000), static_cast<int>(getpid()));

@@ -61,6 +61,28 @@ void Server::UnblockWaiters(int64_t now_ms) {
 
 // ---- primary side ----------------------------------------------------------------------
 
+int Server::GoodReplicas(int64_t now_ms) const {
+  if (!primary_) return 0;
+  int n = 0;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kOnline && now_ms - r->last_ack_ms <= min_replicas_max_lag_ * 1000) ++n;
+  }
+  return n;
+}
+
+const char* Server::ReplicationGate(const CommandSpec& spec) const {
+  const bool write = spec.flags & cmd::kWrite;
+  if (!master_ && write && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
+      GoodReplicas(UnixMs()) < min_replicas_to_write_) {
+    return "NOREPLICAS Not enough good replicas to write.";
+  }
+  if (master_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
+  if (master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ && !(spec.flags & cmd::kStale)) {
+    return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+  }
+  return nullptr;
+}
+
 repl::Primary& Server::EnsurePrimary() {
   if (!primary_) {
     // A backlog created from scratch starts a new history, as in Redis: a new
@@ -217,6 +239,32 @@ void Server::BeforeFlushReplication() {
 }
 
 void Server::ReplicationCron(int64_t now_ms) {
+  // A primary without replicas frees its backlog after repl-backlog-ttl
+  // seconds (a new history then starts, as in Redis).
+  if (primary_->replicas().empty() && !master_) {
+    if (no_replicas_since_ms_ == 0) no_replicas_since_ms_ = now_ms;
+    const int64_t ttl_s = config_->Int("repl-backlog-ttl");
+    if (ttl_s > 0 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
+      Log(kNotice, StrCat("Replication backlog freed after ", ttl_s, " seconds without connected replicas."));
+      const int64_t offset = static_cast<int64_t>(primary_->offset());
+      primary_.reset();
+      repl_ids_ = repl::ReplicationIds::Fresh();
+      repl_ids_.offset = offset;
+      no_replicas_since_ms_ = 0;
+      return;
+    }
+  } else {
+    no_replicas_since_ms_ = 0;
+  }
+  // Replicas waiting for a snapshot get a newline each second, so their
+  // read timeout does not fire during a long BGSAVE (as Redis).
+  if (now_ms / 1000 != (now_ms - 1000 / hz_) / 1000) {
+    for (const auto& r : primary_->replicas()) {
+      if (r->state == repl::ReplicaState::kWaitBgsaveStart || r->state == repl::ReplicaState::kWaitBgsaveEnd) {
+        io_->PrepareWrite(r->conn).Append("\n");
+      }
+    }
+  }
   const int64_t period_ms = config_->Int("repl-ping-replica-period") * 1000;
   if (primary_->online() > 0 && now_ms - last_replica_ping_ms_ >= period_ms) {
     last_replica_ping_ms_ = now_ms;

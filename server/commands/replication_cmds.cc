@@ -136,8 +136,7 @@ void CmdReplicaof(CommandContext& ctx) {
     return;
   }
   int64_t port;
-  if (!ParseInt(ctx, ctx.argv[2], &port)) return;
-  if (port < 0 || port > 65535) {
+  if (!core::StringToInt64(ctx.argv[2], &port) || port < 0 || port > 65535) {
     ctx.reply.Error("ERR Invalid master port");
     return;
   }

@@ -266,5 +266,37 @@ TEST(ReplicationE2E, RingkvAsReplicaOfRedisServer) {
   EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "1");
 }
 
+TEST(ReplicationE2E, MinReplicasAndStaleDataGates) {
+  TestServer primary(Args({"--min-replicas-to-write", "1", "--min-replicas-max-lag", "10"}));
+  TestServer replica(Args({"--replica-serve-stale-data", "no"}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  EXPECT_EQ(Call(p, {"SET", "k", "v"}), "-NOREPLICAS Not enough good replicas to write.\r\n");
+  EXPECT_EQ(Call(p, {"GET", "k"}), "$-1\r\n");  // reads are fine
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");  // one good replica now
+  // The replica's link goes down (its primary moves to a closed port).
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(FreePort())}), "+OK\r\n");
+  EXPECT_EQ(Call(r, {"GET", "k"}),
+            "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n");
+  EXPECT_EQ(Call(r, {"PING"}).rfind("-MASTERDOWN", 0), 0u);
+  EXPECT_EQ(Info(r, "master_link_status", "replication"), "down");  // INFO is allowed (stale flag)
+}
+
+TEST(ReplicationE2E, BacklogFreedAfterTtlWithoutReplicas) {
+  TestServer primary(Args({"--repl-backlog-ttl", "1"}));
+  TestServer replica(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_EQ(Info(p, "repl_backlog_active", "replication"), "1");
+  const std::string replid = Info(p, "master_replid", "replication");
+  ASSERT_EQ(Call(r, {"REPLICAOF", "NO", "ONE"}), "+OK\r\n");
+  EXPECT_TRUE(WaitInfo(p, "repl_backlog_active", "0", 5000, "replication"));
+  EXPECT_NE(Info(p, "master_replid", "replication"), replid);  // a new history starts
+}
+
 }  // namespace
 }  // namespace ringkv::testing

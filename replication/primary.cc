@@ -1,5 +1,7 @@
 #include "replication/primary.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +15,17 @@ void AppendCommand(std::span<const std::string_view> argv, std::string* out) {
     out->append(a);
     out->append("\r\n");
   }
+}
+
+ReplicaLink::~ReplicaLink() {
+  if (rdb_fd >= 0) ::close(rdb_fd);
+}
+
+void Primary::StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io) {
+  io.PrepareWrite(link.conn).Append(absl::StrCat("$", size, "\r\n"));
+  link.rdb_fd = fd;
+  link.rdb_left = size;
+  link.state = ReplicaState::kSendBulk;
 }
 
 Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog_size, master_offset) {}
@@ -69,11 +82,34 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
       continue;
     }
     needed = std::min(needed, r->next_offset);
-    if (r->state != ReplicaState::kOnline || r->next_offset > backlog_.end_offset()) continue;
+    if (r->state == ReplicaState::kWaitBgsaveEnd) continue;
     const uint64_t unsent = r->conn->thread == 0 ? r->conn->out.size()
                                                  : r->conn->stat_obuf.load(std::memory_order_relaxed) +
                                                        r->conn->main_out.size();
     if (unsent > kUnsentLimit) continue;
+    if (r->state == ReplicaState::kSendBulk) {
+      // The snapshot, a piece per turn: never the whole file in memory.
+      io::OutBuffer& out = io.PrepareWrite(r->conn);
+      size_t budget = static_cast<size_t>(std::min<uint64_t>(kPerTurn, r->rdb_left));
+      while (budget > 0) {
+        const size_t want = std::min<size_t>(budget, 8 * 1024);  // within one reply chunk
+        char* dst = out.Reserve(want);
+        ssize_t n = ::read(r->rdb_fd, dst, want);
+        if (n <= 0) break;
+        out.Commit(static_cast<size_t>(n));
+        budget -= static_cast<size_t>(n);
+        r->rdb_left -= static_cast<uint64_t>(n);
+      }
+      if (budget > 0 && r->rdb_left > 0) {  // the file ended early: resync from scratch
+        drop->push_back(r->client_id);
+        continue;
+      }
+      if (r->rdb_left > 0) continue;
+      ::close(r->rdb_fd);
+      r->rdb_fd = -1;
+      r->state = ReplicaState::kOnline;
+    }
+    if (r->next_offset > backlog_.end_offset()) continue;
     r->next_offset = backlog_.CopyTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);

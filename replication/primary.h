@@ -28,6 +28,7 @@ enum class ReplicaState : uint8_t {
   kHandshake,        // REPLCONF seen, no SYNC/PSYNC yet
   kWaitBgsaveStart,  // full sync wanted; waiting for the fork child to be free
   kWaitBgsaveEnd,    // the RDB for it is being written
+  kSendBulk,         // the RDB file is being sent, a piece per loop turn
   kOnline,           // receiving the stream
 };
 
@@ -45,6 +46,9 @@ struct ReplicaLink {
   bool capa_eof = false;
   bool capa_psync2 = false;
   bool old_sync = false;     // attached with SYNC (no offsets, no acks)
+  int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
+  uint64_t rdb_left = 0;     // kSendBulk: bytes of it still to send
+  ~ReplicaLink();
 };
 
 class Primary {
@@ -70,8 +74,13 @@ class Primary {
   void Detach(uint64_t client_id);
   const std::vector<std::unique_ptr<ReplicaLink>>& replicas() const { return replicas_; }
 
-  // Hands online replicas the stream they miss. Replicas so far behind that
-  // the backlog would pass `max_lag_bytes` for them are listed in *drop.
+  // Starts sending an RDB file (its open fd is taken over) to a replica in
+  // kWaitBgsaveEnd: "$<size>\r\n", then the bytes a piece per turn, then
+  // the stream from its next_offset.
+  void StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io);
+  // Hands online replicas the stream they miss (and syncing ones the next
+  // piece of their RDB). Replicas so far behind that the backlog would pass
+  // `max_lag_bytes` for them are listed in *drop.
   void Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop);
 
   // Online replicas whose acknowledged (or, with fsynced, AOF-fsynced)

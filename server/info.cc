@@ -212,7 +212,7 @@ void InfoReplication(Server& s, std::string* out) {
       ip = ip.substr(0, ip.rfind(':'));
     }
     const char* state = r->state == repl::ReplicaState::kOnline ? "online"
-                        : r->state == repl::ReplicaState::kWaitBgsaveEnd ? "wait_bgsave"
+                        : r->state == repl::ReplicaState::kSendBulk ? "send_bulk"
                                                                           : "wait_bgsave";
     StrAppend(&lines, "slave", n++, ":ip=", ip, ",port=", r->listening_port, ",state=", state,
               ",offset=", r->ack_offset, ",lag=", std::max<int64_t>(0, (now_ms - r->last_ack_ms) / 1000), "\r\n");

@@ -2,6 +2,7 @@
 // The Primary component (backlog, replica links) is created the first time a
 // replica attaches; until then none of this allocates anything.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/strings.h"
@@ -171,30 +172,26 @@ void Server::FinishFullSync(const ChildResult& result) {
   for (const auto& r : primary_->replicas()) {
     if (r->state == repl::ReplicaState::kWaitBgsaveEnd) waiting.push_back(r.get());
   }
-  std::string rdb;
-  bool ok = result.ok;
-  if (ok && !waiting.empty()) {
-    int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
-    ok = fd >= 0;
-    char buf[1 << 16];
-    ssize_t n;
-    while (ok && (n = ::read(fd, buf, sizeof(buf))) > 0) rdb.append(buf, static_cast<size_t>(n));
-    if (fd >= 0) ::close(fd);
-  }
   for (repl::ReplicaLink* r : waiting) {
-    if (!ok) {
+    if (!result.ok) {
       Log(kWarning, "SYNC failed. BGSAVE child returned an error");
       DropReplica(r->client_id);
       continue;
     }
-    // The snapshot as one bulk ("$<len>\r\n<bytes>", no trailing CRLF), then
-    // the stream from the fork's offset on.
-    io::OutBuffer& out = io_->PrepareWrite(r->conn);
-    out.Append(StrCat("$", rdb.size(), "\r\n"));
-    out.Append(rdb);
-    r->state = repl::ReplicaState::kOnline;
+    // Each replica reads the file through its own descriptor (a later save
+    // may replace dbfilename meanwhile), a piece per loop turn.
+    const int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+      if (fd >= 0) ::close(fd);
+      Log(kWarning, "SYNC failed: can't open the RDB file just written");
+      DropReplica(r->client_id);
+      continue;
+    }
+    primary_->StartBulk(*r, fd, static_cast<uint64_t>(st.st_size), *io_);
     r->last_ack_ms = UnixMs();
-    Log(kNotice, StrCat("Synchronization with replica ", r->conn->peer.ToString(), " succeeded"));
+    Log(kNotice, StrCat("Synchronization with replica ", r->conn->peer.ToString(), " started: sending ",
+                        st.st_size, " bytes of RDB"));
   }
   StartFullSyncIfNeeded(UnixMs());  // replicas that asked during this save
 }

@@ -178,7 +178,9 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     // Errors to REPLCONF are not fatal (old primaries), as in Redis.
   }
   const std::string offset = std::to_string(req.psync_offset);
-  if (!link.Send(link.Command({"PSYNC", req.replid, offset})) || !link.ReadLine(&line)) {
+  std::vector<std::string_view> psync = {"PSYNC", req.replid, offset};
+  if (req.failover) psync.push_back("FAILOVER");
+  if (!link.Send(link.Command(psync)) || !link.ReadLine(&line)) {
     return fail("Master did not reply to PSYNC");
   }
   timeval none{0, 0};  // the stream may be idle for long: no timeouts from here on

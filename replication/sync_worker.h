@@ -32,6 +32,7 @@ struct SyncRequest {
   std::string announce_ip;
   std::string replid = "?";  // PSYNC arguments: "?" -1 for a full sync
   int64_t psync_offset = -1;
+  bool failover = false;     // PSYNC ... FAILOVER: the primary hands over to this replica
   std::string rdb_path;      // where a full sync's payload goes
   int timeout_s = 60;
 };

@@ -221,7 +221,7 @@ void InfoReplication(Server& s, std::string* out) {
   if (s.master_link() == nullptr) Field(out, "role", "master");
   Field(out, "connected_slaves", n);
   out->append(lines);
-  Field(out, "master_failover_state", "no-failover");
+  Field(out, "master_failover_state", s.failover_state());
   Field(out, "master_replid", ids.replid);
   Field(out, "master_replid2", ids.replid2);
   Field(out, "master_repl_offset", p->offset());

@@ -382,7 +382,7 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  if (ShouldPause(*spec)) {
+  if (ShouldPause(*spec) && !c.is_master) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
     Defer(c, argv);
     return;
@@ -533,6 +533,7 @@ void Server::Cron(int64_t now_ms) {
   rdb_->Cron(now_ms, stats_.dirty);
   if (primary_) ReplicationCron(now_ms);
   if (master_) ReplicaCron(now_ms);
+  if (failover_) FailoverCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.

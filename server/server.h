@@ -177,6 +177,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool is_replica() const { return master_ != nullptr; }
   // REPLCONF GETACK from the primary: answer with our offsets now.
   void SendAckToMaster();
+  // FAILOVER [TO host port] [TIMEOUT ms] [FORCE]: returns the error text or "".
+  std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force);
+  std::string AbortFailover();
+  // "no-failover", "waiting-for-sync" or "failover-in-progress".
+  const char* failover_state() const;
   // ROLE / INFO: the link to the primary.
   struct MasterLink {
     std::string host;
@@ -231,6 +236,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void OnMasterLinkClosed();
   // Stops a sync in progress and closes the link to the primary.
   void CloseMasterLink();
+  void FailoverCron(int64_t now_ms);
+  void EndFailover(bool ok, std::string_view why);
   void ResumeClient(Client& c);
   void HandleShutdownSignal();
 
@@ -289,6 +296,15 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A replica with an AOF: (AOF offset written, replication offset then),
   // so an fsync completion tells how far the stream is durable (FACK).
   std::deque<std::pair<uint64_t, uint64_t>> aof_repl_marks_;
+  struct Failover {
+    std::string host;         // the chosen replica (empty: the first in sync)
+    int port = 0;
+    bool force = false;
+    int64_t deadline_ms = 0;  // 0: no timeout
+    bool in_progress = false; // demoted, syncing with the target
+    bool ack_requested = false;  // the one GETACK sent; the stream is frozen after it
+  };
+  std::unique_ptr<Failover> failover_;
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK

@@ -44,7 +44,11 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     EnsurePrimary();
     // Our replicas reconnect and continue with PSYNC under the new id (+CONTINUE <id>).
     std::vector<uint64_t> ids;
-    for (const auto& link : primary_->replicas()) ids.push_back(link->client_id);
+    for (const auto& link : primary_->replicas()) {
+      // A connection still in its handshake (the one asking us to take over,
+      // say) is not a replica yet: it stays.
+      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
+    }
     for (uint64_t id : ids) DropReplica(id);
     repl_ids_.replid2 = repl_ids_.replid;
     repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
@@ -60,6 +64,16 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
   }
   if (master_ && master_->host == host && master_->port == port) return "+OK Already connected to specified master";
   if (master_) CloseMasterLink();
+  // Our replicas resync with us (they continue if our history allows it).
+  if (primary_) {
+    std::vector<uint64_t> ids;
+    for (const auto& link : primary_->replicas()) {
+      // A connection still in its handshake (the one asking us to take over,
+      // say) is not a replica yet: it stays.
+      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
+    }
+    for (uint64_t id : ids) DropReplica(id);
+  }
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;
@@ -80,6 +94,7 @@ void Server::StartMasterSync() {
                                                                                  : config_->Int("port"));
   req.announce_ip = config_->Str("replica-announce-ip");
   req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
+  req.failover = failover_ && failover_->in_progress;
   req.rdb_path = absl::StrFormat("temp-%d.%d.rdb", static_cast<int>(UnixMs() / 1000), static_cast<int>(getpid()));
   if (primary_) {  // we have history: ask to continue after it
     req.replid = repl_ids_.replid;
@@ -104,6 +119,10 @@ void Server::OnSyncResult(repl::SyncResult r) {
   const int64_t now_ms = UnixMs();
   if (r.kind == repl::SyncResult::Kind::kFailed) {
     Log(kWarning, r.error);
+    if (failover_ && failover_->in_progress) {  // the target refused: stay the primary
+      EndFailover(false, r.error);
+      return;
+    }
     master_->state = MasterLink::State::kConnect;
     master_->retry_at_ms = now_ms + 1000;
     return;
@@ -114,7 +133,11 @@ void Server::OnSyncResult(repl::SyncResult r) {
     // Our history is replaced: replicas of ours must resync too.
     if (primary_) {
       std::vector<uint64_t> ids;
-      for (const auto& link : primary_->replicas()) ids.push_back(link->client_id);
+      for (const auto& link : primary_->replicas()) {
+      // A connection still in its handshake (the one asking us to take over,
+      // say) is not a replica yet: it stays.
+      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
+    }
       for (uint64_t id : ids) DropReplica(id);
       primary_.reset();
     }
@@ -163,6 +186,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
                    ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
                    : "MASTER <-> REPLICA sync: Finished with success");
   SendAckToMaster();
+  if (failover_ && failover_->in_progress) EndFailover(true, "");
 }
 
 }  // namespace ringkv::server
@@ -211,6 +235,99 @@ void Server::ReplicaCron(int64_t now_ms) {
     master_->last_ack_ms = now_ms;  // once a second, as Redis's replicationCron
     SendAckToMaster();
   }
+}
+
+}  // namespace ringkv::server
+
+namespace ringkv::server {
+
+const char* Server::failover_state() const {
+  if (!failover_) return "no-failover";
+  return failover_->in_progress ? "failover-in-progress" : "waiting-for-sync";
+}
+
+std::string Server::StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force) {
+  if (master_) return "ERR FAILOVER is not valid when server is a replica.";
+  if (failover_) return "ERR FAILOVER already in progress.";
+  if (!primary_ || primary_->online() == 0) return "ERR FAILOVER requires connected replicas.";
+  if (!host.empty()) {
+    bool found = false;
+    for (const auto& r : primary_->replicas()) {
+      std::string ip = r->announced_ip;
+      if (ip.empty()) {
+        ip = r->conn->peer.ToString();
+        ip = ip.substr(0, ip.rfind(':'));
+      }
+      found |= r->state == repl::ReplicaState::kOnline && ip == host && r->listening_port == port;
+    }
+    if (!found) return "ERR FAILOVER target HOST and PORT is not a replica.";
+  }
+  failover_ = std::make_unique<Failover>();
+  failover_->host = host;
+  failover_->port = port;
+  failover_->force = force;
+  failover_->deadline_ms = timeout_ms > 0 ? UnixMs() + timeout_ms : 0;
+  // No new writes while the target catches up (Redis pauses writes too).
+  PauseClients(INT64_MAX / 2, /*all=*/false);
+  get_ack_pending_ = true;
+  Log(kNotice, host.empty() ? std::string("FAILOVER requested to any replica.")
+                            : StrCat("FAILOVER requested to ", host, ":", port, "."));
+  return "";
+}
+
+std::string Server::AbortFailover() {
+  if (!failover_) return "ERR No failover in progress.";
+  EndFailover(false, "aborted by user");
+  return "";
+}
+
+void Server::EndFailover(bool ok, std::string_view why) {
+  if (!failover_) return;
+  const bool demoted = failover_->in_progress;
+  failover_.reset();
+  if (!ok && demoted) ReplicaOf("", 0);  // the target did not take over: back to primary
+  UnpauseClients();
+  Log(ok ? kNotice : kWarning, ok ? std::string("Failover target accepted: this server is now a replica.")
+                                  : StrCat("FAILOVER aborted: ", why));
+}
+
+void Server::FailoverCron(int64_t now_ms) {
+  if (failover_->in_progress) return;  // the sync decides
+  const uint64_t offset = master_repl_offset();
+  const repl::ReplicaLink* target = nullptr;
+  if (!primary_) {
+    EndFailover(false, "no replicas");
+    return;
+  }
+  for (const auto& r : primary_->replicas()) {
+    if (r->state != repl::ReplicaState::kOnline) continue;
+    std::string ip = r->announced_ip;
+    if (ip.empty()) {
+      ip = r->conn->peer.ToString();
+      ip = ip.substr(0, ip.rfind(':'));
+    }
+    const bool chosen = failover_->host.empty() ? r->ack_offset == offset
+                                                : ip == failover_->host && r->listening_port == failover_->port;
+    if (!chosen) continue;
+    if (failover_->host.empty()) {
+      failover_->host = ip;
+      failover_->port = r->listening_port;
+    }
+    target = r.get();
+    break;
+  }
+  const bool timed_out = failover_->deadline_ms > 0 && now_ms >= failover_->deadline_ms;
+  if (target == nullptr || (target->ack_offset < offset && !(timed_out && failover_->force))) {
+    if (timed_out) EndFailover(false, "timeout waiting for the target to catch up");
+    return;
+  }
+  // The target has everything: become its replica, asking it to take over
+  // with PSYNC ... FAILOVER (it promotes itself and continues our history).
+  Log(kNotice, StrCat("Failover target ", failover_->host, ":", failover_->port, " is synced, failing over."));
+  failover_->in_progress = true;
+  const std::string host = failover_->host;
+  const int port = failover_->port;
+  ReplicaOf(host, port);
 }
 
 }  // namespace ringkv::server

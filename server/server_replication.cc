@@ -216,11 +216,14 @@ void Server::DropReplica(uint64_t client_id) {
 }
 
 void Server::BeforeFlushReplication() {
-  if (get_ack_pending_) {
+  // During a failover the stream is frozen after one GETACK, so the target's
+  // acknowledgement can catch up with the offset (as Redis pauses it).
+  if (get_ack_pending_ && (!failover_ || !failover_->ack_requested)) {
     get_ack_pending_ = false;
     if (primary_->online() > 0) {
       const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
       primary_->FeedRaw(getack);
+      if (failover_) failover_->ack_requested = true;
     }
   }
   std::vector<uint64_t> drop;
@@ -263,7 +266,7 @@ void Server::ReplicationCron(int64_t now_ms) {
     }
   }
   const int64_t period_ms = config_->Int("repl-ping-replica-period") * 1000;
-  if (primary_->online() > 0 && now_ms - last_replica_ping_ms_ >= period_ms) {
+  if (primary_->online() > 0 && now_ms - last_replica_ping_ms_ >= period_ms && !failover_) {
     last_replica_ping_ms_ = now_ms;
     const std::string_view ping[] = {"PING"};
     primary_->FeedRaw(ping);

@@ -118,6 +118,24 @@ void CmdReplconf(CommandContext& ctx) {
 // PSYNC replid offset
 void CmdPsync(CommandContext& ctx) {
   if (ctx.client.is_replica) return;  // already one: ignored, as Redis
+  // PSYNC replid offset FAILOVER: our primary hands over to us (FAILOVER on
+  // its side); take over if it is really our primary's history.
+  if (ctx.argv.size() > 3 && Is(ctx.argv[3], "failover")) {
+    if (ctx.argv[1] != ctx.server.repl_ids().replid) {
+      ctx.reply.Error("ERR PSYNC FAILOVER replid must match my replid.");
+      return;
+    }
+    ctx.server.ReplicaOf("", 0);
+  }
+  if (std::string_view(ctx.server.failover_state()) != "no-failover") {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
+    return;
+  }
+  if (const Server::MasterLink* m = ctx.server.master_link();
+      m != nullptr && m->state != Server::MasterLink::State::kConnected) {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
+    return;
+  }
   int64_t offset;
   if (!core::StringToInt64(ctx.argv[2], &offset)) offset = -1;
   ctx.server.StartReplicaSync(ctx.client, ctx.argv[1], offset, /*old_sync=*/false);
@@ -141,6 +159,60 @@ void CmdReplicaof(CommandContext& ctx) {
     return;
   }
   ctx.reply.SimpleString(ctx.server.ReplicaOf(std::string(ctx.argv[1]), static_cast<int>(port)).substr(1));
+}
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
+void CmdFailover(CommandContext& ctx) {
+  std::string host;
+  int64_t port = 0, timeout = 0;
+  bool force = false, abort = false, has_timeout = false;
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    if (Is(a, "TO") && i + 2 < ctx.argv.size() && host.empty()) {
+      host = std::string(ctx.argv[++i]);
+      if (!core::StringToInt64(ctx.argv[++i], &port) || port < 0 || port > 65535) {
+        ctx.reply.Error("ERR Invalid port");
+        return;
+      }
+    } else if (Is(a, "TIMEOUT") && i + 1 < ctx.argv.size() && !has_timeout) {
+      if (!ParseInt(ctx, ctx.argv[++i], &timeout)) return;
+      if (timeout <= 0) {
+        ctx.reply.Error("ERR FAILOVER timeout must be greater than 0");
+        return;
+      }
+      has_timeout = true;
+    } else if (Is(a, "FORCE") && !force) {
+      force = true;
+    } else if (Is(a, "ABORT") && !abort) {
+      abort = true;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  if (abort) {
+    if (force || has_timeout || !host.empty()) {
+      ctx.reply.Error("ERR FAILOVER abort cannot be used with other options.");
+      return;
+    }
+    std::string err = ctx.server.AbortFailover();
+    if (err.empty()) {
+      ctx.reply.Ok();
+    } else {
+      ctx.reply.Error(err);
+    }
+    return;
+  }
+  if (force && (!has_timeout || host.empty())) {
+    ctx.reply.Error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+    return;
+  }
+  std::string err = ctx.server.StartFailover(host, static_cast<int>(port), timeout, force);
+  if (err.empty()) {
+    ctx.reply.Ok();
+  } else {
+    ctx.reply.Error(err);
+  }
 }
 
 void CmdRole(CommandContext& ctx) {
@@ -200,6 +272,8 @@ void RegisterReplicationCommands(CommandTable& t) {
   t.Add(Cmd("slaveof", 3, kAdmin | kNoscript | kStale | kNoAsyncLoading, 0, 0, 0, "@admin @slow @dangerous",
             "server", "Sets a Redis server as a replica of another, or promotes it to being a master.", "1.0.0",
             CmdReplicaof));
+  t.Add(Cmd("failover", -1, kAdmin | kNoscript | kStale, 0, 0, 0, "@admin @slow @dangerous", "server",
+            "Starts a coordinated failover from a server to one of its replicas.", "6.2.0", CmdFailover));
   t.Add(Cmd("role", 1, kNoscript | kLoading | kStale | kFast, 0, 0, 0, "@admin @fast @dangerous", "server",
             "Returns the replication role.", "2.8.12", CmdRole));
 }

@@ -298,5 +298,53 @@ TEST(ReplicationE2E, BacklogFreedAfterTtlWithoutReplicas) {
   EXPECT_NE(Info(p, "master_replid", "replication"), replid);  // a new history starts
 }
 
+TEST(ReplicationE2E, FailoverHandsOverWithoutLosingWrites) {
+  TestServer a(Args({})), b(Args({}));
+  ASSERT_TRUE(a.ready() && b.ready());
+  RawConn ca(a.port()), cb(b.port());
+  EXPECT_EQ(Call(ca, {"FAILOVER"}), "-ERR FAILOVER requires connected replicas.\r\n");
+  EXPECT_EQ(Call(ca, {"FAILOVER", "ABORT"}), "-ERR No failover in progress.\r\n");
+  EXPECT_EQ(Call(ca, {"FAILOVER", "TO", "127.0.0.1", "1", "FORCE"}),
+            "-ERR FAILOVER with force option requires both a timeout and target HOST and IP.\r\n");
+  ASSERT_EQ(Call(cb, {"REPLICAOF", "127.0.0.1", std::to_string(a.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(cb));
+  EXPECT_EQ(Call(cb, {"FAILOVER"}), "-ERR FAILOVER is not valid when server is a replica.\r\n");
+  EXPECT_EQ(Call(ca, {"FAILOVER", "TO", "127.0.0.1", "1"}), "-ERR FAILOVER target HOST and PORT is not a replica.\r\n");
+  WriteMix(ca, "before");
+  EXPECT_EQ(Call(ca, {"FAILOVER", "TO", "127.0.0.1", std::to_string(b.port()), "TIMEOUT", "5000"}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(cb, "role", "master", 10000, "replication"));
+  ASSERT_TRUE(WaitInfo(ca, "master_link_status", "up", 10000, "replication"));
+  EXPECT_EQ(Info(ca, "master_failover_state", "replication"), "no-failover");
+  EXPECT_EQ(Info(cb, "sync_partial_ok", "stats"), "1");  // the old primary continued, no full sync
+  ASSERT_EQ(Call(cb, {"SET", "after", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(cb, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(ca, cb));
+}
+
+TEST(ReplicationE2E, FailoverInteropWithRedisServer) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  TestServer k(Args({}));
+  TestServer redis({"--enable-debug-command", "yes"}, kRedis);
+  ASSERT_TRUE(k.ready() && redis.ready());
+  RawConn ck(k.port()), cr(redis.port());
+  ASSERT_EQ(Call(cr, {"REPLICAOF", "127.0.0.1", std::to_string(k.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(cr));
+  WriteMix(ck, "k");
+  // ringkv hands over to redis-server ...
+  EXPECT_EQ(Call(ck, {"FAILOVER", "TO", "127.0.0.1", std::to_string(redis.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(cr, "role", "master", 10000, "replication"));
+  ASSERT_TRUE(WaitInfo(ck, "master_link_status", "up", 10000, "replication"));
+  WriteMix(cr, "r");
+  EXPECT_EQ(Call(cr, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(ck, cr));
+  // ... and redis-server hands back to ringkv (it sends PSYNC ... FAILOVER).
+  EXPECT_EQ(Call(cr, {"FAILOVER", "TO", "127.0.0.1", std::to_string(k.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(ck, "role", "master", 10000, "replication"));
+  ASSERT_TRUE(WaitInfo(cr, "master_link_status", "up", 10000, "replication"));
+  WriteMix(ck, "k2");
+  EXPECT_EQ(Call(ck, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(ck, cr));
+}
+
 }  // namespace
 }  // namespace ringkv::testing

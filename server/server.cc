@@ -231,7 +231,7 @@ void Server::OnClose(io::Connection* conn) {
   conn->owner = nullptr;
   if (c->held_replies) durable_.Drop(c->id());
   if (c->blocked) waits_.Remove(c->id());
-  if (c->is_replica && primary_) primary_->Detach(c->id());
+  if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed();
   clients_.erase(c->id());
 }

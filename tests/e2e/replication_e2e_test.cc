@@ -346,5 +346,21 @@ TEST(ReplicationE2E, FailoverInteropWithRedisServer) {
   EXPECT_TRUE(WaitSameDigest(ck, cr));
 }
 
+TEST(ReplicationE2E, HandshakeOnlyConnectionsLeaveNothingBehind) {
+  TestServer primary(Args({}));
+  TestServer replica(Args({}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  {
+    RawConn half(primary.port());  // starts a replica handshake, then goes away
+    EXPECT_EQ(Call(half, {"REPLCONF", "listening-port", "5555"}), "+OK\r\n");
+  }
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_EQ(Info(p, "connected_slaves", "replication"), "1");
+  // Looks at every link's address: the closed one must be gone.
+  EXPECT_EQ(Call(p, {"FAILOVER", "TO", "127.0.0.1", "5555"}), "-ERR FAILOVER target HOST and PORT is not a replica.\r\n");
+}
+
 }  // namespace
 }  // namespace ringkv::testing

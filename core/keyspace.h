@@ -188,7 +188,6 @@ class Keyspace {
   // stats are recorded, tables are not resized and the cron does not rehash,
   // so the parent dirties as few shared pages as it can (Redis's policy).
   void SetForkChildActive(bool active);
-  bool fork_child_active() const { return fork_child_active_; }
   // Receives expired and evicted keys (nullptr: nobody is told).
   void set_observer(KeyspaceObserver* observer) { observer_ = observer; }
 

@@ -33,7 +33,6 @@ absl::Status FdSink::Write(std::string_view bytes) {
       if (errno == EINTR) continue;
       return absl::InternalError(StrCat("Write error: ", std::strerror(errno)));
     }
-    written_ += static_cast<uint64_t>(n);
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return absl::OkStatus();
@@ -86,20 +85,15 @@ void RdbWriter::Flush() {
   if (buf_.empty()) return;
   if (checksum_) crc_ = Crc64(crc_, buf_);
   if (status_.ok()) status_ = sink_->Write(buf_);
-  flushed_ += buf_.size();
   buf_.clear();
 }
 
 absl::Status RdbWriter::Finish() {
   buf_.push_back(static_cast<char>(rdb::kOpEof));
-  Flush();
+  Flush();  // the CRC covers everything up to and including EOF
   std::string trailer;
   AppendLe64(checksum_ ? crc_ : 0, &trailer);
-  buf_ = std::move(trailer);
-  const bool was_checksum = checksum_;
-  checksum_ = false;  // the trailer is not part of its own checksum
-  Flush();
-  checksum_ = was_checksum;
+  if (status_.ok()) status_ = sink_->Write(trailer);
   return status_;
 }
 

@@ -42,11 +42,9 @@ class FdSink : public ByteSink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
   absl::Status Write(std::string_view bytes) override;
-  uint64_t written() const { return written_; }
 
  private:
   int fd_;
-  uint64_t written_ = 0;
 };
 
 // Access metadata saved with a key when the eviction policy uses it.
@@ -69,7 +67,6 @@ class RdbWriter {
   void Entry(std::string_view key, const StringValue& value, int64_t expire_ms, KeyMeta meta = {});
   // EOF opcode and checksum, then flushes. Returns the first error met.
   absl::Status Finish();
-  uint64_t bytes() const { return flushed_ + buf_.size(); }
 
  private:
   void MaybeFlush() {
@@ -82,7 +79,6 @@ class RdbWriter {
   bool compress_;
   bool checksum_;
   uint64_t crc_ = 0;
-  uint64_t flushed_ = 0;
   std::string buf_;
   absl::Status status_;
 };

@@ -44,7 +44,6 @@ class Backlog {
   // Frees whole blocks before `needed_from` while at least capacity bytes
   // remain (so up to one block more than capacity may be held).
   void Trim(uint64_t needed_from);
-  size_t allocated() const { return blocks_.size() * kBlockSize; }
 
  private:
   static constexpr size_t kBlockSize = 64 * 1024;

@@ -21,6 +21,12 @@ ReplicaLink::~ReplicaLink() {
   if (rdb_fd >= 0) ::close(rdb_fd);
 }
 
+std::string ReplicaLink::ip() const {
+  if (!announced_ip.empty()) return announced_ip;
+  const std::string peer = conn->peer.ToString();
+  return peer.substr(0, peer.rfind(':'));
+}
+
 void Primary::StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io) {
   io.PrepareWrite(link.conn).Append(absl::StrCat("$", size, "\r\n"));
   link.rdb_fd = fd;

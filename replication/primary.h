@@ -46,6 +46,8 @@ struct ReplicaLink {
   bool capa_eof = false;
   bool capa_psync2 = false;
   bool old_sync = false;     // attached with SYNC (no offsets, no acks)
+  // The address it is known by: REPLCONF ip-address, else the peer's IP.
+  std::string ip() const;
   int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
   uint64_t rdb_left = 0;     // kSendBulk: bytes of it still to send
   ~ReplicaLink();
@@ -67,7 +69,6 @@ class Primary {
   void FeedRaw(std::span<const std::string_view> argv);
   // The next Feed starts with SELECT (after a full sync began).
   void ForceSelect() { stream_db_ = -1; }
-  int stream_db() const { return stream_db_; }
 
   ReplicaLink& Attach(uint64_t client_id, io::Connection* conn);
   ReplicaLink* Find(uint64_t client_id);

@@ -206,11 +206,7 @@ void InfoReplication(Server& s, std::string* out) {
   std::string lines;
   for (const auto& r : p->replicas()) {
     if (r->state == repl::ReplicaState::kHandshake) continue;
-    std::string ip = r->announced_ip;
-    if (ip.empty()) {
-      ip = r->conn->peer.ToString();
-      ip = ip.substr(0, ip.rfind(':'));
-    }
+    const std::string ip = r->ip();
     const char* state = r->state == repl::ReplicaState::kOnline ? "online"
                         : r->state == repl::ReplicaState::kSendBulk ? "send_bulk"
                                                                           : "wait_bgsave";

@@ -305,17 +305,8 @@ void Server::Execute(Client& c, Argv argv) {
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
-  io::OutBuffer* out = &discard;
-  if (replying) {
-    if (c.held_replies ||
-        (aof_always_ && (aof_->has_unsynced() || (spec != nullptr && (spec->flags & cmd::kWrite))))) {
-      out = &durable_.Target(c.id(), turn_, aof_->fed_offset());
-      c.held_replies = true;
-    } else {
-      out = &io_->PrepareWrite(c.conn);
-    }
-  }
-  io::ReplyBuilder rb(out, c.resp);
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, spec != nullptr && (spec->flags & cmd::kWrite)) : &discard,
+                     c.resp);
 
   if (spec == nullptr) {
     rb.Error(UnknownCommandError(argv));

@@ -196,8 +196,17 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   const MasterLink* master_link() const { return master_.get(); }
   // Replication info saved in RDB files (so a restart can PSYNC).
   RdbSaveOptions ReplSaveInfo() const;
-  // Where a reply to `c` outside its own command goes (behind held replies).
-  io::OutBuffer& ReplyTarget(Client& c);
+  // Where a reply to `c` goes: its connection, or -- with appendfsync always,
+  // when the reply may depend on AOF bytes not yet fsynced (`writes`: the
+  // command is a write) or replies are already held -- a held segment
+  // (DurableReplies). On the path of every reply: inlined.
+  [[gnu::always_inline]] inline io::OutBuffer& ReplyTarget(Client& c, bool writes = false) {
+    if (c.held_replies || (aof_always_ && (writes || aof_->has_unsynced()))) {
+      c.held_replies = true;
+      return durable_.Target(c.id(), turn_, aof_->fed_offset());
+    }
+    return io_->PrepareWrite(c.conn);
+  }
 
  private:
   void Execute(Client& c, Argv argv);
@@ -224,6 +233,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartFullSyncIfNeeded(int64_t now_ms);
   void FinishFullSync(const ChildResult& result);
   void DropReplica(uint64_t client_id);
+  // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
+  void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
   // MASTERDOWN), or nullptr.
   const char* ReplicationGate(const CommandSpec& spec) const;
@@ -271,7 +282,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   size_t slowlog_max_len_ = 128;
 
   // Persistence. The Aof object is small until appendonly turns it on (its
-  // sync thread and files exist only then).
+  // syncer and files exist only then).
   ChildProcess child_;
   std::unique_ptr<RdbSaver> rdb_;
   std::unique_ptr<Aof> aof_;

@@ -115,14 +115,6 @@ void Server::ReapChild(int64_t now_ms) {
   }
 }
 
-io::OutBuffer& Server::ReplyTarget(Client& c) {
-  if (c.held_replies || (aof_always_ && aof_->has_unsynced())) {
-    c.held_replies = true;
-    return durable_.Target(c.id(), turn_, aof_->fed_offset());
-  }
-  return io_->PrepareWrite(c.conn);
-}
-
 void Server::ReleaseDurableReplies() {
   if (durable_.clients() == 0) return;
   durable_.Release(

@@ -39,41 +39,22 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     if (!master_) return "+OK";
     CloseMasterLink();
     master_.reset();
-    // Keep the history: the old primary's id becomes the secondary one, so
-    // its other replicas can continue here with a partial resync.
-    EnsurePrimary();
-    // Our replicas reconnect and continue with PSYNC under the new id (+CONTINUE <id>).
-    std::vector<uint64_t> ids;
-    for (const auto& link : primary_->replicas()) {
-      // A connection still in its handshake (the one asking us to take over,
-      // say) is not a replica yet: it stays.
-      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
+    if (primary_) {
+      // Keep the history: the old primary's id becomes the secondary one, so
+      // its other replicas can continue here with a partial resync.
+      repl_ids_.replid2 = repl_ids_.replid;
+      repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
+      repl_ids_.replid = repl::ReplicationIds::Fresh().replid;
+      // Our replicas reconnect and continue with PSYNC under the new id.
+      DisconnectReplicas();
     }
-    for (uint64_t id : ids) DropReplica(id);
-    repl_ids_.replid2 = repl_ids_.replid;
-    repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
-    const int64_t offset = repl_ids_.offset;
-    std::string replid2 = repl_ids_.replid2;
-    int64_t second = repl_ids_.second_offset;
-    repl_ids_ = repl::ReplicationIds::Fresh();
-    repl_ids_.replid2 = replid2;
-    repl_ids_.second_offset = second;
-    repl_ids_.offset = offset;
-    Log(kNotice, "MASTER MODE enabled (user request from 'id=?')");
+    Log(kNotice, "MASTER MODE enabled");
     return "+OK";
   }
   if (master_ && master_->host == host && master_->port == port) return "+OK Already connected to specified master";
   if (master_) CloseMasterLink();
   // Our replicas resync with us (they continue if our history allows it).
-  if (primary_) {
-    std::vector<uint64_t> ids;
-    for (const auto& link : primary_->replicas()) {
-      // A connection still in its handshake (the one asking us to take over,
-      // say) is not a replica yet: it stays.
-      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
-    }
-    for (uint64_t id : ids) DropReplica(id);
-  }
+  if (primary_) DisconnectReplicas();
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;
@@ -132,13 +113,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
     for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
     // Our history is replaced: replicas of ours must resync too.
     if (primary_) {
-      std::vector<uint64_t> ids;
-      for (const auto& link : primary_->replicas()) {
-      // A connection still in its handshake (the one asking us to take over,
-      // say) is not a replica yet: it stays.
-      if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
-    }
-      for (uint64_t id : ids) DropReplica(id);
+      DisconnectReplicas();
       primary_.reset();
     }
     Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
@@ -253,11 +228,7 @@ std::string Server::StartFailover(const std::string& host, int port, int64_t tim
   if (!host.empty()) {
     bool found = false;
     for (const auto& r : primary_->replicas()) {
-      std::string ip = r->announced_ip;
-      if (ip.empty()) {
-        ip = r->conn->peer.ToString();
-        ip = ip.substr(0, ip.rfind(':'));
-      }
+      const std::string ip = r->ip();
       found |= r->state == repl::ReplicaState::kOnline && ip == host && r->listening_port == port;
     }
     if (!found) return "ERR FAILOVER target HOST and PORT is not a replica.";
@@ -301,11 +272,7 @@ void Server::FailoverCron(int64_t now_ms) {
   }
   for (const auto& r : primary_->replicas()) {
     if (r->state != repl::ReplicaState::kOnline) continue;
-    std::string ip = r->announced_ip;
-    if (ip.empty()) {
-      ip = r->conn->peer.ToString();
-      ip = ip.substr(0, ip.rfind(':'));
-    }
+    const std::string ip = r->ip();
     const bool chosen = failover_->host.empty() ? r->ack_offset == offset
                                                 : ip == failover_->host && r->listening_port == failover_->port;
     if (!chosen) continue;

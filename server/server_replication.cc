@@ -206,6 +206,16 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   if (!waits_.empty()) UnblockWaiters(link->last_ack_ms);
 }
 
+void Server::DisconnectReplicas() {
+  std::vector<uint64_t> ids;
+  for (const auto& link : primary_->replicas()) {
+    // A connection still in its handshake (the one asking us to take over,
+    // say) is not a replica yet: it stays.
+    if (link->state != repl::ReplicaState::kHandshake) ids.push_back(link->client_id);
+  }
+  for (uint64_t id : ids) DropReplica(id);
+}
+
 void Server::DropReplica(uint64_t client_id) {
   if (primary_) primary_->Detach(client_id);
   if (Client* c = FindClient(client_id)) {

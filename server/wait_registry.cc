@@ -52,11 +52,6 @@ void WaitRegistry::Remove(uint64_t id) {
   waiters_.erase(it);
 }
 
-const WaitSpec* WaitRegistry::Find(uint64_t id) const {
-  auto it = waiters_.find(id);
-  return it == waiters_.end() ? nullptr : &it->second.spec;
-}
-
 void WaitRegistry::Take(int64_t now_ms, const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* taken) {
   std::vector<uint64_t> ids;
   std::vector<uint64_t>* out = &ids;

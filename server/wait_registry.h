@@ -46,9 +46,7 @@ class WaitRegistry {
 
   void Add(uint64_t id, const WaitSpec& spec, const Progress& now);
   void Remove(uint64_t id);
-  const WaitSpec* Find(uint64_t id) const;
   bool empty() const { return waiters_.empty(); }
-  size_t size() const { return waiters_.size(); }
   // Earliest deadline, 0 when none.
   int64_t next_deadline() const { return by_deadline_.empty() ? 0 : by_deadline_.begin()->first; }
 

@@ -240,11 +240,7 @@ void CmdRole(CommandContext& ctx) {
   for (const auto& r : p->replicas()) {
     if (r->state == repl::ReplicaState::kHandshake) continue;
     rb.ArrayHeader(3);
-    std::string ip = r->announced_ip;
-    if (ip.empty()) {
-      ip = r->conn->peer.ToString();
-      ip = ip.substr(0, ip.rfind(':'));
-    }
+    const std::string ip = r->ip();
     rb.Bulk(ip);
     rb.Bulk(StrCat(r->listening_port));
     rb.Bulk(StrCat(r->ack_offset));

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
+#include "replication/primary.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
 #include "server/persistence/rdb_saver.h"
@@ -54,11 +55,6 @@ absl::Status WriteAll(int fd, std::string_view data) {
 
 }  // namespace
 
-void AppendRespCommand(std::span<const std::string_view> argv, std::string* out) {
-  StrAppend(out, "*", argv.size(), "\r\n");
-  for (std::string_view a : argv) StrAppend(out, "$", a.size(), "\r\n", a, "\r\n");
-}
-
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
   core::FdSink sink(fd);
   std::string buf;
@@ -74,15 +70,15 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
     if (db.size() == 0) continue;
     std::string index = StrCat(i);
     std::string_view select[] = {"SELECT", index};
-    AppendRespCommand(select, &buf);
+    repl::AppendCommand(select, &buf);
     db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
       char scratch[24];
       std::string_view set[] = {"SET", key, e.value.View(scratch)};
-      AppendRespCommand(set, &buf);
+      repl::AppendCommand(set, &buf);
       if (int64_t when = db.GetExpire(&e); when >= 0) {
         std::string ms = StrCat(when);
         std::string_view expire[] = {"PEXPIREAT", key, ms};
-        AppendRespCommand(expire, &buf);
+        repl::AppendCommand(expire, &buf);
       }
       flush(false);
     });
@@ -263,10 +259,10 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
   if (db != selected_db_) {
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
-    AppendRespCommand(select, &buf_);
+    repl::AppendCommand(select, &buf_);
     selected_db_ = db;
   }
-  AppendRespCommand(argv, &buf_);
+  repl::AppendCommand(argv, &buf_);
 }
 
 void Aof::WriteBuffer() {
@@ -481,7 +477,7 @@ void Aof::Disable() {
   if (state_ == AofState::kOff) return;
   WriteBuffer();
   buf_.clear();
-  if (fd_ >= 0) SwitchFd(-1);  // synced and closed by the sync thread
+  if (fd_ >= 0) SwitchFd(-1);  // synced, then closed, by the syncer
   if (child_->type() == ChildType::kAof) {
     ChildResult r;
     child_->Kill(&r);

@@ -78,8 +78,6 @@ class Aof {
 
   // Appends one command executed in database `db`.
   void Feed(int db, std::span<const std::string_view> argv);
-  // Forgets the selected database: the next Feed starts with SELECT.
-  void ResetSelectedDb() { selected_db_ = -1; }
   uint64_t fed_offset() const { return written_ + buf_.size(); }
   uint64_t synced_offset() const;
   bool has_unsynced() const { return synced_offset() < fed_offset(); }
@@ -141,8 +139,8 @@ class Aof {
   int selected_db_ = -1;
   std::string buf_;               // fed, not yet written
   uint64_t written_ = 0;          // offset written to the page cache
-  uint64_t sync_requested_ = 0;   // offset last handed to the sync thread
-  uint64_t synced_when_off_ = 0;  // synced offset while no sync thread exists
+  uint64_t sync_requested_ = 0;   // offset last handed to the syncer
+  uint64_t synced_when_off_ = 0;  // what counts as synced while the AOF is off or was flushed at shutdown
   int64_t last_sync_ms_ = 0;
   uint64_t incr_size_ = 0;        // bytes of the current incremental file
   uint64_t current_size_ = 0;     // base + incremental files (aof_current_size)
@@ -159,7 +157,5 @@ class Aof {
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd);
 // Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
-// Appends argv as a RESP array to *out.
-void AppendRespCommand(std::span<const std::string_view> argv, std::string* out);
 
 }  // namespace ringkv::server

@@ -6,7 +6,7 @@
 // a client's replies go into a held segment instead of its connection. A
 // segment covers one loop turn and records the AOF offset it needs (the fed
 // offset after the turn's last command for that client, which includes any
-// unsynced data the client may have read). When the sync thread reports an
+// unsynced data the client may have read). When an fsync completion reports an
 // offset, every segment it covers moves, in order, to its connection.
 //
 // Thread-safety: main thread only.

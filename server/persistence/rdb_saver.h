@@ -46,7 +46,6 @@ class RdbSaver {
   // (optional) adds replication info to the file (a full sync's RDB).
   absl::Status BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbSaveOptions* repl = nullptr);
   void Schedule() { scheduled_ = true; }
-  bool scheduled() const { return scheduled_; }
   // The RDB child exited: updates status, LASTSAVE and *dirty.
   void OnChildDone(const ChildResult& result, int64_t now_ms, uint64_t* dirty);
   // Cron: save points, scheduled saves (when no child runs).

@@ -31,11 +31,18 @@ void Populate(RawConn& c) {
 
 std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
+// A server working in `dir`, without save points, DEBUG enabled, plus `extra`.
+std::vector<std::string> InDir(const TempDir& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
 TEST(PersistenceE2E, SaveThenRestartLoadsTheSameData) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    TestServer s(InDir(dir));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     Populate(c);
@@ -45,7 +52,7 @@ TEST(PersistenceE2E, SaveThenRestartLoadsTheSameData) {
     EXPECT_EQ(Info(c, "rdb_changes_since_last_save"), "0");
     EXPECT_EQ(Info(c, "rdb_saves"), "1");
   }
-  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);
@@ -95,14 +102,15 @@ TEST(PersistenceE2E, BgsaveServesWhileTheChildSaves) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    TestServer s(InDir(dir));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     std::string batch;
     for (int i = 0; i < 100000; ++i) batch += Resp({"SET", "key:" + std::to_string(i), "value:" + std::to_string(i)});
     c.Send(batch);
     for (int i = 0; i < 100000; ++i) ASSERT_EQ(c.ReadReply(), "+OK\r\n");
-    const std::string before = BulkPayload(Call(c, {"LASTSAVE"}));
+    const std::string before = Call(c, {"LASTSAVE"});
+    ASSERT_EQ(before[0], ':');
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // LASTSAVE has 1 s resolution
     EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
     std::string again = Call(c, {"BGSAVE"});
@@ -112,10 +120,10 @@ TEST(PersistenceE2E, BgsaveServesWhileTheChildSaves) {
     ASSERT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0"));
     EXPECT_EQ(Info(c, "rdb_last_bgsave_status"), "ok");
     EXPECT_NE(Call(c, {"LASTSAVE"}), before);
-    EXPECT_EQ(Info(c, "total_forks", "stats").empty(), false);
+    EXPECT_GE(std::stoll(Info(c, "total_forks", "stats")), 1);
     digest = Digest(c);
   }
-  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);
@@ -156,7 +164,7 @@ TEST(PersistenceE2E, DebugReloadKeepsTheDataset) {
 
 TEST(PersistenceE2E, DebugReloadOfACorruptFileKeepsTheDataset) {
   TempDir dir;
-  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   Populate(c);
@@ -195,7 +203,7 @@ TEST(PersistenceE2E, RdbInteropWithRedisBothWays) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    TestServer s(InDir(dir));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     Populate(c);
@@ -216,7 +224,7 @@ TEST(PersistenceE2E, RdbInteropWithRedisBothWays) {
     digest = Digest(c);
     ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
   }
-  TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);  // and back
@@ -331,7 +339,7 @@ TEST(PersistenceE2E, AofInteropAndCheckAof) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+    TestServer s(InDir(dir, {"--appendonly", "yes"}));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     WriteAofWorkload(c);
@@ -357,7 +365,7 @@ TEST(PersistenceE2E, AofInteropAndCheckAof) {
     ASSERT_EQ(Call(c, {"INCRBYFLOAT", "f", "2"}), "$3\r\n3.1\r\n");
     digest = Digest(c);
   }
-  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir, {"--appendonly", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);
@@ -404,7 +412,7 @@ TEST(PersistenceE2E, AppendonlyTurnedOnAtRuntime) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s({"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"});
+    TestServer s(InDir(dir));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     Populate(c);
@@ -415,7 +423,7 @@ TEST(PersistenceE2E, AppendonlyTurnedOnAtRuntime) {
     digest = Digest(c);
     s.Kill();
   }
-  TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--enable-debug-command", "yes"});
+  TestServer s(InDir(dir, {"--appendonly", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);

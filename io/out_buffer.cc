@@ -15,7 +15,7 @@ struct ChunkPool {
   int count = 0;
   ~ChunkPool() {
     while (free != nullptr) {
-      ReplyChunk* next = free->next;
+      auto* next = static_cast<ReplyChunk*>(free->next);
       delete free;
       free = next;
     }
@@ -23,19 +23,32 @@ struct ChunkPool {
 };
 thread_local ChunkPool pool;
 
+// Releases one link: a borrowed one drops its block reference.
+void ReleaseLink(ChunkHeader* c) {
+  if (c->shared != nullptr) {
+    c->shared->Unref();
+    delete c;
+    return;
+  }
+  FreeChunk(static_cast<ReplyChunk*>(c));
+}
+
 }  // namespace
 
 ReplyChunk* AllocChunk() {
   ReplyChunk* c = pool.free;
   if (c != nullptr) {
-    pool.free = c->next;
+    pool.free = static_cast<ReplyChunk*>(c->next);
     --pool.count;
   } else {
     c = new ReplyChunk;
   }
   c->next = nullptr;
+  c->base = c->data;
+  c->shared = nullptr;
   c->used = 0;
   c->sent = 0;
+  c->capacity = ReplyChunk::kCapacity;
   return c;
 }
 
@@ -51,12 +64,13 @@ void FreeChunk(ReplyChunk* chunk) {
 
 size_t OutBuffer::allocated() const {
   size_t n = 0;
-  for (ReplyChunk* c = head_; c != nullptr; c = c->next) n += sizeof(ReplyChunk);
+  for (ChunkHeader* c = head_; c != nullptr; c = c->next) {
+    n += c->shared != nullptr ? sizeof(ChunkHeader) : sizeof(ReplyChunk);
+  }
   return n;
 }
 
-void OutBuffer::NewTail() {
-  ReplyChunk* c = AllocChunk();
+void OutBuffer::Link(ChunkHeader* c) {
   if (tail_ == nullptr) {
     head_ = tail_ = c;
   } else {
@@ -65,11 +79,29 @@ void OutBuffer::NewTail() {
   }
 }
 
+void OutBuffer::NewTail() { Link(AllocChunk()); }
+
+void OutBuffer::AppendShared(SharedBlock* block, const char* data, size_t n) {
+  if (n == 0) return;
+  bytes_ += n;
+  if (tail_ != nullptr && tail_->shared == block && tail_->base + tail_->used == data) {
+    tail_->used += static_cast<uint32_t>(n);
+    tail_->capacity = tail_->used;
+    return;
+  }
+  auto* c = new ChunkHeader;
+  block->Ref();
+  c->shared = block;
+  c->base = const_cast<char*>(data);  // never written through: capacity == used
+  c->used = c->capacity = static_cast<uint32_t>(n);
+  Link(c);
+}
+
 void OutBuffer::AppendSlow(std::string_view s) {
   while (!s.empty()) {
-    if (tail_ == nullptr || tail_->used == ReplyChunk::kCapacity) NewTail();
-    size_t n = std::min(s.size(), ReplyChunk::kCapacity - tail_->used);
-    std::memcpy(tail_->data + tail_->used, s.data(), n);
+    if (tail_ == nullptr || tail_->used == tail_->capacity) NewTail();
+    size_t n = std::min<size_t>(s.size(), tail_->capacity - tail_->used);
+    std::memcpy(tail_->base + tail_->used, s.data(), n);
     tail_->used += static_cast<uint32_t>(n);
     bytes_ += n;
     s.remove_prefix(n);
@@ -98,17 +130,17 @@ void OutBuffer::Consume(size_t n) {
       return;
     }
     n -= avail;
-    ReplyChunk* done = head_;
+    ChunkHeader* done = head_;
     head_ = head_->next;
     if (head_ == nullptr) tail_ = nullptr;
-    FreeChunk(done);
+    ReleaseLink(done);
   }
 }
 
 void OutBuffer::Clear() {
   while (head_ != nullptr) {
-    ReplyChunk* next = head_->next;
-    FreeChunk(head_);
+    ChunkHeader* next = head_->next;
+    ReleaseLink(head_);
     head_ = next;
   }
   tail_ = nullptr;
@@ -118,7 +150,7 @@ void OutBuffer::Clear() {
 std::string OutBuffer::ToString() const {
   std::string out;
   out.reserve(bytes_);
-  for (ReplyChunk* c = head_; c != nullptr; c = c->next) out.append(c->data + c->sent, c->used - c->sent);
+  for (ChunkHeader* c = head_; c != nullptr; c = c->next) out.append(c->base + c->sent, c->used - c->sent);
   return out;
 }
 

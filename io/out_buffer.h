@@ -5,6 +5,11 @@
 // words), so idle clients cost no reply memory. Chunks move between threads by
 // splicing whole chains (Splice), never by copying bytes.
 //
+// Besides its own chunks, a buffer can hold borrowed ranges of SharedBlocks
+// (AppendShared): a small header pointing into a block it keeps a reference
+// to. A replica's connection sends the replication backlog this way, straight
+// from the backlog's memory, with no copy per replica.
+//
 // Thread-safety: an OutBuffer is owned by exactly one thread at a time; it has
 // no internal locking. Chunks freed on another thread than the one that
 // allocated them go to the freeing thread's pool.
@@ -15,13 +20,25 @@
 #include <cstring>
 #include <string_view>
 
+#include "io/shared_block.h"
+
 namespace ringkv::io {
 
-struct ReplyChunk {
-  static constexpr size_t kCapacity = 16 * 1024 - 32;
-  ReplyChunk* next = nullptr;
-  uint32_t used = 0;   // bytes written
-  uint32_t sent = 0;   // bytes already handed to the kernel (head chunk only)
+// One link of an OutBuffer: bytes [base, base + used), of which `sent` were
+// already handed to the kernel (head link only). A link either owns its
+// bytes (a ReplyChunk: base is its data, room up to `capacity`) or borrows
+// them from `shared` (just this header; capacity == used, so no room).
+struct ChunkHeader {
+  ChunkHeader* next = nullptr;
+  char* base = nullptr;
+  SharedBlock* shared = nullptr;  // the block borrowed from, holding a reference
+  uint32_t used = 0;
+  uint32_t sent = 0;
+  uint32_t capacity = 0;
+};
+
+struct ReplyChunk : ChunkHeader {
+  static constexpr size_t kCapacity = 16 * 1024 - 48;  // with the header, within 16 KiB
   char data[kCapacity];
 };
 
@@ -49,8 +66,8 @@ class OutBuffer {
 
   [[gnu::always_inline]] inline void Append(std::string_view s) {
     if (s.empty()) return;  // also keeps a null data() away from memcpy
-    if (tail_ != nullptr && ReplyChunk::kCapacity - tail_->used >= s.size()) {
-      std::memcpy(tail_->data + tail_->used, s.data(), s.size());
+    if (tail_ != nullptr && tail_->capacity - tail_->used >= s.size()) {
+      std::memcpy(tail_->base + tail_->used, s.data(), s.size());
       tail_->used += static_cast<uint32_t>(s.size());
       bytes_ += s.size();
       return;
@@ -61,13 +78,19 @@ class OutBuffer {
   // Returns space for at least n (n <= ReplyChunk::kCapacity) contiguous bytes;
   // Commit(k) with k <= n makes them part of the buffer.
   [[gnu::always_inline]] inline char* Reserve(size_t n) {
-    if (tail_ == nullptr || ReplyChunk::kCapacity - tail_->used < n) NewTail();
-    return tail_->data + tail_->used;
+    if (tail_ == nullptr || tail_->capacity - tail_->used < n) NewTail();
+    return tail_->base + tail_->used;
   }
   void Commit(size_t n) {
     tail_->used += static_cast<uint32_t>(n);
     bytes_ += n;
   }
+
+  // Appends bytes [data, data + n) of `block` by reference: they are sent
+  // from the block itself, which stays alive (one more reference) until they
+  // are. A range continuing the previous one in the same block extends it.
+  // REQUIRES: the bytes are inside block and are never written again.
+  void AppendShared(SharedBlock* block, const char* data, size_t n);
 
   // Moves all of other's chunks to the end of this buffer.
   void Splice(OutBuffer& other);
@@ -75,7 +98,7 @@ class OutBuffer {
   // The first contiguous unsent range; empty when the buffer is empty.
   std::string_view Front() const {
     if (head_ == nullptr) return {};
-    return {head_->data + head_->sent, head_->used - head_->sent};
+    return {head_->base + head_->sent, head_->used - head_->sent};
   }
   // Marks n bytes of Front() as sent, releasing chunks that are done.
   void Consume(size_t n);
@@ -88,8 +111,10 @@ class OutBuffer {
   void AppendSlow(std::string_view s);
   void NewTail();
 
-  ReplyChunk* head_ = nullptr;
-  ReplyChunk* tail_ = nullptr;
+  void Link(ChunkHeader* c);
+
+  ChunkHeader* head_ = nullptr;
+  ChunkHeader* tail_ = nullptr;
   size_t bytes_ = 0;
 };
 

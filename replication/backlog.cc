@@ -9,20 +9,24 @@ Backlog::Backlog(size_t capacity, uint64_t end_offset)
     : front_block_offset_(end_offset + 1), first_offset_(end_offset + 1), end_offset_(end_offset),
       capacity_(capacity) {}
 
+Backlog::~Backlog() {
+  for (io::SharedBlock* b : blocks_) b->Unref();
+}
+
 void Backlog::Append(std::string_view bytes) {
   while (!bytes.empty()) {
     const size_t used = static_cast<size_t>(end_offset_ + 1 - front_block_offset_) % kBlockSize;
     if (used == 0 && end_offset_ + 1 - front_block_offset_ == blocks_.size() * kBlockSize) {
-      blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+      blocks_.push_back(io::SharedBlock::Create(kBlockSize));
     }
     const size_t take = std::min(bytes.size(), kBlockSize - used);
-    std::memcpy(blocks_.back().get() + used, bytes.data(), take);
+    std::memcpy(blocks_.back()->data() + used, bytes.data(), take);
     end_offset_ += take;
     bytes.remove_prefix(take);
   }
 }
 
-uint64_t Backlog::CopyTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const {
+uint64_t Backlog::RefTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const {
   uint64_t at = from;
   const uint64_t stop = std::min<uint64_t>(end_offset_ + 1, from + max_bytes);
   while (at < stop) {
@@ -30,7 +34,7 @@ uint64_t Backlog::CopyTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) co
     const size_t block = static_cast<size_t>(rel / kBlockSize);
     const size_t pos = static_cast<size_t>(rel % kBlockSize);
     const size_t take = static_cast<size_t>(std::min<uint64_t>(kBlockSize - pos, stop - at));
-    out->Append(std::string_view(blocks_[block].get() + pos, take));
+    out->AppendShared(blocks_[block], blocks_[block]->data() + pos, take);
     at += take;
   }
   return at;
@@ -41,6 +45,7 @@ void Backlog::Trim(uint64_t needed_from) {
     const uint64_t block_end = front_block_offset_ + kBlockSize;  // offset after the front block
     const uint64_t remaining = end_offset_ + 1 - block_end;
     if (remaining < capacity_ || block_end > needed_from) break;
+    blocks_.front()->Unref();
     blocks_.pop_front();
     front_block_offset_ = block_end;
   }

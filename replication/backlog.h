@@ -8,6 +8,10 @@
 // limit; past that the replica is dropped (and resyncs) rather than letting
 // memory grow without bound.
 //
+// Storage is a chain of 64 KiB SharedBlocks. A replica is handed its range
+// by reference (RefTo): its connection sends straight from these blocks, and
+// a block trimmed from the backlog lives on until those sends are done.
+//
 // Offsets are Redis's: byte n of the stream has offset n (the first byte
 // ever is 1); end_offset() is master_repl_offset.
 //
@@ -17,10 +21,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <string_view>
 
 #include "io/out_buffer.h"
+#include "io/shared_block.h"
 
 namespace ringkv::repl {
 
@@ -28,6 +32,9 @@ class Backlog {
  public:
   // An empty backlog whose next byte will have offset `end_offset + 1`.
   Backlog(size_t capacity, uint64_t end_offset);
+  ~Backlog();
+  Backlog(const Backlog&) = delete;
+  Backlog& operator=(const Backlog&) = delete;
 
   void Append(std::string_view bytes);
   uint64_t end_offset() const { return end_offset_; }
@@ -39,15 +46,16 @@ class Backlog {
   // True when bytes from `offset` (up to the end) are all held.
   bool Has(uint64_t offset) const { return offset >= first_offset_ && offset <= end_offset_ + 1; }
   // Appends stream bytes [from, from + max_bytes) (clipped to the end) to
-  // *out; returns the offset after the last byte copied. REQUIRES: Has(from).
-  uint64_t CopyTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const;
+  // *out by reference (no copy); returns the offset after the last byte
+  // handed over. REQUIRES: Has(from).
+  uint64_t RefTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const;
   // Frees whole blocks before `needed_from` while at least capacity bytes
   // remain (so up to one block more than capacity may be held).
   void Trim(uint64_t needed_from);
 
  private:
   static constexpr size_t kBlockSize = 64 * 1024;
-  std::deque<std::unique_ptr<char[]>> blocks_;  // full except the last
+  std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
   uint64_t front_block_offset_;  // offset of blocks_.front()[0]
   uint64_t first_offset_;        // first byte held (== front_block_offset_)
   uint64_t end_offset_;

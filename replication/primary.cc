@@ -116,7 +116,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
       r->state = ReplicaState::kOnline;
     }
     if (r->next_offset > backlog_.end_offset()) continue;
-    r->next_offset = backlog_.CopyTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
+    r->next_offset = backlog_.RefTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);
 }

@@ -4,8 +4,9 @@
 //
 // The stream is written once (Feed -> Backlog). Each replica has only a
 // ReplicaLink: how far it has been sent (next_offset) and acknowledged.
-// Flush() moves each online replica's missing range from the backlog to its
-// connection, bounded per turn and by what the connection has not sent yet,
+// Flush() hands each online replica its missing range of the backlog by
+// reference (its connection sends from the backlog blocks themselves), bounded
+// per turn and by what the connection has not sent yet,
 // so a slow replica costs backlog retention (capped), never unbounded
 // per-replica buffers.
 //

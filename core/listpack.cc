@@ -1,0 +1,311 @@
+#include "core/listpack.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/string_value.h"
+
+namespace ringkv::core {
+namespace {
+
+constexpr uint8_t kEof = 0xFF;
+constexpr uint16_t kUnknownCount = 65535;
+
+// Size in bytes of the back-length that records an entry part of `len` bytes.
+size_t BacklenSize(uint64_t len) {
+  if (len <= 127) return 1;
+  if (len < 16383) return 2;
+  if (len < 2097151) return 3;
+  if (len < 268435455) return 4;
+  return 5;
+}
+
+// Appends the back-length: big-end first, every byte but the first with the
+// high bit set, so it can be read right to left.
+void AppendBacklen(uint64_t len, std::string* out) {
+  const size_t n = BacklenSize(len);
+  for (size_t i = 0; i < n; ++i) {
+    const int shift = static_cast<int>(7 * (n - 1 - i));
+    uint8_t b = static_cast<uint8_t>((len >> shift) & 127);
+    if (i > 0) b |= 128;
+    out->push_back(static_cast<char>(b));
+  }
+}
+
+void AppendLe(uint64_t v, int bytes, std::string* out) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint64_t ReadLe(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Two's complement of a `bits`-wide field back to int64.
+int64_t SignExtend(uint64_t v, int bits) {
+  if (bits == 64) return static_cast<int64_t>(v);
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  return v >= sign ? static_cast<int64_t>(v) - static_cast<int64_t>(uint64_t{1} << bits) : static_cast<int64_t>(v);
+}
+
+// Length of an entry's encoding + data, from its first bytes; 0 when the
+// encoding byte is invalid. `avail` bounds what may be read.
+size_t EncodedPartSize(const uint8_t* p, size_t avail) {
+  if (avail == 0) return 0;
+  const uint8_t b = p[0];
+  if ((b & 0x80) == 0) return 1;                     // 7-bit uint
+  if ((b & 0xC0) == 0x80) return 1 + (b & 0x3F);     // 6-bit string
+  if ((b & 0xE0) == 0xC0) return 2;                  // 13-bit int
+  if ((b & 0xF0) == 0xE0) {                          // 12-bit string
+    if (avail < 2) return 0;
+    return 2 + ((static_cast<size_t>(b & 0x0F) << 8) | p[1]);
+  }
+  switch (b) {
+    case 0xF0:
+      if (avail < 5) return 0;
+      return 5 + static_cast<size_t>(ReadLe(p + 1, 4));
+    case 0xF1: return 3;
+    case 0xF2: return 4;
+    case 0xF3: return 5;
+    case 0xF4: return 9;
+    default: return 0;  // 0xF5..0xFE unused; 0xFF is the terminator
+  }
+}
+
+ListpackValue Decode(const uint8_t* p) {
+  ListpackValue v;
+  const uint8_t b = p[0];
+  auto as_int = [&v](int64_t x) {
+    v.is_int = true;
+    v.int_value = x;
+  };
+  if ((b & 0x80) == 0) {
+    as_int(b & 0x7F);
+  } else if ((b & 0xC0) == 0x80) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 1), b & 0x3F);
+  } else if ((b & 0xE0) == 0xC0) {
+    as_int(SignExtend((static_cast<uint64_t>(b & 0x1F) << 8) | p[1], 13));
+  } else if ((b & 0xF0) == 0xE0) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 2), (static_cast<size_t>(b & 0x0F) << 8) | p[1]);
+  } else if (b == 0xF0) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 5), static_cast<size_t>(ReadLe(p + 1, 4)));
+  } else if (b == 0xF1) {
+    as_int(SignExtend(ReadLe(p + 1, 2), 16));
+  } else if (b == 0xF2) {
+    as_int(SignExtend(ReadLe(p + 1, 3), 24));
+  } else if (b == 0xF3) {
+    as_int(SignExtend(ReadLe(p + 1, 4), 32));
+  } else {
+    as_int(static_cast<int64_t>(ReadLe(p + 1, 8)));
+  }
+  return v;
+}
+
+}  // namespace
+
+bool ListpackValue::Equals(std::string_view s) const {
+  if (!is_int) return str == s;
+  int64_t v;
+  return StringToInt64(s, &v) && v == int_value;
+}
+
+std::string ListpackEncodeInt(int64_t v) {
+  std::string out;
+  if (v >= 0 && v <= 127) {
+    out.push_back(static_cast<char>(v));
+  } else if (v >= -4096 && v <= 4095) {
+    const uint64_t u = static_cast<uint64_t>(v < 0 ? (int64_t{1} << 13) + v : v);
+    out.push_back(static_cast<char>((u >> 8) | 0xC0));
+    out.push_back(static_cast<char>(u & 0xFF));
+  } else if (v >= -32768 && v <= 32767) {
+    out.push_back(static_cast<char>(0xF1));
+    AppendLe(static_cast<uint64_t>(v), 2, &out);
+  } else if (v >= -8388608 && v <= 8388607) {
+    out.push_back(static_cast<char>(0xF2));
+    AppendLe(static_cast<uint64_t>(v), 3, &out);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    out.push_back(static_cast<char>(0xF3));
+    AppendLe(static_cast<uint64_t>(v), 4, &out);
+  } else {
+    out.push_back(static_cast<char>(0xF4));
+    AppendLe(static_cast<uint64_t>(v), 8, &out);
+  }
+  AppendBacklen(out.size(), &out);
+  return out;
+}
+
+std::string ListpackEncode(std::string_view s) {
+  int64_t v;
+  if (StringToInt64(s, &v)) return ListpackEncodeInt(v);
+  std::string out;
+  const size_t n = s.size();
+  if (n < 64) {
+    out.push_back(static_cast<char>(0x80 | n));
+  } else if (n < 4096) {
+    out.push_back(static_cast<char>(0xE0 | (n >> 8)));
+    out.push_back(static_cast<char>(n & 0xFF));
+  } else {
+    out.push_back(static_cast<char>(0xF0));
+    AppendLe(n, 4, &out);
+  }
+  out.append(s);
+  AppendBacklen(out.size(), &out);
+  return out;
+}
+
+Listpack::Listpack() {
+  buf_.assign(kHeaderSize, '\0');
+  buf_.push_back(static_cast<char>(kEof));
+  SetHeader();
+}
+
+Listpack Listpack::FromBytes(std::string bytes) {
+  Listpack lp;
+  lp.buf_ = std::move(bytes);
+  const auto* p = reinterpret_cast<const uint8_t*>(lp.buf_.data());
+  lp.count_ = static_cast<size_t>(ReadLe(p + 4, 2));
+  if (lp.count_ == kUnknownCount) {  // count by walking (First() needs count_)
+    lp.count_ = 0;
+    for (size_t pos = kHeaderSize; pos < lp.buf_.size() - 1; pos += lp.EntrySize(pos)) ++lp.count_;
+  }
+  return lp;
+}
+
+absl::Status Listpack::Validate(std::string_view bytes) {
+  if (bytes.size() < kHeaderSize + 1) return absl::DataLossError("listpack shorter than its header");
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (ReadLe(p, 4) != bytes.size()) return absl::DataLossError("listpack size mismatch");
+  if (p[bytes.size() - 1] != kEof) return absl::DataLossError("listpack without its terminator");
+  const uint64_t declared = ReadLe(p + 4, 2);
+  uint64_t count = 0;
+  size_t pos = kHeaderSize;
+  const size_t end = bytes.size() - 1;
+  while (pos < end) {
+    const size_t part = EncodedPartSize(p + pos, end - pos);
+    if (part == 0 || part > end - pos) return absl::DataLossError(absl::StrCat("bad listpack entry at ", pos));
+    const size_t back = BacklenSize(part);
+    if (back > end - pos - part) return absl::DataLossError(absl::StrCat("listpack entry past the end at ", pos));
+    std::string expect;
+    AppendBacklen(part, &expect);
+    if (std::memcmp(expect.data(), p + pos + part, back) != 0) {
+      return absl::DataLossError(absl::StrCat("bad listpack back-length at ", pos));
+    }
+    pos += part + back;
+    ++count;
+  }
+  if (declared != kUnknownCount && declared != count) return absl::DataLossError("listpack count mismatch");
+  return absl::OkStatus();
+}
+
+void Listpack::SetHeader() {
+  auto* p = reinterpret_cast<uint8_t*>(buf_.data());
+  const uint64_t total = buf_.size();
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>((total >> (8 * i)) & 0xFF);
+  const uint64_t count = count_ < kUnknownCount ? count_ : kUnknownCount;
+  p[4] = static_cast<uint8_t>(count & 0xFF);
+  p[5] = static_cast<uint8_t>(count >> 8);
+}
+
+size_t Listpack::EntrySize(size_t pos) const {
+  const auto* p = reinterpret_cast<const uint8_t*>(buf_.data()) + pos;
+  const size_t part = EncodedPartSize(p, buf_.size() - pos);
+  return part + BacklenSize(part);
+}
+
+size_t Listpack::First() const { return count_ == 0 ? kEnd : kHeaderSize; }
+
+size_t Listpack::Next(size_t pos) const {
+  const size_t next = pos + EntrySize(pos);
+  return next >= buf_.size() - 1 ? kEnd : next;
+}
+
+size_t Listpack::Prev(size_t pos) const {
+  if (pos == kHeaderSize || pos == kEnd) return kEnd;
+  // Read the previous entry's back-length right to left.
+  const auto* p = reinterpret_cast<const uint8_t*>(buf_.data());
+  size_t at = pos - 1;
+  uint64_t len = 0;
+  int shift = 0;
+  while (true) {
+    len |= static_cast<uint64_t>(p[at] & 127) << shift;
+    if (!(p[at] & 128)) break;
+    shift += 7;
+    --at;
+  }
+  return pos - BacklenSize(len) - len;
+}
+
+size_t Listpack::Last() const {
+  if (count_ == 0) return kEnd;
+  return Prev(buf_.size() - 1);
+}
+
+size_t Listpack::Seek(int64_t index) const {
+  const int64_t n = static_cast<int64_t>(count_);
+  if (index < 0) index += n;
+  if (index < 0 || index >= n) return kEnd;
+  if (index < n / 2) {
+    size_t pos = First();
+    for (int64_t i = 0; i < index; ++i) pos = Next(pos);
+    return pos;
+  }
+  size_t pos = Last();
+  for (int64_t i = n - 1; i > index; --i) pos = Prev(pos);
+  return pos;
+}
+
+ListpackValue Listpack::Get(size_t pos) const { return Decode(reinterpret_cast<const uint8_t*>(buf_.data()) + pos); }
+
+size_t Listpack::Find(size_t pos, std::string_view s, size_t skip) const {
+  int64_t as_int;
+  const bool numeric = StringToInt64(s, &as_int);
+  while (pos != kEnd) {
+    const ListpackValue v = Get(pos);
+    if (v.is_int ? numeric && v.int_value == as_int : !numeric && v.str == s) return pos;
+    for (size_t i = 0; i <= skip && pos != kEnd; ++i) pos = Next(pos);
+  }
+  return kEnd;
+}
+
+size_t Listpack::InsertEncoded(size_t pos, std::string_view encoded) {
+  if (pos == kEnd) pos = buf_.size() - 1;
+  buf_.insert(pos, encoded);
+  ++count_;
+  SetHeader();
+  return pos;
+}
+
+void Listpack::Append(std::string_view s) { InsertEncoded(kEnd, ListpackEncode(s)); }
+void Listpack::AppendInt(int64_t v) { InsertEncoded(kEnd, ListpackEncodeInt(v)); }
+void Listpack::Prepend(std::string_view s) { InsertEncoded(kHeaderSize, ListpackEncode(s)); }
+size_t Listpack::InsertBefore(size_t pos, std::string_view s) { return InsertEncoded(pos, ListpackEncode(s)); }
+
+size_t Listpack::Replace(size_t pos, std::string_view s) {
+  const std::string encoded = ListpackEncode(s);
+  buf_.replace(pos, EntrySize(pos), encoded);
+  SetHeader();
+  return pos;
+}
+
+size_t Listpack::Delete(size_t pos, size_t n) {
+  size_t end = pos;
+  size_t removed = 0;
+  while (removed < n && end < buf_.size() - 1) {
+    end += EntrySize(end);
+    ++removed;
+  }
+  buf_.erase(pos, end - pos);
+  count_ -= removed;
+  SetHeader();
+  return pos >= buf_.size() - 1 ? kEnd : pos;
+}
+
+void Listpack::DeleteRange(int64_t start, size_t n) {
+  const int64_t size = static_cast<int64_t>(count_);
+  if (start < 0) start = std::max<int64_t>(0, start + size);
+  if (start >= size || n == 0) return;
+  Delete(Seek(start), n);
+}
+
+}  // namespace ringkv::core

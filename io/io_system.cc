@@ -224,6 +224,8 @@ void IoSystem::SubmitFsync(int fd, uint32_t token) {
   threads_[0]->SubmitFsync(fd, token);
 }
 
+void IoSystem::WatchReadable(int fd, uint32_t token) { threads_[0]->SubmitPollIn(fd, token); }
+
 bool IoSystem::stop_requested() const { return stop_.load(std::memory_order_relaxed); }
 
 OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {

@@ -66,6 +66,12 @@ class CommandSink {
     (void)token;
     (void)result;
   }
+  // A descriptor watched with IoSystem::WatchReadable became readable (or
+  // hung up; result: the poll mask, or -errno).
+  virtual void OnReadable(uint32_t token, int result) {
+    (void)token;
+    (void)result;
+  }
 };
 
 struct IoOptions {
@@ -125,6 +131,10 @@ class IoSystem {
   // so the main thread does not wait; OnFsyncDone(token, result) reports the
   // end. Submitted with the rest of this loop turn's operations.
   void SubmitFsync(int fd, uint32_t token);
+  // Calls OnReadable(token, ..) once, when fd is readable (a pipe from a fork
+  // child, say). One-shot: call again to keep watching. The caller keeps fd
+  // open until the call back arrives.
+  void WatchReadable(int fd, uint32_t token);
   // Closes the connection once what was written to it so far has been sent.
   void CloseAfterReply(Connection* conn);
   // Closes the connection now, dropping unsent replies.

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -258,7 +259,16 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
     case Op::kFsync:
       system_->sink_->OnFsyncDone(slot, cqe->res);
       break;
+    case Op::kPollIn:
+      system_->sink_->OnReadable(slot, cqe->res);
+      break;
   }
+}
+
+void IoThread::SubmitPollIn(int fd, uint32_t token) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_poll_add(sqe, fd, POLLIN);
+  io_uring_sqe_set_data64(sqe, Tag(Op::kPollIn, 0, token));
 }
 
 void IoThread::SubmitFsync(int fd, uint32_t token) {

@@ -74,6 +74,9 @@ class IoThread {
   void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
   // Queues an fdatasync of fd; the completion calls the sink's OnFsyncDone.
   void SubmitFsync(int fd, uint32_t token);
+  // Queues a one-shot poll for fd becoming readable; the completion calls
+  // the sink's OnReadable.
+  void SubmitPollIn(int fd, uint32_t token);
   // Closes every connection still registered and hands each to `release`.
   // REQUIRES: the loop has stopped (thread 0: Loop returned; others: joined).
   template <typename Fn>
@@ -94,7 +97,7 @@ class IoThread {
   void UseWakeFd(int fd) { wake_fd_ = fd; }
 
  private:
-  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync };
+  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }

@@ -6,7 +6,10 @@
 #      (build/perf/set_wait_bench: redis-benchmark cannot send a pair).
 #   2. Pipelined SET throughput of the primary with 0, 1 and 2 replicas.
 #   3. Full sync time of N keys: REPLICAOF issued to a fresh replica, time
-#      until master_link_status:up and the key count matches.
+#      until master_link_status:up and the key count matches -- diskless
+#      (repl-diskless-sync yes, delay 0: Redis's default transfer without its
+#      5 s wait for more replicas) and through the primary's disk; the
+#      replica loads through a file (repl-diskless-load disabled, default).
 #   perf/replication_bench.sh [-n N] SERVER_CMD [SERVER_CMD...]
 set -euo pipefail
 N=1000000
@@ -69,14 +72,17 @@ for cmd in "$@"; do
   start "$cmd" "$work/$i/p0" "$pp"
   read -r rps p50 p99 <<<"$(bench "$pp" -c 50 -n 1000000 -r 100000 -P 16 -t set)"
   printf "%-28s %-22s %10s %8s %8s\n" "$cmd" "SET P16, 0 replicas" "$rps" "$p50" "$p99"
-  # Full sync of N keys.
-  redis-cli -p "$pp" flushall >/dev/null
-  redis-cli -p "$pp" debug populate "$N" key 64 >/dev/null
-  start "$cmd" "$work/$i/fs" "$rp"
-  t0=$(now_ms)
-  redis-cli -p "$rp" replicaof 127.0.0.1 "$pp" >/dev/null
-  wait_up "$rp"
-  for _ in $(seq 30000); do [[ $(redis-cli -p "$rp" dbsize) == "$N" ]] && break; sleep 0.01; done
-  printf "%-28s %-22s %10s ms\n" "$cmd" "full sync of $N keys" "$(($(now_ms) - t0))"
-  stop_all "$pp" "$rp"
+  # Full sync of N keys, streamed from the fork child and through a file.
+  stop_all "$pp"
+  for mode in yes no; do
+    start "$cmd" "$work/$i/fp-$mode" "$pp" --repl-diskless-sync "$mode" --repl-diskless-sync-delay 0
+    redis-cli -p "$pp" debug populate "$N" key 64 >/dev/null
+    start "$cmd" "$work/$i/fs-$mode" "$rp"
+    t0=$(now_ms)
+    redis-cli -p "$rp" replicaof 127.0.0.1 "$pp" >/dev/null
+    wait_up "$rp"
+    for _ in $(seq 30000); do [[ $(redis-cli -p "$rp" dbsize) == "$N" ]] && break; sleep 0.01; done
+    printf "%-28s %-22s %10s ms\n" "$cmd" "full sync $N, diskless $mode" "$(($(now_ms) - t0))"
+    stop_all "$pp" "$rp"
+  done
 done

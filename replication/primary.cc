@@ -115,7 +115,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
       r->rdb_fd = -1;
       r->state = ReplicaState::kOnline;
     }
-    if (r->next_offset > backlog_.end_offset()) continue;
+    if (r->stream_on_ack || r->next_offset > backlog_.end_offset()) continue;
     r->next_offset = backlog_.RefTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);

@@ -47,6 +47,9 @@ struct ReplicaLink {
   bool capa_eof = false;
   bool capa_psync2 = false;
   bool old_sync = false;     // attached with SYNC (no offsets, no acks)
+  bool stream_on_ack = false;  // online after a diskless payload: stream from its first ACK
+  bool acked = false;          // an ACK arrived since the payload started
+  int64_t sync_requested_ms = 0;  // when it asked for a full sync (repl-diskless-sync-delay)
   // The address it is known by: REPLCONF ip-address, else the peer's IP.
   std::string ip() const;
   int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
@@ -78,7 +81,8 @@ class Primary {
 
   // Starts sending an RDB file (its open fd is taken over) to a replica in
   // kWaitBgsaveEnd: "$<size>\r\n", then the bytes a piece per turn, then
-  // the stream from its next_offset.
+  // the stream from its next_offset. (A diskless payload instead comes from a
+  // DisklessTransfer, and the stream then waits for the replica's first ACK.)
   void StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io);
   // Hands online replicas the stream they miss (and syncing ones the next
   // piece of their RDB). Replicas so far behind that the backlog would pass

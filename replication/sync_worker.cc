@@ -9,8 +9,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "replication/primary.h"
@@ -97,6 +99,109 @@ int ConnectTo(const std::string& host, int port, int timeout_s, std::string* err
   return fd;
 }
 
+constexpr size_t kEofMarkSize = 40;
+
+// The payload read straight from the socket, buffered, never past `limit`
+// bytes (a "$<len>" payload is followed at once by the stream, which must
+// stay in the socket).
+class SocketSource : public core::ByteSource {
+ public:
+  SocketSource(int fd, uint64_t limit) : fd_(fd), limit_(limit), buf_(new char[kBufSize]) {}
+  bool Read(char* dst, size_t n) override {
+    while (n > 0) {
+      if (pos_ == len_ && !Fill()) return false;
+      const size_t take = std::min(n, len_ - pos_);
+      std::memcpy(dst, buf_.get() + pos_, take);
+      pos_ += take;
+      offset_ += take;
+      dst += take;
+      n -= take;
+    }
+    return true;
+  }
+  uint64_t offset() const override { return offset_; }
+  size_t buffered() const { return len_ - pos_; }
+
+ private:
+  bool Fill() {
+    const uint64_t left = limit_ - fetched_;
+    if (left == 0) return false;
+    while (true) {
+      const ssize_t n = ::recv(fd_, buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      pos_ = 0;
+      len_ = static_cast<size_t>(n);
+      fetched_ += static_cast<uint64_t>(n);
+      return true;
+    }
+  }
+  static constexpr size_t kBufSize = 64 * 1024;
+  int fd_;
+  uint64_t limit_;
+  uint64_t fetched_ = 0;
+  std::unique_ptr<char[]> buf_;
+  size_t pos_ = 0, len_ = 0;
+  uint64_t offset_ = 0;
+};
+
+int OpenPayloadFile(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+absl::Status PayloadFileError() {
+  return absl::InternalError(absl::StrCat(
+      "Opening the temp file needed for MASTER <-> REPLICA synchronization: ", std::strerror(errno)));
+}
+
+// "$<len>": exactly len bytes into the file.
+absl::StatusOr<uint64_t> DownloadExact(int fd, int64_t len, const std::string& path) {
+  const int out = OpenPayloadFile(path);
+  if (out < 0) return PayloadFileError();
+  Link link(fd);
+  std::vector<char> buf(1 << 16);
+  int64_t left = len;
+  while (left > 0) {
+    const size_t chunk = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
+    if (!link.ReadExact(buf.data(), chunk) || ::write(out, buf.data(), chunk) != static_cast<ssize_t>(chunk)) {
+      ::close(out);
+      return absl::UnavailableError("I/O error trying to sync with MASTER: connection lost");
+    }
+    left -= static_cast<int64_t>(chunk);
+  }
+  ::fsync(out);
+  ::close(out);
+  return static_cast<uint64_t>(len);
+}
+
+// "$EOF:<mark>": everything up to the mark into the file (the mark is cut
+// off). The primary sends nothing after the mark until we ACK, so reading in
+// large pieces never takes stream bytes.
+absl::StatusOr<uint64_t> DownloadToMark(int fd, const std::string& mark, const std::string& path) {
+  const int out = OpenPayloadFile(path);
+  if (out < 0) return PayloadFileError();
+  std::vector<char> buf(1 << 16);
+  std::string last;  // the last kEofMarkSize bytes received
+  uint64_t total = 0;
+  while (true) {
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || ::write(out, buf.data(), static_cast<size_t>(n)) != n) {
+      ::close(out);
+      return absl::UnavailableError("I/O error trying to sync with MASTER: connection lost");
+    }
+    total += static_cast<uint64_t>(n);
+    last.append(buf.data(), static_cast<size_t>(n));
+    if (last.size() > kEofMarkSize) last.erase(0, last.size() - kEofMarkSize);
+    if (last == mark) break;
+  }
+  const uint64_t rdb_size = total - kEofMarkSize;
+  const bool ok = ::ftruncate(out, static_cast<off_t>(rdb_size)) == 0 && ::fsync(out) == 0;
+  ::close(out);
+  if (!ok) return absl::InternalError(absl::StrCat("Writing the synchronization file: ", std::strerror(errno)));
+  return rdb_size;
+}
+
 }  // namespace
 
 SyncWorker::~SyncWorker() { Cancel(); }
@@ -171,7 +276,7 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   const std::string port = std::to_string(req.listening_port);
   std::string handshake = link.Command({"REPLCONF", "listening-port", port});
   if (!req.announce_ip.empty()) handshake += link.Command({"REPLCONF", "ip-address", req.announce_ip});
-  handshake += link.Command({"REPLCONF", "capa", "psync2"});
+  handshake += link.Command({"REPLCONF", "capa", "eof", "capa", "psync2"});
   if (!link.Send(handshake)) return fail("Error writing the handshake");
   for (int i = 0; i < (req.announce_ip.empty() ? 2 : 3); ++i) {
     if (!link.ReadLine(&line)) return fail("Master did not reply to REPLCONF");
@@ -195,29 +300,42 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   if (line.rfind("+FULLRESYNC ", 0) != 0) return fail(absl::StrCat("Unexpected reply to PSYNC from master: ", line));
   r.replid = line.substr(12, 40);
   if (!absl::SimpleAtoi(line.substr(53), &r.offset)) return fail("Bad +FULLRESYNC reply: " + line);
-  // The payload: "$<len>\r\n" then exactly len bytes.
+  // The payload: "$<len>\r\n" and len bytes, or "$EOF:<mark>\r\n", the RDB
+  // and the mark.
   if (!link.ReadLine(&line) || line[0] != '$') return fail("Bad protocol from MASTER, the first byte is not '$'");
-  int64_t len;
-  if (!absl::SimpleAtoi(line.substr(1), &len) || len < 0) return fail("Bad RDB length from master: " + line);
-  int out = ::open(req.rdb_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) return fail(absl::StrCat("Opening the temp file needed for MASTER <-> REPLICA synchronization: ",
-                                        std::strerror(errno)));
-  std::vector<char> buf(1 << 16);
-  int64_t left = len;
-  while (left > 0) {
-    size_t chunk = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
-    if (!link.ReadExact(buf.data(), chunk) || ::write(out, buf.data(), chunk) != static_cast<ssize_t>(chunk)) {
-      ::close(out);
-      return fail("I/O error trying to sync with MASTER: connection lost");
-    }
-    left -= static_cast<int64_t>(chunk);
+  std::string mark;
+  int64_t len = -1;
+  if (line.rfind("$EOF:", 0) == 0) {
+    if (line.size() != 5 + kEofMarkSize) return fail("Bad EOF mark from master: " + line);
+    mark = line.substr(5);
+    r.eof_payload = true;
+  } else if (!absl::SimpleAtoi(line.substr(1), &len) || len < 0) {
+    return fail("Bad RDB length from master: " + line);
   }
-  ::fsync(out);
-  ::close(out);
+  if (req.load_payload) {
+    SocketSource src(r.fd, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
+    if (absl::Status s = req.load_payload(&src); !s.ok()) {
+      return fail(absl::StrCat("Failed trying to load the MASTER synchronization DB from socket: ", s.message()));
+    }
+    if (!mark.empty()) {
+      char tail[kEofMarkSize];
+      if (!src.Read(tail, sizeof(tail)) || std::string_view(tail, sizeof(tail)) != mark || src.buffered() != 0) {
+        return fail("Diskless load: the payload did not end with the EOF mark");
+      }
+    } else if (src.offset() != static_cast<uint64_t>(len)) {
+      return fail("Diskless load: the RDB ended before the payload length");
+    }
+    r.payload_bytes = src.offset();
+  } else {
+    absl::StatusOr<uint64_t> got = mark.empty() ? DownloadExact(r.fd, len, req.rdb_path)
+                                                : DownloadToMark(r.fd, mark, req.rdb_path);
+    if (!got.ok()) return fail(std::string(got.status().message()));
+    r.payload_bytes = *got;
+    r.rdb_path = req.rdb_path;
+  }
   ::setsockopt(r.fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
   ::setsockopt(r.fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
   r.kind = SyncResult::Kind::kFull;
-  r.rdb_path = req.rdb_path;
   fd_ = -1;
   return r;
 }

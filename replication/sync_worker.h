@@ -4,9 +4,15 @@
 // the disk, so they run on a thread of their own; the main thread only sees
 // the result (Poll) and then loads the file and takes over the socket.
 //
-// Speaks Redis 7.0's replica handshake; the payload is requested in the
-// "$<length>" form (no "capa eof"), so no byte after the RDB is ever read
-// here: the stream that follows is left in the socket for the main loop.
+// Speaks Redis 7.0's replica handshake and announces "capa eof", so the
+// payload comes either as "$<length>" and that many bytes, or as
+// "$EOF:<mark>", the RDB and the 40-byte mark (a diskless primary). No byte
+// after the payload is read here (a diskless primary waits for our first ACK
+// before it streams): the stream is left in the socket for the main loop.
+//
+// The payload goes to a file (rdb_path), or -- diskless load -- straight from
+// the socket into `load_payload`, which the server points at a staging
+// keyspace; the worker thread then does the parsing, off the main thread.
 //
 // Thread-safety: Start/Poll/Cancel from the main thread; `done` is called on
 // the worker thread.
@@ -21,6 +27,9 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
+#include "core/rdb_reader.h"
+
 namespace ringkv::repl {
 
 struct SyncRequest {
@@ -34,6 +43,9 @@ struct SyncRequest {
   int64_t psync_offset = -1;
   bool failover = false;     // PSYNC ... FAILOVER: the primary hands over to this replica
   std::string rdb_path;      // where a full sync's payload goes
+  // Set: a full sync's payload is parsed from the socket by this call (on
+  // the worker thread) instead of being written to rdb_path.
+  std::function<absl::Status(core::ByteSource*)> load_payload;
   int timeout_s = 60;
 };
 
@@ -42,7 +54,9 @@ struct SyncResult {
   int fd = -1;            // the connected socket (kFull, kContinue)
   std::string replid;     // the primary's replication id
   int64_t offset = 0;     // kFull: the offset the stream continues after
-  std::string rdb_path;   // kFull: the downloaded snapshot
+  std::string rdb_path;   // kFull: the downloaded snapshot (empty when loaded from the socket)
+  bool eof_payload = false;  // kFull: the primary sent the diskless "$EOF:" form
+  uint64_t payload_bytes = 0;
   std::string error;      // kFailed: what went wrong (for the log)
 };
 

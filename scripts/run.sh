@@ -3,7 +3,7 @@
 # foreground.  Extra arguments are passed to the server:
 #   scripts/run.sh                      default config
 #   scripts/run.sh --io-threads 2       any redis.conf directive as --name value
-#   RINGKV_CONF=ringkv.conf scripts/run.sh
+#   RINGKV_CONF=scripts/ringkv.conf scripts/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh

@@ -104,6 +104,10 @@ constexpr Rule kImplemented[] = {
     {"min-replicas-max-lag", 0, kIntMax, nullptr, Mutability::kMutable},
     {"repl-timeout", 1, kIntMax, nullptr, Mutability::kMutable},
     {"repl-ping-replica-period", 1, kIntMax, nullptr, Mutability::kMutable},
+    {"repl-diskless-sync", 0, 0, nullptr, Mutability::kMutable},
+    {"repl-diskless-sync-delay", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"repl-diskless-sync-max-replicas", 0, kIntMax, nullptr, Mutability::kMutable},
+    {"repl-diskless-load", 0, 0, "disabled,on-empty-db,swapdb", Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

@@ -116,7 +116,7 @@ void InfoPersistence(Server& s, std::string* out) {
   const ChildProcess& child = s.child();
   const Aof& aof = s.aof();
   Field(out, "loading", s.loading() ? 1 : 0);
-  Field(out, "async_loading", 0);
+  Field(out, "async_loading", s.async_loading() ? 1 : 0);
   Field(out, "current_cow_peak", 0);
   Field(out, "current_cow_size", 0);
   Field(out, "current_cow_size_age", 0);

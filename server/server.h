@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <deque>
 #include <set>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,10 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
+#include "server/persistence/rdb_snapshot.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/wait_registry.h"
+#include "replication/diskless_transfer.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
 #include "replication/sync_worker.h"
@@ -89,6 +93,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int OnTimer() override;
   void BeforeFlush() override;
   void OnFsyncDone(uint32_t token, int result) override;
+  void OnReadable(uint32_t token, int result) override;
   void OnNotify() override;
 
   // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
@@ -138,6 +143,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   RdbSaver& rdb() { return *rdb_; }
   ChildProcess& child() { return child_; }
   bool loading() const { return loading_; }
+  // A replica parsing its primary's payload off the main thread (diskless
+  // load) while it serves its current data.
+  bool async_loading() const { return async_loading_.load(std::memory_order_relaxed); }
   // SHUTDOWN's work before stopping: kill a child, flush the AOF, save the
   // RDB when asked or when save points exist. An error means "do not stop".
   absl::Status PrepareForShutdown(ShutdownSave save, bool force);
@@ -232,6 +240,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BeforeFlushReplication();
   void StartFullSyncIfNeeded(int64_t now_ms);
   void FinishFullSync(const ChildResult& result);
+  // Diskless full sync (server_diskless.cc): the fork child writes the RDB
+  // into a pipe, the primary streams it to the replicas.
+  // Whether a full sync for these replicas streams the RDB (repl-diskless-sync
+  // and every one of them announced capa eof).
+  bool UseDiskless(const std::vector<repl::ReplicaLink*>& replicas) const;
+  void StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, int64_t now_ms);
+  void PumpDiskless();
+  // The child exited or the pipe ended: when both, the replicas go online.
+  void MaybeFinishDiskless();
+  void AbortDiskless(std::string_view why);
   void DropReplica(uint64_t client_id);
   // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
   void DisconnectReplicas();
@@ -298,11 +316,20 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();
   std::unique_ptr<repl::Primary> primary_;
   bool get_ack_pending_ = false;  // a waiter blocked this turn: ask replicas to ACK
-  bool repl_save_in_progress_ = false;  // the running RDB child serves replicas
+  bool repl_save_in_progress_ = false;  // the running RDB child serves replicas (a file)
+  std::unique_ptr<repl::DisklessTransfer> diskless_;  // the running child streams to them
+  uint32_t diskless_token_ = 0;         // tells this transfer's pipe polls from older ones
+  std::optional<ChildResult> diskless_child_;  // reaped before the pipe was drained
+  bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_ms_ = 0;
   std::unique_ptr<MasterLink> master_;               // set while this server is a replica
   std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
+  // Diskless load: the keyspace the sync worker parses the payload into
+  // (touched by the worker only until its result is polled), and its stats.
+  std::unique_ptr<core::Keyspace> sync_staging_;
+  RdbLoadStats sync_staging_stats_;
+  std::atomic<bool> async_loading_{false};  // INFO async_loading
   bool executing_from_master_ = false;
   // A replica with an AOF: (AOF offset written, replication offset then),
   // so an fsync completion tells how far the stream is durable (FACK).

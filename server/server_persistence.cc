@@ -106,7 +106,11 @@ absl::Status Server::LoadData() {
 void Server::ReapChild(int64_t now_ms) {
   ChildResult r;
   if (!child_.Poll(&r)) return;
-  if (r.type == ChildType::kRdb) {
+  if (r.type == ChildType::kRdb && diskless_) {  // streamed to replicas: no file, no save stats
+    if (!r.ok) Log(kWarning, "Background transfer error");
+    diskless_child_ = r;
+    MaybeFinishDiskless();
+  } else if (r.type == ChildType::kRdb) {
     rdb_->OnChildDone(r, now_ms, &stats_.dirty);
     if (repl_save_in_progress_) FinishFullSync(r);
   } else if (r.type == ChildType::kAof) {
@@ -223,18 +227,23 @@ void Server::HandleShutdownSignal() {
 }
 
 void Server::OnFlushAll(int64_t now_ms) {
-  if (child_.type() == ChildType::kRdb) {
+  // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
+  // Replicas it was for start over with a full sync of the new dataset.
+  if (diskless_) {
+    AbortDiskless("FLUSHALL: stopping the diskless transfer to replicas");
+  } else if (child_.type() == ChildType::kRdb) {
     ChildResult r;
     child_.Kill(&r);
     ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
+    if (repl_save_in_progress_) FinishFullSync(r);  // not ok: its replicas are dropped
   }
-  if (has_save_points_) (void)rdb_->Save(now_ms, &stats_.dirty);
+  if (has_save_points_) (void)rdb_->Save(now_ms, &stats_.dirty, /*counted=*/false);
 }
 
 absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   const int64_t now_ms = UnixMs();
   if (save) {
-    if (absl::Status s = rdb_->Save(now_ms, &stats_.dirty); !s.ok()) return s;
+    if (absl::Status s = rdb_->Save(now_ms, &stats_.dirty, /*counted=*/false); !s.ok()) return s;
   }
   // The file is loaded aside first: a corrupt file leaves the dataset as it
   // was (nothing half-loaded).

@@ -7,6 +7,8 @@
 // second and on REPLCONF GETACK.
 #include <unistd.h>
 
+#include <atomic>
+
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
 #include "server/logging.h"
@@ -26,6 +28,7 @@ RdbSaveOptions Server::ReplSaveInfo() const {
 
 void Server::CloseMasterLink() {
   if (sync_worker_) sync_worker_->Cancel();
+  sync_staging_.reset();  // a diskless load cut short (the worker has stopped)
   if (master_->client_id == 0) return;
   if (Client* m = FindClient(master_->client_id)) {
     m->closing = true;
@@ -77,6 +80,29 @@ void Server::StartMasterSync() {
   req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
   req.failover = failover_ && failover_->in_progress;
   req.rdb_path = absl::StrFormat("temp-%d.%d.rdb", static_cast<int>(UnixMs() / 1000), static_cast<int>(getpid()));
+  // Diskless load: the worker parses the payload from the socket into a
+  // staging keyspace, swapped in when complete -- meanwhile this server keeps
+  // serving its current data. on-empty-db does so only when we hold no keys
+  // (as Redis); otherwise, and with `disabled`, the payload goes to a file.
+  const std::string& load_mode = config_->Str("repl-diskless-load");
+  bool empty = true;
+  for (int i = 0; i < keyspace_.count() && empty; ++i) empty = keyspace_.db(i).size() == 0;
+  sync_staging_.reset();
+  if (load_mode == "swapdb" || (load_mode == "on-empty-db" && empty)) {
+    sync_staging_ = std::make_unique<core::Keyspace>(keyspace_.count());
+    sync_staging_->access_policy() = keyspace_.access_policy();
+    core::Keyspace* staging = sync_staging_.get();
+    RdbLoadStats* stats = &sync_staging_stats_;
+    std::atomic<bool>* async_loading = &async_loading_;
+    req.load_payload = [staging, stats, async_loading](core::ByteSource* src) -> absl::Status {
+      async_loading->store(true);
+      absl::StatusOr<RdbLoadStats> loaded = LoadRdbInto(src, *staging, UnixMs());
+      async_loading->store(false);
+      if (!loaded.ok()) return loaded.status();
+      *stats = *loaded;
+      return absl::OkStatus();
+    };
+  }
   if (primary_) {  // we have history: ask to continue after it
     req.replid = repl_ids_.replid;
     req.psync_offset = static_cast<int64_t>(master_repl_offset()) + 1;
@@ -100,6 +126,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
   const int64_t now_ms = UnixMs();
   if (r.kind == repl::SyncResult::Kind::kFailed) {
     Log(kWarning, r.error);
+    sync_staging_.reset();
     if (failover_ && failover_->in_progress) {  // the target refused: stay the primary
       EndFailover(false, r.error);
       return;
@@ -109,27 +136,40 @@ void Server::OnSyncResult(repl::SyncResult r) {
     return;
   }
   if (r.kind == repl::SyncResult::Kind::kFull) {
-    Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
-    for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+    Log(kNotice, StrCat("MASTER <-> REPLICA sync: received ", r.payload_bytes, " bytes of ",
+                        r.eof_payload ? "diskless (EOF-marked) " : "", "RDB payload"));
+    absl::StatusOr<RdbLoadStats> loaded;
+    if (r.rdb_path.empty()) {  // parsed from the socket into the staging keyspace
+      Log(kNotice, "MASTER <-> REPLICA sync: Swapping the loaded data in (diskless load)");
+      for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(sync_staging_->db(i));
+      loaded = sync_staging_stats_;
+      uint64_t old_keys = 0;
+      for (int i = 0; i < sync_staging_->count(); ++i) old_keys += sync_staging_->db(i).size();
+      lazy_freer_.Free(std::move(sync_staging_), old_keys);  // the old data, freed off the main thread
+    } else {
+      Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
+      for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+      Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+      loading_ = true;
+      loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
+      loading_ = false;
+      if (!loaded.ok()) {
+        Log(kWarning,
+            StrCat("Failed trying to load the MASTER synchronization DB from disk: ", loaded.status().message()));
+        for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+        ::unlink(r.rdb_path.c_str());
+        ::close(r.fd);
+        master_->state = MasterLink::State::kConnect;
+        master_->retry_at_ms = now_ms + 1000;
+        return;
+      }
+      if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
+    }
     // Our history is replaced: replicas of ours must resync too.
     if (primary_) {
       DisconnectReplicas();
       primary_.reset();
     }
-    Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
-    loading_ = true;
-    absl::StatusOr<RdbLoadStats> loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
-    loading_ = false;
-    if (!loaded.ok()) {
-      Log(kWarning, StrCat("Failed trying to load the MASTER synchronization DB from disk: ", loaded.status().message()));
-      for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
-      ::unlink(r.rdb_path.c_str());
-      ::close(r.fd);
-      master_->state = MasterLink::State::kConnect;
-      master_->retry_at_ms = now_ms + 1000;
-      return;
-    }
-    if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
     rdb_->set_load_stats(*loaded);
     // The primary's history is ours now: its id, and a backlog from its offset.
     repl_ids_ = repl::ReplicationIds{};

@@ -124,7 +124,8 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   ++stats_.sync_full;
   Log(kNotice, StrCat("Replica ", peer, " asks for synchronization; full resync"));
   link.state = repl::ReplicaState::kWaitBgsaveStart;
-  if (repl_save_in_progress_) {  // share the RDB being written, from its offset
+  link.sync_requested_ms = UnixMs();
+  if (repl_save_in_progress_) {  // a file is being written for replicas: any may share it  // share the RDB being written, from its offset
     link.state = repl::ReplicaState::kWaitBgsaveEnd;
     link.next_offset = repl_save_offset_ + 1;
     if (!old_sync) {
@@ -132,7 +133,24 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
     }
     return;
   }
+  if (diskless_) {
+    Log(kNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
+    return;
+  }
+  if (UseDiskless({&link}) && config_->Int("repl-diskless-sync-delay") > 0) {
+    Log(kNotice, "Delay next BGSAVE for diskless SYNC");
+    return;  // the cron starts it, so replicas arriving meanwhile share it
+  }
   StartFullSyncIfNeeded(UnixMs());
+}
+
+bool Server::UseDiskless(const std::vector<repl::ReplicaLink*>& replicas) const {
+  if (!config_->Bool("repl-diskless-sync")) return false;
+  // Every replica of one transfer must read the EOF-marked form.
+  for (const repl::ReplicaLink* r : replicas) {
+    if (!r->capa_eof) return false;
+  }
+  return true;
 }
 
 void Server::StartFullSyncIfNeeded(int64_t now_ms) {
@@ -142,6 +160,18 @@ void Server::StartFullSyncIfNeeded(int64_t now_ms) {
     if (r->state == repl::ReplicaState::kWaitBgsaveStart) waiting.push_back(r.get());
   }
   if (waiting.empty()) return;
+  if (UseDiskless(waiting)) {
+    // Wait repl-diskless-sync-delay seconds after the first request, so that
+    // replicas arriving together share one child (or until enough came).
+    const int64_t delay_ms = config_->Int("repl-diskless-sync-delay") * 1000;
+    const int64_t max_replicas = config_->Int("repl-diskless-sync-max-replicas");
+    int64_t first_ms = now_ms;
+    for (const repl::ReplicaLink* r : waiting) first_ms = std::min(first_ms, r->sync_requested_ms);
+    const bool enough = max_replicas > 0 && static_cast<int64_t>(waiting.size()) >= max_replicas;
+    if (now_ms - first_ms < delay_ms && !enough) return;  // the cron tries again
+    StartDisklessSync(waiting, now_ms);
+    return;
+  }
   primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
   const uint64_t offset = primary_->offset();
   RdbSaveOptions info;
@@ -200,6 +230,8 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   if (!primary_) return;
   repl::ReplicaLink* link = primary_->Find(c.id());
   if (link == nullptr) return;
+  link->stream_on_ack = false;  // after a diskless payload: the replica has loaded it
+  link->acked = true;
   link->ack_offset = std::max(link->ack_offset, offset);
   link->fack_offset = std::max(link->fack_offset, fsynced_offset);
   link->last_ack_ms = UnixMs();
@@ -226,6 +258,16 @@ void Server::DropReplica(uint64_t client_id) {
 }
 
 void Server::BeforeFlushReplication() {
+  if (retry_diskless_ && diskless_) {
+    retry_diskless_ = false;
+    PumpDiskless();
+  }
+  if (diskless_ && diskless_->eof() && !diskless_child_) {
+    // The payload is all handed over and the child is exiting: reap it now,
+    // not on the next cron tick, so the replicas go online without delay.
+    ReapChild(UnixMs());
+    if (diskless_) io_->WakeTimerIn(1);
+  }
   // During a failover the stream is frozen after one GETACK, so the target's
   // acknowledgement can catch up with the offset (as Redis pauses it).
   if (get_ack_pending_ && (!failover_ || !failover_->ack_requested)) {
@@ -267,10 +309,12 @@ void Server::ReplicationCron(int64_t now_ms) {
     no_replicas_since_ms_ = 0;
   }
   // Replicas waiting for a snapshot get a newline each second, so their
-  // read timeout does not fire during a long BGSAVE (as Redis).
+  // read timeout does not fire during a long BGSAVE (as Redis). Not while a
+  // diskless payload streams to them: the newline would land inside it.
   if (now_ms / 1000 != (now_ms - 1000 / hz_) / 1000) {
     for (const auto& r : primary_->replicas()) {
-      if (r->state == repl::ReplicaState::kWaitBgsaveStart || r->state == repl::ReplicaState::kWaitBgsaveEnd) {
+      if (r->state == repl::ReplicaState::kWaitBgsaveStart ||
+          (r->state == repl::ReplicaState::kWaitBgsaveEnd && !diskless_)) {
         io_->PrepareWrite(r->conn).Append("\n");
       }
     }

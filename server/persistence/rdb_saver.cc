@@ -31,7 +31,7 @@ RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms) {
   return o;
 }
 
-absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
+absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty, bool counted) {
   const std::string& path = config_->Str("dbfilename");
   std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
@@ -50,7 +50,7 @@ absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty) {
   *dirty = 0;
   lastsave_s_ = now_ms / 1000;
   last_bgsave_ok_ = true;  // as Redis: a good SAVE clears a failed BGSAVE
-  ++saves_;
+  if (counted) ++saves_;
   return absl::OkStatus();
 }
 

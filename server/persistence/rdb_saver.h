@@ -40,8 +40,10 @@ class RdbSaver {
   // Replication info every save carries (empty repl_id: none).
   void set_repl_info(std::function<RdbSaveOptions()> fn) { repl_info_ = std::move(fn); }
 
-  // SAVE: writes dbfilename now. On success *dirty is reset.
-  absl::Status Save(int64_t now_ms, uint64_t* dirty);
+  // SAVE: writes dbfilename now. On success *dirty is reset. `counted`:
+  // shows in rdb_saves (SAVE does; the saves FLUSHALL and DEBUG RELOAD make
+  // do not, as in Redis 7.0).
+  absl::Status Save(int64_t now_ms, uint64_t* dirty, bool counted = true);
   // BGSAVE: forks the save. Errors carry the client's error text. `repl`
   // (optional) adds replication info to the file (a full sync's RDB).
   absl::Status BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbSaveOptions* repl = nullptr);

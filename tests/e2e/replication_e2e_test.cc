@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +23,17 @@ std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
 bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
   return WaitInfo(replica, "master_link_status", "up", timeout_ms);
+}
+
+// Polls until the primary lists an online replica (a diskless transfer ends
+// on the primary's side when its fork child is reaped, a moment after the
+// replica may already report its link up).
+bool WaitReplicaOnline(RawConn& primary, int timeout_ms = 10000) {
+  for (int i = 0; i < timeout_ms / 20; ++i) {
+    if (Call(primary, {"INFO", "replication"}).find("state=online") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 // Polls until both servers hold the same data.
@@ -43,8 +55,9 @@ void WriteMix(RawConn& c, const std::string& tag) {
   ASSERT_EQ(Call(c, {"DEL", tag + ":s"}), ":1\r\n");
 }
 
+// Diskless sync (Redis's default) without its 5 s wait for more replicas.
 std::vector<std::string> Args(std::vector<std::string> extra) {
-  std::vector<std::string> a = {"--save", "", "--enable-debug-command", "yes"};
+  std::vector<std::string> a = {"--save", "", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -68,6 +81,169 @@ TEST(ReplicationE2E, FullSyncThenStreamThenWait) {
   EXPECT_EQ(Call(r, {"SET", "x", "1"}), "-READONLY You can't write against a read only replica.\r\n");
   EXPECT_EQ(Call(r, {"WAIT", "1", "0"}).rfind("-ERR WAIT cannot be used with replica instances", 0), 0u);
   EXPECT_EQ(Info(p, "master_repl_offset", "replication"), Info(r, "master_repl_offset", "replication"));
+}
+
+bool HasFile(const TestServer& s, const std::string& name) {
+  return std::filesystem::exists(std::filesystem::path(s.dir()) / name);
+}
+
+// Every combination of the primary's transfer (a file, or streamed from the
+// fork child) and the replica's load (through a file, or parsed straight
+// from the socket into a staging keyspace swapped in at the end).
+TEST(ReplicationE2E, FullSyncInEveryTransferAndLoadMode) {
+  struct Mode {
+    const char* sync;
+    const char* load;
+  };
+  for (Mode m : {Mode{"no", "disabled"}, Mode{"yes", "disabled"}, Mode{"yes", "swapdb"}, Mode{"no", "swapdb"},
+                 Mode{"yes", "on-empty-db"}}) {
+    SCOPED_TRACE(std::string("repl-diskless-sync ") + m.sync + ", repl-diskless-load " + m.load);
+    TestServer primary(Args({"--repl-diskless-sync", m.sync}));
+    TestServer replica(Args({"--repl-diskless-load", m.load}));
+    ASSERT_TRUE(primary.ready() && replica.ready());
+    RawConn p(primary.port()), r(replica.port());
+    ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "30000", "key", "100"}), "+OK\r\n");
+    WriteMix(p, "mode");
+    ASSERT_EQ(Call(r, {"SET", "replaced-by-the-sync", "1"}), "+OK\r\n");
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    EXPECT_EQ(Call(r, {"EXISTS", "replaced-by-the-sync"}), ":0\r\n");
+    WriteMix(p, "after");  // the stream follows the payload in both forms
+    EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
+    EXPECT_TRUE(WaitSameDigest(p, r));
+    EXPECT_EQ(Call(r, {"DBSIZE"}), Call(p, {"DBSIZE"}));
+    // Where the RDB went: a file on the primary only for a disk transfer; on
+    // the replica, a file only when it loaded through one.
+    const bool disk_transfer = std::string(m.sync) == "no";
+    const bool socket_load = std::string(m.load) == "swapdb";  // on-empty-db: we held a key
+    EXPECT_EQ(HasFile(primary, "dump.rdb"), disk_transfer);
+    EXPECT_EQ(HasFile(replica, "dump.rdb"), !socket_load);
+    EXPECT_EQ(Info(r, "async_loading", "persistence"), "0");
+  }
+}
+
+// Replicas asking within repl-diskless-sync-delay share one fork child, and
+// repl-diskless-sync-max-replicas starts it as soon as that many asked.
+TEST(ReplicationE2E, DisklessDelayGathersReplicasIntoOneTransfer) {
+  TestServer primary(Args({"--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2"}));
+  TestServer r1(Args({})), r2(Args({}));
+  ASSERT_TRUE(primary.ready() && r1.ready() && r2.ready());
+  RawConn p(primary.port()), c1(r1.port()), c2(r2.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "5000"}), "+OK\r\n");
+  const std::string forks_before = Info(p, "total_forks", "stats");
+  ASSERT_EQ(Call(c1, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Info(c1, "master_link_status", "replication"), "down");  // waiting for a second replica
+  EXPECT_EQ(Info(p, "total_forks", "stats"), forks_before);
+  ASSERT_EQ(Call(c2, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(c1));
+  ASSERT_TRUE(WaitLinkUp(c2));
+  EXPECT_EQ(std::stoi(Info(p, "total_forks", "stats")), std::stoi(forks_before) + 1);
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "2");
+  ASSERT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "2", "5000"}), ":2\r\n");
+  EXPECT_TRUE(WaitSameDigest(p, c1));
+  EXPECT_TRUE(WaitSameDigest(p, c2));
+}
+
+// A replica that goes away mid-transfer stops the child (nobody reads the
+// pipe any more); the next replica gets a transfer of its own.
+TEST(ReplicationE2E, DisklessTransferStopsWhenItsReplicaLeaves) {
+  TestServer primary(Args({"--rdbcompression", "no"}));
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "100000", "key", "200"}), "+OK\r\n");  // ~20 MB of RDB
+  {
+    // A fake replica that asks for a full sync and then reads nothing.
+    RawConn fake(primary.port());
+    ASSERT_EQ(Call(fake, {"REPLCONF", "capa", "eof", "capa", "psync2"}), "+OK\r\n");
+    ASSERT_TRUE(fake.Send(Resp({"PSYNC", "?", "-1"})));
+    ASSERT_TRUE(WaitInfo(p, "rdb_bgsave_in_progress", "1", 5000, "persistence"));
+  }  // closed
+  ASSERT_TRUE(WaitInfo(p, "rdb_bgsave_in_progress", "0", 10000, "persistence"));
+  EXPECT_EQ(Info(p, "connected_slaves", "replication"), "0");
+  TestServer replica(Args({}));
+  RawConn r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r, 60000));
+  EXPECT_TRUE(WaitSameDigest(p, r, 20000));
+}
+
+// With I/O threads, replica connections live on other threads than the one
+// writing the backlog: they send from backlog blocks the main thread may be
+// trimming meanwhile (reference counted), and a diskless payload's blocks the
+// same way. Run under ASan in scripts/test.sh.
+TEST(ReplicationE2E, ReplicasOnIoThreadsSendFromSharedBlocks) {
+  TestServer primary(Args({"--io-threads", "3", "--repl-backlog-size", "16384"}));
+  TestServer r1(Args({})), r2(Args({}));
+  ASSERT_TRUE(primary.ready() && r1.ready() && r2.ready());
+  RawConn p(primary.port()), c1(r1.port()), c2(r2.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "20000", "key", "64"}), "+OK\r\n");
+  ASSERT_EQ(Call(c1, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_EQ(Call(c2, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(c1));
+  ASSERT_TRUE(WaitLinkUp(c2));
+  std::string batch;  // far more than the 16 KB backlog, pipelined
+  for (int i = 0; i < 20000; ++i) batch += Resp({"SET", "s" + std::to_string(i % 3000), std::string(100, 'a' + i % 26)});
+  ASSERT_TRUE(p.Send(batch));
+  for (int i = 0; i < 20000; ++i) ASSERT_EQ(p.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "2", "10000"}), ":2\r\n");
+  EXPECT_TRUE(WaitSameDigest(p, c1));
+  EXPECT_TRUE(WaitSameDigest(p, c2));
+}
+
+// One line of a raw replication link, without CRLF; keep-alive newlines skipped.
+std::string ReadLinkLine(RawConn& c) {
+  std::string line;
+  while (true) {
+    const std::string ch = c.ReadN(1);
+    if (ch.empty()) return line;
+    if (ch == "\n") {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty()) return line;
+      continue;
+    }
+    line += ch;
+  }
+}
+
+// A diskless payload that takes seconds to deliver (the replica reads
+// slowly) is exactly "$EOF:<mark>", an RDB redis-check-rdb accepts, and the
+// mark: the once-a-second keep-alive newline never lands inside it.
+TEST(ReplicationE2E, SlowDisklessPayloadIsByteExact) {
+  TestServer primary(Args({"--rdbcompression", "no"}));
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "100000", "key", "200"}), "+OK\r\n");  // ~20 MB
+  RawConn fake(primary.port());
+  ASSERT_TRUE(fake.Send(Resp({"REPLCONF", "capa", "eof", "capa", "psync2"}) + Resp({"PSYNC", "?", "-1"})));
+  EXPECT_EQ(ReadLinkLine(fake), "+OK");
+  EXPECT_EQ(ReadLinkLine(fake).rfind("+FULLRESYNC ", 0), 0u);
+  const std::string header = ReadLinkLine(fake);
+  ASSERT_EQ(header.size(), 45u) << header;
+  ASSERT_EQ(header.rfind("$EOF:", 0), 0u);
+  const std::string mark = header.substr(5);
+  std::string payload;
+  for (int i = 0; i < 3; ++i) {  // ~2.4 s of slow reading: crosses second boundaries
+    payload += fake.ReadN(256 * 1024);
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  }
+  while (payload.size() < 40 || payload.compare(payload.size() - 40, 40, mark) != 0) {
+    const std::string more = fake.ReadN(64 * 1024);
+    ASSERT_FALSE(more.empty()) << "the payload never ended with its mark";
+    payload += more;
+    ASSERT_LT(payload.size(), 200u << 20);
+  }
+  payload.resize(payload.size() - 40);
+  EXPECT_EQ(payload.rfind("REDIS0010", 0), 0u);
+  if (HaveTool("redis-check-rdb")) {
+    const std::string path = primary.dir() + "/streamed.rdb";
+    FILE* f = fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(fwrite(payload.data(), 1, payload.size(), f), payload.size());
+    fclose(f);
+    EXPECT_EQ(RunShell("redis-check-rdb " + path + " > /dev/null 2>&1"), 0);
+  }
 }
 
 TEST(ReplicationE2E, PartialResyncAfterTheLinkDrops) {
@@ -248,12 +424,37 @@ TEST(ReplicationE2E, RedisServerAsReplicaOfRingkv) {
   ReplicateUnderLoad(primary, redis);
 }
 
+TEST(ReplicationE2E, RedisServerAsReplicaOfRingkvDiskTransfer) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  TestServer primary(Args({"--repl-backlog-size", "64mb", "--repl-diskless-sync", "no"}));
+  TestServer redis({"--enable-debug-command", "yes", "--repl-diskless-load", "swapdb"}, kRedis);
+  ASSERT_TRUE(primary.ready() && redis.ready());
+  ReplicateUnderLoad(primary, redis);
+}
+
+// redis-server streams its payload ("$EOF:" form) by default; ringkv loads
+// it through a file, or parses it from the socket.
 TEST(ReplicationE2E, RingkvAsReplicaOfRedisServer) {
   if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
-  TestServer redis({"--enable-debug-command", "yes", "--repl-backlog-size", "64mb"}, kRedis);
+  TestServer redis({"--enable-debug-command", "yes", "--repl-backlog-size", "64mb", "--repl-diskless-sync-delay", "0"},
+                   kRedis);
   TestServer replica(Args({}));
   ASSERT_TRUE(redis.ready() && replica.ready());
   ReplicateUnderLoad(redis, replica);  // redis-server counts our ACKs in WAIT
+}
+
+TEST(ReplicationE2E, RingkvAsReplicaOfRedisServerLoadingFromTheSocket) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  for (const char* diskless : {"yes", "no"}) {  // "$EOF:" and "$<len>" payloads
+    SCOPED_TRACE(std::string("redis-server repl-diskless-sync ") + diskless);
+    TestServer redis({"--enable-debug-command", "yes", "--repl-backlog-size", "64mb", "--repl-diskless-sync", diskless,
+                      "--repl-diskless-sync-delay", "0"},
+                     kRedis);
+    TestServer replica(Args({"--repl-diskless-load", "swapdb"}));
+    ASSERT_TRUE(redis.ready() && replica.ready());
+    ReplicateUnderLoad(redis, replica);
+    EXPECT_FALSE(HasFile(replica, "dump.rdb"));
+  }
 }
 
 TEST(ReplicationE2E, MinReplicasAndStaleDataGates) {
@@ -298,6 +499,7 @@ TEST(ReplicationE2E, FailoverHandsOverWithoutLosingWrites) {
             "-ERR FAILOVER with force option requires both a timeout and target HOST and IP.\r\n");
   ASSERT_EQ(Call(cb, {"REPLICAOF", "127.0.0.1", std::to_string(a.port())}), "+OK\r\n");
   ASSERT_TRUE(WaitLinkUp(cb));
+  ASSERT_TRUE(WaitReplicaOnline(ca));
   EXPECT_EQ(Call(cb, {"FAILOVER"}), "-ERR FAILOVER is not valid when server is a replica.\r\n");
   EXPECT_EQ(Call(ca, {"FAILOVER", "TO", "127.0.0.1", "1"}), "-ERR FAILOVER target HOST and PORT is not a replica.\r\n");
   WriteMix(ca, "before");
@@ -319,6 +521,7 @@ TEST(ReplicationE2E, FailoverInteropWithRedisServer) {
   RawConn ck(k.port()), cr(redis.port());
   ASSERT_EQ(Call(cr, {"REPLICAOF", "127.0.0.1", std::to_string(k.port())}), "+OK\r\n");
   ASSERT_TRUE(WaitLinkUp(cr));
+  ASSERT_TRUE(WaitReplicaOnline(ck));
   WriteMix(ck, "k");
   // ringkv hands over to redis-server ...
   EXPECT_EQ(Call(ck, {"FAILOVER", "TO", "127.0.0.1", std::to_string(redis.port())}), "+OK\r\n");

@@ -218,6 +218,8 @@ class TestServer {
     }
   }
   int port() const { return port_; }
+  // The private directory the server runs in (empty when the test chose --dir).
+  const std::string& dir() const { return own_dir_; }
   bool ready() const { return ready_; }
   // Sends SIGTERM and waits; returns the exit status (or the one seen at start).
   int Stop() {

@@ -466,6 +466,7 @@ TEST(ReplicationE2E, MinReplicasAndStaleDataGates) {
   EXPECT_EQ(Call(p, {"GET", "k"}), "$-1\r\n");  // reads are fine
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
   ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_TRUE(WaitReplicaOnline(p));
   EXPECT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");  // one good replica now
   // The replica's link goes down (its primary moves to a closed port).
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(FreePort())}), "+OK\r\n");

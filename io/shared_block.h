@@ -35,6 +35,9 @@ class SharedBlock {
   size_t capacity() const { return capacity_; }
 
   void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // True when the caller holds the only reference: nobody else can read the
+  // bytes any more, so the block may be reused (written) by its owner.
+  bool unique() const { return refs_.load(std::memory_order_acquire) == 1; }
   void Unref() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       this->~SharedBlock();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace ringkv::repl {
 
@@ -11,13 +12,14 @@ Backlog::Backlog(size_t capacity, uint64_t end_offset)
 
 Backlog::~Backlog() {
   for (io::SharedBlock* b : blocks_) b->Unref();
+  if (spare_ != nullptr) spare_->Unref();
 }
 
 void Backlog::Append(std::string_view bytes) {
   while (!bytes.empty()) {
     const size_t used = static_cast<size_t>(end_offset_ + 1 - front_block_offset_) % kBlockSize;
     if (used == 0 && end_offset_ + 1 - front_block_offset_ == blocks_.size() * kBlockSize) {
-      blocks_.push_back(io::SharedBlock::Create(kBlockSize));
+      blocks_.push_back(spare_ != nullptr ? std::exchange(spare_, nullptr) : io::SharedBlock::Create(kBlockSize));
     }
     const size_t take = std::min(bytes.size(), kBlockSize - used);
     std::memcpy(blocks_.back()->data() + used, bytes.data(), take);
@@ -45,8 +47,13 @@ void Backlog::Trim(uint64_t needed_from) {
     const uint64_t block_end = front_block_offset_ + kBlockSize;  // offset after the front block
     const uint64_t remaining = end_offset_ + 1 - block_end;
     if (remaining < capacity_ || block_end > needed_from) break;
-    blocks_.front()->Unref();
+    io::SharedBlock* done = blocks_.front();
     blocks_.pop_front();
+    if (spare_ == nullptr && done->unique()) {
+      spare_ = done;
+    } else {
+      done->Unref();
+    }
     front_block_offset_ = block_end;
   }
   first_offset_ = front_block_offset_;

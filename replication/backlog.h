@@ -56,6 +56,10 @@ class Backlog {
  private:
   static constexpr size_t kBlockSize = 64 * 1024;
   std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
+  // A trimmed block nobody else references, kept for the next Append: a
+  // steady stream then reuses warm memory instead of allocating (and
+  // page-faulting) a fresh 64 KiB block each time.
+  io::SharedBlock* spare_ = nullptr;
   uint64_t front_block_offset_;  // offset of blocks_.front()[0]
   uint64_t first_offset_;        // first byte held (== front_block_offset_)
   uint64_t end_offset_;

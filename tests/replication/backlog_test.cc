@@ -58,5 +58,19 @@ TEST(BacklogTest, TrimmedBlocksStayValidWhileReferenced) {
   EXPECT_EQ(out.ToString(), data);  // still readable through the buffer's references
 }
 
+// A trimmed block still referenced by a connection is never reused for new
+// stream bytes (that would overwrite what is being sent).
+TEST(BacklogTest, ReferencedBlocksAreNotRecycled) {
+  Backlog b(1, 0);
+  const std::string first = Pattern(64 * 1024, 1);
+  b.Append(first);
+  io::OutBuffer out;
+  b.RefTo(1, first.size(), &out);  // holds the first block
+  b.Append("x");                    // a second block starts
+  b.Trim(b.end_offset() + 1);       // the first block leaves the backlog
+  b.Append(Pattern(128 * 1024, b.end_offset() + 1));  // needs new blocks
+  EXPECT_EQ(out.ToString(), first);
+}
+
 }  // namespace
 }  // namespace ringkv::repl

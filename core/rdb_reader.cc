@@ -56,11 +56,14 @@ bool MemorySource::Read(char* dst, size_t n) {
 
 bool FdSource::Fill() {
   pos_ = len_ = 0;
+  const uint64_t left = limit_ - fetched_;
+  if (left == 0) return false;
   while (true) {
-    ssize_t r = ::read(fd_, buf_.get(), kBufSize);
+    ssize_t r = ::read(fd_, buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return false;
     len_ = static_cast<size_t>(r);
+    fetched_ += len_;
     return true;
   }
 }

@@ -48,16 +48,23 @@ class MemorySource : public ByteSource {
 // Buffered reads from a file descriptor (not owned).
 class FdSource : public ByteSource {
  public:
-  explicit FdSource(int fd) : fd_(fd), buf_(new char[kBufSize]) {}
+  // Reads fd (a file or a socket) through a buffer, never more than `limit`
+  // bytes in all (a socket's payload may be followed by bytes that are not
+  // the source's).
+  explicit FdSource(int fd, uint64_t limit = UINT64_MAX) : fd_(fd), limit_(limit), buf_(new char[kBufSize]) {}
   bool Read(char* dst, size_t n) override;
   uint64_t offset() const override { return offset_; }
   // True when every byte of the file has been consumed.
   bool AtEnd();
+  // Bytes read from fd but not consumed yet.
+  size_t buffered() const { return len_ - pos_; }
 
  private:
   bool Fill();
   static constexpr size_t kBufSize = 256 * 1024;
   int fd_;
+  uint64_t limit_;
+  uint64_t fetched_ = 0;
   std::unique_ptr<char[]> buf_;
   size_t pos_ = 0, len_ = 0;
   uint64_t offset_ = 0;

@@ -13,19 +13,9 @@ shift $((OPTIND - 1))
 work=$(mktemp -d /tmp/fanout.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-start() {  # cmd dir port extra...
-  local argv cmd=$1 dir=$2 port=$3
-  shift 3
-  eval "argv=($cmd)"
-  mkdir -p "$dir"
-  taskset -c 1 "${argv[@]}" --port "$port" --dir "$dir" --save "" --appendonly no --bind 127.0.0.1 \
-    --repl-backlog-size 64mb --repl-diskless-sync-delay 0 "$@" >"$dir/log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 500); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && return 0; sleep 0.01; done
-  echo "server did not start: $cmd" >&2
-  return 1
-}
+source "$(dirname "$0")/servers.sh"
+SERVER_EXTRA=(--repl-backlog-size 64mb --repl-diskless-sync-delay 0)
+start() { start_server "$@"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 printf "# replica_fanout_cpu.sh %s  replicas=%d requests=%d\n" "$(date -u +%FT%TZ)" "$R" "$N"

@@ -20,20 +20,9 @@ shift $((OPTIND - 1))
 work=$(mktemp -d /tmp/repl-bench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now_ms() { date +%s%3N; }
-start() {  # cmd dir port extra...
-  local argv cmd=$1 dir=$2 port=$3
-  shift 3
-  eval "argv=($cmd)"
-  mkdir -p "$dir"
-  taskset -c 1 "${argv[@]}" --port "$port" --dir "$dir" --save "" --appendonly no --bind 127.0.0.1 \
-    --repl-backlog-size 64mb --maxclients 4096 --enable-debug-command yes "$@" >"$dir/log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 500); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && return 0; sleep 0.01; done
-  echo "server did not start: $cmd" >&2
-  return 1
-}
+source "$(dirname "$0")/servers.sh"
+SERVER_EXTRA=(--repl-backlog-size 64mb --maxclients 4096 --enable-debug-command yes)
+start() { start_server "$@"; }
 link_up() { [[ $(redis-cli -p "$1" info replication | tr -d '\r' | awk -F: '/^master_link_status/ {print $2}') == up ]]; }
 wait_up() { for _ in $(seq 6000); do link_up "$1" && return 0; sleep 0.01; done; return 1; }
 stop_all() { for p in "$@"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done; sleep 0.3; }

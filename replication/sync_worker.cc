@@ -101,50 +101,6 @@ int ConnectTo(const std::string& host, int port, int timeout_s, std::string* err
 
 constexpr size_t kEofMarkSize = 40;
 
-// The payload read straight from the socket, buffered, never past `limit`
-// bytes (a "$<len>" payload is followed at once by the stream, which must
-// stay in the socket).
-class SocketSource : public core::ByteSource {
- public:
-  SocketSource(int fd, uint64_t limit) : fd_(fd), limit_(limit), buf_(new char[kBufSize]) {}
-  bool Read(char* dst, size_t n) override {
-    while (n > 0) {
-      if (pos_ == len_ && !Fill()) return false;
-      const size_t take = std::min(n, len_ - pos_);
-      std::memcpy(dst, buf_.get() + pos_, take);
-      pos_ += take;
-      offset_ += take;
-      dst += take;
-      n -= take;
-    }
-    return true;
-  }
-  uint64_t offset() const override { return offset_; }
-  size_t buffered() const { return len_ - pos_; }
-
- private:
-  bool Fill() {
-    const uint64_t left = limit_ - fetched_;
-    if (left == 0) return false;
-    while (true) {
-      const ssize_t n = ::recv(fd_, buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      pos_ = 0;
-      len_ = static_cast<size_t>(n);
-      fetched_ += static_cast<uint64_t>(n);
-      return true;
-    }
-  }
-  static constexpr size_t kBufSize = 64 * 1024;
-  int fd_;
-  uint64_t limit_;
-  uint64_t fetched_ = 0;
-  std::unique_ptr<char[]> buf_;
-  size_t pos_ = 0, len_ = 0;
-  uint64_t offset_ = 0;
-};
-
 int OpenPayloadFile(const std::string& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
@@ -313,7 +269,8 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     return fail("Bad RDB length from master: " + line);
   }
   if (req.load_payload) {
-    SocketSource src(r.fd, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
+    // Never past a "$<len>" payload: the stream follows it at once.
+    core::FdSource src(r.fd, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
     if (absl::Status s = req.load_payload(&src); !s.ok()) {
       return fail(absl::StrCat("Failed trying to load the MASTER synchronization DB from socket: ", s.message()));
     }

@@ -232,6 +232,11 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   if (link == nullptr) return;
   link->stream_on_ack = false;  // after a diskless payload: the replica has loaded it
   link->acked = true;
+  if (link->state == repl::ReplicaState::kWaitBgsaveEnd && diskless_ && diskless_->eof()) {
+    // It read the whole payload, mark included, and loaded it: online now
+    // rather than when the cron reaps the child.
+    link->state = repl::ReplicaState::kOnline;
+  }
   link->ack_offset = std::max(link->ack_offset, offset);
   link->fack_offset = std::max(link->fack_offset, fsynced_offset);
   link->last_ack_ms = UnixMs();

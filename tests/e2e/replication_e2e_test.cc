@@ -551,6 +551,7 @@ TEST(ReplicationE2E, HandshakeOnlyConnectionsLeaveNothingBehind) {
   RawConn p(primary.port()), r(replica.port());
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
   ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_TRUE(WaitReplicaOnline(p));
   EXPECT_EQ(Info(p, "connected_slaves", "replication"), "1");
   // Looks at every link's address: the closed one must be gone.
   EXPECT_EQ(Call(p, {"FAILOVER", "TO", "127.0.0.1", "5555"}), "-ERR FAILOVER target HOST and PORT is not a replica.\r\n");

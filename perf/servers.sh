@@ -1,0 +1,20 @@
+# Sourced by the perf/ scripts: starting servers pinned to CPU 1.
+# The caller defines `pids=()` (every started server is appended) and may set
+# SERVER_EXTRA=(...) for arguments every server gets.
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_server CMD DIR PORT [ARGS...]: starts CMD (split like a shell word
+# list) on CPU 1 in DIR without persistence, waits for PING.
+start_server() {
+  local argv cmd=$1 dir=$2 port=$3
+  shift 3
+  eval "argv=($cmd)"
+  mkdir -p "$dir"
+  taskset -c 1 "${argv[@]}" --port "$port" --dir "$dir" --save "" --appendonly no --bind 127.0.0.1 \
+    "${SERVER_EXTRA[@]}" "$@" >"$dir/log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 500); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && return 0; sleep 0.01; done
+  echo "server did not start: $cmd" >&2
+  return 1
+}

@@ -1,0 +1,312 @@
+#include "core/skiplist.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace ringkv::core {
+
+bool LexRange::AboveMin(std::string_view m) const {
+  if (min_unbounded) return true;
+  const int c = m.compare(min);
+  return min_exclusive ? c > 0 : c >= 0;
+}
+
+bool LexRange::BelowMax(std::string_view m) const {
+  if (max_unbounded) return true;
+  const int c = m.compare(max);
+  return max_exclusive ? c < 0 : c <= 0;
+}
+
+bool LexRange::Empty() const {
+  if (min_unbounded || max_unbounded) return false;
+  const int c = min.compare(max);
+  return c > 0 || (c == 0 && (min_exclusive || max_exclusive));
+}
+
+Skiplist::Node* Skiplist::NewNode(int height, double score, std::string_view member) {
+  static_assert(sizeof(Node) % alignof(Node::Level) == 0);
+  const size_t bytes = sizeof(Node) + static_cast<size_t>(height) * sizeof(Node::Level);
+  void* mem = ::operator new(bytes);
+  Node* n = new (mem) Node();
+  n->score = score;
+  n->member_.assign(member);
+  n->height_ = height;
+  for (int i = 0; i < height; ++i) n->levels()[i] = {nullptr, 0};
+  return n;
+}
+
+void Skiplist::FreeNode(Node* n) {
+  n->~Node();
+  ::operator delete(n);
+}
+
+Skiplist::Skiplist() : header_(NewNode(kMaxLevel, 0, {})) {}
+
+Skiplist::~Skiplist() {
+  Node* n = header_->levels()[0].forward;
+  while (n != nullptr) {
+    Node* next = n->levels()[0].forward;
+    FreeNode(n);
+    n = next;
+  }
+  FreeNode(header_);
+}
+
+int Skiplist::RandomHeight() {
+  // xorshift64*; each extra level with probability 1/4 (Redis's ZSKIPLIST_P).
+  int height = 1;
+  while (height < kMaxLevel) {
+    rng_state_ ^= rng_state_ >> 12;
+    rng_state_ ^= rng_state_ << 25;
+    rng_state_ ^= rng_state_ >> 27;
+    if (((rng_state_ * 0x2545F4914F6CDD1Dull) >> 32 & 0xFFFF) >= 0xFFFF / 4) break;
+    ++height;
+  }
+  return height;
+}
+
+const Skiplist::Node* Skiplist::Insert(double score, std::string_view member) {
+  Node* update[kMaxLevel];
+  uint64_t rank[kMaxLevel];
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    rank[i] = i == height_ - 1 ? 0 : rank[i + 1];
+    while (x->levels()[i].forward != nullptr &&
+           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
+      rank[i] += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  const int height = RandomHeight();
+  if (height > height_) {
+    for (int i = height_; i < height; ++i) {
+      rank[i] = 0;
+      update[i] = header_;
+      update[i]->levels()[i].span = length_;
+    }
+    height_ = height;
+  }
+  x = NewNode(height, score, member);
+  for (int i = 0; i < height; ++i) {
+    x->levels()[i].forward = update[i]->levels()[i].forward;
+    update[i]->levels()[i].forward = x;
+    x->levels()[i].span = update[i]->levels()[i].span - (rank[0] - rank[i]);
+    update[i]->levels()[i].span = (rank[0] - rank[i]) + 1;
+  }
+  for (int i = height; i < height_; ++i) ++update[i]->levels()[i].span;
+  x->backward_ = update[0] == header_ ? nullptr : update[0];
+  if (x->levels()[0].forward != nullptr) {
+    x->levels()[0].forward->backward_ = x;
+  } else {
+    tail_ = x;
+  }
+  ++length_;
+  return x;
+}
+
+void Skiplist::Unlink(Node* x, Node** update) {
+  for (int i = 0; i < height_; ++i) {
+    if (update[i]->levels()[i].forward == x) {
+      update[i]->levels()[i].span += x->levels()[i].span - 1;
+      update[i]->levels()[i].forward = x->levels()[i].forward;
+    } else {
+      --update[i]->levels()[i].span;
+    }
+  }
+  if (x->levels()[0].forward != nullptr) {
+    x->levels()[0].forward->backward_ = x->backward_;
+  } else {
+    tail_ = x->backward_;
+  }
+  while (height_ > 1 && header_->levels()[height_ - 1].forward == nullptr) --height_;
+  --length_;
+}
+
+bool Skiplist::Delete(double score, std::string_view member) {
+  Node* update[kMaxLevel];
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr &&
+           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  x = x->levels()[0].forward;
+  if (x == nullptr || x->score != score || x->member_ != member) return false;
+  Unlink(x, update);
+  FreeNode(x);
+  return true;
+}
+
+const Skiplist::Node* Skiplist::UpdateScore(double score, std::string_view member, double new_score) {
+  Node* update[kMaxLevel];
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr &&
+           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  x = x->levels()[0].forward;
+  // Still in order with the new score: change it in place (no relinking).
+  if ((x->backward_ == nullptr || x->backward_->score < new_score) &&
+      (x->levels()[0].forward == nullptr || x->levels()[0].forward->score > new_score)) {
+    x->score = new_score;
+    return x;
+  }
+  const std::string kept = x->member_;
+  Unlink(x, update);
+  FreeNode(x);
+  return Insert(new_score, kept);
+}
+
+uint64_t Skiplist::Rank(double score, std::string_view member) const {
+  uint64_t rank = 0;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr &&
+           !ElementLess(score, member, x->levels()[i].forward->score, x->levels()[i].forward->member_)) {
+      rank += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    if (x != header_ && x->score == score && x->member_ == member) return rank;
+  }
+  return 0;
+}
+
+const Skiplist::Node* Skiplist::ByRank(uint64_t rank) const {
+  if (rank == 0 || rank > length_) return nullptr;
+  uint64_t traversed = 0;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && traversed + x->levels()[i].span <= rank) {
+      traversed += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    if (traversed == rank) return x;
+  }
+  return nullptr;
+}
+
+const Skiplist::Node* Skiplist::FirstInRange(const ScoreRange& range) const {
+  if (range.Empty() || tail_ == nullptr || !range.AboveMin(tail_->score)) return nullptr;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->score)) {
+      x = x->levels()[i].forward;
+    }
+  }
+  x = x->levels()[0].forward;
+  return x != nullptr && range.BelowMax(x->score) ? x : nullptr;
+}
+
+const Skiplist::Node* Skiplist::LastInRange(const ScoreRange& range) const {
+  const Node* first = First();
+  if (range.Empty() || first == nullptr || !range.BelowMax(first->score)) return nullptr;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && range.BelowMax(x->levels()[i].forward->score)) {
+      x = x->levels()[i].forward;
+    }
+  }
+  return x != header_ && range.AboveMin(x->score) ? x : nullptr;
+}
+
+const Skiplist::Node* Skiplist::FirstInLexRange(const LexRange& range) const {
+  if (range.Empty() || tail_ == nullptr || !range.AboveMin(tail_->member_)) return nullptr;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->member_)) {
+      x = x->levels()[i].forward;
+    }
+  }
+  x = x->levels()[0].forward;
+  return x != nullptr && range.BelowMax(x->member_) ? x : nullptr;
+}
+
+const Skiplist::Node* Skiplist::LastInLexRange(const LexRange& range) const {
+  const Node* first = First();
+  if (range.Empty() || first == nullptr || !range.BelowMax(first->member_)) return nullptr;
+  const Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && range.BelowMax(x->levels()[i].forward->member_)) {
+      x = x->levels()[i].forward;
+    }
+  }
+  return x != header_ && range.AboveMin(x->member_) ? x : nullptr;
+}
+
+size_t Skiplist::DeleteRangeByScore(const ScoreRange& range, const RemovedFn& removed) {
+  Node* update[kMaxLevel];
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->score)) {
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  x = x->levels()[0].forward;
+  size_t n = 0;
+  while (x != nullptr && range.BelowMax(x->score)) {
+    Node* next = x->levels()[0].forward;
+    removed(x->member_);
+    Unlink(x, update);
+    FreeNode(x);
+    ++n;
+    x = next;
+  }
+  return n;
+}
+
+size_t Skiplist::DeleteRangeByLex(const LexRange& range, const RemovedFn& removed) {
+  Node* update[kMaxLevel];
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->member_)) {
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  x = x->levels()[0].forward;
+  size_t n = 0;
+  while (x != nullptr && range.BelowMax(x->member_)) {
+    Node* next = x->levels()[0].forward;
+    removed(x->member_);
+    Unlink(x, update);
+    FreeNode(x);
+    ++n;
+    x = next;
+  }
+  return n;
+}
+
+size_t Skiplist::DeleteRangeByRank(uint64_t start, uint64_t end, const RemovedFn& removed) {
+  Node* update[kMaxLevel];
+  uint64_t traversed = 0;
+  Node* x = header_;
+  for (int i = height_ - 1; i >= 0; --i) {
+    while (x->levels()[i].forward != nullptr && traversed + x->levels()[i].span < start) {
+      traversed += x->levels()[i].span;
+      x = x->levels()[i].forward;
+    }
+    update[i] = x;
+  }
+  ++traversed;
+  x = x->levels()[0].forward;
+  size_t n = 0;
+  while (x != nullptr && traversed <= end) {
+    Node* next = x->levels()[0].forward;
+    removed(x->member_);
+    Unlink(x, update);
+    FreeNode(x);
+    ++n;
+    ++traversed;
+    x = next;
+  }
+  return n;
+}
+
+}  // namespace ringkv::core

@@ -123,8 +123,7 @@ void Skiplist::Unlink(Node* x, Node** update) {
   --length_;
 }
 
-bool Skiplist::Delete(double score, std::string_view member) {
-  Node* update[kMaxLevel];
+Skiplist::Node* Skiplist::FindWithPath(double score, std::string_view member, Node** update) {
   Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
     while (x->levels()[i].forward != nullptr &&
@@ -133,7 +132,12 @@ bool Skiplist::Delete(double score, std::string_view member) {
     }
     update[i] = x;
   }
-  x = x->levels()[0].forward;
+  return x->levels()[0].forward;
+}
+
+bool Skiplist::Delete(double score, std::string_view member) {
+  Node* update[kMaxLevel];
+  Node* x = FindWithPath(score, member, update);
   if (x == nullptr || x->score != score || x->member_ != member) return false;
   Unlink(x, update);
   FreeNode(x);
@@ -142,15 +146,7 @@ bool Skiplist::Delete(double score, std::string_view member) {
 
 const Skiplist::Node* Skiplist::UpdateScore(double score, std::string_view member, double new_score) {
   Node* update[kMaxLevel];
-  Node* x = header_;
-  for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr &&
-           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
-      x = x->levels()[i].forward;
-    }
-    update[i] = x;
-  }
-  x = x->levels()[0].forward;
+  Node* x = FindWithPath(score, member, update);
   // Still in order with the new score: change it in place (no relinking).
   if ((x->backward_ == nullptr || x->backward_->score < new_score) &&
       (x->levels()[0].forward == nullptr || x->levels()[0].forward->score > new_score)) {
@@ -191,96 +187,71 @@ const Skiplist::Node* Skiplist::ByRank(uint64_t rank) const {
   return nullptr;
 }
 
-const Skiplist::Node* Skiplist::FirstInRange(const ScoreRange& range) const {
-  if (range.Empty() || tail_ == nullptr || !range.AboveMin(tail_->score)) return nullptr;
+template <typename Range, typename Key>
+const Skiplist::Node* Skiplist::FirstIn(const Range& range, Key key) const {
+  if (range.Empty() || tail_ == nullptr || !range.AboveMin(key(*tail_))) return nullptr;
   const Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->score)) {
+    while (x->levels()[i].forward != nullptr && !range.AboveMin(key(*x->levels()[i].forward))) {
       x = x->levels()[i].forward;
     }
   }
   x = x->levels()[0].forward;
-  return x != nullptr && range.BelowMax(x->score) ? x : nullptr;
+  return x != nullptr && range.BelowMax(key(*x)) ? x : nullptr;
 }
 
-const Skiplist::Node* Skiplist::LastInRange(const ScoreRange& range) const {
+template <typename Range, typename Key>
+const Skiplist::Node* Skiplist::LastIn(const Range& range, Key key) const {
   const Node* first = First();
-  if (range.Empty() || first == nullptr || !range.BelowMax(first->score)) return nullptr;
+  if (range.Empty() || first == nullptr || !range.BelowMax(key(*first))) return nullptr;
   const Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && range.BelowMax(x->levels()[i].forward->score)) {
+    while (x->levels()[i].forward != nullptr && range.BelowMax(key(*x->levels()[i].forward))) {
       x = x->levels()[i].forward;
     }
   }
-  return x != header_ && range.AboveMin(x->score) ? x : nullptr;
+  return x != header_ && range.AboveMin(key(*x)) ? x : nullptr;
 }
 
-const Skiplist::Node* Skiplist::FirstInLexRange(const LexRange& range) const {
-  if (range.Empty() || tail_ == nullptr || !range.AboveMin(tail_->member_)) return nullptr;
-  const Node* x = header_;
+namespace {
+double ScoreOf(const Skiplist::Node& n) { return n.score; }
+std::string_view MemberOf(const Skiplist::Node& n) { return n.member(); }
+}  // namespace
+
+const Skiplist::Node* Skiplist::FirstInRange(const ScoreRange& range) const { return FirstIn(range, ScoreOf); }
+const Skiplist::Node* Skiplist::LastInRange(const ScoreRange& range) const { return LastIn(range, ScoreOf); }
+const Skiplist::Node* Skiplist::FirstInLexRange(const LexRange& range) const { return FirstIn(range, MemberOf); }
+const Skiplist::Node* Skiplist::LastInLexRange(const LexRange& range) const { return LastIn(range, MemberOf); }
+
+template <typename AboveMin, typename BelowMax>
+size_t Skiplist::DeleteBetween(AboveMin above_min, BelowMax below_max, const RemovedFn& removed) {
+  Node* update[kMaxLevel];
+  Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->member_)) {
-      x = x->levels()[i].forward;
-    }
+    while (x->levels()[i].forward != nullptr && !above_min(*x->levels()[i].forward)) x = x->levels()[i].forward;
+    update[i] = x;
   }
   x = x->levels()[0].forward;
-  return x != nullptr && range.BelowMax(x->member_) ? x : nullptr;
-}
-
-const Skiplist::Node* Skiplist::LastInLexRange(const LexRange& range) const {
-  const Node* first = First();
-  if (range.Empty() || first == nullptr || !range.BelowMax(first->member_)) return nullptr;
-  const Node* x = header_;
-  for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && range.BelowMax(x->levels()[i].forward->member_)) {
-      x = x->levels()[i].forward;
-    }
+  size_t n = 0;
+  while (x != nullptr && below_max(*x)) {
+    Node* next = x->levels()[0].forward;
+    removed(x->member_);
+    Unlink(x, update);
+    FreeNode(x);
+    ++n;
+    x = next;
   }
-  return x != header_ && range.AboveMin(x->member_) ? x : nullptr;
+  return n;
 }
 
 size_t Skiplist::DeleteRangeByScore(const ScoreRange& range, const RemovedFn& removed) {
-  Node* update[kMaxLevel];
-  Node* x = header_;
-  for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->score)) {
-      x = x->levels()[i].forward;
-    }
-    update[i] = x;
-  }
-  x = x->levels()[0].forward;
-  size_t n = 0;
-  while (x != nullptr && range.BelowMax(x->score)) {
-    Node* next = x->levels()[0].forward;
-    removed(x->member_);
-    Unlink(x, update);
-    FreeNode(x);
-    ++n;
-    x = next;
-  }
-  return n;
+  return DeleteBetween([&](const Node& n) { return range.AboveMin(n.score); },
+                       [&](const Node& n) { return range.BelowMax(n.score); }, removed);
 }
 
 size_t Skiplist::DeleteRangeByLex(const LexRange& range, const RemovedFn& removed) {
-  Node* update[kMaxLevel];
-  Node* x = header_;
-  for (int i = height_ - 1; i >= 0; --i) {
-    while (x->levels()[i].forward != nullptr && !range.AboveMin(x->levels()[i].forward->member_)) {
-      x = x->levels()[i].forward;
-    }
-    update[i] = x;
-  }
-  x = x->levels()[0].forward;
-  size_t n = 0;
-  while (x != nullptr && range.BelowMax(x->member_)) {
-    Node* next = x->levels()[0].forward;
-    removed(x->member_);
-    Unlink(x, update);
-    FreeNode(x);
-    ++n;
-    x = next;
-  }
-  return n;
+  return DeleteBetween([&](const Node& n) { return range.AboveMin(n.member_); },
+                       [&](const Node& n) { return range.BelowMax(n.member_); }, removed);
 }
 
 size_t Skiplist::DeleteRangeByRank(uint64_t start, uint64_t end, const RemovedFn& removed) {

@@ -108,6 +108,18 @@ class Skiplist {
   static Node* NewNode(int height, double score, std::string_view member);
   static void FreeNode(Node* n);
   int RandomHeight();
+  // The first / last element inside a score or lex range; `key` gives the
+  // node's score or member.
+  template <typename Range, typename Key>
+  const Node* FirstIn(const Range& range, Key key) const;
+  template <typename Range, typename Key>
+  const Node* LastIn(const Range& range, Key key) const;
+  // Removes the elements from the first one `above_min` while `below_max`.
+  template <typename AboveMin, typename BelowMax>
+  size_t DeleteBetween(AboveMin above_min, BelowMax below_max, const RemovedFn& removed);
+  // The first node not before (score, member), filling update[i] with the
+  // rightmost node before it at each level.
+  Node* FindWithPath(double score, std::string_view member, Node** update);
   // Unlinks x; update[i] is the rightmost node before x at level i.
   void Unlink(Node* x, Node** update);
 

@@ -6,14 +6,10 @@
 #include <set>
 #include <string>
 
+#include "tests/core/hex.h"
+
 namespace ringkv::core {
 namespace {
-
-std::string Unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
 
 // The intsets redis-server 7.0.15 put in DUMP payloads (rdbcompression no).
 TEST(IntsetTest, BytesAreRedisBytes) {

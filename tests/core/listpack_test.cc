@@ -6,14 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/core/hex.h"
+
 namespace ringkv::core {
 namespace {
-
-std::string Unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
 
 std::vector<std::string> Elements(const Listpack& lp) {
   std::vector<std::string> out;

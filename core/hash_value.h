@@ -1,0 +1,77 @@
+// HashValue: a Redis hash -- field/value pairs -- in Redis 7.0's two
+// encodings: a listpack of alternating field and value while the hash is
+// small (OBJECT ENCODING "listpack"), a hash table once it has more than
+// hash-max-listpack-entries fields or a field or value longer than
+// hash-max-listpack-value bytes ("hashtable"). As in Redis the conversion
+// goes one way: a hash table never turns back into a listpack while it lives
+// (a reload may pack it again).
+//
+// Example:
+//   HashValue h;
+//   h.Set("name", "ringkv", limits);            // true: a new field
+//   std::string v;
+//   if (h.Get("name", &v)) Use(v);
+//
+// Thread-safety: none; a value of the keyspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/listpack.h"
+#include "core/string_hash.h"
+
+namespace ringkv::core {
+
+// hash-max-listpack-entries / hash-max-listpack-value.
+struct HashLimits {
+  size_t max_listpack_entries = 128;
+  size_t max_listpack_value = 64;
+};
+
+class HashValue {
+ public:
+  enum class Encoding : uint8_t { kListpack, kHashtable };
+
+  HashValue() = default;
+  // A hash read from an RDB listpack (REQUIRES: an even number of entries,
+  // distinct fields -- the loader checks).
+  explicit HashValue(Listpack packed) : packed_(std::move(packed)) {}
+
+  Encoding encoding() const { return encoding_; }
+  // "listpack" / "hashtable", as OBJECT ENCODING shows it.
+  const char* encoding_name() const { return encoding_ == Encoding::kListpack ? "listpack" : "hashtable"; }
+  size_t size() const { return encoding_ == Encoding::kListpack ? packed_.size() / 2 : table_.size(); }
+  bool empty() const { return size() == 0; }
+
+  bool Contains(std::string_view field) const;
+  // False when the field is absent.
+  bool Get(std::string_view field, std::string* value) const;
+  // Sets field to value; true when the field is new. Converts to a hash
+  // table first when the result would pass `limits`.
+  bool Set(std::string_view field, std::string_view value, const HashLimits& limits);
+  // False when the field was absent.
+  bool Delete(std::string_view field);
+
+  // Calls fn for every pair, in the encoding's order (insertion order for a
+  // listpack, table order otherwise). fn must not modify the hash.
+  void ForEach(const std::function<void(std::string_view field, std::string_view value)>& fn) const;
+
+  // The listpack itself (RDB, DUMP). REQUIRES: encoding() == kListpack.
+  const Listpack& packed() const { return packed_; }
+  // Forces the hash-table encoding (a load of a big hash, DEBUG).
+  void ConvertToTable();
+
+ private:
+  // Position of the field's entry in packed_, or Listpack::kEnd.
+  size_t FindPacked(std::string_view field) const;
+
+  Encoding encoding_ = Encoding::kListpack;
+  Listpack packed_;
+  StringMap<std::string> table_;
+};
+
+}  // namespace ringkv::core

@@ -1,0 +1,129 @@
+#include "core/zset_value.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/core/hex.h"
+
+namespace ringkv::core {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<std::pair<std::string, double>> All(const ZSetValue& z, bool reverse = false) {
+  std::vector<std::pair<std::string, double>> out;
+  if (z.size() > 0) z.RangeByRank(0, z.size() - 1, reverse, [&](std::string_view m, double s) { out.emplace_back(m, s); });
+  return out;
+}
+
+TEST(ZSetValueTest, ScoreTextIsRedisText) {
+  EXPECT_EQ(ZScoreToString(2), "2");
+  EXPECT_EQ(ZScoreToString(-0.0), "-0");
+  EXPECT_EQ(ZScoreToString(0.1), "0.10000000000000001");
+  EXPECT_EQ(ZScoreToString(1e20), "1e+20");
+  EXPECT_EQ(ZScoreToString(4503599627370495.0), "4503599627370495");
+  EXPECT_EQ(ZScoreToString(4503599627370496.0), "4503599627370496");   // 2^52: %.17g prints it whole
+  EXPECT_EQ(ZScoreToString(-kInf), "-inf");
+}
+
+// redis-server 7.0.15: ZADD z 1.5 a 2 b -inf c 3.14159 d 1e20 e 0.1 f, DUMP
+// with rdbcompression no.
+TEST(ZSetValueTest, ListpackBytesAreRedisBytes) {
+  ZSetValue z;
+  ZSetLimits limits;
+  double out;
+  for (auto [m, s] : std::vector<std::pair<std::string, double>>{
+           {"a", 1.5}, {"b", 2}, {"c", -kInf}, {"d", 3.14159}, {"e", 1e20}, {"f", 0.1}}) {
+    EXPECT_EQ(z.Add(m, s, {}, limits, &out), ZAddOutcome::kAdded);
+  }
+  EXPECT_EQ(z.packed().bytes(),
+            Unhex("560000000c00816302842d696e660581660293302e31303030303030303030303030303030311481610283312e3504816202"
+                  "020181640292332e31343135383939393939393939393939138165028531652b323006ff"));
+  EXPECT_EQ(All(z), (std::vector<std::pair<std::string, double>>{
+                        {"c", -kInf}, {"f", 0.1}, {"a", 1.5}, {"b", 2}, {"d", 3.14159}, {"e", 1e20}}));
+}
+
+TEST(ZSetValueTest, AddFlagsAsZadd) {
+  ZSetValue z;
+  ZSetLimits limits;
+  double out = 0;
+  EXPECT_EQ(z.Add("m", 5, {.xx = true}, limits, &out), ZAddOutcome::kSkipped);  // XX: absent
+  EXPECT_EQ(z.Add("m", 5, {}, limits, &out), ZAddOutcome::kAdded);
+  EXPECT_EQ(z.Add("m", 9, {.nx = true}, limits, &out), ZAddOutcome::kSkipped);  // NX: present
+  EXPECT_EQ(z.Add("m", 3, {.gt = true}, limits, &out), ZAddOutcome::kSkipped);
+  EXPECT_EQ(z.Add("m", 7, {.gt = true}, limits, &out), ZAddOutcome::kUpdated);
+  EXPECT_EQ(z.Add("m", 8, {.lt = true}, limits, &out), ZAddOutcome::kSkipped);
+  EXPECT_EQ(z.Add("m", 7, {}, limits, &out), ZAddOutcome::kUnchanged);
+  EXPECT_EQ(z.Add("m", 2.5, {.incr = true}, limits, &out), ZAddOutcome::kUpdated);
+  EXPECT_EQ(out, 9.5);
+  EXPECT_EQ(z.Add("inf", kInf, {}, limits, &out), ZAddOutcome::kAdded);
+  EXPECT_EQ(z.Add("inf", -kInf, {.incr = true}, limits, &out), ZAddOutcome::kNaN);
+  double s;
+  ASSERT_TRUE(z.Score("inf", &s));
+  EXPECT_EQ(s, kInf);
+  EXPECT_EQ(z.Rank("m", false), 0);
+  EXPECT_EQ(z.Rank("m", true), 1);
+  EXPECT_EQ(z.Rank("nope", false), -1);
+}
+
+TEST(ZSetValueTest, ConvertsAtTheThresholds) {
+  ZSetLimits limits;  // 128 entries, 64 bytes
+  double out;
+  ZSetValue by_count;
+  for (int i = 0; i < 128; ++i) by_count.Add("m" + std::to_string(i), i, {}, limits, &out);
+  EXPECT_EQ(by_count.encoding(), ZSetValue::Encoding::kListpack);
+  by_count.Add("m128", 128, {}, limits, &out);
+  EXPECT_EQ(by_count.encoding(), ZSetValue::Encoding::kSkiplist);
+  EXPECT_EQ(by_count.size(), 129u);
+  EXPECT_EQ(by_count.Rank("m100", false), 100);
+  ZSetValue by_length;
+  by_length.Add(std::string(64, 'x'), 1, {}, limits, &out);
+  EXPECT_EQ(by_length.encoding(), ZSetValue::Encoding::kListpack);
+  by_length.Add(std::string(65, 'x'), 1, {}, limits, &out);
+  EXPECT_STREQ(by_length.encoding_name(), "skiplist");
+  by_length.Remove(std::string(65, 'x'));
+  EXPECT_STREQ(by_length.encoding_name(), "skiplist");  // never back
+}
+
+TEST(ZSetValueTest, BothEncodingsMatchAModel) {
+  std::mt19937 rng(9);
+  for (ZSetLimits limits : {ZSetLimits{128, 64}, ZSetLimits{10, 64}}) {
+    ZSetValue z;
+    std::map<std::string, double> scores;
+    for (int step = 0; step < 4000; ++step) {
+      const std::string m = std::to_string(rng() % 50);  // numeric members: int-encoded in the listpack
+      double out;
+      if (rng() % 4 == 0) {
+        EXPECT_EQ(z.Remove(m), scores.erase(m) == 1);
+      } else {
+        const double s = static_cast<double>(static_cast<int>(rng() % 40) - 20) / 2;
+        z.Add(m, s, {}, limits, &out);
+        scores[m] = s;
+      }
+    }
+    std::set<std::pair<double, std::string>, bool (*)(const std::pair<double, std::string>&,
+                                                     const std::pair<double, std::string>&)>
+        order([](const auto& a, const auto& b) { return ElementLess(a.first, a.second, b.first, b.second); });
+    for (const auto& [m, s] : scores) order.insert({s, m});
+    std::vector<std::pair<std::string, double>> expect;
+    for (const auto& [s, m] : order) expect.emplace_back(m, s);
+    EXPECT_EQ(All(z), expect);
+    std::vector<std::pair<std::string, double>> reversed(expect.rbegin(), expect.rend());
+    EXPECT_EQ(All(z, true), reversed);
+    for (size_t i = 0; i < expect.size(); ++i) EXPECT_EQ(z.Rank(expect[i].first, false), static_cast<int64_t>(i));
+    if (z.encoding() == ZSetValue::Encoding::kListpack) {
+      EXPECT_TRUE(Listpack::Validate(z.packed().bytes()).ok());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringkv::core

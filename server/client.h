@@ -6,9 +6,11 @@
 // and library info, set by few clients, read only by CLIENT LIST) and
 // DeferredCommands (only while CLIENT PAUSE or a blocking command holds a
 // client back). Replies held for an AOF fsync live in the server's
-// DurableReplies, keyed by client id, only while they wait. Pub/sub,
-// MULTI, blocking and replica state join them as components of their own
-// when those features land, so a client that never uses them pays nothing.
+// DurableReplies, keyed by client id, only while they wait; a subscriber's
+// channels and patterns in the server's PubSub, only while it has any; a
+// replica's state in the replication component. MULTI and blocking state
+// join them as components of their own when those features land, so a
+// client that never uses them pays nothing.
 //
 // Thread-safety: main thread only. The I/O side of the connection lives in
 // io::Connection and is reached only through IoSystem.
@@ -61,6 +63,7 @@ struct Client {
   bool blocked : 1 = false;      // in WAITAOF: later commands queue in `deferred`
   bool is_replica : 1 = false;   // a replica's link (state in the replication component)
   bool is_master : 1 = false;    // this replica's link to its primary
+  bool pubsub : 1 = false;       // has subscriptions (they live in the server's PubSub)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
   // ---- rarely used: components allocated on first use ---------------------------

@@ -67,6 +67,9 @@ struct CommandSpec {
   std::string since;
   CommandHandler handler;   // null for containers (dispatch picks a subcommand)
   std::vector<CommandSpec> subcommands;
+  // The positions named by first/last/step are channels, not keys (the
+  // shard pub/sub commands): COMMAND INFO's key spec says "not_key".
+  bool not_keys = false;
 
   // commandstats (main thread)
   mutable uint64_t calls = 0;
@@ -94,6 +97,12 @@ inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_ke
   s.since = std::move(since);
   s.handler = handler;
   s.subcommands = std::move(subcommands);
+  return s;
+}
+
+// Marks a command's key positions as "not_key" (SSUBSCRIBE & co.).
+inline CommandSpec NotKeys(CommandSpec s) {
+  s.not_keys = true;
   return s;
 }
 

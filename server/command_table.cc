@@ -65,6 +65,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterPersistenceCommands(table);
   RegisterReplicationCommands(table);
   RegisterDumpCommands(table);
+  RegisterPubsubCommands(table);
 }
 
 }  // namespace ringkv::server

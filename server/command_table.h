@@ -31,6 +31,7 @@ class CommandTable {
 
 // Each command family registers its table (server/commands/*.cc).
 void RegisterConnectionCommands(CommandTable& table);
+void RegisterPubsubCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterConfigCommands(CommandTable& table);
 void RegisterClientCommands(CommandTable& table);

@@ -158,8 +158,9 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "evicted_clients", 0);
   Field(out, "keyspace_hits", ks.keyspace_hits);
   Field(out, "keyspace_misses", ks.keyspace_misses);
-  Field(out, "pubsub_channels", 0);
-  Field(out, "pubsub_patterns", 0);
+  Field(out, "pubsub_channels", s.pubsub().NumChannels(PubSub::Kind::kChannel));
+  Field(out, "pubsub_patterns", s.pubsub().NumPatterns());
+  Field(out, "pubsubshard_channels", s.pubsub().NumChannels(PubSub::Kind::kShard));
   Field(out, "latest_fork_usec", s.child().last_fork_us());
   Field(out, "total_forks", s.child().total_forks());
   Field(out, "unexpected_error_replies", st.unexpected_error_replies);

@@ -32,6 +32,17 @@ int64_t UnixUs() {
 
 namespace {
 
+// What a RESP2 client with subscriptions may still run.
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  static constexpr std::string_view kAllowed[] = {"ping",        "subscribe",    "unsubscribe", "psubscribe",
+                                                  "punsubscribe", "ssubscribe", "sunsubscribe", "quit",
+                                                  "reset"};
+  for (std::string_view name : kAllowed) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
 std::string RandomHex(int n) {
   absl::BitGen gen;
   static const char kHex[] = "0123456789abcdef";
@@ -231,6 +242,7 @@ void Server::OnClose(io::Connection* conn) {
   conn->owner = nullptr;
   if (c->held_replies) durable_.Drop(c->id());
   if (c->blocked) waits_.Remove(c->id());
+  if (c->pubsub) pubsub_.RemoveClient(c->id());
   if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed();
   clients_.erase(c->id());
@@ -364,9 +376,18 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  // Replication's gates, in Redis's order: NOREPLICAS, READONLY, MASTERDOWN.
-  if ((master_ || min_replicas_to_write_ > 0) && !c.is_master) {
-    if (const char* err = ReplicationGate(*spec)) {
+  // Replication's gates and RESP2's subscribed mode, in Redis's order:
+  // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
+  const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
+  if (((master_ || min_replicas_to_write_ > 0) && !c.is_master) || pubsub_refused) {
+    const char* err = (master_ || min_replicas_to_write_ > 0) && !c.is_master ? ReplicationGate(*spec) : nullptr;
+    std::string refusal;
+    if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
+      refusal = StrCat("ERR Can't execute '", spec->name,
+                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+      err = refusal.c_str();
+    }
+    if (err != nullptr) {
       rb.Error(err);
       ++spec->rejected_calls;
       ++stats_.total_error_replies;

@@ -26,6 +26,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/lazy_free.h"
+#include "server/pubsub.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
@@ -118,6 +119,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t lru_clock() const { return lru_clock_; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
+  PubSub& pubsub() { return pubsub_; }
+  // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
+  // per protocol version and pattern) and returns how many there were.
+  size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
+  // A command that changes nothing but must reach the replicas (PUBLISH).
+  void PropagateToReplicas(int db, Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   uint64_t instantaneous_ops() const;
@@ -279,6 +286,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   Clock clock_;
   core::Evictor evictor_;
   LazyFreer lazy_freer_;
+  PubSub pubsub_;
   int64_t maxmemory_ = 0;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

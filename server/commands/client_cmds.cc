@@ -26,10 +26,11 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                  (c.conn->pending ? sizeof(io::PendingInput) : 0);
   static const ClientMeta kNoMeta;
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
-  char flag_buf[4];
+  char flag_buf[8];
   size_t nflags = 0;
   if (c.is_replica) flag_buf[nflags++] = 'S';
   if (c.is_master) flag_buf[nflags++] = 'M';
+  if (c.pubsub) flag_buf[nflags++] = 'P';
   if (c.paused_wait || c.blocked) flag_buf[nflags++] = 'b';
   if (c.closing) flag_buf[nflags++] = 'A';
   if (c.no_evict) flag_buf[nflags++] = 'e';
@@ -39,7 +40,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   return StrCat("id=", c.id(), " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
                       " name=", meta.name, " age=", now_ms / 1000 - c.created_s,
                       " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,
-                      " sub=0 psub=0 ssub=0 multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
+                      " sub=", pubsub_.Count(c.id(), PubSub::Kind::kChannel),
+                      " psub=", pubsub_.Count(c.id(), PubSub::Kind::kPattern),
+                      " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard), " multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
                       " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
                       " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,
                       " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);

@@ -30,7 +30,8 @@ void ReplyCommandInfo(io::ReplyBuilder& rb, const CommandSpec& c) {
     rb.ArrayHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
-    rb.SetHeader(0);
+    rb.SetHeader(c.not_keys ? 1 : 0);
+    if (c.not_keys) rb.SimpleString("not_key");
     rb.Bulk("begin_search");
     rb.MapHeader(2);
     rb.Bulk("type");

@@ -15,6 +15,12 @@ void CmdPing(CommandContext& ctx) {
     ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
     return;
   }
+  if (ctx.client.pubsub && ctx.client.resp == 2) {  // subscribed: a "pong" message
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk("pong");
+    ctx.reply.Bulk(ctx.argv.size() == 2 ? ctx.argv[1] : std::string_view());
+    return;
+  }
   if (ctx.argv.size() == 2) {
     ctx.reply.Bulk(ctx.argv[1]);
   } else {
@@ -143,6 +149,8 @@ void CmdReset(CommandContext& ctx) {
   c.reply_mode = ReplyMode::kOn;
   c.no_evict = false;
   c.meta.reset();
+  if (c.pubsub) ctx.server.pubsub().RemoveClient(c.id());  // silently, as Redis
+  c.pubsub = false;
   c.authenticated = ctx.server.config().Str("requirepass").empty();
   ctx.server.io().SetAuthenticated(c.conn, c.authenticated);
   io::ReplyBuilder rb(ctx.reply.out(), 2);

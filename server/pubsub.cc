@@ -1,0 +1,80 @@
+#include "server/pubsub.h"
+
+#include <algorithm>
+
+#include "core/glob.h"
+
+namespace ringkv::server {
+
+bool PubSub::Subscribe(uint64_t client, Kind kind, std::string_view name) {
+  std::vector<uint64_t>& subscribers = Table(kind)[name];
+  if (std::find(subscribers.begin(), subscribers.end(), client) != subscribers.end()) return false;
+  subscribers.push_back(client);
+  clients_[client].of_kind[static_cast<int>(kind)].emplace_back(name);
+  return true;
+}
+
+bool PubSub::Unsubscribe(uint64_t client, Kind kind, std::string_view name) {
+  Subscribers& table = Table(kind);
+  auto it = table.find(name);
+  if (it == table.end()) return false;
+  auto pos = std::find(it->second.begin(), it->second.end(), client);
+  if (pos == it->second.end()) return false;
+  it->second.erase(pos);
+  if (it->second.empty()) table.erase(it);
+  auto c = clients_.find(client);
+  std::vector<std::string>& mine = c->second.of_kind[static_cast<int>(kind)];
+  mine.erase(std::find(mine.begin(), mine.end(), name));
+  const ClientSubscriptions& s = c->second;
+  if (s.of_kind[0].empty() && s.of_kind[1].empty() && s.of_kind[2].empty()) clients_.erase(c);
+  return true;
+}
+
+std::vector<std::string> PubSub::Subscriptions(uint64_t client, Kind kind) const {
+  auto c = clients_.find(client);
+  return c == clients_.end() ? std::vector<std::string>{} : c->second.of_kind[static_cast<int>(kind)];
+}
+
+size_t PubSub::Count(uint64_t client, Kind kind) const {
+  auto c = clients_.find(client);
+  return c == clients_.end() ? 0 : c->second.of_kind[static_cast<int>(kind)].size();
+}
+
+void PubSub::RemoveClient(uint64_t client) {
+  for (Kind kind : {Kind::kChannel, Kind::kPattern, Kind::kShard}) {
+    for (const std::string& name : Subscriptions(client, kind)) Unsubscribe(client, kind, name);
+  }
+}
+
+size_t PubSub::ForEachReceiver(Kind kind, std::string_view channel,
+                               const std::function<void(uint64_t, std::string_view)>& fn) const {
+  size_t n = 0;
+  const Subscribers& table = Table(kind);
+  if (auto it = table.find(channel); it != table.end()) {
+    for (uint64_t client : it->second) fn(client, {});
+    n += it->second.size();
+  }
+  if (kind != Kind::kChannel) return n;
+  for (const auto& [pattern, subscribers] : patterns_) {
+    if (!core::GlobMatch(pattern, channel)) continue;
+    for (uint64_t client : subscribers) fn(client, pattern);
+    n += subscribers.size();
+  }
+  return n;
+}
+
+std::vector<std::string> PubSub::Channels(Kind kind, std::string_view pattern) const {
+  std::vector<std::string> out;
+  for (const auto& [name, subscribers] : Table(kind)) {
+    if (pattern.empty() || core::GlobMatch(pattern, name)) out.push_back(name);
+  }
+  return out;
+}
+
+size_t PubSub::NumSub(Kind kind, std::string_view channel) const {
+  const Subscribers& table = Table(kind);
+  auto it = table.find(channel);
+  return it == table.end() ? 0 : it->second.size();
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,75 @@
+// PubSub: who is subscribed to what -- channels (SUBSCRIBE), patterns
+// (PSUBSCRIBE) and shard channels (SSUBSCRIBE, standalone semantics) -- and
+// who receives a message published to a channel.
+//
+// A client's own subscriptions are its pub/sub component: created on its
+// first subscription and erased with its last, so a client that never
+// subscribes has none (Client itself carries one bit, `pubsub`).
+// Subscribers of a channel are kept in subscription order, and a message
+// goes to the channel's subscribers first, then to the pattern subscribers,
+// as in Redis.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/string_hash.h"
+
+namespace ringkv::server {
+
+class PubSub {
+ public:
+  enum class Kind : uint8_t { kChannel, kPattern, kShard };
+
+  // True when the client was not subscribed to it yet.
+  bool Subscribe(uint64_t client, Kind kind, std::string_view name);
+  // True when the client was subscribed to it.
+  bool Unsubscribe(uint64_t client, Kind kind, std::string_view name);
+  // The client's subscriptions of a kind, in the order it made them.
+  std::vector<std::string> Subscriptions(uint64_t client, Kind kind) const;
+  size_t Count(uint64_t client, Kind kind) const;
+  // Channels + patterns: the count SUBSCRIBE / PSUBSCRIBE replies report.
+  size_t ChannelAndPatternCount(uint64_t client) const {
+    return Count(client, Kind::kChannel) + Count(client, Kind::kPattern);
+  }
+  bool Subscribed(uint64_t client) const { return clients_.contains(client); }
+  // Drops every subscription of a client (it closed, or RESET).
+  void RemoveClient(uint64_t client);
+
+  // Calls fn(client, pattern) for every receiver of a message to `channel`:
+  // its subscribers (pattern empty), then for each matching pattern its
+  // subscribers. Shard channels have no patterns. Returns the count.
+  size_t ForEachReceiver(Kind kind, std::string_view channel,
+                         const std::function<void(uint64_t client, std::string_view pattern)>& fn) const;
+
+  // PUBSUB: channels with subscribers (matching `pattern` unless empty),
+  // subscribers of one channel, and distinct patterns.
+  std::vector<std::string> Channels(Kind kind, std::string_view pattern) const;
+  size_t NumSub(Kind kind, std::string_view channel) const;
+  size_t NumPatterns() const { return patterns_.size(); }
+  size_t NumChannels(Kind kind) const { return Table(kind).size(); }
+
+ private:
+  struct ClientSubscriptions {  // a client's pub/sub component
+    std::vector<std::string> of_kind[3];
+  };
+  using Subscribers = core::StringMap<std::vector<uint64_t>>;
+  const Subscribers& Table(Kind kind) const {
+    return kind == Kind::kChannel ? channels_ : kind == Kind::kPattern ? patterns_ : shard_channels_;
+  }
+  Subscribers& Table(Kind kind) {
+    return kind == Kind::kChannel ? channels_ : kind == Kind::kPattern ? patterns_ : shard_channels_;
+  }
+
+  Subscribers channels_, patterns_, shard_channels_;
+  absl::flat_hash_map<uint64_t, ClientSubscriptions> clients_;
+};
+
+}  // namespace ringkv::server

@@ -1,0 +1,54 @@
+// Server: delivering published messages. A message is encoded once per
+// protocol version (and per matching pattern) and appended to each
+// receiver's reply path -- the held one when that client's replies wait for
+// an AOF fsync, so a message never overtakes an earlier reply.
+#include "core/strings.h"
+#include "io/reply_builder.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+// "message"/"smessage" channel payload, or "pmessage" pattern channel payload.
+std::string EncodeMessage(int resp, std::string_view verb, std::string_view pattern, std::string_view channel,
+                          std::string_view message) {
+  io::OutBuffer out;
+  io::ReplyBuilder rb(&out, resp);
+  rb.PushHeader(pattern.empty() ? 3 : 4);
+  rb.Bulk(verb);
+  if (!pattern.empty()) rb.Bulk(pattern);
+  rb.Bulk(channel);
+  rb.Bulk(message);
+  return out.ToString();
+}
+
+}  // namespace
+
+size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_view message) {
+  const std::string_view verb = kind == PubSub::Kind::kShard ? "smessage" : "message";
+  std::string plain[2];  // RESP2, RESP3: built on first need
+  std::string_view last_pattern;
+  std::string patterned[2];
+  return pubsub_.ForEachReceiver(kind, channel, [&](uint64_t id, std::string_view pattern) {
+    Client* c = FindClient(id);
+    if (c == nullptr || c->closing || c->reply_mode == ReplyMode::kOff) return;
+    const int v = c->resp >= 3 ? 1 : 0;
+    std::string* bytes = &plain[v];
+    if (!pattern.empty()) {
+      if (pattern != last_pattern) {
+        patterned[0].clear();
+        patterned[1].clear();
+        last_pattern = pattern;
+      }
+      bytes = &patterned[v];
+    }
+    if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
+    ReplyTarget(*c).Append(*bytes);
+  });
+}
+
+void Server::PropagateToReplicas(int db, Argv argv) {
+  if (primary_ && !executing_from_master_ && !loading_) primary_->Feed(db, argv);
+}
+
+}  // namespace ringkv::server

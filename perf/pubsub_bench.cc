@@ -1,0 +1,142 @@
+// pubsub_bench: PUBLISH fan-out. S subscriber connections SUBSCRIBE to one
+// channel; P publisher connections each keep one PUBLISH in flight until N
+// messages were published; one epoll thread drives them all, and the run
+// ends when every subscriber has received every message. Prints messages
+// published per second and deliveries (messages x subscribers) per second.
+//
+//   pubsub_bench -p PORT [-s SUBSCRIBERS] [-c PUBLISHERS] [-n MESSAGES] [-d BYTES]
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int Connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    std::perror("connect");
+    std::exit(1);
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+void SendAll(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::send(fd, s.data() + off, s.size() - off, 0);
+    if (n <= 0) {
+      std::perror("send");
+      std::exit(1);
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+struct Conn {
+  int fd;
+  bool publisher;
+  uint64_t received = 0;  // subscriber: bytes received; publisher: replies
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int port = 6379, subscribers = 100, publishers = 10, size = 16;
+  long messages = 100000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string f = argv[i];
+    const long v = std::atol(argv[i + 1]);
+    if (f == "-p") port = static_cast<int>(v);
+    if (f == "-s") subscribers = static_cast<int>(v);
+    if (f == "-c") publishers = static_cast<int>(v);
+    if (f == "-n") messages = v;
+    if (f == "-d") size = static_cast<int>(v);
+  }
+  const std::string payload(static_cast<size_t>(size), 'x');
+  const std::string publish = "*3\r\n$7\r\nPUBLISH\r\n$4\r\nfeed\r\n$" + std::to_string(size) + "\r\n" + payload + "\r\n";
+  // What one delivered message looks like on the wire (RESP2).
+  const size_t message_bytes =
+      std::string("*3\r\n$7\r\nmessage\r\n$4\r\nfeed\r\n$" + std::to_string(size) + "\r\n" + payload + "\r\n").size();
+  const std::string confirm = "*3\r\n$9\r\nsubscribe\r\n$4\r\nfeed\r\n:1\r\n";
+
+  int ep = ::epoll_create1(0);
+  std::vector<Conn> conns;
+  for (int i = 0; i < subscribers; ++i) {
+    int fd = Connect(port);
+    SendAll(fd, "*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\nfeed\r\n");
+    std::string got;
+    char buf[256];
+    while (got.size() < confirm.size()) {
+      ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) return 1;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    conns.push_back({fd, false});
+  }
+  for (int i = 0; i < publishers; ++i) conns.push_back({Connect(port), true});
+  for (size_t i = 0; i < conns.size(); ++i) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    ::epoll_ctl(ep, EPOLL_CTL_ADD, conns[i].fd, &ev);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  long sent = 0;
+  for (Conn& c : conns) {
+    if (c.publisher && sent < messages) {
+      SendAll(c.fd, publish);
+      ++sent;
+    }
+  }
+  const uint64_t want_bytes = static_cast<uint64_t>(messages) * message_bytes;
+  int done_subscribers = 0;
+  std::vector<epoll_event> events(256);
+  std::vector<char> buf(1 << 16);
+  while (done_subscribers < subscribers) {
+    const int n = ::epoll_wait(ep, events.data(), static_cast<int>(events.size()), 5000);
+    if (n == 0) {
+      std::fprintf(stderr, "stalled: %d of %d subscribers complete\n", done_subscribers, subscribers);
+      return 1;
+    }
+    for (int i = 0; i < n; ++i) {
+      Conn& c = conns[events[i].data.u64];
+      const ssize_t r = ::recv(c.fd, buf.data(), buf.size(), 0);
+      if (r <= 0) return 1;
+      if (c.publisher) {
+        // ":<count>\r\n" per reply: count the line ends.
+        for (ssize_t k = 0; k < r; ++k) {
+          if (buf[static_cast<size_t>(k)] != '\n') continue;
+          ++c.received;
+          if (sent < messages) {
+            SendAll(c.fd, publish);
+            ++sent;
+          }
+        }
+      } else {
+        const bool was_done = c.received >= want_bytes;
+        c.received += static_cast<uint64_t>(r);
+        if (!was_done && c.received >= want_bytes) ++done_subscribers;
+      }
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("subscribers=%d publishers=%d messages=%ld bytes=%d msgs_per_sec=%.0f deliveries_per_sec=%.0f\n",
+              subscribers, publishers, messages, size, messages / secs, messages * subscribers / secs);
+  return 0;
+}

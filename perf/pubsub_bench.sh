@@ -19,9 +19,9 @@ for cmd in "$@"; do
   spid=${pids[-1]}
   for spec in "100 200000" "1000 20000"; do
     read -r subs msgs <<<"$spec"
-    t0=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+    t0=$(cpu_ticks "$spid")
     line=$(taskset -c 0 "$BENCH" -p "$port" -s "$subs" -c 20 -n "$msgs" -d 16)
-    t1=$(awk '{print $14 + $15}' "/proc/$spid/stat")
+    t1=$(cpu_ticks "$spid")
     # Server CPU per delivered message (includes accepting the subscribers).
     ns=$(awk -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v d="$((subs * msgs))" \
       'BEGIN { printf "%.1f", t / hz * 1e9 / d }')

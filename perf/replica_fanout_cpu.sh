@@ -16,7 +16,6 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$wo
 source "$(dirname "$0")/servers.sh"
 SERVER_EXTRA=(--repl-backlog-size 64mb --repl-diskless-sync-delay 0)
 start() { start_server "$@"; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 printf "# replica_fanout_cpu.sh %s  replicas=%d requests=%d\n" "$(date -u +%FT%TZ)" "$R" "$N"
 printf "%-32s %12s %16s\n" server rps primary_us_per_req

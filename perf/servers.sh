@@ -18,3 +18,7 @@ start_server() {
   echo "server did not start: $cmd" >&2
   return 1
 }
+
+# cpu_ticks PID: the process's user + system CPU so far, in clock ticks
+# (getconf CLK_TCK per second).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

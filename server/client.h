@@ -64,6 +64,7 @@ struct Client {
   bool is_replica : 1 = false;   // a replica's link (state in the replication component)
   bool is_master : 1 = false;    // this replica's link to its primary
   bool pubsub : 1 = false;       // has subscriptions (they live in the server's PubSub)
+  bool over_soft_limit : 1 = false;  // output above its soft limit (since when: in the server)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
   // ---- rarely used: components allocated on first use ---------------------------

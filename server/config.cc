@@ -108,6 +108,7 @@ constexpr Rule kImplemented[] = {
     {"repl-diskless-sync-delay", 0, kIntMax, nullptr, Mutability::kMutable},
     {"repl-diskless-sync-max-replicas", 0, kIntMax, nullptr, Mutability::kMutable},
     {"repl-diskless-load", 0, 0, "disabled,on-empty-db,swapdb", Mutability::kMutable},
+    {"client-output-buffer-limit", 0, 0, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value
@@ -134,6 +135,19 @@ std::string FatalReport(const std::string& origin, int line, std::string_view te
 }
 
 }  // namespace
+
+Config::OutputBufferLimit Config::OutputLimit(std::string_view client_class) const {
+  OutputBufferLimit limit;
+  auto it = obuf_limits_.find(client_class);
+  if (it == obuf_limits_.end()) return limit;
+  std::vector<std::string> parts = absl::StrSplit(it->second, ' ');
+  if (parts.size() == 3) {
+    (void)absl::SimpleAtoi(parts[0], &limit.hard);
+    (void)absl::SimpleAtoi(parts[1], &limit.soft);
+    (void)absl::SimpleAtoi(parts[2], &limit.soft_seconds);
+  }
+  return limit;
+}
 
 Config::Config() {
   for (const DirectiveRow& row : kRedisDirectives) {

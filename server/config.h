@@ -68,6 +68,14 @@ class Config {
   const std::string& Str(std::string_view name) const;
   int64_t Int(std::string_view name) const;
   bool Bool(std::string_view name) const;
+  // client-output-buffer-limit for a class ("normal", "slave", "pubsub"):
+  // 0 means no limit.
+  struct OutputBufferLimit {
+    uint64_t hard = 0;
+    uint64_t soft = 0;
+    int64_t soft_seconds = 0;
+  };
+  OutputBufferLimit OutputLimit(std::string_view client_class) const;
   const std::string& file() const { return file_; }
 
   // Called after CONFIG SET changed `name` (not while loading). A hook that

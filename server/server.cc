@@ -105,13 +105,17 @@ void Server::ApplyConfigHooks() {
     replica_read_only_ = config_->Bool("replica-read-only");
     serve_stale_data_ = config_->Bool("replica-serve-stale-data");
     lazy_eviction_ = config_->Bool("lazyfree-lazy-eviction");
+    obuf_normal_ = config_->OutputLimit("normal");
+    obuf_pubsub_ = config_->OutputLimit("pubsub");
+    obuf_replica_ = config_->OutputLimit("slave");
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
                            "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
                            "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
                            "lazyfree-lazy-expire", "lazyfree-lazy-eviction", "min-replicas-to-write",
-                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data"}) {
+                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data",
+                           "client-output-buffer-limit"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();
@@ -243,6 +247,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->held_replies) durable_.Drop(c->id());
   if (c->blocked) waits_.Remove(c->id());
   if (c->pubsub) pubsub_.RemoveClient(c->id());
+  if (c->over_soft_limit) over_soft_limit_since_.erase(c->id());
   if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed();
   clients_.erase(c->id());
@@ -418,6 +423,10 @@ void Server::Execute(Client& c, Argv argv) {
     c.repl_woff = master_repl_offset();
   }
   if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
+  if (!c.is_replica && !c.is_master && c.conn != nullptr) {  // client-output-buffer-limit normal / pubsub
+    const Config::OutputBufferLimit& limit = c.pubsub ? obuf_pubsub_ : obuf_normal_;
+    if ((limit.hard > 0 || limit.soft > 0) && OverOutputLimit(c, limit, now_ms)) CloseForOutputLimit(c, now_ms);
+  }
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);

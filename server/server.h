@@ -123,6 +123,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
   // per protocol version and pattern) and returns how many there were.
   size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
+  // client-output-buffer-limit (server_output_limits.cc): true when the
+  // client's unsent output passed the hard limit, or stayed above the soft
+  // one for longer than its seconds.
+  bool OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms);
+  // Closes it at once, dropping its output, and logs it as Redis does.
+  void CloseForOutputLimit(Client& c, int64_t now_ms);
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
@@ -287,6 +293,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   core::Evictor evictor_;
   LazyFreer lazy_freer_;
   PubSub pubsub_;
+  // client-output-buffer-limit, per class (cached from the config).
+  Config::OutputBufferLimit obuf_normal_, obuf_pubsub_, obuf_replica_;
+  // Clients whose output is above their soft limit, and since when.
+  absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
   int64_t maxmemory_ = 0;
   std::deque<SlowlogEntry> slowlog_;
   uint64_t slowlog_next_id_ = 0;

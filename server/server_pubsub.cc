@@ -26,10 +26,15 @@ std::string EncodeMessage(int resp, std::string_view verb, std::string_view patt
 
 size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_view message) {
   const std::string_view verb = kind == PubSub::Kind::kShard ? "smessage" : "message";
+  // client-output-buffer-limit pubsub: a subscriber that does not read is
+  // closed rather than let its output grow without bound.
+  const bool limited = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
+  const int64_t now_ms = UnixMs();
+  std::vector<Client*> over_limit;
   std::string plain[2];  // RESP2, RESP3: built on first need
   std::string_view last_pattern;
   std::string patterned[2];
-  return pubsub_.ForEachReceiver(kind, channel, [&](uint64_t id, std::string_view pattern) {
+  const size_t receivers = pubsub_.ForEachReceiver(kind, channel, [&](uint64_t id, std::string_view pattern) {
     Client* c = FindClient(id);
     if (c == nullptr || c->closing || c->reply_mode == ReplyMode::kOff) return;
     const int v = c->resp >= 3 ? 1 : 0;
@@ -44,7 +49,10 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
     }
     if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
     ReplyTarget(*c).Append(*bytes);
+    if (limited && OverOutputLimit(*c, obuf_pubsub_, now_ms)) over_limit.push_back(c);
   });
+  for (Client* c : over_limit) CloseForOutputLimit(*c, now_ms);
+  return receivers;
 }
 
 void Server::PropagateToReplicas(int db, Argv argv) {

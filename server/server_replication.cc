@@ -284,11 +284,11 @@ void Server::BeforeFlushReplication() {
     }
   }
   std::vector<uint64_t> drop;
-  // A replica needing more than the replica output limit (Redis's default
-  // hard limit, 256 MB) is dropped and will resync, rather than pinning
-  // memory without bound.
-  constexpr size_t kMaxLag = 256u << 20;
-  primary_->Flush(*io_, std::max<size_t>(kMaxLag, primary_->backlog().capacity()), &drop);
+  // A replica needing more than the replica class's hard output limit
+  // (client-output-buffer-limit slave, 256 MB by default; 0: none) is
+  // dropped and will resync, rather than pinning memory without bound.
+  const size_t max_lag = obuf_replica_.hard > 0 ? static_cast<size_t>(obuf_replica_.hard) : SIZE_MAX;
+  primary_->Flush(*io_, std::max<size_t>(max_lag, primary_->backlog().capacity()), &drop);
   for (uint64_t id : drop) {
     Log(kWarning, "Replica fell behind the replication backlog: disconnecting it (it will resync)");
     DropReplica(id);

@@ -59,6 +59,14 @@ class DurableReplies {
   // The client is gone: its held replies are dropped.
   void Drop(uint64_t id) { held_.erase(id); }
   size_t clients() const { return held_.size(); }
+  // Bytes held for a client (its output that is waiting, for output limits).
+  size_t held_bytes(uint64_t id) const {
+    auto it = held_.find(id);
+    if (it == held_.end()) return 0;
+    size_t n = 0;
+    for (const Segment& s : it->second) n += s.out.size();
+    return n;
+  }
 
  private:
   struct Segment {

@@ -104,6 +104,42 @@ TEST(PubsubE2E, FanOutToAThousandSubscribers) {
   EXPECT_EQ(subscribers, 1000u);
 }
 
+// A subscriber that stops reading is closed once its unsent output passes
+// the pubsub hard limit (client-output-buffer-limit), so it cannot exhaust
+// the server's memory; a reading one is unaffected.
+TEST(PubsubE2E, ASubscriberThatDoesNotReadIsClosedAtItsOutputLimit) {
+  TestServer server({"--save", "", "--client-output-buffer-limit", "pubsub 4mb 1mb 60"});
+  ASSERT_TRUE(server.ready());
+  RawConn pub(server.port()), slow(server.port()), fine(server.port());
+  Call(slow, {"SUBSCRIBE", "big"});
+  Call(fine, {"SUBSCRIBE", "small"});
+  const std::string chunk(64 * 1024, 'z');
+  bool closed = false;
+  for (int i = 0; i < 2000 && !closed; ++i) {  // up to 128 MB: far past 4 MB plus the socket buffers
+    Call(pub, {"PUBLISH", "big", chunk});
+    if (i % 50 == 49) closed = Call(pub, {"PUBSUB", "NUMSUB", "big"}) == "*2\r\n$3\r\nbig\r\n:0\r\n";
+  }
+  EXPECT_TRUE(closed) << "the subscriber that never reads was not closed";
+  EXPECT_EQ(Call(pub, {"PUBLISH", "small", "still here"}), ":1\r\n");
+  EXPECT_EQ(fine.ReadReply(), Message("small", "still here"));
+  const int64_t rss_kb = std::stoll(Info(pub, "used_memory", "memory")) / 1024;
+  EXPECT_LT(rss_kb, 64 * 1024) << "memory grew with the slow subscriber's output";
+}
+
+// The soft limit: above it for longer than its seconds closes the client.
+TEST(PubsubE2E, SoftOutputLimitClosesAfterItsSeconds) {
+  TestServer server({"--save", "", "--client-output-buffer-limit", "pubsub 0 1mb 1"});
+  ASSERT_TRUE(server.ready());
+  RawConn pub(server.port()), slow(server.port());
+  Call(slow, {"SUBSCRIBE", "big"});
+  const std::string chunk(64 * 1024, 'z');
+  for (int i = 0; i < 400; ++i) Call(pub, {"PUBLISH", "big", chunk});  // 25 MB: above 1 MB unsent
+  EXPECT_EQ(Call(pub, {"PUBSUB", "NUMSUB", "big"}), "*2\r\n$3\r\nbig\r\n:1\r\n");  // not yet: no hard limit
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  Call(pub, {"PUBLISH", "big", chunk});  // checked when output is added, as in Redis
+  EXPECT_EQ(Call(pub, {"PUBSUB", "NUMSUB", "big"}), "*2\r\n$3\r\nbig\r\n:0\r\n");
+}
+
 void PublishReachesReplicaSubscribers(TestServer& primary, TestServer& replica) {
   RawConn p(primary.port()), r(replica.port()), sub(replica.port());
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "tests/e2e/test_server.h"
 
@@ -124,6 +125,30 @@ TEST(ServerE2E, QueryBufferLimitClosesOnlyTheOffender) {
   EXPECT_TRUE(bad.ReadEof());
   ASSERT_TRUE(good.Send(Resp({"PING"})));
   EXPECT_EQ(good.ReadReply(), "+PONG\r\n");
+}
+
+// client-output-buffer-limit normal: a client that pipelines big reads and
+// never reads the replies is closed once its unsent output passes the hard
+// limit; the others are served.
+TEST(ServerE2E, OutputBufferLimitClosesOnlyTheOffender) {
+  TestServer s({"--client-output-buffer-limit", "normal 2mb 0 0"});
+  ASSERT_TRUE(s.ready());
+  RawConn good(s.port()), bad(s.port());
+  ASSERT_TRUE(good.Send(Resp({"SET", "big", std::string(512 * 1024, 'v')})));
+  ASSERT_EQ(good.ReadReply(), "+OK\r\n");
+  std::string gets;
+  for (int i = 0; i < 200; ++i) gets += Resp({"GET", "big"});  // 100 MB of replies, never read
+  bad.Send(gets);  // may fail once the server closes
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(good.Send(Resp({"CLIENT", "LIST"})));
+    if (good.ReadReply().find("cmd=get") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(good.Send(Resp({"CLIENT", "LIST"})));
+  const std::string list = good.ReadReply();
+  EXPECT_EQ(list.find("cmd=get"), std::string::npos) << "the client over its output limit is still connected";
+  ASSERT_TRUE(good.Send(Resp({"STRLEN", "big"})));
+  EXPECT_EQ(good.ReadReply(), ":524288\r\n");
 }
 
 // Commands pipelined after QUIT are never run, even when the batch was

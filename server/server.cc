@@ -108,6 +108,8 @@ void Server::ApplyConfigHooks() {
     obuf_normal_ = config_->OutputLimit("normal");
     obuf_pubsub_ = config_->OutputLimit("pubsub");
     obuf_replica_ = config_->OutputLimit("slave");
+    obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
+    obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
@@ -383,9 +385,10 @@ void Server::Execute(Client& c, Argv argv) {
   }
   // Replication's gates and RESP2's subscribed mode, in Redis's order:
   // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
+  const bool repl_gated = (master_ || min_replicas_to_write_ > 0) && !c.is_master;
   const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
-  if (((master_ || min_replicas_to_write_ > 0) && !c.is_master) || pubsub_refused) {
-    const char* err = (master_ || min_replicas_to_write_ > 0) && !c.is_master ? ReplicationGate(*spec) : nullptr;
+  if (repl_gated || pubsub_refused) {
+    const char* err = repl_gated ? ReplicationGate(*spec) : nullptr;
     std::string refusal;
     if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
       refusal = StrCat("ERR Can't execute '", spec->name,
@@ -423,9 +426,10 @@ void Server::Execute(Client& c, Argv argv) {
     c.repl_woff = master_repl_offset();
   }
   if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
-  if (!c.is_replica && !c.is_master && c.conn != nullptr) {  // client-output-buffer-limit normal / pubsub
-    const Config::OutputBufferLimit& limit = c.pubsub ? obuf_pubsub_ : obuf_normal_;
-    if ((limit.hard > 0 || limit.soft > 0) && OverOutputLimit(c, limit, now_ms)) CloseForOutputLimit(c, now_ms);
+  // client-output-buffer-limit normal / pubsub (replicas: the replication
+  // component bounds their lag). One cached flag when no limit is set.
+  if ((c.pubsub ? obuf_pubsub_on_ : obuf_normal_on_) && !c.is_replica && !c.is_master && c.conn != nullptr) {
+    if (OverOutputLimit(c, c.pubsub ? obuf_pubsub_ : obuf_normal_, now_ms)) CloseForOutputLimit(c, now_ms);
   }
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   ++spec->calls;

@@ -263,6 +263,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // The child exited or the pipe ended: when both, the replicas go online.
   void MaybeFinishDiskless();
   void AbortDiskless(std::string_view why);
+  void OnlineIfLoadedDiskless(repl::ReplicaLink& link);
   void DropReplica(uint64_t client_id);
   // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
   void DisconnectReplicas();
@@ -295,6 +296,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   PubSub pubsub_;
   // client-output-buffer-limit, per class (cached from the config).
   Config::OutputBufferLimit obuf_normal_, obuf_pubsub_, obuf_replica_;
+  bool obuf_normal_on_ = false, obuf_pubsub_on_ = false;  // a hard or soft limit is set
   // Clients whose output is above their soft limit, and since when.
   absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
   int64_t maxmemory_ = 0;

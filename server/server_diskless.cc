@@ -96,10 +96,12 @@ void Server::PumpDiskless() {
       io_->WakeTimerIn(1);
       return;
     case repl::DisklessTransfer::Progress::kEof:
-      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe, ", diskless_->replica_ids().size(),
-                          " replicas still up."));
-      ReapChild(UnixMs());  // the child is exiting; the cron reaps it otherwise
-      MaybeFinishDiskless();
+      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe (", diskless_->bytes(), " bytes), ",
+                          diskless_->replica_ids().size(), " replicas still up."));
+      for (uint64_t id : diskless_->replica_ids()) {  // those that already loaded it and ACKed
+        if (repl::ReplicaLink* link = primary_->Find(id)) OnlineIfLoadedDiskless(*link);
+      }
+      ReapChild(UnixMs());  // finishes the transfer if the child is gone; the cron reaps it otherwise
       return;
     case repl::DisklessTransfer::Progress::kNoReplicas:
       AbortDiskless("Diskless rdb transfer, last replica dropped, killing fork child.");
@@ -107,6 +109,16 @@ void Server::PumpDiskless() {
     case repl::DisklessTransfer::Progress::kError:
       AbortDiskless(StrCat("Diskless rdb transfer, error reading from the child pipe: ", std::strerror(errno)));
       return;
+  }
+}
+
+void Server::OnlineIfLoadedDiskless(repl::ReplicaLink& link) {
+  // Every payload byte was handed over and the replica ACKed: it read the
+  // whole payload, mark included, and loaded it. Online now, not when the
+  // cron reaps the child.
+  if (link.state == repl::ReplicaState::kWaitBgsaveEnd && link.acked && diskless_ && diskless_->eof()) {
+    link.state = repl::ReplicaState::kOnline;
+    link.last_ack_ms = UnixMs();
   }
 }
 

@@ -28,7 +28,6 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
   const std::string_view verb = kind == PubSub::Kind::kShard ? "smessage" : "message";
   // client-output-buffer-limit pubsub: a subscriber that does not read is
   // closed rather than let its output grow without bound.
-  const bool limited = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
   const int64_t now_ms = UnixMs();
   std::vector<Client*> over_limit;
   std::string plain[2];  // RESP2, RESP3: built on first need
@@ -49,7 +48,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
     }
     if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
     ReplyTarget(*c).Append(*bytes);
-    if (limited && OverOutputLimit(*c, obuf_pubsub_, now_ms)) over_limit.push_back(c);
+    if (obuf_pubsub_on_ && OverOutputLimit(*c, obuf_pubsub_, now_ms)) over_limit.push_back(c);
   });
   for (Client* c : over_limit) CloseForOutputLimit(*c, now_ms);
   return receivers;

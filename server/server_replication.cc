@@ -232,11 +232,7 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   if (link == nullptr) return;
   link->stream_on_ack = false;  // after a diskless payload: the replica has loaded it
   link->acked = true;
-  if (link->state == repl::ReplicaState::kWaitBgsaveEnd && diskless_ && diskless_->eof()) {
-    // It read the whole payload, mark included, and loaded it: online now
-    // rather than when the cron reaps the child.
-    link->state = repl::ReplicaState::kOnline;
-  }
+  OnlineIfLoadedDiskless(*link);
   link->ack_offset = std::max(link->ack_offset, offset);
   link->fack_offset = std::max(link->fack_offset, fsynced_offset);
   link->last_ack_ms = UnixMs();
@@ -267,21 +263,15 @@ void Server::BeforeFlushReplication() {
     retry_diskless_ = false;
     PumpDiskless();
   }
-  if (diskless_ && diskless_->eof() && !diskless_child_) {
-    // The payload is all handed over and the child is exiting: reap it now,
-    // not on the next cron tick, so the replicas go online without delay.
-    ReapChild(UnixMs());
-    if (diskless_) io_->WakeTimerIn(1);
-  }
   // During a failover the stream is frozen after one GETACK, so the target's
   // acknowledgement can catch up with the offset (as Redis pauses it).
-  if (get_ack_pending_ && (!failover_ || !failover_->ack_requested)) {
+  // The request stays pending while no replica is online yet (one still
+  // syncing): it is sent as soon as there is one to answer.
+  if (get_ack_pending_ && (!failover_ || !failover_->ack_requested) && primary_->online() > 0) {
     get_ack_pending_ = false;
-    if (primary_->online() > 0) {
-      const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
-      primary_->FeedRaw(getack);
-      if (failover_) failover_->ack_requested = true;
-    }
+    const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
+    primary_->FeedRaw(getack);
+    if (failover_) failover_->ack_requested = true;
   }
   std::vector<uint64_t> drop;
   // A replica needing more than the replica class's hard output limit

@@ -2,7 +2,12 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
+
+#include "core/hash_value.h"
+#include "core/set_value.h"
 #include "core/sha1.h"
+#include "core/zset_value.h"
 
 namespace ringkv::core {
 namespace {
@@ -23,12 +28,44 @@ void MixDigest(Digest& digest, const void* data, size_t len) {
   digest = s.Final();
 }
 
+// A field/value or member/score pair's digest, xored into `digest` (order
+// independent, as Redis digests hashes and sorted sets).
+void XorPairDigest(Digest& digest, std::string_view a, std::string_view b) {
+  Digest pair{};
+  MixDigest(pair, a.data(), a.size());
+  MixDigest(pair, b.data(), b.size());
+  XorDigest(digest, pair.data(), pair.size());
+}
+
 void XorValueDigest(Digest& digest, const Entry& e, bool has_ttl) {
-  const uint32_t type = htonl(0);  // OBJ_STRING
+  const uint32_t type = htonl(static_cast<uint32_t>(e.value.type()));
   MixDigest(digest, &type, sizeof(type));
-  char scratch[24];
-  std::string_view v = e.value.View(scratch);
-  MixDigest(digest, v.data(), v.size());
+  switch (e.value.type()) {
+    case ValueType::kString: {
+      char scratch[24];
+      std::string_view v = e.value.str().View(scratch);
+      MixDigest(digest, v.data(), v.size());
+      break;
+    }
+    case ValueType::kSet:
+      e.value.set().ForEach([&](std::string_view m) { XorDigest(digest, m.data(), m.size()); });
+      break;
+    case ValueType::kHash:
+      e.value.hash().ForEach([&](std::string_view f, std::string_view v) { XorPairDigest(digest, f, v); });
+      break;
+    case ValueType::kZSet: {
+      const ZSetValue& z = e.value.zset();
+      if (z.size() == 0) break;
+      z.RangeByRank(0, z.size() - 1, false, [&](std::string_view m, double score) {
+        char buf[64];
+        const int n = std::snprintf(buf, sizeof(buf), "%.17g", score);
+        XorPairDigest(digest, m, std::string_view(buf, static_cast<size_t>(n)));
+      });
+      break;
+    }
+    case ValueType::kList:
+      break;
+  }
   if (has_ttl) XorDigest(digest, "!!expire!!", 10);
 }
 

@@ -18,11 +18,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/listpack.h"
-#include "core/string_hash.h"
+#include "absl/random/random.h"
+#include "core/dict.h"
 
 namespace ringkv::core {
 
@@ -50,6 +52,9 @@ class HashValue {
   bool Contains(std::string_view field) const;
   // False when the field is absent.
   bool Get(std::string_view field, std::string* value) const;
+  // As Get, without a copy: *value views the hash's bytes (or `scratch`, at
+  // least 21 bytes, for a packed integer) until the hash is modified.
+  bool GetView(std::string_view field, char* scratch, std::string_view* value) const;
   // Sets field to value; true when the field is new. Converts to a hash
   // table first when the result would pass `limits`.
   bool Set(std::string_view field, std::string_view value, const HashLimits& limits);
@@ -59,6 +64,19 @@ class HashValue {
   // Calls fn for every pair, in the encoding's order (insertion order for a
   // listpack, table order otherwise). fn must not modify the hash.
   void ForEach(const std::function<void(std::string_view field, std::string_view value)>& fn) const;
+
+  // One step of HSCAN over the table encoding: the pairs of the buckets at
+  // `cursor`, and the next cursor (0: done). A listpack has no cursor: HSCAN
+  // returns it whole (callers check encoding()).
+  uint64_t ScanTable(uint64_t cursor, const std::function<void(std::string_view, std::string_view)>& fn) const;
+  // A uniformly random pair (HRANDFIELD). REQUIRES: !empty().
+  void RandomPair(absl::BitGen& rng, std::string* field, std::string* value) const;
+  // The pair at index i in ForEach order (HRANDFIELD with a count, on a
+  // listpack). REQUIRES: encoding() == kListpack, i < size().
+  void PackedPair(size_t i, std::string* field, std::string* value) const;
+  std::unique_ptr<HashValue> Clone() const;
+  // Heap bytes held (MEMORY USAGE).
+  size_t heap_bytes() const;
 
   // The listpack itself (RDB, DUMP). REQUIRES: encoding() == kListpack.
   const Listpack& packed() const { return packed_; }
@@ -71,7 +89,8 @@ class HashValue {
 
   Encoding encoding_ = Encoding::kListpack;
   Listpack packed_;
-  StringMap<std::string> table_;
+  // Mutable: lookups in a Dict advance its incremental rehashing.
+  mutable Dict<std::string> table_;
 };
 
 }  // namespace ringkv::core

@@ -20,9 +20,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
+#include "core/collection_limits.h"
 #include "core/dict.h"
 #include "core/key.h"
-#include "core/string_value.h"
+#include "core/value.h"
 
 namespace ringkv::core {
 struct AccessPolicy;
@@ -31,7 +32,7 @@ struct AccessPolicy;
 namespace ringkv::core {
 
 struct Entry {
-  StringValue value;
+  Value value;
   uint32_t lru = 0;            // seconds clock at last access (OBJECT IDLETIME)
   int32_t expire_index = -1;   // position in the expiry index, -1 = persistent
 };
@@ -198,9 +199,14 @@ class Keyspace {
   // Incremental rehashing of every database within budget_us (the cron's share).
   void RehashCron(int64_t budget_us);
   absl::BitGen& rng() { return rng_; }
+  // The collection encoding thresholds (hash-max-listpack-entries & co.),
+  // kept here by the server's config: commands and loaders read them.
+  CollectionLimits& limits() { return limits_; }
+  const CollectionLimits& limits() const { return limits_; }
 
  private:
   KeyspaceStats stats_;
+  CollectionLimits limits_;
   KeyspaceObserver* observer_ = nullptr;
   bool fork_child_active_ = false;
   std::unique_ptr<AccessPolicy> access_;

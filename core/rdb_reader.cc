@@ -11,6 +11,7 @@
 #include "core/crc64.h"
 #include "core/strings.h"
 #include "core/rdb_format.h"
+#include "core/rdb_input.h"
 
 namespace ringkv::core {
 
@@ -83,143 +84,15 @@ bool FdSource::Read(char* dst, size_t n) {
 
 bool FdSource::AtEnd() { return pos_ == len_ && !Fill(); }
 
-namespace {
-
-// Reads through a source, keeping the running CRC-64 and naming offsets in
-// errors.
-class Reader {
- public:
-  explicit Reader(ByteSource* src) : src_(src) {}
-
-  absl::Status Error(std::string_view what) const {
-    return absl::DataLossError(StrCat(what, " at offset ", src_->offset()));
-  }
-  absl::Status ShortRead() const { return Error("Short read or unexpected end of file"); }
-
-  bool Bytes(char* dst, size_t n) {
-    if (!src_->Read(dst, n)) return false;
-    crc_ = Crc64(crc_, std::string_view(dst, n));
-    return true;
-  }
-  bool Byte(uint8_t* b) { return Bytes(reinterpret_cast<char*>(b), 1); }
-
-  // A length field; *special says it was an encoding marker (11xxxxxx).
-  absl::Status Length(uint64_t* len, bool* special = nullptr) {
-    uint8_t b;
-    if (!Byte(&b)) return ShortRead();
-    if (special) *special = false;
-    switch (b >> 6) {
-      case 0:
-        *len = b & 0x3F;
-        return absl::OkStatus();
-      case 1: {
-        uint8_t b2;
-        if (!Byte(&b2)) return ShortRead();
-        *len = (static_cast<uint64_t>(b & 0x3F) << 8) | b2;
-        return absl::OkStatus();
-      }
-      case 2: {
-        int n = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
-        if (n == 0) return Error(absl::StrFormat("Unknown length encoding 0x%02x", b));
-        unsigned char raw[8];
-        if (!Bytes(reinterpret_cast<char*>(raw), n)) return ShortRead();
-        uint64_t v = 0;
-        for (int i = 0; i < n; ++i) v = (v << 8) | raw[i];  // big endian
-        *len = v;
-        return absl::OkStatus();
-      }
-      default:
-        if (special == nullptr) return Error("Unexpected string encoding where a length was expected");
-        *special = true;
-        *len = b & 0x3F;
-        return absl::OkStatus();
-    }
-  }
-
-  absl::Status String(std::string* out) {
-    uint64_t len;
-    bool special;
-    if (absl::Status s = Length(&len, &special); !s.ok()) return s;
-    if (special) {
-      switch (len) {
-        case rdb::kEncInt8:
-        case rdb::kEncInt16:
-        case rdb::kEncInt32: {
-          const int n = len == rdb::kEncInt8 ? 1 : len == rdb::kEncInt16 ? 2 : 4;
-          unsigned char raw[4];
-          if (!Bytes(reinterpret_cast<char*>(raw), n)) return ShortRead();
-          uint32_t u = 0;
-          for (int i = n - 1; i >= 0; --i) u = (u << 8) | raw[i];  // little endian
-          int64_t v = n == 1 ? static_cast<int8_t>(u) : n == 2 ? static_cast<int16_t>(u) : static_cast<int32_t>(u);
-          *out = StrCat(v);
-          return absl::OkStatus();
-        }
-        case rdb::kEncLzf:
-          return Lzf(out);
-        default:
-          return Error(StrCat("Unknown string encoding ", len));
-      }
-    }
-    return Raw(len, out);
-  }
-
-  // len bytes, read in pieces so a corrupt length cannot make us allocate
-  // more than the input really holds.
-  absl::Status Raw(uint64_t len, std::string* out) {
-    out->clear();
-    constexpr uint64_t kPiece = 16 << 20;
-    while (out->size() < len) {
-      size_t take = static_cast<size_t>(std::min<uint64_t>(kPiece, len - out->size()));
-      size_t at = out->size();
-      out->resize(at + take);
-      if (!Bytes(out->data() + at, take)) return ShortRead();
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Lzf(std::string* out) {
-    uint64_t clen, len;
-    if (absl::Status s = Length(&clen); !s.ok()) return s;
-    if (absl::Status s = Length(&len); !s.ok()) return s;
-    std::string compressed;
-    if (absl::Status s = Raw(clen, &compressed); !s.ok()) return s;
-    if (len > (1ULL << 32) || len == 0) return Error("Invalid LZF length");
-    out->resize(static_cast<size_t>(len));
-    unsigned int got = lzf_decompress(compressed.data(), static_cast<unsigned int>(clen), out->data(),
-                                      static_cast<unsigned int>(len));
-    if (got != len) return Error("Invalid LZF compressed string");
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<StringValue> Value(uint8_t type) {
-    if (type != rdb::kTypeString) {
-      return Error(StrCat("Unsupported RDB value type ", static_cast<int>(type), " (",
-                                rdb::TypeName(type), "): ringkv does not store this type"));
-    }
-    std::string s;
-    if (absl::Status st = String(&s); !st.ok()) return st;
-    return StringValue(s);
-  }
-
-  uint64_t crc() const { return crc_; }
-  ByteSource* src() { return src_; }
-
- private:
-  ByteSource* src_;
-  uint64_t crc_ = 0;
-};
-
-}  // namespace
-
-absl::StatusOr<StringValue> ReadRdbValue(ByteSource* src) {
-  Reader r(src);
+absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits) {
+  RdbInput r(src);
   uint8_t type;
   if (!r.Byte(&type)) return r.ShortRead();
-  return r.Value(type);
+  return ReadRdbValueOfType(r, type, limits);
 }
 
 absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions& options) {
-  Reader r(src);
+  RdbInput r(src);
   char header[9];
   if (!r.Bytes(header, sizeof(header)) || std::string_view(header, 5) != rdb::kMagic) {
     return absl::DataLossError("Wrong signature trying to load DB from file");
@@ -314,7 +187,12 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
         }
         std::string key;
         if (absl::Status s = r.String(&key); !s.ok()) return s;
-        absl::StatusOr<StringValue> value = r.Value(op);
+        absl::StatusOr<Value> value = ReadRdbValueOfType(r, op, options.limits);
+        if (!value.ok() && IsEmptyKeyError(value.status())) {  // skipped, as Redis does
+          expire_ms = -1;
+          meta = KeyMeta{};
+          continue;
+        }
         if (!value.ok()) return value.status();
         if (absl::Status s = visitor->OnEntry(db, std::move(key), std::move(*value), expire_ms, meta); !s.ok()) {
           return s;

@@ -19,7 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/rdb_writer.h"
-#include "core/string_value.h"
+#include "core/collection_limits.h"
+#include "core/value.h"
 
 namespace ringkv::core {
 
@@ -85,16 +86,18 @@ class RdbVisitor {
     (void)expires;
   }
   // One key. expire_ms < 0: no expiry.
-  virtual absl::Status OnEntry(int db, std::string key, StringValue value, int64_t expire_ms, KeyMeta meta) = 0;
+  virtual absl::Status OnEntry(int db, std::string key, Value value, int64_t expire_ms, KeyMeta meta) = 0;
 };
 
 struct RdbLoadOptions {
   int databases = 16;  // SELECTDB at or above this is refused
+  CollectionLimits limits;  // encodings of loaded collections
 };
 
 // Loads a whole RDB file from src, up to and including its checksum.
 absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions& options);
-// Decodes one value: its type byte, then its encoding.
-absl::StatusOr<StringValue> ReadRdbValue(ByteSource* src);
+// Decodes one value: its type byte, then its encoding. Collections get the
+// encoding `limits` call for (a listpack too big for them is converted).
+absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits = {});
 
 }  // namespace ringkv::core

@@ -19,11 +19,6 @@ void AppendLe64(uint64_t v, std::string* out) {
   for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
-void AppendStringValue(const StringValue& value, bool compress, std::string* out) {
-  char scratch[24];
-  RdbEncodeString(value.View(scratch), compress, out);
-}
-
 }  // namespace
 
 absl::Status FdSink::Write(std::string_view bytes) {
@@ -62,7 +57,7 @@ void RdbWriter::ResizeDb(uint64_t keys, uint64_t expires) {
   RdbAppendLength(expires, &buf_);
 }
 
-void RdbWriter::Entry(std::string_view key, const StringValue& value, int64_t expire_ms, KeyMeta meta) {
+void RdbWriter::Entry(std::string_view key, const Value& value, int64_t expire_ms, KeyMeta meta) {
   if (expire_ms >= 0) {
     buf_.push_back(static_cast<char>(rdb::kOpExpireMs));
     AppendLe64(static_cast<uint64_t>(expire_ms), &buf_);
@@ -75,9 +70,9 @@ void RdbWriter::Entry(std::string_view key, const StringValue& value, int64_t ex
     buf_.push_back(static_cast<char>(rdb::kOpFreq));
     buf_.push_back(static_cast<char>(meta.freq & 0xFF));
   }
-  buf_.push_back(static_cast<char>(rdb::kTypeString));
+  buf_.push_back(static_cast<char>(RdbTypeOf(value)));
   RdbEncodeString(key, compress_, &buf_);
-  AppendStringValue(value, compress_, &buf_);
+  RdbAppendValueBody(value, compress_, &buf_);
   MaybeFlush();
 }
 
@@ -97,12 +92,12 @@ absl::Status RdbWriter::Finish() {
   return status_;
 }
 
-void RdbAppendValue(const StringValue& value, bool compress, std::string* out) {
-  out->push_back(static_cast<char>(rdb::kTypeString));
-  AppendStringValue(value, compress, out);
+void RdbAppendValue(const Value& value, bool compress, std::string* out) {
+  out->push_back(static_cast<char>(RdbTypeOf(value)));
+  RdbAppendValueBody(value, compress, out);
 }
 
-std::string DumpPayload(const StringValue& value, bool compress) {
+std::string DumpPayload(const Value& value, bool compress) {
   std::string out;
   RdbAppendValue(value, compress, &out);
   out.push_back(static_cast<char>(rdb::kVersion & 0xFF));
@@ -111,7 +106,7 @@ std::string DumpPayload(const StringValue& value, bool compress) {
   return out;
 }
 
-absl::StatusOr<StringValue> ParseDumpPayload(std::string_view payload) {
+absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits) {
   // type byte + at least one byte of value + 2 version bytes + 8 CRC bytes.
   if (payload.size() < 10) return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   const auto* p = reinterpret_cast<const unsigned char*>(payload.data());
@@ -124,7 +119,7 @@ absl::StatusOr<StringValue> ParseDumpPayload(std::string_view payload) {
     return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   }
   MemorySource src(payload.substr(0, footer));
-  absl::StatusOr<StringValue> value = ReadRdbValue(&src);
+  absl::StatusOr<Value> value = ReadRdbValue(&src, limits);
   if (!value.ok() || src.remaining() != 0) return absl::InvalidArgumentError("Bad data format");
   return value;
 }

@@ -17,7 +17,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/string_value.h"
+#include "core/collection_limits.h"
+#include "core/value.h"
 
 namespace ringkv::core {
 
@@ -64,7 +65,7 @@ class RdbWriter {
   void SelectDb(int db);
   void ResizeDb(uint64_t keys, uint64_t expires);
   // One key and its value; expire_ms < 0 means no expiry.
-  void Entry(std::string_view key, const StringValue& value, int64_t expire_ms, KeyMeta meta = {});
+  void Entry(std::string_view key, const Value& value, int64_t expire_ms, KeyMeta meta = {});
   // EOF opcode and checksum, then flushes. Returns the first error met.
   absl::Status Finish();
 
@@ -83,14 +84,19 @@ class RdbWriter {
   absl::Status status_;
 };
 
+// The RDB type byte Redis 7.0 writes for a value in its current encoding.
+uint8_t RdbTypeOf(const Value& value);
+// Appends the RDB encoding of `value` without its type byte
+// (core/rdb_collections.cc).
+void RdbAppendValueBody(const Value& value, bool compress, std::string* out);
 // Appends the RDB value encoding of `value` (its type byte first).
-void RdbAppendValue(const StringValue& value, bool compress, std::string* out);
+void RdbAppendValue(const Value& value, bool compress, std::string* out);
 
 // DUMP's serialization of one value.
-std::string DumpPayload(const StringValue& value, bool compress);
+std::string DumpPayload(const Value& value, bool compress);
 // Checks a DUMP payload's version and checksum and decodes its value. Errors
 // carry Redis's RESTORE error text ("DUMP payload version or checksum are
 // wrong", "Bad data format").
-absl::StatusOr<StringValue> ParseDumpPayload(std::string_view payload);
+absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits = {});
 
 }  // namespace ringkv::core

@@ -53,7 +53,10 @@ OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view v
     e = db.FindOrInsert(key, now_ms, &created);  // the common SET: one probe
   } else {
     e = db.Find(key, now_ms);
-    if (opts.get && e != nullptr) result.previous = e->value.ToString();
+    if (opts.get && e != nullptr) {
+      if (!e->value.is_string()) return OpStatus::kWrongType;
+      result.previous = e->value.str().ToString();
+    }
     if ((opts.condition == SetOptions::Condition::kIfMissing && e != nullptr) ||
         (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
       return result;
@@ -76,14 +79,16 @@ OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view v
 OpResult<std::string> OpGet(Database& db, std::string_view key, int64_t now_ms) {
   Entry* e = db.Find(key, now_ms);
   if (e == nullptr) return OpStatus::kNotFound;
-  return e->value.ToString();
+  if (!e->value.is_string()) return OpStatus::kWrongType;
+  return e->value.str().ToString();
 }
 
 OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, int64_t now_ms) {
   bool created;
   Entry* e = db.Find(key, now_ms);
   int64_t cur = 0;
-  if (e != nullptr && !ValueAsInt(e->value, &cur)) return OpStatus::kNotInteger;
+  if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
+  if (e != nullptr && !ValueAsInt(e->value.str(), &cur)) return OpStatus::kNotInteger;
   if ((delta < 0 && cur < 0 && delta < INT64_MIN - cur) || (delta > 0 && cur > 0 && delta > INT64_MAX - cur)) {
     return OpStatus::kOverflow;
   }
@@ -96,7 +101,8 @@ OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, in
 OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, long double delta, int64_t now_ms) {
   Entry* e = db.Find(key, now_ms);
   long double cur = 0;
-  if (e != nullptr && !ValueAsLongDouble(e->value, &cur)) return OpStatus::kNotFloat;
+  if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
+  if (e != nullptr && !ValueAsLongDouble(e->value.str(), &cur)) return OpStatus::kNotFloat;
   long double next = cur + delta;
   if (std::isnan(next) || std::isinf(next)) return OpStatus::kNanOrInf;
   bool created;
@@ -114,9 +120,10 @@ OpResult<int64_t> OpAppend(Database& db, std::string_view key, std::string_view 
     e->value = StringValue(value);
     return static_cast<int64_t>(value.size());
   }
-  int64_t total = static_cast<int64_t>(e->value.size() + value.size());
+  if (!e->value.is_string()) return OpStatus::kWrongType;
+  int64_t total = static_cast<int64_t>(e->value.str().size() + value.size());
   if (total > max_len) return OpStatus::kTooBig;
-  e->value.Append(value);
+  e->value.str().Append(value);
   return total;
 }
 
@@ -130,12 +137,13 @@ OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset,
     e = db.FindOrInsert(key, now_ms, &created);
     e->value = StringValue::Raw("");
   } else {
-    int64_t len = static_cast<int64_t>(e->value.size());
+    if (!e->value.is_string()) return OpStatus::kWrongType;
+    int64_t len = static_cast<int64_t>(e->value.str().size());
     if (value.empty()) return len;
     if (offset + static_cast<int64_t>(value.size()) > max_len) return OpStatus::kTooBig;
   }
-  e->value.SetRange(static_cast<size_t>(offset), value);
-  return static_cast<int64_t>(e->value.size());
+  e->value.str().SetRange(static_cast<size_t>(offset), value);
+  return static_cast<int64_t>(e->value.str().size());
 }
 
 std::string_view SliceRange(std::string_view s, int64_t start, int64_t end) {

@@ -70,6 +70,20 @@ class StringValue {
   void Free() {
     if (encoding_ != StringEncoding::kInt && !inline_) delete[] heap_.data;
   }
+  // The state Value (core/value.h) uses for a non-string: the union holds
+  // Value's collection pointer and inline_len_ its ValueType. inline_ is set
+  // so that Free() leaves the pointer alone: Value owns it.
+  friend class Value;
+  static constexpr StringEncoding kForeign = static_cast<StringEncoding>(3);
+  void SetForeign(void* object, uint8_t type) {
+    Free();
+    encoding_ = kForeign;
+    inline_ = 1;
+    inline_len_ = type;
+    foreign_ = object;
+  }
+  bool is_foreign() const { return encoding_ == kForeign; }
+
   void MoveFrom(StringValue& o) {
     std::memcpy(static_cast<void*>(this), &o, sizeof(StringValue));
     o.encoding_ = StringEncoding::kInt;  // moved-from: owns nothing
@@ -86,6 +100,7 @@ class StringValue {
       uint32_t cap;
     } heap_;
     char inline_bytes_[16];
+    void* foreign_;
   };
   StringEncoding encoding_;
   uint8_t inline_ : 1;

@@ -173,4 +173,28 @@ void ZSetValue::ConvertToSkiplist() {
   encoding_ = Encoding::kSkiplist;
 }
 
+std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
+  if (encoding_ == Encoding::kListpack) return std::make_unique<ZSetValue>(Listpack(packed_));
+  auto copy = std::make_unique<ZSetValue>();
+  copy->ConvertToSkiplist();
+  copy->scores_.reserve(scores_.size());
+  RangeByRank(0, size() - 1, /*reverse=*/false, [&](std::string_view member, double score) {
+    copy->skiplist_->Insert(score, member);
+    copy->scores_.emplace(member, score);
+  });
+  return copy;
+}
+
+size_t ZSetValue::heap_bytes() const {
+  if (encoding_ == Encoding::kListpack) return packed_.byte_size();
+  // Per member: a skiplist node (score, member copy, ~1.33 levels on
+  // average) and a hash-table slot with its own copy of the member.
+  size_t bytes = scores_.capacity() * (sizeof(std::string) + sizeof(double) + 1);
+  for (const auto& [member, score] : scores_) {
+    (void)score;
+    bytes += 2 * member.size() + 48;
+  }
+  return bytes;
+}
+
 }  // namespace ringkv::core

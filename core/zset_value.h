@@ -79,6 +79,8 @@ class ZSetValue {
   // The listpack itself. REQUIRES: encoding() == kListpack.
   const Listpack& packed() const { return packed_; }
   void ConvertToSkiplist();
+  std::unique_ptr<ZSetValue> Clone() const;
+  size_t heap_bytes() const;
 
  private:
   size_t FindPacked(std::string_view member) const;  // position of the member entry

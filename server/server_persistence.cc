@@ -248,6 +248,7 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   // The file is loaded aside first: a corrupt file leaves the dataset as it
   // was (nothing half-loaded).
   core::Keyspace staging(keyspace_.count());
+  staging.limits() = keyspace_.limits();
   staging.access_policy() = keyspace_.access_policy();
   staging.access_policy().frozen = false;
   loading_ = true;
@@ -280,8 +281,7 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
       from.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
         bool created;
         core::Entry* to = live.FindOrInsert(key, now_ms, &created);
-        char scratch[24];
-        to->value = core::StringValue(e.value.View(scratch));
+        to->value = e.value.Clone();
         to->lru = e.lru;
         live.SetExpire(key, to, from.GetExpire(&e));
       });

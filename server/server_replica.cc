@@ -90,6 +90,7 @@ void Server::StartMasterSync() {
   sync_staging_.reset();
   if (load_mode == "swapdb" || (load_mode == "on-empty-db" && empty)) {
     sync_staging_ = std::make_unique<core::Keyspace>(keyspace_.count());
+    sync_staging_->limits() = keyspace_.limits();
     sync_staging_->access_policy() = keyspace_.access_policy();
     core::Keyspace* staging = sync_staging_.get();
     RdbLoadStats* stats = &sync_staging_stats_;

@@ -9,6 +9,7 @@
 #include "core/digest.h"
 #include "core/eviction.h"
 #include "core/rdb_string.h"
+#include "core/rdb_writer.h"
 #include "core/glob.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -18,6 +19,15 @@
 
 namespace ringkv::server {
 namespace {
+
+// DEBUG OBJECT's serializedlength: the RDB encoding of the value without its
+// type byte (Redis's rdbSavedObjectLen).
+size_t SerializedLength(const core::Value& value, bool compress) {
+  if (value.is_string()) return core::RdbStringSize(value.str(), compress);
+  std::string body;
+  core::RdbAppendValueBody(value, compress, &body);
+  return body.size();
+}
 
 bool DebugAllowed(CommandContext& ctx) {
   const std::string& mode = ctx.server.config().Str("enable-debug-command");
@@ -143,12 +153,11 @@ void CmdDebug(CommandContext& ctx) {
       ctx.reply.Error(errors::kNoSuchKey);
       return;
     }
-    static const char* kEncodings[] = {"int", "embstr", "raw"};
     const bool lfu = ctx.server.keyspace().access_policy().lfu();
     ctx.reply.SimpleString(StrCat(
         "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:",
-        e->value.redis_refcount(), " encoding:", kEncodings[static_cast<int>(e->value.encoding())],
-        " serializedlength:", core::RdbStringSize(e->value, ctx.server.config().Bool("rdbcompression")),
+        e->value.redis_refcount(), " encoding:", e->value.encoding_name(),
+        " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
         " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms)));
   } else if (Is(sub, "DIGEST") && argc == 2) {
     ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace(), ctx.now_ms)));

@@ -62,7 +62,7 @@ void CmdRestore(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
     return;
   }
-  absl::StatusOr<core::StringValue> value = core::ParseDumpPayload(ctx.argv[3]);
+  absl::StatusOr<core::Value> value = core::ParseDumpPayload(ctx.argv[3], ctx.server.keyspace().limits());
   if (!value.ok()) {
     ctx.reply.Error(StrCat("ERR ", value.status().message()));
     return;

@@ -42,8 +42,8 @@ void CmdTouch(CommandContext& ctx) {
 }
 
 void CmdType(CommandContext& ctx) {
-  bool found = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false) != nullptr;
-  ctx.reply.SimpleString(found ? "string" : "none");
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false);
+  ctx.reply.SimpleString(e != nullptr ? core::TypeName(e->value.type()) : "none");
 }
 
 void CmdKeys(CommandContext& ctx) {
@@ -102,9 +102,9 @@ void CmdScan(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t budget = count * 10;  // bounds the work on sparse tables, as Redis
   do {
-    cursor = db.Scan(cursor, ctx.now_ms, [&](std::string_view key, const core::Entry&) {
+    cursor = db.Scan(cursor, ctx.now_ms, [&](std::string_view key, const core::Entry& e) {
       if (!match_all && !core::GlobMatch(pattern, key)) return;
-      if (!type.empty() && !Is(type, "string")) return;
+      if (!type.empty() && !Is(type, core::TypeName(e.value.type()))) return;
       keys.emplace_back(key);
     });
   } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(keys.size()) < count);
@@ -264,7 +264,7 @@ void CmdPersist(CommandContext& ctx) {
 void MoveEntry(core::Database& src, std::string_view from, core::Database& dst, std::string_view to,
                int64_t now_ms) {
   core::Entry* e = src.Find(from, now_ms);
-  core::StringValue value = std::move(e->value);
+  core::Value value = std::move(e->value);
   int64_t when = src.GetExpire(e);
   uint32_t lru = e->lru;
   std::string from_copy(from);  // `from` may alias memory freed by Erase
@@ -368,10 +368,7 @@ void CmdCopy(CommandContext& ctx) {
     dst.Erase(ctx.argv[2]);
   }
   // Copy before inserting: the insert may rehash, but never moves `from`.
-  core::StringValue value = from->value.is_int() ? core::StringValue::FromInt(from->value.int_value())
-                            : from->value.encoding() == core::StringEncoding::kRaw
-                                ? core::StringValue::Raw(from->value.ToString())
-                                : core::StringValue(from->value.ToString());
+  core::Value value = from->value.Clone();
   const int64_t when = src.GetExpire(from);
   bool created;
   core::Entry* to = dst.FindOrInsert(ctx.argv[2], ctx.now_ms, &created);
@@ -406,11 +403,7 @@ core::Entry* ObjectTarget(CommandContext& ctx) {
 void CmdObjectEncoding(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  switch (e->value.encoding()) {
-    case core::StringEncoding::kInt: ctx.reply.Bulk("int"); break;
-    case core::StringEncoding::kEmbstr: ctx.reply.Bulk("embstr"); break;
-    case core::StringEncoding::kRaw: ctx.reply.Bulk("raw"); break;
-  }
+  ctx.reply.Bulk(e->value.encoding_name());
 }
 
 void CmdObjectRefcount(CommandContext& ctx) {

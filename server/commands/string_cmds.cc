@@ -54,16 +54,21 @@ void PropagateSetPxat(CommandContext& ctx, std::string_view key, std::string_vie
   ctx.server.PropagateAs({"SET", std::string(key), std::string(value), "PXAT", StrCat(deadline_ms)});
 }
 
+// A string's bytes, or nil for a missing key (MGET: and for other types).
 void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
-  if (e == nullptr) {
+  if (e == nullptr || !e->value.is_string()) {
     ctx.reply.Null();
     return;
   }
   char scratch[24];
-  ctx.reply.Bulk(e->value.View(scratch));
+  ctx.reply.Bulk(e->value.str().View(scratch));
 }
 
-void CmdGet(CommandContext& ctx) { ReplyValueOrNull(ctx, ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms)); }
+void CmdGet(CommandContext& ctx) {
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  if (!CheckType(ctx, e, core::ValueType::kString)) return;
+  ReplyValueOrNull(ctx, e);
+}
 
 void CmdSet(CommandContext& ctx) {
   core::SetOptions opts;
@@ -145,8 +150,9 @@ void CmdGetdel(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
+  if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
-  ctx.reply.Bulk(e->value.View(scratch));  // reply first: Erase frees the value
+  ctx.reply.Bulk(e->value.str().View(scratch));  // reply first: Erase frees the value
   db.Erase(ctx.argv[1]);
   ++ctx.server.stats().dirty;
   ctx.server.PropagateAs({"DEL", std::string(ctx.argv[1])});
@@ -172,8 +178,9 @@ void CmdGetex(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
+  if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
-  ctx.reply.Bulk(e->value.View(scratch));
+  ctx.reply.Bulk(e->value.str().View(scratch));
   const std::string key(ctx.argv[1]);
   if (deadline >= 0 && deadline <= ctx.now_ms) {
     db.Erase(key);
@@ -231,7 +238,8 @@ void CmdAppend(CommandContext& ctx) {
 
 void CmdStrlen(CommandContext& ctx) {
   core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
-  ctx.reply.Integer(e ? static_cast<int64_t>(e->value.size()) : 0);
+  if (!CheckType(ctx, e, core::ValueType::kString)) return;
+  ctx.reply.Integer(e ? static_cast<int64_t>(e->value.str().size()) : 0);
 }
 
 void IncrBy(CommandContext& ctx, int64_t delta) {
@@ -276,8 +284,9 @@ void CmdGetrange(CommandContext& ctx) {
     ctx.reply.Bulk("");
     return;
   }
+  if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
-  ctx.reply.Bulk(core::SliceRange(e->value.View(scratch), start, end));
+  ctx.reply.Bulk(core::SliceRange(e->value.str().View(scratch), start, end));
 }
 
 void CmdSetrange(CommandContext& ctx) {
@@ -320,8 +329,12 @@ void CmdLcs(CommandContext& ctx) {
     ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
     return;
   }
-  std::string a = ea ? ea->value.ToString() : std::string();
-  std::string b = eb ? eb->value.ToString() : std::string();
+  if ((ea && !ea->value.is_string()) || (eb && !eb->value.is_string())) {
+    ctx.reply.Error("ERR The specified keys must contain string values");
+    return;
+  }
+  std::string a = ea ? ea->value.str().ToString() : std::string();
+  std::string b = eb ? eb->value.str().ToString() : std::string();
   // The dynamic-programming table is transient memory: refuse what would
   // exceed proto-max-bulk-len, as Redis does.
   const unsigned long long cells = (static_cast<unsigned long long>(a.size()) + 1) * (b.size() + 1);

@@ -40,6 +40,12 @@ void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
   for (const char* l : lines) ctx.reply.SimpleString(l);
 }
 
+bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type) {
+  if (e == nullptr || e->value.type() == type) return true;
+  ctx.reply.Error(errors::kWrongType);
+  return false;
+}
+
 void ReplyOpError(CommandContext& ctx, core::OpStatus status) {
   switch (status) {
     case core::OpStatus::kWrongType: ctx.reply.Error(errors::kWrongType); break;

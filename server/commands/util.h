@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/strings.h"
+#include "core/keyspace.h"
 #include "core/op_result.h"
 #include "server/command.h"
 
@@ -25,6 +26,10 @@ bool ParseLongDouble(std::string_view s, long double* out);
 
 // Replies with a HELP text: one simple string per line, as Redis does.
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);
+
+// True when `e` is missing or holds a value of `type`; otherwise replies
+// WRONGTYPE and returns false.
+bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type);
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);

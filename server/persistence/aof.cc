@@ -1,4 +1,5 @@
 #include "server/persistence/aof.h"
+#include "server/persistence/aof_rewrite_value.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -72,9 +73,7 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
     std::string_view select[] = {"SELECT", index};
     repl::AppendCommand(select, &buf);
     db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
-      char scratch[24];
-      std::string_view set[] = {"SET", key, e.value.View(scratch)};
-      repl::AppendCommand(set, &buf);
+      AppendRewriteCommands(key, e.value, &buf);
       if (int64_t when = db.GetExpire(&e); when >= 0) {
         std::string ms = StrCat(when);
         std::string_view expire[] = {"PEXPIREAT", key, ms};

@@ -22,7 +22,7 @@ class KeyspaceLoader : public core::RdbVisitor {
  public:
   KeyspaceLoader(core::Keyspace& ks, int64_t now_ms, bool replace) : ks_(ks), now_ms_(now_ms), replace_(replace) {}
 
-  absl::Status OnEntry(int db, std::string key, core::StringValue value, int64_t expire_ms,
+  absl::Status OnEntry(int db, std::string key, core::Value value, int64_t expire_ms,
                        core::KeyMeta meta) override {
     if (expire_ms >= 0 && expire_ms <= now_ms_) {  // as a primary loading: drop expired keys
       ++stats_.expired;
@@ -127,6 +127,7 @@ absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& 
   KeyspaceLoader loader(ks, now_ms, replace);
   core::RdbLoadOptions options;
   options.databases = ks.count();
+  options.limits = ks.limits();
   if (absl::Status s = core::LoadRdb(src, &loader, options); !s.ok()) return s;
   return loader.stats();
 }

@@ -112,7 +112,7 @@ TEST_F(AofLoaderTest, LoadsAnRdbPreambleThenCommands) {
   EXPECT_EQ(r->rdb_keys, 1u);
   EXPECT_EQ(applied_, (std::vector<std::string>{"INCR b "}));
   ASSERT_NE(ks_.db(0).Find("pre", 1000), nullptr);
-  EXPECT_EQ(ks_.db(0).Find("pre", 1000)->value.ToString(), "amble");
+  EXPECT_EQ(ks_.db(0).Find("pre", 1000)->value.str().ToString(), "amble");
 }
 
 TEST_F(AofLoaderTest, EmptyFileLoadsNothing) {

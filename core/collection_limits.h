@@ -1,0 +1,20 @@
+// CollectionLimits: the encoding thresholds of every collection type
+// (hash-max-listpack-*, set-max-intset-entries, zset-max-listpack-*), as the
+// server's config sets them. Commands pass the relevant part to a value's
+// mutators; the RDB loader uses them to pick the encoding of what it loads,
+// as Redis does.
+#pragma once
+
+#include "core/hash_value.h"
+#include "core/set_value.h"
+#include "core/zset_value.h"
+
+namespace ringkv::core {
+
+struct CollectionLimits {
+  HashLimits hash;
+  SetLimits set;
+  ZSetLimits zset;
+};
+
+}  // namespace ringkv::core

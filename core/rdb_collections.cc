@@ -1,0 +1,288 @@
+// The RDB encodings of values: strings and the collection types, in every
+// form Redis 7.0 reads (the legacy ziplist/zipmap ones converted to
+// listpacks) and the forms Redis 7.0 writes.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/legacy_encodings.h"
+#include "core/rdb_input.h"
+#include "core/rdb_string.h"
+#include "core/rdb_writer.h"
+
+namespace ringkv::core {
+namespace {
+
+constexpr char kEmptyKey[] = "empty collection";
+
+// A listpack of field/value or member/score pairs: well formed, an even
+// number of entries, no key twice (Redis's lpValidateIntegrityAndDups).
+absl::Status ValidatePairs(RdbInput& in, const Listpack& lp, std::string_view what) {
+  if (lp.size() % 2 != 0) return in.Error(StrCat(what, " listpack with an odd number of entries"));
+  absl::flat_hash_set<std::string> seen;
+  for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
+    if (!seen.insert(lp.Get(pos).ToString()).second) return in.Error(StrCat("Duplicate ", what, " fields detected"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Listpack> ReadListpack(RdbInput& in) {
+  std::string blob;
+  if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  if (absl::Status s = Listpack::Validate(blob); !s.ok()) return in.Error(StrCat("Bad listpack: ", s.message()));
+  return Listpack::FromBytes(std::move(blob));
+}
+
+// A legacy ziplist or zipmap, rebuilt as a listpack.
+absl::StatusOr<Listpack> ReadLegacyAsListpack(RdbInput& in, bool zipmap) {
+  std::string blob;
+  if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::string>> items = zipmap ? DecodeZipmap(blob) : DecodeZiplist(blob);
+  if (!items.ok()) return in.Error(std::string(items.status().message()));
+  Listpack lp;
+  for (const std::string& item : *items) lp.Append(item);
+  return lp;
+}
+
+bool ParseScore(const ListpackValue& v, double* score) {
+  if (v.is_int) {
+    *score = static_cast<double>(v.int_value);
+    return true;
+  }
+  std::string text(v.str);
+  char* end;
+  *score = std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size() && !std::isnan(*score);
+}
+
+absl::StatusOr<Value> HashFromListpack(RdbInput& in, Listpack lp, const HashLimits& limits) {
+  if (absl::Status s = ValidatePairs(in, lp, "hash"); !s.ok()) return s;
+  if (lp.empty()) return in.Error(kEmptyKey);
+  size_t longest = 0;
+  for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(pos)) {
+    const ListpackValue v = lp.Get(pos);
+    if (!v.is_int) longest = std::max(longest, v.str.size());
+  }
+  auto hash = std::make_unique<HashValue>(std::move(lp));
+  if (hash->size() > limits.max_listpack_entries || longest > limits.max_listpack_value) hash->ConvertToTable();
+  return Value(std::move(hash));
+}
+
+absl::StatusOr<Value> ZSetFromListpack(RdbInput& in, Listpack lp, const ZSetLimits& limits) {
+  if (absl::Status s = ValidatePairs(in, lp, "zset"); !s.ok()) return s;
+  if (lp.empty()) return in.Error(kEmptyKey);
+  // Pairs must be valid scores in (score, member) order: ZSetValue relies on it.
+  double prev_score = -INFINITY;
+  std::string prev_member;
+  bool first = true;
+  for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
+    double score;
+    if (!ParseScore(lp.Get(lp.Next(pos)), &score)) return in.Error("Zset listpack with an invalid score");
+    std::string member = lp.Get(pos).ToString();
+    if (!first && (score < prev_score || (score == prev_score && member < prev_member))) {
+      return in.Error("Zset listpack out of order");
+    }
+    first = false;
+    prev_score = score;
+    prev_member = std::move(member);
+  }
+  auto zset = std::make_unique<ZSetValue>(std::move(lp));
+  if (zset->size() > limits.max_listpack_entries) zset->ConvertToSkiplist();
+  return Value(std::move(zset));
+}
+
+// An old zset record's score: a length-prefixed text (253 nan, 254 +inf, 255 -inf).
+absl::Status ReadTextScore(RdbInput& in, double* score) {
+  uint8_t len;
+  if (!in.Byte(&len)) return in.ShortRead();
+  if (len == 253) return in.Error("Zset with NAN score detected");
+  if (len == 254 || len == 255) {
+    *score = len == 254 ? INFINITY : -INFINITY;
+    return absl::OkStatus();
+  }
+  char buf[256];
+  if (!in.Bytes(buf, len)) return in.ShortRead();
+  buf[len] = '\0';
+  *score = std::strtod(buf, nullptr);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value> ReadZSetPairs(RdbInput& in, bool binary_scores, const ZSetLimits& limits) {
+  uint64_t len;
+  if (absl::Status s = in.Length(&len); !s.ok()) return s;
+  if (len == 0) return in.Error(kEmptyKey);
+  auto zset = std::make_unique<ZSetValue>();
+  if (len > limits.max_listpack_entries) zset->ConvertToSkiplist();
+  for (uint64_t i = 0; i < len; ++i) {
+    std::string member;
+    if (absl::Status s = in.String(&member); !s.ok()) return s;
+    double score;
+    if (binary_scores) {
+      char raw[8];
+      if (!in.Bytes(raw, 8)) return in.ShortRead();
+      std::memcpy(&score, raw, 8);  // little-endian IEEE 754, as written
+      if (std::isnan(score)) return in.Error("Zset with NAN score detected");
+    } else if (absl::Status s = ReadTextScore(in, &score); !s.ok()) {
+      return s;
+    }
+    double unused;
+    if (zset->Add(member, score, ZAddFlags{}, limits, &unused) != ZAddOutcome::kAdded) {
+      return in.Error("Duplicate zset fields detected");
+    }
+  }
+  return Value(std::move(zset));
+}
+
+absl::StatusOr<Value> ReadHashPairs(RdbInput& in, const HashLimits& limits) {
+  uint64_t len;
+  if (absl::Status s = in.Length(&len); !s.ok()) return s;
+  if (len == 0) return in.Error(kEmptyKey);
+  auto hash = std::make_unique<HashValue>();
+  if (len > limits.max_listpack_entries) hash->ConvertToTable();
+  std::string field, value;
+  for (uint64_t i = 0; i < len; ++i) {
+    if (absl::Status s = in.String(&field); !s.ok()) return s;
+    if (absl::Status s = in.String(&value); !s.ok()) return s;
+    if (!hash->Set(field, value, limits)) return in.Error("Duplicate hash fields detected");
+  }
+  return Value(std::move(hash));
+}
+
+absl::StatusOr<Value> ReadSetMembers(RdbInput& in, const SetLimits& limits) {
+  uint64_t len;
+  if (absl::Status s = in.Length(&len); !s.ok()) return s;
+  if (len == 0) return in.Error(kEmptyKey);
+  auto set = std::make_unique<SetValue>();
+  if (len > limits.max_intset_entries) set->ConvertToTable(static_cast<size_t>(std::min<uint64_t>(len, 1 << 20)));
+  std::string member;
+  for (uint64_t i = 0; i < len; ++i) {
+    if (absl::Status s = in.String(&member); !s.ok()) return s;
+    if (!set->Add(member, limits)) return in.Error("Duplicate set members detected");
+  }
+  return Value(std::move(set));
+}
+
+absl::StatusOr<Value> ReadIntset(RdbInput& in, const SetLimits& limits) {
+  std::string blob;
+  if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  if (absl::Status s = Intset::Validate(blob); !s.ok()) return in.Error(StrCat("Bad intset: ", s.message()));
+  auto set = std::make_unique<SetValue>(Intset::FromBytes(std::move(blob)));
+  if (set->empty()) return in.Error(kEmptyKey);
+  if (set->size() > limits.max_intset_entries) set->ConvertToTable(set->size());
+  return Value(std::move(set));
+}
+
+void AppendBinaryDouble(double v, std::string* out) {
+  char raw[8];
+  std::memcpy(raw, &v, 8);
+  out->append(raw, 8);
+}
+
+}  // namespace
+
+absl::StatusOr<Value> ReadRdbValueOfType(RdbInput& in, uint8_t type, const CollectionLimits& limits) {
+  switch (type) {
+    case rdb::kTypeString: {
+      std::string s;
+      if (absl::Status st = in.String(&s); !st.ok()) return st;
+      return Value(StringValue(s));
+    }
+    case rdb::kTypeHash:
+      return ReadHashPairs(in, limits.hash);
+    case rdb::kTypeHashListpack:
+    case rdb::kTypeHashZiplist:
+    case rdb::kTypeHashZipmap: {
+      absl::StatusOr<Listpack> lp =
+          type == rdb::kTypeHashListpack ? ReadListpack(in) : ReadLegacyAsListpack(in, type == rdb::kTypeHashZipmap);
+      if (!lp.ok()) return lp.status();
+      return HashFromListpack(in, std::move(*lp), limits.hash);
+    }
+    case rdb::kTypeSet:
+      return ReadSetMembers(in, limits.set);
+    case rdb::kTypeSetIntset:
+      return ReadIntset(in, limits.set);
+    case rdb::kTypeZset:
+    case rdb::kTypeZset2:
+      return ReadZSetPairs(in, type == rdb::kTypeZset2, limits.zset);
+    case rdb::kTypeZsetListpack:
+    case rdb::kTypeZsetZiplist: {
+      absl::StatusOr<Listpack> lp = type == rdb::kTypeZsetListpack ? ReadListpack(in) : ReadLegacyAsListpack(in, false);
+      if (!lp.ok()) return lp.status();
+      return ZSetFromListpack(in, std::move(*lp), limits.zset);
+    }
+    default:
+      return in.Error(StrCat("Unsupported RDB value type ", static_cast<int>(type), " (", rdb::TypeName(type),
+                             "): ringkv does not store this type"));
+  }
+}
+
+bool IsEmptyKeyError(const absl::Status& status) {
+  return absl::StartsWith(status.message(), kEmptyKey);
+}
+
+uint8_t RdbTypeOf(const Value& value) {
+  switch (value.type()) {
+    case ValueType::kString: return rdb::kTypeString;
+    case ValueType::kHash:
+      return value.hash().encoding() == HashValue::Encoding::kListpack ? rdb::kTypeHashListpack : rdb::kTypeHash;
+    case ValueType::kSet:
+      return value.set().encoding() == SetValue::Encoding::kIntset ? rdb::kTypeSetIntset : rdb::kTypeSet;
+    case ValueType::kZSet:
+      return value.zset().encoding() == ZSetValue::Encoding::kListpack ? rdb::kTypeZsetListpack : rdb::kTypeZset2;
+    case ValueType::kList: break;
+  }
+  return rdb::kTypeString;
+}
+
+void RdbAppendValueBody(const Value& value, bool compress, std::string* out) {
+  switch (value.type()) {
+    case ValueType::kString: {
+      char scratch[24];
+      RdbEncodeString(value.str().View(scratch), compress, out);
+      return;
+    }
+    case ValueType::kHash: {
+      const HashValue& h = value.hash();
+      if (h.encoding() == HashValue::Encoding::kListpack) {
+        RdbEncodeString(h.packed().bytes(), compress, out);
+        return;
+      }
+      RdbAppendLength(h.size(), out);
+      h.ForEach([&](std::string_view f, std::string_view v) {
+        RdbEncodeString(f, compress, out);
+        RdbEncodeString(v, compress, out);
+      });
+      return;
+    }
+    case ValueType::kSet: {
+      const SetValue& s = value.set();
+      if (s.encoding() == SetValue::Encoding::kIntset) {
+        RdbEncodeString(s.intset().bytes(), compress, out);
+        return;
+      }
+      RdbAppendLength(s.size(), out);
+      s.ForEach([&](std::string_view m) { RdbEncodeString(m, compress, out); });
+      return;
+    }
+    case ValueType::kZSet: {
+      const ZSetValue& z = value.zset();
+      if (z.encoding() == ZSetValue::Encoding::kListpack) {
+        RdbEncodeString(z.packed().bytes(), compress, out);
+        return;
+      }
+      // Highest first, as Redis writes it (so a loader inserting at the head
+      // of a skiplist does it in O(1)).
+      RdbAppendLength(z.size(), out);
+      z.RangeByRank(0, z.size() - 1, /*reverse=*/true, [&](std::string_view m, double score) {
+        RdbEncodeString(m, compress, out);
+        AppendBinaryDouble(score, out);
+      });
+      return;
+    }
+    case ValueType::kList: break;
+  }
+}
+
+}  // namespace ringkv::core

@@ -1,0 +1,81 @@
+// SetValue: a Redis set in Redis 7.0's two encodings: an intset while every
+// member is an integer and there are at most set-max-intset-entries of them
+// (OBJECT ENCODING "intset"), a hash table otherwise ("hashtable"). As in
+// Redis 7.0 the conversion goes one way while the set lives.
+//
+// Example:
+//   auto s = SetValue::ForFirstMember("42");   // intset, as SADD creates it
+//   s->Add("42", limits);                        // false: already there
+//   s->Add("x", limits);                         // true; now a hash table
+//
+// Thread-safety: none; a value of the keyspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/random/random.h"
+#include "core/dict.h"
+#include "core/intset.h"
+
+namespace ringkv::core {
+
+// set-max-intset-entries.
+struct SetLimits {
+  size_t max_intset_entries = 512;
+};
+
+class SetValue {
+ public:
+  enum class Encoding : uint8_t { kIntset, kHashtable };
+
+  // An empty set in the encoding Redis's setTypeCreate picks for a set whose
+  // first member is `member`: an intset when it is an integer.
+  static std::unique_ptr<SetValue> ForFirstMember(std::string_view member);
+
+  SetValue() = default;  // an empty intset
+  // A set read from an RDB intset (REQUIRES: Intset::Validate passed).
+  explicit SetValue(Intset ints) : ints_(std::move(ints)) {}
+
+  Encoding encoding() const { return encoding_; }
+  const char* encoding_name() const { return encoding_ == Encoding::kIntset ? "intset" : "hashtable"; }
+  size_t size() const { return encoding_ == Encoding::kIntset ? ints_.size() : table_.size(); }
+  bool empty() const { return size() == 0; }
+
+  bool Contains(std::string_view member) const;
+  // True when the member is new. Converts to a hash table first when the
+  // member is not an integer or the intset would pass the limit.
+  bool Add(std::string_view member, const SetLimits& limits);
+  // False when the member was absent.
+  bool Remove(std::string_view member);
+  // Every member, in the encoding's order (ascending for an intset). fn
+  // must not modify the set.
+  void ForEach(const std::function<void(std::string_view member)>& fn) const;
+  // One step of SSCAN over the table encoding (see HashValue::ScanTable).
+  uint64_t ScanTable(uint64_t cursor, const std::function<void(std::string_view member)>& fn) const;
+  // A uniformly random member. REQUIRES: !empty().
+  std::string RandomMember(absl::BitGen& rng) const;
+  // Removes and returns a random member. REQUIRES: !empty().
+  std::string PopRandom(absl::BitGen& rng);
+
+  // The intset itself (RDB, DUMP). REQUIRES: encoding() == kIntset.
+  const Intset& intset() const { return ints_; }
+  // Forces the table encoding, sized for `expected` members.
+  void ConvertToTable(size_t expected = 0);
+  std::unique_ptr<SetValue> Clone() const;
+  size_t heap_bytes() const;
+
+ private:
+  struct Member {};  // a set is a table of keys with no values
+
+  Encoding encoding_ = Encoding::kIntset;
+  Intset ints_;
+  // Mutable: lookups in a Dict advance its incremental rehashing.
+  mutable Dict<Member> table_;
+};
+
+}  // namespace ringkv::core

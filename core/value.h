@@ -1,0 +1,98 @@
+// Value: what a key holds -- a string, stored inline as a StringValue, or a
+// collection (hash, set, sorted set) owned through a pointer -- in the same
+// 24 bytes a string takes, so a keyspace entry stays 32 bytes and a dict
+// node 64 (one mimalloc size class).
+//
+// Contract: type() says which accessor is valid; calling str() on a hash (or
+// hash() on a string) is a programming error (checked in debug builds).
+// Commands check the type first and reply WRONGTYPE (core::OpStatus
+// kWrongType). Assigning a StringValue replaces whatever was held.
+//
+// Thread-safety: none; owned by the keyspace. A Value may be destroyed on the
+// lazy-free thread once detached from the keyspace.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "core/string_value.h"
+
+namespace ringkv::core {
+
+class HashValue;
+class SetValue;
+class ZSetValue;
+
+// Redis's object types, with Redis's OBJ_* numbers.
+enum class ValueType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4 };
+
+// "string", "list", "set", "zset", "hash": TYPE's reply and SCAN's TYPE names.
+const char* TypeName(ValueType type);
+
+class Value {
+ public:
+  Value() = default;
+  Value(StringValue s) : s_(std::move(s)) {}  // NOLINT: a string converts implicitly
+  explicit Value(std::unique_ptr<HashValue> hash);
+  explicit Value(std::unique_ptr<SetValue> set);
+  explicit Value(std::unique_ptr<ZSetValue> zset);
+  Value(Value&& o) noexcept = default;
+  Value& operator=(Value&& o) noexcept {
+    if (this != &o) {
+      DropObject();
+      s_ = std::move(o.s_);
+    }
+    return *this;
+  }
+  Value& operator=(StringValue&& s) noexcept {
+    DropObject();
+    s_ = std::move(s);
+    return *this;
+  }
+  ~Value() { DropObject(); }
+
+  ValueType type() const {
+    return s_.is_foreign() ? static_cast<ValueType>(s_.inline_len_) : ValueType::kString;
+  }
+  bool is_string() const { return !s_.is_foreign(); }
+
+  StringValue& str() {
+    assert(is_string());
+    return s_;
+  }
+  const StringValue& str() const {
+    assert(is_string());
+    return s_;
+  }
+  HashValue& hash() const { return *static_cast<HashValue*>(Object(ValueType::kHash)); }
+  SetValue& set() const { return *static_cast<SetValue*>(Object(ValueType::kSet)); }
+  ZSetValue& zset() const { return *static_cast<ZSetValue*>(Object(ValueType::kZSet)); }
+
+  // OBJECT REFCOUNT as Redis reports it (shared integers: INT_MAX).
+  int64_t redis_refcount() const { return is_string() ? s_.redis_refcount() : 1; }
+  // OBJECT ENCODING's name for the current representation.
+  const char* encoding_name() const;
+  // Heap bytes owned beyond the 24 inline ones (MEMORY USAGE).
+  size_t heap_bytes() const;
+  // An independent copy (COPY), in the same encoding.
+  Value Clone() const;
+
+ private:
+  void* Object(ValueType expected) const {
+    assert(type() == expected);
+    (void)expected;
+    return s_.foreign_;
+  }
+  // Destroys the collection, if any, leaving an empty string.
+  void DropObject() noexcept {
+    if (s_.is_foreign()) DestroyObject();
+  }
+  void DestroyObject() noexcept;
+
+  StringValue s_;
+};
+static_assert(sizeof(Value) == sizeof(StringValue), "Value must stay as small as a string");
+
+}  // namespace ringkv::core

@@ -30,7 +30,7 @@ namespace ringkv::core {
 
 // hash-max-listpack-entries / hash-max-listpack-value.
 struct HashLimits {
-  size_t max_listpack_entries = 128;
+  size_t max_listpack_entries = 512;
   size_t max_listpack_value = 64;
 };
 

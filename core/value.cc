@@ -62,6 +62,17 @@ size_t Value::heap_bytes() const {
   return 0;
 }
 
+size_t Value::FreeEffort() const {
+  switch (type()) {
+    case ValueType::kHash: return hash().encoding() == HashValue::Encoding::kHashtable ? hash().size() : 1;
+    case ValueType::kSet: return set().encoding() == SetValue::Encoding::kHashtable ? set().size() : 1;
+    case ValueType::kZSet: return zset().encoding() == ZSetValue::Encoding::kSkiplist ? zset().size() : 1;
+    case ValueType::kString:
+    case ValueType::kList: break;
+  }
+  return 1;
+}
+
 Value Value::Clone() const {
   switch (type()) {
     case ValueType::kString:

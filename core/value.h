@@ -76,6 +76,9 @@ class Value {
   const char* encoding_name() const;
   // Heap bytes owned beyond the 24 inline ones (MEMORY USAGE).
   size_t heap_bytes() const;
+  // Roughly how many allocations freeing the value takes: the elements of
+  // a table-encoded collection, 1 otherwise (Redis's lazyfreeGetFreeEffort).
+  size_t FreeEffort() const;
   // An independent copy (COPY), in the same encoding.
   Value Clone() const;
 

@@ -58,6 +58,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterClientCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
+  RegisterHashCommands(table);
   RegisterKeyCommands(table);
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);

@@ -37,6 +37,7 @@ void RegisterConfigCommands(CommandTable& table);
 void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
+void RegisterHashCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);

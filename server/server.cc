@@ -81,6 +81,16 @@ Server::Server(std::unique_ptr<Config> config)
 
 Server::~Server() = default;
 
+bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async) {
+  core::Entry* e = db.Find(key, now_ms);
+  if (e == nullptr) return false;
+  constexpr size_t kLazyFreeThreshold = 64;
+  if (async && e->value.FreeEffort() > kLazyFreeThreshold) {
+    lazy_freer_.Free(std::make_unique<core::Value>(std::move(e->value)), 1);
+  }
+  return db.Erase(key);
+}
+
 void Server::ApplyConfigHooks() {
   auto refresh = [this] {
     requirepass_set_ = !config_->Str("requirepass").empty();
@@ -110,6 +120,14 @@ void Server::ApplyConfigHooks() {
     obuf_replica_ = config_->OutputLimit("slave");
     obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
     obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
+    core::CollectionLimits& limits = keyspace_.limits();
+    limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
+    limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
+    limits.set.max_intset_entries = static_cast<size_t>(config_->Int("set-max-intset-entries"));
+    limits.zset.max_listpack_entries = static_cast<size_t>(config_->Int("zset-max-listpack-entries"));
+    limits.zset.max_listpack_value = static_cast<size_t>(config_->Int("zset-max-listpack-value"));
+    lazy_user_del_ = config_->Bool("lazyfree-lazy-user-del");
+    lazy_server_del_ = config_->Bool("lazyfree-lazy-server-del");
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
@@ -117,7 +135,9 @@ void Server::ApplyConfigHooks() {
                            "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
                            "lazyfree-lazy-expire", "lazyfree-lazy-eviction", "min-replicas-to-write",
                            "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data",
-                           "client-output-buffer-limit"}) {
+                           "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
+                           "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
+                           "lazyfree-lazy-user-del", "lazyfree-lazy-server-del"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();

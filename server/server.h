@@ -107,6 +107,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   CommandTable& mutable_commands() { return commands_; }
   core::Keyspace& keyspace() { return keyspace_; }
   core::Database& db(const Client& c) { return keyspace_.db(c.db); }
+  // Deletes a live key; its value is freed on the lazy-free thread when
+  // `async` and freeing it would take real work (more than 64 elements, as
+  // Redis's LAZYFREE_THRESHOLD). False when the key did not exist.
+  bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async);
+  bool lazy_user_del() const { return lazy_user_del_; }
+  bool lazy_server_del() const { return lazy_server_del_; }
   io::IoSystem& io() { return *io_; }
   ServerStats& stats() { return stats_; }
   const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
@@ -365,6 +371,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<Failover> failover_;
   bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
+  bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
+  bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;

@@ -15,15 +15,16 @@
 namespace ringkv::server {
 namespace {
 
-void CmdDel(CommandContext& ctx) {
+void Delete(CommandContext& ctx, bool async) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t n = 0;
-  for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr && db.Erase(ctx.argv[i])) ++n;
-  }
+  for (size_t i = 1; i < ctx.argv.size(); ++i) n += ctx.server.DeleteKey(db, ctx.argv[i], ctx.now_ms, async);
   ctx.server.stats().dirty += static_cast<uint64_t>(n);
   ctx.reply.Integer(n);
 }
+
+void CmdDel(CommandContext& ctx) { Delete(ctx, ctx.server.lazy_user_del()); }
+void CmdUnlink(CommandContext& ctx) { Delete(ctx, /*async=*/true); }
 
 void CmdExists(CommandContext& ctx) {
   core::Database& db = ctx.server.db(ctx.client);
@@ -59,59 +60,20 @@ void CmdKeys(CommandContext& ctx) {
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 void CmdScan(CommandContext& ctx) {
-  std::string_view cur = ctx.argv[1];
-  uint64_t cursor = 0;
-  {
-    // As Redis: strtoul semantics, no leading space, the whole string.
-    std::string s(cur);
-    char* end = nullptr;
-    errno = 0;
-    cursor = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE) {
-      ctx.reply.Error("ERR invalid cursor");
-      return;
-    }
-  }
-  int64_t count = 10;
-  std::string_view pattern;
-  bool match_all = true;
-  std::string_view type;
-  for (size_t i = 2; i < ctx.argv.size(); i += 2) {
-    if (i + 1 >= ctx.argv.size()) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    std::string_view opt = ctx.argv[i], val = ctx.argv[i + 1];
-    if (Is(opt, "COUNT")) {
-      if (!ParseInt(ctx, val, &count)) return;
-      if (count < 1) {
-        ctx.reply.Error(errors::kSyntax);
-        return;
-      }
-    } else if (Is(opt, "MATCH")) {
-      pattern = val;
-      match_all = pattern == "*";
-    } else if (Is(opt, "TYPE")) {
-      type = val;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
+  uint64_t cursor;
+  ScanOptions opts;
+  if (!ParseScanCursor(ctx, ctx.argv[1], &cursor) || !ParseScanOptions(ctx, 2, /*allow_type=*/true, &opts)) return;
   std::vector<std::string> keys;
   core::Database& db = ctx.server.db(ctx.client);
-  int64_t budget = count * 10;  // bounds the work on sparse tables, as Redis
+  int64_t budget = opts.count * 10;  // bounds the work on sparse tables, as Redis
   do {
     cursor = db.Scan(cursor, ctx.now_ms, [&](std::string_view key, const core::Entry& e) {
-      if (!match_all && !core::GlobMatch(pattern, key)) return;
-      if (!type.empty() && !Is(type, core::TypeName(e.value.type()))) return;
+      if (!opts.Matches(key)) return;
+      if (!opts.type.empty() && !Is(opts.type, core::TypeName(e.value.type()))) return;
       keys.emplace_back(key);
     });
-  } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(keys.size()) < count);
-  ctx.reply.ArrayHeader(2);
-  ctx.reply.Bulk(StrCat(cursor));
-  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
-  for (const std::string& k : keys) ctx.reply.Bulk(k);
+  } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(keys.size()) < opts.count);
+  ReplyScan(ctx, cursor, keys);
 }
 
 void CmdRandomkey(CommandContext& ctx) {
@@ -463,7 +425,7 @@ void CmdObjectHelp(CommandContext& ctx) {
 void RegisterKeyCommands(CommandTable& t) {
   using namespace cmd;
   t.Add(Cmd("del", -2, kWrite, 1, -1, 1, "@keyspace @write @slow", "generic", "Deletes one or more keys.", "1.0.0", CmdDel));
-  t.Add(Cmd("unlink", -2, kWrite | kFast, 1, -1, 1, "@keyspace @write @fast", "generic", "Asynchronously deletes one or more keys.", "4.0.0", CmdDel));
+  t.Add(Cmd("unlink", -2, kWrite | kFast, 1, -1, 1, "@keyspace @write @fast", "generic", "Asynchronously deletes one or more keys.", "4.0.0", CmdUnlink));
   t.Add(Cmd("exists", -2, kReadonly | kFast, 1, -1, 1, "@keyspace @read @fast", "generic", "Determines whether one or more keys exist.", "1.0.0", CmdExists));
   t.Add(Cmd("touch", -2, kReadonly | kFast, 1, -1, 1, "@keyspace @read @fast", "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", CmdTouch));
   t.Add(Cmd("type", 2, kReadonly | kFast, 1, 1, 1, "@keyspace @read @fast", "generic", "Determines the type of value stored at a key.", "1.0.0", CmdType));

@@ -1,11 +1,14 @@
 #include "server/commands/util.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
+#include "core/glob.h"
 #include "core/string_value.h"
+#include "core/strings.h"
 #include "server/errors.h"
 
 namespace ringkv::server {
@@ -38,6 +41,55 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
   ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()));
   for (const char* l : lines) ctx.reply.SimpleString(l);
+}
+
+bool ScanOptions::Matches(std::string_view s) const {
+  return pattern.empty() || pattern == "*" || core::GlobMatch(pattern, s);
+}
+
+bool ParseScanCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor) {
+  // As Redis: strtoul semantics, no leading space, the whole string.
+  std::string s(arg);
+  char* end = nullptr;
+  errno = 0;
+  *cursor = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE) {
+    ctx.reply.Error("ERR invalid cursor");
+    return false;
+  }
+  return true;
+}
+
+bool ParseScanOptions(CommandContext& ctx, size_t first, bool allow_type, ScanOptions* opts) {
+  for (size_t i = first; i < ctx.argv.size(); i += 2) {
+    if (i + 1 >= ctx.argv.size()) {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+    std::string_view opt = ctx.argv[i], val = ctx.argv[i + 1];
+    if (Is(opt, "COUNT")) {
+      if (!ParseInt(ctx, val, &opts->count)) return false;
+      if (opts->count < 1) {
+        ctx.reply.Error(errors::kSyntax);
+        return false;
+      }
+    } else if (Is(opt, "MATCH")) {
+      opts->pattern = val;
+    } else if (Is(opt, "TYPE") && allow_type) {
+      opts->type = val;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReplyScan(CommandContext& ctx, uint64_t cursor, const std::vector<std::string>& items) {
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(StrCat(cursor));
+  ctx.reply.ArrayHeader(static_cast<int64_t>(items.size()));
+  for (const std::string& item : items) ctx.reply.Bulk(item);
 }
 
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type) {

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/strings.h"
 #include "core/keyspace.h"
@@ -30,6 +32,20 @@ void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);
 // True when `e` is missing or holds a value of `type`; otherwise replies
 // WRONGTYPE and returns false.
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type);
+
+// SCAN-family arguments. The cursor is parsed first (strtoul rules, "ERR
+// invalid cursor"); options after it: MATCH, COUNT (>= 1), and TYPE where
+// `allow_type` (SCAN only). False when an error was replied.
+struct ScanOptions {
+  int64_t count = 10;
+  std::string_view pattern;  // empty: every element
+  std::string_view type;     // SCAN's TYPE, empty: any
+  bool Matches(std::string_view s) const;
+};
+bool ParseScanCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor);
+bool ParseScanOptions(CommandContext& ctx, size_t first, bool allow_type, ScanOptions* opts);
+// [cursor, [items...]], as every SCAN-family command replies.
+void ReplyScan(CommandContext& ctx, uint64_t cursor, const std::vector<std::string>& items);
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);

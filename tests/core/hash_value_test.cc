@@ -43,7 +43,7 @@ TEST(HashValueTest, SetGetDeleteInTheListpack) {
 // Redis 7.0's rules: a field or value longer than hash-max-listpack-value, or
 // more than hash-max-listpack-entries fields, means a hash table; never back.
 TEST(HashValueTest, ConvertsAtTheThresholdsAndNotBack) {
-  HashLimits limits;  // 128 entries, 64 bytes
+  HashLimits limits{128, 64};
   HashValue by_length;
   EXPECT_TRUE(by_length.Set(std::string(64, 'f'), std::string(64, 'v'), limits));
   EXPECT_EQ(by_length.encoding(), HashValue::Encoding::kListpack);

@@ -1,0 +1,377 @@
+// The hash family: HSET and friends, counters, whole-hash reads, HRANDFIELD,
+// HSCAN. Replies, errors and encodings follow Redis 7.0's t_hash.c.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/hash_value.h"
+#include "core/string_ops.h"
+#include "core/strings.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using core::HashValue;
+using core::ValueType;
+
+// The hash at argv[1] for reading: nullptr when the key is missing (nothing
+// replied) or holds another type (WRONGTYPE replied, *failed set).
+HashValue* HashForRead(CommandContext& ctx, bool* failed) {
+  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  *failed = !CheckType(ctx, e, ValueType::kHash);
+  return e != nullptr && !*failed ? &e->value.hash() : nullptr;
+}
+
+// The hash at argv[1] for writing, created empty when missing; nullptr
+// after replying WRONGTYPE.
+HashValue* HashForWrite(CommandContext& ctx) {
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
+  if (!CheckType(ctx, e, ValueType::kHash)) return nullptr;
+  if (e == nullptr) {
+    bool created;
+    e = db.FindOrInsert(ctx.argv[1], ctx.now_ms, &created);
+    e->value = core::Value(std::make_unique<HashValue>());
+  }
+  return &e->value.hash();
+}
+
+// Removes the key when its hash became empty (Redis never keeps empty
+// collections).
+void DeleteIfEmpty(CommandContext& ctx, const HashValue& h) {
+  if (h.empty()) ctx.server.db(ctx.client).Erase(ctx.argv[1]);
+}
+
+const core::HashLimits& Limits(CommandContext& ctx) { return ctx.server.keyspace().limits().hash; }
+
+// HSET key field value [field value ...] / HMSET: returns the new fields.
+bool SetPairs(CommandContext& ctx, int64_t* added) {
+  if (ctx.argv.size() % 2 != 0) {
+    ctx.reply.Error(StrCat("ERR wrong number of arguments for '", AsciiLower(ctx.argv[0]), "' command"));
+    return false;
+  }
+  HashValue* h = HashForWrite(ctx);
+  if (h == nullptr) return false;
+  *added = 0;
+  for (size_t i = 2; i < ctx.argv.size(); i += 2) *added += h->Set(ctx.argv[i], ctx.argv[i + 1], Limits(ctx));
+  ctx.server.stats().dirty += (ctx.argv.size() - 2) / 2;
+  return true;
+}
+
+void CmdHset(CommandContext& ctx) {
+  int64_t added;
+  if (SetPairs(ctx, &added)) ctx.reply.Integer(added);
+}
+
+void CmdHmset(CommandContext& ctx) {
+  int64_t added;
+  if (SetPairs(ctx, &added)) ctx.reply.Ok();
+}
+
+void CmdHsetnx(CommandContext& ctx) {
+  HashValue* h = HashForWrite(ctx);
+  if (h == nullptr) return;
+  if (h->Contains(ctx.argv[2])) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  h->Set(ctx.argv[2], ctx.argv[3], Limits(ctx));
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(1);
+}
+
+void CmdHget(CommandContext& ctx) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  char scratch[24];
+  std::string_view v;
+  if (h == nullptr || !h->GetView(ctx.argv[2], scratch, &v)) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(v);
+}
+
+void CmdHmget(CommandContext& ctx) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
+  char scratch[24];
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    std::string_view v;
+    if (h != nullptr && h->GetView(ctx.argv[i], scratch, &v)) {
+      ctx.reply.Bulk(v);
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void CmdHdel(CommandContext& ctx) {
+  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  if (!CheckType(ctx, e, ValueType::kHash)) return;
+  int64_t deleted = 0;
+  if (e != nullptr) {
+    HashValue& h = e->value.hash();
+    for (size_t i = 2; i < ctx.argv.size() && !h.empty(); ++i) deleted += h.Delete(ctx.argv[i]);
+    if (deleted > 0) DeleteIfEmpty(ctx, h);
+  }
+  ctx.server.stats().dirty += static_cast<uint64_t>(deleted);
+  ctx.reply.Integer(deleted);
+}
+
+void CmdHlen(CommandContext& ctx) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (!failed) ctx.reply.Integer(h ? static_cast<int64_t>(h->size()) : 0);
+}
+
+void CmdHstrlen(CommandContext& ctx) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  char scratch[24];
+  std::string_view v;
+  ctx.reply.Integer(h != nullptr && h->GetView(ctx.argv[2], scratch, &v) ? static_cast<int64_t>(v.size()) : 0);
+}
+
+void CmdHexists(CommandContext& ctx) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (!failed) ctx.reply.Integer(h != nullptr && h->Contains(ctx.argv[2]) ? 1 : 0);
+}
+
+// HKEYS / HVALS / HGETALL: the whole hash, in the encoding's order.
+void ReplyWhole(CommandContext& ctx, bool fields, bool values) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  const int64_t n = h ? static_cast<int64_t>(h->size()) : 0;
+  if (fields && values) {
+    ctx.reply.MapHeader(n);
+  } else {
+    ctx.reply.ArrayHeader(n);
+  }
+  if (h == nullptr) return;
+  h->ForEach([&](std::string_view f, std::string_view v) {
+    if (fields) ctx.reply.Bulk(f);
+    if (values) ctx.reply.Bulk(v);
+  });
+}
+
+void CmdHkeys(CommandContext& ctx) { ReplyWhole(ctx, true, false); }
+void CmdHvals(CommandContext& ctx) { ReplyWhole(ctx, false, true); }
+void CmdHgetall(CommandContext& ctx) { ReplyWhole(ctx, true, true); }
+
+void CmdHincrby(CommandContext& ctx) {
+  int64_t delta;
+  if (!ParseInt(ctx, ctx.argv[3], &delta)) return;
+  HashValue* h = HashForWrite(ctx);
+  if (h == nullptr) return;
+  int64_t current = 0;
+  std::string old;
+  if (h->Get(ctx.argv[2], &old) && !core::StringToInt64(old, &current)) {
+    ctx.reply.Error("ERR hash value is not an integer");
+    DeleteIfEmpty(ctx, *h);
+    return;
+  }
+  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
+      (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
+    ctx.reply.Error(errors::kOverflow);
+    DeleteIfEmpty(ctx, *h);
+    return;
+  }
+  const int64_t next = current + delta;
+  h->Set(ctx.argv[2], StrCat(next), Limits(ctx));
+  ++ctx.server.stats().dirty;
+  ctx.reply.Integer(next);
+}
+
+void CmdHincrbyfloat(CommandContext& ctx) {
+  long double delta;
+  if (!ParseFloat(ctx, ctx.argv[3], &delta)) return;
+  if (std::isnan(delta) || std::isinf(delta)) {
+    ctx.reply.Error("ERR value is NaN or Infinity");
+    return;
+  }
+  HashValue* h = HashForWrite(ctx);
+  if (h == nullptr) return;
+  long double current = 0;
+  std::string old;
+  if (h->Get(ctx.argv[2], &old) && !ParseLongDouble(old, &current)) {
+    ctx.reply.Error("ERR hash value is not a float");
+    DeleteIfEmpty(ctx, *h);
+    return;
+  }
+  const long double next = current + delta;
+  if (std::isnan(next) || std::isinf(next)) {
+    ctx.reply.Error("ERR increment would produce NaN or Infinity");
+    DeleteIfEmpty(ctx, *h);
+    return;
+  }
+  const std::string text = core::FormatLongDouble(next);
+  h->Set(ctx.argv[2], text, Limits(ctx));
+  ++ctx.server.stats().dirty;
+  ctx.reply.Bulk(text);
+  // Replayed as HSET with the result, so float formatting on a replica or
+  // an AOF reload cannot drift (as Redis propagates it).
+  ctx.server.PropagateAs({"HSET", std::string(ctx.argv[1]), std::string(ctx.argv[2]), text});
+}
+
+// One pair of an HRANDFIELD reply: RESP3 nests pairs, RESP2 flattens them.
+void ReplyPair(CommandContext& ctx, std::string_view f, std::string_view v, bool withvalues) {
+  if (withvalues && ctx.reply.resp() >= 3) ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(f);
+  if (withvalues) ctx.reply.Bulk(v);
+}
+
+void RandomFieldsWithCount(CommandContext& ctx, int64_t l, bool withvalues) {
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  if (h == nullptr || l == 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  absl::BitGen& rng = ctx.server.keyspace().rng();
+  const size_t size = h->size();
+  const bool unique = l > 0;
+  const uint64_t count = unique ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
+  std::string f, v;
+  const auto header = [&](uint64_t n) {
+    ctx.reply.ArrayHeader(static_cast<int64_t>(withvalues && ctx.reply.resp() == 2 ? n * 2 : n));
+  };
+  // Repeats allowed (negative count), or a single field: independent draws.
+  if (!unique || count == 1) {
+    header(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      h->RandomPair(rng, &f, &v);
+      ReplyPair(ctx, f, v, withvalues);
+    }
+    return;
+  }
+  // Distinct fields, at most the whole hash.
+  if (count >= size) {
+    header(size);
+    h->ForEach([&](std::string_view field, std::string_view value) { ReplyPair(ctx, field, value, withvalues); });
+    return;
+  }
+  // Distinct fields, fewer than the hash holds: draw without repeats.
+  std::vector<std::pair<std::string, std::string>> picked;
+  picked.reserve(count);
+  if (count * 3 > size) {
+    // Most of the hash: take it all and drop random pairs (Redis's case 3).
+    h->ForEach([&](std::string_view field, std::string_view value) { picked.emplace_back(field, value); });
+    while (picked.size() > count) {
+      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
+      std::swap(picked[i], picked.back());
+      picked.pop_back();
+    }
+  } else {
+    absl::flat_hash_set<std::string> seen;
+    while (picked.size() < count) {
+      h->RandomPair(rng, &f, &v);
+      if (seen.insert(f).second) picked.emplace_back(f, v);
+    }
+  }
+  header(count);
+  for (const auto& [field, value] : picked) ReplyPair(ctx, field, value, withvalues);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+void CmdHrandfield(CommandContext& ctx) {
+  if (ctx.argv.size() >= 3) {
+    int64_t l;
+    if (!ParseInt(ctx, ctx.argv[2], &l)) return;
+    if (l == INT64_MIN) {
+      ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+      return;
+    }
+    if (ctx.argv.size() > 4 || (ctx.argv.size() == 4 && !Is(ctx.argv[3], "WITHVALUES"))) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    const bool withvalues = ctx.argv.size() == 4;
+    if (withvalues && (l < -INT64_MAX / 2 || l > INT64_MAX / 2)) {
+      ctx.reply.Error("ERR value is out of range");
+      return;
+    }
+    RandomFieldsWithCount(ctx, l, withvalues);
+    return;
+  }
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  if (h == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  std::string f, v;
+  h->RandomPair(ctx.server.keyspace().rng(), &f, &v);
+  ctx.reply.Bulk(f);
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+void CmdHscan(CommandContext& ctx) {
+  uint64_t cursor;
+  if (!ParseScanCursor(ctx, ctx.argv[2], &cursor)) return;
+  bool failed;
+  HashValue* h = HashForRead(ctx, &failed);
+  if (failed) return;
+  std::vector<std::string> items;
+  if (h == nullptr) {  // Redis answers a missing key before looking at the options
+    ReplyScan(ctx, 0, items);
+    return;
+  }
+  ScanOptions opts;
+  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
+  const auto take = [&](std::string_view f, std::string_view v) {
+    if (!opts.Matches(f)) return;
+    items.emplace_back(f);
+    items.emplace_back(v);
+  };
+  if (h->encoding() == HashValue::Encoding::kListpack) {
+    h->ForEach(take);  // a packed hash is returned whole, cursor 0
+    cursor = 0;
+  } else {
+    int64_t budget = opts.count * 10;
+    do {
+      cursor = h->ScanTable(cursor, take);
+    } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size() / 2) < opts.count);
+  }
+  ReplyScan(ctx, cursor, items);
+}
+
+}  // namespace
+
+void RegisterHashCommands(CommandTable& t) {
+  using namespace cmd;
+  constexpr const char* kWriteFast = "@write @hash @fast";
+  constexpr const char* kReadFast = "@read @hash @fast";
+  constexpr const char* kReadSlow = "@read @hash @slow";
+  t.Add(Cmd("hset", -4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "hash", "Creates or modifies the value of a field in a hash.", "2.0.0", CmdHset));
+  t.Add(Cmd("hmset", -4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "hash", "Sets the values of multiple fields.", "2.0.0", CmdHmset));
+  t.Add(Cmd("hsetnx", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "hash", "Sets the value of a field in a hash only when the field doesn't exist.", "2.0.0", CmdHsetnx));
+  t.Add(Cmd("hget", 3, kReadonly | kFast, 1, 1, 1, kReadFast, "hash", "Returns the value of a field in a hash.", "2.0.0", CmdHget));
+  t.Add(Cmd("hmget", -3, kReadonly | kFast, 1, 1, 1, kReadFast, "hash", "Returns the values of all fields in a hash.", "2.0.0", CmdHmget));
+  t.Add(Cmd("hdel", -3, kWrite | kFast, 1, 1, 1, kWriteFast, "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", "2.0.0", CmdHdel));
+  t.Add(Cmd("hlen", 2, kReadonly | kFast, 1, 1, 1, kReadFast, "hash", "Returns the number of fields in a hash.", "2.0.0", CmdHlen));
+  t.Add(Cmd("hstrlen", 3, kReadonly | kFast, 1, 1, 1, kReadFast, "hash", "Returns the length of the value of a field.", "3.2.0", CmdHstrlen));
+  t.Add(Cmd("hexists", 3, kReadonly | kFast, 1, 1, 1, kReadFast, "hash", "Determines whether a field exists in a hash.", "2.0.0", CmdHexists));
+  t.Add(Cmd("hkeys", 2, kReadonly, 1, 1, 1, kReadSlow, "hash", "Returns all fields in a hash.", "2.0.0", CmdHkeys));
+  t.Add(Cmd("hvals", 2, kReadonly, 1, 1, 1, kReadSlow, "hash", "Returns all values in a hash.", "2.0.0", CmdHvals));
+  t.Add(Cmd("hgetall", 2, kReadonly, 1, 1, 1, kReadSlow, "hash", "Returns all fields and values in a hash.", "2.0.0", CmdHgetall));
+  t.Add(Cmd("hincrby", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", "2.0.0", CmdHincrby));
+  t.Add(Cmd("hincrbyfloat", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", "2.6.0", CmdHincrbyfloat));
+  t.Add(Cmd("hrandfield", -2, kReadonly, 1, 1, 1, kReadSlow, "hash", "Returns one or more random fields from a hash.", "6.2.0", CmdHrandfield));
+  t.Add(Cmd("hscan", -3, kReadonly, 1, 1, 1, kReadSlow, "hash", "Iterates over fields and values of a hash.", "2.8.0", CmdHscan));
+}
+
+}  // namespace ringkv::server

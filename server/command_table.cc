@@ -59,6 +59,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
+  RegisterSetCommands(table);
   RegisterKeyCommands(table);
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);

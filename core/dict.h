@@ -48,6 +48,14 @@ class Dict {
   Dict() = default;
   Dict(const Dict&) = delete;
   Dict& operator=(const Dict&) = delete;
+  Dict(Dict&& o) noexcept { Swap(o); }
+  Dict& operator=(Dict&& o) noexcept {
+    if (this != &o) {
+      Clear();
+      Swap(o);
+    }
+    return *this;
+  }
   ~Dict() { Clear(); }
 
   size_t size() const { return t_[0].used + t_[1].used; }

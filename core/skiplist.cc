@@ -6,6 +6,7 @@
 namespace ringkv::core {
 
 bool LexRange::AboveMin(std::string_view m) const {
+  if (nothing) return false;
   if (min_unbounded) return true;
   const int c = m.compare(min);
   return min_exclusive ? c > 0 : c >= 0;
@@ -18,6 +19,7 @@ bool LexRange::BelowMax(std::string_view m) const {
 }
 
 bool LexRange::Empty() const {
+  if (nothing) return true;
   if (min_unbounded || max_unbounded) return false;
   const int c = min.compare(max);
   return c > 0 || (c == 0 && (min_exclusive || max_exclusive));

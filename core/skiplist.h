@@ -38,6 +38,7 @@ struct LexRange {
   bool min_exclusive = false, max_exclusive = false;
   bool min_unbounded = false;  // "-"
   bool max_unbounded = false;  // "+"
+  bool nothing = false;        // min "+" or max "-": no member can be inside
   bool AboveMin(std::string_view m) const;
   bool BelowMax(std::string_view m) const;
   bool Empty() const;

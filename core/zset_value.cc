@@ -9,7 +9,7 @@ namespace ringkv::core {
 std::string ZScoreToString(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  if (v == 0) return "0";  // -0 too: Redis stores any integral score as an integer
   constexpr double kMin = -4503599627370495.0;  // -(2^52 - 1)
   constexpr double kMax = 4503599627370496.0;   // 2^52
   if (v > kMin && v < kMax && v == static_cast<double>(static_cast<int64_t>(v))) {
@@ -38,9 +38,9 @@ double ZSetValue::PackedScore(size_t member_pos) const {
 
 bool ZSetValue::Score(std::string_view member, double* score) const {
   if (encoding_ == Encoding::kSkiplist) {
-    auto it = scores_.find(member);
-    if (it == scores_.end()) return false;
-    *score = it->second;
+    const double* found = scores_.Find(member);
+    if (found == nullptr) return false;
+    *score = *found;
     return true;
   }
   const size_t pos = FindPacked(member);
@@ -78,7 +78,7 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
     if (target == current) return ZAddOutcome::kUnchanged;
     if (encoding_ == Encoding::kSkiplist) {
       skiplist_->UpdateScore(current, member, target);
-      scores_[member] = target;
+      *scores_.Find(member) = target;
     } else {
       packed_.Delete(FindPacked(member), 2);
       InsertPacked(member, target);
@@ -93,7 +93,7 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
   }
   if (encoding_ == Encoding::kSkiplist) {
     skiplist_->Insert(score, member);
-    scores_.emplace(member, score);
+    *scores_.Insert(member).first = score;
   } else {
     InsertPacked(member, score);
   }
@@ -102,10 +102,10 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
 
 bool ZSetValue::Remove(std::string_view member) {
   if (encoding_ == Encoding::kSkiplist) {
-    auto it = scores_.find(member);
-    if (it == scores_.end()) return false;
-    skiplist_->Delete(it->second, member);
-    scores_.erase(it);
+    const double* found = scores_.Find(member);
+    if (found == nullptr) return false;
+    skiplist_->Delete(*found, member);
+    scores_.Erase(member);
     return true;
   }
   const size_t pos = FindPacked(member);
@@ -117,9 +117,9 @@ bool ZSetValue::Remove(std::string_view member) {
 int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
   int64_t rank = -1;
   if (encoding_ == Encoding::kSkiplist) {
-    auto it = scores_.find(member);
-    if (it == scores_.end()) return -1;
-    rank = static_cast<int64_t>(skiplist_->Rank(it->second, member)) - 1;
+    const double* found = scores_.Find(member);
+    if (found == nullptr) return -1;
+    rank = static_cast<int64_t>(skiplist_->Rank(*found, member)) - 1;
   } else {
     int64_t i = 0;
     for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos)), ++i) {
@@ -162,12 +162,12 @@ void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
 void ZSetValue::ConvertToSkiplist() {
   if (encoding_ == Encoding::kSkiplist) return;
   skiplist_ = std::make_unique<Skiplist>();
-  scores_.reserve(packed_.size() / 2);
+  scores_.Reserve(packed_.size() / 2);
   for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
     const std::string member = packed_.Get(pos).ToString();
     const double score = PackedScore(pos);
     skiplist_->Insert(score, member);
-    scores_.emplace(member, score);
+    *scores_.Insert(member).first = score;
   }
   packed_ = Listpack();
   encoding_ = Encoding::kSkiplist;
@@ -177,24 +177,128 @@ std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
   if (encoding_ == Encoding::kListpack) return std::make_unique<ZSetValue>(Listpack(packed_));
   auto copy = std::make_unique<ZSetValue>();
   copy->ConvertToSkiplist();
-  copy->scores_.reserve(scores_.size());
+  copy->scores_.Reserve(scores_.size());
   RangeByRank(0, size() - 1, /*reverse=*/false, [&](std::string_view member, double score) {
     copy->skiplist_->Insert(score, member);
-    copy->scores_.emplace(member, score);
+    *copy->scores_.Insert(member).first = score;
   });
   return copy;
 }
 
 size_t ZSetValue::heap_bytes() const {
   if (encoding_ == Encoding::kListpack) return packed_.byte_size();
-  // Per member: a skiplist node (score, member copy, ~1.33 levels on
-  // average) and a hash-table slot with its own copy of the member.
-  size_t bytes = scores_.capacity() * (sizeof(std::string) + sizeof(double) + 1);
-  for (const auto& [member, score] : scores_) {
-    (void)score;
-    bytes += 2 * member.size() + 48;
-  }
+  // Per member: a skiplist node (score, member string, ~1.33 levels on
+  // average) and a dict node with its own copy of the member.
+  size_t bytes = scores_.bucket_bytes() + scores_.size() * (sizeof(Dict<double>::Node) + 72);
+  scores_.ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
   return bytes;
+}
+
+void ZSetValue::Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const {
+  const size_t n = size();
+  if (start >= n) return;
+  if (encoding_ == Encoding::kSkiplist) {
+    const Skiplist::Node* node = skiplist_->ByRank(reverse ? n - start : start + 1);
+    while (node != nullptr && fn(node->member(), node->score)) node = reverse ? node->prev() : node->next();
+    return;
+  }
+  char scratch[24];
+  size_t pos = packed_.Seek(static_cast<int64_t>(2 * (reverse ? n - 1 - start : start)));
+  while (pos != Listpack::kEnd) {
+    const ListpackValue v = packed_.Get(pos);
+    std::string_view member = v.str;
+    if (v.is_int) {
+      const int len = std::snprintf(scratch, sizeof(scratch), "%lld", static_cast<long long>(v.int_value));
+      member = std::string_view(scratch, static_cast<size_t>(len));
+    }
+    if (!fn(member, PackedScore(pos))) return;
+    if (reverse) {
+      pos = packed_.Prev(pos);
+      if (pos != Listpack::kEnd) pos = packed_.Prev(pos);
+    } else {
+      pos = packed_.Next(packed_.Next(pos));
+    }
+  }
+}
+
+namespace {
+
+// The first-in-range rank on a listpack or for the generic case: walk until
+// the first element past the near bound, then check the far one.
+template <typename Near, typename Far>
+size_t WalkToRange(const ZSetValue& z, bool reverse, Near near_ok, Far far_ok) {
+  size_t rank = 0;
+  bool found = false;
+  z.Walk(0, reverse, [&](std::string_view m, double score) {
+    if (!near_ok(m, score)) {
+      ++rank;
+      return true;
+    }
+    found = far_ok(m, score);
+    return false;
+  });
+  return found ? rank : z.size();
+}
+
+}  // namespace
+
+size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
+  if (range.Empty()) return size();
+  if (encoding_ == Encoding::kSkiplist) {
+    const Skiplist::Node* node = reverse ? skiplist_->LastInRange(range) : skiplist_->FirstInRange(range);
+    if (node == nullptr) return size();
+    const uint64_t rank = skiplist_->Rank(node->score, node->member());
+    return reverse ? size() - rank : rank - 1;
+  }
+  auto above = [&](std::string_view, double s) { return range.AboveMin(s); };
+  auto below = [&](std::string_view, double s) { return range.BelowMax(s); };
+  return reverse ? WalkToRange(*this, true, below, above) : WalkToRange(*this, false, above, below);
+}
+
+size_t ZSetValue::RankOfFirstIn(const LexRange& range, bool reverse) const {
+  if (range.Empty()) return size();
+  if (encoding_ == Encoding::kSkiplist) {
+    const Skiplist::Node* node = reverse ? skiplist_->LastInLexRange(range) : skiplist_->FirstInLexRange(range);
+    if (node == nullptr) return size();
+    const uint64_t rank = skiplist_->Rank(node->score, node->member());
+    return reverse ? size() - rank : rank - 1;
+  }
+  auto above = [&](std::string_view m, double) { return range.AboveMin(m); };
+  auto below = [&](std::string_view m, double) { return range.BelowMax(m); };
+  return reverse ? WalkToRange(*this, true, below, above) : WalkToRange(*this, false, above, below);
+}
+
+size_t ZSetValue::Count(const ScoreRange& range) const {
+  const size_t below = RankOfFirstIn(range, false);
+  if (below >= size()) return 0;
+  return size() - below - RankOfFirstIn(range, true);
+}
+
+size_t ZSetValue::Count(const LexRange& range) const {
+  const size_t below = RankOfFirstIn(range, false);
+  if (below >= size()) return 0;
+  return size() - below - RankOfFirstIn(range, true);
+}
+
+void ZSetValue::RemoveRanks(size_t start, size_t end) {
+  if (encoding_ == Encoding::kSkiplist) {
+    skiplist_->DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { scores_.Erase(member); });
+    return;
+  }
+  packed_.DeleteRange(static_cast<int64_t>(2 * start), 2 * (end - start + 1));
+}
+
+void ZSetValue::RandomElement(absl::BitGen& rng, std::string* member, double* score) const {
+  const size_t rank = absl::Uniform<size_t>(rng, 0, size());
+  Walk(rank, false, [&](std::string_view m, double s) {
+    member->assign(m);
+    *score = s;
+    return false;
+  });
+}
+
+uint64_t ZSetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const {
+  return scores_.Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
 }
 
 }  // namespace ringkv::core

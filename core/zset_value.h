@@ -20,7 +20,8 @@
 
 #include "core/listpack.h"
 #include "core/skiplist.h"
-#include "core/string_hash.h"
+#include "absl/random/random.h"
+#include "core/dict.h"
 
 namespace ringkv::core {
 
@@ -43,8 +44,9 @@ enum class ZAddOutcome : uint8_t {
   kNaN,        // INCR produced NaN (inf + -inf): nothing changed
 };
 
-// Redis's d2string: integral scores within +-2^52 as integers, "inf",
-// "-inf", "-0", otherwise "%.17g".
+// How Redis writes a score into a listpack: integral scores within +-2^52
+// as integers (-0 included, which becomes 0), "inf", "-inf", otherwise
+// "%.17g".
 std::string ZScoreToString(double score);
 
 class ZSetValue {
@@ -79,6 +81,26 @@ class ZSetValue {
   // The listpack itself. REQUIRES: encoding() == kListpack.
   const Listpack& packed() const { return packed_; }
   void ConvertToSkiplist();
+
+  // Calls fn(member, score) from rank `start` (0-based, counted from the
+  // lowest -- or from the highest with `reverse`) onwards in that direction,
+  // until fn returns false or the set ends. Views are valid during the call.
+  void Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const;
+  // The rank (as Walk counts it) of the first element inside the range, or
+  // size() when the range holds none. O(log n) for a skiplist.
+  size_t RankOfFirstIn(const ScoreRange& range, bool reverse) const;
+  size_t RankOfFirstIn(const LexRange& range, bool reverse) const;
+  // Elements inside the range (ZCOUNT, ZLEXCOUNT).
+  size_t Count(const ScoreRange& range) const;
+  size_t Count(const LexRange& range) const;
+  // Removes ascending ranks [start, end]. REQUIRES: start <= end < size().
+  void RemoveRanks(size_t start, size_t end);
+  // A uniformly random element (ZRANDMEMBER). REQUIRES: size() > 0.
+  void RandomElement(absl::BitGen& rng, std::string* member, double* score) const;
+  // One step of ZSCAN over the skiplist encoding's table (see
+  // HashValue::ScanTable); scores as ZScoreToString writes them.
+  uint64_t ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const;
+
   std::unique_ptr<ZSetValue> Clone() const;
   size_t heap_bytes() const;
 
@@ -90,7 +112,7 @@ class ZSetValue {
   Encoding encoding_ = Encoding::kListpack;
   Listpack packed_;
   std::unique_ptr<Skiplist> skiplist_;  // kSkiplist: order
-  StringMap<double> scores_;            // kSkiplist: member -> score
+  mutable Dict<double> scores_;         // kSkiplist: member -> score (mutable: lookups rehash)
 };
 
 }  // namespace ringkv::core

@@ -60,6 +60,9 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);
+  RegisterZSetCommands(table);
+  RegisterZSetRangeCommands(table);
+  RegisterZSetAlgebraCommands(table);
   RegisterKeyCommands(table);
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);

@@ -39,6 +39,9 @@ void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
+void RegisterZSetCommands(CommandTable& table);
+void RegisterZSetRangeCommands(CommandTable& table);
+void RegisterZSetAlgebraCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);

@@ -223,7 +223,7 @@ void CmdPersist(CommandContext& ctx) {
 }
 
 // Moves key `from` of `src` to key `to` of `dst`, keeping value and TTL.
-void MoveEntry(core::Database& src, std::string_view from, core::Database& dst, std::string_view to,
+void MoveEntry(Server& server, core::Database& src, std::string_view from, core::Database& dst, std::string_view to,
                int64_t now_ms) {
   core::Entry* e = src.Find(from, now_ms);
   core::Value value = std::move(e->value);
@@ -231,7 +231,7 @@ void MoveEntry(core::Database& src, std::string_view from, core::Database& dst, 
   uint32_t lru = e->lru;
   std::string from_copy(from);  // `from` may alias memory freed by Erase
   src.Erase(from_copy);
-  dst.Erase(to);
+  server.DeleteKey(dst, to, now_ms, server.lazy_server_del());
   bool created;
   core::Entry* n = dst.FindOrInsert(to, now_ms, &created);
   n->value = std::move(value);
@@ -257,7 +257,7 @@ void Rename(CommandContext& ctx, bool nx) {
     ctx.reply.Integer(0);
     return;
   }
-  MoveEntry(db, ctx.argv[1], db, ctx.argv[2], ctx.now_ms);
+  MoveEntry(ctx.server, db, ctx.argv[1], db, ctx.argv[2], ctx.now_ms);
   ++ctx.server.stats().dirty;
   if (nx) {
     ctx.reply.Integer(1);
@@ -292,7 +292,7 @@ void CmdMove(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  MoveEntry(src, ctx.argv[1], dst, ctx.argv[1], ctx.now_ms);
+  MoveEntry(ctx.server, src, ctx.argv[1], dst, ctx.argv[1], ctx.now_ms);
   ++ctx.server.stats().dirty;
   ctx.reply.Integer(1);
 }

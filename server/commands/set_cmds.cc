@@ -315,7 +315,7 @@ void StoreResult(CommandContext& ctx, std::string_view dst, std::unique_ptr<SetV
     return;
   }
   const std::string key(dst);
-  db.Erase(key);
+  ctx.server.DeleteKey(db, key, ctx.now_ms, ctx.server.lazy_server_del());
   bool created;
   core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
   e->value = core::Value(std::move(result));

@@ -26,7 +26,7 @@ std::vector<std::pair<std::string, double>> All(const ZSetValue& z, bool reverse
 
 TEST(ZSetValueTest, ScoreTextIsRedisText) {
   EXPECT_EQ(ZScoreToString(2), "2");
-  EXPECT_EQ(ZScoreToString(-0.0), "-0");
+  EXPECT_EQ(ZScoreToString(-0.0), "0");  // stored as the integer 0, as Redis does
   EXPECT_EQ(ZScoreToString(0.1), "0.10000000000000001");
   EXPECT_EQ(ZScoreToString(1e20), "1e+20");
   EXPECT_EQ(ZScoreToString(4503599627370495.0), "4503599627370495");

@@ -97,10 +97,10 @@ TEST(ConfigTest, SecurityDirectivesAreNeverSilentlyIgnored) {
 
 TEST(ConfigTest, UnimplementedDirectivesWarnOnce) {
   Config c;
-  std::string path = WriteTemp("lazyfree-lazy-server-del yes\nport 7001\n");
+  std::string path = WriteTemp("activedefrag yes\nport 7001\n");
   ASSERT_TRUE(c.LoadFile(path).ok());
   ASSERT_EQ(c.warnings().size(), 1u);
-  EXPECT_NE(c.warnings()[0].find("lazyfree-lazy-server-del"), std::string::npos);
+  EXPECT_NE(c.warnings()[0].find("activedefrag"), std::string::npos);
   EXPECT_NE(c.warnings()[0].find("no effect"), std::string::npos);
   unlink(path.c_str());
 }

@@ -1,0 +1,516 @@
+// The sorted-set family, single-key commands: ZADD, ZINCRBY, ZREM, scores
+// and ranks, counts, range removal, pops, ZRANDMEMBER, ZSCAN. Replies and
+// errors follow Redis 7.0's t_zset.c. (Ranges: zset_range_cmds.cc; unions,
+// intersections and differences: zset_algebra_cmds.cc.)
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "core/strings.h"
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/commands/zset_util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using core::ZSetValue;
+
+constexpr char kNotFloat[] = "ERR value is not a valid float";
+constexpr char kNaNScore[] = "ERR resulting score is not a number (NaN)";
+
+// Parses a score as Redis's getDoubleFromObject: strtod over the whole
+// text, no leading space, not NaN.
+bool ParseScore(std::string_view text, double* out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  const std::string s(text);
+  char* end;
+  errno = 0;
+  *out = std::strtod(s.c_str(), &end);
+  return *end == '\0' && !std::isnan(*out) && !(errno == ERANGE && (*out == HUGE_VAL || *out == -HUGE_VAL));
+}
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+void ZAdd(CommandContext& ctx, bool zincrby) {
+  core::ZAddFlags flags;
+  bool ch = false;
+  size_t i = 2;
+  flags.incr = zincrby;
+  for (; i < ctx.argv.size(); ++i) {  // ZINCRBY parses the flags too, as in Redis
+    std::string_view a = ctx.argv[i];
+    if (Is(a, "NX")) flags.nx = true;
+    else if (Is(a, "XX")) flags.xx = true;
+    else if (Is(a, "GT")) flags.gt = true;
+    else if (Is(a, "LT")) flags.lt = true;
+    else if (Is(a, "CH")) ch = true;
+    else if (Is(a, "INCR")) flags.incr = true;
+    else break;
+  }
+  const size_t elements = ctx.argv.size() - i;
+  if (elements == 0 || elements % 2 != 0) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  if (flags.nx && flags.xx) {
+    ctx.reply.Error("ERR XX and NX options at the same time are not compatible");
+    return;
+  }
+  if ((flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt)) {
+    ctx.reply.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+    return;
+  }
+  if (flags.incr && elements > 2) {
+    ctx.reply.Error("ERR INCR option supports a single increment-element pair");
+    return;
+  }
+  std::vector<double> scores(elements / 2);
+  for (size_t j = 0; j < scores.size(); ++j) {
+    if (!ParseScore(ctx.argv[i + 2 * j], &scores[j])) {
+      ctx.reply.Error(kNotFloat);
+      return;
+    }
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
+  if (failed) return;
+  if (z == nullptr) {
+    if (flags.xx) {  // no key and XX: nothing to do
+      if (flags.incr) {
+        ctx.reply.Null();
+      } else {
+        ctx.reply.Integer(0);
+      }
+      return;
+    }
+    z = ZSetCreate(ctx, ctx.argv[1]);
+  }
+  int64_t added = 0, updated = 0;
+  double incr_result = 0;
+  bool incr_skipped = false;
+  for (size_t j = 0; j < scores.size(); ++j) {
+    double new_score;
+    switch (z->Add(ctx.argv[i + 2 * j + 1], scores[j], flags, ZSetLimitsOf(ctx), &new_score)) {
+      case core::ZAddOutcome::kAdded: ++added; break;
+      case core::ZAddOutcome::kUpdated: ++updated; break;
+      case core::ZAddOutcome::kUnchanged: break;
+      case core::ZAddOutcome::kSkipped: incr_skipped = true; break;
+      case core::ZAddOutcome::kNaN:
+        ctx.reply.Error(kNaNScore);
+        ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+        return;
+    }
+    incr_result = new_score;
+  }
+  ctx.server.stats().dirty += static_cast<uint64_t>(added + updated);
+  ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+  if (flags.incr) {
+    if (incr_skipped) {
+      ctx.reply.Null();
+    } else {
+      ctx.reply.Double(incr_result);
+    }
+    return;
+  }
+  ctx.reply.Integer(ch ? added + updated : added);
+}
+
+void CmdZadd(CommandContext& ctx) { ZAdd(ctx, false); }
+
+void CmdZincrby(CommandContext& ctx) { ZAdd(ctx, true); }
+
+void CmdZrem(CommandContext& ctx) {
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
+  if (failed) return;
+  int64_t removed = 0;
+  if (z != nullptr) {
+    for (size_t i = 2; i < ctx.argv.size() && z->size() > 0; ++i) removed += z->Remove(ctx.argv[i]);
+    ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+  }
+  ctx.server.stats().dirty += static_cast<uint64_t>(removed);
+  ctx.reply.Integer(removed);
+}
+
+void CmdZcard(CommandContext& ctx) {
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->size()) : 0);
+}
+
+void CmdZscore(CommandContext& ctx) {
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (failed) return;
+  double score;
+  if (z != nullptr && z->Score(ctx.argv[2], &score)) {
+    ctx.reply.Double(score);
+  } else {
+    ctx.reply.Null();
+  }
+}
+
+void CmdZmscore(CommandContext& ctx) {
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (failed) return;
+  ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    double score;
+    if (z != nullptr && z->Score(ctx.argv[i], &score)) {
+      ctx.reply.Double(score);
+    } else {
+      ctx.reply.Null();
+    }
+  }
+}
+
+void Rank(CommandContext& ctx, bool reverse) {
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (failed) return;
+  const int64_t rank = z ? z->Rank(ctx.argv[2], reverse) : -1;
+  if (rank < 0) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.Integer(rank);
+  }
+}
+
+void CmdZrank(CommandContext& ctx) { Rank(ctx, false); }
+void CmdZrevrank(CommandContext& ctx) { Rank(ctx, true); }
+
+void CmdZcount(CommandContext& ctx) {
+  core::ScoreRange range;
+  if (!ParseScoreRange(ctx.argv[2], ctx.argv[3], &range)) {
+    ctx.reply.Error("ERR min or max is not a float");
+    return;
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
+}
+
+void CmdZlexcount(CommandContext& ctx) {
+  core::LexRange range;
+  if (!ParseLexRange(ctx.argv[2], ctx.argv[3], &range)) {
+    ctx.reply.Error("ERR min or max not valid string range item");
+    return;
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
+}
+
+// ZREMRANGEBYRANK / BYSCORE / BYLEX: the range is parsed before the lookup.
+enum class RangeKind { kRank, kScore, kLex };
+
+void RemoveRange(CommandContext& ctx, RangeKind kind) {
+  int64_t start = 0, end = 0;
+  core::ScoreRange score_range;
+  core::LexRange lex_range;
+  switch (kind) {
+    case RangeKind::kRank:
+      if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
+      break;
+    case RangeKind::kScore:
+      if (!ParseScoreRange(ctx.argv[2], ctx.argv[3], &score_range)) {
+        ctx.reply.Error("ERR min or max is not a float");
+        return;
+      }
+      break;
+    case RangeKind::kLex:
+      if (!ParseLexRange(ctx.argv[2], ctx.argv[3], &lex_range)) {
+        ctx.reply.Error("ERR min or max not valid string range item");
+        return;
+      }
+      break;
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
+  if (failed) return;
+  if (z == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  const int64_t n = static_cast<int64_t>(z->size());
+  if (kind == RangeKind::kRank) {
+    if (start < 0) start += n;
+    if (end < 0) end += n;
+    if (start < 0) start = 0;
+    if (start > end || start >= n) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    if (end >= n) end = n - 1;
+  } else {
+    const size_t below = kind == RangeKind::kScore ? z->RankOfFirstIn(score_range, false)
+                                                   : z->RankOfFirstIn(lex_range, false);
+    const size_t above = kind == RangeKind::kScore ? z->RankOfFirstIn(score_range, true)
+                                                   : z->RankOfFirstIn(lex_range, true);
+    if (below >= z->size()) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    start = static_cast<int64_t>(below);
+    end = n - 1 - static_cast<int64_t>(above);
+  }
+  z->RemoveRanks(static_cast<size_t>(start), static_cast<size_t>(end));
+  const int64_t removed = end - start + 1;
+  ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+  ctx.server.stats().dirty += static_cast<uint64_t>(removed);
+  ctx.reply.Integer(removed);
+}
+
+void CmdZremrangebyrank(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kRank); }
+void CmdZremrangebyscore(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kScore); }
+void CmdZremrangebylex(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kLex); }
+
+// Pops up to `count` lowest (or highest) elements of the set at `key`, which
+// must exist. `nested` replies pairs as RESP3 2-arrays.
+void PopAndReply(CommandContext& ctx, std::string_view key, ZSetValue& z, int64_t count, bool max, bool nested) {
+  const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), z.size());
+  if (nested) {
+    ctx.reply.ArrayHeader(static_cast<int64_t>(n));
+  } else {
+    ctx.reply.ArrayHeader(static_cast<int64_t>(n * 2));
+  }
+  size_t i = 0;
+  z.Walk(0, max, [&](std::string_view m, double score) {
+    if (i++ == n) return false;
+    if (nested) ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(m);
+    ctx.reply.Double(score);
+    return true;
+  });
+  if (max) {
+    z.RemoveRanks(z.size() - n, z.size() - 1);
+  } else {
+    z.RemoveRanks(0, n - 1);
+  }
+  ctx.server.stats().dirty += n;
+  ZSetDeleteIfEmpty(ctx, key, z);
+}
+
+// ZPOPMIN / ZPOPMAX key [count]
+void Pop(CommandContext& ctx, bool max) {
+  if (ctx.argv.size() > 3) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t count = -1;  // not given: one element, flat reply even in RESP3
+  if (ctx.argv.size() == 3) {
+    if (!core::StringToInt64(ctx.argv[2], &count) || count < 0) {
+      ctx.reply.Error("ERR value is out of range, must be positive");
+      return;
+    }
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
+  if (failed) return;
+  if (z == nullptr || count == 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  PopAndReply(ctx, ctx.argv[1], *z, count < 0 ? 1 : count, max, ctx.reply.resp() >= 3 && count != -1);
+}
+
+void CmdZpopmin(CommandContext& ctx) { Pop(ctx, false); }
+void CmdZpopmax(CommandContext& ctx) { Pop(ctx, true); }
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first
+// non-empty set; propagated as ZPOPMIN/ZPOPMAX of that key.
+void CmdZmpop(CommandContext& ctx) {
+  int64_t numkeys;
+  if (!core::StringToInt64(ctx.argv[1], &numkeys) || numkeys <= 0) {
+    ctx.reply.Error("ERR numkeys should be greater than 0");
+    return;
+  }
+  if (numkeys > static_cast<int64_t>(ctx.argv.size()) - 3) {  // no room left for MIN|MAX
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  size_t i = 2 + static_cast<size_t>(numkeys);
+  bool max;
+  if (Is(ctx.argv[i], "MIN")) {
+    max = false;
+  } else if (Is(ctx.argv[i], "MAX")) {
+    max = true;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  int64_t count = -1;
+  for (++i; i < ctx.argv.size(); ++i) {
+    if (Is(ctx.argv[i], "COUNT") && i + 1 < ctx.argv.size() && count == -1) {
+      if (!core::StringToInt64(ctx.argv[++i], &count) || count <= 0) {
+        ctx.reply.Error("ERR count should be greater than 0");
+        return;
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  if (count == -1) count = 1;
+  for (size_t k = 2; k < 2 + static_cast<size_t>(numkeys); ++k) {
+    bool failed;
+    ZSetValue* z = ZSetLookup(ctx, ctx.argv[k], false, &failed);
+    if (failed) return;
+    if (z == nullptr) continue;
+    const std::string key(ctx.argv[k]);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    PopAndReply(ctx, key, *z, count, max, /*nested=*/true);
+    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(count)});
+    return;
+  }
+  ctx.reply.NullArray();
+}
+
+// ZRANDMEMBER key [count [WITHSCORES]]
+void CmdZrandmember(CommandContext& ctx) {
+  absl::BitGen& rng = ctx.server.keyspace().rng();
+  std::string member;
+  double score;
+  if (ctx.argv.size() == 2) {
+    bool failed;
+    ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+    if (failed) return;
+    if (z == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    z->RandomElement(rng, &member, &score);
+    ctx.reply.Bulk(member);
+    return;
+  }
+  int64_t l;
+  if (!ParseInt(ctx, ctx.argv[2], &l)) return;
+  if (l == INT64_MIN) {
+    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    return;
+  }
+  if (ctx.argv.size() > 4 || (ctx.argv.size() == 4 && !Is(ctx.argv[3], "WITHSCORES"))) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  const bool withscores = ctx.argv.size() == 4;
+  if (withscores && (l < -INT64_MAX / 2 || l > INT64_MAX / 2)) {
+    ctx.reply.Error("ERR value is out of range");
+    return;
+  }
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (failed) return;
+  if (z == nullptr || l == 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  const size_t size = z->size();
+  const uint64_t count = l > 0 ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
+  if (l < 0 || count == 1) {
+    ReplyElementsHeader(ctx, static_cast<int64_t>(count), withscores);
+    for (uint64_t i = 0; i < count; ++i) {
+      z->RandomElement(rng, &member, &score);
+      ReplyElement(ctx, member, score, withscores);
+    }
+    return;
+  }
+  if (count >= size) {  // the whole set, highest first (Redis's iterator walks from the tail)
+    ReplyElementsHeader(ctx, static_cast<int64_t>(size), withscores);
+    z->Walk(0, true, [&](std::string_view m, double s) {
+      ReplyElement(ctx, m, s, withscores);
+      return true;
+    });
+    return;
+  }
+  std::vector<std::pair<std::string, double>> picked;
+  picked.reserve(count);
+  if (count * 3 > size) {  // most of the set: take it all, drop random elements
+    z->Walk(0, false, [&](std::string_view m, double s) {
+      picked.emplace_back(m, s);
+      return true;
+    });
+    while (picked.size() > count) {
+      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
+      std::swap(picked[i], picked.back());
+      picked.pop_back();
+    }
+  } else {
+    absl::flat_hash_set<std::string> seen;
+    while (picked.size() < count) {
+      z->RandomElement(rng, &member, &score);
+      if (seen.insert(member).second) picked.emplace_back(member, score);
+    }
+  }
+  ReplyElementsHeader(ctx, static_cast<int64_t>(count), withscores);
+  for (const auto& [m, s] : picked) ReplyElement(ctx, m, s, withscores);
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]
+void CmdZscan(CommandContext& ctx) {
+  uint64_t cursor;
+  if (!ParseScanCursor(ctx, ctx.argv[2], &cursor)) return;
+  bool failed;
+  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
+  if (failed) return;
+  std::vector<std::string> items;
+  if (z == nullptr) {
+    ReplyScan(ctx, 0, items);
+    return;
+  }
+  ScanOptions opts;
+  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
+  const auto take = [&](std::string_view m, double score) {
+    if (!opts.Matches(m)) return;
+    items.emplace_back(m);
+    items.push_back(core::ZScoreToString(score));
+  };
+  if (z->encoding() == ZSetValue::Encoding::kListpack) {
+    z->Walk(0, false, [&](std::string_view m, double score) {
+      take(m, score);
+      return true;
+    });
+    cursor = 0;
+  } else {
+    int64_t budget = opts.count * 10;
+    do {
+      cursor = z->ScanTable(cursor, take);
+    } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size() / 2) < opts.count);
+  }
+  ReplyScan(ctx, cursor, items);
+}
+
+}  // namespace
+
+void RegisterZSetCommands(CommandTable& t) {
+  using namespace cmd;
+  constexpr const char* kWriteFast = "@write @sortedset @fast";
+  constexpr const char* kWriteSlow = "@write @sortedset @slow";
+  constexpr const char* kReadFast = "@read @sortedset @fast";
+  constexpr const char* kReadSlow = "@read @sortedset @slow";
+  const char* g = "sorted-set";
+  t.Add(Cmd("zadd", -4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, g, "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", "1.2.0", CmdZadd));
+  t.Add(Cmd("zincrby", 4, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, g, "Increments the score of a member in a sorted set.", "1.2.0", CmdZincrby));
+  t.Add(Cmd("zrem", -3, kWrite | kFast, 1, 1, 1, kWriteFast, g, "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", "1.2.0", CmdZrem));
+  t.Add(Cmd("zcard", 2, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the number of members in a sorted set.", "1.2.0", CmdZcard));
+  t.Add(Cmd("zscore", 3, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the score of a member in a sorted set.", "1.2.0", CmdZscore));
+  t.Add(Cmd("zmscore", -3, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the score of one or more members in a sorted set.", "6.2.0", CmdZmscore));
+  t.Add(Cmd("zrank", 3, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the index of a member in a sorted set ordered by ascending scores.", "2.0.0", CmdZrank));
+  t.Add(Cmd("zrevrank", 3, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the index of a member in a sorted set ordered by descending scores.", "2.0.0", CmdZrevrank));
+  t.Add(Cmd("zcount", 4, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the count of members in a sorted set that have scores within a range.", "2.0.0", CmdZcount));
+  t.Add(Cmd("zlexcount", 4, kReadonly | kFast, 1, 1, 1, kReadFast, g, "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9", CmdZlexcount));
+  t.Add(Cmd("zremrangebyrank", 4, kWrite, 1, 1, 1, kWriteSlow, g, "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", "2.0.0", CmdZremrangebyrank));
+  t.Add(Cmd("zremrangebyscore", 4, kWrite, 1, 1, 1, kWriteSlow, g, "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", "1.2.0", CmdZremrangebyscore));
+  t.Add(Cmd("zremrangebylex", 4, kWrite, 1, 1, 1, kWriteSlow, g, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "2.8.9", CmdZremrangebylex));
+  t.Add(Cmd("zpopmin", -2, kWrite | kFast, 1, 1, 1, kWriteFast, g, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", CmdZpopmin));
+  t.Add(Cmd("zpopmax", -2, kWrite | kFast, 1, 1, 1, kWriteFast, g, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", CmdZpopmax));
+  t.Add(Cmd("zmpop", -4, kWrite, 0, 0, 0, kWriteSlow, g, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", CmdZmpop));
+  t.Add(Cmd("zrandmember", -2, kReadonly, 1, 1, 1, kReadSlow, g, "Returns one or more random members from a sorted set.", "6.2.0", CmdZrandmember));
+  t.Add(Cmd("zscan", -3, kReadonly, 1, 1, 1, kReadSlow, g, "Iterates over members and scores of a sorted set.", "2.8.0", CmdZscan));
+}
+
+}  // namespace ringkv::server

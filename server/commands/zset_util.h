@@ -1,0 +1,42 @@
+// Helpers shared by the sorted-set command files (zset_cmds.cc,
+// zset_range_cmds.cc, zset_algebra_cmds.cc): lookups with Redis's type
+// checks, range parsing with Redis's error texts, score replies, storing a
+// computed result.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "core/skiplist.h"
+#include "core/zset_value.h"
+#include "server/command.h"
+
+namespace ringkv::server {
+
+// The sorted set at `key`: nullptr when missing (nothing replied) or of
+// another type (WRONGTYPE replied, *failed set). `for_read` counts the
+// lookup in keyspace_hits/misses.
+core::ZSetValue* ZSetLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed);
+// Creates `key` holding an empty sorted set.
+core::ZSetValue* ZSetCreate(CommandContext& ctx, std::string_view key);
+// Deletes `key` when its sorted set became empty.
+void ZSetDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ZSetValue& z);
+const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx);
+
+// "(1.5" / "2" / "-inf" pairs; false on anything Redis's zslParseRange refuses.
+bool ParseScoreRange(std::string_view min, std::string_view max, core::ScoreRange* range);
+// "[a" / "(a" / "-" / "+" pairs; false on anything zslParseLexRange refuses.
+bool ParseLexRange(std::string_view min, std::string_view max, core::LexRange* range);
+
+// One element of a reply: the member, then its score when `withscores`
+// (RESP3 nests the pair in a 2-array).
+void ReplyElement(CommandContext& ctx, std::string_view member, double score, bool withscores);
+// The array header for n elements with or without scores.
+void ReplyElementsHeader(CommandContext& ctx, int64_t n, bool withscores);
+
+// Stores `result` at `dst` (replacing it, TTL included) in the encoding
+// zset-max-listpack-* call for, or deletes `dst` when the result is empty.
+// Returns the cardinality stored.
+int64_t StoreZSet(CommandContext& ctx, std::string_view dst, std::unique_ptr<core::ZSetValue> result);
+
+}  // namespace ringkv::server

@@ -1,11 +1,13 @@
 // CollectionLimits: the encoding thresholds of every collection type
-// (hash-max-listpack-*, set-max-intset-entries, zset-max-listpack-*), as the
+// (hash-max-listpack-*, list-max-listpack-size, list-compress-depth,
+// set-max-intset-entries, zset-max-listpack-*), as the
 // server's config sets them. Commands pass the relevant part to a value's
 // mutators; the RDB loader uses them to pick the encoding of what it loads,
 // as Redis does.
 #pragma once
 
 #include "core/hash_value.h"
+#include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/zset_value.h"
 
@@ -13,6 +15,7 @@ namespace ringkv::core {
 
 struct CollectionLimits {
   HashLimits hash;
+  ListLimits list;
   SetLimits set;
   ZSetLimits zset;
 };

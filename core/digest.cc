@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/hash_value.h"
+#include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/sha1.h"
 #include "core/zset_value.h"
@@ -64,6 +65,10 @@ void XorValueDigest(Digest& digest, const Entry& e, bool has_ttl) {
       break;
     }
     case ValueType::kList:
+      e.value.list().Walk(0, false, [&](std::string_view v) {
+        MixDigest(digest, v.data(), v.size());
+        return true;
+      });
       break;
   }
   if (has_ttl) XorDigest(digest, "!!expire!!", 10);

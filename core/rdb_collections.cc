@@ -2,6 +2,7 @@
 // form Redis 7.0 reads (the legacy ziplist/zipmap ones converted to
 // listpacks) and the forms Redis 7.0 writes.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ namespace ringkv::core {
 namespace {
 
 constexpr char kEmptyKey[] = "empty collection";
+// Quicklist 2 node containers.
+constexpr uint64_t kContainerPlain = 1;
+constexpr uint64_t kContainerPacked = 2;
 
 // A listpack of field/value or member/score pairs: well formed, an even
 // number of entries, no key twice (Redis's lpValidateIntegrityAndDups).
@@ -174,6 +178,65 @@ absl::StatusOr<Value> ReadIntset(RdbInput& in, const SetLimits& limits) {
   return Value(std::move(set));
 }
 
+// RDB_TYPE_LIST: a length and that many strings.
+absl::StatusOr<Value> ReadListElements(RdbInput& in, const ListLimits& limits) {
+  uint64_t len;
+  if (absl::Status s = in.Length(&len); !s.ok()) return s;
+  if (len == 0) return in.Error(kEmptyKey);
+  auto list = std::make_unique<ListValue>(limits);
+  std::string v;
+  for (uint64_t i = 0; i < len; ++i) {
+    if (absl::Status s = in.String(&v); !s.ok()) return s;
+    list->PushBack(v);
+  }
+  return Value(std::move(list));
+}
+
+// RDB_TYPE_LIST_QUICKLIST (ziplist nodes, Redis 3.2 to 6.2) and
+// RDB_TYPE_LIST_QUICKLIST_2 (listpack nodes with a container, 7.0).
+absl::StatusOr<Value> ReadQuicklist(RdbInput& in, bool v2, const ListLimits& limits) {
+  uint64_t nodes;
+  if (absl::Status s = in.Length(&nodes); !s.ok()) return s;
+  auto list = std::make_unique<ListValue>(limits);
+  for (uint64_t i = 0; i < nodes; ++i) {
+    uint64_t container = kContainerPacked;
+    if (v2) {
+      if (absl::Status s = in.Length(&container); !s.ok()) return s;
+      if (container != kContainerPacked && container != kContainerPlain) {
+        return in.Error(StrCat("Quicklist integrity check failed: unknown container ", container));
+      }
+    }
+    if (container == kContainerPlain) {
+      std::string v;
+      if (absl::Status s = in.String(&v); !s.ok()) return s;
+      list->PushBack(v);
+      continue;
+    }
+    absl::StatusOr<Listpack> lp = v2 ? ReadListpack(in) : ReadLegacyAsListpack(in, false);
+    if (!lp.ok()) return lp.status();
+    if (lp->empty()) continue;  // Redis skips empty nodes too
+    list->AppendNode(std::move(*lp));
+  }
+  if (list->empty()) return in.Error(kEmptyKey);
+  return Value(std::move(list));
+}
+
+// RDB_TYPE_LIST_ZIPLIST: a whole list in one ziplist (Redis 2.6 to 3.0).
+absl::StatusOr<Value> ReadZiplistList(RdbInput& in, const ListLimits& limits) {
+  absl::StatusOr<Listpack> lp = ReadLegacyAsListpack(in, false);
+  if (!lp.ok()) return lp.status();
+  if (lp->empty()) return in.Error(kEmptyKey);
+  auto list = std::make_unique<ListValue>(limits);
+  char scratch[24];
+  for (size_t pos = lp->First(); pos != Listpack::kEnd; pos = lp->Next(pos)) {
+    const ListpackValue v = lp->Get(pos);
+    list->PushBack(v.is_int ? std::string_view(scratch, static_cast<size_t>(
+                                  std::snprintf(scratch, sizeof(scratch), "%lld", static_cast<long long>(v.int_value))))
+                            : v.str);
+  }
+  return Value(std::move(list));
+}
+
 void AppendBinaryDouble(double v, std::string* out) {
   char raw[8];
   std::memcpy(raw, &v, 8);
@@ -189,6 +252,13 @@ absl::StatusOr<Value> ReadRdbValueOfType(RdbInput& in, uint8_t type, const Colle
       if (absl::Status st = in.String(&s); !st.ok()) return st;
       return Value(StringValue(s));
     }
+    case rdb::kTypeList:
+      return ReadListElements(in, limits.list);
+    case rdb::kTypeListQuicklist:
+    case rdb::kTypeListQuicklist2:
+      return ReadQuicklist(in, type == rdb::kTypeListQuicklist2, limits.list);
+    case rdb::kTypeListZiplist:
+      return ReadZiplistList(in, limits.list);
     case rdb::kTypeHash:
       return ReadHashPairs(in, limits.hash);
     case rdb::kTypeHashListpack:
@@ -231,7 +301,7 @@ uint8_t RdbTypeOf(const Value& value) {
       return value.set().encoding() == SetValue::Encoding::kIntset ? rdb::kTypeSetIntset : rdb::kTypeSet;
     case ValueType::kZSet:
       return value.zset().encoding() == ZSetValue::Encoding::kListpack ? rdb::kTypeZsetListpack : rdb::kTypeZset2;
-    case ValueType::kList: break;
+    case ValueType::kList: return rdb::kTypeListQuicklist2;
   }
   return rdb::kTypeString;
 }
@@ -281,7 +351,16 @@ void RdbAppendValueBody(const Value& value, bool compress, std::string* out) {
       });
       return;
     }
-    case ValueType::kList: break;
+    case ValueType::kList: {
+      // One record per node: its container (2 = packed) and its listpack.
+      const ListValue& l = value.list();
+      RdbAppendLength(l.node_count(), out);
+      l.ForEachNode([&](const Listpack& lp) {
+        RdbAppendLength(kContainerPacked, out);
+        RdbEncodeString(lp.bytes(), compress, out);
+      });
+      return;
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/hash_value.h"
+#include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/zset_value.h"
 
@@ -20,6 +21,7 @@ const char* TypeName(ValueType type) {
 }
 
 Value::Value(std::unique_ptr<HashValue> hash) { s_.SetForeign(hash.release(), static_cast<uint8_t>(ValueType::kHash)); }
+Value::Value(std::unique_ptr<ListValue> list) { s_.SetForeign(list.release(), static_cast<uint8_t>(ValueType::kList)); }
 Value::Value(std::unique_ptr<SetValue> set) { s_.SetForeign(set.release(), static_cast<uint8_t>(ValueType::kSet)); }
 Value::Value(std::unique_ptr<ZSetValue> zset) { s_.SetForeign(zset.release(), static_cast<uint8_t>(ValueType::kZSet)); }
 
@@ -28,8 +30,8 @@ void Value::DestroyObject() noexcept {
     case ValueType::kHash: delete &hash(); break;
     case ValueType::kSet: delete &set(); break;
     case ValueType::kZSet: delete &zset(); break;
-    case ValueType::kString:
-    case ValueType::kList: break;
+    case ValueType::kList: delete &list(); break;
+    case ValueType::kString: break;
   }
   s_ = StringValue();
 }
@@ -46,7 +48,7 @@ const char* Value::encoding_name() const {
     case ValueType::kHash: return hash().encoding_name();
     case ValueType::kSet: return set().encoding_name();
     case ValueType::kZSet: return zset().encoding_name();
-    case ValueType::kList: break;
+    case ValueType::kList: return "quicklist";  // Redis 7.0 has no other list encoding
   }
   return "unknown";
 }
@@ -57,7 +59,7 @@ size_t Value::heap_bytes() const {
     case ValueType::kHash: return sizeof(HashValue) + hash().heap_bytes();
     case ValueType::kSet: return sizeof(SetValue) + set().heap_bytes();
     case ValueType::kZSet: return sizeof(ZSetValue) + zset().heap_bytes();
-    case ValueType::kList: break;
+    case ValueType::kList: return sizeof(ListValue) + list().heap_bytes();
   }
   return 0;
 }
@@ -67,8 +69,8 @@ size_t Value::FreeEffort() const {
     case ValueType::kHash: return hash().encoding() == HashValue::Encoding::kHashtable ? hash().size() : 1;
     case ValueType::kSet: return set().encoding() == SetValue::Encoding::kHashtable ? set().size() : 1;
     case ValueType::kZSet: return zset().encoding() == ZSetValue::Encoding::kSkiplist ? zset().size() : 1;
-    case ValueType::kString:
-    case ValueType::kList: break;
+    case ValueType::kList: return list().node_count();
+    case ValueType::kString: break;
   }
   return 1;
 }
@@ -82,7 +84,7 @@ Value Value::Clone() const {
     case ValueType::kHash: return Value(hash().Clone());
     case ValueType::kSet: return Value(set().Clone());
     case ValueType::kZSet: return Value(zset().Clone());
-    case ValueType::kList: break;
+    case ValueType::kList: return Value(list().Clone());
   }
   return Value();
 }

@@ -1,5 +1,5 @@
 // Value: what a key holds -- a string, stored inline as a StringValue, or a
-// collection (hash, set, sorted set) owned through a pointer -- in the same
+// collection (list, hash, set, sorted set) owned through a pointer -- in the same
 // 24 bytes a string takes, so a keyspace entry stays 32 bytes and a dict
 // node 64 (one mimalloc size class).
 //
@@ -22,6 +22,7 @@
 namespace ringkv::core {
 
 class HashValue;
+class ListValue;
 class SetValue;
 class ZSetValue;
 
@@ -36,6 +37,7 @@ class Value {
   Value() = default;
   Value(StringValue s) : s_(std::move(s)) {}  // NOLINT: a string converts implicitly
   explicit Value(std::unique_ptr<HashValue> hash);
+  explicit Value(std::unique_ptr<ListValue> list);
   explicit Value(std::unique_ptr<SetValue> set);
   explicit Value(std::unique_ptr<ZSetValue> zset);
   Value(Value&& o) noexcept = default;
@@ -67,6 +69,7 @@ class Value {
     return s_;
   }
   HashValue& hash() const { return *static_cast<HashValue*>(Object(ValueType::kHash)); }
+  ListValue& list() const { return *static_cast<ListValue*>(Object(ValueType::kList)); }
   SetValue& set() const { return *static_cast<SetValue*>(Object(ValueType::kSet)); }
   ZSetValue& zset() const { return *static_cast<ZSetValue*>(Object(ValueType::kZSet)); }
 

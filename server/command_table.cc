@@ -59,6 +59,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
+  RegisterListCommands(table);
   RegisterSetCommands(table);
   RegisterZSetCommands(table);
   RegisterZSetRangeCommands(table);

@@ -38,6 +38,7 @@ void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
+void RegisterListCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetRangeCommands(CommandTable& table);

@@ -81,6 +81,8 @@ constexpr Rule kImplemented[] = {
     {"hash-max-listpack-entries", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"hash-max-listpack-value", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"set-max-intset-entries", 0, INT64_MAX, nullptr, Mutability::kMutable},
+    {"list-max-listpack-size", INT32_MIN, kIntMax, nullptr, Mutability::kMutable},
+    {"list-compress-depth", 0, kIntMax, nullptr, Mutability::kMutable},
     {"zset-max-listpack-entries", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"zset-max-listpack-value", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"lazyfree-lazy-eviction", 0, 0, nullptr, Mutability::kMutable},

@@ -123,6 +123,8 @@ void Server::ApplyConfigHooks() {
     core::CollectionLimits& limits = keyspace_.limits();
     limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
     limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
+    limits.list.fill = config_->Int("list-max-listpack-size");
+    limits.list.compress_depth = config_->Int("list-compress-depth");
     limits.set.max_intset_entries = static_cast<size_t>(config_->Int("set-max-intset-entries"));
     limits.zset.max_listpack_entries = static_cast<size_t>(config_->Int("zset-max-listpack-entries"));
     limits.zset.max_listpack_value = static_cast<size_t>(config_->Int("zset-max-listpack-value"));
@@ -137,7 +139,8 @@ void Server::ApplyConfigHooks() {
                            "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data",
                            "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
                            "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
-                           "lazyfree-lazy-user-del", "lazyfree-lazy-server-del"}) {
+                           "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
+                           "list-compress-depth"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();

@@ -10,6 +10,8 @@
 #include "core/eviction.h"
 #include "core/rdb_string.h"
 #include "core/rdb_writer.h"
+#include "core/list_value.h"
+#include "absl/strings/str_format.h"
 #include "core/glob.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -27,6 +29,16 @@ size_t SerializedLength(const core::Value& value, bool compress) {
   std::string body;
   core::RdbAppendValueBody(value, compress, &body);
   return body.size();
+}
+
+// DEBUG OBJECT's quicklist fields, as Redis 7.0 adds them for lists.
+std::string QuicklistDetails(const core::Value& value) {
+  if (value.type() != core::ValueType::kList) return "";
+  const core::ListValue& l = value.list();
+  const double avg = l.node_count() ? static_cast<double>(l.size()) / static_cast<double>(l.node_count()) : 0;
+  return absl::StrFormat(" ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%zu",
+                         l.node_count(), avg, static_cast<int>(l.limits().fill), l.limits().compress_depth != 0 ? 1 : 0,
+                         l.packed_bytes());
 }
 
 bool DebugAllowed(CommandContext& ctx) {
@@ -158,7 +170,8 @@ void CmdDebug(CommandContext& ctx) {
         "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:",
         e->value.redis_refcount(), " encoding:", e->value.encoding_name(),
         " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
-        " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms)));
+        " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms),
+        QuicklistDetails(e->value)));
   } else if (Is(sub, "DIGEST") && argc == 2) {
     ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace(), ctx.now_ms)));
   } else if (Is(sub, "DIGEST-VALUE") && argc >= 2) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/hash_value.h"
+#include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/zset_value.h"
 #include "replication/primary.h"
@@ -77,8 +78,14 @@ void AppendRewriteCommands(std::string_view key, const core::Value& value, std::
       });
       return;
     }
-    case core::ValueType::kList:
+    case core::ValueType::kList: {
+      BatchWriter w("RPUSH", key, out);
+      value.list().Walk(0, false, [&](std::string_view v) {
+        w.Item(v);
+        return true;
+      });
       return;
+    }
   }
 }
 

@@ -60,6 +60,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
+  RegisterSortCommands(table);
   RegisterSetCommands(table);
   RegisterZSetCommands(table);
   RegisterZSetRangeCommands(table);

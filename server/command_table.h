@@ -39,6 +39,7 @@ void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
+void RegisterSortCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetRangeCommands(CommandTable& table);

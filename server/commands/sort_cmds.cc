@@ -54,6 +54,7 @@ std::optional<std::string> LookupByPattern(CommandContext& ctx, std::string_view
 }
 
 struct SortItem {
+  explicit SortItem(std::string_view e) : element(e) {}
   std::string element;
   double score = 0;                  // numeric sorts
   std::optional<std::string> by;     // ALPHA with BY: the compared value
@@ -143,7 +144,7 @@ void Sort(CommandContext& ctx, bool readonly) {
     if (end >= start) {
       size_t left = static_cast<size_t>(end - start + 1);
       auto take = [&](std::string_view v) {
-        items.push_back(SortItem{std::string(v)});
+        items.push_back(SortItem(v));
         return --left > 0;
       };
       if (type == core::ValueType::kList) {
@@ -158,16 +159,16 @@ void Sort(CommandContext& ctx, bool readonly) {
     switch (type) {
       case core::ValueType::kList:
         e->value.list().Walk(0, false, [&](std::string_view v) {
-          items.push_back(SortItem{std::string(v)});
+          items.push_back(SortItem(v));
           return true;
         });
         break;
       case core::ValueType::kSet:
-        e->value.set().ForEach([&](std::string_view m) { items.push_back(SortItem{std::string(m)}); });
+        e->value.set().ForEach([&](std::string_view m) { items.push_back(SortItem(m)); });
         break;
       default:
         e->value.zset().Walk(0, false, [&](std::string_view m, double) {
-          items.push_back(SortItem{std::string(m)});
+          items.push_back(SortItem(m));
           return true;
         });
     }

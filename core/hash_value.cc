@@ -19,13 +19,13 @@ size_t HashValue::FindPacked(std::string_view field) const {
 }
 
 bool HashValue::Contains(std::string_view field) const {
-  if (encoding_ == Encoding::kHashtable) return table_.Find(field) != nullptr;
+  if (table_) return table_->Find(field) != nullptr;
   return FindPacked(field) != Listpack::kEnd;
 }
 
 bool HashValue::GetView(std::string_view field, char* scratch, std::string_view* value) const {
-  if (encoding_ == Encoding::kHashtable) {
-    const std::string* v = table_.Find(field);
+  if (table_) {
+    const std::string* v = table_->Find(field);
     if (v == nullptr) return false;
     *value = *v;
     return true;
@@ -45,12 +45,12 @@ bool HashValue::Get(std::string_view field, std::string* value) const {
 }
 
 bool HashValue::Set(std::string_view field, std::string_view value, const HashLimits& limits) {
-  if (encoding_ == Encoding::kListpack &&
+  if (!table_ &&
       (field.size() > limits.max_listpack_value || value.size() > limits.max_listpack_value)) {
     ConvertToTable();
   }
-  if (encoding_ == Encoding::kHashtable) {
-    auto [v, inserted] = table_.Insert(field);
+  if (table_) {
+    auto [v, inserted] = table_->Insert(field);
     v->assign(value);
     return inserted;
   }
@@ -68,7 +68,7 @@ bool HashValue::Set(std::string_view field, std::string_view value, const HashLi
 }
 
 bool HashValue::Delete(std::string_view field) {
-  if (encoding_ == Encoding::kHashtable) return table_.Erase(field);
+  if (table_) return table_->Erase(field);
   const size_t pos = FindPacked(field);
   if (pos == Listpack::kEnd) return false;
   packed_.Delete(pos, 2);
@@ -76,8 +76,8 @@ bool HashValue::Delete(std::string_view field) {
 }
 
 void HashValue::ForEach(const std::function<void(std::string_view, std::string_view)>& fn) const {
-  if (encoding_ == Encoding::kHashtable) {
-    table_.ForEach([&](const Key& f, std::string& v) { fn(f.view(), v); });
+  if (table_) {
+    table_->ForEach([&](const Key& f, std::string& v) { fn(f.view(), v); });
     return;
   }
   char fs[24], vs[24];
@@ -88,12 +88,12 @@ void HashValue::ForEach(const std::function<void(std::string_view, std::string_v
 
 uint64_t HashValue::ScanTable(uint64_t cursor,
                               const std::function<void(std::string_view, std::string_view)>& fn) const {
-  return table_.Scan(cursor, [&](const Key& f, std::string& v) { fn(f.view(), v); });
+  return table_->Scan(cursor, [&](const Key& f, std::string& v) { fn(f.view(), v); });
 }
 
 void HashValue::RandomPair(absl::BitGen& rng, std::string* field, std::string* value) const {
-  if (encoding_ == Encoding::kHashtable) {
-    const auto* node = table_.RandomNode(rng);
+  if (table_) {
+    const auto* node = table_->RandomNode(rng);
     field->assign(node->key.view());
     value->assign(node->value);
     return;
@@ -109,35 +109,36 @@ void HashValue::PackedPair(size_t i, std::string* field, std::string* value) con
 
 std::unique_ptr<HashValue> HashValue::Clone() const {
   auto copy = std::make_unique<HashValue>();
-  if (encoding_ == Encoding::kListpack) {
+  if (!table_) {
     copy->packed_ = Listpack::FromBytes(std::string(packed_.bytes()));
     return copy;
   }
-  copy->encoding_ = Encoding::kHashtable;
+  copy->table_ = std::make_unique<Dict<std::string>>();
   copy->packed_ = Listpack();
-  copy->table_.Reserve(table_.size());
-  table_.ForEach([&](const Key& f, std::string& v) { copy->table_.Insert(f.view()).first->assign(v); });
+  copy->table_->Reserve(table_->size());
+  table_->ForEach([&](const Key& f, std::string& v) { copy->table_->Insert(f.view()).first->assign(v); });
   return copy;
 }
 
 size_t HashValue::heap_bytes() const {
-  if (encoding_ == Encoding::kListpack) return packed_.byte_size();
-  size_t bytes = table_.bucket_bytes() + table_.size() * sizeof(Dict<std::string>::Node);
-  table_.ForEach([&](const Key& f, std::string& v) {
+  if (!table_) return PackedBuffer::RoundUp(packed_.byte_size());
+  size_t bytes = table_->bucket_bytes() + table_->size() * sizeof(Dict<std::string>::Node);
+  table_->ForEach([&](const Key& f, std::string& v) {
     bytes += f.heap_bytes() + (v.capacity() > 15 ? v.capacity() + 1 : 0);
   });
   return bytes;
 }
 
 void HashValue::ConvertToTable() {
-  if (encoding_ == Encoding::kHashtable) return;
-  table_.Reserve(packed_.size() / 2);
+  if (table_) return;
+  auto table = std::make_unique<Dict<std::string>>();
+  table->Reserve(packed_.size() / 2);
   char fs[24], vs[24];
   for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
-    table_.Insert(PackedText(packed_.Get(pos), fs)).first->assign(PackedText(packed_.Get(packed_.Next(pos)), vs));
+    table->Insert(PackedText(packed_.Get(pos), fs)).first->assign(PackedText(packed_.Get(packed_.Next(pos)), vs));
   }
   packed_ = Listpack();
-  encoding_ = Encoding::kHashtable;
+  table_ = std::move(table);
 }
 
 }  // namespace ringkv::core

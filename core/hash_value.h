@@ -43,10 +43,10 @@ class HashValue {
   // distinct fields -- the loader checks).
   explicit HashValue(Listpack packed) : packed_(std::move(packed)) {}
 
-  Encoding encoding() const { return encoding_; }
+  Encoding encoding() const { return table_ ? Encoding::kHashtable : Encoding::kListpack; }
   // "listpack" / "hashtable", as OBJECT ENCODING shows it.
-  const char* encoding_name() const { return encoding_ == Encoding::kListpack ? "listpack" : "hashtable"; }
-  size_t size() const { return encoding_ == Encoding::kListpack ? packed_.size() / 2 : table_.size(); }
+  const char* encoding_name() const { return table_ ? "hashtable" : "listpack"; }
+  size_t size() const { return table_ ? table_->size() : packed_.size() / 2; }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view field) const;
@@ -87,10 +87,10 @@ class HashValue {
   // Position of the field's entry in packed_, or Listpack::kEnd.
   size_t FindPacked(std::string_view field) const;
 
-  Encoding encoding_ = Encoding::kListpack;
+  // The listpack, or -- once converted -- the table (allocated only then,
+  // so a small hash is a listpack and a pointer).
   Listpack packed_;
-  // Mutable: lookups in a Dict advance its incremental rehashing.
-  mutable Dict<std::string> table_;
+  std::unique_ptr<Dict<std::string>> table_;
 };
 
 }  // namespace ringkv::core

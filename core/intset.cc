@@ -32,11 +32,14 @@ int64_t ReadElement(const char* p, uint32_t encoding) {
 
 }  // namespace
 
-Intset::Intset() : buf_(kHeaderSize, '\0') { WriteLe(buf_.data(), 2, 4); }
+Intset::Intset() {
+  buf_.Assign(std::string_view("\0\0\0\0\0\0\0\0", kHeaderSize));
+  WriteLe(buf_.data(), 2, 4);
+}
 
 Intset Intset::FromBytes(std::string bytes) {
   Intset s;
-  s.buf_ = std::move(bytes);
+  s.buf_.Assign(bytes);
   return s;
 }
 
@@ -105,7 +108,7 @@ void Intset::Upgrade(uint32_t to) {
     WriteLe(out.data() + kHeaderSize + i * to,
             static_cast<uint64_t>(ReadElement(buf_.data() + kHeaderSize + i * from, from)), to);
   }
-  buf_ = std::move(out);
+  buf_.Assign(out);
 }
 
 bool Intset::Add(int64_t v) {
@@ -114,7 +117,7 @@ bool Intset::Add(int64_t v) {
   const size_t at = Search(v, &found);
   if (found) return false;
   const uint32_t enc = encoding();
-  buf_.insert(kHeaderSize + at * enc, enc, '\0');
+  buf_.Insert(kHeaderSize + at * enc, std::string_view("\0\0\0\0\0\0\0\0", enc));
   WriteLe(buf_.data() + 4, size() + 1, 4);
   Set(at, v);
   return true;
@@ -126,7 +129,7 @@ bool Intset::Remove(int64_t v) {
   const size_t at = Search(v, &found);
   if (!found) return false;
   const uint32_t enc = encoding();
-  buf_.erase(kHeaderSize + at * enc, enc);
+  buf_.Erase(kHeaderSize + at * enc, enc);
   WriteLe(buf_.data() + 4, size() - 1, 4);
   return true;
 }

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "core/packed_buffer.h"
 
 namespace ringkv::core {
 
@@ -31,7 +32,7 @@ class Intset {
   // reads outside `bytes`.
   static absl::Status Validate(std::string_view bytes);
 
-  std::string_view bytes() const { return buf_; }
+  std::string_view bytes() const { return buf_.view(); }
   size_t size() const;
   // Bytes per element: 2, 4 or 8.
   uint32_t encoding() const;
@@ -50,7 +51,7 @@ class Intset {
   void Set(size_t i, int64_t v);
   void Upgrade(uint32_t encoding);
 
-  std::string buf_;
+  PackedBuffer buf_;
 };
 
 }  // namespace ringkv::core

@@ -45,15 +45,14 @@ bool ListValue::Overfull(const Node& node) const {
 }
 
 void ListValue::Plain(size_t i) const {
-  Node& n = nodes_[i];
+  Node& n = N(i);
   if (!n.is_compressed()) return;
   std::string raw(n.raw_bytes, '\0');
   const unsigned got = lzf_decompress(n.compressed.data(), static_cast<unsigned>(n.compressed.size()), raw.data(),
                                       static_cast<unsigned>(raw.size()));
   (void)got;  // our own compressed bytes: always the full size
   n.lp = Listpack::FromBytes(std::move(raw));
-  n.compressed.clear();
-  n.compressed.shrink_to_fit();
+  n.compressed = PackedBuffer();
 }
 
 bool ListValue::ShouldCompress(size_t i) const {
@@ -62,15 +61,14 @@ bool ListValue::ShouldCompress(size_t i) const {
 }
 
 void ListValue::Compress(size_t i) const {
-  Node& n = nodes_[i];
+  Node& n = N(i);
   if (n.is_compressed() || n.raw_bytes < kMinCompressBytes) return;
   std::string out(n.raw_bytes, '\0');
   const std::string_view raw = n.lp.bytes();
   const unsigned len = lzf_compress(raw.data(), static_cast<unsigned>(raw.size()), out.data(),
                                     static_cast<unsigned>(out.size()));
   if (len == 0 || len + kMinSaving > raw.size()) return;
-  out.resize(len);
-  n.compressed = std::move(out);
+  n.compressed.Assign(std::string_view(out.data(), len));
   n.lp = Listpack();
 }
 
@@ -97,7 +95,7 @@ size_t ListValue::NodeOf(size_t index, size_t* first) const {
   if (index >= size_ / 2) {  // nearer the tail: count from there
     size_t last = size_;
     for (size_t i = nodes_.size(); i-- > 0;) {
-      last -= nodes_[i].count;
+      last -= N(i).count;
       if (index >= last) {
         *first = last;
         return i;
@@ -106,24 +104,24 @@ size_t ListValue::NodeOf(size_t index, size_t* first) const {
   }
   size_t start = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (index < start + nodes_[i].count) {
+    if (index < start + N(i).count) {
       *first = start;
       return i;
     }
-    start += nodes_[i].count;
+    start += N(i).count;
   }
   *first = start;
   return nodes_.size();
 }
 
 void ListValue::EraseNodeIfEmpty(size_t i) {
-  if (nodes_[i].count == 0) nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (N(i).count == 0) nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 void ListValue::SplitIfOverfull(size_t i) {
-  if (!Overfull(nodes_[i])) return;
+  if (!Overfull(N(i))) return;
   Plain(i);
-  Listpack& lp = nodes_[i].lp;
+  Listpack& lp = N(i).lp;
   const size_t half = lp.size() / 2;
   Node tail;
   for (size_t pos = lp.Seek(static_cast<int64_t>(half)); pos != Listpack::kEnd; pos = lp.Next(pos)) {
@@ -132,24 +130,24 @@ void ListValue::SplitIfOverfull(size_t i) {
   }
   lp.DeleteRange(static_cast<int64_t>(half), lp.size() - half);
   Touch(i);
-  nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(tail));
+  nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::make_unique<Node>(std::move(tail)));
   Touch(i + 1);
 }
 
 void ListValue::PushFront(std::string_view v) {
-  if (nodes_.empty() || !Fits(nodes_.front(), v.size())) nodes_.emplace_front();
+  if (nodes_.empty() || !Fits(N(0), v.size())) nodes_.insert(nodes_.begin(), std::make_unique<Node>());
   Plain(0);
-  nodes_[0].lp.Prepend(v);
+  N(0).lp.Prepend(v);
   Touch(0);
   ++size_;
   Settle();
 }
 
 void ListValue::PushBack(std::string_view v) {
-  if (nodes_.empty() || !Fits(nodes_.back(), v.size())) nodes_.emplace_back();
+  if (nodes_.empty() || !Fits(*nodes_.back(), v.size())) nodes_.push_back(std::make_unique<Node>());
   const size_t i = nodes_.size() - 1;
   Plain(i);
-  nodes_[i].lp.Append(v);
+  N(i).lp.Append(v);
   Touch(i);
   ++size_;
   Settle();
@@ -158,7 +156,7 @@ void ListValue::PushBack(std::string_view v) {
 bool ListValue::PopFront(std::string* out) {
   if (size_ == 0) return false;
   Plain(0);
-  Listpack& lp = nodes_[0].lp;
+  Listpack& lp = N(0).lp;
   *out = lp.Get(lp.First()).ToString();
   lp.Delete(lp.First());
   Touch(0);
@@ -172,7 +170,7 @@ bool ListValue::PopBack(std::string* out) {
   if (size_ == 0) return false;
   const size_t i = nodes_.size() - 1;
   Plain(i);
-  Listpack& lp = nodes_[i].lp;
+  Listpack& lp = N(i).lp;
   *out = lp.Get(lp.Last()).ToString();
   lp.Delete(lp.Last());
   Touch(i);
@@ -188,7 +186,7 @@ bool ListValue::Index(int64_t index, std::string* out) const {
   size_t first;
   const size_t i = NodeOf(static_cast<size_t>(index), &first);
   Plain(i);
-  const Listpack& lp = nodes_[i].lp;
+  const Listpack& lp = N(i).lp;
   *out = lp.Get(lp.Seek(static_cast<int64_t>(static_cast<size_t>(index) - first))).ToString();
   Settle(i);
   return true;
@@ -200,7 +198,7 @@ bool ListValue::Set(int64_t index, std::string_view v) {
   size_t first;
   const size_t i = NodeOf(static_cast<size_t>(index), &first);
   Plain(i);
-  Listpack& lp = nodes_[i].lp;
+  Listpack& lp = N(i).lp;
   lp.Replace(lp.Seek(static_cast<int64_t>(static_cast<size_t>(index) - first)), v);
   Touch(i);
   SplitIfOverfull(i);
@@ -211,7 +209,7 @@ bool ListValue::Set(int64_t index, std::string_view v) {
 bool ListValue::Insert(std::string_view pivot, std::string_view v, bool after) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Plain(i);
-    Listpack& lp = nodes_[i].lp;
+    Listpack& lp = N(i).lp;
     const size_t pos = lp.Find(lp.First(), pivot);
     if (pos == Listpack::kEnd) {
       Settle(i);
@@ -235,7 +233,7 @@ size_t ListValue::Remove(std::string_view v, int64_t count) {
   for (size_t step = 0; step < nodes_.size() && left > 0;) {
     const size_t i = from_tail ? nodes_.size() - 1 - step : step;
     Plain(i);
-    Listpack& lp = nodes_[i].lp;
+    Listpack& lp = N(i).lp;
     if (from_tail) {
       for (size_t pos = lp.Last(); pos != Listpack::kEnd && left > 0;) {
         const size_t prev = lp.Prev(pos);
@@ -258,7 +256,7 @@ size_t ListValue::Remove(std::string_view v, int64_t count) {
       }
     }
     Touch(i);
-    if (nodes_[i].count == 0) {
+    if (N(i).count == 0) {
       // With node i gone, the same step names the next node to visit in
       // either direction.
       EraseNodeIfEmpty(i);
@@ -275,28 +273,30 @@ size_t ListValue::Remove(std::string_view v, int64_t count) {
 void ListValue::Keep(size_t start, size_t end) {
   // Drop whole nodes outside [start, end], then trim the two edge nodes.
   size_t drop_tail = size_ - 1 - end;
-  while (drop_tail > 0 && !nodes_.empty() && nodes_.back().count <= drop_tail) {
-    drop_tail -= nodes_.back().count;
-    size_ -= nodes_.back().count;
+  while (drop_tail > 0 && !nodes_.empty() && nodes_.back()->count <= drop_tail) {
+    drop_tail -= nodes_.back()->count;
+    size_ -= nodes_.back()->count;
     nodes_.pop_back();
   }
   if (drop_tail > 0) {
     const size_t i = nodes_.size() - 1;
     Plain(i);
-    Listpack& lp = nodes_[i].lp;
+    Listpack& lp = N(i).lp;
     lp.DeleteRange(static_cast<int64_t>(lp.size() - drop_tail), drop_tail);
     Touch(i);
     size_ -= drop_tail;
   }
   size_t drop_head = start;
-  while (drop_head > 0 && !nodes_.empty() && nodes_.front().count <= drop_head) {
-    drop_head -= nodes_.front().count;
-    size_ -= nodes_.front().count;
-    nodes_.pop_front();
+  size_t whole = 0;  // leading nodes dropped whole, erased at once
+  while (drop_head > 0 && whole < nodes_.size() && N(whole).count <= drop_head) {
+    drop_head -= N(whole).count;
+    size_ -= N(whole).count;
+    ++whole;
   }
+  nodes_.erase(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(whole));
   if (drop_head > 0) {
     Plain(0);
-    nodes_[0].lp.DeleteRange(0, drop_head);
+    N(0).lp.DeleteRange(0, drop_head);
     Touch(0);
     size_ -= drop_head;
   }
@@ -312,7 +312,7 @@ void ListValue::Walk(size_t start, bool reverse, const std::function<bool(std::s
   size_t local = index - first;
   while (i < nodes_.size()) {
     Plain(i);
-    const Listpack& lp = nodes_[i].lp;
+    const Listpack& lp = N(i).lp;
     bool more = true;
     for (size_t pos = lp.Seek(static_cast<int64_t>(local)); pos != Listpack::kEnd && more;
          pos = reverse ? lp.Prev(pos) : lp.Next(pos)) {
@@ -321,21 +321,21 @@ void ListValue::Walk(size_t start, bool reverse, const std::function<bool(std::s
     Settle(i);
     if (!more || (reverse && i == 0)) return;
     i = reverse ? i - 1 : i + 1;
-    if (i < nodes_.size()) local = reverse ? nodes_[i].count - 1 : 0;
+    if (i < nodes_.size()) local = reverse ? N(i).count - 1 : 0;
   }
 }
 
 void ListValue::ForEachNode(const std::function<void(const Listpack&)>& fn) const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].is_compressed()) {
+    if (N(i).is_compressed()) {
       // Read a copy: a snapshot (possibly in a fork child) changes nothing.
-      Node copy = nodes_[i];
+      Node copy = N(i);
       std::string raw(copy.raw_bytes, '\0');
       lzf_decompress(copy.compressed.data(), static_cast<unsigned>(copy.compressed.size()), raw.data(),
                      static_cast<unsigned>(raw.size()));
       fn(Listpack::FromBytes(std::move(raw)));
     } else {
-      fn(nodes_[i].lp);
+      fn(N(i).lp);
     }
   }
 }
@@ -344,31 +344,35 @@ void ListValue::AppendNode(Listpack node) {
   Node n;
   n.lp = std::move(node);
   size_ += n.lp.size();
-  nodes_.push_back(std::move(n));
+  nodes_.push_back(std::make_unique<Node>(std::move(n)));
   Touch(nodes_.size() - 1);
   Settle(nodes_.size() > 1 ? nodes_.size() - 2 : SIZE_MAX);
 }
 
 size_t ListValue::packed_bytes() const {
   size_t bytes = 0;
-  for (const Node& n : nodes_) bytes += n.raw_bytes;
+  for (const auto& n : nodes_) bytes += n->raw_bytes;
   return bytes;
 }
 
 size_t ListValue::compressed_nodes() const {
-  return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.is_compressed(); }));
+  return static_cast<size_t>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return n->is_compressed(); }));
 }
 
 std::unique_ptr<ListValue> ListValue::Clone() const {
   auto copy = std::make_unique<ListValue>(limits_);
-  copy->nodes_ = nodes_;
+  copy->nodes_.reserve(nodes_.size());
+  for (const auto& n : nodes_) copy->nodes_.push_back(std::make_unique<Node>(*n));
   copy->size_ = size_;
   return copy;
 }
 
 size_t ListValue::heap_bytes() const {
-  size_t bytes = nodes_.size() * sizeof(Node);
-  for (const Node& n : nodes_) bytes += n.is_compressed() ? n.compressed.capacity() : n.lp.byte_size();
+  size_t bytes = nodes_.capacity() * sizeof(void*) + nodes_.size() * sizeof(Node);
+  for (const auto& n : nodes_) {
+    bytes += n->is_compressed() ? n->compressed.capacity() : PackedBuffer::RoundUp(n->lp.byte_size());
+  }
   return bytes;
 }
 

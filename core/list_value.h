@@ -23,7 +23,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -36,8 +35,8 @@ namespace ringkv::core {
 
 // list-max-listpack-size / list-compress-depth.
 struct ListLimits {
-  int64_t fill = -2;
-  int64_t compress_depth = 0;
+  int32_t fill = -2;
+  int32_t compress_depth = 0;
 };
 
 class ListValue {
@@ -88,12 +87,13 @@ class ListValue {
 
  private:
   struct Node {
-    Listpack lp;               // the elements; empty while compressed
-    std::string compressed;    // LZF bytes while compressed
-    size_t count = 0;          // elements, also while compressed
-    size_t raw_bytes = 0;      // listpack size, also while compressed
+    Listpack lp;                // the elements; empty while compressed
+    PackedBuffer compressed;    // LZF bytes while compressed
+    uint32_t count = 0;         // elements, also while compressed
+    uint32_t raw_bytes = 0;     // listpack size, also while compressed
     bool is_compressed() const { return !compressed.empty(); }
   };
+  Node& N(size_t i) const { return *nodes_[i]; }
 
   // Whether a node of `bytes` bytes and `count` elements can take one more
   // element of `size` bytes under the fill rule.
@@ -115,12 +115,13 @@ class ListValue {
   size_t NodeOf(size_t index, size_t* first) const;
   void EraseNodeIfEmpty(size_t i);
   void Touch(size_t i) {
-    nodes_[i].count = nodes_[i].lp.size();
-    nodes_[i].raw_bytes = nodes_[i].lp.byte_size();
+    N(i).count = N(i).lp.size();
+    N(i).raw_bytes = N(i).lp.byte_size();
   }
 
   ListLimits limits_;
-  mutable std::deque<Node> nodes_;
+  // Nodes by pointer: a new head node shifts pointers, not nodes.
+  std::vector<std::unique_ptr<Node>> nodes_;
   size_t size_ = 0;
 };
 

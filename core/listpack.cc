@@ -1,5 +1,6 @@
 #include "core/listpack.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -155,20 +156,21 @@ std::string ListpackEncode(std::string_view s) {
 }
 
 Listpack::Listpack() {
-  buf_.assign(kHeaderSize, '\0');
-  buf_.push_back(static_cast<char>(kEof));
+  const char empty[kHeaderSize + 1] = {0, 0, 0, 0, 0, 0, static_cast<char>(kEof)};
+  buf_.Assign(std::string_view(empty, sizeof(empty)));
   SetHeader();
 }
 
 Listpack Listpack::FromBytes(std::string bytes) {
   Listpack lp;
-  lp.buf_ = std::move(bytes);
+  lp.buf_.Assign(bytes);
   const auto* p = reinterpret_cast<const uint8_t*>(lp.buf_.data());
-  lp.count_ = static_cast<size_t>(ReadLe(p + 4, 2));
-  if (lp.count_ == kUnknownCount) {  // count by walking (First() needs count_)
-    lp.count_ = 0;
-    for (size_t pos = kHeaderSize; pos < lp.buf_.size() - 1; pos += lp.EntrySize(pos)) ++lp.count_;
+  uint32_t count = static_cast<uint32_t>(ReadLe(p + 4, 2));
+  if (count == kUnknownCount) {  // count by walking
+    count = 0;
+    for (size_t pos = kHeaderSize; pos < lp.buf_.size() - 1; pos += lp.EntrySize(pos)) ++count;
   }
+  lp.buf_.set_aux(count);
   return lp;
 }
 
@@ -202,7 +204,7 @@ void Listpack::SetHeader() {
   auto* p = reinterpret_cast<uint8_t*>(buf_.data());
   const uint64_t total = buf_.size();
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>((total >> (8 * i)) & 0xFF);
-  const uint64_t count = count_ < kUnknownCount ? count_ : kUnknownCount;
+  const uint64_t count = std::min<uint64_t>(buf_.aux(), kUnknownCount);
   p[4] = static_cast<uint8_t>(count & 0xFF);
   p[5] = static_cast<uint8_t>(count >> 8);
 }
@@ -213,7 +215,7 @@ size_t Listpack::EntrySize(size_t pos) const {
   return part + BacklenSize(part);
 }
 
-size_t Listpack::First() const { return count_ == 0 ? kEnd : kHeaderSize; }
+size_t Listpack::First() const { return buf_.aux() == 0 ? kEnd : kHeaderSize; }
 
 size_t Listpack::Next(size_t pos) const {
   const size_t next = pos + EntrySize(pos);
@@ -237,12 +239,12 @@ size_t Listpack::Prev(size_t pos) const {
 }
 
 size_t Listpack::Last() const {
-  if (count_ == 0) return kEnd;
+  if (buf_.aux() == 0) return kEnd;
   return Prev(buf_.size() - 1);
 }
 
 size_t Listpack::Seek(int64_t index) const {
-  const int64_t n = static_cast<int64_t>(count_);
+  const int64_t n = static_cast<int64_t>(buf_.aux());
   if (index < 0) index += n;
   if (index < 0 || index >= n) return kEnd;
   if (index < n / 2) {
@@ -270,8 +272,8 @@ size_t Listpack::Find(size_t pos, std::string_view s, size_t skip) const {
 
 size_t Listpack::InsertEncoded(size_t pos, std::string_view encoded) {
   if (pos == kEnd) pos = buf_.size() - 1;
-  buf_.insert(pos, encoded);
-  ++count_;
+  buf_.Insert(pos, encoded);
+  buf_.set_aux(buf_.aux() + 1);
   SetHeader();
   return pos;
 }
@@ -283,7 +285,7 @@ size_t Listpack::InsertBefore(size_t pos, std::string_view s) { return InsertEnc
 
 size_t Listpack::Replace(size_t pos, std::string_view s) {
   const std::string encoded = ListpackEncode(s);
-  buf_.replace(pos, EntrySize(pos), encoded);
+  buf_.Replace(pos, EntrySize(pos), encoded);
   SetHeader();
   return pos;
 }
@@ -295,14 +297,14 @@ size_t Listpack::Delete(size_t pos, size_t n) {
     end += EntrySize(end);
     ++removed;
   }
-  buf_.erase(pos, end - pos);
-  count_ -= removed;
+  buf_.Erase(pos, end - pos);
+  buf_.set_aux(buf_.aux() - static_cast<uint32_t>(removed));
   SetHeader();
   return pos >= buf_.size() - 1 ? kEnd : pos;
 }
 
 void Listpack::DeleteRange(int64_t start, size_t n) {
-  const int64_t size = static_cast<int64_t>(count_);
+  const int64_t size = static_cast<int64_t>(buf_.aux());
   if (start < 0) start = std::max<int64_t>(0, start + size);
   if (start >= size || n == 0) return;
   Delete(Seek(start), n);

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "core/packed_buffer.h"
 
 namespace ringkv::core {
 
@@ -56,10 +57,10 @@ class Listpack {
   // reads outside `bytes` (the input may be hostile).
   static absl::Status Validate(std::string_view bytes);
 
-  std::string_view bytes() const { return buf_; }
+  std::string_view bytes() const { return buf_.view(); }
   size_t byte_size() const { return buf_.size(); }
-  size_t size() const { return count_; }
-  bool empty() const { return count_ == 0; }
+  size_t size() const { return buf_.aux(); }  // the count lives in the buffer's spare word
+  bool empty() const { return buf_.aux() == 0; }
 
   // Entry positions; kEnd past either end.
   size_t First() const;
@@ -92,8 +93,7 @@ class Listpack {
   void SetHeader();
   size_t InsertEncoded(size_t pos, std::string_view encoded);
 
-  std::string buf_;
-  size_t count_ = 0;
+  PackedBuffer buf_;
 };
 
 // Encodes one element as listpack bytes (encoding + data + backlen), storing

@@ -1,5 +1,6 @@
 #include "core/set_value.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/string_value.h"
@@ -23,13 +24,13 @@ std::unique_ptr<SetValue> SetValue::ForFirstMember(std::string_view member) {
 }
 
 bool SetValue::Contains(std::string_view member) const {
-  if (encoding_ == Encoding::kHashtable) return table_.Find(member) != nullptr;
+  if (table_) return table_->Find(member) != nullptr;
   int64_t v;
   return StringToInt64(member, &v) && ints_.Contains(v);
 }
 
 bool SetValue::Add(std::string_view member, const SetLimits& limits) {
-  if (encoding_ == Encoding::kIntset) {
+  if (!table_) {
     int64_t v;
     if (StringToInt64(member, &v)) {
       if (!ints_.Add(v)) return false;
@@ -39,18 +40,18 @@ bool SetValue::Add(std::string_view member, const SetLimits& limits) {
     // Redis sizes the table for the members it already has plus this one.
     ConvertToTable(ints_.size() + 1);
   }
-  return table_.Insert(member).second;
+  return table_->Insert(member).second;
 }
 
 bool SetValue::Remove(std::string_view member) {
-  if (encoding_ == Encoding::kHashtable) return table_.Erase(member);
+  if (table_) return table_->Erase(member);
   int64_t v;
   return StringToInt64(member, &v) && ints_.Remove(v);
 }
 
 void SetValue::ForEach(const std::function<void(std::string_view)>& fn) const {
-  if (encoding_ == Encoding::kHashtable) {
-    table_.ForEach([&](const Key& k, Member&) { fn(k.view()); });
+  if (table_) {
+    table_->ForEach([&](const Key& k, Member&) { fn(k.view()); });
     return;
   }
   char buf[24];
@@ -61,11 +62,11 @@ void SetValue::ForEach(const std::function<void(std::string_view)>& fn) const {
 }
 
 uint64_t SetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view)>& fn) const {
-  return table_.Scan(cursor, [&](const Key& k, Member&) { fn(k.view()); });
+  return table_->Scan(cursor, [&](const Key& k, Member&) { fn(k.view()); });
 }
 
 std::string SetValue::RandomMember(absl::BitGen& rng) const {
-  if (encoding_ == Encoding::kHashtable) return std::string(table_.RandomNode(rng)->key.view());
+  if (table_) return std::string(table_->RandomNode(rng)->key.view());
   return IntText(ints_.Get(absl::Uniform<size_t>(rng, 0, ints_.size())));
 }
 
@@ -76,28 +77,29 @@ std::string SetValue::PopRandom(absl::BitGen& rng) {
 }
 
 void SetValue::ConvertToTable(size_t expected) {
-  if (encoding_ == Encoding::kHashtable) return;
-  table_.Reserve(expected);
-  for (size_t i = 0; i < ints_.size(); ++i) table_.Insert(IntText(ints_.Get(i)));
+  if (table_) return;
+  auto table = std::make_unique<Dict<Member>>();
+  table->Reserve(std::max(expected, ints_.size()));
+  for (size_t i = 0; i < ints_.size(); ++i) table->Insert(IntText(ints_.Get(i)));
   ints_ = Intset();
-  encoding_ = Encoding::kHashtable;
+  table_ = std::move(table);
 }
 
 std::unique_ptr<SetValue> SetValue::Clone() const {
   auto copy = std::make_unique<SetValue>();
-  if (encoding_ == Encoding::kIntset) {
+  if (!table_) {
     copy->ints_ = ints_;
     return copy;
   }
   copy->ConvertToTable(size());
-  table_.ForEach([&](const Key& k, Member&) { copy->table_.Insert(k.view()); });
+  table_->ForEach([&](const Key& k, Member&) { copy->table_->Insert(k.view()); });
   return copy;
 }
 
 size_t SetValue::heap_bytes() const {
-  if (encoding_ == Encoding::kIntset) return ints_.bytes().size();
-  size_t bytes = table_.bucket_bytes() + table_.size() * sizeof(Dict<Member>::Node);
-  table_.ForEach([&](const Key& k, Member&) { bytes += k.heap_bytes(); });
+  if (!table_) return PackedBuffer::RoundUp(ints_.bytes().size());
+  size_t bytes = table_->bucket_bytes() + table_->size() * sizeof(Dict<Member>::Node);
+  table_->ForEach([&](const Key& k, Member&) { bytes += k.heap_bytes(); });
   return bytes;
 }
 

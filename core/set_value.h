@@ -41,9 +41,9 @@ class SetValue {
   // A set read from an RDB intset (REQUIRES: Intset::Validate passed).
   explicit SetValue(Intset ints) : ints_(std::move(ints)) {}
 
-  Encoding encoding() const { return encoding_; }
-  const char* encoding_name() const { return encoding_ == Encoding::kIntset ? "intset" : "hashtable"; }
-  size_t size() const { return encoding_ == Encoding::kIntset ? ints_.size() : table_.size(); }
+  Encoding encoding() const { return table_ ? Encoding::kHashtable : Encoding::kIntset; }
+  const char* encoding_name() const { return table_ ? "hashtable" : "intset"; }
+  size_t size() const { return table_ ? table_->size() : ints_.size(); }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view member) const;
@@ -72,10 +72,9 @@ class SetValue {
  private:
   struct Member {};  // a set is a table of keys with no values
 
-  Encoding encoding_ = Encoding::kIntset;
+  // The intset, or -- once converted -- the table (allocated only then).
   Intset ints_;
-  // Mutable: lookups in a Dict advance its incremental rehashing.
-  mutable Dict<Member> table_;
+  std::unique_ptr<Dict<Member>> table_;
 };
 
 }  // namespace ringkv::core

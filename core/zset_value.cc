@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <algorithm>
 
 namespace ringkv::core {
 
@@ -24,7 +26,7 @@ ZSetValue::~ZSetValue() = default;
 ZSetValue::ZSetValue(ZSetValue&&) noexcept = default;
 ZSetValue& ZSetValue::operator=(ZSetValue&&) noexcept = default;
 
-size_t ZSetValue::size() const { return encoding_ == Encoding::kListpack ? packed_.size() / 2 : skiplist_->size(); }
+size_t ZSetValue::size() const { return !skiplist_ ? packed_.size() / 2 : skiplist_->size(); }
 
 size_t ZSetValue::FindPacked(std::string_view member) const {
   return packed_.Find(packed_.First(), member, /*skip=*/1);
@@ -33,12 +35,37 @@ size_t ZSetValue::FindPacked(std::string_view member) const {
 double ZSetValue::PackedScore(size_t member_pos) const {
   const ListpackValue v = packed_.Get(packed_.Next(member_pos));
   if (v.is_int) return static_cast<double>(v.int_value);
-  return std::strtod(std::string(v.str).c_str(), nullptr);  // "inf" and "-inf" included
+  char buf[64];  // scores are written by ZScoreToString: at most 24 bytes
+  const size_t n = std::min(v.str.size(), sizeof(buf) - 1);
+  std::memcpy(buf, v.str.data(), n);
+  buf[n] = '\0';
+  return std::strtod(buf, nullptr);  // "inf" and "-inf" included
+}
+
+std::unique_ptr<ZSetValue> ZSetValue::FromSorted(const std::vector<std::pair<std::string, double>>& elements,
+                                                 const ZSetLimits& limits) {
+  auto z = std::make_unique<ZSetValue>();
+  bool packed = elements.size() <= limits.max_listpack_entries;
+  for (size_t i = 0; packed && i < elements.size(); ++i) packed = elements[i].first.size() <= limits.max_listpack_value;
+  if (packed) {
+    for (const auto& [member, score] : elements) {
+      z->packed_.Append(member);
+      z->packed_.Append(ZScoreToString(score));
+    }
+    return z;
+  }
+  z->ConvertToSkiplist();
+  z->scores_->Reserve(elements.size());
+  for (const auto& [member, score] : elements) {
+    z->skiplist_->Insert(score, member);
+    *z->scores_->Insert(member).first = score;
+  }
+  return z;
 }
 
 bool ZSetValue::Score(std::string_view member, double* score) const {
-  if (encoding_ == Encoding::kSkiplist) {
-    const double* found = scores_.Find(member);
+  if (skiplist_) {
+    const double* found = scores_->Find(member);
     if (found == nullptr) return false;
     *score = *found;
     return true;
@@ -54,8 +81,15 @@ void ZSetValue::InsertPacked(std::string_view member, double score) {
   size_t pos = packed_.First();
   while (pos != Listpack::kEnd) {
     const double s = PackedScore(pos);
-    const std::string m = packed_.Get(pos).ToString();
-    if (ElementLess(score, member, s, m)) break;
+    if (score < s) break;
+    if (score == s) {  // same score: by member bytes (ints formatted for the comparison)
+      const ListpackValue v = packed_.Get(pos);
+      char scratch[24];
+      std::string_view m = v.str;
+      if (v.is_int) m = std::string_view(scratch, static_cast<size_t>(std::snprintf(scratch, sizeof(scratch), "%lld",
+                                                                                      static_cast<long long>(v.int_value))));
+      if (member.compare(m) < 0) break;
+    }
     pos = packed_.Next(packed_.Next(pos));
   }
   const std::string text = ZScoreToString(score);
@@ -76,9 +110,9 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
     if ((flags.gt && target <= current) || (flags.lt && target >= current)) return ZAddOutcome::kSkipped;
     *new_score = target;
     if (target == current) return ZAddOutcome::kUnchanged;
-    if (encoding_ == Encoding::kSkiplist) {
+    if (skiplist_) {
       skiplist_->UpdateScore(current, member, target);
-      *scores_.Find(member) = target;
+      *scores_->Find(member) = target;
     } else {
       packed_.Delete(FindPacked(member), 2);
       InsertPacked(member, target);
@@ -87,13 +121,13 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
   }
   if (flags.xx) return ZAddOutcome::kSkipped;
   *new_score = score;
-  if (encoding_ == Encoding::kListpack &&
+  if (!skiplist_ &&
       (member.size() > limits.max_listpack_value || size() + 1 > limits.max_listpack_entries)) {
     ConvertToSkiplist();
   }
-  if (encoding_ == Encoding::kSkiplist) {
+  if (skiplist_) {
     skiplist_->Insert(score, member);
-    *scores_.Insert(member).first = score;
+    *scores_->Insert(member).first = score;
   } else {
     InsertPacked(member, score);
   }
@@ -101,11 +135,11 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
 }
 
 bool ZSetValue::Remove(std::string_view member) {
-  if (encoding_ == Encoding::kSkiplist) {
-    const double* found = scores_.Find(member);
+  if (skiplist_) {
+    const double* found = scores_->Find(member);
     if (found == nullptr) return false;
     skiplist_->Delete(*found, member);
-    scores_.Erase(member);
+    scores_->Erase(member);
     return true;
   }
   const size_t pos = FindPacked(member);
@@ -116,8 +150,8 @@ bool ZSetValue::Remove(std::string_view member) {
 
 int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
   int64_t rank = -1;
-  if (encoding_ == Encoding::kSkiplist) {
-    const double* found = scores_.Find(member);
+  if (skiplist_) {
+    const double* found = scores_->Find(member);
     if (found == nullptr) return -1;
     rank = static_cast<int64_t>(skiplist_->Rank(*found, member)) - 1;
   } else {
@@ -138,7 +172,7 @@ void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
   const size_t n = size();
   if (start > end || start >= n) return;
   const size_t count = std::min(end, n - 1) - start + 1;
-  if (encoding_ == Encoding::kSkiplist) {
+  if (skiplist_) {
     const Skiplist::Node* node = skiplist_->ByRank(reverse ? n - start : start + 1);
     for (size_t i = 0; i < count && node != nullptr; ++i) {
       fn(node->member(), node->score);
@@ -160,44 +194,44 @@ void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
 }
 
 void ZSetValue::ConvertToSkiplist() {
-  if (encoding_ == Encoding::kSkiplist) return;
+  if (skiplist_) return;
   skiplist_ = std::make_unique<Skiplist>();
-  scores_.Reserve(packed_.size() / 2);
+  scores_ = std::make_unique<Dict<double>>();
+  scores_->Reserve(packed_.size() / 2);
   for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
     const std::string member = packed_.Get(pos).ToString();
     const double score = PackedScore(pos);
     skiplist_->Insert(score, member);
-    *scores_.Insert(member).first = score;
+    *scores_->Insert(member).first = score;
   }
   packed_ = Listpack();
-  encoding_ = Encoding::kSkiplist;
 }
 
 std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
-  if (encoding_ == Encoding::kListpack) return std::make_unique<ZSetValue>(Listpack(packed_));
+  if (!skiplist_) return std::make_unique<ZSetValue>(Listpack(packed_));
   auto copy = std::make_unique<ZSetValue>();
   copy->ConvertToSkiplist();
-  copy->scores_.Reserve(scores_.size());
+  copy->scores_->Reserve(scores_->size());
   RangeByRank(0, size() - 1, /*reverse=*/false, [&](std::string_view member, double score) {
     copy->skiplist_->Insert(score, member);
-    *copy->scores_.Insert(member).first = score;
+    *copy->scores_->Insert(member).first = score;
   });
   return copy;
 }
 
 size_t ZSetValue::heap_bytes() const {
-  if (encoding_ == Encoding::kListpack) return packed_.byte_size();
+  if (!skiplist_) return PackedBuffer::RoundUp(packed_.byte_size());
   // Per member: a skiplist node (score, member string, ~1.33 levels on
   // average) and a dict node with its own copy of the member.
-  size_t bytes = scores_.bucket_bytes() + scores_.size() * (sizeof(Dict<double>::Node) + 72);
-  scores_.ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
+  size_t bytes = scores_->bucket_bytes() + scores_->size() * (sizeof(Dict<double>::Node) + 72);
+  scores_->ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
   return bytes;
 }
 
 void ZSetValue::Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const {
   const size_t n = size();
   if (start >= n) return;
-  if (encoding_ == Encoding::kSkiplist) {
+  if (skiplist_) {
     const Skiplist::Node* node = skiplist_->ByRank(reverse ? n - start : start + 1);
     while (node != nullptr && fn(node->member(), node->score)) node = reverse ? node->prev() : node->next();
     return;
@@ -244,7 +278,7 @@ size_t WalkToRange(const ZSetValue& z, bool reverse, Near near_ok, Far far_ok) {
 
 size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (encoding_ == Encoding::kSkiplist) {
+  if (skiplist_) {
     const Skiplist::Node* node = reverse ? skiplist_->LastInRange(range) : skiplist_->FirstInRange(range);
     if (node == nullptr) return size();
     const uint64_t rank = skiplist_->Rank(node->score, node->member());
@@ -257,7 +291,7 @@ size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
 
 size_t ZSetValue::RankOfFirstIn(const LexRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (encoding_ == Encoding::kSkiplist) {
+  if (skiplist_) {
     const Skiplist::Node* node = reverse ? skiplist_->LastInLexRange(range) : skiplist_->FirstInLexRange(range);
     if (node == nullptr) return size();
     const uint64_t rank = skiplist_->Rank(node->score, node->member());
@@ -281,8 +315,8 @@ size_t ZSetValue::Count(const LexRange& range) const {
 }
 
 void ZSetValue::RemoveRanks(size_t start, size_t end) {
-  if (encoding_ == Encoding::kSkiplist) {
-    skiplist_->DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { scores_.Erase(member); });
+  if (skiplist_) {
+    skiplist_->DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { scores_->Erase(member); });
     return;
   }
   packed_.DeleteRange(static_cast<int64_t>(2 * start), 2 * (end - start + 1));
@@ -298,7 +332,7 @@ void ZSetValue::RandomElement(absl::BitGen& rng, std::string* member, double* sc
 }
 
 uint64_t ZSetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const {
-  return scores_.Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
+  return scores_->Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
 }
 
 }  // namespace ringkv::core

@@ -17,6 +17,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/listpack.h"
 #include "core/skiplist.h"
@@ -58,11 +60,16 @@ class ZSetValue {
   // distinct members, valid scores -- the loader checks).
   explicit ZSetValue(Listpack packed) : packed_(std::move(packed)) {}
   ~ZSetValue();
+  // A sorted set of `elements` -- REQUIRES: in (score, member) order, members
+  // distinct -- packed when they fit `limits`, a skiplist otherwise. O(n) for
+  // a listpack (no search per insert), as Redis builds a STORE result.
+  static std::unique_ptr<ZSetValue> FromSorted(const std::vector<std::pair<std::string, double>>& elements,
+                                               const ZSetLimits& limits);
   ZSetValue(ZSetValue&&) noexcept;
   ZSetValue& operator=(ZSetValue&&) noexcept;
 
-  Encoding encoding() const { return encoding_; }
-  const char* encoding_name() const { return encoding_ == Encoding::kListpack ? "listpack" : "skiplist"; }
+  Encoding encoding() const { return skiplist_ ? Encoding::kSkiplist : Encoding::kListpack; }
+  const char* encoding_name() const { return skiplist_ ? "skiplist" : "listpack"; }
   size_t size() const;
 
   bool Score(std::string_view member, double* score) const;
@@ -109,10 +116,9 @@ class ZSetValue {
   double PackedScore(size_t member_pos) const;
   void InsertPacked(std::string_view member, double score);
 
-  Encoding encoding_ = Encoding::kListpack;
   Listpack packed_;
   std::unique_ptr<Skiplist> skiplist_;  // kSkiplist: order
-  mutable Dict<double> scores_;         // kSkiplist: member -> score (mutable: lookups rehash)
+  std::unique_ptr<Dict<double>> scores_;  // kSkiplist: member -> score
 };
 
 }  // namespace ringkv::core

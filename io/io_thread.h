@@ -20,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -138,6 +139,15 @@ class IoThread {
   std::vector<uint32_t> generations_;
   std::vector<uint32_t> free_slots_;
   std::vector<Connection*> pending_;   // connections with bytes to send
+  // A vectored send in flight for a connection whose reply spans several
+  // chunks (a large LRANGE / HGETALL): the msghdr and iovecs must outlive
+  // the submission, so they are allocated only for such sends, by slot.
+  struct MultiSend {
+    static constexpr int kMaxIov = 16;  // up to 256 KiB per send
+    msghdr msg{};
+    iovec iov[kMaxIov];
+  };
+  absl::flat_hash_map<uint32_t, std::unique_ptr<MultiSend>> multi_sends_;
   std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
   std::vector<int> listeners_;
   absl::flat_hash_map<uint64_t, Connection*> live_;  // threads > 0: by client id

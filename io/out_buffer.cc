@@ -121,6 +121,18 @@ void OutBuffer::Splice(OutBuffer& other) {
   other.bytes_ = 0;
 }
 
+int OutBuffer::Gather(iovec* iov, int max) const {
+  int n = 0;
+  for (const ChunkHeader* c = head_; c != nullptr && n < max; c = c->next) {
+    const uint32_t from = c == head_ ? c->sent : 0;
+    if (c->used == from) continue;
+    iov[n].iov_base = c->base + from;
+    iov[n].iov_len = c->used - from;
+    ++n;
+  }
+  return n;
+}
+
 void OutBuffer::Consume(size_t n) {
   bytes_ -= n;
   while (n > 0) {

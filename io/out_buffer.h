@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <sys/uio.h>
 #include <string_view>
 
 #include "io/shared_block.h"
@@ -100,7 +101,14 @@ class OutBuffer {
     if (head_ == nullptr) return {};
     return {head_->base + head_->sent, head_->used - head_->sent};
   }
-  // Marks n bytes of Front() as sent, releasing chunks that are done.
+  // True when the unsent bytes span more than one link (a vectored send
+  // pays off).
+  bool MultiLink() const { return head_ != nullptr && head_->next != nullptr; }
+  // Fills up to `max` iovecs with the unsent ranges, in order; returns how
+  // many. They stay valid until the buffer is consumed or modified at its head.
+  int Gather(iovec* iov, int max) const;
+  // Marks the first n unsent bytes as sent (across links), releasing links
+  // that are done.
   void Consume(size_t n);
   void Clear();
 

@@ -123,8 +123,8 @@ void Server::ApplyConfigHooks() {
     core::CollectionLimits& limits = keyspace_.limits();
     limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
     limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
-    limits.list.fill = config_->Int("list-max-listpack-size");
-    limits.list.compress_depth = config_->Int("list-compress-depth");
+    limits.list.fill = static_cast<int32_t>(config_->Int("list-max-listpack-size"));
+    limits.list.compress_depth = static_cast<int32_t>(config_->Int("list-compress-depth"));
     limits.set.max_intset_entries = static_cast<size_t>(config_->Int("set-max-intset-entries"));
     limits.zset.max_listpack_entries = static_cast<size_t>(config_->Int("zset-max-listpack-entries"));
     limits.zset.max_listpack_value = static_cast<size_t>(config_->Int("zset-max-listpack-value"));

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/hash_value.h"
 #include "core/string_ops.h"
 #include "core/strings.h"
@@ -264,23 +263,17 @@ void RandomFieldsWithCount(CommandContext& ctx, int64_t l, bool withvalues) {
     return;
   }
   // Distinct fields, fewer than the hash holds: draw without repeats.
-  std::vector<std::pair<std::string, std::string>> picked;
-  picked.reserve(count);
-  if (count * 3 > size) {
-    // Most of the hash: take it all and drop random pairs (Redis's case 3).
-    h->ForEach([&](std::string_view field, std::string_view value) { picked.emplace_back(field, value); });
-    while (picked.size() > count) {
-      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
-      std::swap(picked[i], picked.back());
-      picked.pop_back();
-    }
-  } else {
-    absl::flat_hash_set<std::string> seen;
-    while (picked.size() < count) {
-      h->RandomPair(rng, &f, &v);
-      if (seen.insert(f).second) picked.emplace_back(f, v);
-    }
-  }
+  using Pair = std::pair<std::string, std::string>;
+  const std::vector<Pair> picked = PickDistinct<Pair>(
+      count, size, rng,
+      [&](std::vector<Pair>* out) {
+        h->ForEach([&](std::string_view field, std::string_view value) { out->emplace_back(field, value); });
+      },
+      [&] {
+        h->RandomPair(rng, &f, &v);
+        return Pair(f, v);
+      },
+      [](const Pair& p) -> std::string_view { return p.first; });
   header(count);
   for (const auto& [field, value] : picked) ReplyPair(ctx, field, value, withvalues);
 }
@@ -341,10 +334,7 @@ void CmdHscan(CommandContext& ctx) {
     h->ForEach(take);  // a packed hash is returned whole, cursor 0
     cursor = 0;
   } else {
-    int64_t budget = opts.count * 10;
-    do {
-      cursor = h->ScanTable(cursor, take);
-    } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size() / 2) < opts.count);
+    cursor = ScanTableSteps(cursor, opts.count, items, 2, [&](uint64_t c) { return h->ScanTable(c, take); });
   }
   ReplyScan(ctx, cursor, items);
 }

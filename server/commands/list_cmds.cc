@@ -130,48 +130,18 @@ void CmdRpop(CommandContext& ctx) { Pop(ctx, false); }
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first
 // non-empty list; propagated as LPOP/RPOP of that key with the count.
 void CmdLmpop(CommandContext& ctx) {
-  int64_t numkeys;
-  if (!core::StringToInt64(ctx.argv[1], &numkeys) || numkeys <= 0) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return;
-  }
-  if (numkeys > static_cast<int64_t>(ctx.argv.size()) - 3) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  size_t i = 2 + static_cast<size_t>(numkeys);
-  bool head;
-  if (Is(ctx.argv[i], "LEFT")) {
-    head = true;
-  } else if (Is(ctx.argv[i], "RIGHT")) {
-    head = false;
-  } else {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  int64_t count = -1;
-  for (++i; i < ctx.argv.size(); ++i) {
-    if (Is(ctx.argv[i], "COUNT") && i + 1 < ctx.argv.size() && count == -1) {
-      if (!core::StringToInt64(ctx.argv[++i], &count) || count <= 0) {
-        ctx.reply.Error("ERR count should be greater than 0");
-        return;
-      }
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
-  if (count == -1) count = 1;
-  for (size_t k = 2; k < 2 + static_cast<size_t>(numkeys); ++k) {
+  MpopArgs args;
+  if (!ParseMpopArgs(ctx, 1, "LEFT", "RIGHT", &args)) return;
+  for (std::string_view k : args.keys) {
     bool failed;
-    ListValue* l = ListLookup(ctx, ctx.argv[k], false, &failed);
+    ListValue* l = ListLookup(ctx, k, false, &failed);
     if (failed) return;
     if (l == nullptr) continue;
-    const std::string key(ctx.argv[k]);
+    const std::string key(k);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
-    PopCountAndReply(ctx, key, *l, count, head);
-    ctx.server.PropagateAs({head ? "LPOP" : "RPOP", key, StrCat(count)});
+    PopCountAndReply(ctx, key, *l, args.count, args.first_end);
+    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
     return;
   }
   ctx.reply.NullArray();

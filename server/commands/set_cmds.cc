@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/set_value.h"
 #include "core/strings.h"
 #include "server/command_table.h"
@@ -198,22 +197,9 @@ void CmdSrandmember(CommandContext& ctx) {
     s->ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
     return;
   }
-  std::vector<std::string> picked;
-  picked.reserve(count);
-  if (count * 3 > size) {  // most of the set: take it all, drop random members
-    s->ForEach([&](std::string_view m) { picked.emplace_back(m); });
-    while (picked.size() > count) {
-      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
-      std::swap(picked[i], picked.back());
-      picked.pop_back();
-    }
-  } else {
-    absl::flat_hash_set<std::string> seen;
-    while (picked.size() < count) {
-      std::string m = s->RandomMember(rng);
-      if (seen.insert(m).second) picked.push_back(std::move(m));
-    }
-  }
+  const std::vector<std::string> picked = PickDistinct<std::string>(
+      count, size, rng, [&](std::vector<std::string>* out) { s->ForEach([&](std::string_view m) { out->emplace_back(m); }); },
+      [&] { return s->RandomMember(rng); }, [](const std::string& m) -> std::string_view { return m; });
   ctx.reply.ArrayHeader(static_cast<int64_t>(count));
   for (const std::string& m : picked) ctx.reply.Bulk(m);
 }
@@ -419,10 +405,7 @@ void CmdSscan(CommandContext& ctx) {
     s->ForEach(take);  // an intset is returned whole, cursor 0
     cursor = 0;
   } else {
-    int64_t budget = opts.count * 10;
-    do {
-      cursor = s->ScanTable(cursor, take);
-    } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size()) < opts.count);
+    cursor = ScanTableSteps(cursor, opts.count, items, 1, [&](uint64_t c) { return s->ScanTable(c, take); });
   }
   ReplyScan(ctx, cursor, items);
 }

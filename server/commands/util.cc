@@ -92,6 +92,43 @@ void ReplyScan(CommandContext& ctx, uint64_t cursor, const std::vector<std::stri
   for (const std::string& item : items) ctx.reply.Bulk(item);
 }
 
+bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view first_end, std::string_view other_end,
+                   MpopArgs* out) {
+  int64_t numkeys;
+  if (!core::StringToInt64(ctx.argv[numkeys_index], &numkeys) || numkeys <= 0) {
+    ctx.reply.Error("ERR numkeys should be greater than 0");
+    return false;
+  }
+  size_t i = numkeys_index + 1 + static_cast<size_t>(numkeys);
+  if (numkeys > static_cast<int64_t>(ctx.argv.size()) || i >= ctx.argv.size()) {  // no room for <end>
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  out->keys = ctx.argv.subspan(numkeys_index + 1, static_cast<size_t>(numkeys));
+  if (Is(ctx.argv[i], first_end)) {
+    out->first_end = true;
+  } else if (Is(ctx.argv[i], other_end)) {
+    out->first_end = false;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  bool has_count = false;
+  for (++i; i < ctx.argv.size(); ++i) {
+    if (Is(ctx.argv[i], "COUNT") && i + 1 < ctx.argv.size() && !has_count) {
+      has_count = true;
+      if (!core::StringToInt64(ctx.argv[++i], &out->count) || out->count <= 0) {
+        ctx.reply.Error("ERR count should be greater than 0");
+        return false;
+      }
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type) {
   if (e == nullptr || e->value.type() == type) return true;
   ctx.reply.Error(errors::kWrongType);

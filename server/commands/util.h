@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/random/random.h"
 #include "core/strings.h"
 #include "core/keyspace.h"
 #include "core/op_result.h"
@@ -46,6 +48,57 @@ bool ParseScanCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor
 bool ParseScanOptions(CommandContext& ctx, size_t first, bool allow_type, ScanOptions* opts);
 // [cursor, [items...]], as every SCAN-family command replies.
 void ReplyScan(CommandContext& ctx, uint64_t cursor, const std::vector<std::string>& items);
+
+// Collects one SCAN-family step over a table encoding: calls step(cursor)
+// (which appends to items and returns the next cursor) until the scan wraps,
+// `count` elements (items / per_element) were collected, or count * 10 steps
+// were spent -- Redis's bound on the work of one call. Returns the cursor.
+template <typename Step>
+uint64_t ScanTableSteps(uint64_t cursor, int64_t count, const std::vector<std::string>& items, size_t per_element,
+                        Step step) {
+  int64_t budget = count * 10;
+  do {
+    cursor = step(cursor);
+  } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size() / per_element) < count);
+  return cursor;
+}
+
+// Chooses `count` distinct elements of a collection of `size` (REQUIRES:
+// count < size) as Redis's HRANDFIELD / SRANDMEMBER / ZRANDMEMBER do: when
+// that is most of it (count * 3 > size), all elements minus random ones;
+// otherwise random draws until `count` distinct ones. all(out) appends every
+// element to *out; draw() returns a random one; id(e) names it.
+template <typename T, typename All, typename Draw, typename Id>
+std::vector<T> PickDistinct(size_t count, size_t size, absl::BitGen& rng, All all, Draw draw, Id id) {
+  std::vector<T> picked;
+  picked.reserve(count * 3 > size ? size : count);
+  if (count * 3 > size) {
+    all(&picked);
+    while (picked.size() > count) {
+      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
+      std::swap(picked[i], picked.back());
+      picked.pop_back();
+    }
+    return picked;
+  }
+  absl::flat_hash_set<std::string> seen;
+  while (picked.size() < count) {
+    T e = draw();
+    if (seen.insert(std::string(id(e))).second) picked.push_back(std::move(e));
+  }
+  return picked;
+}
+
+// LMPOP / ZMPOP arguments: numkeys key [key ...] <end> [COUNT count], with
+// <end> one of `first_end` / `other_end` (LEFT/RIGHT, MIN/MAX). False when an
+// error was replied, with Redis's texts.
+struct MpopArgs {
+  Argv keys;
+  bool first_end = true;  // <end> was `first_end`
+  int64_t count = 1;
+};
+bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view first_end, std::string_view other_end,
+                   MpopArgs* out);
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);

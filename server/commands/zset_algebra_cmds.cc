@@ -199,12 +199,7 @@ void Generic(CommandContext& ctx, Op op, bool store) {
   if (!ParseRequest(ctx, store ? 2 : 1, op, store, false, &r)) return;
   const Elements result = Compute(r, op);
   if (store) {
-    auto z = std::make_unique<ZSetValue>();
-    for (const auto& [m, s] : result) {
-      double unused;
-      z->Add(m, s, core::ZAddFlags{}, ZSetLimitsOf(ctx), &unused);
-    }
-    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], std::move(z)));
+    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], ZSetValue::FromSorted(result, ZSetLimitsOf(ctx))));
     return;
   }
   ReplyElementsHeader(ctx, static_cast<int64_t>(result.size()), r.withscores);

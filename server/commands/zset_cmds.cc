@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -323,48 +322,19 @@ void CmdZpopmax(CommandContext& ctx) { Pop(ctx, true); }
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first
 // non-empty set; propagated as ZPOPMIN/ZPOPMAX of that key.
 void CmdZmpop(CommandContext& ctx) {
-  int64_t numkeys;
-  if (!core::StringToInt64(ctx.argv[1], &numkeys) || numkeys <= 0) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return;
-  }
-  if (numkeys > static_cast<int64_t>(ctx.argv.size()) - 3) {  // no room left for MIN|MAX
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  size_t i = 2 + static_cast<size_t>(numkeys);
-  bool max;
-  if (Is(ctx.argv[i], "MIN")) {
-    max = false;
-  } else if (Is(ctx.argv[i], "MAX")) {
-    max = true;
-  } else {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  int64_t count = -1;
-  for (++i; i < ctx.argv.size(); ++i) {
-    if (Is(ctx.argv[i], "COUNT") && i + 1 < ctx.argv.size() && count == -1) {
-      if (!core::StringToInt64(ctx.argv[++i], &count) || count <= 0) {
-        ctx.reply.Error("ERR count should be greater than 0");
-        return;
-      }
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
-  if (count == -1) count = 1;
-  for (size_t k = 2; k < 2 + static_cast<size_t>(numkeys); ++k) {
+  MpopArgs args;
+  if (!ParseMpopArgs(ctx, 1, "MIN", "MAX", &args)) return;
+  const bool max = !args.first_end;
+  for (std::string_view k : args.keys) {
     bool failed;
-    ZSetValue* z = ZSetLookup(ctx, ctx.argv[k], false, &failed);
+    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
     if (failed) return;
     if (z == nullptr) continue;
-    const std::string key(ctx.argv[k]);
+    const std::string key(k);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
-    PopAndReply(ctx, key, *z, count, max, /*nested=*/true);
-    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(count)});
+    PopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
+    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
     return;
   }
   ctx.reply.NullArray();
@@ -427,25 +397,20 @@ void CmdZrandmember(CommandContext& ctx) {
     });
     return;
   }
-  std::vector<std::pair<std::string, double>> picked;
-  picked.reserve(count);
-  if (count * 3 > size) {  // most of the set: take it all, drop random elements
-    z->Walk(0, false, [&](std::string_view m, double s) {
-      picked.emplace_back(m, s);
-      return true;
-    });
-    while (picked.size() > count) {
-      const size_t i = absl::Uniform<size_t>(rng, 0, picked.size());
-      std::swap(picked[i], picked.back());
-      picked.pop_back();
-    }
-  } else {
-    absl::flat_hash_set<std::string> seen;
-    while (picked.size() < count) {
-      z->RandomElement(rng, &member, &score);
-      if (seen.insert(member).second) picked.emplace_back(member, score);
-    }
-  }
+  using Element = std::pair<std::string, double>;
+  const std::vector<Element> picked = PickDistinct<Element>(
+      count, size, rng,
+      [&](std::vector<Element>* out) {
+        z->Walk(0, false, [&](std::string_view m, double s) {
+          out->emplace_back(m, s);
+          return true;
+        });
+      },
+      [&] {
+        z->RandomElement(rng, &member, &score);
+        return Element(member, score);
+      },
+      [](const Element& e) -> std::string_view { return e.first; });
   ReplyElementsHeader(ctx, static_cast<int64_t>(count), withscores);
   for (const auto& [m, s] : picked) ReplyElement(ctx, m, s, withscores);
 }
@@ -476,10 +441,7 @@ void CmdZscan(CommandContext& ctx) {
     });
     cursor = 0;
   } else {
-    int64_t budget = opts.count * 10;
-    do {
-      cursor = z->ScanTable(cursor, take);
-    } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(items.size() / 2) < opts.count);
+    cursor = ScanTableSteps(cursor, opts.count, items, 2, [&](uint64_t c) { return z->ScanTable(c, take); });
   }
   ReplyScan(ctx, cursor, items);
 }

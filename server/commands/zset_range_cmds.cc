@@ -3,7 +3,10 @@
 // ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX -- one parser and one walker,
 // as Redis 7.0's zrangeGenericCommand. Replies stream straight from the set
 // (no copy per element); the element count is computed first in O(log n).
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/strings.h"
 #include "server/command_table.h"
@@ -134,16 +137,17 @@ void RangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type,
   if (z != nullptr) Resolve(*z, r, &start, &count);
   const bool reverse = r.direction == Direction::kReverse;
   if (store) {
-    auto result = std::make_unique<ZSetValue>();
+    std::vector<std::pair<std::string, double>> elements;
+    elements.reserve(count);
     if (count > 0) {
       size_t left = count;
       z->Walk(start, reverse, [&](std::string_view m, double score) {
-        double unused;
-        result->Add(m, score, core::ZAddFlags{}, ZSetLimitsOf(ctx), &unused);
+        elements.emplace_back(m, score);
         return --left > 0;
       });
     }
-    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], std::move(result)));
+    if (reverse) std::reverse(elements.begin(), elements.end());  // a set is stored in ascending order
+    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], ZSetValue::FromSorted(elements, ZSetLimitsOf(ctx))));
     return;
   }
   ReplyElementsHeader(ctx, static_cast<int64_t>(count), r.withscores);

@@ -233,5 +233,36 @@ TEST(CollectionsE2E, ReplicasOfEitherKindConverge) {
   }
 }
 
+// UNLINK (and DEL with lazyfree-lazy-user-del) hands big values to the
+// lazy-free thread: the key is gone at once and INFO counts the object
+// freed in the background; a small (packed) value is freed in place.
+TEST(CollectionsE2E, UnlinkFreesBigValuesOffTheMainThread) {
+  TestServer s({"--save", ""});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  auto fill = [&](const std::string& key, int fields) {
+    for (int base = 0; base < fields; base += 1000) {
+      std::vector<std::string> hset = {"HSET", key};
+      for (int i = base; i < base + 1000; ++i) {
+        hset.push_back("f" + std::to_string(i));
+        hset.push_back("v");
+      }
+      ASSERT_EQ(Call(c, hset), ":1000\r\n");
+    }
+  };
+  fill("big1", 100000);
+  fill("big2", 100000);
+  ASSERT_EQ(Call(c, {"HSET", "small", "f", "v"}), ":1\r\n");
+  EXPECT_EQ(Call(c, {"UNLINK", "big1", "small", "nosuch"}), ":2\r\n");
+  EXPECT_EQ(Call(c, {"EXISTS", "big1", "small"}), ":0\r\n");
+  EXPECT_TRUE(WaitInfo(c, "lazyfreed_objects", "1", 10000, "memory"));
+  EXPECT_EQ(Call(c, {"DEL", "big2"}), ":1\r\n");  // lazyfree-lazy-user-del no: freed in place
+  EXPECT_EQ(Info(c, "lazyfreed_objects", "memory"), "1");
+  fill("big3", 100000);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "lazyfree-lazy-user-del", "yes"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEL", "big3"}), ":1\r\n");
+  EXPECT_TRUE(WaitInfo(c, "lazyfreed_objects", "2", 10000, "memory"));
+}
+
 }  // namespace
 }  // namespace ringkv::testing

@@ -16,14 +16,15 @@
 #   ZRANGE_WS      ZRANGE z1000 0 99 WITHSCORES  (a 1,000-member skiplist)
 #   ZUNIONSTORE    ZUNIONSTORE zdst 2 za zb      (two 300-member sets, half shared)
 # Env: N (requests, default 100000), N_BIG (for the 1,000-element reads,
-# default 20000), CLIENTS (50), WORKLOADS (all of the above).
+# default 100000: long enough that a fresh server's first seconds do not
+# dominate), CLIENTS (50), WORKLOADS (all of the above).
 set -euo pipefail
 ROUNDS=3
 while getopts "r:" o; do case $o in r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac; done
 shift $((OPTIND - 1))
 (($# >= 1)) || { echo "usage: $0 [-r ROUNDS] SERVER_CMD..." >&2; exit 2; }
 N=${N:-100000}
-N_BIG=${N_BIG:-20000}
+N_BIG=${N_BIG:-100000}
 CLIENTS=${CLIENTS:-50}
 WORKLOADS=${WORKLOADS:-"LPUSH LRANGE_100 LRANGE_1000 HSET HGETALL_1000 SADD ZADD ZRANGE_WS ZUNIONSTORE"}
 work=$(mktemp -d /tmp/coll-bench.XXXXXX)

@@ -26,7 +26,7 @@ ZSetValue::~ZSetValue() = default;
 ZSetValue::ZSetValue(ZSetValue&&) noexcept = default;
 ZSetValue& ZSetValue::operator=(ZSetValue&&) noexcept = default;
 
-size_t ZSetValue::size() const { return !skiplist_ ? packed_.size() / 2 : skiplist_->size(); }
+size_t ZSetValue::size() const { return !table_ ? packed_.size() / 2 : table_->list.size(); }
 
 size_t ZSetValue::FindPacked(std::string_view member) const {
   return packed_.Find(packed_.First(), member, /*skip=*/1);
@@ -55,17 +55,17 @@ std::unique_ptr<ZSetValue> ZSetValue::FromSorted(const std::vector<std::pair<std
     return z;
   }
   z->ConvertToSkiplist();
-  z->scores_->Reserve(elements.size());
+  z->table_->scores.Reserve(elements.size());
   for (const auto& [member, score] : elements) {
-    z->skiplist_->Insert(score, member);
-    *z->scores_->Insert(member).first = score;
+    z->table_->list.Insert(score, member);
+    *z->table_->scores.Insert(member).first = score;
   }
   return z;
 }
 
 bool ZSetValue::Score(std::string_view member, double* score) const {
-  if (skiplist_) {
-    const double* found = scores_->Find(member);
+  if (table_) {
+    const double* found = table_->scores.Find(member);
     if (found == nullptr) return false;
     *score = *found;
     return true;
@@ -110,9 +110,9 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
     if ((flags.gt && target <= current) || (flags.lt && target >= current)) return ZAddOutcome::kSkipped;
     *new_score = target;
     if (target == current) return ZAddOutcome::kUnchanged;
-    if (skiplist_) {
-      skiplist_->UpdateScore(current, member, target);
-      *scores_->Find(member) = target;
+    if (table_) {
+      table_->list.UpdateScore(current, member, target);
+      *table_->scores.Find(member) = target;
     } else {
       packed_.Delete(FindPacked(member), 2);
       InsertPacked(member, target);
@@ -121,13 +121,13 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
   }
   if (flags.xx) return ZAddOutcome::kSkipped;
   *new_score = score;
-  if (!skiplist_ &&
+  if (!table_ &&
       (member.size() > limits.max_listpack_value || size() + 1 > limits.max_listpack_entries)) {
     ConvertToSkiplist();
   }
-  if (skiplist_) {
-    skiplist_->Insert(score, member);
-    *scores_->Insert(member).first = score;
+  if (table_) {
+    table_->list.Insert(score, member);
+    *table_->scores.Insert(member).first = score;
   } else {
     InsertPacked(member, score);
   }
@@ -135,11 +135,11 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
 }
 
 bool ZSetValue::Remove(std::string_view member) {
-  if (skiplist_) {
-    const double* found = scores_->Find(member);
+  if (table_) {
+    const double* found = table_->scores.Find(member);
     if (found == nullptr) return false;
-    skiplist_->Delete(*found, member);
-    scores_->Erase(member);
+    table_->list.Delete(*found, member);
+    table_->scores.Erase(member);
     return true;
   }
   const size_t pos = FindPacked(member);
@@ -150,10 +150,10 @@ bool ZSetValue::Remove(std::string_view member) {
 
 int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
   int64_t rank = -1;
-  if (skiplist_) {
-    const double* found = scores_->Find(member);
+  if (table_) {
+    const double* found = table_->scores.Find(member);
     if (found == nullptr) return -1;
-    rank = static_cast<int64_t>(skiplist_->Rank(*found, member)) - 1;
+    rank = static_cast<int64_t>(table_->list.Rank(*found, member)) - 1;
   } else {
     int64_t i = 0;
     for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos)), ++i) {
@@ -172,8 +172,8 @@ void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
   const size_t n = size();
   if (start > end || start >= n) return;
   const size_t count = std::min(end, n - 1) - start + 1;
-  if (skiplist_) {
-    const Skiplist::Node* node = skiplist_->ByRank(reverse ? n - start : start + 1);
+  if (table_) {
+    const Skiplist::Node* node = table_->list.ByRank(reverse ? n - start : start + 1);
     for (size_t i = 0; i < count && node != nullptr; ++i) {
       fn(node->member(), node->score);
       node = reverse ? node->prev() : node->next();
@@ -194,45 +194,45 @@ void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
 }
 
 void ZSetValue::ConvertToSkiplist() {
-  if (skiplist_) return;
-  skiplist_ = std::make_unique<Skiplist>();
-  scores_ = std::make_unique<Dict<double>>();
-  scores_->Reserve(packed_.size() / 2);
+  if (table_) return;
+  auto table = std::make_unique<Table>();
+  table->scores.Reserve(packed_.size() / 2);
   for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
     const std::string member = packed_.Get(pos).ToString();
     const double score = PackedScore(pos);
-    skiplist_->Insert(score, member);
-    *scores_->Insert(member).first = score;
+    table->list.Insert(score, member);
+    *table->scores.Insert(member).first = score;
   }
   packed_ = Listpack();
+  table_ = std::move(table);
 }
 
 std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
-  if (!skiplist_) return std::make_unique<ZSetValue>(Listpack(packed_));
+  if (!table_) return std::make_unique<ZSetValue>(Listpack(packed_));
   auto copy = std::make_unique<ZSetValue>();
   copy->ConvertToSkiplist();
-  copy->scores_->Reserve(scores_->size());
+  copy->table_->scores.Reserve(table_->scores.size());
   RangeByRank(0, size() - 1, /*reverse=*/false, [&](std::string_view member, double score) {
-    copy->skiplist_->Insert(score, member);
-    *copy->scores_->Insert(member).first = score;
+    copy->table_->list.Insert(score, member);
+    *copy->table_->scores.Insert(member).first = score;
   });
   return copy;
 }
 
 size_t ZSetValue::heap_bytes() const {
-  if (!skiplist_) return PackedBuffer::RoundUp(packed_.byte_size());
+  if (!table_) return PackedBuffer::RoundUp(packed_.byte_size());
   // Per member: a skiplist node (score, member string, ~1.33 levels on
   // average) and a dict node with its own copy of the member.
-  size_t bytes = scores_->bucket_bytes() + scores_->size() * (sizeof(Dict<double>::Node) + 72);
-  scores_->ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
+  size_t bytes = table_->scores.bucket_bytes() + table_->scores.size() * (sizeof(Dict<double>::Node) + 72);
+  table_->scores.ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
   return bytes;
 }
 
 void ZSetValue::Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const {
   const size_t n = size();
   if (start >= n) return;
-  if (skiplist_) {
-    const Skiplist::Node* node = skiplist_->ByRank(reverse ? n - start : start + 1);
+  if (table_) {
+    const Skiplist::Node* node = table_->list.ByRank(reverse ? n - start : start + 1);
     while (node != nullptr && fn(node->member(), node->score)) node = reverse ? node->prev() : node->next();
     return;
   }
@@ -278,10 +278,10 @@ size_t WalkToRange(const ZSetValue& z, bool reverse, Near near_ok, Far far_ok) {
 
 size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (skiplist_) {
-    const Skiplist::Node* node = reverse ? skiplist_->LastInRange(range) : skiplist_->FirstInRange(range);
+  if (table_) {
+    const Skiplist::Node* node = reverse ? table_->list.LastInRange(range) : table_->list.FirstInRange(range);
     if (node == nullptr) return size();
-    const uint64_t rank = skiplist_->Rank(node->score, node->member());
+    const uint64_t rank = table_->list.Rank(node->score, node->member());
     return reverse ? size() - rank : rank - 1;
   }
   auto above = [&](std::string_view, double s) { return range.AboveMin(s); };
@@ -291,10 +291,10 @@ size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
 
 size_t ZSetValue::RankOfFirstIn(const LexRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (skiplist_) {
-    const Skiplist::Node* node = reverse ? skiplist_->LastInLexRange(range) : skiplist_->FirstInLexRange(range);
+  if (table_) {
+    const Skiplist::Node* node = reverse ? table_->list.LastInLexRange(range) : table_->list.FirstInLexRange(range);
     if (node == nullptr) return size();
-    const uint64_t rank = skiplist_->Rank(node->score, node->member());
+    const uint64_t rank = table_->list.Rank(node->score, node->member());
     return reverse ? size() - rank : rank - 1;
   }
   auto above = [&](std::string_view m, double) { return range.AboveMin(m); };
@@ -315,8 +315,8 @@ size_t ZSetValue::Count(const LexRange& range) const {
 }
 
 void ZSetValue::RemoveRanks(size_t start, size_t end) {
-  if (skiplist_) {
-    skiplist_->DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { scores_->Erase(member); });
+  if (table_) {
+    table_->list.DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { table_->scores.Erase(member); });
     return;
   }
   packed_.DeleteRange(static_cast<int64_t>(2 * start), 2 * (end - start + 1));
@@ -332,7 +332,7 @@ void ZSetValue::RandomElement(absl::BitGen& rng, std::string* member, double* sc
 }
 
 uint64_t ZSetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const {
-  return scores_->Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
+  return table_->scores.Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
 }
 
 }  // namespace ringkv::core

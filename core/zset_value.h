@@ -68,8 +68,8 @@ class ZSetValue {
   ZSetValue(ZSetValue&&) noexcept;
   ZSetValue& operator=(ZSetValue&&) noexcept;
 
-  Encoding encoding() const { return skiplist_ ? Encoding::kSkiplist : Encoding::kListpack; }
-  const char* encoding_name() const { return skiplist_ ? "skiplist" : "listpack"; }
+  Encoding encoding() const { return table_ ? Encoding::kSkiplist : Encoding::kListpack; }
+  const char* encoding_name() const { return table_ ? "skiplist" : "listpack"; }
   size_t size() const;
 
   bool Score(std::string_view member, double* score) const;
@@ -117,8 +117,13 @@ class ZSetValue {
   void InsertPacked(std::string_view member, double score);
 
   Listpack packed_;
-  std::unique_ptr<Skiplist> skiplist_;  // kSkiplist: order
-  std::unique_ptr<Dict<double>> scores_;  // kSkiplist: member -> score
+  // kSkiplist: the order and the member -> score table, in one allocation
+  // made only on conversion (a small sorted set is a listpack and a pointer).
+  struct Table {
+    Skiplist list;
+    Dict<double> scores;
+  };
+  std::unique_ptr<Table> table_;
 };
 
 }  // namespace ringkv::core

@@ -1,6 +1,7 @@
 #include "core/skiplist.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace ringkv::core {
@@ -27,13 +28,14 @@ bool LexRange::Empty() const {
 
 Skiplist::Node* Skiplist::NewNode(int height, double score, std::string_view member) {
   static_assert(sizeof(Node) % alignof(Node::Level) == 0);
-  const size_t bytes = sizeof(Node) + static_cast<size_t>(height) * sizeof(Node::Level);
+  const size_t bytes = sizeof(Node) + static_cast<size_t>(height) * sizeof(Node::Level) + member.size();
   void* mem = ::operator new(bytes);
   Node* n = new (mem) Node();
   n->score = score;
-  n->member_.assign(member);
   n->height_ = height;
+  n->member_len_ = static_cast<uint32_t>(member.size());
   for (int i = 0; i < height; ++i) n->levels()[i] = {nullptr, 0};
+  if (!member.empty()) std::memcpy(reinterpret_cast<char*>(n->levels() + height), member.data(), member.size());
   return n;
 }
 
@@ -74,7 +76,7 @@ const Skiplist::Node* Skiplist::Insert(double score, std::string_view member) {
   for (int i = height_ - 1; i >= 0; --i) {
     rank[i] = i == height_ - 1 ? 0 : rank[i + 1];
     while (x->levels()[i].forward != nullptr &&
-           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
+           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member(), score, member)) {
       rank[i] += x->levels()[i].span;
       x = x->levels()[i].forward;
     }
@@ -129,7 +131,7 @@ Skiplist::Node* Skiplist::FindWithPath(double score, std::string_view member, No
   Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
     while (x->levels()[i].forward != nullptr &&
-           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member_, score, member)) {
+           ElementLess(x->levels()[i].forward->score, x->levels()[i].forward->member(), score, member)) {
       x = x->levels()[i].forward;
     }
     update[i] = x;
@@ -140,7 +142,7 @@ Skiplist::Node* Skiplist::FindWithPath(double score, std::string_view member, No
 bool Skiplist::Delete(double score, std::string_view member) {
   Node* update[kMaxLevel];
   Node* x = FindWithPath(score, member, update);
-  if (x == nullptr || x->score != score || x->member_ != member) return false;
+  if (x == nullptr || x->score != score || x->member() != member) return false;
   Unlink(x, update);
   FreeNode(x);
   return true;
@@ -155,7 +157,7 @@ const Skiplist::Node* Skiplist::UpdateScore(double score, std::string_view membe
     x->score = new_score;
     return x;
   }
-  const std::string kept = x->member_;
+  const std::string kept(x->member());
   Unlink(x, update);
   FreeNode(x);
   return Insert(new_score, kept);
@@ -166,11 +168,11 @@ uint64_t Skiplist::Rank(double score, std::string_view member) const {
   const Node* x = header_;
   for (int i = height_ - 1; i >= 0; --i) {
     while (x->levels()[i].forward != nullptr &&
-           !ElementLess(score, member, x->levels()[i].forward->score, x->levels()[i].forward->member_)) {
+           !ElementLess(score, member, x->levels()[i].forward->score, x->levels()[i].forward->member())) {
       rank += x->levels()[i].span;
       x = x->levels()[i].forward;
     }
-    if (x != header_ && x->score == score && x->member_ == member) return rank;
+    if (x != header_ && x->score == score && x->member() == member) return rank;
   }
   return 0;
 }
@@ -237,7 +239,7 @@ size_t Skiplist::DeleteBetween(AboveMin above_min, BelowMax below_max, const Rem
   size_t n = 0;
   while (x != nullptr && below_max(*x)) {
     Node* next = x->levels()[0].forward;
-    removed(x->member_);
+    removed(x->member());
     Unlink(x, update);
     FreeNode(x);
     ++n;
@@ -252,8 +254,8 @@ size_t Skiplist::DeleteRangeByScore(const ScoreRange& range, const RemovedFn& re
 }
 
 size_t Skiplist::DeleteRangeByLex(const LexRange& range, const RemovedFn& removed) {
-  return DeleteBetween([&](const Node& n) { return range.AboveMin(n.member_); },
-                       [&](const Node& n) { return range.BelowMax(n.member_); }, removed);
+  return DeleteBetween([&](const Node& n) { return range.AboveMin(n.member()); },
+                       [&](const Node& n) { return range.BelowMax(n.member()); }, removed);
 }
 
 size_t Skiplist::DeleteRangeByRank(uint64_t start, uint64_t end, const RemovedFn& removed) {
@@ -272,7 +274,7 @@ size_t Skiplist::DeleteRangeByRank(uint64_t start, uint64_t end, const RemovedFn
   size_t n = 0;
   while (x != nullptr && traversed <= end) {
     Node* next = x->levels()[0].forward;
-    removed(x->member_);
+    removed(x->member());
     Unlink(x, update);
     FreeNode(x);
     ++n;

@@ -50,7 +50,9 @@ class Skiplist {
 
   class Node {
    public:
-    std::string_view member() const { return member_; }
+    std::string_view member() const {
+      return {reinterpret_cast<const char*>(levels() + height_), member_len_};
+    }
     double score = 0;
     const Node* next() const { return levels()[0].forward; }
     const Node* prev() const { return backward_; }
@@ -61,12 +63,13 @@ class Skiplist {
       Node* forward;
       uint64_t span;  // elements skipped by this link (rank distance)
     };
-    // The node's height_ links live right after it, in the same allocation.
+    // The node's height_ links live right after it, then the member's
+    // bytes -- one allocation, no string object per element.
     Level* levels() { return reinterpret_cast<Level*>(this + 1); }
     const Level* levels() const { return reinterpret_cast<const Level*>(this + 1); }
-    std::string member_;
     Node* backward_ = nullptr;
     int height_ = 0;
+    uint32_t member_len_ = 0;
   };
 
   Skiplist();

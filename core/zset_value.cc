@@ -221,10 +221,11 @@ std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
 
 size_t ZSetValue::heap_bytes() const {
   if (!table_) return PackedBuffer::RoundUp(packed_.byte_size());
-  // Per member: a skiplist node (score, member string, ~1.33 levels on
-  // average) and a dict node with its own copy of the member.
-  size_t bytes = table_->scores.bucket_bytes() + table_->scores.size() * (sizeof(Dict<double>::Node) + 72);
-  table_->scores.ForEach([&](const Key& member, double&) { bytes += 2 * member.heap_bytes(); });
+  // Per member: a skiplist node (header, ~1.33 levels on average, the
+  // member's bytes) and a dict node with its own copy of the member.
+  size_t bytes = table_->scores.bucket_bytes() +
+                 table_->scores.size() * (sizeof(Dict<double>::Node) + sizeof(Skiplist::Node) + 22);
+  table_->scores.ForEach([&](const Key& member, double&) { bytes += member.view().size() + member.heap_bytes(); });
   return bytes;
 }
 

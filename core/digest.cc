@@ -56,11 +56,11 @@ void XorValueDigest(Digest& digest, const Entry& e, bool has_ttl) {
       break;
     case ValueType::kZSet: {
       const ZSetValue& z = e.value.zset();
-      if (z.size() == 0) break;
-      z.RangeByRank(0, z.size() - 1, false, [&](std::string_view m, double score) {
+      z.Walk(0, false, [&](std::string_view m, double score) {
         char buf[64];
         const int n = std::snprintf(buf, sizeof(buf), "%.17g", score);
         XorPairDigest(digest, m, std::string_view(buf, static_cast<size_t>(n)));
+        return true;
       });
       break;
     }

@@ -62,10 +62,7 @@ class PackedBuffer {
   // Bytes allocated (MEMORY USAGE).
   size_t capacity() const { return p_ ? RoundUp(size_) : 0; }
 
-  void Assign(std::string_view s) {
-    Resize(0);
-    Insert(0, s);
-  }
+  void Assign(std::string_view s) { Replace(0, size_, s); }
   // Inserts s before byte pos (pos == size(): appends).
   void Insert(size_t pos, std::string_view s) { Replace(pos, 0, s); }
   void Erase(size_t pos, size_t len) { Replace(pos, len, {}); }
@@ -101,14 +98,6 @@ class PackedBuffer {
   }
 
  private:
-  void Resize(size_t n) {
-    if (n == 0) {
-      delete[] p_;
-      p_ = nullptr;
-      size_ = 0;
-    }
-  }
-
   char* p_ = nullptr;
   uint32_t size_ = 0;
   uint32_t aux_ = 0;

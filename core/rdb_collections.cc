@@ -345,9 +345,10 @@ void RdbAppendValueBody(const Value& value, bool compress, std::string* out) {
       // Highest first, as Redis writes it (so a loader inserting at the head
       // of a skiplist does it in O(1)).
       RdbAppendLength(z.size(), out);
-      z.RangeByRank(0, z.size() - 1, /*reverse=*/true, [&](std::string_view m, double score) {
+      z.Walk(0, /*reverse=*/true, [&](std::string_view m, double score) {
         RdbEncodeString(m, compress, out);
         AppendBinaryDouble(score, out);
+        return true;
       });
       return;
     }

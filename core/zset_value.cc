@@ -167,32 +167,6 @@ int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
   return reverse ? static_cast<int64_t>(size()) - 1 - rank : rank;
 }
 
-void ZSetValue::RangeByRank(size_t start, size_t end, bool reverse,
-                            const std::function<void(std::string_view, double)>& fn) const {
-  const size_t n = size();
-  if (start > end || start >= n) return;
-  const size_t count = std::min(end, n - 1) - start + 1;
-  if (table_) {
-    const Skiplist::Node* node = table_->list.ByRank(reverse ? n - start : start + 1);
-    for (size_t i = 0; i < count && node != nullptr; ++i) {
-      fn(node->member(), node->score);
-      node = reverse ? node->prev() : node->next();
-    }
-    return;
-  }
-  const int64_t first = reverse ? static_cast<int64_t>(n - 1 - start) : static_cast<int64_t>(start);
-  size_t pos = packed_.Seek(2 * first);
-  for (size_t i = 0; i < count && pos != Listpack::kEnd; ++i) {
-    fn(packed_.Get(pos).ToString(), PackedScore(pos));
-    if (reverse) {
-      pos = packed_.Prev(pos);
-      if (pos != Listpack::kEnd) pos = packed_.Prev(pos);
-    } else {
-      pos = packed_.Next(packed_.Next(pos));
-    }
-  }
-}
-
 void ZSetValue::ConvertToSkiplist() {
   if (table_) return;
   auto table = std::make_unique<Table>();
@@ -212,9 +186,10 @@ std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
   auto copy = std::make_unique<ZSetValue>();
   copy->ConvertToSkiplist();
   copy->table_->scores.Reserve(table_->scores.size());
-  RangeByRank(0, size() - 1, /*reverse=*/false, [&](std::string_view member, double score) {
+  Walk(0, /*reverse=*/false, [&](std::string_view member, double score) {
     copy->table_->list.Insert(score, member);
     *copy->table_->scores.Insert(member).first = score;
+    return true;
   });
   return copy;
 }

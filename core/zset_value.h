@@ -80,11 +80,6 @@ class ZSetValue {
   bool Remove(std::string_view member);
   // 0-based rank (from the highest with `reverse`), or -1 when absent.
   int64_t Rank(std::string_view member, bool reverse) const;
-  // Calls fn for ranks start..end (0-based, inclusive, already clipped to
-  // the set), lowest first or, with `reverse`, highest first.
-  void RangeByRank(size_t start, size_t end, bool reverse,
-                   const std::function<void(std::string_view member, double score)>& fn) const;
-
   // The listpack itself. REQUIRES: encoding() == kListpack.
   const Listpack& packed() const { return packed_; }
   void ConvertToSkiplist();

@@ -282,20 +282,8 @@ void RandomFieldsWithCount(CommandContext& ctx, int64_t l, bool withvalues) {
 void CmdHrandfield(CommandContext& ctx) {
   if (ctx.argv.size() >= 3) {
     int64_t l;
-    if (!ParseInt(ctx, ctx.argv[2], &l)) return;
-    if (l == INT64_MIN) {
-      ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-      return;
-    }
-    if (ctx.argv.size() > 4 || (ctx.argv.size() == 4 && !Is(ctx.argv[3], "WITHVALUES"))) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-    const bool withvalues = ctx.argv.size() == 4;
-    if (withvalues && (l < -INT64_MAX / 2 || l > INT64_MAX / 2)) {
-      ctx.reply.Error("ERR value is out of range");
-      return;
-    }
+    bool withvalues;
+    if (!ParseRandomCountArgs(ctx, "WITHVALUES", &l, &withvalues)) return;
     RandomFieldsWithCount(ctx, l, withvalues);
     return;
   }
@@ -311,6 +299,15 @@ void CmdHrandfield(CommandContext& ctx) {
   ctx.reply.Bulk(f);
 }
 
+// The pairs whose field matches, appended to *out.
+auto PairTaker(const ScanOptions& opts, std::vector<std::string>* out) {
+  return [&opts, out](std::string_view f, std::string_view v) {
+    if (!opts.Matches(f)) return;
+    out->emplace_back(f);
+    out->emplace_back(v);
+  };
+}
+
 // HSCAN key cursor [MATCH pattern] [COUNT count]
 void CmdHscan(CommandContext& ctx) {
   uint64_t cursor;
@@ -318,25 +315,16 @@ void CmdHscan(CommandContext& ctx) {
   bool failed;
   HashValue* h = HashForRead(ctx, &failed);
   if (failed) return;
-  std::vector<std::string> items;
   if (h == nullptr) {  // Redis answers a missing key before looking at the options
-    ReplyScan(ctx, 0, items);
+    ReplyScan(ctx, 0, {});
     return;
   }
-  ScanOptions opts;
-  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
-  const auto take = [&](std::string_view f, std::string_view v) {
-    if (!opts.Matches(f)) return;
-    items.emplace_back(f);
-    items.emplace_back(v);
-  };
-  if (h->encoding() == HashValue::Encoding::kListpack) {
-    h->ForEach(take);  // a packed hash is returned whole, cursor 0
-    cursor = 0;
-  } else {
-    cursor = ScanTableSteps(cursor, opts.count, items, 2, [&](uint64_t c) { return h->ScanTable(c, take); });
-  }
-  ReplyScan(ctx, cursor, items);
+  ScanCollection(
+      ctx, cursor, h->encoding() == HashValue::Encoding::kListpack, 2,
+      [&](const ScanOptions& opts, std::vector<std::string>* out) { h->ForEach(PairTaker(opts, out)); },
+      [&](uint64_t c, const ScanOptions& opts, std::vector<std::string>* out) {
+        return h->ScanTable(c, PairTaker(opts, out));
+      });
 }
 
 }  // namespace

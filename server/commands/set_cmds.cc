@@ -172,11 +172,8 @@ void CmdSrandmember(CommandContext& ctx) {
     return;
   }
   int64_t l;
-  if (!ParseInt(ctx, ctx.argv[2], &l)) return;
-  if (l == INT64_MIN) {
-    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-    return;
-  }
+  bool unused;  // SRANDMEMBER has no WITH option (argv has 3 entries here)
+  if (!ParseRandomCountArgs(ctx, "", &l, &unused)) return;
   bool failed;
   SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
   if (failed) return;
@@ -287,26 +284,11 @@ std::unique_ptr<SetValue> UnionOrDiff(const std::vector<const SetValue*>& sets, 
   return result;
 }
 
-// Stores `result` at `dst` (replacing whatever was there, TTL included) or,
-// when empty, deletes `dst`. Replies with the cardinality.
+// Stores a computed set at `dst` (or deletes `dst` when it is empty) and
+// replies with its size.
 void StoreResult(CommandContext& ctx, std::string_view dst, std::unique_ptr<SetValue> result) {
-  core::Database& db = ctx.server.db(ctx.client);
-  const int64_t n = static_cast<int64_t>(result->size());
-  if (n == 0) {
-    if (db.Find(dst, ctx.now_ms) != nullptr) {
-      db.Erase(dst);
-      ++ctx.server.stats().dirty;
-    }
-    ctx.reply.Integer(0);
-    return;
-  }
-  const std::string key(dst);
-  ctx.server.DeleteKey(db, key, ctx.now_ms, ctx.server.lazy_server_del());
-  bool created;
-  core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(std::move(result));
-  ++ctx.server.stats().dirty;
-  ctx.reply.Integer(n);
+  const size_t n = result->size();
+  ctx.reply.Integer(StoreCollection(ctx, dst, core::Value(std::move(result)), n));
 }
 
 std::unique_ptr<SetValue> FromMembers(const std::vector<std::string>& members, const core::SetLimits& limits) {
@@ -391,23 +373,21 @@ void CmdSscan(CommandContext& ctx) {
   bool failed;
   SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
   if (failed) return;
-  std::vector<std::string> items;
   if (s == nullptr) {
-    ReplyScan(ctx, 0, items);
+    ReplyScan(ctx, 0, {});
     return;
   }
-  ScanOptions opts;
-  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
-  const auto take = [&](std::string_view m) {
-    if (opts.Matches(m)) items.emplace_back(m);
+  auto taker = [](const ScanOptions& opts, std::vector<std::string>* out) {
+    return [&opts, out](std::string_view m) {
+      if (opts.Matches(m)) out->emplace_back(m);
+    };
   };
-  if (s->encoding() == SetValue::Encoding::kIntset) {
-    s->ForEach(take);  // an intset is returned whole, cursor 0
-    cursor = 0;
-  } else {
-    cursor = ScanTableSteps(cursor, opts.count, items, 1, [&](uint64_t c) { return s->ScanTable(c, take); });
-  }
-  ReplyScan(ctx, cursor, items);
+  ScanCollection(
+      ctx, cursor, s->encoding() == SetValue::Encoding::kIntset, 1,
+      [&](const ScanOptions& opts, std::vector<std::string>* out) { s->ForEach(taker(opts, out)); },
+      [&](uint64_t c, const ScanOptions& opts, std::vector<std::string>* out) {
+        return s->ScanTable(c, taker(opts, out));
+      });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/string_value.h"
 #include "core/strings.h"
 #include "server/errors.h"
+#include "server/server.h"
 
 namespace ringkv::server {
 
@@ -127,6 +128,38 @@ bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view f
     }
   }
   return true;
+}
+
+bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64_t* count, bool* with) {
+  if (!ParseInt(ctx, ctx.argv[2], count)) return false;
+  if (*count == INT64_MIN) {
+    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    return false;
+  }
+  if (ctx.argv.size() > 4 || (ctx.argv.size() == 4 && !Is(ctx.argv[3], with_word))) {
+    ctx.reply.Error(errors::kSyntax);
+    return false;
+  }
+  *with = ctx.argv.size() == 4;
+  if (*with && (*count < -INT64_MAX / 2 || *count > INT64_MAX / 2)) {
+    ctx.reply.Error("ERR value is out of range");
+    return false;
+  }
+  return true;
+}
+
+int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size) {
+  core::Database& db = ctx.server.db(ctx.client);
+  const std::string key(dst);
+  const bool existed = ctx.server.DeleteKey(db, key, ctx.now_ms, ctx.server.lazy_server_del());
+  if (size == 0) {
+    if (existed) ++ctx.server.stats().dirty;
+    return 0;
+  }
+  bool created;
+  db.FindOrInsert(key, ctx.now_ms, &created)->value = std::move(value);
+  ++ctx.server.stats().dirty;
+  return static_cast<int64_t>(size);
 }
 
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type) {

@@ -89,6 +89,39 @@ std::vector<T> PickDistinct(size_t count, size_t size, absl::BitGen& rng, All al
   return picked;
 }
 
+// HRANDFIELD / ZRANDMEMBER key count [WITHVALUES|WITHSCORES]: parses
+// argv[2] (any int64 but INT64_MIN) and the optional `with_word` at
+// argv[3], whose use limits |count| to INT64_MAX / 2 (as Redis 7.0 does, so
+// count * 2 replies cannot overflow). False when an error was replied.
+bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64_t* count, bool* with);
+
+// Stores `value` (holding `size` elements) at `dst`, replacing what was
+// there, TTL included -- or, when size is 0, deletes `dst`. Overwritten
+// values are freed as lazyfree-lazy-server-del says. Returns the size (the
+// STORE commands' reply) and counts the write in `dirty` as Redis does.
+int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size);
+
+// HSCAN / SSCAN / ZSCAN after the lookup found a value: parses the options
+// (from argv[3]); a packed value is returned whole with cursor 0
+// (each_packed(opts, &items)), a table is walked from `cursor`
+// (step_table(cursor, opts, &items) -> next cursor) within Redis's budget.
+// `per_element` is 2 when items come in pairs.
+template <typename EachPacked, typename StepTable>
+void ScanCollection(CommandContext& ctx, uint64_t cursor, bool packed, size_t per_element, EachPacked each_packed,
+                    StepTable step_table) {
+  ScanOptions opts;
+  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
+  std::vector<std::string> items;
+  if (packed) {
+    each_packed(opts, &items);
+    cursor = 0;
+  } else {
+    cursor = ScanTableSteps(cursor, opts.count, items, per_element,
+                            [&](uint64_t c) { return step_table(c, opts, &items); });
+  }
+  ReplyScan(ctx, cursor, items);
+}
+
 // LMPOP / ZMPOP arguments: numkeys key [key ...] <end> [COUNT count], with
 // <end> one of `first_end` / `other_end` (LEFT/RIGHT, MIN/MAX). False when an
 // error was replied, with Redis's texts.

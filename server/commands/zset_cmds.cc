@@ -358,20 +358,8 @@ void CmdZrandmember(CommandContext& ctx) {
     return;
   }
   int64_t l;
-  if (!ParseInt(ctx, ctx.argv[2], &l)) return;
-  if (l == INT64_MIN) {
-    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-    return;
-  }
-  if (ctx.argv.size() > 4 || (ctx.argv.size() == 4 && !Is(ctx.argv[3], "WITHSCORES"))) {
-    ctx.reply.Error(errors::kSyntax);
-    return;
-  }
-  const bool withscores = ctx.argv.size() == 4;
-  if (withscores && (l < -INT64_MAX / 2 || l > INT64_MAX / 2)) {
-    ctx.reply.Error("ERR value is out of range");
-    return;
-  }
+  bool withscores;
+  if (!ParseRandomCountArgs(ctx, "WITHSCORES", &l, &withscores)) return;
   bool failed;
   ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
   if (failed) return;
@@ -422,28 +410,30 @@ void CmdZscan(CommandContext& ctx) {
   bool failed;
   ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
   if (failed) return;
-  std::vector<std::string> items;
   if (z == nullptr) {
-    ReplyScan(ctx, 0, items);
+    ReplyScan(ctx, 0, {});
     return;
   }
-  ScanOptions opts;
-  if (!ParseScanOptions(ctx, 3, /*allow_type=*/false, &opts)) return;
-  const auto take = [&](std::string_view m, double score) {
-    if (!opts.Matches(m)) return;
-    items.emplace_back(m);
-    items.push_back(core::ZScoreToString(score));
+  // Scores as Redis's ZSCAN writes them (d2string).
+  auto taker = [](const ScanOptions& opts, std::vector<std::string>* out) {
+    return [&opts, out](std::string_view m, double score) {
+      if (!opts.Matches(m)) return;
+      out->emplace_back(m);
+      out->push_back(core::ZScoreToString(score));
+    };
   };
-  if (z->encoding() == ZSetValue::Encoding::kListpack) {
-    z->Walk(0, false, [&](std::string_view m, double score) {
-      take(m, score);
-      return true;
-    });
-    cursor = 0;
-  } else {
-    cursor = ScanTableSteps(cursor, opts.count, items, 2, [&](uint64_t c) { return z->ScanTable(c, take); });
-  }
-  ReplyScan(ctx, cursor, items);
+  ScanCollection(
+      ctx, cursor, z->encoding() == ZSetValue::Encoding::kListpack, 2,
+      [&](const ScanOptions& opts, std::vector<std::string>* out) {
+        auto take = taker(opts, out);
+        z->Walk(0, false, [&](std::string_view m, double score) {
+          take(m, score);
+          return true;
+        });
+      },
+      [&](uint64_t c, const ScanOptions& opts, std::vector<std::string>* out) {
+        return z->ScanTable(c, taker(opts, out));
+      });
 }
 
 }  // namespace

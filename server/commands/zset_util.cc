@@ -80,19 +80,8 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
 }
 
 int64_t StoreZSet(CommandContext& ctx, std::string_view dst, std::unique_ptr<core::ZSetValue> result) {
-  core::Database& db = ctx.server.db(ctx.client);
-  const std::string key(dst);
-  const bool existed = ctx.server.DeleteKey(db, key, ctx.now_ms, ctx.server.lazy_server_del());
-  const int64_t n = static_cast<int64_t>(result->size());
-  if (n == 0) {
-    if (existed) ++ctx.server.stats().dirty;
-    return 0;
-  }
-  bool created;
-  core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(std::move(result));
-  ++ctx.server.stats().dirty;
-  return n;
+  const size_t n = result->size();
+  return StoreCollection(ctx, dst, core::Value(std::move(result)), n);
 }
 
 }  // namespace ringkv::server

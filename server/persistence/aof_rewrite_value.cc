@@ -71,10 +71,11 @@ void AppendRewriteCommands(std::string_view key, const core::Value& value, std::
     case core::ValueType::kZSet: {
       const core::ZSetValue& z = value.zset();
       BatchWriter w("ZADD", key, out);
-      z.RangeByRank(0, z.size() - 1, false, [&](std::string_view m, double score) {
+      z.Walk(0, false, [&](std::string_view m, double score) {
         char buf[64];
         const int n = std::snprintf(buf, sizeof(buf), "%.17g", score);
         w.Item(std::string_view(buf, static_cast<size_t>(n)), m);
+        return true;
       });
       return;
     }

@@ -20,7 +20,10 @@ const double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<std::pair<std::string, double>> All(const ZSetValue& z, bool reverse = false) {
   std::vector<std::pair<std::string, double>> out;
-  if (z.size() > 0) z.RangeByRank(0, z.size() - 1, reverse, [&](std::string_view m, double s) { out.emplace_back(m, s); });
+  z.Walk(0, reverse, [&](std::string_view m, double s) {
+    out.emplace_back(m, s);
+    return true;
+  });
   return out;
 }
 

@@ -65,20 +65,26 @@ void PopulateCollections(RawConn& c, const std::string& tag) {
 void MutateCollections(RawConn& c, const std::string& tag) {
   EXPECT_EQ(Call(c, {"HDEL", tag + "h:big", "field1", "field2"}), ":2\r\n");
   EXPECT_EQ(Call(c, {"HINCRBY", tag + "h:big", "field3", "5"}), ":26\r\n");
-  EXPECT_NE(Call(c, {"SPOP", tag + "s:big", "3"}).find("*3\r\n"), std::string::npos);
-  EXPECT_NE(Call(c, {"SPOP", tag + "s:ints"}).rfind("$", 0), std::string::npos);
-  EXPECT_EQ(Call(c, {"SMOVE", tag + "s:big", tag + "s:moved", "member10"}).size() > 0, true);
-  EXPECT_EQ(Call(c, {"SINTERSTORE", tag + "s:inter", tag + "s:big", tag + "s:big"}).rfind(":", 0), 0u);
+  EXPECT_EQ(Call(c, {"SPOP", tag + "s:big", "3"}).rfind("*3\r\n", 0), 0u);
+  EXPECT_EQ(Call(c, {"SPOP", tag + "s:ints"}).rfind("$", 0), 0u);
+  EXPECT_EQ(Call(c, {"SCARD", tag + "s:big"}), ":597\r\n");
+  // The member SPOP may have taken is re-added first, so the move is certain.
+  Call(c, {"SADD", tag + "s:big", "member10"});
+  EXPECT_EQ(Call(c, {"SMOVE", tag + "s:big", tag + "s:moved", "member10"}), ":1\r\n");
+  EXPECT_EQ(Call(c, {"SINTERSTORE", tag + "s:inter", tag + "s:big", tag + "s:big"}),
+            Call(c, {"SCARD", tag + "s:big"}));
   EXPECT_EQ(Call(c, {"ZREM", tag + "z:big", "m1"}), ":1\r\n");
-  EXPECT_EQ(Call(c, {"ZPOPMIN", tag + "z:big"}).rfind("*2\r\n", 0), 0u);
+  EXPECT_EQ(Call(c, {"ZPOPMIN", tag + "z:big"}), "*2\r\n$2\r\nm0\r\n$1\r\n0\r\n");
   EXPECT_EQ(Call(c, {"ZUNIONSTORE", tag + "z:union", "2", tag + "z:big", tag + "z:small", "WEIGHTS", "2", "3"}),
             ":301\r\n");  // 298 left in z:big, 3 in z:small
-  EXPECT_EQ(Call(c, {"ZRANGESTORE", tag + "z:range", tag + "z:big", "10", "20", "BYSCORE"}).rfind(":", 0), 0u);
+  EXPECT_EQ(Call(c, {"ZRANGESTORE", tag + "z:range", tag + "z:big", "10", "20", "BYSCORE"}), ":41\r\n");  // m40..m80
   EXPECT_EQ(Call(c, {"LMOVE", tag + "l:big", tag + "l:small", "LEFT", "RIGHT"}), "$9\r\nelement-0\r\n");
   EXPECT_EQ(Call(c, {"LTRIM", tag + "l:big", "5", "-5"}), "+OK\r\n");
   EXPECT_EQ(Call(c, {"LSET", tag + "l:big", "100", "changed"}), "+OK\r\n");
   EXPECT_EQ(Call(c, {"LINSERT", tag + "l:big", "BEFORE", "changed", "inserted"}), ":2991\r\n");
-  EXPECT_EQ(Call(c, {"LMPOP", "1", tag + "l:big", "RIGHT", "COUNT", "2"}).rfind("*2\r\n", 0), 0u);
+  const std::string key = tag + "l:big";
+  EXPECT_EQ(Call(c, {"LMPOP", "1", key, "RIGHT", "COUNT", "2"}),
+            "*2\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n*2\r\n$4\r\n2995\r\n$12\r\nelement-2994\r\n");
 }
 
 TEST(CollectionsE2E, SaveAndRestartKeepEveryTypeAndEncoding) {

@@ -35,6 +35,7 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
   *created = inserted;
   if (inserted) {
     e.lru = InitialAccess(*access_, now_ms);
+    if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
   } else {
     RecordAccess(*access_, e, now_ms, *rng_);
   }

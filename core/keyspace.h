@@ -46,12 +46,20 @@ struct KeyspaceStats {
 
 // Told about keys the keyspace deletes on its own -- expired (lazily or by the
 // active cycle) or evicted -- before they go, so the server can propagate
-// them as DEL to the AOF and to replicas, as Redis does.
+// them as DEL to the AOF and to replicas, as Redis does; and, when it asks,
+// about keys created.
 class KeyspaceObserver {
  public:
   virtual ~KeyspaceObserver() = default;
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
   virtual void OnKeyEvicted(int db, std::string_view key) = 0;
+  // A key was created (keyspace notifications' "new"); called only while
+  // wants_created_keys is set, so that creating keys costs one test otherwise.
+  virtual void OnKeyCreated(int /*db*/, std::string_view /*key*/) {}
+  bool wants_created_keys = false;
+  // A read lookup found nothing ("keymiss"); only while wants_key_misses.
+  virtual void OnKeyMiss(int /*db*/, std::string_view /*key*/) {}
+  bool wants_key_misses = false;
 };
 
 // A key with a deadline, in a database's dense expiry index.
@@ -86,6 +94,7 @@ class Database {
   Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true) {
     Entry* e = touch ? Find(key, now_ms) : FindNoTouch(key, now_ms);
     ++(e ? stats_->keyspace_hits : stats_->keyspace_misses);
+    if (e == nullptr && *observer_ != nullptr && (*observer_)->wants_key_misses) (*observer_)->OnKeyMiss(index_, key);
     return e;
   }
   // Inserts an empty entry or returns the existing live one; *created tells.
@@ -138,6 +147,11 @@ class Database {
   }
   // Looks an entry up without expiring it or counting an access (eviction).
   Entry* Peek(std::string_view key) { return dict_.Find(key); }
+  // True when `key` is still stored but its TTL has passed (WATCH).
+  bool IsLogicallyExpired(std::string_view key, int64_t now_ms) {
+    const Entry* e = dict_.Find(key);
+    return e != nullptr && IsExpired(*e, now_ms);
+  }
   // Incremental rehashing from the cron: moves buckets for up to budget_us.
   void RehashFor(int64_t budget_us);
   size_t bucket_bytes() const { return dict_.bucket_bytes(); }

@@ -38,7 +38,7 @@ Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog
 
 void Primary::Feed(int db, std::span<const std::string_view> argv) {
   scratch_.clear();
-  if (db != stream_db_) {
+  if (db >= 0 && db != stream_db_) {  // db -1: no SELECT (MULTI, EXEC)
     const std::string index = absl::StrCat(db);
     const std::string_view select[] = {"SELECT", index};
     AppendCommand(select, &scratch_);

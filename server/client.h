@@ -8,9 +8,10 @@
 // client back). Replies held for an AOF fsync live in the server's
 // DurableReplies, keyed by client id, only while they wait; a subscriber's
 // channels and patterns in the server's PubSub, only while it has any; a
-// replica's state in the replication component. MULTI and blocking state
-// join them as components of their own when those features land, so a
-// client that never uses them pays nothing.
+// replica's state in the replication component; a blocked client's
+// BlockState, a MULTI's queued commands and WATCHed keys in the server's
+// maps of those components, each only while in use. A client that never
+// uses a feature pays nothing for it but a bit below.
 //
 // Thread-safety: main thread only. The I/O side of the connection lives in
 // io::Connection and is reached only through IoSystem.
@@ -60,11 +61,14 @@ struct Client {
   bool loopback : 1 = false;
   bool paused_wait : 1 = false;  // in the server's list of paused clients
   bool held_replies : 1 = false; // replies wait for an AOF fsync (appendfsync always)
-  bool blocked : 1 = false;      // in WAITAOF: later commands queue in `deferred`
+  bool blocked : 1 = false;      // blocked (BLPOP, WAIT, ...): later commands queue in `deferred`
   bool is_replica : 1 = false;   // a replica's link (state in the replication component)
   bool is_master : 1 = false;    // this replica's link to its primary
   bool pubsub : 1 = false;       // has subscriptions (they live in the server's PubSub)
   bool over_soft_limit : 1 = false;  // output above its soft limit (since when: in the server)
+  bool in_multi : 1 = false;     // between MULTI and EXEC (queue in the server's MultiState)
+  bool watching : 1 = false;     // has WATCHed keys (in the server's WatchedKeys)
+  bool monitor : 1 = false;      // MONITOR: also receives every command the server runs
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
   // ---- rarely used: components allocated on first use ---------------------------

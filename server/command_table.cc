@@ -60,6 +60,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
+  RegisterBlockingCommands(table);
+  RegisterTransactionCommands(table);
   RegisterSortCommands(table);
   RegisterSetCommands(table);
   RegisterZSetCommands(table);

@@ -39,6 +39,8 @@ void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
+void RegisterBlockingCommands(CommandTable& table);  // BLPOP & co.
+void RegisterTransactionCommands(CommandTable& table);  // MULTI & co., MONITOR
 void RegisterSortCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);

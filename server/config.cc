@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "core/glob.h"
 #include "io/resp_parser.h"
+#include "server/keyspace_events.h"
 #include "server/version.h"
 
 namespace ringkv::server {
@@ -118,6 +119,7 @@ constexpr Rule kImplemented[] = {
     {"repl-diskless-sync-max-replicas", 0, kIntMax, nullptr, Mutability::kMutable},
     {"repl-diskless-load", 0, 0, "disabled,on-empty-db,swapdb", Mutability::kMutable},
     {"client-output-buffer-limit", 0, 0, nullptr, Mutability::kMutable},
+    {"notify-keyspace-events", 0, 0, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value
@@ -291,6 +293,15 @@ bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& arg
       limits[cls] = StrCat(hard, " ", soft, " ", secs);
     }
     *value = StrCat("normal ", limits["normal"], " slave ", limits["slave"], " pubsub ", limits["pubsub"]);
+    return true;
+  }
+  if (name == "notify-keyspace-events") {
+    const int64_t flags = notify::ParseFlags(args[0]);
+    if (flags < 0) {
+      *reason = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+      return false;
+    }
+    *value = notify::FlagsToString(static_cast<uint32_t>(flags));
     return true;
   }
   if (p.multi_arg) {  // oom-score-adj-values, replicaof

@@ -74,9 +74,9 @@ void InfoClients(Server& s, std::string* out) {
   Field(out, "maxclients", s.config().Int("maxclients"));
   Field(out, "client_recent_max_input_buffer", max_in);
   Field(out, "client_recent_max_output_buffer", max_out);
-  Field(out, "blocked_clients", 0);
+  Field(out, "blocked_clients", s.blocked_clients());
   Field(out, "tracking_clients", 0);
-  Field(out, "clients_in_timeout_table", 0);
+  Field(out, "clients_in_timeout_table", s.clients_in_timeout_table());
 }
 
 void InfoMemory(Server& s, std::string* out) {

@@ -69,6 +69,7 @@ Server::Server(std::unique_ptr<Config> config)
       keyspace_(static_cast<int>(config_->Int("databases"))),
       io_(std::make_unique<io::IoSystem>(this)) {
   RegisterAllCommands(commands_);
+  exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
   rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
   aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_,
@@ -130,6 +131,9 @@ void Server::ApplyConfigHooks() {
     limits.zset.max_listpack_value = static_cast<size_t>(config_->Int("zset-max-listpack-value"));
     lazy_user_del_ = config_->Bool("lazyfree-lazy-user-del");
     lazy_server_del_ = config_->Bool("lazyfree-lazy-server-del");
+    notify_flags_ = static_cast<uint32_t>(std::max<int64_t>(0, notify::ParseFlags(config_->Str("notify-keyspace-events"))));
+    wants_created_keys = (notify_flags_ & notify::kNew) != 0;
+    wants_key_misses = (notify_flags_ & notify::kKeyMiss) != 0;
   };
   refresh();
   for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
@@ -140,7 +144,7 @@ void Server::ApplyConfigHooks() {
                            "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
                            "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
                            "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
-                           "list-compress-depth"}) {
+                           "list-compress-depth", "notify-keyspace-events"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();
@@ -270,7 +274,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c == nullptr) return;
   conn->owner = nullptr;
   if (c->held_replies) durable_.Drop(c->id());
-  if (c->blocked) waits_.Remove(c->id());
+  ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   if (c->over_soft_limit) over_soft_limit_since_.erase(c->id());
   if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
@@ -347,42 +351,58 @@ void Server::Execute(Client& c, Argv argv) {
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
-  io::ReplyBuilder rb(replying ? &ReplyTarget(c, spec != nullptr && (spec->flags & cmd::kWrite)) : &discard,
-                     c.resp);
+  // EXEC is taken for a write: its replies may depend on the writes it runs.
+  const bool is_exec = c.in_multi && spec != nullptr && spec->name == "exec";
+  // A command queued by MULTI only answers QUEUED: no write yet.
+  const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : &discard, c.resp);
+  // A refused command; inside MULTI it also dooms the transaction
+  // (EXECABORT), and a refused EXEC discards it at once.
+  auto reject = [&](std::string_view error, const CommandSpec* refused) {
+    if (is_exec) {
+      rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
+      DiscardMulti(c);
+    } else {
+      rb.Error(error);
+    }
+    if (refused != nullptr) ++refused->rejected_calls;
+    ++stats_.total_error_replies;
+    if (c.in_multi) multi_[c.id()]->aborted = true;
+  };
 
   if (spec == nullptr) {
-    rb.Error(UnknownCommandError(argv));
-    ++stats_.total_error_replies;
+    reject(UnknownCommandError(argv), nullptr);
     return;
   }
   // A container resolves its subcommand; one with a handler of its own
   // (COMMAND) runs that handler when called alone.
   if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
     if (argv.size() < 2) {
-      rb.Error(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
-      ++stats_.total_error_replies;
+      reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), nullptr);
       return;
     }
     const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
     if (sub == nullptr) {
-      rb.Error(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ",
-                            AsciiUpper(spec->name), " HELP."));
-      ++stats_.total_error_replies;
+      reject(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
+             nullptr);
       return;
     }
     spec = sub;
   }
+  // The gates judge EXEC by what it will run.
+  uint32_t flags = spec->flags;
+  if (is_exec) flags |= multi_[c.id()]->flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
-    rb.Error(StrCat("ERR wrong number of arguments for '", spec->name, "' command"));
-    ++spec->rejected_calls;
-    ++stats_.total_error_replies;
+    reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
     return;
   }
   if (!c.authenticated && !(spec->flags & cmd::kNoAuth)) {
-    rb.Error(errors::kNoAuth);
-    ++spec->rejected_calls;
-    ++stats_.total_error_replies;
+    reject(errors::kNoAuth, spec);
+    return;
+  }
+  if (c.in_multi && (spec->flags & cmd::kNoMulti)) {
+    reject("ERR Command not allowed inside a transaction", spec);
     return;
   }
   // maxmemory: evict first; refuse commands that may grow memory when nothing
@@ -390,19 +410,15 @@ void Server::Execute(Client& c, Argv argv) {
   if (maxmemory_ > 0) {
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
-    if (!fits && (spec->flags & cmd::kDenyOom)) {
-      rb.Error("OOM command not allowed when used memory > 'maxmemory'.");
-      ++spec->rejected_calls;
-      ++stats_.total_error_replies;
+    if (!fits && (flags & cmd::kDenyOom)) {
+      reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
       return;
     }
   }
   // Persistence failing: writes (and PING, as in Redis) are refused.
-  if (!persistence_ok() && ((spec->flags & cmd::kWrite) || spec->name == "ping")) {
+  if (!persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
-      rb.Error(misconf);
-      ++spec->rejected_calls;
-      ++stats_.total_error_replies;
+      reject(misconf, spec);
       return;
     }
   }
@@ -411,7 +427,7 @@ void Server::Execute(Client& c, Argv argv) {
   const bool repl_gated = (master_ || min_replicas_to_write_ > 0) && !c.is_master;
   const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
   if (repl_gated || pubsub_refused) {
-    const char* err = repl_gated ? ReplicationGate(*spec) : nullptr;
+    const char* err = repl_gated ? ReplicationGate(*spec, flags) : nullptr;
     std::string refusal;
     if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
       refusal = StrCat("ERR Can't execute '", spec->name,
@@ -419,25 +435,42 @@ void Server::Execute(Client& c, Argv argv) {
       err = refusal.c_str();
     }
     if (err != nullptr) {
-      rb.Error(err);
-      ++spec->rejected_calls;
-      ++stats_.total_error_replies;
+      reject(err, spec);
       return;
     }
   }
-  if (ShouldPause(*spec) && !c.is_master) {
+  const bool transaction_control = spec->name == "exec" || spec->name == "discard" || spec->name == "multi" ||
+                                   spec->name == "watch" || spec->name == "quit" || spec->name == "reset";
+  // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
+  const bool pause_exec = is_exec && pause_until_ms_ > 0 && (flags & (cmd::kWrite | cmd::kMayReplicate));
+  if ((ShouldPause(*spec) || pause_exec) && !c.is_master) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
     Defer(c, argv);
     return;
   }
+  if (c.in_multi && !transaction_control) {
+    MultiState& m = *multi_[c.id()];
+    QueuedCommand& q = m.commands.emplace_back(QueuedCommand{spec, {argv.begin(), argv.end()}});
+    for (const std::string& a : q.argv) m.bytes += a.size();
+    m.flags |= spec->flags;
+    rb.SimpleString("QUEUED");
+    return;
+  }
+  Call(c, *spec, argv, rb, now_ms);
+  if (key_waiters_.has_ready() && !serving_ready_) ServeReadyKeys();
+}
 
+void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBuilder& rb, int64_t now_ms) {
+  const CommandSpec* spec = &spec_ref;
   c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
   const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
   const uint64_t errors_before = rb.errors();
   const uint64_t dirty_before = stats_.dirty;
+  const bool was_blocked = c.blocked;
   spec->handler(ctx);
-  if (stats_.dirty > dirty_before || !propagate_as_.empty()) {  // a reset (SAVE, DEBUG) is no write
+  // EXEC propagates what its commands wrote itself (server_transactions.cc).
+  if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
     if (propagate_as_.empty()) {
       Propagate(c.db, argv);
     } else {
@@ -455,12 +488,15 @@ void Server::Execute(Client& c, Argv argv) {
     if (OverOutputLimit(c, c.pubsub ? obuf_pubsub_ : obuf_normal_, now_ms)) CloseForOutputLimit(c, now_ms);
   }
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
-  ++spec->calls;
-  spec->usec += static_cast<uint64_t>(duration);
   if (rb.errors() != errors_before) {
     ++spec->failed_calls;
     stats_.total_error_replies += rb.errors() - errors_before;
   }
+  if (!monitors_.empty() && !(spec->flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
+  // A command that blocked is counted when it unblocks, as Redis does.
+  if (c.blocked && !was_blocked && blocked_.contains(c.id())) return;
+  ++spec->calls;
+  spec->usec += static_cast<uint64_t>(duration);
   ++stats_.total_commands;
   if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog)) {
     Slowlog(c, argv, duration, now_ms);
@@ -555,11 +591,12 @@ int Server::OnTimer() {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
-  // WAIT / WAITAOF deadlines fire on time, not on the next cron tick.
-  if (!waits_.empty()) UnblockWaiters(now_ms);
+  // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
+  // the next cron tick.
+  if (!block_deadlines_.empty()) ExpireBlocked(now_ms);
   int64_t wake = next_cron_ms_;
   if (pause_until_ms_ > 0) wake = std::min(wake, pause_until_ms_);
-  if (int64_t d = waits_.next_deadline(); d > 0) wake = std::min(wake, d);
+  if (!block_deadlines_.empty()) wake = std::min(wake, block_deadlines_.begin()->first);
   return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
 }
 
@@ -593,6 +630,9 @@ void Server::BeforeFlush() {
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
   aof_->BeforeSleep();
+  // Held replies whose commands wrote nothing (an error, a no-op) need no
+  // fsync: they go out now rather than wait for somebody else's write.
+  if (durable_.clients() > 0) ReleaseDurableReplies();
   if (master_ && aof_->enabled() &&
       (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
     aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());

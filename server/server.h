@@ -33,6 +33,10 @@
 #include "server/persistence/rdb_snapshot.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/wait_registry.h"
+#include "server/blocking.h"
+#include "server/keyspace_events.h"
+#include "server/multi_state.h"
+#include "server/watched_keys.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
@@ -100,6 +104,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
   void OnKeyExpired(int db, std::string_view key) override;
   void OnKeyEvicted(int db, std::string_view key) override;
+  void OnKeyCreated(int db, std::string_view key) override;
+  void OnKeyMiss(int db, std::string_view key) override;
 
   // ---- for command handlers ----------------------------------------------------
   Config& config() { return *config_; }
@@ -182,9 +188,70 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool persistence_ok() const { return rdb_->last_bgsave_ok() && !aof_->write_failed(); }
   // CONFIG SET appendonly.
   absl::Status SetAppendOnly(bool on);
-  // WAIT / WAITAOF: replies at once when the conditions already hold, else
-  // blocks `c` (its later commands wait) until they do or the deadline passes.
-  void WaitFor(Client& c, const WaitSpec& spec);
+  // WAIT / WAITAOF: replies at once when the conditions already hold (or
+  // `c` may not block), else blocks `c` (its later commands wait) until they
+  // do or `deadline_ms` (0: none) passes.
+  void WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms);
+
+  // ---- keys changed: WATCH, blocked clients, keyspace notifications (server_notify.cc) ----
+  // A command wrote `key`: watchers of it become dirty, clients blocked on
+  // it get a chance to be served, and the keyspace event (class `type`,
+  // name `event`) is published when notify-keyspace-events enables it.
+  void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
+    SignalModifiedKey(db, key);
+    NotifyKeyspaceEvent(type, event, db, key);
+  }
+  // Redis's signalModifiedKey (WATCH and blocking only).
+  void SignalModifiedKey(int db, std::string_view key) {
+    watched_.Touch(db, key);
+    key_waiters_.SignalWrite(db, key);
+  }
+  void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
+    if ((notify_flags_ & type) != 0 && (notify_flags_ & (notify::kKeyspace | notify::kKeyevent)) != 0) {
+      PublishKeyspaceEvent(type, event, db, key);
+    }
+  }
+  // FLUSHDB / FLUSHALL (before emptying `db`), SWAPDB (after swapping):
+  // watched keys that existed are touched; for SWAPDB, keys clients block
+  // on may have arrived.
+  void SignalFlushingDb(int db);
+  void SignalSwappedDbs(int a, int b);
+  // MONITOR: `c` receives every command from now on.
+  void AddMonitor(Client& c);
+
+  // ---- blocking commands (server_blocking.cc) -----------------------------------------
+  // Whether the running command may block `c` (not inside EXEC, not the
+  // primary's link or the AOF loader); when not, it answers as on timeout.
+  bool MayBlock(const Client& c) const { return !in_exec_ && !c.is_master && c.conn != nullptr; }
+  // Blocks the running command's client on `keys` (its later commands wait)
+  // until a write makes one of them hold a value of the kind's type (the
+  // command is then run again) or `deadline_ms` (0: none) passes.
+  void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms);
+  // CLIENT UNBLOCK: true when the client was blocked; it answers as on
+  // timeout, or with -UNBLOCKED when `error`.
+  bool UnblockByRequest(uint64_t id, bool error);
+  size_t blocked_clients() const { return blocked_.size(); }
+  size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
+
+  // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
+  void StartMulti(Client& c);
+  // Drops the queued commands and the watched keys (DISCARD, RESET).
+  void DiscardMulti(Client& c);
+  // EXEC: runs the queued commands as one unit, propagated as MULTI ... EXEC
+  // when more than one of them writes.
+  void Exec(CommandContext& ctx);
+  void Watch(CommandContext& ctx);
+  void Unwatch(Client& c);
+  const MultiState* multi_state(const Client& c) const {
+    auto it = multi_.find(c.id());
+    return it == multi_.end() ? nullptr : it->second.get();
+  }
+  // Drops the client's blocking, MULTI, WATCH and MONITOR state (closing,
+  // RESET).
+  void ResetClientState(Client& c);
+  // What the client owns beyond its base struct: the names of its allocated
+  // components (DEBUG CLIENT-COMPONENTS).
+  std::vector<std::string> ClientComponents(const Client& c) const;
 
   // ---- replication (primary side) ------------------------------------------------------
   // The replication component, created on first use (a replica attaching).
@@ -237,6 +304,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
  private:
   void Execute(Client& c, Argv argv);
+  // The part of Execute after the gates: the handler, propagation, stats,
+  // slowlog, MONITOR. Also runs EXEC's queued commands and re-runs a
+  // blocked client's command when a key is ready.
+  void Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms);
+  // Serves the clients blocked on keys that writes made ready.
+  void ServeReadyKeys();
+  enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };
+  void UnblockClient(Client& c, UnblockReason reason);
+  // A blocked client's answer when its timeout passed (or it may not block).
+  static void ReplyBlockTimeout(io::ReplyBuilder& rb);
+  void ExpireBlocked(int64_t now_ms);
+  void BlockClient(Client& c, std::unique_ptr<BlockState> state);
+  void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
+  void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
+
   bool ShouldPause(const CommandSpec& spec) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
@@ -245,6 +327,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ApplyConfigHooks();
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
+  absl::Status ApplyOne(Argv argv);
   void ReapChild(int64_t now_ms);
   void ReleaseDurableReplies();
   // More AOF bytes are durable (or an fsync failed): release held replies
@@ -275,7 +358,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
   // MASTERDOWN), or nullptr.
-  const char* ReplicationGate(const CommandSpec& spec) const;
+  // `flags`: the command's, or for EXEC those of what it will run.
+  const char* ReplicationGate(const CommandSpec& spec, uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
   void StartMasterSync();
@@ -336,7 +420,24 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool loading_ = false;
   std::vector<std::string> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
-  WaitRegistry waits_;           // clients blocked in WAIT / WAITAOF
+  // Commands of a MULTI block being read from the AOF, applied at its EXEC.
+  std::unique_ptr<std::vector<std::vector<std::string>>> aof_transaction_;
+  WaitRegistry waits_;           // conditions of clients blocked in WAIT / WAITAOF
+  // Blocked clients (any kind): their components, deadlines, and the keys
+  // BLPOP & co. wait on.
+  absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
+  std::set<std::pair<int64_t, uint64_t>> block_deadlines_;
+  KeyWaiters key_waiters_;
+  bool serving_ready_ = false;   // ServeReadyKeys is on the stack
+  // MULTI components and WATCHed keys.
+  absl::flat_hash_map<uint64_t, std::unique_ptr<MultiState>> multi_;
+  WatchedKeys watched_;
+  bool in_exec_ = false;
+  const CommandSpec* exec_spec_ = nullptr;
+  // EXEC collects what its commands propagate, to wrap it in MULTI ... EXEC.
+  std::vector<std::pair<int, std::vector<std::string>>>* exec_propagated_ = nullptr;
+  std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
+  uint32_t notify_flags_ = 0;        // notify-keyspace-events
   int64_t next_cron_ms_ = 0;
   // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();

@@ -19,6 +19,10 @@ namespace ringkv::server {
 
 void Server::Propagate(int db, Argv argv) {
   if (loading_) return;
+  if (exec_propagated_ != nullptr) {  // inside EXEC: one block at its end
+    exec_propagated_->emplace_back(db, std::vector<std::string>(argv.begin(), argv.end()));
+    return;
+  }
   aof_->Feed(db, argv);
   // Commands from our primary reach our backlog verbatim (ExecuteFromMaster).
   if (primary_ && !executing_from_master_) primary_->Feed(db, argv);
@@ -29,16 +33,44 @@ void Server::OnKeyExpired(int db, std::string_view key) {
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
+  KeyEvent(notify::kExpired, "expired", db, k);
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
-  if (master_) return;
   std::string k(key);
-  std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
-  Propagate(db, del);
+  if (!master_) {
+    std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
+    Propagate(db, del);
+  }
+  KeyEvent(notify::kEvicted, "evicted", db, k);
 }
 
+void Server::OnKeyCreated(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kNew, "new", db, key); }
+void Server::OnKeyMiss(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kKeyMiss, "keymiss", db, key); }
+
 absl::Status Server::ApplyFromAof(Argv argv) {
+  // A MULTI ... EXEC block is applied at its EXEC, whole; a file that ends
+  // inside one loses the incomplete transaction, as with Redis.
+  if (EqualsIgnoreCase(argv[0], "multi")) {
+    aof_transaction_ = std::make_unique<std::vector<std::vector<std::string>>>();
+    return absl::OkStatus();
+  }
+  if (EqualsIgnoreCase(argv[0], "exec") && aof_transaction_) {
+    std::unique_ptr<std::vector<std::vector<std::string>>> queued = std::move(aof_transaction_);
+    for (const std::vector<std::string>& args : *queued) {
+      std::vector<std::string_view> views(args.begin(), args.end());
+      if (absl::Status s = ApplyOne(views); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (aof_transaction_) {
+    aof_transaction_->emplace_back(argv.begin(), argv.end());
+    return absl::OkStatus();
+  }
+  return ApplyOne(argv);
+}
+
+absl::Status Server::ApplyOne(Argv argv) {
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
   if (spec == nullptr || spec->handler == nullptr) {
@@ -70,6 +102,7 @@ absl::Status Server::LoadData() {
     aof_client_->authenticated = true;
     uint64_t keys = 0;
     status = aof_->OpenAndLoad(now_ms, [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+    aof_transaction_.reset();
     aof_client_.reset();
     if (status.ok()) {
       Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", seconds()));
@@ -306,6 +339,7 @@ absl::Status Server::DebugLoadAof() {
   aof_client_->authenticated = true;
   uint64_t keys = 0;
   absl::Status s = aof_->ReplayFiles(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+  aof_transaction_.reset();
   aof_client_.reset();
   loading_ = false;
   if (!s.ok()) {

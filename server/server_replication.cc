@@ -34,29 +34,31 @@ void Server::ReplyToWaiter(Client& c, const WaitSpec& spec) {
   rb.Integer(replicas);
 }
 
-void Server::WaitFor(Client& c, const WaitSpec& spec) {
+void Server::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms) {
   const WaitRegistry::Progress progress = WaitProgress();
-  if (WaitRegistry::Satisfied(spec, progress)) {
+  // Inside EXEC (or from the AOF) the answer is the count now, as Redis's.
+  if (WaitRegistry::Satisfied(spec, progress) || !MayBlock(c)) {
     ReplyToWaiter(c, spec);
     return;
   }
-  c.blocked = true;
-  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
   waits_.Add(c.id(), spec, progress);
   if (spec.numreplicas > 0 && primary_) get_ack_pending_ = true;  // ACKs in one round trip
-  if (spec.deadline_ms > 0) io_->WakeTimerIn(static_cast<int>(std::max<int64_t>(0, spec.deadline_ms - UnixMs())));
+  auto state = std::make_unique<BlockState>();
+  state->kind = BlockKind::kWait;
+  state->db = c.db;
+  state->deadline_ms = deadline_ms;
+  state->wait = spec;
+  BlockClient(c, std::move(state));
 }
 
-void Server::UnblockWaiters(int64_t now_ms) {
+void Server::UnblockWaiters(int64_t /*now_ms*/) {
   std::vector<std::pair<uint64_t, WaitSpec>> done;
-  waits_.Take(now_ms, WaitProgress(), &done);
+  waits_.Take(WaitProgress(), &done);
   for (const auto& [id, spec] : done) {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
     ReplyToWaiter(*c, spec);
-    c->blocked = false;
-    if (c->deferred && c->deferred->commands.empty() && !c->paused_wait) c->deferred.reset();
-    ResumeClient(*c);
+    UnblockClient(*c, UnblockReason::kServed);
   }
 }
 
@@ -71,8 +73,8 @@ int Server::GoodReplicas(int64_t now_ms) const {
   return n;
 }
 
-const char* Server::ReplicationGate(const CommandSpec& spec) const {
-  const bool write = spec.flags & cmd::kWrite;
+const char* Server::ReplicationGate(const CommandSpec& spec, uint32_t flags) const {
+  const bool write = flags & cmd::kWrite;
   if (!master_ && write && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
       GoodReplicas(UnixMs()) < min_replicas_to_write_) {
     return "NOREPLICAS Not enough good replicas to write.";

@@ -41,24 +41,19 @@ void WaitRegistry::Add(uint64_t id, const WaitSpec& spec, const Progress& now) {
   e.spec = spec;
   e.part = NextPart(spec, Part::kReplicas, now);
   Index(id, e);
-  if (spec.deadline_ms > 0) by_deadline_.emplace(spec.deadline_ms, id);
 }
 
 void WaitRegistry::Remove(uint64_t id) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
   Unindex(id, it->second);
-  if (it->second.spec.deadline_ms > 0) by_deadline_.erase({it->second.spec.deadline_ms, id});
   waiters_.erase(it);
 }
 
-void WaitRegistry::Take(int64_t now_ms, const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* taken) {
+void WaitRegistry::Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* taken) {
   std::vector<uint64_t> ids;
   std::vector<uint64_t>* out = &ids;
   const size_t first = 0;
-  for (auto it = by_deadline_.begin(); it != by_deadline_.end() && it->first <= now_ms; ++it) {
-    out->push_back(it->second);
-  }
   // Replica parts: per required count, the targets at or below the n-th
   // highest acknowledgement, in order; stop at the first one above it.
   std::vector<uint64_t> advanced;

@@ -30,7 +30,6 @@ struct WaitSpec {
   uint64_t aof_target = 0;   // the client's AOF offset after its last write
   int64_t numlocal = 0;
   int64_t numreplicas = 0;
-  int64_t deadline_ms = 0;   // 0 = none
 };
 
 class WaitRegistry {
@@ -47,16 +46,14 @@ class WaitRegistry {
   void Add(uint64_t id, const WaitSpec& spec, const Progress& now);
   void Remove(uint64_t id);
   bool empty() const { return waiters_.empty(); }
-  // Earliest deadline, 0 when none.
-  int64_t next_deadline() const { return by_deadline_.empty() ? 0 : by_deadline_.begin()->first; }
 
   // True when `spec` needs no waiting at all.
   static bool Satisfied(const WaitSpec& spec, const Progress& now) {
     return NextPart(spec, Part::kReplicas, now) == Part::kDone;
   }
-  // Appends to *out the waiters whose deadline passed and those whose
-  // conditions now hold (each once), and forgets them.
-  void Take(int64_t now_ms, const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out);
+  // Appends to *out the waiters whose conditions now hold (each once), and
+  // forgets them.
+  void Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out);
 
  private:
   enum class Part : uint8_t { kReplicas, kLocal, kNever, kDone };
@@ -70,7 +67,6 @@ class WaitRegistry {
   void Unindex(uint64_t id, const Entry& e);
 
   absl::flat_hash_map<uint64_t, Entry> waiters_;
-  std::set<std::pair<int64_t, uint64_t>> by_deadline_;
   // (numreplicas, fsynced) -> (target, id)
   std::map<std::pair<int64_t, bool>, std::set<std::pair<uint64_t, uint64_t>>> by_replicas_;
   std::set<std::pair<uint64_t, uint64_t>> by_aof_;  // (aof target, id)

@@ -26,12 +26,16 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                  (c.conn->pending ? sizeof(io::PendingInput) : 0);
   static const ClientMeta kNoMeta;
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
-  char flag_buf[8];
+  char flag_buf[12];
   size_t nflags = 0;
+  const MultiState* multi = multi_state(c);
+  if (c.monitor) flag_buf[nflags++] = 'O';
   if (c.is_replica) flag_buf[nflags++] = 'S';
   if (c.is_master) flag_buf[nflags++] = 'M';
   if (c.pubsub) flag_buf[nflags++] = 'P';
+  if (c.in_multi) flag_buf[nflags++] = 'x';
   if (c.paused_wait || c.blocked) flag_buf[nflags++] = 'b';
+  if (c.watching && watched_.Dirty(c.id(), [](int, std::string_view) { return false; })) flag_buf[nflags++] = 'd';
   if (c.closing) flag_buf[nflags++] = 'A';
   if (c.no_evict) flag_buf[nflags++] = 'e';
   if (nflags == 0) flag_buf[nflags++] = 'N';
@@ -42,8 +46,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                       " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,
                       " sub=", pubsub_.Count(c.id(), PubSub::Kind::kChannel),
                       " psub=", pubsub_.Count(c.id(), PubSub::Kind::kPattern),
-                      " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard), " multi=-1 qbuf=", qbuf, " qbuf-free=", qbuf_cap - qbuf,
-                      " argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
+                      " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard),
+                      " multi=", multi ? static_cast<int64_t>(multi->commands.size()) : -1, " qbuf=", qbuf,
+                      " qbuf-free=", qbuf_cap - qbuf, " argv-mem=0 multi-mem=", multi ? multi->bytes : 0, " rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
                       " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,
                       " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);
 }
@@ -330,6 +335,28 @@ void CmdClientHelp(CommandContext& ctx) {
   ReplyHelp(ctx, kLines);
 }
 
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: 1 when that client was blocked
+// (BLPOP & co., WAIT); it answers as on timeout, or with -UNBLOCKED.
+void CmdClientUnblock(CommandContext& ctx) {
+  if (ctx.argv.size() > 4) {
+    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
+                           "'. Try CLIENT HELP."));
+    return;
+  }
+  int64_t id;
+  if (!ParseInt(ctx, ctx.argv[2], &id)) return;
+  bool error = false;
+  if (ctx.argv.size() == 4) {
+    if (Is(ctx.argv[3], "ERROR")) {
+      error = true;
+    } else if (!Is(ctx.argv[3], "TIMEOUT")) {
+      ctx.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  ctx.reply.Integer(ctx.server.UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
+}
+
 }  // namespace
 
 void RegisterClientCommands(CommandTable& t) {
@@ -347,6 +374,7 @@ void RegisterClientCommands(CommandTable& t) {
   subs.push_back(Cmd("client|unpause", 2, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Resumes processing commands from paused clients.", "6.2.0", CmdClientUnpause));
   subs.push_back(Cmd("client|reply", 3, kConn, 0, 0, 0, "@slow @connection", "connection", "Instructs the server whether to reply to commands.", "3.2.0", CmdClientReply));
   subs.push_back(Cmd("client|no-evict", 3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Sets the client eviction mode of the connection.", "7.0.0", CmdClientNoEvict));
+  subs.push_back(Cmd("client|unblock", -3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Unblock a client blocked in a blocking command from a different connection", "5.0.0", CmdClientUnblock));
   subs.push_back(Cmd("client|help", 2, kLoading | kStale, 0, 0, 0, "@slow @connection", "connection", "Returns helpful text about the different subcommands.", "5.0.0", CmdClientHelp));
   t.Add(Cmd("client", -2, 0, 0, 0, 0, "@slow", "connection", "A container for client connection commands.", "2.4.0", nullptr, std::move(subs)));
 }

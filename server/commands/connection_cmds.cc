@@ -149,6 +149,7 @@ void CmdReset(CommandContext& ctx) {
   c.reply_mode = ReplyMode::kOn;
   c.no_evict = false;
   c.meta.reset();
+  ctx.server.ResetClientState(c);  // MULTI, WATCH, MONITOR
   if (c.pubsub) ctx.server.pubsub().RemoveClient(c.id());  // silently, as Redis
   c.pubsub = false;
   c.authenticated = ctx.server.config().Str("requirepass").empty();

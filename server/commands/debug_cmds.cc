@@ -214,6 +214,19 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "STRINGMATCH-LEN") && argc == 2) {
     StringmatchFuzz();
     ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
+  } else if (Is(sub, "CLIENT-COMPONENTS") && argc == 3) {
+    // ringkv only: the components a client has allocated beyond its base
+    // struct (a client that uses no feature has none).
+    int64_t id;
+    if (!ParseInt(ctx, ctx.argv[2], &id)) return;
+    const Client* c = ctx.server.FindClient(static_cast<uint64_t>(id));
+    if (c == nullptr) {
+      ctx.reply.Error("ERR No such client");
+      return;
+    }
+    const std::vector<std::string> names = ctx.server.ClientComponents(*c);
+    ctx.reply.ArrayHeader(static_cast<int64_t>(names.size()));
+    for (const std::string& n : names) ctx.reply.Bulk(n);
   } else if (Is(sub, "HELP") && argc == 2) {
     static const char* kLines[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

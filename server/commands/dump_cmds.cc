@@ -73,6 +73,7 @@ void CmdRestore(CommandContext& ctx) {
     // Already expired: nothing is created; a replaced key is gone.
     if (deleted) {
       ++ctx.server.stats().dirty;
+      KeyEvent(ctx, notify::kGeneric, "del", key);
       ctx.server.PropagateAs({"DEL", key});
     }
     ctx.reply.Ok();
@@ -93,6 +94,7 @@ void CmdRestore(CommandContext& ctx) {
     }
   }
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kGeneric, "restore", key);
   ctx.reply.Ok();
 }
 

@@ -59,6 +59,7 @@ bool SetPairs(CommandContext& ctx, int64_t* added) {
   *added = 0;
   for (size_t i = 2; i < ctx.argv.size(); i += 2) *added += h->Set(ctx.argv[i], ctx.argv[i + 1], Limits(ctx));
   ctx.server.stats().dirty += (ctx.argv.size() - 2) / 2;
+  KeyEvent(ctx, notify::kHash, "hset", ctx.argv[1]);
   return true;
 }
 
@@ -81,6 +82,7 @@ void CmdHsetnx(CommandContext& ctx) {
   }
   h->Set(ctx.argv[2], ctx.argv[3], Limits(ctx));
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kHash, "hset", ctx.argv[1]);
   ctx.reply.Integer(1);
 }
 
@@ -120,7 +122,13 @@ void CmdHdel(CommandContext& ctx) {
   if (e != nullptr) {
     HashValue& h = e->value.hash();
     for (size_t i = 2; i < ctx.argv.size() && !h.empty(); ++i) deleted += h.Delete(ctx.argv[i]);
-    if (deleted > 0) DeleteIfEmpty(ctx, h);
+    if (deleted > 0) {
+      KeyEvent(ctx, notify::kHash, "hdel", ctx.argv[1]);
+      if (h.empty()) {
+        DeleteIfEmpty(ctx, h);
+        KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
+      }
+    }
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(deleted);
   ctx.reply.Integer(deleted);
@@ -190,6 +198,7 @@ void CmdHincrby(CommandContext& ctx) {
   const int64_t next = current + delta;
   h->Set(ctx.argv[2], StrCat(next), Limits(ctx));
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kHash, "hincrby", ctx.argv[1]);
   ctx.reply.Integer(next);
 }
 
@@ -218,6 +227,7 @@ void CmdHincrbyfloat(CommandContext& ctx) {
   const std::string text = core::FormatLongDouble(next);
   h->Set(ctx.argv[2], text, Limits(ctx));
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kHash, "hincrbyfloat", ctx.argv[1]);
   ctx.reply.Bulk(text);
   // Replayed as HSET with the result, so float formatting on a replica or
   // an AOF reload cannot drift (as Redis propagates it).

@@ -18,7 +18,11 @@ namespace {
 void Delete(CommandContext& ctx, bool async) {
   core::Database& db = ctx.server.db(ctx.client);
   int64_t n = 0;
-  for (size_t i = 1; i < ctx.argv.size(); ++i) n += ctx.server.DeleteKey(db, ctx.argv[i], ctx.now_ms, async);
+  for (size_t i = 1; i < ctx.argv.size(); ++i) {
+    if (!ctx.server.DeleteKey(db, ctx.argv[i], ctx.now_ms, async)) continue;
+    ++n;
+    KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[i]);
+  }
   ctx.server.stats().dirty += static_cast<uint64_t>(n);
   ctx.reply.Integer(n);
 }
@@ -100,6 +104,7 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
 
 // Empties one database: inline, or in O(1) with the freeing on the lazy-free thread.
 void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
+  ctx.server.SignalFlushingDb(db.index());
   ctx.server.stats().dirty += db.size();
   if (async && db.size() > 0) {
     size_t keys = db.size();
@@ -172,9 +177,11 @@ void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
   const std::string key(ctx.argv[1]);
   if (when <= ctx.now_ms) {
     db.Erase(key);
+    KeyEvent(ctx, notify::kGeneric, "del", key);
     ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
   } else {
     db.SetExpire(key, e, when);
+    KeyEvent(ctx, notify::kGeneric, "expire", key);
     ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(when)});  // absolute, as Redis 7.0 propagates
   }
   ++ctx.server.stats().dirty;
@@ -219,6 +226,7 @@ void CmdPersist(CommandContext& ctx) {
   }
   db.SetExpire(ctx.argv[1], e, -1);
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kGeneric, "persist", ctx.argv[1]);
   ctx.reply.Integer(1);
 }
 
@@ -259,6 +267,8 @@ void Rename(CommandContext& ctx, bool nx) {
   }
   MoveEntry(ctx.server, db, ctx.argv[1], db, ctx.argv[2], ctx.now_ms);
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kGeneric, "rename_from", ctx.argv[1]);
+  KeyEvent(ctx, notify::kGeneric, "rename_to", ctx.argv[2]);
   if (nx) {
     ctx.reply.Integer(1);
   } else {
@@ -294,6 +304,8 @@ void CmdMove(CommandContext& ctx) {
   }
   MoveEntry(ctx.server, src, ctx.argv[1], dst, ctx.argv[1], ctx.now_ms);
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kGeneric, "move_from", ctx.argv[1]);
+  ctx.server.KeyEvent(notify::kGeneric, "move_to", dst_index, ctx.argv[1]);
   ctx.reply.Integer(1);
 }
 
@@ -337,6 +349,7 @@ void CmdCopy(CommandContext& ctx) {
   to->value = std::move(value);
   if (when >= 0) dst.SetExpire(ctx.argv[2], to, when);
   ++ctx.server.stats().dirty;
+  ctx.server.KeyEvent(notify::kGeneric, "copy_to", dst_index, ctx.argv[2]);
   ctx.reply.Integer(1);
 }
 
@@ -350,7 +363,10 @@ void CmdSwapdb(CommandContext& ctx) {
     ctx.reply.Error(errors::kDbIndexRange);
     return;
   }
-  if (a != b) ctx.server.keyspace().SwapDb(static_cast<int>(a), static_cast<int>(b));
+  if (a != b) {
+    ctx.server.keyspace().SwapDb(static_cast<int>(a), static_cast<int>(b));
+    ctx.server.SignalSwappedDbs(static_cast<int>(a), static_cast<int>(b));
+  }
   ++ctx.server.stats().dirty;
   ctx.reply.Ok();
 }

@@ -8,20 +8,16 @@
 #include "core/list_value.h"
 #include "core/strings.h"
 #include "server/command_table.h"
+#include "server/commands/list_util.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
 
 namespace ringkv::server {
-namespace {
 
 using core::ListValue;
 using core::ValueType;
 
-constexpr char kMustBePositive[] = "ERR value is out of range, must be positive";
-
-// The list at `key`: nullptr when missing (nothing replied) or of another
-// type (WRONGTYPE replied, *failed set).
 ListValue* ListLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed) {
   core::Database& db = ctx.server.db(ctx.client);
   core::Entry* e = for_read ? db.FindForRead(key, ctx.now_ms) : db.Find(key, ctx.now_ms);
@@ -36,9 +32,18 @@ ListValue* ListCreate(CommandContext& ctx, std::string_view key) {
   return &e->value.list();
 }
 
-void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const ListValue& l) {
-  if (l.empty()) ctx.server.db(ctx.client).Erase(key);
+void ListDeleteIfEmpty(CommandContext& ctx, std::string_view key, const ListValue& l) {
+  if (!l.empty()) return;
+  const std::string k(key);  // `key` may alias the erased entry
+  ctx.server.db(ctx.client).Erase(k);
+  KeyEvent(ctx, notify::kGeneric, "del", k);
 }
+
+namespace {
+
+constexpr char kMustBePositive[] = "ERR value is out of range, must be positive";
+
+void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const ListValue& l) { ListDeleteIfEmpty(ctx, key, l); }
 
 // LPUSH / RPUSH / LPUSHX / RPUSHX
 void Push(CommandContext& ctx, bool head, bool only_existing) {
@@ -60,6 +65,7 @@ void Push(CommandContext& ctx, bool head, bool only_existing) {
     }
   }
   ctx.server.stats().dirty += ctx.argv.size() - 2;
+  KeyEvent(ctx, notify::kList, head ? "lpush" : "rpush", ctx.argv[1]);
   ctx.reply.Integer(static_cast<int64_t>(l->size()));
 }
 
@@ -68,9 +74,9 @@ void CmdRpush(CommandContext& ctx) { Push(ctx, false, false); }
 void CmdLpushx(CommandContext& ctx) { Push(ctx, true, true); }
 void CmdRpushx(CommandContext& ctx) { Push(ctx, false, true); }
 
-// Pops up to `count` elements from one end of the list at `key` (which
-// exists) and replies with them as an array; deletes the key when emptied.
-void PopCountAndReply(CommandContext& ctx, std::string_view key, ListValue& l, int64_t count, bool head) {
+}  // namespace
+
+void ListPopCountAndReply(CommandContext& ctx, std::string_view key, ListValue& l, int64_t count, bool head) {
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), l.size());
   ctx.reply.ArrayHeader(static_cast<int64_t>(n));
   std::string v;
@@ -83,8 +89,11 @@ void PopCountAndReply(CommandContext& ctx, std::string_view key, ListValue& l, i
     ctx.reply.Bulk(v);
   }
   ctx.server.stats().dirty += n;
+  if (n > 0) KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", key);
   DeleteIfEmpty(ctx, key, l);
 }
+
+namespace {
 
 // LPOP / RPOP key [count]
 void Pop(CommandContext& ctx, bool head) {
@@ -110,7 +119,7 @@ void Pop(CommandContext& ctx, bool head) {
     return;
   }
   if (has_count) {
-    PopCountAndReply(ctx, ctx.argv[1], *l, count, head);
+    ListPopCountAndReply(ctx, ctx.argv[1], *l, count, head);
     return;
   }
   std::string v;
@@ -120,6 +129,7 @@ void Pop(CommandContext& ctx, bool head) {
     l->PopBack(&v);
   }
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", ctx.argv[1]);
   ctx.reply.Bulk(v);
   DeleteIfEmpty(ctx, ctx.argv[1], *l);
 }
@@ -140,7 +150,7 @@ void CmdLmpop(CommandContext& ctx) {
     const std::string key(k);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
-    PopCountAndReply(ctx, key, *l, args.count, args.first_end);
+    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
     ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
     return;
   }
@@ -211,6 +221,7 @@ void CmdLset(CommandContext& ctx) {
     return;
   }
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kList, "lset", ctx.argv[1]);
   ctx.reply.Ok();
 }
 
@@ -237,6 +248,7 @@ void CmdLinsert(CommandContext& ctx) {
     return;
   }
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kList, "linsert", ctx.argv[1]);
   ctx.reply.Integer(static_cast<int64_t>(l->size()));
 }
 
@@ -252,6 +264,7 @@ void CmdLrem(CommandContext& ctx) {
   }
   const size_t removed = l->Remove(ctx.argv[3], count);
   ctx.server.stats().dirty += removed;
+  if (removed > 0) KeyEvent(ctx, notify::kList, "lrem", ctx.argv[1]);
   DeleteIfEmpty(ctx, ctx.argv[1], *l);
   ctx.reply.Integer(static_cast<int64_t>(removed));
 }
@@ -268,13 +281,16 @@ void CmdLtrim(CommandContext& ctx) {
   }
   const int64_t n = static_cast<int64_t>(l->size());
   int64_t kept = 0;
-  if (!ClipRange(n, &start, &end)) {
-    ctx.server.db(ctx.client).Erase(ctx.argv[1]);  // nothing kept
-  } else {
+  if (ClipRange(n, &start, &end)) {
     l->Keep(static_cast<size_t>(start), static_cast<size_t>(end));
     kept = end - start + 1;
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(n - kept);
+  KeyEvent(ctx, notify::kList, "ltrim", ctx.argv[1]);
+  if (kept == 0) {  // nothing kept
+    ctx.server.db(ctx.client).Erase(ctx.argv[1]);
+    KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
+  }
   ctx.reply.Ok();
 }
 
@@ -353,8 +369,9 @@ void CmdLpos(CommandContext& ctx) {
   }
 }
 
-// LMOVE source destination LEFT|RIGHT LEFT|RIGHT, and RPOPLPUSH.
-void Move(CommandContext& ctx, bool from_head, bool to_head) {
+}  // namespace
+
+void ListMove(CommandContext& ctx, bool from_head, bool to_head) {
   bool failed;
   ListValue* src = ListLookup(ctx, ctx.argv[1], false, &failed);
   if (failed) return;
@@ -377,12 +394,14 @@ void Move(CommandContext& ctx, bool from_head, bool to_head) {
   } else {
     dst->PushBack(v);
   }
+  KeyEvent(ctx, notify::kList, to_head ? "lpush" : "rpush", ctx.argv[2]);
+  KeyEvent(ctx, notify::kList, from_head ? "lpop" : "rpop", src_key);
   if (src != dst) DeleteIfEmpty(ctx, src_key, *src);
   ++ctx.server.stats().dirty;
   ctx.reply.Bulk(v);
 }
 
-bool ParseEnd(CommandContext& ctx, std::string_view arg, bool* head) {
+bool ParseListEnd(CommandContext& ctx, std::string_view arg, bool* head) {
   if (Is(arg, "LEFT")) {
     *head = true;
   } else if (Is(arg, "RIGHT")) {
@@ -394,13 +413,15 @@ bool ParseEnd(CommandContext& ctx, std::string_view arg, bool* head) {
   return true;
 }
 
+namespace {
+
 void CmdLmove(CommandContext& ctx) {
   bool from_head, to_head;
-  if (!ParseEnd(ctx, ctx.argv[3], &from_head) || !ParseEnd(ctx, ctx.argv[4], &to_head)) return;
-  Move(ctx, from_head, to_head);
+  if (!ParseListEnd(ctx, ctx.argv[3], &from_head) || !ParseListEnd(ctx, ctx.argv[4], &to_head)) return;
+  ListMove(ctx, from_head, to_head);
 }
 
-void CmdRpoplpush(CommandContext& ctx) { Move(ctx, false, true); }
+void CmdRpoplpush(CommandContext& ctx) { ListMove(ctx, false, true); }
 
 }  // namespace
 

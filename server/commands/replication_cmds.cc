@@ -37,17 +37,19 @@ void CmdWait(CommandContext& ctx) {
     return;
   }
   WaitSpec spec;
-  if (!ParseTimeoutMs(ctx, ctx.argv[2], &spec.deadline_ms)) return;
+  int64_t deadline_ms;
+  if (!ParseTimeoutMs(ctx, ctx.argv[2], &deadline_ms)) return;
   if (!ParseInt(ctx, ctx.argv[1], &spec.numreplicas)) return;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec);
+  ctx.server.WaitFor(ctx.client, spec, deadline_ms);
 }
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2): [numlocal, numreplicas].
 void CmdWaitaof(CommandContext& ctx) {
   WaitSpec spec;
   spec.aof = true;
-  if (!ParseTimeoutMs(ctx, ctx.argv[3], &spec.deadline_ms)) return;
+  int64_t deadline_ms;
+  if (!ParseTimeoutMs(ctx, ctx.argv[3], &deadline_ms)) return;
   if (!core::StringToInt64(ctx.argv[1], &spec.numlocal) || spec.numlocal < 0 ||
       !core::StringToInt64(ctx.argv[2], &spec.numreplicas) || spec.numreplicas < 0) {
     ctx.reply.Error("ERR value is out of range, must be positive");
@@ -65,7 +67,7 @@ void CmdWaitaof(CommandContext& ctx) {
   }
   spec.aof_target = ctx.client.woff;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec);
+  ctx.server.WaitFor(ctx.client, spec, deadline_ms);
 }
 
 // REPLCONF <option> <value> [<option> <value> ...]

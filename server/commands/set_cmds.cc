@@ -44,8 +44,12 @@ SetValue* CreateSet(CommandContext& ctx, std::string_view key, std::string_view 
   return &e->value.set();
 }
 
+// Deletes `key` when its set became empty, with the "del" event.
 void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const SetValue& s) {
-  if (s.empty()) ctx.server.db(ctx.client).Erase(key);
+  if (!s.empty()) return;
+  const std::string k(key);  // `key` may alias the erased entry
+  ctx.server.db(ctx.client).Erase(k);
+  KeyEvent(ctx, notify::kGeneric, "del", k);
 }
 
 void CmdSadd(CommandContext& ctx) {
@@ -56,6 +60,7 @@ void CmdSadd(CommandContext& ctx) {
   int64_t added = 0;
   for (size_t i = 2; i < ctx.argv.size(); ++i) added += s->Add(ctx.argv[i], Limits(ctx));
   ctx.server.stats().dirty += static_cast<uint64_t>(added);
+  if (added > 0) KeyEvent(ctx, notify::kSet, "sadd", ctx.argv[1]);
   ctx.reply.Integer(added);
 }
 
@@ -66,6 +71,7 @@ void CmdSrem(CommandContext& ctx) {
   int64_t removed = 0;
   if (s != nullptr) {
     for (size_t i = 2; i < ctx.argv.size() && !s->empty(); ++i) removed += s->Remove(ctx.argv[i]);
+    if (removed > 0) KeyEvent(ctx, notify::kSet, "srem", ctx.argv[1]);
     DeleteIfEmpty(ctx, ctx.argv[1], *s);
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(removed);
@@ -138,7 +144,9 @@ void CmdSpop(CommandContext& ctx) {
   if (with_count && static_cast<uint64_t>(count) >= s->size()) {
     ReplyMembers(ctx, *s);
     ctx.server.stats().dirty += s->size();
+    KeyEvent(ctx, notify::kSet, "spop", key);
     ctx.server.db(ctx.client).Erase(key);
+    KeyEvent(ctx, notify::kGeneric, "del", key);
     ctx.server.PropagateAs({ctx.server.lazy_server_del() ? "UNLINK" : "DEL", key});
     return;
   }
@@ -150,6 +158,7 @@ void CmdSpop(CommandContext& ctx) {
     ctx.reply.Bulk(srem.back());
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(count);
+  KeyEvent(ctx, notify::kSet, "spop", key);
   DeleteIfEmpty(ctx, key, *s);
   ctx.server.PropagateAs(std::move(srem));
 }
@@ -222,10 +231,14 @@ void CmdSmove(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
+  KeyEvent(ctx, notify::kSet, "srem", ctx.argv[1]);
   DeleteIfEmpty(ctx, ctx.argv[1], *src);
   if (dst == nullptr) dst = CreateSet(ctx, ctx.argv[2], member);
-  dst->Add(member, Limits(ctx));
   ++ctx.server.stats().dirty;
+  if (dst->Add(member, Limits(ctx))) {
+    ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kSet, "sadd", ctx.argv[2]);
+  }
   ctx.reply.Integer(1);
 }
 
@@ -288,7 +301,7 @@ std::unique_ptr<SetValue> UnionOrDiff(const std::vector<const SetValue*>& sets, 
 // replies with its size.
 void StoreResult(CommandContext& ctx, std::string_view dst, std::unique_ptr<SetValue> result) {
   const size_t n = result->size();
-  ctx.reply.Integer(StoreCollection(ctx, dst, core::Value(std::move(result)), n));
+  ctx.reply.Integer(StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kSet));
 }
 
 std::unique_ptr<SetValue> FromMembers(const std::vector<std::string>& members, const core::SetLimits& limits) {

@@ -230,8 +230,10 @@ void Sort(CommandContext& ctx, bool readonly) {
     core::Entry* d = db.FindOrInsert(dst, ctx.now_ms, &created);
     d->value = core::Value(std::move(list));
     ctx.server.stats().dirty += static_cast<uint64_t>(output_len);
+    KeyEvent(ctx, notify::kList, "sortstore", dst);
   } else if (ctx.server.DeleteKey(db, dst, ctx.now_ms, ctx.server.lazy_server_del())) {
     ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kGeneric, "del", dst);
   }
   ctx.reply.Integer(output_len);
 }

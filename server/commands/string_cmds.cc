@@ -97,7 +97,11 @@ void CmdSet(CommandContext& ctx) {
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   if (r->written) {
     ++ctx.server.stats().dirty;
-    if (has_expire) PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[2], opts.expire_at_ms);
+    KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
+    if (has_expire) {
+      KeyEvent(ctx, notify::kGeneric, "expire", ctx.argv[1]);
+      PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[2], opts.expire_at_ms);
+    }
   }
   if (opts.get) {
     if (r->previous) {
@@ -116,7 +120,10 @@ void CmdSetnx(CommandContext& ctx) {
   core::SetOptions opts;
   opts.condition = core::SetOptions::Condition::kIfMissing;
   auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
-  if (r->written) ++ctx.server.stats().dirty;
+  if (r->written) {
+    ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
+  }
   ctx.reply.Integer(r->written ? 1 : 0);
 }
 
@@ -125,6 +132,8 @@ void SetWithExpire(CommandContext& ctx, int64_t unit_ms, std::string_view name) 
   if (!ParseExpire(ctx, ctx.argv[2], unit_ms, false, name, &opts.expire_at_ms)) return;
   core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[3], opts, ctx.now_ms);
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
+  KeyEvent(ctx, notify::kGeneric, "expire", ctx.argv[1]);
   PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[3], opts.expire_at_ms);
   ctx.reply.Ok();
 }
@@ -135,7 +144,9 @@ void CmdGetset(CommandContext& ctx) {
   core::SetOptions opts;
   opts.get = true;
   auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
   if (r->previous) {
     ctx.reply.Bulk(*r->previous);
   } else {
@@ -155,6 +166,7 @@ void CmdGetdel(CommandContext& ctx) {
   ctx.reply.Bulk(e->value.str().View(scratch));  // reply first: Erase frees the value
   db.Erase(ctx.argv[1]);
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
   ctx.server.PropagateAs({"DEL", std::string(ctx.argv[1])});
 }
 
@@ -185,14 +197,17 @@ void CmdGetex(CommandContext& ctx) {
   if (deadline >= 0 && deadline <= ctx.now_ms) {
     db.Erase(key);
     ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kGeneric, "del", key);
     ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
   } else if (deadline >= 0) {
     db.SetExpire(key, e, deadline);
     ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kGeneric, "expire", key);
     ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(deadline)});
   } else if (persist && db.GetExpire(e) >= 0) {
     db.SetExpire(key, e, -1);
     ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kGeneric, "persist", key);
     ctx.server.PropagateAs({"PERSIST", key});
   }
 }
@@ -218,7 +233,10 @@ void Mset(CommandContext& ctx, bool nx) {
     }
   }
   core::SetOptions opts;
-  for (size_t i = 1; i < ctx.argv.size(); i += 2) core::OpSet(db, ctx.argv[i], ctx.argv[i + 1], opts, ctx.now_ms);
+  for (size_t i = 1; i < ctx.argv.size(); i += 2) {
+    core::OpSet(db, ctx.argv[i], ctx.argv[i + 1], opts, ctx.now_ms);
+    KeyEvent(ctx, notify::kString, "set", ctx.argv[i]);
+  }
   ctx.server.stats().dirty += (ctx.argv.size() - 1) / 2;
   if (nx) {
     ctx.reply.Integer(1);
@@ -233,6 +251,7 @@ void CmdAppend(CommandContext& ctx) {
   auto r = core::OpAppend(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], MaxBulk(ctx), ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kString, "append", ctx.argv[1]);
   ctx.reply.Integer(r.value());
 }
 
@@ -246,6 +265,7 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   auto r = core::OpIncrBy(ctx.server.db(ctx.client), ctx.argv[1], delta, ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kString, "incrby", ctx.argv[1]);  // DECR* too, as Redis
   ctx.reply.Integer(r.value());
 }
 void CmdIncr(CommandContext& ctx) { IncrBy(ctx, 1); }
@@ -270,6 +290,7 @@ void CmdIncrbyfloat(CommandContext& ctx) {
   auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], d, ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kString, "incrbyfloat", ctx.argv[1]);
   std::string value = core::FormatLongDouble(r.value());
   ctx.reply.Bulk(value);
   // Replayed as the resulting value: float arithmetic must not be redone.
@@ -298,7 +319,10 @@ void CmdSetrange(CommandContext& ctx) {
   }
   auto r = core::OpSetRange(ctx.server.db(ctx.client), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx), ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
-  if (!ctx.argv[3].empty()) ++ctx.server.stats().dirty;
+  if (!ctx.argv[3].empty()) {
+    ++ctx.server.stats().dirty;
+    KeyEvent(ctx, notify::kString, "setrange", ctx.argv[1]);
+  }
   ctx.reply.Integer(r.value());
 }
 

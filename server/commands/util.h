@@ -14,6 +14,7 @@
 #include "core/keyspace.h"
 #include "core/op_result.h"
 #include "server/command.h"
+#include "server/server.h"
 
 namespace ringkv::server {
 
@@ -98,8 +99,10 @@ bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64
 // Stores `value` (holding `size` elements) at `dst`, replacing what was
 // there, TTL included -- or, when size is 0, deletes `dst`. Overwritten
 // values are freed as lazyfree-lazy-server-del says. Returns the size (the
-// STORE commands' reply) and counts the write in `dirty` as Redis does.
-int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size);
+// STORE commands' reply) and counts the write in `dirty` as Redis does. The
+// keyspace event is the command's name (class `event_type`), or "del".
+int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size,
+                        uint32_t event_type);
 
 // HSCAN / SSCAN / ZSCAN after the lookup found a value: parses the options
 // (from argv[3]); a packed value is returned whole with cursor 0
@@ -132,6 +135,14 @@ struct MpopArgs {
 };
 bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view first_end, std::string_view other_end,
                    MpopArgs* out);
+
+// The running command wrote `key` in the client's database: WATCH,
+// blocked clients and the keyspace event `event` of class `type`
+// (notify::kList, ...). Called before the reply, as Redis does, so a RESP3
+// client subscribed to its own keys sees the event first.
+inline void KeyEvent(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key) {
+  ctx.server.KeyEvent(type, event, ctx.client.db, key);
+}
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);

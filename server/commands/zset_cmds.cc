@@ -105,6 +105,7 @@ void ZAdd(CommandContext& ctx, bool zincrby) {
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(added + updated);
   ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+  if (added + updated > 0) KeyEvent(ctx, notify::kZSet, flags.incr ? "zincr" : "zadd", ctx.argv[1]);
   if (flags.incr) {
     if (incr_skipped) {
       ctx.reply.Null();
@@ -127,7 +128,7 @@ void CmdZrem(CommandContext& ctx) {
   int64_t removed = 0;
   if (z != nullptr) {
     for (size_t i = 2; i < ctx.argv.size() && z->size() > 0; ++i) removed += z->Remove(ctx.argv[i]);
-    ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+    if (removed > 0) ZSetRemoved(ctx, ctx.argv[1], *z, "zrem");
   }
   ctx.server.stats().dirty += static_cast<uint64_t>(removed);
   ctx.reply.Integer(removed);
@@ -258,7 +259,9 @@ void RemoveRange(CommandContext& ctx, RangeKind kind) {
   }
   z->RemoveRanks(static_cast<size_t>(start), static_cast<size_t>(end));
   const int64_t removed = end - start + 1;
-  ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
+  ZSetRemoved(ctx, ctx.argv[1], *z,
+              kind == RangeKind::kRank ? "zremrangebyrank" : kind == RangeKind::kScore ? "zremrangebyscore"
+                                                                                      : "zremrangebylex");
   ctx.server.stats().dirty += static_cast<uint64_t>(removed);
   ctx.reply.Integer(removed);
 }
@@ -267,9 +270,9 @@ void CmdZremrangebyrank(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kRank
 void CmdZremrangebyscore(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kScore); }
 void CmdZremrangebylex(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kLex); }
 
-// Pops up to `count` lowest (or highest) elements of the set at `key`, which
-// must exist. `nested` replies pairs as RESP3 2-arrays.
-void PopAndReply(CommandContext& ctx, std::string_view key, ZSetValue& z, int64_t count, bool max, bool nested) {
+}  // namespace
+
+void ZSetPopAndReply(CommandContext& ctx, std::string_view key, ZSetValue& z, int64_t count, bool max, bool nested) {
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), z.size());
   if (nested) {
     ctx.reply.ArrayHeader(static_cast<int64_t>(n));
@@ -290,8 +293,10 @@ void PopAndReply(CommandContext& ctx, std::string_view key, ZSetValue& z, int64_
     z.RemoveRanks(0, n - 1);
   }
   ctx.server.stats().dirty += n;
-  ZSetDeleteIfEmpty(ctx, key, z);
+  ZSetRemoved(ctx, key, z, max ? "zpopmax" : "zpopmin");
 }
+
+namespace {
 
 // ZPOPMIN / ZPOPMAX key [count]
 void Pop(CommandContext& ctx, bool max) {
@@ -313,7 +318,7 @@ void Pop(CommandContext& ctx, bool max) {
     ctx.reply.ArrayHeader(0);
     return;
   }
-  PopAndReply(ctx, ctx.argv[1], *z, count < 0 ? 1 : count, max, ctx.reply.resp() >= 3 && count != -1);
+  ZSetPopAndReply(ctx, ctx.argv[1], *z, count < 0 ? 1 : count, max, ctx.reply.resp() >= 3 && count != -1);
 }
 
 void CmdZpopmin(CommandContext& ctx) { Pop(ctx, false); }
@@ -333,7 +338,7 @@ void CmdZmpop(CommandContext& ctx) {
     const std::string key(k);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
-    PopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
+    ZSetPopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
     ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
     return;
   }

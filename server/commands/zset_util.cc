@@ -27,6 +27,14 @@ void ZSetDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ZS
   if (z.size() == 0) ctx.server.db(ctx.client).Erase(key);
 }
 
+void ZSetRemoved(CommandContext& ctx, std::string_view key, const core::ZSetValue& z, std::string_view event) {
+  const std::string k(key);  // `key` may alias the erased entry
+  KeyEvent(ctx, notify::kZSet, event, k);
+  if (z.size() != 0) return;
+  ctx.server.db(ctx.client).Erase(k);
+  KeyEvent(ctx, notify::kGeneric, "del", k);
+}
+
 const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx) { return ctx.server.keyspace().limits().zset; }
 
 namespace {
@@ -81,7 +89,7 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
 
 int64_t StoreZSet(CommandContext& ctx, std::string_view dst, std::unique_ptr<core::ZSetValue> result) {
   const size_t n = result->size();
-  return StoreCollection(ctx, dst, core::Value(std::move(result)), n);
+  return StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kZSet);
 }
 
 }  // namespace ringkv::server

@@ -19,9 +19,18 @@ namespace ringkv::server {
 core::ZSetValue* ZSetLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed);
 // Creates `key` holding an empty sorted set.
 core::ZSetValue* ZSetCreate(CommandContext& ctx, std::string_view key);
-// Deletes `key` when its sorted set became empty.
+// Deletes `key` when its sorted set became empty (no event: for a set the
+// running command created and left empty).
 void ZSetDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ZSetValue& z);
+// After members were removed from the set at `key`: the keyspace event
+// `event`, then deletion with "del" when it became empty.
+void ZSetRemoved(CommandContext& ctx, std::string_view key, const core::ZSetValue& z, std::string_view event);
 const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx);
+// Pops up to `count` lowest (or highest, `max`) elements of the set at
+// `key`, which must exist, replying member/score pairs (`nested`: each pair
+// a 2-array, as ZMPOP and RESP3 ZPOPMIN with a count); deletes an emptied key.
+void ZSetPopAndReply(CommandContext& ctx, std::string_view key, core::ZSetValue& z, int64_t count, bool max,
+                     bool nested);
 
 // "(1.5" / "2" / "-inf" pairs; false on anything Redis's zslParseRange refuses.
 bool ParseScoreRange(std::string_view min, std::string_view max, core::ScoreRange* range);

@@ -9,8 +9,15 @@ Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
     # comment
     SET k v
     !sleep 1.2        pause (for expiry)
-    !resp3            switch this script's connection to RESP3 (HELLO 3, not compared)
-Each script runs on a fresh connection after FLUSHALL on both servers.
+    !resp3            switch the current connection to RESP3 (HELLO 3, not compared)
+    !conn NAME        make connection NAME current (opened on first use; the
+                      script starts on connection "1")
+    !send CMD ...     send a command on the current connection without
+                      reading its reply (a blocking command)
+    !read             read one reply on the current connection and compare
+    !drain            after a short pause, read every reply or push message
+                      waiting on the current connection and compare them all
+Each script runs on fresh connections after FLUSHALL on both servers.
 Exit status 0 when every reply matched; prints the first mismatches otherwise.
 """
 import argparse
@@ -130,6 +137,30 @@ class Conn:
         self.sock.sendall(encode(args))
         return self.reply()
 
+    def send(self, args):
+        self.sock.sendall(encode(args))
+
+    def drain(self, wait=0.1):
+        """Every complete reply that arrives within `wait` seconds."""
+        time.sleep(wait)
+        self.sock.setblocking(False)
+        try:
+            while True:
+                try:
+                    chunk = self.sock.recv(65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                self.buf += chunk
+        finally:
+            self.sock.setblocking(True)
+            self.sock.settimeout(10)
+        out = []
+        while self.buf:
+            out.append(self.reply())
+        return out
+
 
 def start(cmd, port, workdir):
     # Each server in a directory of its own: SAVE / DEBUG RELOAD write dump.rdb there.
@@ -168,7 +199,8 @@ def main():
     total = failed = 0
     try:
         for path in files:
-            r, k = Conn(rport), Conn(kport)
+            conns = {"1": (Conn(rport), Conn(kport))}
+            r, k = conns["1"]
             r.call([b"FLUSHALL"])
             k.call([b"FLUSHALL"])
             with open(path, encoding="utf-8") as f:
@@ -183,11 +215,29 @@ def main():
                         r.call([b"HELLO", b"3"])
                         k.call([b"HELLO", b"3"])
                         continue
-                    args = split_args(line)
+                    if line.startswith("!conn "):
+                        name = line.split()[1]
+                        if name not in conns:
+                            conns[name] = (Conn(rport), Conn(kport))
+                        r, k = conns[name]
+                        continue
+                    if line.startswith("!send "):
+                        args = split_args(line[len("!send "):])
+                        r.send(args)
+                        k.send(args)
+                        continue
                     total += 1
-                    want = r.call(args)
+                    if line in ("!read", "!drain"):
+                        args = [line.encode()]
+                        if line == "!read":
+                            want, got_call = r.reply(), k.reply
+                        else:
+                            want, got_call = r.drain(), k.drain
+                    else:
+                        args = split_args(line)
+                        want, got_call = r.call(args), (lambda a=args: k.call(a))
                     try:
-                        got = k.call(args)
+                        got = got_call()
                     except (ConnectionError, OSError) as e:
                         print("ringkv connection lost at %s:%d  %s (%s)" % (os.path.basename(path), lineno, line, e))
                         failed += 1
@@ -197,6 +247,9 @@ def main():
                         if failed <= 30:
                             print("MISMATCH %s:%d  %s\n  redis : %r\n  ringkv: %r" %
                                   (os.path.basename(path), lineno, line, want, got))
+            for rc, kc in conns.values():  # no subscriber or blocked client outlives its script
+                rc.sock.close()
+                kc.sock.close()
     finally:
         for p in (redis, ringkv):
             p.terminate()

@@ -1,0 +1,192 @@
+// The blocking list and sorted-set commands: BLPOP BRPOP BLMOVE BRPOPLPUSH
+// BLMPOP BZPOPMIN BZPOPMAX BZMPOP. Each serves at once when one of its keys
+// holds data (propagated as the non-blocking form); otherwise it blocks the
+// client through Server::BlockOnKeys and runs again when a write makes a key
+// ready. Inside EXEC they never block. Replies follow Redis 7.0.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "server/command_table.h"
+#include "server/commands/list_util.h"
+#include "server/commands/util.h"
+#include "server/commands/zset_util.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+using core::ListValue;
+using core::ZSetValue;
+
+// A timeout in seconds (a float, 0: forever) as Redis 7.0's
+// getTimeoutFromObjectOrReply: the absolute deadline in ms, 0 for none.
+bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
+  long double seconds;
+  if (!ParseLongDouble(arg, &seconds)) {
+    ctx.reply.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  const long double ms = std::ceil(seconds * 1000.0L);
+  // Redis converts to a long long: out of range (inf included) turns negative there.
+  if (!(ms < 9.2e18L) || ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return false;
+  }
+  const int64_t tval = static_cast<int64_t>(ms);
+  *deadline_ms = tval == 0 ? 0 : (tval > INT64_MAX - ctx.now_ms ? INT64_MAX : ctx.now_ms + tval);
+  return true;
+}
+
+std::vector<std::string> KeysOf(Argv keys) { return {keys.begin(), keys.end()}; }
+
+// BLPOP / BRPOP key [key ...] timeout
+void BlockingPop(CommandContext& ctx, bool head) {
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
+  Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
+  for (std::string_view k : keys) {
+    bool failed;
+    ListValue* l = ListLookup(ctx, k, false, &failed);
+    if (failed) return;
+    if (l == nullptr) continue;
+    const std::string key(k);
+    std::string v;
+    if (head) {
+      l->PopFront(&v);
+    } else {
+      l->PopBack(&v);
+    }
+    ++ctx.server.stats().dirty;
+    ctx.server.KeyEvent(notify::kList, head ? "lpop" : "rpop", ctx.client.db, key);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    ctx.reply.Bulk(v);
+    ListDeleteIfEmpty(ctx, key, *l);
+    ctx.server.PropagateAs({head ? "LPOP" : "RPOP", key});
+    return;
+  }
+  ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(keys), deadline);
+}
+
+void CmdBlpop(CommandContext& ctx) { BlockingPop(ctx, true); }
+void CmdBrpop(CommandContext& ctx) { BlockingPop(ctx, false); }
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout, BRPOPLPUSH
+// source destination timeout: waits on the source only.
+void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string_view timeout) {
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, timeout, &deadline)) return;
+  bool failed;
+  ListValue* src = ListLookup(ctx, ctx.argv[1], false, &failed);
+  if (failed) return;
+  if (src == nullptr) {
+    ctx.server.BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
+    return;
+  }
+  ListMove(ctx, from_head, to_head);
+  ctx.server.PropagateAs({"LMOVE", std::string(ctx.argv[1]), std::string(ctx.argv[2]), from_head ? "LEFT" : "RIGHT",
+                          to_head ? "LEFT" : "RIGHT"});
+}
+
+void CmdBlmove(CommandContext& ctx) {
+  bool from_head, to_head;
+  if (!ParseListEnd(ctx, ctx.argv[3], &from_head) || !ParseListEnd(ctx, ctx.argv[4], &to_head)) return;
+  BlockingMove(ctx, from_head, to_head, ctx.argv[5]);
+}
+
+void CmdBrpoplpush(CommandContext& ctx) { BlockingMove(ctx, false, true, ctx.argv[3]); }
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+void CmdBlmpop(CommandContext& ctx) {
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
+  MpopArgs args;
+  if (!ParseMpopArgs(ctx, 2, "LEFT", "RIGHT", &args)) return;
+  for (std::string_view k : args.keys) {
+    bool failed;
+    ListValue* l = ListLookup(ctx, k, false, &failed);
+    if (failed) return;
+    if (l == nullptr) continue;
+    const std::string key(k);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
+    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
+    return;
+  }
+  ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(args.keys), deadline);
+}
+
+// BZPOPMIN / BZPOPMAX key [key ...] timeout: [key, member, score].
+void BlockingZPop(CommandContext& ctx, bool max) {
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
+  Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
+  for (std::string_view k : keys) {
+    bool failed;
+    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
+    if (failed) return;
+    if (z == nullptr) continue;
+    const std::string key(k);
+    ctx.reply.ArrayHeader(3);
+    ctx.reply.Bulk(key);
+    z->Walk(0, max, [&](std::string_view member, double score) {
+      ctx.reply.Bulk(member);
+      ctx.reply.Double(score);
+      return false;
+    });
+    if (max) {
+      z->RemoveRanks(z->size() - 1, z->size() - 1);
+    } else {
+      z->RemoveRanks(0, 0);
+    }
+    ++ctx.server.stats().dirty;
+    ZSetRemoved(ctx, key, *z, max ? "zpopmax" : "zpopmin");
+    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key});
+    return;
+  }
+  ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(keys), deadline);
+}
+
+void CmdBzpopmin(CommandContext& ctx) { BlockingZPop(ctx, false); }
+void CmdBzpopmax(CommandContext& ctx) { BlockingZPop(ctx, true); }
+
+// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+void CmdBzmpop(CommandContext& ctx) {
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
+  MpopArgs args;
+  if (!ParseMpopArgs(ctx, 2, "MIN", "MAX", &args)) return;
+  const bool max = !args.first_end;
+  for (std::string_view k : args.keys) {
+    bool failed;
+    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
+    if (failed) return;
+    if (z == nullptr) continue;
+    const std::string key(k);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    ZSetPopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
+    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
+    return;
+  }
+  ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(args.keys), deadline);
+}
+
+}  // namespace
+
+void RegisterBlockingCommands(CommandTable& t) {
+  using namespace cmd;
+  t.Add(Cmd("blpop", -3, kWrite | kNoscript | kBlocking, 1, -2, 1, "@write @list @slow @blocking", "list", "Remove and get the first element in a list, or block until one is available", "2.0.0", CmdBlpop));
+  t.Add(Cmd("brpop", -3, kWrite | kNoscript | kBlocking, 1, -2, 1, "@write @list @slow @blocking", "list", "Remove and get the last element in a list, or block until one is available", "2.0.0", CmdBrpop));
+  t.Add(Cmd("blmove", 6, kWrite | kDenyOom | kNoscript | kBlocking, 1, 2, 1, "@write @list @slow @blocking", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", CmdBlmove));
+  t.Add(Cmd("brpoplpush", 4, kWrite | kDenyOom | kNoscript | kBlocking, 1, 2, 1, "@write @list @slow @blocking", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", CmdBrpoplpush));
+  t.Add(Cmd("blmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @list @slow @blocking", "list", "Pop elements from a list, or block until one is available", "7.0.0", CmdBlmpop));
+  t.Add(Cmd("bzpopmin", -3, kWrite | kNoscript | kBlocking | kFast, 1, -2, 1, "@write @sortedset @fast @blocking", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", CmdBzpopmin));
+  t.Add(Cmd("bzpopmax", -3, kWrite | kNoscript | kBlocking | kFast, 1, -2, 1, "@write @sortedset @fast @blocking", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", CmdBzpopmax));
+  t.Add(Cmd("bzmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @sortedset @slow @blocking", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", CmdBzmpop));
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,73 @@
+// Transactions: MULTI EXEC DISCARD WATCH UNWATCH (the work is in
+// server_transactions.cc), and MONITOR.
+#include "server/command_table.h"
+#include "server/commands/util.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+void CmdMulti(CommandContext& ctx) {
+  if (ctx.client.in_multi) {
+    ctx.reply.Error("ERR MULTI calls can not be nested");
+    return;
+  }
+  ctx.server.StartMulti(ctx.client);
+  ctx.reply.Ok();
+}
+
+void CmdExec(CommandContext& ctx) {
+  if (!ctx.client.in_multi) {
+    ctx.reply.Error("ERR EXEC without MULTI");
+    return;
+  }
+  ctx.server.Exec(ctx);
+}
+
+void CmdDiscard(CommandContext& ctx) {
+  if (!ctx.client.in_multi) {
+    ctx.reply.Error("ERR DISCARD without MULTI");
+    return;
+  }
+  ctx.server.DiscardMulti(ctx.client);
+  ctx.reply.Ok();
+}
+
+void CmdWatch(CommandContext& ctx) {
+  if (ctx.client.in_multi) {
+    ctx.reply.Error("ERR WATCH inside MULTI is not allowed");
+    return;
+  }
+  ctx.server.Watch(ctx);
+}
+
+void CmdUnwatch(CommandContext& ctx) {
+  ctx.server.Unwatch(ctx.client);
+  ctx.reply.Ok();
+}
+
+void CmdMonitor(CommandContext& ctx) {
+  // A client that expects one reply per command (inside EXEC) cannot.
+  if (!ctx.server.MayBlock(ctx.client)) {
+    ctx.reply.Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    return;
+  }
+  if (ctx.client.is_replica) return;  // a replica's link is already fed
+  ctx.server.AddMonitor(ctx.client);
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterTransactionCommands(CommandTable& t) {
+  using namespace cmd;
+  const uint32_t kControl = kNoscript | kLoading | kStale | kFast | kAllowBusy;
+  t.Add(Cmd("multi", 1, kControl, 0, 0, 0, "@fast @transaction", "transactions", "Mark the start of a transaction block", "1.2.0", CmdMulti));
+  t.Add(Cmd("exec", 1, kNoscript | kLoading | kStale | kSkipSlowlog, 0, 0, 0, "@slow @transaction", "transactions", "Execute all commands issued after MULTI", "1.2.0", CmdExec));
+  t.Add(Cmd("discard", 1, kControl, 0, 0, 0, "@fast @transaction", "transactions", "Discard all commands issued after MULTI", "2.0.0", CmdDiscard));
+  t.Add(Cmd("watch", -2, kControl, 1, -1, 1, "@fast @transaction", "transactions", "Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", CmdWatch));
+  t.Add(Cmd("unwatch", 1, kControl, 0, 0, 0, "@fast @transaction", "transactions", "Forget about all watched keys", "2.2.0", CmdUnwatch));
+  t.Add(Cmd("monitor", 1, kAdmin | kNoscript | kLoading | kStale, 0, 0, 0, "@admin @slow @dangerous", "server", "Listen for all requests received by the server in real time", "1.0.0", CmdMonitor));
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,150 @@
+// Server: blocked clients -- BLPOP & co. on keys and WAIT / WAITAOF on
+// acknowledgements -- through one mechanism: block, serve, time out,
+// CLIENT UNBLOCK, close.
+#include "core/strings.h"
+#include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+void Server::BlockClient(Client& c, std::unique_ptr<BlockState> state) {
+  c.blocked = true;
+  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
+  state->blocked_at_us = UnixUs();
+  if (state->deadline_ms > 0) {
+    block_deadlines_.emplace(state->deadline_ms, c.id());
+    io_->WakeTimerIn(static_cast<int>(std::clamp<int64_t>(state->deadline_ms - UnixMs(), 0, 1000)));
+  }
+  blocked_[c.id()] = std::move(state);
+}
+
+void Server::BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms) {
+  Client& c = ctx.client;
+  if (!MayBlock(c)) {
+    // Inside EXEC, BLMOVE and BRPOPLPUSH answer as LMOVE on an empty list
+    // does; the others as on timeout.
+    if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {
+      ctx.reply.Null();
+    } else {
+      ReplyBlockTimeout(ctx.reply);
+    }
+    return;
+  }
+  auto state = std::make_unique<BlockState>();
+  state->kind = kind;
+  state->db = c.db;
+  state->deadline_ms = deadline_ms;
+  state->argv.assign(ctx.argv.begin(), ctx.argv.end());
+  // Each key once: BLPOP k k waits in k's list once.
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  key_waiters_.Add(c.id(), c.db, keys, state.get());
+  BlockClient(c, std::move(state));
+}
+
+void Server::ReplyBlockTimeout(io::ReplyBuilder& rb) {
+  rb.NullArray();  // for every key-blocking command, BLMOVE included, as in Redis 7.0
+}
+
+void Server::UnblockClient(Client& c, UnblockReason reason) {
+  auto it = blocked_.find(c.id());
+  if (it == blocked_.end()) return;
+  std::unique_ptr<BlockState> state = std::move(it->second);
+  blocked_.erase(it);
+  if (state->deadline_ms > 0) block_deadlines_.erase({state->deadline_ms, c.id()});
+  if (state->kind == BlockKind::kWait) {
+    waits_.Remove(c.id());
+  } else {
+    key_waiters_.Remove(*state);
+  }
+  c.blocked = false;
+  if (reason == UnblockReason::kClosed) return;
+  if (reason == UnblockReason::kTimeout || reason == UnblockReason::kError) {
+    io::ReplyBuilder rb(&ReplyTarget(c), c.resp);
+    if (reason == UnblockReason::kError) {
+      rb.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+      ++stats_.total_error_replies;
+    } else if (state->kind == BlockKind::kWait) {
+      ReplyToWaiter(c, state->wait);
+    } else {
+      ReplyBlockTimeout(rb);
+    }
+    // The blocking command is counted now, as Redis's updateStatsOnUnblock.
+    if (state->kind != BlockKind::kWait && c.last_command != nullptr) {
+      ++c.last_command->calls;
+      c.last_command->usec += static_cast<uint64_t>(std::max<int64_t>(0, UnixUs() - state->blocked_at_us));
+      if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
+      ++stats_.total_commands;
+    }
+  } else if (state->kind != BlockKind::kWait) {
+    // Served: the command runs again, now finding its key ready.
+    std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
+    const CommandSpec* spec = commands_.Find(views[0]);
+    const int db = c.db;
+    c.db = state->db;
+    io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp);
+    Call(c, *spec, views, rb, clock_.WallMs());
+    c.db = db;
+    if (c.blocked) return;  // nothing there after all: blocked again
+  }
+  if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();
+  if (!c.closing) ResumeClient(c);
+}
+
+void Server::ServeReadyKeys() {
+  serving_ready_ = true;
+  while (key_waiters_.has_ready()) {
+    for (const auto& [db, key] : key_waiters_.TakeReady()) {
+      const std::list<uint64_t>* waiting = key_waiters_.Waiting(db, key);
+      if (waiting == nullptr) continue;
+      // First blocked, first served, while the key holds a value of the
+      // kind they wait for; the others keep their places.
+      std::vector<uint64_t> ids(waiting->begin(), waiting->end());
+      for (uint64_t id : ids) {
+        core::Entry* e = keyspace_.db(db).FindNoTouch(key, clock_.WallMs());
+        if (e == nullptr) break;
+        auto it = blocked_.find(id);
+        Client* c = FindClient(id);
+        if (it == blocked_.end() || c == nullptr) continue;
+        const core::ValueType want =
+            it->second->kind == BlockKind::kList ? core::ValueType::kList : core::ValueType::kZSet;
+        if (e->value.type() != want) break;
+        UnblockClient(*c, UnblockReason::kServed);
+      }
+    }
+  }
+  serving_ready_ = false;
+}
+
+void Server::ExpireBlocked(int64_t now_ms) {
+  while (!block_deadlines_.empty() && block_deadlines_.begin()->first <= now_ms) {
+    const uint64_t id = block_deadlines_.begin()->second;
+    Client* c = FindClient(id);
+    if (c == nullptr) {
+      block_deadlines_.erase(block_deadlines_.begin());
+      blocked_.erase(id);
+      continue;
+    }
+    UnblockClient(*c, UnblockReason::kTimeout);
+  }
+}
+
+bool Server::UnblockByRequest(uint64_t id, bool error) {
+  Client* c = FindClient(id);
+  if (c == nullptr || !blocked_.contains(id)) return false;
+  UnblockClient(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
+  return true;
+}
+
+void Server::ResetClientState(Client& c) {
+  if (c.blocked) UnblockClient(c, UnblockReason::kClosed);
+  if (c.in_multi) multi_.erase(c.id());
+  c.in_multi = false;
+  if (c.watching) watched_.UnwatchAll(c.id());
+  c.watching = false;
+  if (c.monitor) std::erase(monitors_, c.id());
+  c.monitor = false;
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,63 @@
+// WatchedKeys: the keys clients WATCH, and which of those clients a write
+// has made "dirty" (their next EXEC fails).
+//
+// A client's watched keys are its watch component, created by its first
+// WATCH and erased by EXEC, DISCARD, UNWATCH, RESET or its closing. The
+// index from (db, key) to watchers makes a write touch only its own key's
+// watchers; with nothing watched, Touch is one emptiness test.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/string_hash.h"
+
+namespace ringkv::server {
+
+class WatchedKeys {
+ public:
+  // WATCH: `expired` tells whether the key was logically expired (but not yet
+  // deleted) when watched -- Redis 7.0 fails EXEC for a watched key that
+  // expires afterwards, and not for one already expired.
+  void Watch(uint64_t client, int db, std::string_view key, bool expired);
+  // Forgets every key the client watches and its dirty mark.
+  void UnwatchAll(uint64_t client);
+  bool Watching(uint64_t client) const { return clients_.contains(client); }
+  size_t CountOf(uint64_t client) const;
+
+  // A write to (db, key): every client watching it becomes dirty.
+  void Touch(int db, std::string_view key) {
+    if (!by_key_.empty()) TouchSlow(db, key);
+  }
+  // FLUSHDB / FLUSHALL / SWAPDB: the watched keys of `db` for which
+  // `affected(key)` holds are touched.
+  void TouchDb(int db, const std::function<bool(std::string_view key)>& affected);
+  // EXEC's check: dirty, or a key watched while alive that is expired now
+  // (`expired_now(db, key)`).
+  bool Dirty(uint64_t client, const std::function<bool(int, std::string_view)>& expired_now) const;
+  bool empty() const { return clients_.empty(); }
+
+ private:
+  struct Watched {
+    int db;
+    std::string key;
+    bool expired_when_watched;
+  };
+  struct ClientWatches {  // a client's watch component
+    std::vector<Watched> keys;
+    bool dirty = false;
+  };
+  void TouchSlow(int db, std::string_view key);
+
+  absl::flat_hash_map<uint64_t, ClientWatches> clients_;
+  // db -> key -> watching clients
+  absl::flat_hash_map<int, core::StringMap<std::vector<uint64_t>>> by_key_;
+};
+
+}  // namespace ringkv::server

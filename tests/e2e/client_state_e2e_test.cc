@@ -1,0 +1,337 @@
+// Client-state features end to end, with several hiredis clients and raw
+// connections: blocking commands (wake-up order, timeouts, CLIENT UNBLOCK,
+// commands pipelined behind a blocked one), MULTI/EXEC/WATCH (a WATCH race
+// that must keep every increment, transactions reaching the AOF and
+// replicas as one block), MONITOR, keyspace notifications of expiry, and
+// that a client using none of these features has none of their components.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing {
+namespace {
+
+struct RedisFree {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+using Redis = std::unique_ptr<redisContext, RedisFree>;
+
+Redis Connect(int port) {
+  Redis c(redisConnect("127.0.0.1", port));
+  EXPECT_TRUE(c && !c->err);
+  if (c) redisSetTimeout(c.get(), timeval{20, 0});  // a missing reply fails the test, never hangs it
+  return c;
+}
+
+// Runs one command; the reply as text ("OK", "(nil)", "(error) ...", "5",
+// arrays as "[a,b]").
+std::string ReplyText(const redisReply* r) {
+  switch (r->type) {
+    case REDIS_REPLY_STRING: case REDIS_REPLY_STATUS: return std::string(r->str, r->len);
+    case REDIS_REPLY_ERROR: return "(error) " + std::string(r->str, r->len);
+    case REDIS_REPLY_INTEGER: return std::to_string(r->integer);
+    case REDIS_REPLY_NIL: return "(nil)";
+    case REDIS_REPLY_ARRAY: {
+      std::string out = "[";
+      for (size_t i = 0; i < r->elements; ++i) out += (i ? "," : "") + ReplyText(r->element[i]);
+      return out + "]";
+    }
+    default: return "?";
+  }
+}
+
+std::string Cmd(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  if (r == nullptr) return "<io error>";
+  std::string out = ReplyText(r);
+  freeReplyObject(r);
+  return out;
+}
+
+void Append(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  redisAppendCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+  int done = 0;
+  redisBufferWrite(c, &done);
+}
+
+std::string NextReply(redisContext* c) {
+  void* r = nullptr;
+  if (redisGetReply(c, &r) != REDIS_OK || r == nullptr) return "<io error>";
+  std::string out = ReplyText(static_cast<redisReply*>(r));
+  freeReplyObject(r);
+  return out;
+}
+
+// Waits until INFO's blocked_clients reads `n`.
+bool WaitBlocked(redisContext* c, int n) {
+  const std::string want = "blocked_clients:" + std::to_string(n) + "\r\n";
+  for (int i = 0; i < 500; ++i) {
+    if (Cmd(c, {"INFO", "clients"}).find(want) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST(ClientStateE2E, BlockedClientsAreServedFirstBlockedFirst) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis admin = Connect(s.port());
+  std::vector<Redis> waiters;
+  for (int i = 0; i < 5; ++i) {
+    waiters.push_back(Connect(s.port()));
+    Append(waiters.back().get(), {i % 2 ? "BRPOP" : "BLPOP", "q", "0"});
+    ASSERT_TRUE(WaitBlocked(admin.get(), i + 1));  // fixes the blocking order
+  }
+  // One push of three elements serves the first three, in order; the others wait.
+  EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "q", "a", "b", "c"}), "3");
+  EXPECT_EQ(NextReply(waiters[0].get()), "[q,a]");   // BLPOP: head
+  EXPECT_EQ(NextReply(waiters[1].get()), "[q,c]");   // BRPOP: tail
+  EXPECT_EQ(NextReply(waiters[2].get()), "[q,b]");
+  EXPECT_EQ(Cmd(admin.get(), {"EXISTS", "q"}), "0");
+  EXPECT_TRUE(WaitBlocked(admin.get(), 2));
+  EXPECT_EQ(Cmd(admin.get(), {"LPUSH", "q", "d", "e"}), "2");
+  EXPECT_EQ(NextReply(waiters[3].get()), "[q,d]");  // BRPOP takes the tail of [e,d]
+  EXPECT_EQ(NextReply(waiters[4].get()), "[q,e]");
+  EXPECT_TRUE(WaitBlocked(admin.get(), 0));
+  // The served pops were propagated as pops: nothing is left behind.
+  EXPECT_EQ(Cmd(admin.get(), {"LLEN", "q"}), "0");
+}
+
+TEST(ClientStateE2E, TimeoutsUnblockAndPipelinedCommandsWait) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis admin = Connect(s.port());
+  Redis c = Connect(s.port());
+  // A timeout answers nil no earlier than its deadline.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Cmd(c.get(), {"BLPOP", "none", "0.2"}), "(nil)");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+  EXPECT_EQ(Cmd(c.get(), {"BZPOPMIN", "none", "0.01"}), "(nil)");
+  // Commands sent behind a blocked one run after it, in order.
+  Append(c.get(), {"BLPOP", "later", "0"});
+  Append(c.get(), {"SET", "after", "1"});
+  Append(c.get(), {"GET", "after"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"GET", "after"}), "(nil)");
+  EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "later", "x"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "[later,x]");
+  EXPECT_EQ(NextReply(c.get()), "OK");
+  EXPECT_EQ(NextReply(c.get()), "1");
+  // CLIENT UNBLOCK: as a timeout, or with an error; 0 for a client not blocked.
+  const std::string id = Cmd(c.get(), {"CLIENT", "ID"});
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id}), "0");
+  Append(c.get(), {"BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id, "TIMEOUT"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "(nil)");
+  Append(c.get(), {"BZMPOP", "0", "1", "z", "MIN"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id, "ERROR"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "(error) UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id, "ERROR"}), "0");
+  // A blocked client that disconnects is forgotten: the push stays.
+  {
+    Redis gone = Connect(s.port());
+    Append(gone.get(), {"BLPOP", "orphan", "0"});
+    ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  }
+  ASSERT_TRUE(WaitBlocked(admin.get(), 0));
+  EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "orphan", "kept"}), "1");
+  EXPECT_EQ(Cmd(admin.get(), {"LRANGE", "orphan", "0", "-1"}), "[kept]");
+  EXPECT_EQ(Cmd(admin.get(), {"INFO", "commandstats"}).find("cmdstat_blpop:calls=") != std::string::npos, true);
+}
+
+TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  constexpr int kClients = 4, kIncrements = 150;
+  std::atomic<int> retries{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([&] {
+      Redis c = Connect(s.port());
+      for (int i = 0; i < kIncrements; ++i) {
+        while (true) {
+          Cmd(c.get(), {"WATCH", "counter"});
+          std::string v = Cmd(c.get(), {"GET", "counter"});
+          const int n = v == "(nil)" ? 0 : std::stoi(v);
+          Cmd(c.get(), {"MULTI"});
+          Cmd(c.get(), {"SET", "counter", std::to_string(n + 1)});
+          if (Cmd(c.get(), {"EXEC"}) == "[OK]") break;
+          ++retries;  // another client's SET made our EXEC fail: try again
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Redis c = Connect(s.port());
+  // Read-modify-write without WATCH would lose updates under this race.
+  EXPECT_EQ(Cmd(c.get(), {"GET", "counter"}), std::to_string(kClients * kIncrements));
+  std::printf("WATCH race: %d aborted EXECs retried\n", retries.load());
+}
+
+TEST(ClientStateE2E, TransactionIsOneBlockInAofAndOnReplicas) {
+  TestServer primary({"--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0",
+                      "--enable-debug-command", "yes"});
+  TestServer replica({"--save", ""});
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  Redis p = Connect(primary.port());
+  Redis r = Connect(replica.port());
+  ASSERT_EQ(Cmd(r.get(), {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "OK");
+  RawConn rr(replica.port());
+  ASSERT_TRUE(WaitInfo(rr, "master_link_status", "up", 20000, "replication"));
+  // With appendfsync always, a write that writes nothing answers at once
+  // (it used to wait for somebody else's fsync).
+  EXPECT_EQ(Cmd(p.get(), {"SET", "s", "x"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"LPUSH", "s", "y"}), "(error) WRONGTYPE Operation against a key holding the wrong kind of value");
+  EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"SET", "a", "1"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "1"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"RPUSH", "l", "x", "y"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"GET", "nothing"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[OK,OK,2,(nil)]");
+  EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"INCR", "single"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1]");
+  // The AOF holds the first transaction as MULTI ... EXEC with its SELECT
+  // inside, and the single write bare -- as Redis 7.0 writes them.
+  std::string aof;
+  RunShell("cat " + primary.dir() + "/appendonlydir/*.incr.aof", &aof);
+  const std::string block = Resp({"MULTI"}) + Resp({"SET", "a", "1"}) + Resp({"SELECT", "1"}) +
+                            Resp({"RPUSH", "l", "x", "y"}) + Resp({"EXEC"}) + Resp({"INCR", "single"});
+  EXPECT_NE(aof.find(block), std::string::npos) << aof;
+  std::string out;
+  EXPECT_EQ(RunShell("redis-check-aof " + primary.dir() + "/appendonlydir/appendonly.aof.manifest", &out), 0) << out;
+  // The replica applied both.
+  EXPECT_EQ(Cmd(p.get(), {"WAIT", "1", "5000"}), "1");
+  EXPECT_EQ(Cmd(r.get(), {"GET", "a"}), "1");
+  EXPECT_EQ(Cmd(r.get(), {"SELECT", "1"}), "OK");
+  EXPECT_EQ(Cmd(r.get(), {"LRANGE", "l", "0", "-1"}), "[x,y]");
+  EXPECT_EQ(Cmd(r.get(), {"GET", "single"}), "1");
+  // Replaying the AOF gives the same data.
+  EXPECT_EQ(Cmd(p.get(), {"DEBUG", "LOADAOF"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"LRANGE", "l", "0", "-1"}), "[x,y]");
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "0"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"GET", "a"}), "1");
+}
+
+TEST(ClientStateE2E, TransactionReachesARedisServerReplica) {
+  if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  TestServer primary({"--save", "", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"});
+  TestServer redis({"--enable-debug-command", "yes"}, "/usr/bin/redis-server");
+  ASSERT_TRUE(primary.ready() && redis.ready());
+  Redis p = Connect(primary.port());
+  Redis r = Connect(redis.port());
+  ASSERT_EQ(Cmd(r.get(), {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "OK");
+  RawConn rr(redis.port());
+  ASSERT_TRUE(WaitInfo(rr, "master_link_status", "up", 20000, "replication"));
+  Cmd(p.get(), {"MULTI"});
+  Cmd(p.get(), {"HSET", "h", "f", "v"});
+  Cmd(p.get(), {"ZADD", "z", "1", "m"});
+  Cmd(p.get(), {"RPUSH", "bl", "served"});
+  EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1,1,1]");
+  EXPECT_EQ(Cmd(p.get(), {"BLPOP", "bl", "0"}), "[bl,served]");  // propagated as LPOP
+  EXPECT_EQ(Cmd(p.get(), {"WAIT", "1", "5000"}), "1");
+  EXPECT_EQ(Cmd(r.get(), {"HGET", "h", "f"}), "v");
+  EXPECT_EQ(Cmd(r.get(), {"ZSCORE", "z", "m"}), "1");
+  EXPECT_EQ(Cmd(r.get(), {"EXISTS", "bl"}), "0");
+  EXPECT_EQ(Cmd(p.get(), {"DEBUG", "DIGEST"}), Cmd(r.get(), {"DEBUG", "DIGEST"}));
+}
+
+TEST(ClientStateE2E, MonitorSeesCommandsAsRedisFormatsThem) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn mon(s.port());
+  EXPECT_EQ(Call(mon, {"MONITOR"}), "+OK\r\n");
+  Redis c = Connect(s.port());
+  Cmd(c.get(), {"SET", "k", "a \"quoted\"\n\x01"});
+  Cmd(c.get(), {"AUTH", "secret"});
+  Cmd(c.get(), {"CONFIG", "GET", "port"});  // admin: not shown
+  Cmd(c.get(), {"SELECT", "3"});
+  const std::regex set_line(R"re(\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "SET" "k" "a \\"quoted\\"\\n\\x01"\r\n)re");
+  EXPECT_TRUE(std::regex_match(mon.ReadReply(), set_line));
+  const std::regex auth_line(R"re(\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "AUTH" "\(redacted\)"\r\n)re");
+  EXPECT_TRUE(std::regex_match(mon.ReadReply(), auth_line));
+  const std::regex select_line(R"re(\+\d+\.\d{6} \[3 127\.0\.0\.1:\d+\] "SELECT" "3"\r\n)re");
+  EXPECT_TRUE(std::regex_match(mon.ReadReply(), select_line));
+  EXPECT_NE(Cmd(c.get(), {"CLIENT", "LIST"}).find("flags=O"), std::string::npos);
+}
+
+TEST(ClientStateE2E, ExpiryAndEvictionNotify) {
+  TestServer s({"--notify-keyspace-events", "Exe", "--hz", "100"});
+  ASSERT_TRUE(s.ready());
+  RawConn sub(s.port());
+  Call(sub, {"SUBSCRIBE", "__keyevent@0__:expired", "__keyevent@0__:evicted"});
+  sub.ReadReply();  // the second subscription's confirmation
+  Redis c = Connect(s.port());
+  EXPECT_EQ(Cmd(c.get(), {"SET", "short", "v", "PX", "20"}), "OK");
+  // No client touches the key: the active expiry cycle deletes and reports it.
+  EXPECT_EQ(sub.ReadReply(), "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n");
+  EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory-policy", "allkeys-random"}), "OK");
+  EXPECT_EQ(Cmd(c.get(), {"SET", "victim", std::string(1000, 'x')}), "OK");
+  EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory", "1"}), "OK");
+  Cmd(c.get(), {"GET", "anything"});  // a command runs eviction first
+  EXPECT_EQ(sub.ReadReply(), "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$6\r\nvictim\r\n");
+  EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory", "0"}), "OK");
+}
+
+// A client that uses none of the client-state features has none of their
+// components; each appears with its first use and goes with its last.
+TEST(ClientStateE2E, ComponentsAreAllocatedOnlyWhileUsed) {
+  TestServer s({"--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  Redis admin = Connect(s.port());
+  const std::string id = Cmd(c.get(), {"CLIENT", "ID"});
+  auto components = [&] { return Cmd(admin.get(), {"DEBUG", "CLIENT-COMPONENTS", id}); };
+  for (int i = 0; i < 100; ++i) Cmd(c.get(), {"SET", "k" + std::to_string(i), "v"});
+  Cmd(c.get(), {"GET", "k1"});
+  Cmd(c.get(), {"LPUSH", "l", "a"});
+  EXPECT_EQ(components(), "[]");
+  Cmd(c.get(), {"MULTI"});
+  EXPECT_EQ(components(), "[multi]");
+  Cmd(c.get(), {"DISCARD"});
+  EXPECT_EQ(components(), "[]");
+  Cmd(c.get(), {"WATCH", "k1"});
+  EXPECT_EQ(components(), "[watch]");
+  Cmd(c.get(), {"MULTI"});
+  EXPECT_EQ(components(), "[multi,watch]");
+  Cmd(c.get(), {"EXEC"});
+  EXPECT_EQ(components(), "[]");
+  Append(c.get(), {"BLPOP", "empty", "0"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(components(), "[deferred,blocking]");
+  Cmd(admin.get(), {"RPUSH", "empty", "x"});
+  EXPECT_EQ(NextReply(c.get()), "[empty,x]");
+  EXPECT_EQ(components(), "[]");
+  Cmd(c.get(), {"SUBSCRIBE", "ch"});
+  EXPECT_EQ(components(), "[pubsub]");
+  Cmd(c.get(), {"UNSUBSCRIBE"});
+  EXPECT_EQ(components(), "[]");
+  Cmd(c.get(), {"CLIENT", "SETNAME", "named"});
+  EXPECT_EQ(components(), "[meta]");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -68,6 +68,7 @@ struct Client {
   bool over_soft_limit : 1 = false;  // output above its soft limit (since when: in the server)
   bool in_multi : 1 = false;     // between MULTI and EXEC (queue in the server's MultiState)
   bool watching : 1 = false;     // has WATCHed keys (in the server's WatchedKeys)
+  bool tracking : 1 = false;     // CLIENT TRACKING on (settings in the server's Tracking)
   bool monitor : 1 = false;      // MONITOR: also receives every command the server runs
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }

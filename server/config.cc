@@ -120,6 +120,7 @@ constexpr Rule kImplemented[] = {
     {"repl-diskless-load", 0, 0, "disabled,on-empty-db,swapdb", Mutability::kMutable},
     {"client-output-buffer-limit", 0, 0, nullptr, Mutability::kMutable},
     {"notify-keyspace-events", 0, 0, nullptr, Mutability::kMutable},
+    {"maxmemory-clients", 0, INT64_MAX, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value
@@ -293,6 +294,28 @@ bool Config::Normalize(const ConfigParam& p, const std::vector<std::string>& arg
       limits[cls] = StrCat(hard, " ", soft, " ", secs);
     }
     *value = StrCat("normal ", limits["normal"], " slave ", limits["slave"], " pubsub ", limits["pubsub"]);
+    return true;
+  }
+  if (name == "maxmemory-clients") {  // bytes, or a percentage of maxmemory (as Redis 7.0)
+    const std::string& a = args[0];
+    int64_t v = 0;
+    if (!a.empty() && a.back() == '%') {
+      if (!absl::SimpleAtoi(a.substr(0, a.size() - 1), &v) || v < 0) {
+        *reason = "argument must be a memory or percent value";
+        return false;
+      }
+      if (v > 100) {
+        *reason = "percentage argument must be less or equal to 100";
+        return false;
+      }
+      *value = v == 0 ? "0" : StrCat(v, "%");
+      return true;
+    }
+    if (!ParseMemory(a, &v) || v < 0) {
+      *reason = "argument must be a memory or percent value";
+      return false;
+    }
+    *value = StrCat(v);
     return true;
   }
   if (name == "notify-keyspace-events") {

@@ -75,7 +75,7 @@ void InfoClients(Server& s, std::string* out) {
   Field(out, "client_recent_max_input_buffer", max_in);
   Field(out, "client_recent_max_output_buffer", max_out);
   Field(out, "blocked_clients", s.blocked_clients());
-  Field(out, "tracking_clients", 0);
+  Field(out, "tracking_clients", s.tracking().clients());
   Field(out, "clients_in_timeout_table", s.clients_in_timeout_table());
 }
 
@@ -155,7 +155,7 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "expired_stale_perc", absl::StrFormat("%.2f", ks.expired_stale_perc_x100 / 100.0));
   Field(out, "expired_time_cap_reached_count", 0);
   Field(out, "evicted_keys", st.evicted_keys);
-  Field(out, "evicted_clients", 0);
+  Field(out, "evicted_clients", st.evicted_clients);
   Field(out, "keyspace_hits", ks.keyspace_hits);
   Field(out, "keyspace_misses", ks.keyspace_misses);
   Field(out, "pubsub_channels", s.pubsub().NumChannels(PubSub::Kind::kChannel));
@@ -163,6 +163,9 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "pubsubshard_channels", s.pubsub().NumChannels(PubSub::Kind::kShard));
   Field(out, "latest_fork_usec", s.child().last_fork_us());
   Field(out, "total_forks", s.child().total_forks());
+  Field(out, "tracking_total_keys", s.tracking().keys());
+  Field(out, "tracking_total_items", s.tracking().items());
+  Field(out, "tracking_total_prefixes", s.tracking().prefixes());
   Field(out, "unexpected_error_replies", st.unexpected_error_replies);
   Field(out, "total_error_replies", st.total_error_replies);
 }

@@ -121,6 +121,7 @@ void Server::ApplyConfigHooks() {
     obuf_replica_ = config_->OutputLimit("slave");
     obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
     obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
+    client_eviction_limit_ = ClientEvictionLimit();
     core::CollectionLimits& limits = keyspace_.limits();
     limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
     limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
@@ -144,7 +145,7 @@ void Server::ApplyConfigHooks() {
                            "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
                            "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
                            "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
-                           "list-compress-depth", "notify-keyspace-events"}) {
+                           "list-compress-depth", "notify-keyspace-events", "maxmemory-clients"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();
@@ -457,6 +458,14 @@ void Server::Execute(Client& c, Argv argv) {
     return;
   }
   Call(c, *spec, argv, rb, now_ms);
+  if (c.tracking) {
+    if (!pending_invalidations_.empty() || flush_invalidation_pending_) FlushPendingInvalidations(c);
+    // CLIENT CACHING applies to the next command only (CLIENT commands and
+    // queued ones do not use it up), as in Redis.
+    if (ClientTracking* t = tracking_.Find(c.id()); t != nullptr && !c.in_multi && !spec->name.starts_with("client|")) {
+      tracking_.EndCommand(*t);
+    }
+  }
   if (key_waiters_.has_ready() && !serving_ready_) ServeReadyKeys();
 }
 
@@ -468,7 +477,11 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   const uint64_t errors_before = rb.errors();
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
+  Client* const outer_client = current_client_;
+  current_client_ = &c;
   spec->handler(ctx);
+  current_client_ = outer_client;
+  if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
   // EXEC propagates what its commands wrote itself (server_transactions.cc).
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
     if (propagate_as_.empty()) {
@@ -487,6 +500,7 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   if ((c.pubsub ? obuf_pubsub_on_ : obuf_normal_on_) && !c.is_replica && !c.is_master && c.conn != nullptr) {
     if (OverOutputLimit(c, c.pubsub ? obuf_pubsub_ : obuf_normal_, now_ms)) CloseForOutputLimit(c, now_ms);
   }
+  if (client_eviction_limit_ != 0 && !c.closing) EvictClientsIfNeeded(now_ms, &c);
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   if (rb.errors() != errors_before) {
     ++spec->failed_calls;
@@ -613,6 +627,7 @@ void Server::Cron(int64_t now_ms) {
   }
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
+  EvictClientsIfNeeded(now_ms);
   ReapChild(now_ms);
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
@@ -633,6 +648,7 @@ void Server::BeforeFlush() {
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.
   if (durable_.clients() > 0) ReleaseDurableReplies();
+  if (tracking_.has_broadcasts()) BroadcastInvalidations();
   if (master_ && aof_->enabled() &&
       (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
     aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());

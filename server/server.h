@@ -36,6 +36,7 @@
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
 #include "server/multi_state.h"
+#include "server/tracking.h"
 #include "server/watched_keys.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
@@ -60,6 +61,7 @@ struct ServerStats {
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
   uint64_t evicted_keys = 0;
+  uint64_t evicted_clients = 0;  // maxmemory-clients
   uint64_t sync_full = 0;
   uint64_t sync_partial_ok = 0;
   uint64_t sync_partial_err = 0;
@@ -141,6 +143,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms);
   // Closes it at once, dropping its output, and logs it as Redis does.
   void CloseForOutputLimit(Client& c, int64_t now_ms);
+  // maxmemory-clients: while normal and pub/sub clients together hold more
+  // than the limit, closes the biggest ones (not NO-EVICT ones), as Redis
+  // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
+  // a full pass only when it is over the limit by itself).
+  void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
+  // The limit in bytes (0: off): absolute, or a percentage of maxmemory;
+  // never below 128 KiB, as Redis.
+  uint64_t ClientEvictionLimit() const;
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
@@ -155,8 +165,13 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string run_id() const { return run_id_; }
   const char* executable() const { return executable_.c_str(); }
   void set_executable(std::string path) { executable_ = std::move(path); }
-  // Command line of the process for INFO (config_file).
+  // CLIENT LIST's line for `c`.
   std::string ClientInfoLine(const Client& c, int64_t now_ms) const;
+  // What a client holds (CLIENT LIST's qbuf, omem, tot-mem; client eviction).
+  struct ClientMemoryUse {
+    uint64_t qbuf = 0, qbuf_cap = 0, obuf = 0, omem = 0, total = 0;
+  };
+  ClientMemoryUse MemoryOf(const Client& c) const;
 
   // ---- persistence and propagation -------------------------------------------------
   // The running command propagates `argv` instead of its own arguments (the
@@ -205,6 +220,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void SignalModifiedKey(int db, std::string_view key) {
     watched_.Touch(db, key);
     key_waiters_.SignalWrite(db, key);
+    if (!tracking_.empty()) InvalidateTrackedKey(key);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     if ((notify_flags_ & type) != 0 && (notify_flags_ & (notify::kKeyspace | notify::kKeyevent)) != 0) {
@@ -216,6 +232,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // on may have arrived.
   void SignalFlushingDb(int db);
   void SignalSwappedDbs(int a, int b);
+  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything
+  // (`all`: FLUSHALL, which also forgets the tracked keys).
+  void TrackingFlushed(bool all);
+
+  // ---- client-side caching (server_tracking.cc) -----------------------------------
+  Tracking& tracking() { return tracking_; }
+  // CLIENT TRACKING ON / OFF: Redis's error text, or "".
+  std::string EnableTracking(Client& c, const TrackingOptions& options);
+  void DisableTracking(Client& c);
+
   // MONITOR: `c` receives every command from now on.
   void AddMonitor(Client& c);
 
@@ -317,6 +343,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ExpireBlocked(int64_t now_ms);
   void BlockClient(Client& c, std::unique_ptr<BlockState> state);
   void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
+  // Tracking: keys a read-only command read; a written key; delivery of one
+  // invalidation (keys == nullptr: everything); what waits for the end of
+  // the running command or for the end of the loop turn (BCAST).
+  void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
+  void InvalidateTrackedKey(std::string_view key);
+  void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
+  void FlushPendingInvalidations(Client& c);
+  void BroadcastInvalidations();
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
   bool ShouldPause(const CommandSpec& spec) const;
@@ -387,6 +421,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // client-output-buffer-limit, per class (cached from the config).
   Config::OutputBufferLimit obuf_normal_, obuf_pubsub_, obuf_replica_;
   bool obuf_normal_on_ = false, obuf_pubsub_on_ = false;  // a hard or soft limit is set
+  uint64_t client_eviction_limit_ = 0;  // cached ClientEvictionLimit(); 0: off
   // Clients whose output is above their soft limit, and since when.
   absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
   int64_t maxmemory_ = 0;
@@ -438,6 +473,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::vector<std::pair<int, std::vector<std::string>>>* exec_propagated_ = nullptr;
   std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
+  Tracking tracking_;                // CLIENT TRACKING clients and what they read
+  Client* current_client_ = nullptr; // the client whose command is running
+  // Invalidations for the running command's own client, sent after its reply.
+  std::vector<std::string> pending_invalidations_;
+  bool flush_invalidation_pending_ = false;
   int64_t next_cron_ms_ = 0;
   // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();

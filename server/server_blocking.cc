@@ -145,6 +145,7 @@ void Server::ResetClientState(Client& c) {
   c.watching = false;
   if (c.monitor) std::erase(monitors_, c.id());
   c.monitor = false;
+  DisableTracking(c);
 }
 
 }  // namespace ringkv::server

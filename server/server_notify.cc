@@ -124,6 +124,7 @@ std::vector<std::string> Server::ClientComponents(const Client& c) const {
   if (watched_.Watching(c.id())) names.emplace_back("watch");
   if (pubsub_.Subscribed(c.id())) names.emplace_back("pubsub");
   if (c.monitor) names.emplace_back("monitor");
+  if (c.tracking) names.emplace_back("tracking");
   if (c.held_replies) names.emplace_back("durable-replies");
   if (c.over_soft_limit) names.emplace_back("output-soft-limit");
   return names;

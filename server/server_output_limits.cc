@@ -31,6 +31,43 @@ bool Server::OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, 
   return now_ms - over_soft_limit_since_[c.id()] > limit.soft_seconds * 1000;
 }
 
+uint64_t Server::ClientEvictionLimit() const {
+  const std::string& v = config_->Str("maxmemory-clients");
+  uint64_t limit = 0;
+  if (!v.empty() && v.back() == '%') {
+    int64_t percent = 0;
+    core::StringToInt64(std::string_view(v).substr(0, v.size() - 1), &percent);
+    if (maxmemory_ > 0 && percent > 0) limit = static_cast<uint64_t>(maxmemory_) * static_cast<uint64_t>(percent) / 100;
+  } else {
+    limit = static_cast<uint64_t>(std::max<int64_t>(0, config_->Int("maxmemory-clients")));
+  }
+  if (limit == 0) return 0;
+  return std::max<uint64_t>(limit, 128 * 1024);
+}
+
+void Server::EvictClientsIfNeeded(int64_t now_ms, const Client* c) {
+  if (client_eviction_limit_ == 0) return;
+  if (c != nullptr && (c->conn == nullptr || MemoryOf(*c).total < client_eviction_limit_)) return;
+  uint64_t total = 0;
+  std::vector<std::pair<uint64_t, Client*>> candidates;
+  for (auto& [id, client] : clients_) {
+    if (client->is_replica || client->is_master || client->closing || client->conn == nullptr) continue;
+    const uint64_t m = MemoryOf(*client).total;
+    total += m;
+    if (!client->no_evict) candidates.emplace_back(m, client.get());
+  }
+  if (total < client_eviction_limit_) return;
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [m, victim] : candidates) {
+    if (total < client_eviction_limit_) break;
+    Log(kNotice, StrCat("Evicting client: ", ClientInfoLine(*victim, now_ms)));
+    victim->closing = true;
+    io_->CloseNow(victim->conn);
+    ++stats_.evicted_clients;
+    total -= m;
+  }
+}
+
 void Server::CloseForOutputLimit(Client& c, int64_t now_ms) {
   if (c.closing) return;  // already (a subscriber can be listed twice)
   Log(kWarning, StrCat("Client ", ClientInfoLine(c, now_ms),

@@ -10,23 +10,32 @@
 
 namespace ringkv::server {
 
+Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
+  const io::Connection& conn = *c.conn;
+  ClientMemoryUse m;
+  m.qbuf = conn.stat_qbuf.load(std::memory_order_relaxed);
+  m.qbuf_cap = conn.stat_qbuf_cap.load(std::memory_order_relaxed);
+  m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed);
+  m.omem = conn.thread == 0 ? conn.out.allocated() : (m.obuf + io::ReplyChunk::kCapacity - 1) /
+                                                         io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
+  m.omem += conn.main_out.allocated();
+  const MultiState* multi = multi_state(c);
+  // Everything this client holds: the structs, its components and buffers.
+  m.total = sizeof(Client) + sizeof(io::Connection) + m.qbuf_cap + m.omem +
+            (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
+                          c.meta->lib_ver.capacity()
+                    : 0) +
+            (conn.pending ? sizeof(io::PendingInput) : 0) + (multi ? sizeof(MultiState) + multi->bytes : 0);
+  return m;
+}
+
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   const io::Connection& conn = *c.conn;
-  uint64_t qbuf = conn.stat_qbuf.load(std::memory_order_relaxed);
-  uint64_t qbuf_cap = conn.stat_qbuf_cap.load(std::memory_order_relaxed);
-  uint64_t obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed);
-  uint64_t omem = conn.thread == 0 ? conn.out.allocated() : (obuf + io::ReplyChunk::kCapacity - 1) /
-                                                                 io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
-  omem += c.conn->main_out.allocated();
-  // Everything this client holds: the structs, its metadata and buffers.
-  uint64_t tot = sizeof(Client) + sizeof(io::Connection) + qbuf_cap + omem +
-                 (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
-                               c.meta->lib_ver.capacity()
-                         : 0) +
-                 (c.conn->pending ? sizeof(io::PendingInput) : 0);
+  const ClientMemoryUse mem = MemoryOf(c);
+  const uint64_t qbuf = mem.qbuf, qbuf_cap = mem.qbuf_cap, obuf = mem.obuf, omem = mem.omem, tot = mem.total;
   static const ClientMeta kNoMeta;
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
-  char flag_buf[12];
+  char flag_buf[16];
   size_t nflags = 0;
   const MultiState* multi = multi_state(c);
   if (c.monitor) flag_buf[nflags++] = 'O';
@@ -35,6 +44,10 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   if (c.pubsub) flag_buf[nflags++] = 'P';
   if (c.in_multi) flag_buf[nflags++] = 'x';
   if (c.paused_wait || c.blocked) flag_buf[nflags++] = 'b';
+  const ClientTracking* tracking = c.tracking ? tracking_.Find(c.id()) : nullptr;
+  if (tracking != nullptr) flag_buf[nflags++] = 't';
+  if (tracking != nullptr && tracking->broken_redirect) flag_buf[nflags++] = 'R';
+  if (tracking != nullptr && tracking->options.bcast) flag_buf[nflags++] = 'B';
   if (c.watching && watched_.Dirty(c.id(), [](int, std::string_view) { return false; })) flag_buf[nflags++] = 'd';
   if (c.closing) flag_buf[nflags++] = 'A';
   if (c.no_evict) flag_buf[nflags++] = 'e';
@@ -49,7 +62,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                       " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard),
                       " multi=", multi ? static_cast<int64_t>(multi->commands.size()) : -1, " qbuf=", qbuf,
                       " qbuf-free=", qbuf_cap - qbuf, " argv-mem=0 multi-mem=", multi ? multi->bytes : 0, " rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
-                      " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=-1 resp=", c.resp,
+                      " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=", tracking ? static_cast<int64_t>(tracking->options.redirect) : -1, " resp=", c.resp,
                       " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);
 }
 
@@ -335,6 +348,120 @@ void CmdClientHelp(CommandContext& ctx) {
   ReplyHelp(ctx, kLines);
 }
 
+// CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
+void CmdClientTracking(CommandContext& ctx) {
+  bool on;
+  if (Is(ctx.argv[2], "on")) {
+    on = true;
+  } else if (Is(ctx.argv[2], "off")) {
+    on = false;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  TrackingOptions options;
+  for (size_t i = 3; i < ctx.argv.size(); ++i) {
+    std::string_view opt = ctx.argv[i];
+    const bool more = i + 1 < ctx.argv.size();
+    if (Is(opt, "redirect") && more) {
+      if (options.redirect != 0) {
+        ctx.reply.Error("ERR A client can only redirect to a single other client");
+        return;
+      }
+      int64_t id;
+      if (!ParseInt(ctx, ctx.argv[++i], &id)) return;
+      if (ctx.server.FindClient(static_cast<uint64_t>(id)) == nullptr) {
+        ctx.reply.Error("ERR The client ID you want redirect to does not exist");
+        return;
+      }
+      options.redirect = static_cast<uint64_t>(id);
+    } else if (Is(opt, "bcast")) {
+      options.bcast = true;
+    } else if (Is(opt, "optin")) {
+      options.optin = true;
+    } else if (Is(opt, "optout")) {
+      options.optout = true;
+    } else if (Is(opt, "noloop")) {
+      options.noloop = true;
+    } else if (Is(opt, "prefix") && more) {
+      options.prefixes.emplace_back(ctx.argv[++i]);
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  }
+  if (!on) {
+    ctx.server.DisableTracking(ctx.client);
+    ctx.reply.Ok();
+    return;
+  }
+  if (std::string error = ctx.server.EnableTracking(ctx.client, options); !error.empty()) {
+    ctx.reply.Error(error);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+// CLIENT CACHING YES|NO: whether the next command's reads are tracked.
+void CmdClientCaching(CommandContext& ctx) {
+  ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
+  if (t == nullptr) {
+    ctx.reply.Error(
+        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode "
+        "enabled");
+    return;
+  }
+  if (Is(ctx.argv[2], "yes")) {
+    if (!t->options.optin) {
+      ctx.reply.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+      return;
+    }
+    t->caching_yes = true;
+  } else if (Is(ctx.argv[2], "no")) {
+    if (!t->options.optout) {
+      ctx.reply.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+      return;
+    }
+    t->caching_no = true;
+  } else {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void CmdClientGetredir(CommandContext& ctx) {
+  const ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
+  ctx.reply.Integer(t == nullptr ? -1 : static_cast<int64_t>(t->options.redirect));
+}
+
+void CmdClientTrackinginfo(CommandContext& ctx) {
+  const ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
+  std::vector<std::string_view> flags;
+  if (t == nullptr) {
+    flags.push_back("off");
+  } else {
+    flags.push_back("on");
+    if (t->options.bcast) flags.push_back("bcast");
+    if (t->options.optin) flags.push_back("optin");
+    if (t->options.optout) flags.push_back("optout");
+    if (t->options.optin && t->caching_yes) flags.push_back("caching-yes");
+    if (t->options.optout && t->caching_no) flags.push_back("caching-no");
+    if (t->options.noloop) flags.push_back("noloop");
+    if (t->broken_redirect) flags.push_back("broken_redirect");
+  }
+  ctx.reply.MapHeader(3);
+  ctx.reply.Bulk("flags");
+  ctx.reply.SetHeader(static_cast<int64_t>(flags.size()));
+  for (std::string_view f : flags) ctx.reply.Bulk(f);
+  ctx.reply.Bulk("redirect");
+  ctx.reply.Integer(t == nullptr ? -1 : static_cast<int64_t>(t->options.redirect));
+  ctx.reply.Bulk("prefixes");
+  const size_t n = t == nullptr ? 0 : t->options.prefixes.size();
+  ctx.reply.ArrayHeader(static_cast<int64_t>(n));
+  for (size_t i = 0; i < n; ++i) ctx.reply.Bulk(t->options.prefixes[i]);
+}
+
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: 1 when that client was blocked
 // (BLPOP & co., WAIT); it answers as on timeout, or with -UNBLOCKED.
 void CmdClientUnblock(CommandContext& ctx) {
@@ -374,6 +501,10 @@ void RegisterClientCommands(CommandTable& t) {
   subs.push_back(Cmd("client|unpause", 2, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Resumes processing commands from paused clients.", "6.2.0", CmdClientUnpause));
   subs.push_back(Cmd("client|reply", 3, kConn, 0, 0, 0, "@slow @connection", "connection", "Instructs the server whether to reply to commands.", "3.2.0", CmdClientReply));
   subs.push_back(Cmd("client|no-evict", 3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Sets the client eviction mode of the connection.", "7.0.0", CmdClientNoEvict));
+  subs.push_back(Cmd("client|tracking", -3, kConn, 0, 0, 0, "@slow @connection", "connection", "Enable or disable server assisted client side caching support", "6.0.0", CmdClientTracking));
+  subs.push_back(Cmd("client|caching", 3, kConn, 0, 0, 0, "@slow @connection", "connection", "Instruct the server about tracking or not keys in the next request", "6.0.0", CmdClientCaching));
+  subs.push_back(Cmd("client|getredir", 2, kConn, 0, 0, 0, "@slow @connection", "connection", "Get tracking notifications redirection client ID if any", "6.0.0", CmdClientGetredir));
+  subs.push_back(Cmd("client|trackinginfo", 2, kConn, 0, 0, 0, "@slow @connection", "connection", "Return information about server assisted client side caching for the current connection", "6.2.0", CmdClientTrackinginfo));
   subs.push_back(Cmd("client|unblock", -3, kAdmin | kConn, 0, 0, 0, "@admin @slow @dangerous @connection", "connection", "Unblock a client blocked in a blocking command from a different connection", "5.0.0", CmdClientUnblock));
   subs.push_back(Cmd("client|help", 2, kLoading | kStale, 0, 0, 0, "@slow @connection", "connection", "Returns helpful text about the different subcommands.", "5.0.0", CmdClientHelp));
   t.Add(Cmd("client", -2, 0, 0, 0, 0, "@slow", "connection", "A container for client connection commands.", "2.4.0", nullptr, std::move(subs)));

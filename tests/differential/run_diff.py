@@ -17,6 +17,8 @@ Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
     !read             read one reply on the current connection and compare
     !drain            after a short pause, read every reply or push message
                       waiting on the current connection and compare them all
+    {id:NAME}         in a command, the CLIENT ID of connection NAME on the
+                      server the command goes to (CLIENT TRACKING REDIRECT)
 Each script runs on fresh connections after FLUSHALL on both servers.
 Exit status 0 when every reply matched; prints the first mismatches otherwise.
 """
@@ -201,6 +203,8 @@ def main():
         for path in files:
             conns = {"1": (Conn(rport), Conn(kport))}
             r, k = conns["1"]
+            for c in (r, k):
+                c.id = c.call([b"CLIENT", b"ID"])[1:-2]
             r.call([b"FLUSHALL"])
             k.call([b"FLUSHALL"])
             with open(path, encoding="utf-8") as f:
@@ -219,6 +223,8 @@ def main():
                         name = line.split()[1]
                         if name not in conns:
                             conns[name] = (Conn(rport), Conn(kport))
+                            for c in conns[name]:
+                                c.id = c.call([b"CLIENT", b"ID"])[1:-2]
                         r, k = conns[name]
                         continue
                     if line.startswith("!send "):
@@ -235,7 +241,15 @@ def main():
                             want, got_call = r.drain(), k.drain
                     else:
                         args = split_args(line)
-                        want, got_call = r.call(args), (lambda a=args: k.call(a))
+                        if b"{id:" in line.encode():
+                            def subst(a, side):
+                                for n, pair in conns.items():
+                                    a = [x.replace(b"{id:%s}" % n.encode(), getattr(pair[side], "id", b"?")) for x in a]
+                                return a
+                            want = r.call(subst(args, 0))
+                            got_call = (lambda a=subst(args, 1): k.call(a))
+                        else:
+                            want, got_call = r.call(args), (lambda a=args: k.call(a))
                     try:
                         got = got_call()
                     except (ConnectionError, OSError) as e:

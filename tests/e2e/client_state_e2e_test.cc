@@ -329,8 +329,39 @@ TEST(ClientStateE2E, ComponentsAreAllocatedOnlyWhileUsed) {
   EXPECT_EQ(components(), "[pubsub]");
   Cmd(c.get(), {"UNSUBSCRIBE"});
   EXPECT_EQ(components(), "[]");
+  Cmd(c.get(), {"CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "p:"});
+  EXPECT_EQ(components(), "[tracking]");
+  Cmd(c.get(), {"CLIENT", "TRACKING", "off"});
+  EXPECT_EQ(components(), "[]");
   Cmd(c.get(), {"CLIENT", "SETNAME", "named"});
   EXPECT_EQ(components(), "[meta]");
+}
+
+// maxmemory-clients: a client whose unread replies push the clients' memory
+// over the limit is closed and counted; a NO-EVICT client is never chosen.
+TEST(ClientStateE2E, MaxmemoryClientsEvictsTheBiggestClient) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  EXPECT_EQ(Call(admin, {"CLIENT", "NO-EVICT", "on"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"SET", "big", std::string(100000, 'x')}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "maxmemory-clients", "1mb"}), "+OK\r\n");
+  // Two clients ask for 30 MB of replies and read none of them.
+  RawConn keeper(s.port()), hog(s.port());
+  EXPECT_EQ(Call(keeper, {"CLIENT", "NO-EVICT", "on"}), "+OK\r\n");
+  std::string flood;
+  for (int i = 0; i < 300; ++i) flood += Resp({"GET", "big"});
+  keeper.Send(flood);
+  hog.Send(flood);
+  ASSERT_TRUE(WaitInfo(admin, "evicted_clients", "1", 10000, "stats"));
+  // The hog is gone; the NO-EVICT clients still work.
+  std::string rest = hog.ReadN(100 * 1000 * 1000);
+  EXPECT_LT(rest.size(), 300u * 100000u);  // closed before all its replies were sent
+  EXPECT_EQ(Call(admin, {"PING"}), "+PONG\r\n");
+  std::string keeper_got = keeper.ReadN(300 * (100000 + 11));
+  EXPECT_EQ(keeper_got.size(), 300u * (100000 + 11));  // "$100000\r\n" + value + "\r\n", every one
+  EXPECT_EQ(Info(admin, "evicted_clients", "stats"), "1");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "maxmemory-clients", "0"}), "+OK\r\n");
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+#include "server/tracking.h"
+
+#include <algorithm>
+
+namespace ringkv::server {
+namespace {
+
+bool Overlap(std::string_view a, std::string_view b) { return a.starts_with(b) || b.starts_with(a); }
+
+}  // namespace
+
+std::string Tracking::Enable(uint64_t client, const TrackingOptions& options) {
+  // Redis 7.0's checks, in its order.
+  if (!options.bcast && !options.prefixes.empty()) return "ERR PREFIX option requires BCAST mode to be enabled";
+  auto it = clients_.find(client);
+  if (it != clients_.end() && it->second.options.bcast != options.bcast) {
+    return "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
+           "re-enabling it with a different mode.";
+  }
+  if (options.bcast && (options.optin || options.optout)) return "ERR OPTIN and OPTOUT are not compatible with BCAST";
+  if (options.optin && options.optout) return "ERR You can't specify both OPTIN mode and OPTOUT mode";
+  if (it != clients_.end() && ((options.optin && it->second.options.optout) ||
+                               (options.optout && it->second.options.optin))) {
+    return "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
+           "re-enabling it with a different mode.";
+  }
+  if (options.bcast) {
+    // Each new prefix against the client's existing ones, then against the
+    // new ones after it (Redis's checkPrefixCollisionsOrReply).
+    for (size_t i = 0; i < options.prefixes.size(); ++i) {
+      const std::string& p = options.prefixes[i];
+      if (it != clients_.end()) {
+        for (const std::string& existing : it->second.options.prefixes) {
+          if (Overlap(p, existing)) {
+            return "ERR Prefix '" + p + "' overlaps with an existing prefix '" + existing +
+                   "'. Prefixes for a single client must not overlap.";
+          }
+        }
+      }
+      for (size_t j = i + 1; j < options.prefixes.size(); ++j) {
+        if (Overlap(p, options.prefixes[j])) {
+          return "ERR Prefix '" + p + "' overlaps with another provided prefix '" + options.prefixes[j] +
+                 "'. Prefixes for a single client must not overlap.";
+        }
+      }
+    }
+  }
+  ClientTracking& t = clients_[client];
+  std::vector<std::string> prefixes = std::move(t.options.prefixes);
+  t.options = options;
+  t.broken_redirect = false;
+  if (options.bcast) {
+    std::vector<std::string> wanted = options.prefixes;
+    if (wanted.empty()) wanted.emplace_back();  // no PREFIX: every key
+    for (std::string& p : wanted) {
+      if (std::find(prefixes.begin(), prefixes.end(), p) == prefixes.end()) prefixes.push_back(p);
+      prefixes_[p].clients.insert(client);
+    }
+  }
+  t.options.prefixes = std::move(prefixes);
+  return "";
+}
+
+void Tracking::Disable(uint64_t client) {
+  auto it = clients_.find(client);
+  if (it == clients_.end()) return;
+  for (const std::string& p : it->second.options.prefixes) {
+    auto pit = prefixes_.find(p);
+    if (pit == prefixes_.end()) continue;
+    pit->second.clients.erase(client);
+    if (pit->second.clients.empty()) prefixes_.erase(pit);
+  }
+  // Default-mode entries are left to lapse: a key's next write skips
+  // clients that no longer track, as Redis does.
+  clients_.erase(it);
+}
+
+void Tracking::RememberKeys(uint64_t client, const std::vector<std::string_view>& keys) {
+  auto it = clients_.find(client);
+  if (it == clients_.end() || it->second.options.bcast) return;
+  const ClientTracking& t = it->second;
+  if (t.options.optin && !t.caching_yes) return;
+  if (t.options.optout && t.caching_no) return;
+  for (std::string_view key : keys) table_[key].insert(client);
+}
+
+void Tracking::Invalidate(uint64_t writer, std::string_view key, const std::function<void(uint64_t)>& deliver) {
+  for (auto& [prefix, p] : prefixes_) {
+    if (key.starts_with(prefix)) {
+      p.keys.emplace(std::string(key), writer);
+      pending_broadcasts_ = true;
+    }
+  }
+  auto it = table_.find(key);
+  if (it == table_.end()) return;
+  absl::flat_hash_set<uint64_t> readers = std::move(it->second);
+  table_.erase(it);
+  for (uint64_t id : readers) {
+    auto c = clients_.find(id);
+    if (c == clients_.end() || c->second.options.bcast) continue;
+    if (c->second.options.noloop && id == writer) continue;
+    deliver(id);
+  }
+}
+
+void Tracking::TakeBroadcasts(const std::function<void(uint64_t, const std::vector<std::string>&)>& deliver) {
+  pending_broadcasts_ = false;
+  for (auto& [prefix, p] : prefixes_) {
+    if (p.keys.empty()) continue;
+    std::map<std::string, uint64_t, std::less<>> keys = std::move(p.keys);
+    p.keys.clear();
+    for (uint64_t id : p.clients) {
+      auto c = clients_.find(id);
+      if (c == clients_.end()) continue;
+      std::vector<std::string> mine;
+      for (const auto& [key, writer] : keys) {
+        if (c->second.options.noloop && writer == id) continue;
+        mine.push_back(key);
+      }
+      if (!mine.empty()) deliver(id, mine);
+    }
+  }
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,105 @@
+// Tracking: client-side caching (CLIENT TRACKING), Redis 7.0's model.
+//
+// Default mode remembers, per key name (all databases share one table, as in
+// Redis), the clients that read it; the first write to it invalidates the
+// key for those clients and forgets them. BCAST mode remembers nothing per
+// client: a write to a key under one of a client's prefixes queues the key,
+// and the queue is sent once per loop turn. A client's settings are its
+// tracking component, created by CLIENT TRACKING ON and erased by OFF (or
+// closing); a client that never tracks has none, and a write to a key costs
+// one emptiness test while nobody tracks.
+//
+// This class decides who is told what; the server delivers the messages.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/string_hash.h"
+
+namespace ringkv::server {
+
+struct TrackingOptions {
+  uint64_t redirect = 0;  // 0: none
+  bool bcast = false;
+  bool optin = false;
+  bool optout = false;
+  bool noloop = false;
+  std::vector<std::string> prefixes;  // BCAST only; "" when none given
+};
+
+// A client's tracking component.
+struct ClientTracking {
+  TrackingOptions options;
+  bool caching_yes = false;      // CLIENT CACHING YES for the next command (OPTIN)
+  bool caching_no = false;       // CLIENT CACHING NO for the next command (OPTOUT)
+  bool broken_redirect = false;  // the redirect client went away
+};
+
+class Tracking {
+ public:
+  // CLIENT TRACKING ON; an error text when the options are refused (mode
+  // switches, overlapping prefixes), "" on success. Prefixes add up across
+  // calls in BCAST mode.
+  std::string Enable(uint64_t client, const TrackingOptions& options);
+  void Disable(uint64_t client);
+  ClientTracking* Find(uint64_t client) {
+    auto it = clients_.find(client);
+    return it == clients_.end() ? nullptr : &it->second;
+  }
+  const ClientTracking* Find(uint64_t client) const {
+    auto it = clients_.find(client);
+    return it == clients_.end() ? nullptr : &it->second;
+  }
+  bool empty() const { return clients_.empty(); }
+  size_t clients() const { return clients_.size(); }
+
+  // After a read-only command of a default-mode client: remembers that it
+  // may cache `keys` (subject to OPTIN / OPTOUT and CLIENT CACHING).
+  void RememberKeys(uint64_t client, const std::vector<std::string_view>& keys);
+  // A write to `key` by `writer` (0: the server itself, e.g. expiry): calls
+  // deliver(client) for every default-mode client to tell now (NOLOOP
+  // respected), forgets them, and queues the key for matching BCAST prefixes.
+  void Invalidate(uint64_t writer, std::string_view key, const std::function<void(uint64_t)>& deliver);
+  // The BCAST invalidations queued since the last call: deliver(client,
+  // keys) once per client and prefix with keys, then the queue is empty.
+  void TakeBroadcasts(const std::function<void(uint64_t, const std::vector<std::string>&)>& deliver);
+  bool has_broadcasts() const { return pending_broadcasts_; }
+  // FLUSHDB / FLUSHALL: the per-key table is dropped (every tracking client
+  // gets a null invalidation from the server).
+  void ForgetAllKeys() { table_.clear(); }
+  // Keys in the default-mode table (INFO tracking_total_keys).
+  size_t keys() const { return table_.size(); }
+  size_t prefixes() const { return prefixes_.size(); }
+  // (key, client) pairs in that table (INFO tracking_total_items).
+  size_t items() const {
+    size_t n = 0;
+    for (const auto& [key, readers] : table_) n += readers.size();
+    return n;
+  }
+  // The client's next command begins: a CLIENT CACHING choice applies to one
+  // command only.
+  void EndCommand(ClientTracking& t) { t.caching_yes = t.caching_no = false; }
+
+ private:
+  struct Prefix {
+    absl::flat_hash_set<uint64_t> clients;
+    // Keys written since the last broadcast, in key order (as Redis's rax),
+    // each with its first writer (NOLOOP).
+    std::map<std::string, uint64_t, std::less<>> keys;
+  };
+  absl::flat_hash_map<uint64_t, ClientTracking> clients_;
+  core::StringMap<absl::flat_hash_set<uint64_t>> table_;
+  std::map<std::string, Prefix, std::less<>> prefixes_;  // broadcast in prefix order, as Redis
+  bool pending_broadcasts_ = false;
+};
+
+}  // namespace ringkv::server

@@ -32,6 +32,15 @@ int64_t UnixUs() {
 
 namespace {
 
+// The commands MULTI does not queue: they act on the transaction itself.
+bool RunsInsideMulti(const CommandSpec& spec) {
+  static constexpr std::string_view kNames[] = {"exec", "discard", "multi", "watch", "quit", "reset"};
+  for (std::string_view name : kNames) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
 // What a RESP2 client with subscriptions may still run.
 bool AllowedWhileSubscribed(const CommandSpec& spec) {
   static constexpr std::string_view kAllowed[] = {"ping",        "subscribe",    "unsubscribe", "psubscribe",
@@ -440,8 +449,6 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  const bool transaction_control = spec->name == "exec" || spec->name == "discard" || spec->name == "multi" ||
-                                   spec->name == "watch" || spec->name == "quit" || spec->name == "reset";
   // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
   const bool pause_exec = is_exec && pause_until_ms_ > 0 && (flags & (cmd::kWrite | cmd::kMayReplicate));
   if ((ShouldPause(*spec) || pause_exec) && !c.is_master) {
@@ -449,7 +456,7 @@ void Server::Execute(Client& c, Argv argv) {
     Defer(c, argv);
     return;
   }
-  if (c.in_multi && !transaction_control) {
+  if (c.in_multi && !RunsInsideMulti(*spec)) {
     MultiState& m = *multi_[c.id()];
     QueuedCommand& q = m.commands.emplace_back(QueuedCommand{spec, {argv.begin(), argv.end()}});
     for (const std::string& a : q.argv) m.bytes += a.size();

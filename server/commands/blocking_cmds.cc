@@ -104,18 +104,7 @@ void CmdBlmpop(CommandContext& ctx) {
   if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "LEFT", "RIGHT", &args)) return;
-  for (std::string_view k : args.keys) {
-    bool failed;
-    ListValue* l = ListLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (l == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
-    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
-    return;
-  }
+  if (ListMpopFirst(ctx, args)) return;
   ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(args.keys), deadline);
 }
 
@@ -159,19 +148,7 @@ void CmdBzmpop(CommandContext& ctx) {
   if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "MIN", "MAX", &args)) return;
-  const bool max = !args.first_end;
-  for (std::string_view k : args.keys) {
-    bool failed;
-    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (z == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    ZSetPopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
-    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
-    return;
-  }
+  if (ZSetMpopFirst(ctx, args)) return;
   ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(args.keys), deadline);
 }
 

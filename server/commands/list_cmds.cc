@@ -142,19 +142,7 @@ void CmdRpop(CommandContext& ctx) { Pop(ctx, false); }
 void CmdLmpop(CommandContext& ctx) {
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 1, "LEFT", "RIGHT", &args)) return;
-  for (std::string_view k : args.keys) {
-    bool failed;
-    ListValue* l = ListLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (l == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
-    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
-    return;
-  }
-  ctx.reply.NullArray();
+  if (!ListMpopFirst(ctx, args)) ctx.reply.NullArray();
 }
 
 void CmdLlen(CommandContext& ctx) {
@@ -370,6 +358,22 @@ void CmdLpos(CommandContext& ctx) {
 }
 
 }  // namespace
+
+bool ListMpopFirst(CommandContext& ctx, const MpopArgs& args) {
+  for (std::string_view k : args.keys) {
+    bool failed;
+    ListValue* l = ListLookup(ctx, k, false, &failed);
+    if (failed) return true;
+    if (l == nullptr) continue;
+    const std::string key(k);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
+    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
+    return true;
+  }
+  return false;
+}
 
 void ListMove(CommandContext& ctx, bool from_head, bool to_head) {
   bool failed;

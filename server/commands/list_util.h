@@ -9,6 +9,8 @@
 
 namespace ringkv::server {
 
+struct MpopArgs;
+
 // The list at `key`: nullptr when missing (nothing replied) or of another
 // type (WRONGTYPE replied, *failed set). `for_read` counts keyspace hits.
 core::ListValue* ListLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed);
@@ -23,6 +25,10 @@ void ListPopCountAndReply(CommandContext& ctx, std::string_view key, core::ListV
 // replies with it (null when the source is missing; WRONGTYPE when either
 // key holds something else, checked before anything moves).
 void ListMove(CommandContext& ctx, bool from_head, bool to_head);
+// LMPOP / BLMPOP: pops from the first of args.keys that holds a list and
+// replies [key, [elements]] (propagated as LPOP/RPOP key count). False when
+// none holds one (nothing replied); true when served or an error replied.
+bool ListMpopFirst(CommandContext& ctx, const MpopArgs& args);
 // LEFT / RIGHT (syntax error otherwise).
 bool ParseListEnd(CommandContext& ctx, std::string_view arg, bool* head);
 

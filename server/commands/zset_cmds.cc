@@ -329,21 +329,29 @@ void CmdZpopmax(CommandContext& ctx) { Pop(ctx, true); }
 void CmdZmpop(CommandContext& ctx) {
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 1, "MIN", "MAX", &args)) return;
-  const bool max = !args.first_end;
+  if (!ZSetMpopFirst(ctx, args)) ctx.reply.NullArray();
+}
+
+}  // namespace
+
+bool ZSetMpopFirst(CommandContext& ctx, const MpopArgs& args) {
+  const bool max = !args.first_end;  // MIN is the first end
   for (std::string_view k : args.keys) {
     bool failed;
     ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
-    if (failed) return;
+    if (failed) return true;
     if (z == nullptr) continue;
     const std::string key(k);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
     ZSetPopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
     ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
-    return;
+    return true;
   }
-  ctx.reply.NullArray();
+  return false;
 }
+
+namespace {
 
 // ZRANDMEMBER key [count [WITHSCORES]]
 void CmdZrandmember(CommandContext& ctx) {

@@ -13,6 +13,8 @@
 
 namespace ringkv::server {
 
+struct MpopArgs;
+
 // The sorted set at `key`: nullptr when missing (nothing replied) or of
 // another type (WRONGTYPE replied, *failed set). `for_read` counts the
 // lookup in keyspace_hits/misses.
@@ -26,6 +28,11 @@ void ZSetDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ZS
 // `event`, then deletion with "del" when it became empty.
 void ZSetRemoved(CommandContext& ctx, std::string_view key, const core::ZSetValue& z, std::string_view event);
 const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx);
+// ZMPOP / BZMPOP: pops from the first of args.keys that holds a sorted set
+// and replies [key, [[member, score] ...]] (propagated as ZPOPMIN/ZPOPMAX
+// key count). False when none holds one (nothing replied); true when served
+// or an error replied.
+bool ZSetMpopFirst(CommandContext& ctx, const MpopArgs& args);
 // Pops up to `count` lowest (or highest, `max`) elements of the set at
 // `key`, which must exist, replying member/score pairs (`nested`: each pair
 // a 2-array, as ZMPOP and RESP3 ZPOPMIN with a count); deletes an emptied key.

@@ -191,6 +191,39 @@ TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
   std::printf("WATCH race: %d aborted EXECs retried\n", retries.load());
 }
 
+// No other client's command runs between the commands of an EXEC: a reader
+// never sees one key of a transaction updated and not the other.
+TEST(ClientStateE2E, OthersNeverSeeHalfATransaction) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0}, reads{0};
+  std::thread reader([&] {
+    Redis r = Connect(s.port());
+    while (!done) {
+      const std::string v = Cmd(r.get(), {"MGET", "a", "b"});
+      const size_t comma = v.find(',');
+      if (comma != std::string::npos && v.substr(1, comma - 1) != v.substr(comma + 1, v.size() - comma - 2)) ++torn;
+      ++reads;
+    }
+  });
+  Redis w = Connect(s.port());
+  for (int i = 0; i < 2000; ++i) {
+    // Pipelined, so that the reader's MGETs arrive while EXECs are queued.
+    Append(w.get(), {"MULTI"});
+    Append(w.get(), {"SET", "a", std::to_string(i)});
+    Append(w.get(), {"INCR", "spacer"});
+    Append(w.get(), {"SET", "b", std::to_string(i)});
+    Append(w.get(), {"EXEC"});
+    for (int k = 0; k < 5; ++k) NextReply(w.get());
+  }
+  done = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_EQ(Cmd(w.get(), {"MGET", "a", "b", "spacer"}), "[1999,1999,2000]");
+}
+
 TEST(ClientStateE2E, TransactionIsOneBlockInAofAndOnReplicas) {
   TestServer primary({"--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0",
                       "--enable-debug-command", "yes"});

@@ -121,6 +121,7 @@ constexpr Rule kImplemented[] = {
     {"client-output-buffer-limit", 0, 0, nullptr, Mutability::kMutable},
     {"notify-keyspace-events", 0, 0, nullptr, Mutability::kMutable},
     {"maxmemory-clients", 0, INT64_MAX, nullptr, Mutability::kMutable},
+    {"tracking-table-max-keys", 0, INT64_MAX, nullptr, Mutability::kMutable},
 };
 
 // Security-relevant directives ringkv does not implement: a non-default value

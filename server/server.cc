@@ -131,6 +131,7 @@ void Server::ApplyConfigHooks() {
     obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
     obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
     client_eviction_limit_ = ClientEvictionLimit();
+    tracking_max_keys_ = static_cast<size_t>(config_->Int("tracking-table-max-keys"));
     core::CollectionLimits& limits = keyspace_.limits();
     limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
     limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
@@ -154,7 +155,8 @@ void Server::ApplyConfigHooks() {
                            "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
                            "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
                            "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
-                           "list-compress-depth", "notify-keyspace-events", "maxmemory-clients"}) {
+                           "list-compress-depth", "notify-keyspace-events", "maxmemory-clients",
+                           "tracking-table-max-keys"}) {
     config_->OnChange(name, [refresh] {
       refresh();
       return absl::OkStatus();
@@ -635,6 +637,13 @@ void Server::Cron(int64_t now_ms) {
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
+  // tracking-table-max-keys (0: no limit): clients drop what the table forgets.
+  if (tracking_max_keys_ > 0 && tracking_.keys() > tracking_max_keys_) {
+    tracking_.EvictKeys(tracking_.keys() - tracking_max_keys_, [this](uint64_t id, std::string_view key) {
+      const std::string k(key);
+      SendInvalidation(id, &k, 1);
+    });
+  }
   ReapChild(now_ms);
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);

@@ -474,6 +474,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
+  size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
   Client* current_client_ = nullptr; // the client whose command is running
   // Invalidations for the running command's own client, sent after its reply.
   std::vector<std::string> pending_invalidations_;

@@ -103,6 +103,18 @@ void Tracking::Invalidate(uint64_t writer, std::string_view key, const std::func
   }
 }
 
+void Tracking::EvictKeys(size_t n, const std::function<void(uint64_t, std::string_view)>& deliver) {
+  while (n-- > 0 && !table_.empty()) {
+    auto it = table_.begin();
+    const std::string key = it->first;
+    absl::flat_hash_set<uint64_t> readers = std::move(it->second);
+    table_.erase(it);
+    for (uint64_t id : readers) {
+      if (clients_.contains(id)) deliver(id, key);
+    }
+  }
+}
+
 void Tracking::TakeBroadcasts(const std::function<void(uint64_t, const std::vector<std::string>&)>& deliver) {
   pending_broadcasts_ = false;
   for (auto& [prefix, p] : prefixes_) {

@@ -76,6 +76,10 @@ class Tracking {
   // FLUSHDB / FLUSHALL: the per-key table is dropped (every tracking client
   // gets a null invalidation from the server).
   void ForgetAllKeys() { table_.clear(); }
+  // tracking-table-max-keys: forgets `n` keys of the default-mode table
+  // (arbitrary ones, as Redis's random pick), calling deliver(client, key)
+  // for each client that was tracking a forgotten key, so that it drops it.
+  void EvictKeys(size_t n, const std::function<void(uint64_t, std::string_view)>& deliver);
   // Keys in the default-mode table (INFO tracking_total_keys).
   size_t keys() const { return table_.size(); }
   size_t prefixes() const { return prefixes_.size(); }

@@ -370,6 +370,24 @@ TEST(ClientStateE2E, ComponentsAreAllocatedOnlyWhileUsed) {
   EXPECT_EQ(components(), "[meta]");
 }
 
+// tracking-table-max-keys: the cron forgets the excess keys and tells their
+// readers, so the table stays bounded however much clients read.
+TEST(ClientStateE2E, TrackingTableIsBoundedAndForgottenKeysAreInvalidated) {
+  TestServer s({"--hz", "100"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  Call(c, {"HELLO", "3"});
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "tracking-table-max-keys", "2"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"CLIENT", "TRACKING", "on"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"MGET", "a", "b", "c", "d"}), "*4\r\n_\r\n_\r\n_\r\n_\r\n");
+  const std::regex invalidate(R"re(>2\r\n\$10\r\ninvalidate\r\n\*1\r\n\$1\r\n[abcd]\r\n)re");
+  EXPECT_TRUE(std::regex_match(c.ReadReply(), invalidate));
+  EXPECT_TRUE(std::regex_match(c.ReadReply(), invalidate));
+  RawConn admin(s.port());
+  EXPECT_EQ(Info(admin, "tracking_total_keys", "stats"), "2");
+  EXPECT_EQ(Info(admin, "tracking_clients", "clients"), "1");
+}
+
 // maxmemory-clients: a client whose unread replies push the clients' memory
 // over the limit is closed and counted; a NO-EVICT client is never chosen.
 TEST(ClientStateE2E, MaxmemoryClientsEvictsTheBiggestClient) {

@@ -28,6 +28,19 @@ TEST(TrackingTest, ReadersAreToldOnceThenForgotten) {
   EXPECT_EQ(Told(t, 0, "other"), std::vector<uint64_t>{});  // no longer tracking
 }
 
+TEST(TrackingTest, EvictedKeysAreInvalidatedForTheirReaders) {
+  Tracking t;
+  ASSERT_EQ(t.Enable(1, {}), "");
+  t.RememberKeys(1, {"a", "b", "c"});
+  std::vector<std::string> told;
+  t.EvictKeys(2, [&](uint64_t id, std::string_view key) {
+    EXPECT_EQ(id, 1u);
+    told.emplace_back(key);
+  });
+  EXPECT_EQ(told.size(), 2u);
+  EXPECT_EQ(t.keys(), 1u);
+}
+
 TEST(TrackingTest, NoloopSkipsTheWriter) {
   Tracking t;
   TrackingOptions noloop;

@@ -26,24 +26,11 @@
 #include <thread>
 #include <vector>
 
+#include "perf/bench_socket.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    std::perror("connect");
-    std::exit(1);
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
 
 std::string Resp(const std::vector<std::string>& argv) {
   std::string s = "*" + std::to_string(argv.size()) + "\r\n";
@@ -106,7 +93,7 @@ int Multi(int port, int clients, long transactions) {
   int ep = epoll_create1(0);
   std::vector<Conn> conns(static_cast<size_t>(clients));
   for (int i = 0; i < clients; ++i) {
-    conns[static_cast<size_t>(i)].fd = Connect(port);
+    conns[static_cast<size_t>(i)].fd = ConnectLoopback(port);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = static_cast<uint32_t>(i);
@@ -167,7 +154,7 @@ int Multi(int port, int clients, long transactions) {
 }
 
 int PingPong(int port, long rounds) {
-  const int a = Connect(port), b = Connect(port);
+  const int a = ConnectLoopback(port), b = ConnectLoopback(port);
   std::string a_in, b_in;
   WriteAll(a, Resp({"DEL", "ping", "pong"}));
   ReadLines(a, &a_in, 1);

@@ -19,22 +19,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "perf/bench_socket.h"
 
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    std::perror("connect");
-    std::exit(1);
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
+namespace {
 
 void SendAll(int fd, const std::string& s) {
   size_t off = 0;
@@ -78,7 +65,7 @@ int main(int argc, char** argv) {
   int ep = ::epoll_create1(0);
   std::vector<Conn> conns;
   for (int i = 0; i < subscribers; ++i) {
-    int fd = Connect(port);
+    int fd = ConnectLoopback(port);
     SendAll(fd, "*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\nfeed\r\n");
     std::string got;
     char buf[256];
@@ -89,7 +76,7 @@ int main(int argc, char** argv) {
     }
     conns.push_back({fd, false});
   }
-  for (int i = 0; i < publishers; ++i) conns.push_back({Connect(port), true});
+  for (int i = 0; i < publishers; ++i) conns.push_back({ConnectLoopback(port), true});
   for (size_t i = 0; i < conns.size(); ++i) {
     epoll_event ev{};
     ev.events = EPOLLIN;

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "perf/bench_socket.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -70,17 +72,7 @@ int main(int argc, char** argv) {
   std::vector<Conn> conns(static_cast<size_t>(clients));
   for (int i = 0; i < clients; ++i) {
     Conn& c = conns[static_cast<size_t>(i)];
-    c.fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(c.fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-      std::perror("connect");
-      return 1;
-    }
-    int one = 1;
-    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c.fd = ConnectLoopback(port);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = static_cast<uint32_t>(i);

@@ -15,22 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/hiredis_util.h"
 #include "tests/e2e/persistence_test_util.h"
 
 namespace ringkv::testing {
 namespace {
-
-struct RedisFree {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using Redis = std::unique_ptr<redisContext, RedisFree>;
-
-Redis Connect(int port) {
-  Redis c(redisConnect("127.0.0.1", port));
-  EXPECT_TRUE(c && !c->err);
-  if (c) redisSetTimeout(c.get(), timeval{20, 0});  // a missing reply fails the test, never hangs it
-  return c;
-}
 
 // Runs one command; the reply as text ("OK", "(nil)", "(error) ...", "5",
 // arrays as "[a,b]").
@@ -50,27 +39,18 @@ std::string ReplyText(const redisReply* r) {
 }
 
 std::string Cmd(redisContext* c, const std::vector<std::string>& argv) {
-  std::vector<const char*> ptrs;
-  std::vector<size_t> lens;
-  for (const auto& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  redisReply* r = CommandArgv(c, argv);
   if (r == nullptr) return "<io error>";
   std::string out = ReplyText(r);
   freeReplyObject(r);
   return out;
 }
 
+// Sends a command without reading its reply (a blocking command).
 void Append(redisContext* c, const std::vector<std::string>& argv) {
-  std::vector<const char*> ptrs;
-  std::vector<size_t> lens;
-  for (const auto& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  redisAppendCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+  WithArgv(argv, [c](int argc, const char** args, const size_t* lens) {
+    return redisAppendCommandArgv(c, argc, args, lens);
+  });
   int done = 0;
   redisBufferWrite(c, &done);
 }

@@ -9,31 +9,15 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/e2e/hiredis_util.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing {
 namespace {
 
-struct RedisFree {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using Redis = std::unique_ptr<redisContext, RedisFree>;
-
-Redis Connect(int port) {
-  Redis c(redisConnect("127.0.0.1", port));
-  EXPECT_TRUE(c && !c->err);
-  return c;
-}
-
 // Runs one command and returns the reply as text ("OK", "(nil)", "(error) ...", "5", ...).
 std::string Cmd(redisContext* c, const std::vector<std::string>& argv) {
-  std::vector<const char*> ptrs;
-  std::vector<size_t> lens;
-  for (const auto& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  auto* r = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  redisReply* r = CommandArgv(c, argv);
   if (r == nullptr) return "<io error>";
   std::string out;
   switch (r->type) {

@@ -389,6 +389,8 @@ void IoSystem::PostRemoteReplies() {
   for (size_t t = 1; t < outbox_.size(); ++t) threads_[t]->mailbox().PostAll(outbox_[t]);
 }
 
+int IoSystem::TimerWaitMs() const { return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - NowMs())); }
+
 int IoSystem::RunTimers() {
   int64_t now = NowMs();
   if (now >= next_timer_ms_) {

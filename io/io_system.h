@@ -165,6 +165,7 @@ class IoSystem {
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
   void DeliverBatch(ToMain& msg);
   int RunTimers();  // runs due timers; returns ms until the next one
+  int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
   void ReapGraveyard();
   absl::Status OpenListeners(const std::vector<std::string>& bind, int port);
   void StopListeners();

@@ -505,6 +505,9 @@ void IoThread::DrainMailbox() {
 void IoThread::Loop() {
   while (true) {
     if (index_ == 0) {
+      // Timers first, so that what they write (a blocked client's timeout
+      // answer, a WAIT's count) is sent this turn, not after the next wake-up.
+      system_->RunTimers();
       system_->DrainInbox();
       system_->sink_->BeforeFlush();
       system_->PostRemoteReplies();
@@ -528,7 +531,8 @@ void IoThread::Loop() {
     int ret;
     io_uring_cqe* cqe = nullptr;
     if (index_ == 0) {
-      int wait_ms = system_->RunTimers();
+      // This turn may have set a nearer timer (a command that blocked).
+      const int wait_ms = system_->TimerWaitMs();
       __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
       ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
     } else {

@@ -10,6 +10,10 @@
 //     `pong`; A blocks on `ping` and pushes to `pong` when woken. Prints
 //     round trips per second and round-trip percentiles (us): each round is
 //     two blocking wake-ups.
+//   client_state_bench -m timeout -p PORT [-n CALLS]
+//     One connection runs BLPOP on a missing key with a 50 ms timeout, N
+//     times. Prints how late each timeout answer came, as percentiles (ms)
+//     of (elapsed - 50 ms).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -183,6 +187,25 @@ int PingPong(int port, long rounds) {
   return 0;
 }
 
+int Timeouts(int port, long calls) {
+  const int fd = ConnectLoopback(port);
+  std::string in;
+  const std::string blpop = Resp({"BLPOP", "no-such-list", "0.05"});
+  std::vector<double> late;
+  late.reserve(static_cast<size_t>(calls));
+  for (long i = 0; i < calls; ++i) {
+    const auto s = Clock::now();
+    WriteAll(fd, blpop);
+    ReadLines(fd, &in, 1);  // *-1
+    late.push_back(std::chrono::duration<double>(Clock::now() - s).count() - 0.050);
+  }
+  std::sort(late.begin(), late.end());
+  auto pct = [&](double p) { return late[static_cast<size_t>(p * static_cast<double>(late.size() - 1))] * 1e3; };
+  std::printf("timeouts=%zu late_min_ms=%.3f late_p50_ms=%.3f late_p99_ms=%.3f late_max_ms=%.3f\n", late.size(),
+              late.front() * 1e3, pct(0.5), pct(0.99), late.back() * 1e3);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,6 +221,7 @@ int main(int argc, char** argv) {
   }
   if (mode == "multi") return Multi(port, clients, n);
   if (mode == "pingpong") return PingPong(port, n);
+  if (mode == "timeout") return Timeouts(port, n);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -4,7 +4,8 @@
 #   - MULTI + 10 SETs + EXEC, 50 connections (transactions/s, server CPU per
 #     transaction);
 #   - BLPOP/LPUSH ping-pong between two connections (round trips/s and
-#     round-trip latency; each round is two blocking wake-ups).
+#     round-trip latency; each round is two blocking wake-ups);
+#   - how late a 50 ms BLPOP timeout answers (TIMEOUTS calls).
 # Repeated ROUNDS times (fresh servers each round); every line is printed.
 #   perf/client_state_bench.sh [-r ROUNDS] SERVER_CMD...
 set -euo pipefail
@@ -19,6 +20,7 @@ source "$(dirname "$0")/servers.sh"
 SERVER_EXTRA=()
 TX=${TX:-200000}
 PINGS=${PINGS:-20000}
+TIMEOUTS=${TIMEOUTS:-100}
 printf "# client_state_bench.sh %s  (TX=%s PINGS=%s)\n" "$(date -u +%FT%TZ)" "$TX" "$PINGS"
 for round in $(seq "$ROUNDS"); do
   i=0
@@ -34,6 +36,8 @@ for round in $(seq "$ROUNDS"); do
     printf "round=%s %-32s multi10  %s server_us_per_tx=%s\n" "$round" "$cmd" "$line" "$us"
     line=$(taskset -c 0 "$BENCH" -m pingpong -p "$port" -n "$PINGS")
     printf "round=%s %-32s pingpong %s\n" "$round" "$cmd" "$line"
+    line=$(taskset -c 0 "$BENCH" -m timeout -p "$port" -n "$TIMEOUTS")
+    printf "round=%s %-32s timeout  %s\n" "$round" "$cmd" "$line"
     redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
     sleep 0.3
   done

@@ -610,13 +610,13 @@ void Server::ClientsCron(int64_t now_ms) {
 
 int Server::OnTimer() {
   const int64_t now_ms = UnixMs();
+  // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
+  // the next cron tick -- and before the cron's own work.
+  if (!block_deadlines_.empty()) ExpireBlocked(now_ms);
   if (now_ms >= next_cron_ms_) {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
-  // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
-  // the next cron tick.
-  if (!block_deadlines_.empty()) ExpireBlocked(now_ms);
   int64_t wake = next_cron_ms_;
   if (pause_until_ms_ > 0) wake = std::min(wake, pause_until_ms_);
   if (!block_deadlines_.empty()) wake = std::min(wake, block_deadlines_.begin()->first);

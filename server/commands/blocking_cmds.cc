@@ -35,7 +35,10 @@ bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadl
     return false;
   }
   const int64_t tval = static_cast<int64_t>(ms);
-  *deadline_ms = tval == 0 ? 0 : (tval > INT64_MAX - ctx.now_ms ? INT64_MAX : ctx.now_ms + tval);
+  // From the system clock, the one deadlines are checked against (the
+  // command's cached clock may run a few ms off between cron re-anchors).
+  const int64_t now = UnixMs();
+  *deadline_ms = tval == 0 ? 0 : (tval > INT64_MAX - now ? INT64_MAX : now + tval);
   return true;
 }
 

@@ -22,7 +22,7 @@ bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline
     ctx.reply.Error("ERR timeout is negative");
     return false;
   }
-  *deadline_ms = ms > 0 ? ctx.now_ms + ms : 0;
+  *deadline_ms = ms > 0 ? UnixMs() + ms : 0;  // the clock deadlines are checked against
   return true;
 }
 

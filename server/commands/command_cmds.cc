@@ -24,10 +24,12 @@ void ReplyCommandInfo(io::ReplyBuilder& rb, const CommandSpec& c) {
   std::vector<std::string_view> cats = Split(c.acl, ' ', true);
   rb.SetHeader(static_cast<int64_t>(cats.size()));
   for (std::string_view cat : cats) rb.SimpleString(cat);
-  rb.ArrayHeader(0);  // tips
+  // Tips and key specs are sets in RESP3, as Redis 7.0 sends them; so are
+  // subcommands when there are none (an array otherwise).
+  rb.SetHeader(0);  // tips
   if (c.first_key > 0) {
     // One key spec describing the positions in the legacy triple.
-    rb.ArrayHeader(1);
+    rb.SetHeader(1);
     rb.MapHeader(3);
     rb.Bulk("flags");
     rb.SetHeader(c.not_keys ? 1 : 0);
@@ -53,7 +55,11 @@ void ReplyCommandInfo(io::ReplyBuilder& rb, const CommandSpec& c) {
     rb.Bulk("limit");
     rb.Integer(0);
   } else {
-    rb.ArrayHeader(0);
+    rb.SetHeader(0);
+  }
+  if (c.subcommands.empty()) {
+    rb.SetHeader(0);
+    return;
   }
   rb.ArrayHeader(static_cast<int64_t>(c.subcommands.size()));
   for (const CommandSpec& s : c.subcommands) ReplyCommandInfo(rb, s);
@@ -83,6 +89,14 @@ void CmdCommand(CommandContext& ctx) {
 
 void CmdCommandCount(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().size())); }
 
+// A command by its full name: "get", or "config|get" for a subcommand.
+const CommandSpec* FindByFullName(CommandContext& ctx, std::string_view name) {
+  const size_t bar = name.find('|');
+  if (bar == std::string_view::npos) return ctx.server.commands().Find(name);
+  const CommandSpec* container = ctx.server.commands().Find(name.substr(0, bar));
+  return container == nullptr ? nullptr : CommandTable::FindSub(*container, name.substr(bar + 1));
+}
+
 void CmdCommandInfo(CommandContext& ctx) {
   if (ctx.argv.size() == 2) {
     CmdCommand(ctx);
@@ -90,9 +104,9 @@ void CmdCommandInfo(CommandContext& ctx) {
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
-    const CommandSpec* c = ctx.server.commands().Find(ctx.argv[i]);
+    const CommandSpec* c = FindByFullName(ctx, ctx.argv[i]);
     if (c == nullptr) {
-      ctx.reply.NullArray();
+      ctx.reply.Null();  // Redis's addReplyNull: $-1 in RESP2
     } else {
       ReplyCommandInfo(ctx.reply, *c);
     }
@@ -105,7 +119,7 @@ void CmdCommandDocs(CommandContext& ctx) {
     for (const auto& c : ctx.server.commands().all()) list.push_back(c.get());
   } else {
     for (size_t i = 2; i < ctx.argv.size(); ++i) {
-      if (const CommandSpec* c = ctx.server.commands().Find(ctx.argv[i])) list.push_back(c);
+      if (const CommandSpec* c = FindByFullName(ctx, ctx.argv[i])) list.push_back(c);
     }
   }
   ctx.reply.MapHeader(static_cast<int64_t>(list.size()));

@@ -163,7 +163,7 @@ void CmdReset(CommandContext& ctx) {
 void RegisterConnectionCommands(CommandTable& t) {
   using namespace cmd;
   t.Add(Cmd("ping", -1, kFast | kSentinel, 0, 0, 0, "@fast @connection", "connection", "Returns the server's liveliness response.", "1.0.0", CmdPing));
-  t.Add(Cmd("echo", 2, kFast, 0, 0, 0, "@fast @connection", "connection", "Returns the given string.", "1.0.0", CmdEcho));
+  t.Add(Cmd("echo", 2, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "connection", "Returns the given string.", "1.0.0", CmdEcho));
   t.Add(Cmd("quit", -1, kAllowBusy | kNoAuth | kFast | kNoscript | kLoading | kStale, 0, 0, 0, "@fast @connection", "connection", "Closes the connection.", "1.0.0", CmdQuit));
   t.Add(Cmd("auth", -2, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Authenticates the connection.", "1.0.0", CmdAuth));
   t.Add(Cmd("hello", -1, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0", CmdHello));

@@ -55,6 +55,10 @@ class ListValue {
   // False when the list is empty.
   bool PopFront(std::string* out);
   bool PopBack(std::string* out);
+  // The same, at the head (`front`) or the tail: the commands take the end
+  // as an argument (LEFT / RIGHT, LPUSH / RPUSH).
+  void Push(bool front, std::string_view v) { front ? PushFront(v) : PushBack(v); }
+  bool Pop(bool front, std::string* out) { return front ? PopFront(out) : PopBack(out); }
 
   // The element at `index` (negative: from the tail); false when out of range.
   bool Index(int64_t index, std::string* out) const;

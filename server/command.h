@@ -70,6 +70,9 @@ struct CommandSpec {
   // The positions named by first/last/step are channels, not keys (the
   // shard pub/sub commands): COMMAND INFO's key spec says "not_key".
   bool not_keys = false;
+  // The keys are `numkeys key [key ...]` from argv[1] (ZUNION, SINTERCARD,
+  // ...): where client-side caching finds what a read-only command read.
+  bool numkeys_at_1 = false;
 
   // commandstats (main thread)
   mutable uint64_t calls = 0;
@@ -103,6 +106,12 @@ inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_ke
 // Marks a command's key positions as "not_key" (SSUBSCRIBE & co.).
 inline CommandSpec NotKeys(CommandSpec s) {
   s.not_keys = true;
+  return s;
+}
+
+// Marks a command whose keys follow a count at argv[1].
+inline CommandSpec NumKeysAt1(CommandSpec s) {
+  s.numkeys_at_1 = true;
   return s;
 }
 

@@ -364,7 +364,7 @@ void Server::Execute(Client& c, Argv argv) {
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
   // EXEC is taken for a write: its replies may depend on the writes it runs.
-  const bool is_exec = c.in_multi && spec != nullptr && spec->name == "exec";
+  const bool is_exec = c.in_multi && spec == exec_spec_;
   // A command queued by MULTI only answers QUEUED: no write yet.
   const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
   io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : &discard, c.resp);

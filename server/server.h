@@ -338,6 +338,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ServeReadyKeys();
   enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };
   void UnblockClient(Client& c, UnblockReason reason);
+  // Removes a blocked client's state from every index and returns it
+  // (nullptr when it is not blocked).
+  std::unique_ptr<BlockState> TakeBlockState(uint64_t id);
   // A blocked client's answer when its timeout passed (or it may not block).
   static void ReplyBlockTimeout(io::ReplyBuilder& rb);
   void ExpireBlocked(int64_t now_ms);

@@ -47,17 +47,23 @@ void Server::ReplyBlockTimeout(io::ReplyBuilder& rb) {
   rb.NullArray();  // for every key-blocking command, BLMOVE included, as in Redis 7.0
 }
 
-void Server::UnblockClient(Client& c, UnblockReason reason) {
-  auto it = blocked_.find(c.id());
-  if (it == blocked_.end()) return;
+std::unique_ptr<BlockState> Server::TakeBlockState(uint64_t id) {
+  auto it = blocked_.find(id);
+  if (it == blocked_.end()) return nullptr;
   std::unique_ptr<BlockState> state = std::move(it->second);
   blocked_.erase(it);
-  if (state->deadline_ms > 0) block_deadlines_.erase({state->deadline_ms, c.id()});
+  if (state->deadline_ms > 0) block_deadlines_.erase({state->deadline_ms, id});
   if (state->kind == BlockKind::kWait) {
-    waits_.Remove(c.id());
+    waits_.Remove(id);
   } else {
     key_waiters_.Remove(*state);
   }
+  return state;
+}
+
+void Server::UnblockClient(Client& c, UnblockReason reason) {
+  std::unique_ptr<BlockState> state = TakeBlockState(c.id());
+  if (state == nullptr) return;
   c.blocked = false;
   if (reason == UnblockReason::kClosed) return;
   if (reason == UnblockReason::kTimeout || reason == UnblockReason::kError) {
@@ -78,14 +84,11 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
       ++stats_.total_commands;
     }
   } else if (state->kind != BlockKind::kWait) {
-    // Served: the command runs again, now finding its key ready.
+    // Served: the command runs again, now finding its key ready (in the
+    // database it blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
-    const CommandSpec* spec = commands_.Find(views[0]);
-    const int db = c.db;
-    c.db = state->db;
     io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp);
-    Call(c, *spec, views, rb, clock_.WallMs());
-    c.db = db;
+    Call(c, *commands_.Find(views[0]), views, rb, clock_.WallMs());
     if (c.blocked) return;  // nothing there after all: blocked again
   }
   if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();
@@ -120,13 +123,11 @@ void Server::ServeReadyKeys() {
 void Server::ExpireBlocked(int64_t now_ms) {
   while (!block_deadlines_.empty() && block_deadlines_.begin()->first <= now_ms) {
     const uint64_t id = block_deadlines_.begin()->second;
-    Client* c = FindClient(id);
-    if (c == nullptr) {
-      block_deadlines_.erase(block_deadlines_.begin());
-      blocked_.erase(id);
-      continue;
+    if (Client* c = FindClient(id)) {
+      UnblockClient(*c, UnblockReason::kTimeout);
+    } else {
+      TakeBlockState(id);  // not expected: closing clients unblock first
     }
-    UnblockClient(*c, UnblockReason::kTimeout);
   }
 }
 

@@ -26,9 +26,7 @@ void Server::TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv) {
     const int argc = static_cast<int>(argv.size());
     const int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
     for (int i = spec.first_key; i <= last && i < argc; i += std::max(1, spec.step)) keys.push_back(argv[i]);
-  } else if (argv.size() > 2) {
-    // Read commands with a key count (ZUNION, ZINTER, ZDIFF, SINTERCARD,
-    // ZINTERCARD): numkeys key [key ...].
+  } else if (spec.numkeys_at_1 && argv.size() > 2) {
     int64_t n = 0;
     if (core::StringToInt64(argv[1], &n) && n > 0) {
       for (size_t i = 2; i < argv.size() && i < 2 + static_cast<size_t>(n); ++i) keys.push_back(argv[i]);

@@ -55,14 +55,7 @@ void BlockingPop(CommandContext& ctx, bool head) {
     if (failed) return;
     if (l == nullptr) continue;
     const std::string key(k);
-    std::string v;
-    if (head) {
-      l->PopFront(&v);
-    } else {
-      l->PopBack(&v);
-    }
-    ++ctx.server.stats().dirty;
-    ctx.server.KeyEvent(notify::kList, head ? "lpop" : "rpop", ctx.client.db, key);
+    const std::string v = ListPopOne(ctx, key, *l, head);
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
     ctx.reply.Bulk(v);

@@ -57,13 +57,7 @@ void Push(CommandContext& ctx, bool head, bool only_existing) {
     }
     l = ListCreate(ctx, ctx.argv[1]);
   }
-  for (size_t i = 2; i < ctx.argv.size(); ++i) {
-    if (head) {
-      l->PushFront(ctx.argv[i]);
-    } else {
-      l->PushBack(ctx.argv[i]);
-    }
-  }
+  for (size_t i = 2; i < ctx.argv.size(); ++i) l->Push(head, ctx.argv[i]);
   ctx.server.stats().dirty += ctx.argv.size() - 2;
   KeyEvent(ctx, notify::kList, head ? "lpush" : "rpush", ctx.argv[1]);
   ctx.reply.Integer(static_cast<int64_t>(l->size()));
@@ -76,16 +70,20 @@ void CmdRpushx(CommandContext& ctx) { Push(ctx, false, true); }
 
 }  // namespace
 
+std::string ListPopOne(CommandContext& ctx, std::string_view key, ListValue& l, bool head) {
+  std::string v;
+  l.Pop(head, &v);
+  ++ctx.server.stats().dirty;
+  KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", key);
+  return v;
+}
+
 void ListPopCountAndReply(CommandContext& ctx, std::string_view key, ListValue& l, int64_t count, bool head) {
   const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), l.size());
   ctx.reply.ArrayHeader(static_cast<int64_t>(n));
   std::string v;
   for (size_t i = 0; i < n; ++i) {
-    if (head) {
-      l.PopFront(&v);
-    } else {
-      l.PopBack(&v);
-    }
+    l.Pop(head, &v);
     ctx.reply.Bulk(v);
   }
   ctx.server.stats().dirty += n;
@@ -122,15 +120,7 @@ void Pop(CommandContext& ctx, bool head) {
     ListPopCountAndReply(ctx, ctx.argv[1], *l, count, head);
     return;
   }
-  std::string v;
-  if (head) {
-    l->PopFront(&v);
-  } else {
-    l->PopBack(&v);
-  }
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", ctx.argv[1]);
-  ctx.reply.Bulk(v);
+  ctx.reply.Bulk(ListPopOne(ctx, ctx.argv[1], *l, head));
   DeleteIfEmpty(ctx, ctx.argv[1], *l);
 }
 
@@ -386,18 +376,10 @@ void ListMove(CommandContext& ctx, bool from_head, bool to_head) {
   ListValue* dst = ListLookup(ctx, ctx.argv[2], false, &failed);  // checked before anything moves
   if (failed) return;
   std::string v;
-  if (from_head) {
-    src->PopFront(&v);
-  } else {
-    src->PopBack(&v);
-  }
+  src->Pop(from_head, &v);
   const std::string src_key(ctx.argv[1]);
   if (dst == nullptr) dst = ListCreate(ctx, ctx.argv[2]);
-  if (to_head) {
-    dst->PushFront(v);
-  } else {
-    dst->PushBack(v);
-  }
+  dst->Push(to_head, v);
   KeyEvent(ctx, notify::kList, to_head ? "lpush" : "rpush", ctx.argv[2]);
   KeyEvent(ctx, notify::kList, from_head ? "lpop" : "rpop", src_key);
   if (src != dst) DeleteIfEmpty(ctx, src_key, *src);

@@ -18,6 +18,10 @@ core::ListValue* ListLookup(CommandContext& ctx, std::string_view key, bool for_
 core::ListValue* ListCreate(CommandContext& ctx, std::string_view key);
 // Deletes `key` when its list became empty.
 void ListDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ListValue& l);
+// Pops one element from an end of the list at `key` (which exists) and
+// reports it ("lpop" / "rpop"); the caller replies, then deletes an emptied
+// key.
+std::string ListPopOne(CommandContext& ctx, std::string_view key, core::ListValue& l, bool head);
 // Pops up to `count` elements from one end of the list at `key` (which
 // exists) and replies with them as an array; deletes the key when emptied.
 void ListPopCountAndReply(CommandContext& ctx, std::string_view key, core::ListValue& l, int64_t count, bool head);

@@ -422,7 +422,7 @@ void RegisterSetCommands(CommandTable& t) {
   t.Add(Cmd("smove", 4, kWrite | kFast, 1, 2, 1, kWriteFast, "set", "Moves a member from one set to another.", "1.0.0", CmdSmove));
   t.Add(Cmd("sinter", -2, kReadonly, 1, -1, 1, kReadSlow, "set", "Returns the intersect of multiple sets.", "1.0.0", CmdSinter));
   t.Add(Cmd("sinterstore", -3, kWrite | kDenyOom, 1, -1, 1, kWriteSlow, "set", "Stores the intersect of multiple sets in a key.", "1.0.0", CmdSinterstore));
-  t.Add(Cmd("sintercard", -3, kReadonly, 0, 0, 0, kReadSlow, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0", CmdSintercard));
+  t.Add(NumKeysAt1(Cmd("sintercard", -3, kReadonly, 0, 0, 0, kReadSlow, "set", "Returns the number of members of the intersect of multiple sets.", "7.0.0", CmdSintercard)));
   t.Add(Cmd("sunion", -2, kReadonly, 1, -1, 1, kReadSlow, "set", "Returns the union of multiple sets.", "1.0.0", CmdSunion));
   t.Add(Cmd("sunionstore", -3, kWrite | kDenyOom, 1, -1, 1, kWriteSlow, "set", "Stores the union of multiple sets in a key.", "1.0.0", CmdSunionstore));
   t.Add(Cmd("sdiff", -2, kReadonly, 1, -1, 1, kReadSlow, "set", "Returns the difference of multiple sets.", "1.0.0", CmdSdiff));

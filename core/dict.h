@@ -75,7 +75,7 @@ class Dict {
     GrowIfNeeded();
     Table& t = rehashing() ? t_[1] : t_[0];
     Node* n = new Node{Key(key), V{}, nullptr};
-    Node*& head = t.buckets[h & t.mask];
+    Node*& head = t.buckets[h & t.mask()];
     n->next = head;
     head = n;
     ++t.used;
@@ -88,7 +88,7 @@ class Dict {
     for (int i = 0; i < 2; ++i) {
       Table& t = t_[i];
       if (t.buckets == nullptr) continue;
-      Node** link = &t.buckets[h & t.mask];
+      Node** link = &t.buckets[h & t.mask()];
       for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
         if (n->key.view() == key) {
           *link = n->next;
@@ -134,7 +134,7 @@ class Dict {
       }
       for (Node* n = t_[0].buckets[rehash_index_]; n != nullptr;) {
         Node* next = n->next;
-        Node*& head = t_[1].buckets[Hash(n->key.view()) & t_[1].mask];
+        Node*& head = t_[1].buckets[Hash(n->key.view()) & t_[1].mask()];
         n->next = head;
         head = n;
         --t_[0].used;
@@ -161,8 +161,8 @@ class Dict {
     uint64_t v = cursor;
     if (!rehashing()) {
       const Table& t = t_[0];
-      VisitBucket(t, v & t.mask, fn);
-      v |= ~t.mask;
+      VisitBucket(t, v & t.mask(), fn);
+      v |= ~t.mask();
       v = ReverseBits(ReverseBits(v) + 1);
       return v;
     }
@@ -171,7 +171,7 @@ class Dict {
     const Table* small = &t_[0];
     const Table* large = &t_[1];
     if (small->size() > large->size()) std::swap(small, large);
-    const uint64_t m0 = small->mask, m1 = large->mask;
+    const uint64_t m0 = small->mask(), m1 = large->mask();
     VisitBucket(*small, v & m0, fn);
     do {
       VisitBucket(*large, v & m1, fn);
@@ -221,8 +221,8 @@ class Dict {
   void Prefetch(std::string_view key, int stage) const {
     if (size() == 0) return;
     const uint64_t h = Hash(key);
-    const Table& t = (rehashing() && (h & t_[0].mask) < static_cast<uint64_t>(rehash_index_)) ? t_[1] : t_[0];
-    Node* const* slot = &t.buckets[h & t.mask];
+    const Table& t = (rehashing() && (h & t_[0].mask()) < static_cast<uint64_t>(rehash_index_)) ? t_[1] : t_[0];
+    Node* const* slot = &t.buckets[h & t.mask()];
     if (stage == 0) {
       __builtin_prefetch(slot);
     } else if (*slot != nullptr) {
@@ -253,11 +253,14 @@ class Dict {
   size_t bucket_bytes() const { return buckets() * sizeof(Node*); }
 
  private:
+  // 16 bytes (the size as a power of two, as Redis 7.0 keeps it), so that a
+  // Dict is 48: every hash-table encoded hash, set and sorted set has one.
   struct Table {
     Node** buckets = nullptr;
-    uint64_t mask = 0;
-    uint64_t used = 0;
-    uint64_t size() const { return buckets ? mask + 1 : 0; }
+    uint64_t used : 58 = 0;
+    uint64_t log2_size : 6 = 0;
+    uint64_t mask() const { return (uint64_t{1} << log2_size) - 1; }  // 0 while empty
+    uint64_t size() const { return buckets ? uint64_t{1} << log2_size : 0; }
   };
 
   static uint64_t Hash(std::string_view key) {
@@ -279,7 +282,7 @@ class Dict {
     for (int i = 0; i < 2; ++i) {
       Table& t = t_[i];
       if (t.buckets == nullptr) continue;
-      for (Node* n = t.buckets[h & t.mask]; n != nullptr; n = n->next) {
+      for (Node* n = t.buckets[h & t.mask()]; n != nullptr; n = n->next) {
         if (n->key.view() == key) return n;
       }
       if (!rehashing()) break;
@@ -331,14 +334,22 @@ class Dict {
   void StartResize(uint64_t new_size) {
     Table t;
     t.buckets = AllocBuckets(new_size);
-    t.mask = new_size - 1;
+    t.log2_size = static_cast<uint64_t>(__builtin_ctzll(new_size));
     if (t_[0].buckets == nullptr) {
       t_[0] = t;
       return;
     }
     t_[1] = t;
     rehash_index_ = 0;
+    // A small table is moved at once: at most kRehashAtOnce buckets and
+    // entries, and no half-moved pair of arrays left behind in each of the
+    // many small hashes, sets and sorted sets that stop growing mid-rehash.
+    if (t_[0].size() <= kRehashAtOnce) {
+      while (Rehash(static_cast<int>(kRehashAtOnce))) {
+      }
+    }
   }
+  static constexpr uint64_t kRehashAtOnce = 128;
 
   void GrowIfNeeded() {
     if (rehashing()) return;

@@ -15,24 +15,24 @@ std::string_view PackedText(const ListpackValue& v, char* scratch) {
 }  // namespace
 
 size_t HashValue::FindPacked(std::string_view field) const {
-  return packed_.Find(packed_.First(), field, /*skip=*/1);
+  return rep_.packed().Find(rep_.packed().First(), field, /*skip=*/1);
 }
 
 bool HashValue::Contains(std::string_view field) const {
-  if (table_) return table_->Find(field) != nullptr;
+  if (rep_.table()) return rep_.table()->Find(field) != nullptr;
   return FindPacked(field) != Listpack::kEnd;
 }
 
 bool HashValue::GetView(std::string_view field, char* scratch, std::string_view* value) const {
-  if (table_) {
-    const std::string* v = table_->Find(field);
+  if (rep_.table()) {
+    const std::string* v = rep_.table()->Find(field);
     if (v == nullptr) return false;
     *value = *v;
     return true;
   }
   const size_t pos = FindPacked(field);
   if (pos == Listpack::kEnd) return false;
-  *value = PackedText(packed_.Get(packed_.Next(pos)), scratch);
+  *value = PackedText(rep_.packed().Get(rep_.packed().Next(pos)), scratch);
   return true;
 }
 
@@ -45,22 +45,22 @@ bool HashValue::Get(std::string_view field, std::string* value) const {
 }
 
 bool HashValue::Set(std::string_view field, std::string_view value, const HashLimits& limits) {
-  if (!table_ &&
+  if (!rep_.table() &&
       (field.size() > limits.max_listpack_value || value.size() > limits.max_listpack_value)) {
     ConvertToTable();
   }
-  if (table_) {
-    auto [v, inserted] = table_->Insert(field);
+  if (rep_.table()) {
+    auto [v, inserted] = rep_.table()->Insert(field);
     v->assign(value);
     return inserted;
   }
   const size_t pos = FindPacked(field);
   if (pos != Listpack::kEnd) {
-    packed_.Replace(packed_.Next(pos), value);
+    rep_.packed().Replace(rep_.packed().Next(pos), value);
     return false;
   }
-  packed_.Append(field);
-  packed_.Append(value);
+  rep_.packed().Append(field);
+  rep_.packed().Append(value);
   // Redis checks the length after adding (hashTypeTryConversion's rule for
   // entries is "more than the limit").
   if (size() > limits.max_listpack_entries) ConvertToTable();
@@ -68,32 +68,32 @@ bool HashValue::Set(std::string_view field, std::string_view value, const HashLi
 }
 
 bool HashValue::Delete(std::string_view field) {
-  if (table_) return table_->Erase(field);
+  if (rep_.table()) return rep_.table()->Erase(field);
   const size_t pos = FindPacked(field);
   if (pos == Listpack::kEnd) return false;
-  packed_.Delete(pos, 2);
+  rep_.packed().Delete(pos, 2);
   return true;
 }
 
 void HashValue::ForEach(const std::function<void(std::string_view, std::string_view)>& fn) const {
-  if (table_) {
-    table_->ForEach([&](const Key& f, std::string& v) { fn(f.view(), v); });
+  if (rep_.table()) {
+    rep_.table()->ForEach([&](const Key& f, std::string& v) { fn(f.view(), v); });
     return;
   }
   char fs[24], vs[24];
-  for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
-    fn(PackedText(packed_.Get(pos), fs), PackedText(packed_.Get(packed_.Next(pos)), vs));
+  for (size_t pos = rep_.packed().First(); pos != Listpack::kEnd; pos = rep_.packed().Next(rep_.packed().Next(pos))) {
+    fn(PackedText(rep_.packed().Get(pos), fs), PackedText(rep_.packed().Get(rep_.packed().Next(pos)), vs));
   }
 }
 
 uint64_t HashValue::ScanTable(uint64_t cursor,
                               const std::function<void(std::string_view, std::string_view)>& fn) const {
-  return table_->Scan(cursor, [&](const Key& f, std::string& v) { fn(f.view(), v); });
+  return rep_.table()->Scan(cursor, [&](const Key& f, std::string& v) { fn(f.view(), v); });
 }
 
 void HashValue::RandomPair(absl::BitGen& rng, std::string* field, std::string* value) const {
-  if (table_) {
-    const auto* node = table_->RandomNode(rng);
+  if (rep_.table()) {
+    const auto* node = rep_.table()->RandomNode(rng);
     field->assign(node->key.view());
     value->assign(node->value);
     return;
@@ -102,43 +102,39 @@ void HashValue::RandomPair(absl::BitGen& rng, std::string* field, std::string* v
 }
 
 void HashValue::PackedPair(size_t i, std::string* field, std::string* value) const {
-  const size_t pos = packed_.Seek(static_cast<int64_t>(2 * i));
-  *field = packed_.Get(pos).ToString();
-  *value = packed_.Get(packed_.Next(pos)).ToString();
+  const size_t pos = rep_.packed().Seek(static_cast<int64_t>(2 * i));
+  *field = rep_.packed().Get(pos).ToString();
+  *value = rep_.packed().Get(rep_.packed().Next(pos)).ToString();
 }
 
 std::unique_ptr<HashValue> HashValue::Clone() const {
+  if (!rep_.table()) return std::make_unique<HashValue>(Listpack::FromBytes(std::string(rep_.packed().bytes())));
+  auto table = std::make_unique<Dict<std::string>>();
+  table->Reserve(rep_.table()->size());
+  rep_.table()->ForEach([&](const Key& f, std::string& v) { table->Insert(f.view()).first->assign(v); });
   auto copy = std::make_unique<HashValue>();
-  if (!table_) {
-    copy->packed_ = Listpack::FromBytes(std::string(packed_.bytes()));
-    return copy;
-  }
-  copy->table_ = std::make_unique<Dict<std::string>>();
-  copy->packed_ = Listpack();
-  copy->table_->Reserve(table_->size());
-  table_->ForEach([&](const Key& f, std::string& v) { copy->table_->Insert(f.view()).first->assign(v); });
+  copy->rep_.SetTable(std::move(table));
   return copy;
 }
 
 size_t HashValue::heap_bytes() const {
-  if (!table_) return PackedBuffer::RoundUp(packed_.byte_size());
-  size_t bytes = table_->bucket_bytes() + table_->size() * sizeof(Dict<std::string>::Node);
-  table_->ForEach([&](const Key& f, std::string& v) {
+  if (!rep_.table()) return PackedBuffer::RoundUp(rep_.packed().byte_size());
+  size_t bytes = rep_.table()->bucket_bytes() + rep_.table()->size() * sizeof(Dict<std::string>::Node);
+  rep_.table()->ForEach([&](const Key& f, std::string& v) {
     bytes += f.heap_bytes() + (v.capacity() > 15 ? v.capacity() + 1 : 0);
   });
   return bytes;
 }
 
 void HashValue::ConvertToTable() {
-  if (table_) return;
+  if (rep_.table()) return;
   auto table = std::make_unique<Dict<std::string>>();
-  table->Reserve(packed_.size() / 2);
+  table->Reserve(rep_.packed().size() / 2);
   char fs[24], vs[24];
-  for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
-    table->Insert(PackedText(packed_.Get(pos), fs)).first->assign(PackedText(packed_.Get(packed_.Next(pos)), vs));
+  for (size_t pos = rep_.packed().First(); pos != Listpack::kEnd; pos = rep_.packed().Next(rep_.packed().Next(pos))) {
+    table->Insert(PackedText(rep_.packed().Get(pos), fs)).first->assign(PackedText(rep_.packed().Get(rep_.packed().Next(pos)), vs));
   }
-  packed_ = Listpack();
-  table_ = std::move(table);
+  rep_.SetTable(std::move(table));
 }
 
 }  // namespace ringkv::core

@@ -25,6 +25,7 @@
 #include "core/listpack.h"
 #include "absl/random/random.h"
 #include "core/dict.h"
+#include "core/packed_or_table.h"
 
 namespace ringkv::core {
 
@@ -41,12 +42,12 @@ class HashValue {
   HashValue() = default;
   // A hash read from an RDB listpack (REQUIRES: an even number of entries,
   // distinct fields -- the loader checks).
-  explicit HashValue(Listpack packed) : packed_(std::move(packed)) {}
+  explicit HashValue(Listpack packed) : rep_(std::move(packed)) {}
 
-  Encoding encoding() const { return table_ ? Encoding::kHashtable : Encoding::kListpack; }
+  Encoding encoding() const { return rep_.is_table() ? Encoding::kHashtable : Encoding::kListpack; }
   // "listpack" / "hashtable", as OBJECT ENCODING shows it.
-  const char* encoding_name() const { return table_ ? "hashtable" : "listpack"; }
-  size_t size() const { return table_ ? table_->size() : packed_.size() / 2; }
+  const char* encoding_name() const { return rep_.is_table() ? "hashtable" : "listpack"; }
+  size_t size() const { return rep_.is_table() ? rep_.table()->size() : rep_.packed().size() / 2; }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view field) const;
@@ -79,7 +80,7 @@ class HashValue {
   size_t heap_bytes() const;
 
   // The listpack itself (RDB, DUMP). REQUIRES: encoding() == kListpack.
-  const Listpack& packed() const { return packed_; }
+  const Listpack& packed() const { return rep_.packed(); }
   // Forces the hash-table encoding (a load of a big hash, DEBUG).
   void ConvertToTable();
 
@@ -87,10 +88,10 @@ class HashValue {
   // Position of the field's entry in packed_, or Listpack::kEnd.
   size_t FindPacked(std::string_view field) const;
 
-  // The listpack, or -- once converted -- the table (allocated only then,
-  // so a small hash is a listpack and a pointer).
-  Listpack packed_;
-  std::unique_ptr<Dict<std::string>> table_;
+  // The listpack, or -- once converted -- the table (allocated only then).
+  PackedOrTable<Listpack, Dict<std::string>> rep_;
 };
+// 16 bytes, so that a hash lives inside its core::Value.
+static_assert(sizeof(HashValue) == 16);
 
 }  // namespace ringkv::core

@@ -48,11 +48,11 @@ void ListValue::Plain(size_t i) const {
   Node& n = N(i);
   if (!n.is_compressed()) return;
   std::string raw(n.raw_bytes, '\0');
-  const unsigned got = lzf_decompress(n.compressed.data(), static_cast<unsigned>(n.compressed.size()), raw.data(),
+  const unsigned got = lzf_decompress(n.lzf->data(), static_cast<unsigned>(n.lzf->size()), raw.data(),
                                       static_cast<unsigned>(raw.size()));
   (void)got;  // our own compressed bytes: always the full size
   n.lp = Listpack::FromBytes(std::move(raw));
-  n.compressed = PackedBuffer();
+  n.lzf.reset();
 }
 
 bool ListValue::ShouldCompress(size_t i) const {
@@ -68,7 +68,7 @@ void ListValue::Compress(size_t i) const {
   const unsigned len = lzf_compress(raw.data(), static_cast<unsigned>(raw.size()), out.data(),
                                     static_cast<unsigned>(out.size()));
   if (len == 0 || len + kMinSaving > raw.size()) return;
-  n.compressed.Assign(std::string_view(out.data(), len));
+  n.lzf = std::make_unique<PackedBuffer>(std::string_view(out.data(), len));
   n.lp = Listpack();
 }
 
@@ -328,11 +328,11 @@ void ListValue::Walk(size_t start, bool reverse, const std::function<bool(std::s
 void ListValue::ForEachNode(const std::function<void(const Listpack&)>& fn) const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (N(i).is_compressed()) {
-      // Read a copy: a snapshot (possibly in a fork child) changes nothing.
-      Node copy = N(i);
-      std::string raw(copy.raw_bytes, '\0');
-      lzf_decompress(copy.compressed.data(), static_cast<unsigned>(copy.compressed.size()), raw.data(),
-                     static_cast<unsigned>(raw.size()));
+      // Decompress into a copy: a snapshot (possibly in a fork child)
+      // changes nothing.
+      const Node& n = N(i);
+      std::string raw(n.raw_bytes, '\0');
+      lzf_decompress(n.lzf->data(), static_cast<unsigned>(n.lzf->size()), raw.data(), static_cast<unsigned>(raw.size()));
       fn(Listpack::FromBytes(std::move(raw)));
     } else {
       fn(N(i).lp);
@@ -363,15 +363,22 @@ size_t ListValue::compressed_nodes() const {
 std::unique_ptr<ListValue> ListValue::Clone() const {
   auto copy = std::make_unique<ListValue>(limits_);
   copy->nodes_.reserve(nodes_.size());
-  for (const auto& n : nodes_) copy->nodes_.push_back(std::make_unique<Node>(*n));
+  for (const auto& n : nodes_) {
+    auto node = std::make_unique<Node>();
+    node->lp = n->lp;
+    if (n->lzf) node->lzf = std::make_unique<PackedBuffer>(*n->lzf);
+    node->count = n->count;
+    node->raw_bytes = n->raw_bytes;
+    copy->nodes_.push_back(std::move(node));
+  }
   copy->size_ = size_;
   return copy;
 }
 
 size_t ListValue::heap_bytes() const {
-  size_t bytes = nodes_.capacity() * sizeof(void*) + nodes_.size() * sizeof(Node);
+  size_t bytes = (nodes_.capacity() > 1 ? nodes_.capacity() * sizeof(void*) : 0) + nodes_.size() * sizeof(Node);
   for (const auto& n : nodes_) {
-    bytes += n->is_compressed() ? n->compressed.capacity() : PackedBuffer::RoundUp(n->lp.byte_size());
+    bytes += n->is_compressed() ? sizeof(PackedBuffer) + n->lzf->capacity() : PackedBuffer::RoundUp(n->lp.byte_size());
   }
   return bytes;
 }

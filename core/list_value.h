@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/listpack.h"
 
 namespace ringkv::core {
@@ -91,12 +92,14 @@ class ListValue {
 
  private:
   struct Node {
-    Listpack lp;                // the elements; empty while compressed
-    PackedBuffer compressed;    // LZF bytes while compressed
-    uint32_t count = 0;         // elements, also while compressed
-    uint32_t raw_bytes = 0;     // listpack size, also while compressed
-    bool is_compressed() const { return !compressed.empty(); }
+    Listpack lp;                         // the elements; empty while compressed
+    std::unique_ptr<PackedBuffer> lzf;   // LZF bytes while compressed (only inner
+                                         // nodes of a big list: kept out of line)
+    uint32_t count = 0;                  // elements, also while compressed
+    uint32_t raw_bytes = 0;              // listpack size, also while compressed
+    bool is_compressed() const { return lzf != nullptr; }
   };
+  static_assert(sizeof(Node) == 32);
   Node& N(size_t i) const { return *nodes_[i]; }
 
   // Whether a node of `bytes` bytes and `count` elements can take one more
@@ -124,8 +127,9 @@ class ListValue {
   }
 
   ListLimits limits_;
-  // Nodes by pointer: a new head node shifts pointers, not nodes.
-  std::vector<std::unique_ptr<Node>> nodes_;
+  // Nodes by pointer: a new head node shifts pointers, not nodes. A
+  // one-node list -- every small list -- keeps its pointer inline.
+  absl::InlinedVector<std::unique_ptr<Node>, 1> nodes_;
   size_t size_ = 0;
 };
 

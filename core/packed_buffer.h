@@ -50,7 +50,14 @@ class PackedBuffer {
     }
     return *this;
   }
-  ~PackedBuffer() { delete[] p_; }
+  ~PackedBuffer() {
+    static_assert(offsetof(PackedBuffer, size_) == kSizeOffset);
+    delete[] p_;
+  }
+
+  // Where the size lives: PackedOrTable (core/packed_or_table.h) marks its
+  // table form with a size no buffer has, at this offset.
+  static constexpr size_t kSizeOffset = 8;
 
   const char* data() const { return p_; }
   char* data() { return p_; }

@@ -16,58 +16,58 @@ std::string IntText(int64_t v) {
 
 }  // namespace
 
-std::unique_ptr<SetValue> SetValue::ForFirstMember(std::string_view member) {
-  auto set = std::make_unique<SetValue>();
+SetValue SetValue::ForFirstMember(std::string_view member) {
+  SetValue set;
   int64_t v;
-  if (!StringToInt64(member, &v)) set->ConvertToTable();
+  if (!StringToInt64(member, &v)) set.ConvertToTable();
   return set;
 }
 
 bool SetValue::Contains(std::string_view member) const {
-  if (table_) return table_->Find(member) != nullptr;
+  if (rep_.table()) return rep_.table()->Find(member) != nullptr;
   int64_t v;
-  return StringToInt64(member, &v) && ints_.Contains(v);
+  return StringToInt64(member, &v) && rep_.packed().Contains(v);
 }
 
 bool SetValue::Add(std::string_view member, const SetLimits& limits) {
-  if (!table_) {
+  if (!rep_.table()) {
     int64_t v;
     if (StringToInt64(member, &v)) {
-      if (!ints_.Add(v)) return false;
-      if (ints_.size() > limits.max_intset_entries) ConvertToTable(ints_.size());
+      if (!rep_.packed().Add(v)) return false;
+      if (rep_.packed().size() > limits.max_intset_entries) ConvertToTable(rep_.packed().size());
       return true;
     }
     // Redis sizes the table for the members it already has plus this one.
-    ConvertToTable(ints_.size() + 1);
+    ConvertToTable(rep_.packed().size() + 1);
   }
-  return table_->Insert(member).second;
+  return rep_.table()->Insert(member).second;
 }
 
 bool SetValue::Remove(std::string_view member) {
-  if (table_) return table_->Erase(member);
+  if (rep_.table()) return rep_.table()->Erase(member);
   int64_t v;
-  return StringToInt64(member, &v) && ints_.Remove(v);
+  return StringToInt64(member, &v) && rep_.packed().Remove(v);
 }
 
 void SetValue::ForEach(const std::function<void(std::string_view)>& fn) const {
-  if (table_) {
-    table_->ForEach([&](const Key& k, Member&) { fn(k.view()); });
+  if (rep_.table()) {
+    rep_.table()->ForEach([&](const Key& k, Member&) { fn(k.view()); });
     return;
   }
   char buf[24];
-  for (size_t i = 0; i < ints_.size(); ++i) {
-    auto r = std::to_chars(buf, buf + sizeof(buf), ints_.Get(i));
+  for (size_t i = 0; i < rep_.packed().size(); ++i) {
+    auto r = std::to_chars(buf, buf + sizeof(buf), rep_.packed().Get(i));
     fn(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
   }
 }
 
 uint64_t SetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view)>& fn) const {
-  return table_->Scan(cursor, [&](const Key& k, Member&) { fn(k.view()); });
+  return rep_.table()->Scan(cursor, [&](const Key& k, Member&) { fn(k.view()); });
 }
 
 std::string SetValue::RandomMember(absl::BitGen& rng) const {
-  if (table_) return std::string(table_->RandomNode(rng)->key.view());
-  return IntText(ints_.Get(absl::Uniform<size_t>(rng, 0, ints_.size())));
+  if (rep_.table()) return std::string(rep_.table()->RandomNode(rng)->key.view());
+  return IntText(rep_.packed().Get(absl::Uniform<size_t>(rng, 0, rep_.packed().size())));
 }
 
 std::string SetValue::PopRandom(absl::BitGen& rng) {
@@ -77,29 +77,28 @@ std::string SetValue::PopRandom(absl::BitGen& rng) {
 }
 
 void SetValue::ConvertToTable(size_t expected) {
-  if (table_) return;
+  if (rep_.table()) return;
   auto table = std::make_unique<Dict<Member>>();
-  table->Reserve(std::max(expected, ints_.size()));
-  for (size_t i = 0; i < ints_.size(); ++i) table->Insert(IntText(ints_.Get(i)));
-  ints_ = Intset();
-  table_ = std::move(table);
+  table->Reserve(std::max(expected, rep_.packed().size()));
+  for (size_t i = 0; i < rep_.packed().size(); ++i) table->Insert(IntText(rep_.packed().Get(i)));
+  rep_.SetTable(std::move(table));
 }
 
 std::unique_ptr<SetValue> SetValue::Clone() const {
   auto copy = std::make_unique<SetValue>();
-  if (!table_) {
-    copy->ints_ = ints_;
+  if (!rep_.table()) {
+    copy->rep_.packed() = Intset(rep_.packed());
     return copy;
   }
   copy->ConvertToTable(size());
-  table_->ForEach([&](const Key& k, Member&) { copy->table_->Insert(k.view()); });
+  rep_.table()->ForEach([&](const Key& k, Member&) { copy->rep_.table()->Insert(k.view()); });
   return copy;
 }
 
 size_t SetValue::heap_bytes() const {
-  if (!table_) return PackedBuffer::RoundUp(ints_.bytes().size());
-  size_t bytes = table_->bucket_bytes() + table_->size() * sizeof(Dict<Member>::Node);
-  table_->ForEach([&](const Key& k, Member&) { bytes += k.heap_bytes(); });
+  if (!rep_.table()) return PackedBuffer::RoundUp(rep_.packed().bytes().size());
+  size_t bytes = rep_.table()->bucket_bytes() + rep_.table()->size() * sizeof(Dict<Member>::Node);
+  rep_.table()->ForEach([&](const Key& k, Member&) { bytes += k.heap_bytes(); });
   return bytes;
 }
 

@@ -4,9 +4,9 @@
 // Redis 7.0 the conversion goes one way while the set lives.
 //
 // Example:
-//   auto s = SetValue::ForFirstMember("42");   // intset, as SADD creates it
-//   s->Add("42", limits);                        // false: already there
-//   s->Add("x", limits);                         // true; now a hash table
+//   SetValue s = SetValue::ForFirstMember("42");  // intset, as SADD creates it
+//   s.Add("42", limits);                          // true: a new member
+//   s.Add("x", limits);                           // true; now a hash table
 //
 // Thread-safety: none; a value of the keyspace.
 #pragma once
@@ -21,6 +21,7 @@
 #include "absl/random/random.h"
 #include "core/dict.h"
 #include "core/intset.h"
+#include "core/packed_or_table.h"
 
 namespace ringkv::core {
 
@@ -35,15 +36,15 @@ class SetValue {
 
   // An empty set in the encoding Redis's setTypeCreate picks for a set whose
   // first member is `member`: an intset when it is an integer.
-  static std::unique_ptr<SetValue> ForFirstMember(std::string_view member);
+  static SetValue ForFirstMember(std::string_view member);
 
   SetValue() = default;  // an empty intset
   // A set read from an RDB intset (REQUIRES: Intset::Validate passed).
-  explicit SetValue(Intset ints) : ints_(std::move(ints)) {}
+  explicit SetValue(Intset ints) : rep_(std::move(ints)) {}
 
-  Encoding encoding() const { return table_ ? Encoding::kHashtable : Encoding::kIntset; }
-  const char* encoding_name() const { return table_ ? "hashtable" : "intset"; }
-  size_t size() const { return table_ ? table_->size() : ints_.size(); }
+  Encoding encoding() const { return rep_.is_table() ? Encoding::kHashtable : Encoding::kIntset; }
+  const char* encoding_name() const { return rep_.is_table() ? "hashtable" : "intset"; }
+  size_t size() const { return rep_.is_table() ? rep_.table()->size() : rep_.packed().size(); }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view member) const;
@@ -63,7 +64,7 @@ class SetValue {
   std::string PopRandom(absl::BitGen& rng);
 
   // The intset itself (RDB, DUMP). REQUIRES: encoding() == kIntset.
-  const Intset& intset() const { return ints_; }
+  const Intset& intset() const { return rep_.packed(); }
   // Forces the table encoding, sized for `expected` members.
   void ConvertToTable(size_t expected = 0);
   std::unique_ptr<SetValue> Clone() const;
@@ -73,8 +74,9 @@ class SetValue {
   struct Member {};  // a set is a table of keys with no values
 
   // The intset, or -- once converted -- the table (allocated only then).
-  Intset ints_;
-  std::unique_ptr<Dict<Member>> table_;
+  PackedOrTable<Intset, Dict<Member>> rep_;
 };
+// 16 bytes, so that a set lives inside its core::Value.
+static_assert(sizeof(SetValue) == 16);
 
 }  // namespace ringkv::core

@@ -76,11 +76,21 @@ class StringValue {
   friend class Value;
   static constexpr StringEncoding kForeign = static_cast<StringEncoding>(3);
   void SetForeign(void* object, uint8_t type) {
+    MarkForeign(type);
+    foreign_ = object;
+  }
+  // As SetForeign, for an object Value keeps in the 16 bytes of the union
+  // itself: returns that storage, for Value to construct the object in.
+  void* SetForeignInline(uint8_t type) {
+    MarkForeign(type);
+    return inline_bytes_;
+  }
+  void* foreign_storage() const { return const_cast<char*>(inline_bytes_); }
+  void MarkForeign(uint8_t type) {
     Free();
     encoding_ = kForeign;
     inline_ = 1;
     inline_len_ = type;
-    foreign_ = object;
   }
   bool is_foreign() const { return encoding_ == kForeign; }
 

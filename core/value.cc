@@ -1,6 +1,7 @@
 #include "core/value.h"
 
 #include <limits>
+#include <new>
 
 #include "core/hash_value.h"
 #include "core/list_value.h"
@@ -20,16 +21,28 @@ const char* TypeName(ValueType type) {
   return "none";
 }
 
-Value::Value(std::unique_ptr<HashValue> hash) { s_.SetForeign(hash.release(), static_cast<uint8_t>(ValueType::kHash)); }
+static_assert(sizeof(HashValue) <= 16 && sizeof(SetValue) <= 16 && sizeof(ZSetValue) <= 16,
+              "collections kept inside a Value must fit its 16-byte union");
+
+Value::Value(HashValue&& hash) {
+  new (s_.SetForeignInline(static_cast<uint8_t>(ValueType::kHash))) HashValue(std::move(hash));
+}
+Value::Value(SetValue&& set) {
+  new (s_.SetForeignInline(static_cast<uint8_t>(ValueType::kSet))) SetValue(std::move(set));
+}
+Value::Value(ZSetValue&& zset) {
+  new (s_.SetForeignInline(static_cast<uint8_t>(ValueType::kZSet))) ZSetValue(std::move(zset));
+}
+Value::Value(std::unique_ptr<HashValue> hash) : Value(std::move(*hash)) {}
+Value::Value(std::unique_ptr<SetValue> set) : Value(std::move(*set)) {}
+Value::Value(std::unique_ptr<ZSetValue> zset) : Value(std::move(*zset)) {}
 Value::Value(std::unique_ptr<ListValue> list) { s_.SetForeign(list.release(), static_cast<uint8_t>(ValueType::kList)); }
-Value::Value(std::unique_ptr<SetValue> set) { s_.SetForeign(set.release(), static_cast<uint8_t>(ValueType::kSet)); }
-Value::Value(std::unique_ptr<ZSetValue> zset) { s_.SetForeign(zset.release(), static_cast<uint8_t>(ValueType::kZSet)); }
 
 void Value::DestroyObject() noexcept {
   switch (type()) {
-    case ValueType::kHash: delete &hash(); break;
-    case ValueType::kSet: delete &set(); break;
-    case ValueType::kZSet: delete &zset(); break;
+    case ValueType::kHash: hash().~HashValue(); break;
+    case ValueType::kSet: set().~SetValue(); break;
+    case ValueType::kZSet: zset().~ZSetValue(); break;
     case ValueType::kList: delete &list(); break;
     case ValueType::kString: break;
   }
@@ -56,9 +69,9 @@ const char* Value::encoding_name() const {
 size_t Value::heap_bytes() const {
   switch (type()) {
     case ValueType::kString: return s_.heap_bytes();
-    case ValueType::kHash: return sizeof(HashValue) + hash().heap_bytes();
-    case ValueType::kSet: return sizeof(SetValue) + set().heap_bytes();
-    case ValueType::kZSet: return sizeof(ZSetValue) + zset().heap_bytes();
+    case ValueType::kHash: return hash().heap_bytes();
+    case ValueType::kSet: return set().heap_bytes();
+    case ValueType::kZSet: return zset().heap_bytes();
     case ValueType::kList: return sizeof(ListValue) + list().heap_bytes();
   }
   return 0;

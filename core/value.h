@@ -1,7 +1,13 @@
 // Value: what a key holds -- a string, stored inline as a StringValue, or a
-// collection (list, hash, set, sorted set) owned through a pointer -- in the same
-// 24 bytes a string takes, so a keyspace entry stays 32 bytes and a dict
-// node 64 (one mimalloc size class).
+// collection -- in the same 24 bytes a string takes, so a keyspace entry
+// stays 32 bytes and a dict node 64 (one mimalloc size class). Hashes, sets
+// and sorted sets (16 bytes each: their packed buffer or a table pointer)
+// live inside the Value, so a small one costs its packed bytes and nothing
+// more; a list is owned through a pointer.
+//
+// A Value is moved bitwise (the collections are trivially relocatable), so
+// references from hash() & co. are valid only while the Value stays where
+// it is -- in a dict node, until the key is erased or renamed.
 //
 // Contract: type() says which accessor is valid; calling str() on a hash (or
 // hash() on a string) is a programming error (checked in debug builds).
@@ -36,6 +42,10 @@ class Value {
  public:
   Value() = default;
   Value(StringValue s) : s_(std::move(s)) {}  // NOLINT: a string converts implicitly
+  explicit Value(HashValue&& hash);
+  explicit Value(SetValue&& set);
+  explicit Value(ZSetValue&& zset);
+  // Moves the collection into the Value and frees the box.
   explicit Value(std::unique_ptr<HashValue> hash);
   explicit Value(std::unique_ptr<ListValue> list);
   explicit Value(std::unique_ptr<SetValue> set);
@@ -88,8 +98,7 @@ class Value {
  private:
   void* Object(ValueType expected) const {
     assert(type() == expected);
-    (void)expected;
-    return s_.foreign_;
+    return expected == ValueType::kList ? s_.foreign_ : s_.foreign_storage();
   }
   // Destroys the collection, if any, leaving an empty string.
   void DropObject() noexcept {

@@ -26,14 +26,14 @@ ZSetValue::~ZSetValue() = default;
 ZSetValue::ZSetValue(ZSetValue&&) noexcept = default;
 ZSetValue& ZSetValue::operator=(ZSetValue&&) noexcept = default;
 
-size_t ZSetValue::size() const { return !table_ ? packed_.size() / 2 : table_->list.size(); }
+size_t ZSetValue::size() const { return !rep_.table() ? rep_.packed().size() / 2 : rep_.table()->list.size(); }
 
 size_t ZSetValue::FindPacked(std::string_view member) const {
-  return packed_.Find(packed_.First(), member, /*skip=*/1);
+  return rep_.packed().Find(rep_.packed().First(), member, /*skip=*/1);
 }
 
 double ZSetValue::PackedScore(size_t member_pos) const {
-  const ListpackValue v = packed_.Get(packed_.Next(member_pos));
+  const ListpackValue v = rep_.packed().Get(rep_.packed().Next(member_pos));
   if (v.is_int) return static_cast<double>(v.int_value);
   char buf[64];  // scores are written by ZScoreToString: at most 24 bytes
   const size_t n = std::min(v.str.size(), sizeof(buf) - 1);
@@ -49,23 +49,23 @@ std::unique_ptr<ZSetValue> ZSetValue::FromSorted(const std::vector<std::pair<std
   for (size_t i = 0; packed && i < elements.size(); ++i) packed = elements[i].first.size() <= limits.max_listpack_value;
   if (packed) {
     for (const auto& [member, score] : elements) {
-      z->packed_.Append(member);
-      z->packed_.Append(ZScoreToString(score));
+      z->rep_.packed().Append(member);
+      z->rep_.packed().Append(ZScoreToString(score));
     }
     return z;
   }
   z->ConvertToSkiplist();
-  z->table_->scores.Reserve(elements.size());
+  z->rep_.table()->scores.Reserve(elements.size());
   for (const auto& [member, score] : elements) {
-    z->table_->list.Insert(score, member);
-    *z->table_->scores.Insert(member).first = score;
+    z->rep_.table()->list.Insert(score, member);
+    *z->rep_.table()->scores.Insert(member).first = score;
   }
   return z;
 }
 
 bool ZSetValue::Score(std::string_view member, double* score) const {
-  if (table_) {
-    const double* found = table_->scores.Find(member);
+  if (rep_.table()) {
+    const double* found = rep_.table()->scores.Find(member);
     if (found == nullptr) return false;
     *score = *found;
     return true;
@@ -78,23 +78,23 @@ bool ZSetValue::Score(std::string_view member, double* score) const {
 
 void ZSetValue::InsertPacked(std::string_view member, double score) {
   // Before the first element ordered after (score, member).
-  size_t pos = packed_.First();
+  size_t pos = rep_.packed().First();
   while (pos != Listpack::kEnd) {
     const double s = PackedScore(pos);
     if (score < s) break;
     if (score == s) {  // same score: by member bytes (ints formatted for the comparison)
-      const ListpackValue v = packed_.Get(pos);
+      const ListpackValue v = rep_.packed().Get(pos);
       char scratch[24];
       std::string_view m = v.str;
       if (v.is_int) m = std::string_view(scratch, static_cast<size_t>(std::snprintf(scratch, sizeof(scratch), "%lld",
                                                                                       static_cast<long long>(v.int_value))));
       if (member.compare(m) < 0) break;
     }
-    pos = packed_.Next(packed_.Next(pos));
+    pos = rep_.packed().Next(rep_.packed().Next(pos));
   }
   const std::string text = ZScoreToString(score);
-  const size_t at = packed_.InsertBefore(pos, member);
-  packed_.InsertBefore(packed_.Next(at), text);
+  const size_t at = rep_.packed().InsertBefore(pos, member);
+  rep_.packed().InsertBefore(rep_.packed().Next(at), text);
 }
 
 ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlags& flags, const ZSetLimits& limits,
@@ -110,24 +110,24 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
     if ((flags.gt && target <= current) || (flags.lt && target >= current)) return ZAddOutcome::kSkipped;
     *new_score = target;
     if (target == current) return ZAddOutcome::kUnchanged;
-    if (table_) {
-      table_->list.UpdateScore(current, member, target);
-      *table_->scores.Find(member) = target;
+    if (rep_.table()) {
+      rep_.table()->list.UpdateScore(current, member, target);
+      *rep_.table()->scores.Find(member) = target;
     } else {
-      packed_.Delete(FindPacked(member), 2);
+      rep_.packed().Delete(FindPacked(member), 2);
       InsertPacked(member, target);
     }
     return ZAddOutcome::kUpdated;
   }
   if (flags.xx) return ZAddOutcome::kSkipped;
   *new_score = score;
-  if (!table_ &&
+  if (!rep_.table() &&
       (member.size() > limits.max_listpack_value || size() + 1 > limits.max_listpack_entries)) {
     ConvertToSkiplist();
   }
-  if (table_) {
-    table_->list.Insert(score, member);
-    *table_->scores.Insert(member).first = score;
+  if (rep_.table()) {
+    rep_.table()->list.Insert(score, member);
+    *rep_.table()->scores.Insert(member).first = score;
   } else {
     InsertPacked(member, score);
   }
@@ -135,29 +135,29 @@ ZAddOutcome ZSetValue::Add(std::string_view member, double score, const ZAddFlag
 }
 
 bool ZSetValue::Remove(std::string_view member) {
-  if (table_) {
-    const double* found = table_->scores.Find(member);
+  if (rep_.table()) {
+    const double* found = rep_.table()->scores.Find(member);
     if (found == nullptr) return false;
-    table_->list.Delete(*found, member);
-    table_->scores.Erase(member);
+    rep_.table()->list.Delete(*found, member);
+    rep_.table()->scores.Erase(member);
     return true;
   }
   const size_t pos = FindPacked(member);
   if (pos == Listpack::kEnd) return false;
-  packed_.Delete(pos, 2);
+  rep_.packed().Delete(pos, 2);
   return true;
 }
 
 int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
   int64_t rank = -1;
-  if (table_) {
-    const double* found = table_->scores.Find(member);
+  if (rep_.table()) {
+    const double* found = rep_.table()->scores.Find(member);
     if (found == nullptr) return -1;
-    rank = static_cast<int64_t>(table_->list.Rank(*found, member)) - 1;
+    rank = static_cast<int64_t>(rep_.table()->list.Rank(*found, member)) - 1;
   } else {
     int64_t i = 0;
-    for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos)), ++i) {
-      if (packed_.Get(pos).Equals(member)) {
+    for (size_t pos = rep_.packed().First(); pos != Listpack::kEnd; pos = rep_.packed().Next(rep_.packed().Next(pos)), ++i) {
+      if (rep_.packed().Get(pos).Equals(member)) {
         rank = i;
         break;
       }
@@ -168,54 +168,53 @@ int64_t ZSetValue::Rank(std::string_view member, bool reverse) const {
 }
 
 void ZSetValue::ConvertToSkiplist() {
-  if (table_) return;
+  if (rep_.table()) return;
   auto table = std::make_unique<Table>();
-  table->scores.Reserve(packed_.size() / 2);
-  for (size_t pos = packed_.First(); pos != Listpack::kEnd; pos = packed_.Next(packed_.Next(pos))) {
-    const std::string member = packed_.Get(pos).ToString();
+  table->scores.Reserve(rep_.packed().size() / 2);
+  for (size_t pos = rep_.packed().First(); pos != Listpack::kEnd; pos = rep_.packed().Next(rep_.packed().Next(pos))) {
+    const std::string member = rep_.packed().Get(pos).ToString();
     const double score = PackedScore(pos);
     table->list.Insert(score, member);
     *table->scores.Insert(member).first = score;
   }
-  packed_ = Listpack();
-  table_ = std::move(table);
+  rep_.SetTable(std::move(table));
 }
 
 std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
-  if (!table_) return std::make_unique<ZSetValue>(Listpack(packed_));
+  if (!rep_.table()) return std::make_unique<ZSetValue>(Listpack(rep_.packed()));
   auto copy = std::make_unique<ZSetValue>();
   copy->ConvertToSkiplist();
-  copy->table_->scores.Reserve(table_->scores.size());
+  copy->rep_.table()->scores.Reserve(rep_.table()->scores.size());
   Walk(0, /*reverse=*/false, [&](std::string_view member, double score) {
-    copy->table_->list.Insert(score, member);
-    *copy->table_->scores.Insert(member).first = score;
+    copy->rep_.table()->list.Insert(score, member);
+    *copy->rep_.table()->scores.Insert(member).first = score;
     return true;
   });
   return copy;
 }
 
 size_t ZSetValue::heap_bytes() const {
-  if (!table_) return PackedBuffer::RoundUp(packed_.byte_size());
+  if (!rep_.table()) return PackedBuffer::RoundUp(rep_.packed().byte_size());
   // Per member: a skiplist node (header, ~1.33 levels on average, the
   // member's bytes) and a dict node with its own copy of the member.
-  size_t bytes = table_->scores.bucket_bytes() +
-                 table_->scores.size() * (sizeof(Dict<double>::Node) + sizeof(Skiplist::Node) + 22);
-  table_->scores.ForEach([&](const Key& member, double&) { bytes += member.view().size() + member.heap_bytes(); });
+  size_t bytes = rep_.table()->scores.bucket_bytes() +
+                 rep_.table()->scores.size() * (sizeof(Dict<double>::Node) + sizeof(Skiplist::Node) + 22);
+  rep_.table()->scores.ForEach([&](const Key& member, double&) { bytes += member.view().size() + member.heap_bytes(); });
   return bytes;
 }
 
 void ZSetValue::Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const {
   const size_t n = size();
   if (start >= n) return;
-  if (table_) {
-    const Skiplist::Node* node = table_->list.ByRank(reverse ? n - start : start + 1);
+  if (rep_.table()) {
+    const Skiplist::Node* node = rep_.table()->list.ByRank(reverse ? n - start : start + 1);
     while (node != nullptr && fn(node->member(), node->score)) node = reverse ? node->prev() : node->next();
     return;
   }
   char scratch[24];
-  size_t pos = packed_.Seek(static_cast<int64_t>(2 * (reverse ? n - 1 - start : start)));
+  size_t pos = rep_.packed().Seek(static_cast<int64_t>(2 * (reverse ? n - 1 - start : start)));
   while (pos != Listpack::kEnd) {
-    const ListpackValue v = packed_.Get(pos);
+    const ListpackValue v = rep_.packed().Get(pos);
     std::string_view member = v.str;
     if (v.is_int) {
       const int len = std::snprintf(scratch, sizeof(scratch), "%lld", static_cast<long long>(v.int_value));
@@ -223,10 +222,10 @@ void ZSetValue::Walk(size_t start, bool reverse, const std::function<bool(std::s
     }
     if (!fn(member, PackedScore(pos))) return;
     if (reverse) {
-      pos = packed_.Prev(pos);
-      if (pos != Listpack::kEnd) pos = packed_.Prev(pos);
+      pos = rep_.packed().Prev(pos);
+      if (pos != Listpack::kEnd) pos = rep_.packed().Prev(pos);
     } else {
-      pos = packed_.Next(packed_.Next(pos));
+      pos = rep_.packed().Next(rep_.packed().Next(pos));
     }
   }
 }
@@ -254,10 +253,10 @@ size_t WalkToRange(const ZSetValue& z, bool reverse, Near near_ok, Far far_ok) {
 
 size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (table_) {
-    const Skiplist::Node* node = reverse ? table_->list.LastInRange(range) : table_->list.FirstInRange(range);
+  if (rep_.table()) {
+    const Skiplist::Node* node = reverse ? rep_.table()->list.LastInRange(range) : rep_.table()->list.FirstInRange(range);
     if (node == nullptr) return size();
-    const uint64_t rank = table_->list.Rank(node->score, node->member());
+    const uint64_t rank = rep_.table()->list.Rank(node->score, node->member());
     return reverse ? size() - rank : rank - 1;
   }
   auto above = [&](std::string_view, double s) { return range.AboveMin(s); };
@@ -267,10 +266,10 @@ size_t ZSetValue::RankOfFirstIn(const ScoreRange& range, bool reverse) const {
 
 size_t ZSetValue::RankOfFirstIn(const LexRange& range, bool reverse) const {
   if (range.Empty()) return size();
-  if (table_) {
-    const Skiplist::Node* node = reverse ? table_->list.LastInLexRange(range) : table_->list.FirstInLexRange(range);
+  if (rep_.table()) {
+    const Skiplist::Node* node = reverse ? rep_.table()->list.LastInLexRange(range) : rep_.table()->list.FirstInLexRange(range);
     if (node == nullptr) return size();
-    const uint64_t rank = table_->list.Rank(node->score, node->member());
+    const uint64_t rank = rep_.table()->list.Rank(node->score, node->member());
     return reverse ? size() - rank : rank - 1;
   }
   auto above = [&](std::string_view m, double) { return range.AboveMin(m); };
@@ -291,11 +290,11 @@ size_t ZSetValue::Count(const LexRange& range) const {
 }
 
 void ZSetValue::RemoveRanks(size_t start, size_t end) {
-  if (table_) {
-    table_->list.DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { table_->scores.Erase(member); });
+  if (rep_.table()) {
+    rep_.table()->list.DeleteRangeByRank(start + 1, end + 1, [&](std::string_view member) { rep_.table()->scores.Erase(member); });
     return;
   }
-  packed_.DeleteRange(static_cast<int64_t>(2 * start), 2 * (end - start + 1));
+  rep_.packed().DeleteRange(static_cast<int64_t>(2 * start), 2 * (end - start + 1));
 }
 
 void ZSetValue::RandomElement(absl::BitGen& rng, std::string* member, double* score) const {
@@ -308,7 +307,7 @@ void ZSetValue::RandomElement(absl::BitGen& rng, std::string* member, double* sc
 }
 
 uint64_t ZSetValue::ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const {
-  return table_->scores.Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
+  return rep_.table()->scores.Scan(cursor, [&](const Key& member, double& score) { fn(member.view(), score); });
 }
 
 }  // namespace ringkv::core

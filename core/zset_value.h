@@ -24,6 +24,7 @@
 #include "core/skiplist.h"
 #include "absl/random/random.h"
 #include "core/dict.h"
+#include "core/packed_or_table.h"
 
 namespace ringkv::core {
 
@@ -58,7 +59,7 @@ class ZSetValue {
   ZSetValue() = default;
   // A sorted set read from an RDB listpack (REQUIRES: pairs in order,
   // distinct members, valid scores -- the loader checks).
-  explicit ZSetValue(Listpack packed) : packed_(std::move(packed)) {}
+  explicit ZSetValue(Listpack packed) : rep_(std::move(packed)) {}
   ~ZSetValue();
   // A sorted set of `elements` -- REQUIRES: in (score, member) order, members
   // distinct -- packed when they fit `limits`, a skiplist otherwise. O(n) for
@@ -68,8 +69,8 @@ class ZSetValue {
   ZSetValue(ZSetValue&&) noexcept;
   ZSetValue& operator=(ZSetValue&&) noexcept;
 
-  Encoding encoding() const { return table_ ? Encoding::kSkiplist : Encoding::kListpack; }
-  const char* encoding_name() const { return table_ ? "skiplist" : "listpack"; }
+  Encoding encoding() const { return rep_.is_table() ? Encoding::kSkiplist : Encoding::kListpack; }
+  const char* encoding_name() const { return rep_.is_table() ? "skiplist" : "listpack"; }
   size_t size() const;
 
   bool Score(std::string_view member, double* score) const;
@@ -81,7 +82,7 @@ class ZSetValue {
   // 0-based rank (from the highest with `reverse`), or -1 when absent.
   int64_t Rank(std::string_view member, bool reverse) const;
   // The listpack itself. REQUIRES: encoding() == kListpack.
-  const Listpack& packed() const { return packed_; }
+  const Listpack& packed() const { return rep_.packed(); }
   void ConvertToSkiplist();
 
   // Calls fn(member, score) from rank `start` (0-based, counted from the
@@ -111,14 +112,15 @@ class ZSetValue {
   double PackedScore(size_t member_pos) const;
   void InsertPacked(std::string_view member, double score);
 
-  Listpack packed_;
   // kSkiplist: the order and the member -> score table, in one allocation
-  // made only on conversion (a small sorted set is a listpack and a pointer).
+  // made only on conversion (a small sorted set is just its listpack).
   struct Table {
     Skiplist list;
     Dict<double> scores;
   };
-  std::unique_ptr<Table> table_;
+  PackedOrTable<Listpack, Table> rep_;
 };
+// 16 bytes, so that a sorted set lives inside its core::Value.
+static_assert(sizeof(ZSetValue) == 16);
 
 }  // namespace ringkv::core

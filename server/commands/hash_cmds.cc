@@ -35,7 +35,7 @@ HashValue* HashForWrite(CommandContext& ctx) {
   if (e == nullptr) {
     bool created;
     e = db.FindOrInsert(ctx.argv[1], ctx.now_ms, &created);
-    e->value = core::Value(std::make_unique<HashValue>());
+    e->value = core::Value(HashValue());
   }
   return &e->value.hash();
 }

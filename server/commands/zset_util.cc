@@ -19,7 +19,7 @@ core::ZSetValue* ZSetLookup(CommandContext& ctx, std::string_view key, bool for_
 core::ZSetValue* ZSetCreate(CommandContext& ctx, std::string_view key) {
   bool created;
   core::Entry* e = ctx.server.db(ctx.client).FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(std::make_unique<core::ZSetValue>());
+  e->value = core::Value(core::ZSetValue());
   return &e->value.zset();
 }
 

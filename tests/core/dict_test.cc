@@ -117,7 +117,25 @@ TEST(DictTest, WithoutResizeGrowsOnlyPastFiveKeysPerBucket) {
   EXPECT_EQ(d.buckets(), before_shrink);  // never shrinks while disallowed
   d.set_resize_allowed(true);
   d.ResizeIfNeeded();
+  EXPECT_LT(d.buckets(), before_shrink);  // 128 buckets: shrunk at once
+  EXPECT_FALSE(d.rehashing());
+}
+
+TEST(DictTest, SmallTablesMoveAtOnceLargeOnesStepByStep) {
+  Dict<int> d;
+  for (int i = 0; i < 256; ++i) {
+    *d.Insert(K(i)).first = i;
+    EXPECT_FALSE(d.rehashing()) << i;  // moving out of up to 128 buckets completes at once
+  }
+  EXPECT_EQ(d.buckets(), 256u);
+  *d.Insert(K(256)).first = 256;  // 256 -> 512: moved a step per operation
   EXPECT_TRUE(d.rehashing());
+  EXPECT_EQ(d.buckets(), 256u + 512u);
+  for (int i = 0; i <= 256; ++i) EXPECT_EQ(*d.Find(K(i)), i);
+  while (d.Rehash(100)) {
+  }
+  EXPECT_EQ(d.buckets(), 512u);
+  EXPECT_EQ(d.size(), 257u);
 }
 
 }  // namespace

@@ -194,10 +194,10 @@ std::map<std::string, Value> SampleCollections() {
   auto big_hash = std::make_unique<HashValue>();
   for (int i = 0; i < 600; ++i) big_hash->Set("f" + std::to_string(i), std::to_string(i), limits.hash);
   out.emplace("hash-table", Value(std::move(big_hash)));
-  auto ints = SetValue::ForFirstMember("1");
+  auto ints = std::make_unique<SetValue>(SetValue::ForFirstMember("1"));
   for (int i = 0; i < 10; ++i) ints->Add(std::to_string(i * 1000), limits.set);
   out.emplace("set-intset", Value(std::move(ints)));
-  auto words = SetValue::ForFirstMember("a");
+  auto words = std::make_unique<SetValue>(SetValue::ForFirstMember("a"));
   for (int i = 0; i < 10; ++i) words->Add("w" + std::to_string(i), limits.set);
   out.emplace("set-table", Value(std::move(words)));
   double unused;

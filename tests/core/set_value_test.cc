@@ -23,7 +23,7 @@ std::set<std::string> Members(const SetValue& s) {
 
 TEST(SetValueTest, IntsetUntilANonIntegerOrTheLimit) {
   SetLimits limits{3};
-  auto s = SetValue::ForFirstMember("5");
+  auto s = std::make_unique<SetValue>(SetValue::ForFirstMember("5"));
   EXPECT_STREQ(s->encoding_name(), "intset");
   EXPECT_TRUE(s->empty());  // ForFirstMember picks the encoding, it adds nothing
   EXPECT_TRUE(s->Add("5", limits));
@@ -37,9 +37,9 @@ TEST(SetValueTest, IntsetUntilANonIntegerOrTheLimit) {
   EXPECT_STREQ(s->encoding_name(), "hashtable");  // never back
   EXPECT_EQ(Members(*s), (std::set<std::string>{"-3", "12", "5"}));
 
-  auto t = SetValue::ForFirstMember("x");
+  auto t = std::make_unique<SetValue>(SetValue::ForFirstMember("x"));
   EXPECT_STREQ(t->encoding_name(), "hashtable");
-  auto u = SetValue::ForFirstMember("1");
+  auto u = std::make_unique<SetValue>(SetValue::ForFirstMember("1"));
   EXPECT_TRUE(u->Add("1", limits));
   EXPECT_TRUE(u->Add("007", limits));  // not canonical integer text
   EXPECT_STREQ(u->encoding_name(), "hashtable");

@@ -55,6 +55,7 @@ struct Connection {
   bool close_after_flush : 1 = false; // close once `out` is empty
   bool rearm_recv : 1 = false;        // multishot recv ended (ENOBUFS); re-arm
   bool input_done : 1 = false;        // after a protocol error: ignore further input
+  bool fanout_held : 1 = false;       // in the thread's held fan-out list (main thread only)
   std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
   OutBuffer out;          // bytes waiting to be sent
 

@@ -233,6 +233,12 @@ OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
   return conn->out;
 }
 
+OutBuffer& IoSystem::PrepareFanoutWrite(Connection* conn) {
+  if (conn->thread != 0) return PrepareWrite(conn);
+  threads_[0]->HoldFanout(conn);
+  return conn->out;
+}
+
 Connection* IoSystem::AdoptSocket(int fd) {
   sockaddr_storage peer_ss{}, local_ss{};
   socklen_t len = sizeof(peer_ss);

@@ -118,6 +118,15 @@ class IoSystem {
   // The buffer a reply for `conn` is written into. Marks the connection so the
   // bytes are sent at the end of this loop turn. Always inlined: it is on the
   // path of every reply.
+  // As PrepareWrite, for bytes the client did not ask for in this turn (a
+  // published message, a keyspace notification). The main thread's own
+  // connections hold such bytes while more input is already waiting to be
+  // processed -- at most IoThread::kFanoutMaxDelay, and only until one holds
+  // IoThread::kFanoutBatchBytes -- so a busy fan-out sends fewer, larger
+  // writes instead of one small write per subscriber per turn. A reply
+  // written to the same connection sends the held bytes with it, in order.
+  // Connections of other I/O threads are posted every turn, as PrepareWrite.
+  OutBuffer& PrepareFanoutWrite(Connection* conn);
   [[gnu::always_inline]] inline OutBuffer& PrepareWrite(Connection* conn) {
     if (conn->thread == 0) return PrepareLocalWrite(conn);
     if (!conn->main_pending) {

@@ -207,6 +207,10 @@ void IoThread::FinishClose(Connection* conn) {
     conn->send_pending = false;
   }
   std::erase(rearm_, conn);
+  if (conn->fanout_held) {
+    std::erase(fanout_, conn);
+    conn->fanout_held = false;
+  }
   conn->out.Clear();
   conn->pending.reset();
   if (index_ == 0) {
@@ -468,6 +472,34 @@ void IoThread::Flush() {
   pending_.clear();
 }
 
+bool IoThread::InputWaiting() {
+  unsigned head;
+  io_uring_cqe* cqe;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    if (static_cast<Op>(cqe->user_data >> 56) != Op::kSend) return true;
+  }
+  return false;
+}
+
+void IoThread::ReleaseFanout() {
+  // Send this turn's replies and let input that arrived meanwhile post its
+  // completions: if some is waiting, the held connections can take what the
+  // next turn publishes too.
+  io_uring_submit_and_get_events(&ring_);
+  const bool due = !InputWaiting() || std::chrono::steady_clock::now() - fanout_since_ >= kFanoutMaxDelay;
+  size_t kept = 0;
+  for (Connection* conn : fanout_) {
+    if (!due && conn->out.size() < kFanoutBatchBytes) {
+      fanout_[kept++] = conn;
+      continue;
+    }
+    conn->fanout_held = false;
+    MarkPending(conn);
+  }
+  fanout_.resize(kept);
+  Flush();
+}
+
 void IoThread::DrainMailbox() {
   mailbox_.Drain(&mailbox_scratch_);
   for (ToIo& m : mailbox_scratch_) {
@@ -527,6 +559,7 @@ void IoThread::Loop() {
     }
     if (index_ == 0) system_->ReapGraveyard();
     if (stop_.load(std::memory_order_relaxed)) break;
+    if (!fanout_.empty()) ReleaseFanout();
 
     int ret;
     io_uring_cqe* cqe = nullptr;
@@ -534,6 +567,11 @@ void IoThread::Loop() {
       // This turn may have set a nearer timer (a command that blocked).
       const int wait_ms = system_->TimerWaitMs();
       __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
+      if (!fanout_.empty()) {  // held deliveries go out by their deadline at the latest
+        const auto left = std::max(std::chrono::nanoseconds(0),
+                                   kFanoutMaxDelay - (std::chrono::steady_clock::now() - fanout_since_));
+        if (left.count() < ts.tv_sec * 1000000000LL + ts.tv_nsec) ts = {0, static_cast<long long>(left.count())};
+      }
       ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
     } else {
       ret = io_uring_submit_and_wait(&ring_, 1);

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -70,6 +71,18 @@ class IoThread {
       pending_.push_back(conn);
     }
   }
+  // Main thread: `conn` got fan-out bytes (IoSystem::PrepareFanoutWrite).
+  // Unless a reply already has it queued, it joins the held list, which is
+  // sent when no more input is waiting, or kFanoutMaxDelay after the oldest
+  // held byte; a connection holding kFanoutBatchBytes is sent at once.
+  void HoldFanout(Connection* conn) {
+    if (conn->send_pending || conn->fanout_held) return;
+    conn->fanout_held = true;
+    if (fanout_.empty()) fanout_since_ = std::chrono::steady_clock::now();
+    fanout_.push_back(conn);
+  }
+  static constexpr std::chrono::microseconds kFanoutMaxDelay{500};
+  static constexpr size_t kFanoutBatchBytes = 16 * 1024;
   void CloseAfterFlush(Connection* conn);
   void StartClose(Connection* conn);
   void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
@@ -108,6 +121,10 @@ class IoThread {
   void ArmWake();
   void ArmAcceptAt(uint32_t index);
   void Flush();
+  // Sends the held fan-out connections that are due (see HoldFanout).
+  void ReleaseFanout();
+  // Whether a completion other than a send's is ready: input to process.
+  bool InputWaiting();
   void HandleCompletion(io_uring_cqe* cqe);
   void OnRecv(Connection* conn, io_uring_cqe* cqe);
   void OnSend(Connection* conn, int res);
@@ -139,6 +156,8 @@ class IoThread {
   std::vector<uint32_t> generations_;
   std::vector<uint32_t> free_slots_;
   std::vector<Connection*> pending_;   // connections with bytes to send
+  std::vector<Connection*> fanout_;    // main thread: held fan-out (HoldFanout)
+  std::chrono::steady_clock::time_point fanout_since_{};
   // A vectored send in flight for a connection whose reply spans several
   // chunks (a large LRANGE / HGETALL): the msghdr and iovecs must outlive
   // the submission, so they are allocated only for such sends, by slot.

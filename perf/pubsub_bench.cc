@@ -2,7 +2,10 @@
 // channel; P publisher connections each keep one PUBLISH in flight until N
 // messages were published; one epoll thread drives them all, and the run
 // ends when every subscriber has received every message. Prints messages
-// published per second and deliveries (messages x subscribers) per second.
+// published per second and deliveries (messages x subscribers) per second,
+// and -- with BYTES >= 16 -- how long the first subscriber's messages took
+// from the publisher's send to their arrival (each payload starts with the
+// send time), as p50 / p99 / max microseconds.
 //
 //   pubsub_bench -p PORT [-s SUBSCRIBERS] [-c PUBLISHERS] [-n MESSAGES] [-d BYTES]
 #include <arpa/inet.h>
@@ -12,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -61,6 +65,31 @@ int main(int argc, char** argv) {
   const size_t message_bytes =
       std::string("*3\r\n$7\r\nmessage\r\n$4\r\nfeed\r\n$" + std::to_string(size) + "\r\n" + payload + "\r\n").size();
   const std::string confirm = "*3\r\n$9\r\nsubscribe\r\n$4\r\nfeed\r\n:1\r\n";
+  // Latency probe: the payload's first 16 bytes carry the send time (ns,
+  // steady clock, zero-padded decimal); subscriber 0 reads it back.
+  constexpr size_t kStampBytes = 16;
+  const bool stamped = static_cast<size_t>(size) >= kStampBytes;
+  std::string publish_buf = publish;
+  const size_t stamp_at = publish.size() - 2 - static_cast<size_t>(size);
+  const size_t message_stamp_at = message_bytes - 2 - static_cast<size_t>(size);
+  auto now_ns = [] {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  };
+  auto stamped_publish = [&]() -> const std::string& {
+    if (stamped) {
+      char digits[kStampBytes + 1];
+      std::snprintf(digits, sizeof(digits), "%016llu",
+                    static_cast<unsigned long long>(now_ns() % 10000000000000000ULL));
+      publish_buf.replace(stamp_at, kStampBytes, digits, kStampBytes);
+    }
+    return publish_buf;
+  };
+  std::string probe;  // subscriber 0's bytes not yet parsed into whole messages
+  size_t probe_pos = 0;
+  std::vector<uint64_t> latencies_ns;
+  latencies_ns.reserve(static_cast<size_t>(messages));
 
   int ep = ::epoll_create1(0);
   std::vector<Conn> conns;
@@ -87,7 +116,7 @@ int main(int argc, char** argv) {
   long sent = 0;
   for (Conn& c : conns) {
     if (c.publisher && sent < messages) {
-      SendAll(c.fd, publish);
+      SendAll(c.fd, stamped_publish());
       ++sent;
     }
   }
@@ -111,19 +140,35 @@ int main(int argc, char** argv) {
           if (buf[static_cast<size_t>(k)] != '\n') continue;
           ++c.received;
           if (sent < messages) {
-            SendAll(c.fd, publish);
+            SendAll(c.fd, stamped_publish());
             ++sent;
           }
         }
       } else {
         const bool was_done = c.received >= want_bytes;
         c.received += static_cast<uint64_t>(r);
+        if (stamped && &c == &conns[0]) {
+          const uint64_t arrived = now_ns() % 10000000000000000ULL;
+          probe.append(buf.data(), static_cast<size_t>(r));
+          for (; probe.size() - probe_pos >= message_bytes; probe_pos += message_bytes) {
+            const uint64_t sent_ns = std::strtoull(probe.substr(probe_pos + message_stamp_at, kStampBytes).c_str(), nullptr, 10);
+            latencies_ns.push_back(arrived - sent_ns);
+          }
+          probe.erase(0, probe_pos);
+          probe_pos = 0;
+        }
         if (!was_done && c.received >= want_bytes) ++done_subscribers;
       }
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("subscribers=%d publishers=%d messages=%ld bytes=%d msgs_per_sec=%.0f deliveries_per_sec=%.0f\n",
+  std::printf("subscribers=%d publishers=%d messages=%ld bytes=%d msgs_per_sec=%.0f deliveries_per_sec=%.0f",
               subscribers, publishers, messages, size, messages / secs, messages * subscribers / secs);
+  if (!latencies_ns.empty()) {
+    std::sort(latencies_ns.begin(), latencies_ns.end());
+    auto at = [&](double q) { return latencies_ns[static_cast<size_t>(q * static_cast<double>(latencies_ns.size() - 1))] / 1e3; };
+    std::printf(" latency_us_p50=%.0f p99=%.0f max=%.0f", at(0.5), at(0.99), latencies_ns.back() / 1e3);
+  }
+  std::printf("\n");
   return 0;
 }

@@ -1,7 +1,9 @@
 // Server: delivering published messages. A message is encoded once per
 // protocol version (and per matching pattern) and appended to each
 // receiver's reply path -- the held one when that client's replies wait for
-// an AOF fsync, so a message never overtakes an earlier reply.
+// an AOF fsync, so a message never overtakes an earlier reply; otherwise the
+// fan-out path, which gathers a busy channel's messages into fewer writes
+// (IoSystem::PrepareFanoutWrite).
 #include "core/strings.h"
 #include "io/reply_builder.h"
 #include "server/server.h"
@@ -47,7 +49,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
       bytes = &patterned[v];
     }
     if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
-    ReplyTarget(*c).Append(*bytes);
+    FanoutTarget(*c).Append(*bytes);
     if (obuf_pubsub_on_ && OverOutputLimit(*c, obuf_pubsub_, now_ms)) over_limit.push_back(c);
   });
   for (Client* c : over_limit) CloseForOutputLimit(*c, now_ms);

@@ -4,7 +4,10 @@
 // redis-server replicas).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -102,6 +105,49 @@ TEST(PubsubE2E, FanOutToAThousandSubscribers) {
   size_t subscribers = 0;
   for (size_t at = list.find("flags=P"); at != std::string::npos; at = list.find("flags=P", at + 1)) ++subscribers;
   EXPECT_EQ(subscribers, 1000u);
+}
+
+// Deliveries are held while more input waits (IoSystem::PrepareFanoutWrite);
+// they must still go out, in order, while another client keeps the server
+// busy without a pause -- by their deadline -- and ahead of a reply written
+// to the same connection after them.
+TEST(PubsubE2E, HeldDeliveriesGoOutWhileAnotherClientKeepsTheServerBusy) {
+  TestServer server({"--save", ""});
+  ASSERT_TRUE(server.ready());
+  RawConn pub(server.port()), sub(server.port()), flood(server.port());
+  EXPECT_EQ(Call(sub, {"SUBSCRIBE", "busy"}), "*3\r\n$9\r\nsubscribe\r\n$4\r\nbusy\r\n:1\r\n");
+  // One thread writes PINGs without waiting, another reads the PONGs: the
+  // server always has input waiting.
+  std::atomic<bool> stop{false};
+  std::atomic<long> pongs{0};
+  std::thread writer([&] {
+    std::string batch;
+    for (int i = 0; i < 200; ++i) batch += "PING\r\n";
+    while (!stop.load() && flood.Send(batch)) {
+    }
+  });
+  std::thread reader([&] {
+    while (!stop.load()) {
+      const size_t got = flood.ReadN(7 * 1000).size();
+      if (got == 0) return;
+      pongs += static_cast<long>(got / 7);
+    }
+  });
+  while (pongs.load() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Call(pub, {"PUBLISH", "busy", "m" + std::to_string(i)}), ":1\r\n");
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(sub.ReadReply(), Message("busy", "m" + std::to_string(i)));
+  // RESP2 subscribed mode allows PING: its reply follows the held message.
+  EXPECT_EQ(Call(pub, {"PUBLISH", "busy", "last"}), ":1\r\n");
+  sub.Send(Resp({"PING"}));
+  EXPECT_EQ(sub.ReadReply(), Message("busy", "last"));
+  EXPECT_EQ(sub.ReadReply(), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+  stop = true;
+  flood.Shutdown();  // ends both threads' blocking calls
+  writer.join();
+  reader.join();
+  EXPECT_GT(pongs.load(), 2000);  // the flood ran throughout
 }
 
 // A subscriber that stops reading is closed once its unsent output passes

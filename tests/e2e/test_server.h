@@ -55,6 +55,10 @@ class RawConn {
     if (fd_ >= 0) close(fd_);
   }
   bool ok() const { return fd_ >= 0; }
+  // Ends both directions: blocked Send / ReadN calls in other threads return.
+  void Shutdown() {
+    if (fd_ >= 0) shutdown(fd_, SHUT_RDWR);
+  }
   bool Send(const std::string& s) {
     size_t off = 0;
     while (off < s.size()) {

@@ -107,13 +107,13 @@ void HashValue::PackedPair(size_t i, std::string* field, std::string* value) con
   *value = rep_.packed().Get(rep_.packed().Next(pos)).ToString();
 }
 
-std::unique_ptr<HashValue> HashValue::Clone() const {
-  if (!rep_.table()) return std::make_unique<HashValue>(Listpack::FromBytes(std::string(rep_.packed().bytes())));
+HashValue HashValue::Clone() const {
+  if (!rep_.table()) return HashValue(Listpack::FromBytes(std::string(rep_.packed().bytes())));
   auto table = std::make_unique<Dict<std::string>>();
   table->Reserve(rep_.table()->size());
   rep_.table()->ForEach([&](const Key& f, std::string& v) { table->Insert(f.view()).first->assign(v); });
-  auto copy = std::make_unique<HashValue>();
-  copy->rep_.SetTable(std::move(table));
+  HashValue copy;
+  copy.rep_.SetTable(std::move(table));
   return copy;
 }
 

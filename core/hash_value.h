@@ -75,7 +75,7 @@ class HashValue {
   // The pair at index i in ForEach order (HRANDFIELD with a count, on a
   // listpack). REQUIRES: encoding() == kListpack, i < size().
   void PackedPair(size_t i, std::string* field, std::string* value) const;
-  std::unique_ptr<HashValue> Clone() const;
+  HashValue Clone() const;
   // Heap bytes held (MEMORY USAGE).
   size_t heap_bytes() const;
 

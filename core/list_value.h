@@ -27,7 +27,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "core/listpack.h"

@@ -69,8 +69,8 @@ absl::StatusOr<Value> HashFromListpack(RdbInput& in, Listpack lp, const HashLimi
     const ListpackValue v = lp.Get(pos);
     if (!v.is_int) longest = std::max(longest, v.str.size());
   }
-  auto hash = std::make_unique<HashValue>(std::move(lp));
-  if (hash->size() > limits.max_listpack_entries || longest > limits.max_listpack_value) hash->ConvertToTable();
+  HashValue hash(std::move(lp));
+  if (hash.size() > limits.max_listpack_entries || longest > limits.max_listpack_value) hash.ConvertToTable();
   return Value(std::move(hash));
 }
 
@@ -92,8 +92,8 @@ absl::StatusOr<Value> ZSetFromListpack(RdbInput& in, Listpack lp, const ZSetLimi
     prev_score = score;
     prev_member = std::move(member);
   }
-  auto zset = std::make_unique<ZSetValue>(std::move(lp));
-  if (zset->size() > limits.max_listpack_entries) zset->ConvertToSkiplist();
+  ZSetValue zset(std::move(lp));
+  if (zset.size() > limits.max_listpack_entries) zset.ConvertToSkiplist();
   return Value(std::move(zset));
 }
 
@@ -117,8 +117,8 @@ absl::StatusOr<Value> ReadZSetPairs(RdbInput& in, bool binary_scores, const ZSet
   uint64_t len;
   if (absl::Status s = in.Length(&len); !s.ok()) return s;
   if (len == 0) return in.Error(kEmptyKey);
-  auto zset = std::make_unique<ZSetValue>();
-  if (len > limits.max_listpack_entries) zset->ConvertToSkiplist();
+  ZSetValue zset;
+  if (len > limits.max_listpack_entries) zset.ConvertToSkiplist();
   for (uint64_t i = 0; i < len; ++i) {
     std::string member;
     if (absl::Status s = in.String(&member); !s.ok()) return s;
@@ -132,7 +132,7 @@ absl::StatusOr<Value> ReadZSetPairs(RdbInput& in, bool binary_scores, const ZSet
       return s;
     }
     double unused;
-    if (zset->Add(member, score, ZAddFlags{}, limits, &unused) != ZAddOutcome::kAdded) {
+    if (zset.Add(member, score, ZAddFlags{}, limits, &unused) != ZAddOutcome::kAdded) {
       return in.Error("Duplicate zset fields detected");
     }
   }
@@ -143,13 +143,13 @@ absl::StatusOr<Value> ReadHashPairs(RdbInput& in, const HashLimits& limits) {
   uint64_t len;
   if (absl::Status s = in.Length(&len); !s.ok()) return s;
   if (len == 0) return in.Error(kEmptyKey);
-  auto hash = std::make_unique<HashValue>();
-  if (len > limits.max_listpack_entries) hash->ConvertToTable();
+  HashValue hash;
+  if (len > limits.max_listpack_entries) hash.ConvertToTable();
   std::string field, value;
   for (uint64_t i = 0; i < len; ++i) {
     if (absl::Status s = in.String(&field); !s.ok()) return s;
     if (absl::Status s = in.String(&value); !s.ok()) return s;
-    if (!hash->Set(field, value, limits)) return in.Error("Duplicate hash fields detected");
+    if (!hash.Set(field, value, limits)) return in.Error("Duplicate hash fields detected");
   }
   return Value(std::move(hash));
 }
@@ -158,12 +158,12 @@ absl::StatusOr<Value> ReadSetMembers(RdbInput& in, const SetLimits& limits) {
   uint64_t len;
   if (absl::Status s = in.Length(&len); !s.ok()) return s;
   if (len == 0) return in.Error(kEmptyKey);
-  auto set = std::make_unique<SetValue>();
-  if (len > limits.max_intset_entries) set->ConvertToTable(static_cast<size_t>(std::min<uint64_t>(len, 1 << 20)));
+  SetValue set;
+  if (len > limits.max_intset_entries) set.ConvertToTable(static_cast<size_t>(std::min<uint64_t>(len, 1 << 20)));
   std::string member;
   for (uint64_t i = 0; i < len; ++i) {
     if (absl::Status s = in.String(&member); !s.ok()) return s;
-    if (!set->Add(member, limits)) return in.Error("Duplicate set members detected");
+    if (!set.Add(member, limits)) return in.Error("Duplicate set members detected");
   }
   return Value(std::move(set));
 }
@@ -172,9 +172,9 @@ absl::StatusOr<Value> ReadIntset(RdbInput& in, const SetLimits& limits) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
   if (absl::Status s = Intset::Validate(blob); !s.ok()) return in.Error(StrCat("Bad intset: ", s.message()));
-  auto set = std::make_unique<SetValue>(Intset::FromBytes(std::move(blob)));
-  if (set->empty()) return in.Error(kEmptyKey);
-  if (set->size() > limits.max_intset_entries) set->ConvertToTable(set->size());
+  SetValue set(Intset::FromBytes(std::move(blob)));
+  if (set.empty()) return in.Error(kEmptyKey);
+  if (set.size() > limits.max_intset_entries) set.ConvertToTable(set.size());
   return Value(std::move(set));
 }
 

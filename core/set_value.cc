@@ -84,14 +84,11 @@ void SetValue::ConvertToTable(size_t expected) {
   rep_.SetTable(std::move(table));
 }
 
-std::unique_ptr<SetValue> SetValue::Clone() const {
-  auto copy = std::make_unique<SetValue>();
-  if (!rep_.table()) {
-    copy->rep_.packed() = Intset(rep_.packed());
-    return copy;
-  }
-  copy->ConvertToTable(size());
-  rep_.table()->ForEach([&](const Key& k, Member&) { copy->rep_.table()->Insert(k.view()); });
+SetValue SetValue::Clone() const {
+  if (!rep_.table()) return SetValue(Intset(rep_.packed()));
+  SetValue copy;
+  copy.ConvertToTable(size());
+  rep_.table()->ForEach([&](const Key& k, Member&) { copy.rep_.table()->Insert(k.view()); });
   return copy;
 }
 

@@ -67,7 +67,7 @@ class SetValue {
   const Intset& intset() const { return rep_.packed(); }
   // Forces the table encoding, sized for `expected` members.
   void ConvertToTable(size_t expected = 0);
-  std::unique_ptr<SetValue> Clone() const;
+  SetValue Clone() const;
   size_t heap_bytes() const;
 
  private:

@@ -33,9 +33,6 @@ Value::Value(SetValue&& set) {
 Value::Value(ZSetValue&& zset) {
   new (s_.SetForeignInline(static_cast<uint8_t>(ValueType::kZSet))) ZSetValue(std::move(zset));
 }
-Value::Value(std::unique_ptr<HashValue> hash) : Value(std::move(*hash)) {}
-Value::Value(std::unique_ptr<SetValue> set) : Value(std::move(*set)) {}
-Value::Value(std::unique_ptr<ZSetValue> zset) : Value(std::move(*zset)) {}
 Value::Value(std::unique_ptr<ListValue> list) { s_.SetForeign(list.release(), static_cast<uint8_t>(ValueType::kList)); }
 
 void Value::DestroyObject() noexcept {

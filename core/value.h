@@ -45,11 +45,7 @@ class Value {
   explicit Value(HashValue&& hash);
   explicit Value(SetValue&& set);
   explicit Value(ZSetValue&& zset);
-  // Moves the collection into the Value and frees the box.
-  explicit Value(std::unique_ptr<HashValue> hash);
   explicit Value(std::unique_ptr<ListValue> list);
-  explicit Value(std::unique_ptr<SetValue> set);
-  explicit Value(std::unique_ptr<ZSetValue> zset);
   Value(Value&& o) noexcept = default;
   Value& operator=(Value&& o) noexcept {
     if (this != &o) {

@@ -42,23 +42,22 @@ double ZSetValue::PackedScore(size_t member_pos) const {
   return std::strtod(buf, nullptr);  // "inf" and "-inf" included
 }
 
-std::unique_ptr<ZSetValue> ZSetValue::FromSorted(const std::vector<std::pair<std::string, double>>& elements,
-                                                 const ZSetLimits& limits) {
-  auto z = std::make_unique<ZSetValue>();
+ZSetValue ZSetValue::FromSorted(const std::vector<std::pair<std::string, double>>& elements, const ZSetLimits& limits) {
+  ZSetValue z;
   bool packed = elements.size() <= limits.max_listpack_entries;
   for (size_t i = 0; packed && i < elements.size(); ++i) packed = elements[i].first.size() <= limits.max_listpack_value;
   if (packed) {
     for (const auto& [member, score] : elements) {
-      z->rep_.packed().Append(member);
-      z->rep_.packed().Append(ZScoreToString(score));
+      z.rep_.packed().Append(member);
+      z.rep_.packed().Append(ZScoreToString(score));
     }
     return z;
   }
-  z->ConvertToSkiplist();
-  z->rep_.table()->scores.Reserve(elements.size());
+  z.ConvertToSkiplist();
+  z.rep_.table()->scores.Reserve(elements.size());
   for (const auto& [member, score] : elements) {
-    z->rep_.table()->list.Insert(score, member);
-    *z->rep_.table()->scores.Insert(member).first = score;
+    z.rep_.table()->list.Insert(score, member);
+    *z.rep_.table()->scores.Insert(member).first = score;
   }
   return z;
 }
@@ -180,14 +179,14 @@ void ZSetValue::ConvertToSkiplist() {
   rep_.SetTable(std::move(table));
 }
 
-std::unique_ptr<ZSetValue> ZSetValue::Clone() const {
-  if (!rep_.table()) return std::make_unique<ZSetValue>(Listpack(rep_.packed()));
-  auto copy = std::make_unique<ZSetValue>();
-  copy->ConvertToSkiplist();
-  copy->rep_.table()->scores.Reserve(rep_.table()->scores.size());
+ZSetValue ZSetValue::Clone() const {
+  if (!rep_.table()) return ZSetValue(Listpack(rep_.packed()));
+  ZSetValue copy;
+  copy.ConvertToSkiplist();
+  copy.rep_.table()->scores.Reserve(rep_.table()->scores.size());
   Walk(0, /*reverse=*/false, [&](std::string_view member, double score) {
-    copy->rep_.table()->list.Insert(score, member);
-    *copy->rep_.table()->scores.Insert(member).first = score;
+    copy.rep_.table()->list.Insert(score, member);
+    *copy.rep_.table()->scores.Insert(member).first = score;
     return true;
   });
   return copy;

@@ -64,8 +64,7 @@ class ZSetValue {
   // A sorted set of `elements` -- REQUIRES: in (score, member) order, members
   // distinct -- packed when they fit `limits`, a skiplist otherwise. O(n) for
   // a listpack (no search per insert), as Redis builds a STORE result.
-  static std::unique_ptr<ZSetValue> FromSorted(const std::vector<std::pair<std::string, double>>& elements,
-                                               const ZSetLimits& limits);
+  static ZSetValue FromSorted(const std::vector<std::pair<std::string, double>>& elements, const ZSetLimits& limits);
   ZSetValue(ZSetValue&&) noexcept;
   ZSetValue& operator=(ZSetValue&&) noexcept;
 
@@ -104,7 +103,7 @@ class ZSetValue {
   // HashValue::ScanTable); scores as ZScoreToString writes them.
   uint64_t ScanTable(uint64_t cursor, const std::function<void(std::string_view, double)>& fn) const;
 
-  std::unique_ptr<ZSetValue> Clone() const;
+  ZSetValue Clone() const;
   size_t heap_bytes() const;
 
  private:

@@ -397,13 +397,9 @@ void IoSystem::PostRemoteReplies() {
 
 int IoSystem::TimerWaitMs() const { return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - NowMs())); }
 
-int IoSystem::RunTimers() {
-  int64_t now = NowMs();
-  if (now >= next_timer_ms_) {
-    int wait = sink_->OnTimer();
-    next_timer_ms_ = now + std::max(1, wait);
-  }
-  return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - now));
+void IoSystem::RunTimers() {
+  const int64_t now = NowMs();
+  if (now >= next_timer_ms_) next_timer_ms_ = now + std::max(1, sink_->OnTimer());
 }
 
 }  // namespace ringkv::io

@@ -115,9 +115,6 @@ class IoSystem {
   void WakeMain();
 
   // ---- main thread ------------------------------------------------------------
-  // The buffer a reply for `conn` is written into. Marks the connection so the
-  // bytes are sent at the end of this loop turn. Always inlined: it is on the
-  // path of every reply.
   // As PrepareWrite, for bytes the client did not ask for in this turn (a
   // published message, a keyspace notification). The main thread's own
   // connections hold such bytes while more input is already waiting to be
@@ -127,6 +124,9 @@ class IoSystem {
   // written to the same connection sends the held bytes with it, in order.
   // Connections of other I/O threads are posted every turn, as PrepareWrite.
   OutBuffer& PrepareFanoutWrite(Connection* conn);
+  // The buffer a reply for `conn` is written into. Marks the connection so the
+  // bytes are sent at the end of this loop turn. Always inlined: it is on the
+  // path of every reply.
   [[gnu::always_inline]] inline OutBuffer& PrepareWrite(Connection* conn) {
     if (conn->thread == 0) return PrepareLocalWrite(conn);
     if (!conn->main_pending) {
@@ -173,7 +173,7 @@ class IoSystem {
   void PostRemoteReplies();
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
   void DeliverBatch(ToMain& msg);
-  int RunTimers();  // runs due timers; returns ms until the next one
+  void RunTimers();  // runs the timer if it is due
   int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
   void ReapGraveyard();
   absl::Status OpenListeners(const std::vector<std::string>& bind, int port);

@@ -559,6 +559,9 @@ void IoThread::Loop() {
     }
     if (index_ == 0) system_->ReapGraveyard();
     if (stop_.load(std::memory_order_relaxed)) break;
+    // Held fan-out stays held only while completions are already waiting,
+    // so the wait below returns at once and the next turn checks again: it
+    // needs no deadline of its own.
     if (!fanout_.empty()) ReleaseFanout();
 
     int ret;
@@ -567,11 +570,6 @@ void IoThread::Loop() {
       // This turn may have set a nearer timer (a command that blocked).
       const int wait_ms = system_->TimerWaitMs();
       __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
-      if (!fanout_.empty()) {  // held deliveries go out by their deadline at the latest
-        const auto left = std::max(std::chrono::nanoseconds(0),
-                                   kFanoutMaxDelay - (std::chrono::steady_clock::now() - fanout_since_));
-        if (left.count() < ts.tv_sec * 1000000000LL + ts.tv_nsec) ts = {0, static_cast<long long>(left.count())};
-      }
       ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
     } else {
       ret = io_uring_submit_and_wait(&ring_, 1);

@@ -320,18 +320,18 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // when the reply may depend on AOF bytes not yet fsynced (`writes`: the
   // command is a write) or replies are already held -- a held segment
   // (DurableReplies). On the path of every reply: inlined.
-  // ReplyTarget for bytes the client did not ask for in this turn (a
-  // published message): sent with the held fan-out (IoSystem::PrepareFanoutWrite).
-  io::OutBuffer& FanoutTarget(Client& c) {
-    if (c.held_replies || (aof_always_ && aof_->has_unsynced())) return ReplyTarget(c);
-    return io_->PrepareFanoutWrite(c.conn);
-  }
   [[gnu::always_inline]] inline io::OutBuffer& ReplyTarget(Client& c, bool writes = false) {
     if (c.held_replies || (aof_always_ && (writes || aof_->has_unsynced()))) {
       c.held_replies = true;
       return durable_.Target(c.id(), turn_, aof_->fed_offset());
     }
     return io_->PrepareWrite(c.conn);
+  }
+  // ReplyTarget for bytes the client did not ask for in this turn (a
+  // published message): sent with the held fan-out (IoSystem::PrepareFanoutWrite).
+  io::OutBuffer& FanoutTarget(Client& c) {
+    if (c.held_replies || (aof_always_ && aof_->has_unsynced())) return ReplyTarget(c);
+    return io_->PrepareFanoutWrite(c.conn);
   }
 
  private:

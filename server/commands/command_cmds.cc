@@ -41,7 +41,18 @@ int64_t ToInt(std::string_view s) {
   return v;
 }
 
-// One key spec from its generated text: notes~flags~begin~find.
+// The header of a begin_search / find_keys entry: "field" => {type, spec},
+// leaving the spec's map to the caller.
+void ReplyTypedSpecHeader(io::ReplyBuilder& rb, std::string_view field, std::string_view type) {
+  rb.Bulk(field);
+  rb.MapHeader(2);
+  rb.Bulk("type");
+  rb.Bulk(type);
+  rb.Bulk("spec");
+}
+
+// One key spec from its text: notes~flags~begin~find (the format of
+// server/command_specs.inc, see scripts/gen_command_specs.py).
 void ReplyKeySpec(io::ReplyBuilder& rb, std::string_view text) {
   std::vector<std::string_view> parts = Split(text, '~', false);
   if (parts.size() != 4) {
@@ -59,11 +70,7 @@ void ReplyKeySpec(io::ReplyBuilder& rb, std::string_view text) {
   rb.SetHeader(static_cast<int64_t>(flags.size()));
   for (std::string_view f : flags) rb.SimpleString(f);
   std::vector<std::string_view> begin = Split(parts[2], ':', false);
-  rb.Bulk("begin_search");
-  rb.MapHeader(2);
-  rb.Bulk("type");
-  rb.Bulk(begin[0]);
-  rb.Bulk("spec");
+  ReplyTypedSpecHeader(rb, "begin_search", begin[0]);
   if (begin[0] == "index" && begin.size() == 2) {
     rb.MapHeader(1);
     rb.Bulk("index");
@@ -78,11 +85,7 @@ void ReplyKeySpec(io::ReplyBuilder& rb, std::string_view text) {
     rb.MapHeader(0);
   }
   std::vector<std::string_view> find = Split(parts[3], ':', false);
-  rb.Bulk("find_keys");
-  rb.MapHeader(2);
-  rb.Bulk("type");
-  rb.Bulk(find[0]);
-  rb.Bulk("spec");
+  ReplyTypedSpecHeader(rb, "find_keys", find[0]);
   if (find.size() == 4 && (find[0] == "range" || find[0] == "keynum")) {
     const bool range = find[0] == "range";
     rb.MapHeader(3);
@@ -125,30 +128,9 @@ void ReplyCommandInfo(io::ReplyBuilder& rb, const CommandSpec& c) {
   } else if (c.first_key > 0) {
     // One key spec describing the positions in the legacy triple.
     rb.SetHeader(1);
-    rb.MapHeader(3);
-    rb.Bulk("flags");
-    rb.SetHeader(c.not_keys ? 1 : 0);
-    if (c.not_keys) rb.SimpleString("not_key");
-    rb.Bulk("begin_search");
-    rb.MapHeader(2);
-    rb.Bulk("type");
-    rb.Bulk("index");
-    rb.Bulk("spec");
-    rb.MapHeader(1);
-    rb.Bulk("index");
-    rb.Integer(c.first_key);
-    rb.Bulk("find_keys");
-    rb.MapHeader(2);
-    rb.Bulk("type");
-    rb.Bulk("range");
-    rb.Bulk("spec");
-    rb.MapHeader(3);
-    rb.Bulk("lastkey");
-    rb.Integer(c.last_key < 0 ? c.last_key : c.last_key - c.first_key);
-    rb.Bulk("keystep");
-    rb.Integer(c.step);
-    rb.Bulk("limit");
-    rb.Integer(0);
+    const int lastkey = c.last_key < 0 ? c.last_key : c.last_key - c.first_key;
+    ReplyKeySpec(rb, StrCat("~", c.not_keys ? "not_key" : "", "~index:", c.first_key, "~range:", lastkey, ":",
+                            c.step, ":0"));
   } else {
     rb.SetHeader(0);
   }

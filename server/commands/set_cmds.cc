@@ -279,11 +279,11 @@ std::vector<std::string> Intersect(std::vector<const SetValue*> sets, size_t lim
 
 // A union or difference built into a fresh set, which starts as an intset
 // as Redis's does -- so results of integers come out ascending, as there.
-std::unique_ptr<SetValue> UnionOrDiff(const std::vector<const SetValue*>& sets, bool diff, const core::SetLimits& limits) {
-  auto result = std::make_unique<SetValue>();
+SetValue UnionOrDiff(const std::vector<const SetValue*>& sets, bool diff, const core::SetLimits& limits) {
+  SetValue result;
   if (!diff) {
     for (const SetValue* s : sets) {
-      if (s != nullptr) s->ForEach([&](std::string_view m) { result->Add(m, limits); });
+      if (s != nullptr) s->ForEach([&](std::string_view m) { result.Add(m, limits); });
     }
     return result;
   }
@@ -292,21 +292,21 @@ std::unique_ptr<SetValue> UnionOrDiff(const std::vector<const SetValue*>& sets, 
     for (size_t i = 1; i < sets.size(); ++i) {
       if (sets[i] == sets[0] || (sets[i] != nullptr && sets[i]->Contains(m))) return;
     }
-    result->Add(m, limits);
+    result.Add(m, limits);
   });
   return result;
 }
 
 // Stores a computed set at `dst` (or deletes `dst` when it is empty) and
 // replies with its size.
-void StoreResult(CommandContext& ctx, std::string_view dst, std::unique_ptr<SetValue> result) {
-  const size_t n = result->size();
+void StoreResult(CommandContext& ctx, std::string_view dst, SetValue result) {
+  const size_t n = result.size();
   ctx.reply.Integer(StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kSet));
 }
 
-std::unique_ptr<SetValue> FromMembers(const std::vector<std::string>& members, const core::SetLimits& limits) {
-  auto set = std::make_unique<SetValue>();
-  for (const std::string& m : members) set->Add(m, limits);
+SetValue FromMembers(const std::vector<std::string>& members, const core::SetLimits& limits) {
+  SetValue set;
+  for (const std::string& m : members) set.Add(m, limits);
   return set;
 }
 
@@ -366,12 +366,12 @@ void CmdSintercard(CommandContext& ctx) {
 void UnionDiff(CommandContext& ctx, bool diff, bool store) {
   Operands ops;
   if (!LookupOperands(ctx, ctx.argv.subspan(store ? 2 : 1), store, &ops)) return;
-  std::unique_ptr<SetValue> result = UnionOrDiff(ops.sets, diff, Limits(ctx));
+  SetValue result = UnionOrDiff(ops.sets, diff, Limits(ctx));
   if (store) {
     StoreResult(ctx, ctx.argv[1], std::move(result));
     return;
   }
-  ReplyMembers(ctx, *result);
+  ReplyMembers(ctx, result);
 }
 
 void CmdSunion(CommandContext& ctx) { UnionDiff(ctx, false, false); }

@@ -87,8 +87,8 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
   if (withscores) ctx.reply.Double(score);
 }
 
-int64_t StoreZSet(CommandContext& ctx, std::string_view dst, std::unique_ptr<core::ZSetValue> result) {
-  const size_t n = result->size();
+int64_t StoreZSet(CommandContext& ctx, std::string_view dst, core::ZSetValue result) {
+  const size_t n = result.size();
   return StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kZSet);
 }
 

@@ -53,6 +53,6 @@ void ReplyElementsHeader(CommandContext& ctx, int64_t n, bool withscores);
 // Stores `result` at `dst` (replacing it, TTL included) in the encoding
 // zset-max-listpack-* call for, or deletes `dst` when the result is empty.
 // Returns the cardinality stored.
-int64_t StoreZSet(CommandContext& ctx, std::string_view dst, std::unique_ptr<core::ZSetValue> result);
+int64_t StoreZSet(CommandContext& ctx, std::string_view dst, core::ZSetValue result);
 
 }  // namespace ringkv::server

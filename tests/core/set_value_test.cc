@@ -23,29 +23,29 @@ std::set<std::string> Members(const SetValue& s) {
 
 TEST(SetValueTest, IntsetUntilANonIntegerOrTheLimit) {
   SetLimits limits{3};
-  auto s = std::make_unique<SetValue>(SetValue::ForFirstMember("5"));
-  EXPECT_STREQ(s->encoding_name(), "intset");
-  EXPECT_TRUE(s->empty());  // ForFirstMember picks the encoding, it adds nothing
-  EXPECT_TRUE(s->Add("5", limits));
-  EXPECT_FALSE(s->Add("5", limits));
-  EXPECT_TRUE(s->Add("-3", limits));
-  EXPECT_TRUE(s->Add("12", limits));
-  EXPECT_STREQ(s->encoding_name(), "intset");
-  EXPECT_TRUE(s->Add("13", limits));  // a fourth member: past the limit
-  EXPECT_STREQ(s->encoding_name(), "hashtable");
-  EXPECT_TRUE(s->Remove("13"));
-  EXPECT_STREQ(s->encoding_name(), "hashtable");  // never back
-  EXPECT_EQ(Members(*s), (std::set<std::string>{"-3", "12", "5"}));
+  SetValue s = SetValue::ForFirstMember("5");
+  EXPECT_STREQ(s.encoding_name(), "intset");
+  EXPECT_TRUE(s.empty());  // ForFirstMember picks the encoding, it adds nothing
+  EXPECT_TRUE(s.Add("5", limits));
+  EXPECT_FALSE(s.Add("5", limits));
+  EXPECT_TRUE(s.Add("-3", limits));
+  EXPECT_TRUE(s.Add("12", limits));
+  EXPECT_STREQ(s.encoding_name(), "intset");
+  EXPECT_TRUE(s.Add("13", limits));  // a fourth member: past the limit
+  EXPECT_STREQ(s.encoding_name(), "hashtable");
+  EXPECT_TRUE(s.Remove("13"));
+  EXPECT_STREQ(s.encoding_name(), "hashtable");  // never back
+  EXPECT_EQ(Members(s), (std::set<std::string>{"-3", "12", "5"}));
 
-  auto t = std::make_unique<SetValue>(SetValue::ForFirstMember("x"));
-  EXPECT_STREQ(t->encoding_name(), "hashtable");
-  auto u = std::make_unique<SetValue>(SetValue::ForFirstMember("1"));
-  EXPECT_TRUE(u->Add("1", limits));
-  EXPECT_TRUE(u->Add("007", limits));  // not canonical integer text
-  EXPECT_STREQ(u->encoding_name(), "hashtable");
-  EXPECT_TRUE(u->Contains("007"));
-  EXPECT_TRUE(u->Contains("1"));
-  EXPECT_FALSE(u->Contains("7"));
+  SetValue t = SetValue::ForFirstMember("x");
+  EXPECT_STREQ(t.encoding_name(), "hashtable");
+  SetValue u = SetValue::ForFirstMember("1");
+  EXPECT_TRUE(u.Add("1", limits));
+  EXPECT_TRUE(u.Add("007", limits));  // not canonical integer text
+  EXPECT_STREQ(u.encoding_name(), "hashtable");
+  EXPECT_TRUE(u.Contains("007"));
+  EXPECT_TRUE(u.Contains("1"));
+  EXPECT_FALSE(u.Contains("7"));
 }
 
 TEST(SetValueTest, ScanReturnsEveryMemberWhileTheTableGrows) {
@@ -81,7 +81,7 @@ TEST(SetValueTest, RandomAndPopCoverEveryMember) {
 TEST(ValueTest, StaysTheSizeOfAStringAndOwnsItsCollection) {
   static_assert(sizeof(Value) == 24);
   static_assert(sizeof(Entry) == 32);
-  Value v(std::make_unique<HashValue>());
+  Value v{HashValue()};
   EXPECT_EQ(v.type(), ValueType::kHash);
   EXPECT_FALSE(v.is_string());
   v.hash().Set("f", "1", HashLimits{});

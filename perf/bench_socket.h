@@ -1,6 +1,7 @@
 // Shared by the load tools in perf/: a TCP connection to a loopback port
-// with TCP_NODELAY, or exit(1) with the reason (a load tool cannot go on
-// without its connections).
+// with TCP_NODELAY, and a blocking send of a whole request; either one
+// exits(1) with the reason on failure (a load tool cannot go on without its
+// connections).
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 inline int ConnectLoopback(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -24,4 +26,16 @@ inline int ConnectLoopback(int port) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
+}
+
+inline void SendAll(int fd, const std::string& bytes) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, 0);
+    if (n <= 0) {
+      std::perror("send");
+      std::exit(1);
+    }
+    off += static_cast<size_t>(n);
+  }
 }

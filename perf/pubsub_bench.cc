@@ -27,18 +27,6 @@
 
 namespace {
 
-void SendAll(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = ::send(fd, s.data() + off, s.size() - off, 0);
-    if (n <= 0) {
-      std::perror("send");
-      std::exit(1);
-    }
-    off += static_cast<size_t>(n);
-  }
-}
-
 struct Conn {
   int fd;
   bool publisher;

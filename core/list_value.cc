@@ -228,7 +228,9 @@ bool ListValue::Insert(std::string_view pivot, std::string_view v, bool after) {
 
 size_t ListValue::Remove(std::string_view v, int64_t count) {
   const bool from_tail = count < 0;
-  size_t left = count == 0 ? SIZE_MAX : static_cast<size_t>(from_tail ? -count : count);
+  // 0 - unsigned(count) is |count| even for INT64_MIN, which has no negation.
+  size_t left = count == 0 ? SIZE_MAX
+                           : (from_tail ? 0 - static_cast<size_t>(count) : static_cast<size_t>(count));
   size_t removed = 0;
   for (size_t step = 0; step < nodes_.size() && left > 0;) {
     const size_t i = from_tail ? nodes_.size() - 1 - step : step;

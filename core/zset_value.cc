@@ -271,6 +271,18 @@ size_t ZSetValue::RankOfFirstIn(const LexRange& range, bool reverse) const {
     const uint64_t rank = rep_.table()->list.Rank(node->score, node->member());
     return reverse ? size() - rank : rank - 1;
   }
+  bool ends_in_range = false;  // stays false for an empty set
+  Walk(0, true, [&](std::string_view last, double) {
+    ends_in_range = range.AboveMin(last);
+    return false;
+  });
+  if (ends_in_range) {
+    Walk(0, false, [&](std::string_view first, double) {
+      ends_in_range = range.BelowMax(first);
+      return false;
+    });
+  }
+  if (!ends_in_range) return size();
   auto above = [&](std::string_view m, double) { return range.AboveMin(m); };
   auto below = [&](std::string_view m, double) { return range.BelowMax(m); };
   return reverse ? WalkToRange(*this, true, below, above) : WalkToRange(*this, false, above, below);
@@ -285,7 +297,22 @@ size_t ZSetValue::Count(const ScoreRange& range) const {
 size_t ZSetValue::Count(const LexRange& range) const {
   const size_t below = RankOfFirstIn(range, false);
   if (below >= size()) return 0;
-  return size() - below - RankOfFirstIn(range, true);
+  if (!rep_.table()) return LexRun(range, below, false, SIZE_MAX);
+  // Redis counts a skiplist by the ranks of the first and last elements in
+  // range, O(log n). Only with differing scores can the last come before
+  // the first; that counts none.
+  const size_t above = RankOfFirstIn(range, true);
+  return size() - below >= above ? size() - below - above : 0;
+}
+
+size_t ZSetValue::LexRun(const LexRange& range, size_t start, bool reverse, size_t limit) const {
+  size_t run = 0;
+  if (start >= size() || limit == 0) return 0;
+  Walk(start, reverse, [&](std::string_view m, double) {
+    if (!(reverse ? range.AboveMin(m) : range.BelowMax(m))) return false;
+    return ++run < limit;
+  });
+  return run;
 }
 
 void ZSetValue::RemoveRanks(size_t start, size_t end) {

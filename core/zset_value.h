@@ -89,12 +89,22 @@ class ZSetValue {
   // until fn returns false or the set ends. Views are valid during the call.
   void Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const;
   // The rank (as Walk counts it) of the first element inside the range, or
-  // size() when the range holds none. O(log n) for a skiplist.
+  // size() when the range holds none. O(log n) for a skiplist. As in Redis,
+  // a lex range holds none unless the last member is at least its min and
+  // the first at most its max.
   size_t RankOfFirstIn(const ScoreRange& range, bool reverse) const;
   size_t RankOfFirstIn(const LexRange& range, bool reverse) const;
   // Elements inside the range (ZCOUNT, ZLEXCOUNT).
   size_t Count(const ScoreRange& range) const;
   size_t Count(const LexRange& range) const;
+  // How many elements, from rank `start` on in the walk's direction, are on
+  // the inner side of the range's far bound (at most max walking up, at
+  // least min walking down): the run stops at the first that is not, or
+  // after `limit`. Lex ranges are taken as such runs from the first element
+  // in range, as Redis walks them, not by counting ranks: members are in
+  // lexicographic order only when all scores are equal, and this is what
+  // Redis answers for a set whose scores differ.
+  size_t LexRun(const LexRange& range, size_t start, bool reverse, size_t limit) const;
   // Removes ascending ranks [start, end]. REQUIRES: start <= end < size().
   void RemoveRanks(size_t start, size_t end);
   // A uniformly random element (ZRANDMEMBER). REQUIRES: size() > 0.

@@ -170,14 +170,20 @@ void CmdLrange(CommandContext& ctx) {
   });
 }
 
+// LINDEX key index. As in Redis, the key is looked up first: a missing key
+// answers null and another type WRONGTYPE whatever the index says.
 void CmdLindex(CommandContext& ctx) {
-  int64_t index;
-  if (!ParseInt(ctx, ctx.argv[2], &index)) return;
   bool failed;
   ListValue* l = ListLookup(ctx, ctx.argv[1], true, &failed);
   if (failed) return;
+  if (l == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  int64_t index;
+  if (!ParseInt(ctx, ctx.argv[2], &index)) return;
   std::string v;
-  if (l == nullptr || !l->Index(index, &v)) {
+  if (!l->Index(index, &v)) {
     ctx.reply.Null();
     return;
   }

@@ -344,8 +344,8 @@ void CmdSintercard(CommandContext& ctx) {
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(numkeys); i < ctx.argv.size(); ++i) {
     if (Is(ctx.argv[i], "LIMIT") && i + 1 < ctx.argv.size()) {
-      if (!ParseInt(ctx, ctx.argv[++i], &limit)) return;
-      if (limit < 0) {
+      // Redis answers this one message for a non-integer limit too.
+      if (!core::StringToInt64(ctx.argv[++i], &limit) || limit < 0) {
         ctx.reply.Error("ERR LIMIT can't be negative");
         return;
       }

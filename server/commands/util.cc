@@ -33,6 +33,19 @@ bool ParseLongDouble(std::string_view s, long double* out) {
   return true;
 }
 
+bool ParseDouble(std::string_view s, double* out) {
+  // string2d: no leading space, whole string consumed, not NaN.
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  const std::string buf(s);
+  errno = 0;
+  char* end;
+  const double v = std::strtod(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || std::isnan(v)) return false;
+  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || std::fpclassify(v) == FP_ZERO)) return false;
+  *out = v;
+  return true;
+}
+
 bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
   if (ParseLongDouble(arg, out)) return true;
   ctx.reply.Error(errors::kNotFloat);

@@ -110,12 +110,10 @@ bool ParseRequest(CommandContext& ctx, size_t numkeys_index, Op op, bool store, 
     if (op != Op::kDiff && !cardinality_only && remaining >= static_cast<size_t>(setnum) + 1 && Is(a, "WEIGHTS")) {
       ++j;
       for (Operand& o : r->operands) {
-        long double w;
-        if (!ParseLongDouble(ctx.argv[j++], &w)) {
+        if (!ParseDouble(ctx.argv[j++], &o.weight)) {
           ctx.reply.Error("ERR weight value is not a float");
           return false;
         }
-        o.weight = static_cast<double>(w);
       }
     } else if (op != Op::kDiff && !cardinality_only && remaining >= 2 && Is(a, "AGGREGATE")) {
       std::string_view v = ctx.argv[j + 1];
@@ -153,18 +151,24 @@ using Elements = std::vector<std::pair<std::string, double>>;
 Elements Compute(const Request& r, Op op, size_t limit = 0) {
   Elements out;
   std::vector<Operand> ops = r.operands;
+  if (op != Op::kDiff) {
+    // Redis takes the sets from the smallest up. The order is visible: it
+    // decides between 0 and -0 in MIN/MAX and the rounding of a SUM.
+    std::stable_sort(ops.begin(), ops.end(), [](const Operand& a, const Operand& b) { return a.size() < b.size(); });
+  }
   if (op == Op::kInter) {
     for (const Operand& o : ops) {
       if (o.size() == 0) return out;  // one empty operand: empty intersection
     }
-    std::stable_sort(ops.begin(), ops.end(), [](const Operand& a, const Operand& b) { return a.size() < b.size(); });
     ops[0].ForEach([&](std::string_view m, double s) {
       if (limit != 0 && out.size() >= limit) return;
       double score = Weighted(s, ops[0].weight);
       for (size_t i = 1; i < ops.size(); ++i) {
         double other;
         if (!ops[i].Score(m, &other)) return;
-        Combine(&score, Weighted(other, ops[i].weight), r.aggregate);
+        // Unlike the first, these products reach Combine even when NaN, as
+        // in Redis: a SUM then ends at 0, a MIN or MAX keeps its value.
+        Combine(&score, other * ops[i].weight, r.aggregate);
       }
       out.emplace_back(m, score);
     });

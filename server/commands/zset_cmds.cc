@@ -21,17 +21,6 @@ using core::ZSetValue;
 constexpr char kNotFloat[] = "ERR value is not a valid float";
 constexpr char kNaNScore[] = "ERR resulting score is not a number (NaN)";
 
-// Parses a score as Redis's getDoubleFromObject: strtod over the whole
-// text, no leading space, not NaN.
-bool ParseScore(std::string_view text, double* out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
-  const std::string s(text);
-  char* end;
-  errno = 0;
-  *out = std::strtod(s.c_str(), &end);
-  return *end == '\0' && !std::isnan(*out) && !(errno == ERANGE && (*out == HUGE_VAL || *out == -HUGE_VAL));
-}
-
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
 void ZAdd(CommandContext& ctx, bool zincrby) {
   core::ZAddFlags flags;
@@ -67,7 +56,7 @@ void ZAdd(CommandContext& ctx, bool zincrby) {
   }
   std::vector<double> scores(elements / 2);
   for (size_t j = 0; j < scores.size(); ++j) {
-    if (!ParseScore(ctx.argv[i + 2 * j], &scores[j])) {
+    if (!ParseDouble(ctx.argv[i + 2 * j], &scores[j])) {
       ctx.reply.Error(kNotFloat);
       return;
     }
@@ -248,14 +237,15 @@ void RemoveRange(CommandContext& ctx, RangeKind kind) {
   } else {
     const size_t below = kind == RangeKind::kScore ? z->RankOfFirstIn(score_range, false)
                                                    : z->RankOfFirstIn(lex_range, false);
-    const size_t above = kind == RangeKind::kScore ? z->RankOfFirstIn(score_range, true)
-                                                   : z->RankOfFirstIn(lex_range, true);
     if (below >= z->size()) {
       ctx.reply.Integer(0);
       return;
     }
     start = static_cast<int64_t>(below);
-    end = n - 1 - static_cast<int64_t>(above);
+    // A lex range is the run from its first element (ZSetValue::LexRun):
+    // with differing scores its members need not be in order.
+    end = kind == RangeKind::kScore ? n - 1 - static_cast<int64_t>(z->RankOfFirstIn(score_range, true))
+                                    : start + static_cast<int64_t>(z->LexRun(lex_range, below, false, SIZE_MAX)) - 1;
   }
   z->RemoveRanks(static_cast<size_t>(start), static_cast<size_t>(end));
   const int64_t removed = end - start + 1;

@@ -29,7 +29,6 @@ struct RangeRequest {
   bool withscores = false;
   int64_t offset = 0;
   int64_t limit = -1;  // -1: no LIMIT
-  bool has_limit = false;
   int64_t start = 0, end = 0;  // ranks
   core::ScoreRange score;
   core::LexRange lex;
@@ -45,7 +44,6 @@ bool ParseRequest(CommandContext& ctx, size_t first, bool store, RangeRequest* r
       r->withscores = true;
     } else if (Is(a, "LIMIT") && left >= 2) {
       if (!ParseInt(ctx, ctx.argv[j + 1], &r->offset) || !ParseInt(ctx, ctx.argv[j + 2], &r->limit)) return false;
-      r->has_limit = true;
       j += 2;
     } else if (r->direction == Direction::kAuto && Is(a, "REV")) {
       r->direction = Direction::kReverse;
@@ -60,7 +58,8 @@ bool ParseRequest(CommandContext& ctx, size_t first, bool store, RangeRequest* r
   }
   if (r->direction == Direction::kAuto) r->direction = Direction::kForward;
   if (r->type == RangeType::kAuto) r->type = RangeType::kRank;
-  if (r->has_limit && r->type == RangeType::kRank) {
+  // Redis tests the limit, not the word: "LIMIT 5 -1" passes with a rank range.
+  if (r->limit != -1 && r->type == RangeType::kRank) {
     ctx.reply.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
     return false;
   }
@@ -108,19 +107,35 @@ void Resolve(const ZSetValue& z, const RangeRequest& r, size_t* first, size_t* c
   }
   // A negative offset, or one past the end, selects nothing (as Redis's walk does).
   if (r.offset < 0 || (r.offset > 0 && r.offset >= n)) return;
-  size_t in_range;
-  size_t start;
-  if (r.type == RangeType::kScore) {
-    start = z.RankOfFirstIn(r.score, reverse);
-    in_range = start < z.size() ? z.Count(r.score) : 0;
-  } else {
-    start = z.RankOfFirstIn(r.lex, reverse);
-    in_range = start < z.size() ? z.Count(r.lex) : 0;
+  const size_t limit = r.limit < 0 ? SIZE_MAX : static_cast<size_t>(r.limit);
+  if (r.type == RangeType::kLex) {
+    // Redis skips the offset from the first element in range, then takes
+    // elements while they are inside the far bound (see ZSetValue::LexRun).
+    const size_t start = z.RankOfFirstIn(r.lex, reverse);
+    if (start >= z.size()) return;
+    *first = start + static_cast<size_t>(r.offset);
+    *count = z.LexRun(r.lex, *first, reverse, limit);
+    return;
   }
+  const size_t start = z.RankOfFirstIn(r.score, reverse);
+  const size_t in_range = start < z.size() ? z.Count(r.score) : 0;
   if (static_cast<size_t>(r.offset) >= in_range) return;
   *first = start + static_cast<size_t>(r.offset);
-  *count = in_range - static_cast<size_t>(r.offset);
-  if (r.limit >= 0) *count = std::min<size_t>(*count, static_cast<size_t>(r.limit));
+  *count = std::min(in_range - static_cast<size_t>(r.offset), limit);
+}
+
+// Redis 7.0 builds a ZRANGESTORE result by adding the elements, in the order
+// the range yields them, to a listpack that it converts to a skiplist once
+// one more would break the limits. A score that passed through the listpack
+// was stored as text, where -0 is "0"; so -0 becomes +0 for every element
+// before the conversion point and keeps its sign after it. (Only a skiplist
+// source can hold -0: a listpack never does.)
+void DropZeroSignsBeforeConversion(std::vector<std::pair<std::string, double>>& emitted,
+                                   const core::ZSetLimits& limits) {
+  for (size_t i = 0; i < emitted.size(); ++i) {
+    if (i >= limits.max_listpack_entries || emitted[i].first.size() > limits.max_listpack_value) return;
+    if (emitted[i].second == 0) emitted[i].second = 0.0;
+  }
 }
 
 // ZRANGE-family core: `first` is the index of the source key; `store`
@@ -146,6 +161,7 @@ void RangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type,
         return --left > 0;
       });
     }
+    DropZeroSignsBeforeConversion(elements, ZSetLimitsOf(ctx));
     if (reverse) std::reverse(elements.begin(), elements.end());  // a set is stored in ascending order
     ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], ZSetValue::FromSorted(elements, ZSetLimitsOf(ctx))));
     return;

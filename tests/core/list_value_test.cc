@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <deque>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,6 +38,19 @@ TEST(ListValueTest, PushPopBothEnds) {
   ASSERT_TRUE(l.PopFront(&v));
   EXPECT_FALSE(l.PopFront(&v));
   EXPECT_EQ(l.node_count(), 0u);
+}
+
+TEST(ListValueTest, RemoveTakesEveryCountIncludingTheMostNegative) {
+  ListValue l(ListLimits{});
+  for (const char* v : {"a", "b", "a", "c", "a"}) l.PushBack(v);
+  EXPECT_EQ(l.Remove("a", -1), 1u);  // from the tail
+  EXPECT_EQ(All(l), (std::vector<std::string>{"a", "b", "a", "c"}));
+  EXPECT_EQ(l.Remove("a", 1), 1u);  // from the head
+  EXPECT_EQ(All(l), (std::vector<std::string>{"b", "a", "c"}));
+  l.PushFront("a");
+  // INT64_MIN has no negation in int64_t: every match, from the tail.
+  EXPECT_EQ(l.Remove("a", std::numeric_limits<int64_t>::min()), 2u);
+  EXPECT_EQ(All(l), (std::vector<std::string>{"b", "c"}));
 }
 
 TEST(ListValueTest, FillRuleSplitsNodesByCountAndBytes) {

@@ -96,6 +96,38 @@ TEST(ZSetValueTest, ConvertsAtTheThresholds) {
   EXPECT_STREQ(by_length.encoding_name(), "skiplist");  // never back
 }
 
+LexRange Lex(std::string min, std::string max) {  // inclusive bounds
+  LexRange r;
+  r.min = std::move(min);
+  r.max = std::move(max);
+  return r;
+}
+
+// Members out of lexicographic order (differing scores), listpack-encoded:
+// the answers redis-server 7.0.15 gives for ZADD z 1 c 2 a 3 d 4 b 5 e.
+TEST(ZSetValueTest, LexRangesWalkFromTheFirstMemberInRangeAsRedisDoes) {
+  ZSetValue z;
+  ZSetLimits limits;
+  double out;
+  for (auto [m, s] : std::vector<std::pair<std::string, double>>{{"c", 1}, {"a", 2}, {"d", 3}, {"b", 4}, {"e", 5}}) {
+    z.Add(m, s, {}, limits, &out);
+  }
+  // [a, [c: the first member >= "a" is "c" (rank 0); the run stops at "d".
+  EXPECT_EQ(z.RankOfFirstIn(Lex("a", "c"), false), 0u);
+  EXPECT_EQ(z.LexRun(Lex("a", "c"), 0, false, SIZE_MAX), 2u);  // c, a
+  EXPECT_EQ(z.Count(Lex("a", "c")), 2u);                      // ZLEXCOUNT z [a [c -> 2
+  EXPECT_EQ(z.LexRun(Lex("a", "c"), 0, false, 1), 1u);         // LIMIT stops the run
+  // Walking down from "e": the first member <= "d" is "b", and the run
+  // continues while members are >= "b": b, d.
+  EXPECT_EQ(z.RankOfFirstIn(Lex("b", "d"), true), 1u);
+  EXPECT_EQ(z.LexRun(Lex("b", "d"), 1, true, SIZE_MAX), 2u);
+  // The ends are checked first: "e" (last) is below min "f" -> none, even
+  // though no member is; "c" (first) above max "b" -> none, though "a" is.
+  EXPECT_EQ(z.RankOfFirstIn(Lex("f", "g"), false), z.size());
+  EXPECT_EQ(z.RankOfFirstIn(Lex("a", "b"), false), z.size());
+  EXPECT_EQ(z.Count(Lex("a", "b")), 0u);
+}
+
 TEST(ZSetValueTest, BothEncodingsMatchAModel) {
   std::mt19937 rng(9);
   for (ZSetLimits limits : {ZSetLimits{128, 64}, ZSetLimits{10, 64}}) {

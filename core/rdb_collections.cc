@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -117,8 +118,18 @@ absl::StatusOr<Value> ReadZSetPairs(RdbInput& in, bool binary_scores, const ZSet
   uint64_t len;
   if (absl::Status s = in.Length(&len); !s.ok()) return s;
   if (len == 0) return in.Error(kEmptyKey);
+  // Redis loads into a skiplist and packs the set only if all of it fits,
+  // so a set that stays a skiplist keeps every score as written (-0
+  // included; a listpack stores it as "0"). A set short enough to fit is
+  // read whole before its encoding is chosen; a longer one cannot fit.
   ZSetValue zset;
-  if (len > limits.max_listpack_entries) zset.ConvertToSkiplist();
+  auto add = [&](const std::string& member, double score) {
+    double unused;
+    return zset.Add(member, score, ZAddFlags{}, limits, &unused) == ZAddOutcome::kAdded;
+  };
+  std::vector<std::pair<std::string, double>> small;
+  const bool may_fit = len <= limits.max_listpack_entries;
+  if (!may_fit) zset.ConvertToSkiplist();
   for (uint64_t i = 0; i < len; ++i) {
     std::string member;
     if (absl::Status s = in.String(&member); !s.ok()) return s;
@@ -131,9 +142,21 @@ absl::StatusOr<Value> ReadZSetPairs(RdbInput& in, bool binary_scores, const ZSet
     } else if (absl::Status s = ReadTextScore(in, &score); !s.ok()) {
       return s;
     }
-    double unused;
-    if (zset.Add(member, score, ZAddFlags{}, limits, &unused) != ZAddOutcome::kAdded) {
+    if (may_fit) {
+      small.emplace_back(std::move(member), score);
+    } else if (!add(member, score)) {
       return in.Error("Duplicate zset fields detected");
+    }
+  }
+  if (may_fit) {
+    for (const auto& [member, score] : small) {
+      if (member.size() > limits.max_listpack_value) {
+        zset.ConvertToSkiplist();
+        break;
+      }
+    }
+    for (const auto& [member, score] : small) {
+      if (!add(member, score)) return in.Error("Duplicate zset fields detected");
     }
   }
   return Value(std::move(zset));

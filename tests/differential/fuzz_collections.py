@@ -7,7 +7,15 @@ every 25 commands DEBUG DIGEST must too (the whole keyspace's content).
 
 Usage: fuzz_collections.py --ringkv PATH [--redis redis-server]
                            [--seeds 1,2,3] [--commands 3000] [--digest-every 25]
-                           [--resp3]
+                           [--resp3] [--check replies|replicas|aof]
+
+--check replicas sends the stream (with SPOP and the other random picks
+added) to a ringkv primary instead, with a redis-server and a ringkv
+replica attached: both must reach the primary's content every 250
+commands. --check aof writes it to ringkv with appendfsync always and an
+AOF rewrite half way, then loads that AOF into ringkv and redis-server:
+both must reach the content it was written with (-0 read as 0: loading
+packs a small skiplist into a listpack, in Redis too).
 
 Left out, because Redis's own answer is not reproducible: commands that
 pick at random (SPOP, SRANDMEMBER, HRANDFIELD, ZRANDMEMBER), the order of
@@ -20,8 +28,10 @@ import argparse
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 
 import run_diff as rd
 
@@ -200,7 +210,12 @@ def dump(conn, key):
     kind = conn.call([b"TYPE", key])[1:-2]
     read = {b"list": [b"LRANGE", key, b"0", b"-1"], b"zset": [b"ZRANGE", key, b"0", b"-1", b"WITHSCORES"],
             b"set": [b"SMEMBERS", key], b"hash": [b"HGETALL", key]}.get(kind, [b"GET", key])
-    return kind, conn.call([b"OBJECT", b"ENCODING", key]), conn.call(read)[:300]
+    return kind, conn.call([b"OBJECT", b"ENCODING", key]), conn.call(read)
+
+
+def report(conn, key):
+    kind, encoding, elements = dump(conn, key)
+    return kind, encoding, elements[:300]
 
 
 def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3):
@@ -245,9 +260,119 @@ def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3):
             print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))
             for k in KEYS:
                 if redis.call([b"DEBUG", b"DIGEST-VALUE", k]) != ringkv.call([b"DEBUG", b"DIGEST-VALUE", k]):
-                    print("  %s\n    redis : %r\n    ringkv: %r" % (k.decode(), dump(redis, k), dump(ringkv, k)))
+                    print("  %s\n    redis : %r\n    ringkv: %r" % (k.decode(), report(redis, k), report(ringkv, k)))
             return False
     return True
+
+
+# Commands whose effect is random: a primary must propagate what they did
+# (SPOP as SREM), so a replica still ends up equal.
+RANDOM_FORMS = [
+    lambda g, k: [b"SPOP", k] + g.pick([[], [b"1"], [b"3"], [b"10"]]),
+    lambda g, k: [b"SRANDMEMBER", k, g.pick([b"2", b"-3"])],
+    lambda g, k: [b"HRANDFIELD", k, b"2"],
+    lambda g, k: [b"ZRANDMEMBER", k, b"-2"],
+]
+
+
+def content(conn):
+    """Every key's type and elements, order-free where Redis's is random,
+    and with -0 read as 0: a full sync packs a small skiplist into a listpack
+    on the replica (in Redis too), where a -0 score becomes 0."""
+    out = []
+    for key in KEYS:
+        kind, _, elements = dump(conn, key)
+        if kind in (b"set", b"hash", b"zset") and elements.startswith(b"*"):
+            items = parse(elements)[0][1]
+            pairs = [tuple(items[j:j + 2]) for j in range(0, len(items), 2)] if kind != b"set" else items
+            elements = sorted((tuple(b"$0" if x == b"$-0" else x for x in p) if isinstance(p, tuple) else p)
+                              for p in pairs)
+        out.append((key, kind, elements))
+    return out
+
+
+def wait_equal(primary, replica, timeout=10.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        if content(primary) == content(replica):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def run_replicas(seed, commands, primary_port, replica_ports):
+    """The stream goes to a ringkv primary; every replica must follow it."""
+    primary = rd.Conn(primary_port)
+    replicas = [rd.Conn(p) for p in replica_ports]
+    primary.call([b"FLUSHALL"])
+    gen = Generator(seed)
+    for n in range(commands):
+        k = gen.pick(KEYS)
+        args = gen.pick(RANDOM_FORMS)(gen, k) if gen.rnd.random() < 0.05 else gen.command()
+        if lex_range_is_unreproducible(primary, args):
+            continue  # replayed on a replica's own skiplist, it may remove other members (in Redis too)
+        primary.call(args)
+        if n % 250 != 249 and n != commands - 1:
+            continue
+        for port, replica in zip(replica_ports, replicas):
+            if not wait_equal(primary, replica):
+                print("seed %d: the replica on port %d differs after command %d: %r" % (seed, port, n, b" ".join(args)))
+                for key in KEYS:
+                    if primary.call([b"DEBUG", b"DIGEST-VALUE", key]) != replica.call([b"DEBUG", b"DIGEST-VALUE", key]):
+                        print("  %s\n    primary: %r\n    replica: %r" % (key.decode(), report(primary, key),
+                                                                          report(replica, key)))
+                return False
+    return True
+
+
+def start_in(cmd, directory, extra):
+    """A server in `directory` with `extra` options; (process, port)."""
+    port = rd.free_port()
+    log = open(os.path.join(directory, "server-%d.log" % port), "w")
+    p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                                "--enable-debug-command", "yes"] + extra, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(400):
+        try:
+            if rd.Conn(port).call([b"PING"]) == b"+PONG\r\n":
+                return p, port
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    raise RuntimeError("server did not start: %s" % cmd)
+
+
+def run_aof(seed, commands, ringkv, redis, work):
+    """The stream goes to ringkv with appendfsync always (an AOF rewrite
+    half way); ringkv and redis-server must both load its AOF to the same
+    content."""
+    directory = os.path.join(work, "aof-%d" % seed)
+    os.makedirs(directory)
+    p, port = start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
+    conn = rd.Conn(port)
+    gen = Generator(seed)
+    for n in range(commands):
+        args = gen.command()
+        if not lex_range_is_unreproducible(conn, args):  # replayed, it may remove other members (in Redis too)
+            conn.call(args)
+        if n == commands // 2:
+            conn.call([b"BGREWRITEAOF"])
+    while b"aof_rewrite_in_progress:1" in conn.call([b"INFO", b"persistence"]):
+        time.sleep(0.05)
+    written = content(conn)
+    p.kill()
+    p.wait()
+    copy = directory + "-for-redis"
+    shutil.copytree(directory, copy)
+    loaded = {}
+    for name, cmd, where in (("ringkv", ringkv, directory), ("redis-server", redis, copy)):
+        p, port = start_in([cmd], where, ["--appendonly", "yes"])
+        loaded[name] = content(rd.Conn(port))
+        p.kill()
+        p.wait()
+    if all(d == written for d in loaded.values()):
+        return True
+    print("seed %d: content when written:\n  %r\nafter loading the AOF:\n  %r (files in %s)" % (seed, written, loaded, directory))
+    return False
 
 
 def main():
@@ -258,21 +383,37 @@ def main():
     ap.add_argument("--commands", type=int, default=3000)
     ap.add_argument("--digest-every", type=int, default=25, help="1 finds the command that diverged")
     ap.add_argument("--resp3", action="store_true", help="both connections switch to RESP3 first")
+    ap.add_argument("--check", choices=["replies", "replicas", "aof"], default="replies",
+                    help="replies: against redis-server; replicas: a ringkv primary with a redis-server "
+                         "and a ringkv replica; aof: ringkv's AOF loaded by both")
     opts = ap.parse_args()
+    ringkv = os.path.abspath(opts.ringkv)
     work = tempfile.mkdtemp(prefix="ringkv-fuzz-")
     servers = []
     ok = True
     try:
-        redis_port, ringkv_port = rd.free_port(), rd.free_port()
-        servers.append(rd.start([opts.redis], redis_port, work))
-        servers.append(rd.start([os.path.abspath(opts.ringkv)], ringkv_port, work))
         seeds = [int(s) for s in opts.seeds.split(",")]
-        for seed in seeds:
-            ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3) and ok
-        if servers[1].poll() is not None:
-            print("ringkv exited during the run (status %s)" % servers[1].returncode)
-            ok = False
-        print("fuzz_collections: %d seeds x %d commands: %s" % (len(seeds), opts.commands,
+        if opts.check == "aof":
+            for seed in seeds:
+                ok = run_aof(seed, opts.commands, ringkv, opts.redis, work) and ok
+        elif opts.check == "replicas":
+            ports = [rd.free_port() for _ in range(3)]
+            servers = [rd.start([ringkv], ports[0], work), rd.start([opts.redis], ports[1], work),
+                       rd.start([ringkv], ports[2], work)]
+            for port in ports[1:]:
+                rd.Conn(port).call([b"REPLICAOF", b"127.0.0.1", str(ports[0]).encode()])
+            for seed in seeds:
+                ok = run_replicas(seed, opts.commands, ports[0], ports[1:]) and ok
+        else:
+            redis_port, ringkv_port = rd.free_port(), rd.free_port()
+            servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
+            for seed in seeds:
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3) and ok
+        for p in servers:
+            if p.poll() is not None:
+                print("a server exited during the run (status %s)" % p.returncode)
+                ok = False
+        print("fuzz_collections --check %s: %d seeds x %d commands: %s" % (opts.check, len(seeds), opts.commands,
                                                                 "all matched" if ok else "MISMATCH"))
     finally:
         for p in servers:

@@ -35,10 +35,13 @@ int LogLevelFromName(std::string_view name) {
 }
 
 namespace {
-char g_role = 'M';  // 'C' in a forked child, as Redis marks its log lines
+// As Redis marks its log lines: 'M' a primary, 'S' a replica, 'C' a forked
+// child. Set by the main thread, read by any thread that logs.
+std::atomic<char> g_role{'M'};
 }  // namespace
 
-void SetLogRoleChild() { g_role = 'C'; }
+void SetLogRoleChild() { g_role.store('C', std::memory_order_relaxed); }
+void SetLogRoleReplica(bool replica) { g_role.store(replica ? 'S' : 'M', std::memory_order_relaxed); }
 
 void Log(int level, std::string_view message) {
   if (level < g_level.load(std::memory_order_relaxed)) return;
@@ -54,7 +57,7 @@ void Log(int level, std::string_view message) {
   line.reserve(message.size() + 64);
   line += std::to_string(getpid());
   line += ':';
-  line += g_role;
+  line += g_role.load(std::memory_order_relaxed);
   line += ' ';
   line += stamp;
   line += ' ';

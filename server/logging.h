@@ -18,5 +18,7 @@ int LogLevelFromName(std::string_view name);
 void Log(int level, std::string_view message);
 // In a forked child: lines are marked 'C' instead of 'M'.
 void SetLogRoleChild();
+// While the server replicates a primary (REPLICAOF host port): 'S'.
+void SetLogRoleReplica(bool replica);
 
 }  // namespace ringkv::server

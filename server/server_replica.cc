@@ -51,6 +51,7 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
       // Our replicas reconnect and continue with PSYNC under the new id.
       DisconnectReplicas();
     }
+    SetLogRoleReplica(false);
     Log(kNotice, "MASTER MODE enabled");
     return "+OK";
   }
@@ -61,6 +62,7 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;
+  SetLogRoleReplica(true);
   Log(kNotice, StrCat("Connecting to MASTER ", host, ":", port));
   if (start_time_ms_ != 0) StartMasterSync();  // at start-up: once listening
   return "+OK";

@@ -107,7 +107,9 @@ OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, long dou
   if (std::isnan(next) || std::isinf(next)) return OpStatus::kNanOrInf;
   bool created;
   if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
-  e->value = StringValue(FormatLongDouble(next));
+  // Not int-encoded even when integral: Redis keeps the text it formatted
+  // (OBJECT ENCODING embstr), without tryObjectEncoding.
+  e->value = StringValue::Text(FormatLongDouble(next));
   return next;
 }
 
@@ -129,10 +131,12 @@ OpResult<int64_t> OpAppend(Database& db, std::string_view key, std::string_view 
 
 OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset, std::string_view value,
                              int64_t max_len, int64_t now_ms) {
+  // offset + size without overflow: offset may be up to INT64_MAX.
+  const bool too_big = static_cast<int64_t>(value.size()) > max_len || offset > max_len - static_cast<int64_t>(value.size());
   Entry* e = db.Find(key, now_ms);
   if (e == nullptr) {
     if (value.empty()) return int64_t{0};
-    if (offset + static_cast<int64_t>(value.size()) > max_len) return OpStatus::kTooBig;
+    if (too_big) return OpStatus::kTooBig;
     bool created;
     e = db.FindOrInsert(key, now_ms, &created);
     e->value = StringValue::Raw("");
@@ -140,7 +144,7 @@ OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset,
     if (!e->value.is_string()) return OpStatus::kWrongType;
     int64_t len = static_cast<int64_t>(e->value.str().size());
     if (value.empty()) return len;
-    if (offset + static_cast<int64_t>(value.size()) > max_len) return OpStatus::kTooBig;
+    if (too_big) return OpStatus::kTooBig;
   }
   e->value.str().SetRange(static_cast<size_t>(offset), value);
   return static_cast<int64_t>(e->value.str().size());

@@ -50,6 +50,12 @@ StringValue StringValue::Raw(std::string_view s) {
   return v;
 }
 
+StringValue StringValue::Text(std::string_view s) {
+  StringValue v;
+  v.Init(s, false);
+  return v;
+}
+
 void StringValue::Init(std::string_view s, bool try_int) {
   int64_t v;
   if (try_int && s.size() <= 20 && StringToInt64(s, &v)) {

@@ -35,6 +35,9 @@ class StringValue {
   explicit StringValue(std::string_view s) { Init(s, /*try_int=*/true); }
   static StringValue FromInt(int64_t v);
   static StringValue Raw(std::string_view s);  // never int-encoded
+  // The text as Redis's createStringObject keeps it: never int-encoded,
+  // embstr up to 44 bytes (INCRBYFLOAT's result, for one).
+  static StringValue Text(std::string_view s);
 
   StringValue(const StringValue&) = delete;
   StringValue& operator=(const StringValue&) = delete;

@@ -36,15 +36,49 @@ bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, boo
   return true;
 }
 
-// If argv[*i] is EX/PX/EXAT/PXAT and a value follows, parses the pair into
-// an absolute deadline and advances *i. Returns false when it is not such an
-// option; *failed is set when it is but the value is invalid (replied).
-bool ParseExpireOption(CommandContext& ctx, size_t* i, std::string_view cmd, int64_t* deadline_ms, bool* failed) {
-  std::string_view a = ctx.argv[*i];
-  if (!(Is(a, "EX") || Is(a, "PX") || Is(a, "EXAT") || Is(a, "PXAT")) || *i + 1 >= ctx.argv.size()) return false;
-  const bool ms = Is(a, "PX") || Is(a, "PXAT");
-  const bool absolute = Is(a, "EXAT") || Is(a, "PXAT");
-  *failed = !ParseExpire(ctx, ctx.argv[++*i], ms ? 1 : 1000, absolute, cmd, deadline_ms);
+// The options of SET (from argv[3]) and GETEX (from argv[2]), checked word by
+// word as Redis's parseExtendedStringArgumentsOrReply does: each option is
+// refused only next to one it conflicts with (a repeated EX replaces the
+// earlier one), and the expiry's number is parsed later, so a syntax error
+// anywhere wins over a bad number.
+struct StringOptions {
+  bool nx = false, xx = false, get = false, keep_ttl = false, persist = false;
+  bool has_expire = false;      // EX/PX/EXAT/PXAT given, with expire_arg
+  std::string_view expire_arg;
+  int64_t unit_ms = 1000;
+  bool absolute = false;
+};
+
+bool ParseStringOptions(CommandContext& ctx, bool for_set, StringOptions* o) {
+  enum Expire { kNone, kEx, kPx, kExat, kPxat };
+  Expire expire = kNone;
+  for (size_t i = for_set ? 3 : 2; i < ctx.argv.size(); ++i) {
+    std::string_view a = ctx.argv[i];
+    const bool has_next = i + 1 < ctx.argv.size();
+    // An expiry option is refused after KEEPTTL, PERSIST or a different one.
+    auto expiry_allowed = [&](Expire kind) { return !o->keep_ttl && !o->persist && (expire == kNone || expire == kind); };
+    Expire kind = Is(a, "EX") ? kEx : Is(a, "PX") ? kPx : Is(a, "EXAT") ? kExat : Is(a, "PXAT") ? kPxat : kNone;
+    if (for_set && Is(a, "NX") && !o->xx) {
+      o->nx = true;
+    } else if (for_set && Is(a, "XX") && !o->nx) {
+      o->xx = true;
+    } else if (for_set && Is(a, "GET")) {
+      o->get = true;
+    } else if (for_set && Is(a, "KEEPTTL") && expire == kNone) {
+      o->keep_ttl = true;
+    } else if (!for_set && Is(a, "PERSIST") && expire == kNone) {
+      o->persist = true;
+    } else if (kind != kNone && has_next && expiry_allowed(kind)) {
+      expire = kind;
+      o->has_expire = true;
+      o->expire_arg = ctx.argv[++i];
+      o->unit_ms = kind == kPx || kind == kPxat ? 1 : 1000;
+      o->absolute = kind == kExat || kind == kPxat;
+    } else {
+      ctx.reply.Error(errors::kSyntax);
+      return false;
+    }
+  }
   return true;
 }
 
@@ -71,27 +105,16 @@ void CmdGet(CommandContext& ctx) {
 }
 
 void CmdSet(CommandContext& ctx) {
+  StringOptions parsed;
+  if (!ParseStringOptions(ctx, true, &parsed)) return;
   core::SetOptions opts;
-  bool has_expire = false;
-  for (size_t i = 3; i < ctx.argv.size(); ++i) {
-    std::string_view a = ctx.argv[i];
-    using C = core::SetOptions::Condition;
-    if (Is(a, "NX") && opts.condition != C::kIfExists) {
-      opts.condition = C::kIfMissing;
-    } else if (Is(a, "XX") && opts.condition != C::kIfMissing) {
-      opts.condition = C::kIfExists;
-    } else if (Is(a, "GET")) {
-      opts.get = true;
-    } else if (Is(a, "KEEPTTL") && !has_expire) {
-      opts.keep_ttl = true;
-    } else if (bool failed = false; !has_expire && !opts.keep_ttl &&
-               ParseExpireOption(ctx, &i, "set", &opts.expire_at_ms, &failed)) {
-      if (failed) return;
-      has_expire = true;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
+  using C = core::SetOptions::Condition;
+  opts.condition = parsed.nx ? C::kIfMissing : parsed.xx ? C::kIfExists : opts.condition;
+  opts.get = parsed.get;
+  opts.keep_ttl = parsed.keep_ttl;
+  const bool has_expire = parsed.has_expire;
+  if (has_expire && !ParseExpire(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "set", &opts.expire_at_ms)) {
+    return;
   }
   auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
@@ -171,19 +194,9 @@ void CmdGetdel(CommandContext& ctx) {
 }
 
 void CmdGetex(CommandContext& ctx) {
-  int64_t deadline = -1;
-  bool persist = false;
-  for (size_t i = 2; i < ctx.argv.size(); ++i) {
-    std::string_view a = ctx.argv[i];
-    if (Is(a, "PERSIST") && deadline < 0 && !persist) {
-      persist = true;
-    } else if (bool failed = false; deadline < 0 && !persist && ParseExpireOption(ctx, &i, "getex", &deadline, &failed)) {
-      if (failed) return;
-    } else {
-      ctx.reply.Error(errors::kSyntax);
-      return;
-    }
-  }
+  StringOptions parsed;
+  if (!ParseStringOptions(ctx, false, &parsed)) return;
+  const bool persist = parsed.persist;
   core::Database& db = ctx.server.db(ctx.client);
   core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) {
@@ -191,6 +204,12 @@ void CmdGetex(CommandContext& ctx) {
     return;
   }
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
+  // As in Redis, the expiry's number is checked only for an existing string.
+  int64_t deadline = -1;
+  if (parsed.has_expire &&
+      !ParseExpire(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "getex", &deadline)) {
+    return;
+  }
   char scratch[24];
   ctx.reply.Bulk(e->value.str().View(scratch));
   const std::string key(ctx.argv[1]);
@@ -285,6 +304,8 @@ void CmdDecrby(CommandContext& ctx) {
 }
 
 void CmdIncrbyfloat(CommandContext& ctx) {
+  // Unlike INCRBY, Redis checks the key's type before the increment.
+  if (!CheckType(ctx, ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms), core::ValueType::kString)) return;
   long double d;
   if (!ParseFloat(ctx, ctx.argv[2], &d)) return;
   auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], d, ctx.now_ms);
@@ -328,6 +349,14 @@ void CmdSetrange(CommandContext& ctx) {
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
 void CmdLcs(CommandContext& ctx) {
+  // Redis looks the keys up and checks their type before the options.
+  core::Database& db = ctx.server.db(ctx.client);
+  core::Entry* ea = db.FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* eb = db.FindForRead(ctx.argv[2], ctx.now_ms);
+  if ((ea && !ea->value.is_string()) || (eb && !eb->value.is_string())) {
+    ctx.reply.Error("ERR The specified keys must contain string values");
+    return;
+  }
   bool want_len = false, want_idx = false, with_match_len = false;
   int64_t min_match_len = 0;
   for (size_t i = 3; i < ctx.argv.size(); ++i) {
@@ -346,15 +375,8 @@ void CmdLcs(CommandContext& ctx) {
       return;
     }
   }
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* ea = db.FindForRead(ctx.argv[1], ctx.now_ms);
-  core::Entry* eb = db.FindForRead(ctx.argv[2], ctx.now_ms);
   if (want_len && want_idx) {
     ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
-    return;
-  }
-  if ((ea && !ea->value.is_string()) || (eb && !eb->value.is_string())) {
-    ctx.reply.Error("ERR The specified keys must contain string values");
     return;
   }
   std::string a = ea ? ea->value.str().ToString() : std::string();

@@ -97,6 +97,19 @@ TEST(StringOpsTest, IncrOverflowAndType) {
   EXPECT_EQ(OpAppend(db, "s", "defg", 5, 0).status(), OpStatus::kTooBig);
 }
 
+TEST(StringOpsTest, SetRangeRefusesOffsetsWhoseEndOverflows) {
+  Keyspace ks(1);
+  Database& db = ks.db(0);
+  const int64_t max_len = 512 * 1024 * 1024;
+  // offset + length would overflow int64 (undefined; it once wrapped past
+  // the size check and the server died allocating).
+  EXPECT_EQ(OpSetRange(db, "missing", INT64_MAX, "ab", max_len, 0).status(), OpStatus::kTooBig);
+  OpSet(db, "s", "abc", SetOptions{}, 0);
+  EXPECT_EQ(OpSetRange(db, "s", INT64_MAX - 1, "ab", max_len, 0).status(), OpStatus::kTooBig);
+  EXPECT_EQ(OpSetRange(db, "s", max_len - 1, "ab", max_len, 0).status(), OpStatus::kTooBig);
+  EXPECT_EQ(OpSetRange(db, "s", 1, "XY", max_len, 0).value(), 3);
+}
+
 TEST(GlobTest, RedisPatterns) {
   EXPECT_TRUE(GlobMatch("*", ""));
   EXPECT_TRUE(GlobMatch("h?llo", "hello"));

@@ -16,19 +16,19 @@ bool ValueAsInt(const StringValue& v, int64_t* out) {
   return StringToInt64(v.View(scratch), out);
 }
 
-bool ValueAsLongDouble(const StringValue& v, long double* out) {
-  char scratch[24];
-  std::string s(v.View(scratch));
+}  // namespace
+
+bool StringToLongDouble(std::string_view s, long double* out) {
   if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  char* end;
+  const std::string buf(s);
   errno = 0;
-  long double d = strtold(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || std::isnan(d)) return false;
-  *out = d;
+  char* end;
+  const long double v = strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || std::isnan(v)) return false;
+  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) return false;
+  *out = v;
   return true;
 }
-
-}  // namespace
 
 std::string FormatLongDouble(long double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -98,11 +98,13 @@ OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, in
   return next;
 }
 
-OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, long double delta, int64_t now_ms) {
+OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, std::string_view delta_text, int64_t now_ms) {
   Entry* e = db.Find(key, now_ms);
-  long double cur = 0;
+  long double cur = 0, delta;
   if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
-  if (e != nullptr && !ValueAsLongDouble(e->value.str(), &cur)) return OpStatus::kNotFloat;
+  char scratch[24];
+  if (e != nullptr && !StringToLongDouble(e->value.str().View(scratch), &cur)) return OpStatus::kNotFloat;
+  if (!StringToLongDouble(delta_text, &delta)) return OpStatus::kNotFloat;
   long double next = cur + delta;
   if (std::isnan(next) || std::isinf(next)) return OpStatus::kNanOrInf;
   bool created;

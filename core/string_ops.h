@@ -33,7 +33,9 @@ OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view v
 OpResult<std::string> OpGet(Database& db, std::string_view key, int64_t now_ms);
 // Adds delta to the integer value (0 when missing).
 OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, int64_t now_ms);
-OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, long double delta, int64_t now_ms);
+// Adds the increment, given as text, to the float value (0 when missing).
+// As Redis checks them: the key's type, its value, then the increment.
+OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, std::string_view delta_text, int64_t now_ms);
 // New length. max_len is proto-max-bulk-len.
 OpResult<int64_t> OpAppend(Database& db, std::string_view key, std::string_view value, int64_t max_len,
                            int64_t now_ms);
@@ -58,5 +60,8 @@ LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, u
 // Formats a long double the way INCRBYFLOAT replies ("%.17Lf", trailing zeros
 // removed).
 std::string FormatLongDouble(long double v);
+// Parses s as Redis's string2ld: the whole text, no leading space, at most
+// 5,000 bytes; NaN, overflow and underflow to zero are refused.
+bool StringToLongDouble(std::string_view s, long double* out);
 
 }  // namespace ringkv::core

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/string_ops.h"
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/list_util.h"
@@ -24,7 +25,7 @@ using core::ZSetValue;
 // getTimeoutFromObjectOrReply: the absolute deadline in ms, 0 for none.
 bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
   long double seconds;
-  if (!ParseLongDouble(arg, &seconds)) {
+  if (!core::StringToLongDouble(arg, &seconds)) {
     ctx.reply.Error("ERR timeout is not a float or out of range");
     return false;
   }

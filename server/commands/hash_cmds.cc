@@ -213,7 +213,7 @@ void CmdHincrbyfloat(CommandContext& ctx) {
   if (h == nullptr) return;
   long double current = 0;
   std::string old;
-  if (h->Get(ctx.argv[2], &old) && !ParseLongDouble(old, &current)) {
+  if (h->Get(ctx.argv[2], &old) && !core::StringToLongDouble(old, &current)) {
     ctx.reply.Error("ERR hash value is not a float");
     DeleteIfEmpty(ctx, *h);
     return;

@@ -304,11 +304,8 @@ void CmdDecrby(CommandContext& ctx) {
 }
 
 void CmdIncrbyfloat(CommandContext& ctx) {
-  // Unlike INCRBY, Redis checks the key's type before the increment.
-  if (!CheckType(ctx, ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms), core::ValueType::kString)) return;
-  long double d;
-  if (!ParseFloat(ctx, ctx.argv[2], &d)) return;
-  auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], d, ctx.now_ms);
+  // Unlike INCRBY, the increment is parsed after the key's type is checked.
+  auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], ctx.now_ms);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
   KeyEvent(ctx, notify::kString, "incrbyfloat", ctx.argv[1]);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/glob.h"
+#include "core/string_ops.h"
 #include "core/string_value.h"
 #include "core/strings.h"
 #include "server/errors.h"
@@ -18,19 +19,6 @@ bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {
   if (core::StringToInt64(arg, out)) return true;
   ctx.reply.Error(errors::kNotInteger);
   return false;
-}
-
-bool ParseLongDouble(std::string_view s, long double* out) {
-  // string2ld: no leading space, whole string consumed, not NaN.
-  if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  std::string buf(s);
-  errno = 0;
-  char* end;
-  long double v = strtold(buf.c_str(), &end);
-  if (end != buf.c_str() + buf.size() || std::isnan(v)) return false;
-  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) return false;
-  *out = v;
-  return true;
 }
 
 bool ParseDouble(std::string_view s, double* out) {
@@ -47,7 +35,7 @@ bool ParseDouble(std::string_view s, double* out) {
 }
 
 bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
-  if (ParseLongDouble(arg, out)) return true;
+  if (core::StringToLongDouble(arg, out)) return true;
   ctx.reply.Error(errors::kNotFloat);
   return false;
 }

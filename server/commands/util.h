@@ -27,7 +27,6 @@ bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out);
 // Parses a long double as Redis's string2ld; replies "value is not a valid
 // float" on failure.
 bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out);
-bool ParseLongDouble(std::string_view s, long double* out);
 // Parses a double as Redis's string2d (getDoubleFromObject): the whole text,
 // no leading space; NaN, overflow and underflow to zero are refused.
 bool ParseDouble(std::string_view s, double* out);

@@ -93,7 +93,10 @@ TEST(StringOpsTest, IncrOverflowAndType) {
   EXPECT_EQ(OpIncrBy(db, "n", 1, 0).status(), OpStatus::kOverflow);
   OpSet(db, "s", "abc", SetOptions{}, 0);
   EXPECT_EQ(OpIncrBy(db, "s", 1, 0).status(), OpStatus::kNotInteger);
-  EXPECT_EQ(OpIncrByFloat(db, "s", 1, 0).status(), OpStatus::kNotFloat);
+  EXPECT_EQ(OpIncrByFloat(db, "s", "1", 0).status(), OpStatus::kNotFloat);
+  EXPECT_EQ(OpIncrByFloat(db, "n", "abc", 0).status(), OpStatus::kNotFloat);
+  OpSet(db, "huge", "1e5000", SetOptions{}, 0);  // overflows a long double: string2ld refuses it
+  EXPECT_EQ(OpIncrByFloat(db, "huge", "1", 0).status(), OpStatus::kNotFloat);
   EXPECT_EQ(OpAppend(db, "s", "defg", 5, 0).status(), OpStatus::kTooBig);
 }
 

@@ -16,8 +16,15 @@ Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return nullptr;
   if (IsExpired(*e, now_ms)) {
-    DeleteExpired(key);
-    return nullptr;
+    switch (*expiry_mode_) {
+      case ExpiryMode::kKeep:
+        return e;
+      case ExpiryMode::kHide:
+        return nullptr;
+      case ExpiryMode::kDelete:
+        DeleteExpired(key);
+        return nullptr;
+    }
   }
   return e;
 }
@@ -25,7 +32,7 @@ Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
   auto [found, inserted] = dict_.Insert(key);
   Entry& e = *found;
-  if (!inserted && IsExpired(e, now_ms)) {
+  if (!inserted && *expiry_mode_ != ExpiryMode::kKeep && IsExpired(e, now_ms)) {
     if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
     RemoveExpireRecord(e.expire_index);
     e = Entry{};
@@ -134,6 +141,7 @@ bool Database::RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key) {
       key->assign(node->key.view());
       return true;
     }
+    if (*expiry_mode_ != ExpiryMode::kDelete) continue;
     std::string stale(node->key.view());
     DeleteExpired(stale);
   }
@@ -165,7 +173,7 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
 
 Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
   for (int i = 0; i < databases; ++i) {
-    dbs_.push_back(std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_));
+    dbs_.push_back(std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_, &expiry_mode_));
   }
 }
 

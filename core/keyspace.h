@@ -4,8 +4,11 @@
 // cursor that survives resizes); keys with a time to live also sit in a dense
 // expiry index (key copy + deadline) so the active expiry cycle can sample
 // them uniformly at random in O(1), as Redis samples its expires dict.
-// Expired keys are never returned by Find(): they are deleted lazily there
-// and actively by ActiveExpireCycle().
+// What lookups do with a key whose deadline has passed is the keyspace's
+// ExpiryMode: a primary deletes it (lazily in Find, actively in
+// ActiveExpireCycle); a replica hides it from its clients but keeps it until
+// its primary's DEL arrives, and applies its primary's stream (or an AOF being
+// loaded) as if the key were live -- the primary decided it was.
 //
 // Thread-safety: none. REQUIRES: used only by the thread that owns the
 // keyspace (the main command thread).
@@ -62,6 +65,13 @@ class KeyspaceObserver {
   bool wants_key_misses = false;
 };
 
+// How lookups treat keys whose deadline has passed (Redis's expireIfNeeded).
+enum class ExpiryMode : uint8_t {
+  kDelete,  // a primary: an expired key is deleted on access (and the observer told)
+  kHide,    // a replica serving its clients: looks missing, stays stored
+  kKeep,    // applying the primary's stream or loading: looks live
+};
+
 // A key with a deadline, in a database's dense expiry index.
 struct ExpireRecord {
   std::string key;
@@ -78,13 +88,13 @@ struct DetachedData {
 class Database {
  public:
   Database(int index, KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng,
-           KeyspaceObserver* const* observer)
-      : index_(index), stats_(stats), access_(access), rng_(rng), observer_(observer) {}
+           KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode)
+      : index_(index), stats_(stats), access_(access), rng_(rng), observer_(observer), expiry_mode_(expiry_mode) {}
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  // The live entry for key, or nullptr (expired keys are deleted here).
-  // Records an access (LRU clock / LFU counter) on a hit.
+  // The live entry for key, or nullptr. An expired key is deleted here
+  // (kDelete), looks missing (kHide) or is returned (kKeep). Records an access (LRU clock / LFU counter) on a hit.
   Entry* Find(std::string_view key, int64_t now_ms);
   // As Find, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT,
   // TYPE, TTL, EXISTS).
@@ -98,7 +108,8 @@ class Database {
     return e;
   }
   // Inserts an empty entry or returns the existing live one; *created tells.
-  // One probe of the table (an expired entry found there is reset in place).
+  // One probe of the table (an expired entry found there is reset in place,
+  // except in kKeep, where it counts as live).
   Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
   bool Erase(std::string_view key);
   // Sets or clears (when_ms < 0) the deadline of a live entry.
@@ -130,7 +141,7 @@ class Database {
   // present for the whole scan is returned at least once.
   uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
   // A random live key ("" and false when empty). Expired keys met on the way
-  // are deleted, as Redis's RANDOMKEY does.
+  // are deleted (kDelete only), as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
   // Hints that `key` will be looked up soon (stage 0: its bucket, stage 1:
   // its node). Changes nothing.
@@ -183,6 +194,7 @@ class Database {
   const AccessPolicy* access_;
   absl::BitGen* rng_;
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
+  const ExpiryMode* expiry_mode_;      // the keyspace's mode
 };
 
 class Keyspace {
@@ -205,6 +217,9 @@ class Keyspace {
   void SetForkChildActive(bool active);
   // Receives expired and evicted keys (nullptr: nobody is told).
   void set_observer(KeyspaceObserver* observer) { observer_ = observer; }
+  // What lookups do with expired keys (kDelete until the server says otherwise).
+  ExpiryMode expiry_mode() const { return expiry_mode_; }
+  void set_expiry_mode(ExpiryMode mode) { expiry_mode_ = mode; }
 
   // Active expiry across all databases within `budget_us` microseconds, as
   // Redis's activeExpireCycle: sample 20 keys per database, repeat while more
@@ -222,6 +237,7 @@ class Keyspace {
   KeyspaceStats stats_;
   CollectionLimits limits_;
   KeyspaceObserver* observer_ = nullptr;
+  ExpiryMode expiry_mode_ = ExpiryMode::kDelete;
   bool fork_child_active_ = false;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;

@@ -65,13 +65,9 @@ OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view v
   }
   e->value = StringValue(value);
   if (!opts.keep_ttl) db.SetExpire(key, e, -1);
-  if (opts.expire_at_ms >= 0) {
-    if (opts.expire_at_ms <= now_ms) {
-      db.Erase(key);  // a deadline in the past deletes the key at once, as Redis does
-    } else {
-      db.SetExpire(key, e, opts.expire_at_ms);
-    }
-  }
+  // A deadline already past is set all the same (Redis 7.0): the key expires
+  // on its next access or in the active cycle, and its DEL is propagated then.
+  if (opts.expire_at_ms >= 0) db.SetExpire(key, e, opts.expire_at_ms);
   result.written = true;
   return result;
 }

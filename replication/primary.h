@@ -69,8 +69,11 @@ class Primary {
   // Appends a command executed in `db` (SELECT first when the stream's
   // database differs).
   void Feed(int db, std::span<const std::string_view> argv);
-  // Appends a command that does not depend on the database (PING, REPLCONF).
+  // Appends a command that does not depend on the database (PING, REPLCONF),
+  // or one of our primary's stream.
   void FeedRaw(std::span<const std::string_view> argv);
+  // Appends already encoded stream bytes (our primary's, verbatim).
+  void FeedStream(std::string_view bytes) { backlog_.Append(bytes); }
   // The next Feed starts with SELECT (after a full sync began).
   void ForceSelect() { stream_db_ = -1; }
 

@@ -123,6 +123,7 @@ void Server::ApplyConfigHooks() {
     min_replicas_to_write_ = config_->Int("min-replicas-to-write");
     min_replicas_max_lag_ = config_->Int("min-replicas-max-lag");
     replica_read_only_ = config_->Bool("replica-read-only");
+    replica_ignore_maxmemory_ = config_->Bool("replica-ignore-maxmemory");
     serve_stale_data_ = config_->Bool("replica-serve-stale-data");
     lazy_eviction_ = config_->Bool("lazyfree-lazy-eviction");
     obuf_normal_ = config_->OutputLimit("normal");
@@ -151,7 +152,7 @@ void Server::ApplyConfigHooks() {
                            "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
                            "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
                            "lazyfree-lazy-expire", "lazyfree-lazy-eviction", "min-replicas-to-write",
-                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data",
+                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data", "replica-ignore-maxmemory",
                            "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
                            "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
                            "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
@@ -228,6 +229,7 @@ absl::Status Server::Start() {
     int64_t port = 0;
     core::StringToInt64(primary[1], &port);
     ReplicaOf(std::string(primary[0]), static_cast<int>(port));
+    master_->db = restored_stream_db_;  // the stream after our own RDB continues there
   }
   return absl::OkStatus();
 }
@@ -290,7 +292,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   if (c->over_soft_limit) over_soft_limit_since_.erase(c->id());
   if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
-  if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed();
+  if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed(*c);
   clients_.erase(c->id());
 }
 
@@ -419,7 +421,10 @@ void Server::Execute(Client& c, Argv argv) {
   }
   // maxmemory: evict first; refuse commands that may grow memory when nothing
   // more can be evicted (Redis's order: after AUTH, before CLIENT PAUSE).
-  if (maxmemory_ > 0) {
+  // A replica is an exact copy of its primary: with replica-ignore-maxmemory
+  // it evicts nothing of its own (the primary's DELs do), and a command of
+  // its primary's stream is never refused, whatever the setting.
+  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !c.is_master) {
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
     if (!fits && (flags & cmd::kDenyOom)) {

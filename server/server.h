@@ -125,6 +125,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   ServerStats& stats() { return stats_; }
   const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
+  const Client* FindClient(uint64_t id) const {
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second.get();
+  }
   // Closes a client after the replies already queued for it are sent.
   void CloseClient(Client& c);
   std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
@@ -183,6 +187,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   RdbSaver& rdb() { return *rdb_; }
   ChildProcess& child() { return child_; }
   bool loading() const { return loading_; }
+  // Whether a command setting a deadline already past deletes the key at
+  // once (Redis's checkAlreadyExpired): not while loading, nor on a replica.
+  bool DeletesPastDeadlines() const { return keyspace_.expiry_mode() == core::ExpiryMode::kDelete; }
   // A replica parsing its primary's payload off the main thread (diskless
   // load) while it serves its current data.
   bool async_loading() const { return async_loading_.load(std::memory_order_relaxed); }
@@ -312,6 +319,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     int64_t last_io_ms = 0;
     uint64_t fsynced_offset = 0; // replication offset known fsynced to our AOF
     int64_t last_ack_ms = 0;
+    // The database the primary's stream has selected. It outlives the link,
+    // as Redis's cached master client does: a partial resync continues the
+    // stream without a SELECT.
+    int db = 0;
+    // The primary's MULTI ... (queued commands), not yet counted: the
+    // offset moves past a transaction only at its EXEC, so a link cut inside
+    // one discards it and the partial resync sends it again whole.
+    std::string open_transaction;
   };
   const MasterLink* master_link() const { return master_.get(); }
   // Replication info saved in RDB files (so a restart can PSYNC).
@@ -409,7 +424,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void OnSyncResult(repl::SyncResult result);
   void ExecuteFromMaster(Client& c, Argv argv);
   void ReplicaCron(int64_t now_ms);
-  void OnMasterLinkClosed();
+  // The link to the primary closed: what outlives it is kept, a retry planned.
+  void OnMasterLinkClosed(const Client& link);
+  // Keeps what outlives the primary's client (its database) and forgets the
+  // client and its unapplied transaction.
+  void DetachMasterClient(const Client& link);
+  // The database the replication stream after a snapshot taken now is in
+  // (AUX repl-stream-db).
+  int SnapshotStreamDb() const;
+  // Blocked clients get -UNBLOCKED and are closed (this server turns replica).
+  void DisconnectBlockedClients();
   // Stops a sync in progress and closes the link to the primary.
   void CloseMasterLink();
   void FailoverCron(int64_t now_ms);
@@ -507,7 +531,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<core::Keyspace> sync_staging_;
   RdbLoadStats sync_staging_stats_;
   std::atomic<bool> async_loading_{false};  // INFO async_loading
-  bool executing_from_master_ = false;
+  int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   // A replica with an AOF: (AOF offset written, replication offset then),
   // so an fsync completion tells how far the stream is durable (FACK).
   std::deque<std::pair<uint64_t, uint64_t>> aof_repl_marks_;
@@ -528,6 +552,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;
   bool replica_read_only_ = true;
+  bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
 };

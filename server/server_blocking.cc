@@ -138,6 +138,20 @@ bool Server::UnblockByRequest(uint64_t id, bool error) {
   return true;
 }
 
+void Server::DisconnectBlockedClients() {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, state] : blocked_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    Client* c = FindClient(id);
+    if (c == nullptr) continue;
+    io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
+    rb.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
+    ++stats_.total_error_replies;
+    UnblockClient(*c, UnblockReason::kClosed);
+    CloseClient(*c);
+  }
+}
+
 void Server::ResetClientState(Client& c) {
   if (c.blocked) UnblockClient(c, UnblockReason::kClosed);
   if (c.in_multi) multi_.erase(c.id());

@@ -45,7 +45,7 @@ void Server::StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, 
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
   options.repl_id = repl_ids_.replid;
   options.repl_offset = static_cast<int64_t>(offset);
-  options.repl_stream_db = 0;
+  options.repl_stream_db = SnapshotStreamDb();
   const std::string mark = repl::NewEofMark();
   core::Keyspace* ks = &keyspace_;
   const int read_fd = fds[0], write_fd = fds[1];

@@ -24,8 +24,11 @@ void Server::Propagate(int db, Argv argv) {
     return;
   }
   aof_->Feed(db, argv);
-  // Commands from our primary reach our backlog verbatim (ExecuteFromMaster).
-  if (primary_ && !executing_from_master_) primary_->Feed(db, argv);
+  // Only a top-level primary writes its own stream. A replica's backlog is
+  // its primary's stream, verbatim (ExecuteFromMaster), so offsets mean the
+  // same bytes on every node of the chain: a writable replica's own writes
+  // go to its AOF only, as in Redis.
+  if (primary_ && !master_) primary_->Feed(db, argv);
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
@@ -97,6 +100,13 @@ absl::Status Server::LoadData() {
   };
   loading_ = true;
   absl::Status status;
+  // Nothing expires while loading: an AOF replays as it was written
+  // (Redis's expireIfNeeded does nothing while loading), and a replica's own
+  // RDB keeps its expired keys for its primary's DELs.
+  const bool as_replica = !config_->Str("replicaof").empty();
+  keyspace_.set_expiry_mode(config_->Bool("appendonly") ? core::ExpiryMode::kKeep
+                            : as_replica                ? core::ExpiryMode::kHide
+                                                        : core::ExpiryMode::kDelete);
   if (config_->Bool("appendonly")) {
     aof_client_ = std::make_unique<Client>();
     aof_client_->authenticated = true;
@@ -122,6 +132,7 @@ absl::Status Server::LoadData() {
         repl_ids_.offset = r->repl_offset;
         primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
                                                    static_cast<uint64_t>(r->repl_offset));
+        restored_stream_db_ = r->repl_stream_db;
       }
       Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired, "."));
       Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", seconds()));
@@ -130,6 +141,7 @@ absl::Status Server::LoadData() {
     }
   }
   loading_ = false;
+  keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
   rdb_->set_lastsave(UnixMs());
   stats_.dirty = 0;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
@@ -335,12 +347,15 @@ absl::Status Server::DebugLoadAof() {
   core::Keyspace previous(keyspace_.count());
   for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(previous.db(i));
   loading_ = true;
+  const core::ExpiryMode mode = keyspace_.expiry_mode();
+  keyspace_.set_expiry_mode(core::ExpiryMode::kKeep);  // replayed as written
   aof_client_ = std::make_unique<Client>();
   aof_client_->authenticated = true;
   uint64_t keys = 0;
   absl::Status s = aof_->ReplayFiles(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
   aof_transaction_.reset();
   aof_client_.reset();
+  keyspace_.set_expiry_mode(mode);
   loading_ = false;
   if (!s.ok()) {
     for (int i = 0; i < keyspace_.count(); ++i) {

@@ -57,7 +57,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
 }
 
 void Server::PropagateToReplicas(int db, Argv argv) {
-  if (primary_ && !executing_from_master_ && !loading_) primary_->Feed(db, argv);
+  if (primary_ && !master_ && !loading_) primary_->Feed(db, argv);  // a replica only relays its primary's stream
 }
 
 }  // namespace ringkv::server

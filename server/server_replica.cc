@@ -21,9 +21,23 @@ RdbSaveOptions Server::ReplSaveInfo() const {
   if (primary_ || master_) {
     o.repl_id = repl_ids_.replid;
     o.repl_offset = static_cast<int64_t>(master_repl_offset());
-    o.repl_stream_db = 0;
+    o.repl_stream_db = SnapshotStreamDb();
   }
   return o;
+}
+
+int Server::SnapshotStreamDb() const {
+  if (!master_) return 0;  // a primary's stream after a snapshot starts with SELECT (ForceSelect)
+  // A replica's stream is its primary's, verbatim: it continues in the
+  // database the primary's link has selected (Redis's rsi->repl_stream_db).
+  if (const Client* m = master_->client_id != 0 ? FindClient(master_->client_id) : nullptr) return m->db;
+  return master_->db;
+}
+
+void Server::DetachMasterClient(const Client& link) {
+  master_->db = link.db;
+  master_->open_transaction.clear();  // the partial resync sends it again
+  master_->client_id = 0;
 }
 
 void Server::CloseMasterLink() {
@@ -31,6 +45,7 @@ void Server::CloseMasterLink() {
   sync_staging_.reset();  // a diskless load cut short (the worker has stopped)
   if (master_->client_id == 0) return;
   if (Client* m = FindClient(master_->client_id)) {
+    DetachMasterClient(*m);
     m->closing = true;
     io_->CloseNow(m->conn);
   }
@@ -42,7 +57,11 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     if (!master_) return "+OK";
     CloseMasterLink();
     master_.reset();
+    keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // our own keys expire here now
     if (primary_) {
+      // Our own writes follow the primary's stream: the first one selects
+      // its database (the stream's last SELECT was the old primary's).
+      primary_->ForceSelect();
       // Keep the history: the old primary's id becomes the secondary one, so
       // its other replicas can continue here with a partial resync.
       repl_ids_.replid2 = repl_ids_.replid;
@@ -56,12 +75,26 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     return "+OK";
   }
   if (master_ && master_->host == host && master_->port == port) return "+OK Already connected to specified master";
-  if (master_) CloseMasterLink();
+  // A replica moving to another primary keeps its link's database, as Redis
+  // keeps its cached master; a primary turning replica starts from db 0 (the
+  // new primary's stream starts with SELECT: it promoted itself).
+  int link_db = 0;
+  if (master_) {
+    CloseMasterLink();
+    link_db = master_->db;
+  } else {
+    // Clients blocked here would be served by the new primary's writes and
+    // diverge from it: they are told and disconnected, as in Redis.
+    DisconnectBlockedClients();
+  }
   // Our replicas resync with us (they continue if our history allows it).
   if (primary_) DisconnectReplicas();
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;
+  master_->db = link_db;
+  // Expired keys stay until the primary's DEL (reads do not see them).
+  keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
   SetLogRoleReplica(true);
   Log(kNotice, StrCat("Connecting to MASTER ", host, ":", port));
   if (start_time_ms_ != 0) StartMasterSync();  // at start-up: once listening
@@ -92,6 +125,7 @@ void Server::StartMasterSync() {
   sync_staging_.reset();
   if (load_mode == "swapdb" || (load_mode == "on-empty-db" && empty)) {
     sync_staging_ = std::make_unique<core::Keyspace>(keyspace_.count());
+    sync_staging_->set_expiry_mode(core::ExpiryMode::kHide);  // keeps expired keys, as a replica loads
     sync_staging_->limits() = keyspace_.limits();
     sync_staging_->access_policy() = keyspace_.access_policy();
     core::Keyspace* staging = sync_staging_.get();
@@ -174,6 +208,9 @@ void Server::OnSyncResult(repl::SyncResult r) {
       primary_.reset();
     }
     rdb_->set_load_stats(*loaded);
+    // The stream after the snapshot continues in the database it names
+    // (a primary's starts with SELECT anyway; a chained replica's may not).
+    master_->db = loaded->repl_stream_db;
     // The primary's history is ours now: its id, and a backlog from its offset.
     repl_ids_ = repl::ReplicationIds{};
     repl_ids_.replid = r.replid;
@@ -197,6 +234,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
   auto* c = static_cast<Client*>(conn->owner);
   c->is_master = true;
   c->authenticated = true;
+  c->db = master_->db;
   master_->client_id = c->id();
   master_->state = MasterLink::State::kConnected;
   master_->last_io_ms = now_ms;
@@ -212,14 +250,27 @@ void Server::OnSyncResult(repl::SyncResult r) {
 namespace ringkv::server {
 
 void Server::ExecuteFromMaster(Client& c, Argv argv) {
-  // Every byte of the primary's stream goes to our own backlog, verbatim,
-  // so our replicas and a later PSYNC see the same offsets.
-  executing_from_master_ = true;
+  // The primary decided which keys are live: its commands see expired keys
+  // that have not been deleted yet (its DEL comes in the stream).
+  keyspace_.set_expiry_mode(core::ExpiryMode::kKeep);
   Execute(c, argv);
-  executing_from_master_ = false;
-  if (primary_) primary_->FeedRaw(argv);
+  keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
+  if (!master_) return;
+  master_->last_io_ms = UnixMs();
+  // Every byte of the primary's stream goes to our own backlog, verbatim,
+  // so our replicas and a later PSYNC see the same offsets -- counted only
+  // once applied: a transaction's bytes wait for its EXEC (Redis's reploff
+  // does not move inside MULTI either).
+  if (!primary_) return;
+  if (c.in_multi || !master_->open_transaction.empty()) {
+    repl::AppendCommand(argv, &master_->open_transaction);
+    if (c.in_multi) return;
+    primary_->FeedStream(master_->open_transaction);
+    master_->open_transaction.clear();
+  } else {
+    primary_->FeedRaw(argv);
+  }
   repl_ids_.offset = static_cast<int64_t>(master_repl_offset());
-  if (master_) master_->last_io_ms = UnixMs();
 }
 
 void Server::SendAckToMaster() {
@@ -239,10 +290,10 @@ void Server::SendAckToMaster() {
   io_->PrepareWrite(m->conn).Append(ack);
 }
 
-void Server::OnMasterLinkClosed() {
+void Server::OnMasterLinkClosed(const Client& link) {
   if (!master_) return;
   Log(kWarning, "Connection with master lost.");
-  master_->client_id = 0;
+  DetachMasterClient(link);
   master_->state = MasterLink::State::kConnect;
   master_->retry_at_ms = UnixMs() + 1000;
 }

@@ -179,7 +179,7 @@ void Server::StartFullSyncIfNeeded(int64_t now_ms) {
   RdbSaveOptions info;
   info.repl_id = repl_ids_.replid;
   info.repl_offset = static_cast<int64_t>(offset);
-  info.repl_stream_db = 0;
+  info.repl_stream_db = SnapshotStreamDb();
   if (absl::Status s = rdb_->BackgroundSave(now_ms, stats_.dirty, &info); !s.ok()) {
     Log(kWarning, StrCat("BGSAVE for replication failed: ", s.message()));
     for (repl::ReplicaLink* r : waiting) DropReplica(r->client_id);
@@ -269,7 +269,8 @@ void Server::BeforeFlushReplication() {
   // acknowledgement can catch up with the offset (as Redis pauses it).
   // The request stays pending while no replica is online yet (one still
   // syncing): it is sent as soon as there is one to answer.
-  if (get_ack_pending_ && (!failover_ || !failover_->ack_requested) && primary_->online() > 0) {
+  // A replica relays its primary's stream only: nothing of its own.
+  if (get_ack_pending_ && !master_ && (!failover_ || !failover_->ack_requested) && primary_->online() > 0) {
     get_ack_pending_ = false;
     const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
     primary_->FeedRaw(getack);
@@ -317,7 +318,7 @@ void Server::ReplicationCron(int64_t now_ms) {
     }
   }
   const int64_t period_ms = config_->Int("repl-ping-replica-period") * 1000;
-  if (primary_->online() > 0 && now_ms - last_replica_ping_ms_ >= period_ms && !failover_) {
+  if (primary_->online() > 0 && !master_ && now_ms - last_replica_ping_ms_ >= period_ms && !failover_) {
     last_replica_ping_ms_ = now_ms;
     const std::string_view ping[] = {"PING"};
     primary_->FeedRaw(ping);

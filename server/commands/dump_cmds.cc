@@ -69,7 +69,7 @@ void CmdRestore(CommandContext& ctx) {
   }
   const bool deleted = replace && db.Erase(key);
   if (ttl && !absttl) ttl += ctx.now_ms;
-  if (ttl && ttl <= ctx.now_ms && !ctx.server.loading()) {
+  if (ttl && ttl <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
     // Already expired: nothing is created; a replaced key is gone.
     if (deleted) {
       ++ctx.server.stats().dirty;

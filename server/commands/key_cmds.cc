@@ -119,6 +119,8 @@ void CmdFlushdb(CommandContext& ctx) {
   if (!ParseFlushMode(ctx, &async)) return;
   FlushDatabase(ctx, ctx.server.db(ctx.client), async);
   ctx.server.TrackingFlushed(/*all=*/false);
+  // Propagated even when the database was empty, as Redis 7.0 forces it.
+  ctx.server.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }
 
@@ -177,7 +179,7 @@ void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
     return;
   }
   const std::string key(ctx.argv[1]);
-  if (when <= ctx.now_ms) {
+  if (when <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
     db.Erase(key);
     KeyEvent(ctx, notify::kGeneric, "del", key);
     ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});

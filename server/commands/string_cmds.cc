@@ -213,7 +213,7 @@ void CmdGetex(CommandContext& ctx) {
   char scratch[24];
   ctx.reply.Bulk(e->value.str().View(scratch));
   const std::string key(ctx.argv[1]);
-  if (deadline >= 0 && deadline <= ctx.now_ms) {
+  if (deadline >= 0 && deadline <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
     db.Erase(key);
     ++ctx.server.stats().dirty;
     KeyEvent(ctx, notify::kGeneric, "del", key);

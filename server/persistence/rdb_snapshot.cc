@@ -24,7 +24,9 @@ class KeyspaceLoader : public core::RdbVisitor {
 
   absl::Status OnEntry(int db, std::string key, core::Value value, int64_t expire_ms,
                        core::KeyMeta meta) override {
-    if (expire_ms >= 0 && expire_ms <= now_ms_) {  // as a primary loading: drop expired keys
+    // A primary drops keys already expired; a replica keeps them until its
+    // primary's DEL (the keyspace's expiry mode says which it is).
+    if (expire_ms >= 0 && expire_ms <= now_ms_ && ks_.expiry_mode() == core::ExpiryMode::kDelete) {
       ++stats_.expired;
       return absl::OkStatus();
     }
@@ -45,6 +47,9 @@ class KeyspaceLoader : public core::RdbVisitor {
   absl::Status OnAux(std::string_view key, std::string_view value) override {
     if (key == "repl-id" && value.size() == 40) stats_.repl_id = std::string(value);
     if (key == "repl-offset") core::StringToInt64(value, &stats_.repl_offset);
+    if (int64_t db; key == "repl-stream-db" && core::StringToInt64(value, &db) && db >= 0 && db < ks_.count()) {
+      stats_.repl_stream_db = static_cast<int>(db);
+    }
     return absl::OkStatus();
   }
 

@@ -43,6 +43,7 @@ struct RdbLoadStats {
   uint64_t expired = 0;  // already past their deadline: not loaded
   std::string repl_id;   // AUX repl-id / repl-offset, when the file has them
   int64_t repl_offset = -1;
+  int repl_stream_db = 0;  // AUX repl-stream-db: the database the stream after the file has selected
 };
 
 // Loads RDB records from src into ks (which the caller has emptied).

@@ -43,6 +43,7 @@ class Link {
       while (true) {
         ssize_t n = ::recv(fd_, &c, 1, 0);
         if (n < 0 && errno == EINTR) continue;
+        timed_out_ = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
         if (n <= 0) return false;
         if (c == '\n') break;
         if (line->size() > 4096) return false;
@@ -62,6 +63,8 @@ class Link {
     }
     return true;
   }
+  // The last read failed because repl-timeout passed without a byte.
+  bool timed_out() const { return timed_out_; }
   std::string Command(const std::vector<std::string_view>& argv) {
     std::string out;
     AppendCommand(argv, &out);
@@ -70,6 +73,7 @@ class Link {
 
  private:
   int fd_;
+  bool timed_out_ = false;
 };
 
 int ConnectTo(const std::string& host, int port, int timeout_s, std::string* error) {
@@ -211,13 +215,22 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     fd_ = -1;
     return r;
   };
+  phase_ = SyncPhase::kConnecting;
   r.fd = ConnectTo(req.host, req.port, req.timeout_s, &r.error);
   if (r.fd < 0) return fail(absl::StrCat("Error condition on socket for SYNC: ", r.error));
   fd_ = r.fd;
+  phase_ = SyncPhase::kHandshake;
   Link link(r.fd);
+  // A primary silent for repl-timeout during the handshake (the words
+  // operators and Redis's tests look for).
+  auto handshake_failed = [&](std::string why) {
+    return fail(link.timed_out() ? std::string("Timeout connecting to the MASTER...") : std::move(why));
+  };
   std::string line;
   // PING: any reply but a real error is fine (-NOAUTH means AUTH comes next).
-  if (!link.Send(link.Command({"PING"})) || !link.ReadLine(&line)) return fail("Master did not reply to PING");
+  if (!link.Send(link.Command({"PING"})) || !link.ReadLine(&line)) {
+    return handshake_failed("Master did not reply to PING");
+  }
   if (line[0] == '-' && line.rfind("-NOAUTH", 0) != 0 && line.rfind("-NOPERM", 0) != 0 &&
       line.rfind("-ERR operation not permitted", 0) != 0) {
     return fail(absl::StrCat("Error reply to PING from master: '", line, "'"));
@@ -226,7 +239,9 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     std::vector<std::string_view> auth = {"AUTH"};
     if (!req.masteruser.empty()) auth.push_back(req.masteruser);
     auth.push_back(req.masterauth);
-    if (!link.Send(link.Command(auth)) || !link.ReadLine(&line)) return fail("Master did not reply to AUTH");
+    if (!link.Send(link.Command(auth)) || !link.ReadLine(&line)) {
+      return handshake_failed("Master did not reply to AUTH");
+    }
     if (line[0] == '-') return fail(absl::StrCat("Unable to AUTH to MASTER: ", line));
   }
   const std::string port = std::to_string(req.listening_port);
@@ -235,14 +250,14 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   handshake += link.Command({"REPLCONF", "capa", "eof", "capa", "psync2"});
   if (!link.Send(handshake)) return fail("Error writing the handshake");
   for (int i = 0; i < (req.announce_ip.empty() ? 2 : 3); ++i) {
-    if (!link.ReadLine(&line)) return fail("Master did not reply to REPLCONF");
+    if (!link.ReadLine(&line)) return handshake_failed("Master did not reply to REPLCONF");
     // Errors to REPLCONF are not fatal (old primaries), as in Redis.
   }
   const std::string offset = std::to_string(req.psync_offset);
   std::vector<std::string_view> psync = {"PSYNC", req.replid, offset};
   if (req.failover) psync.push_back("FAILOVER");
   if (!link.Send(link.Command(psync)) || !link.ReadLine(&line)) {
-    return fail("Master did not reply to PSYNC");
+    return handshake_failed("Master did not reply to PSYNC");
   }
   timeval none{0, 0};  // the stream may be idle for long: no timeouts from here on
   if (line.rfind("+CONTINUE", 0) == 0) {
@@ -255,6 +270,7 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   }
   if (line.rfind("+FULLRESYNC ", 0) != 0) return fail(absl::StrCat("Unexpected reply to PSYNC from master: ", line));
   r.replid = line.substr(12, 40);
+  phase_ = SyncPhase::kTransfer;
   if (!absl::SimpleAtoi(line.substr(53), &r.offset)) return fail("Bad +FULLRESYNC reply: " + line);
   // The payload: "$<len>\r\n" and len bytes, or "$EOF:<mark>\r\n", the RDB
   // and the mark.

@@ -60,6 +60,9 @@ struct SyncResult {
   std::string error;      // kFailed: what went wrong (for the log)
 };
 
+// How far an attempt got (ROLE shows it: connecting, handshake, sync).
+enum class SyncPhase : uint8_t { kConnecting, kHandshake, kTransfer };
+
 class SyncWorker {
  public:
   explicit SyncWorker(std::function<void()> done) : done_(std::move(done)) {}
@@ -73,6 +76,8 @@ class SyncWorker {
   std::optional<SyncResult> Poll();
   // Stops the attempt (closes its socket) and waits for the thread.
   void Cancel();
+  // The step the running attempt is in (any thread).
+  SyncPhase phase() const { return phase_.load(std::memory_order_relaxed); }
 
  private:
   SyncResult Run(const SyncRequest& request);
@@ -82,6 +87,7 @@ class SyncWorker {
   std::atomic<bool> finished_{false};
   std::atomic<bool> cancelled_{false};
   std::atomic<int> fd_{-1};
+  std::atomic<SyncPhase> phase_{SyncPhase::kConnecting};
   std::mutex mu_;
   std::optional<SyncResult> result_;
 };

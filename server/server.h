@@ -329,6 +329,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     std::string open_transaction;
   };
   const MasterLink* master_link() const { return master_.get(); }
+  // The link's state as ROLE names it: connect, connecting, handshake, sync,
+  // connected. REQUIRES: this server is a replica.
+  const char* MasterLinkStateName() const;
   // Replication info saved in RDB files (so a restart can PSYNC).
   RdbSaveOptions ReplSaveInfo() const;
   // Where a reply to `c` goes: its connection, or -- with appendfsync always,

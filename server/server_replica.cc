@@ -101,6 +101,26 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
   return "+OK";
 }
 
+const char* Server::MasterLinkStateName() const {
+  switch (master_->state) {
+    case MasterLink::State::kConnect:
+      return "connect";
+    case MasterLink::State::kConnected:
+      return "connected";
+    case MasterLink::State::kSyncing:
+      break;
+  }
+  switch (sync_worker_ ? sync_worker_->phase() : repl::SyncPhase::kTransfer) {
+    case repl::SyncPhase::kConnecting:
+      return "connecting";
+    case repl::SyncPhase::kHandshake:
+      return "handshake";
+    case repl::SyncPhase::kTransfer:
+      break;
+  }
+  return "sync";
+}
+
 void Server::StartMasterSync() {
   if (!master_) return;
   if (!sync_worker_) sync_worker_ = std::make_unique<repl::SyncWorker>([this] { io_->Notify(); });

@@ -225,7 +225,7 @@ void CmdRole(CommandContext& ctx) {
     rb.Bulk("slave");
     rb.Bulk(m->host);
     rb.Integer(m->port);
-    rb.Bulk(m->state == S::kConnected ? "connected" : m->state == S::kSyncing ? "sync" : "connect");
+    rb.Bulk(ctx.server.MasterLinkStateName());
     rb.Integer(m->state == S::kConnected ? static_cast<int64_t>(ctx.server.master_repl_offset()) : -1);
     return;
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,8 +28,8 @@ std::vector<std::string> Args(std::vector<std::string> extra = {}) {
 bool WaitLinkUp(RawConn& replica) { return WaitInfo(replica, "master_link_status", "up", 10000, "replication"); }
 
 // Polls until `probe` returns `want` (10 s).
-template <typename Fn>
-bool WaitFor(Fn probe, const std::string& want) {
+template <typename Fn, typename T>
+bool WaitFor(Fn probe, const T& want) {
   for (int i = 0; i < 500; ++i) {
     if (probe() == want) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -106,6 +107,14 @@ class ScriptedPrimary {
       Send(EqualsUpper(cmd[0], "PING") ? "+PONG\r\n" : "+OK\r\n");
     }
     return false;
+  }
+  // Accepts the replica's next connection and reads nothing from it (a
+  // primary that hangs in the handshake).
+  bool AcceptSilently() {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) return false;
+    fd_ = accept(listen_fd_, nullptr, nullptr);
+    return fd_ >= 0;
   }
   // +FULLRESYNC at `offset` with the given RDB payload (disk form, "$<len>").
   void FullResync(int64_t offset, const std::string& rdb) {
@@ -402,6 +411,25 @@ TEST(ReplicationResyncE2E, BlockedClientsAreReleasedWhenTurningReplica) {
   EXPECT_EQ(blocked.ReadReply(),
             "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n");
   EXPECT_TRUE(blocked.ReadEof());
+}
+
+// ROLE names the handshake step, and a primary silent for repl-timeout in
+// it is logged as Redis logs it (operators and Redis's tests grep the line).
+TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
+  ScriptedPrimary primary;
+  const std::string log = TestServer::MakeTempDir() + "/replica.log";
+  TestServer replica(Args({"--repl-timeout", "1", "--logfile", log}));
+  ASSERT_TRUE(replica.ready());
+  RawConn r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(primary.AcceptSilently());
+  const std::string role = Call(r, {"ROLE"});
+  EXPECT_NE(role.find("$9\r\nhandshake\r\n"), std::string::npos) << role;
+  auto logged_timeout = [&] {
+    return ReadFile(log).find("Timeout connecting to the MASTER...") != std::string::npos;
+  };
+  EXPECT_TRUE(WaitFor(logged_timeout, true));
+  std::filesystem::remove_all(std::filesystem::path(log).parent_path());
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ constexpr Rule kImplemented[] = {
     {"dir", 0, 0, nullptr, Mutability::kProtected},
     {"pidfile", 0, 0, nullptr, Mutability::kImmutable},
     {"daemonize", 0, 0, nullptr, Mutability::kImmutable},
+    {"always-show-logo", 0, 0, nullptr, Mutability::kImmutable},
     {"proto-max-bulk-len", 1024 * 1024, INT64_MAX, nullptr, Mutability::kMutable},
     {"client-query-buffer-limit", 1024 * 1024, INT64_MAX, nullptr, Mutability::kMutable},
     {"hz", 0, kIntMax, nullptr, Mutability::kMutable},

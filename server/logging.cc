@@ -69,4 +69,12 @@ void Log(int level, std::string_view message) {
   (void)w;
 }
 
+void LogRaw(int level, std::string_view text) {
+  if (level < g_level.load(std::memory_order_relaxed)) return;
+  ssize_t w = write(g_fd, text.data(), text.size());
+  (void)w;
+}
+
+bool LogIsTerminal() { return isatty(g_fd) == 1; }
+
 }  // namespace ringkv::server

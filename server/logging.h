@@ -16,6 +16,10 @@ bool OpenLog(const std::string& path);
 void SetLogLevel(int level);
 int LogLevelFromName(std::string_view name);
 void Log(int level, std::string_view message);
+// Writes `text` as it is, without the prefix (Redis's LL_RAW: the banner).
+void LogRaw(int level, std::string_view text);
+// True when the log goes to a terminal.
+bool LogIsTerminal();
 // In a forked child: lines are marked 'C' instead of 'M'.
 void SetLogRoleChild();
 // While the server replicates a primary (REPLICAOF host port): 'S'.

@@ -82,6 +82,25 @@ void Daemonize() {
 
 void IoLog(int level, std::string_view message) { ringkv::server::Log(level, message); }
 
+// The start-up banner: with always-show-logo (or a terminal) a block naming
+// the version, mode, port and " PID: <pid>" -- the words Redis's logo carries
+// and that tools and Redis's test suite wait for -- else Redis's one line.
+void LogStartupBanner(const ringkv::server::Config& config) {
+  using namespace ringkv::server;  // NOLINT: Log, kNotice, the version strings
+  const int64_t port = config.Int("port");
+  if (!config.Bool("always-show-logo") && !LogIsTerminal()) {
+    Log(kNotice, absl::StrCat("Running mode=standalone, port=", port, "."));
+    return;
+  }
+  LogRaw(kNotice, absl::StrCat("\n",                                                                   //
+                               "    .--------------.    ringkv ", kRingkvVersion,                        //
+                               " (Redis ", kRedisVersion, " compatible) 64 bit\n",                      //
+                               "    |  r i n g k v |\n",                                                //
+                               "    |   ( o---o )  |    Running in standalone mode\n",                  //
+                               "    |  io_uring    |    Port: ", port, "\n",                            //
+                               "    '--------------'    PID: ", getpid(), "\n\n"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,16 +142,18 @@ int main(int argc, char** argv) {
   const bool daemonize = config->Bool("daemonize");
   std::string logfile = config->Str("logfile");
   if (daemonize) Daemonize();
+  // Into `dir` first: a relative logfile lives there, as with Redis (which
+  // changes directory while it reads the configuration).
+  if (chdir(config->Str("dir").c_str()) != 0) {
+    std::fprintf(stderr, "Can't chdir to '%s': %s\n", config->Str("dir").c_str(), std::strerror(errno));
+    return 1;
+  }
   if (!logfile.empty() && !OpenLog(logfile)) {
     std::fprintf(stderr, "Can't open the log file: %s\n", std::strerror(errno));
     return 1;
   }
   SetLogLevel(LogLevelFromName(config->Str("loglevel")));
   ringkv::io::SetLogFunction(IoLog);
-  if (chdir(config->Str("dir").c_str()) != 0) {
-    Log(kWarning, StrCat("Can't chdir to '", config->Str("dir"), "': ", std::strerror(errno)));
-    return 1;
-  }
   std::string pidfile = config->Str("pidfile");
   if (pidfile.empty() && daemonize) {
     pidfile = "/var/run/redis.pid";
@@ -142,6 +163,7 @@ int main(int argc, char** argv) {
   Log(kNotice, "oO0OoO0OoO0Oo ringkv is starting oO0OoO0OoO0Oo");
   Log(kNotice, StrCat("ringkv version=", kRingkvVersion, ", Redis ", kRedisVersion,
                             " compatible, bits=64, pid=", getpid(), ", just started"));
+  LogStartupBanner(*config);
   if (config->file().empty()) {
     Log(kWarning, "Warning: no config file specified, using the default config. In order to specify a config file "
                   "use ringkv-server /path/to/ringkv.conf");

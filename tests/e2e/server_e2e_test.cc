@@ -424,3 +424,38 @@ TEST(ServerE2E, DebianStockRedisConfStarts) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// With always-show-logo the banner carries " PID: <pid>" (what Redis's test
+// suite and supervisors wait for); without it, Redis's "Running mode" line.
+// A relative logfile lives in `dir`, as with Redis.
+TEST(ServerE2E, StartupBannerAndRelativeLogfile) {
+  for (const char* logo : {"yes", "no"}) {
+    SCOPED_TRACE(std::string("always-show-logo ") + logo);
+    const std::string dir = TestServer::MakeTempDir();
+    {
+      TestServer s({"--dir", dir, "--logfile", "server.log", "--always-show-logo", logo});
+      ASSERT_TRUE(s.ready());
+    }
+    const std::string log = Slurp(dir + "/server.log");
+    if (std::string(logo) == "yes") {
+      EXPECT_NE(log.find(" PID: "), std::string::npos) << log;
+      EXPECT_EQ(log.find("has no effect"), std::string::npos) << log;
+    } else {
+      EXPECT_NE(log.find("Running mode=standalone, port="), std::string::npos) << log;
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -576,6 +576,8 @@ absl::Status Config::Rewrite() const {
         StrAppend(&out, "client-output-buffer-limit ", t[i] == "slave" ? "replica" : t[i], " ", t[i + 1], " ",
                         t[i + 2], " ", t[i + 3], "\n");
       }
+    } else if (p.multi_arg && p.value.empty()) {
+      // Nothing (replicaof of a primary): the line goes, as with Redis.
     } else if (p.multi_arg) {
       StrAppend(&out, p.name, " ", p.value, "\n");
     } else {

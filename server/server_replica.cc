@@ -402,9 +402,14 @@ void Server::FailoverCron(int64_t now_ms) {
     if (timed_out) EndFailover(false, "timeout waiting for the target to catch up");
     return;
   }
-  // The target has everything: become its replica, asking it to take over
-  // with PSYNC ... FAILOVER (it promotes itself and continues our history).
-  Log(kNotice, StrCat("Failover target ", failover_->host, ":", failover_->port, " is synced, failing over."));
+  // The target has everything (or FORCE and the timeout passed): become its
+  // replica, asking it to take over with PSYNC ... FAILOVER (it promotes
+  // itself and continues our history).
+  if (target->ack_offset < offset) {
+    Log(kNotice, StrCat("FAILOVER to ", failover_->host, ":", failover_->port, " time out exceeded, failing over."));
+  } else {
+    Log(kNotice, StrCat("Failover target ", failover_->host, ":", failover_->port, " is synced, failing over."));
+  }
   failover_->in_progress = true;
   const std::string host = failover_->host;
   const int port = failover_->port;

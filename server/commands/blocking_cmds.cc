@@ -83,8 +83,14 @@ void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string
     return;
   }
   ListMove(ctx, from_head, to_head);
-  ctx.server.PropagateAs({"LMOVE", std::string(ctx.argv[1]), std::string(ctx.argv[2]), from_head ? "LEFT" : "RIGHT",
-                          to_head ? "LEFT" : "RIGHT"});
+  // Propagated as the non-blocking form of the same command (Redis 7.0):
+  // BRPOPLPUSH as RPOPLPUSH, BLMOVE as LMOVE -- replicas count them so.
+  if (ctx.argv.size() == 4) {
+    ctx.server.PropagateAs({"RPOPLPUSH", std::string(ctx.argv[1]), std::string(ctx.argv[2])});
+  } else {
+    ctx.server.PropagateAs({"LMOVE", std::string(ctx.argv[1]), std::string(ctx.argv[2]), from_head ? "LEFT" : "RIGHT",
+                            to_head ? "LEFT" : "RIGHT"});
+  }
 }
 
 void CmdBlmove(CommandContext& ctx) {

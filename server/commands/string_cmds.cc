@@ -170,6 +170,8 @@ void CmdGetset(CommandContext& ctx) {
   if (!r.ok()) return ReplyOpError(ctx, r.status());
   ++ctx.server.stats().dirty;
   KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
+  // Propagated as SET (Redis 7.0 rewrites GETSET so): replicas count it so.
+  ctx.server.PropagateAs({"SET", std::string(ctx.argv[1]), std::string(ctx.argv[2])});
   if (r->previous) {
     ctx.reply.Bulk(*r->previous);
   } else {

@@ -434,3 +434,84 @@ TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// CONFIG REWRITE records the primary REPLICAOF set at run time, so a replica
+// restarted from its file and its RDB continues by partial resync (PSYNC2
+// from the RDB's replication info); a promoted server's file loses the line.
+TEST(ReplicationResyncE2E, RewrittenReplicaRestartsWithAPartialResync) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::string conf = dir + "/replica.conf";
+  WriteFile(conf, "save 900 1\n");
+  TestServer primary(Args());
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  const std::string replicaof = "replicaof 127.0.0.1 " + std::to_string(primary.port());
+  {
+    TestServer replica({"--dir", dir, "--repl-diskless-sync-delay", "0"}, RINGKV_SERVER_PATH, conf);
+    ASSERT_TRUE(replica.ready());
+    RawConn r(replica.port());
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    ASSERT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");
+    ASSERT_TRUE(WaitSameOffset(p, r));
+    ASSERT_EQ(Call(r, {"CONFIG", "REWRITE"}), "+OK\r\n");
+    EXPECT_NE(ReadFile(conf).find(replicaof + "\n"), std::string::npos) << ReadFile(conf);
+  }  // SIGTERM: the replica saves its RDB with the replication info
+  ASSERT_EQ(Call(p, {"SET", "while-down", "1"}), "+OK\r\n");
+  TestServer replica({"--dir", dir}, RINGKV_SERVER_PATH, conf);
+  ASSERT_TRUE(replica.ready());
+  RawConn r(replica.port());
+  ASSERT_TRUE(WaitInfo(p, "sync_partial_ok", "1", 10000, "stats"));
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "1");
+  ASSERT_TRUE(WaitSameOffset(p, r));
+  EXPECT_EQ(Call(r, {"GET", "while-down"}), "$1\r\n1\r\n");
+  ASSERT_EQ(Call(r, {"REPLICAOF", "NO", "ONE"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"CONFIG", "REWRITE"}), "+OK\r\n");
+  EXPECT_EQ(ReadFile(conf).find("replicaof"), std::string::npos) << ReadFile(conf);
+  replica.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+std::string CommandStat(RawConn& c, const std::string& name) {
+  const std::string all = Call(c, {"INFO", "commandstats"});
+  const size_t at = all.find("cmdstat_" + name + ":");
+  return at == std::string::npos ? "" : all.substr(at, all.find(",", at) - at);
+}
+
+// Commands propagate in the form Redis 7.0 gives them, so a replica's
+// commandstats read as Redis's: GETSET as SET, BRPOPLPUSH as RPOPLPUSH
+// (served at once or after blocking), BLMOVE as LMOVE.
+TEST(ReplicationResyncE2E, BlockingAndLegacyCommandsPropagateInRedisForm) {
+  TestServer primary(Args()), replica(Args());
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port()), blocked(primary.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_EQ(Call(p, {"GETSET", "s", "1"}), "$-1\r\n");
+  ASSERT_EQ(Call(p, {"RPUSH", "l", "a"}), ":1\r\n");
+  ASSERT_EQ(Call(p, {"BRPOPLPUSH", "l", "m", "0"}), "$1\r\na\r\n");
+  ASSERT_TRUE(blocked.Send(Resp({"BRPOPLPUSH", "empty", "m", "0"})));
+  ASSERT_TRUE(WaitInfo(p, "blocked_clients", "1", 10000, "clients"));
+  ASSERT_EQ(Call(p, {"RPUSH", "empty", "b"}), ":1\r\n");
+  EXPECT_EQ(blocked.ReadReply(), "$1\r\nb\r\n");
+  ASSERT_EQ(Call(p, {"BLMOVE", "m", "n", "LEFT", "RIGHT", "0"}), "$1\r\nb\r\n");
+  ASSERT_TRUE(WaitSameOffset(p, r));
+  EXPECT_EQ(CommandStat(r, "set"), "cmdstat_set:calls=1");
+  EXPECT_EQ(CommandStat(r, "getset"), "");
+  EXPECT_EQ(CommandStat(r, "rpoplpush"), "cmdstat_rpoplpush:calls=2");
+  EXPECT_EQ(CommandStat(r, "brpoplpush"), "");
+  EXPECT_EQ(CommandStat(r, "lmove"), "cmdstat_lmove:calls=1");
+  EXPECT_TRUE(WaitSameDigest(p, r));
+}
+
+}  // namespace
+}  // namespace ringkv::testing

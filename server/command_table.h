@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,10 @@ class CommandTable {
   std::vector<std::unique_ptr<CommandSpec>> commands_;
   core::StringMap<const CommandSpec*> by_name_;
 };
+
+// The key arguments of a call, by the command's key positions (first, last,
+// step) or its numkeys argument; empty for a command without keys.
+std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<const std::string_view> argv);
 
 // Each command family registers its table (server/commands/*.cc).
 void RegisterConnectionCommands(CommandTable& table);

@@ -507,6 +507,8 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
     }
     c.woff = aof_->fed_offset();
     c.repl_woff = master_repl_offset();
+    // A writable replica's own writes: the deadlines they set are its to keep.
+    if (master_ && !c.is_master) RememberOwnVolatileKeys(c, *spec, argv);
   }
   if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
   // client-output-buffer-limit normal / pubsub (replicas: the replication

@@ -41,6 +41,7 @@
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
+#include "replication/replica_key_expiry.h"
 #include "replication/sync_worker.h"
 
 namespace ringkv::server {
@@ -435,6 +436,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // The database the replication stream after a snapshot taken now is in
   // (AUX repl-stream-db).
   int SnapshotStreamDb() const;
+  // A write of a replica's own client: its keys with a deadline are expired
+  // by this replica (ReplicaKeyExpiry), not by its primary.
+  void RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv);
   // Blocked clients get -UNBLOCKED and are closed (this server turns replica).
   void DisconnectBlockedClients();
   // Stops a sync in progress and closes the link to the primary.
@@ -528,6 +532,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_ms_ = 0;
   std::unique_ptr<MasterLink> master_;               // set while this server is a replica
+  std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
   std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
   // Diskless load: the keyspace the sync worker parses the payload into
   // (touched by the worker only until its result is polled), and its stats.

@@ -57,7 +57,8 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     if (!master_) return "+OK";
     CloseMasterLink();
     master_.reset();
-    keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // our own keys expire here now
+    keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // every key expires here now
+    replica_key_expiry_.reset();
     if (primary_) {
       // Our own writes follow the primary's stream: the first one selects
       // its database (the stream's last SELECT was the old primary's).
@@ -228,6 +229,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
       primary_.reset();
     }
     rdb_->set_load_stats(*loaded);
+    replica_key_expiry_.reset();  // the keys it remembered are gone
     // The stream after the snapshot continues in the database it names
     // (a primary's starts with SELECT anyway; a chained replica's may not).
     master_->db = loaded->repl_stream_db;
@@ -318,7 +320,22 @@ void Server::OnMasterLinkClosed(const Client& link) {
   master_->retry_at_ms = UnixMs() + 1000;
 }
 
+void Server::RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv) {
+  if (!replica_key_expiry_) replica_key_expiry_ = std::make_unique<repl::ReplicaKeyExpiry>();
+  core::Database& db = keyspace_.db(c.db);
+  for (std::string_view key : CommandKeys(spec, argv)) replica_key_expiry_->RememberIfVolatile(db, key);
+}
+
 void Server::ReplicaCron(int64_t now_ms) {
+  if (replica_key_expiry_) {
+    // As Redis's expireSlaveKeys: deleted here, the DEL goes to our AOF.
+    replica_key_expiry_->ExpireDue(keyspace_, now_ms, [this](int db, std::string_view key) {
+      std::string k(key);
+      std::string_view del[] = {"DEL", k};
+      Propagate(db, del);
+      KeyEvent(notify::kExpired, "expired", db, k);
+    });
+  }
   if (master_->state == MasterLink::State::kConnect && now_ms >= master_->retry_at_ms) StartMasterSync();
   if (master_->state == MasterLink::State::kConnected && now_ms - master_->last_ack_ms >= 1000) {
     master_->last_ack_ms = now_ms;  // once a second, as Redis's replicationCron

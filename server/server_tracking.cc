@@ -21,17 +21,7 @@ void Server::DisableTracking(Client& c) {
 }
 
 void Server::TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv) {
-  std::vector<std::string_view> keys;
-  if (spec.first_key > 0) {
-    const int argc = static_cast<int>(argv.size());
-    const int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
-    for (int i = spec.first_key; i <= last && i < argc; i += std::max(1, spec.step)) keys.push_back(argv[i]);
-  } else if (spec.numkeys_at_1 && argv.size() > 2) {
-    int64_t n = 0;
-    if (core::StringToInt64(argv[1], &n) && n > 0) {
-      for (size_t i = 2; i < argv.size() && i < 2 + static_cast<size_t>(n); ++i) keys.push_back(argv[i]);
-    }
-  }
+  std::vector<std::string_view> keys = CommandKeys(spec, argv);
   if (!keys.empty()) tracking_.RememberKeys(c.id(), keys);
 }
 

@@ -515,3 +515,32 @@ TEST(ReplicationResyncE2E, BlockingAndLegacyCommandsPropagateInRedisForm) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// A writable replica expires the keys its own clients gave a deadline (no
+// primary will send their DEL); its primary's expired keys stay hidden until
+// the primary's DEL, and a write to one replaces it (Redis 7.0).
+TEST(ReplicationResyncE2E, WritableReplicaExpiresOnlyItsOwnKeys) {
+  TestServer primary(Args()), replica(Args({"--replica-read-only", "no"}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_EQ(Call(p, {"DEBUG", "SET-ACTIVE-EXPIRE", "0"}), "+OK\r\n");
+  ASSERT_EQ(Call(p, {"SET", "primarys1", "5", "PX", "10"}), "+OK\r\n");
+  ASSERT_EQ(Call(p, {"SET", "primarys2", "5", "PX", "10"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"SET", "own", "1", "PX", "100"}), "+OK\r\n");
+  ASSERT_TRUE(WaitSameOffset(p, r));
+  // The replica's cron deletes its own key; the primary's two stay stored.
+  EXPECT_TRUE(WaitFor([&] { return Call(r, {"DBSIZE"}); }, std::string(":2\r\n")));
+  EXPECT_EQ(Call(r, {"EXISTS", "primarys1", "primarys2"}), ":0\r\n");
+  EXPECT_EQ(Call(r, {"INCR", "primarys1"}), ":1\r\n");  // expired: replaced
+  EXPECT_EQ(Call(r, {"TTL", "primarys1"}), ":-1\r\n");
+  EXPECT_EQ(Call(r, {"GET", "primarys2"}), "$-1\r\n");
+  EXPECT_EQ(Call(r, {"DBSIZE"}), ":2\r\n");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

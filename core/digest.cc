@@ -76,20 +76,20 @@ void XorValueDigest(Digest& digest, const Entry& e, bool has_ttl) {
 
 }  // namespace
 
-Digest ValueDigest(Database& db, std::string_view key, int64_t now_ms) {
+Digest ValueDigest(Database& db, std::string_view key) {
   Digest d{};
-  if (Entry* e = db.Find(key, now_ms)) XorValueDigest(d, *e, db.GetExpire(e) >= 0);
+  if (const Entry* e = db.Peek(key)) XorValueDigest(d, *e, db.GetExpire(e) >= 0);
   return d;
 }
 
-Digest DatasetDigest(Keyspace& ks, int64_t now_ms) {
+Digest DatasetDigest(Keyspace& ks) {
   Digest final{};
   for (int i = 0; i < ks.count(); ++i) {
     Database& db = ks.db(i);
     if (db.size() == 0) continue;
     const uint32_t index = htonl(static_cast<uint32_t>(i));
     MixDigest(final, &index, sizeof(index));
-    db.ForEach(now_ms, [&](std::string_view key, const Entry& e) {
+    db.ForEachIncludingExpired([&](std::string_view key, const Entry& e) {
       Digest d{};
       MixDigest(d, key.data(), key.size());
       XorValueDigest(d, e, db.GetExpire(&e) >= 0);

@@ -18,9 +18,12 @@ namespace ringkv::core {
 using Digest = std::array<uint8_t, 20>;
 
 // The digest of one key's value (DEBUG DIGEST-VALUE); all zeros when missing.
-Digest ValueDigest(Database& db, std::string_view key, int64_t now_ms);
-// The digest of every database (DEBUG DIGEST); all zeros when empty.
-Digest DatasetDigest(Keyspace& ks, int64_t now_ms);
+// A key whose deadline passed still counts until it is deleted, as in Redis
+// (a debug command sees the stored data: nothing is expired here).
+Digest ValueDigest(Database& db, std::string_view key);
+// The digest of every database (DEBUG DIGEST), expired-but-stored keys
+// included as in Redis; all zeros when empty.
+Digest DatasetDigest(Keyspace& ks);
 std::string DigestHex(const Digest& d);
 
 }  // namespace ringkv::core

@@ -530,7 +530,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::optional<ChildResult> diskless_child_;  // reaped before the pipe was drained
   bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
-  int64_t last_replica_ping_ms_ = 0;
+  int64_t last_replica_ping_s_ = -1;  // second since start-up of the last PING to replicas
   std::unique_ptr<MasterLink> master_;               // set while this server is a replica
   std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
   std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/server.h"
@@ -317,9 +319,13 @@ void Server::ReplicationCron(int64_t now_ms) {
       }
     }
   }
-  const int64_t period_ms = config_->Int("repl-ping-replica-period") * 1000;
-  if (primary_->online() > 0 && !master_ && now_ms - last_replica_ping_ms_ >= period_ms && !failover_) {
-    last_replica_ping_ms_ = now_ms;
+  // PING on the seconds since start-up that are multiples of the period, as
+  // Redis's replicationCron counts its loops: a replica attaching does not
+  // get one at once (offsets stay where tools expect them).
+  const int64_t period_s = std::max<int64_t>(1, config_->Int("repl-ping-replica-period"));
+  const int64_t second = (now_ms - start_time_ms_) / 1000;
+  if (primary_->online() > 0 && !master_ && !failover_ && second != last_replica_ping_s_ && second % period_s == 0) {
+    last_replica_ping_s_ = second;
     const std::string_view ping[] = {"PING"};
     primary_->FeedRaw(ping);
   }

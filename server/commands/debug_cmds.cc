@@ -11,6 +11,7 @@
 #include "core/rdb_string.h"
 #include "core/rdb_writer.h"
 #include "core/list_value.h"
+#include "core/rdb_reader.h"
 #include "absl/strings/str_format.h"
 #include "core/glob.h"
 #include "server/command_table.h"
@@ -156,6 +157,9 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "LOG") && argc == 3) {
     Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
     ctx.reply.Ok();
+  } else if (Is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3) {
+    core::SetSkipChecksumValidation(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
+    ctx.reply.Ok();
   } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
     ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
@@ -173,11 +177,11 @@ void CmdDebug(CommandContext& ctx) {
         " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms),
         QuicklistDetails(e->value)));
   } else if (Is(sub, "DIGEST") && argc == 2) {
-    ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace(), ctx.now_ms)));
+    ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace())));
   } else if (Is(sub, "DIGEST-VALUE") && argc >= 2) {
     ctx.reply.ArrayHeader(static_cast<int64_t>(argc - 2));
     for (size_t i = 2; i < argc; ++i) {
-      ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i], ctx.now_ms)));
+      ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i])));
     }
   } else if (Is(sub, "RELOAD")) {
     // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
@@ -266,6 +270,8 @@ void CmdDebug(CommandContext& ctx) {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+        "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
         "STRINGMATCH-LEN",

@@ -163,7 +163,6 @@ int main(int argc, char** argv) {
   Log(kNotice, "oO0OoO0OoO0Oo ringkv is starting oO0OoO0OoO0Oo");
   Log(kNotice, StrCat("ringkv version=", kRingkvVersion, ", Redis ", kRedisVersion,
                             " compatible, bits=64, pid=", getpid(), ", just started"));
-  LogStartupBanner(*config);
   if (config->file().empty()) {
     Log(kWarning, "Warning: no config file specified, using the default config. In order to specify a config file "
                   "use ringkv-server /path/to/ringkv.conf");
@@ -178,8 +177,16 @@ int main(int argc, char** argv) {
   server.set_executable(n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(argv[0]));
   if (absl::Status s = server.Start(); !s.ok()) {
     Log(kWarning, std::string(s.message()));
+    // Redis's words for a port it cannot bind (tools and its test suite
+    // retry on another port when they see them).
+    if (absl::StartsWith(s.message(), "Could not create server TCP listening socket")) {
+      Log(kWarning, StrCat("Failed listening on port ", server.config().Int("port"), " (TCP), aborting."));
+    }
     return 1;
   }
+  // As Redis: the banner once listening (a port that cannot be bound never
+  // shows a PID, so supervisors and the suite see the failure).
+  LogStartupBanner(server.config());
   if (!pidfile.empty()) {
     if (FILE* f = std::fopen(pidfile.c_str(), "w")) {
       std::fprintf(f, "%d\n", static_cast<int>(getpid()));

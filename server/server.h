@@ -439,6 +439,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A write of a replica's own client: its keys with a deadline are expired
   // by this replica (ReplicaKeyExpiry), not by its primary.
   void RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv);
+  // A primary restarted from its own RDB continues the file's replication
+  // history (as its secondary id), so its replicas resync partially.
+  void RestoreHistoryAsPrimary(const std::string& replid, int64_t offset);
+  // After a primary loaded an RDB with nothing expiring: deletes the keys
+  // past their deadline, through the replication stream when there is one.
+  // Returns how many.
+  uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
+  // When a lost or failed link to the primary is tried again: the next
+  // second of Redis's once-a-second replication cron.
+  int64_t NextReplicationCronMs(int64_t now_ms) const;
   // Blocked clients get -UNBLOCKED and are closed (this server turns replica).
   void DisconnectBlockedClients();
   // Stops a sync in progress and closes the link to the primary.

@@ -122,6 +122,13 @@ const char* Server::MasterLinkStateName() const {
   return "sync";
 }
 
+int64_t Server::NextReplicationCronMs(int64_t now_ms) const {
+  // Redis reconnects from replicationCron, once a second since start-up:
+  // the next such second, not a full second after the loss.
+  const int64_t since_start = now_ms - start_time_ms_;
+  return start_time_ms_ + (since_start / 1000 + 1) * 1000;
+}
+
 void Server::StartMasterSync() {
   if (!master_) return;
   if (!sync_worker_) sync_worker_ = std::make_unique<repl::SyncWorker>([this] { io_->Notify(); });
@@ -190,7 +197,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
       return;
     }
     master_->state = MasterLink::State::kConnect;
-    master_->retry_at_ms = now_ms + 1000;
+    master_->retry_at_ms = NextReplicationCronMs(now_ms);
     return;
   }
   if (r.kind == repl::SyncResult::Kind::kFull) {
@@ -218,7 +225,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
         ::unlink(r.rdb_path.c_str());
         ::close(r.fd);
         master_->state = MasterLink::State::kConnect;
-        master_->retry_at_ms = now_ms + 1000;
+        master_->retry_at_ms = NextReplicationCronMs(now_ms);
         return;
       }
       if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
@@ -251,6 +258,8 @@ void Server::OnSyncResult(repl::SyncResult r) {
     repl_ids_.replid2 = repl_ids_.replid;
     repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
     repl_ids_.replid = r.replid;
+    // Our replicas learn the new id by reconnecting (they continue), as in Redis.
+    if (primary_) DisconnectReplicas();
   }
   io::Connection* conn = io_->AdoptSocket(r.fd);
   auto* c = static_cast<Client*>(conn->owner);
@@ -317,7 +326,7 @@ void Server::OnMasterLinkClosed(const Client& link) {
   Log(kWarning, "Connection with master lost.");
   DetachMasterClient(link);
   master_->state = MasterLink::State::kConnect;
-  master_->retry_at_ms = UnixMs() + 1000;
+  master_->retry_at_ms = NextReplicationCronMs(UnixMs());
 }
 
 void Server::RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv) {

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "core/strings.h"
 #include "server/logging.h"
@@ -101,6 +103,41 @@ repl::Primary& Server::EnsurePrimary() {
                      repl_ids_.replid2 + "'");
   }
   return *primary_;
+}
+
+void Server::RestoreHistoryAsPrimary(const std::string& replid, int64_t offset) {
+  // Redis 7.0: the old history becomes the secondary id, valid up to the
+  // offset the file was saved at, and a new id starts there; the backlog
+  // starts empty at that offset. Replicas continue with PSYNC.
+  repl_ids_ = repl::ReplicationIds::Fresh();
+  repl_ids_.replid2 = replid;
+  repl_ids_.second_offset = offset + 1;
+  repl_ids_.offset = offset;
+  primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
+                                             static_cast<uint64_t>(offset));
+}
+
+uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
+  const char* del = config_->Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL";
+  uint64_t deleted = 0;
+  for (int i = 0; i < keyspace_.count(); ++i) {
+    core::Database& db = keyspace_.db(i);
+    if (db.expires() == 0) continue;
+    std::vector<std::string> stale;
+    db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
+      const int64_t when = db.GetExpire(&e);
+      if (when >= 0 && when <= now_ms) stale.emplace_back(key);
+    });
+    for (const std::string& key : stale) {
+      db.Erase(key);
+      ++deleted;
+      // With a restored history the replicas hold these keys: they go
+      // through the stream, as Redis feeds them to its new backlog.
+      const std::string_view argv[] = {del, key};
+      if (primary_) primary_->Feed(i, argv);
+    }
+  }
+  return deleted;
 }
 
 void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync) {
@@ -320,11 +357,12 @@ void Server::ReplicationCron(int64_t now_ms) {
     }
   }
   // PING on the seconds since start-up that are multiples of the period, as
-  // Redis's replicationCron counts its loops: a replica attaching does not
-  // get one at once (offsets stay where tools expect them).
+  // Redis's replicationCron counts its loops (not in the first second, when
+  // Redis has no replica yet): a replica attaching does not get one at once.
   const int64_t period_s = std::max<int64_t>(1, config_->Int("repl-ping-replica-period"));
   const int64_t second = (now_ms - start_time_ms_) / 1000;
-  if (primary_->online() > 0 && !master_ && !failover_ && second != last_replica_ping_s_ && second % period_s == 0) {
+  if (primary_->online() > 0 && !master_ && !failover_ && second > 0 && second != last_replica_ping_s_ &&
+      second % period_s == 0) {
     last_replica_ping_s_ = second;
     const std::string_view ping[] = {"PING"};
     primary_->FeedRaw(ping);

@@ -10,11 +10,13 @@ reaches the harness only, which then reports and kills them.
 """
 import atexit
 import ctypes
+import fcntl
 import os
 import random
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 from resp_client import Client, ReplyError
@@ -41,9 +43,29 @@ def kill_all():
 atexit.register(kill_all)
 
 
+_RESERVATIONS = os.path.join(tempfile.gettempdir(), "ringkv-faults-ports")
+_reserved = []  # open lock files: held for the life of this process
+
+
+def _reserve(port):
+    """Claims `port` for this process across concurrent harness runs (ctest
+    runs several at once): a port whose lock file another live process
+    holds is skipped, so a node killed and restarted gets its port back."""
+    os.makedirs(_RESERVATIONS, exist_ok=True)
+    f = open(os.path.join(_RESERVATIONS, str(port)), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    _reserved.append(f)
+    return True
+
+
 def free_port():
-    """A free loopback port below the ephemeral range: a server restarted
-    on it cannot find it taken by some client's outgoing connection."""
+    """A free loopback port below the ephemeral range, reserved for this
+    process: a server restarted on it cannot find it taken by some client's
+    outgoing connection or by another harness's server."""
     with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
         ephemeral_low = int(f.read().split()[0])
     while True:
@@ -51,9 +73,10 @@ def free_port():
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
-                return port
             except OSError:
                 continue
+        if _reserve(port):
+            return port
 
 
 class Node:

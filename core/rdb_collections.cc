@@ -22,30 +22,38 @@ constexpr char kEmptyKey[] = "empty collection";
 constexpr uint64_t kContainerPlain = 1;
 constexpr uint64_t kContainerPacked = 2;
 
+// Malformed packed data, named as Redis names it ("Ziplist integrity check
+// failed", what operators and Redis's tests grep), then the detail.
+absl::Status IntegrityError(RdbInput& in, std::string_view what, std::string_view detail) {
+  return in.Error(StrCat(what, " integrity check failed: ", detail));
+}
+
 // A listpack of field/value or member/score pairs: well formed, an even
 // number of entries, no key twice (Redis's lpValidateIntegrityAndDups).
+// `what`: the encoding it was read from ("Hash ziplist", ...).
 absl::Status ValidatePairs(RdbInput& in, const Listpack& lp, std::string_view what) {
-  if (lp.size() % 2 != 0) return in.Error(StrCat(what, " listpack with an odd number of entries"));
+  if (lp.size() % 2 != 0) return IntegrityError(in, what, "an odd number of entries");
   absl::flat_hash_set<std::string> seen;
   for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
-    if (!seen.insert(lp.Get(pos).ToString()).second) return in.Error(StrCat("Duplicate ", what, " fields detected"));
+    if (!seen.insert(lp.Get(pos).ToString()).second) return IntegrityError(in, what, "duplicate fields");
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Listpack> ReadListpack(RdbInput& in) {
+// `what`: the encoding's name in errors ("Listpack", "Hash listpack", ...).
+absl::StatusOr<Listpack> ReadListpack(RdbInput& in, std::string_view what) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
-  if (absl::Status s = Listpack::Validate(blob); !s.ok()) return in.Error(StrCat("Bad listpack: ", s.message()));
+  if (absl::Status s = Listpack::Validate(blob); !s.ok()) return IntegrityError(in, what, ToStd(s.message()));
   return Listpack::FromBytes(std::move(blob));
 }
 
 // A legacy ziplist or zipmap, rebuilt as a listpack.
-absl::StatusOr<Listpack> ReadLegacyAsListpack(RdbInput& in, bool zipmap) {
+absl::StatusOr<Listpack> ReadLegacyAsListpack(RdbInput& in, bool zipmap, std::string_view what) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
   absl::StatusOr<std::vector<std::string>> items = zipmap ? DecodeZipmap(blob) : DecodeZiplist(blob);
-  if (!items.ok()) return in.Error(std::string(items.status().message()));
+  if (!items.ok()) return IntegrityError(in, what, ToStd(items.status().message()));
   Listpack lp;
   for (const std::string& item : *items) lp.Append(item);
   return lp;
@@ -62,8 +70,8 @@ bool ParseScore(const ListpackValue& v, double* score) {
   return !text.empty() && end == text.c_str() + text.size() && !std::isnan(*score);
 }
 
-absl::StatusOr<Value> HashFromListpack(RdbInput& in, Listpack lp, const HashLimits& limits) {
-  if (absl::Status s = ValidatePairs(in, lp, "hash"); !s.ok()) return s;
+absl::StatusOr<Value> HashFromListpack(RdbInput& in, Listpack lp, const HashLimits& limits, std::string_view what) {
+  if (absl::Status s = ValidatePairs(in, lp, what); !s.ok()) return s;
   if (lp.empty()) return in.Error(kEmptyKey);
   size_t longest = 0;
   for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(pos)) {
@@ -75,8 +83,8 @@ absl::StatusOr<Value> HashFromListpack(RdbInput& in, Listpack lp, const HashLimi
   return Value(std::move(hash));
 }
 
-absl::StatusOr<Value> ZSetFromListpack(RdbInput& in, Listpack lp, const ZSetLimits& limits) {
-  if (absl::Status s = ValidatePairs(in, lp, "zset"); !s.ok()) return s;
+absl::StatusOr<Value> ZSetFromListpack(RdbInput& in, Listpack lp, const ZSetLimits& limits, std::string_view what) {
+  if (absl::Status s = ValidatePairs(in, lp, what); !s.ok()) return s;
   if (lp.empty()) return in.Error(kEmptyKey);
   // Pairs must be valid scores in (score, member) order: ZSetValue relies on it.
   double prev_score = -INFINITY;
@@ -84,10 +92,10 @@ absl::StatusOr<Value> ZSetFromListpack(RdbInput& in, Listpack lp, const ZSetLimi
   bool first = true;
   for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
     double score;
-    if (!ParseScore(lp.Get(lp.Next(pos)), &score)) return in.Error("Zset listpack with an invalid score");
+    if (!ParseScore(lp.Get(lp.Next(pos)), &score)) return IntegrityError(in, what, "an invalid score");
     std::string member = lp.Get(pos).ToString();
     if (!first && (score < prev_score || (score == prev_score && member < prev_member))) {
-      return in.Error("Zset listpack out of order");
+      return IntegrityError(in, what, "entries out of order");
     }
     first = false;
     prev_score = score;
@@ -194,7 +202,7 @@ absl::StatusOr<Value> ReadSetMembers(RdbInput& in, const SetLimits& limits) {
 absl::StatusOr<Value> ReadIntset(RdbInput& in, const SetLimits& limits) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
-  if (absl::Status s = Intset::Validate(blob); !s.ok()) return in.Error(StrCat("Bad intset: ", s.message()));
+  if (absl::Status s = Intset::Validate(blob); !s.ok()) return IntegrityError(in, "Intset", ToStd(s.message()));
   SetValue set(Intset::FromBytes(std::move(blob)));
   if (set.empty()) return in.Error(kEmptyKey);
   if (set.size() > limits.max_intset_entries) set.ConvertToTable(set.size());
@@ -232,10 +240,11 @@ absl::StatusOr<Value> ReadQuicklist(RdbInput& in, bool v2, const ListLimits& lim
     if (container == kContainerPlain) {
       std::string v;
       if (absl::Status s = in.String(&v); !s.ok()) return s;
+      if (v.empty()) return in.Error("Quicklist integrity check failed: empty plain node");  // as Redis
       list->PushBack(v);
       continue;
     }
-    absl::StatusOr<Listpack> lp = v2 ? ReadListpack(in) : ReadLegacyAsListpack(in, false);
+    absl::StatusOr<Listpack> lp = v2 ? ReadListpack(in, "Listpack") : ReadLegacyAsListpack(in, false, "Ziplist");
     if (!lp.ok()) return lp.status();
     if (lp->empty()) continue;  // Redis skips empty nodes too
     list->AppendNode(std::move(*lp));
@@ -246,7 +255,7 @@ absl::StatusOr<Value> ReadQuicklist(RdbInput& in, bool v2, const ListLimits& lim
 
 // RDB_TYPE_LIST_ZIPLIST: a whole list in one ziplist (Redis 2.6 to 3.0).
 absl::StatusOr<Value> ReadZiplistList(RdbInput& in, const ListLimits& limits) {
-  absl::StatusOr<Listpack> lp = ReadLegacyAsListpack(in, false);
+  absl::StatusOr<Listpack> lp = ReadLegacyAsListpack(in, false, "List ziplist");
   if (!lp.ok()) return lp.status();
   if (lp->empty()) return in.Error(kEmptyKey);
   auto list = std::make_unique<ListValue>(limits);
@@ -287,10 +296,14 @@ absl::StatusOr<Value> ReadRdbValueOfType(RdbInput& in, uint8_t type, const Colle
     case rdb::kTypeHashListpack:
     case rdb::kTypeHashZiplist:
     case rdb::kTypeHashZipmap: {
-      absl::StatusOr<Listpack> lp =
-          type == rdb::kTypeHashListpack ? ReadListpack(in) : ReadLegacyAsListpack(in, type == rdb::kTypeHashZipmap);
+      const std::string_view what = type == rdb::kTypeHashListpack ? "Hash listpack"
+                                    : type == rdb::kTypeHashZipmap  ? "Zipmap"
+                                                                    : "Hash ziplist";
+      absl::StatusOr<Listpack> lp = type == rdb::kTypeHashListpack
+                                        ? ReadListpack(in, what)
+                                        : ReadLegacyAsListpack(in, type == rdb::kTypeHashZipmap, what);
       if (!lp.ok()) return lp.status();
-      return HashFromListpack(in, std::move(*lp), limits.hash);
+      return HashFromListpack(in, std::move(*lp), limits.hash, what);
     }
     case rdb::kTypeSet:
       return ReadSetMembers(in, limits.set);
@@ -301,9 +314,11 @@ absl::StatusOr<Value> ReadRdbValueOfType(RdbInput& in, uint8_t type, const Colle
       return ReadZSetPairs(in, type == rdb::kTypeZset2, limits.zset);
     case rdb::kTypeZsetListpack:
     case rdb::kTypeZsetZiplist: {
-      absl::StatusOr<Listpack> lp = type == rdb::kTypeZsetListpack ? ReadListpack(in) : ReadLegacyAsListpack(in, false);
+      const std::string_view what = type == rdb::kTypeZsetListpack ? "Zset listpack" : "Zset ziplist";
+      absl::StatusOr<Listpack> lp =
+          type == rdb::kTypeZsetListpack ? ReadListpack(in, what) : ReadLegacyAsListpack(in, false, what);
       if (!lp.ok()) return lp.status();
-      return ZSetFromListpack(in, std::move(*lp), limits.zset);
+      return ZSetFromListpack(in, std::move(*lp), limits.zset, what);
     }
     default:
       return in.Error(StrCat("Unsupported RDB value type ", static_cast<int>(type), " (", rdb::TypeName(type),

@@ -3,6 +3,7 @@
 #include <liblzf/lzf.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <vector>
 
@@ -83,6 +84,13 @@ bool FdSource::Read(char* dst, size_t n) {
 }
 
 bool FdSource::AtEnd() { return pos_ == len_ && !Fill(); }
+
+namespace {
+std::atomic<bool> g_skip_checksum_validation{false};
+}  // namespace
+
+void SetSkipChecksumValidation(bool skip) { g_skip_checksum_validation.store(skip, std::memory_order_relaxed); }
+bool SkipChecksumValidation() { return g_skip_checksum_validation.load(std::memory_order_relaxed); }
 
 absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits) {
   RdbInput r(src);
@@ -175,8 +183,9 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
           if (!src->Read(reinterpret_cast<char*>(raw), 8)) return r.ShortRead();
           uint64_t stored = 0;
           for (int i = 7; i >= 0; --i) stored = (stored << 8) | raw[i];
-          if (stored != 0 && stored != expected) {
-            return absl::DataLossError(absl::StrFormat("Wrong RDB checksum expected: (%x) got (%x)", stored, expected));
+          if (stored != 0 && stored != expected && !SkipChecksumValidation()) {  // 0: saved with rdbchecksum no
+            return r.Error(absl::StrFormat("RDB CRC error: Wrong RDB checksum expected: (%x) but got (%x)", expected,
+                                           stored));
           }
         }
         return absl::OkStatus();
@@ -189,6 +198,7 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
         if (absl::Status s = r.String(&key); !s.ok()) return s;
         absl::StatusOr<Value> value = ReadRdbValueOfType(r, op, options.limits);
         if (!value.ok() && IsEmptyKeyError(value.status())) {  // skipped, as Redis does
+          visitor->OnEmptyKeySkipped(db, key);
           expire_ms = -1;
           meta = KeyMeta{};
           continue;

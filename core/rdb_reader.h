@@ -87,6 +87,12 @@ class RdbVisitor {
   }
   // One key. expire_ms < 0: no expiry.
   virtual absl::Status OnEntry(int db, std::string key, Value value, int64_t expire_ms, KeyMeta meta) = 0;
+  // A key whose collection is empty: not loaded, as Redis skips it (older
+  // versions could write such keys).
+  virtual void OnEmptyKeySkipped(int db, std::string_view key) {
+    (void)db;
+    (void)key;
+  }
 };
 
 struct RdbLoadOptions {
@@ -99,5 +105,11 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
 // Decodes one value: its type byte, then its encoding. Collections get the
 // encoding `limits` call for (a listpack too big for them is converted).
 absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits = {});
+
+// DEBUG SET-SKIP-CHECKSUM-VALIDATION (a test hook, process-wide as in Redis):
+// while set, LoadRdb and ParseDumpPayload do not check the CRC-64 (the
+// contents are still validated). Safe to call from any thread.
+void SetSkipChecksumValidation(bool skip);
+bool SkipChecksumValidation();
 
 }  // namespace ringkv::core

@@ -106,7 +106,8 @@ std::string DumpPayload(const Value& value, bool compress) {
   return out;
 }
 
-absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits) {
+absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits,
+                                       std::string* reason) {
   // type byte + at least one byte of value + 2 version bytes + 8 CRC bytes.
   if (payload.size() < 10) return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   const auto* p = reinterpret_cast<const unsigned char*>(payload.data());
@@ -115,12 +116,17 @@ absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const Collectio
   uint64_t crc = 0;
   for (int i = 7; i >= 0; --i) crc = (crc << 8) | p[footer + 2 + i];
   // Unlike an RDB file, a DUMP payload's CRC is always checked (as Redis).
-  if (version > rdb::kVersion || Crc64(0, payload.substr(0, footer + 2)) != crc) {
+  if (version > rdb::kVersion || (!SkipChecksumValidation() && Crc64(0, payload.substr(0, footer + 2)) != crc)) {
     return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   }
   MemorySource src(payload.substr(0, footer));
   absl::StatusOr<Value> value = ReadRdbValue(&src, limits);
-  if (!value.ok() || src.remaining() != 0) return absl::InvalidArgumentError("Bad data format");
+  if (!value.ok() || src.remaining() != 0) {
+    if (reason != nullptr) {
+      *reason = value.ok() ? StrCat(src.remaining(), " bytes after the value") : std::string(value.status().message());
+    }
+    return absl::InvalidArgumentError("Bad data format");
+  }
   return value;
 }
 

@@ -94,9 +94,14 @@ void RdbAppendValue(const Value& value, bool compress, std::string* out);
 
 // DUMP's serialization of one value.
 std::string DumpPayload(const Value& value, bool compress);
-// Checks a DUMP payload's version and checksum and decodes its value. Errors
+// Checks a DUMP payload's version and checksum (unless SkipChecksumValidation)
+// and decodes its value, validated deeply whatever sanitize-dump-payload
+// says. Errors
 // carry Redis's RESTORE error text ("DUMP payload version or checksum are
 // wrong", "Bad data format").
-absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits = {});
+// `reason` (optional) receives why a payload is "Bad data format" (Redis's
+// "... integrity check failed" and the like), for the log.
+absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits = {},
+                                       std::string* reason = nullptr);
 
 }  // namespace ringkv::core

@@ -38,6 +38,7 @@ struct ConfigParam {
   std::string alias_of;  // non-empty: this name is another name of alias_of
   bool implemented = false;
   bool security = false;  // unimplemented and security-relevant: refuse non-default
+  bool hidden = false;    // a test hook: CONFIG GET shows it only when asked by its exact name
   int64_t min = INT64_MIN;
   int64_t max = INT64_MAX;
   std::vector<std::string> enum_values;  // non-empty: value must be one of these
@@ -61,6 +62,8 @@ class Config {
   // CONFIG SET: all-or-nothing. `error` receives Redis's exact error text.
   bool SetFromCommand(const std::vector<std::pair<std::string, std::string>>& pairs, std::string* error);
   // CONFIG GET: name/value pairs matching any of the glob patterns, once each.
+  // A hidden parameter matches only a pattern without glob characters (its
+  // exact name), as in Redis.
   std::vector<std::pair<std::string, std::string>> Match(const std::vector<std::string>& patterns) const;
   // CONFIG REWRITE: rewrites the file it was loaded from.
   absl::Status Rewrite() const;

@@ -117,12 +117,7 @@ void InfoPersistence(Server& s, std::string* out) {
   const Aof& aof = s.aof();
   Field(out, "loading", s.loading() ? 1 : 0);
   Field(out, "async_loading", s.async_loading() ? 1 : 0);
-  Field(out, "current_cow_peak", 0);
-  Field(out, "current_cow_size", 0);
-  Field(out, "current_cow_size_age", 0);
-  Field(out, "current_fork_perc", "0.00");
-  Field(out, "current_save_keys_processed", 0);
-  Field(out, "current_save_keys_total", 0);
+  child.AppendCurrentInfo(out, now_ms);
   s.rdb().AppendInfo(out, now_ms, s.stats().dirty);
   const AofStats& as = aof.stats();
   const bool aof_child = child.type() == ChildType::kAof;

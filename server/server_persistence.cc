@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -91,8 +92,28 @@ absl::Status Server::ApplyOne(Argv argv) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Redis's lines when an RDB file is corrupt (rdbReportCorruptRDB): the
+// reason -- "RDB CRC error: ..." for a wrong checksum, what operators and
+// Redis's tests grep -- then the termination. Returns the status whose
+// message is the last line, which the caller logs before exiting.
+absl::Status CorruptRdbError(const std::string& path, const absl::Status& status) {
+  Log(kWarning, StrCat("Internal error in RDB reading ", path, ": ", status.message()));
+  return absl::DataLossError("Terminating server after rdb file reading failure.");
+}
+
+}  // namespace
+
 absl::Status Server::LoadData() {
   has_save_points_ = !ParseSavePoints(config_->Str("save")).empty();
+  // key-load-delay (a test hook) applies to every RDB load from now on,
+  // a replica's too, as in Redis.
+  SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay")));
+  config_->OnChange("key-load-delay", [this] {
+    SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay")));
+    return absl::OkStatus();
+  });
   const int64_t now_ms = UnixMs();
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
@@ -100,13 +121,14 @@ absl::Status Server::LoadData() {
   };
   loading_ = true;
   absl::Status status;
+  bool rdb_corrupt = false;  // status is CorruptRdbError's, logged as it is
   // Nothing expires while loading: an AOF replays as it was written
-  // (Redis's expireIfNeeded does nothing while loading), and a replica's own
-  // RDB keeps its expired keys for its primary's DELs.
+  // (Redis's expireIfNeeded does nothing while loading), a replica's own RDB
+  // keeps its expired keys for its primary's DELs, and a primary deletes
+  // them after the load (DeleteKeysExpiredAtLoad), through its stream when
+  // it continues a replication history.
   const bool as_replica = !config_->Str("replicaof").empty();
-  keyspace_.set_expiry_mode(config_->Bool("appendonly") ? core::ExpiryMode::kKeep
-                            : as_replica                ? core::ExpiryMode::kHide
-                                                        : core::ExpiryMode::kDelete);
+  keyspace_.set_expiry_mode(config_->Bool("appendonly") ? core::ExpiryMode::kKeep : core::ExpiryMode::kHide);
   if (config_->Bool("appendonly")) {
     aof_client_ = std::make_unique<Client>();
     aof_client_->authenticated = true;
@@ -124,18 +146,30 @@ absl::Status Server::LoadData() {
   } else {
     absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms);
     if (r.ok()) {
-      rdb_->set_load_stats(*r);
-      // A replica restarting from its own save continues where it was: the
-      // file's replication id and offset become ours, so PSYNC can resume.
-      if (!r->repl_id.empty() && r->repl_offset >= 0 && !config_->Str("replicaof").empty()) {
+      const bool has_history = !r->repl_id.empty() && r->repl_offset >= 0;
+      if (has_history && as_replica) {
+        // A replica restarting from its own save continues where it was: the
+        // file's replication id and offset become ours, so PSYNC can resume.
         repl_ids_.replid = r->repl_id;
         repl_ids_.offset = r->repl_offset;
         primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
                                                    static_cast<uint64_t>(r->repl_offset));
         restored_stream_db_ = r->repl_stream_db;
+      } else if (has_history) {
+        RestoreHistoryAsPrimary(r->repl_id, r->repl_offset);
       }
-      Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired, "."));
+      if (!as_replica) {  // loaded counts the keys that stay (INFO rdb_last_load_keys_loaded)
+        const uint64_t dropped = DeleteKeysExpiredAtLoad(now_ms);
+        r->loaded -= std::min(r->loaded, dropped);
+        r->expired += dropped;
+      }
+      rdb_->set_load_stats(*r);
+      Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired,
+                          r->empty_skipped ? StrCat(", empty keys skipped: ", r->empty_skipped) : "", "."));
       Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", seconds()));
+    } else if (absl::IsDataLoss(r.status())) {
+      status = CorruptRdbError(config_->Str("dbfilename"), r.status());
+      rdb_corrupt = true;
     } else if (!absl::IsNotFound(r.status())) {
       status = r.status();
     }
@@ -144,6 +178,7 @@ absl::Status Server::LoadData() {
   keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
   rdb_->set_lastsave(UnixMs());
   stats_.dirty = 0;
+  if (rdb_corrupt) return status;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
   return absl::OkStatus();
 }

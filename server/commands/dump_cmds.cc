@@ -6,6 +6,7 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
+#include "server/logging.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -62,8 +63,11 @@ void CmdRestore(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
     return;
   }
-  absl::StatusOr<core::Value> value = core::ParseDumpPayload(ctx.argv[3], ctx.server.keyspace().limits());
+  std::string reason;
+  absl::StatusOr<core::Value> value = core::ParseDumpPayload(ctx.argv[3], ctx.server.keyspace().limits(), &reason);
   if (!value.ok()) {
+    // As Redis (at verbose): why the payload was refused.
+    if (!reason.empty()) Log(kVerbose, StrCat("Internal error in RDB reading the RESTORE payload: ", reason));
     ctx.reply.Error(StrCat("ERR ", value.status().message()));
     return;
   }

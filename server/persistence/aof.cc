@@ -56,7 +56,7 @@ absl::Status WriteAll(int fd, std::string_view data) {
 
 }  // namespace
 
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
+absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us) {
   core::FdSink sink(fd);
   std::string buf;
   absl::Status status;
@@ -66,6 +66,7 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
       buf.clear();
     }
   };
+  uint64_t keys_done = 0;
   for (int i = 0; i < ks.count() && status.ok(); ++i) {
     core::Database& db = ks.db(i);
     if (db.size() == 0) continue;
@@ -80,6 +81,7 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
         repl::AppendCommand(expire, &buf);
       }
       flush(false);
+      AfterKeySaved(++keys_done, key_save_delay_us);
     });
   }
   flush(true);
@@ -87,7 +89,7 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd) {
 }
 
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options) {
-  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd);
+  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us);
 }
 
 RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
@@ -364,7 +366,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     }
     Log(kNotice, StrCat("Successfully created the temporary AOF base file ", tmp));
     return 0;
-  });
+  }, TotalKeys(*ks));
   if (!started.ok()) {
     ++stats_.consecutive_failures;
     stats_.last_rewrite_ok = false;

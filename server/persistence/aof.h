@@ -153,8 +153,9 @@ class Aof {
 };
 
 // Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
-// base file when aof-use-rdb-preamble is off.
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd);
+// base file when aof-use-rdb-preamble is off. `key_save_delay_us`: the
+// rdb-key-save-delay test hook, slept after each key (as Redis's rewrite).
+absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us = 0);
 // Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
 

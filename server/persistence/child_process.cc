@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
+#include "absl/strings/str_format.h"
 #include "core/strings.h"
 #include "server/logging.h"
 
@@ -21,7 +24,43 @@ int64_t NowMs() {
       .count();
 }
 
+// One message on the child's report pipe; smaller than PIPE_BUF, so each
+// write is atomic.
+struct ChildReport {
+  uint64_t keys_processed;
+  uint64_t cow_bytes;
+  uint64_t is_final;  // 1: the last report, sent just before exiting
+};
+
+// In the child only: the write end of its report pipe (-1 in the parent),
+// and when (CLOCK_MONOTONIC ms) it last reported.
+int g_child_report_fd = -1;
+int64_t g_child_reported_ms = -1;
+uint64_t g_child_keys_processed = 0;
+
+int64_t MonotonicMs() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void SendChildReport(bool is_final) {
+  ChildReport r{g_child_keys_processed, ChildDirtyBytes(), is_final ? 1u : 0u};
+  ssize_t w = ::write(g_child_report_fd, &r, sizeof(r));  // a full pipe drops a progress report
+  (void)w;
+}
+
 }  // namespace
+
+void ChildReportProgress(uint64_t keys_processed) {
+  if (g_child_report_fd < 0) return;
+  g_child_keys_processed = keys_processed;
+  constexpr int64_t kReportIntervalMs = 1000;  // reading smaps costs: as Redis, about once a second
+  const int64_t now = MonotonicMs();
+  if (g_child_reported_ms >= 0 && now - g_child_reported_ms < kReportIntervalMs) return;
+  g_child_reported_ms = now;
+  SendChildReport(/*is_final=*/false);
+}
 
 uint64_t ChildDirtyBytes() {
   int fd = ::open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
@@ -45,7 +84,7 @@ ChildProcess::~ChildProcess() {
   }
 }
 
-absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& work) {
+absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& work, uint64_t keys_total) {
   if (pid_ > 0) return absl::FailedPreconditionError("a child process is already running");
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
@@ -64,10 +103,10 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGUSR1, SIG_DFL);
     SetLogRoleChild();
+    ::fcntl(fds[1], F_SETFL, O_NONBLOCK);  // progress never blocks the work
+    g_child_report_fd = fds[1];
     int code = work();
-    uint64_t cow = ChildDirtyBytes();
-    ssize_t w = ::write(fds[1], &cow, sizeof(cow));
-    (void)w;
+    SendChildReport(/*is_final=*/true);
     ::_exit(code);
   }
   last_fork_us_ =
@@ -80,6 +119,8 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
   info_fd_ = fds[0];
   start_ms_ = NowMs();
   killing_ = false;
+  ResetProgress();
+  keys_total_ = keys_total;
   if (on_running_changed_) on_running_changed_(true);
   return absl::OkStatus();
 }
@@ -90,18 +131,48 @@ void ChildProcess::Finish(int status, ChildResult* result) {
   result->ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   result->killed_by_us = killing_ || (WIFSIGNALED(status) && WTERMSIG(status) == SIGUSR1);
   result->duration_ms = NowMs() - start_ms_;
-  result->cow_bytes = 0;
-  uint64_t cow;
-  if (::read(info_fd_, &cow, sizeof(cow)) == static_cast<ssize_t>(sizeof(cow))) result->cow_bytes = cow;
+  DrainReports();
+  result->cow_bytes = final_cow_;
   ::close(info_fd_);
   info_fd_ = -1;
   pid_ = -1;
   type_ = ChildType::kNone;
+  ResetProgress();
   if (on_running_changed_) on_running_changed_(false);
+}
+
+void ChildProcess::DrainReports() {
+  ChildReport r;
+  while (::read(info_fd_, &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r))) {
+    if (r.is_final != 0) {
+      final_cow_ = r.cow_bytes;
+      continue;
+    }
+    keys_processed_ = r.keys_processed;
+    cow_bytes_ = r.cow_bytes;
+    cow_peak_ = std::max(cow_peak_, r.cow_bytes);
+    cow_updated_ms_ = NowMs();
+  }
+}
+
+void ChildProcess::ResetProgress() {
+  keys_total_ = keys_processed_ = cow_bytes_ = cow_peak_ = final_cow_ = 0;
+  cow_updated_ms_ = 0;
+}
+
+void ChildProcess::AppendCurrentInfo(std::string* out, int64_t now_ms) const {
+  const double perc = keys_total_ ? 100.0 * static_cast<double>(keys_processed_) / static_cast<double>(keys_total_) : 0;
+  StrAppend(out, "current_cow_peak:", cow_peak_, "\r\n");
+  StrAppend(out, "current_cow_size:", cow_bytes_, "\r\n");
+  StrAppend(out, "current_cow_size_age:", cow_updated_ms_ ? (now_ms - cow_updated_ms_) / 1000 : 0, "\r\n");
+  StrAppend(out, "current_fork_perc:", absl::StrFormat("%.2f", perc), "\r\n");
+  StrAppend(out, "current_save_keys_processed:", keys_processed_, "\r\n");
+  StrAppend(out, "current_save_keys_total:", keys_total_, "\r\n");
 }
 
 bool ChildProcess::Poll(ChildResult* result) {
   if (pid_ <= 0) return false;
+  DrainReports();
   int status;
   pid_t r = ::waitpid(pid_, &status, WNOHANG);
   if (r == 0) return false;

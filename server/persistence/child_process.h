@@ -3,8 +3,10 @@
 //
 // The child works on the copy-on-write image of the keyspace taken at fork
 // time, so the parent keeps serving; the parent reaps it from its cron with
-// Poll() (never blocking). Before exiting, the child reports the memory it
-// dirtied (copy-on-write) through a pipe, which INFO shows as *_last_cow_size.
+// Poll() (never blocking). While it works the child reports its progress
+// through a pipe (keys written, and about once a second the memory dirtied so
+// far by copy-on-write: INFO current_*); before exiting it reports the final
+// copy-on-write, which INFO shows as *_last_cow_size.
 //
 // Thread-safety: main thread only. The forked child must only use
 // async-signal-safe facilities plus its private copy of memory; it ends with
@@ -15,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -42,7 +45,8 @@ class ChildProcess {
   // killed (the server freezes access stats and resizing meanwhile).
   void set_on_running_changed(std::function<void(bool)> fn) { on_running_changed_ = std::move(fn); }
   // Forks and runs `work` in the child; its return value is the exit status.
-  absl::Status Start(ChildType type, const std::function<int()>& work);
+  // `keys_total`: the keys the child is to write (INFO current_save_keys_total).
+  absl::Status Start(ChildType type, const std::function<int()>& work, uint64_t keys_total = 0);
   bool running() const { return pid_ > 0; }
   ChildType type() const { return pid_ > 0 ? type_ : ChildType::kNone; }
   pid_t pid() const { return pid_; }
@@ -54,9 +58,15 @@ class ChildProcess {
   // How long the last fork() took, in microseconds (INFO latest_fork_usec).
   int64_t last_fork_us() const { return last_fork_us_; }
   uint64_t total_forks() const { return total_forks_; }
+  // The running child's progress as last reported (zeros when none runs):
+  // the current_* fields of INFO persistence, with Redis's names.
+  void AppendCurrentInfo(std::string* out, int64_t now_ms) const;
 
  private:
   void Finish(int status, ChildResult* result);
+  // Reads the reports the child has sent so far (never blocking).
+  void DrainReports();
+  void ResetProgress();
   pid_t pid_ = -1;
   ChildType type_ = ChildType::kNone;
   int64_t start_ms_ = 0;
@@ -65,7 +75,20 @@ class ChildProcess {
   int64_t last_fork_us_ = 0;
   uint64_t total_forks_ = 0;
   std::function<void(bool)> on_running_changed_;
+  // Progress of the running child (ResetProgress when it ends).
+  uint64_t keys_total_ = 0;
+  uint64_t keys_processed_ = 0;
+  uint64_t cow_bytes_ = 0;
+  uint64_t cow_peak_ = 0;
+  int64_t cow_updated_ms_ = 0;  // 0: no copy-on-write reported yet
+  uint64_t final_cow_ = 0;      // from the child's last report, sent as it exits
 };
+
+// In a child started by ChildProcess: reports that `keys_processed` keys are
+// written. At most one report a second reaches the parent, each with the
+// copy-on-write so far (the first one at once). A no-op in any other process,
+// so snapshot writers call it unconditionally.
+void ChildReportProgress(uint64_t keys_processed);
 
 // In the child: the bytes of private memory it has dirtied so far (from
 // /proc/self/smaps_rollup), i.e. what copy-on-write cost.

@@ -28,6 +28,7 @@ RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms) {
   o.checksum = config.Bool("rdbchecksum");
   o.used_memory = static_cast<int64_t>(AllocatedBytes());
   o.now_ms = now_ms;
+  o.key_save_delay_us = static_cast<int>(config.Int("rdb-key-save-delay"));
   return o;
 }
 
@@ -79,7 +80,7 @@ absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbS
     }
     Log(kNotice, "DB saved on disk");
     return 0;
-  });
+  }, TotalKeys(*ks));
   if (!s.ok()) {
     last_bgsave_ok_ = false;
     Log(kWarning, StrCat("Can't save in background: ", s.message()));

@@ -3,16 +3,23 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/eviction.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
+#include "server/logging.h"
+#include "server/persistence/child_process.h"
 #include "server/version.h"
 
 namespace ringkv::server {
 namespace {
+
+std::atomic<int> g_key_load_delay_us{0};
 
 absl::Status Errno(std::string_view what, const std::string& path) {
   return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
@@ -24,6 +31,7 @@ class KeyspaceLoader : public core::RdbVisitor {
 
   absl::Status OnEntry(int db, std::string key, core::Value value, int64_t expire_ms,
                        core::KeyMeta meta) override {
+    DebugDelay(g_key_load_delay_us.load(std::memory_order_relaxed));
     // A primary drops keys already expired; a replica keeps them until its
     // primary's DEL (the keyspace's expiry mode says which it is).
     if (expire_ms >= 0 && expire_ms <= now_ms_ && ks_.expiry_mode() == core::ExpiryMode::kDelete) {
@@ -53,6 +61,11 @@ class KeyspaceLoader : public core::RdbVisitor {
     return absl::OkStatus();
   }
 
+  void OnEmptyKeySkipped(int db, std::string_view key) override {
+    (void)db;
+    if (stats_.empty_skipped++ < 10) Log(kNotice, StrCat("rdbLoadObject skipping empty key: ", key));  // as Redis
+  }
+
   void OnResizeDb(int db, uint64_t keys, uint64_t expires) override {
     (void)expires;
     ks_.db(db).Reserve(static_cast<size_t>(keys));
@@ -68,6 +81,28 @@ class KeyspaceLoader : public core::RdbVisitor {
 };
 
 }  // namespace
+
+void DebugDelay(int usec) {
+  if (usec < 0) {
+    thread_local uint64_t calls = 0;
+    if (++calls % static_cast<uint64_t>(-static_cast<int64_t>(usec)) != 0) return;
+    usec = 1;
+  }
+  if (usec > 0) std::this_thread::sleep_for(std::chrono::microseconds(usec));
+}
+
+void AfterKeySaved(uint64_t keys_done, int key_save_delay_us) {
+  DebugDelay(key_save_delay_us);
+  ChildReportProgress(keys_done);
+}
+
+void SetKeyLoadDelay(int usec) { g_key_load_delay_us.store(usec, std::memory_order_relaxed); }
+
+uint64_t TotalKeys(core::Keyspace& ks) {
+  uint64_t keys = 0;
+  for (int i = 0; i < ks.count(); ++i) keys += ks.db(i).size();
+  return keys;
+}
 
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
   core::FdSink sink(fd);
@@ -87,6 +122,7 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
   const bool save_lfu = access.lfu();
   const bool save_lru = access.policy == core::EvictionPolicy::kAllKeysLru ||
                         access.policy == core::EvictionPolicy::kVolatileLru;
+  uint64_t keys_done = 0;
   for (int i = 0; i < ks.count(); ++i) {
     core::Database& db = ks.db(i);
     if (db.size() == 0) continue;
@@ -99,6 +135,7 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
       if (save_lru) meta.idle_s = core::IdleSeconds(e, options.now_ms);
       if (save_lfu) meta.freq = static_cast<int>(core::LfuFrequency(access, e, options.now_ms));
       w.Entry(key, e.value, db.GetExpire(&e), meta);
+      AfterKeySaved(++keys_done, options.key_save_delay_us);
     });
   }
   return w.Finish();

@@ -29,7 +29,24 @@ struct RdbSaveOptions {
   std::string repl_id;
   int64_t repl_offset = 0;
   int repl_stream_db = 0;
+  // rdb-key-save-delay (a test hook): slept after each key, see DebugDelay.
+  int key_save_delay_us = 0;
 };
+
+// Redis's debugDelay, behind the rdb-key-save-delay and key-load-delay test
+// hooks: sleeps `usec` microseconds; a negative -N sleeps 1 microsecond once
+// every N calls (a delay shorter than a sleep, on average); 0 does nothing.
+void DebugDelay(int usec);
+
+// What a snapshot writer does after each key it wrote (`keys_done` so far):
+// the rdb-key-save-delay sleep and, in a forked child, a progress report to
+// the parent (ChildReportProgress).
+void AfterKeySaved(uint64_t keys_done, int key_save_delay_us);
+
+// key-load-delay (a test hook, process-wide as in Redis): slept after each
+// key LoadRdbInto / LoadRdbFile reads, on whichever thread loads. Safe to
+// call from any thread.
+void SetKeyLoadDelay(int usec);
 
 // Writes the whole keyspace as RDB to fd (not closed, not synced).
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options);
@@ -41,6 +58,7 @@ absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std:
 struct RdbLoadStats {
   uint64_t loaded = 0;
   uint64_t expired = 0;  // already past their deadline: not loaded
+  uint64_t empty_skipped = 0;  // empty collections: not loaded (the first 10 are logged)
   std::string repl_id;   // AUX repl-id / repl-offset, when the file has them
   int64_t repl_offset = -1;
   int repl_stream_db = 0;  // AUX repl-stream-db: the database the stream after the file has selected
@@ -55,6 +73,9 @@ absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& 
 // As LoadRdbInto from a file. A missing file is NotFound.
 absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms,
                                          bool replace = false);
+
+// The keys of every database (what a snapshot of ks writes).
+uint64_t TotalKeys(core::Keyspace& ks);
 
 // fsync of a path's directory, so a rename in it is durable.
 absl::Status SyncDirectoryOf(const std::string& path);

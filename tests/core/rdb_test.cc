@@ -5,7 +5,9 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
+#include "core/legacy_encodings.h"
 #include "core/list_value.h"
 #include "core/rdb_format.h"
 #include "core/rdb_reader.h"
@@ -119,6 +121,41 @@ TEST(Rdb, WrongChecksumMessage) {
   Collector c;
   absl::Status s = Load(data, &c);
   EXPECT_NE(std::string(s.message()).find("Wrong RDB checksum"), std::string::npos) << s.message();
+}
+
+// A wrong checksum says so as Redis does ("RDB CRC error", the computed
+// checksum expected, the file's got); DEBUG SET-SKIP-CHECKSUM-VALIDATION's
+// switch lets the same file load.
+TEST(Rdb, WrongChecksumIsACrcErrorUnlessSkipped) {
+  std::string data = WriteSample(true, true);
+  data.replace(data.size() - 8, 8, "foobar00");
+  Collector c;
+  absl::Status s = Load(data, &c);
+  EXPECT_TRUE(absl::IsDataLoss(s));
+  EXPECT_TRUE(std::string(s.message()).starts_with("RDB CRC error: Wrong RDB checksum expected: (")) << s.message();
+  EXPECT_NE(std::string(s.message()).find(") but got (30307261626f6f66) at offset "), std::string::npos)
+      << s.message();
+  SetSkipChecksumValidation(true);
+  Collector skipped;
+  s = Load(data, &skipped);
+  SetSkipChecksumValidation(false);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(skipped.entries.size(), 6u);
+}
+
+TEST(DumpPayload, SkippedChecksumStillValidatesTheContents) {
+  std::string p = DumpPayload(StringValue("some value"), true);
+  p.back() ^= 1;
+  EXPECT_FALSE(ParseDumpPayload(p).ok());
+  SetSkipChecksumValidation(true);
+  absl::StatusOr<Value> v = ParseDumpPayload(p);
+  std::string truncated = p;
+  truncated.erase(2, 3);  // the string's length now runs past its bytes
+  absl::StatusOr<Value> bad = ParseDumpPayload(truncated);
+  SetSkipChecksumValidation(false);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->str().ToString(), "some value");
+  EXPECT_EQ(bad.status().message(), "Bad data format");
 }
 
 TEST(Rdb, RefusesNewerVersionsAndBadSignatures) {
@@ -301,6 +338,62 @@ TEST(Rdb, LegacyZiplistHashLoadsAsAListpack) {
   ASSERT_TRUE(h.Get("b", &v));
   EXPECT_EQ(v, "300");
   EXPECT_STREQ(h.encoding_name(), "listpack");
+}
+
+// Legacy ziplists are checked as Redis's deep ziplistValidateIntegrity does:
+// every prevlen, the tail offset and the entry count must agree with the
+// entries, and nothing may follow an early terminator.
+TEST(LegacyEncodings, ZiplistIsValidatedDeeply) {
+  // zlbytes 17, tail 14, 2 entries: "ab" (prevlen 0) and the immediate 5 (prevlen 4).
+  const std::string good("\x11\x00\x00\x00\x0e\x00\x00\x00\x02\x00"
+                         "\x00\x02" "ab" "\x04\xf6" "\xff",
+                         17);
+  absl::StatusOr<std::vector<std::string>> items = DecodeZiplist(good);
+  ASSERT_TRUE(items.ok()) << items.status().message();
+  EXPECT_EQ(*items, (std::vector<std::string>{"ab", "5"}));
+  auto with = [&good](size_t at, char byte) {
+    std::string z = good;
+    z[at] = byte;
+    return z;
+  };
+  std::string uncounted = good;
+  uncounted[8] = uncounted[9] = '\xff';
+  EXPECT_TRUE(DecodeZiplist(uncounted).ok());  // count 0xFFFF: too many to count, not checked
+  EXPECT_FALSE(DecodeZiplist(with(14, '\x03')).ok());  // prevlen says 3, the entry before is 4 bytes
+  EXPECT_FALSE(DecodeZiplist(with(10, '\x01')).ok());  // the first entry has no entry before it
+  EXPECT_FALSE(DecodeZiplist(with(8, '\x03')).ok());   // count 3 for 2 entries
+  EXPECT_FALSE(DecodeZiplist(with(4, '\x0a')).ok());   // tail names the first entry, not the last
+  EXPECT_FALSE(DecodeZiplist(with(4, '\x11')).ok());   // tail beyond the terminator
+  EXPECT_FALSE(DecodeZiplist(with(14, '\xff')).ok());  // a terminator before the end
+  const std::string empty("\x0b\x00\x00\x00\x0a\x00\x00\x00\x00\x00\xff", 11);
+  EXPECT_TRUE(DecodeZiplist(empty).ok());  // an empty ziplist is well formed (an empty key)
+}
+
+TEST(LegacyEncodings, ZipmapMustHoldEntriesAndCountThem) {
+  const std::string one("\x01\x01" "a" "\x01\x00" "b" "\xff", 7);
+  absl::StatusOr<std::vector<std::string>> items = DecodeZipmap(one);
+  ASSERT_TRUE(items.ok()) << items.status().message();
+  EXPECT_EQ(*items, (std::vector<std::string>{"a", "b"}));
+  std::string uncounted = one;
+  uncounted[0] = '\xfe';
+  EXPECT_TRUE(DecodeZipmap(uncounted).ok());
+  std::string miscounted = one;
+  miscounted[0] = '\x02';
+  EXPECT_FALSE(DecodeZipmap(miscounted).ok());
+  EXPECT_FALSE(DecodeZipmap(std::string("\x00\xff", 2)).ok());  // empty: malformed, as in Redis
+}
+
+// Malformed packed values are refused with Redis's words for them.
+TEST(DumpPayload, CorruptPackedValuesNameTheIntegrityCheck) {
+  // Redis's corrupt-dump test "quicklist small ziplist prev len" (a valid CRC).
+  const std::string payload(
+      "\x0E\x01\x13\x13\x00\x00\x00\x0E\x00\x00\x00\x02\x00\x00\x02\x61\x00\x02\x02\x62\x00\xFF\x09\x00\xC7\x71"
+      "\x03\x97\x07\x75\xB0\x63",
+      32);
+  std::string reason;
+  absl::StatusOr<Value> v = ParseDumpPayload(payload, {}, &reason);
+  EXPECT_EQ(v.status().message(), "Bad data format");
+  EXPECT_TRUE(reason.starts_with("Ziplist integrity check failed: bad ziplist prevlen")) << reason;
 }
 
 }  // namespace

@@ -3,8 +3,12 @@
 // truncated and corrupt files), DUMP/RESTORE, WAITAOF -- and interoperation
 // with Debian's redis-server 7.0, redis-check-rdb and redis-check-aof.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/e2e/persistence_test_util.h"
@@ -60,6 +64,31 @@ TEST(PersistenceE2E, SaveThenRestartLoadsTheSameData) {
   EXPECT_EQ(Call(c, {"OBJECT", "ENCODING", "int"}), "$3\r\nint\r\n");
   std::string ttl = Call(c, {"TTL", "ttl"});
   EXPECT_TRUE(ttl == ":1000\r\n" || ttl == ":999\r\n") << ttl;
+}
+
+// Keys whose deadline passed before the load count as expired, not loaded
+// (INFO rdb_last_load_keys_*), as Redis's integration/rdb "Test RDB load info".
+TEST(PersistenceE2E, LoadInfoCountsKeysExpiredInTheFileApart) {
+  TempDir dir;
+  {
+    TestServer s(InDir(dir));
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"DEBUG", "POPULATE", "20"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"DEBUG", "SET-ACTIVE-EXPIRE", "0"}), "+OK\r\n");
+    for (int i = 0; i < 32; ++i) {
+      ASSERT_EQ(Call(c, {"SELECT", std::to_string(i % 16)}), "+OK\r\n");
+      ASSERT_EQ(Call(c, {"SET", "short:" + std::to_string(i), "v", "PX", "10"}), "+OK\r\n");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  TestServer s(InDir(dir));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Info(c, "rdb_last_load_keys_loaded"), "20");
+  EXPECT_EQ(Info(c, "rdb_last_load_keys_expired"), "32");
+  EXPECT_EQ(Call(c, {"DBSIZE"}), ":20\r\n");
 }
 
 TEST(PersistenceE2E, ShutdownSavesWithSavePointsAndNosaveSkips) {
@@ -190,12 +219,180 @@ TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {
   flipped[good.size() / 2] ^= 0x20;
   for (const std::string& bad : {flipped, good.substr(0, good.size() - 20)}) {
     WriteFile(dir / "dump.rdb", bad);
+    std::filesystem::remove(dir / "log.txt");
     TestServer s({"--dir", dir.path(), "--save", "", "--logfile", dir / "log.txt"});
     EXPECT_FALSE(s.ready());
+    const int status = s.Stop();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    // Redis's lines for a corrupt RDB (rdbReportCorruptRDB), the reason naming the offset.
     const std::string log = ReadFile(dir / "log.txt");
-    EXPECT_NE(log.find("Fatal error loading the DB"), std::string::npos) << log;
-    EXPECT_TRUE(log.find("offset") != std::string::npos || log.find("checksum") != std::string::npos) << log;
+    EXPECT_NE(log.find("# Internal error in RDB reading dump.rdb: "), std::string::npos) << log;
+    EXPECT_NE(log.find("offset"), std::string::npos) << log;
+    EXPECT_TRUE(log.ends_with("# Terminating server after rdb file reading failure.\n")) << log;
   }
+}
+
+// A wrong checksum is logged as Redis logs it -- "RDB CRC error", what
+// operators and Redis's test suite grep -- with the checksum computed
+// ("expected") and the one in the file ("got"), and the server exits 1 with a
+// complete last line.
+TEST(PersistenceE2E, WrongRdbChecksumIsLoggedAsACrcError) {
+  TempDir dir;
+  {
+    TestServer s(InDir(dir));
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    Populate(c);
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  std::string data = ReadFile(dir / "dump.rdb");
+  data.replace(data.size() - 8, 8, "foobar00");  // what Redis's integration/rdb test does
+  WriteFile(dir / "dump.rdb", data);
+  TestServer s(InDir(dir, {"--logfile", dir / "log.txt"}));
+  EXPECT_FALSE(s.ready());
+  const int status = s.Stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string log = ReadFile(dir / "log.txt");
+  EXPECT_NE(log.find("# Internal error in RDB reading dump.rdb: RDB CRC error: Wrong RDB checksum expected: ("),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(") but got (30307261626f6f66) at offset "), std::string::npos) << log;  // "foobar00", LE
+  EXPECT_TRUE(log.ends_with("# Terminating server after rdb file reading failure.\n")) << log;
+  // DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 loads it anyway (the contents are intact).
+  std::filesystem::rename(dir / "dump.rdb", dir / "corrupt.rdb");
+  TestServer again(InDir(dir));
+  ASSERT_TRUE(again.ready());
+  std::filesystem::rename(dir / "corrupt.rdb", dir / "dump.rdb");
+  RawConn c(again.port());
+  EXPECT_EQ(Call(c, {"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"GET", "short"}), "$5\r\nhello\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "-ERR Error trying to load the RDB dump, check server logs.\r\n");
+}
+
+// An RDB that cannot be read at all (not a corrupt one) ends start-up with
+// Redis's "Fatal error loading" line, the last line of the log, complete --
+// what Redis's integration/rdb test reads with `tail -1`.
+TEST(PersistenceE2E, UnreadableRdbEndsWithTheFatalLoadLine) {
+  TempDir dir;
+  std::filesystem::create_symlink("dump.rdb", dir / "dump.rdb");  // ELOOP on open
+  TestServer s(InDir(dir, {"--logfile", dir / "log.txt"}));
+  EXPECT_FALSE(s.ready());
+  const int status = s.Stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string log = ReadFile(dir / "log.txt");
+  ASSERT_TRUE(log.ends_with(". Exiting.\n")) << log;
+  const std::string last_line = log.substr(log.rfind('\n', log.size() - 2) + 1);
+  EXPECT_NE(last_line.find("# Fatal error loading the DB: Opening dump.rdb: "), std::string::npos) << log;
+}
+
+// rdb-key-save-delay (hidden test config) slows a BGSAVE down; meanwhile the
+// child reports its progress (INFO current_*), and FLUSHALL aborts it,
+// leaving the changes unsaved -- Redis's integration/rdb tests.
+TEST(PersistenceE2E, RdbKeySaveDelayKeepsTheChildSavingAndReportsProgress) {
+  TempDir dir;
+  TestServer s(InDir(dir));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"CONFIG", "GET", "rdb-key-save-delay"}), "*2\r\n$18\r\nrdb-key-save-delay\r\n$1\r\n0\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "GET", "*key-save*"}), "*0\r\n");  // hidden from patterns
+  EXPECT_EQ(Call(c, {"DEBUG", "POPULATE", "2000"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "counted", "1"}), "+OK\r\n");
+  EXPECT_EQ(Info(c, "current_save_keys_total"), "0");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "1000"}), "+OK\r\n");  // >= 2 s for 2001 keys
+  EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  EXPECT_EQ(Info(c, "current_save_keys_total"), "2001");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  // The first report comes with the first key, the next about a second later.
+  bool progressed = false;
+  for (int i = 0; i < 100 && !progressed; ++i) {
+    const std::string keys = Info(c, "current_save_keys_processed");
+    progressed = !keys.empty() && std::stoll(keys) > 0 && Info(c, "current_fork_perc") != "0.00";
+    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(progressed) << Call(c, {"INFO", "persistence"});
+  EXPECT_GT(std::stoll(Info(c, "current_cow_size")), 0);
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  EXPECT_EQ(Call(c, {"FLUSHALL"}), "+OK\r\n");
+  EXPECT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0", 1000));
+  EXPECT_GT(std::stoll(Info(c, "rdb_changes_since_last_save")), 2000);  // nothing was saved
+  EXPECT_EQ(Info(c, "current_save_keys_total"), "0");
+  EXPECT_EQ(Info(c, "current_cow_size"), "0");
+  // Without the delay a BGSAVE completes and resets the change counter.
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "0"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  EXPECT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0"));
+  EXPECT_EQ(Info(c, "rdb_changes_since_last_save"), "0");
+  EXPECT_EQ(Info(c, "rdb_last_bgsave_status"), "ok");
+}
+
+// key-load-delay (hidden test config) sleeps after each key an RDB load
+// reads: at start-up (from the configuration) and after CONFIG SET.
+TEST(PersistenceE2E, KeyLoadDelaySlowsRdbLoading) {
+  TempDir dir;
+  {
+    TestServer s(InDir(dir));
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"DEBUG", "POPULATE", "100"}), "+OK\r\n");
+    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&start] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  };
+  TestServer s(InDir(dir, {"--key-load-delay", "10000"}));  // 100 keys x 10 ms
+  ASSERT_TRUE(s.ready());
+  EXPECT_GE(elapsed_ms(), 1000);
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"DBSIZE"}), ":100\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "key-load-delay", "0"}), "+OK\r\n");
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "+OK\r\n");
+  EXPECT_LT(elapsed_ms(), 900);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "key-load-delay", "10000"}), "+OK\r\n");
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Call(c, {"DEBUG", "RELOAD", "NOSAVE"}), "+OK\r\n");
+  EXPECT_GE(elapsed_ms(), 1000);
+  EXPECT_EQ(Call(c, {"DBSIZE"}), ":100\r\n");
+}
+
+// sanitize-dump-payload takes Redis's modes; ringkv checks every payload
+// deeply in each of them, so a corrupt one with a valid CRC is refused with
+// Redis's error and the server carries on.
+TEST(PersistenceE2E, SanitizeDumpPayloadModesAllRefuseCorruptPayloads) {
+  TestServer s({"--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  // Redis's corrupt-dump test #7445: a quicklist whose ziplist is corrupt.
+  const std::string corrupt(
+      "\x0E\x01\x1D\x1D\x00\x00\x00\x16\x00\x00\x00\x03\x00\x00\x04\x43\x43\x43\x43\x06\x04\x42\x42\x42\x42\x06\x3F"
+      "\x41\x41\x41\x41\xFF\x09\x00\x88\xA5\xCA\xA8\xC5\x41\xF4\x35",
+      42);
+  for (const char* mode : {"yes", "clients", "no"}) {
+    SCOPED_TRACE(mode);
+    EXPECT_EQ(Call(c, {"CONFIG", "SET", "sanitize-dump-payload", mode}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"CONFIG", "GET", "sanitize-dump-payload"}),
+              "*2\r\n$21\r\nsanitize-dump-payload\r\n$" + std::to_string(std::string(mode).size()) + "\r\n" +
+                  mode + "\r\n");
+    EXPECT_EQ(Call(c, {"RESTORE", "key", "0", corrupt}), "-ERR Bad data format\r\n");
+    EXPECT_EQ(Call(c, {"PING"}), "+PONG\r\n");
+  }
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "sanitize-dump-payload", "maybe"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'sanitize-dump-payload') - argument(s) must be one "
+            "of the following: no, yes, clients\r\n");
+  // A payload whose CRC is wrong is refused unless checksums are skipped.
+  ASSERT_EQ(Call(c, {"RPUSH", "list", "a", "b"}), ":2\r\n");
+  std::string payload = BulkPayload(Call(c, {"DUMP", "list"}));
+  ASSERT_GT(payload.size(), 10u);
+  payload.back() ^= 1;
+  EXPECT_EQ(Call(c, {"RESTORE", "copy", "0", payload}), "-ERR DUMP payload version or checksum are wrong\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"RESTORE", "copy", "0", payload}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"LRANGE", "copy", "0", "-1"}), "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"}), "+OK\r\n");
 }
 
 TEST(PersistenceE2E, RdbInteropWithRedisBothWays) {

@@ -544,3 +544,58 @@ TEST(ReplicationResyncE2E, WritableReplicaExpiresOnlyItsOwnKeys) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// A primary restarted from its own RDB continues its replication history
+// (Redis 7.0): the old id becomes its secondary one, its replicas continue
+// by partial resync, and keys that expired while it was down reach them as
+// DELs through the stream.
+TEST(ReplicationResyncE2E, RestartedPrimaryContinuesItsHistory) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::vector<std::string> primary_args = {"--dir", dir, "--save", "3600 1", "--enable-debug-command", "yes",
+                                                 "--repl-diskless-sync-delay", "0"};
+  TestServer replica(Args());
+  ASSERT_TRUE(replica.ready());
+  RawConn r(replica.port());
+  std::string replid, offset;
+  int port = 0;
+  {
+    TestServer primary(primary_args);
+    ASSERT_TRUE(primary.ready());
+    port = primary.port();
+    RawConn p(primary.port());
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(port)}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    ASSERT_EQ(Call(p, {"SET", "kept", "1"}), "+OK\r\n");
+    ASSERT_EQ(Call(p, {"DEBUG", "SET-ACTIVE-EXPIRE", "0"}), "+OK\r\n");
+    ASSERT_EQ(Call(p, {"SELECT", "2"}), "+OK\r\n");
+    ASSERT_EQ(Call(p, {"SET", "short", "1", "PX", "50"}), "+OK\r\n");
+    ASSERT_TRUE(WaitSameOffset(p, r));
+    replid = Info(p, "master_replid", "replication");
+    offset = Info(p, "master_repl_offset", "replication");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // "short" expires, still stored
+    p.Send(Resp({"SHUTDOWN"}));  // saves: save points are set
+    int status;
+    ASSERT_TRUE(primary.WaitExit(&status));
+  }
+  TestServer primary(std::vector<std::string>(primary_args.begin(), primary_args.end()));
+  // The restarted primary takes a port of its own: the replica follows it.
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  EXPECT_EQ(Info(p, "master_replid2", "replication"), replid);
+  EXPECT_EQ(Info(p, "second_repl_offset", "replication"), std::to_string(std::stoll(offset) + 1));
+  EXPECT_NE(Info(p, "master_repl_offset", "replication"), offset);  // the DEL of "short" is in the stream
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(p, "sync_partial_ok", "1", 10000, "stats"));
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "0");
+  ASSERT_TRUE(WaitSameOffset(p, r));
+  EXPECT_EQ(DbSize(r, 2), ":0\r\n");
+  EXPECT_TRUE(WaitSameDigest(p, r));
+  primary.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -165,6 +165,80 @@ TEST(ConfigTest, MatchIsGlobAndCaseInsensitive) {
   EXPECT_EQ(pairs[1].first, "port");
 }
 
+// Redis's hidden test configs: CONFIG GET by exact name only, CONFIG SET with
+// Redis's ranges and errors.
+TEST(ConfigTest, HiddenConfigsAnswerOnlyToTheirExactName) {
+  Config c;
+  for (const char* name : {"key-load-delay", "rdb-key-save-delay", "loading-process-events-interval-bytes",
+                           "use-exit-on-panic", "watchdog-period"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(c.Match({name}).size(), 1u);
+    for (const auto& [n, v] : c.Match({"*"})) EXPECT_NE(n, name);
+  }
+  EXPECT_EQ(c.Match({"KEY-LOAD-DELAY"}), (std::vector<std::pair<std::string, std::string>>{{"key-load-delay", "0"}}));
+  EXPECT_EQ(c.Str("loading-process-events-interval-bytes"), "2097152");
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"rdb-key-save-delay", "1000"}, {"key-load-delay", "-50"}}, &err)) << err;
+  EXPECT_EQ(c.Int("rdb-key-save-delay"), 1000);
+  EXPECT_EQ(c.Int("key-load-delay"), -50);
+  EXPECT_FALSE(c.SetFromCommand({{"key-load-delay", "99999999999"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'key-load-delay') - argument must be between "
+                 "-2147483648 and 2147483647 inclusive");
+  EXPECT_FALSE(c.SetFromCommand({{"rdb-key-save-delay", "1k"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'rdb-key-save-delay') - argument couldn't be "
+                 "parsed into an integer");
+  EXPECT_FALSE(c.SetFromCommand({{"loading-process-events-interval-bytes", "10"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'loading-process-events-interval-bytes') - "
+                 "argument must be between 1024 and 2147483647 inclusive");
+  EXPECT_TRUE(c.SetFromCommand({{"loading-process-events-interval-bytes", "1024"}}, &err)) << err;
+}
+
+TEST(ConfigTest, HiddenConfigsLoadFromAFile) {
+  Config c;
+  std::string path = WriteTemp("key-load-delay 50\nloading-process-events-interval-bytes 1024\n"
+                               "rdb-key-save-delay -10\nuse-exit-on-panic yes\n");
+  ASSERT_TRUE(c.LoadFile(path).ok());
+  EXPECT_EQ(c.Int("key-load-delay"), 50);
+  EXPECT_EQ(c.Int("rdb-key-save-delay"), -10);
+  EXPECT_EQ(c.Int("loading-process-events-interval-bytes"), 1024);
+  ASSERT_EQ(c.warnings().size(), 1u);  // use-exit-on-panic: ringkv has no panic path to change
+  EXPECT_NE(c.warnings()[0].find("use-exit-on-panic"), std::string::npos);
+  unlink(path.c_str());
+}
+
+TEST(ConfigTest, SanitizeDumpPayloadTakesRedisModes) {
+  Config c;
+  std::string err;
+  EXPECT_EQ(c.Str("sanitize-dump-payload"), "no");
+  for (const char* mode : {"yes", "CLIENTS", "no"}) {
+    EXPECT_TRUE(c.SetFromCommand({{"sanitize-dump-payload", mode}}, &err)) << err;
+  }
+  EXPECT_TRUE(c.SetFromCommand({{"sanitize-dump-payload", "clients"}}, &err)) << err;
+  EXPECT_EQ(c.Str("sanitize-dump-payload"), "clients");
+  EXPECT_FALSE(c.SetFromCommand({{"sanitize-dump-payload", "maybe"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'sanitize-dump-payload') - argument(s) must be "
+                 "one of the following: no, yes, clients");
+}
+
+// Redis's test suite writes `save ""` as a bare `save` line: no save points.
+TEST(ConfigTest, BareSaveLineMeansNoSavePoints) {
+  Config c;
+  std::string path = WriteTemp("save\nport 7002\n");
+  absl::Status s = c.LoadFile(path);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(c.Str("save"), "");
+  unlink(path.c_str());
+  Config d;
+  path = WriteTemp("save 60 1\nsave\n");
+  ASSERT_TRUE(d.LoadFile(path).ok());
+  EXPECT_EQ(d.Str("save"), "60 1");  // a later bare line adds nothing, as in Redis
+  unlink(path.c_str());
+  Config e;
+  path = WriteTemp("maxclients\n");
+  EXPECT_FALSE(e.LoadFile(path).ok());  // other directives still need their argument
+  unlink(path.c_str());
+}
+
 TEST(ConfigTest, RewriteKeepsCommentsAndOrder) {
   std::string path = WriteTemp("# my server\nport 7000\n\n# limits\nmaxclients 100\nmaxclients 200\ninclude /dev/null\n");
   Config c;

@@ -42,6 +42,16 @@ std::vector<std::string> InDir(const TempDir& dir, std::vector<std::string> extr
   return a;
 }
 
+// Leaves dir/dump.rdb holding Populate()'s data (the server that wrote it
+// stopped).
+void SavePopulatedRdb(const TempDir& dir) {
+  TestServer s(InDir(dir));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  Populate(c);
+  ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+}
+
 TEST(PersistenceE2E, SaveThenRestartLoadsTheSameData) {
   TempDir dir;
   std::string digest;
@@ -207,13 +217,7 @@ TEST(PersistenceE2E, DebugReloadOfACorruptFileKeepsTheDataset) {
 
 TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {
   TempDir dir;
-  {
-    TestServer s({"--dir", dir.path(), "--save", ""});
-    ASSERT_TRUE(s.ready());
-    RawConn c(s.port());
-    Populate(c);
-    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
-  }
+  SavePopulatedRdb(dir);
   const std::string good = ReadFile(dir / "dump.rdb");
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x20;
@@ -238,13 +242,7 @@ TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {
 // complete last line.
 TEST(PersistenceE2E, WrongRdbChecksumIsLoggedAsACrcError) {
   TempDir dir;
-  {
-    TestServer s(InDir(dir));
-    ASSERT_TRUE(s.ready());
-    RawConn c(s.port());
-    Populate(c);
-    ASSERT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
-  }
+  SavePopulatedRdb(dir);
   std::string data = ReadFile(dir / "dump.rdb");
   data.replace(data.size() - 8, 8, "foobar00");  // what Redis's integration/rdb test does
   WriteFile(dir / "dump.rdb", data);

@@ -423,8 +423,9 @@ TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
   RawConn r(replica.port());
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
   ASSERT_TRUE(primary.AcceptSilently());
-  const std::string role = Call(r, {"ROLE"});
-  EXPECT_NE(role.find("$9\r\nhandshake\r\n"), std::string::npos) << role;
+  // "connecting" until the worker has its connection, then "handshake".
+  auto in_handshake = [&] { return Call(r, {"ROLE"}).find("$9\r\nhandshake\r\n") != std::string::npos; };
+  EXPECT_TRUE(WaitFor(in_handshake, true)) << Call(r, {"ROLE"});
   auto logged_timeout = [&] {
     return ReadFile(log).find("Timeout connecting to the MASTER...") != std::string::npos;
   };

@@ -426,6 +426,14 @@ def chain(run):
     run.every(0.2, 1.2, lambda: run.cluster.proxy_of(b).cut(run.rng.random()))
 
 
+def repoint_all(run, target):
+    """Makes every node but `target` (the new primary) replicate it, through
+    new proxies, and waits for the links to come up."""
+    for node in run.cluster.replicas():
+        run.cluster.attach(node, target)
+    run.wait_links_up()
+
+
 @scenario("failover")
 def failover(run):
     """FAILOVER TO a random replica while writes flow, every 0.5-1.5 s after
@@ -441,9 +449,7 @@ def failover(run):
             return
         run.cluster.took_over(target)
         run.check_acked(target, "after FAILOVER to %s" % target.name)
-        for node in run.cluster.replicas():
-            run.cluster.attach(node, target)
-        run.wait_links_up()
+        repoint_all(run, target)
     run.every(0.5, 1.5, once)
 
 
@@ -457,9 +463,7 @@ def promote(run):
         target = run.some_replica()
         run.cluster.promote(target)
         run.check_acked(target, "after REPLICAOF NO ONE on %s" % target.name)
-        for node in run.cluster.replicas():
-            run.cluster.attach(node, target)
-        run.wait_links_up()
+        repoint_all(run, target)
     run.every(0.5, 1.5, once)
 
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +90,7 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
   auto start = std::chrono::steady_clock::now();
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int err = errno;
@@ -97,6 +99,13 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
     return absl::InternalError(StrCat("fork: ", std::strerror(err)));
   }
   if (pid == 0) {
+    // A child outliving a crashed server would hold its listening sockets
+    // (through the inherited descriptors and io_uring instances), and the
+    // restarted server could not bind its port: it dies with the server.
+    // Its work is the server's (a half-written temp file is what any crash
+    // leaves).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
     // The parent's handlers would touch the parent's event loop state.
     ::signal(SIGTERM, SIG_DFL);

@@ -394,6 +394,27 @@ def restart_primary(run):
     run.every(0.8, 1.6, once)
 
 
+@scenario("crash-in-child", primary_options=("--appendonly", "yes", "--appendfsync", "always",
+                                            "--rdb-key-save-delay", "200"), durable=True)
+def crash_in_child(run):
+    """kill -9 of the primary (appendonly yes, appendfsync always) while its
+    fork child writes -- a BGREWRITEAOF (its manifest switch included) or a
+    BGSAVE, slowed by rdb-key-save-delay so that the kill lands inside it --
+    every 0.8-1.6 s: the restarted primary must load cleanly and hold every
+    increment it answered."""
+    def once():
+        primary = run.cluster.primary
+        try:
+            primary.call(run.rng.choice(["BGREWRITEAOF", "BGSAVE"]))
+        except ReplyError:
+            pass  # one already running: the kill lands in that one
+        time.sleep(run.rng.uniform(0.0, 0.3))
+        run.cluster.restart(primary)
+        run.prepare_primary()
+        run.check_acked(run.cluster.primary, "after a kill inside a fork child")
+    run.every(0.8, 1.6, once)
+
+
 @scenario("small-backlog", options=("--repl-backlog-size", "16kb"), expect=expect_full_per_event)
 def small_backlog(run):
     """With repl-backlog-size 16kb, a replica's link is stalled for 0.2-1 s,

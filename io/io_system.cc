@@ -41,7 +41,7 @@ SocketAddress ToSocketAddress(const sockaddr_storage& ss) {
 
 // Opens one listening socket; *optional_missing is set when the address is
 // unavailable on this host (ok to skip for "-addr").
-int Listen(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable) {
+int ListenOn(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable) {
   std::string host = addr;
   bool v6 = host.find(':') != std::string::npos;
   if (host == "*") host = "0.0.0.0";
@@ -140,7 +140,7 @@ absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int p
     std::string addr = optional ? raw.substr(1) : raw;
     std::string error;
     bool unavailable = false;
-    int fd = Listen(addr, port, tcp_backlog_, &error, &unavailable);
+    int fd = ListenOn(addr, port, tcp_backlog_, &error, &unavailable);
     if (fd < 0) {
       if (optional && unavailable) continue;
       for (int f : fds) close(f);
@@ -183,10 +183,16 @@ absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
   return s;
 }
 
-absl::Status IoSystem::Start(const IoOptions& options) {
+absl::Status IoSystem::Listen(const IoOptions& options) {
   tcp_keepalive_ = options.tcp_keepalive;
   tcp_backlog_ = options.tcp_backlog;
-  if (absl::Status s = OpenListeners(options.bind, options.port); !s.ok()) return s;
+  return OpenListeners(options.bind, options.port);
+}
+
+absl::Status IoSystem::Start(const IoOptions& options) {
+  if (listen_fds_.empty()) {
+    if (absl::Status s = Listen(options); !s.ok()) return s;
+  }
   int n = std::max(1, options.threads);
   outbox_.resize(n);
   for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(this, i));

@@ -95,7 +95,12 @@ class IoSystem {
   IoSystem(const IoSystem&) = delete;
   IoSystem& operator=(const IoSystem&) = delete;
 
-  // Opens the listeners and the rings; the error names the cause and the fix.
+  // Opens the listening sockets only (a server binds before it loads its
+  // data, as Redis: a busy port fails at once). Connections queue in the
+  // kernel until Start serves them.
+  absl::Status Listen(const IoOptions& options);
+  // Opens the listeners (unless Listen did) and the rings; the error names
+  // the cause and the fix.
   absl::Status Start(const IoOptions& options);
   // Runs the main loop until Stop(); returns when every thread has exited.
   void Run();

@@ -202,6 +202,15 @@ void Server::ApplyConfigHooks() {
   // setting a password does not log out clients that are already connected.
 }
 
+absl::Status Server::Listen() {
+  io::IoOptions opts;
+  opts.port = static_cast<int>(config_->Int("port"));
+  opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
+  opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
+  opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
+  return io_->Listen(opts);
+}
+
 absl::Status Server::Start() {
   io::IoOptions opts;
   opts.threads = static_cast<int>(config_->Int("io-threads"));

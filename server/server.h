@@ -83,8 +83,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
 
+  // Binds the listening sockets (port, bind), before anything is loaded, as
+  // Redis does. Errors name the cause.
+  absl::Status Listen();
   // Loads the dataset (AOF when appendonly is on, else the RDB file), then
-  // opens listeners and rings. Errors name the cause.
+  // starts the rings and serves the listeners (opened here unless Listen
+  // did). Errors name the cause.
   absl::Status Start();
   // Serves until SHUTDOWN or a signal; returns the process exit code.
   int Run();

@@ -202,17 +202,19 @@ void Server::ApplyConfigHooks() {
   // setting a password does not log out clients that are already connected.
 }
 
-absl::Status Server::Listen() {
+io::IoOptions Server::ListenerOptions() const {
   io::IoOptions opts;
   opts.port = static_cast<int>(config_->Int("port"));
   opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
   opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
   opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
-  return io_->Listen(opts);
+  return opts;
 }
 
+absl::Status Server::Listen() { return io_->Listen(ListenerOptions()); }
+
 absl::Status Server::Start() {
-  io::IoOptions opts;
+  io::IoOptions opts = ListenerOptions();
   opts.threads = static_cast<int>(config_->Int("io-threads"));
   // An I/O thread without a CPU of its own only adds hand-offs: each one is a
   // context switch on the shared CPU, and measured here that costs more than
@@ -223,10 +225,6 @@ absl::Status Server::Start() {
                          ": this process may run on only ", CPU_COUNT(&cpus), " CPU(s) (affinity mask)"));
     opts.threads = CPU_COUNT(&cpus);
   }
-  opts.port = static_cast<int>(config_->Int("port"));
-  opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
-  opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
-  opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   if (absl::Status s = LoadData(); !s.ok()) return s;
@@ -433,10 +431,10 @@ void Server::Execute(Client& c, Argv argv) {
   // A replica is an exact copy of its primary: with replica-ignore-maxmemory
   // it evicts nothing of its own (the primary's DELs do), and a command of
   // its primary's stream is never refused, whatever the setting.
-  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !c.is_master) {
+  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_)) {
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
-    if (!fits && (flags & cmd::kDenyOom)) {
+    if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
       reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
       return;
     }

@@ -86,6 +86,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // Binds the listening sockets (port, bind), before anything is loaded, as
   // Redis does. Errors name the cause.
   absl::Status Listen();
+  // port, bind, tcp-backlog and tcp-keepalive as the I/O layer takes them.
+  io::IoOptions ListenerOptions() const;
   // Loads the dataset (AOF when appendonly is on, else the RDB file), then
   // starts the rings and serves the listeners (opened here unless Listen
   // did). Errors name the cause.

@@ -11,5 +11,11 @@ case $kind in
   asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON) ;;
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
+# ccache, when installed, shares objects between checkouts (worktrees) of
+# the same sources: paths under the parent folder are hashed relative.
+if command -v ccache >/dev/null; then
+  flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
+fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$jobs"

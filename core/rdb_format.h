@@ -14,6 +14,7 @@ inline constexpr std::string_view kMagic = "REDIS";
 // Opcodes that precede the records of an RDB file.
 enum Opcode : uint8_t {
   kOpFunction2 = 245,  // Redis 7.0 function library
+  kOpFunctionPreGa = 246,  // a 7.0 release candidate's format, refused as Redis does
   kOpModuleAux = 247,
   kOpIdle = 248,       // LRU idle seconds of the next key
   kOpFreq = 249,       // LFU counter of the next key

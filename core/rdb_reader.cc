@@ -174,8 +174,14 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
       }
       case rdb::kOpModuleAux:
         return r.Error("The RDB holds module data (MODULE_AUX): ringkv has no modules");
-      case rdb::kOpFunction2:
-        return r.Error("The RDB holds function libraries (FUNCTION LOAD): ringkv does not support functions");
+      case rdb::kOpFunction2: {
+        std::string code;
+        if (absl::Status s = r.String(&code); !s.ok()) return s;
+        if (absl::Status s = visitor->OnFunctionLibrary(std::move(code)); !s.ok()) return s;
+        continue;
+      }
+      case rdb::kOpFunctionPreGa:
+        return r.Error("Pre-release function format not supported");
       case rdb::kOpEof: {
         if (version >= 5) {
           const uint64_t expected = r.crc();

@@ -87,6 +87,13 @@ class RdbVisitor {
   }
   // One key. expire_ms < 0: no expiry.
   virtual absl::Status OnEntry(int db, std::string key, Value value, int64_t expire_ms, KeyMeta meta) = 0;
+  // A function library (RDB_OPCODE_FUNCTION2): its code, "#!lua name=..."
+  // first. The default refuses it: a reader that cannot keep functions must
+  // not drop them silently.
+  virtual absl::Status OnFunctionLibrary(std::string code) {
+    (void)code;
+    return absl::DataLossError("The RDB holds function libraries, which this load cannot keep");
+  }
   // A key whose collection is empty: not loaded, as Redis skips it (older
   // versions could write such keys).
   virtual void OnEmptyKeySkipped(int db, std::string_view key) {

@@ -46,6 +46,12 @@ void RdbWriter::Aux(std::string_view key, std::string_view value) {
 
 void RdbWriter::AuxInt(std::string_view key, int64_t value) { Aux(key, StrCat(value)); }
 
+void RdbWriter::FunctionLibrary(std::string_view code) {
+  buf_.push_back(static_cast<char>(rdb::kOpFunction2));
+  RdbEncodeString(code, compress_, &buf_);
+  MaybeFlush();
+}
+
 void RdbWriter::SelectDb(int db) {
   buf_.push_back(static_cast<char>(rdb::kOpSelectDb));
   RdbAppendLength(static_cast<uint64_t>(db), &buf_);

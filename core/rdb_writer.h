@@ -62,6 +62,8 @@ class RdbWriter {
   void Header();  // "REDIS0010"
   void Aux(std::string_view key, std::string_view value);
   void AuxInt(std::string_view key, int64_t value);
+  // A FUNCTION library's code (opcode FUNCTION2), after the AUX fields.
+  void FunctionLibrary(std::string_view code);
   void SelectDb(int db);
   void ResizeDb(uint64_t keys, uint64_t expires);
   // One key and its value; expire_ms < 0 means no expiry.

@@ -306,24 +306,52 @@ void IoSystem::Accept(int fd) {
 }
 
 void IoSystem::DrainInbox() {
-  inbox_->Drain(&inbox_scratch_);
-  for (ToMain& m : inbox_scratch_) {
-    if (m.kind == ToMain::Kind::kClosed) {
-      HandleClosed(m.conn);
-    } else if (m.kind == ToMain::Kind::kNotify) {
-      sink_->OnNotify();
-    } else {
-      DeliverBatch(m);
-    }
+  if (!held_.empty()) {  // kept by a turn while busy: older than the inbox
+    std::vector<ToMain> held;
+    held.swap(held_);
+    for (ToMain& m : held) Dispatch(m);
   }
+  inbox_->Drain(&inbox_scratch_);
+  for (ToMain& m : inbox_scratch_) Dispatch(m);
   inbox_scratch_.clear();
 }
 
-void IoSystem::DeliverBatch(ToMain& msg) {
+void IoSystem::Dispatch(ToMain& m) {
+  if (m.kind == ToMain::Kind::kClosed) {
+    HandleClosed(m.conn);
+  } else if (m.kind == ToMain::Kind::kNotify) {
+    sink_->OnNotify();
+  } else {
+    DeliverBatch(m, batch_args_);
+  }
+}
+
+void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
+  if (in_busy_turn_) return;
+  in_busy_turn_ = true;
+  std::vector<ToMain> messages;
+  inbox_->Drain(&messages);
+  std::vector<std::string_view> args;  // batch_args_ holds the running command's
+  for (ToMain& m : messages) {
+    // The busy connection's later commands and close, and background work,
+    // wait (in order); other connections are served.
+    if (m.conn == busy || m.kind == ToMain::Kind::kNotify) {
+      held_.push_back(std::move(m));
+    } else if (m.kind == ToMain::Kind::kClosed) {
+      HandleClosed(m.conn);
+    } else {
+      DeliverBatch(m, args);
+    }
+  }
+  threads_[0]->TurnWhileBusy(busy);
+  PostRemoteReplies(busy);
+  in_busy_turn_ = false;
+}
+
+void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
   Connection* conn = msg.conn;
   const CommandBatch& b = *msg.batch;
   // All argument views first, so the sink can prefetch for the whole batch.
-  std::vector<std::string_view>& args = batch_args_;
   args.clear();
   size_t offset = 0;
   for (uint32_t len : b.lens) {
@@ -387,8 +415,13 @@ void IoSystem::CloseNow(Connection* conn) {
   outbox_[conn->thread].push_back(ToIo::Close(conn->id, false));
 }
 
-void IoSystem::PostRemoteReplies() {
+void IoSystem::PostRemoteReplies(Connection* keep) {
+  size_t kept = 0;
   for (Connection* conn : remote_pending_) {
+    if (conn == keep) {
+      remote_pending_[kept++] = conn;
+      continue;
+    }
     conn->main_pending = false;
     if (conn->main_dead) continue;
     std::vector<ToIo>& box = outbox_[conn->thread];
@@ -397,7 +430,7 @@ void IoSystem::PostRemoteReplies() {
     }
     if (conn->main_closed) box.push_back(ToIo::Close(conn->id, true));
   }
-  remote_pending_.clear();
+  remote_pending_.resize(kept);
   for (size_t t = 1; t < outbox_.size(); ++t) threads_[t]->mailbox().PostAll(outbox_[t]);
 }
 

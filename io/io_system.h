@@ -112,6 +112,13 @@ class IoSystem {
   void WakeTimerIn(int ms);
   // Thread-safe: the main thread calls CommandSink::OnNotify() in its next turn.
   void Notify();
+  // Main thread, from inside a command that runs long (a script past
+  // busy-reply-threshold): serves other clients once, without blocking --
+  // their commands are delivered (the sink answers them as it sees fit),
+  // replies sent. What concerns `busy` (the connection whose command runs:
+  // more input, its closing) and background notifications wait until the
+  // next normal turn.
+  void ProcessEventsWhileBusy(Connection* busy);
   // Takes a connected socket (a replica's link to its primary) as a
   // connection of the main thread: CommandSink::OnOpen is called for it, then
   // its input is parsed like any client's. Main thread, after Start().
@@ -175,9 +182,11 @@ class IoSystem {
   OutBuffer& PrepareLocalWrite(Connection* conn);
   void Accept(int fd);
   void DrainInbox();
-  void PostRemoteReplies();
+  // Posts replies of other threads' connections (`keep` stays pending).
+  void PostRemoteReplies(Connection* keep = nullptr);
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
-  void DeliverBatch(ToMain& msg);
+  void DeliverBatch(ToMain& msg, std::vector<std::string_view>& args);
+  void Dispatch(ToMain& msg);
   void RunTimers();  // runs the timer if it is due
   int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
   void ReapGraveyard();
@@ -202,6 +211,9 @@ class IoSystem {
   std::unique_ptr<Mailbox<ToMain>> inbox_;
   std::vector<ToMain> inbox_scratch_;
   std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
+  // Messages ProcessEventsWhileBusy kept for the next normal turn (in order).
+  std::vector<ToMain> held_;
+  bool in_busy_turn_ = false;
   std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn
 };
 

@@ -191,6 +191,10 @@ void IoThread::CloseAfterFlush(Connection* conn) {
 
 void IoThread::StartClose(Connection* conn) {
   if (conn->closing) return;
+  if (conn == busy_) {  // its command is still running: closed after it
+    held_eof_ = true;
+    return;
+  }
   conn->closing = true;
   // Wakes the armed receive (it completes with 0) and fails any send in flight.
   shutdown(conn->fd, SHUT_RDWR);
@@ -198,6 +202,11 @@ void IoThread::StartClose(Connection* conn) {
 }
 
 void IoThread::FinishClose(Connection* conn) {
+  if (conn == held_conn_) {
+    held_conn_ = nullptr;
+    held_input_.clear();
+    held_eof_ = false;
+  }
   close(conn->fd);
   slots_[conn->slot] = nullptr;
   ++generations_[conn->slot];
@@ -288,6 +297,20 @@ void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {
     conn->recv_armed = false;
     --conn->inflight;
   }
+  if (conn == busy_) {  // a turn while its command runs: keep it for later
+    if (cqe->flags & IORING_CQE_F_BUFFER) {
+      const uint16_t bid = static_cast<uint16_t>(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+      if (res > 0) held_input_.append(buffers_ + static_cast<size_t>(bid) * buf_size_, static_cast<size_t>(res));
+      RecycleBuffer(bid);
+    }
+    if (res == 0 || (res < 0 && res != -ENOBUFS)) {
+      held_eof_ = true;
+    } else if (!conn->recv_armed) {
+      conn->rearm_recv = true;
+      rearm_.push_back(conn);
+    }
+    return;
+  }
   if (cqe->flags & IORING_CQE_F_BUFFER) {
     const uint16_t bid = static_cast<uint16_t>(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
     if (res > 0 && !conn->closing && !conn->input_done) {
@@ -316,15 +339,16 @@ void IoThread::Process(Connection* conn, std::string_view data) {
   if (!conn->pending) {
     // The common case: input starts at a command boundary and is parsed in
     // place, straight from the pool buffer.
-    size_t used = ParseAndDispatch(conn, scratch_parser_, data, &stop);
+    RespParser& scratch = scratch_[scratch_level_].parser;
+    size_t used = ParseAndDispatch(conn, scratch, data, &stop);
     if (!stop && used < data.size()) {
       auto pending = std::make_unique<PendingInput>();
-      pending->parser = scratch_parser_;  // resume where parsing stopped
-      pending->qbuf.reserve(std::max(scratch_parser_.expected_size(), data.size() - used));
+      pending->parser = scratch;  // resume where parsing stopped
+      pending->qbuf.reserve(std::max(scratch.expected_size(), data.size() - used));
       pending->qbuf.assign(data.substr(used));
       conn->pending = std::move(pending);
     }
-    scratch_parser_.Reset();
+    scratch.Reset();
   } else {
     PendingInput& in = *conn->pending;
     if (in.parser.expected_size() > in.qbuf.capacity()) in.qbuf.reserve(in.parser.expected_size());
@@ -355,7 +379,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
   // only: AUTH inside a batch would change the limits of what follows) and
   // let the sink prefetch the data the commands will touch before the first
   // runs, so their cache misses overlap instead of queueing one by one.
-  const size_t max_ahead = (index_ == 0 && limits.authenticated) ? ahead_.size() : 1;
+  std::array<ParsedCommand, 16>& ahead = scratch_[scratch_level_].ahead;
+  const size_t max_ahead = (index_ == 0 && limits.authenticated) ? ahead.size() : 1;
   CommandBatch* batch = nullptr;
   size_t pos = 0;
   bool more = true;
@@ -364,7 +389,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     std::string_view error;
     while (n < max_ahead && pos < data.size()) {
       size_t consumed = 0;
-      RespParser::Result r = parser.Parse(data.substr(pos), limits, &ahead_[n], &consumed);
+      RespParser::Result r = parser.Parse(data.substr(pos), limits, &ahead[n], &consumed);
       if (r == RespParser::Result::kNeedMore) {
         more = false;
         break;
@@ -378,11 +403,11 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     }
     if (index_ == 0) {
       if (n > 1) {
-        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead_[i].argv, 0);
-        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead_[i].argv, 1);
+        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead[i].argv, 0);
+        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead[i].argv, 1);
       }
       for (size_t i = 0; i < n; ++i) {
-        system_->sink_->OnCommand(conn, ahead_[i].argv);
+        system_->sink_->OnCommand(conn, ahead[i].argv);
         if (conn->main_closed) {  // QUIT, CLIENT KILL of itself, ...
           *stop = true;
           return data.size();
@@ -394,8 +419,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
           to_main_.push_back(ToMain{ToMain::Kind::kBatch, conn, std::make_unique<CommandBatch>()});
           batch = to_main_.back().batch.get();
         }
-        batch->argc.push_back(static_cast<uint32_t>(ahead_[i].argv.size()));
-        for (std::string_view a : ahead_[i].argv) {
+        batch->argc.push_back(static_cast<uint32_t>(ahead[i].argv.size()));
+        for (std::string_view a : ahead[i].argv) {
           batch->lens.push_back(static_cast<uint32_t>(a.size()));
           batch->arena.append(a);
         }
@@ -442,9 +467,14 @@ void IoThread::OnSend(Connection* conn, int res) {
   }
 }
 
-void IoThread::Flush() {
+void IoThread::Flush(Connection* keep) {
+  size_t kept = 0;
   for (size_t i = 0; i < pending_.size(); ++i) {
     Connection* conn = pending_[i];
+    if (conn == keep) {
+      pending_[kept++] = conn;
+      continue;
+    }
     conn->send_pending = false;
     if (conn->closing || conn->send_inflight) continue;
     if (conn->out.empty()) {
@@ -469,7 +499,7 @@ void IoThread::Flush() {
     conn->send_inflight = true;
     ++conn->inflight;
   }
-  pending_.clear();
+  pending_.resize(kept);
 }
 
 bool IoThread::InputWaiting() {
@@ -534,8 +564,22 @@ void IoThread::DrainMailbox() {
   mailbox_scratch_.clear();
 }
 
+void IoThread::ResumeHeldInput() {
+  Connection* conn = held_conn_;
+  held_conn_ = nullptr;
+  std::string input;
+  input.swap(held_input_);
+  const bool eof = held_eof_;
+  held_eof_ = false;
+  if (!input.empty() && !conn->closing && !conn->input_done) Process(conn, input);
+  if (eof && !conn->closing) StartClose(conn);
+}
+
 void IoThread::Loop() {
   while (true) {
+    // Input that arrived while a command of its connection ran long comes
+    // first: it is older than anything this turn reaps.
+    if (held_conn_ != nullptr) ResumeHeldInput();
     if (index_ == 0) {
       // Timers first, so that what they write (a blocked client's timeout
       // answer, a WAIT's count) is sent this turn, not after the next wake-up.
@@ -548,15 +592,7 @@ void IoThread::Loop() {
       if (!to_main_.empty()) system_->inbox_->PostAll(to_main_);
     }
     Flush();
-    for (Connection* conn : rearm_) {
-      conn->rearm_recv = false;
-      if (!conn->closing && !conn->recv_armed) ArmRecv(conn);
-    }
-    rearm_.clear();
-    if (recycled_ > 0) {
-      io_uring_buf_ring_advance(buf_ring_, static_cast<int>(recycled_));
-      recycled_ = 0;
-    }
+    RearmAndRecycle();
     if (index_ == 0) system_->ReapGraveyard();
     if (stop_.load(std::memory_order_relaxed)) break;
     // Held fan-out stays held only while completions are already waiting,
@@ -577,14 +613,48 @@ void IoThread::Loop() {
     if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
       Log(3, absl::StrCat("io_uring_enter failed: ", std::strerror(-ret)));
     }
-    unsigned head;
-    unsigned seen = 0;
-    io_uring_for_each_cqe(&ring_, head, cqe) {
-      HandleCompletion(cqe);
-      ++seen;
-    }
-    io_uring_cq_advance(&ring_, seen);
+    ReapCompletions();
   }
+}
+
+void IoThread::ReapCompletions() {
+  io_uring_cqe* ready[64];
+  io_uring_cqe batch[64];
+  while (true) {
+    const unsigned n = io_uring_peek_batch_cqe(&ring_, ready, 64);
+    if (n == 0) break;
+    for (unsigned i = 0; i < n; ++i) batch[i] = *ready[i];
+    io_uring_cq_advance(&ring_, n);
+    for (unsigned i = 0; i < n; ++i) HandleCompletion(&batch[i]);
+    if (n < 64) break;
+  }
+}
+
+void IoThread::RearmAndRecycle() {
+  for (Connection* conn : rearm_) {
+    conn->rearm_recv = false;
+    if (!conn->closing && !conn->recv_armed) ArmRecv(conn);
+  }
+  rearm_.clear();
+  if (recycled_ > 0) {
+    io_uring_buf_ring_advance(buf_ring_, static_cast<int>(recycled_));
+    recycled_ = 0;
+  }
+}
+
+void IoThread::TurnWhileBusy(Connection* busy) {
+  if (scratch_level_ != 0) return;
+  scratch_level_ = 1;
+  busy_ = busy;
+  if (busy->thread == index_) held_conn_ = busy;
+  Flush(busy);
+  io_uring_submit(&ring_);
+  ReapCompletions();
+  Flush(busy);
+  RearmAndRecycle();
+  io_uring_submit(&ring_);
+  busy_ = nullptr;
+  scratch_level_ = 0;
 }
 
 }  // namespace ringkv::io

@@ -106,6 +106,13 @@ class IoThread {
     rearm_.clear();
     live_.clear();
   }
+  // Thread 0, from inside a command that runs long (a script past
+  // busy-reply-threshold): one non-blocking turn -- completions reaped and
+  // handled, replies sent -- so other clients are answered meanwhile. The
+  // input and the closing of `busy` (the connection whose command runs) are
+  // held until that command returns; its unsent replies stay queued.
+  void TurnWhileBusy(Connection* busy);
+
   // Thread 0 sleeps on the main inbox's eventfd instead of its own mailbox.
   // REQUIRES: called before Init().
   void UseWakeFd(int fd) { wake_fd_ = fd; }
@@ -120,7 +127,16 @@ class IoThread {
   void ArmRecv(Connection* conn);
   void ArmWake();
   void ArmAcceptAt(uint32_t index);
-  void Flush();
+  // Sends what pending connections hold (except `keep`, left pending).
+  void Flush(Connection* keep = nullptr);
+  // Reaps every ready completion and handles it. Each batch is copied and
+  // the ring advanced before handling, so a handler may reap again (a turn
+  // while busy) without seeing a completion twice.
+  void ReapCompletions();
+  // The start of a turn: what TurnWhileBusy held for its connection.
+  void ResumeHeldInput();
+  // After completions: re-arms stopped receives, returns recycled buffers.
+  void RearmAndRecycle();
   // Sends the held fan-out connections that are due (see HoldFanout).
   void ReleaseFanout();
   // Whether a completion other than a send's is ready: input to process.
@@ -174,12 +190,25 @@ class IoThread {
   // Threads > 0: batches being built in this turn, posted together.
   std::vector<ToMain> to_main_;
   std::vector<ToIo> mailbox_scratch_;
-  // Parses input that starts at a command boundary; its state moves into the
-  // connection's PendingInput only when a command is left incomplete.
-  RespParser scratch_parser_;
-  // Commands parsed ahead of execution (see ParseAndDispatch). Never moved:
-  // inline commands' argv views point into their own storage.
-  std::array<ParsedCommand, 16> ahead_;
+  // What parsing borrows, twice: [0] for the normal turn, [1] for a turn
+  // while busy, which runs inside a command of [0]'s batch.
+  struct ParseScratch {
+    // Parses input that starts at a command boundary; its state moves into
+    // the connection's PendingInput only when a command is left incomplete.
+    RespParser parser;
+    // Commands parsed ahead of execution (see ParseAndDispatch). Never
+    // moved: inline commands' argv views point into their own storage.
+    std::array<ParsedCommand, 16> ahead;
+  };
+  ParseScratch scratch_[2];
+  int scratch_level_ = 0;  // 1 inside TurnWhileBusy
+  Connection* busy_ = nullptr;      // TurnWhileBusy's connection, while in it
+  // Input of that connection that arrived during such turns, and whether its
+  // peer closed: processed at the start of the next normal turn, after the
+  // rest of the batch its long command came in.
+  Connection* held_conn_ = nullptr;
+  std::string held_input_;
+  bool held_eof_ = false;
 };
 
 }  // namespace ringkv::io

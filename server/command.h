@@ -73,6 +73,11 @@ struct CommandSpec {
   // The keys are `numkeys key [key ...]` from argv[1] (ZUNION, SINTERCARD,
   // ...): where client-side caching finds what a read-only command read.
   bool numkeys_at_1 = false;
+  // The keys are `numkeys key [key ...]` from argv[2] (EVAL, FCALL).
+  bool numkeys_at_2 = false;
+  // EVAL & co., FCALL & co.: the script's declared flags, not these, decide
+  // the gate's write / OOM / stale checks (Scripting::GateFlags).
+  bool declares_flags = false;
 
   // commandstats (main thread)
   mutable uint64_t calls = 0;
@@ -112,6 +117,13 @@ inline CommandSpec NotKeys(CommandSpec s) {
 // Marks a command whose keys follow a count at argv[1].
 inline CommandSpec NumKeysAt1(CommandSpec s) {
   s.numkeys_at_1 = true;
+  return s;
+}
+
+// A script command: keys from a count at argv[2], flags from the script.
+inline CommandSpec ScriptCommand(CommandSpec s) {
+  s.numkeys_at_2 = true;
+  s.declares_flags = true;
   return s;
 }
 

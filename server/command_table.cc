@@ -80,6 +80,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterReplicationCommands(table);
   RegisterDumpCommands(table);
   RegisterPubsubCommands(table);
+  RegisterScriptingCommands(table);
+  RegisterFunctionCommands(table);
 }
 
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<const std::string_view> argv) {
@@ -88,10 +90,11 @@ std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<con
     const int argc = static_cast<int>(argv.size());
     const int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
     for (int i = spec.first_key; i <= last && i < argc; i += std::max(1, spec.step)) keys.push_back(argv[i]);
-  } else if (spec.numkeys_at_1 && argv.size() > 2) {
+  } else if ((spec.numkeys_at_1 || spec.numkeys_at_2) && argv.size() > 2) {
+    const size_t at = spec.numkeys_at_1 ? 1 : 2;
     int64_t n = 0;
-    if (core::StringToInt64(argv[1], &n) && n > 0) {
-      for (size_t i = 2; i < argv.size() && i < 2 + static_cast<size_t>(n); ++i) keys.push_back(argv[i]);
+    if (argv.size() > at && core::StringToInt64(argv[at], &n) && n > 0) {
+      for (size_t i = at + 1; i < argv.size() && i < at + 1 + static_cast<size_t>(n); ++i) keys.push_back(argv[i]);
     }
   }
   return keys;

@@ -58,6 +58,8 @@ void RegisterMemoryCommands(CommandTable& table);
 void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF
 void RegisterReplicationCommands(CommandTable& table);  // REPLCONF, PSYNC, SYNC, WAIT, WAITAOF, ROLE
 void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE
+void RegisterScriptingCommands(CommandTable& table);  // EVAL & co., SCRIPT
+void RegisterFunctionCommands(CommandTable& table);   // FUNCTION, FCALL
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

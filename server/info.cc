@@ -14,6 +14,7 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/memory_stats.h"
+#include "server/scripting/scripting.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -30,6 +31,37 @@ std::string Human(uint64_t n) {
 }
 
 void Field(std::string* out, std::string_view name, const auto& value) { StrAppend(out, name, ":", value, "\r\n"); }
+
+// The Lua interpreters and what they hold (Redis 7.0's names; the "lua"
+// ones are the older names of the EVAL interpreter's). A server that never
+// ran a script has no interpreter: zeros.
+void AppendScriptingMemory(Server& s, std::string* out) {
+  const scripting::Scripting* sc = s.scripting();
+  const uint64_t vm_eval = sc ? sc->eval_memory() : 0;
+  const uint64_t vm_functions = sc ? sc->functions_memory() : 0;
+  const uint64_t scripts_eval = sc ? sc->eval_scripts_memory() : 0;
+  uint64_t functions_bytes = 0;
+  if (sc != nullptr) {
+    for (const auto& [name, lib] : sc->functions().libraries()) {
+      functions_bytes += name.size() + lib.code.size();
+    }
+  }
+  Field(out, "used_memory_lua", vm_eval);
+  Field(out, "used_memory_vm_eval", vm_eval);
+  Field(out, "used_memory_lua_human", Human(vm_eval));
+  Field(out, "used_memory_scripts_eval", scripts_eval);
+  Field(out, "number_of_cached_scripts", sc ? sc->cached_scripts() : 0);
+  Field(out, "number_of_functions", sc ? sc->functions().function_count() : 0);
+  Field(out, "number_of_libraries",
+        sc ? sc->functions().libraries().size() : 0);
+  Field(out, "used_memory_vm_functions", vm_functions);
+  Field(out, "used_memory_vm_total", vm_eval + vm_functions);
+  Field(out, "used_memory_vm_total_human", Human(vm_eval + vm_functions));
+  Field(out, "used_memory_functions", functions_bytes);
+  Field(out, "used_memory_scripts", scripts_eval + functions_bytes);
+  Field(out, "used_memory_scripts_human", Human(scripts_eval + functions_bytes));
+}
+
 
 void InfoServer(Server& s, std::string* out) {
   utsname u;
@@ -98,6 +130,7 @@ void InfoMemory(Server& s, std::string* out) {
   Field(out, "allocator_resident", m.rss);
   Field(out, "total_system_memory", total);
   Field(out, "total_system_memory_human", Human(total));
+  AppendScriptingMemory(s, out);
   Field(out, "maxmemory", s.config().Int("maxmemory"));
   Field(out, "maxmemory_human", Human(static_cast<uint64_t>(s.config().Int("maxmemory"))));
   Field(out, "maxmemory_policy", s.config().Str("maxmemory-policy"));

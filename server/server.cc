@@ -15,6 +15,7 @@
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/scripting/scripting.h"
 
 namespace ringkv::server {
 
@@ -86,6 +87,8 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_.set_observer(this);
   child_.set_on_running_changed([this](bool running) { keyspace_.SetForkChildActive(running); });
   rdb_->set_repl_info([this] { return ReplSaveInfo(); });
+  rdb_->set_functions_source([this] { return FunctionLibraryCodes(); });
+  aof_->set_functions_source([this] { return FunctionLibraryCodes(); });
   ApplyConfigHooks();
 }
 
@@ -413,6 +416,8 @@ void Server::Execute(Client& c, Argv argv) {
   // The gates judge EXEC by what it will run.
   uint32_t flags = spec->flags;
   if (is_exec) flags |= multi_[c.id()]->flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
+  // EVAL & co. and FCALL & co. are judged by what their script declares.
+  if (spec->declares_flags && scripting_) flags = scripting_->GateFlags(argv, flags, spec->name.starts_with("fcall"));
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
     reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
@@ -431,9 +436,11 @@ void Server::Execute(Client& c, Argv argv) {
   // A replica is an exact copy of its primary: with replica-ignore-maxmemory
   // it evicts nothing of its own (the primary's DELs do), and a command of
   // its primary's stream is never refused, whatever the setting.
-  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_)) {
+  pre_command_oom_ = false;
+  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_) {
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
+    pre_command_oom_ = !fits;
     if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
       reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
       return;
@@ -462,6 +469,12 @@ void Server::Execute(Client& c, Argv argv) {
       reject(err, spec);
       return;
     }
+  }
+  // A script ran too long: only what may run beside it does (SCRIPT KILL,
+  // FUNCTION KILL, SHUTDOWN NOSAVE, connection and transaction commands).
+  if (script_busy_ && !(spec->flags & cmd::kAllowBusy)) {
+    reject(scripting_->BusyError(), spec);
+    return;
   }
   // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
   const bool pause_exec = is_exec && pause_until_ms_ > 0 && (flags & (cmd::kWrite | cmd::kMayReplicate));
@@ -504,8 +517,11 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   current_client_ = outer_client;
   if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
   // EXEC propagates what its commands wrote itself (server_transactions.cc).
+  // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
-    if (propagate_as_.empty()) {
+    if (spec->declares_flags) {
+      propagate_as_.clear();
+    } else if (propagate_as_.empty()) {
       Propagate(c.db, argv);
     } else {
       std::vector<std::string_view> views(propagate_as_.begin(), propagate_as_.end());
@@ -523,7 +539,7 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   if ((c.pubsub ? obuf_pubsub_on_ : obuf_normal_on_) && !c.is_replica && !c.is_master && c.conn != nullptr) {
     if (OverOutputLimit(c, c.pubsub ? obuf_pubsub_ : obuf_normal_, now_ms)) CloseForOutputLimit(c, now_ms);
   }
-  if (client_eviction_limit_ != 0 && !c.closing) EvictClientsIfNeeded(now_ms, &c);
+  if (client_eviction_limit_ != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   if (rb.errors() != errors_before) {
     ++spec->failed_calls;
@@ -535,9 +551,108 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);
   ++stats_.total_commands;
-  if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog)) {
+  // A script's own commands are not logged: the script is (as Redis).
+  if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog) &&
+      c.conn != nullptr) {
     Slowlog(c, argv, duration, now_ms);
   }
+}
+
+void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
+    if (const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1])) spec = sub;
+  }
+  if (spec == nullptr) {
+    rb.Error("ERR Unknown Redis command called from script");
+    return;
+  }
+  const int argc = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity || spec->handler == nullptr) {
+    rb.Error("ERR Wrong number of args calling Redis command from script");
+    return;
+  }
+  if (spec->flags & cmd::kNoscript) {
+    rb.Error("ERR This Redis command is not allowed from script");
+    return;
+  }
+  // What the primary's stream or the AOF runs is never refused.
+  const bool obey = sc.is_master || loading_;
+  if (!obey && master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ &&
+      !(spec->flags & cmd::kStale)) {
+    rb.Error("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
+             "enable it.");
+    return;
+  }
+  const bool write = spec->flags & cmd::kWrite;
+  if (run.read_only && (spec->flags & (cmd::kWrite | cmd::kMayReplicate))) {
+    rb.Error("ERR Write commands are not allowed from read-only scripts.");
+    return;
+  }
+  // Once a script wrote, it is never failed on the server's state: it could
+  // not be undone (Redis's SCRIPT_WRITE_DIRTY).
+  if (write && !run.wrote && !obey) {
+    if (master_ && replica_read_only_) {
+      rb.Error("READONLY You can't write against a read only replica.");
+      return;
+    }
+    if (!persistence_ok()) {
+      if (std::string misconf = PersistenceError(); !misconf.empty()) {
+        rb.Error(misconf);
+        return;
+      }
+    }
+    if (!master_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
+        GoodReplicas(UnixMs()) < min_replicas_to_write_) {
+      rb.Error("NOREPLICAS Not enough good replicas to write.");
+      return;
+    }
+  }
+  if (!(run.flags & scripting::kAllowOom) && maxmemory_ > 0 && !obey && !run.wrote && run.oom_at_start &&
+      (spec->flags & cmd::kDenyOom)) {
+    rb.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return;
+  }
+  if (write) run.wrote = true;
+  propagate_targets_ = run.repl;
+  // Time stands still inside a script: its keys expire as of its start.
+  Call(sc, *spec, argv, rb, run.now_ms);
+  propagate_targets_ = scripting::kReplAll;
+}
+
+scripting::Scripting& Server::EnsureScripting() {
+  if (!scripting_) scripting_ = std::make_unique<scripting::Scripting>(*this);
+  return *scripting_;
+}
+
+std::vector<std::string> Server::FunctionLibraryCodes() const {
+  std::vector<std::string> codes;
+  if (scripting_) {
+    for (const auto& [name, lib] : scripting_->functions().libraries()) codes.push_back(lib.code);
+  }
+  return codes;
+}
+
+absl::Status Server::LoadFunctionLibraries(const std::vector<std::string>& codes) {
+  if (codes.empty() && !scripting_) return absl::OkStatus();
+  scripting::FunctionLibraries& functions = EnsureScripting().functions();
+  functions.Flush();
+  for (const std::string& code : codes) {
+    if (absl::StatusOr<std::string> r = functions.Load(code, /*replace=*/false); !r.ok()) {
+      functions.Flush();
+      return absl::DataLossError(StrCat("Failed loading library: ", r.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Server::ScriptBusyStarted() { script_busy_ = true; }
+
+void Server::ScriptBusyEnded() { script_busy_ = false; }
+
+void Server::ProcessEventsWhileBusy() {
+  if (current_client_ == nullptr || current_client_->conn == nullptr) return;  // AOF loading, the primary's link
+  io_->ProcessEventsWhileBusy(current_client_->conn);
 }
 
 void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms) {

@@ -38,6 +38,7 @@
 #include "server/multi_state.h"
 #include "server/tracking.h"
 #include "server/watched_keys.h"
+#include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
@@ -45,6 +46,10 @@
 #include "replication/sync_worker.h"
 
 namespace ringkv::server {
+
+namespace scripting {
+class Scripting;
+}  // namespace scripting
 
 struct SlowlogEntry {
   uint64_t id;
@@ -258,6 +263,38 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // MONITOR: `c` receives every command from now on.
   void AddMonitor(Client& c);
+
+  // ---- scripting (EVAL, FUNCTION; server/scripting/) ---------------------------------
+  // The component, created by the first script command.
+  scripting::Scripting& EnsureScripting();
+  scripting::Scripting* scripting() { return scripting_.get(); }
+  // The command gate for redis.call / redis.pcall: lookup, arity, what
+  // scripts may not run, the read-only / OOM / replica / persistence
+  // refusals with Redis's script errors, then the command on the script's
+  // client (no connection). The reply is written to `rb`.
+  void CallFromScript(Client& script_client, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb);
+  // Whether used memory was over maxmemory when the gate last checked (the
+  // command now running): a script's first write is refused then.
+  bool pre_command_oom() const { return pre_command_oom_; }
+  // A script ran past busy-reply-threshold: other clients get -BUSY until
+  // it ends; the script's hook serves them through ProcessEventsWhileBusy.
+  void ScriptBusyStarted();
+  void ScriptBusyEnded();
+  void ProcessEventsWhileBusy();
+  bool script_busy() const { return script_busy_; }
+  // The FUNCTION libraries' code (what a snapshot carries).
+  std::vector<std::string> FunctionLibraryCodes() const;
+  // Replaces every FUNCTION library with these (a loaded RDB's). On error
+  // none is left loaded.
+  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes);
+
+  // ---- atomic propagation: EXEC and scripts ------------------------------------------
+  // Between Begin and End, what commands propagate is collected, then sent
+  // as one MULTI ... EXEC to the AOF and to the replicas (each wrapped only
+  // when it gets more than one command, as Redis 7.0). Nests: only the
+  // outermost End sends.
+  void BeginPropagationBlock();
+  void EndPropagationBlock();
 
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the
@@ -525,8 +562,20 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   WatchedKeys watched_;
   bool in_exec_ = false;
   const CommandSpec* exec_spec_ = nullptr;
-  // EXEC collects what its commands propagate, to wrap it in MULTI ... EXEC.
-  std::vector<std::pair<int, std::vector<std::string>>>* exec_propagated_ = nullptr;
+  // EXEC and scripts collect what their commands propagate, to wrap it in
+  // MULTI ... EXEC (BeginPropagationBlock).
+  struct PropagatedCommand {
+    int db;
+    int targets;  // scripting::ReplTarget bits
+    std::vector<std::string> argv;
+  };
+  std::vector<PropagatedCommand> propagation_block_;
+  int propagation_depth_ = 0;
+  // Where Propagate sends (redis.set_repl inside a script): AOF, replicas.
+  int propagate_targets_ = scripting::kReplAll;
+  std::unique_ptr<scripting::Scripting> scripting_;
+  bool pre_command_oom_ = false;
+  bool script_busy_ = false;
   std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read

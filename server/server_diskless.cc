@@ -43,6 +43,7 @@ void Server::StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, 
   primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
   const uint64_t offset = primary_->offset();
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  options.function_libraries = FunctionLibraryCodes();
   options.repl_id = repl_ids_.replid;
   options.repl_offset = static_cast<int64_t>(offset);
   options.repl_stream_db = SnapshotStreamDb();

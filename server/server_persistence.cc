@@ -20,16 +20,44 @@ namespace ringkv::server {
 
 void Server::Propagate(int db, Argv argv) {
   if (loading_) return;
-  if (exec_propagated_ != nullptr) {  // inside EXEC: one block at its end
-    exec_propagated_->emplace_back(db, std::vector<std::string>(argv.begin(), argv.end()));
+  if (propagation_depth_ > 0) {  // inside EXEC or a script: one block at its end
+    propagation_block_.push_back(
+        PropagatedCommand{db, propagate_targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
   }
-  aof_->Feed(db, argv);
+  if (propagate_targets_ & scripting::kReplAof) aof_->Feed(db, argv);
   // Only a top-level primary writes its own stream. A replica's backlog is
   // its primary's stream, verbatim (ExecuteFromMaster), so offsets mean the
   // same bytes on every node of the chain: a writable replica's own writes
   // go to its AOF only, as in Redis.
-  if (primary_ && !master_) primary_->Feed(db, argv);
+  if (primary_ && !master_ && (propagate_targets_ & scripting::kReplReplica)) primary_->Feed(db, argv);
+}
+
+void Server::BeginPropagationBlock() { ++propagation_depth_; }
+
+void Server::EndPropagationBlock() {
+  if (--propagation_depth_ > 0) return;
+  std::vector<PropagatedCommand> block;
+  block.swap(propagation_block_);
+  if (block.empty()) return;
+  // Each destination gets its share, wrapped when that is more than one
+  // command (a script may send some commands to one side only).
+  const std::string_view multi[] = {"MULTI"};
+  const std::string_view exec[] = {"EXEC"};
+  auto send = [&](int target, auto&& feed) {
+    size_t n = 0;
+    for (const PropagatedCommand& p : block) n += (p.targets & target) ? 1 : 0;
+    if (n == 0) return;
+    if (n > 1) feed(-1, multi);
+    for (const PropagatedCommand& p : block) {
+      if (!(p.targets & target)) continue;
+      std::vector<std::string_view> views(p.argv.begin(), p.argv.end());
+      feed(p.db, Argv(views));
+    }
+    if (n > 1) feed(-1, exec);
+  };
+  send(scripting::kReplAof, [&](int db, Argv argv) { aof_->Feed(db, argv); });
+  if (primary_ && !master_) send(scripting::kReplReplica, [&](int db, Argv argv) { primary_->Feed(db, argv); });
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
@@ -145,6 +173,9 @@ absl::Status Server::LoadData() {
     aof_always_ = aof_->always();
   } else {
     absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms);
+    if (r.ok()) {
+      if (absl::Status f = LoadFunctionLibraries(r->function_libraries); !f.ok()) r = f;
+    }
     if (r.ok()) {
       const bool has_history = !r->repl_id.empty() && r->repl_offset >= 0;
       if (has_history && as_replica) {
@@ -367,6 +398,7 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
       });
     }
   }
+  if (absl::Status f = LoadFunctionLibraries(r->function_libraries); !f.ok()) return f;
   rdb_->set_load_stats(*r);
   Log(kNotice, "DB reloaded by DEBUG RELOAD");
   return absl::OkStatus();

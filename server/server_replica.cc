@@ -230,6 +230,10 @@ void Server::OnSyncResult(repl::SyncResult r) {
       }
       if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
     }
+    // The primary's libraries replace ours, as its keys do.
+    if (absl::Status f = LoadFunctionLibraries(loaded->function_libraries); !f.ok()) {
+      Log(kWarning, StrCat("MASTER <-> REPLICA sync: ", f.message()));
+    }
     // Our history is replaced: replicas of ours must resync too.
     if (primary_) {
       DisconnectReplicas();

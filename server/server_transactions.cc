@@ -54,8 +54,7 @@ void Server::Exec(CommandContext& ctx) {
     return;
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(m->commands.size()));
-  std::vector<std::pair<int, std::vector<std::string>>> propagated;
-  exec_propagated_ = &propagated;
+  BeginPropagationBlock();
   in_exec_ = true;
   for (const QueuedCommand& q : m->commands) {
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
@@ -63,22 +62,8 @@ void Server::Exec(CommandContext& ctx) {
     if (c.closing) break;
   }
   in_exec_ = false;
-  exec_propagated_ = nullptr;
+  EndPropagationBlock();
   c.last_command = exec_spec_;
-  if (propagated.empty()) return;
-  const bool block = propagated.size() > 1;
-  if (block) {
-    const std::string_view multi[] = {"MULTI"};
-    Propagate(-1, multi);
-  }
-  for (const auto& [db, args] : propagated) {
-    std::vector<std::string_view> views(args.begin(), args.end());
-    Propagate(db, views);
-  }
-  if (block) {
-    const std::string_view exec[] = {"EXEC"};
-    Propagate(-1, exec);
-  }
   c.woff = aof_->fed_offset();
   c.repl_woff = master_repl_offset();
 }

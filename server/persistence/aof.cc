@@ -56,10 +56,17 @@ absl::Status WriteAll(int fd, std::string_view data) {
 
 }  // namespace
 
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us) {
+absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
+                              const std::vector<std::string>& function_libraries) {
   core::FdSink sink(fd);
   std::string buf;
   absl::Status status;
+  // Functions first, as Redis's rewrite writes them: keys may need them
+  // no more than a replica does, but a replay must end with every library.
+  for (const std::string& code : function_libraries) {
+    std::string_view load[] = {"FUNCTION", "LOAD", code};
+    repl::AppendCommand(load, &buf);
+  }
   auto flush = [&](bool force) {
     if (status.ok() && (force || buf.size() >= 64 * 1024)) {
       status = sink.Write(buf);
@@ -89,12 +96,13 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us)
 }
 
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options) {
-  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us);
+  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us, options.function_libraries);
 }
 
 RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
   RdbSaveOptions o = SaveOptionsFromConfig(*config_, now_ms);
   o.aof_base = true;
+  if (functions_) o.function_libraries = functions_();
   return o;
 }
 

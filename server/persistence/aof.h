@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -113,6 +114,8 @@ class Aof {
 
   const AofStats& stats() const { return stats_; }
   void AppendInfo(std::string* out) const;
+  // The FUNCTION libraries a rewrite's base carries.
+  void set_functions_source(std::function<std::vector<std::string>()> fn) { functions_ = std::move(fn); }
 
  private:
   std::string DirPath() const;
@@ -128,6 +131,7 @@ class Aof {
   void WriteBuffer();
 
   Config* config_;
+  std::function<std::vector<std::string>()> functions_;
   core::Keyspace* keyspace_;
   ChildProcess* child_;
   AofSyncer::Submit submit_fsync_;
@@ -155,7 +159,8 @@ class Aof {
 // Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
 // base file when aof-use-rdb-preamble is off. `key_save_delay_us`: the
 // rdb-key-save-delay test hook, slept after each key (as Redis's rewrite).
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us = 0);
+absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us = 0,
+                              const std::vector<std::string>& function_libraries = {});
 // Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
 

@@ -63,6 +63,11 @@ absl::StatusOr<AofReplayResult> ReplayAofFile(const std::string& path, bool may_
       return fail(absl::DataLossError(StrCat("Error reading the RDB base file ", name, ": ", rdb.status().message())));
     }
     result.rdb_keys = rdb->loaded;
+    // The base's function libraries, as the commands that load them.
+    for (const std::string& code : rdb->function_libraries) {
+      const std::string_view load[] = {"FUNCTION", "LOAD", "REPLACE", code};
+      if (absl::Status s = apply(load); !s.ok()) return fail(s);
+    }
   }
 
   uint64_t valid_up_to = src.offset();     // end of the last complete command

@@ -36,6 +36,7 @@ absl::Status RdbSaver::Save(int64_t now_ms, uint64_t* dirty, bool counted) {
   const std::string& path = config_->Str("dbfilename");
   std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  if (functions_) options.function_libraries = functions_();
   if (repl_info_) {
     const RdbSaveOptions r = repl_info_();
     options.repl_id = r.repl_id;
@@ -59,6 +60,7 @@ absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbS
   if (child_->running()) return absl::FailedPreconditionError("child running");
   const std::string path = config_->Str("dbfilename");
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
+  if (functions_) options.function_libraries = functions_();
   RdbSaveOptions own;
   if (repl == nullptr && repl_info_) {
     own = repl_info_();

@@ -39,6 +39,8 @@ class RdbSaver {
   RdbSaver(Config* config, core::Keyspace* keyspace, ChildProcess* child);
   // Replication info every save carries (empty repl_id: none).
   void set_repl_info(std::function<RdbSaveOptions()> fn) { repl_info_ = std::move(fn); }
+  // The FUNCTION libraries every save carries.
+  void set_functions_source(std::function<std::vector<std::string>()> fn) { functions_ = std::move(fn); }
 
   // SAVE: writes dbfilename now. On success *dirty is reset. `counted`:
   // shows in rdb_saves (SAVE does; the saves FLUSHALL and DEBUG RELOAD make
@@ -74,6 +76,7 @@ class RdbSaver {
   bool scheduled_ = false;
   RdbLoadStats load_stats_;
   std::function<RdbSaveOptions()> repl_info_;
+  std::function<std::vector<std::string>()> functions_;
 };
 
 }  // namespace ringkv::server

@@ -61,6 +61,11 @@ class KeyspaceLoader : public core::RdbVisitor {
     return absl::OkStatus();
   }
 
+  absl::Status OnFunctionLibrary(std::string code) override {
+    stats_.function_libraries.push_back(std::move(code));
+    return absl::OkStatus();
+  }
+
   void OnEmptyKeySkipped(int db, std::string_view key) override {
     (void)db;
     if (stats_.empty_skipped++ < 10) Log(kNotice, StrCat("rdbLoadObject skipping empty key: ", key));  // as Redis
@@ -118,6 +123,7 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
     w.AuxInt("repl-offset", options.repl_offset);
   }
   w.AuxInt("aof-base", options.aof_base ? 1 : 0);
+  for (const std::string& code : options.function_libraries) w.FunctionLibrary(code);
   const core::AccessPolicy& access = ks.access_policy();
   const bool save_lfu = access.lfu();
   const bool save_lru = access.policy == core::EvictionPolicy::kAllKeysLru ||

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +30,8 @@ struct RdbSaveOptions {
   std::string repl_id;
   int64_t repl_offset = 0;
   int repl_stream_db = 0;
+  // FUNCTION libraries' code, written after the AUX fields as Redis does.
+  std::vector<std::string> function_libraries;
   // rdb-key-save-delay (a test hook): slept after each key, see DebugDelay.
   int key_save_delay_us = 0;
 };
@@ -62,6 +65,9 @@ struct RdbLoadStats {
   std::string repl_id;   // AUX repl-id / repl-offset, when the file has them
   int64_t repl_offset = -1;
   int repl_stream_db = 0;  // AUX repl-stream-db: the database the stream after the file has selected
+  // FUNCTION libraries' code, in file order: the caller loads them (they
+  // replace the server's libraries, as a loaded RDB does in Redis).
+  std::vector<std::string> function_libraries;
 };
 
 // Loads RDB records from src into ks (which the caller has emptied).

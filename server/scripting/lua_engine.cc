@@ -1,0 +1,741 @@
+#include "server/scripting/lua_engine.h"
+
+#include <time.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "core/strings.h"
+#include "core/sha1.h"
+#include "io/reply_builder.h"
+#include "server/scripting/lua_libs.h"
+#include "server/scripting/lua_reply.h"
+#include "server/version.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+int luaopen_cjson(lua_State* L);
+int luaopen_bit(lua_State* L);
+}
+
+namespace ringkv::server::scripting {
+namespace {
+
+// Registry keys.
+constexpr char kEngineKey[] = "ringkv_engine";
+constexpr char kRealGlobalsKey[] = "ringkv_globals";
+constexpr char kHandlerKey[] = "ringkv_err_handler";
+constexpr char kRunApiKey[] = "ringkv_redis_run";    // functions: the run-time `redis`
+constexpr char kLoadApiKey[] = "ringkv_redis_load";  // functions: the load-time `redis`
+
+// Instructions between two calls of the hook (busy check, kill), as Redis.
+constexpr int kHookInstructions = 100000;
+// A library's code must finish loading within this (Redis's load timeout).
+constexpr int64_t kLoadTimeoutMs = 500;
+
+// What scripts may see of the globals (Redis 7.0's allow lists).
+constexpr const char* kAllowedGlobals[] = {
+    "_G", "_VERSION", "__redis__err__handler", "assert", "bit", "cjson", "cmsgpack", "collectgarbage",
+    "coroutine", "error", "gcinfo", "getmetatable", "ipairs", "load", "loadstring", "math", "next", "pairs",
+    "pcall", "rawequal", "rawget", "rawset", "redis", "select", "setmetatable", "string", "struct", "table",
+    "tonumber", "tostring", "type", "unpack", "xpcall"};
+// The tables made read-only (besides the globals themselves).
+constexpr const char* kLibraryTables[] = {"bit", "cjson", "cmsgpack", "coroutine", "math",
+                                          "string", "struct", "table"};
+
+// The sandbox, run once with the real globals as its environment. It
+// returns the read-only proxy that becomes the scripts' global table and a
+// function that makes a read-only proxy of a table.
+constexpr char kSandboxLua[] = R"lua(
+local proxies = setmetatable({}, {__mode = 'k'})
+local raw_rawset, raw_rawget, raw_setmt, raw_next, raw_error, raw_tostring =
+  rawset, rawget, setmetatable, next, error, tostring
+local function readonly()
+  raw_error('Attempt to modify a readonly table', 0)
+end
+local function protect(t)
+  local p = {}
+  raw_setmt(p, {
+    __index = t,
+    __newindex = function() raw_error('Attempt to modify a readonly table', 2) end,
+    __metatable = {},
+  })
+  proxies[p] = t
+  return p
+end
+rawset = function(t, k, v)
+  if proxies[t] then readonly() end
+  return raw_rawset(t, k, v)
+end
+setmetatable = function(t, m)
+  if proxies[t] then readonly() end
+  return raw_setmt(t, m)
+end
+rawget = function(t, k)
+  local r = proxies[t]
+  if r then return raw_rawget(r, k) end
+  return raw_rawget(t, k)
+end
+next = function(t, k)
+  local r = proxies[t]
+  if r then return raw_next(r, k) end
+  return raw_next(t, k)
+end
+local wrapped_next = next
+pairs = function(t) return wrapped_next, t, nil end
+local dbg = debug
+__redis__err__handler = function(err)
+  -- The frame that raised it: C functions and this sandbox's own Lua
+  -- (read-only tables, missing globals) are skipped for the user's code.
+  local level = 2
+  local i = dbg.getinfo(level, 'nSl')
+  while i and (i.what == 'C' or i.source == '=sandbox') do
+    level = level + 1
+    i = dbg.getinfo(level, 'nSl')
+  end
+  if type(err) ~= 'table' then
+    err = {err = 'ERR ' .. raw_tostring(err)}
+  end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+local globals = _G
+raw_setmt(globals, {__index = function(_, k)
+  raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
+end})
+return protect(globals), protect
+)lua";
+
+// ---- rand48, as Redis's math.random -------------------------------------------
+
+struct Rand48 {
+  uint64_t x = 0x330E;
+  void Seed(int32_t seed) { x = (static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 16) | 0x330E; }
+  int32_t Next() {
+    x = (0x5DEECE66DULL * x + 0xB) & ((1ULL << 48) - 1);
+    return static_cast<int32_t>(x >> 17);
+  }
+};
+Rand48 g_rand;  // main thread only, as the engines
+
+int MathRandom(lua_State* L) {
+  constexpr int32_t kMax = 2147483647;
+  const lua_Number r = static_cast<lua_Number>(g_rand.Next() % kMax) / static_cast<lua_Number>(kMax);
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, r);
+      break;
+    case 1: {
+      const int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      const int l = luaL_checkint(L, 1);
+      const int u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+
+int MathRandomSeed(lua_State* L) {
+  g_rand.Seed(static_cast<int32_t>(luaL_checkint(L, 1)));
+  return 0;
+}
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Raises `msg` with no position: the error handler adds the script's line.
+[[noreturn]] void RaiseString(lua_State* L, const char* msg) {
+  lua_pushstring(L, msg);
+  lua_error(L);
+  __builtin_unreachable();
+}
+
+}  // namespace
+
+// The `redis` API's C functions (they reach the engine through the registry).
+struct LuaApi {
+  static LuaEngine* Engine(lua_State* L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kEngineKey);
+    auto* e = static_cast<LuaEngine*>(lua_touserdata(L, -1));
+    lua_pop(L, 1);
+    return e;
+  }
+
+  // redis.call / redis.pcall
+  static int Command(lua_State* L, bool raise) {
+    LuaEngine* e = Engine(L);
+    const int argc = lua_gettop(L);
+    auto fail = [&](std::string_view error) -> int {
+      PushErrorTable(L, error);
+      if (raise) lua_error(L);
+      return 1;
+    };
+    if (argc == 0) return fail("Please specify at least one argument for this redis lib call");
+    ScriptRun* run = e->current_;
+    if (run == nullptr) return fail("redis.call/pcall can only be called inside a script invocation");
+    // Arguments as views of the Lua strings on the stack (numbers are
+    // formatted as Redis formats them, into owned buffers).
+    std::vector<std::string_view> argv;
+    std::vector<std::string> numbers;
+    argv.reserve(static_cast<size_t>(argc));
+    numbers.reserve(static_cast<size_t>(argc));
+    for (int i = 1; i <= argc; ++i) {
+      const int type = lua_type(L, i);
+      if (type == LUA_TNUMBER) {
+        char buf[40];
+        const int n = io::FormatDouble(lua_tonumber(L, i), buf);
+        numbers.emplace_back(buf, static_cast<size_t>(n));
+        argv.emplace_back(numbers.back());
+      } else if (type == LUA_TSTRING) {
+        size_t len;
+        const char* s = lua_tolstring(L, i, &len);
+        argv.emplace_back(s, len);
+      } else {
+        return fail("Lua redis lib command arguments must be strings or integers");
+      }
+    }
+    io::OutBuffer out;
+    e->host_->Call(*run, argv, out);
+    std::string reply;
+    reply.reserve(out.size());
+    while (!out.empty()) {
+      std::string_view front = out.Front();
+      reply.append(front);
+      out.Consume(front.size());
+    }
+    if (!PushRespAsLua(L, reply)) return fail("ERR reply from the command could not be converted");
+    if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
+    return 1;
+  }
+  static int Call(lua_State* L) { return Command(L, true); }
+  static int PCall(lua_State* L) { return Command(L, false); }
+
+  static int Sha1HexApi(lua_State* L) {
+    if (lua_gettop(L) != 1) RaiseString(L, "wrong number of arguments");
+    size_t len;
+    const char* s = lua_tolstring(L, 1, &len);
+    const std::string hex = Sha1Hex(s == nullptr ? std::string_view() : std::string_view(s, len));
+    lua_pushlstring(L, hex.data(), hex.size());
+    return 1;
+  }
+
+  static int ErrorReply(lua_State* L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+      PushErrorTable(L, "wrong number or type of arguments");
+      return 1;
+    }
+    size_t len;
+    const char* s = lua_tolstring(L, 1, &len);
+    std::string_view msg(s, len);
+    PushErrorTable(L, msg.starts_with('-') ? std::string(msg) : StrCat("-", msg));
+    return 1;
+  }
+
+  static int StatusReply(lua_State* L) {
+    if (lua_gettop(L) != 1 || lua_type(L, -1) != LUA_TSTRING) {
+      PushErrorTable(L, "wrong number or type of arguments");
+      return 1;
+    }
+    lua_newtable(L);
+    lua_pushstring(L, "ok");
+    lua_pushvalue(L, 1);
+    lua_rawset(L, -3);
+    return 1;
+  }
+
+  static int LogApi(lua_State* L) {
+    const int argc = lua_gettop(L);
+    if (argc < 2) RaiseString(L, "redis.log() requires two arguments or more.");
+    if (!lua_isnumber(L, 1)) RaiseString(L, "First argument must be a number (log level).");
+    const int level = static_cast<int>(lua_tonumber(L, 1));
+    if (level < 0 || level > 3) RaiseString(L, "Invalid debug level.");
+    std::string message;
+    for (int i = 2; i <= argc; ++i) {
+      size_t len;
+      const char* s = lua_tolstring(L, i, &len);
+      if (s == nullptr) continue;  // tables, nil: skipped, as Redis
+      if (!message.empty()) message += ' ';
+      message.append(s, len);
+    }
+    Engine(L)->host_->Log(level, message);
+    return 0;
+  }
+
+  static int SetResp(lua_State* L) {
+    LuaEngine* e = Engine(L);
+    if (lua_gettop(L) != 1) RaiseString(L, "redis.setresp() requires one argument.");
+    const int resp = static_cast<int>(lua_tonumber(L, 1));
+    if (resp != 2 && resp != 3) RaiseString(L, "RESP version must be 2 or 3.");
+    if (e->current_ != nullptr) e->current_->resp = resp;
+    return 0;
+  }
+
+  static int SetRepl(lua_State* L) {
+    LuaEngine* e = Engine(L);
+    if (lua_gettop(L) != 1) RaiseString(L, "redis.set_repl() requires one argument.");
+    const int flags = static_cast<int>(lua_tonumber(L, 1));
+    if ((flags & ~kReplAll) != 0) {
+      RaiseString(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+    }
+    if (e->current_ != nullptr) e->current_->repl = flags;
+    return 0;
+  }
+
+  static int ReplicateCommands(lua_State* L) {
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+
+  static int Breakpoint(lua_State* L) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+
+  static int Debug(lua_State*) { return 0; }
+
+  static int AclCheckCmd(lua_State* L) {
+    const int argc = lua_gettop(L);
+    if (argc == 0) RaiseString(L, "Please specify at least one argument for this redis lib call");
+    std::vector<std::string_view> argv;
+    for (int i = 1; i <= argc; ++i) {
+      size_t len;
+      const char* s = lua_tolstring(L, i, &len);
+      if (s == nullptr) RaiseString(L, "Lua redis lib command arguments must be strings or integers");
+      argv.emplace_back(s, len);
+    }
+    if (!Engine(L)->host_->CommandExists(argv)) RaiseString(L, "Invalid command passed to redis.acl_check_cmd()");
+    lua_pushboolean(L, 1);  // no ACL yet: every user may run every command
+    return 1;
+  }
+
+  // redis.register_function(name, callback) or
+  // redis.register_function{function_name=, callback=, flags=, description=}
+  static int RegisterFunction(lua_State* L) {
+    LuaEngine* e = Engine(L);
+    if (e->registering_ == nullptr) RaiseString(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    LuaEngine::Registration r{"", LUA_NOREF, 0, "", false};
+    const int argc = lua_gettop(L);
+    if (argc == 2) {
+      if (lua_type(L, 1) != LUA_TSTRING) RaiseString(L, "wrong number of arguments to redis.register_function");
+      if (lua_type(L, 2) != LUA_TFUNCTION) RaiseString(L, "wrong number of arguments to redis.register_function");
+      r.name = lua_tostring(L, 1);
+      lua_pushvalue(L, 2);
+    } else if (argc == 1 && lua_type(L, 1) == LUA_TTABLE) {
+      bool have_callback = false;
+      lua_pushnil(L);
+      while (lua_next(L, 1) != 0) {
+        if (lua_type(L, -2) != LUA_TSTRING) RaiseString(L, "named argument key given to redis.register_function is not a string");
+        const std::string key = lua_tostring(L, -2);
+        if (key == "function_name") {
+          if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "function_name argument given to redis.register_function must be a string");
+          r.name = lua_tostring(L, -1);
+        } else if (key == "description") {
+          if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "description argument given to redis.register_function must be a string");
+          r.description = lua_tostring(L, -1);
+          r.has_description = true;
+        } else if (key == "callback") {
+          if (lua_type(L, -1) != LUA_TFUNCTION) RaiseString(L, "callback argument given to redis.register_function must be a function");
+          if (have_callback) luaL_unref(L, LUA_REGISTRYINDEX, r.callback_ref);
+          lua_pushvalue(L, -1);
+          r.callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+          have_callback = true;
+        } else if (key == "flags") {
+          if (lua_type(L, -1) != LUA_TTABLE) RaiseString(L, "flags argument to redis.register_function must be a table representing function flags");
+          for (int i = 1;; ++i) {
+            lua_rawgeti(L, -1, i);
+            if (lua_isnil(L, -1)) {
+              lua_pop(L, 1);
+              break;
+            }
+            if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "unknown flag given");
+            const std::string flag = lua_tostring(L, -1);
+            lua_pop(L, 1);
+            if (flag == "no-writes") r.flags |= kNoWrites;
+            else if (flag == "allow-oom") r.flags |= kAllowOom;
+            else if (flag == "allow-stale") r.flags |= kAllowStale;
+            else if (flag == "no-cluster") r.flags |= kNoCluster;
+            else if (flag == "allow-cross-slot-keys") r.flags |= kAllowCrossSlotKeys;
+            else RaiseString(L, "unknown flag given");
+          }
+        } else {
+          RaiseString(L, "unknown argument given to redis.register_function");
+        }
+        lua_pop(L, 1);
+      }
+      if (r.name.empty()) RaiseString(L, "redis.register_function must get a function name argument");
+      if (!have_callback) RaiseString(L, "redis.register_function must get a callback argument");
+      e->registering_->push_back(std::move(r));
+      return 0;
+    } else {
+      RaiseString(L, "wrong number of arguments to redis.register_function");
+    }
+    r.callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    e->registering_->push_back(std::move(r));
+    return 0;
+  }
+};
+
+void LuaEngine::Hook(lua_State* L, lua_Debug*) {
+  LuaEngine* e = LuaApi::Engine(L);
+  if (e->registering_ != nullptr) {
+    if (MonotonicMs() - e->load_start_ms_ > kLoadTimeoutMs) {
+      lua_sethook(L, Hook, LUA_MASKLINE, 0);  // pcall cannot catch it for long
+      RaiseString(L, "FUNCTION LOAD timeout");
+    }
+    return;
+  }
+  ScriptRun* run = e->current_;
+  if (run == nullptr) return;
+  if (run->killed || e->host_->OnScriptHook(*run)) {
+    // From now on on every line, so a script that catches the error with
+    // pcall cannot keep running.
+    lua_sethook(L, Hook, LUA_MASKLINE, 0);
+    PushErrorTable(L, run->shutdown_nosave ? "ERR Script killed by user with SHUTDOWN NOSAVE..."
+                                           : "ERR Script killed by user with SCRIPT KILL...");
+    lua_error(L);
+  }
+}
+
+LuaEngine::LuaEngine(Kind kind, ScriptHost* host) : kind_(kind), host_(host) {
+  L_ = luaL_newstate();
+  lua_pushlightuserdata(L_, this);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kEngineKey);
+  OpenLibraries();
+  InstallRedisApi();
+  Protect();
+}
+
+LuaEngine::~LuaEngine() { lua_close(L_); }
+
+size_t LuaEngine::memory() const {
+  return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 + static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
+}
+
+void LuaEngine::OpenLibraries() {
+  // Each opener returns its table; it becomes the global of its name
+  // (openers differ on whether they set it themselves).
+  const std::pair<const char*, lua_CFunction> libs[] = {
+      {"_G", luaopen_base},           {LUA_TABLIBNAME, luaopen_table}, {LUA_STRLIBNAME, luaopen_string},
+      {LUA_MATHLIBNAME, luaopen_math}, {LUA_DBLIBNAME, luaopen_debug}, {"cjson", luaopen_cjson},
+      {"bit", luaopen_bit},           {"struct", OpenStruct},          {"cmsgpack", OpenCmsgpack},
+  };
+  for (const auto& [name, open] : libs) {
+    lua_pushcfunction(L_, open);
+    lua_pushstring(L_, name);
+    lua_call(L_, 1, 1);
+    if (lua_istable(L_, -1)) {
+      lua_setglobal(L_, name);
+    } else {
+      lua_pop(L_, 1);
+    }
+  }
+  // math.random: Redis's rand48 (seeded once; math.randomseed reseeds).
+  lua_getglobal(L_, "math");
+  lua_pushcfunction(L_, MathRandom);
+  lua_setfield(L_, -2, "random");
+  lua_pushcfunction(L_, MathRandomSeed);
+  lua_setfield(L_, -2, "randomseed");
+  lua_pop(L_, 1);
+  static bool seeded = false;
+  if (!seeded) {
+    g_rand.Seed(static_cast<int32_t>(std::random_device{}()));
+    seeded = true;
+  }
+}
+
+void LuaEngine::InstallRedisApi() {
+  auto make_api = [this](bool load_time) {
+    lua_newtable(L_);
+    auto fn = [this](const char* name, lua_CFunction f) {
+      lua_pushcfunction(L_, f);
+      lua_setfield(L_, -2, name);
+    };
+    auto num = [this](const char* name, lua_Number v) {
+      lua_pushnumber(L_, v);
+      lua_setfield(L_, -2, name);
+    };
+    fn("log", LuaApi::LogApi);
+    num("LOG_DEBUG", 0);
+    num("LOG_VERBOSE", 1);
+    num("LOG_NOTICE", 2);
+    num("LOG_WARNING", 3);
+    lua_pushstring(L_, kRedisVersion);
+    lua_setfield(L_, -2, "REDIS_VERSION");
+    int major = 0, minor = 0, patch = 0;
+    std::sscanf(kRedisVersion, "%d.%d.%d", &major, &minor, &patch);
+    num("REDIS_VERSION_NUM", (major << 16) | (minor << 8) | patch);
+    if (load_time) {
+      fn("register_function", LuaApi::RegisterFunction);
+      fn("setresp", LuaApi::SetResp);
+      return;
+    }
+    fn("call", LuaApi::Call);
+    fn("pcall", LuaApi::PCall);
+    fn("sha1hex", LuaApi::Sha1HexApi);
+    fn("error_reply", LuaApi::ErrorReply);
+    fn("status_reply", LuaApi::StatusReply);
+    fn("setresp", LuaApi::SetResp);
+    fn("set_repl", LuaApi::SetRepl);
+    fn("replicate_commands", LuaApi::ReplicateCommands);
+    fn("breakpoint", LuaApi::Breakpoint);
+    fn("debug", LuaApi::Debug);
+    fn("acl_check_cmd", LuaApi::AclCheckCmd);
+    num("REPL_NONE", kReplNone);
+    num("REPL_AOF", kReplAof);
+    num("REPL_SLAVE", kReplReplica);
+    num("REPL_REPLICA", kReplReplica);
+    num("REPL_ALL", kReplAll);
+  };
+  make_api(false);
+  lua_setglobal(L_, "redis");
+  if (kind_ == Kind::kFunctions) {
+    make_api(true);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
+  }
+}
+
+void LuaEngine::Protect() {
+  // Drop every global the allow list does not name.
+  std::vector<std::string> drop;
+  lua_pushnil(L_);
+  while (lua_next(L_, LUA_GLOBALSINDEX) != 0) {
+    lua_pop(L_, 1);
+    if (lua_type(L_, -1) != LUA_TSTRING) continue;
+    const std::string name = lua_tostring(L_, -1);
+    bool allowed = name == "debug";  // the sandbox's error handler takes it, then it goes
+    for (const char* a : kAllowedGlobals) allowed = allowed || name == a;
+    if (!allowed) drop.push_back(name);
+  }
+  for (const std::string& name : drop) {
+    lua_pushnil(L_);
+    lua_setglobal(L_, name.c_str());
+  }
+  lua_pushvalue(L_, LUA_GLOBALSINDEX);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 2, 0) != 0) {
+    std::abort();  // the sandbox is part of the binary: it always compiles
+  }
+  // Stack: proxy of the globals, protect().
+  const int protect = lua_gettop(L_);
+  const int globals_proxy = protect - 1;
+  lua_getglobal(L_, "__redis__err__handler");
+  lua_setfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_pushnil(L_);
+  lua_setglobal(L_, "debug");
+  auto protect_field = [&](int table, const char* name) {
+    lua_pushvalue(L_, protect);
+    lua_getfield(L_, table, name);
+    lua_call(L_, 1, 1);
+    lua_setfield(L_, table, name);  // raw: the real table has no __newindex
+  };
+  for (const char* name : kLibraryTables) protect_field(LUA_GLOBALSINDEX, name);
+  protect_field(LUA_GLOBALSINDEX, "redis");
+  if (kind_ == Kind::kFunctions) {
+    lua_getglobal(L_, "redis");
+    lua_setfield(L_, LUA_REGISTRYINDEX, kRunApiKey);
+    // The load-time API: a missing field is an error naming it.
+    lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
+    const int load_api = lua_gettop(L_);
+    lua_getglobal(L_, "getmetatable");  // the real globals' metatable: the same __index error
+    lua_pushvalue(L_, LUA_GLOBALSINDEX);
+    lua_call(L_, 1, 1);
+    lua_setmetatable(L_, load_api);
+    lua_pushvalue(L_, protect);
+    lua_pushvalue(L_, load_api);
+    lua_call(L_, 1, 1);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
+    lua_pop(L_, 1);
+  }
+  lua_pushvalue(L_, globals_proxy);
+  lua_setfield(L_, LUA_GLOBALSINDEX, "_G");
+  lua_pushvalue(L_, globals_proxy);
+  lua_replace(L_, LUA_GLOBALSINDEX);
+  lua_settop(L_, 0);
+}
+
+namespace {
+
+// Code with a "#!..." first line: the line is blanked (the engine's
+// options were read from it), so line numbers stay the user's.
+std::string WithoutShebang(std::string_view code) {
+  std::string body(code);
+  if (body.starts_with("#!")) {
+    const size_t eol = body.find('\n');
+    body.erase(0, eol == std::string::npos ? body.size() : eol);
+  }
+  return body;
+}
+
+}  // namespace
+
+absl::Status LuaEngine::CompileScript(const std::string& name, std::string_view body) {
+  const std::string code = WithoutShebang(body);
+  if (luaL_loadbuffer(L_, code.data(), code.size(), "@user_script") != 0) {
+    std::string err = StrCat("ERR Error compiling script (new function): ", lua_tostring(L_, -1));
+    lua_pop(L_, 1);
+    return absl::InvalidArgumentError(err);
+  }
+  lua_setfield(L_, LUA_REGISTRYINDEX, name.c_str());
+  return absl::OkStatus();
+}
+
+bool LuaEngine::HasScript(const std::string& name) const {
+  lua_getfield(L_, LUA_REGISTRYINDEX, name.c_str());
+  const bool found = lua_isfunction(L_, -1);
+  lua_pop(L_, 1);
+  return found;
+}
+
+namespace {
+
+void PushArgs(lua_State* L, Argv args) {
+  lua_createtable(L, static_cast<int>(args.size()), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    lua_pushlstring(L, args[i].data(), args[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+}  // namespace
+
+void LuaEngine::RunScript(ScriptRun& run, const std::string& name, Argv keys, Argv args, io::ReplyBuilder& rb) {
+  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  PushArgs(L_, keys);
+  lua_setfield(L_, -2, "KEYS");
+  PushArgs(L_, args);
+  lua_setfield(L_, -2, "ARGV");
+  lua_pop(L_, 1);
+  lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_getfield(L_, LUA_REGISTRYINDEX, name.c_str());
+  Run(run, 0, rb);
+}
+
+void LuaEngine::RunFunction(ScriptRun& run, int callback_ref, Argv keys, Argv args, io::ReplyBuilder& rb) {
+  lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, callback_ref);
+  PushArgs(L_, keys);
+  PushArgs(L_, args);
+  Run(run, 2, rb);
+}
+
+void LuaEngine::Run(ScriptRun& run, int nargs, io::ReplyBuilder& rb) {
+  // Stack: handler, function, args...
+  const int handler = lua_gettop(L_) - nargs - 1;
+  current_ = &run;
+  lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInstructions);
+  const int status = lua_pcall(L_, nargs, 1, handler);
+  lua_sethook(L_, nullptr, 0, 0);
+  current_ = nullptr;
+  if (status != 0) {
+    ReplyError(run, rb);
+  } else {
+    WriteLuaAsReply(L_, rb, run.resp);
+  }
+  lua_settop(L_, handler - 1);
+  // A little incremental collection after each script keeps memory flat
+  // without a full collection's pause (Redis steps the collector too).
+  lua_gc(L_, LUA_GCSTEP, 1);
+}
+
+void LuaEngine::ReplyError(ScriptRun& run, io::ReplyBuilder& rb) {
+  if (!lua_istable(L_, -1)) {
+    const char* msg = lua_tostring(L_, -1);
+    rb.Error(StrCat("ERR Error running script ", run.name, ", ", msg == nullptr ? "execution failure" : msg));
+    return;
+  }
+  lua_getfield(L_, -1, "err");
+  std::string msg = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "";
+  lua_pop(L_, 1);
+  lua_getfield(L_, -1, "source");
+  const std::string source = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "";
+  lua_pop(L_, 1);
+  lua_getfield(L_, -1, "line");
+  const std::string line = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "";
+  lua_pop(L_, 1);
+  if (!source.empty() && !line.empty()) StrAppend(&msg, " script: ", run.name, ", on ", source, ":", line, ".");
+  for (char& ch : msg) {
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  }
+  rb.Error(msg);
+}
+
+absl::Status LuaEngine::LoadLibrary(std::string_view code, std::vector<Registration>* registered) {
+  const std::string body = WithoutShebang(code);
+  if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_function") != 0) {
+    std::string err = StrCat("ERR Error compiling function: ", lua_tostring(L_, -1));
+    lua_pop(L_, 1);
+    return absl::InvalidArgumentError(err);
+  }
+  const int chunk = lua_gettop(L_);
+  lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_insert(L_, chunk);  // handler below the chunk
+  // While the library loads, `redis` is the load-time API.
+  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
+  lua_setfield(L_, -2, "redis");
+  lua_pop(L_, 1);
+  registering_ = registered;
+  load_start_ms_ = MonotonicMs();
+  lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInstructions);
+  const int status = lua_pcall(L_, 0, 0, chunk);
+  lua_sethook(L_, nullptr, 0, 0);
+  registering_ = nullptr;
+  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  lua_getfield(L_, LUA_REGISTRYINDEX, kRunApiKey);
+  lua_setfield(L_, -2, "redis");
+  lua_pop(L_, 1);
+  if (status != 0) {
+    std::string msg;
+    if (lua_istable(L_, -1)) {
+      lua_getfield(L_, -1, "err");
+      msg = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "";
+      lua_pop(L_, 1);
+    } else if (lua_isstring(L_, -1)) {
+      msg = lua_tostring(L_, -1);
+    }
+    lua_settop(L_, chunk - 1);
+    for (const Registration& r : *registered) Unref(r.callback_ref);
+    registered->clear();
+    return absl::InvalidArgumentError(StrCat("ERR Error registering functions: ", msg));
+  }
+  lua_settop(L_, chunk - 1);
+  return absl::OkStatus();
+}
+
+void LuaEngine::Unref(int ref) { luaL_unref(L_, LUA_REGISTRYINDEX, ref); }
+
+std::string Sha1Hex(std::string_view s) {
+  core::Sha1 sha;
+  sha.Update(s);
+  const auto digest = sha.Final();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (size_t i = 0; i < digest.size(); ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace ringkv::server::scripting

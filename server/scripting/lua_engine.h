@@ -1,0 +1,106 @@
+// LuaEngine: one sandboxed Lua 5.1 interpreter with Redis's `redis` API.
+//
+// The sandbox is Redis 7.0's: the base, table, string, math, cjson, bit,
+// struct and cmsgpack libraries; no print, loadfile, dofile, os, io,
+// require, getfenv/setfenv; the global table and every library table are
+// read-only ("Attempt to modify a readonly table"), and reading a global that
+// does not exist is an error ("Script attempted to access nonexistent global
+// variable"). math.random is Redis's rand48, reseeded for every script so a
+// script's randomness is deterministic.
+//
+// Two flavours: kEval (EVAL scripts, compiled as "@user_script", KEYS and
+// ARGV globals) and kFunctions (FUNCTION libraries, "@user_function"; while a
+// library loads, `redis` offers only register_function, log and the
+// constants; callbacks get KEYS and ARGV as arguments).
+//
+// Stock Lua 5.1 has no read-only tables, so the protected tables are empty
+// proxies (__index to the real table, __newindex refusing), and rawset,
+// rawget, setmetatable, next and pairs see through them.
+//
+// Thread-safety: main thread only. Ownership: owns its lua_State.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "io/reply_builder.h"
+#include "server/scripting/script_run.h"
+
+struct lua_State;
+struct lua_Debug;
+
+namespace ringkv::server::scripting {
+
+class LuaEngine {
+ public:
+  enum class Kind : uint8_t { kEval, kFunctions };
+
+  LuaEngine(Kind kind, ScriptHost* host);
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  lua_State* state() const { return L_; }
+  Kind kind() const { return kind_; }
+  // Bytes the interpreter holds (INFO used_memory_vm_*).
+  size_t memory() const;
+
+  // EVAL: compiles `body` as the function named `name` ("f_<sha>"), kept
+  // in the registry. The error is Redis's reply text ("ERR Error compiling
+  // script (new function): user_script:1: ...").
+  absl::Status CompileScript(const std::string& name, std::string_view body);
+  bool HasScript(const std::string& name) const;
+
+  // Runs the EVAL function `name` with KEYS / ARGV; the reply (or Redis's
+  // error) goes to `rb`.
+  void RunScript(ScriptRun& run, const std::string& name, Argv keys, Argv args, io::ReplyBuilder& rb);
+
+  // FUNCTION: runs a library's code with the load-time API. Every
+  // redis.register_function call is passed to `on_register` (name, Lua
+  // registry reference of the callback, flags, description); its error text
+  // aborts the load. Returns Redis's error text ("ERR Error compiling
+  // function: ...", "ERR Error registering functions: ...") on failure.
+  struct Registration {
+    std::string name;
+    int callback_ref;
+    uint32_t flags;
+    std::string description;
+    bool has_description;
+  };
+  absl::Status LoadLibrary(std::string_view code, std::vector<Registration>* registered);
+  // Frees a callback reference (library deleted or replaced).
+  void Unref(int ref);
+  // Runs a function callback with (keys, args).
+  void RunFunction(ScriptRun& run, int callback_ref, Argv keys, Argv args, io::ReplyBuilder& rb);
+
+  // The run in progress, if any (SCRIPT KILL, FUNCTION STATS).
+  ScriptRun* current() const { return current_; }
+
+ private:
+  void OpenLibraries();
+  void InstallRedisApi();
+  void Protect();
+  void Run(ScriptRun& run, int nargs, io::ReplyBuilder& rb);
+  void ReplyError(ScriptRun& run, io::ReplyBuilder& rb);
+
+  static void Hook(lua_State* L, lua_Debug* ar);
+
+  Kind kind_;
+  ScriptHost* host_;
+  lua_State* L_ = nullptr;
+  ScriptRun* current_ = nullptr;
+  // FUNCTION LOAD in progress: register_function collects here.
+  std::vector<Registration>* registering_ = nullptr;
+  int64_t load_start_ms_ = 0;
+
+  friend struct LuaApi;
+};
+
+// "f_" + sha1hex: the name Redis gives an EVAL script's function.
+std::string Sha1Hex(std::string_view s);
+
+}  // namespace ringkv::server::scripting

@@ -1,0 +1,376 @@
+#include "server/scripting/lua_reply.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "core/strings.h"
+#include "absl/strings/str_replace.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+}
+
+namespace ringkv::server::scripting {
+namespace {
+
+// Replies nest at most this deep before the Lua stack would have to grow
+// without bound; deeper ones are refused, never a crash.
+constexpr int kMaxDepth = 1000;
+
+class RespReader {
+ public:
+  RespReader(lua_State* L, std::string_view s) : L_(L), p_(s.data()), end_(s.data() + s.size()) {}
+
+  // Pushes one value (or nothing for an attribute, which is skipped and
+  // followed by the value it annotates). False on malformed input.
+  bool Push(int depth) {
+    if (depth > kMaxDepth || !lua_checkstack(L_, 4)) return false;
+    if (p_ >= end_) return false;
+    const char type = *p_++;
+    std::string_view line;
+    if (!Line(&line)) return false;
+    switch (type) {
+      case ':': {
+        int64_t v;
+        if (!ToInt(line, &v)) return false;
+        lua_pushnumber(L_, static_cast<lua_Number>(v));
+        return true;
+      }
+      case '$':
+      case '=': {
+        int64_t n;
+        if (!ToInt(line, &n)) return false;
+        if (n < 0) {
+          lua_pushboolean(L_, 0);
+          return true;
+        }
+        std::string_view body;
+        if (!Body(n, &body)) return false;
+        if (type == '$') {
+          lua_pushlstring(L_, body.data(), body.size());
+          return true;
+        }
+        // Verbatim: "fmt:text".
+        if (body.size() < 4) return false;
+        lua_newtable(L_);
+        lua_pushstring(L_, "verbatim_string");
+        lua_newtable(L_);
+        lua_pushstring(L_, "format");
+        lua_pushlstring(L_, body.data(), 3);
+        lua_rawset(L_, -3);
+        lua_pushstring(L_, "string");
+        lua_pushlstring(L_, body.data() + 4, body.size() - 4);
+        lua_rawset(L_, -3);
+        lua_rawset(L_, -3);
+        return true;
+      }
+      case '+':
+        PushField("ok", line);
+        return true;
+      case '-':
+        PushErrorTable(L_, ringkv::StrCat("-", line));
+        return true;
+      case '*':
+      case '~':
+      case '>': {
+        int64_t n;
+        if (!ToInt(line, &n)) return false;
+        if (n < 0) {
+          lua_pushboolean(L_, 0);
+          return true;
+        }
+        if (type == '~') {
+          lua_newtable(L_);
+          lua_pushstring(L_, "set");
+          lua_newtable(L_);
+          for (int64_t i = 0; i < n; ++i) {
+            if (!PushValue(depth)) return false;
+            lua_pushboolean(L_, 1);
+            lua_rawset(L_, -3);
+          }
+          lua_rawset(L_, -3);
+          return true;
+        }
+        lua_createtable(L_, static_cast<int>(std::min<int64_t>(n, 1 << 16)), 0);
+        for (int64_t i = 0; i < n; ++i) {
+          if (!PushValue(depth)) return false;
+          lua_rawseti(L_, -2, static_cast<int>(i + 1));
+        }
+        return true;
+      }
+      case '%': {
+        int64_t n;
+        if (!ToInt(line, &n) || n < 0) return false;
+        lua_newtable(L_);
+        lua_pushstring(L_, "map");
+        lua_newtable(L_);
+        for (int64_t i = 0; i < n; ++i) {
+          if (!PushValue(depth) || !PushValue(depth)) return false;
+          lua_rawset(L_, -3);
+        }
+        lua_rawset(L_, -3);
+        return true;
+      }
+      case '_':
+        lua_pushnil(L_);
+        return true;
+      case '#':
+        if (line != "t" && line != "f") return false;
+        lua_pushboolean(L_, line == "t");
+        return true;
+      case ',': {
+        lua_newtable(L_);
+        lua_pushstring(L_, "double");
+        lua_pushnumber(L_, ParseDouble(line));
+        lua_rawset(L_, -3);
+        return true;
+      }
+      case '(':
+        PushField("big_number", line);
+        return true;
+      case '|': {
+        int64_t n;
+        if (!ToInt(line, &n) || n < 0) return false;
+        for (int64_t i = 0; i < 2 * n; ++i) {
+          if (!PushValue(depth)) return false;
+          lua_pop(L_, 1);
+        }
+        return Push(depth);
+      }
+      default:
+        return false;
+    }
+  }
+
+  bool at_end() const { return p_ == end_; }
+
+ private:
+  // A nested element: an attribute before it is skipped by Push itself.
+  bool PushValue(int depth) { return Push(depth + 1); }
+
+  void PushField(const char* field, std::string_view value) {
+    lua_newtable(L_);
+    lua_pushstring(L_, field);
+    lua_pushlstring(L_, value.data(), value.size());
+    lua_rawset(L_, -3);
+  }
+
+  bool Line(std::string_view* line) {
+    const char* start = p_;
+    while (p_ + 1 < end_ && !(p_[0] == '\r' && p_[1] == '\n')) ++p_;
+    if (p_ + 1 >= end_) return false;
+    *line = std::string_view(start, static_cast<size_t>(p_ - start));
+    p_ += 2;
+    return true;
+  }
+
+  bool Body(int64_t n, std::string_view* body) {
+    if (end_ - p_ < n + 2) return false;
+    *body = std::string_view(p_, static_cast<size_t>(n));
+    p_ += n + 2;
+    return true;
+  }
+
+  static bool ToInt(std::string_view s, int64_t* v) {
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return ec == std::errc() && ptr == s.data() + s.size();
+  }
+
+  static double ParseDouble(std::string_view s) {
+    if (s == "inf") return HUGE_VAL;
+    if (s == "-inf") return -HUGE_VAL;
+    std::string copy(s);
+    return std::strtod(copy.c_str(), nullptr);
+  }
+
+  lua_State* L_;
+  const char* p_;
+  const char* end_;
+};
+
+// Redis's (long long) cast of a Lua number: truncation, and INT64_MIN for
+// what does not fit (x86's answer to the undefined cast).
+int64_t LuaNumberToInt(lua_Number n) {
+  if (std::isnan(n) || n >= 9223372036854775808.0 || n < -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(n);
+}
+
+// t[field] when it has the given type; leaves it pushed and returns true, or
+// pushes nothing.
+bool RawField(lua_State* L, const char* field, int type) {
+  lua_pushstring(L, field);
+  lua_rawget(L, -2);
+  if (lua_type(L, -1) == type) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
+void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth);
+
+void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
+  if (RawField(L, "err", LUA_TSTRING)) {
+    std::string msg(lua_tostring(L, -1), lua_objlen(L, -1));
+    lua_pop(L, 1);
+    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &msg);
+    rb.Error(msg);
+    return;
+  }
+  if (RawField(L, "ok", LUA_TSTRING)) {
+    std::string msg(lua_tostring(L, -1), lua_objlen(L, -1));
+    lua_pop(L, 1);
+    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &msg);
+    rb.SimpleString(msg);
+    return;
+  }
+  if (RawField(L, "double", LUA_TNUMBER)) {
+    rb.Double(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    return;
+  }
+  if (RawField(L, "big_number", LUA_TSTRING)) {
+    std::string digits(lua_tostring(L, -1), lua_objlen(L, -1));
+    lua_pop(L, 1);
+    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &digits);
+    rb.BigNumber(digits);
+    return;
+  }
+  if (RawField(L, "map", LUA_TTABLE)) {
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      ++n;
+      lua_pop(L, 1);
+    }
+    rb.MapHeader(n);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pushvalue(L, -2);  // the key, written first
+      WriteValue(L, rb, script_resp, depth + 1);
+      lua_pop(L, 1);
+      WriteValue(L, rb, script_resp, depth + 1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  if (RawField(L, "set", LUA_TTABLE)) {
+    int64_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      ++n;
+      lua_pop(L, 1);
+    }
+    rb.SetHeader(n);
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+      lua_pop(L, 1);
+      WriteValue(L, rb, script_resp, depth + 1);  // the key is the member
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  if (RawField(L, "verbatim_string", LUA_TTABLE)) {
+    const int v = lua_gettop(L);
+    lua_pushstring(L, "format");
+    lua_rawget(L, v);
+    lua_pushstring(L, "string");
+    lua_rawget(L, v);
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+      std::string_view format(lua_tostring(L, -2), lua_objlen(L, -2));
+      std::string_view text(lua_tostring(L, -1), lua_objlen(L, -1));
+      rb.Verbatim(text, format.substr(0, 3));
+      lua_settop(L, v - 1);
+      return;
+    }
+    lua_settop(L, v - 1);
+  }
+  // An array: t[1], t[2], ... up to the first nil.
+  int64_t n = 0;
+  while (true) {
+    lua_rawgeti(L, -1, static_cast<int>(n + 1));
+    const bool end = lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (end) break;
+    ++n;
+  }
+  rb.ArrayHeader(n);
+  for (int64_t i = 1; i <= n; ++i) {
+    lua_rawgeti(L, -1, static_cast<int>(i));
+    WriteValue(L, rb, script_resp, depth + 1);
+    lua_pop(L, 1);
+  }
+}
+
+void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
+  if (depth > kMaxDepth || !lua_checkstack(L, 6)) {
+    rb.Error("ERR reached lua stack limit");
+    return;
+  }
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+      size_t len;
+      const char* s = lua_tolstring(L, -1, &len);
+      rb.Bulk({s, len});
+      return;
+    }
+    case LUA_TBOOLEAN:
+      if (script_resp == 2) {
+        if (lua_toboolean(L, -1)) {
+          rb.Integer(1);
+        } else {
+          rb.Null();
+        }
+      } else {
+        rb.Bool(lua_toboolean(L, -1) != 0);
+      }
+      return;
+    case LUA_TNUMBER:
+      rb.Integer(LuaNumberToInt(lua_tonumber(L, -1)));
+      return;
+    case LUA_TTABLE:
+      WriteTable(L, rb, script_resp, depth);
+      return;
+    default:
+      rb.Null();
+      return;
+  }
+}
+
+}  // namespace
+
+bool PushRespAsLua(lua_State* L, std::string_view resp) {
+  const int top = lua_gettop(L);
+  RespReader reader(L, resp);
+  if (!reader.Push(0) || !reader.at_end()) {
+    lua_settop(L, top);
+    return false;
+  }
+  return true;
+}
+
+void WriteLuaAsReply(lua_State* L, io::ReplyBuilder& rb, int script_resp) { WriteValue(L, rb, script_resp, 0); }
+
+void PushErrorTable(lua_State* L, std::string_view error) {
+  std::string code = "ERR";
+  std::string_view msg = error;
+  if (!error.empty() && error[0] == '-') {
+    const size_t space = error.find(' ');
+    if (space == std::string_view::npos) {
+      msg = error.substr(1);
+    } else {
+      code = std::string(error.substr(1, space - 1));
+      msg = error.substr(space + 1);
+    }
+  }
+  while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
+  const std::string text = StrCat(code, " ", msg);
+  lua_newtable(L);
+  lua_pushstring(L, "err");
+  lua_pushlstring(L, text.data(), text.size());
+  lua_rawset(L, -3);
+}
+
+}  // namespace ringkv::server::scripting

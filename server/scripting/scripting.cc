@@ -1,0 +1,305 @@
+#include "server/scripting/scripting.h"
+
+#include <time.h>
+
+#include <functional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "core/strings.h"
+#include "absl/strings/str_split.h"
+#include "core/strings.h"
+#include "server/command.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server::scripting {
+namespace {
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// numkeys of EVAL / FCALL (argv[2]); Redis's errors.
+bool ParseNumKeys(CommandContext& ctx, int64_t* numkeys) {
+  if (!core::StringToInt64(ctx.argv[2], numkeys)) {
+    ctx.reply.Error("ERR value is not an integer or out of range");
+    return false;
+  }
+  if (*numkeys < 0) {
+    ctx.reply.Error("ERR Number of keys can't be negative");
+    return false;
+  }
+  if (*numkeys > static_cast<int64_t>(ctx.argv.size()) - 3) {
+    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  return true;
+}
+
+// Redis's scriptFlagsToCmdFlags: what a script declares replaces what the
+// command's own flags say about writes, OOM and stale replicas.
+uint32_t DeclaredCommandFlags(uint32_t command_flags, uint32_t script_flags) {
+  uint32_t flags = command_flags & ~(cmd::kStale | cmd::kDenyOom | cmd::kWrite | cmd::kMayReplicate);
+  if (!(script_flags & (kAllowOom | kNoWrites))) flags |= cmd::kDenyOom;
+  if (!(script_flags & kNoWrites)) flags |= cmd::kWrite;
+  if (script_flags & kAllowStale) flags |= cmd::kStale;
+  return flags;
+}
+
+std::string LowerSha(std::string_view sha) { return AsciiLower(sha); }
+
+}  // namespace
+
+absl::StatusOr<uint32_t> ParseShebangFlags(std::string_view body) {
+  if (!body.starts_with("#!")) return static_cast<uint32_t>(kEvalCompat);
+  const size_t eol = body.find('\n');
+  std::string_view line = body.substr(0, eol == std::string_view::npos ? body.size() : eol);
+  std::vector<std::string_view> parts = Split(line, ' ', /*skip_empty=*/true);
+  if (parts.empty() || parts[0] != "#!lua") {
+    return absl::InvalidArgumentError(
+        StrCat("ERR Unexpected engine in script shebang: ", parts.empty() ? line : parts[0]));
+  }
+  uint32_t flags = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) {
+      return absl::InvalidArgumentError(StrCat("ERR Unknown lua shebang option: ", parts[i]));
+    }
+    for (std::string_view flag : Split(parts[i].substr(6), ',', /*skip_empty=*/true)) {
+      if (flag == "no-writes") flags |= kNoWrites;
+      else if (flag == "allow-oom") flags |= kAllowOom;
+      else if (flag == "allow-stale") flags |= kAllowStale;
+      else if (flag == "no-cluster") flags |= kNoCluster;
+      else if (flag == "allow-cross-slot-keys") flags |= kAllowCrossSlotKeys;
+      else return absl::InvalidArgumentError(StrCat("ERR Unexpected flag in script shebang: ", flag));
+    }
+  }
+  return flags;
+}
+
+Scripting::Scripting(Server& server) : server_(server), functions_(this) {
+  script_client_.authenticated = true;
+}
+
+Scripting::~Scripting() = default;
+
+LuaEngine& Scripting::EnsureEval() {
+  if (!eval_) eval_ = std::make_unique<LuaEngine>(LuaEngine::Kind::kEval, this);
+  return *eval_;
+}
+
+absl::StatusOr<std::string> Scripting::Compile(std::string_view body, std::string sha) {
+  if (scripts_.contains(sha)) return sha;
+  absl::StatusOr<uint32_t> flags = ParseShebangFlags(body);
+  if (!flags.ok()) return flags.status();
+  if (absl::Status s = EnsureEval().CompileScript("f_" + sha, body); !s.ok()) return s;
+  scripts_bytes_ += body.size();
+  scripts_[sha] = CachedScript{std::string(body), *flags};
+  return sha;
+}
+
+absl::StatusOr<std::string> Scripting::LoadScript(std::string_view body) { return Compile(body, Sha1Hex(body)); }
+
+bool Scripting::ScriptExists(std::string_view sha) const { return scripts_.contains(LowerSha(sha)); }
+
+void Scripting::FlushScripts() {
+  scripts_.clear();
+  scripts_bytes_ = 0;
+  eval_.reset();
+}
+
+uint32_t Scripting::GateFlags(Argv argv, uint32_t command_flags, bool is_fcall) const {
+  if (argv.size() < 2) return command_flags;
+  if (is_fcall) {
+    const FunctionInfo* f = functions_.FindFunction(argv[1]);
+    return f == nullptr ? command_flags : DeclaredCommandFlags(command_flags, f->flags);
+  }
+  // EVALSHA names the script; EVAL carries it (its sha is computed again
+  // when it runs, as Redis does).
+  const bool by_sha = (argv[0].size() >= 7 && EqualsIgnoreCase(argv[0].substr(0, 7), "evalsha"));
+  uint32_t script_flags;
+  if (by_sha) {
+    auto it = scripts_.find(LowerSha(argv[1]));
+    if (it == scripts_.end()) return command_flags;
+    script_flags = it->second.flags;
+  } else {
+    auto it = scripts_.find(Sha1Hex(argv[1]));
+    if (it != scripts_.end()) {
+      script_flags = it->second.flags;
+    } else {
+      absl::StatusOr<uint32_t> parsed = ParseShebangFlags(argv[1]);
+      if (!parsed.ok()) return command_flags;  // the error is reported when it runs
+      script_flags = *parsed;
+    }
+  }
+  if (script_flags & kEvalCompat) return command_flags;
+  return DeclaredCommandFlags(command_flags, script_flags);
+}
+
+std::string Scripting::PreRunError(const CommandContext& ctx, uint32_t flags, bool read_only) const {
+  if (flags & kEvalCompat) return "";
+  // The gate already refused what the declared flags forbid (OOM, READONLY,
+  // MASTERDOWN, MISCONF, NOREPLICAS); what is left is the _RO variants.
+  (void)ctx;
+  if (read_only && !(flags & kNoWrites)) return "ERR Can not execute a script with write flag using *_ro command.";
+  return "";
+}
+
+void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run, Argv keys, Argv args,
+                           const std::function<void(ScriptRun&, io::ReplyBuilder&)>& body) {
+  (void)keys;
+  (void)args;
+  if (running_ != nullptr) {  // a script calling EVAL is refused before; this is a bug guard
+    ctx.reply.Error("ERR a script is already running");
+    return;
+  }
+  run.start_ms = MonotonicMs();
+  run.now_ms = ctx.now_ms;
+  run.command = ctx.argv;
+  run.caller_db = ctx.client.db;
+  run.caller_resp = ctx.client.resp;
+  run.caller_id = ctx.client.id();
+  run.oom_at_start = server_.pre_command_oom();
+  script_client_.db = ctx.client.db;
+  script_client_.resp = 2;
+  script_client_.is_master = ctx.client.is_master;  // the primary's scripts obey no refusal
+  running_ = &run;
+  server_.BeginPropagationBlock();
+  body(run, ctx.reply);
+  server_.EndPropagationBlock();
+  running_ = nullptr;
+  if (run.timed_out) {
+    Log(kWarning, "Slow script finished");
+    server_.ScriptBusyEnded();
+  }
+}
+
+void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
+  int64_t numkeys;
+  if (!ParseNumKeys(ctx, &numkeys)) return;
+  std::string sha;
+  if (by_sha) {
+    sha = LowerSha(ctx.argv[1]);
+    if (!scripts_.contains(sha)) {
+      ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+      return;
+    }
+  } else {
+    absl::StatusOr<std::string> compiled = Compile(ctx.argv[1], Sha1Hex(ctx.argv[1]));
+    if (!compiled.ok()) {
+      ctx.reply.Error(ToStd(compiled.status().message()));
+      return;
+    }
+    sha = std::move(*compiled);
+  }
+  const uint32_t flags = scripts_[sha].flags;
+  if (std::string err = PreRunError(ctx, flags, read_only); !err.empty()) {
+    ctx.reply.Error(err);
+    return;
+  }
+  ScriptRun run;
+  run.name = sha;
+  run.flags = flags;
+  run.read_only = read_only || (flags & kNoWrites);
+  Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
+  Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
+  const std::string fname = "f_" + sha;
+  RunChecked(ctx, run, keys, args, [&](ScriptRun& r, io::ReplyBuilder& rb) {
+    eval_->RunScript(r, fname, keys, args, rb);
+  });
+}
+
+void Scripting::FCall(CommandContext& ctx, bool read_only) {
+  int64_t numkeys;
+  const FunctionInfo* f = functions_.FindFunction(ctx.argv[1]);
+  if (f == nullptr) {
+    ctx.reply.Error("ERR Function not found");
+    return;
+  }
+  if (!ParseNumKeys(ctx, &numkeys)) return;
+  if (std::string err = PreRunError(ctx, f->flags, read_only); !err.empty()) {
+    ctx.reply.Error(err);
+    return;
+  }
+  ScriptRun run;
+  run.name = f->name;
+  run.flags = f->flags;
+  run.is_function = true;
+  run.read_only = read_only || (f->flags & kNoWrites);
+  Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
+  Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
+  const int ref = f->callback_ref;
+  LuaEngine* engine = functions_.engine();
+  RunChecked(ctx, run, keys, args, [&](ScriptRun& r, io::ReplyBuilder& rb) {
+    engine->RunFunction(r, ref, keys, args, rb);
+  });
+}
+
+std::string Scripting::Kill(bool function) {
+  if (running_ == nullptr) return "NOTBUSY No scripts in execution right now.";
+  if (script_client_.is_master) {
+    return "UNKILLABLE The busy script was sent by a master instance in the context of replication and cannot be "
+           "killed.";
+  }
+  if (running_->wrote) {
+    return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait "
+           "the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+  }
+  if (running_->is_function != function) return BusyError();
+  running_->killed = true;
+  return "";
+}
+
+std::string Scripting::BusyError() const {
+  if (running_ != nullptr && running_->is_function) {
+    return "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+  }
+  return "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+}
+
+int64_t Scripting::RunningMs() const { return running_ == nullptr ? 0 : MonotonicMs() - running_->start_ms; }
+
+void Scripting::KillForShutdown() {
+  if (running_ == nullptr) return;
+  running_->killed = true;
+  running_->shutdown_nosave = true;
+}
+
+void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
+  script_client_.resp = static_cast<uint8_t>(run.resp);
+  io::ReplyBuilder rb(&out, run.resp);
+  server_.CallFromScript(script_client_, run, argv, rb);
+}
+
+bool Scripting::CommandExists(Argv argv) {
+  const CommandSpec* spec = server_.commands().Find(argv[0]);
+  if (spec == nullptr) return false;
+  if (!spec->subcommands.empty() && spec->handler == nullptr) {
+    return argv.size() >= 2 && CommandTable::FindSub(*spec, argv[1]) != nullptr;
+  }
+  return true;
+}
+
+void Scripting::Log(int level, std::string_view message) { server::Log(level, message); }
+
+bool Scripting::OnScriptHook(ScriptRun& run) {
+  if (!run.timed_out) {
+    const int64_t elapsed = MonotonicMs() - run.start_ms;
+    if (elapsed >= server_.config().Int("busy-reply-threshold")) {
+      run.timed_out = true;
+      server::Log(kWarning,
+                  StrCat("Slow script detected: still in execution after ", elapsed,
+                               " milliseconds. You can try killing the script using the ",
+                               run.is_function ? "FUNCTION KILL" : "SCRIPT KILL", " command. Script name is: ",
+                               run.name, "."));
+      server_.ScriptBusyStarted();
+    }
+  }
+  if (run.timed_out) server_.ProcessEventsWhileBusy();
+  return run.killed;
+}
+
+}  // namespace ringkv::server::scripting

@@ -12,17 +12,24 @@
 //     float64 (cb); NaN is float64 with its bits kept.
 //   - A table whose keys are exactly the numbers 1..n (n may be 0) -> array
 //     (fixarray / dc / dd); any other table -> map (fixmap / de / df) in
-//     lua_next order. A table met at nesting depth 16 (the top-level value
+//     lua_next order. That order is the interpreter's: Debian's Lua 5.1 and
+//     Redis's agree except for string keys of 32 bytes or more, which
+//     Redis's patched Lua hashes on every byte (Debian's samples some), so
+//     maps with such keys can pack their entries in another order than
+//     Redis. A table met at nesting depth 16 (the top-level value
 //     is depth 0; map keys and values of a depth-d table are depth d+1) packs
 //     as nil, which also cuts cycles.
 //   - pack(...) packs each argument and concatenates; no argument is an
 //     error ("MessagePack pack needs input.").
 //
 // Decoding (unpack*):
-//   - Accepts everything pack produces plus str8 and the integer, float,
-//     array and map forms. bin, ext, fixext and 0xc1 are "Bad data format in
-//     input."; input ending inside an object is "Missing bytes in input.".
-//     Nothing is ever read past the input.
+//   - Decodes nil, booleans, every integer width, float32/64, fixstr and
+//     str8/16/32, and every array and map form. bin, ext, fixext and 0xc1
+//     are "Bad data format in input."; input ending inside an object is
+//     "Missing bytes in input.". Nothing is ever read past the input.
+//   - Map entries are set with lua_settable: a nil or NaN key raises Lua's
+//     "table index is nil" / "table index is NaN"; a repeated key keeps the
+//     last value.
 //   - Integers are Lua numbers (doubles); uint64 values >= 2^63 come back
 //     negative (the 64 bits read as int64), as in Redis.
 //   - unpack(s) returns every object; unpack_one(s [, offset]) and

@@ -3,7 +3,10 @@
 // (Roberto Ierusalimschy's struct 1.4 with Redis's hardening). Written for
 // ringkv; what a script can observe -- the bytes packed, the values unpacked,
 // the error messages, where Lua's stack limit bites -- matches redis-server
-// 7.0 on x86-64 Linux, including its quirks (see each .cc file).
+// 7.0 on x86-64 Linux, including its quirks (see each .cc file). One thing
+// is the interpreter's, not the libraries': pairs()/lua_next order, hence the
+// entry order of packed maps, differs from Redis's for string keys of 32
+// bytes or more (Redis's Lua hashes whole strings, Debian's samples them).
 //
 // Contract of both openers: called like a `luaopen_*` function (lua_call or
 // directly; any arguments on the stack are ignored), each creates its library

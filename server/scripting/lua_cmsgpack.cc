@@ -14,9 +14,9 @@
 //     (fixarray / dc / dd); any other table -> map (fixmap / de / df) in
 //     lua_next order. That order is the interpreter's: Debian's Lua 5.1 and
 //     Redis's agree except for string keys of 32 bytes or more, which
-//     Redis's patched Lua hashes on every byte (Debian's samples some), so
-//     maps with such keys can pack their entries in another order than
-//     Redis. A table met at nesting depth 16 (the top-level value
+//     Redis's patched Lua hashes differently from stock Lua (stock samples
+//     at most ~32 of their bytes), so maps with such keys can pack their
+//     entries in another order than Redis. A table met at nesting depth 16 (the top-level value
 //     is depth 0; map keys and values of a depth-d table are depth d+1) packs
 //     as nil, which also cuts cycles.
 //   - pack(...) packs each argument and concatenates; no argument is an

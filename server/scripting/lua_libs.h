@@ -6,7 +6,8 @@
 // 7.0 on x86-64 Linux, including its quirks (see each .cc file). One thing
 // is the interpreter's, not the libraries': pairs()/lua_next order, hence the
 // entry order of packed maps, differs from Redis's for string keys of 32
-// bytes or more (Redis's Lua hashes whole strings, Debian's samples them).
+// bytes or more (Redis's patched Lua hashes those strings differently from
+// stock Lua 5.1, whose hash samples at most ~32 of their bytes).
 //
 // Contract of both openers: called like a `luaopen_*` function (lua_call or
 // directly; any arguments on the stack are ignored), each creates its library

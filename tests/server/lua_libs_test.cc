@@ -240,7 +240,7 @@ local function value(depth)
     else
       -- Keys whose lua_next order is the same in Redis's Lua and Debian's:
       -- no tables (their order depends on addresses), no strings of 32 bytes
-      -- or more (Redis's Lua hashes every byte of them, Debian's samples),
+      -- or more (Redis's Lua hashes them differently from Debian's),
       -- and no nil values (a key set to nil dies at a collection, so the
       -- layout would depend on GC timing).
       for _ = 1, rnd(6) do

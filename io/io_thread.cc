@@ -648,7 +648,9 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   busy_ = busy;
   if (busy->thread == index_) held_conn_ = busy;
   Flush(busy);
-  io_uring_submit(&ring_);
+  // Submits and runs deferred task work (the ring may defer completions to
+  // the next wait): what finished meanwhile is reaped now, without waiting.
+  io_uring_submit_and_get_events(&ring_);
   ReapCompletions();
   Flush(busy);
   RearmAndRecycle();

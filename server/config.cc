@@ -134,6 +134,9 @@ constexpr Rule kImplemented[] = {
     {"notify-keyspace-events", 0, 0, nullptr, Mutability::kMutable},
     {"maxmemory-clients", 0, INT64_MAX, nullptr, Mutability::kMutable},
     {"tracking-table-max-keys", 0, INT64_MAX, nullptr, Mutability::kMutable},
+    // Milliseconds a script runs before other clients get -BUSY and SCRIPT
+    // KILL / FUNCTION KILL are accepted (lua-time-limit is its old name).
+    {"busy-reply-threshold", 0, INT64_MAX, nullptr, Mutability::kMutable},
     // ringkv validates every DUMP payload and RDB value deeply whatever the
     // mode (yes: always, as Redis; clients and no: still always, which only
     // ever refuses what Redis would accept unchecked and may crash on later).

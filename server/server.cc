@@ -572,7 +572,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     rb.Error("ERR Wrong number of args calling Redis command from script");
     return;
   }
-  if (spec->flags & cmd::kNoscript) {
+  if ((spec->flags & cmd::kNoscript) && !disable_deny_scripts_) {
     rb.Error("ERR This Redis command is not allowed from script");
     return;
   }
@@ -633,14 +633,17 @@ std::vector<std::string> Server::FunctionLibraryCodes() const {
   return codes;
 }
 
-absl::Status Server::LoadFunctionLibraries(const std::vector<std::string>& codes) {
-  if (codes.empty() && !scripting_) return absl::OkStatus();
+absl::Status Server::LoadFunctionLibraries(const std::vector<std::string>& codes, FunctionLoadMode mode) {
+  if (codes.empty() && (!scripting_ || mode != FunctionLoadMode::kReplaceAll)) return absl::OkStatus();
   scripting::FunctionLibraries& functions = EnsureScripting().functions();
-  functions.Flush();
+  // All or nothing: the new set is built from a dump of the current one.
+  const std::string before = functions.Dump();
+  if (mode == FunctionLoadMode::kReplaceAll) functions.Flush();
   for (const std::string& code : codes) {
-    if (absl::StatusOr<std::string> r = functions.Load(code, /*replace=*/false); !r.ok()) {
-      functions.Flush();
-      return absl::DataLossError(StrCat("Failed loading library: ", r.status().message()));
+    absl::StatusOr<std::string> r = functions.Load(code, /*replace=*/mode != FunctionLoadMode::kAddOnly);
+    if (!r.ok()) {
+      (void)functions.Restore(before, "flush");
+      return absl::DataLossError(StrCat("Failed loading library: ", ToStd(r.status().message())));
     }
   }
   return absl::OkStatus();

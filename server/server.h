@@ -282,11 +282,17 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ScriptBusyEnded();
   void ProcessEventsWhileBusy();
   bool script_busy() const { return script_busy_; }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands.
+  void set_disable_deny_scripts(bool on) { disable_deny_scripts_ = on; }
   // The FUNCTION libraries' code (what a snapshot carries).
   std::vector<std::string> FunctionLibraryCodes() const;
-  // Replaces every FUNCTION library with these (a loaded RDB's). On error
-  // none is left loaded.
-  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes);
+  // Loads a snapshot's FUNCTION libraries: kReplaceAll (what a full load
+  // does: they replace every library), kReplaceSame (DEBUG RELOAD MERGE: a
+  // library of the same name is replaced), kAddOnly (DEBUG RELOAD NOFLUSH: a
+  // clash is an error). On error the libraries are left as they were.
+  enum class FunctionLoadMode : uint8_t { kReplaceAll, kReplaceSame, kAddOnly };
+  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes,
+                                     FunctionLoadMode mode = FunctionLoadMode::kReplaceAll);
 
   // ---- atomic propagation: EXEC and scripts ------------------------------------------
   // Between Begin and End, what commands propagate is collected, then sent
@@ -576,6 +582,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<scripting::Scripting> scripting_;
   bool pre_command_oom_ = false;
   bool script_busy_ = false;
+  bool disable_deny_scripts_ = false;
   std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read

@@ -369,6 +369,14 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
     Log(kWarning, StrCat("Error loading the RDB dump: ", r.status().message()));
     return r.status();
   }
+  // The file's libraries first: a clash (NOFLUSH without MERGE) refuses the
+  // reload before any key changes.
+  const FunctionLoadMode mode =
+      flush ? FunctionLoadMode::kReplaceAll : (merge ? FunctionLoadMode::kReplaceSame : FunctionLoadMode::kAddOnly);
+  if (absl::Status f = LoadFunctionLibraries(r->function_libraries, mode); !f.ok()) {
+    Log(kWarning, StrCat("Error loading the RDB dump: ", f.message()));
+    return f;
+  }
   if (flush) {
     for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(staging.db(i));
   } else {
@@ -398,7 +406,6 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
       });
     }
   }
-  if (absl::Status f = LoadFunctionLibraries(r->function_libraries); !f.ok()) return f;
   rdb_->set_load_stats(*r);
   Log(kNotice, "DB reloaded by DEBUG RELOAD");
   return absl::OkStatus();

@@ -246,13 +246,18 @@ void CmdCommandGetkeys(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid arguments specified for command");
     return;
   }
-  if (c->first_key == 0) {
+  const bool movable = c->numkeys_at_1 || c->numkeys_at_2;  // `numkeys key ...` commands
+  if (c->first_key == 0 && !movable) {
     ctx.reply.Error("ERR The command has no key arguments");
     return;
   }
-  int last = c->last_key < 0 ? argc + c->last_key : c->last_key;
   std::vector<std::string_view> keys;
-  for (int i = c->first_key; i <= last && i < argc; i += c->step) keys.push_back(args[i]);
+  if (movable) {
+    keys = CommandKeys(*c, args);
+  } else {
+    int last = c->last_key < 0 ? argc + c->last_key : c->last_key;
+    for (int i = c->first_key; i <= last && i < argc; i += c->step) keys.push_back(args[i]);
+  }
   ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
   for (std::string_view k : keys) ctx.reply.Bulk(k);
 }

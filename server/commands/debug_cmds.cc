@@ -163,6 +163,10 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
     ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
+  } else if (Is(sub, "SET-DISABLE-DENY-SCRIPTS") && argc == 3) {
+    // A test hook: scripts may call commands flagged noscript.
+    ctx.server.set_disable_deny_scripts(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
+    ctx.reply.Ok();
   } else if (Is(sub, "OBJECT") && argc == 3) {
     core::Entry* e = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[2], ctx.now_ms);
     if (e == nullptr) {

@@ -93,13 +93,10 @@ void CmdFunctionList(CommandContext& ctx) {
   bool with_code = false;
   std::optional<std::string_view> pattern;
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
-    if (Is(ctx.argv[i], "withcode")) {
+    // A repeated option is an unknown argument, as Redis words it.
+    if (Is(ctx.argv[i], "withcode") && !with_code) {
       with_code = true;
-    } else if (Is(ctx.argv[i], "libraryname")) {
-      if (pattern) {
-        ctx.reply.Error("ERR library name argument was already given");
-        return;
-      }
+    } else if (Is(ctx.argv[i], "libraryname") && !pattern) {
       if (i + 1 >= ctx.argv.size()) {
         ctx.reply.Error("ERR library name argument was not given");
         return;
@@ -143,7 +140,7 @@ void CmdFunctionDump(CommandContext& ctx) {
 void CmdFunctionRestore(CommandContext& ctx) {
   std::string_view policy = "append";
   if (ctx.argv.size() > 4) {
-    ctx.reply.Error(errors::kSyntax);
+    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.");
     return;
   }
   if (ctx.argv.size() == 4) {

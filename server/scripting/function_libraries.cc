@@ -26,20 +26,45 @@ bool ValidName(std::string_view name) {
 
 absl::Status Err(std::string_view text) { return absl::InvalidArgumentError(ToAbsl(text)); }
 
+// The words of a shebang line, with "..." and '...' quoting (a quoted word
+// loses its quotes), as Redis's sdssplitargs reads it. False on an
+// unbalanced quote.
+bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
+  size_t i = 0;
+  while (true) {
+    while (i < line.size() && absl::ascii_isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i >= line.size()) return true;
+    std::string word;
+    while (i < line.size() && !absl::ascii_isspace(static_cast<unsigned char>(line[i]))) {
+      const char c = line[i];
+      if (c == '"' || c == '\'') {
+        const size_t close = line.find(c, i + 1);
+        if (close == std::string_view::npos) return false;
+        word.append(line.substr(i + 1, close - i - 1));
+        i = close + 1;
+      } else {
+        word.push_back(c);
+        ++i;
+      }
+    }
+    out->push_back(std::move(word));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<LibraryMetadata> ParseLibraryMetadata(std::string_view code) {
   if (!code.starts_with("#!")) return Err("ERR Missing library metadata");
   const size_t eol = code.find('\n');
   if (eol == std::string_view::npos) return Err("ERR Invalid library metadata");
-  std::vector<std::string_view> parts = Split(code.substr(0, eol), ' ', /*skip_empty=*/true);
-  if (parts.empty()) return Err("ERR Invalid library metadata");
+  std::vector<std::string> parts;
+  if (!SplitArgs(code.substr(0, eol), &parts) || parts.empty()) return Err("ERR Invalid library metadata");
   LibraryMetadata md;
-  md.engine = std::string(parts[0].substr(2));
+  md.engine = parts[0].substr(2);
   bool have_name = false;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::string_view part = parts[i];
-    if ((part.size() >= 5 && EqualsIgnoreCase(part.substr(0, 5), "name="))) {
+    if (part.size() >= 5 && EqualsIgnoreCase(part.substr(0, 5), "name=")) {
       if (have_name) return Err("ERR Invalid metadata value, name argument was given multiple times");
       md.name = std::string(part.substr(5));
       have_name = true;
@@ -67,27 +92,11 @@ absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, st
   LuaEngine& engine = EnsureEngine();
   std::vector<LuaEngine::Registration> registered;
   if (absl::Status s = engine.LoadLibrary(code, &registered); !s.ok()) return s;
-  auto release = [&] {
-    for (const LuaEngine::Registration& r : registered) engine.Unref(r.callback_ref);
-  };
-  if (registered.empty()) {
-    return Err("ERR No functions registered");
-  }
+  if (registered.empty()) return Err("ERR No functions registered");
   LibraryInfo lib;
   lib.name = md->name;
   lib.code = std::string(code);
   for (LuaEngine::Registration& r : registered) {
-    if (!ValidName(r.name)) {
-      release();
-      return Err("ERR Function names can only contain letters, numbers, or underscores(_) and must be at least "
-                 "one character long");
-    }
-    for (const std::string& existing : lib.functions) {
-      if (existing == r.name) {
-        release();
-        return Err("ERR Function already exists in the library");
-      }
-    }
     lib.functions.push_back(r.name);
     functions->push_back(FunctionInfo{r.name, lib.name, r.callback_ref, r.flags, r.description, r.has_description});
   }
@@ -95,7 +104,10 @@ absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, st
 }
 
 void FunctionLibraries::Install(LibraryInfo lib, std::vector<FunctionInfo> functions) {
-  for (FunctionInfo& f : functions) functions_[f.name] = std::move(f);
+  for (FunctionInfo& f : functions) {
+    std::string key = AsciiLower(f.name);
+    functions_[key] = std::move(f);
+  }
   std::string name = lib.name;
   libraries_[name] = std::move(lib);
 }
@@ -104,7 +116,7 @@ void FunctionLibraries::Remove(const std::string& library) {
   auto it = libraries_.find(library);
   if (it == libraries_.end()) return;
   for (const std::string& f : it->second.functions) {
-    auto fit = functions_.find(f);
+    auto fit = functions_.find(AsciiLower(f));
     if (fit == functions_.end()) continue;
     if (engine_) engine_->Unref(fit->second.callback_ref);
     functions_.erase(fit);
@@ -116,12 +128,17 @@ absl::StatusOr<std::string> FunctionLibraries::Load(std::string_view code, bool 
   // The name first, so "already exists" is reported before compiling.
   absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
   if (!md.ok()) return md.status();
+  if (!EqualsIgnoreCase(md->engine, "lua")) return Err(StrCat("ERR Engine '", md->engine, "' not found"));
+  if (!ValidName(md->name)) {
+    return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+               "character long");
+  }
   if (!replace && libraries_.contains(md->name)) return Err(StrCat("ERR Library '", md->name, "' already exists"));
   std::vector<FunctionInfo> functions;
   absl::StatusOr<LibraryInfo> lib = Compile(code, &functions);
   if (!lib.ok()) return lib.status();
   for (const FunctionInfo& f : functions) {
-    auto it = functions_.find(f.name);
+    auto it = functions_.find(AsciiLower(f.name));
     if (it != functions_.end() && it->second.library != lib->name) {
       for (const FunctionInfo& g : functions) engine_->Unref(g.callback_ref);
       return Err(StrCat("ERR Function ", f.name, " already exists"));
@@ -147,7 +164,7 @@ void FunctionLibraries::Flush() {
 }
 
 const FunctionInfo* FunctionLibraries::FindFunction(std::string_view name) const {
-  auto it = functions_.find(ToAbsl(name));
+  auto it = functions_.find(AsciiLower(name));
   return it == functions_.end() ? nullptr : &it->second;
 }
 

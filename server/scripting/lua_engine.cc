@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "core/strings.h"
+#include "core/strings.h"
 #include "core/sha1.h"
 #include "io/reply_builder.h"
 #include "server/scripting/lua_libs.h"
@@ -31,8 +32,9 @@ namespace {
 constexpr char kEngineKey[] = "ringkv_engine";
 constexpr char kRealGlobalsKey[] = "ringkv_globals";
 constexpr char kHandlerKey[] = "ringkv_err_handler";
-constexpr char kRunApiKey[] = "ringkv_redis_run";    // functions: the run-time `redis`
 constexpr char kLoadApiKey[] = "ringkv_redis_load";  // functions: the load-time `redis`
+constexpr char kLoadGlobalsKey[] = "ringkv_load_globals";  // functions: all a library sees while it loads
+constexpr char kGlobalsMetaKey[] = "ringkv_globals_meta";  // the globals proxy's metatable
 
 // Instructions between two calls of the hook (busy check, kill), as Redis.
 constexpr int kHookInstructions = 100000;
@@ -59,13 +61,15 @@ local raw_rawset, raw_rawget, raw_setmt, raw_next, raw_error, raw_tostring =
 local function readonly()
   raw_error('Attempt to modify a readonly table', 0)
 end
+local function refuse() raw_error('Attempt to modify a readonly table', 2) end
 local function protect(t)
   local p = {}
-  raw_setmt(p, {
-    __index = t,
-    __newindex = function() raw_error('Attempt to modify a readonly table', 2) end,
-    __metatable = {},
-  })
+  local mt = {__index = t, __newindex = refuse}
+  -- getmetatable() sees the metatable through a read-only view of it.
+  local view = raw_setmt({}, {__index = mt, __newindex = refuse, __metatable = false})
+  proxies[view] = mt
+  mt.__metatable = view
+  raw_setmt(p, mt)
   proxies[p] = t
   return p
 end
@@ -217,6 +221,9 @@ struct LuaApi {
     }
     io::OutBuffer out;
     e->host_->Call(*run, argv, out);
+    // The arguments are done with: their stack room is the reply's (a call
+    // with thousands of arguments leaves none otherwise).
+    lua_settop(L, 0);
     std::string reply;
     reply.reserve(out.size());
     while (!out.empty()) {
@@ -224,7 +231,7 @@ struct LuaApi {
       reply.append(front);
       out.Consume(front.size());
     }
-    if (!PushRespAsLua(L, reply)) return fail("ERR reply from the command could not be converted");
+    if (!PushRespAsLua(L, reply)) return fail("reply from the command could not be converted");
     if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
     return 1;
   }
@@ -336,63 +343,105 @@ struct LuaApi {
     if (e->registering_ == nullptr) RaiseString(L, "redis.register_function can only be called on FUNCTION LOAD command");
     LuaEngine::Registration r{"", LUA_NOREF, 0, "", false};
     const int argc = lua_gettop(L);
-    if (argc == 2) {
-      if (lua_type(L, 1) != LUA_TSTRING) RaiseString(L, "wrong number of arguments to redis.register_function");
-      if (lua_type(L, 2) != LUA_TFUNCTION) RaiseString(L, "wrong number of arguments to redis.register_function");
-      r.name = lua_tostring(L, 1);
-      lua_pushvalue(L, 2);
-    } else if (argc == 1 && lua_type(L, 1) == LUA_TTABLE) {
-      bool have_callback = false;
-      lua_pushnil(L);
-      while (lua_next(L, 1) != 0) {
-        if (lua_type(L, -2) != LUA_TSTRING) RaiseString(L, "named argument key given to redis.register_function is not a string");
-        const std::string key = lua_tostring(L, -2);
-        if (key == "function_name") {
-          if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "function_name argument given to redis.register_function must be a string");
-          r.name = lua_tostring(L, -1);
-        } else if (key == "description") {
-          if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "description argument given to redis.register_function must be a string");
-          r.description = lua_tostring(L, -1);
-          r.has_description = true;
-        } else if (key == "callback") {
-          if (lua_type(L, -1) != LUA_TFUNCTION) RaiseString(L, "callback argument given to redis.register_function must be a function");
-          if (have_callback) luaL_unref(L, LUA_REGISTRYINDEX, r.callback_ref);
-          lua_pushvalue(L, -1);
-          r.callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-          have_callback = true;
-        } else if (key == "flags") {
-          if (lua_type(L, -1) != LUA_TTABLE) RaiseString(L, "flags argument to redis.register_function must be a table representing function flags");
-          for (int i = 1;; ++i) {
-            lua_rawgeti(L, -1, i);
-            if (lua_isnil(L, -1)) {
-              lua_pop(L, 1);
-              break;
-            }
-            if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "unknown flag given");
-            const std::string flag = lua_tostring(L, -1);
-            lua_pop(L, 1);
-            if (flag == "no-writes") r.flags |= kNoWrites;
-            else if (flag == "allow-oom") r.flags |= kAllowOom;
-            else if (flag == "allow-stale") r.flags |= kAllowStale;
-            else if (flag == "no-cluster") r.flags |= kNoCluster;
-            else if (flag == "allow-cross-slot-keys") r.flags |= kAllowCrossSlotKeys;
-            else RaiseString(L, "unknown flag given");
-          }
-        } else {
-          RaiseString(L, "unknown argument given to redis.register_function");
-        }
-        lua_pop(L, 1);
-      }
-      if (r.name.empty()) RaiseString(L, "redis.register_function must get a function name argument");
-      if (!have_callback) RaiseString(L, "redis.register_function must get a callback argument");
-      e->registering_->push_back(std::move(r));
-      return 0;
-    } else {
+    if (argc == 1 && lua_type(L, 1) == LUA_TTABLE) {
+      ReadNamedArgs(L, &r);
+    } else if (argc == 1) {
+      RaiseString(L,
+                  "calling redis.register_function with a single argument is only applicable to Lua table "
+                  "(representing named arguments).");
+    } else if (argc != 2) {
       RaiseString(L, "wrong number of arguments to redis.register_function");
+    } else {
+      if (!lua_isstring(L, 1)) RaiseString(L, "first argument to redis.register_function must be a string");
+      if (lua_type(L, 2) != LUA_TFUNCTION) RaiseString(L, "second argument to redis.register_function must be a function");
+      r.name = ToString(L, 1);
+      lua_pushvalue(L, 2);
+      r.callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
-    r.callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    if (!ValidFunctionName(r.name)) {
+      luaL_unref(L, LUA_REGISTRYINDEX, r.callback_ref);
+      // Redis 7.0 words this check with "Library names".
+      RaiseString(L, "Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+                     "character long");
+    }
+    for (const LuaEngine::Registration& other : *e->registering_) {
+      if (EqualsIgnoreCase(other.name, r.name)) {
+        luaL_unref(L, LUA_REGISTRYINDEX, r.callback_ref);
+        RaiseString(L, "Function already exists in the library");
+      }
+    }
     e->registering_->push_back(std::move(r));
     return 0;
+  }
+
+  static std::string ToString(lua_State* L, int index) {
+    size_t len;
+    const char* s = lua_tolstring(L, index, &len);
+    return std::string(s, len);
+  }
+
+  static bool ValidFunctionName(std::string_view name) {
+    if (name.empty()) return false;
+    for (char c : name) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    }
+    return true;
+  }
+
+  static void ReadNamedArgs(lua_State* L, LuaEngine::Registration* r) {
+    bool have_name = false;
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      if (!lua_isstring(L, -2)) RaiseString(L, "named argument key given to redis.register_function is not a string");
+      const std::string key = ToString(L, -2);
+      if (key == "function_name") {
+        if (!lua_isstring(L, -1)) RaiseString(L, "function_name argument given to redis.register_function must be a string");
+        r->name = ToString(L, -1);
+        have_name = true;
+      } else if (key == "description") {
+        if (!lua_isstring(L, -1)) RaiseString(L, "description argument given to redis.register_function must be a string");
+        r->description = ToString(L, -1);
+        r->has_description = true;
+      } else if (key == "callback") {
+        if (lua_type(L, -1) != LUA_TFUNCTION) {
+          RaiseString(L, "callback argument given to redis.register_function must be a function");
+        }
+        luaL_unref(L, LUA_REGISTRYINDEX, r->callback_ref);
+        lua_pushvalue(L, -1);
+        r->callback_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+      } else if (key == "flags") {
+        if (lua_type(L, -1) != LUA_TTABLE) {
+          RaiseString(L, "flags argument to redis.register_function must be a table representing function flags");
+        }
+        r->flags = ReadFlags(L);
+      } else {
+        RaiseString(L, "unknown argument given to redis.register_function");
+      }
+      lua_pop(L, 1);
+    }
+    if (!have_name) RaiseString(L, "redis.register_function must get a function name argument");
+    if (r->callback_ref == LUA_NOREF) RaiseString(L, "redis.register_function must get a callback argument");
+  }
+
+  // The flags table at the top of the stack.
+  static uint32_t ReadFlags(lua_State* L) {
+    uint32_t flags = 0;
+    for (int i = 1;; ++i) {
+      lua_rawgeti(L, -1, i);
+      if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return flags;
+      }
+      if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "unknown flag given");
+      const std::string flag = ToString(L, -1);
+      lua_pop(L, 1);
+      if (flag == "no-writes") flags |= kNoWrites;
+      else if (flag == "allow-oom") flags |= kAllowOom;
+      else if (flag == "allow-stale") flags |= kAllowStale;
+      else if (flag == "no-cluster") flags |= kNoCluster;
+      else if (flag == "allow-cross-slot-keys") flags |= kAllowCrossSlotKeys;
+      else RaiseString(L, "unknown flag given");
+    }
   }
 };
 
@@ -411,8 +460,7 @@ void LuaEngine::Hook(lua_State* L, lua_Debug*) {
     // From now on on every line, so a script that catches the error with
     // pcall cannot keep running.
     lua_sethook(L, Hook, LUA_MASKLINE, 0);
-    PushErrorTable(L, run->shutdown_nosave ? "ERR Script killed by user with SHUTDOWN NOSAVE..."
-                                           : "ERR Script killed by user with SCRIPT KILL...");
+    PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
     lua_error(L);
   }
 }
@@ -487,7 +535,6 @@ void LuaEngine::InstallRedisApi() {
     num("REDIS_VERSION_NUM", (major << 16) | (minor << 8) | patch);
     if (load_time) {
       fn("register_function", LuaApi::RegisterFunction);
-      fn("setresp", LuaApi::SetResp);
       return;
     }
     fn("call", LuaApi::Call);
@@ -552,8 +599,6 @@ void LuaEngine::Protect() {
   for (const char* name : kLibraryTables) protect_field(LUA_GLOBALSINDEX, name);
   protect_field(LUA_GLOBALSINDEX, "redis");
   if (kind_ == Kind::kFunctions) {
-    lua_getglobal(L_, "redis");
-    lua_setfield(L_, LUA_REGISTRYINDEX, kRunApiKey);
     // The load-time API: a missing field is an error naming it.
     lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
     const int load_api = lua_gettop(L_);
@@ -566,7 +611,19 @@ void LuaEngine::Protect() {
     lua_call(L_, 1, 1);
     lua_setfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
     lua_pop(L_, 1);
+    // While a library loads, its globals are `redis` (the load-time API)
+    // and nothing else: the globals proxy looks there instead.
+    lua_newtable(L_);
+    lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
+    lua_setfield(L_, -2, "redis");
+    lua_getglobal(L_, "getmetatable");
+    lua_pushvalue(L_, LUA_GLOBALSINDEX);
+    lua_call(L_, 1, 1);
+    lua_setmetatable(L_, -2);
+    lua_setfield(L_, LUA_REGISTRYINDEX, kLoadGlobalsKey);
   }
+  lua_getmetatable(L_, globals_proxy);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kGlobalsMetaKey);
   lua_pushvalue(L_, globals_proxy);
   lua_setfield(L_, LUA_GLOBALSINDEX, "_G");
   lua_pushvalue(L_, globals_proxy);
@@ -690,21 +747,22 @@ absl::Status LuaEngine::LoadLibrary(std::string_view code, std::vector<Registrat
   const int chunk = lua_gettop(L_);
   lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
   lua_insert(L_, chunk);  // handler below the chunk
-  // While the library loads, `redis` is the load-time API.
-  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
-  lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
-  lua_setfield(L_, -2, "redis");
-  lua_pop(L_, 1);
+  // While the library loads, its globals are the load-time ones.
+  auto globals_lookup = [this](const char* key) {
+    lua_getfield(L_, LUA_REGISTRYINDEX, kGlobalsMetaKey);
+    lua_pushstring(L_, "__index");
+    lua_getfield(L_, LUA_REGISTRYINDEX, key);
+    lua_rawset(L_, -3);
+    lua_pop(L_, 1);
+  };
+  globals_lookup(kLoadGlobalsKey);
   registering_ = registered;
   load_start_ms_ = MonotonicMs();
   lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInstructions);
   const int status = lua_pcall(L_, 0, 0, chunk);
   lua_sethook(L_, nullptr, 0, 0);
   registering_ = nullptr;
-  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
-  lua_getfield(L_, LUA_REGISTRYINDEX, kRunApiKey);
-  lua_setfield(L_, -2, "redis");
-  lua_pop(L_, 1);
+  globals_lookup(kRealGlobalsKey);
   if (status != 0) {
     std::string msg;
     if (lua_istable(L_, -1)) {

@@ -23,10 +23,11 @@ int64_t MonotonicMs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// numkeys of EVAL / FCALL (argv[2]); Redis's errors.
-bool ParseNumKeys(CommandContext& ctx, int64_t* numkeys) {
+// numkeys of EVAL / FCALL (argv[2]); Redis's errors (FCALL words a
+// non-number its own way).
+bool ParseNumKeys(CommandContext& ctx, int64_t* numkeys, bool fcall) {
   if (!core::StringToInt64(ctx.argv[2], numkeys)) {
-    ctx.reply.Error("ERR value is not an integer or out of range");
+    ctx.reply.Error(fcall ? "ERR Bad number of keys provided" : "ERR value is not an integer or out of range");
     return false;
   }
   if (*numkeys < 0) {
@@ -179,7 +180,7 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run, Argv keys, Argv 
 
 void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   int64_t numkeys;
-  if (!ParseNumKeys(ctx, &numkeys)) return;
+  if (!ParseNumKeys(ctx, &numkeys, false)) return;
   std::string sha;
   if (by_sha) {
     sha = LowerSha(ctx.argv[1]);
@@ -219,7 +220,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
     ctx.reply.Error("ERR Function not found");
     return;
   }
-  if (!ParseNumKeys(ctx, &numkeys)) return;
+  if (!ParseNumKeys(ctx, &numkeys, true)) return;
   if (std::string err = PreRunError(ctx, f->flags, read_only); !err.empty()) {
     ctx.reply.Error(err);
     return;

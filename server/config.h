@@ -9,8 +9,8 @@
 // (after CONFIG SET only; may fail, which undoes the CONFIG SET):
 //
 //   config.Bind("maxclients", &maxclients_);
-//   config.Bind({"maxmemory", "maxmemory-clients"}, [this] { client_limit_ = ClientEvictionLimit(); });
-//   config.OnChange("port", [this] { return Rebind(); });
+//   config.Bind({"maxmemory", "maxmemory-clients"}, [this] { limit_ = ClientEvictionLimit(); });
+//   config.OnChange("appendonly", [this] { return SetAppendOnly(config.Bool("appendonly")); });
 //
 // Every Redis 7.0 directive is known (redis_directives.inc). Those ringkv acts
 // on are "implemented"; the rest are accepted from a file with one warning

@@ -1,9 +1,16 @@
 // Config: every configuration parameter, its current value and its rules.
 //
 // Values are kept as the canonical text CONFIG GET shows (booleans "yes"/"no",
-// memory sizes in bytes). The server reads typed values through Int()/Bool()
-// /Str() when it needs them and registers an OnChange hook for the ones that
-// must be pushed elsewhere when CONFIG SET changes them.
+// memory sizes in bytes). Each parameter's row (config_params.h) carries the
+// parser that checks and canonicalises its arguments and the writer CONFIG
+// REWRITE uses. Code reads typed values through Int()/Bool()/Str(); a
+// component that caches a value registers an apply callback next to that
+// state, with Bind() (set now and after every CONFIG SET of it) or OnChange()
+// (after CONFIG SET only; may fail, which undoes the CONFIG SET):
+//
+//   config.Bind("maxclients", &maxclients_);
+//   config.Bind({"maxmemory", "maxmemory-clients"}, [this] { limit_ = ClientEvictionLimit(); });
+//   config.OnChange("appendonly", [this] { return SetAppendOnly(config.Bool("appendonly")); });
 //
 // Every Redis 7.0 directive is known (redis_directives.inc). Those ringkv acts
 // on are "implemented"; the rest are accepted from a file with one warning
@@ -11,43 +18,30 @@
 // directives that ringkv does not implement (rename-command, tls-*, ACL
 // users, ...) are never silently ignored: a non-default value stops start-up.
 //
-// Thread-safety: main thread only.
+// Thread-safety: main thread only. A typed read is a lookup by name in a
+// sorted map: code on the command path caches what it needs through Bind.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <map>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/config_params.h"
 
 namespace ringkv::server {
-
-enum class Mutability : uint8_t { kMutable, kImmutable, kProtected };
-enum class ConfigKind : uint8_t { kBool, kInt, kMemory, kString, kSpecial, kAlias };
-
-struct ConfigParam {
-  std::string name;
-  std::string value;  // canonical, as CONFIG GET shows it
-  std::string default_value;
-  Mutability mutability = Mutability::kMutable;
-  ConfigKind kind = ConfigKind::kString;
-  std::string alias_of;  // non-empty: this name is another name of alias_of
-  bool implemented = false;
-  bool security = false;  // unimplemented and security-relevant: refuse non-default
-  bool hidden = false;    // a test hook: CONFIG GET shows it only when asked by its exact name
-  int64_t min = INT64_MIN;
-  int64_t max = INT64_MAX;
-  std::vector<std::string> enum_values;  // non-empty: value must be one of these
-  bool multi_arg = false;                // takes several arguments on one line
-};
 
 class Config {
  public:
   Config();
+  Config(const Config&) = delete;
+  Config& operator=(const Config&) = delete;
 
   // Reads a redis.conf-style file (with `include`). On error the message is
   // the whole multi-line report printed before exiting.
@@ -59,8 +53,11 @@ class Config {
   // Warnings collected while loading (directives without effect).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
-  // CONFIG SET: all-or-nothing. `error` receives Redis's exact error text.
-  bool SetFromCommand(const std::vector<std::pair<std::string, std::string>>& pairs, std::string* error);
+  // CONFIG SET: all-or-nothing, apply callbacks included. `error` receives
+  // Redis's exact error text. `local_client`: the client is on loopback
+  // (protected parameters with enable-protected-configs local).
+  bool SetFromCommand(const std::vector<std::pair<std::string, std::string>>& pairs, std::string* error,
+                      bool local_client = false);
   // CONFIG GET: name/value pairs matching any of the glob patterns, once each.
   // A hidden parameter matches only a pattern without glob characters (its
   // exact name), as in Redis.
@@ -68,6 +65,7 @@ class Config {
   // CONFIG REWRITE: rewrites the file it was loaded from.
   absl::Status Rewrite() const;
 
+  // REQUIRES: `name` is a known parameter (or an alias of one).
   const std::string& Str(std::string_view name) const;
   int64_t Int(std::string_view name) const;
   bool Bool(std::string_view name) const;
@@ -81,33 +79,69 @@ class Config {
   OutputBufferLimit OutputLimit(std::string_view client_class) const;
   const std::string& file() const { return file_; }
 
-  // Called after CONFIG SET changed `name` (not while loading). A hook that
-  // fails makes the whole CONFIG SET fail: every value it set is restored and
-  // the hook's message becomes the error's reason.
-  void OnChange(std::string name, std::function<absl::Status()> fn) { hooks_[std::move(name)] = std::move(fn); }
+  // ---- apply callbacks ---------------------------------------------------------
+  // A CONFIG SET first stores every value, then runs the callbacks of the
+  // parameters it changed, each callback once, in the order of its
+  // arguments. When one fails, every value is restored, the callbacks that
+  // already ran run again, and the failure's message becomes the error's
+  // reason. Nothing runs while loading a file. Callbacks live as long as the
+  // Config. REQUIRES: every name is a known parameter or alias.
+  using ApplyFn = std::function<absl::Status()>;
+  void OnChange(std::string_view name, ApplyFn fn) { OnChange({name}, std::move(fn)); }
+  void OnChange(std::initializer_list<std::string_view> names, ApplyFn fn);
+  // Runs `apply` now and after every CONFIG SET of any of `names`; for state
+  // that follows a value and cannot fail to.
+  void Bind(std::initializer_list<std::string_view> names, std::function<void()> apply);
+  void Bind(std::string_view name, std::function<void()> apply) { Bind({name}, std::move(apply)); }
+  // Keeps *target equal to the parameter's value (a bool for yes/no
+  // parameters, an integer type otherwise).
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  void Bind(std::string_view name, T* target) {
+    Bind({name}, [this, param = FindOrDie(name), target] {
+      if constexpr (std::is_same_v<T, bool>) {
+        *target = param->value == "yes";
+      } else {
+        *target = static_cast<T>(IntValue(*param));
+      }
+    });
+  }
 
-  // Programmatic set that bypasses mutability (used at start-up, tests).
+  // Programmatic set that bypasses mutability and callbacks (start-up, CONFIG
+  // REWRITE's replicaof, tests).
   absl::Status SetValue(std::string_view name, const std::vector<std::string>& args);
 
-  // Memory value parser shared with commands: "1gb", "100k", "42".
-  static bool ParseMemory(std::string_view s, int64_t* out);
+  // Memory value parser: "1gb", "100k", "42".
+  static bool ParseMemory(std::string_view s, int64_t* out) { return ParseMemoryValue(s, out); }
 
  private:
+  struct Staged;  // one parameter of a CONFIG SET: its new value, then its old one
+
   ConfigParam* Find(std::string_view name);
   const ConfigParam* Find(std::string_view name) const;
-  ConfigParam* Primary(ConfigParam* p);
-  // Validates args for p and produces the canonical value; error text is the
-  // reason only ("argument must be 'yes' or 'no'").
-  bool Normalize(const ConfigParam& p, const std::vector<std::string>& args, std::string* value, std::string* reason);
-  absl::Status LoadText(std::string_view text, const std::string& origin, int depth);
+  // The primary parameter of a known name.
+  const ConfigParam* FindOrDie(std::string_view name) const;
+  static int64_t IntValue(const ConfigParam& p);
+  // Checks the argument count and parses; `reason` is Redis's text alone.
+  static bool Parse(const ConfigParam& p, std::span<const std::string> args, std::string* value,
+                    std::string* reason);
 
-  std::map<std::string, ConfigParam, std::less<>> params_;
-  std::map<std::string, std::function<absl::Status()>, std::less<>> hooks_;
+  absl::Status LoadText(std::string_view text, const std::string& origin, int depth);
+  absl::Status LoadDirective(std::string name, std::vector<std::string> args, const std::string& origin,
+                             int lineno);
+  void MergeSaveLines(const ConfigParam& save, std::vector<std::string>* args);
+
+  bool StageSet(const std::vector<std::pair<std::string, std::string>>& pairs, bool local_client,
+                std::vector<Staged>* staged, std::string* error);
+  bool ApplyStaged(std::vector<Staged>& staged, std::string* error);
+
+  std::string RewrittenText(const std::string& original) const;
+
+  ConfigParams params_;
+  std::vector<ApplyFn> hooks_;  // ConfigParam::hooks index into this
   std::vector<std::string> warnings_;
-  std::vector<std::string> set_in_file_;  // directive names in load order
   std::string file_;
   bool save_seen_ = false;  // the first `save` line replaces the default
-  std::map<std::string, std::string, std::less<>> obuf_limits_;  // class -> "hard soft secs"
 };
 
 }  // namespace ringkv::server

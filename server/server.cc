@@ -89,7 +89,14 @@ Server::Server(std::unique_ptr<Config> config)
   rdb_->set_repl_info([this] { return ReplSaveInfo(); });
   rdb_->set_functions_source([this] { return FunctionLibraryCodes(); });
   aof_->set_functions_source([this] { return FunctionLibraryCodes(); });
-  ApplyConfigHooks();
+  BindConnectionConfig();
+  BindListenerConfig();
+  BindMemoryConfig();
+  BindPersistenceConfig();
+  BindReplicationConfig();
+  BindOutputLimitConfig();
+  BindNotifyConfig();
+  BindTrackingConfig();
 }
 
 Server::~Server() = default;
@@ -104,73 +111,36 @@ bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms,
   return db.Erase(key);
 }
 
-void Server::ApplyConfigHooks() {
-  auto refresh = [this] {
-    requirepass_set_ = !config_->Str("requirepass").empty();
-    maxclients_ = config_->Int("maxclients");
-    timeout_s_ = config_->Int("timeout");
-    hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500));
-    slowlog_threshold_us_ = config_->Int("slowlog-log-slower-than");
+// Clients and the cron: what accept, each command and each tick read.
+void Server::BindConnectionConfig() {
+  Config& c = *config_;
+  c.Bind("requirepass", [this] { requirepass_set_ = !config_->Str("requirepass").empty(); });
+  c.Bind("maxclients", &maxclients_);
+  c.Bind("timeout", &timeout_s_);
+  c.Bind("hz", [this] { hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500)); });
+  c.Bind("slowlog-log-slower-than", &slowlog_threshold_us_);
+  c.Bind("slowlog-max-len", [this] {
     slowlog_max_len_ = static_cast<size_t>(config_->Int("slowlog-max-len"));
     while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();
-    SetLogLevel(LogLevelFromName(config_->Str("loglevel")));
+  });
+  c.Bind("loglevel", [this] { SetLogLevel(LogLevelFromName(config_->Str("loglevel"))); });
+  c.Bind("proto-max-bulk-len", [this] {
     io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
+  });
+  c.Bind("client-query-buffer-limit", [this] {
     io_->limits().query_buffer_limit.store(config_->Int("client-query-buffer-limit"), std::memory_order_relaxed);
-    maxmemory_ = config_->Int("maxmemory");
-    core::AccessPolicy& access = keyspace_.access_policy();
-    core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &access.policy);
-    access.samples = static_cast<int>(config_->Int("maxmemory-samples"));
-    access.lfu_log_factor = static_cast<int>(config_->Int("lfu-log-factor"));
-    access.lfu_decay_time = static_cast<int>(config_->Int("lfu-decay-time"));
-    lazy_expire_ = config_->Bool("lazyfree-lazy-expire");
-    min_replicas_to_write_ = config_->Int("min-replicas-to-write");
-    min_replicas_max_lag_ = config_->Int("min-replicas-max-lag");
-    replica_read_only_ = config_->Bool("replica-read-only");
-    replica_ignore_maxmemory_ = config_->Bool("replica-ignore-maxmemory");
-    serve_stale_data_ = config_->Bool("replica-serve-stale-data");
-    lazy_eviction_ = config_->Bool("lazyfree-lazy-eviction");
-    obuf_normal_ = config_->OutputLimit("normal");
-    obuf_pubsub_ = config_->OutputLimit("pubsub");
-    obuf_replica_ = config_->OutputLimit("slave");
-    obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
-    obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
-    client_eviction_limit_ = ClientEvictionLimit();
-    tracking_max_keys_ = static_cast<size_t>(config_->Int("tracking-table-max-keys"));
-    core::CollectionLimits& limits = keyspace_.limits();
-    limits.hash.max_listpack_entries = static_cast<size_t>(config_->Int("hash-max-listpack-entries"));
-    limits.hash.max_listpack_value = static_cast<size_t>(config_->Int("hash-max-listpack-value"));
-    limits.list.fill = static_cast<int32_t>(config_->Int("list-max-listpack-size"));
-    limits.list.compress_depth = static_cast<int32_t>(config_->Int("list-compress-depth"));
-    limits.set.max_intset_entries = static_cast<size_t>(config_->Int("set-max-intset-entries"));
-    limits.zset.max_listpack_entries = static_cast<size_t>(config_->Int("zset-max-listpack-entries"));
-    limits.zset.max_listpack_value = static_cast<size_t>(config_->Int("zset-max-listpack-value"));
-    lazy_user_del_ = config_->Bool("lazyfree-lazy-user-del");
-    lazy_server_del_ = config_->Bool("lazyfree-lazy-server-del");
-    notify_flags_ = static_cast<uint32_t>(std::max<int64_t>(0, notify::ParseFlags(config_->Str("notify-keyspace-events"))));
-    wants_created_keys = (notify_flags_ & notify::kNew) != 0;
-    wants_key_misses = (notify_flags_ & notify::kKeyMiss) != 0;
-  };
-  refresh();
-  for (const char* name : {"requirepass", "maxclients", "timeout", "hz", "slowlog-log-slower-than", "slowlog-max-len",
-                           "loglevel", "proto-max-bulk-len", "client-query-buffer-limit", "maxmemory",
-                           "maxmemory-policy", "maxmemory-samples", "lfu-log-factor", "lfu-decay-time",
-                           "lazyfree-lazy-expire", "lazyfree-lazy-eviction", "min-replicas-to-write",
-                           "min-replicas-max-lag", "replica-read-only", "replica-serve-stale-data", "replica-ignore-maxmemory",
-                           "client-output-buffer-limit", "hash-max-listpack-entries", "hash-max-listpack-value",
-                           "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
-                           "lazyfree-lazy-user-del", "lazyfree-lazy-server-del", "list-max-listpack-size",
-                           "list-compress-depth", "notify-keyspace-events", "maxmemory-clients",
-                           "tracking-table-max-keys"}) {
-    config_->OnChange(name, [refresh] {
-      refresh();
-      return absl::OkStatus();
-    });
-  }
+  });
+  // Authentication state of existing clients follows requirepass, as in Redis:
+  // setting a password does not log out clients that are already connected.
+}
+
+// CONFIG SET port / bind rebinds at once (only once the server is listening,
+// not at start-up); tcp-keepalive applies to new connections.
+void Server::BindListenerConfig() {
   config_->OnChange("tcp-keepalive", [this] {
     io_->set_tcp_keepalive(static_cast<int>(config_->Int("tcp-keepalive")));
     return absl::OkStatus();
   });
-  // Rebinding happens only once the server is listening (not at start-up).
   auto rebind = [this](const char* reason) {
     return [this, reason]() -> absl::Status {
       if (start_time_ms_ == 0) return absl::OkStatus();
@@ -185,24 +155,33 @@ void Server::ApplyConfigHooks() {
       return absl::OkStatus();
     };
   };
-  config_->OnChange("save", [this] {
-    has_save_points_ = !ParseSavePoints(config_->Str("save")).empty();
-    return absl::OkStatus();
-  });
-  config_->OnChange("appendonly", [this] { return SetAppendOnly(config_->Bool("appendonly")); });
-  config_->OnChange("appendfsync", [this] {
-    aof_->ReloadPolicy();
-    aof_always_ = aof_->always();
-    return absl::OkStatus();
-  });
-  config_->OnChange("dir", [this]() -> absl::Status {
-    if (chdir(config_->Str("dir").c_str()) != 0) return absl::InvalidArgumentError(std::strerror(errno));
-    return absl::OkStatus();
-  });
   config_->OnChange("port", rebind("Unable to listen on this port"));
   config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
-  // Authentication state of existing clients follows requirepass, as in Redis:
-  // setting a password does not log out clients that are already connected.
+}
+
+// maxmemory and eviction, the collections' encodings, lazy frees of DEL and
+// implicit deletions.
+void Server::BindMemoryConfig() {
+  Config& c = *config_;
+  c.Bind("maxmemory", &maxmemory_);
+  c.Bind("replica-ignore-maxmemory", &replica_ignore_maxmemory_);
+  core::AccessPolicy& access = keyspace_.access_policy();
+  c.Bind("maxmemory-policy", [this, &access] {
+    core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &access.policy);
+  });
+  c.Bind("maxmemory-samples", &access.samples);
+  c.Bind("lfu-log-factor", &access.lfu_log_factor);
+  c.Bind("lfu-decay-time", &access.lfu_decay_time);
+  core::CollectionLimits& limits = keyspace_.limits();
+  c.Bind("hash-max-listpack-entries", &limits.hash.max_listpack_entries);
+  c.Bind("hash-max-listpack-value", &limits.hash.max_listpack_value);
+  c.Bind("list-max-listpack-size", &limits.list.fill);
+  c.Bind("list-compress-depth", &limits.list.compress_depth);
+  c.Bind("set-max-intset-entries", &limits.set.max_intset_entries);
+  c.Bind("zset-max-listpack-entries", &limits.zset.max_listpack_entries);
+  c.Bind("zset-max-listpack-value", &limits.zset.max_listpack_value);
+  c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
+  c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
 }
 
 io::IoOptions Server::ListenerOptions() const {

@@ -435,7 +435,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ReplayDeferred();
   void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
   void ClientsCron(int64_t now_ms);
-  void ApplyConfigHooks();
+  // Apply callbacks: each binds one concern's cached settings to the config
+  // (set now, refreshed by CONFIG SET), in the file that owns that state.
+  void BindConnectionConfig();   // server.cc: auth, limits, cron, slowlog, log level
+  void BindListenerConfig();     // server.cc: port, bind, tcp-keepalive
+  void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
+  void BindPersistenceConfig();  // server_persistence.cc
+  void BindReplicationConfig();  // server_replication.cc
+  void BindOutputLimitConfig();  // server_output_limits.cc
+  void BindNotifyConfig();       // server_notify.cc
+  void BindTrackingConfig();     // server_tracking.cc
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);

@@ -10,6 +10,17 @@
 
 namespace ringkv::server {
 
+void Server::BindOutputLimitConfig() {
+  config_->Bind("client-output-buffer-limit", [this] {
+    obuf_normal_ = config_->OutputLimit("normal");
+    obuf_pubsub_ = config_->OutputLimit("pubsub");
+    obuf_replica_ = config_->OutputLimit("slave");
+    obuf_normal_on_ = obuf_normal_.hard > 0 || obuf_normal_.soft > 0;
+    obuf_pubsub_on_ = obuf_pubsub_.hard > 0 || obuf_pubsub_.soft > 0;
+  });
+  config_->Bind({"maxmemory", "maxmemory-clients"}, [this] { client_eviction_limit_ = ClientEvictionLimit(); });
+}
+
 bool Server::OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms) {
   const io::Connection& conn = *c.conn;
   const uint64_t unsent = (conn.thread == 0 ? conn.out.size()
@@ -37,7 +48,8 @@ uint64_t Server::ClientEvictionLimit() const {
   if (!v.empty() && v.back() == '%') {
     int64_t percent = 0;
     core::StringToInt64(std::string_view(v).substr(0, v.size() - 1), &percent);
-    if (maxmemory_ > 0 && percent > 0) limit = static_cast<uint64_t>(maxmemory_) * static_cast<uint64_t>(percent) / 100;
+    const int64_t maxmemory = config_->Int("maxmemory");  // maxmemory_ may not be refreshed yet
+    if (maxmemory > 0 && percent > 0) limit = static_cast<uint64_t>(maxmemory) * static_cast<uint64_t>(percent) / 100;
   } else {
     limit = static_cast<uint64_t>(std::max<int64_t>(0, config_->Int("maxmemory-clients")));
   }

@@ -18,6 +18,27 @@
 
 namespace ringkv::server {
 
+// Save points, the AOF's switch and fsync policy, the working directory,
+// expired / evicted keys propagated as UNLINK, and the key-load-delay test
+// hook (every RDB load from now on, a replica's too, as in Redis).
+void Server::BindPersistenceConfig() {
+  Config& c = *config_;
+  c.Bind("save", [this] { has_save_points_ = !ParseSavePoints(config_->Str("save")).empty(); });
+  c.Bind("key-load-delay", [this] { SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay"))); });
+  c.Bind("lazyfree-lazy-expire", &lazy_expire_);
+  c.Bind("lazyfree-lazy-eviction", &lazy_eviction_);
+  c.OnChange("appendonly", [this] { return SetAppendOnly(config_->Bool("appendonly")); });
+  c.OnChange("appendfsync", [this] {
+    aof_->ReloadPolicy();
+    aof_always_ = aof_->always();
+    return absl::OkStatus();
+  });
+  c.OnChange("dir", [this]() -> absl::Status {
+    if (chdir(config_->Str("dir").c_str()) != 0) return absl::InvalidArgumentError(std::strerror(errno));
+    return absl::OkStatus();
+  });
+}
+
 void Server::Propagate(int db, Argv argv) {
   if (loading_) return;
   if (propagation_depth_ > 0) {  // inside EXEC or a script: one block at its end
@@ -134,14 +155,6 @@ absl::Status CorruptRdbError(const std::string& path, const absl::Status& status
 }  // namespace
 
 absl::Status Server::LoadData() {
-  has_save_points_ = !ParseSavePoints(config_->Str("save")).empty();
-  // key-load-delay (a test hook) applies to every RDB load from now on,
-  // a replica's too, as in Redis.
-  SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay")));
-  config_->OnChange("key-load-delay", [this] {
-    SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay")));
-    return absl::OkStatus();
-  });
   const int64_t now_ms = UnixMs();
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {

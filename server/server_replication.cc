@@ -68,6 +68,14 @@ void Server::UnblockWaiters(int64_t /*now_ms*/) {
 
 // ---- primary side ----------------------------------------------------------------------
 
+// The write gates (NOREPLICAS, READONLY, MASTERDOWN) read these.
+void Server::BindReplicationConfig() {
+  config_->Bind("min-replicas-to-write", &min_replicas_to_write_);
+  config_->Bind("min-replicas-max-lag", &min_replicas_max_lag_);
+  config_->Bind("replica-read-only", &replica_read_only_);
+  config_->Bind("replica-serve-stale-data", &serve_stale_data_);
+}
+
 int Server::GoodReplicas(int64_t now_ms) const {
   if (!primary_) return 0;
   int n = 0;

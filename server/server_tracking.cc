@@ -8,6 +8,8 @@
 
 namespace ringkv::server {
 
+void Server::BindTrackingConfig() { config_->Bind("tracking-table-max-keys", &tracking_max_keys_); }
+
 std::string Server::EnableTracking(Client& c, const TrackingOptions& options) {
   std::string error = tracking_.Enable(c.id(), options);
   if (error.empty()) c.tracking = true;

@@ -28,7 +28,7 @@ void CmdConfigSet(CommandContext& ctx) {
   std::vector<std::pair<std::string, std::string>> pairs;
   for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) pairs.emplace_back(ctx.argv[i], ctx.argv[i + 1]);
   std::string error;
-  if (!ctx.server.config().SetFromCommand(pairs, &error)) {
+  if (!ctx.server.config().SetFromCommand(pairs, &error, ctx.client.loopback)) {
     ctx.reply.Error(error);
     return;
   }

@@ -1,4 +1,5 @@
 #include "server/config.h"
+#include "server/config_params.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -253,6 +254,257 @@ TEST(ConfigTest, RewriteKeepsCommentsAndOrder) {
   ASSERT_TRUE(again.LoadFile(path).ok());
   EXPECT_EQ(again.Int("maxclients"), 300);
   EXPECT_EQ(again.Int("timeout"), 12);
+  unlink(path.c_str());
+}
+
+// ---- the parameter table: each kind's parser and writer ------------------------
+
+// Runs a type's parser on a synthetic parameter; "" + reason on failure.
+std::pair<std::string, std::string> ParseWith(const ParamType& type, std::vector<std::string> args,
+                                              ConfigParam p = {}) {
+  if (p.name.empty()) p.name = "param";
+  std::string value, reason;
+  if (!type.parse(p, args, &value, &reason)) return {"", reason};
+  return {value, ""};
+}
+
+ConfigParam Ranged(int64_t min, int64_t max) {
+  ConfigParam p;
+  p.name = "param";
+  p.min = min;
+  p.max = max;
+  return p;
+}
+
+TEST(ConfigParamsTest, BoolIntMemoryAndEnumParsers) {
+  using namespace config_types;
+  EXPECT_EQ(ParseWith(kBool, {"YES"}).first, "yes");
+  EXPECT_EQ(ParseWith(kBool, {"maybe"}).second, "argument must be 'yes' or 'no'");
+  EXPECT_EQ(ParseWith(kInt, {"-7"}).first, "-7");
+  EXPECT_EQ(ParseWith(kInt, {"1k"}).second, "argument couldn't be parsed into an integer");
+  EXPECT_EQ(ParseWith(kInt, {"11"}, Ranged(0, 10)).second, "argument must be between 0 and 10 inclusive");
+  EXPECT_EQ(ParseWith(kInt, {"10"}, Ranged(0, 10)).first, "10");
+  EXPECT_EQ(ParseWith(kMemory, {"2mb"}).first, "2097152");
+  EXPECT_EQ(ParseWith(kMemory, {"1K"}).first, "1000");
+  EXPECT_EQ(ParseWith(kMemory, {"50%"}).second, "argument must be a memory value");  // only maxmemory-clients
+  EXPECT_EQ(ParseWith(kMemory, {"1kb"}, Ranged(1024 * 1024, INT64_MAX)).second,
+            "argument must be between 1048576 and 9223372036854775807 inclusive");
+  ConfigParam e;
+  e.name = "appendfsync";
+  e.enum_values = {"everysec", "always", "no"};
+  EXPECT_EQ(ParseWith(kEnum, {"ALWAYS"}, e).first, "always");
+  EXPECT_EQ(ParseWith(kEnum, {"sometimes"}, e).second,
+            "argument(s) must be one of the following: everysec, always, no");
+  EXPECT_EQ(ParseWith(kString, {"any thing"}).first, "any thing");
+}
+
+TEST(ConfigParamsTest, NamesSaveBindAndWordsParsers) {
+  using namespace config_types;
+  ConfigParam db;
+  db.name = "dbfilename";
+  EXPECT_EQ(ParseWith(kFileName, {"a/b"}, db).second, "dbfilename can't be a path, just a filename");
+  EXPECT_EQ(ParseWith(kFileName, {"x.rdb"}, db).first, "x.rdb");
+  ConfigParam dir;
+  dir.name = "appenddirname";
+  EXPECT_EQ(ParseWith(kDirName, {"a/b"}, dir).second, "appenddirname can't be a path, just a dirname");
+  EXPECT_EQ(ParseWith(kSave, {"60 1", "300", "10"}).first, "60 1 300 10");
+  EXPECT_EQ(ParseWith(kSave, {""}).first, "");
+  EXPECT_EQ(ParseWith(kSave, {}).first, "");
+  EXPECT_EQ(ParseWith(kSave, {"60 1 30"}).second, "Invalid save parameters");
+  EXPECT_EQ(ParseWith(kSave, {"-1 1"}).second, "Invalid save parameters");
+  EXPECT_EQ(ParseWith(kBind, {"127.0.0.1  -::1"}).first, "127.0.0.1 -::1");
+  EXPECT_EQ(ParseWith(kBind, {""}).second, "Too many bind addresses specified.");
+  EXPECT_EQ(ParseWith(kBind, std::vector<std::string>(17, "a")).second, "Too many bind addresses specified.");
+  EXPECT_EQ(ParseWith(kWords, {"0", "200", "800"}).first, "0 200 800");
+  EXPECT_TRUE(kSave.multi_arg && kBind.multi_arg && kWords.multi_arg && kOutputBufferLimit.multi_arg);
+  EXPECT_FALSE(kInt.multi_arg || kEnum.multi_arg || kNotifyEvents.multi_arg);
+}
+
+TEST(ConfigParamsTest, OutputBufferLimitMergesIntoTheCurrentClasses) {
+  using namespace config_types;
+  ConfigParam p;
+  p.name = "client-output-buffer-limit";
+  p.value = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+  EXPECT_EQ(ParseWith(kOutputBufferLimit, {"pubsub 1mb 2k 3 REPLICA 1 2 3"}, p).first,
+            "normal 0 0 0 slave 1 2 3 pubsub 1048576 2000 3");
+  EXPECT_EQ(ParseWith(kOutputBufferLimit, {"normal 1 1"}, p).second,
+            "Wrong number of arguments in buffer limit configuration.");
+  for (const char* bad : {"foo 1 1 1", "normal x 1 1", "normal 1 1 -1", "normal -1 0 0"}) {
+    EXPECT_EQ(ParseWith(kOutputBufferLimit, {bad}, p).second,
+              "Invalid client class specified in buffer limit configuration.")
+        << bad;
+  }
+}
+
+TEST(ConfigParamsTest, MemoryOrPercentAndNotifyEventsParsers) {
+  using namespace config_types;
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"10%"}).first, "10%");
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"0%"}).first, "0");
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"1mb"}).first, "1048576");
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"101%"}).second, "percentage argument must be less or equal to 100");
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"x%"}).second, "argument must be a memory or percent value");
+  EXPECT_EQ(ParseWith(kMemoryOrPercent, {"-1"}).second, "argument must be a memory or percent value");
+  EXPECT_EQ(ParseWith(kNotifyEvents, {"KEA"}).first, "AKE");
+  EXPECT_EQ(ParseWith(kNotifyEvents, {"Q"}).second, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+}
+
+TEST(ConfigParamsTest, RewriteWritersPerKind) {
+  using namespace config_types;
+  auto rewrite = [](const ParamType& type, std::string name, std::string value) {
+    ConfigParam p;
+    p.name = std::move(name);
+    p.value = std::move(value);
+    std::string out;
+    type.rewrite(p, &out);
+    return out;
+  };
+  EXPECT_EQ(rewrite(kString, "requirepass", "a b\"c"), "requirepass \"a b\\\"c\"\n");
+  EXPECT_EQ(rewrite(kString, "logfile", ""), "logfile \"\"\n");
+  EXPECT_EQ(rewrite(kSave, "save", ""), "save \"\"\n");
+  EXPECT_EQ(rewrite(kSave, "save", "60 1 30 2"), "save 60 1\nsave 30 2\n");
+  EXPECT_EQ(rewrite(kOutputBufferLimit, "client-output-buffer-limit", "normal 0 0 0 slave 1 2 3 pubsub 4 5 6"),
+            "client-output-buffer-limit normal 0 0 0\nclient-output-buffer-limit replica 1 2 3\n"
+            "client-output-buffer-limit pubsub 4 5 6\n");
+  EXPECT_EQ(rewrite(kWords, "replicaof", ""), "");  // a primary: the line goes
+  EXPECT_EQ(rewrite(kWords, "replicaof", "h 6379"), "replicaof h 6379\n");
+}
+
+TEST(ConfigParamsTest, EveryParameterHasATypeAndAPrimary) {
+  ConfigParams params = BuildConfigParams();
+  for (const auto& [name, p] : params) {
+    SCOPED_TRACE(name);
+    ASSERT_NE(p.type, nullptr);
+    ASSERT_NE(p.primary, nullptr);
+    EXPECT_EQ(p.primary->primary, p.primary);  // aliases point at primaries
+    EXPECT_EQ(p.type, p.primary->type);
+    if (!p.enum_values.empty()) {
+      EXPECT_EQ(p.type, &config_types::kEnum);
+    }
+  }
+  EXPECT_EQ(params.at("save").type, &config_types::kSave);
+  EXPECT_EQ(params.at("slaveof").primary, &params.at("replicaof"));
+  EXPECT_EQ(params.at("lua-time-limit").primary, &params.at("busy-reply-threshold"));
+}
+
+// ---- Config over the table ---------------------------------------------------
+
+TEST(ConfigTest, BusyReplyThresholdIsImplementedWithItsAlias) {
+  Config c;
+  EXPECT_EQ(c.Int("busy-reply-threshold"), 5000);
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"lua-time-limit", "250"}}, &err)) << err;
+  EXPECT_EQ(c.Int("busy-reply-threshold"), 250);
+  EXPECT_EQ(c.Match({"busy-reply-threshold", "lua-time-limit"}),
+            (std::vector<std::pair<std::string, std::string>>{{"busy-reply-threshold", "250"},
+                                                               {"lua-time-limit", "250"}}));
+  EXPECT_TRUE(c.SetFromCommand({{"busy-reply-threshold", "0"}}, &err)) << err;
+  EXPECT_FALSE(c.SetFromCommand({{"busy-reply-threshold", "-1"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'busy-reply-threshold') - argument must be "
+                 "between 0 and 9223372036854775807 inclusive");
+  EXPECT_FALSE(c.SetFromCommand({{"busy-reply-threshold", "1"}, {"lua-time-limit", "2"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'lua-time-limit') - duplicate parameter");
+  Config f;
+  ASSERT_TRUE(f.LoadString("lua-time-limit 3000\n").ok());
+  EXPECT_EQ(f.Int("busy-reply-threshold"), 3000);
+  EXPECT_TRUE(f.warnings().empty());
+}
+
+TEST(ConfigTest, AliasesShareOneValueAndOneCallbackList) {
+  Config c;
+  int calls = 0;
+  c.OnChange("slave-read-only", [&] {  // registered under the alias
+    ++calls;
+    return absl::OkStatus();
+  });
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"replica-read-only", "no"}}, &err)) << err;
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(c.Bool("slave-read-only"));
+  EXPECT_EQ(c.Str("slave-read-only"), "no");
+  auto all = c.Match({"*"});
+  auto value_of = [&](std::string_view n) {
+    for (const auto& [name, v] : all) {
+      if (name == n) return v;
+    }
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(value_of("slave-read-only"), "no");
+  EXPECT_EQ(value_of("replica-read-only"), "no");
+  EXPECT_EQ(value_of("hash-max-ziplist-entries"), "512");
+}
+
+TEST(ConfigTest, BoundValuesFollowSetsAndRollBacks) {
+  Config c;
+  int64_t maxclients = 0;
+  bool lazy = true;
+  size_t entries = 0;
+  c.Bind("maxclients", &maxclients);
+  c.Bind("lazyfree-lazy-expire", &lazy);
+  c.Bind("hash-max-listpack-entries", &entries);
+  EXPECT_EQ(maxclients, 10000);
+  EXPECT_FALSE(lazy);
+  EXPECT_EQ(entries, 512u);
+  int shared = 0;  // one callback for two parameters runs once per CONFIG SET
+  c.Bind({"maxmemory", "maxmemory-clients"}, [&] { ++shared; });
+  EXPECT_EQ(shared, 1);
+  std::string err;
+  ASSERT_TRUE(c.SetFromCommand({{"maxmemory-clients", "10%"}, {"maxmemory", "1mb"}, {"maxclients", "5"}}, &err));
+  EXPECT_EQ(shared, 2);
+  EXPECT_EQ(maxclients, 5);
+  // A failing callback restores every value and re-runs what already ran.
+  c.OnChange("port", [] { return absl::UnavailableError("Unable to listen on this port"); });
+  EXPECT_FALSE(c.SetFromCommand({{"maxclients", "6"}, {"lazyfree-lazy-expire", "yes"}, {"hash-max-ziplist-entries", "3"},
+                                 {"maxmemory", "2mb"}, {"PORT", "1"}},
+                                &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'PORT') - Unable to listen on this port");
+  EXPECT_EQ(maxclients, 5);
+  EXPECT_FALSE(lazy);
+  EXPECT_EQ(entries, 512u);
+  EXPECT_EQ(c.Int("maxmemory"), 1024 * 1024);
+  EXPECT_EQ(shared, 4);  // applied, then re-applied with the restored values
+}
+
+TEST(ConfigTest, OutputLimitFollowsConfigSetPerClass) {
+  Config c;
+  std::string err;
+  ASSERT_TRUE(c.SetFromCommand({{"client-output-buffer-limit", "normal 1000 500 10"}}, &err)) << err;
+  ASSERT_TRUE(c.SetFromCommand({{"client-output-buffer-limit", "pubsub 1 1 1"}}, &err)) << err;
+  EXPECT_EQ(c.Str("client-output-buffer-limit"), "normal 1000 500 10 slave 268435456 67108864 60 pubsub 1 1 1");
+  EXPECT_EQ(c.OutputLimit("normal").hard, 1000u);
+  EXPECT_EQ(c.OutputLimit("normal").soft, 500u);
+  EXPECT_EQ(c.OutputLimit("normal").soft_seconds, 10);
+  EXPECT_EQ(c.OutputLimit("slave").hard, 268435456u);
+  EXPECT_EQ(c.OutputLimit("pubsub").soft_seconds, 1);
+}
+
+TEST(ConfigTest, EnumsThatRedisKindCallsBoolean) {
+  Config c;
+  ASSERT_TRUE(c.LoadString("enable-debug-command local\nsupervised systemd\nenable-protected-configs local\n").ok());
+  EXPECT_EQ(c.Str("enable-debug-command"), "local");
+  EXPECT_EQ(c.Str("supervised"), "systemd");
+  std::string err;
+  EXPECT_FALSE(c.SetFromCommand({{"dir", "/tmp"}}, &err));  // local: only from a loopback client
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
+  EXPECT_TRUE(c.SetFromCommand({{"dir", "/tmp"}}, &err, /*local_client=*/true)) << err;
+  EXPECT_EQ(c.Str("dir"), "/tmp");
+  Config d;
+  absl::Status s = d.LoadString("supervised sometimes\n");
+  EXPECT_NE(std::string(s.message()).find("argument(s) must be one of the following: upstart, systemd, auto, no"),
+            std::string::npos);
+}
+
+TEST(ConfigTest, RewriteWritesAliasesUnderTheirPrimaryName) {
+  std::string path = WriteTemp("lua-time-limit 3000\nhash-max-ziplist-entries 100\nsave 60 1\nsave 30 2\n"
+                               "client-output-buffer-limit pubsub 1mb 1mb 0\n");
+  Config c;
+  ASSERT_TRUE(c.LoadFile(path).ok());
+  std::string err;
+  ASSERT_TRUE(c.SetFromCommand({{"busy-reply-threshold", "10"}, {"client-output-buffer-limit", "normal 1 2 3"}}, &err));
+  ASSERT_TRUE(c.Rewrite().ok());
+  EXPECT_EQ(ReadFile(path),
+            "busy-reply-threshold 10\nhash-max-listpack-entries 100\nsave 60 1\nsave 30 2\n"
+            "client-output-buffer-limit normal 1 2 3\nclient-output-buffer-limit replica 268435456 67108864 60\n"
+            "client-output-buffer-limit pubsub 1048576 1048576 0\n");
   unlink(path.c_str());
 }
 

@@ -312,8 +312,11 @@ void IoSystem::DrainInbox() {
     for (ToMain& m : held) Dispatch(m);
   }
   inbox_->Drain(&inbox_scratch_);
-  for (ToMain& m : inbox_scratch_) Dispatch(m);
+  // A member position: a turn while busy, run from inside one of these
+  // messages, goes on with the rest of them.
+  for (inbox_pos_ = 0; inbox_pos_ < inbox_scratch_.size();) Dispatch(inbox_scratch_[inbox_pos_++]);
   inbox_scratch_.clear();
+  inbox_pos_ = 0;
 }
 
 void IoSystem::Dispatch(ToMain& m) {
@@ -329,8 +332,12 @@ void IoSystem::Dispatch(ToMain& m) {
 void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
   if (in_busy_turn_) return;
   in_busy_turn_ = true;
+  // The rest of the batch being delivered, then what arrived since.
   std::vector<ToMain> messages;
-  inbox_->Drain(&messages);
+  for (; inbox_pos_ < inbox_scratch_.size(); ++inbox_pos_) messages.push_back(std::move(inbox_scratch_[inbox_pos_]));
+  std::vector<ToMain> arrived;  // Drain swaps: it takes an empty vector
+  inbox_->Drain(&arrived);
+  for (ToMain& m : arrived) messages.push_back(std::move(m));
   std::vector<std::string_view> args;  // batch_args_ holds the running command's
   for (ToMain& m : messages) {
     // The busy connection's later commands and close, and background work,

@@ -210,6 +210,7 @@ class IoSystem {
   std::vector<Connection*> graveyard_;
   std::unique_ptr<Mailbox<ToMain>> inbox_;
   std::vector<ToMain> inbox_scratch_;
+  size_t inbox_pos_ = 0;  // the next of inbox_scratch_ to dispatch
   std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
   // Messages ProcessEventsWhileBusy kept for the next normal turn (in order).
   std::vector<ToMain> held_;

@@ -618,15 +618,21 @@ void IoThread::Loop() {
 }
 
 void IoThread::ReapCompletions() {
-  io_uring_cqe* ready[64];
-  io_uring_cqe batch[64];
+  // The batch and the position in it are members: a turn while busy, run
+  // from inside one of these handlers, continues with the rest of the batch
+  // (a client waiting there must be answered too) before reaping more.
   while (true) {
-    const unsigned n = io_uring_peek_batch_cqe(&ring_, ready, 64);
-    if (n == 0) break;
-    for (unsigned i = 0; i < n; ++i) batch[i] = *ready[i];
-    io_uring_cq_advance(&ring_, n);
-    for (unsigned i = 0; i < n; ++i) HandleCompletion(&batch[i]);
-    if (n < 64) break;
+    if (reaped_pos_ == reaped_count_) {
+      io_uring_cqe* ready[kReapBatch];
+      const unsigned n = io_uring_peek_batch_cqe(&ring_, ready, kReapBatch);
+      if (n == 0) return;
+      for (unsigned i = 0; i < n; ++i) reaped_[i] = *ready[i];
+      io_uring_cq_advance(&ring_, n);
+      reaped_pos_ = 0;
+      reaped_count_ = n;
+    }
+    io_uring_cqe cqe = reaped_[reaped_pos_++];
+    HandleCompletion(&cqe);
   }
 }
 

@@ -131,7 +131,7 @@ class IoThread {
   void Flush(Connection* keep = nullptr);
   // Reaps every ready completion and handles it. Each batch is copied and
   // the ring advanced before handling, so a handler may reap again (a turn
-  // while busy) without seeing a completion twice.
+  // while busy) without seeing a completion twice or skipping one.
   void ReapCompletions();
   // The start of a turn: what TurnWhileBusy held for its connection.
   void ResumeHeldInput();
@@ -201,6 +201,10 @@ class IoThread {
     std::array<ParsedCommand, 16> ahead;
   };
   ParseScratch scratch_[2];
+  // Completions reaped and not handled yet (see ReapCompletions).
+  static constexpr unsigned kReapBatch = 64;
+  io_uring_cqe reaped_[kReapBatch];
+  unsigned reaped_pos_ = 0, reaped_count_ = 0;
   int scratch_level_ = 0;  // 1 inside TurnWhileBusy
   Connection* busy_ = nullptr;      // TurnWhileBusy's connection, while in it
   // Input of that connection that arrived during such turns, and whether its

@@ -168,7 +168,8 @@ void CmdDebug(CommandContext& ctx) {
     ctx.server.set_disable_deny_scripts(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
   } else if (Is(sub, "OBJECT") && argc == 3) {
-    core::Entry* e = ctx.server.db(ctx.client).FindNoTouch(ctx.argv[2], ctx.now_ms);
+    // The stored entry, expired or not (Redis looks in the dict directly).
+    core::Entry* e = ctx.server.db(ctx.client).Peek(ctx.argv[2]);
     if (e == nullptr) {
       ctx.reply.Error(errors::kNoSuchKey);
       return;

@@ -93,6 +93,25 @@ next = function(t, k)
 end
 local wrapped_next = next
 pairs = function(t) return wrapped_next, t, nil end
+-- No precompiled chunks: bytecode is not verified by Lua 5.1 and can
+-- corrupt the interpreter. Redis's Lua refuses them the same way.
+local raw_loadstring, raw_load, raw_sub = loadstring, load, string.sub
+loadstring = function(s, name)
+  if type(s) == 'string' and raw_sub(s, 1, 1) == '\27' then return nil, 'binary code not allowed' end
+  return raw_loadstring(s, name)
+end
+load = function(f, name)
+  local first = true
+  local guarded = function()
+    local piece = f()
+    if first and type(piece) == 'string' and piece ~= '' then
+      first = false
+      if raw_sub(piece, 1, 1) == '\27' then raw_error('binary code not allowed', 0) end
+    end
+    return piece
+  end
+  return raw_load(guarded, name)
+end
 local dbg = debug
 __redis__err__handler = function(err)
   -- The frame that raised it: C functions and this sandbox's own Lua

@@ -300,7 +300,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // when it gets more than one command, as Redis 7.0). Nests: only the
   // outermost End sends.
   void BeginPropagationBlock();
-  void EndPropagationBlock();
+  // `discard`: drop what was collected (a script stopped by SHUTDOWN NOSAVE).
+  void EndPropagationBlock(bool discard = false);
 
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the

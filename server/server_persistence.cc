@@ -56,11 +56,11 @@ void Server::Propagate(int db, Argv argv) {
 
 void Server::BeginPropagationBlock() { ++propagation_depth_; }
 
-void Server::EndPropagationBlock() {
+void Server::EndPropagationBlock(bool discard) {
   if (--propagation_depth_ > 0) return;
   std::vector<PropagatedCommand> block;
   block.swap(propagation_block_);
-  if (block.empty()) return;
+  if (block.empty() || discard) return;
   // Each destination gets its share, wrapped when that is more than one
   // command (a script may send some commands to one side only).
   const std::string_view multi[] = {"MULTI"};

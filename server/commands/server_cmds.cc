@@ -9,6 +9,7 @@
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/logging.h"
+#include "server/scripting/scripting.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -53,6 +54,15 @@ void CmdShutdown(CommandContext& ctx) {
       ctx.reply.Error(errors::kSyntax);
       return;
     }
+  }
+  // A script past busy-reply-threshold: only SHUTDOWN NOSAVE, which stops
+  // it (its writes are neither saved nor propagated).
+  if (ctx.server.script_busy()) {
+    if (save != ShutdownSave::kNoSave) {
+      ctx.reply.Error(ctx.server.scripting()->BusyError());
+      return;
+    }
+    ctx.server.scripting()->KillForShutdown();
   }
   Log(kWarning, "User requested shutdown...");
   if (!ctx.server.PrepareForShutdown(save, force).ok()) {

@@ -170,7 +170,8 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run, Argv keys, Argv 
   running_ = &run;
   server_.BeginPropagationBlock();
   body(run, ctx.reply);
-  server_.EndPropagationBlock();
+  // Stopped by SHUTDOWN NOSAVE: what it wrote is not propagated either.
+  server_.EndPropagationBlock(/*discard=*/run.shutdown_nosave);
   running_ = nullptr;
   if (run.timed_out) {
     Log(kWarning, "Slow script finished");

@@ -1,0 +1,219 @@
+// Scripting end to end: a script past busy-reply-threshold while other
+// clients get -BUSY (SCRIPT KILL, FUNCTION KILL, UNKILLABLE, SHUTDOWN NOSAVE),
+// script effects replicated as MULTI/EXEC to ringkv and redis-server
+// replicas (same DEBUG DIGEST), redis.set_repl, and functions kept by RDB
+// and AOF files, moved both ways between ringkv and redis-server.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing {
+namespace {
+
+const char* kRedis = "/usr/bin/redis-server";
+
+std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
+
+// Waits until PING from `c` answers with a reply starting with `prefix`.
+bool WaitPing(RawConn& c, const std::string& prefix, int timeout_ms = 5000) {
+  for (int i = 0; i < timeout_ms / 10; ++i) {
+    if (Call(c, {"PING"}).rfind(prefix, 0) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
+  return WaitInfo(replica, "master_link_status", "up", timeout_ms, "replication");
+}
+
+TEST(ScriptingE2E, BusyScriptAnswersBusyThenScriptKill) {
+  TestServer server({"--save", "", "--busy-reply-threshold", "50"});
+  ASSERT_TRUE(server.ready());
+  RawConn runner(server.port()), other(server.port());
+  // The script and a PING behind it in the same batch: the PING is answered
+  // after the script's error, in order.
+  ASSERT_TRUE(runner.Send(Resp({"EVAL", "local i = 0 while true do i = i + 1 end", "0"}) + Resp({"PING"})));
+  ASSERT_TRUE(WaitPing(other, "-BUSY"));
+  EXPECT_EQ(Call(other, {"PING"}),
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+  EXPECT_EQ(Call(other, {"FUNCTION", "KILL"}),
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+  EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}), "+OK\r\n");
+  const std::string killed = runner.ReadReply();
+  EXPECT_EQ(killed.rfind("-ERR Script killed by user with SCRIPT KILL...", 0), 0u) << killed;
+  EXPECT_EQ(runner.ReadReply(), "+PONG\r\n");
+  EXPECT_EQ(Call(other, {"PING"}), "+PONG\r\n");
+  EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}), "-NOTBUSY No scripts in execution right now.\r\n");
+}
+
+TEST(ScriptingE2E, ScriptThatWroteIsUnkillableButShutdownNosaveStopsIt) {
+  TestServer server({"--save", "", "--busy-reply-threshold", "50"});
+  ASSERT_TRUE(server.ready());
+  RawConn runner(server.port()), other(server.port());
+  ASSERT_TRUE(runner.Send(Resp({"EVAL", "redis.call('set', KEYS[1], 'v') while true do end", "1", "k"})));
+  ASSERT_TRUE(WaitPing(other, "-BUSY"));
+  EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}).rfind("-UNKILLABLE Sorry the script already executed write commands", 0),
+            0u);
+  ASSERT_TRUE(other.Send(Resp({"SHUTDOWN", "NOSAVE"})));
+  int status = 0;
+  EXPECT_TRUE(server.WaitExit(&status, 10000));
+}
+
+TEST(ScriptingE2E, ReadOnlyFunctionLoopIsKilledByFunctionKill) {
+  TestServer server({"--save", "", "--busy-reply-threshold", "50"});
+  ASSERT_TRUE(server.ready());
+  RawConn runner(server.port()), other(server.port());
+  EXPECT_EQ(Call(other, {"FUNCTION", "LOAD",
+                         "#!lua name=spin\n"
+                         "redis.register_function{function_name='spin', callback=function() "
+                         "local f = function() while true do redis.call('ping') end end "
+                         "while true do pcall(f) end end, flags={'no-writes'}}"}),
+            "$4\r\nspin\r\n");
+  ASSERT_TRUE(runner.Send(Resp({"FCALL_RO", "spin", "0"})));
+  ASSERT_TRUE(WaitPing(other, "-BUSY"));
+  EXPECT_EQ(Call(other, {"PING"}),
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n");
+  const std::string stats = Call(other, {"FUNCTION", "STATS"});
+  EXPECT_NE(stats.find("$4\r\nspin\r\n"), std::string::npos) << stats;
+  EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}),
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n");
+  EXPECT_EQ(Call(other, {"FUNCTION", "KILL"}), "+OK\r\n");  // pcall in the script cannot keep it alive
+  EXPECT_EQ(runner.ReadReply().rfind("-ERR Script killed by user", 0), 0u);
+  EXPECT_TRUE(WaitPing(other, "+PONG"));
+}
+
+// A primary runs scripts of random writes (several types, databases,
+// redis.set_repl); its replicas -- ringkv and redis-server -- end with the
+// same dataset.
+void RunScriptWorkload(RawConn& p) {
+  const std::string mixed =
+      "for i = 1, 20 do "
+      "  redis.call('incr', KEYS[1]) "
+      "  redis.call('rpush', KEYS[2], i) "
+      "  redis.call('hset', KEYS[3], 'f' .. i, i * 2) "
+      "  redis.call('zadd', KEYS[4], i, 'm' .. i) "
+      "  redis.call('sadd', KEYS[5], i % 7) "
+      "end "
+      "redis.call('expire', KEYS[1], 1000) "
+      "local n = redis.call('llen', KEYS[2]) "
+      "redis.call('select', 5) redis.call('set', 'in5', ARGV[1]) "
+      "return n";
+  for (int round = 0; round < 10; ++round) {
+    const std::string r = std::to_string(round);
+    EXPECT_EQ(Call(p, {"EVAL", mixed, "5", "n" + r, "l" + r, "h" + r, "z" + r, "s" + r, "v" + r}), ":20\r\n");
+  }
+  // A script whose writes are partly kept from the replicas: the replicas
+  // must still match each other and the part the primary replicated.
+  EXPECT_EQ(Call(p, {"FUNCTION", "LOAD",
+                     "#!lua name=lib\nredis.register_function('bump', function(keys, args) "
+                     "return redis.call('incrby', keys[1], args[1]) end)"}),
+            "$3\r\nlib\r\n");
+  EXPECT_EQ(Call(p, {"FCALL", "bump", "1", "counter", "5"}), ":5\r\n");
+  EXPECT_EQ(Call(p, {"EVAL", "redis.call('del', 'gone') return redis.call('set', 'kept', 'x')", "0"}), "+OK\r\n");
+}
+
+TEST(ScriptingE2E, ScriptEffectsReachRingkvAndRedisReplicasIdentically) {
+  TestServer primary({"--save", "", "--enable-debug-command", "yes"});
+  TestServer replica({"--save", "", "--enable-debug-command", "yes"});
+  TestServer redis({"--enable-debug-command", "yes"}, kRedis);
+  ASSERT_TRUE(primary.ready() && replica.ready() && redis.ready());
+  RawConn p(primary.port()), r(replica.port()), rr(redis.port());
+  EXPECT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  EXPECT_EQ(Call(rr, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r) && WaitLinkUp(rr));
+  RunScriptWorkload(p);
+  Call(p, {"WAIT", "2", "5000"});
+  const std::string digest = Digest(p);
+  EXPECT_EQ(Digest(r), digest);
+  EXPECT_EQ(Digest(rr), digest);
+  // The library reached both replicas (FUNCTION LOAD propagates); a
+  // function that may write is refused on a read-only replica.
+  EXPECT_EQ(Call(r, {"FUNCTION", "LIST", "WITHCODE"}), Call(p, {"FUNCTION", "LIST", "WITHCODE"}));
+  EXPECT_EQ(Call(rr, {"FUNCTION", "LIST", "WITHCODE"}), Call(p, {"FUNCTION", "LIST", "WITHCODE"}));
+  EXPECT_EQ(Call(r, {"FCALL_RO", "bump", "1", "x", "1"}), "-READONLY You can't write against a read only replica.\r\n");
+  EXPECT_EQ(Call(rr, {"FCALL_RO", "bump", "1", "x", "1"}), Call(r, {"FCALL_RO", "bump", "1", "x", "1"}));
+  // redis.set_repl(REPL_NONE): the write stays on the primary.
+  EXPECT_EQ(Call(p, {"EVAL", "redis.set_repl(redis.REPL_NONE) redis.call('set', 'local', '1') "
+                             "redis.set_repl(redis.REPL_ALL) return redis.call('set', 'shared', '1')", "0"}),
+            "+OK\r\n");
+  Call(p, {"WAIT", "2", "5000"});
+  EXPECT_EQ(Call(r, {"EXISTS", "local", "shared"}), ":1\r\n");
+  EXPECT_EQ(Call(rr, {"EXISTS", "local", "shared"}), ":1\r\n");
+  EXPECT_EQ(Call(p, {"EXISTS", "local", "shared"}), ":2\r\n");
+}
+
+TEST(ScriptingE2E, RedisPrimaryRunsScriptsForARingkvReplica) {
+  TestServer redis({"--enable-debug-command", "yes"}, kRedis);
+  TestServer replica({"--save", "", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(redis.ready() && replica.ready());
+  RawConn p(redis.port()), r(replica.port());
+  EXPECT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(redis.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  RunScriptWorkload(p);
+  Call(p, {"WAIT", "1", "5000"});
+  EXPECT_EQ(Digest(r), Digest(p));
+  EXPECT_EQ(Call(r, {"FUNCTION", "LIST"}), Call(p, {"FUNCTION", "LIST"}));
+}
+
+TEST(ScriptingE2E, FunctionsSurviveRdbAndAofAndMoveBetweenServers) {
+  const std::string code = "#!lua name=keep\nredis.register_function('seven', function() return 7 end)";
+  TempDir dir;
+  {
+    TestServer a({"--dir", dir.path(), "--save", "", "--appendonly", "yes"});
+    ASSERT_TRUE(a.ready());
+    RawConn c(a.port());
+    EXPECT_EQ(Call(c, {"FUNCTION", "LOAD", code}), "$4\r\nkeep\r\n");
+    EXPECT_EQ(Call(c, {"SET", "k", "v"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+    ASSERT_EQ(a.Stop(), 0);
+  }
+  {  // From the AOF (its commands replay FUNCTION LOAD).
+    TestServer a({"--dir", dir.path(), "--save", "", "--appendonly", "yes"});
+    ASSERT_TRUE(a.ready());
+    RawConn c(a.port());
+    EXPECT_EQ(Call(c, {"FCALL", "seven", "0"}), ":7\r\n");
+    // A rewrite's base (RDB preamble) carries the library too.
+    EXPECT_EQ(Call(c, {"BGREWRITEAOF"}), "+Background append only file rewriting started\r\n");
+    ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0"));
+    ASSERT_EQ(a.Stop(), 0);
+  }
+  {
+    TestServer a({"--dir", dir.path(), "--save", "", "--appendonly", "yes"});
+    ASSERT_TRUE(a.ready());
+    RawConn c(a.port());
+    EXPECT_EQ(Call(c, {"FCALL", "seven", "0"}), ":7\r\n");
+    ASSERT_EQ(a.Stop(), 0);
+  }
+  {  // redis-server loads ringkv's RDB (FUNCTION2 opcode) ...
+    TestServer redis({"--dir", dir.path(), "--dbfilename", "dump.rdb"}, kRedis);
+    ASSERT_TRUE(redis.ready());
+    RawConn c(redis.port());
+    EXPECT_EQ(Call(c, {"FCALL", "seven", "0"}), ":7\r\n");
+    EXPECT_EQ(Call(c, {"GET", "k"}), "$1\r\nv\r\n");
+    EXPECT_EQ(Call(c, {"FUNCTION", "LOAD", "#!lua name=fromredis\nredis.register_function('eight', function() "
+                                           "return 8 end)"}),
+              "$9\r\nfromredis\r\n");
+    const std::string dump = BulkPayload(Call(c, {"FUNCTION", "DUMP"}));
+    EXPECT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+    // ... and ringkv loads redis-server's, and its FUNCTION DUMP payload.
+    TestServer b({"--dir", dir.path(), "--save", ""});
+    ASSERT_TRUE(b.ready());
+    RawConn d(b.port());
+    EXPECT_EQ(Call(d, {"FCALL", "eight", "0"}), ":8\r\n");
+    EXPECT_EQ(Call(d, {"FUNCTION", "RESTORE", dump, "FLUSH"}), "+OK\r\n");
+    EXPECT_EQ(Call(d, {"FCALL", "seven", "0"}), ":7\r\n");
+    for (const char* lib : {"keep", "fromredis"}) {
+      EXPECT_EQ(Call(d, {"FUNCTION", "LIST", "LIBRARYNAME", lib, "WITHCODE"}),
+                Call(c, {"FUNCTION", "LIST", "LIBRARYNAME", lib, "WITHCODE"}));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -260,7 +260,7 @@ void RegisterFunctionCommands(CommandTable& t) {
   subs.push_back(Cmd("function|load", -3, kWrite | kDenyOom | kNoscript, 0, 0, 0, kWriteAcl, "scripting", "Create a function with the given arguments (name, code, description)", "7.0.0", CmdFunctionLoad));
   subs.push_back(Cmd("function|restore", -3, kWrite | kDenyOom | kNoscript, 0, 0, 0, kWriteAcl, "scripting", "Restore all the functions on the given payload", "7.0.0", CmdFunctionRestore));
   subs.push_back(Cmd("function|stats", 2, kNoscript | kAllowBusy, 0, 0, 0, kAcl, "scripting", "Return information about the function currently running (name, description, duration)", "7.0.0", CmdFunctionStats));
-  t.Add(Cmd("function", -2, 0, 0, 0, 0, kAcl, "scripting", "A container for function commands", "7.0.0", nullptr, std::move(subs)));
+  t.Add(Cmd("function", -2, 0, 0, 0, 0, "@slow", "scripting", "A container for function commands", "7.0.0", nullptr, std::move(subs)));
 }
 
 }  // namespace ringkv::server

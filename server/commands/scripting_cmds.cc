@@ -91,7 +91,7 @@ void RegisterScriptingCommands(CommandTable& t) {
   subs.push_back(Cmd("script|help", 2, kLoading | kStale, 0, 0, 0, kAcl, "scripting", "Show helpful text about the different subcommands", "5.0.0", CmdScriptHelp));
   subs.push_back(Cmd("script|kill", 2, kNoscript | kAllowBusy, 0, 0, 0, kAcl, "scripting", "Kill the script currently in execution.", "2.6.0", CmdScriptKill));
   subs.push_back(Cmd("script|load", 3, kNoscript | kStale, 0, 0, 0, kAcl, "scripting", "Load the specified Lua script into the script cache.", "2.6.0", CmdScriptLoad));
-  t.Add(Cmd("script", -2, 0, 0, 0, 0, kAcl, "scripting", "A container for Lua scripts management commands", "2.6.0", nullptr, std::move(subs)));
+  t.Add(Cmd("script", -2, 0, 0, 0, 0, "@slow", "scripting", "A container for Lua scripts management commands", "2.6.0", nullptr, std::move(subs)));
 }
 
 }  // namespace ringkv::server

@@ -81,20 +81,14 @@ LuaEngine& FunctionLibraries::EnsureEngine() {
   return *engine_;
 }
 
-absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, std::vector<FunctionInfo>* functions) {
-  absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
-  if (!md.ok()) return md.status();
-  if (!EqualsIgnoreCase(md->engine, "lua")) return Err(StrCat("ERR Engine '", md->engine, "' not found"));
-  if (!ValidName(md->name)) {
-    return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one "
-               "character long");
-  }
+absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, const LibraryMetadata& md,
+                                                       std::vector<FunctionInfo>* functions) {
   LuaEngine& engine = EnsureEngine();
   std::vector<LuaEngine::Registration> registered;
   if (absl::Status s = engine.LoadLibrary(code, &registered); !s.ok()) return s;
   if (registered.empty()) return Err("ERR No functions registered");
   LibraryInfo lib;
-  lib.name = md->name;
+  lib.name = md.name;
   lib.code = std::string(code);
   for (LuaEngine::Registration& r : registered) {
     lib.functions.push_back(r.name);
@@ -125,7 +119,8 @@ void FunctionLibraries::Remove(const std::string& library) {
 }
 
 absl::StatusOr<std::string> FunctionLibraries::Load(std::string_view code, bool replace) {
-  // The name first, so "already exists" is reported before compiling.
+  // The metadata first (Redis's order: engine, name, then "already
+  // exists"), before anything compiles.
   absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
   if (!md.ok()) return md.status();
   if (!EqualsIgnoreCase(md->engine, "lua")) return Err(StrCat("ERR Engine '", md->engine, "' not found"));
@@ -135,7 +130,7 @@ absl::StatusOr<std::string> FunctionLibraries::Load(std::string_view code, bool 
   }
   if (!replace && libraries_.contains(md->name)) return Err(StrCat("ERR Library '", md->name, "' already exists"));
   std::vector<FunctionInfo> functions;
-  absl::StatusOr<LibraryInfo> lib = Compile(code, &functions);
+  absl::StatusOr<LibraryInfo> lib = Compile(code, *md, &functions);
   if (!lib.ok()) return lib.status();
   for (const FunctionInfo& f : functions) {
     auto it = functions_.find(AsciiLower(f.name));

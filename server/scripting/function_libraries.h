@@ -38,6 +38,13 @@ struct LibraryInfo {
   std::vector<std::string> functions;  // in registration order
 };
 
+// "#!lua name=<lib>" -- the library's metadata. Error texts as Redis.
+struct LibraryMetadata {
+  std::string engine;
+  std::string name;
+};
+absl::StatusOr<LibraryMetadata> ParseLibraryMetadata(std::string_view code);
+
 class FunctionLibraries {
  public:
   explicit FunctionLibraries(ScriptHost* host) : host_(host) {}
@@ -67,9 +74,10 @@ class FunctionLibraries {
 
  private:
   LuaEngine& EnsureEngine();
-  // Compiles `code` and registers its functions into `lib` (not yet
-  // installed). Error texts as Redis.
-  absl::StatusOr<LibraryInfo> Compile(std::string_view code, std::vector<FunctionInfo>* functions);
+  // Compiles `code` (whose metadata is `md`, already checked) and collects
+  // its functions (not yet installed). Error texts as Redis.
+  absl::StatusOr<LibraryInfo> Compile(std::string_view code, const LibraryMetadata& md,
+                                      std::vector<FunctionInfo>* functions);
   void Install(LibraryInfo lib, std::vector<FunctionInfo> functions);
   void Remove(const std::string& library);
 
@@ -78,12 +86,5 @@ class FunctionLibraries {
   std::map<std::string, LibraryInfo, std::less<>> libraries_;  // FUNCTION LIST order: by name
   absl::flat_hash_map<std::string, FunctionInfo> functions_;
 };
-
-// "#!lua name=<lib>" -- the library's metadata. Error texts as Redis.
-struct LibraryMetadata {
-  std::string engine;
-  std::string name;
-};
-absl::StatusOr<LibraryMetadata> ParseLibraryMetadata(std::string_view code);
 
 }  // namespace ringkv::server::scripting

@@ -210,6 +210,17 @@ bool RawField(lua_State* L, const char* field, int type) {
 
 void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth);
 
+// Entries of the table at the top of the stack (any keys).
+int64_t TableEntries(lua_State* L) {
+  int64_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2) != 0) {
+    ++n;
+    lua_pop(L, 1);
+  }
+  return n;
+}
+
 void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
   if (RawField(L, "err", LUA_TSTRING)) {
     std::string msg(lua_tostring(L, -1), lua_objlen(L, -1));
@@ -238,13 +249,7 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     return;
   }
   if (RawField(L, "map", LUA_TTABLE)) {
-    int64_t n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0) {
-      ++n;
-      lua_pop(L, 1);
-    }
-    rb.MapHeader(n);
+    rb.MapHeader(TableEntries(L));
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       lua_pushvalue(L, -2);  // the key, written first
@@ -257,13 +262,7 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     return;
   }
   if (RawField(L, "set", LUA_TTABLE)) {
-    int64_t n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0) {
-      ++n;
-      lua_pop(L, 1);
-    }
-    rb.SetHeader(n);
+    rb.SetHeader(TableEntries(L));
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       lua_pop(L, 1);

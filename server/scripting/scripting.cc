@@ -140,19 +140,16 @@ uint32_t Scripting::GateFlags(Argv argv, uint32_t command_flags, bool is_fcall) 
   return DeclaredCommandFlags(command_flags, script_flags);
 }
 
-std::string Scripting::PreRunError(const CommandContext& ctx, uint32_t flags, bool read_only) const {
+std::string Scripting::PreRunError(uint32_t flags, bool read_only) const {
   if (flags & kEvalCompat) return "";
   // The gate already refused what the declared flags forbid (OOM, READONLY,
   // MASTERDOWN, MISCONF, NOREPLICAS); what is left is the _RO variants.
-  (void)ctx;
   if (read_only && !(flags & kNoWrites)) return "ERR Can not execute a script with write flag using *_ro command.";
   return "";
 }
 
-void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run, Argv keys, Argv args,
+void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
                            const std::function<void(ScriptRun&, io::ReplyBuilder&)>& body) {
-  (void)keys;
-  (void)args;
   if (running_ != nullptr) {  // a script calling EVAL is refused before; this is a bug guard
     ctx.reply.Error("ERR a script is already running");
     return;
@@ -198,7 +195,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
     sha = std::move(*compiled);
   }
   const uint32_t flags = scripts_[sha].flags;
-  if (std::string err = PreRunError(ctx, flags, read_only); !err.empty()) {
+  if (std::string err = PreRunError(flags, read_only); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }
@@ -209,7 +206,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const std::string fname = "f_" + sha;
-  RunChecked(ctx, run, keys, args, [&](ScriptRun& r, io::ReplyBuilder& rb) {
+  RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) {
     eval_->RunScript(r, fname, keys, args, rb);
   });
 }
@@ -222,7 +219,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
     return;
   }
   if (!ParseNumKeys(ctx, &numkeys, true)) return;
-  if (std::string err = PreRunError(ctx, f->flags, read_only); !err.empty()) {
+  if (std::string err = PreRunError(f->flags, read_only); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }
@@ -235,7 +232,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = f->callback_ref;
   LuaEngine* engine = functions_.engine();
-  RunChecked(ctx, run, keys, args, [&](ScriptRun& r, io::ReplyBuilder& rb) {
+  RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) {
     engine->RunFunction(r, ref, keys, args, rb);
   });
 }

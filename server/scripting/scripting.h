@@ -89,12 +89,13 @@ class Scripting final : public ScriptHost {
   // The body's compiled function ("f_<sha>"), compiling it on first use.
   // Returns the sha, or Redis's error text.
   absl::StatusOr<std::string> Compile(std::string_view body, std::string sha);
-  // Runs `body` (EVAL: `name` in the eval engine; FCALL: the callback) with
-  // the checks Redis makes before a script runs.
-  void RunChecked(CommandContext& ctx, ScriptRun& run, Argv keys, Argv args,
+  // Runs `body` (the script or the function) as the running script: its
+  // client set up from the caller's, its writes in one propagation block.
+  void RunChecked(CommandContext& ctx, ScriptRun& run,
                   const std::function<void(ScriptRun&, io::ReplyBuilder&)>& body);
-  // The refusal of a script about to run with `flags`, or "".
-  std::string PreRunError(const CommandContext& ctx, uint32_t flags, bool read_only) const;
+  // The refusal of a script about to run with `flags` (ScriptFlag bits), or
+  // "": what the gate's checks leave, the _RO commands' rule.
+  std::string PreRunError(uint32_t flags, bool read_only) const;
 
   Server& server_;
   std::unique_ptr<LuaEngine> eval_;

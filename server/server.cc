@@ -319,8 +319,18 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || argv.size() < 2) return;
   const CommandSpec* spec = commands_.Find(argv[0]);
-  if (spec == nullptr || spec->first_key <= 0 || argv.size() <= static_cast<size_t>(spec->first_key)) return;
-  keyspace_.db(c->db).Prefetch(argv[spec->first_key], stage);
+  if (spec == nullptr) return;
+  // The first key: at its fixed position, or after a key count (EVAL &
+  // co., FCALL & co.: `script numkeys key ...`; ZUNION & co.).
+  size_t at = static_cast<size_t>(spec->first_key);
+  if (spec->first_key <= 0) {
+    if (!spec->numkeys_at_1 && !spec->numkeys_at_2) return;
+    const size_t count_at = spec->numkeys_at_1 ? 1 : 2;
+    if (argv.size() <= count_at + 1 || argv[count_at] == "0") return;
+    at = count_at + 1;
+  }
+  if (argv.size() <= at) return;
+  keyspace_.db(c->db).Prefetch(argv[at], stage);
 }
 
 bool Server::ShouldPause(const CommandSpec& spec) const {

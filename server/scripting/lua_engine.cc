@@ -219,10 +219,11 @@ struct LuaApi {
     if (run == nullptr) return fail("redis.call/pcall can only be called inside a script invocation");
     // Arguments as views of the Lua strings on the stack (numbers are
     // formatted as Redis formats them, into owned buffers).
-    std::vector<std::string_view> argv;
-    std::vector<std::string> numbers;
-    argv.reserve(static_cast<size_t>(argc));
-    numbers.reserve(static_cast<size_t>(argc));
+    std::vector<std::string_view>& argv = e->call_argv_;
+    std::vector<std::string>& numbers = e->call_numbers_;
+    argv.clear();
+    numbers.clear();
+    numbers.reserve(static_cast<size_t>(argc));  // views into it must not move
     for (int i = 1; i <= argc; ++i) {
       const int type = lua_type(L, i);
       if (type == LUA_TNUMBER) {
@@ -243,8 +244,8 @@ struct LuaApi {
     // The arguments are done with: their stack room is the reply's (a call
     // with thousands of arguments leaves none otherwise).
     lua_settop(L, 0);
-    std::string reply;
-    reply.reserve(out.size());
+    std::string& reply = e->call_reply_;
+    reply.clear();
     while (!out.empty()) {
       std::string_view front = out.Front();
       reply.append(front);
@@ -665,22 +666,14 @@ std::string WithoutShebang(std::string_view code) {
 
 }  // namespace
 
-absl::Status LuaEngine::CompileScript(const std::string& name, std::string_view body) {
+absl::StatusOr<int> LuaEngine::CompileScript(std::string_view body) {
   const std::string code = WithoutShebang(body);
   if (luaL_loadbuffer(L_, code.data(), code.size(), "@user_script") != 0) {
     std::string err = StrCat("ERR Error compiling script (new function): ", lua_tostring(L_, -1));
     lua_pop(L_, 1);
     return absl::InvalidArgumentError(err);
   }
-  lua_setfield(L_, LUA_REGISTRYINDEX, name.c_str());
-  return absl::OkStatus();
-}
-
-bool LuaEngine::HasScript(const std::string& name) const {
-  lua_getfield(L_, LUA_REGISTRYINDEX, name.c_str());
-  const bool found = lua_isfunction(L_, -1);
-  lua_pop(L_, 1);
-  return found;
+  return luaL_ref(L_, LUA_REGISTRYINDEX);
 }
 
 namespace {
@@ -695,7 +688,7 @@ void PushArgs(lua_State* L, Argv args) {
 
 }  // namespace
 
-void LuaEngine::RunScript(ScriptRun& run, const std::string& name, Argv keys, Argv args, io::ReplyBuilder& rb) {
+void LuaEngine::RunScript(ScriptRun& run, int ref, Argv keys, Argv args, io::ReplyBuilder& rb) {
   lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
   PushArgs(L_, keys);
   lua_setfield(L_, -2, "KEYS");
@@ -703,7 +696,7 @@ void LuaEngine::RunScript(ScriptRun& run, const std::string& name, Argv keys, Ar
   lua_setfield(L_, -2, "ARGV");
   lua_pop(L_, 1);
   lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
-  lua_getfield(L_, LUA_REGISTRYINDEX, name.c_str());
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, ref);
   Run(run, 0, rb);
 }
 

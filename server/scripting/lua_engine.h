@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "io/reply_builder.h"
 #include "server/scripting/script_run.h"
 
@@ -49,15 +50,14 @@ class LuaEngine {
   // Bytes the interpreter holds (INFO used_memory_vm_*).
   size_t memory() const;
 
-  // EVAL: compiles `body` as the function named `name` ("f_<sha>"), kept
-  // in the registry. The error is Redis's reply text ("ERR Error compiling
+  // EVAL: compiles `body` and keeps the function in the registry; returns
+  // its reference. The error is Redis's reply text ("ERR Error compiling
   // script (new function): user_script:1: ...").
-  absl::Status CompileScript(const std::string& name, std::string_view body);
-  bool HasScript(const std::string& name) const;
+  absl::StatusOr<int> CompileScript(std::string_view body);
 
-  // Runs the EVAL function `name` with KEYS / ARGV; the reply (or Redis's
+  // Runs the EVAL function `ref` with KEYS / ARGV; the reply (or Redis's
   // error) goes to `rb`.
-  void RunScript(ScriptRun& run, const std::string& name, Argv keys, Argv args, io::ReplyBuilder& rb);
+  void RunScript(ScriptRun& run, int ref, Argv keys, Argv args, io::ReplyBuilder& rb);
 
   // FUNCTION: runs a library's code with the load-time API. Every
   // redis.register_function call is passed to `on_register` (name, Lua
@@ -93,6 +93,11 @@ class LuaEngine {
   ScriptHost* host_;
   lua_State* L_ = nullptr;
   ScriptRun* current_ = nullptr;
+  // redis.call's scratch (one call at a time per engine: scripts cannot
+  // run scripts): the arguments, formatted numbers, the reply's bytes.
+  std::vector<std::string_view> call_argv_;
+  std::vector<std::string> call_numbers_;
+  std::string call_reply_;
   // FUNCTION LOAD in progress: register_function collects here.
   std::vector<Registration>* registering_ = nullptr;
   int64_t load_start_ms_ = 0;

@@ -96,15 +96,23 @@ absl::StatusOr<std::string> Scripting::Compile(std::string_view body, std::strin
   if (scripts_.contains(sha)) return sha;
   absl::StatusOr<uint32_t> flags = ParseShebangFlags(body);
   if (!flags.ok()) return flags.status();
-  if (absl::Status s = EnsureEval().CompileScript("f_" + sha, body); !s.ok()) return s;
+  absl::StatusOr<int> ref = EnsureEval().CompileScript(body);
+  if (!ref.ok()) return ref.status();
   scripts_bytes_ += body.size();
-  scripts_[sha] = CachedScript{std::string(body), *flags};
+  scripts_[sha] = CachedScript{sha, std::string(body), *flags, *ref};
   return sha;
 }
 
 absl::StatusOr<std::string> Scripting::LoadScript(std::string_view body) { return Compile(body, Sha1Hex(body)); }
 
-bool Scripting::ScriptExists(std::string_view sha) const { return scripts_.contains(LowerSha(sha)); }
+bool Scripting::ScriptExists(std::string_view sha) const { return FindScript(sha) != nullptr; }
+
+const Scripting::CachedScript* Scripting::FindScript(std::string_view sha) const {
+  // Shas are kept in lower case; a lower-case one is looked up as it is.
+  const bool lower = std::none_of(sha.begin(), sha.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  auto it = lower ? scripts_.find(ToAbsl(sha)) : scripts_.find(LowerSha(sha));
+  return it == scripts_.end() ? nullptr : &it->second;
+}
 
 void Scripting::FlushScripts() {
   scripts_.clear();
@@ -123,9 +131,9 @@ uint32_t Scripting::GateFlags(Argv argv, uint32_t command_flags, bool is_fcall) 
   const bool by_sha = (argv[0].size() >= 7 && EqualsIgnoreCase(argv[0].substr(0, 7), "evalsha"));
   uint32_t script_flags;
   if (by_sha) {
-    auto it = scripts_.find(LowerSha(argv[1]));
-    if (it == scripts_.end()) return command_flags;
-    script_flags = it->second.flags;
+    const CachedScript* script = FindScript(argv[1]);
+    if (script == nullptr) return command_flags;
+    script_flags = script->flags;
   } else {
     auto it = scripts_.find(Sha1Hex(argv[1]));
     if (it != scripts_.end()) {
@@ -179,10 +187,10 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
 void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   int64_t numkeys;
   if (!ParseNumKeys(ctx, &numkeys, false)) return;
-  std::string sha;
+  const CachedScript* script;
   if (by_sha) {
-    sha = LowerSha(ctx.argv[1]);
-    if (!scripts_.contains(sha)) {
+    script = FindScript(ctx.argv[1]);
+    if (script == nullptr) {
       ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
       return;
     }
@@ -192,23 +200,22 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
       ctx.reply.Error(ToStd(compiled.status().message()));
       return;
     }
-    sha = std::move(*compiled);
+    script = FindScript(*compiled);
   }
-  const uint32_t flags = scripts_[sha].flags;
-  if (std::string err = PreRunError(flags, read_only); !err.empty()) {
+  // The entry stays put while the script runs: nothing that adds or drops
+  // scripts can run meanwhile (scripts cannot, and other clients get -BUSY).
+  if (std::string err = PreRunError(script->flags, read_only); !err.empty()) {
     ctx.reply.Error(err);
     return;
   }
   ScriptRun run;
-  run.name = sha;
-  run.flags = flags;
-  run.read_only = read_only || (flags & kNoWrites);
+  run.name = script->sha;
+  run.flags = script->flags;
+  run.read_only = read_only || (script->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
-  const std::string fname = "f_" + sha;
-  RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) {
-    eval_->RunScript(r, fname, keys, args, rb);
-  });
+  const int ref = script->ref;
+  RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) { eval_->RunScript(r, ref, keys, args, rb); });
 }
 
 void Scripting::FCall(CommandContext& ctx, bool read_only) {

@@ -100,9 +100,13 @@ class Scripting final : public ScriptHost {
   Server& server_;
   std::unique_ptr<LuaEngine> eval_;
   struct CachedScript {
+    std::string sha;
     std::string body;
     uint32_t flags = 0;  // from its shebang; kEvalCompat without one
+    int ref = 0;         // the compiled function in the EVAL engine's registry
   };
+  // The cached script of a sha (any case), or null.
+  const CachedScript* FindScript(std::string_view sha) const;
   absl::flat_hash_map<std::string, CachedScript> scripts_;  // by sha
   size_t scripts_bytes_ = 0;
   FunctionLibraries functions_;

@@ -64,6 +64,9 @@ bool ParseScore(const ListpackValue& v, double* score) {
     *score = static_cast<double>(v.int_value);
     return true;
   }
+  // ZSetValue::PackedScore reads at most 63 bytes of a score; Redis writes
+  // at most 24 ("%.17g"), so a longer one is corrupt.
+  if (v.str.size() > 63) return false;
   std::string text(v.str);
   char* end;
   *score = std::strtod(text.c_str(), &end);

@@ -456,6 +456,20 @@ TEST(DumpPayload, OverlongListpackScoreIsRefused) {
   EXPECT_NE(reason.find("an invalid score"), std::string::npos) << reason;
 }
 
+// A listpack hash naming a field twice is refused in Redis's words (its
+// log says "listpack with dup elements"; its test greps that).
+TEST(DumpPayload, DuplicateListpackFieldsAreNamedAsRedisNamesThem) {
+  // Redis's corrupt-dump test "hash listpack with duplicate records": a b a d.
+  const std::string payload("\x10\x17\x17\x00\x00\x00\x04\x00\x82\x61\x00\x03\x82\x62\x00\x03\x82\x61\x00\x03"
+                            "\x82\x64\x00\x03\xff\x0a\x00\xc0\xcf\xa6\x87\xe5\xa7\xc5\xbe",
+                            35);
+  std::string reason;
+  SetSkipChecksumValidation(true);  // as the test does: its CRC is not the payload's
+  EXPECT_EQ(ParseDumpPayload(payload, {}, &reason).status().message(), "Bad data format");
+  SetSkipChecksumValidation(false);
+  EXPECT_EQ(reason.rfind("Hash listpack integrity check failed: listpack with dup elements", 0), 0u) << reason;
+}
+
 // RESIZEDB is a hint: a corrupt one is passed on capped, not trusted.
 TEST(Rdb, ResizeDbHintsAreCapped) {
   class Hints : public RdbVisitor {

@@ -234,6 +234,7 @@ class Dict {
   // does not rehash its way up through every power of two.
   void Reserve(size_t n) {
     if (size() != 0 || rehashing() || n <= t_[0].size()) return;
+    if (n > (size_t{1} << 40)) return;  // no table that big could be allocated anyway
     uint64_t target = 4;
     while (target < n) target *= 2;
     FreeBuckets(t_[0]);

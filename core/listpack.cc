@@ -264,7 +264,10 @@ size_t Listpack::Find(size_t pos, std::string_view s, size_t skip) const {
   const bool numeric = StringToInt64(s, &as_int);
   while (pos != kEnd) {
     const ListpackValue v = Get(pos);
-    if (v.is_int ? numeric && v.int_value == as_int : !numeric && v.str == s) return pos;
+    // A string entry is compared by its bytes even when `s` is numeric: Redis
+    // stores such text as an integer, but a listpack from an RDB file or a
+    // DUMP payload may hold it as a string (Redis's lpFind matches it too).
+    if (v.is_int ? numeric && v.int_value == as_int : v.str == s) return pos;
     for (size_t i = 0; i <= skip && pos != kEnd; ++i) pos = Next(pos);
   }
   return kEnd;

@@ -35,7 +35,9 @@ absl::Status ValidatePairs(RdbInput& in, const Listpack& lp, std::string_view wh
   if (lp.size() % 2 != 0) return IntegrityError(in, what, "an odd number of entries");
   absl::flat_hash_set<std::string> seen;
   for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
-    if (!seen.insert(lp.Get(pos).ToString()).second) return IntegrityError(in, what, "duplicate fields");
+    // Redis's words for it ("listpack with dup elements", its panic when it
+    // converts such a hash), which operators and its tests grep.
+    if (!seen.insert(lp.Get(pos).ToString()).second) return IntegrityError(in, what, "listpack with dup elements");
   }
   return absl::OkStatus();
 }
@@ -64,6 +66,9 @@ bool ParseScore(const ListpackValue& v, double* score) {
     *score = static_cast<double>(v.int_value);
     return true;
   }
+  // ZSetValue::PackedScore reads at most 63 bytes of a score; Redis writes
+  // at most 24 ("%.17g"), so a longer one is corrupt.
+  if (v.str.size() > 63) return false;
   std::string text(v.str);
   char* end;
   *score = std::strtod(text.c_str(), &end);

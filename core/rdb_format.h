@@ -10,6 +10,9 @@ namespace ringkv::core::rdb {
 
 inline constexpr int kVersion = 10;            // what ringkv writes
 inline constexpr std::string_view kMagic = "REDIS";
+// RESIZEDB size hints above this (16M keys, 128 MiB of buckets) are passed
+// on capped: a hint is no reason to trust a length from the input.
+inline constexpr uint64_t kMaxSizeHint = uint64_t{1} << 24;
 
 // Opcodes that precede the records of an RDB file.
 enum Opcode : uint8_t {

@@ -120,13 +120,18 @@ class RdbInput {
     if (absl::Status s = Length(&len); !s.ok()) return s;
     std::string compressed;
     if (absl::Status s = Raw(clen, &compressed); !s.ok()) return s;
-    if (len > (1ULL << 32) || len == 0) return Error("Invalid LZF length");
+    // LZF expands at most 88 times (a 3-byte back reference yields 264
+    // bytes): a longer declared length is corrupt, and refusing it keeps a
+    // few bytes of input from making us allocate gigabytes.
+    if (len > (1ULL << 32) || len == 0 || len / kLzfMaxRatio > clen) return Error("Invalid LZF length");
     out->resize(static_cast<size_t>(len));
     unsigned int got = lzf_decompress(compressed.data(), static_cast<unsigned int>(clen), out->data(),
                                       static_cast<unsigned int>(len));
     if (got != len) return Error("Invalid LZF compressed string");
     return absl::OkStatus();
   }
+
+  static constexpr uint64_t kLzfMaxRatio = 88;
 
   uint64_t crc() const { return crc_; }
   ByteSource* src() { return src_; }

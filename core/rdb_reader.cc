@@ -162,7 +162,9 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
         uint64_t keys, expires;
         if (absl::Status s = r.Length(&keys); !s.ok()) return s;
         if (absl::Status s = r.Length(&expires); !s.ok()) return s;
-        visitor->OnResizeDb(db, keys, expires);
+        // Only a hint: capped so that a corrupt one cannot make the loader
+        // allocate tables for billions of keys before it has read one.
+        visitor->OnResizeDb(db, std::min(keys, rdb::kMaxSizeHint), std::min(expires, rdb::kMaxSizeHint));
         continue;
       }
       case rdb::kOpAux: {

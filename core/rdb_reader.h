@@ -79,7 +79,7 @@ class RdbVisitor {
     (void)value;
     return absl::OkStatus();
   }
-  // A database's size hint, before its keys.
+  // A database's size hint, before its keys (capped at rdb::kMaxSizeHint).
   virtual void OnResizeDb(int db, uint64_t keys, uint64_t expires) {
     (void)db;
     (void)keys;

@@ -17,6 +17,15 @@ void AppendCommand(std::span<const std::string_view> argv, std::string* out) {
   }
 }
 
+namespace {
+
+// Bytes handed to the connection and not written to its socket yet.
+uint64_t Unsent(const io::Connection& conn) {
+  return conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
+}
+
+}  // namespace
+
 ReplicaLink::~ReplicaLink() {
   if (rdb_fd >= 0) ::close(rdb_fd);
 }
@@ -89,10 +98,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
     }
     needed = std::min(needed, r->next_offset);
     if (r->state == ReplicaState::kWaitBgsaveEnd) continue;
-    const uint64_t unsent = r->conn->thread == 0 ? r->conn->out.size()
-                                                 : r->conn->stat_obuf.load(std::memory_order_relaxed) +
-                                                       r->conn->main_out.size();
-    if (unsent > kUnsentLimit) continue;
+    if (Unsent(*r->conn) > kUnsentLimit) continue;
     if (r->state == ReplicaState::kSendBulk) {
       // The snapshot, a piece per turn: never the whole file in memory.
       io::OutBuffer& out = io.PrepareWrite(r->conn);
@@ -119,6 +125,28 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
     r->next_offset = backlog_.RefTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);
+}
+
+uint64_t Primary::Pending(const ReplicaLink& link) const {
+  const uint64_t end = backlog_.end_offset() + 1;
+  const uint64_t lag = end - std::min(link.next_offset, end);
+  const bool streaming = link.state == ReplicaState::kOnline && !link.stream_on_ack;
+  return lag + (streaming ? Unsent(*link.conn) : 0);
+}
+
+void Primary::CheckSoftLimit(uint64_t soft_bytes, int64_t soft_ms, int64_t now_ms, std::vector<uint64_t>* drop) {
+  for (auto& r : replicas_) {
+    // Its first ACK on this connection says it loaded its payload (or, after
+    // a partial resync, that it reads the stream): from then on it streams.
+    const bool streaming = r->state == ReplicaState::kOnline && !r->stream_on_ack && r->acked;
+    if (soft_bytes == 0 || !streaming || Pending(*r) <= soft_bytes) {
+      r->over_soft_limit_ms = 0;  // under it again: the clock restarts
+    } else if (r->over_soft_limit_ms == 0) {
+      r->over_soft_limit_ms = now_ms;
+    } else if (now_ms - r->over_soft_limit_ms > soft_ms) {
+      drop->push_back(r->client_id);
+    }
+  }
 }
 
 int Primary::CountAcked(uint64_t offset, bool fsynced) const {

@@ -48,8 +48,9 @@ struct ReplicaLink {
   bool capa_psync2 = false;
   bool old_sync = false;     // attached with SYNC (no offsets, no acks)
   bool stream_on_ack = false;  // online after a diskless payload: stream from its first ACK
-  bool acked = false;          // an ACK arrived since the payload started
+  bool acked = false;          // an ACK arrived on this connection (since the payload started)
   int64_t sync_requested_ms = 0;  // when it asked for a full sync (repl-diskless-sync-delay)
+  int64_t over_soft_limit_ms = 0;  // since when Pending() is over the soft output limit (0: it is not)
   // The address it is known by: REPLCONF ip-address, else the peer's IP.
   std::string ip() const;
   int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
@@ -91,6 +92,19 @@ class Primary {
   // piece of their RDB). Replicas so far behind that the backlog would pass
   // `max_lag_bytes` for them are listed in *drop.
   void Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop);
+
+  // Stream bytes `link` has not sent yet: what it still needs of the backlog
+  // plus, once it streams, what its connection has not written (a replica
+  // being synced has the payload there, which is not stream).
+  uint64_t Pending(const ReplicaLink& link) const;
+  // client-output-buffer-limit replica's soft limit, as Redis applies it:
+  // replicas whose Pending() stayed over `soft_bytes` for more than
+  // `soft_ms` are listed in *drop (soft_bytes 0: no limit). Only replicas
+  // receiving the stream are measured: online and acknowledged at least
+  // once on this connection. One being synced (its payload travelling or
+  // loading) is bounded by the hard limit alone, so that a long transfer is
+  // not cut only to start again (docs/replication.md, "Slow replicas").
+  void CheckSoftLimit(uint64_t soft_bytes, int64_t soft_ms, int64_t now_ms, std::vector<uint64_t>* drop);
 
   // Online replicas whose acknowledged (or, with fsynced, AOF-fsynced)
   // offset is at least `offset`.

@@ -145,10 +145,14 @@ namespace {
 
 // Redis's lines when an RDB file is corrupt (rdbReportCorruptRDB): the
 // reason -- "RDB CRC error: ..." for a wrong checksum, what operators and
-// Redis's tests grep -- then the termination. Returns the status whose
-// message is the last line, which the caller logs before exiting.
+// Redis's tests grep -- then, as the redis-check-rdb report Redis appends,
+// the error again under "--- RDB ERROR DETECTED ---", then the termination.
+// Returns the status whose message is the last line, which the caller logs
+// before exiting.
 absl::Status CorruptRdbError(const std::string& path, const absl::Status& status) {
   Log(kWarning, StrCat("Internal error in RDB reading ", path, ": ", status.message()));
+  Log(kWarning, "--- RDB ERROR DETECTED ---");
+  Log(kWarning, StrCat("[additional info] ", path, ": ", status.message()));
   return absl::DataLossError("Terminating server after rdb file reading failure.");
 }
 

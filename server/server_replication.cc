@@ -326,7 +326,10 @@ void Server::BeforeFlushReplication() {
   std::vector<uint64_t> drop;
   // A replica needing more than the replica class's hard output limit
   // (client-output-buffer-limit slave, 256 MB by default; 0: none) is
-  // dropped and will resync, rather than pinning memory without bound.
+  // dropped and will resync, rather than pinning memory without bound. The
+  // limit is never below repl-backlog-size, as in Redis 7.0: what the
+  // backlog holds anyway costs nothing more, and a replica cut right after
+  // its partial resync would only resync again.
   const size_t max_lag = obuf_replica_.hard > 0 ? static_cast<size_t>(obuf_replica_.hard) : SIZE_MAX;
   primary_->Flush(*io_, std::max<size_t>(max_lag, primary_->backlog().capacity()), &drop);
   for (uint64_t id : drop) {
@@ -384,6 +387,18 @@ void Server::ReplicationCron(int64_t now_ms) {
   }
   for (uint64_t id : stale) {
     Log(kWarning, "Disconnecting timedout replica (streaming sync)");
+    DropReplica(id);
+  }
+  // client-output-buffer-limit replica: the soft limit here (the hard one,
+  // raised to repl-backlog-size as Redis 7.0 does, in BeforeFlushReplication).
+  // A replica cut while the backlog still holds its offset resyncs partially.
+  std::vector<uint64_t> over;
+  primary_->CheckSoftLimit(obuf_replica_.soft, obuf_replica_.soft_seconds * 1000, now_ms, &over);
+  for (uint64_t id : over) {
+    if (Client* c = FindClient(id)) {
+      Log(kWarning, StrCat("Client ", ClientInfoLine(*c, now_ms),
+                           " scheduled to be closed ASAP for overcoming of output buffer limits."));
+    }
     DropReplica(id);
   }
   StartFullSyncIfNeeded(now_ms);

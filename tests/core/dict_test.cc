@@ -98,6 +98,19 @@ TEST(DictTest, ReserveSizesOnceForAKnownCount) {
   EXPECT_EQ(d.buckets(), 1024u);
 }
 
+// Found by tests/core/rdb_fuzz_test.cc: a RESIZEDB hint from a corrupt RDB
+// file reached Reserve; past 2^63 the power-of-two search wrapped to 0 and
+// never ended, and past a few billion the table could not be allocated.
+TEST(DictTest, ReserveIgnoresImpossibleCounts) {
+  Dict<int> d;
+  d.Reserve((size_t{1} << 63) + 1);
+  d.Reserve(SIZE_MAX);
+  d.Reserve((size_t{1} << 40) + 1);
+  EXPECT_LE(d.buckets(), 4u);
+  *d.Insert(K(1)).first = 1;
+  EXPECT_EQ(*d.Find(K(1)), 1);
+}
+
 TEST(DictTest, WithoutResizeGrowsOnlyPastFiveKeysPerBucket) {
   Dict<int> d;
   for (int i = 0; i < 64; ++i) *d.Insert(K(i)).first = i;

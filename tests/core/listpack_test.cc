@@ -125,6 +125,20 @@ TEST(ListpackTest, ValidateRefusesEveryCorruption) {
   EXPECT_GT(refused, 20);
 }
 
+// Found by tests/core/rdb_fuzz_test.cc: a listpack from a DUMP payload may
+// hold decimal text as a string entry ("12" with the 6-bit string encoding)
+// where ringkv and Redis would store an integer; a lookup of "12" must still
+// find it, as Redis's lpFind does (a hash field was otherwise unreachable).
+TEST(ListpackTest, FindMatchesNumericTextStoredAsAString) {
+  // total 13, count 2: "12" as a 6-bit string, then the integer 7.
+  const std::string bytes = Unhex("0d0000000200" "823132" "03" "07" "01" "ff");
+  ASSERT_TRUE(Listpack::Validate(bytes).ok());
+  Listpack lp = Listpack::FromBytes(bytes);
+  EXPECT_EQ(lp.Find(lp.First(), "12"), lp.First());
+  EXPECT_EQ(lp.Find(lp.First(), "7"), lp.Next(lp.First()));
+  EXPECT_EQ(lp.Find(lp.First(), "13"), Listpack::kEnd);
+}
+
 TEST(ListpackTest, LargeCountsUseTheUnknownMarker) {
   Listpack lp;
   for (int i = 0; i < 70000; ++i) lp.AppendInt(i);

@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "core/crc64.h"
 #include "core/legacy_encodings.h"
 #include "core/list_value.h"
+#include "core/listpack.h"
 #include "core/rdb_format.h"
 #include "core/rdb_reader.h"
+#include "core/rdb_string.h"
 #include "core/rdb_writer.h"
 
 namespace ringkv::core {
@@ -394,6 +397,96 @@ TEST(DumpPayload, CorruptPackedValuesNameTheIntegrityCheck) {
   absl::StatusOr<Value> v = ParseDumpPayload(payload, {}, &reason);
   EXPECT_EQ(v.status().message(), "Bad data format");
   EXPECT_TRUE(reason.starts_with("Ziplist integrity check failed: bad ziplist prevlen")) << reason;
+}
+
+// Regressions found by tests/core/rdb_fuzz_test.cc.
+
+std::string WithCrc(std::string body) {
+  body.push_back(static_cast<char>(rdb::kVersion));
+  body.push_back('\0');
+  const uint64_t crc = Crc64(0, body);
+  for (int i = 0; i < 8; ++i) body.push_back(static_cast<char>((crc >> (8 * i)) & 0xFF));
+  return body;
+}
+
+// A hash listpack whose field "0" is the 6-bit string "0", not an integer:
+// loaded, and the field is found (it was unreachable: HGET missed it).
+TEST(DumpPayload, NumericTextInAListpackIsFound) {
+  // total 13, count 2: "0" (string) -> "v".
+  const std::string lp("\x0d\x00\x00\x00\x02\x00\x81\x30\x02\x81v\x02\xff", 13);
+  std::string body(1, static_cast<char>(rdb::kTypeHashListpack));
+  body.push_back(static_cast<char>(lp.size()));
+  body += lp;
+  absl::StatusOr<Value> v = ParseDumpPayload(WithCrc(body));
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  std::string value;
+  ASSERT_TRUE(v->hash().Get("0", &value));
+  EXPECT_EQ(value, "v");
+}
+
+// An LZF string declaring 4 GB of output for 2 compressed bytes is refused
+// before anything is allocated (LZF expands at most 88 times).
+TEST(DumpPayload, LzfLengthBeyondWhatItsInputCanExpandToIsRefused) {
+  std::string body(1, static_cast<char>(rdb::kTypeString));
+  body += "\xc3\x02\x80\xff\xff\xff\xff";  // LZF, clen 2, len 2^32 - 1
+  body += std::string("\x00" "a", 2);
+  std::string reason;
+  EXPECT_EQ(ParseDumpPayload(WithCrc(body), {}, &reason).status().message(), "Bad data format");
+  EXPECT_TRUE(reason.starts_with("Invalid LZF length")) << reason;
+  // The bound is no tighter than LZF itself: the most compressible input
+  // still loads.
+  const std::string ones(1 << 20, 'a');
+  absl::StatusOr<Value> v = ParseDumpPayload(DumpPayload(StringValue(ones), true));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->str().ToString(), ones);
+}
+
+// A listpack zset score longer than ZSetValue reads (63 bytes) would be
+// ordered by one value and read back as another: refused.
+TEST(DumpPayload, OverlongListpackScoreIsRefused) {
+  const std::string score = "1" + std::string(70, '0');  // 1e70 in 71 bytes
+  Listpack lp;
+  lp.Append("m");
+  lp.Append(score);
+  std::string body(1, static_cast<char>(rdb::kTypeZsetListpack));
+  RdbAppendLength(lp.bytes().size(), &body);
+  body += lp.bytes();
+  std::string reason;
+  EXPECT_EQ(ParseDumpPayload(WithCrc(body), {}, &reason).status().message(), "Bad data format");
+  EXPECT_NE(reason.find("an invalid score"), std::string::npos) << reason;
+}
+
+// A listpack hash naming a field twice is refused in Redis's words (its
+// log says "listpack with dup elements"; its test greps that).
+TEST(DumpPayload, DuplicateListpackFieldsAreNamedAsRedisNamesThem) {
+  // Redis's corrupt-dump test "hash listpack with duplicate records": a b a d.
+  const std::string payload("\x10\x17\x17\x00\x00\x00\x04\x00\x82\x61\x00\x03\x82\x62\x00\x03\x82\x61\x00\x03"
+                            "\x82\x64\x00\x03\xff\x0a\x00\xc0\xcf\xa6\x87\xe5\xa7\xc5\xbe",
+                            35);
+  std::string reason;
+  SetSkipChecksumValidation(true);  // as the test does: its CRC is not the payload's
+  EXPECT_EQ(ParseDumpPayload(payload, {}, &reason).status().message(), "Bad data format");
+  SetSkipChecksumValidation(false);
+  EXPECT_EQ(reason.rfind("Hash listpack integrity check failed: listpack with dup elements", 0), 0u) << reason;
+}
+
+// RESIZEDB is a hint: a corrupt one is passed on capped, not trusted.
+TEST(Rdb, ResizeDbHintsAreCapped) {
+  class Hints : public RdbVisitor {
+   public:
+    absl::Status OnEntry(int, std::string, Value, int64_t, KeyMeta) override { return absl::OkStatus(); }
+    void OnResizeDb(int, uint64_t k, uint64_t e) override {
+      keys = k;
+      expires = e;
+    }
+    uint64_t keys = 0, expires = 0;
+  } hints;
+  std::string data("REDIS0010\xfe\x00\xfb\x81\xff\xff\xff\xff\xff\xff\xff\xff\x02\xff", 23);
+  data += std::string(8, '\0');
+  MemorySource src(data);
+  ASSERT_TRUE(LoadRdb(&src, &hints, RdbLoadOptions{}).ok());
+  EXPECT_EQ(hints.keys, rdb::kMaxSizeHint);
+  EXPECT_EQ(hints.expires, 2u);
 }
 
 }  // namespace

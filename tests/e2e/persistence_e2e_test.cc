@@ -232,6 +232,10 @@ TEST(PersistenceE2E, CorruptOrTruncatedRdbIsRefusedWithTheOffset) {
     const std::string log = ReadFile(dir / "log.txt");
     EXPECT_NE(log.find("# Internal error in RDB reading dump.rdb: "), std::string::npos) << log;
     EXPECT_NE(log.find("offset"), std::string::npos) << log;
+    // Then the reason again, as Redis's appended redis-check-rdb report
+    // (its test "load corrupted rdb with no CRC - #3505" counts them).
+    EXPECT_NE(log.find("# --- RDB ERROR DETECTED ---\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("# [additional info] dump.rdb: "), std::string::npos) << log;
     EXPECT_TRUE(log.ends_with("# Terminating server after rdb file reading failure.\n")) << log;
   }
 }

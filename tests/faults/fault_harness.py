@@ -25,12 +25,13 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
 from checks import converge, diagnose, keyspace
 from link_proxy import ProxyLoop
-from resp_client import ReplyError
+from resp_client import Client, ReplyError
 from servers import Cluster, kill_all
 from workload import ACK_DB, ACK_KEY, DBS, Acker, Writer, key_names
 
@@ -48,9 +49,15 @@ class Scenario:
     """A named fault, applied by fault(run) during the write phase, on a
     topology ("flat": primary p with replicas r1 and r2; "chain": a -> b -> c)
     with extra server options; expect(run, full, partial_ok) returns
-    problems given the resyncs (summed over nodes) the run caused."""
+    problems given the resyncs (summed over nodes) the run caused.
+    `populate` keys (DEBUG POPULATE, 100-byte values) are made on the
+    primary before its replicas attach; the write phase lasts at least
+    `min_duration` seconds; `sample_memory` samples the primary's
+    used_memory during it (reported as used_memory=first..peak);
+    `proxy_rcvbuf` is the links' LinkProxy rcvbuf."""
 
-    def __init__(self, name, fault, topology, options, primary_options, durable, expect):
+    def __init__(self, name, fault, topology, options, primary_options, durable, expect, populate, min_duration,
+                 sample_memory, proxy_rcvbuf):
         self.name = name
         self.fault = fault
         self.topology = topology
@@ -58,6 +65,10 @@ class Scenario:
         self.primary_options = list(primary_options)
         self.durable = durable
         self.expect = expect
+        self.populate = populate
+        self.min_duration = min_duration
+        self.sample_memory = sample_memory
+        self.proxy_rcvbuf = proxy_rcvbuf
         self.doc = " ".join(fault.__doc__.split())
 
 
@@ -68,12 +79,47 @@ def no_expectation(run, full, partial_ok):
     return []
 
 
-def scenario(name, topology="flat", options=(), primary_options=(), durable=False, expect=no_expectation):
+def scenario(name, topology="flat", options=(), primary_options=(), durable=False, expect=no_expectation,
+             populate=0, min_duration=0.0, sample_memory=False, proxy_rcvbuf=None):
     """Registers the decorated fault function as scenario `name`."""
     def register(fault):
-        SCENARIOS[name] = Scenario(name, fault, topology, options, primary_options, durable, expect)
+        SCENARIOS[name] = Scenario(name, fault, topology, options, primary_options, durable, expect, populate,
+                                   min_duration, sample_memory, proxy_rcvbuf)
         return fault
     return register
+
+
+class MemorySampler(threading.Thread):
+    """Polls a node's INFO memory used_memory every 0.1 s on a connection of
+    its own; `first` and `peak` in bytes."""
+
+    def __init__(self, node):
+        super().__init__(name="memory-sampler", daemon=True)
+        self.port = node.port
+        self.first = None
+        self.peak = 0
+        self._halt = threading.Event()
+
+    def run(self):
+        conn = None
+        while not self._halt.is_set():
+            try:
+                conn = conn or Client(self.port)
+                text = conn.call("INFO", "memory").decode()
+                used = int(next(line.split(":")[1] for line in text.splitlines() if line.startswith("used_memory:")))
+                self.first = used if self.first is None else self.first
+                self.peak = max(self.peak, used)
+            except (OSError, ReplyError, StopIteration):
+                if conn is not None:
+                    conn.close()
+                conn = None
+            self._halt.wait(0.1)
+        if conn is not None:
+            conn.close()
+
+    def stop(self):
+        self._halt.set()
+        self.join(5)
 
 
 class Run:
@@ -95,6 +141,7 @@ class Run:
         self.writers = []
         self.repl_mode = ""
         self.evicted = None
+        self.memory = None  # MemorySampler of the primary (sample_memory scenarios)
 
     # Helpers for fault functions.
 
@@ -160,10 +207,12 @@ class Run:
         names = ("p", "r1", "r2") if self.spec.topology == "flat" else ("a", "b", "c")
         c = self.cluster
         c.primary = c.add(names[0], primary_kind, self.binary(primary_kind), options + self.spec.primary_options)
+        if self.spec.populate:
+            c.primary.call("DEBUG", "POPULATE", self.spec.populate, "pop", 100)
         nodes = [c.add(name, replica_kind, self.binary(replica_kind), options) for name in names[1:]]
         upstreams = [c.primary] * len(nodes) if self.spec.topology == "flat" else [c.primary] + nodes[:-1]
         for node, upstream in zip(nodes, upstreams):
-            c.attach(node, upstream)
+            c.attach(node, upstream, rcvbuf=self.spec.proxy_rcvbuf)
         c.acks_needed = len(nodes) if self.spec.topology == "flat" else 1
         self.prepare_primary()
         converged, states = converge(c, READY_TIMEOUT_S)
@@ -176,8 +225,11 @@ class Run:
 
     def write_phase(self):
         """Writers and the acker write while the scenario's fault runs."""
-        self.end = time.monotonic() + self.opts.duration
+        self.end = time.monotonic() + max(self.opts.duration, self.spec.min_duration)
         bound = self.end + 30.0
+        if self.spec.sample_memory:
+            self.memory = MemorySampler(self.cluster.primary)
+            self.memory.start()
         self.writers = [Writer(self.cluster, random.Random("%s/%d/writer%d" % (self.spec.name, self.seed, i)),
                                bound, MAX_OPS_PER_WRITER, self.opts.evictions, "writer%d" % i)
                         for i in range(WRITERS)]
@@ -187,6 +239,8 @@ class Run:
         try:
             self.spec.fault(self)
         finally:
+            if self.memory is not None:
+                self.memory.stop()
             for t in self.writers + [self.acker]:
                 t.stop()
             for t in self.writers + [self.acker]:
@@ -440,6 +494,194 @@ def primary_offset(cluster):
     return int(cluster.primary.info("replication")["master_repl_offset"])
 
 
+# Slow and lost replicas (issue 16): client-output-buffer-limit replica.
+
+SLOW_BACKLOG = 32 << 20
+SLOW_OPTIONS = ("--repl-backlog-size", "32mb", "--client-output-buffer-limit", "replica", "1mb", "256kb", "2")
+SLOW_RCVBUF = 64 << 10
+BULK_DB = 14
+BULK_RATE = 1.5e6   # bytes per second of 16 KB values, on top of the writers
+MEMORY_SLACK = 48 << 20
+
+
+class BulkWriter(threading.Thread):
+    """SET bulk:<0..63> <16 KB> in database 14 at about `rate` bytes per
+    second until stop(): a steady stream that fills a stalled link's buffers
+    in seconds, over a bounded set of keys."""
+
+    def __init__(self, node, rate):
+        super().__init__(name="bulk-writer", daemon=True)
+        self.port = node.port
+        self.rate = rate
+        self.bytes = 0
+        self._halt = threading.Event()
+
+    def run(self):
+        value = b"b" * 16384
+        conn, i, start = None, 0, time.monotonic()
+        while not self._halt.is_set():
+            try:
+                conn = conn or Client(self.port)
+                conn.pipeline([["SELECT", BULK_DB], ["SET", "bulk:%d" % (i % 64), value]])
+                i += 1
+                self.bytes += len(value)
+            except (OSError, ReplyError):
+                if conn is not None:
+                    conn.close()
+                conn = None
+            ahead = self.bytes / self.rate - (time.monotonic() - start)
+            if ahead > 0:
+                self._halt.wait(ahead)
+        if conn is not None:
+            conn.close()
+
+    def stop(self):
+        self._halt.set()
+        self.join(5)
+
+
+def replica_entry(primary, replica):
+    """`primary`'s INFO replication entry for `replica` (by its listening
+    port) as a dict, or None when it lists no such replica."""
+    try:
+        info = primary.info("replication")
+    except OSError:
+        return None
+    for k, v in info.items():
+        if k.startswith("slave") and ("port=%d," % replica.port) in v:
+            return dict(field.split("=", 1) for field in v.split(","))
+    return None
+
+
+def attached(primary, replica):
+    return replica_entry(primary, replica) is not None
+
+
+def acked_offset(primary, replica):
+    """The offset `replica` acknowledged to `primary` (-1: not attached)."""
+    entry = replica_entry(primary, replica)
+    return -1 if entry is None else int(entry.get("offset", -1))
+
+
+def output_limit_cuts(node):
+    """Clients `node` closed for their output buffer limits (its log line,
+    the same in Redis and ringkv)."""
+    with open(node.log_path, errors="replace") as f:
+        return sum("overcoming of output buffer limits" in line for line in f)
+
+
+def memory_problems(run):
+    """The primary's used_memory must stay within where it started, plus
+    the backlog and some slack."""
+    m = run.memory
+    if m is None or m.first is None:
+        return ["no used_memory sample of the primary"]
+    if m.peak > m.first + SLOW_BACKLOG + MEMORY_SLACK:
+        return ["the primary's used_memory reached %.1f MB from %.1f MB (bound: + %d MB backlog + %d MB)"
+                % (m.peak / 1e6, m.first / 1e6, SLOW_BACKLOG >> 20, MEMORY_SLACK >> 20)]
+    return []
+
+
+def expect_cut_then_partial(run, full, partial_ok):
+    """Each stalled replica was cut at the output buffer limit and came back
+    with a partial resync (the 32 MB backlog held its gap): no full resync,
+    and the primary's memory bounded."""
+    problems = memory_problems(run)
+    if full:
+        problems.append("%d full resync(s) after replicas cut at the output limit (backlog 32 MB)" % full)
+    if run.events == 0:
+        problems.append("no stall ended in a cut")
+    if partial_ok < run.events:
+        problems.append("%d partial resync(s) for %d replicas cut" % (partial_ok, run.events))
+    return problems
+
+
+@scenario("slow-replica", options=SLOW_OPTIONS, min_duration=20.0, sample_memory=True, proxy_rcvbuf=SLOW_RCVBUF)
+def slow_replica(run):
+    """client-output-buffer-limit replica 1mb 256kb 2, repl-backlog-size
+    32mb, a bulk writer adding 1.5 MB/s: a replica's link stops reading
+    until the primary cuts the replica at the output limit (its log line),
+    then resumes; every cut must end in a partial resync, never a full one,
+    with the primary's used_memory bounded."""
+    bulk = BulkWriter(run.cluster.primary, BULK_RATE)
+    bulk.start()
+    try:
+        def once():
+            replica = run.some_replica()
+            link = run.cluster.proxy_of(replica)
+            primary = run.cluster.primary
+            # Streaming first: caught up and acknowledged (a replica still
+            # catching up after its last resync may be cut for that on its
+            # own; one that has not acknowledged yet is still being synced).
+            target = primary_offset(run.cluster)
+            if not wait_until(lambda: acked_offset(primary, replica) >= target, 30):
+                run.problems.append("%s did not catch up within 30 s" % replica.name)
+                return
+            cuts = output_limit_cuts(primary)
+            link.stall(120)
+            dropped = wait_until(lambda: not attached(primary, replica), 60)
+            link.heal()
+            if not dropped:
+                run.problems.append("%s stalled 60 s and the primary did not cut it" % replica.name)
+            elif output_limit_cuts(primary) == cuts:
+                run.problems.append("%s stalled was dropped, but not for its output buffer limit" % replica.name)
+            else:
+                run.events += 1
+            run.wait_links_up()
+        while run.time_left() > 0:
+            once()
+            run.sleep(run.rng.uniform(0.5, 1.5))
+    finally:
+        bulk.stop()
+
+
+def expect_one_full_sync_each(run, full, partial_ok):
+    """Each full sync, slowed past the soft limit's seconds while writes
+    went on, completed once: no loop, memory bounded. (Not asked of a
+    redis-server primary: it cuts the replica at the soft limit during the
+    transfer and loops, redis#11534; the line shows how often.)"""
+    if run.cluster.primary.kind == "redis":
+        return []
+    problems = memory_problems(run)
+    if run.events == 0:
+        problems.append("no full sync completed")
+    if full != run.events:
+        problems.append("%d full syncs for %d replicas resynced (a full-sync loop)" % (full, run.events))
+    return problems
+
+
+@scenario("slow-full-sync", options=SLOW_OPTIONS + ("--rdbcompression", "no"), populate=60000, min_duration=10.0,
+          sample_memory=True, proxy_rcvbuf=SLOW_RCVBUF, expect=expect_one_full_sync_each)
+def slow_full_sync(run):
+    """client-output-buffer-limit replica 1mb 256kb 2, repl-backlog-size
+    32mb, 60,000 keys of 100 bytes, a bulk writer adding 1.5 MB/s: a
+    replica is made to full-sync again (REPLICAOF NO ONE, then back through
+    a new proxy throttled to 2 MB/s), so the transfer lasts seconds past the
+    soft limit's 2 while the stream it misses grows past 256 KB; it must
+    complete in one full sync (redis#11534, valkey#3044: the loop)."""
+    bulk = BulkWriter(run.cluster.primary, BULK_RATE)
+    bulk.start()
+    try:
+        loops = run.cluster.primary.kind == "redis"  # redis#11534: it does not complete while throttled
+
+        def once():
+            replica = run.some_replica()
+            replica.call("REPLICAOF", "NO", "ONE")
+            run.cluster.attach(replica, run.cluster.primary, rcvbuf=SLOW_RCVBUF, throttle=2e6)
+            if wait_until(lambda: link_up(replica), 15 if loops else 60):
+                run.events += 1
+            elif not loops:
+                run.problems.append("%s's full sync did not complete within 60 s" % replica.name)
+            run.cluster.proxy_of(replica).throttle(None)
+            if loops:
+                run.wait_links_up()
+        while run.time_left() > 0:
+            once()
+            run.sleep(run.rng.uniform(0.5, 1.5))
+    finally:
+        bulk.stop()
+
+
 @scenario("chain", topology="chain")
 def chain(run):
     """A -> B -> C; B's link to A is cut at a random byte every 0.2-1.2 s."""
@@ -533,9 +775,12 @@ def summary_line(run, ok, states, counts, seconds):
     ops = sum(w.ops for w in run.writers)
     acked = run.acker.max_acked if run.acker else 0
     evicted = "" if run.evicted is None else " evicted=%d" % run.evicted
-    return ("%-17s %-13s seed=%-5d %s %s sync_full=%d sync_partial_ok=%d events=%d ops=%d acked=%d%s repl=%s %.1fs"
+    memory = ""
+    if run.memory is not None and run.memory.first is not None:
+        memory = " used_memory=%.1fMB..%.1fMB" % (run.memory.first / 1e6, run.memory.peak / 1e6)
+    return ("%-17s %-13s seed=%-5d %s %s sync_full=%d sync_partial_ok=%d events=%d ops=%d acked=%d%s%s repl=%s %.1fs"
             % (run.spec.name, run.pairing, run.seed, "PASS" if ok else "FAIL", offset_text, counts[0], counts[1],
-               run.events, ops, acked, evicted, run.repl_mode, seconds))
+               run.events, ops, acked, evicted, memory, run.repl_mode, seconds))
 
 
 def print_failure(run, converged, states):

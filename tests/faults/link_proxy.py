@@ -14,11 +14,14 @@ connection of the proxy, present and future, until heal()):
   drop()          every open connection is closed at once, both sides;
   stall(seconds)  nothing is forwarded either way for that long (a chunk
                   read already is held back, nothing more is read);
-  throttle(rate)  each direction limited to `rate` bytes per second;
+  throttle(rate)  each direction limited to `rate` bytes per second (the
+                  proxy then holds at most two chunks, so the sender feels
+                  the rate rather than the proxy's queue absorbing it);
   delay(seconds)  every chunk, both ways, is forwarded that much later;
   refuse(seconds) connections accepted in that time are closed at once.
 """
 import asyncio
+import socket
 import threading
 import time
 
@@ -35,9 +38,11 @@ class ProxyLoop:
         self.thread.start()
         self.proxies = []
 
-    def proxy(self, target_port):
-        """A new LinkProxy forwarding to 127.0.0.1:target_port, already listening."""
-        proxy = LinkProxy(self, target_port)
+    def proxy(self, target_port, rcvbuf=None):
+        """A new LinkProxy forwarding to 127.0.0.1:target_port, already
+        listening; `rcvbuf`: SO_RCVBUF of its upstream sockets (a small one
+        makes a stall push back on the target sooner)."""
+        proxy = LinkProxy(self, target_port, rcvbuf)
         asyncio.run_coroutine_threadsafe(proxy.listen(), self.loop).result(timeout=10)
         self.proxies.append(proxy)
         return proxy
@@ -67,9 +72,10 @@ class ProxyLoop:
 class LinkProxy:
     """127.0.0.1:port -> 127.0.0.1:target_port with switchable faults."""
 
-    def __init__(self, loop, target_port):
+    def __init__(self, loop, target_port, rcvbuf=None):
         self._loop = loop
         self.target_port = target_port
+        self.rcvbuf = rcvbuf
         self.port = None
         self._server = None
         self._links = set()
@@ -141,7 +147,18 @@ class LinkProxy:
             down_writer.transport.abort()
             return
         try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+            if self.rcvbuf is None:
+                up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+            else:
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)  # before connect: the window
+                sock.setblocking(False)
+                try:
+                    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.target_port))
+                except OSError:
+                    sock.close()
+                    raise
+                up_reader, up_writer = await asyncio.open_connection(sock=sock)
         except OSError:
             down_writer.transport.abort()
             return
@@ -212,6 +229,8 @@ class _Link:
                     await queue.put((time.monotonic(), data[:int(len(data) * self.cut_fraction)]))
                     await queue.put("abort")
                     return await sender
+                while self.proxy.rate is not None and queue.qsize() >= 2:
+                    await asyncio.sleep(0.005)  # throttled: hold little, so the sender feels it
                 await queue.put((time.monotonic(), data))
         except OSError:
             pass

@@ -200,10 +200,13 @@ class Cluster:
         """Every node but the primary."""
         return [n for n in self.nodes if n is not self.primary]
 
-    def attach(self, replica, upstream):
+    def attach(self, replica, upstream, rcvbuf=None, throttle=None):
         """Makes `replica` replicate `upstream` through a new proxy (the old
-        proxy of that replica, if any, is closed)."""
-        proxy = self.proxy_loop.proxy(upstream.port)
+        proxy of that replica, if any, is closed), with LinkProxy's `rcvbuf`
+        and, from its first byte, `throttle` (bytes per second)."""
+        proxy = self.proxy_loop.proxy(upstream.port, rcvbuf)
+        if throttle is not None:
+            proxy.throttle(throttle)
         replica.call("REPLICAOF", "127.0.0.1", proxy.port)
         self._close_link(replica)
         self.links[replica.name] = proxy

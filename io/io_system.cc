@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -186,7 +187,19 @@ absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
 absl::Status IoSystem::Listen(const IoOptions& options) {
   tcp_keepalive_ = options.tcp_keepalive;
   tcp_backlog_ = options.tcp_backlog;
-  return OpenListeners(options.bind, options.port);
+  // A server restarted right after a crash may find its port still taken
+  // by its previous incarnation: the kernel tears an io_uring instance (and
+  // the listening socket its pending accept holds) down asynchronously after
+  // the process is gone. A port in use is tried again for a short while
+  // before giving up; any other error fails at once.
+  constexpr int kAttempts = 40;  // 2 s
+  absl::Status s;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    s = OpenListeners(options.bind, options.port);
+    if (s.ok() || !absl::StrContains(s.message(), strerror(EADDRINUSE))) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return s;
 }
 
 absl::Status IoSystem::Start(const IoOptions& options) {

@@ -13,7 +13,10 @@
 #include "core/strings.h"
 #include "core/keyspace.h"
 #include "core/op_result.h"
+#include "core/typed_lookup.h"
 #include "server/command.h"
+#include "server/commands/op_args.h"
+#include "server/errors.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -137,6 +140,26 @@ struct MpopArgs {
 };
 bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view first_end, std::string_view other_end,
                    MpopArgs* out);
+
+// The Op* arguments of the running command: its client's database, its
+// clock, its effects record.
+inline OpArgs OpArgsOf(CommandContext& ctx) {
+  return OpArgs{ctx.server.db(ctx.client), ctx.server.keyspace(), ctx.now_ms, ctx.effects};
+}
+
+// A read command's lookup of the T at `key` (counted in keyspace_hits /
+// misses): *out is the value, or nullptr when the key is missing. False,
+// after replying WRONGTYPE, when the key holds another type.
+template <typename T>
+bool LookupForRead(CommandContext& ctx, std::string_view key, T** out) {
+  core::OpResult<T*> r = core::FindTyped<T>(ctx.server.db(ctx.client), key, ctx.now_ms, core::Access::kRead);
+  if (r.status() == core::OpStatus::kWrongType) {
+    ctx.reply.Error(errors::kWrongType);
+    return false;
+  }
+  *out = r.ok() ? r.value() : nullptr;
+  return true;
+}
 
 // The running command wrote `key` in the client's database: WATCH,
 // blocked clients and the keyspace event `event` of class `type`

@@ -39,16 +39,7 @@ OpResult<bool> OpHsetnx(const OpArgs& op, std::string_view key, std::string_view
 }
 
 OpResult<int64_t> OpHdel(const OpArgs& op, std::string_view key, std::span<const std::string_view> fields) {
-  OpResult<HashValue*> h = core::FindTyped<HashValue>(op.db, key, op.now_ms);
-  if (h.status() == OpStatus::kNotFound) return int64_t{0};
-  if (!h.ok()) return h.status();
-  int64_t deleted = 0;
-  for (size_t i = 0; i < fields.size() && !h.value()->empty(); ++i) deleted += h.value()->Delete(fields[i]);
-  if (deleted > 0) {
-    op.Changed(notify::kHash, "hdel", key, static_cast<uint64_t>(deleted));
-    DeleteIfEmpty(op, key, *h.value());
-  }
-  return deleted;
+  return RemoveItems(op, key, fields, &HashValue::Delete, notify::kHash, "hdel");
 }
 
 OpResult<int64_t> OpHincrby(const OpArgs& op, std::string_view key, std::string_view field, int64_t delta) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "core/keyspace.h"
@@ -44,5 +45,33 @@ bool DeleteIfEmpty(const OpArgs& op, std::string_view key, const T& value) {
   op.Changed(notify::kGeneric, "del", key, 0);
   return true;
 }
+
+// HDEL / SREM / ZREM: removes each of `items` from the T at `key` with
+// (value.*remove)(item), stopping once it is empty; reports `event` (class
+// `type`) counting the removals, then deletes the emptied key. Returns how
+// many went: 0 for a missing key, kWrongType for another type.
+template <typename T>
+core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std::span<const std::string_view> items,
+                                    bool (T::*remove)(std::string_view), uint32_t type, std::string_view event) {
+  core::OpResult<T*> found = core::FindTyped<T>(op.db, key, op.now_ms);
+  if (found.status() == core::OpStatus::kNotFound) return int64_t{0};
+  if (!found.ok()) return found.status();
+  T& value = *found.value();
+  int64_t removed = 0;
+  for (size_t i = 0; i < items.size() && value.size() != 0; ++i) removed += (value.*remove)(items[i]);
+  if (removed > 0) {
+    op.Changed(type, event, key, static_cast<uint64_t>(removed));
+    DeleteIfEmpty(op, key, value);
+  }
+  return removed;
+}
+
+// The STORE commands' write: stores `value` (holding `size` elements) at
+// `dst`, replacing what was there, TTL included -- or, when size is 0,
+// deletes `dst`. A replaced value is freed as lazyfree-lazy-server-del says.
+// Reports `event` (class `type`), or "del" when an existing `dst` went;
+// returns `size`.
+int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
+                   std::string_view event);
 
 }  // namespace ringkv::server

@@ -183,6 +183,7 @@ void ReplyOpError(CommandContext& ctx, core::OpStatus status) {
     case core::OpStatus::kNanOrInf: ctx.reply.Error(errors::kNanOrInf); break;
     case core::OpStatus::kTooBig: ctx.reply.Error(errors::kStringTooLong); break;
     case core::OpStatus::kNotFound: ctx.reply.Error(errors::kNoSuchKey); break;
+    case core::OpStatus::kOutOfRange: ctx.reply.Error(errors::kIndexRange); break;
     default: ctx.reply.Error("ERR internal error"); break;
   }
 }

@@ -12,6 +12,7 @@
 #include "server/command_table.h"
 #include "server/commands/list_util.h"
 #include "server/commands/util.h"
+#include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/server.h"
 
@@ -19,7 +20,6 @@ namespace ringkv::server {
 namespace {
 
 using core::ListValue;
-using core::ZSetValue;
 
 // A timeout in seconds (a float, 0: forever) as Redis 7.0's
 // getTimeoutFromObjectOrReply: the absolute deadline in ms, 0 for none.
@@ -69,8 +69,7 @@ void CmdBrpop(CommandContext& ctx) { BlockingPop(ctx, false); }
 void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string_view timeout) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, timeout, &deadline)) return;
-  core::OpResult<core::ListValue*> src = core::FindTyped<core::ListValue>(ctx.server.db(ctx.client), ctx.argv[1],
-                                                                          ctx.now_ms);
+  core::OpResult<ListValue*> src = core::FindTyped<ListValue>(ctx.server.db(ctx.client), ctx.argv[1], ctx.now_ms);
   if (src.status() == core::OpStatus::kNotFound) {
     ctx.server.BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
     return;
@@ -101,29 +100,15 @@ void BlockingZPop(CommandContext& ctx, bool max) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
   Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
-  for (std::string_view k : keys) {
-    bool failed;
-    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (z == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(3);
-    ctx.reply.Bulk(key);
-    z->Walk(0, max, [&](std::string_view member, double score) {
-      ctx.reply.Bulk(member);
-      ctx.reply.Double(score);
-      return false;
-    });
-    if (max) {
-      z->RemoveRanks(z->size() - 1, z->size() - 1);
-    } else {
-      z->RemoveRanks(0, 0);
-    }
-    ++ctx.server.stats().dirty;
-    ZSetRemoved(ctx, key, *z, max ? "zpopmax" : "zpopmin");
-    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key});
-    return;
-  }
+  const core::OpStatus status = OpBlockingZpop(
+      OpArgsOf(ctx), keys, max,
+      [&](std::string_view key) {
+        ctx.reply.ArrayHeader(3);
+        ctx.reply.Bulk(key);
+      },
+      [&](std::string_view member, double score) { ReplyPoppedElement(ctx, member, score, /*nested=*/false); });
+  if (status == core::OpStatus::kOk) return;
+  if (status != core::OpStatus::kNotFound) return ReplyOpError(ctx, status);
   ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(keys), deadline);
 }
 

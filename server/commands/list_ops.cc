@@ -45,19 +45,6 @@ std::string PopOneFrom(const OpArgs& op, std::string_view key, ListValue& l, boo
   return v;
 }
 
-// The list at the first of `keys` that holds one: its index, kNotFound
-// when none does, kWrongType when a key before it holds another type.
-OpResult<size_t> FirstList(const OpArgs& op, std::span<const std::string_view> keys, ListValue** l) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    OpResult<ListValue*> found = core::FindTyped<ListValue>(op.db, keys[i], op.now_ms);
-    if (found.status() == OpStatus::kNotFound) continue;
-    if (!found.ok()) return found.status();
-    *l = found.value();
-    return i;
-  }
-  return OpStatus::kNotFound;
-}
-
 }  // namespace
 
 bool ClipListRange(int64_t n, int64_t* start, int64_t* end) {
@@ -96,7 +83,7 @@ OpResult<size_t> OpPopCount(const OpArgs& op, std::string_view key, bool head, u
 OpResult<size_t> OpMpop(const OpArgs& op, std::span<const std::string_view> keys, bool head, uint64_t count,
                         absl::FunctionRef<void(std::string_view, size_t)> begin, ElementSink each) {
   ListValue* l;
-  OpResult<size_t> i = FirstList(op, keys, &l);
+  OpResult<size_t> i = FindFirst(op, keys, &l);
   if (!i.ok()) return i.status();
   const std::string_view key = keys[i.value()];
   const size_t n = PopCountFrom(op, key, *l, head, count, [&](size_t m) { begin(key, m); }, each);
@@ -107,7 +94,7 @@ OpResult<size_t> OpMpop(const OpArgs& op, std::span<const std::string_view> keys
 OpResult<std::string> OpBlockingPop(const OpArgs& op, std::span<const std::string_view> keys, bool head,
                                     absl::FunctionRef<void(std::string_view)> begin) {
   ListValue* l;
-  OpResult<size_t> i = FirstList(op, keys, &l);
+  OpResult<size_t> i = FindFirst(op, keys, &l);
   if (!i.ok()) return i.status();
   const std::string_view key = keys[i.value()];
   begin(key);

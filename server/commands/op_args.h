@@ -46,6 +46,21 @@ bool DeleteIfEmpty(const OpArgs& op, std::string_view key, const T& value) {
   return true;
 }
 
+// LMPOP, BLPOP, ZMPOP, BZPOPMIN & co.: the T at the first of `keys` that
+// holds one (*value) and that key's index; kNotFound when none does,
+// kWrongType when a key before it holds another type.
+template <typename T>
+core::OpResult<size_t> FindFirst(const OpArgs& op, std::span<const std::string_view> keys, T** value) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    core::OpResult<T*> found = core::FindTyped<T>(op.db, keys[i], op.now_ms);
+    if (found.status() == core::OpStatus::kNotFound) continue;
+    if (!found.ok()) return found.status();
+    *value = found.value();
+    return i;
+  }
+  return core::OpStatus::kNotFound;
+}
+
 // HDEL / SREM / ZREM: removes each of `items` from the T at `key` with
 // (value.*remove)(item), stopping once it is empty; reports `event` (class
 // `type`) counting the removals, then deletes the emptied key. Returns how

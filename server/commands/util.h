@@ -101,14 +101,6 @@ std::vector<T> PickDistinct(size_t count, size_t size, absl::BitGen& rng, All al
 // count * 2 replies cannot overflow). False when an error was replied.
 bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64_t* count, bool* with);
 
-// Stores `value` (holding `size` elements) at `dst`, replacing what was
-// there, TTL included -- or, when size is 0, deletes `dst`. Overwritten
-// values are freed as lazyfree-lazy-server-del says. Returns the size (the
-// STORE commands' reply) and counts the write in `dirty` as Redis does. The
-// keyspace event is the command's name (class `event_type`), or "del".
-int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size,
-                        uint32_t event_type);
-
 // HSCAN / SSCAN / ZSCAN after the lookup found a value: parses the options
 // (from argv[3]); a packed value is returned whole with cursor 0
 // (each_packed(opts, &items)), a table is walked from `cursor`

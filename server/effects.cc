@@ -37,11 +37,15 @@ void Effects::PropagateAs(std::vector<std::string> argv) {
   server_->PropagateAs(std::move(argv));
 }
 
-bool Effects::DeleteReplaced(core::Database& db, std::string_view key, int64_t now_ms) {
+bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy) {
   if (server_ == nullptr) return db.Find(key, now_ms) != nullptr && db.Erase(key);
-  return server_->DeleteKey(db, key, now_ms, server_->lazy_server_del());
+  return server_->DeleteKey(db, key, now_ms, lazy);
 }
 
 bool Effects::lazy_server_del() const { return server_ != nullptr && server_->lazy_server_del(); }
+
+bool Effects::lazy_expire() const {
+  return server_ != nullptr && server_->config().Bool("lazyfree-lazy-expire");
+}
 
 }  // namespace ringkv::server

@@ -68,13 +68,15 @@ class Effects {
   void Dirty(uint64_t n);
   // The command propagates as `argv` (replaces the command's own argv).
   void PropagateAs(std::vector<std::string> argv);
-  // Deletes `key` before the command replaces its value (the STORE
-  // commands' destination), freeing a big value on the lazy-free thread
-  // when lazyfree-lazy-server-del says so. True when the key existed.
-  bool DeleteReplaced(core::Database& db, std::string_view key, int64_t now_ms);
+  // Deletes `key` (DEL, or before a command replaces its value), freeing a
+  // big value on the lazy-free thread when `lazy`. True when it existed.
+  bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy);
   // lazyfree-lazy-server-del (false when unbound): whether a whole value a
   // command deletes propagates as UNLINK rather than DEL.
   bool lazy_server_del() const;
+  // lazyfree-lazy-expire (false when unbound): whether a key deleted for a
+  // deadline already past propagates as UNLINK rather than DEL.
+  bool lazy_expire() const;
 
   // ---- unbound only: what was reported, in order ----
   const std::vector<KeyChange>& changes() const { return recorded_->changes; }

@@ -84,9 +84,9 @@ core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std:
 // The STORE commands' write: stores `value` (holding `size` elements) at
 // `dst`, replacing what was there, TTL included -- or, when size is 0,
 // deletes `dst`. A replaced value is freed as lazyfree-lazy-server-del says.
-// Reports `event` (class `type`), or "del" when an existing `dst` went;
-// returns `size`.
+// Reports `event` (class `type`) counting `dirty` changes, or "del" when an
+// existing `dst` went; returns `size`.
 int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
-                   std::string_view event);
+                   std::string_view event, uint64_t dirty = 1);
 
 }  // namespace ringkv::server

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/keyspace.h"
-#include "core/string_ops.h"
+#include "core/string_value.h"
 #include "server/commands/op_args.h"
 #include "server/effects.h"
 
@@ -21,9 +21,10 @@ class OpsTest : public ::testing::Test {
 
   OpArgs op() { return OpArgs{keyspace_.db(0), keyspace_, kNow, effects_}; }
   core::Database& db() { return keyspace_.db(0); }
-  // Stores a string at `key` (to collide types with).
+  // Stores a string at `key` (to collide types with), reporting nothing.
   void SetString(std::string_view key, std::string_view value) {
-    core::OpSet(db(), key, value, core::SetOptions{}, kNow);
+    bool created;
+    db().FindOrInsert(key, kNow, &created)->value = core::StringValue(value);
   }
   bool Exists(std::string_view key) { return db().FindNoTouch(key, kNow) != nullptr; }
   // The reported events, as "event key" (database 0) or "event key @db".

@@ -153,14 +153,6 @@ bool LookupForRead(CommandContext& ctx, std::string_view key, T** out) {
   return true;
 }
 
-// The running command wrote `key` in the client's database: WATCH,
-// blocked clients and the keyspace event `event` of class `type`
-// (notify::kList, ...). Called before the reply, as Redis does, so a RESP3
-// client subscribed to its own keys sees the event first.
-inline void KeyEvent(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key) {
-  ctx.server.KeyEvent(type, event, ctx.client.db, key);
-}
-
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);
 

@@ -76,9 +76,7 @@ void CmdHmget(CommandContext& ctx) {
 }
 
 void CmdHdel(CommandContext& ctx) {
-  core::OpResult<int64_t> r = OpHdel(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpHdel(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdHlen(CommandContext& ctx) {

@@ -24,9 +24,7 @@ constexpr char kMustBePositive[] = "ERR value is out of range, must be positive"
 
 // LPUSH / RPUSH / LPUSHX / RPUSHX
 void Push(CommandContext& ctx, bool head, bool only_existing) {
-  core::OpResult<int64_t> r = OpPush(OpArgsOf(ctx), ctx.argv[1], head, ctx.argv.subspan(2), only_existing);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpPush(OpArgsOf(ctx), ctx.argv[1], head, ctx.argv.subspan(2), only_existing));
 }
 
 void CmdLpush(CommandContext& ctx) { Push(ctx, true, false); }
@@ -139,17 +137,13 @@ void CmdLinsert(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  core::OpResult<int64_t> r = OpLinsert(OpArgsOf(ctx), ctx.argv[1], after, ctx.argv[3], ctx.argv[4]);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpLinsert(OpArgsOf(ctx), ctx.argv[1], after, ctx.argv[3], ctx.argv[4]));
 }
 
 void CmdLrem(CommandContext& ctx) {
   int64_t count;
   if (!ParseInt(ctx, ctx.argv[2], &count)) return;
-  core::OpResult<int64_t> r = OpLrem(OpArgsOf(ctx), ctx.argv[1], count, ctx.argv[3]);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpLrem(OpArgsOf(ctx), ctx.argv[1], count, ctx.argv[3]));
 }
 
 void CmdLtrim(CommandContext& ctx) {

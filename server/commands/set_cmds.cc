@@ -19,15 +19,11 @@ namespace {
 using core::SetValue;
 
 void CmdSadd(CommandContext& ctx) {
-  core::OpResult<int64_t> r = OpSadd(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpSadd(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdSrem(CommandContext& ctx) {
-  core::OpResult<int64_t> r = OpSrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpSrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdScard(CommandContext& ctx) {
@@ -160,9 +156,7 @@ void CmdSinter(CommandContext& ctx) {
 }
 
 void CmdSinterstore(CommandContext& ctx) {
-  core::OpResult<int64_t> r = OpSinterstore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpSinterstore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
@@ -197,9 +191,7 @@ void CmdSintercard(CommandContext& ctx) {
 
 void UnionDiff(CommandContext& ctx, bool diff, bool store) {
   if (store) {
-    core::OpResult<int64_t> r = OpSunionOrDiffStore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2), diff);
-    if (!r.ok()) return ReplyOpError(ctx, r.status());
-    ctx.reply.Integer(r.value());
+    ReplyInteger(ctx, OpSunionOrDiffStore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2), diff));
     return;
   }
   core::OpResult<SetValue> r = OpSunionOrDiff(OpArgsOf(ctx), ctx.argv.subspan(1), diff, core::Access::kRead);

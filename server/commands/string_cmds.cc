@@ -213,9 +213,7 @@ void CmdMset(CommandContext& ctx) { Mset(ctx, false); }
 void CmdMsetnx(CommandContext& ctx) { Mset(ctx, true); }
 
 void CmdAppend(CommandContext& ctx) {
-  auto r = OpAppend(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], MaxBulk(ctx));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpAppend(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], MaxBulk(ctx)));
 }
 
 void CmdStrlen(CommandContext& ctx) {
@@ -225,9 +223,7 @@ void CmdStrlen(CommandContext& ctx) {
 }
 
 void IncrBy(CommandContext& ctx, int64_t delta) {
-  auto r = OpIncrBy(OpArgsOf(ctx), ctx.argv[1], delta);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpIncrBy(OpArgsOf(ctx), ctx.argv[1], delta));
 }
 void CmdIncr(CommandContext& ctx) { IncrBy(ctx, 1); }
 void CmdDecr(CommandContext& ctx) { IncrBy(ctx, -1); }
@@ -272,9 +268,7 @@ void CmdSetrange(CommandContext& ctx) {
     ctx.reply.Error(errors::kOffsetRange);
     return;
   }
-  auto r = OpSetRange(OpArgsOf(ctx), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpSetRange(OpArgsOf(ctx), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx)));
 }
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]

@@ -155,5 +155,13 @@ bool LookupForRead(CommandContext& ctx, std::string_view key, T** out) {
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);
+// Replies with an Op* function's count, or its error.
+inline void ReplyInteger(CommandContext& ctx, const core::OpResult<int64_t>& r) {
+  if (r.ok()) {
+    ctx.reply.Integer(r.value());
+  } else {
+    ReplyOpError(ctx, r.status());
+  }
+}
 
 }  // namespace ringkv::server

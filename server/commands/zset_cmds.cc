@@ -75,9 +75,7 @@ void CmdZadd(CommandContext& ctx) { ZAdd(ctx, false); }
 void CmdZincrby(CommandContext& ctx) { ZAdd(ctx, true); }
 
 void CmdZrem(CommandContext& ctx) {
-  core::OpResult<int64_t> r = OpZrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpZrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdZcard(CommandContext& ctx) {
@@ -169,11 +167,9 @@ void RemoveRange(CommandContext& ctx, RangeKind kind) {
       break;
   }
   const OpArgs op = OpArgsOf(ctx);
-  core::OpResult<int64_t> r = kind == RangeKind::kRank    ? OpZremRangeByRank(op, ctx.argv[1], start, end)
-                              : kind == RangeKind::kScore ? OpZremRangeByScore(op, ctx.argv[1], score_range)
-                                                          : OpZremRangeByLex(op, ctx.argv[1], lex_range);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, kind == RangeKind::kRank    ? OpZremRangeByRank(op, ctx.argv[1], start, end)
+                    : kind == RangeKind::kScore ? OpZremRangeByScore(op, ctx.argv[1], score_range)
+                                                : OpZremRangeByLex(op, ctx.argv[1], lex_range));
 }
 
 void CmdZremrangebyrank(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kRank); }

@@ -21,6 +21,7 @@ enum class OpStatus : uint8_t {
   kNanOrInf,      // increment would produce NaN or Infinity
   kTooBig,        // string exceeds proto-max-bulk-len
   kSkipped,       // NX/XX condition not met
+  kOutOfRange,    // an index past the end (LSET)
 };
 
 template <typename T>

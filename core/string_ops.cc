@@ -2,21 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
+#include <cctype>
 #include <cstdlib>
 
 namespace ringkv::core {
-namespace {
-
-bool ValueAsInt(const StringValue& v, int64_t* out) {
-  if (v.is_int()) {
-    *out = v.int_value();
-    return true;
-  }
-  char scratch[24];
-  return StringToInt64(v.View(scratch), out);
-}
-
-}  // namespace
 
 bool StringToLongDouble(std::string_view s, long double* out) {
   if (s.empty() || s.size() > 5000 || std::isspace(static_cast<unsigned char>(s[0]))) return false;
@@ -42,110 +32,6 @@ std::string FormatLongDouble(long double v) {
   }
   if (s == "-0") s = "0";
   return s;
-}
-
-OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view value, const SetOptions& opts,
-                          int64_t now_ms) {
-  SetResult result;
-  Entry* e;
-  bool created;
-  if (opts.condition == SetOptions::Condition::kAlways && !opts.get) {
-    e = db.FindOrInsert(key, now_ms, &created);  // the common SET: one probe
-  } else {
-    e = db.Find(key, now_ms);
-    if (opts.get && e != nullptr) {
-      if (!e->value.is_string()) return OpStatus::kWrongType;
-      result.previous = e->value.str().ToString();
-    }
-    if ((opts.condition == SetOptions::Condition::kIfMissing && e != nullptr) ||
-        (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
-      return result;
-    }
-    if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
-  }
-  e->value = StringValue(value);
-  if (!opts.keep_ttl) db.SetExpire(key, e, -1);
-  // A deadline already past is set all the same (Redis 7.0): the key expires
-  // on its next access or in the active cycle, and its DEL is propagated then.
-  if (opts.expire_at_ms >= 0) db.SetExpire(key, e, opts.expire_at_ms);
-  result.written = true;
-  return result;
-}
-
-OpResult<std::string> OpGet(Database& db, std::string_view key, int64_t now_ms) {
-  Entry* e = db.Find(key, now_ms);
-  if (e == nullptr) return OpStatus::kNotFound;
-  if (!e->value.is_string()) return OpStatus::kWrongType;
-  return e->value.str().ToString();
-}
-
-OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, int64_t now_ms) {
-  bool created;
-  Entry* e = db.Find(key, now_ms);
-  int64_t cur = 0;
-  if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
-  if (e != nullptr && !ValueAsInt(e->value.str(), &cur)) return OpStatus::kNotInteger;
-  if ((delta < 0 && cur < 0 && delta < INT64_MIN - cur) || (delta > 0 && cur > 0 && delta > INT64_MAX - cur)) {
-    return OpStatus::kOverflow;
-  }
-  int64_t next = cur + delta;
-  if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
-  e->value = StringValue::FromInt(next);
-  return next;
-}
-
-OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, std::string_view delta_text, int64_t now_ms) {
-  Entry* e = db.Find(key, now_ms);
-  long double cur = 0, delta;
-  if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
-  char scratch[24];
-  if (e != nullptr && !StringToLongDouble(e->value.str().View(scratch), &cur)) return OpStatus::kNotFloat;
-  if (!StringToLongDouble(delta_text, &delta)) return OpStatus::kNotFloat;
-  long double next = cur + delta;
-  if (std::isnan(next) || std::isinf(next)) return OpStatus::kNanOrInf;
-  bool created;
-  if (e == nullptr) e = db.FindOrInsert(key, now_ms, &created);
-  // Not int-encoded even when integral: Redis keeps the text it formatted
-  // (OBJECT ENCODING embstr), without tryObjectEncoding.
-  e->value = StringValue::Text(FormatLongDouble(next));
-  return next;
-}
-
-OpResult<int64_t> OpAppend(Database& db, std::string_view key, std::string_view value, int64_t max_len,
-                           int64_t now_ms) {
-  Entry* e = db.Find(key, now_ms);
-  if (e == nullptr) {
-    bool created;
-    e = db.FindOrInsert(key, now_ms, &created);
-    e->value = StringValue(value);
-    return static_cast<int64_t>(value.size());
-  }
-  if (!e->value.is_string()) return OpStatus::kWrongType;
-  int64_t total = static_cast<int64_t>(e->value.str().size() + value.size());
-  if (total > max_len) return OpStatus::kTooBig;
-  e->value.str().Append(value);
-  return total;
-}
-
-OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset, std::string_view value,
-                             int64_t max_len, int64_t now_ms) {
-  // offset + size without overflow: offset may be up to INT64_MAX.
-  const bool too_big = static_cast<int64_t>(value.size()) > max_len || offset > max_len - static_cast<int64_t>(value.size());
-  Entry* e = db.Find(key, now_ms);
-  if (e == nullptr) {
-    if (value.empty()) return int64_t{0};
-    if (too_big) return OpStatus::kTooBig;
-    bool created;
-    e = db.FindOrInsert(key, now_ms, &created);
-    e->value = StringValue::Raw("");
-  } else {
-    if (!e->value.is_string()) return OpStatus::kWrongType;
-    int64_t len = static_cast<int64_t>(e->value.str().size());
-    if (value.empty()) return len;
-    if (too_big) return OpStatus::kTooBig;
-  }
-  e->value.str().SetRange(static_cast<size_t>(offset), value);
-  return static_cast<int64_t>(e->value.str().size());
 }
 
 std::string_view SliceRange(std::string_view s, int64_t start, int64_t end) {

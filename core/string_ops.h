@@ -1,46 +1,15 @@
-// Operations of the string family on one Database. They return results and
-// statuses; they never format replies (server/commands/string_cmds.cc does).
-//
-// REQUIRES: main thread (they mutate the keyspace).
+// The string family's computations that need no keyspace: GETRANGE's
+// slicing, LCS, and INCRBYFLOAT's number parsing and formatting. The
+// keyspace operations are in server/commands/string_ops.h.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/keyspace.h"
-#include "core/op_result.h"
-
 namespace ringkv::core {
 
-struct SetOptions {
-  enum class Condition : uint8_t { kAlways, kIfMissing, kIfExists } condition = Condition::kAlways;
-  bool keep_ttl = false;
-  bool get = false;          // return the previous value
-  int64_t expire_at_ms = -1; // absolute deadline, -1 = none
-};
-
-struct SetResult {
-  bool written = false;
-  std::optional<std::string> previous;  // when SetOptions::get
-};
-
-OpResult<SetResult> OpSet(Database& db, std::string_view key, std::string_view value, const SetOptions& opts,
-                          int64_t now_ms);
-// The value as text, kNotFound when missing.
-OpResult<std::string> OpGet(Database& db, std::string_view key, int64_t now_ms);
-// Adds delta to the integer value (0 when missing).
-OpResult<int64_t> OpIncrBy(Database& db, std::string_view key, int64_t delta, int64_t now_ms);
-// Adds the increment, given as text, to the float value (0 when missing).
-// As Redis checks them: the key's type, its value, then the increment.
-OpResult<long double> OpIncrByFloat(Database& db, std::string_view key, std::string_view delta_text, int64_t now_ms);
-// New length. max_len is proto-max-bulk-len.
-OpResult<int64_t> OpAppend(Database& db, std::string_view key, std::string_view value, int64_t max_len,
-                           int64_t now_ms);
-OpResult<int64_t> OpSetRange(Database& db, std::string_view key, int64_t offset, std::string_view value,
-                             int64_t max_len, int64_t now_ms);
 // Redis's GETRANGE index rules.
 std::string_view SliceRange(std::string_view s, int64_t start, int64_t end);
 

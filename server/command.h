@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "io/reply_builder.h"
+#include "server/effects.h"
 
 namespace ringkv::server {
 
@@ -52,6 +53,9 @@ struct CommandContext {
   io::ReplyBuilder& reply;
   Argv argv;
   int64_t now_ms;  // wall clock at dispatch (one read per command)
+  // What the command's Op* functions change is reported here; bound to the
+  // server, which applies each report as it comes (server/effects.h).
+  Effects effects{&server};
 };
 
 using CommandHandler = void (*)(CommandContext& ctx);

@@ -505,7 +505,6 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   spec->handler(ctx);
   current_client_ = outer_client;
   if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
-  // EXEC propagates what its commands wrote itself (server_transactions.cc).
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
     if (spec->declares_flags) {

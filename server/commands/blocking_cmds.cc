@@ -12,6 +12,7 @@
 #include "server/command_table.h"
 #include "server/commands/list_util.h"
 #include "server/commands/util.h"
+#include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/server.h"
 
@@ -19,7 +20,6 @@ namespace ringkv::server {
 namespace {
 
 using core::ListValue;
-using core::ZSetValue;
 
 // A timeout in seconds (a float, 0: forever) as Redis 7.0's
 // getTimeoutFromObjectOrReply: the absolute deadline in ms, 0 for none.
@@ -50,20 +50,12 @@ void BlockingPop(CommandContext& ctx, bool head) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
   Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
-  for (std::string_view k : keys) {
-    bool failed;
-    ListValue* l = ListLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (l == nullptr) continue;
-    const std::string key(k);
-    const std::string v = ListPopOne(ctx, key, *l, head);
+  core::OpResult<std::string> r = OpBlockingPop(OpArgsOf(ctx), keys, head, [&](std::string_view key) {
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
-    ctx.reply.Bulk(v);
-    ListDeleteIfEmpty(ctx, key, *l);
-    ctx.server.PropagateAs({head ? "LPOP" : "RPOP", key});
-    return;
-  }
+  });
+  if (r.ok()) return ctx.reply.Bulk(r.value());
+  if (r.status() != core::OpStatus::kNotFound) return ReplyOpError(ctx, r.status());
   ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(keys), deadline);
 }
 
@@ -71,26 +63,18 @@ void CmdBlpop(CommandContext& ctx) { BlockingPop(ctx, true); }
 void CmdBrpop(CommandContext& ctx) { BlockingPop(ctx, false); }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout, BRPOPLPUSH
-// source destination timeout: waits on the source only.
+// source destination timeout: waits on the source only. Served at once, it
+// is propagated as the non-blocking form of the same command (Redis 7.0):
+// BRPOPLPUSH as RPOPLPUSH, BLMOVE as LMOVE -- replicas count them so.
 void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string_view timeout) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, timeout, &deadline)) return;
-  bool failed;
-  ListValue* src = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (src == nullptr) {
+  core::OpResult<ListValue*> src = core::FindTyped<ListValue>(ctx.server.db(ctx.client), ctx.argv[1], ctx.now_ms);
+  if (src.status() == core::OpStatus::kNotFound) {
     ctx.server.BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
     return;
   }
-  ListMove(ctx, from_head, to_head);
-  // Propagated as the non-blocking form of the same command (Redis 7.0):
-  // BRPOPLPUSH as RPOPLPUSH, BLMOVE as LMOVE -- replicas count them so.
-  if (ctx.argv.size() == 4) {
-    ctx.server.PropagateAs({"RPOPLPUSH", std::string(ctx.argv[1]), std::string(ctx.argv[2])});
-  } else {
-    ctx.server.PropagateAs({"LMOVE", std::string(ctx.argv[1]), std::string(ctx.argv[2]), from_head ? "LEFT" : "RIGHT",
-                            to_head ? "LEFT" : "RIGHT"});
-  }
+  ListMove(ctx, from_head, to_head, ctx.argv.size() == 4 ? MoveForm::kRpoplpush : MoveForm::kLmove);
 }
 
 void CmdBlmove(CommandContext& ctx) {
@@ -116,29 +100,15 @@ void BlockingZPop(CommandContext& ctx, bool max) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
   Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
-  for (std::string_view k : keys) {
-    bool failed;
-    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
-    if (failed) return;
-    if (z == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(3);
-    ctx.reply.Bulk(key);
-    z->Walk(0, max, [&](std::string_view member, double score) {
-      ctx.reply.Bulk(member);
-      ctx.reply.Double(score);
-      return false;
-    });
-    if (max) {
-      z->RemoveRanks(z->size() - 1, z->size() - 1);
-    } else {
-      z->RemoveRanks(0, 0);
-    }
-    ++ctx.server.stats().dirty;
-    ZSetRemoved(ctx, key, *z, max ? "zpopmax" : "zpopmin");
-    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key});
-    return;
-  }
+  const core::OpStatus status = OpBlockingZpop(
+      OpArgsOf(ctx), keys, max,
+      [&](std::string_view key) {
+        ctx.reply.ArrayHeader(3);
+        ctx.reply.Bulk(key);
+      },
+      [&](std::string_view member, double score) { ReplyPoppedElement(ctx, member, score, /*nested=*/false); });
+  if (status == core::OpStatus::kOk) return;
+  if (status != core::OpStatus::kNotFound) return ReplyOpError(ctx, status);
   ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(keys), deadline);
 }
 

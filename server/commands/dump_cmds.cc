@@ -4,6 +4,7 @@
 #include "core/rdb_writer.h"
 #include "core/strings.h"
 #include "server/command_table.h"
+#include "server/commands/key_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/logging.h"
@@ -52,7 +53,7 @@ void CmdRestore(CommandContext& ctx) {
     }
   }
   core::Database& db = ctx.server.db(ctx.client);
-  const std::string key(ctx.argv[1]);
+  const std::string_view key = ctx.argv[1];
   if (!replace && db.Find(key, ctx.now_ms) != nullptr) {
     ctx.reply.Error("BUSYKEY Target key name already exists.");
     return;
@@ -71,34 +72,7 @@ void CmdRestore(CommandContext& ctx) {
     ctx.reply.Error(StrCat("ERR ", value.status().message()));
     return;
   }
-  const bool deleted = replace && db.Erase(key);
-  if (ttl && !absttl) ttl += ctx.now_ms;
-  if (ttl && ttl <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
-    // Already expired: nothing is created; a replaced key is gone.
-    if (deleted) {
-      ++ctx.server.stats().dirty;
-      KeyEvent(ctx, notify::kGeneric, "del", key);
-      ctx.server.PropagateAs({"DEL", key});
-    }
-    ctx.reply.Ok();
-    return;
-  }
-  bool created;
-  core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
-  e->value = std::move(*value);
-  e->lru = core::RestoredAccess(ctx.server.keyspace().access_policy(), idle, static_cast<int>(freq), ctx.now_ms,
-                                e->lru);
-  if (ttl) {
-    db.SetExpire(key, e, ttl);
-    if (!absttl) {  // propagated with an absolute time, as Redis does
-      std::vector<std::string> argv(ctx.argv.begin(), ctx.argv.end());
-      argv[2] = StrCat(ttl);
-      argv.push_back("ABSTTL");
-      ctx.server.PropagateAs(std::move(argv));
-    }
-  }
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kGeneric, "restore", key);
+  OpRestore(OpArgsOf(ctx), key, std::move(*value), replace, ttl, !absttl, idle, freq, ctx.argv);
   ctx.reply.Ok();
 }
 

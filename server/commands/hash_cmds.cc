@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/hash_value.h"
-#include "core/string_ops.h"
 #include "core/strings.h"
 #include "server/command_table.h"
+#include "server/commands/hash_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -16,37 +16,6 @@ namespace ringkv::server {
 namespace {
 
 using core::HashValue;
-using core::ValueType;
-
-// The hash at argv[1] for reading: nullptr when the key is missing (nothing
-// replied) or holds another type (WRONGTYPE replied, *failed set).
-HashValue* HashForRead(CommandContext& ctx, bool* failed) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
-  *failed = !CheckType(ctx, e, ValueType::kHash);
-  return e != nullptr && !*failed ? &e->value.hash() : nullptr;
-}
-
-// The hash at argv[1] for writing, created empty when missing; nullptr
-// after replying WRONGTYPE.
-HashValue* HashForWrite(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
-  if (!CheckType(ctx, e, ValueType::kHash)) return nullptr;
-  if (e == nullptr) {
-    bool created;
-    e = db.FindOrInsert(ctx.argv[1], ctx.now_ms, &created);
-    e->value = core::Value(HashValue());
-  }
-  return &e->value.hash();
-}
-
-// Removes the key when its hash became empty (Redis never keeps empty
-// collections).
-void DeleteIfEmpty(CommandContext& ctx, const HashValue& h) {
-  if (h.empty()) ctx.server.db(ctx.client).Erase(ctx.argv[1]);
-}
-
-const core::HashLimits& Limits(CommandContext& ctx) { return ctx.server.keyspace().limits().hash; }
 
 // HSET key field value [field value ...] / HMSET: returns the new fields.
 bool SetPairs(CommandContext& ctx, int64_t* added) {
@@ -54,12 +23,12 @@ bool SetPairs(CommandContext& ctx, int64_t* added) {
     ctx.reply.Error(StrCat("ERR wrong number of arguments for '", AsciiLower(ctx.argv[0]), "' command"));
     return false;
   }
-  HashValue* h = HashForWrite(ctx);
-  if (h == nullptr) return false;
-  *added = 0;
-  for (size_t i = 2; i < ctx.argv.size(); i += 2) *added += h->Set(ctx.argv[i], ctx.argv[i + 1], Limits(ctx));
-  ctx.server.stats().dirty += (ctx.argv.size() - 2) / 2;
-  KeyEvent(ctx, notify::kHash, "hset", ctx.argv[1]);
+  core::OpResult<int64_t> r = OpHset(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2));
+  if (!r.ok()) {
+    ReplyOpError(ctx, r.status());
+    return false;
+  }
+  *added = r.value();
   return true;
 }
 
@@ -74,22 +43,14 @@ void CmdHmset(CommandContext& ctx) {
 }
 
 void CmdHsetnx(CommandContext& ctx) {
-  HashValue* h = HashForWrite(ctx);
-  if (h == nullptr) return;
-  if (h->Contains(ctx.argv[2])) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  h->Set(ctx.argv[2], ctx.argv[3], Limits(ctx));
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kHash, "hset", ctx.argv[1]);
-  ctx.reply.Integer(1);
+  core::OpResult<bool> r = OpHsetnx(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], ctx.argv[3]);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Integer(r.value() ? 1 : 0);
 }
 
 void CmdHget(CommandContext& ctx) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   char scratch[24];
   std::string_view v;
   if (h == nullptr || !h->GetView(ctx.argv[2], scratch, &v)) {
@@ -100,9 +61,8 @@ void CmdHget(CommandContext& ctx) {
 }
 
 void CmdHmget(CommandContext& ctx) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   char scratch[24];
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
@@ -116,50 +76,31 @@ void CmdHmget(CommandContext& ctx) {
 }
 
 void CmdHdel(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
-  if (!CheckType(ctx, e, ValueType::kHash)) return;
-  int64_t deleted = 0;
-  if (e != nullptr) {
-    HashValue& h = e->value.hash();
-    for (size_t i = 2; i < ctx.argv.size() && !h.empty(); ++i) deleted += h.Delete(ctx.argv[i]);
-    if (deleted > 0) {
-      KeyEvent(ctx, notify::kHash, "hdel", ctx.argv[1]);
-      if (h.empty()) {
-        DeleteIfEmpty(ctx, h);
-        KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
-      }
-    }
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(deleted);
-  ctx.reply.Integer(deleted);
+  ReplyInteger(ctx, OpHdel(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdHlen(CommandContext& ctx) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (!failed) ctx.reply.Integer(h ? static_cast<int64_t>(h->size()) : 0);
+  HashValue* h;
+  if (LookupForRead(ctx, ctx.argv[1], &h)) ctx.reply.Integer(h ? static_cast<int64_t>(h->size()) : 0);
 }
 
 void CmdHstrlen(CommandContext& ctx) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   char scratch[24];
   std::string_view v;
   ctx.reply.Integer(h != nullptr && h->GetView(ctx.argv[2], scratch, &v) ? static_cast<int64_t>(v.size()) : 0);
 }
 
 void CmdHexists(CommandContext& ctx) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (!failed) ctx.reply.Integer(h != nullptr && h->Contains(ctx.argv[2]) ? 1 : 0);
+  HashValue* h;
+  if (LookupForRead(ctx, ctx.argv[1], &h)) ctx.reply.Integer(h != nullptr && h->Contains(ctx.argv[2]) ? 1 : 0);
 }
 
 // HKEYS / HVALS / HGETALL: the whole hash, in the encoding's order.
 void ReplyWhole(CommandContext& ctx, bool fields, bool values) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   const int64_t n = h ? static_cast<int64_t>(h->size()) : 0;
   if (fields && values) {
     ctx.reply.MapHeader(n);
@@ -180,26 +121,10 @@ void CmdHgetall(CommandContext& ctx) { ReplyWhole(ctx, true, true); }
 void CmdHincrby(CommandContext& ctx) {
   int64_t delta;
   if (!ParseInt(ctx, ctx.argv[3], &delta)) return;
-  HashValue* h = HashForWrite(ctx);
-  if (h == nullptr) return;
-  int64_t current = 0;
-  std::string old;
-  if (h->Get(ctx.argv[2], &old) && !core::StringToInt64(old, &current)) {
-    ctx.reply.Error("ERR hash value is not an integer");
-    DeleteIfEmpty(ctx, *h);
-    return;
-  }
-  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
-      (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
-    ctx.reply.Error(errors::kOverflow);
-    DeleteIfEmpty(ctx, *h);
-    return;
-  }
-  const int64_t next = current + delta;
-  h->Set(ctx.argv[2], StrCat(next), Limits(ctx));
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kHash, "hincrby", ctx.argv[1]);
-  ctx.reply.Integer(next);
+  core::OpResult<int64_t> r = OpHincrby(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], delta);
+  if (r.status() == core::OpStatus::kNotInteger) return ctx.reply.Error("ERR hash value is not an integer");
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Integer(r.value());
 }
 
 void CmdHincrbyfloat(CommandContext& ctx) {
@@ -209,29 +134,10 @@ void CmdHincrbyfloat(CommandContext& ctx) {
     ctx.reply.Error("ERR value is NaN or Infinity");
     return;
   }
-  HashValue* h = HashForWrite(ctx);
-  if (h == nullptr) return;
-  long double current = 0;
-  std::string old;
-  if (h->Get(ctx.argv[2], &old) && !core::StringToLongDouble(old, &current)) {
-    ctx.reply.Error("ERR hash value is not a float");
-    DeleteIfEmpty(ctx, *h);
-    return;
-  }
-  const long double next = current + delta;
-  if (std::isnan(next) || std::isinf(next)) {
-    ctx.reply.Error("ERR increment would produce NaN or Infinity");
-    DeleteIfEmpty(ctx, *h);
-    return;
-  }
-  const std::string text = core::FormatLongDouble(next);
-  h->Set(ctx.argv[2], text, Limits(ctx));
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kHash, "hincrbyfloat", ctx.argv[1]);
-  ctx.reply.Bulk(text);
-  // Replayed as HSET with the result, so float formatting on a replica or
-  // an AOF reload cannot drift (as Redis propagates it).
-  ctx.server.PropagateAs({"HSET", std::string(ctx.argv[1]), std::string(ctx.argv[2]), text});
+  core::OpResult<std::string> r = OpHincrbyfloat(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], delta);
+  if (r.status() == core::OpStatus::kNotFloat) return ctx.reply.Error("ERR hash value is not a float");
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Bulk(r.value());
 }
 
 // One pair of an HRANDFIELD reply: RESP3 nests pairs, RESP2 flattens them.
@@ -242,9 +148,8 @@ void ReplyPair(CommandContext& ctx, std::string_view f, std::string_view v, bool
 }
 
 void RandomFieldsWithCount(CommandContext& ctx, int64_t l, bool withvalues) {
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr || l == 0) {
     ctx.reply.ArrayHeader(0);
     return;
@@ -297,9 +202,8 @@ void CmdHrandfield(CommandContext& ctx) {
     RandomFieldsWithCount(ctx, l, withvalues);
     return;
   }
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr) {
     ctx.reply.Null();
     return;
@@ -322,9 +226,8 @@ auto PairTaker(const ScanOptions& opts, std::vector<std::string>* out) {
 void CmdHscan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, ctx.argv[2], &cursor)) return;
-  bool failed;
-  HashValue* h = HashForRead(ctx, &failed);
-  if (failed) return;
+  HashValue* h;
+  if (!LookupForRead(ctx, ctx.argv[1], &h)) return;
   if (h == nullptr) {  // Redis answers a missing key before looking at the options
     ReplyScan(ctx, 0, {});
     return;

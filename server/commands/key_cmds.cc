@@ -8,6 +8,7 @@
 #include "core/eviction.h"
 #include "core/glob.h"
 #include "server/command_table.h"
+#include "server/commands/key_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -16,15 +17,7 @@ namespace ringkv::server {
 namespace {
 
 void Delete(CommandContext& ctx, bool async) {
-  core::Database& db = ctx.server.db(ctx.client);
-  int64_t n = 0;
-  for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (!ctx.server.DeleteKey(db, ctx.argv[i], ctx.now_ms, async)) continue;
-    ++n;
-    KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[i]);
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(n);
-  ctx.reply.Integer(n);
+  ctx.reply.Integer(OpDel(OpArgsOf(ctx), ctx.argv.subspan(1), async));
 }
 
 void CmdDel(CommandContext& ctx) { Delete(ctx, ctx.server.lazy_user_del()); }
@@ -105,7 +98,7 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
 // Empties one database: inline, or in O(1) with the freeing on the lazy-free thread.
 void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
   ctx.server.SignalFlushingDb(db.index());
-  ctx.server.stats().dirty += db.size();
+  ctx.effects.Dirty(db.size());
   if (async && db.size() > 0) {
     size_t keys = db.size();
     ctx.server.lazy_freer().Free(db.Detach(), keys);
@@ -136,23 +129,23 @@ void CmdFlushall(CommandContext& ctx) {
 
 // EXPIRE family: relative or absolute, seconds or ms, with NX XX GT LT.
 void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
-  bool nx = false, xx = false, gt = false, lt = false;
+  ExpireFlags flags;
   for (size_t i = 3; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
-    if (Is(a, "NX")) nx = true;
-    else if (Is(a, "XX")) xx = true;
-    else if (Is(a, "GT")) gt = true;
-    else if (Is(a, "LT")) lt = true;
+    if (Is(a, "NX")) flags.nx = true;
+    else if (Is(a, "XX")) flags.xx = true;
+    else if (Is(a, "GT")) flags.gt = true;
+    else if (Is(a, "LT")) flags.lt = true;
     else {
       ctx.reply.Error(StrCat("ERR Unsupported option ", a));
       return;
     }
   }
-  if (nx && (xx || gt || lt)) {
+  if (flags.nx && (flags.xx || flags.gt || flags.lt)) {
     ctx.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
     return;
   }
-  if (gt && lt) {
+  if (flags.gt && flags.lt) {
     ctx.reply.Error("ERR GT and LT options at the same time are not compatible");
     return;
   }
@@ -166,30 +159,7 @@ void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
     if ((when > 0 && ctx.now_ms > INT64_MAX - when) || (when < 0 && ctx.now_ms < INT64_MIN - when)) return invalid();
     when += ctx.now_ms;
   }
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
-  if (e == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  int64_t current = db.GetExpire(e);
-  if ((nx && current >= 0) || (xx && current < 0) || (gt && (current < 0 || when <= current)) ||
-      (lt && current >= 0 && when >= current)) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  const std::string key(ctx.argv[1]);
-  if (when <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
-    db.Erase(key);
-    KeyEvent(ctx, notify::kGeneric, "del", key);
-    ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
-  } else {
-    db.SetExpire(key, e, when);
-    KeyEvent(ctx, notify::kGeneric, "expire", key);
-    ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(when)});  // absolute, as Redis 7.0 propagates
-  }
-  ++ctx.server.stats().dirty;
-  ctx.reply.Integer(1);
+  ctx.reply.Integer(OpExpire(OpArgsOf(ctx), ctx.argv[1], when, flags) ? 1 : 0);
 }
 void CmdExpire(CommandContext& ctx) { Expire(ctx, 1000, false); }
 void CmdPexpire(CommandContext& ctx) { Expire(ctx, 1, false); }
@@ -221,60 +191,13 @@ void CmdPttl(CommandContext& ctx) { Ttl(ctx, true, false); }
 void CmdExpiretime(CommandContext& ctx) { Ttl(ctx, false, true); }
 void CmdPexpiretime(CommandContext& ctx) { Ttl(ctx, true, true); }
 
-void CmdPersist(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
-  if (e == nullptr || db.GetExpire(e) < 0) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  db.SetExpire(ctx.argv[1], e, -1);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kGeneric, "persist", ctx.argv[1]);
-  ctx.reply.Integer(1);
-}
-
-// Moves key `from` of `src` to key `to` of `dst`, keeping value and TTL.
-void MoveEntry(Server& server, core::Database& src, std::string_view from, core::Database& dst, std::string_view to,
-               int64_t now_ms) {
-  core::Entry* e = src.Find(from, now_ms);
-  core::Value value = std::move(e->value);
-  int64_t when = src.GetExpire(e);
-  uint32_t lru = e->lru;
-  std::string from_copy(from);  // `from` may alias memory freed by Erase
-  src.Erase(from_copy);
-  server.DeleteKey(dst, to, now_ms, server.lazy_server_del());
-  bool created;
-  core::Entry* n = dst.FindOrInsert(to, now_ms, &created);
-  n->value = std::move(value);
-  n->lru = lru;
-  if (when >= 0) dst.SetExpire(to, n, when);
-}
+void CmdPersist(CommandContext& ctx) { ctx.reply.Integer(OpPersist(OpArgsOf(ctx), ctx.argv[1]) ? 1 : 0); }
 
 void Rename(CommandContext& ctx, bool nx) {
-  core::Database& db = ctx.server.db(ctx.client);
-  if (db.Find(ctx.argv[1], ctx.now_ms) == nullptr) {
-    ctx.reply.Error(errors::kNoSuchKey);
-    return;
-  }
-  if (ctx.argv[1] == ctx.argv[2]) {
-    if (nx) {
-      ctx.reply.Integer(0);
-    } else {
-      ctx.reply.Ok();
-    }
-    return;
-  }
-  if (nx && db.Find(ctx.argv[2], ctx.now_ms) != nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  MoveEntry(ctx.server, db, ctx.argv[1], db, ctx.argv[2], ctx.now_ms);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kGeneric, "rename_from", ctx.argv[1]);
-  KeyEvent(ctx, notify::kGeneric, "rename_to", ctx.argv[2]);
+  core::OpResult<bool> r = OpRename(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], nx);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());  // no such key
   if (nx) {
-    ctx.reply.Integer(1);
+    ctx.reply.Integer(r.value() ? 1 : 0);
   } else {
     ctx.reply.Ok();
   }
@@ -300,17 +223,7 @@ void CmdMove(CommandContext& ctx) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;
   }
-  core::Database& src = ctx.server.db(ctx.client);
-  core::Database& dst = ctx.server.keyspace().db(dst_index);
-  if (src.Find(ctx.argv[1], ctx.now_ms) == nullptr || dst.Find(ctx.argv[1], ctx.now_ms) != nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  MoveEntry(ctx.server, src, ctx.argv[1], dst, ctx.argv[1], ctx.now_ms);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kGeneric, "move_from", ctx.argv[1]);
-  ctx.server.KeyEvent(notify::kGeneric, "move_to", dst_index, ctx.argv[1]);
-  ctx.reply.Integer(1);
+  ctx.reply.Integer(OpMove(OpArgsOf(ctx), ctx.argv[1], ctx.server.keyspace().db(dst_index)) ? 1 : 0);
 }
 
 // COPY source destination [DB destination-db] [REPLACE]
@@ -331,30 +244,8 @@ void CmdCopy(CommandContext& ctx) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;
   }
-  core::Database& src = ctx.server.db(ctx.client);
   core::Database& dst = ctx.server.keyspace().db(dst_index);
-  core::Entry* from = src.FindForRead(ctx.argv[1], ctx.now_ms);
-  if (from == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  if (dst.FindNoTouch(ctx.argv[2], ctx.now_ms) != nullptr) {
-    if (!replace) {
-      ctx.reply.Integer(0);
-      return;
-    }
-    dst.Erase(ctx.argv[2]);
-  }
-  // Copy before inserting: the insert may rehash, but never moves `from`.
-  core::Value value = from->value.Clone();
-  const int64_t when = src.GetExpire(from);
-  bool created;
-  core::Entry* to = dst.FindOrInsert(ctx.argv[2], ctx.now_ms, &created);
-  to->value = std::move(value);
-  if (when >= 0) dst.SetExpire(ctx.argv[2], to, when);
-  ++ctx.server.stats().dirty;
-  ctx.server.KeyEvent(notify::kGeneric, "copy_to", dst_index, ctx.argv[2]);
-  ctx.reply.Integer(1);
+  ctx.reply.Integer(OpCopy(OpArgsOf(ctx), ctx.argv[1], dst, ctx.argv[2], replace) ? 1 : 0);
 }
 
 void CmdSwapdb(CommandContext& ctx) {
@@ -371,7 +262,7 @@ void CmdSwapdb(CommandContext& ctx) {
     ctx.server.keyspace().SwapDb(static_cast<int>(a), static_cast<int>(b));
     ctx.server.SignalSwappedDbs(static_cast<int>(a), static_cast<int>(b));
   }
-  ++ctx.server.stats().dirty;
+  ctx.effects.Dirty(1);
   ctx.reply.Ok();
 }
 

@@ -8,6 +8,7 @@
 #include "core/list_value.h"
 #include "core/strings.h"
 #include "server/command_table.h"
+#include "server/commands/list_ops.h"
 #include "server/commands/list_util.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
@@ -16,82 +17,20 @@
 namespace ringkv::server {
 
 using core::ListValue;
-using core::ValueType;
-
-ListValue* ListLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed) {
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = for_read ? db.FindForRead(key, ctx.now_ms) : db.Find(key, ctx.now_ms);
-  *failed = !CheckType(ctx, e, ValueType::kList);
-  return e != nullptr && !*failed ? &e->value.list() : nullptr;
-}
-
-ListValue* ListCreate(CommandContext& ctx, std::string_view key) {
-  bool created;
-  core::Entry* e = ctx.server.db(ctx.client).FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(std::make_unique<ListValue>(ctx.server.keyspace().limits().list));
-  return &e->value.list();
-}
-
-void ListDeleteIfEmpty(CommandContext& ctx, std::string_view key, const ListValue& l) {
-  if (!l.empty()) return;
-  const std::string k(key);  // `key` may alias the erased entry
-  ctx.server.db(ctx.client).Erase(k);
-  KeyEvent(ctx, notify::kGeneric, "del", k);
-}
 
 namespace {
 
 constexpr char kMustBePositive[] = "ERR value is out of range, must be positive";
 
-void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const ListValue& l) { ListDeleteIfEmpty(ctx, key, l); }
-
 // LPUSH / RPUSH / LPUSHX / RPUSHX
 void Push(CommandContext& ctx, bool head, bool only_existing) {
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
-    if (only_existing) {
-      ctx.reply.Integer(0);
-      return;
-    }
-    l = ListCreate(ctx, ctx.argv[1]);
-  }
-  for (size_t i = 2; i < ctx.argv.size(); ++i) l->Push(head, ctx.argv[i]);
-  ctx.server.stats().dirty += ctx.argv.size() - 2;
-  KeyEvent(ctx, notify::kList, head ? "lpush" : "rpush", ctx.argv[1]);
-  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+  ReplyInteger(ctx, OpPush(OpArgsOf(ctx), ctx.argv[1], head, ctx.argv.subspan(2), only_existing));
 }
 
 void CmdLpush(CommandContext& ctx) { Push(ctx, true, false); }
 void CmdRpush(CommandContext& ctx) { Push(ctx, false, false); }
 void CmdLpushx(CommandContext& ctx) { Push(ctx, true, true); }
 void CmdRpushx(CommandContext& ctx) { Push(ctx, false, true); }
-
-}  // namespace
-
-std::string ListPopOne(CommandContext& ctx, std::string_view key, ListValue& l, bool head) {
-  std::string v;
-  l.Pop(head, &v);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", key);
-  return v;
-}
-
-void ListPopCountAndReply(CommandContext& ctx, std::string_view key, ListValue& l, int64_t count, bool head) {
-  const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), l.size());
-  ctx.reply.ArrayHeader(static_cast<int64_t>(n));
-  std::string v;
-  for (size_t i = 0; i < n; ++i) {
-    l.Pop(head, &v);
-    ctx.reply.Bulk(v);
-  }
-  ctx.server.stats().dirty += n;
-  if (n > 0) KeyEvent(ctx, notify::kList, head ? "lpop" : "rpop", key);
-  DeleteIfEmpty(ctx, key, l);
-}
-
-namespace {
 
 // LPOP / RPOP key [count]
 void Pop(CommandContext& ctx, bool head) {
@@ -105,23 +44,27 @@ void Pop(CommandContext& ctx, bool head) {
     ctx.reply.Error(kMustBePositive);
     return;
   }
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
+  core::OpStatus status;
+  if (has_count) {
+    status = OpPopCount(
+                 OpArgsOf(ctx), ctx.argv[1], head, static_cast<uint64_t>(count),
+                 [&](size_t n) { ctx.reply.ArrayHeader(static_cast<int64_t>(n)); },
+                 [&](std::string_view v) { ctx.reply.Bulk(v); })
+                 .status();
+  } else {
+    core::OpResult<std::string> r = OpPop(OpArgsOf(ctx), ctx.argv[1], head);
+    if (r.ok()) ctx.reply.Bulk(r.value());
+    status = r.status();
+  }
+  if (status == core::OpStatus::kNotFound) {
     if (has_count) {
       ctx.reply.NullArray();
     } else {
       ctx.reply.Null();
     }
-    return;
+  } else if (status != core::OpStatus::kOk) {
+    ReplyOpError(ctx, status);
   }
-  if (has_count) {
-    ListPopCountAndReply(ctx, ctx.argv[1], *l, count, head);
-    return;
-  }
-  ctx.reply.Bulk(ListPopOne(ctx, ctx.argv[1], *l, head));
-  DeleteIfEmpty(ctx, ctx.argv[1], *l);
 }
 
 void CmdLpop(CommandContext& ctx) { Pop(ctx, true); }
@@ -136,28 +79,16 @@ void CmdLmpop(CommandContext& ctx) {
 }
 
 void CmdLlen(CommandContext& ctx) {
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], true, &failed);
-  if (!failed) ctx.reply.Integer(l ? static_cast<int64_t>(l->size()) : 0);
-}
-
-// Clips [start, end] as Redis's list ranges do; false when empty.
-bool ClipRange(int64_t n, int64_t* start, int64_t* end) {
-  if (*start < 0) *start += n;
-  if (*end < 0) *end += n;
-  if (*start < 0) *start = 0;
-  if (*start > *end || *start >= n) return false;
-  if (*end >= n) *end = n - 1;
-  return true;
+  ListValue* l;
+  if (LookupForRead(ctx, ctx.argv[1], &l)) ctx.reply.Integer(l ? static_cast<int64_t>(l->size()) : 0);
 }
 
 void CmdLrange(CommandContext& ctx) {
   int64_t start, end;
   if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
-  if (l == nullptr || !ClipRange(static_cast<int64_t>(l->size()), &start, &end)) {
+  ListValue* l;
+  if (!LookupForRead(ctx, ctx.argv[1], &l)) return;
+  if (l == nullptr || !ClipListRange(static_cast<int64_t>(l->size()), &start, &end)) {
     ctx.reply.ArrayHeader(0);
     return;
   }
@@ -173,9 +104,8 @@ void CmdLrange(CommandContext& ctx) {
 // LINDEX key index. As in Redis, the key is looked up first: a missing key
 // answers null and another type WRONGTYPE whatever the index says.
 void CmdLindex(CommandContext& ctx) {
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ListValue* l;
+  if (!LookupForRead(ctx, ctx.argv[1], &l)) return;
   if (l == nullptr) {
     ctx.reply.Null();
     return;
@@ -191,21 +121,8 @@ void CmdLindex(CommandContext& ctx) {
 }
 
 void CmdLset(CommandContext& ctx) {
-  int64_t index;
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
-    ctx.reply.Error(errors::kNoSuchKey);
-    return;
-  }
-  if (!ParseInt(ctx, ctx.argv[2], &index)) return;
-  if (!l->Set(index, ctx.argv[3])) {
-    ctx.reply.Error("ERR index out of range");
-    return;
-  }
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kList, "lset", ctx.argv[1]);
+  const core::OpStatus status = OpLset(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], ctx.argv[3]);
+  if (status != core::OpStatus::kOk) return ReplyOpError(ctx, status);
   ctx.reply.Ok();
 }
 
@@ -220,61 +137,20 @@ void CmdLinsert(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  if (!l->Insert(ctx.argv[3], ctx.argv[4], after)) {
-    ctx.reply.Integer(-1);
-    return;
-  }
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kList, "linsert", ctx.argv[1]);
-  ctx.reply.Integer(static_cast<int64_t>(l->size()));
+  ReplyInteger(ctx, OpLinsert(OpArgsOf(ctx), ctx.argv[1], after, ctx.argv[3], ctx.argv[4]));
 }
 
 void CmdLrem(CommandContext& ctx) {
   int64_t count;
   if (!ParseInt(ctx, ctx.argv[2], &count)) return;
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  const size_t removed = l->Remove(ctx.argv[3], count);
-  ctx.server.stats().dirty += removed;
-  if (removed > 0) KeyEvent(ctx, notify::kList, "lrem", ctx.argv[1]);
-  DeleteIfEmpty(ctx, ctx.argv[1], *l);
-  ctx.reply.Integer(static_cast<int64_t>(removed));
+  ReplyInteger(ctx, OpLrem(OpArgsOf(ctx), ctx.argv[1], count, ctx.argv[3]));
 }
 
 void CmdLtrim(CommandContext& ctx) {
   int64_t start, end;
   if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (l == nullptr) {
-    ctx.reply.Ok();
-    return;
-  }
-  const int64_t n = static_cast<int64_t>(l->size());
-  int64_t kept = 0;
-  if (ClipRange(n, &start, &end)) {
-    l->Keep(static_cast<size_t>(start), static_cast<size_t>(end));
-    kept = end - start + 1;
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(n - kept);
-  KeyEvent(ctx, notify::kList, "ltrim", ctx.argv[1]);
-  if (kept == 0) {  // nothing kept
-    ctx.server.db(ctx.client).Erase(ctx.argv[1]);
-    KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
-  }
+  const core::OpStatus status = OpLtrim(OpArgsOf(ctx), ctx.argv[1], start, end);
+  if (status != core::OpStatus::kOk) return ReplyOpError(ctx, status);
   ctx.reply.Ok();
 }
 
@@ -311,9 +187,8 @@ void CmdLpos(CommandContext& ctx) {
       return;
     }
   }
-  bool failed;
-  ListValue* l = ListLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ListValue* l;
+  if (!LookupForRead(ctx, ctx.argv[1], &l)) return;
   const bool want_array = count != -1;
   if (l == nullptr) {
     if (want_array) {
@@ -356,41 +231,24 @@ void CmdLpos(CommandContext& ctx) {
 }  // namespace
 
 bool ListMpopFirst(CommandContext& ctx, const MpopArgs& args) {
-  for (std::string_view k : args.keys) {
-    bool failed;
-    ListValue* l = ListLookup(ctx, k, false, &failed);
-    if (failed) return true;
-    if (l == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    ListPopCountAndReply(ctx, key, *l, args.count, args.first_end);
-    ctx.server.PropagateAs({args.first_end ? "LPOP" : "RPOP", key, StrCat(args.count)});
-    return true;
-  }
-  return false;
+  core::OpResult<size_t> r = OpMpop(
+      OpArgsOf(ctx), args.keys, args.first_end, static_cast<uint64_t>(args.count),
+      [&](std::string_view key, size_t n) {
+        ctx.reply.ArrayHeader(2);
+        ctx.reply.Bulk(key);
+        ctx.reply.ArrayHeader(static_cast<int64_t>(n));
+      },
+      [&](std::string_view v) { ctx.reply.Bulk(v); });
+  if (r.status() == core::OpStatus::kNotFound) return false;
+  if (!r.ok()) ReplyOpError(ctx, r.status());
+  return true;
 }
 
-void ListMove(CommandContext& ctx, bool from_head, bool to_head) {
-  bool failed;
-  ListValue* src = ListLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (src == nullptr) {
-    ctx.reply.Null();
-    return;
-  }
-  ListValue* dst = ListLookup(ctx, ctx.argv[2], false, &failed);  // checked before anything moves
-  if (failed) return;
-  std::string v;
-  src->Pop(from_head, &v);
-  const std::string src_key(ctx.argv[1]);
-  if (dst == nullptr) dst = ListCreate(ctx, ctx.argv[2]);
-  dst->Push(to_head, v);
-  KeyEvent(ctx, notify::kList, to_head ? "lpush" : "rpush", ctx.argv[2]);
-  KeyEvent(ctx, notify::kList, from_head ? "lpop" : "rpop", src_key);
-  if (src != dst) DeleteIfEmpty(ctx, src_key, *src);
-  ++ctx.server.stats().dirty;
-  ctx.reply.Bulk(v);
+void ListMove(CommandContext& ctx, bool from_head, bool to_head, MoveForm form) {
+  core::OpResult<std::string> r = OpLmove(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], from_head, to_head, form);
+  if (r.status() == core::OpStatus::kNotFound) return ctx.reply.Null();
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Bulk(r.value());
 }
 
 bool ParseListEnd(CommandContext& ctx, std::string_view arg, bool* head) {
@@ -410,10 +268,10 @@ namespace {
 void CmdLmove(CommandContext& ctx) {
   bool from_head, to_head;
   if (!ParseListEnd(ctx, ctx.argv[3], &from_head) || !ParseListEnd(ctx, ctx.argv[4], &to_head)) return;
-  ListMove(ctx, from_head, to_head);
+  ListMove(ctx, from_head, to_head, MoveForm::kAsIs);
 }
 
-void CmdRpoplpush(CommandContext& ctx) { ListMove(ctx, false, true); }
+void CmdRpoplpush(CommandContext& ctx) { ListMove(ctx, false, true, MoveForm::kAsIs); }
 
 }  // namespace
 

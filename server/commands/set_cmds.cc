@@ -8,6 +8,7 @@
 #include "core/set_value.h"
 #include "core/strings.h"
 #include "server/command_table.h"
+#include "server/commands/set_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -16,84 +17,28 @@ namespace ringkv::server {
 namespace {
 
 using core::SetValue;
-using core::ValueType;
-
-const core::SetLimits& Limits(CommandContext& ctx) { return ctx.server.keyspace().limits().set; }
-
-// The set at `key` for reading: nullptr when missing (nothing replied) or
-// of another type (WRONGTYPE replied, *failed set).
-SetValue* SetForRead(CommandContext& ctx, std::string_view key, bool* failed) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(key, ctx.now_ms);
-  *failed = !CheckType(ctx, e, ValueType::kSet);
-  return e != nullptr && !*failed ? &e->value.set() : nullptr;
-}
-
-// As SetForRead for a write lookup (no hit/miss statistics).
-SetValue* SetForWrite(CommandContext& ctx, std::string_view key, bool* failed) {
-  core::Entry* e = ctx.server.db(ctx.client).Find(key, ctx.now_ms);
-  *failed = !CheckType(ctx, e, ValueType::kSet);
-  return e != nullptr && !*failed ? &e->value.set() : nullptr;
-}
-
-// Creates `key` holding an empty set in the encoding Redis picks for a set
-// whose first member is `first`.
-SetValue* CreateSet(CommandContext& ctx, std::string_view key, std::string_view first) {
-  bool created;
-  core::Entry* e = ctx.server.db(ctx.client).FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(SetValue::ForFirstMember(first));
-  return &e->value.set();
-}
-
-// Deletes `key` when its set became empty, with the "del" event.
-void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const SetValue& s) {
-  if (!s.empty()) return;
-  const std::string k(key);  // `key` may alias the erased entry
-  ctx.server.db(ctx.client).Erase(k);
-  KeyEvent(ctx, notify::kGeneric, "del", k);
-}
 
 void CmdSadd(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForWrite(ctx, ctx.argv[1], &failed);
-  if (failed) return;
-  if (s == nullptr) s = CreateSet(ctx, ctx.argv[1], ctx.argv[2]);
-  int64_t added = 0;
-  for (size_t i = 2; i < ctx.argv.size(); ++i) added += s->Add(ctx.argv[i], Limits(ctx));
-  ctx.server.stats().dirty += static_cast<uint64_t>(added);
-  if (added > 0) KeyEvent(ctx, notify::kSet, "sadd", ctx.argv[1]);
-  ctx.reply.Integer(added);
+  ReplyInteger(ctx, OpSadd(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdSrem(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForWrite(ctx, ctx.argv[1], &failed);
-  if (failed) return;
-  int64_t removed = 0;
-  if (s != nullptr) {
-    for (size_t i = 2; i < ctx.argv.size() && !s->empty(); ++i) removed += s->Remove(ctx.argv[i]);
-    if (removed > 0) KeyEvent(ctx, notify::kSet, "srem", ctx.argv[1]);
-    DeleteIfEmpty(ctx, ctx.argv[1], *s);
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(removed);
-  ctx.reply.Integer(removed);
+  ReplyInteger(ctx, OpSrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdScard(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (!failed) ctx.reply.Integer(s ? static_cast<int64_t>(s->size()) : 0);
+  SetValue* s;
+  if (LookupForRead(ctx, ctx.argv[1], &s)) ctx.reply.Integer(s ? static_cast<int64_t>(s->size()) : 0);
 }
 
 void CmdSismember(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (!failed) ctx.reply.Integer(s != nullptr && s->Contains(ctx.argv[2]) ? 1 : 0);
+  SetValue* s;
+  if (LookupForRead(ctx, ctx.argv[1], &s)) ctx.reply.Integer(s != nullptr && s->Contains(ctx.argv[2]) ? 1 : 0);
 }
 
 void CmdSmismember(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (failed) return;
+  SetValue* s;
+  if (!LookupForRead(ctx, ctx.argv[1], &s)) return;
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) ctx.reply.Integer(s != nullptr && s->Contains(ctx.argv[i]) ? 1 : 0);
 }
@@ -104,9 +49,8 @@ void ReplyMembers(CommandContext& ctx, const SetValue& s) {
 }
 
 void CmdSmembers(CommandContext& ctx) {
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (failed) return;
+  SetValue* s;
+  if (!LookupForRead(ctx, ctx.argv[1], &s)) return;
   if (s == nullptr) {
     ctx.reply.SetHeader(0);
     return;
@@ -129,38 +73,23 @@ void CmdSpop(CommandContext& ctx) {
       return;
     }
   }
-  bool failed;
-  SetValue* s = SetForWrite(ctx, ctx.argv[1], &failed);
-  if (failed) return;
-  if (s == nullptr || (with_count && count == 0)) {
+  const auto reply_member = [&](std::string_view m) { ctx.reply.Bulk(m); };
+  core::OpStatus status;
+  if (with_count) {
+    const auto header = [&](size_t n) { ctx.reply.SetHeader(static_cast<int64_t>(n)); };
+    status = OpSpopCount(OpArgsOf(ctx), ctx.argv[1], static_cast<uint64_t>(count), header, reply_member).status();
+  } else {
+    status = OpSpop(OpArgsOf(ctx), ctx.argv[1], reply_member);
+  }
+  if (status == core::OpStatus::kNotFound) {
     if (with_count) {
       ctx.reply.SetHeader(0);
     } else {
       ctx.reply.Null();
     }
-    return;
+  } else if (status != core::OpStatus::kOk) {
+    ReplyOpError(ctx, status);
   }
-  const std::string key(ctx.argv[1]);
-  if (with_count && static_cast<uint64_t>(count) >= s->size()) {
-    ReplyMembers(ctx, *s);
-    ctx.server.stats().dirty += s->size();
-    KeyEvent(ctx, notify::kSet, "spop", key);
-    ctx.server.db(ctx.client).Erase(key);
-    KeyEvent(ctx, notify::kGeneric, "del", key);
-    ctx.server.PropagateAs({ctx.server.lazy_server_del() ? "UNLINK" : "DEL", key});
-    return;
-  }
-  absl::BitGen& rng = ctx.server.keyspace().rng();
-  std::vector<std::string> srem = {"SREM", key};
-  if (with_count) ctx.reply.SetHeader(count);
-  for (int64_t i = 0; i < count; ++i) {
-    srem.push_back(s->PopRandom(rng));
-    ctx.reply.Bulk(srem.back());
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(count);
-  KeyEvent(ctx, notify::kSet, "spop", key);
-  DeleteIfEmpty(ctx, key, *s);
-  ctx.server.PropagateAs(std::move(srem));
 }
 
 // SRANDMEMBER key [count]: a negative count allows repeats.
@@ -170,9 +99,8 @@ void CmdSrandmember(CommandContext& ctx) {
     return;
   }
   if (ctx.argv.size() == 2) {
-    bool failed;
-    SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-    if (failed) return;
+    SetValue* s;
+    if (!LookupForRead(ctx, ctx.argv[1], &s)) return;
     if (s == nullptr) {
       ctx.reply.Null();
     } else {
@@ -183,9 +111,8 @@ void CmdSrandmember(CommandContext& ctx) {
   int64_t l;
   bool unused;  // SRANDMEMBER has no WITH option (argv has 3 entries here)
   if (!ParseRandomCountArgs(ctx, "", &l, &unused)) return;
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (failed) return;
+  SetValue* s;
+  if (!LookupForRead(ctx, ctx.argv[1], &s)) return;
   if (s == nullptr || l == 0) {
     ctx.reply.ArrayHeader(0);
     return;
@@ -211,123 +138,25 @@ void CmdSrandmember(CommandContext& ctx) {
 }
 
 void CmdSmove(CommandContext& ctx) {
-  // A missing source answers 0 before any type check, as in Redis.
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* src_entry = db.Find(ctx.argv[1], ctx.now_ms);
-  core::Entry* dst_entry = db.Find(ctx.argv[2], ctx.now_ms);
-  if (src_entry == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  if (!CheckType(ctx, src_entry, ValueType::kSet) || !CheckType(ctx, dst_entry, ValueType::kSet)) return;
-  SetValue* src = &src_entry->value.set();
-  SetValue* dst = dst_entry ? &dst_entry->value.set() : nullptr;
-  const std::string_view member = ctx.argv[3];
-  if (src == dst) {  // same key: nothing moves
-    ctx.reply.Integer(src->Contains(member) ? 1 : 0);
-    return;
-  }
-  if (!src->Remove(member)) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  KeyEvent(ctx, notify::kSet, "srem", ctx.argv[1]);
-  DeleteIfEmpty(ctx, ctx.argv[1], *src);
-  if (dst == nullptr) dst = CreateSet(ctx, ctx.argv[2], member);
-  ++ctx.server.stats().dirty;
-  if (dst->Add(member, Limits(ctx))) {
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kSet, "sadd", ctx.argv[2]);
-  }
-  ctx.reply.Integer(1);
+  core::OpResult<bool> r = OpSmove(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], ctx.argv[3]);
+  if (r.status() == core::OpStatus::kNotFound) return ctx.reply.Integer(0);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Integer(r.value() ? 1 : 0);
 }
 
-// The operands of a set-algebra command, looked up as Redis does.
-struct Operands {
-  std::vector<const SetValue*> sets;  // nullptr: a missing key (empty set)
-  bool any_missing = false;
-};
-
-// Looks up every key in order (a missing one does not stop the type checks
-// of the others, as in Redis). False when WRONGTYPE was replied.
-bool LookupOperands(CommandContext& ctx, Argv keys, bool for_write, Operands* out) {
-  for (std::string_view key : keys) {
-    bool failed;
-    SetValue* s = for_write ? SetForWrite(ctx, key, &failed) : SetForRead(ctx, key, &failed);
-    if (failed) return false;
-    out->sets.push_back(s);
-    if (s == nullptr) out->any_missing = true;
-  }
-  return true;
-}
-
-// The members of the intersection, in the iteration order of the smallest
-// set; stops after `limit` members (0: no limit).
-std::vector<std::string> Intersect(std::vector<const SetValue*> sets, size_t limit) {
-  std::vector<std::string> out;
-  if (sets.empty()) return out;
-  std::stable_sort(sets.begin(), sets.end(), [](const SetValue* a, const SetValue* b) { return a->size() < b->size(); });
-  sets[0]->ForEach([&](std::string_view m) {
-    if (limit != 0 && out.size() >= limit) return;
-    for (size_t i = 1; i < sets.size(); ++i) {
-      if (sets[i] != sets[0] && !sets[i]->Contains(m)) return;
-    }
-    out.emplace_back(m);
-  });
-  return out;
-}
-
-// A union or difference built into a fresh set, which starts as an intset
-// as Redis's does -- so results of integers come out ascending, as there.
-SetValue UnionOrDiff(const std::vector<const SetValue*>& sets, bool diff, const core::SetLimits& limits) {
-  SetValue result;
-  if (!diff) {
-    for (const SetValue* s : sets) {
-      if (s != nullptr) s->ForEach([&](std::string_view m) { result.Add(m, limits); });
-    }
-    return result;
-  }
-  if (sets.empty() || sets[0] == nullptr) return result;
-  sets[0]->ForEach([&](std::string_view m) {
-    for (size_t i = 1; i < sets.size(); ++i) {
-      if (sets[i] == sets[0] || (sets[i] != nullptr && sets[i]->Contains(m))) return;
-    }
-    result.Add(m, limits);
-  });
-  return result;
-}
-
-// Stores a computed set at `dst` (or deletes `dst` when it is empty) and
-// replies with its size.
-void StoreResult(CommandContext& ctx, std::string_view dst, SetValue result) {
-  const size_t n = result.size();
-  ctx.reply.Integer(StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kSet));
-}
-
-SetValue FromMembers(const std::vector<std::string>& members, const core::SetLimits& limits) {
-  SetValue set;
-  for (const std::string& m : members) set.Add(m, limits);
-  return set;
-}
-
-void CmdSinter(CommandContext& ctx) {
-  Operands ops;
-  if (!LookupOperands(ctx, ctx.argv.subspan(1), false, &ops)) return;
-  if (ops.any_missing) {
-    ctx.reply.SetHeader(0);
-    return;
-  }
-  const std::vector<std::string> members = Intersect(ops.sets, 0);
+void ReplyStrings(CommandContext& ctx, const std::vector<std::string>& members) {
   ctx.reply.SetHeader(static_cast<int64_t>(members.size()));
   for (const std::string& m : members) ctx.reply.Bulk(m);
 }
 
+void CmdSinter(CommandContext& ctx) {
+  core::OpResult<std::vector<std::string>> r = OpSinter(OpArgsOf(ctx), ctx.argv.subspan(1), core::Access::kRead);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ReplyStrings(ctx, r.value());
+}
+
 void CmdSinterstore(CommandContext& ctx) {
-  Operands ops;
-  if (!LookupOperands(ctx, ctx.argv.subspan(2), true, &ops)) return;
-  std::vector<std::string> members;
-  if (!ops.any_missing) members = Intersect(ops.sets, 0);
-  StoreResult(ctx, ctx.argv[1], FromMembers(members, Limits(ctx)));
+  ReplyInteger(ctx, OpSinterstore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
@@ -354,24 +183,20 @@ void CmdSintercard(CommandContext& ctx) {
       return;
     }
   }
-  Operands ops;
-  if (!LookupOperands(ctx, ctx.argv.subspan(2, static_cast<size_t>(numkeys)), false, &ops)) return;
-  if (ops.any_missing) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  ctx.reply.Integer(static_cast<int64_t>(Intersect(ops.sets, static_cast<size_t>(limit)).size()));
+  core::OpResult<std::vector<std::string>> r = OpSinter(OpArgsOf(ctx), ctx.argv.subspan(2, static_cast<size_t>(numkeys)),
+                                                        core::Access::kRead, static_cast<size_t>(limit));
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ctx.reply.Integer(static_cast<int64_t>(r.value().size()));
 }
 
 void UnionDiff(CommandContext& ctx, bool diff, bool store) {
-  Operands ops;
-  if (!LookupOperands(ctx, ctx.argv.subspan(store ? 2 : 1), store, &ops)) return;
-  SetValue result = UnionOrDiff(ops.sets, diff, Limits(ctx));
   if (store) {
-    StoreResult(ctx, ctx.argv[1], std::move(result));
+    ReplyInteger(ctx, OpSunionOrDiffStore(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2), diff));
     return;
   }
-  ReplyMembers(ctx, result);
+  core::OpResult<SetValue> r = OpSunionOrDiff(OpArgsOf(ctx), ctx.argv.subspan(1), diff, core::Access::kRead);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  ReplyMembers(ctx, r.value());
 }
 
 void CmdSunion(CommandContext& ctx) { UnionDiff(ctx, false, false); }
@@ -383,9 +208,8 @@ void CmdSdiffstore(CommandContext& ctx) { UnionDiff(ctx, true, true); }
 void CmdSscan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, ctx.argv[2], &cursor)) return;
-  bool failed;
-  SetValue* s = SetForRead(ctx, ctx.argv[1], &failed);
-  if (failed) return;
+  SetValue* s;
+  if (!LookupForRead(ctx, ctx.argv[1], &s)) return;
   if (s == nullptr) {
     ReplyScan(ctx, 0, {});
     return;

@@ -216,25 +216,15 @@ void Sort(CommandContext& ctx, bool readonly) {
     }
     return;
   }
-  core::Database& db = ctx.server.db(ctx.client);
   auto list = std::make_unique<core::ListValue>(ctx.server.keyspace().limits().list);
   for (int64_t j = start; j <= end; ++j) {
     const std::string& element = items[static_cast<size_t>(j)].element;
     if (gets.empty()) list->PushBack(element);
     for (std::string_view pattern : gets) list->PushBack(LookupByPattern(ctx, pattern, element).value_or(""));
   }
-  const std::string dst(*store);
-  if (output_len > 0) {
-    ctx.server.DeleteKey(db, dst, ctx.now_ms, ctx.server.lazy_server_del());
-    bool created;
-    core::Entry* d = db.FindOrInsert(dst, ctx.now_ms, &created);
-    d->value = core::Value(std::move(list));
-    ctx.server.stats().dirty += static_cast<uint64_t>(output_len);
-    KeyEvent(ctx, notify::kList, "sortstore", dst);
-  } else if (ctx.server.DeleteKey(db, dst, ctx.now_ms, ctx.server.lazy_server_del())) {
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kGeneric, "del", dst);
-  }
+  // Redis counts a change per element stored.
+  StoreValue(OpArgsOf(ctx), *store, core::Value(std::move(list)), static_cast<size_t>(output_len), notify::kList,
+             "sortstore", static_cast<uint64_t>(output_len));
   ctx.reply.Integer(output_len);
 }
 

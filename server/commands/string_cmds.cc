@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/string_ops.h"
 #include "server/command_table.h"
+#include "server/commands/string_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -16,13 +17,16 @@ using core::OpStatus;
 int64_t MaxBulk(CommandContext& ctx) { return ctx.server.io().limits().max_bulk_len.load(std::memory_order_relaxed); }
 
 // Converts a relative or absolute expire argument into an absolute deadline
-// in ms, replying "invalid expire time" for values Redis rejects.
-bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, bool absolute, std::string_view cmd,
-                 int64_t* deadline_ms) {
+// in ms. On a value Redis rejects, *error is its error text.
+bool ParseExpireQuiet(CommandContext& ctx, std::string_view arg, int64_t unit_ms, bool absolute, std::string_view cmd,
+                      int64_t* deadline_ms, std::string* error) {
   int64_t v;
-  if (!ParseInt(ctx, arg, &v)) return false;
+  if (!core::StringToInt64(arg, &v)) {
+    *error = errors::kNotInteger;
+    return false;
+  }
   auto invalid = [&] {
-    ctx.reply.Error(StrCat("ERR invalid expire time in '", cmd, "' command"));
+    *error = StrCat("ERR invalid expire time in '", cmd, "' command");
     return false;
   };
   if (v <= 0) return invalid();
@@ -34,6 +38,15 @@ bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, boo
   }
   *deadline_ms = ms;
   return true;
+}
+
+// As ParseExpireQuiet, replying the error.
+bool ParseExpire(CommandContext& ctx, std::string_view arg, int64_t unit_ms, bool absolute, std::string_view cmd,
+                 int64_t* deadline_ms) {
+  std::string error;
+  if (ParseExpireQuiet(ctx, arg, unit_ms, absolute, cmd, deadline_ms, &error)) return true;
+  ctx.reply.Error(error);
+  return false;
 }
 
 // The options of SET (from argv[3]) and GETEX (from argv[2]), checked word by
@@ -82,12 +95,6 @@ bool ParseStringOptions(CommandContext& ctx, bool for_set, StringOptions* o) {
   return true;
 }
 
-// A SET with a relative or absolute expiry propagates as SET key value PXAT
-// ms, so replaying it later (AOF, replicas) gives the same deadline.
-void PropagateSetPxat(CommandContext& ctx, std::string_view key, std::string_view value, int64_t deadline_ms) {
-  ctx.server.PropagateAs({"SET", std::string(key), std::string(value), "PXAT", StrCat(deadline_ms)});
-}
-
 // A string's bytes, or nil for a missing key (MGET: and for other types).
 void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
   if (e == nullptr || !e->value.is_string()) {
@@ -107,25 +114,17 @@ void CmdGet(CommandContext& ctx) {
 void CmdSet(CommandContext& ctx) {
   StringOptions parsed;
   if (!ParseStringOptions(ctx, true, &parsed)) return;
-  core::SetOptions opts;
-  using C = core::SetOptions::Condition;
+  SetOptions opts;
+  using C = SetOptions::Condition;
   opts.condition = parsed.nx ? C::kIfMissing : parsed.xx ? C::kIfExists : opts.condition;
   opts.get = parsed.get;
   opts.keep_ttl = parsed.keep_ttl;
-  const bool has_expire = parsed.has_expire;
-  if (has_expire && !ParseExpire(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "set", &opts.expire_at_ms)) {
+  if (parsed.has_expire &&
+      !ParseExpire(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "set", &opts.expire_at_ms)) {
     return;
   }
-  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  auto r = OpSet(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], opts);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
-  if (r->written) {
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
-    if (has_expire) {
-      KeyEvent(ctx, notify::kGeneric, "expire", ctx.argv[1]);
-      PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[2], opts.expire_at_ms);
-    }
-  }
   if (opts.get) {
     if (r->previous) {
       ctx.reply.Bulk(*r->previous);
@@ -140,38 +139,24 @@ void CmdSet(CommandContext& ctx) {
 }
 
 void CmdSetnx(CommandContext& ctx) {
-  core::SetOptions opts;
-  opts.condition = core::SetOptions::Condition::kIfMissing;
-  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
-  if (r->written) {
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
-  }
+  SetOptions opts;
+  opts.condition = SetOptions::Condition::kIfMissing;
+  auto r = OpSet(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], opts);
   ctx.reply.Integer(r->written ? 1 : 0);
 }
 
 void SetWithExpire(CommandContext& ctx, int64_t unit_ms, std::string_view name) {
-  core::SetOptions opts;
+  SetOptions opts;
   if (!ParseExpire(ctx, ctx.argv[2], unit_ms, false, name, &opts.expire_at_ms)) return;
-  core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[3], opts, ctx.now_ms);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
-  KeyEvent(ctx, notify::kGeneric, "expire", ctx.argv[1]);
-  PropagateSetPxat(ctx, ctx.argv[1], ctx.argv[3], opts.expire_at_ms);
+  OpSet(OpArgsOf(ctx), ctx.argv[1], ctx.argv[3], opts);
   ctx.reply.Ok();
 }
 void CmdSetex(CommandContext& ctx) { SetWithExpire(ctx, 1000, "setex"); }
 void CmdPsetex(CommandContext& ctx) { SetWithExpire(ctx, 1, "psetex"); }
 
 void CmdGetset(CommandContext& ctx) {
-  core::SetOptions opts;
-  opts.get = true;
-  auto r = core::OpSet(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], opts, ctx.now_ms);
+  auto r = OpGetset(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2]);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kString, "set", ctx.argv[1]);
-  // Propagated as SET (Redis 7.0 rewrites GETSET so): replicas count it so.
-  ctx.server.PropagateAs({"SET", std::string(ctx.argv[1]), std::string(ctx.argv[2])});
   if (r->previous) {
     ctx.reply.Bulk(*r->previous);
   } else {
@@ -180,57 +165,30 @@ void CmdGetset(CommandContext& ctx) {
 }
 
 void CmdGetdel(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
-  if (e == nullptr) {
-    ctx.reply.Null();
-    return;
-  }
-  if (!CheckType(ctx, e, core::ValueType::kString)) return;
-  char scratch[24];
-  ctx.reply.Bulk(e->value.str().View(scratch));  // reply first: Erase frees the value
-  db.Erase(ctx.argv[1]);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kGeneric, "del", ctx.argv[1]);
-  ctx.server.PropagateAs({"DEL", std::string(ctx.argv[1])});
+  const core::OpStatus status = OpGetdel(OpArgsOf(ctx), ctx.argv[1], [&](std::string_view v) { ctx.reply.Bulk(v); });
+  if (status == OpStatus::kNotFound) return ctx.reply.Null();
+  if (status != OpStatus::kOk) ReplyOpError(ctx, status);
 }
 
 void CmdGetex(CommandContext& ctx) {
   StringOptions parsed;
   if (!ParseStringOptions(ctx, false, &parsed)) return;
-  const bool persist = parsed.persist;
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = db.Find(ctx.argv[1], ctx.now_ms);
-  if (e == nullptr) {
-    ctx.reply.Null();
-    return;
-  }
-  if (!CheckType(ctx, e, core::ValueType::kString)) return;
+  GetexChange change;
   // As in Redis, the expiry's number is checked only for an existing string.
-  int64_t deadline = -1;
-  if (parsed.has_expire &&
-      !ParseExpire(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "getex", &deadline)) {
-    return;
+  std::string expire_error;
+  if (parsed.has_expire) {
+    change.kind = ParseExpireQuiet(ctx, parsed.expire_arg, parsed.unit_ms, parsed.absolute, "getex", &change.when,
+                                   &expire_error)
+                      ? GetexChange::kExpire
+                      : GetexChange::kCheck;
+  } else if (parsed.persist) {
+    change.kind = GetexChange::kPersist;
   }
-  char scratch[24];
-  ctx.reply.Bulk(e->value.str().View(scratch));
-  const std::string key(ctx.argv[1]);
-  if (deadline >= 0 && deadline <= ctx.now_ms && ctx.server.DeletesPastDeadlines()) {
-    db.Erase(key);
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kGeneric, "del", key);
-    ctx.server.PropagateAs({ctx.server.config().Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL", key});
-  } else if (deadline >= 0) {
-    db.SetExpire(key, e, deadline);
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kGeneric, "expire", key);
-    ctx.server.PropagateAs({"PEXPIREAT", key, StrCat(deadline)});
-  } else if (persist && db.GetExpire(e) >= 0) {
-    db.SetExpire(key, e, -1);
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kGeneric, "persist", key);
-    ctx.server.PropagateAs({"PERSIST", key});
-  }
+  const core::OpStatus status =
+      OpGetex(OpArgsOf(ctx), ctx.argv[1], change, [&](std::string_view v) { ctx.reply.Bulk(v); });
+  if (status == OpStatus::kNotFound) return ctx.reply.Null();
+  if (status != OpStatus::kOk) return ReplyOpError(ctx, status);
+  if (change.kind == GetexChange::kCheck) ctx.reply.Error(expire_error);
 }
 
 void CmdMget(CommandContext& ctx) {
@@ -244,23 +202,9 @@ void Mset(CommandContext& ctx, bool nx) {
     ctx.reply.Error(StrCat("ERR wrong number of arguments for '", nx ? "msetnx" : "mset", "' command"));
     return;
   }
-  core::Database& db = ctx.server.db(ctx.client);
+  const bool written = OpMset(OpArgsOf(ctx), ctx.argv.subspan(1), nx);
   if (nx) {
-    for (size_t i = 1; i < ctx.argv.size(); i += 2) {
-      if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) {
-        ctx.reply.Integer(0);
-        return;
-      }
-    }
-  }
-  core::SetOptions opts;
-  for (size_t i = 1; i < ctx.argv.size(); i += 2) {
-    core::OpSet(db, ctx.argv[i], ctx.argv[i + 1], opts, ctx.now_ms);
-    KeyEvent(ctx, notify::kString, "set", ctx.argv[i]);
-  }
-  ctx.server.stats().dirty += (ctx.argv.size() - 1) / 2;
-  if (nx) {
-    ctx.reply.Integer(1);
+    ctx.reply.Integer(written ? 1 : 0);
   } else {
     ctx.reply.Ok();
   }
@@ -269,11 +213,7 @@ void CmdMset(CommandContext& ctx) { Mset(ctx, false); }
 void CmdMsetnx(CommandContext& ctx) { Mset(ctx, true); }
 
 void CmdAppend(CommandContext& ctx) {
-  auto r = core::OpAppend(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], MaxBulk(ctx), ctx.now_ms);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kString, "append", ctx.argv[1]);
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpAppend(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2], MaxBulk(ctx)));
 }
 
 void CmdStrlen(CommandContext& ctx) {
@@ -283,11 +223,7 @@ void CmdStrlen(CommandContext& ctx) {
 }
 
 void IncrBy(CommandContext& ctx, int64_t delta) {
-  auto r = core::OpIncrBy(ctx.server.db(ctx.client), ctx.argv[1], delta, ctx.now_ms);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kString, "incrby", ctx.argv[1]);  // DECR* too, as Redis
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpIncrBy(OpArgsOf(ctx), ctx.argv[1], delta));
 }
 void CmdIncr(CommandContext& ctx) { IncrBy(ctx, 1); }
 void CmdDecr(CommandContext& ctx) { IncrBy(ctx, -1); }
@@ -307,14 +243,9 @@ void CmdDecrby(CommandContext& ctx) {
 
 void CmdIncrbyfloat(CommandContext& ctx) {
   // Unlike INCRBY, the increment is parsed after the key's type is checked.
-  auto r = core::OpIncrByFloat(ctx.server.db(ctx.client), ctx.argv[1], ctx.argv[2], ctx.now_ms);
+  auto r = OpIncrByFloat(OpArgsOf(ctx), ctx.argv[1], ctx.argv[2]);
   if (!r.ok()) return ReplyOpError(ctx, r.status());
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, notify::kString, "incrbyfloat", ctx.argv[1]);
-  std::string value = core::FormatLongDouble(r.value());
-  ctx.reply.Bulk(value);
-  // Replayed as the resulting value: float arithmetic must not be redone.
-  ctx.server.PropagateAs({"SET", std::string(ctx.argv[1]), std::move(value), "KEEPTTL"});
+  ctx.reply.Bulk(r.value());
 }
 
 void CmdGetrange(CommandContext& ctx) {
@@ -337,13 +268,7 @@ void CmdSetrange(CommandContext& ctx) {
     ctx.reply.Error(errors::kOffsetRange);
     return;
   }
-  auto r = core::OpSetRange(ctx.server.db(ctx.client), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx), ctx.now_ms);
-  if (!r.ok()) return ReplyOpError(ctx, r.status());
-  if (!ctx.argv[3].empty()) {
-    ++ctx.server.stats().dirty;
-    KeyEvent(ctx, notify::kString, "setrange", ctx.argv[1]);
-  }
-  ctx.reply.Integer(r.value());
+  ReplyInteger(ctx, OpSetRange(OpArgsOf(ctx), ctx.argv[1], offset, ctx.argv[3], MaxBulk(ctx)));
 }
 
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]

@@ -149,25 +149,6 @@ bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64
   return true;
 }
 
-int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size,
-                        uint32_t event_type) {
-  core::Database& db = ctx.server.db(ctx.client);
-  const std::string key(dst);
-  const bool existed = ctx.server.DeleteKey(db, key, ctx.now_ms, ctx.server.lazy_server_del());
-  if (size == 0) {
-    if (existed) {
-      ++ctx.server.stats().dirty;
-      KeyEvent(ctx, notify::kGeneric, "del", key);
-    }
-    return 0;
-  }
-  bool created;
-  db.FindOrInsert(key, ctx.now_ms, &created)->value = std::move(value);
-  ++ctx.server.stats().dirty;
-  KeyEvent(ctx, event_type, AsciiLower(ctx.argv[0]), key);
-  return static_cast<int64_t>(size);
-}
-
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type) {
   if (e == nullptr || e->value.type() == type) return true;
   ctx.reply.Error(errors::kWrongType);
@@ -183,6 +164,7 @@ void ReplyOpError(CommandContext& ctx, core::OpStatus status) {
     case core::OpStatus::kNanOrInf: ctx.reply.Error(errors::kNanOrInf); break;
     case core::OpStatus::kTooBig: ctx.reply.Error(errors::kStringTooLong); break;
     case core::OpStatus::kNotFound: ctx.reply.Error(errors::kNoSuchKey); break;
+    case core::OpStatus::kOutOfRange: ctx.reply.Error(errors::kIndexRange); break;
     default: ctx.reply.Error("ERR internal error"); break;
   }
 }

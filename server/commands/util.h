@@ -13,7 +13,10 @@
 #include "core/strings.h"
 #include "core/keyspace.h"
 #include "core/op_result.h"
+#include "core/typed_lookup.h"
 #include "server/command.h"
+#include "server/commands/op_args.h"
+#include "server/errors.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -98,14 +101,6 @@ std::vector<T> PickDistinct(size_t count, size_t size, absl::BitGen& rng, All al
 // count * 2 replies cannot overflow). False when an error was replied.
 bool ParseRandomCountArgs(CommandContext& ctx, std::string_view with_word, int64_t* count, bool* with);
 
-// Stores `value` (holding `size` elements) at `dst`, replacing what was
-// there, TTL included -- or, when size is 0, deletes `dst`. Overwritten
-// values are freed as lazyfree-lazy-server-del says. Returns the size (the
-// STORE commands' reply) and counts the write in `dirty` as Redis does. The
-// keyspace event is the command's name (class `event_type`), or "del".
-int64_t StoreCollection(CommandContext& ctx, std::string_view dst, core::Value value, size_t size,
-                        uint32_t event_type);
-
 // HSCAN / SSCAN / ZSCAN after the lookup found a value: parses the options
 // (from argv[3]); a packed value is returned whole with cursor 0
 // (each_packed(opts, &items)), a table is walked from `cursor`
@@ -138,15 +133,35 @@ struct MpopArgs {
 bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view first_end, std::string_view other_end,
                    MpopArgs* out);
 
-// The running command wrote `key` in the client's database: WATCH,
-// blocked clients and the keyspace event `event` of class `type`
-// (notify::kList, ...). Called before the reply, as Redis does, so a RESP3
-// client subscribed to its own keys sees the event first.
-inline void KeyEvent(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key) {
-  ctx.server.KeyEvent(type, event, ctx.client.db, key);
+// The Op* arguments of the running command: its client's database, its
+// clock, its effects record.
+inline OpArgs OpArgsOf(CommandContext& ctx) {
+  return OpArgs{ctx.server.db(ctx.client), ctx.server.keyspace(), ctx.now_ms, ctx.effects};
+}
+
+// A read command's lookup of the T at `key` (counted in keyspace_hits /
+// misses): *out is the value, or nullptr when the key is missing. False,
+// after replying WRONGTYPE, when the key holds another type.
+template <typename T>
+bool LookupForRead(CommandContext& ctx, std::string_view key, T** out) {
+  core::OpResult<T*> r = core::FindTyped<T>(ctx.server.db(ctx.client), key, ctx.now_ms, core::Access::kRead);
+  if (r.status() == core::OpStatus::kWrongType) {
+    ctx.reply.Error(errors::kWrongType);
+    return false;
+  }
+  *out = r.ok() ? r.value() : nullptr;
+  return true;
 }
 
 // Replies with the error text for a failed keyspace operation.
 void ReplyOpError(CommandContext& ctx, core::OpStatus status);
+// Replies with an Op* function's count, or its error.
+inline void ReplyInteger(CommandContext& ctx, const core::OpResult<int64_t>& r) {
+  if (r.ok()) {
+    ctx.reply.Integer(r.value());
+  } else {
+    ReplyOpError(ctx, r.status());
+  }
+}
 
 }  // namespace ringkv::server

@@ -12,6 +12,7 @@
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -203,7 +204,9 @@ void Generic(CommandContext& ctx, Op op, bool store) {
   if (!ParseRequest(ctx, store ? 2 : 1, op, store, false, &r)) return;
   const Elements result = Compute(r, op);
   if (store) {
-    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], ZSetValue::FromSorted(result, ZSetLimitsOf(ctx))));
+    static constexpr std::string_view kEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
+    ctx.reply.Integer(OpZstore(OpArgsOf(ctx), ctx.argv[1], ZSetValue::FromSorted(result, ZSetLimitsOf(ctx)),
+                               kEvents[static_cast<int>(op)]));
     return;
   }
   ReplyElementsHeader(ctx, static_cast<int64_t>(result.size()), r.withscores);

@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -61,49 +62,12 @@ void ZAdd(CommandContext& ctx, bool zincrby) {
       return;
     }
   }
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (z == nullptr) {
-    if (flags.xx) {  // no key and XX: nothing to do
-      if (flags.incr) {
-        ctx.reply.Null();
-      } else {
-        ctx.reply.Integer(0);
-      }
-      return;
-    }
-    z = ZSetCreate(ctx, ctx.argv[1]);
-  }
-  int64_t added = 0, updated = 0;
-  double incr_result = 0;
-  bool incr_skipped = false;
-  for (size_t j = 0; j < scores.size(); ++j) {
-    double new_score;
-    switch (z->Add(ctx.argv[i + 2 * j + 1], scores[j], flags, ZSetLimitsOf(ctx), &new_score)) {
-      case core::ZAddOutcome::kAdded: ++added; break;
-      case core::ZAddOutcome::kUpdated: ++updated; break;
-      case core::ZAddOutcome::kUnchanged: break;
-      case core::ZAddOutcome::kSkipped: incr_skipped = true; break;
-      case core::ZAddOutcome::kNaN:
-        ctx.reply.Error(kNaNScore);
-        ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
-        return;
-    }
-    incr_result = new_score;
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(added + updated);
-  ZSetDeleteIfEmpty(ctx, ctx.argv[1], *z);
-  if (added + updated > 0) KeyEvent(ctx, notify::kZSet, flags.incr ? "zincr" : "zadd", ctx.argv[1]);
-  if (flags.incr) {
-    if (incr_skipped) {
-      ctx.reply.Null();
-    } else {
-      ctx.reply.Double(incr_result);
-    }
-    return;
-  }
-  ctx.reply.Integer(ch ? added + updated : added);
+  core::OpResult<ZAddResult> r = OpZadd(OpArgsOf(ctx), ctx.argv[1], flags, scores, ctx.argv.subspan(i));
+  if (r.status() == core::OpStatus::kNanOrInf) return ctx.reply.Error(kNaNScore);
+  if (!r.ok()) return ReplyOpError(ctx, r.status());
+  if (!flags.incr) return ctx.reply.Integer(ch ? r->added + r->updated : r->added);
+  if (r->skipped) return ctx.reply.Null();
+  ctx.reply.Double(r->score);
 }
 
 void CmdZadd(CommandContext& ctx) { ZAdd(ctx, false); }
@@ -111,28 +75,17 @@ void CmdZadd(CommandContext& ctx) { ZAdd(ctx, false); }
 void CmdZincrby(CommandContext& ctx) { ZAdd(ctx, true); }
 
 void CmdZrem(CommandContext& ctx) {
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  int64_t removed = 0;
-  if (z != nullptr) {
-    for (size_t i = 2; i < ctx.argv.size() && z->size() > 0; ++i) removed += z->Remove(ctx.argv[i]);
-    if (removed > 0) ZSetRemoved(ctx, ctx.argv[1], *z, "zrem");
-  }
-  ctx.server.stats().dirty += static_cast<uint64_t>(removed);
-  ctx.reply.Integer(removed);
+  ReplyInteger(ctx, OpZrem(OpArgsOf(ctx), ctx.argv[1], ctx.argv.subspan(2)));
 }
 
 void CmdZcard(CommandContext& ctx) {
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->size()) : 0);
+  ZSetValue* z;
+  if (LookupForRead(ctx, ctx.argv[1], &z)) ctx.reply.Integer(z ? static_cast<int64_t>(z->size()) : 0);
 }
 
 void CmdZscore(CommandContext& ctx) {
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
   double score;
   if (z != nullptr && z->Score(ctx.argv[2], &score)) {
     ctx.reply.Double(score);
@@ -142,9 +95,8 @@ void CmdZscore(CommandContext& ctx) {
 }
 
 void CmdZmscore(CommandContext& ctx) {
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     double score;
@@ -157,9 +109,8 @@ void CmdZmscore(CommandContext& ctx) {
 }
 
 void Rank(CommandContext& ctx, bool reverse) {
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
   const int64_t rank = z ? z->Rank(ctx.argv[2], reverse) : -1;
   if (rank < 0) {
     ctx.reply.Null();
@@ -177,9 +128,8 @@ void CmdZcount(CommandContext& ctx) {
     ctx.reply.Error("ERR min or max is not a float");
     return;
   }
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
+  ZSetValue* z;
+  if (LookupForRead(ctx, ctx.argv[1], &z)) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
 }
 
 void CmdZlexcount(CommandContext& ctx) {
@@ -188,9 +138,8 @@ void CmdZlexcount(CommandContext& ctx) {
     ctx.reply.Error("ERR min or max not valid string range item");
     return;
   }
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (!failed) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
+  ZSetValue* z;
+  if (LookupForRead(ctx, ctx.argv[1], &z)) ctx.reply.Integer(z ? static_cast<int64_t>(z->Count(range)) : 0);
 }
 
 // ZREMRANGEBYRANK / BYSCORE / BYLEX: the range is parsed before the lookup.
@@ -217,76 +166,15 @@ void RemoveRange(CommandContext& ctx, RangeKind kind) {
       }
       break;
   }
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (z == nullptr) {
-    ctx.reply.Integer(0);
-    return;
-  }
-  const int64_t n = static_cast<int64_t>(z->size());
-  if (kind == RangeKind::kRank) {
-    if (start < 0) start += n;
-    if (end < 0) end += n;
-    if (start < 0) start = 0;
-    if (start > end || start >= n) {
-      ctx.reply.Integer(0);
-      return;
-    }
-    if (end >= n) end = n - 1;
-  } else {
-    const size_t below = kind == RangeKind::kScore ? z->RankOfFirstIn(score_range, false)
-                                                   : z->RankOfFirstIn(lex_range, false);
-    if (below >= z->size()) {
-      ctx.reply.Integer(0);
-      return;
-    }
-    start = static_cast<int64_t>(below);
-    // A lex range is the run from its first element (ZSetValue::LexRun):
-    // with differing scores its members need not be in order.
-    end = kind == RangeKind::kScore ? n - 1 - static_cast<int64_t>(z->RankOfFirstIn(score_range, true))
-                                    : start + static_cast<int64_t>(z->LexRun(lex_range, below, false, SIZE_MAX)) - 1;
-  }
-  z->RemoveRanks(static_cast<size_t>(start), static_cast<size_t>(end));
-  const int64_t removed = end - start + 1;
-  ZSetRemoved(ctx, ctx.argv[1], *z,
-              kind == RangeKind::kRank ? "zremrangebyrank" : kind == RangeKind::kScore ? "zremrangebyscore"
-                                                                                      : "zremrangebylex");
-  ctx.server.stats().dirty += static_cast<uint64_t>(removed);
-  ctx.reply.Integer(removed);
+  const OpArgs op = OpArgsOf(ctx);
+  ReplyInteger(ctx, kind == RangeKind::kRank    ? OpZremRangeByRank(op, ctx.argv[1], start, end)
+                    : kind == RangeKind::kScore ? OpZremRangeByScore(op, ctx.argv[1], score_range)
+                                                : OpZremRangeByLex(op, ctx.argv[1], lex_range));
 }
 
 void CmdZremrangebyrank(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kRank); }
 void CmdZremrangebyscore(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kScore); }
 void CmdZremrangebylex(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kLex); }
-
-}  // namespace
-
-void ZSetPopAndReply(CommandContext& ctx, std::string_view key, ZSetValue& z, int64_t count, bool max, bool nested) {
-  const size_t n = std::min<uint64_t>(static_cast<uint64_t>(count), z.size());
-  if (nested) {
-    ctx.reply.ArrayHeader(static_cast<int64_t>(n));
-  } else {
-    ctx.reply.ArrayHeader(static_cast<int64_t>(n * 2));
-  }
-  size_t i = 0;
-  z.Walk(0, max, [&](std::string_view m, double score) {
-    if (i++ == n) return false;
-    if (nested) ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(m);
-    ctx.reply.Double(score);
-    return true;
-  });
-  if (max) {
-    z.RemoveRanks(z.size() - n, z.size() - 1);
-  } else {
-    z.RemoveRanks(0, n - 1);
-  }
-  ctx.server.stats().dirty += n;
-  ZSetRemoved(ctx, key, z, max ? "zpopmax" : "zpopmin");
-}
-
-namespace {
 
 // ZPOPMIN / ZPOPMAX key [count]
 void Pop(CommandContext& ctx, bool max) {
@@ -301,14 +189,14 @@ void Pop(CommandContext& ctx, bool max) {
       return;
     }
   }
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], false, &failed);
-  if (failed) return;
-  if (z == nullptr || count == 0) {
-    ctx.reply.ArrayHeader(0);
-    return;
-  }
-  ZSetPopAndReply(ctx, ctx.argv[1], *z, count < 0 ? 1 : count, max, ctx.reply.resp() >= 3 && count != -1);
+  // Without a count: one element, flat even in RESP3.
+  const bool nested = ctx.reply.resp() >= 3 && count != -1;
+  core::OpResult<size_t> r = OpZpop(
+      OpArgsOf(ctx), ctx.argv[1], count < 0 ? 1 : static_cast<uint64_t>(count), max,
+      [&](size_t n) { ctx.reply.ArrayHeader(static_cast<int64_t>(nested ? n : n * 2)); },
+      [&](std::string_view m, double score) { ReplyPoppedElement(ctx, m, score, nested); });
+  if (r.status() == core::OpStatus::kNotFound) return ctx.reply.ArrayHeader(0);
+  if (!r.ok()) ReplyOpError(ctx, r.status());
 }
 
 void CmdZpopmin(CommandContext& ctx) { Pop(ctx, false); }
@@ -325,20 +213,17 @@ void CmdZmpop(CommandContext& ctx) {
 }  // namespace
 
 bool ZSetMpopFirst(CommandContext& ctx, const MpopArgs& args) {
-  const bool max = !args.first_end;  // MIN is the first end
-  for (std::string_view k : args.keys) {
-    bool failed;
-    ZSetValue* z = ZSetLookup(ctx, k, false, &failed);
-    if (failed) return true;
-    if (z == nullptr) continue;
-    const std::string key(k);
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    ZSetPopAndReply(ctx, key, *z, args.count, max, /*nested=*/true);
-    ctx.server.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", key, StrCat(args.count)});
-    return true;
-  }
-  return false;
+  core::OpResult<size_t> r = OpZmpop(
+      OpArgsOf(ctx), args.keys, static_cast<uint64_t>(args.count), /*max=*/!args.first_end,  // MIN is the first end
+      [&](std::string_view key, size_t n) {
+        ctx.reply.ArrayHeader(2);
+        ctx.reply.Bulk(key);
+        ctx.reply.ArrayHeader(static_cast<int64_t>(n));
+      },
+      [&](std::string_view m, double score) { ReplyPoppedElement(ctx, m, score, /*nested=*/true); });
+  if (r.status() == core::OpStatus::kNotFound) return false;
+  if (!r.ok()) ReplyOpError(ctx, r.status());
+  return true;
 }
 
 namespace {
@@ -349,9 +234,8 @@ void CmdZrandmember(CommandContext& ctx) {
   std::string member;
   double score;
   if (ctx.argv.size() == 2) {
-    bool failed;
-    ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-    if (failed) return;
+    ZSetValue* z;
+    if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
     if (z == nullptr) {
       ctx.reply.Null();
       return;
@@ -363,9 +247,8 @@ void CmdZrandmember(CommandContext& ctx) {
   int64_t l;
   bool withscores;
   if (!ParseRandomCountArgs(ctx, "WITHSCORES", &l, &withscores)) return;
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
   if (z == nullptr || l == 0) {
     ctx.reply.ArrayHeader(0);
     return;
@@ -410,9 +293,8 @@ void CmdZrandmember(CommandContext& ctx) {
 void CmdZscan(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseScanCursor(ctx, ctx.argv[2], &cursor)) return;
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[1], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[1], &z)) return;
   if (z == nullptr) {
     ReplyScan(ctx, 0, {});
     return;

@@ -11,6 +11,7 @@
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/errors.h"
 #include "server/server.h"
@@ -145,9 +146,8 @@ void RangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type,
   r.type = type;
   r.direction = direction;
   if (!ParseRequest(ctx, first, store, &r)) return;
-  bool failed;
-  ZSetValue* z = ZSetLookup(ctx, ctx.argv[first], true, &failed);
-  if (failed) return;
+  ZSetValue* z;
+  if (!LookupForRead(ctx, ctx.argv[first], &z)) return;
   size_t start = 0, count = 0;
   if (z != nullptr) Resolve(*z, r, &start, &count);
   const bool reverse = r.direction == Direction::kReverse;
@@ -163,7 +163,8 @@ void RangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type,
     }
     DropZeroSignsBeforeConversion(elements, ZSetLimitsOf(ctx));
     if (reverse) std::reverse(elements.begin(), elements.end());  // a set is stored in ascending order
-    ctx.reply.Integer(StoreZSet(ctx, ctx.argv[1], ZSetValue::FromSorted(elements, ZSetLimitsOf(ctx))));
+    ctx.reply.Integer(
+        OpZstore(OpArgsOf(ctx), ctx.argv[1], ZSetValue::FromSorted(elements, ZSetLimitsOf(ctx)), "zrangestore"));
     return;
   }
   ReplyElementsHeader(ctx, static_cast<int64_t>(count), r.withscores);

@@ -9,32 +9,6 @@
 
 namespace ringkv::server {
 
-core::ZSetValue* ZSetLookup(CommandContext& ctx, std::string_view key, bool for_read, bool* failed) {
-  core::Database& db = ctx.server.db(ctx.client);
-  core::Entry* e = for_read ? db.FindForRead(key, ctx.now_ms) : db.Find(key, ctx.now_ms);
-  *failed = !CheckType(ctx, e, core::ValueType::kZSet);
-  return e != nullptr && !*failed ? &e->value.zset() : nullptr;
-}
-
-core::ZSetValue* ZSetCreate(CommandContext& ctx, std::string_view key) {
-  bool created;
-  core::Entry* e = ctx.server.db(ctx.client).FindOrInsert(key, ctx.now_ms, &created);
-  e->value = core::Value(core::ZSetValue());
-  return &e->value.zset();
-}
-
-void ZSetDeleteIfEmpty(CommandContext& ctx, std::string_view key, const core::ZSetValue& z) {
-  if (z.size() == 0) ctx.server.db(ctx.client).Erase(key);
-}
-
-void ZSetRemoved(CommandContext& ctx, std::string_view key, const core::ZSetValue& z, std::string_view event) {
-  const std::string k(key);  // `key` may alias the erased entry
-  KeyEvent(ctx, notify::kZSet, event, k);
-  if (z.size() != 0) return;
-  ctx.server.db(ctx.client).Erase(k);
-  KeyEvent(ctx, notify::kGeneric, "del", k);
-}
-
 const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx) { return ctx.server.keyspace().limits().zset; }
 
 namespace {
@@ -87,9 +61,10 @@ void ReplyElement(CommandContext& ctx, std::string_view member, double score, bo
   if (withscores) ctx.reply.Double(score);
 }
 
-int64_t StoreZSet(CommandContext& ctx, std::string_view dst, core::ZSetValue result) {
-  const size_t n = result.size();
-  return StoreCollection(ctx, dst, core::Value(std::move(result)), n, notify::kZSet);
+void ReplyPoppedElement(CommandContext& ctx, std::string_view member, double score, bool nested) {
+  if (nested) ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(member);
+  ctx.reply.Double(score);
 }
 
 }  // namespace ringkv::server

@@ -1,0 +1,18 @@
+#include "server/commands/op_args.h"
+
+namespace ringkv::server {
+
+int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
+                   std::string_view event, uint64_t dirty) {
+  const bool existed = op.effects.DeleteKey(op.db, dst, op.now_ms, op.effects.lazy_server_del());
+  if (size == 0) {
+    if (existed) op.Changed(notify::kGeneric, "del", dst, 1);
+    return 0;
+  }
+  bool created;
+  op.db.FindOrInsert(dst, op.now_ms, &created)->value = std::move(value);
+  op.Changed(type, event, dst, dirty);
+  return static_cast<int64_t>(size);
+}
+
+}  // namespace ringkv::server

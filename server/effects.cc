@@ -1,0 +1,51 @@
+#include "server/effects.h"
+
+#include "core/keyspace.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+Effects::Effects(Server* server) : server_(server) {
+  if (server_ == nullptr) recorded_ = std::make_unique<Recorded>();
+}
+
+Effects::~Effects() = default;
+
+void Effects::Changed(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) {
+  if (server_ == nullptr) {
+    recorded_->changes.push_back(KeyChange{db, type, event, key, dirty});
+    recorded_->dirty += dirty;
+    return;
+  }
+  server_->stats().dirty += dirty;
+  server_->KeyEvent(type, event, db, key);
+}
+
+void Effects::Dirty(uint64_t n) {
+  if (server_ == nullptr) {
+    recorded_->dirty += n;
+    return;
+  }
+  server_->stats().dirty += n;
+}
+
+void Effects::PropagateAs(std::vector<std::string> argv) {
+  if (server_ == nullptr) {
+    recorded_->propagate_as = std::move(argv);
+    return;
+  }
+  server_->PropagateAs(std::move(argv));
+}
+
+bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy) {
+  if (server_ == nullptr) return db.Find(key, now_ms) != nullptr && db.Erase(key);
+  return server_->DeleteKey(db, key, now_ms, lazy);
+}
+
+bool Effects::lazy_server_del() const { return server_ != nullptr && server_->lazy_server_del(); }
+
+bool Effects::lazy_expire() const {
+  return server_ != nullptr && server_->config().Bool("lazyfree-lazy-expire");
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,96 @@
+// Effects: what a write did to the keyspace, as the Op* functions report it.
+//
+// Op* functions (server/commands/*_ops.h) change the keyspace and report
+// each change here, in the order they make it: the key and its database,
+// the keyspace event, and how many changes it counts in `dirty` (from which
+// Server::Call decides to propagate). Where the command's own argv would not
+// replay the same on a replica or from the AOF (SPOP, HINCRBYFLOAT, LMPOP,
+// ...), they give the form to propagate instead. They never touch WATCH,
+// blocked clients, notifications, stats or propagation themselves, and
+// neither do the Cmd* handlers that call them.
+//
+// Every CommandContext carries one bound to its server (Server::Call, the
+// AOF loader, EXEC's queued commands, re-runs of blocked commands: all build
+// a CommandContext). A bound record applies each report as it is made --
+// dirty grows, then Server::KeyEvent (WATCH, blocked clients, client-side
+// caching, the keyspace notification) -- so every event keeps its place:
+// after the "expired" and "new" events of the lookups before it, in the
+// order Redis 7.0 publishes them (LMOVE's "lpush" before the source's "lpop"
+// and "del"), and before the reply, so a RESP3 client subscribed to its own
+// keys sees the event first. (Gathering the reports and applying them after
+// the handler would move them behind the lookups' events and the reply.)
+//
+// An unbound record (a null server: unit tests of the Op* functions) keeps
+// the reports instead, for the test to read.
+//
+// Cost: a report is a direct call, no allocation (bound); the record is two
+// pointers on the command's stack.
+//
+// REQUIRES: main thread. `event` is static text. `key` is only read during
+// the call when bound; when unbound it must outlive the record.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ringkv::core {
+class Database;
+}
+
+namespace ringkv::server {
+
+class Server;
+
+// One reported change.
+struct KeyChange {
+  int db;
+  uint32_t type;           // notify::k* class of the event
+  std::string_view event;  // "hset", "del", ...
+  std::string_view key;
+  uint64_t dirty;          // changes counted in stats().dirty
+};
+
+class Effects {
+ public:
+  // Bound to `server`, or unbound (nullptr) to record.
+  explicit Effects(Server* server);
+  ~Effects();
+  Effects(const Effects&) = delete;
+  Effects& operator=(const Effects&) = delete;
+
+  // `key` in database `db` changed: its event `event` of class `type`, and
+  // `dirty` changes counted (0: an event that changes nothing countable).
+  void Changed(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty);
+  // Changes counted with no event of their own.
+  void Dirty(uint64_t n);
+  // The command propagates as `argv` (replaces the command's own argv).
+  void PropagateAs(std::vector<std::string> argv);
+  // Deletes `key` (DEL, or before a command replaces its value), freeing a
+  // big value on the lazy-free thread when `lazy`. True when it existed.
+  bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy);
+  // lazyfree-lazy-server-del (false when unbound): whether a whole value a
+  // command deletes propagates as UNLINK rather than DEL.
+  bool lazy_server_del() const;
+  // lazyfree-lazy-expire (false when unbound): whether a key deleted for a
+  // deadline already past propagates as UNLINK rather than DEL.
+  bool lazy_expire() const;
+
+  // ---- unbound only: what was reported, in order ----
+  const std::vector<KeyChange>& changes() const { return recorded_->changes; }
+  uint64_t dirty() const { return recorded_->dirty; }
+  const std::vector<std::string>& propagated_as() const { return recorded_->propagate_as; }
+
+ private:
+  struct Recorded {
+    std::vector<KeyChange> changes;
+    uint64_t dirty = 0;
+    std::vector<std::string> propagate_as;
+  };
+  Server* server_;
+  std::unique_ptr<Recorded> recorded_;  // unbound only
+};
+
+}  // namespace ringkv::server

@@ -39,7 +39,7 @@ void CmdFunctionLoad(CommandContext& ctx) {
     ctx.reply.Error(ToStd(name.status().message()));
     return;
   }
-  ++ctx.server.stats().dirty;
+  ctx.effects.Dirty(1);
   ctx.reply.Bulk(*name);
 }
 
@@ -49,7 +49,7 @@ void CmdFunctionDelete(CommandContext& ctx) {
     ctx.reply.Error("ERR Library not found");
     return;
   }
-  ++ctx.server.stats().dirty;
+  ctx.effects.Dirty(1);
   ctx.reply.Ok();
 }
 
@@ -63,7 +63,7 @@ void CmdFunctionFlush(CommandContext& ctx) {
     return;
   }
   if (scripting::Scripting* s = ctx.server.scripting()) s->functions().Flush();
-  ++ctx.server.stats().dirty;
+  ctx.effects.Dirty(1);
   ctx.reply.Ok();
 }
 
@@ -154,7 +154,7 @@ void CmdFunctionRestore(CommandContext& ctx) {
     ctx.reply.Error(ToStd(st.message()));
     return;
   }
-  ++ctx.server.stats().dirty;
+  ctx.effects.Dirty(1);
   ctx.reply.Ok();
 }
 

@@ -613,8 +613,8 @@ def slow_replica(run):
             # Streaming first: caught up and acknowledged (a replica still
             # catching up after its last resync may be cut for that on its
             # own; one that has not acknowledged yet is still being synced).
-            target = primary_offset(run.cluster)
-            if not wait_until(lambda: acked_offset(primary, replica) >= target, 30):
+            target = primary_offset(run.cluster)  # acknowledged past it: an ACK came after now
+            if not wait_until(lambda: acked_offset(primary, replica) > target, 30):
                 run.problems.append("%s did not catch up within 30 s" % replica.name)
                 return
             cuts = output_limit_cuts(primary)

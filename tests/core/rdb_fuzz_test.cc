@@ -801,7 +801,7 @@ TEST_F(RdbFuzz, MutatedDumpPayloadsAreRefusedOrSound) {
   std::printf("DUMP payloads: %llu cases, %llu refused, %llu loaded and sound; slowest %.1f ms\n",
               static_cast<unsigned long long>(tally.cases), static_cast<unsigned long long>(tally.refused),
               static_cast<unsigned long long>(tally.loaded), tally.slowest_ms);
-  EXPECT_LT(tally.slowest_ms, 5000.0) << "a case took too long (a hang in waiting)";
+  EXPECT_LT(tally.slowest_ms, 10000.0) << "a case took too long (a hang in waiting)";
 }
 
 TEST_F(RdbFuzz, MutatedRdbFilesAreRefusedOrSound) {
@@ -841,7 +841,7 @@ TEST_F(RdbFuzz, MutatedRdbFilesAreRefusedOrSound) {
   std::printf("RDB files: %llu cases, %llu refused, %llu loaded and sound; slowest %.1f ms\n",
               static_cast<unsigned long long>(tally.cases), static_cast<unsigned long long>(tally.refused),
               static_cast<unsigned long long>(tally.loaded), tally.slowest_ms);
-  EXPECT_LT(tally.slowest_ms, 5000.0) << "a case took too long (a hang in waiting)";
+  EXPECT_LT(tally.slowest_ms, 10000.0) << "a case took too long (a hang in waiting)";
 }
 
 }  // namespace

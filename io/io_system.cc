@@ -40,9 +40,10 @@ SocketAddress ToSocketAddress(const sockaddr_storage& ss) {
   return a;
 }
 
-// Opens one listening socket; *optional_missing is set when the address is
-// unavailable on this host (ok to skip for "-addr").
-int ListenOn(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable) {
+// Opens one listening socket; *unavailable is set when the address is
+// unavailable on this host (ok to skip for "-addr"), *in_use when another
+// socket holds the port.
+int ListenOn(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable, bool* in_use) {
   std::string host = addr;
   bool v6 = host.find(':') != std::string::npos;
   if (host == "*") host = "0.0.0.0";
@@ -80,6 +81,7 @@ int ListenOn(const std::string& addr, int port, int backlog, std::string* error,
   if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0 || listen(fd, backlog) < 0) {
     int e = errno;
     *unavailable = e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT;
+    *in_use = e == EADDRINUSE;
     *error = absl::StrCat("bind: ", std::strerror(e));
     close(fd);
     return -1;
@@ -133,15 +135,16 @@ void IoSystem::Shutdown() {
   remote_pending_.clear();
 }
 
-absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port) {
+absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use) {
   std::vector<int> fds;
   std::vector<std::string> names;
   for (const std::string& raw : bind) {
     bool optional = absl::StartsWith(raw, "-");
     std::string addr = optional ? raw.substr(1) : raw;
     std::string error;
-    bool unavailable = false;
-    int fd = ListenOn(addr, port, tcp_backlog_, &error, &unavailable);
+    bool unavailable = false, taken = false;
+    int fd = ListenOn(addr, port, tcp_backlog_, &error, &unavailable, &taken);
+    if (in_use != nullptr) *in_use = taken;
     if (fd < 0) {
       if (optional && unavailable) continue;
       for (int f : fds) close(f);
@@ -195,8 +198,9 @@ absl::Status IoSystem::Listen(const IoOptions& options) {
   constexpr int kAttempts = 40;  // 2 s
   absl::Status s;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    s = OpenListeners(options.bind, options.port);
-    if (s.ok() || !absl::StrContains(s.message(), strerror(EADDRINUSE))) return s;
+    bool in_use = false;
+    s = OpenListeners(options.bind, options.port, &in_use);
+    if (s.ok() || !in_use) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return s;

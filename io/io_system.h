@@ -190,7 +190,8 @@ class IoSystem {
   void RunTimers();  // runs the timer if it is due
   int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
   void ReapGraveyard();
-  absl::Status OpenListeners(const std::vector<std::string>& bind, int port);
+  // `in_use` (optional): the failure was a port already in use.
+  absl::Status OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use = nullptr);
   void StopListeners();
 
   CommandSink* sink_;

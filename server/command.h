@@ -80,8 +80,9 @@ struct CommandSpec {
   // The keys are `numkeys key [key ...]` from argv[2] (EVAL, FCALL).
   bool numkeys_at_2 = false;
   // EVAL & co., FCALL & co.: the script's declared flags, not these, decide
-  // the gate's write / OOM / stale checks (Scripting::GateFlags).
-  bool declares_flags = false;
+  // the gate's write / OOM / stale checks (Scripting::GateFlags), from the
+  // script's body, a cached script's sha, or a function's name.
+  enum class Script : uint8_t { kNone, kBody, kSha, kFunction } script = Script::kNone;
 
   // commandstats (main thread)
   mutable uint64_t calls = 0;
@@ -124,10 +125,11 @@ inline CommandSpec NumKeysAt1(CommandSpec s) {
   return s;
 }
 
-// A script command: keys from a count at argv[2], flags from the script.
-inline CommandSpec ScriptCommand(CommandSpec s) {
+// A script command: keys from a count at argv[2], flags from the script
+// that argv[1] names.
+inline CommandSpec ScriptCommand(CommandSpec s, CommandSpec::Script script) {
   s.numkeys_at_2 = true;
-  s.declares_flags = true;
+  s.script = script;
   return s;
 }
 

@@ -406,7 +406,7 @@ void Server::Execute(Client& c, Argv argv) {
   uint32_t flags = spec->flags;
   if (is_exec) flags |= multi_[c.id()]->flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
   // EVAL & co. and FCALL & co. are judged by what their script declares.
-  if (spec->declares_flags && scripting_) flags = scripting_->GateFlags(argv, flags, spec->name.starts_with("fcall"));
+  if (spec->script != CommandSpec::Script::kNone && scripting_) flags = scripting_->GateFlags(*spec, argv, flags);
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
     reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
@@ -507,7 +507,7 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
-    if (spec->declares_flags) {
+    if (spec->script != CommandSpec::Script::kNone) {
       propagate_as_.clear();
     } else if (propagate_as_.empty()) {
       Propagate(c.db, argv);
@@ -544,106 +544,6 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
       c.conn != nullptr) {
     Slowlog(c, argv, duration, now_ms);
   }
-}
-
-void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
-  const CommandSpec* spec = commands_.Find(argv[0]);
-  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
-    if (const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1])) spec = sub;
-  }
-  if (spec == nullptr) {
-    rb.Error("ERR Unknown Redis command called from script");
-    return;
-  }
-  const int argc = static_cast<int>(argv.size());
-  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity || spec->handler == nullptr) {
-    rb.Error("ERR Wrong number of args calling Redis command from script");
-    return;
-  }
-  if ((spec->flags & cmd::kNoscript) && !disable_deny_scripts_) {
-    rb.Error("ERR This Redis command is not allowed from script");
-    return;
-  }
-  // What the primary's stream or the AOF runs is never refused.
-  const bool obey = sc.is_master || loading_;
-  if (!obey && master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ &&
-      !(spec->flags & cmd::kStale)) {
-    rb.Error("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
-             "enable it.");
-    return;
-  }
-  const bool write = spec->flags & cmd::kWrite;
-  if (run.read_only && (spec->flags & (cmd::kWrite | cmd::kMayReplicate))) {
-    rb.Error("ERR Write commands are not allowed from read-only scripts.");
-    return;
-  }
-  // Once a script wrote, it is never failed on the server's state: it could
-  // not be undone (Redis's SCRIPT_WRITE_DIRTY).
-  if (write && !run.wrote && !obey) {
-    if (master_ && replica_read_only_) {
-      rb.Error("READONLY You can't write against a read only replica.");
-      return;
-    }
-    if (!persistence_ok()) {
-      if (std::string misconf = PersistenceError(); !misconf.empty()) {
-        rb.Error(misconf);
-        return;
-      }
-    }
-    if (!master_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
-        GoodReplicas(UnixMs()) < min_replicas_to_write_) {
-      rb.Error("NOREPLICAS Not enough good replicas to write.");
-      return;
-    }
-  }
-  if (!(run.flags & scripting::kAllowOom) && maxmemory_ > 0 && !obey && !run.wrote && run.oom_at_start &&
-      (spec->flags & cmd::kDenyOom)) {
-    rb.Error("OOM command not allowed when used memory > 'maxmemory'.");
-    return;
-  }
-  if (write) run.wrote = true;
-  propagate_targets_ = run.repl;
-  // Time stands still inside a script: its keys expire as of its start.
-  Call(sc, *spec, argv, rb, run.now_ms);
-  propagate_targets_ = scripting::kReplAll;
-}
-
-scripting::Scripting& Server::EnsureScripting() {
-  if (!scripting_) scripting_ = std::make_unique<scripting::Scripting>(*this);
-  return *scripting_;
-}
-
-std::vector<std::string> Server::FunctionLibraryCodes() const {
-  std::vector<std::string> codes;
-  if (scripting_) {
-    for (const auto& [name, lib] : scripting_->functions().libraries()) codes.push_back(lib.code);
-  }
-  return codes;
-}
-
-absl::Status Server::LoadFunctionLibraries(const std::vector<std::string>& codes, FunctionLoadMode mode) {
-  if (codes.empty() && (!scripting_ || mode != FunctionLoadMode::kReplaceAll)) return absl::OkStatus();
-  scripting::FunctionLibraries& functions = EnsureScripting().functions();
-  // All or nothing: the new set is built from a dump of the current one.
-  const std::string before = functions.Dump();
-  if (mode == FunctionLoadMode::kReplaceAll) functions.Flush();
-  for (const std::string& code : codes) {
-    absl::StatusOr<std::string> r = functions.Load(code, /*replace=*/mode != FunctionLoadMode::kAddOnly);
-    if (!r.ok()) {
-      (void)functions.Restore(before, "flush");
-      return absl::DataLossError(StrCat("Failed loading library: ", ToStd(r.status().message())));
-    }
-  }
-  return absl::OkStatus();
-}
-
-void Server::ScriptBusyStarted() { script_busy_ = true; }
-
-void Server::ScriptBusyEnded() { script_busy_ = false; }
-
-void Server::ProcessEventsWhileBusy() {
-  if (current_client_ == nullptr || current_client_->conn == nullptr) return;  // AOF loading, the primary's link
-  io_->ProcessEventsWhileBusy(current_client_->conn);
 }
 
 void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms) {

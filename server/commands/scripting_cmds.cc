@@ -80,10 +80,10 @@ void RegisterScriptingCommands(CommandTable& t) {
   using namespace cmd;
   const uint32_t kEvalFlags = kNoscript | kStale | kSkipMonitor;
   const char* kAcl = "@slow @scripting";
-  t.Add(ScriptCommand(Cmd("eval", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEval)));
-  t.Add(ScriptCommand(Cmd("evalsha", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEvalSha)));
-  t.Add(ScriptCommand(Cmd("eval_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalRo)));
-  t.Add(ScriptCommand(Cmd("evalsha_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalShaRo)));
+  t.Add(ScriptCommand(Cmd("eval", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEval), CommandSpec::Script::kBody));
+  t.Add(ScriptCommand(Cmd("evalsha", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEvalSha), CommandSpec::Script::kSha));
+  t.Add(ScriptCommand(Cmd("eval_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalRo), CommandSpec::Script::kBody));
+  t.Add(ScriptCommand(Cmd("evalsha_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalShaRo), CommandSpec::Script::kSha));
   std::vector<CommandSpec> subs;
   subs.push_back(Cmd("script|debug", 3, kNoscript, 0, 0, 0, kAcl, "scripting", "Set the debug mode for executed scripts.", "3.2.0", CmdScriptDebug));
   subs.push_back(Cmd("script|exists", -3, kNoscript, 0, 0, 0, kAcl, "scripting", "Check existence of scripts in the script cache.", "2.6.0", CmdScriptExists));

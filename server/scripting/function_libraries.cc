@@ -194,7 +194,7 @@ absl::Status FunctionLibraries::Restore(std::string_view payload, std::string_vi
   while (src.remaining() > 0) {
     uint8_t type;
     if (!in.Byte(&type)) return Err("ERR payload is malformed");
-    if (type == core::rdb::kOpFunction2 - 1) return Err("ERR Pre-GA function format not supported");
+    if (type == core::rdb::kOpFunctionPreGa) return Err("ERR Pre-GA function format not supported");
     if (type != core::rdb::kOpFunction2) return Err("ERR given type is not a function");
     std::string code;
     if (absl::Status s = in.String(&code); !s.ok()) return Err("ERR Failed loading library payload");

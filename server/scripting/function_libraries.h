@@ -59,7 +59,8 @@ class FunctionLibraries {
 
   const FunctionInfo* FindFunction(std::string_view name) const;
   const std::map<std::string, LibraryInfo, std::less<>>& libraries() const { return libraries_; }
-  const FunctionInfo& function(const std::string& name) const { return functions_.at(name); }
+  // REQUIRES: `name` is a function of a loaded library (any case).
+  const FunctionInfo& function(std::string_view name) const { return *FindFunction(name); }
   size_t function_count() const { return functions_.size(); }
 
   // FUNCTION DUMP: Redis's payload (function records, RDB version, CRC-64).

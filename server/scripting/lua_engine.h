@@ -77,9 +77,6 @@ class LuaEngine {
   // Runs a function callback with (keys, args).
   void RunFunction(ScriptRun& run, int callback_ref, Argv keys, Argv args, io::ReplyBuilder& rb);
 
-  // The run in progress, if any (SCRIPT KILL, FUNCTION STATS).
-  ScriptRun* current() const { return current_; }
-
  private:
   void OpenLibraries();
   void InstallRedisApi();

@@ -221,19 +221,22 @@ int64_t TableEntries(lua_State* L) {
   return n;
 }
 
+// Pops the string at the top of the stack as one protocol line (CR and LF
+// become spaces, as Redis writes error, status and big-number lines).
+std::string PopLine(lua_State* L) {
+  std::string line(lua_tostring(L, -1), lua_objlen(L, -1));
+  lua_pop(L, 1);
+  absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &line);
+  return line;
+}
+
 void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
   if (RawField(L, "err", LUA_TSTRING)) {
-    std::string msg(lua_tostring(L, -1), lua_objlen(L, -1));
-    lua_pop(L, 1);
-    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &msg);
-    rb.Error(msg);
+    rb.Error(PopLine(L));
     return;
   }
   if (RawField(L, "ok", LUA_TSTRING)) {
-    std::string msg(lua_tostring(L, -1), lua_objlen(L, -1));
-    lua_pop(L, 1);
-    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &msg);
-    rb.SimpleString(msg);
+    rb.SimpleString(PopLine(L));
     return;
   }
   if (RawField(L, "double", LUA_TNUMBER)) {
@@ -242,10 +245,7 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     return;
   }
   if (RawField(L, "big_number", LUA_TSTRING)) {
-    std::string digits(lua_tostring(L, -1), lua_objlen(L, -1));
-    lua_pop(L, 1);
-    absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &digits);
-    rb.BigNumber(digits);
+    rb.BigNumber(PopLine(L));
     return;
   }
   if (RawField(L, "map", LUA_TTABLE)) {

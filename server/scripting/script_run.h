@@ -49,9 +49,6 @@ struct ScriptRun {
   bool timed_out = false;    // ran past busy-reply-threshold: other clients got -BUSY
   int64_t start_ms = 0;      // monotonic clock at the start
   int64_t now_ms = 0;        // wall clock at the start: the script's time for expiry
-  int caller_db = 0;
-  int caller_resp = 2;
-  uint64_t caller_id = 0;
   Argv command;              // the EVAL / FCALL command (FUNCTION STATS); valid while it runs
 };
 

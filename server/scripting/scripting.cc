@@ -120,29 +120,32 @@ void Scripting::FlushScripts() {
   eval_.reset();
 }
 
-uint32_t Scripting::GateFlags(Argv argv, uint32_t command_flags, bool is_fcall) const {
+uint32_t Scripting::GateFlags(const CommandSpec& spec, Argv argv, uint32_t command_flags) const {
   if (argv.size() < 2) return command_flags;
-  if (is_fcall) {
-    const FunctionInfo* f = functions_.FindFunction(argv[1]);
-    return f == nullptr ? command_flags : DeclaredCommandFlags(command_flags, f->flags);
-  }
-  // EVALSHA names the script; EVAL carries it (its sha is computed again
-  // when it runs, as Redis does).
-  const bool by_sha = (argv[0].size() >= 7 && EqualsIgnoreCase(argv[0].substr(0, 7), "evalsha"));
   uint32_t script_flags;
-  if (by_sha) {
-    const CachedScript* script = FindScript(argv[1]);
-    if (script == nullptr) return command_flags;
-    script_flags = script->flags;
-  } else {
-    auto it = scripts_.find(Sha1Hex(argv[1]));
-    if (it != scripts_.end()) {
-      script_flags = it->second.flags;
-    } else {
-      absl::StatusOr<uint32_t> parsed = ParseShebangFlags(argv[1]);
-      if (!parsed.ok()) return command_flags;  // the error is reported when it runs
-      script_flags = *parsed;
+  switch (spec.script) {
+    case CommandSpec::Script::kFunction: {
+      const FunctionInfo* f = functions_.FindFunction(argv[1]);
+      if (f == nullptr) return command_flags;
+      script_flags = f->flags;
+      break;
     }
+    case CommandSpec::Script::kSha: {
+      const CachedScript* script = FindScript(argv[1]);
+      if (script == nullptr) return command_flags;
+      script_flags = script->flags;
+      break;
+    }
+    case CommandSpec::Script::kBody: {
+      // The shebang line alone says the flags (an error in it is reported
+      // when the script runs).
+      absl::StatusOr<uint32_t> parsed = ParseShebangFlags(argv[1]);
+      if (!parsed.ok()) return command_flags;
+      script_flags = *parsed;
+      break;
+    }
+    default:
+      return command_flags;
   }
   if (script_flags & kEvalCompat) return command_flags;
   return DeclaredCommandFlags(command_flags, script_flags);
@@ -165,9 +168,6 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
   run.start_ms = MonotonicMs();
   run.now_ms = ctx.now_ms;
   run.command = ctx.argv;
-  run.caller_db = ctx.client.db;
-  run.caller_resp = ctx.client.resp;
-  run.caller_id = ctx.client.id();
   run.oom_at_start = server_.pre_command_oom();
   script_client_.db = ctx.client.db;
   script_client_.resp = 2;

@@ -29,6 +29,7 @@
 namespace ringkv::server {
 class Server;
 struct CommandContext;
+struct CommandSpec;
 }  // namespace ringkv::server
 
 namespace ringkv::server::scripting {
@@ -58,7 +59,7 @@ class Scripting final : public ScriptHost {
   // The flags EVAL & co. / FCALL & co. are judged by (OOM, write, stale): a
   // script with a shebang or a function declares them; an EVAL script
   // without one keeps the command's flags (Redis's evalGetCommandFlags).
-  uint32_t GateFlags(Argv argv, uint32_t command_flags, bool is_fcall) const;
+  uint32_t GateFlags(const CommandSpec& spec, Argv argv, uint32_t command_flags) const;
 
   // ---- a running script ----------------------------------------------------------
   // The script running now, if any.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks (or rewrites) the expected results in tests/server/lua_libs_test.cc
+"""Checks (or rewrites) the expected results in tests/server/lua_cmsgpack_test.cc / lua_struct_test.cc
 against a real redis-server 7.0.
 
 Each case there is {"name", R"lua(snippet)lua", R"want(expected)want"}; this
@@ -60,16 +60,45 @@ def free_port():
         return s.getsockname()[1]
 
 
+def check_file(redis, prelude, path, update):
+    """Compares (or with `update` rewrites) one test file's cases; returns
+    how many differ."""
+    source = open(path, encoding="latin-1").read()
+    differences = 0
+    pieces, last = [], 0
+    for m in CASE_RE.finditer(source):
+        name, lua, want = m.group(1), m.group(2), m.group(3)
+        got = redis.command("EVAL", prelude + lua, "0")
+        if not isinstance(got, str):
+            print("%s: redis did not return a string: %r" % (name, got))
+            differences += 1
+            continue
+        if got != want:
+            differences += 1
+            print("%s:\n  test:  %s\n  redis: %s" % (name, want[:300], got[:300]))
+        pieces.append(source[last:m.start(3)])
+        pieces.append(got)
+        last = m.end(3)
+    pieces.append(source[last:])
+    print("%s: %d cases, %d differences" % (os.path.basename(path), len(CASE_RE.findall(source)), differences))
+    if update and differences:
+        with open(path, "w", encoding="latin-1") as f:
+            f.write("".join(pieces))
+        print("updated", path)
+    return differences
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--redis-server", default="redis-server")
-    ap.add_argument("--test", default=os.path.join(here, "lua_libs_test.cc"))
+    ap.add_argument("--prelude", default=os.path.join(here, "lua_libs_test_util.h"))
+    ap.add_argument("--test", nargs="*",
+                    default=[os.path.join(here, "lua_cmsgpack_test.cc"), os.path.join(here, "lua_struct_test.cc")])
     args = ap.parse_args()
 
-    source = open(args.test, encoding="latin-1").read()
-    prelude = PRELUDE_RE.search(source).group(1)
+    prelude = PRELUDE_RE.search(open(args.prelude, encoding="latin-1").read()).group(1)
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         server = subprocess.Popen(
@@ -86,28 +115,10 @@ def main():
             else:
                 sys.exit("redis-server did not start")
             print("checking against", redis.command("INFO", "server").split("\r\n")[1:3])
-            differences = 0
-            pieces, last = [], 0
-            for m in CASE_RE.finditer(source):
-                name, lua, want = m.group(1), m.group(2), m.group(3)
-                got = redis.command("EVAL", prelude + lua, "0")
-                if not isinstance(got, str):
-                    print("%s: redis did not return a string: %r" % (name, got))
-                    differences += 1
-                    continue
-                if got != want:
-                    differences += 1
-                    print("%s:\n  test:  %s\n  redis: %s" % (name, want[:300], got[:300]))
-                pieces.append(source[last:m.start(3)])
-                pieces.append(got)
-                last = m.end(3)
-            pieces.append(source[last:])
-            print("%d cases, %d differences" % (len(CASE_RE.findall(source)), differences))
-            if args.update and differences:
-                with open(args.test, "w", encoding="latin-1") as f:
-                    f.write("".join(pieces))
-                print("updated", args.test)
-            sys.exit(1 if differences and not args.update else 0)
+            total = 0
+            for path in args.test:
+                total += check_file(redis, prelude, path, args.update)
+            sys.exit(1 if total and not args.update else 0)
         finally:
             server.terminate()
             server.wait()

@@ -5,12 +5,6 @@
 
 namespace ringkv::server {
 
-Effects::Effects(Server* server) : server_(server) {
-  if (server_ == nullptr) recorded_ = std::make_unique<Recorded>();
-}
-
-Effects::~Effects() = default;
-
 void Effects::Changed(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) {
   if (server_ == nullptr) {
     recorded_->changes.push_back(KeyChange{db, type, event, key, dirty});

@@ -55,9 +55,11 @@ struct KeyChange {
 
 class Effects {
  public:
-  // Bound to `server`, or unbound (nullptr) to record.
-  explicit Effects(Server* server);
-  ~Effects();
+  // Bound to `server`, or unbound (nullptr) to record. Inline: every
+  // command constructs one.
+  explicit Effects(Server* server) : server_(server) {
+    if (server_ == nullptr) [[unlikely]] recorded_ = std::make_unique<Recorded>();
+  }
   Effects(const Effects&) = delete;
   Effects& operator=(const Effects&) = delete;
 

@@ -2,13 +2,13 @@
 
 #include <chrono>
 
-#include "core/eviction.h"
+#include "core/access_policy.h"
 
 namespace ringkv::core {
 
 Entry* Database::Find(std::string_view key, int64_t now_ms) {
   Entry* e = FindNoTouch(key, now_ms);
-  if (e != nullptr) RecordAccess(*access_, *e, now_ms, *rng_);
+  if (e != nullptr) RecordAccess(*access_, &e->lru, now_ms, *rng_);
   return e;
 }
 
@@ -44,7 +44,7 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
     e.lru = InitialAccess(*access_, now_ms);
     if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
   } else {
-    RecordAccess(*access_, e, now_ms, *rng_);
+    RecordAccess(*access_, &e.lru, now_ms, *rng_);
   }
   return &e;
 }

@@ -59,3 +59,13 @@ enum StringEnc : uint8_t { kEncInt8 = 0, kEncInt16 = 1, kEncInt32 = 2, kEncLzf =
 std::string_view TypeName(uint8_t type);
 
 }  // namespace ringkv::core::rdb
+
+namespace ringkv::core {
+
+// Access metadata saved with a key when the eviction policy uses it.
+struct KeyMeta {
+  int64_t idle_s = -1;  // LRU policies: seconds since last access
+  int freq = -1;        // LFU policies: the 8-bit counter
+};
+
+}  // namespace ringkv::core

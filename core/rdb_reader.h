@@ -18,8 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/rdb_writer.h"
 #include "core/collection_limits.h"
+#include "core/rdb_format.h"
 #include "core/value.h"
 
 namespace ringkv::core {
@@ -114,7 +114,7 @@ absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions&
 absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits = {});
 
 // DEBUG SET-SKIP-CHECKSUM-VALIDATION (a test hook, process-wide as in Redis):
-// while set, LoadRdb and ParseDumpPayload do not check the CRC-64 (the
+// while set, LoadRdb and ParseDumpPayload (core/dump_payload.h) do not check the CRC-64 (the
 // contents are still validated). Safe to call from any thread.
 void SetSkipChecksumValidation(bool skip);
 bool SkipChecksumValidation();

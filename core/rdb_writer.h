@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/collection_limits.h"
+#include "core/rdb_format.h"
 #include "core/value.h"
 
 namespace ringkv::core {
@@ -46,12 +47,6 @@ class FdSink : public ByteSink {
 
  private:
   int fd_;
-};
-
-// Access metadata saved with a key when the eviction policy uses it.
-struct KeyMeta {
-  int64_t idle_s = -1;  // LRU policies: seconds since last access
-  int freq = -1;        // LFU policies: the 8-bit counter
 };
 
 class RdbWriter {
@@ -93,17 +88,5 @@ uint8_t RdbTypeOf(const Value& value);
 void RdbAppendValueBody(const Value& value, bool compress, std::string* out);
 // Appends the RDB value encoding of `value` (its type byte first).
 void RdbAppendValue(const Value& value, bool compress, std::string* out);
-
-// DUMP's serialization of one value.
-std::string DumpPayload(const Value& value, bool compress);
-// Checks a DUMP payload's version and checksum (unless SkipChecksumValidation)
-// and decodes its value, validated deeply whatever sanitize-dump-payload
-// says. Errors
-// carry Redis's RESTORE error text ("DUMP payload version or checksum are
-// wrong", "Bad data format").
-// `reason` (optional) receives why a payload is "Bad data format" (Redis's
-// "... integrity check failed" and the like), for the log.
-absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits = {},
-                                       std::string* reason = nullptr);
 
 }  // namespace ringkv::core

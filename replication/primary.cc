@@ -5,17 +5,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/resp_command.h"
 
 namespace ringkv::repl {
-
-void AppendCommand(std::span<const std::string_view> argv, std::string* out) {
-  absl::StrAppend(out, "*", argv.size(), "\r\n");
-  for (std::string_view a : argv) {
-    absl::StrAppend(out, "$", a.size(), "\r\n");
-    out->append(a);
-    out->append("\r\n");
-  }
-}
 
 namespace {
 
@@ -50,16 +42,16 @@ void Primary::Feed(int db, std::span<const std::string_view> argv) {
   if (db >= 0 && db != stream_db_) {  // db -1: no SELECT (MULTI, EXEC)
     const std::string index = absl::StrCat(db);
     const std::string_view select[] = {"SELECT", index};
-    AppendCommand(select, &scratch_);
+    core::AppendRespCommand(select, &scratch_);
     stream_db_ = db;
   }
-  AppendCommand(argv, &scratch_);
+  core::AppendRespCommand(argv, &scratch_);
   backlog_.Append(scratch_);
 }
 
 void Primary::FeedRaw(std::span<const std::string_view> argv) {
   scratch_.clear();
-  AppendCommand(argv, &scratch_);
+  core::AppendRespCommand(argv, &scratch_);
   backlog_.Append(scratch_);
 }
 

@@ -120,7 +120,4 @@ class Primary {
   std::vector<std::unique_ptr<ReplicaLink>> replicas_;
 };
 
-// Appends argv as a RESP array.
-void AppendCommand(std::span<const std::string_view> argv, std::string* out);
-
 }  // namespace ringkv::repl

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "replication/primary.h"
+#include "core/resp_command.h"
 
 namespace ringkv::repl {
 namespace {
@@ -67,7 +67,7 @@ class Link {
   bool timed_out() const { return timed_out_; }
   std::string Command(const std::vector<std::string_view>& argv) {
     std::string out;
-    AppendCommand(argv, &out);
+    core::AppendRespCommand(argv, &out);
     return out;
   }
 

@@ -1,10 +1,10 @@
 #include "server/clock.h"
 
 #include <cpuid.h>
+#include <sys/time.h>
 #include <time.h>
 #include <x86intrin.h>
 
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {
@@ -23,6 +23,18 @@ uint64_t MonoNanos() {
 }
 
 }  // namespace
+
+int64_t UnixMs() {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
+}
+
+int64_t UnixUs() {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
+}
 
 uint64_t Clock::Ticks() { return __rdtsc(); }
 

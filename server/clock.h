@@ -34,4 +34,9 @@ class Clock {
   bool tsc_ = false;
 };
 
+// Current wall-clock time in milliseconds / microseconds (gettimeofday:
+// for what is not on the command path).
+int64_t UnixMs();
+int64_t UnixUs();
+
 }  // namespace ringkv::server

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/strings.h"
@@ -19,6 +20,8 @@
 #include "server/version.h"
 
 namespace {
+
+using ringkv::StrCat;
 
 ringkv::server::Server* g_server = nullptr;
 
@@ -101,13 +104,12 @@ void LogStartupBanner(const ringkv::server::Config& config) {
                                "    '--------------'    PID: ", getpid(), "\n\n"));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Reads the configuration: the file named first (unless it is an option),
+// then the command-line options. Returns the process exit code when the
+// process is to stop here (a version or help request, a bad configuration).
+std::optional<int> LoadConfig(int argc, char** argv, ringkv::server::Config* config) {
   using namespace ringkv::server;
-  using ringkv::StrCat;
   int first_option = 1;
-  auto config = std::make_unique<Config>();
   if (argc >= 2) {
     std::string a1 = argv[1];
     if (a1 == "-v" || a1 == "--version") {
@@ -138,43 +140,88 @@ int main(int argc, char** argv) {
                  std::string(s.message()).c_str());
     return 1;
   }
+  return std::nullopt;
+}
 
+// Daemonizes when asked, moves into `dir` and opens the log. Returns the
+// pidfile to write ("" for none). False after reporting on stderr.
+bool SetUpProcess(ringkv::server::Config* config, std::string* pidfile) {
+  using namespace ringkv::server;
   const bool daemonize = config->Bool("daemonize");
-  std::string logfile = config->Str("logfile");
+  const std::string logfile = config->Str("logfile");
   if (daemonize) Daemonize();
   // Into `dir` first: a relative logfile lives there, as with Redis (which
   // changes directory while it reads the configuration).
   if (chdir(config->Str("dir").c_str()) != 0) {
     std::fprintf(stderr, "Can't chdir to '%s': %s\n", config->Str("dir").c_str(), std::strerror(errno));
-    return 1;
+    return false;
   }
   if (!logfile.empty() && !OpenLog(logfile)) {
     std::fprintf(stderr, "Can't open the log file: %s\n", std::strerror(errno));
-    return 1;
+    return false;
   }
   SetLogLevel(LogLevelFromName(config->Str("loglevel")));
   ringkv::io::SetLogFunction(IoLog);
-  std::string pidfile = config->Str("pidfile");
-  if (pidfile.empty() && daemonize) {
-    pidfile = "/var/run/redis.pid";
-    (void)config->SetValue("pidfile", {pidfile});
+  *pidfile = config->Str("pidfile");
+  if (pidfile->empty() && daemonize) {
+    *pidfile = "/var/run/redis.pid";
+    (void)config->SetValue("pidfile", {*pidfile});
   }
+  return true;
+}
 
+void LogStarting(const ringkv::server::Config& config) {
+  using namespace ringkv::server;
   Log(kNotice, "oO0OoO0OoO0Oo ringkv is starting oO0OoO0OoO0Oo");
   Log(kNotice, StrCat("ringkv version=", kRingkvVersion, ", Redis ", kRedisVersion,
-                            " compatible, bits=64, pid=", getpid(), ", just started"));
-  if (config->file().empty()) {
+                      " compatible, bits=64, pid=", getpid(), ", just started"));
+  if (config.file().empty()) {
     Log(kWarning, "Warning: no config file specified, using the default config. In order to specify a config file "
                   "use ringkv-server /path/to/ringkv.conf");
   } else {
     Log(kNotice, "Configuration loaded");
   }
-  for (const std::string& w : config->warnings()) Log(kWarning, w);
+  for (const std::string& w : config.warnings()) Log(kWarning, w);
+}
 
+void WritePidFile(const std::string& pidfile) {
+  using namespace ringkv::server;
+  if (pidfile.empty()) return;
+  if (FILE* f = std::fopen(pidfile.c_str(), "w")) {
+    std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+    std::fclose(f);
+  } else {
+    Log(kWarning, StrCat("Failed to write PID file: ", std::strerror(errno)));
+  }
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+std::string ExecutablePath(const char* argv0) {
   char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  return n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(argv0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ringkv::server;
+  auto config = std::make_unique<Config>();
+  if (std::optional<int> code = LoadConfig(argc, argv, config.get())) return *code;
+  std::string pidfile;
+  if (!SetUpProcess(config.get(), &pidfile)) return 1;
+  LogStarting(*config);
+
   Server server(std::move(config));
-  server.set_executable(n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string(argv[0]));
+  server.set_executable(ExecutablePath(argv[0]));
   // As Redis: bind, then the banner, then load. A port that cannot be bound
   // never shows a PID, and Redis's words for it make tools and its test
   // suite retry on another port; a dataset that fails to load is logged
@@ -189,21 +236,9 @@ int main(int argc, char** argv) {
     Log(kWarning, std::string(s.message()));
     return 1;
   }
-  if (!pidfile.empty()) {
-    if (FILE* f = std::fopen(pidfile.c_str(), "w")) {
-      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
-      std::fclose(f);
-    } else {
-      Log(kWarning, StrCat("Failed to write PID file: ", std::strerror(errno)));
-    }
-  }
+  WritePidFile(pidfile);
   g_server = &server;
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  InstallSignalHandlers();
   Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", io_uring)"));
   for (const std::string& addr : server.io().listening_addresses()) {
     Log(kNotice, StrCat("Listening on ", addr));

@@ -19,18 +19,6 @@
 
 namespace ringkv::server {
 
-int64_t UnixMs() {
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1000 + tv.tv_usec / 1000;
-}
-
-int64_t UnixUs() {
-  timeval tv;
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
-}
-
 namespace {
 
 // The commands MULTI does not queue: they act on the transaction itself.

@@ -647,8 +647,4 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
 };
 
-// Current wall-clock time in milliseconds / microseconds.
-int64_t UnixMs();
-int64_t UnixUs();
-
 }  // namespace ringkv::server

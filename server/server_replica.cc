@@ -14,6 +14,7 @@
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
+#include "core/resp_command.h"
 
 namespace ringkv::server {
 RdbSaveOptions Server::ReplSaveInfo() const {
@@ -298,7 +299,7 @@ void Server::ExecuteFromMaster(Client& c, Argv argv) {
   // does not move inside MULTI either).
   if (!primary_) return;
   if (c.in_multi || !master_->open_transaction.empty()) {
-    repl::AppendCommand(argv, &master_->open_transaction);
+    core::AppendRespCommand(argv, &master_->open_transaction);
     if (c.in_multi) return;
     primary_->FeedStream(master_->open_transaction);
     master_->open_transaction.clear();
@@ -321,7 +322,7 @@ void Server::SendAckToMaster() {
   std::string ack;
   const std::string off = StrCat(offset), fack = StrCat(master_->fsynced_offset);
   const std::string_view argv[] = {"REPLCONF", "ACK", off, "FACK", fack};
-  repl::AppendCommand(argv, &ack);
+  core::AppendRespCommand(argv, &ack);
   io_->PrepareWrite(m->conn).Append(ack);
 }
 

@@ -7,7 +7,7 @@
 
 #include "absl/random/random.h"
 #include "core/digest.h"
-#include "core/eviction.h"
+#include "core/access_policy.h"
 #include "core/rdb_string.h"
 #include "core/rdb_writer.h"
 #include "core/list_value.h"
@@ -121,173 +121,233 @@ void StringmatchFuzz() {
   }
 }
 
+// One handler per subcommand. Each runs with argc already checked against
+// its row in kSubcommands.
+
+void DebugSleep(CommandContext& ctx) {
+  // Redis parses with strtod: a non-number sleeps 0 s. Blocking the main
+  // thread is the point of this command.
+  double secs = std::strtod(std::string(ctx.argv[2]).c_str(), nullptr);
+  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
+  ctx.reply.Ok();
+}
+
+// DEBUG POPULATE <count> [<prefix>] [<size>]: keys prefix:N holding "value:N"
+// (cut or zero-padded to size); existing keys are left alone.
+void DebugPopulate(CommandContext& ctx) {
+  const size_t argc = ctx.argv.size();
+  int64_t count = 0, size = 0;
+  if (!core::StringToInt64(ctx.argv[2], &count) || (argc == 5 && !core::StringToInt64(ctx.argv[4], &size)) ||
+      count < 0 || size < 0) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  const std::string_view prefix = argc >= 4 ? ctx.argv[3] : std::string_view("key");
+  core::Database& db = ctx.server.db(ctx.client);
+  std::string key, value;
+  for (int64_t j = 0; j < count; ++j) {
+    key = StrCat(prefix, ":", j);
+    bool created;
+    core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
+    if (!created) continue;
+    value = StrCat("value:", j);
+    if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+    e->value = core::StringValue::Raw(value);
+    if (value.size() <= core::StringValue::kEmbstrMax) e->value = core::StringValue(value);
+  }
+  ctx.reply.Ok();
+}
+
+void DebugLog(CommandContext& ctx) {
+  Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
+  ctx.reply.Ok();
+}
+
+// Redis reads these 0/1 switches with atoi: anything not a number is 0.
+bool SwitchArg(const CommandContext& ctx) { return std::atoi(std::string(ctx.argv[2]).c_str()) != 0; }
+
+void DebugSetSkipChecksumValidation(CommandContext& ctx) {
+  core::SetSkipChecksumValidation(SwitchArg(ctx));
+  ctx.reply.Ok();
+}
+
+void DebugSetActiveExpire(CommandContext& ctx) {
+  ctx.server.set_active_expire(SwitchArg(ctx));
+  ctx.reply.Ok();
+}
+
+// A test hook: scripts may call commands flagged noscript.
+void DebugSetDisableDenyScripts(CommandContext& ctx) {
+  ctx.server.set_disable_deny_scripts(SwitchArg(ctx));
+  ctx.reply.Ok();
+}
+
+void DebugObject(CommandContext& ctx) {
+  // The stored entry, expired or not (Redis looks in the dict directly).
+  core::Entry* e = ctx.server.db(ctx.client).Peek(ctx.argv[2]);
+  if (e == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  const bool lfu = ctx.server.keyspace().access_policy().lfu();
+  ctx.reply.SimpleString(StrCat(
+      "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:", e->value.redis_refcount(),
+      " encoding:", e->value.encoding_name(),
+      " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
+      " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(e->lru, ctx.now_ms),
+      QuicklistDetails(e->value)));
+}
+
+void DebugDigest(CommandContext& ctx) {
+  ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace())));
+}
+
+void DebugDigestValue(CommandContext& ctx) {
+  ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i])));
+  }
+}
+
+// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+void DebugReload(CommandContext& ctx) {
+  bool save = true, flush = true, merge = false;
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    if (Is(ctx.argv[i], "MERGE")) {
+      merge = true;
+    } else if (Is(ctx.argv[i], "NOFLUSH")) {
+      flush = false;
+    } else if (Is(ctx.argv[i], "NOSAVE")) {
+      save = false;
+    } else {
+      ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      return;
+    }
+  }
+  absl::Status s = ctx.server.DebugReload(save, flush, merge);
+  if (s.ok()) {
+    ctx.reply.Ok();
+  } else if (absl::IsDataLoss(s) || absl::IsNotFound(s)) {
+    ctx.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
+  } else {
+    ctx.reply.Error("ERR");
+  }
+}
+
+void DebugLoadAof(CommandContext& ctx) {
+  if (absl::Status s = ctx.server.DebugLoadAof(); !s.ok()) {
+    ctx.reply.Error(StrCat("ERR Error loading the AOF: ", s.message()));
+    return;
+  }
+  ctx.server.stats().dirty = 0;
+  ctx.reply.Ok();
+}
+
+void DebugProtocolCmd(CommandContext& ctx) { DebugProtocol(ctx, ctx.argv[2]); }
+
+void DebugStringmatchLen(CommandContext& ctx) {
+  StringmatchFuzz();
+  ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
+}
+
+// ringkv only: the components a client has allocated beyond its base struct
+// (a client that uses no feature has none).
+void DebugClientComponents(CommandContext& ctx) {
+  int64_t id;
+  if (!ParseInt(ctx, ctx.argv[2], &id)) return;
+  const Client* c = ctx.server.FindClient(static_cast<uint64_t>(id));
+  if (c == nullptr) {
+    ctx.reply.Error("ERR No such client");
+    return;
+  }
+  const std::vector<std::string> names = ctx.server.ClientComponents(*c);
+  ctx.reply.ArrayHeader(static_cast<int64_t>(names.size()));
+  for (const std::string& n : names) ctx.reply.Bulk(n);
+}
+
+void DebugHelp(CommandContext& ctx);
+
+// A DEBUG subcommand: its name (any case on the wire), the argument counts it
+// accepts (argc counts DEBUG and the subcommand; max -1 = no limit), its
+// handler and its DEBUG HELP lines ('\n'-separated; empty: not listed, as
+// Redis does not list its test hooks either).
+struct DebugSubcommand {
+  std::string_view name;
+  size_t min_argc;
+  int max_argc;
+  void (*run)(CommandContext&);
+  std::string_view help;
+};
+
+// In DEBUG HELP's order.
+constexpr DebugSubcommand kSubcommands[] = {
+    {"DIGEST", 2, 2, DebugDigest, "DIGEST\n    Output a hex signature representing the current DB content."},
+    {"DIGEST-VALUE", 2, -1, DebugDigestValue,
+     "DIGEST-VALUE <key> [<key> ...]\n    Output a hex signature of the values of all the specified keys."},
+    {"LOADAOF", 2, 2, DebugLoadAof, "LOADAOF\n    Flush the AOF buffers on disk and reload the AOF in memory."},
+    {"LOG", 3, 3, DebugLog, "LOG <message>\n    Write <message> to the server log."},
+    {"OBJECT", 3, 3, DebugObject, "OBJECT <key>\n    Show low level info about the `key` and associated value."},
+    {"POPULATE", 3, 5, DebugPopulate,
+     "POPULATE <count> [<prefix>] [<size>]\n"
+     "    Create <count> string keys named key:<num>. If <prefix> is specified then\n"
+     "    it is used instead of the 'key' prefix. These are not propagated to\n"
+     "    replicas. Cluster slots are not respected so keys not belonging to the\n"
+     "    current node can be created in cluster mode."},
+    {"PROTOCOL", 3, 3, DebugProtocolCmd,
+     "PROTOCOL <type>\n"
+     "    Reply with a test value of the specified type. <type> can be: string,\n"
+     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,\n"
+     "    true, false."},
+    {"RELOAD", 2, -1, DebugReload,
+     "RELOAD [option ...]\n"
+     "    Save the RDB on disk and reload it back to memory. Valid <option> values:\n"
+     "    * MERGE: conflicting keys will be loaded from RDB.\n"
+     "    * NOFLUSH: the existing database will not be removed before load, but\n"
+     "      conflicting keys will generate an exception and kill the server.\n"
+     "    * NOSAVE: the database will be loaded from an existing RDB file.\n"
+     "    Examples:\n"
+     "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload\n"
+     "      the database.\n"
+     "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an\n"
+     "      existing RDB file.\n"
+     "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB\n"
+     "      file to the database."},
+    {"SET-ACTIVE-EXPIRE", 3, 3, DebugSetActiveExpire,
+     "SET-ACTIVE-EXPIRE <0|1>\n"
+     "    Setting it to 0 disables expiring keys in background when they are not\n"
+     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the\n"
+     "    default."},
+    {"SET-SKIP-CHECKSUM-VALIDATION", 3, 3, DebugSetSkipChecksumValidation,
+     "SET-SKIP-CHECKSUM-VALIDATION <0|1>\n    Enables or disables checksum checks for RDB files and RESTORE's payload."},
+    {"SLEEP", 3, 3, DebugSleep, "SLEEP <seconds>\n    Stop the server for <seconds>. Decimals allowed."},
+    {"STRINGMATCH-LEN", 2, 2, DebugStringmatchLen,
+     "STRINGMATCH-LEN\n    Run a fuzz tester against the stringmatchlen() function."},
+    {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
+    {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
+    {"HELP", 2, 2, DebugHelp, "HELP\n    Print this help."},
+};
+
+void DebugHelp(CommandContext& ctx) {
+  std::vector<std::string> lines = {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"};
+  for (const DebugSubcommand& sub : kSubcommands) {
+    if (sub.help.empty()) continue;
+    for (std::string_view line : Split(sub.help, '\n')) lines.emplace_back(line);
+  }
+  ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()));
+  for (const std::string& l : lines) ctx.reply.SimpleString(l);
+}
+
 void CmdDebug(CommandContext& ctx) {
   if (!DebugAllowed(ctx)) return;
-  std::string_view sub = ctx.argv[1];
+  const std::string_view name = ctx.argv[1];
   const size_t argc = ctx.argv.size();
-  if (Is(sub, "SLEEP") && argc == 3) {
-    // Redis parses with strtod: a non-number sleeps 0 s. Blocking the main
-    // thread is the point of this command.
-    double secs = std::strtod(std::string(ctx.argv[2]).c_str(), nullptr);
-    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(secs * 1e6)));
-    ctx.reply.Ok();
-  } else if (Is(sub, "POPULATE") && argc >= 3 && argc <= 5) {
-    // DEBUG POPULATE <count> [<prefix>] [<size>]: keys prefix:N holding
-    // "value:N" (cut or zero-padded to size); existing keys are left alone.
-    int64_t count = 0, size = 0;
-    if (!core::StringToInt64(ctx.argv[2], &count) || (argc == 5 && !core::StringToInt64(ctx.argv[4], &size)) ||
-        count < 0 || size < 0) {
-      ctx.reply.Error("ERR value is out of range, must be positive");
-      return;
-    }
-    const std::string_view prefix = argc >= 4 ? ctx.argv[3] : std::string_view("key");
-    core::Database& db = ctx.server.db(ctx.client);
-    std::string key, value;
-    for (int64_t j = 0; j < count; ++j) {
-      key = StrCat(prefix, ":", j);
-      bool created;
-      core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
-      if (!created) continue;
-      value = StrCat("value:", j);
-      if (size > 0) value.resize(static_cast<size_t>(size), '\0');
-      e->value = core::StringValue::Raw(value);
-      if (value.size() <= core::StringValue::kEmbstrMax) e->value = core::StringValue(value);
-    }
-    ctx.reply.Ok();
-  } else if (Is(sub, "LOG") && argc == 3) {
-    Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
-    ctx.reply.Ok();
-  } else if (Is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3) {
-    core::SetSkipChecksumValidation(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
-    ctx.reply.Ok();
-  } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
-    ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
-    ctx.reply.Ok();
-  } else if (Is(sub, "SET-DISABLE-DENY-SCRIPTS") && argc == 3) {
-    // A test hook: scripts may call commands flagged noscript.
-    ctx.server.set_disable_deny_scripts(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
-    ctx.reply.Ok();
-  } else if (Is(sub, "OBJECT") && argc == 3) {
-    // The stored entry, expired or not (Redis looks in the dict directly).
-    core::Entry* e = ctx.server.db(ctx.client).Peek(ctx.argv[2]);
-    if (e == nullptr) {
-      ctx.reply.Error(errors::kNoSuchKey);
-      return;
-    }
-    const bool lfu = ctx.server.keyspace().access_policy().lfu();
-    ctx.reply.SimpleString(StrCat(
-        "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:",
-        e->value.redis_refcount(), " encoding:", e->value.encoding_name(),
-        " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
-        " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(*e, ctx.now_ms),
-        QuicklistDetails(e->value)));
-  } else if (Is(sub, "DIGEST") && argc == 2) {
-    ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace())));
-  } else if (Is(sub, "DIGEST-VALUE") && argc >= 2) {
-    ctx.reply.ArrayHeader(static_cast<int64_t>(argc - 2));
-    for (size_t i = 2; i < argc; ++i) {
-      ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i])));
-    }
-  } else if (Is(sub, "RELOAD")) {
-    // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
-    bool save = true, flush = true, merge = false;
-    for (size_t i = 2; i < argc; ++i) {
-      if (Is(ctx.argv[i], "MERGE")) {
-        merge = true;
-      } else if (Is(ctx.argv[i], "NOFLUSH")) {
-        flush = false;
-      } else if (Is(ctx.argv[i], "NOSAVE")) {
-        save = false;
-      } else {
-        ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
-        return;
-      }
-    }
-    absl::Status s = ctx.server.DebugReload(save, flush, merge);
-    if (s.ok()) {
-      ctx.reply.Ok();
-    } else if (absl::IsDataLoss(s) || absl::IsNotFound(s)) {
-      ctx.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
-    } else {
-      ctx.reply.Error("ERR");
-    }
-  } else if (Is(sub, "LOADAOF") && argc == 2) {
-    if (absl::Status s = ctx.server.DebugLoadAof(); !s.ok()) {
-      ctx.reply.Error(StrCat("ERR Error loading the AOF: ", s.message()));
-      return;
-    }
-    ctx.server.stats().dirty = 0;
-    ctx.reply.Ok();
-  } else if (Is(sub, "PROTOCOL") && argc == 3) {
-    DebugProtocol(ctx, ctx.argv[2]);
-  } else if (Is(sub, "STRINGMATCH-LEN") && argc == 2) {
-    StringmatchFuzz();
-    ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
-  } else if (Is(sub, "CLIENT-COMPONENTS") && argc == 3) {
-    // ringkv only: the components a client has allocated beyond its base
-    // struct (a client that uses no feature has none).
-    int64_t id;
-    if (!ParseInt(ctx, ctx.argv[2], &id)) return;
-    const Client* c = ctx.server.FindClient(static_cast<uint64_t>(id));
-    if (c == nullptr) {
-      ctx.reply.Error("ERR No such client");
-      return;
-    }
-    const std::vector<std::string> names = ctx.server.ClientComponents(*c);
-    ctx.reply.ArrayHeader(static_cast<int64_t>(names.size()));
-    for (const std::string& n : names) ctx.reply.Bulk(n);
-  } else if (Is(sub, "HELP") && argc == 2) {
-    static const char* kLines[] = {
-        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "DIGEST",
-        "    Output a hex signature representing the current DB content.",
-        "DIGEST-VALUE <key> [<key> ...]",
-        "    Output a hex signature of the values of all the specified keys.",
-        "LOADAOF",
-        "    Flush the AOF buffers on disk and reload the AOF in memory.",
-        "LOG <message>",
-        "    Write <message> to the server log.",
-        "OBJECT <key>",
-        "    Show low level info about the `key` and associated value.",
-        "POPULATE <count> [<prefix>] [<size>]",
-        "    Create <count> string keys named key:<num>. If <prefix> is specified then",
-        "    it is used instead of the 'key' prefix. These are not propagated to",
-        "    replicas. Cluster slots are not respected so keys not belonging to the",
-        "    current node can be created in cluster mode.",
-        "PROTOCOL <type>",
-        "    Reply with a test value of the specified type. <type> can be: string,",
-        "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
-        "    true, false.",
-        "RELOAD [option ...]",
-        "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
-        "    * MERGE: conflicting keys will be loaded from RDB.",
-        "    * NOFLUSH: the existing database will not be removed before load, but",
-        "      conflicting keys will generate an exception and kill the server.",
-        "    * NOSAVE: the database will be loaded from an existing RDB file.",
-        "    Examples:",
-        "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
-        "      the database.",
-        "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
-        "      existing RDB file.",
-        "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
-        "      file to the database.",
-        "SET-ACTIVE-EXPIRE <0|1>",
-        "    Setting it to 0 disables expiring keys in background when they are not",
-        "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-        "    default.",
-        "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
-        "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
-        "SLEEP <seconds>",
-        "    Stop the server for <seconds>. Decimals allowed.",
-        "STRINGMATCH-LEN",
-        "    Run a fuzz tester against the stringmatchlen() function.",
-        "HELP",
-        "    Print this help.",
-    };
-    ReplyHelp(ctx, kLines);
-  } else {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", sub, "'. Try DEBUG HELP."));
+  for (const DebugSubcommand& sub : kSubcommands) {
+    if (!Is(name, sub.name)) continue;
+    if (argc < sub.min_argc || (sub.max_argc >= 0 && argc > static_cast<size_t>(sub.max_argc))) break;
+    sub.run(ctx);
+    return;
   }
+  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", name, "'. Try DEBUG HELP."));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // DUMP and RESTORE: a value in Redis's serialized form (RDB encoding, RDB
 // version, CRC-64), interchangeable with redis-server 7.0.
-#include "core/eviction.h"
+#include "core/access_policy.h"
+#include "core/dump_payload.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
 #include "server/command_table.h"

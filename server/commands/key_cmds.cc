@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "core/eviction.h"
+#include "core/access_policy.h"
 #include "core/glob.h"
 #include "server/command_table.h"
 #include "server/commands/key_ops.h"
@@ -294,7 +294,7 @@ void CmdObjectIdletime(CommandContext& ctx) {
         "policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  ctx.reply.Integer(core::IdleSeconds(*e, ctx.now_ms));
+  ctx.reply.Integer(core::IdleSeconds(e->lru, ctx.now_ms));
 }
 
 void CmdObjectFreq(CommandContext& ctx) {
@@ -307,7 +307,7 @@ void CmdObjectFreq(CommandContext& ctx) {
         "between policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  ctx.reply.Integer(core::LfuFrequency(p, *e, ctx.now_ms));
+  ctx.reply.Integer(core::LfuFrequency(p, e->lru, ctx.now_ms));
 }
 
 void CmdObjectHelp(CommandContext& ctx) {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/eviction.h"
+#include "core/access_policy.h"
 #include "core/strings.h"
 
 #include "server/commands/string_ops.h"

@@ -76,37 +76,177 @@ int Compare(const SortItem& a, const SortItem& b, bool alpha, bool by_pattern) {
   return c < 0 ? -1 : c > 0 ? 1 : 0;
 }
 
-// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
-// [ALPHA] [STORE destination]
-void Sort(CommandContext& ctx, bool readonly) {
-  bool desc = false, alpha = false, dontsort = false;
-  int64_t limit_start = 0, limit_count = -1;
-  std::optional<std::string_view> store, by;
+// SORT's options, as parsed from the command line.
+struct SortOptions {
+  bool desc = false;
+  bool alpha = false;
+  bool dontsort = false;  // BY a pattern without '*': keep the stored order
+  int64_t limit_start = 0;
+  int64_t limit_count = -1;
+  std::optional<std::string_view> store;
+  std::optional<std::string_view> by;
   std::vector<std::string_view> gets;
+};
+
+// SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
+// [ALPHA] [STORE destination]. False after replying with an error.
+bool ParseSortOptions(CommandContext& ctx, bool readonly, SortOptions* o) {
   for (size_t j = 2; j < ctx.argv.size(); ++j) {
     const size_t left = ctx.argv.size() - j - 1;
     std::string_view a = ctx.argv[j];
     if (Is(a, "ASC")) {
-      desc = false;
+      o->desc = false;
     } else if (Is(a, "DESC")) {
-      desc = true;
+      o->desc = true;
     } else if (Is(a, "ALPHA")) {
-      alpha = true;
+      o->alpha = true;
     } else if (Is(a, "LIMIT") && left >= 2) {
-      if (!ParseInt(ctx, ctx.argv[j + 1], &limit_start) || !ParseInt(ctx, ctx.argv[j + 2], &limit_count)) return;
+      if (!ParseInt(ctx, ctx.argv[j + 1], &o->limit_start) || !ParseInt(ctx, ctx.argv[j + 2], &o->limit_count)) {
+        return false;
+      }
       j += 2;
     } else if (!readonly && Is(a, "STORE") && left >= 1) {
-      store = ctx.argv[++j];
+      o->store = ctx.argv[++j];
     } else if (Is(a, "BY") && left >= 1) {
-      by = ctx.argv[++j];
-      dontsort = by->find('*') == std::string_view::npos;  // a constant key: nothing to sort by
+      o->by = ctx.argv[++j];
+      o->dontsort = o->by->find('*') == std::string_view::npos;  // a constant key: nothing to sort by
     } else if (Is(a, "GET") && left >= 1) {
-      gets.push_back(ctx.argv[++j]);
+      o->gets.push_back(ctx.argv[++j]);
     } else {
       ctx.reply.Error(errors::kSyntax);
-      return;
+      return false;
     }
   }
+  return true;
+}
+
+// The inclusive range [start, end] of the sorted elements that LIMIT selects
+// out of `len` (empty when end < start), clamped as Redis clamps it.
+struct SortRange {
+  int64_t start;
+  int64_t end;
+  int64_t count() const { return end >= start ? end - start + 1 : 0; }
+};
+
+SortRange LimitRange(const SortOptions& o, int64_t len) {
+  int64_t start = std::min(std::max<int64_t>(o.limit_start, 0), len);
+  const int64_t limit_count = std::min(std::max<int64_t>(o.limit_count, -1), len);
+  int64_t end = limit_count < 0 ? len - 1 : start + limit_count - 1;
+  if (start >= len) {
+    start = len - 1;
+    end = len - 2;
+  }
+  if (end >= len) end = len - 1;
+  return {start, end};
+}
+
+int64_t SortableSize(const core::Value& v) {
+  switch (v.type()) {
+    case core::ValueType::kList:
+      return static_cast<int64_t>(v.list().size());
+    case core::ValueType::kSet:
+      return static_cast<int64_t>(v.set().size());
+    default:
+      return static_cast<int64_t>(v.zset().size());
+  }
+}
+
+// Every element of a list, set or sorted set, in its stored order.
+void LoadAll(const core::Value& v, std::vector<SortItem>* items) {
+  switch (v.type()) {
+    case core::ValueType::kList:
+      v.list().Walk(0, false, [&](std::string_view e) {
+        items->push_back(SortItem(e));
+        return true;
+      });
+      break;
+    case core::ValueType::kSet:
+      v.set().ForEach([&](std::string_view m) { items->push_back(SortItem(m)); });
+      break;
+    default:
+      v.zset().Walk(0, false, [&](std::string_view m, double) {
+        items->push_back(SortItem(m));
+        return true;
+      });
+  }
+}
+
+// A list or sorted set that is not sorted keeps its own order: only the LIMIT
+// range is loaded (walked backwards for DESC), and the range is rebased to
+// the loaded items.
+void LoadRange(const core::Value& v, bool desc, SortRange* range, std::vector<SortItem>* items) {
+  if (range->end < range->start) return;
+  size_t left = static_cast<size_t>(range->count());
+  auto take = [&](std::string_view e) {
+    items->push_back(SortItem(e));
+    return --left > 0;
+  };
+  if (v.type() == core::ValueType::kList) {
+    v.list().Walk(static_cast<size_t>(range->start), desc, take);
+  } else {
+    v.zset().Walk(static_cast<size_t>(range->start), desc, [&](std::string_view m, double) { return take(m); });
+  }
+  range->end -= range->start;
+  range->start = 0;
+}
+
+// Fills each item's sort key (its score, or with ALPHA and BY the compared
+// value) and sorts. False when a score is not a number (the sort still ran,
+// as in Redis, whose error comes after).
+bool SortItems(CommandContext& ctx, const SortOptions& o, std::vector<SortItem>* items) {
+  bool conversion_error = false;
+  for (SortItem& item : *items) {
+    std::optional<std::string> byval = o.by ? LookupByPattern(ctx, *o.by, item.element) : item.element;
+    if (!byval) continue;  // a missing BY key: score 0 / sorts first
+    if (o.alpha) {
+      if (o.by) item.by = std::move(byval);
+      continue;
+    }
+    char* endp;
+    errno = 0;
+    item.score = std::strtod(byval->c_str(), &endp);
+    if (*endp != '\0' || errno == ERANGE || std::isnan(item.score)) conversion_error = true;
+  }
+  std::stable_sort(items->begin(), items->end(), [&](const SortItem& a, const SortItem& b) {
+    const int c = Compare(a, b, o.alpha, o.by.has_value());
+    return o.desc ? c > 0 : c < 0;
+  });
+  return !conversion_error;
+}
+
+void ReplySorted(CommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
+  ctx.reply.ArrayHeader(o.gets.empty() ? range.count() : range.count() * static_cast<int64_t>(o.gets.size()));
+  for (int64_t j = range.start; j <= range.end; ++j) {
+    const std::string& element = items[static_cast<size_t>(j)].element;
+    if (o.gets.empty()) ctx.reply.Bulk(element);
+    for (std::string_view pattern : o.gets) {
+      std::optional<std::string> v = LookupByPattern(ctx, pattern, element);
+      if (v) {
+        ctx.reply.Bulk(*v);
+      } else {
+        ctx.reply.Null();
+      }
+    }
+  }
+}
+
+void StoreSorted(CommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
+  const int64_t output_len = o.gets.empty() ? range.count() : range.count() * static_cast<int64_t>(o.gets.size());
+  auto list = std::make_unique<core::ListValue>(ctx.server.keyspace().limits().list);
+  for (int64_t j = range.start; j <= range.end; ++j) {
+    const std::string& element = items[static_cast<size_t>(j)].element;
+    if (o.gets.empty()) list->PushBack(element);
+    for (std::string_view pattern : o.gets) list->PushBack(LookupByPattern(ctx, pattern, element).value_or(""));
+  }
+  // Redis counts a change per element stored.
+  StoreValue(OpArgsOf(ctx), *o.store, core::Value(std::move(list)), static_cast<size_t>(output_len), notify::kList,
+             "sortstore", static_cast<uint64_t>(output_len));
+  ctx.reply.Integer(output_len);
+}
+
+void Sort(CommandContext& ctx, bool readonly) {
+  SortOptions o;
+  if (!ParseSortOptions(ctx, readonly, &o)) return;
   core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
   const core::ValueType type = e ? e->value.type() : core::ValueType::kList;
   if (e != nullptr && type != core::ValueType::kList && type != core::ValueType::kSet &&
@@ -116,116 +256,29 @@ void Sort(CommandContext& ctx, bool readonly) {
   }
   // A set has no order of its own: when the result is stored it is sorted
   // anyway, so replicas and the AOF see the same list.
-  if (dontsort && type == core::ValueType::kSet && store) {
-    dontsort = false;
-    alpha = true;
-    by.reset();
+  if (o.dontsort && type == core::ValueType::kSet && o.store) {
+    o.dontsort = false;
+    o.alpha = true;
+    o.by.reset();
   }
   if (e != nullptr && type == core::ValueType::kZSet) e->value.zset().ConvertToSkiplist();  // as Redis does
 
-  const int64_t len = e == nullptr                       ? 0
-                      : type == core::ValueType::kList ? static_cast<int64_t>(e->value.list().size())
-                      : type == core::ValueType::kSet  ? static_cast<int64_t>(e->value.set().size())
-                                                       : static_cast<int64_t>(e->value.zset().size());
-  int64_t start = std::min(std::max<int64_t>(limit_start, 0), len);
-  limit_count = std::min(std::max<int64_t>(limit_count, -1), len);
-  int64_t end = limit_count < 0 ? len - 1 : start + limit_count - 1;
-  if (start >= len) {
-    start = len - 1;
-    end = len - 2;
-  }
-  if (end >= len) end = len - 1;
-
-  // Load the elements. Lists and sorted sets that are not sorted keep their
-  // own order, and only the LIMIT range is loaded (reversed for DESC).
+  SortRange range = LimitRange(o, e == nullptr ? 0 : SortableSize(e->value));
   std::vector<SortItem> items;
-  const bool ordered = type == core::ValueType::kList || type == core::ValueType::kZSet;
-  if (e != nullptr && ordered && dontsort) {
-    if (end >= start) {
-      size_t left = static_cast<size_t>(end - start + 1);
-      auto take = [&](std::string_view v) {
-        items.push_back(SortItem(v));
-        return --left > 0;
-      };
-      if (type == core::ValueType::kList) {
-        e->value.list().Walk(static_cast<size_t>(start), desc, take);
-      } else {
-        e->value.zset().Walk(static_cast<size_t>(start), desc, [&](std::string_view m, double) { return take(m); });
-      }
-      end -= start;
-      start = 0;
-    }
+  if (e != nullptr && o.dontsort && type != core::ValueType::kSet) {
+    LoadRange(e->value, o.desc, &range, &items);
   } else if (e != nullptr) {
-    switch (type) {
-      case core::ValueType::kList:
-        e->value.list().Walk(0, false, [&](std::string_view v) {
-          items.push_back(SortItem(v));
-          return true;
-        });
-        break;
-      case core::ValueType::kSet:
-        e->value.set().ForEach([&](std::string_view m) { items.push_back(SortItem(m)); });
-        break;
-      default:
-        e->value.zset().Walk(0, false, [&](std::string_view m, double) {
-          items.push_back(SortItem(m));
-          return true;
-        });
-    }
+    LoadAll(e->value, &items);
   }
-
-  bool conversion_error = false;
-  if (!dontsort) {
-    for (SortItem& item : items) {
-      std::optional<std::string> byval = by ? LookupByPattern(ctx, *by, item.element) : item.element;
-      if (!byval) continue;  // a missing BY key: score 0 / sorts first
-      if (alpha) {
-        if (by) item.by = std::move(byval);
-        continue;
-      }
-      char* endp;
-      errno = 0;
-      item.score = std::strtod(byval->c_str(), &endp);
-      if (*endp != '\0' || errno == ERANGE || std::isnan(item.score)) conversion_error = true;
-    }
-    std::stable_sort(items.begin(), items.end(), [&](const SortItem& a, const SortItem& b) {
-      const int c = Compare(a, b, alpha, by.has_value());
-      return desc ? c > 0 : c < 0;
-    });
-  }
-
-  const int64_t count = end >= start ? end - start + 1 : 0;
-  const int64_t output_len = gets.empty() ? count : count * static_cast<int64_t>(gets.size());
-  if (conversion_error) {
+  if (!o.dontsort && !SortItems(ctx, o, &items)) {
     ctx.reply.Error("ERR One or more scores can't be converted into double");
     return;
   }
-  if (!store) {
-    ctx.reply.ArrayHeader(output_len);
-    for (int64_t j = start; j <= end; ++j) {
-      const std::string& element = items[static_cast<size_t>(j)].element;
-      if (gets.empty()) ctx.reply.Bulk(element);
-      for (std::string_view pattern : gets) {
-        std::optional<std::string> v = LookupByPattern(ctx, pattern, element);
-        if (v) {
-          ctx.reply.Bulk(*v);
-        } else {
-          ctx.reply.Null();
-        }
-      }
-    }
-    return;
+  if (o.store) {
+    StoreSorted(ctx, o, items, range);
+  } else {
+    ReplySorted(ctx, o, items, range);
   }
-  auto list = std::make_unique<core::ListValue>(ctx.server.keyspace().limits().list);
-  for (int64_t j = start; j <= end; ++j) {
-    const std::string& element = items[static_cast<size_t>(j)].element;
-    if (gets.empty()) list->PushBack(element);
-    for (std::string_view pattern : gets) list->PushBack(LookupByPattern(ctx, pattern, element).value_or(""));
-  }
-  // Redis counts a change per element stored.
-  StoreValue(OpArgsOf(ctx), *store, core::Value(std::move(list)), static_cast<size_t>(output_len), notify::kList,
-             "sortstore", static_cast<uint64_t>(output_len));
-  ctx.reply.Integer(output_len);
 }
 
 void CmdSort(CommandContext& ctx) { Sort(ctx, false); }

@@ -14,11 +14,11 @@
 #include "absl/strings/str_format.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
-#include "replication/primary.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/persistence/rdb_snapshot.h"
+#include "core/resp_command.h"
 
 namespace ringkv::server {
 namespace {
@@ -65,7 +65,7 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
   // no more than a replica does, but a replay must end with every library.
   for (const std::string& code : function_libraries) {
     std::string_view load[] = {"FUNCTION", "LOAD", code};
-    repl::AppendCommand(load, &buf);
+    core::AppendRespCommand(load, &buf);
   }
   auto flush = [&](bool force) {
     if (status.ok() && (force || buf.size() >= 64 * 1024)) {
@@ -79,13 +79,13 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
     if (db.size() == 0) continue;
     std::string index = StrCat(i);
     std::string_view select[] = {"SELECT", index};
-    repl::AppendCommand(select, &buf);
+    core::AppendRespCommand(select, &buf);
     db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
       AppendRewriteCommands(key, e.value, &buf);
       if (int64_t when = db.GetExpire(&e); when >= 0) {
         std::string ms = StrCat(when);
         std::string_view expire[] = {"PEXPIREAT", key, ms};
-        repl::AppendCommand(expire, &buf);
+        core::AppendRespCommand(expire, &buf);
       }
       flush(false);
       AfterKeySaved(++keys_done, key_save_delay_us);
@@ -268,10 +268,10 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
   if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
-    repl::AppendCommand(select, &buf_);
+    core::AppendRespCommand(select, &buf_);
     selected_db_ = db;
   }
-  repl::AppendCommand(argv, &buf_);
+  core::AppendRespCommand(argv, &buf_);
 }
 
 void Aof::WriteBuffer() {

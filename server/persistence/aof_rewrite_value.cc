@@ -6,7 +6,7 @@
 #include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/zset_value.h"
-#include "replication/primary.h"
+#include "core/resp_command.h"
 
 namespace ringkv::server {
 namespace {
@@ -39,7 +39,7 @@ class BatchWriter {
   void Flush() {
     if (items_ == 0) return;
     std::vector<std::string_view> views(argv_.begin(), argv_.end());
-    repl::AppendCommand(views, out_);
+    core::AppendRespCommand(views, out_);
     argv_.resize(2);
     items_ = 0;
   }
@@ -55,7 +55,7 @@ void AppendRewriteCommands(std::string_view key, const core::Value& value, std::
     case core::ValueType::kString: {
       char scratch[24];
       std::string_view set[] = {"SET", key, value.str().View(scratch)};
-      repl::AppendCommand(set, out);
+      core::AppendRespCommand(set, out);
       return;
     }
     case core::ValueType::kHash: {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/eviction.h"
+#include "core/access_policy.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
 #include "server/logging.h"
@@ -138,8 +138,8 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
     // drops them, and a snapshot must not change what it snapshots.
     db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
       core::KeyMeta meta;
-      if (save_lru) meta.idle_s = core::IdleSeconds(e, options.now_ms);
-      if (save_lfu) meta.freq = static_cast<int>(core::LfuFrequency(access, e, options.now_ms));
+      if (save_lru) meta.idle_s = core::IdleSeconds(e.lru, options.now_ms);
+      if (save_lfu) meta.freq = static_cast<int>(core::LfuFrequency(access, e.lru, options.now_ms));
       w.Entry(key, e.value, db.GetExpire(&e), meta);
       AfterKeySaved(++keys_done, options.key_save_delay_us);
     });

@@ -395,6 +395,36 @@ void DecodeString(lua_State* L, Cursor* c, int width) {
   Consume(c, len);
 }
 
+// Pushes the big-endian integer of `width` bytes (1, 2, 4 or 8) after the
+// tag, sign-extended when `is_signed`.
+void DecodeInteger(lua_State* L, Cursor* c, int width, bool is_signed) {
+  if (!Need(c, 1 + static_cast<size_t>(width))) return;
+  uint64_t raw = ReadBig(c->p + 1, width);
+  if (is_signed && width < 8) {
+    const int shift = 64 - 8 * width;
+    raw = static_cast<uint64_t>(static_cast<int64_t>(raw << shift) >> shift);
+  }
+  lua_pushinteger(L, static_cast<lua_Integer>(raw));
+  Consume(c, 1 + static_cast<size_t>(width));
+}
+
+// Pushes the IEEE-754 float (width 4) or double (width 8) after the tag.
+void DecodeFloat(lua_State* L, Cursor* c, int width) {
+  if (!Need(c, 1 + static_cast<size_t>(width))) return;
+  const uint64_t bits = ReadBig(c->p + 1, width);
+  if (width == 4) {
+    const auto bits32 = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &bits32, sizeof f);
+    lua_pushnumber(L, f);
+  } else {
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    lua_pushnumber(L, d);
+  }
+  Consume(c, 1 + static_cast<size_t>(width));
+}
+
 // Decodes one object at the cursor and pushes it; on an error sets c->err
 // (the stack then holds partial results, which the caller discards).
 void DecodeValue(lua_State* L, Cursor* c) {
@@ -407,41 +437,17 @@ void DecodeValue(lua_State* L, Cursor* c) {
   const unsigned char tag = c->p[0];
   switch (tag) {
     case 0xcc:  // uint 8
-      if (!Need(c, 2)) return;
-      lua_pushinteger(L, c->p[1]);
-      Consume(c, 2);
+    case 0xcd:  // uint 16
+    case 0xce:  // uint 32
+    case 0xcf:  // uint 64: pushed as lua_Integer, so >= 2^63 wraps negative
+      DecodeInteger(L, c, 1 << (tag - 0xcc), /*is_signed=*/false);
       return;
     case 0xd0:  // int 8
-      if (!Need(c, 2)) return;
-      lua_pushinteger(L, static_cast<int8_t>(c->p[1]));
-      Consume(c, 2);
-      return;
-    case 0xcd:  // uint 16
-      if (!Need(c, 3)) return;
-      lua_pushinteger(L, static_cast<lua_Integer>(ReadBig(c->p + 1, 2)));
-      Consume(c, 3);
-      return;
     case 0xd1:  // int 16
-      if (!Need(c, 3)) return;
-      lua_pushinteger(L, static_cast<int16_t>(ReadBig(c->p + 1, 2)));
-      Consume(c, 3);
-      return;
-    case 0xce:  // uint 32
-      if (!Need(c, 5)) return;
-      lua_pushinteger(L, static_cast<lua_Integer>(ReadBig(c->p + 1, 4)));
-      Consume(c, 5);
-      return;
     case 0xd2:  // int 32
-      if (!Need(c, 5)) return;
-      lua_pushinteger(L, static_cast<int32_t>(ReadBig(c->p + 1, 4)));
-      Consume(c, 5);
+      DecodeInteger(L, c, 1 << (tag - 0xd0), /*is_signed=*/true);
       return;
-    case 0xcf:  // uint 64: pushed as lua_Integer, so >= 2^63 wraps negative
-      if (!Need(c, 9)) return;
-      lua_pushinteger(L, static_cast<lua_Integer>(ReadBig(c->p + 1, 8)));
-      Consume(c, 9);
-      return;
-    case 0xd3:  // int 64
+    case 0xd3:  // int 64, pushed as a number (a double), as lua-cmsgpack does
       if (!Need(c, 9)) return;
       lua_pushnumber(L, static_cast<lua_Number>(static_cast<int64_t>(ReadBig(c->p + 1, 8))));
       Consume(c, 9);
@@ -451,31 +457,14 @@ void DecodeValue(lua_State* L, Cursor* c) {
       Consume(c, 1);
       return;
     case 0xc3:
-      lua_pushboolean(L, 1);
-      Consume(c, 1);
-      return;
     case 0xc2:
-      lua_pushboolean(L, 0);
+      lua_pushboolean(L, tag == 0xc3);
       Consume(c, 1);
       return;
-    case 0xca: {  // float 32
-      if (!Need(c, 5)) return;
-      auto bits = static_cast<uint32_t>(ReadBig(c->p + 1, 4));
-      float f;
-      std::memcpy(&f, &bits, sizeof f);
-      lua_pushnumber(L, f);
-      Consume(c, 5);
+    case 0xca:  // float 32
+    case 0xcb:  // float 64
+      DecodeFloat(L, c, tag == 0xca ? 4 : 8);
       return;
-    }
-    case 0xcb: {  // float 64
-      if (!Need(c, 9)) return;
-      uint64_t bits = ReadBig(c->p + 1, 8);
-      double d;
-      std::memcpy(&d, &bits, sizeof d);
-      lua_pushnumber(L, d);
-      Consume(c, 9);
-      return;
-    }
     case 0xd9:
       DecodeString(L, c, 1);
       return;

@@ -46,6 +46,7 @@
 #include "absl/strings/str_format.h"
 #include "core/crc64.h"
 #include "core/keyspace.h"
+#include "core/dump_payload.h"
 #include "core/rdb_format.h"
 #include "core/rdb_reader.h"
 #include "core/rdb_string.h"

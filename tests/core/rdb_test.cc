@@ -11,6 +11,7 @@
 #include "core/legacy_encodings.h"
 #include "core/list_value.h"
 #include "core/listpack.h"
+#include "core/dump_payload.h"
 #include "core/rdb_format.h"
 #include "core/rdb_reader.h"
 #include "core/rdb_string.h"

@@ -13,7 +13,9 @@ Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
     !conn NAME        make connection NAME current (opened on first use; the
                       script starts on connection "1")
     !send CMD ...     send a command on the current connection without
-                      reading its reply (a blocking command)
+                      reading its reply (a blocking command); the script goes
+                      on once each server has the client blocked or its reply
+                      sent, so the next line cannot overtake it
     !read             read one reply on the current connection and compare
     !drain            after a short pause, read every reply or push message
                       waiting on the current connection and compare them all
@@ -24,6 +26,8 @@ Exit status 0 when every reply matched; prints the first mismatches otherwise.
 """
 import argparse
 import os
+import re
+import select
 import shutil
 import socket
 import subprocess
@@ -142,6 +146,20 @@ class Conn:
     def send(self, args):
         self.sock.sendall(encode(args))
 
+    def settle(self, ctl, limit=2.0):
+        """After send(): waits until the server has taken the command in --
+        its reply is here, or CLIENT LIST shows this client blocked -- so a
+        command on another connection cannot overtake it."""
+        deadline = time.time() + limit
+        while time.time() < deadline:
+            if self.buf or select.select([self.sock], [], [], 0)[0]:
+                return
+            info = ctl.call([b"CLIENT", b"LIST", b"ID", self.id])
+            flags = re.search(rb" flags=(\S*)", info)
+            if flags and b"b" in flags.group(1):
+                return
+            time.sleep(0.002)
+
     def drain(self, wait=0.1):
         """Every complete reply that arrives within `wait` seconds."""
         time.sleep(wait)
@@ -231,6 +249,10 @@ def main():
                         args = split_args(line[len("!send "):])
                         r.send(args)
                         k.send(args)
+                        if "__ctl" not in conns:
+                            conns["__ctl"] = (Conn(rport), Conn(kport))
+                        r.settle(conns["__ctl"][0])
+                        k.settle(conns["__ctl"][1])
                         continue
                     total += 1
                     if line in ("!read", "!drain"):

@@ -74,11 +74,16 @@ struct CommandSpec {
   // The positions named by first/last/step are channels, not keys (the
   // shard pub/sub commands): COMMAND INFO's key spec says "not_key".
   bool not_keys = false;
-  // The keys are `numkeys key [key ...]` from argv[1] (ZUNION, SINTERCARD,
-  // ...): where client-side caching finds what a read-only command read.
-  bool numkeys_at_1 = false;
-  // The keys are `numkeys key [key ...]` from argv[2] (EVAL, FCALL).
-  bool numkeys_at_2 = false;
+  // Keys that first/last/step cannot describe (Redis's "movablekeys": a key
+  // count, SORT's STORE) are found in the arguments by this function. It
+  // returns false when the arguments name no valid keys (COMMAND GETKEYS's
+  // "Invalid arguments"); a command whose keys are optional (EVAL) returns
+  // true with none.
+  using KeysFinder = bool (*)(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+  KeysFinder find_keys = nullptr;
+  // Where a `numkeys key [key ...]` count sits (0: none); its first key
+  // follows it. Read by the prefetcher, which looks at the first key only.
+  uint8_t numkeys_index = 0;
   // EVAL & co., FCALL & co.: the script's declared flags, not these, decide
   // the gate's write / OOM / stale checks (Scripting::GateFlags), from the
   // script's body, a cached script's sha, or a function's name.
@@ -119,16 +124,45 @@ inline CommandSpec NotKeys(CommandSpec s) {
   return s;
 }
 
-// Marks a command whose keys follow a count at argv[1].
-inline CommandSpec NumKeysAt1(CommandSpec s) {
-  s.numkeys_at_1 = true;
+// The key finders of movable-key commands (command_table.cc).
+namespace keys {
+// `numkeys key [key ...]` with the count at argv[1] (ZUNION, LMPOP, ...) or
+// argv[2] (BLMPOP, BZMPOP): at least one key, all of them present.
+bool AfterCountAt1(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+bool AfterCountAt2(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+// `destination numkeys key [key ...]` (ZUNIONSTORE & co.).
+bool DestinationThenCount(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+// EVAL & co., FCALL & co.: `script numkeys key ...`, keys optional (a bad
+// count names none, as Redis answers).
+bool ScriptKeys(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+// SORT: the key, and the destination of STORE (Redis's sortGetKeys).
+bool SortKeys(std::span<const std::string_view> argv, std::vector<std::string_view>* keys);
+}  // namespace keys
+
+// Marks a command whose keys follow a count at argv[1] or argv[2].
+inline CommandSpec NumKeysAt(CommandSpec s, uint8_t index) {
+  s.numkeys_index = index;
+  s.find_keys = index == 1 ? keys::AfterCountAt1 : keys::AfterCountAt2;
+  return s;
+}
+inline CommandSpec NumKeysAt1(CommandSpec s) { return NumKeysAt(std::move(s), 1); }
+// `destination numkeys key [key ...]`.
+inline CommandSpec DestinationAndNumKeys(CommandSpec s) {
+  s.numkeys_index = 2;
+  s.find_keys = keys::DestinationThenCount;
+  return s;
+}
+// Marks a command whose keys a function finds (SORT).
+inline CommandSpec MovableKeys(CommandSpec s, CommandSpec::KeysFinder finder) {
+  s.find_keys = finder;
   return s;
 }
 
 // A script command: keys from a count at argv[2], flags from the script
 // that argv[1] names.
 inline CommandSpec ScriptCommand(CommandSpec s, CommandSpec::Script script) {
-  s.numkeys_at_2 = true;
+  s.numkeys_index = 2;
+  s.find_keys = keys::ScriptKeys;
   s.script = script;
   return s;
 }

@@ -1,6 +1,7 @@
 #include "server/command_table.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "core/string_value.h"
@@ -86,18 +87,71 @@ void RegisterAllCommands(CommandTable& table) {
 
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<const std::string_view> argv) {
   std::vector<std::string_view> keys;
-  if (spec.first_key > 0) {
+  if (spec.find_keys != nullptr) {
+    if (!spec.find_keys(argv, &keys)) keys.clear();
+  } else if (spec.first_key > 0) {
     const int argc = static_cast<int>(argv.size());
     const int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
     for (int i = spec.first_key; i <= last && i < argc; i += std::max(1, spec.step)) keys.push_back(argv[i]);
-  } else if ((spec.numkeys_at_1 || spec.numkeys_at_2) && argv.size() > 2) {
-    const size_t at = spec.numkeys_at_1 ? 1 : 2;
-    int64_t n = 0;
-    if (argv.size() > at && core::StringToInt64(argv[at], &n) && n > 0) {
-      for (size_t i = at + 1; i < argv.size() && i < at + 1 + static_cast<size_t>(n); ++i) keys.push_back(argv[i]);
-    }
   }
   return keys;
 }
+
+namespace keys {
+namespace {
+
+// The `count` keys after argv[at]: false unless the count is a number of at
+// least one and that many arguments follow.
+bool AfterCount(std::span<const std::string_view> argv, size_t at, std::vector<std::string_view>* keys) {
+  int64_t n = 0;
+  if (argv.size() <= at || !core::StringToInt64(argv[at], &n) || n < 1 ||
+      static_cast<uint64_t>(n) > argv.size() - at - 1) {
+    return false;
+  }
+  for (size_t i = at + 1; i <= at + static_cast<size_t>(n); ++i) keys->push_back(argv[i]);
+  return true;
+}
+
+}  // namespace
+
+bool AfterCountAt1(std::span<const std::string_view> argv, std::vector<std::string_view>* keys) {
+  return AfterCount(argv, 1, keys);
+}
+
+bool AfterCountAt2(std::span<const std::string_view> argv, std::vector<std::string_view>* keys) {
+  return AfterCount(argv, 2, keys);
+}
+
+bool DestinationThenCount(std::span<const std::string_view> argv, std::vector<std::string_view>* keys) {
+  if (argv.size() < 2) return false;
+  keys->push_back(argv[1]);
+  return AfterCount(argv, 2, keys);
+}
+
+bool ScriptKeys(std::span<const std::string_view> argv, std::vector<std::string_view>* keys) {
+  if (!AfterCount(argv, 2, keys)) keys->clear();
+  return true;
+}
+
+bool SortKeys(std::span<const std::string_view> argv, std::vector<std::string_view>* keys) {
+  if (argv.size() < 2) return false;
+  keys->push_back(argv[1]);
+  // As Redis's sortGetKeys: LIMIT skips two arguments, GET and BY one; the
+  // last STORE with an argument after it names the destination.
+  std::optional<std::string_view> store;
+  for (size_t i = 2; i < argv.size(); ++i) {
+    if (EqualsIgnoreCase(argv[i], "limit")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(argv[i], "get") || EqualsIgnoreCase(argv[i], "by")) {
+      i += 1;
+    } else if (EqualsIgnoreCase(argv[i], "store") && i + 1 < argv.size()) {
+      store = argv[i + 1];
+    }
+  }
+  if (store) keys->push_back(*store);
+  return true;
+}
+
+}  // namespace keys
 
 }  // namespace ringkv::server

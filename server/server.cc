@@ -312,9 +312,8 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   // co., FCALL & co.: `script numkeys key ...`; ZUNION & co.).
   size_t at = static_cast<size_t>(spec->first_key);
   if (spec->first_key <= 0) {
-    if (!spec->numkeys_at_1 && !spec->numkeys_at_2) return;
-    const size_t count_at = spec->numkeys_at_1 ? 1 : 2;
-    if (argv.size() <= count_at + 1 || argv[count_at] == "0") return;
+    const size_t count_at = spec->numkeys_index;
+    if (count_at == 0 || argv.size() <= count_at + 1 || argv[count_at] == "0") return;
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
@@ -336,6 +335,16 @@ void Server::Defer(Client& c, Argv argv) {
   }
 }
 
+namespace {
+
+// CLIENT REPLY ON: the one command a client with replies off gets a reply to.
+bool IsClientReplyOn(Argv argv) {
+  return argv.size() == 3 && EqualsIgnoreCase(argv[0], "client") && EqualsIgnoreCase(argv[1], "reply") &&
+         EqualsIgnoreCase(argv[2], "on");
+}
+
+}  // namespace
+
 void Server::Execute(Client& c, Argv argv) {
   const int64_t now_ms = clock_.WallMs();
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
@@ -348,6 +357,8 @@ void Server::Execute(Client& c, Argv argv) {
   } else if (c.reply_mode == ReplyMode::kSkipThis) {
     c.reply_mode = ReplyMode::kOn;
     replying = !c.is_replica && !c.is_master;
+  } else if (c.reply_mode == ReplyMode::kOff && IsClientReplyOn(argv)) {
+    replying = !c.is_replica && !c.is_master;  // CLIENT REPLY ON answers +OK, as in Redis
   }
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait

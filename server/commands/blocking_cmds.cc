@@ -133,10 +133,10 @@ void RegisterBlockingCommands(CommandTable& t) {
   t.Add(Cmd("brpop", -3, kWrite | kNoscript | kBlocking, 1, -2, 1, "@write @list @slow @blocking", "list", "Remove and get the last element in a list, or block until one is available", "2.0.0", CmdBrpop));
   t.Add(Cmd("blmove", 6, kWrite | kDenyOom | kNoscript | kBlocking, 1, 2, 1, "@write @list @slow @blocking", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", "6.2.0", CmdBlmove));
   t.Add(Cmd("brpoplpush", 4, kWrite | kDenyOom | kNoscript | kBlocking, 1, 2, 1, "@write @list @slow @blocking", "list", "Pop an element from a list, push it to another list and return it; or block until one is available", "2.2.0", CmdBrpoplpush));
-  t.Add(Cmd("blmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @list @slow @blocking", "list", "Pop elements from a list, or block until one is available", "7.0.0", CmdBlmpop));
+  t.Add(NumKeysAt(Cmd("blmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @list @slow @blocking", "list", "Pop elements from a list, or block until one is available", "7.0.0", CmdBlmpop), 2));
   t.Add(Cmd("bzpopmin", -3, kWrite | kNoscript | kBlocking | kFast, 1, -2, 1, "@write @sortedset @fast @blocking", "sorted-set", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", "5.0.0", CmdBzpopmin));
   t.Add(Cmd("bzpopmax", -3, kWrite | kNoscript | kBlocking | kFast, 1, -2, 1, "@write @sortedset @fast @blocking", "sorted-set", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", "5.0.0", CmdBzpopmax));
-  t.Add(Cmd("bzmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @sortedset @slow @blocking", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", CmdBzmpop));
+  t.Add(NumKeysAt(Cmd("bzmpop", -5, kWrite | kBlocking, 0, 0, 0, "@write @sortedset @slow @blocking", "sorted-set", "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", CmdBzmpop), 2));
 }
 
 }  // namespace ringkv::server

@@ -241,22 +241,24 @@ void CmdCommandGetkeys(CommandContext& ctx) {
   if (!c->subcommands.empty() && args.size() >= 2) {
     if (const CommandSpec* s = CommandTable::FindSub(*c, args[1])) c = s;
   }
-  const int argc = static_cast<int>(args.size());
-  if ((c->arity > 0 && argc != c->arity) || argc < -c->arity) {
-    ctx.reply.Error("ERR Invalid arguments specified for command");
-    return;
-  }
-  const bool movable = c->numkeys_at_1 || c->numkeys_at_2;  // `numkeys key ...` commands
-  if (c->first_key == 0 && !movable) {
+  // Redis's order of checks (getkeysSubcommandImpl).
+  if (c->first_key == 0 && c->find_keys == nullptr) {
     ctx.reply.Error("ERR The command has no key arguments");
     return;
   }
+  const int argc = static_cast<int>(args.size());
+  if ((c->arity > 0 && argc != c->arity) || argc < -c->arity) {
+    ctx.reply.Error("ERR Invalid number of arguments specified for command");
+    return;
+  }
   std::vector<std::string_view> keys;
-  if (movable) {
-    keys = CommandKeys(*c, args);
+  if (c->find_keys != nullptr) {
+    if (!c->find_keys(args, &keys)) {
+      ctx.reply.Error("ERR Invalid arguments specified for command");
+      return;
+    }
   } else {
-    int last = c->last_key < 0 ? argc + c->last_key : c->last_key;
-    for (int i = c->first_key; i <= last && i < argc; i += c->step) keys.push_back(args[i]);
+    keys = CommandKeys(*c, args);
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
   for (std::string_view k : keys) ctx.reply.Bulk(k);

@@ -287,7 +287,7 @@ void RegisterListCommands(CommandTable& t) {
   t.Add(Cmd("rpushx", -3, kWrite | kDenyOom | kFast, 1, 1, 1, kWriteFast, "list", "Appends an element to a list only when the list exists.", "2.2.0", CmdRpushx));
   t.Add(Cmd("lpop", -2, kWrite | kFast, 1, 1, 1, kWriteFast, "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", "1.0.0", CmdLpop));
   t.Add(Cmd("rpop", -2, kWrite | kFast, 1, 1, 1, kWriteFast, "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", "1.0.0", CmdRpop));
-  t.Add(Cmd("lmpop", -4, kWrite, 0, 0, 0, kWriteSlow, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0", CmdLmpop));
+  t.Add(NumKeysAt1(Cmd("lmpop", -4, kWrite, 0, 0, 0, kWriteSlow, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", "7.0.0", CmdLmpop)));
   t.Add(Cmd("llen", 2, kReadonly | kFast, 1, 1, 1, kReadFast, "list", "Returns the length of a list.", "1.0.0", CmdLlen));
   t.Add(Cmd("lrange", 4, kReadonly, 1, 1, 1, kReadSlow, "list", "Returns a range of elements from a list.", "1.0.0", CmdLrange));
   t.Add(Cmd("lindex", 3, kReadonly, 1, 1, 1, kReadSlow, "list", "Returns an element from a list by its index.", "1.0.0", CmdLindex));

@@ -288,8 +288,8 @@ void CmdSortRo(CommandContext& ctx) { Sort(ctx, true); }
 
 void RegisterSortCommands(CommandTable& t) {
   using namespace cmd;
-  t.Add(Cmd("sort", -2, kWrite | kDenyOom, 1, 1, 1, "@write @set @sortedset @list @slow @dangerous", "generic",
-            "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "1.0.0", CmdSort));
+  t.Add(MovableKeys(Cmd("sort", -2, kWrite | kDenyOom, 1, 1, 1, "@write @set @sortedset @list @slow @dangerous", "generic",
+            "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", "1.0.0", CmdSort), keys::SortKeys));
   t.Add(Cmd("sort_ro", -2, kReadonly, 1, 1, 1, "@read @set @sortedset @list @slow @dangerous", "generic",
             "Returns the sorted elements of a list, a set, or a sorted set.", "7.0.0", CmdSortRo));
 }

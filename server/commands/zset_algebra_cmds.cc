@@ -236,9 +236,9 @@ void RegisterZSetAlgebraCommands(CommandTable& t) {
   t.Add(NumKeysAt1(Cmd("zunion", -3, kReadonly, 0, 0, 0, kRead, g, "Returns the union of multiple sorted sets.", "6.2.0", CmdZunion)));
   t.Add(NumKeysAt1(Cmd("zinter", -3, kReadonly, 0, 0, 0, kRead, g, "Returns the intersect of multiple sorted sets.", "6.2.0", CmdZinter)));
   t.Add(NumKeysAt1(Cmd("zdiff", -3, kReadonly, 0, 0, 0, kRead, g, "Returns the difference between multiple sorted sets.", "6.2.0", CmdZdiff)));
-  t.Add(Cmd("zunionstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the union of multiple sorted sets in a key.", "2.0.0", CmdZunionstore));
-  t.Add(Cmd("zinterstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the intersect of multiple sorted sets in a key.", "2.0.0", CmdZinterstore));
-  t.Add(Cmd("zdiffstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the difference of multiple sorted sets in a key.", "6.2.0", CmdZdiffstore));
+  t.Add(DestinationAndNumKeys(Cmd("zunionstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the union of multiple sorted sets in a key.", "2.0.0", CmdZunionstore)));
+  t.Add(DestinationAndNumKeys(Cmd("zinterstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the intersect of multiple sorted sets in a key.", "2.0.0", CmdZinterstore)));
+  t.Add(DestinationAndNumKeys(Cmd("zdiffstore", -4, kWrite | kDenyOom, 1, 1, 1, kWriteAcl, g, "Stores the difference of multiple sorted sets in a key.", "6.2.0", CmdZdiffstore)));
   t.Add(NumKeysAt1(Cmd("zintercard", -3, kReadonly, 0, 0, 0, kRead, g, "Returns the number of members of the intersect of multiple sorted sets.", "7.0.0", CmdZintercard)));
 }
 

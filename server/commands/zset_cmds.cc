@@ -345,7 +345,7 @@ void RegisterZSetCommands(CommandTable& t) {
   t.Add(Cmd("zremrangebylex", 4, kWrite, 1, 1, 1, kWriteSlow, g, "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", "2.8.9", CmdZremrangebylex));
   t.Add(Cmd("zpopmin", -2, kWrite | kFast, 1, 1, 1, kWriteFast, g, "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", CmdZpopmin));
   t.Add(Cmd("zpopmax", -2, kWrite | kFast, 1, 1, 1, kWriteFast, g, "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", "5.0.0", CmdZpopmax));
-  t.Add(Cmd("zmpop", -4, kWrite, 0, 0, 0, kWriteSlow, g, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", CmdZmpop));
+  t.Add(NumKeysAt1(Cmd("zmpop", -4, kWrite, 0, 0, 0, kWriteSlow, g, "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", "7.0.0", CmdZmpop)));
   t.Add(Cmd("zrandmember", -2, kReadonly, 1, 1, 1, kReadSlow, g, "Returns one or more random members from a sorted set.", "6.2.0", CmdZrandmember));
   t.Add(Cmd("zscan", -3, kReadonly, 1, 1, 1, kReadSlow, g, "Iterates over members and scores of a sorted set.", "2.8.0", CmdZscan));
 }

@@ -457,5 +457,20 @@ TEST(ServerE2E, StartupBannerAndRelativeLogfile) {
   }
 }
 
+// CLIENT REPLY OFF silences every reply until CLIENT REPLY ON, which itself
+// answers +OK (Redis's test suite waits for that OK); SKIP silences itself
+// and the next command only.
+TEST(ServerE2E, ClientReplyOffOnAndSkip) {
+  TestServer server;
+  ASSERT_TRUE(server.ready());
+  RawConn c(server.port());
+  ASSERT_TRUE(c.Send(Resp({"CLIENT", "REPLY", "OFF"}) + Resp({"SET", "a", "1"}) + Resp({"PING"}) +
+                     Resp({"CLIENT", "REPLY", "ON"}) + Resp({"GET", "a"})));
+  EXPECT_EQ(c.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(c.ReadReply(), "$1\r\n1\r\n");
+  ASSERT_TRUE(c.Send(Resp({"CLIENT", "REPLY", "SKIP"}) + Resp({"PING"}) + Resp({"PING", "x"})));
+  EXPECT_EQ(c.ReadReply(), "$1\r\nx\r\n");
+}
+
 }  // namespace
 }  // namespace ringkv::testing

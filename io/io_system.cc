@@ -212,8 +212,10 @@ absl::Status IoSystem::Start(const IoOptions& options) {
   }
   int n = std::max(1, options.threads);
   outbox_.resize(n);
-  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(this, i));
-  threads_[0]->UseWakeFd(inbox_->eventfd());
+  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, limits_, *inbox_));
+  threads_[0]->InstallMainLoop(this, sink_, inbox_->eventfd());
+  // A stop asked for before there was a thread 0 (which checks its own flag).
+  if (stop_requested()) threads_[0]->RequestStop();
   if (absl::Status s = threads_[0]->Init(); !s.ok()) return s;
   for (int i = 1; i < n; ++i) {
     if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
@@ -346,9 +348,18 @@ void IoSystem::Dispatch(ToMain& m) {
   }
 }
 
-void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
-  if (in_busy_turn_) return;
-  in_busy_turn_ = true;
+void IoSystem::BeforeFlush() {
+  // Timers first, so that what they write (a blocked client's timeout
+  // answer, a WAIT's count) is sent this turn, not after the next wake-up.
+  RunTimers();
+  DrainInbox();
+  sink_->BeforeFlush();
+  PostRemoteReplies();
+}
+
+void IoSystem::ProcessEventsWhileBusy(Connection* busy) { threads_[0]->TurnWhileBusy(busy); }
+
+void IoSystem::BeforeBusyTurn(Connection* busy) {
   // The rest of the batch being delivered, then what arrived since.
   std::vector<ToMain> messages;
   for (; inbox_pos_ < inbox_scratch_.size(); ++inbox_pos_) messages.push_back(std::move(inbox_scratch_[inbox_pos_]));
@@ -367,9 +378,6 @@ void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
       DeliverBatch(m, args);
     }
   }
-  threads_[0]->TurnWhileBusy(busy);
-  PostRemoteReplies(busy);
-  in_busy_turn_ = false;
 }
 
 void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {

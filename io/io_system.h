@@ -10,7 +10,8 @@
 // reply queued for sending inside one completion handler.
 //
 // Every CommandSink method and every public IoSystem method below Run() is
-// main-thread only.
+// main-thread only (checked in debug builds: io/thread_check.h), except
+// those marked thread-safe or async-signal-safe.
 #pragma once
 
 #include <netinet/in.h>
@@ -27,6 +28,7 @@
 #include "io/connection.h"
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
+#include "io/thread_check.h"
 
 namespace ringkv::io {
 
@@ -97,6 +99,7 @@ class IoSystem final : private MainLoopHooks {
   // bytes are sent at the end of this loop turn. Always inlined: it is on the
   // path of every reply.
   [[gnu::always_inline]] inline OutBuffer& PrepareWrite(Connection* conn) {
+    RINGKV_DCHECK_MAIN_THREAD();  // empty in release builds
     if (conn->thread == 0) return PrepareLocalWrite(conn);
     if (!conn->main_pending) {
       conn->main_pending = true;

@@ -15,6 +15,7 @@
 #include "io/io_log.h"
 #include "io/io_thread.h"
 #include "io/messages.h"
+#include "io/thread_check.h"
 
 namespace ringkv::io {
 namespace {
@@ -107,11 +108,14 @@ bool SocketAddress::IsLoopback() const {
   return true;  // unix sockets count as local
 }
 
-IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {}
+IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {
+  BindMainThread();  // the thread that will run the loop (RINGKV_DCHECK_MAIN_THREAD)
+}
 
 IoSystem::~IoSystem() { Shutdown(); }
 
 void IoSystem::Shutdown() {
+  RINGKV_DCHECK_MAIN_THREAD();
   for (auto& t : threads_) {
     if (t->index() != 0) {
       t->mailbox().Post(ToIo::Stop());
@@ -176,6 +180,7 @@ void IoSystem::StopListeners() {
 }
 
 absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
+  RINGKV_DCHECK_MAIN_THREAD();
   const std::vector<std::string> old_bind = bind_;
   const int old_port = port_;
   StopListeners();
@@ -207,13 +212,16 @@ absl::Status IoSystem::Listen(const IoOptions& options) {
 }
 
 absl::Status IoSystem::Start(const IoOptions& options) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (listen_fds_.empty()) {
     if (absl::Status s = Listen(options); !s.ok()) return s;
   }
   int n = std::max(1, options.threads);
   outbox_.resize(n);
-  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(this, i));
-  threads_[0]->UseWakeFd(inbox_->eventfd());
+  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, limits_, *inbox_));
+  threads_[0]->InstallMainLoop(this, sink_, inbox_->eventfd());
+  // A stop asked for before there was a thread 0 (which checks its own flag).
+  if (stop_requested()) threads_[0]->RequestStop();
   if (absl::Status s = threads_[0]->Init(); !s.ok()) return s;
   for (int i = 1; i < n; ++i) {
     if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
@@ -227,7 +235,10 @@ void IoSystem::CloseListeners() {
   listen_fds_.clear();
 }
 
-void IoSystem::Run() { threads_[0]->Loop(); }
+void IoSystem::Run() {
+  RINGKV_DCHECK_MAIN_THREAD();
+  threads_[0]->Loop();
+}
 
 void IoSystem::RequestStop() {
   stop_.store(true, std::memory_order_relaxed);
@@ -237,9 +248,13 @@ void IoSystem::RequestStop() {
 
 void IoSystem::WakeMain() { inbox_->Wake(); }
 
-void IoSystem::WakeTimerIn(int ms) { next_timer_ms_ = std::min(next_timer_ms_, NowMs() + std::max(0, ms)); }
+void IoSystem::WakeTimerIn(int ms) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  next_timer_ms_ = std::min(next_timer_ms_, NowMs() + std::max(0, ms));
+}
 
 void IoSystem::SubmitFsync(int fd, uint32_t token) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (threads_.empty()) {  // before Start (loading): nothing else runs yet
     sink_->OnFsyncDone(token, ::fdatasync(fd) == 0 ? 0 : -errno);
     return;
@@ -247,7 +262,10 @@ void IoSystem::SubmitFsync(int fd, uint32_t token) {
   threads_[0]->SubmitFsync(fd, token);
 }
 
-void IoSystem::WatchReadable(int fd, uint32_t token) { threads_[0]->SubmitPollIn(fd, token); }
+void IoSystem::WatchReadable(int fd, uint32_t token) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  threads_[0]->SubmitPollIn(fd, token);
+}
 
 bool IoSystem::stop_requested() const { return stop_.load(std::memory_order_relaxed); }
 
@@ -257,12 +275,14 @@ OutBuffer& IoSystem::PrepareLocalWrite(Connection* conn) {
 }
 
 OutBuffer& IoSystem::PrepareFanoutWrite(Connection* conn) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (conn->thread != 0) return PrepareWrite(conn);
   threads_[0]->HoldFanout(conn);
   return conn->out;
 }
 
 Connection* IoSystem::AdoptSocket(int fd) {
+  RINGKV_DCHECK_MAIN_THREAD();
   sockaddr_storage peer_ss{}, local_ss{};
   socklen_t len = sizeof(peer_ss);
   getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
@@ -346,9 +366,21 @@ void IoSystem::Dispatch(ToMain& m) {
   }
 }
 
+void IoSystem::BeforeFlush() {
+  // Timers first, so that what they write (a blocked client's timeout
+  // answer, a WAIT's count) is sent this turn, not after the next wake-up.
+  RunTimers();
+  DrainInbox();
+  sink_->BeforeFlush();
+  PostRemoteReplies();
+}
+
 void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
-  if (in_busy_turn_) return;
-  in_busy_turn_ = true;
+  RINGKV_DCHECK_MAIN_THREAD();
+  threads_[0]->TurnWhileBusy(busy);
+}
+
+void IoSystem::BeforeBusyTurn(Connection* busy) {
   // The rest of the batch being delivered, then what arrived since.
   std::vector<ToMain> messages;
   for (; inbox_pos_ < inbox_scratch_.size(); ++inbox_pos_) messages.push_back(std::move(inbox_scratch_[inbox_pos_]));
@@ -367,9 +399,6 @@ void IoSystem::ProcessEventsWhileBusy(Connection* busy) {
       DeliverBatch(m, args);
     }
   }
-  threads_[0]->TurnWhileBusy(busy);
-  PostRemoteReplies(busy);
-  in_busy_turn_ = false;
 }
 
 void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
@@ -415,6 +444,7 @@ void IoSystem::ReapGraveyard() {
 }
 
 void IoSystem::CloseAfterReply(Connection* conn) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (conn->main_closed || conn->main_dead) return;
   conn->main_closed = true;
   if (conn->thread == 0) {
@@ -428,6 +458,7 @@ void IoSystem::CloseAfterReply(Connection* conn) {
 }
 
 void IoSystem::CloseNow(Connection* conn) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (conn->main_dead) return;
   if (conn->thread == 0) {
     conn->main_closed = true;

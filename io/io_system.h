@@ -10,7 +10,8 @@
 // reply queued for sending inside one completion handler.
 //
 // Every CommandSink method and every public IoSystem method below Run() is
-// main-thread only.
+// main-thread only (checked in debug builds: io/thread_check.h), except
+// those marked thread-safe or async-signal-safe.
 #pragma once
 
 #include <netinet/in.h>
@@ -23,56 +24,17 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "io/command_sink.h"
 #include "io/connection.h"
 #include "io/mailbox.h"
+#include "io/main_loop_hooks.h"
+#include "io/thread_check.h"
 
 namespace ringkv::io {
 
 class IoThread;
 struct ToMain;
 struct ToIo;
-
-class CommandSink {
- public:
-  virtual ~CommandSink() = default;
-  // A connection was accepted. Return an empty string to take it, or the
-  // whole error line to send before closing it (maxclients, protected mode).
-  virtual std::string OnAccept(const SocketAddress& peer) = 0;
-  // The connection is taken; conn->peer / conn->local are set.
-  virtual void OnOpen(Connection* conn) = 0;
-  // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
-  // are valid only during the call.
-  virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
-  // Commands of a pipelined batch, before any of them runs: stage 0 then
-  // stage 1 for every command, so the sink can prefetch what they will touch
-  // in two rounds of overlapping memory loads. Optional; must not change state.
-  virtual void Prefetch(Connection* conn, std::span<const std::string_view> argv, int stage) {
-    (void)conn;
-    (void)argv;
-    (void)stage;
-  }
-  // The parser rejected the input; the sink replies and closes the client.
-  virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
-  // The connection is gone: the sink drops every reference to it.
-  virtual void OnClose(Connection* conn) = 0;
-  // Periodic work; returns milliseconds until it wants to run again.
-  virtual int OnTimer() = 0;
-  // The end of a loop turn, before replies are flushed.
-  virtual void BeforeFlush() = 0;
-  // Another thread called IoSystem::Notify() (background work finished).
-  virtual void OnNotify() {}
-  // An fdatasync started with IoSystem::SubmitFsync finished (result: 0 or -errno).
-  virtual void OnFsyncDone(uint32_t token, int result) {
-    (void)token;
-    (void)result;
-  }
-  // A descriptor watched with IoSystem::WatchReadable became readable (or
-  // hung up; result: the poll mask, or -errno).
-  virtual void OnReadable(uint32_t token, int result) {
-    (void)token;
-    (void)result;
-  }
-};
 
 struct IoOptions {
   int threads = 1;
@@ -82,13 +44,10 @@ struct IoOptions {
   std::vector<std::string> bind = {"*", "-::*"};
 };
 
-// Limits read by the I/O threads on every parse; changed by CONFIG SET.
-struct SharedLimits {
-  std::atomic<int64_t> max_bulk_len{512 * 1024 * 1024};
-  std::atomic<int64_t> query_buffer_limit{1024LL * 1024 * 1024};
-};
-
-class IoSystem {
+// The main-loop duties of I/O thread 0 are this class's MainLoopHooks,
+// installed on that thread at Start (a private base: only the IoThread it
+// installs them on calls them).
+class IoSystem final : private MainLoopHooks {
  public:
   explicit IoSystem(CommandSink* sink);
   ~IoSystem();
@@ -140,6 +99,7 @@ class IoSystem {
   // bytes are sent at the end of this loop turn. Always inlined: it is on the
   // path of every reply.
   [[gnu::always_inline]] inline OutBuffer& PrepareWrite(Connection* conn) {
+    RINGKV_DCHECK_MAIN_THREAD();  // empty in release builds
     if (conn->thread == 0) return PrepareLocalWrite(conn);
     if (!conn->main_pending) {
       conn->main_pending = true;
@@ -178,7 +138,15 @@ class IoSystem {
   void Shutdown();
 
  private:
-  friend class IoThread;
+  // ---- MainLoopHooks (I/O thread 0, once per loop turn or per connection) ----
+  void BeforeFlush() override;
+  void AfterFlush() override { ReapGraveyard(); }
+  int WaitMs() override { return TimerWaitMs(); }
+  void BeforeBusyTurn(Connection* busy) override;
+  void AfterBusyTurn(Connection* busy) override { PostRemoteReplies(busy); }
+  void OnAccepted(int fd) override { Accept(fd); }
+  void OnClosed(Connection* conn) override { HandleClosed(conn); }
+
   OutBuffer& PrepareLocalWrite(Connection* conn);
   void Accept(int fd);
   void DrainInbox();
@@ -213,9 +181,8 @@ class IoSystem {
   std::vector<ToMain> inbox_scratch_;
   size_t inbox_pos_ = 0;  // the next of inbox_scratch_ to dispatch
   std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
-  // Messages ProcessEventsWhileBusy kept for the next normal turn (in order).
+  // Messages a turn while busy kept for the next normal turn (in order).
   std::vector<ToMain> held_;
-  bool in_busy_turn_ = false;
   std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn
 };
 

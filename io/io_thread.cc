@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/io_log.h"
-#include "io/io_system.h"
 
 namespace ringkv::io {
 namespace {
@@ -42,7 +41,8 @@ std::string RingSetupError(int err) {
 
 }  // namespace
 
-IoThread::IoThread(IoSystem* system, int index) : system_(system), index_(index) {}
+IoThread::IoThread(int index, const SharedLimits& limits, Mailbox<ToMain>& main_inbox)
+    : index_(index), limits_(limits), main_inbox_(main_inbox) {}
 
 IoThread::~IoThread() {
   if (thread_.joinable()) thread_.join();
@@ -162,7 +162,7 @@ void IoThread::Adopt(Connection* conn) {
     generations_.push_back(0);
   }
   conn->slot = slot;
-  if (index_ != 0) live_[conn->id] = conn;
+  if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
 }
 
@@ -222,8 +222,8 @@ void IoThread::FinishClose(Connection* conn) {
   }
   conn->out.Clear();
   conn->pending.reset();
-  if (index_ == 0) {
-    system_->HandleClosed(conn);
+  if (runs_main_loop()) {
+    main_->OnClosed(conn);
   } else {
     live_.erase(conn->id);
     to_main_.push_back(ToMain{ToMain::Kind::kClosed, conn, nullptr});
@@ -246,12 +246,12 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
       if (cqe->res >= 0 && (slot >= listeners_.size() || listeners_[slot] < 0)) {
         close(cqe->res);  // raced with a rebind: this listener is retired
       } else if (cqe->res >= 0) {
-        system_->Accept(cqe->res);
+        main_->OnAccepted(cqe->res);
       } else if (cqe->res != -ECANCELED && cqe->res != -EBADF && cqe->res != -EINVAL) {
         Log(3, absl::StrCat("Accepting client connection: ", std::strerror(-cqe->res)));
       }
       if (!(cqe->flags & IORING_CQE_F_MORE) && slot < listeners_.size() && listeners_[slot] >= 0 &&
-          !system_->stop_requested()) {
+          !stop_.load(std::memory_order_relaxed)) {
         ArmAcceptAt(slot);
       }
       break;
@@ -270,10 +270,10 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
       ArmWake();
       break;
     case Op::kFsync:
-      system_->sink_->OnFsyncDone(slot, cqe->res);
+      sink_->OnFsyncDone(slot, cqe->res);
       break;
     case Op::kPollIn:
-      system_->sink_->OnReadable(slot, cqe->res);
+      sink_->OnReadable(slot, cqe->res);
       break;
   }
 }
@@ -362,7 +362,7 @@ void IoThread::Process(Connection* conn, std::string_view data) {
   }
   const size_t qbuf = conn->pending ? conn->pending->qbuf.size() : 0;
   const size_t qbuf_cap = conn->pending ? conn->pending->qbuf.capacity() : 0;
-  const int64_t limit = system_->limits().query_buffer_limit.load(std::memory_order_relaxed);
+  const int64_t limit = limits_.query_buffer_limit.load(std::memory_order_relaxed);
   if (!stop && static_cast<int64_t>(qbuf) > limit) {
     Log(3, absl::StrCat("Closing client that reached max query buffer length (id=", conn->id, ", qbuf=", qbuf, ")"));
     StartClose(conn);
@@ -373,14 +373,15 @@ void IoThread::Process(Connection* conn, std::string_view data) {
 }
 
 size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop) {
-  ParserLimits limits{system_->limits().max_bulk_len.load(std::memory_order_relaxed),
+  ParserLimits limits{limits_.max_bulk_len.load(std::memory_order_relaxed),
                       conn->authenticated.load(std::memory_order_relaxed)};
   // Local connections parse a pipelined batch ahead (authenticated clients
   // only: AUTH inside a batch would change the limits of what follows) and
   // let the sink prefetch the data the commands will touch before the first
   // runs, so their cache misses overlap instead of queueing one by one.
   std::array<ParsedCommand, 16>& ahead = scratch_[scratch_level_].ahead;
-  const size_t max_ahead = (index_ == 0 && limits.authenticated) ? ahead.size() : 1;
+  const bool execute_here = runs_main_loop();
+  const size_t max_ahead = (execute_here && limits.authenticated) ? ahead.size() : 1;
   CommandBatch* batch = nullptr;
   size_t pos = 0;
   bool more = true;
@@ -401,13 +402,13 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
       pos += consumed;
       if (r == RespParser::Result::kCommand) ++n;
     }
-    if (index_ == 0) {
+    if (execute_here) {
       if (n > 1) {
-        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead[i].argv, 0);
-        for (size_t i = 0; i < n; ++i) system_->sink_->Prefetch(conn, ahead[i].argv, 1);
+        for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, 0);
+        for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, 1);
       }
       for (size_t i = 0; i < n; ++i) {
-        system_->sink_->OnCommand(conn, ahead[i].argv);
+        sink_->OnCommand(conn, ahead[i].argv);
         if (conn->main_closed) {  // QUIT, CLIENT KILL of itself, ...
           *stop = true;
           return data.size();
@@ -428,8 +429,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     }
     if (!error.empty()) {
       *stop = true;
-      if (index_ == 0) {
-        system_->sink_->OnProtocolError(conn, error);
+      if (execute_here) {
+        sink_->OnProtocolError(conn, error);
       } else {
         if (batch == nullptr) {
           to_main_.push_back(ToMain{ToMain::Kind::kBatch, conn, std::make_unique<CommandBatch>()});
@@ -580,20 +581,17 @@ void IoThread::Loop() {
     // Input that arrived while a command of its connection ran long comes
     // first: it is older than anything this turn reaps.
     if (held_conn_ != nullptr) ResumeHeldInput();
-    if (index_ == 0) {
-      // Timers first, so that what they write (a blocked client's timeout
-      // answer, a WAIT's count) is sent this turn, not after the next wake-up.
-      system_->RunTimers();
-      system_->DrainInbox();
-      system_->sink_->BeforeFlush();
-      system_->PostRemoteReplies();
+    // The main loop's duties are virtual calls, a few per turn (never per
+    // command): MainLoopHooks.
+    if (runs_main_loop()) {
+      main_->BeforeFlush();
     } else {
       DrainMailbox();
-      if (!to_main_.empty()) system_->inbox_->PostAll(to_main_);
+      if (!to_main_.empty()) main_inbox_.PostAll(to_main_);
     }
     Flush();
     RearmAndRecycle();
-    if (index_ == 0) system_->ReapGraveyard();
+    if (runs_main_loop()) main_->AfterFlush();
     if (stop_.load(std::memory_order_relaxed)) break;
     // Held fan-out stays held only while completions are already waiting,
     // so the wait below returns at once and the next turn checks again: it
@@ -602,9 +600,9 @@ void IoThread::Loop() {
 
     int ret;
     io_uring_cqe* cqe = nullptr;
-    if (index_ == 0) {
+    if (runs_main_loop()) {
       // This turn may have set a nearer timer (a command that blocked).
-      const int wait_ms = system_->TimerWaitMs();
+      const int wait_ms = main_->WaitMs();
       __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
       ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
     } else {
@@ -649,7 +647,11 @@ void IoThread::RearmAndRecycle() {
 }
 
 void IoThread::TurnWhileBusy(Connection* busy) {
-  if (scratch_level_ != 0) return;
+  // Not nested: a command delivered by this turn that runs long itself
+  // (BeforeBusyTurn delivers commands) gets no turn of its own.
+  if (in_busy_turn_) return;
+  in_busy_turn_ = true;
+  main_->BeforeBusyTurn(busy);
   scratch_level_ = 1;
   busy_ = busy;
   if (busy->thread == index_) held_conn_ = busy;
@@ -663,6 +665,8 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   io_uring_submit(&ring_);
   busy_ = nullptr;
   scratch_level_ = 0;
+  main_->AfterBusyTurn(busy);
+  in_busy_turn_ = false;
 }
 
 }  // namespace ringkv::io

@@ -3,8 +3,11 @@
 // Each IoThread owns its ring, a provided-buffer ring for receives (idle
 // connections hold no read buffer: data lands in a shared pool buffer, is
 // parsed, and the buffer is handed straight back), and the connections
-// assigned to it. Thread 0 is the main thread: it also owns the listeners,
-// the timers and the execution of commands parsed by the other threads.
+// assigned to it. Thread 0 is the main thread: IoSystem installs its
+// main-loop duties on it (InstallMainLoop: MainLoopHooks and the
+// CommandSink), so it also owns the listeners, the timers and the execution
+// of every command. The other threads post what they parse to the main
+// inbox. An IoThread knows neither IoSystem nor the other threads.
 //
 // Completion tags (`user_data`), the one place their layout is defined:
 //   bits 56..63  Op
@@ -29,17 +32,19 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "io/command_sink.h"
 #include "io/connection.h"
 #include "io/mailbox.h"
+#include "io/main_loop_hooks.h"
 #include "io/messages.h"
 
 namespace ringkv::io {
 
-class IoSystem;
-
 class IoThread {
  public:
-  IoThread(IoSystem* system, int index);
+  // `limits` and `main_inbox` (where a thread other than 0 posts its
+  // batches and closes) outlive the thread.
+  IoThread(int index, const SharedLimits& limits, Mailbox<ToMain>& main_inbox);
   ~IoThread();
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
@@ -106,16 +111,26 @@ class IoThread {
     rearm_.clear();
     live_.clear();
   }
-  // Thread 0, from inside a command that runs long (a script past
-  // busy-reply-threshold): one non-blocking turn -- completions reaped and
-  // handled, replies sent -- so other clients are answered meanwhile. The
-  // input and the closing of `busy` (the connection whose command runs) are
-  // held until that command returns; its unsent replies stay queued.
+  // The main loop, from inside a command that runs long (a script past
+  // busy-reply-threshold): one non-blocking turn -- the hooks' part
+  // (BeforeBusyTurn, AfterBusyTurn), completions reaped and handled, replies
+  // sent -- so other clients are answered meanwhile. The input and the
+  // closing of `busy` (the connection whose command runs) are held until
+  // that command returns; its unsent replies stay queued. A call from inside
+  // such a turn does nothing.
+  // REQUIRES: InstallMainLoop was called.
   void TurnWhileBusy(Connection* busy);
 
-  // Thread 0 sleeps on the main inbox's eventfd instead of its own mailbox.
-  // REQUIRES: called before Init().
-  void UseWakeFd(int fd) { wake_fd_ = fd; }
+  // Makes this thread the main loop: `hooks` run at the points of each turn
+  // MainLoopHooks describes, `sink` executes its connections' commands as
+  // they are parsed (and hears of its fsyncs and polls), and the thread
+  // sleeps on `wake_fd` (the main inbox's eventfd) instead of its mailbox.
+  // REQUIRES: called before Init(); both outlive the thread.
+  void InstallMainLoop(MainLoopHooks* hooks, CommandSink* sink, int wake_fd) {
+    main_ = hooks;
+    sink_ = sink;
+    wake_fd_ = wake_fd;
+  }
 
  private:
   enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn };
@@ -151,8 +166,15 @@ class IoThread {
   void DrainMailbox();
   Connection* Lookup(uint32_t slot, uint32_t gen);
 
-  IoSystem* system_;
+  // Whether this thread runs the main loop (InstallMainLoop): it executes
+  // commands itself instead of posting them.
+  bool runs_main_loop() const { return main_ != nullptr; }
+
   const int index_;
+  const SharedLimits& limits_;
+  Mailbox<ToMain>& main_inbox_;
+  MainLoopHooks* main_ = nullptr;  // thread 0 only
+  CommandSink* sink_ = nullptr;    // thread 0 only
   io_uring ring_{};
   bool ring_ready_ = false;
   std::thread thread_;
@@ -206,6 +228,7 @@ class IoThread {
   io_uring_cqe reaped_[kReapBatch];
   unsigned reaped_pos_ = 0, reaped_count_ = 0;
   int scratch_level_ = 0;  // 1 inside TurnWhileBusy
+  bool in_busy_turn_ = false;  // inside TurnWhileBusy, hooks included
   Connection* busy_ = nullptr;      // TurnWhileBusy's connection, while in it
   // Input of that connection that arrived during such turns, and whether its
   // peer closed: processed at the start of the next normal turn, after the

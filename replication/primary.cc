@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/resp_command.h"
+#include "io/thread_check.h"
 
 namespace ringkv::repl {
 
@@ -38,6 +39,7 @@ void Primary::StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& 
 Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog_size, master_offset) {}
 
 void Primary::Feed(int db, std::span<const std::string_view> argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   scratch_.clear();
   if (db >= 0 && db != stream_db_) {  // db -1: no SELECT (MULTI, EXEC)
     const std::string index = absl::StrCat(db);
@@ -50,12 +52,14 @@ void Primary::Feed(int db, std::span<const std::string_view> argv) {
 }
 
 void Primary::FeedRaw(std::span<const std::string_view> argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   scratch_.clear();
   core::AppendRespCommand(argv, &scratch_);
   backlog_.Append(scratch_);
 }
 
 ReplicaLink& Primary::Attach(uint64_t client_id, io::Connection* conn) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (ReplicaLink* existing = Find(client_id)) return *existing;
   auto link = std::make_unique<ReplicaLink>();
   link->client_id = client_id;
@@ -72,10 +76,12 @@ ReplicaLink* Primary::Find(uint64_t client_id) {
 }
 
 void Primary::Detach(uint64_t client_id) {
+  RINGKV_DCHECK_MAIN_THREAD();
   std::erase_if(replicas_, [&](const std::unique_ptr<ReplicaLink>& r) { return r->client_id == client_id; });
 }
 
 void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop) {
+  RINGKV_DCHECK_MAIN_THREAD();
   // Per turn and per replica, hand over at most this much; and only while the
   // connection has little unsent: the backlog is the buffer, not the socket.
   constexpr size_t kPerTurn = 1 << 20;

@@ -10,7 +10,8 @@
 // so a slow replica costs backlog retention (capped), never unbounded
 // per-replica buffers.
 //
-// Thread-safety: main thread only.
+// Thread-safety: main thread only (Feed, FeedRaw, Attach, Detach and Flush
+// check it in debug builds: io/thread_check.h).
 #pragma once
 
 #include <cstdint>

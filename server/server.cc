@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "io/thread_check.h"
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
@@ -90,6 +91,7 @@ Server::Server(std::unique_ptr<Config> config)
 Server::~Server() = default;
 
 bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async) {
+  RINGKV_DCHECK_MAIN_THREAD();
   core::Entry* e = db.Find(key, now_ms);
   if (e == nullptr) return false;
   constexpr size_t kLazyFreeThreshold = 64;
@@ -346,6 +348,7 @@ bool IsClientReplyOn(Argv argv) {
 }  // namespace
 
 void Server::Execute(Client& c, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_ms = clock_.WallMs();
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   io::OutBuffer discard;
@@ -492,6 +495,7 @@ void Server::Execute(Client& c, Argv argv) {
 }
 
 void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBuilder& rb, int64_t now_ms) {
+  RINGKV_DCHECK_MAIN_THREAD();
   const CommandSpec* spec = &spec_ref;
   c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
   const uint64_t start = Clock::Ticks();
@@ -628,6 +632,7 @@ void Server::ClientsCron(int64_t now_ms) {
 }
 
 int Server::OnTimer() {
+  RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_ms = UnixMs();
   // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
   // the next cron tick -- and before the cron's own work.
@@ -677,6 +682,7 @@ void Server::Cron(int64_t now_ms) {
 }
 
 void Server::BeforeFlush() {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
   aof_->BeforeSleep();

@@ -6,6 +6,9 @@
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
+// The entry points (Execute, Call, CallFromScript, ExecuteFromMaster,
+// Propagate, KeyEvent, the timer and end-of-turn work, the keyspace
+// observer's deletions) check it in debug builds (RINGKV_DCHECK_MAIN_THREAD).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include "core/eviction.h"
 #include "core/keyspace.h"
 #include "io/io_system.h"
+#include "io/thread_check.h"
 #include "server/client.h"
 #include "server/clock.h"
 #include "server/command_table.h"
@@ -232,6 +236,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // it get a chance to be served, and the keyspace event (class `type`,
   // name `event`) is published when notify-keyspace-events enables it.
   void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
+    RINGKV_DCHECK_MAIN_THREAD();
     SignalModifiedKey(db, key);
     NotifyKeyspaceEvent(type, event, db, key);
   }

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
+#include "io/thread_check.h"
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
@@ -40,6 +41,7 @@ void Server::BindPersistenceConfig() {
 }
 
 void Server::Propagate(int db, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (loading_) return;
   if (propagation_depth_ > 0) {  // inside EXEC or a script: one block at its end
     propagation_block_.push_back(
@@ -82,6 +84,7 @@ void Server::EndPropagationBlock(bool discard) {
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (master_) return;  // a replica never propagates deletions of its own
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
@@ -90,6 +93,7 @@ void Server::OnKeyExpired(int db, std::string_view key) {
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
+  RINGKV_DCHECK_MAIN_THREAD();
   std::string k(key);
   if (!master_) {
     std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
@@ -355,6 +359,7 @@ void Server::HandleShutdownSignal() {
 }
 
 void Server::OnFlushAll(int64_t now_ms) {
+  RINGKV_DCHECK_MAIN_THREAD();
   // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
   // Replicas it was for start over with a full sync of the new dataset.
   if (diskless_) {

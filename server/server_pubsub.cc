@@ -6,6 +6,7 @@
 // (IoSystem::PrepareFanoutWrite).
 #include "core/strings.h"
 #include "io/reply_builder.h"
+#include "io/thread_check.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -27,6 +28,7 @@ std::string EncodeMessage(int resp, std::string_view verb, std::string_view patt
 }  // namespace
 
 size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_view message) {
+  RINGKV_DCHECK_MAIN_THREAD();
   const std::string_view verb = kind == PubSub::Kind::kShard ? "smessage" : "message";
   // client-output-buffer-limit pubsub: a subscriber that does not read is
   // closed rather than let its output grow without bound.
@@ -57,6 +59,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
 }
 
 void Server::PropagateToReplicas(int db, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (primary_ && !master_ && !loading_) primary_->Feed(db, argv);  // a replica only relays its primary's stream
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
+#include "io/thread_check.h"
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
@@ -179,6 +180,7 @@ void Server::StartMasterSync() {
 }
 
 void Server::OnNotify() {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (!sync_worker_) return;
   std::optional<repl::SyncResult> r = sync_worker_->Poll();
   if (r) OnSyncResult(std::move(*r));
@@ -286,6 +288,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
 namespace ringkv::server {
 
 void Server::ExecuteFromMaster(Client& c, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   // The primary decided which keys are live: its commands see expired keys
   // that have not been deleted yet (its DEL comes in the stream).
   keyspace_.set_expiry_mode(core::ExpiryMode::kKeep);

@@ -3,12 +3,14 @@
 // creation, the FUNCTION libraries a snapshot carries, and the busy state of
 // a long script. The scripts themselves: server/scripting/.
 #include "core/strings.h"
+#include "io/thread_check.h"
 #include "server/scripting/scripting.h"
 #include "server/server.h"
 
 namespace ringkv::server {
 
 void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
+  RINGKV_DCHECK_MAIN_THREAD();
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
     if (const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1])) spec = sub;

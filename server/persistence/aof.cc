@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
+#include "io/thread_check.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
 #include "server/persistence/rdb_saver.h"
@@ -263,6 +264,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
 }
 
 void Aof::Feed(int db, std::span<const std::string_view> argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
   if (state_ == AofState::kOff) return;
   if (state_ == AofState::kWaitRewrite && child_->type() != ChildType::kAof) return;
   if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)

@@ -21,7 +21,7 @@
 // needed. When the child succeeds the manifest names the new base and the
 // incremental files from the fork on; the older files are deleted.
 //
-// Thread-safety: main thread only.
+// Thread-safety: main thread only (Feed checks it in debug builds).
 #pragma once
 
 #include <cstdint>

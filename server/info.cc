@@ -114,10 +114,22 @@ void InfoClients(Server& s, std::string* out) {
 void InfoMemory(Server& s, std::string* out) {
   MemoryStats m = ReadMemoryStats();
   uint64_t total = TotalSystemMemory();
-  uint64_t clients_mem = 0;
+  uint64_t clients_mem = 0, replicas_mem = 0;
   for (const auto& [id, c] : s.clients()) {
-    clients_mem += sizeof(Client) + sizeof(io::Connection) + (c->meta ? sizeof(ClientMeta) : 0) +
-                   c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
+    (c->is_replica ? replicas_mem : clients_mem) +=
+        sizeof(Client) + sizeof(io::Connection) + (c->meta ? sizeof(ClientMeta) : 0) +
+        c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
+  }
+  // The stream's blocks are shared by the backlog and the replicas (Redis
+  // 7.0's replication buffer): what exceeds repl-backlog-size is counted as
+  // the replicas', as Redis counts it.
+  const repl::Primary* p = s.primary();
+  const uint64_t repl_buffers = p ? p->backlog().memory() : 0;
+  uint64_t repl_backlog = repl_buffers;
+  const uint64_t backlog_size = static_cast<uint64_t>(s.config().Int("repl-backlog-size"));
+  if (p != nullptr && !p->replicas().empty() && repl_buffers > backlog_size) {
+    replicas_mem += repl_buffers - backlog_size;
+    repl_backlog = backlog_size;
   }
   Field(out, "used_memory", m.used);
   Field(out, "used_memory_human", Human(m.used));
@@ -136,7 +148,9 @@ void InfoMemory(Server& s, std::string* out) {
   Field(out, "maxmemory_policy", s.config().Str("maxmemory-policy"));
   Field(out, "mem_fragmentation_ratio", absl::StrFormat("%.2f", m.used ? static_cast<double>(m.rss) / m.used : 0.0));
   Field(out, "mem_fragmentation_bytes", static_cast<int64_t>(m.rss) - static_cast<int64_t>(m.used));
-  Field(out, "mem_clients_slaves", 0);
+  Field(out, "mem_replication_backlog", repl_backlog);
+  Field(out, "mem_total_replication_buffers", repl_buffers);
+  Field(out, "mem_clients_slaves", replicas_mem);
   Field(out, "mem_clients_normal", clients_mem);
   Field(out, "mem_allocator", m.allocator);
   Field(out, "lazyfree_pending_objects", s.lazy_freer().pending_objects());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace ringkv::repl {
@@ -70,6 +71,23 @@ TEST(BacklogTest, ReferencedBlocksAreNotRecycled) {
   b.Trim(b.end_offset() + 1);       // the first block leaves the backlog
   b.Append(Pattern(128 * 1024, b.end_offset() + 1));  // needs new blocks
   EXPECT_EQ(out.ToString(), first);
+}
+
+// memory() is Redis 7.0's mem_total_replication_buffers: a trimmed block
+// still being sent from counts until its last send completes.
+TEST(BacklogTest, MemoryCountsTrimmedBlocksStillBeingSent) {
+  Backlog b(1, 0);
+  EXPECT_EQ(b.memory(), 0u);
+  b.Append(Pattern(3 * 64 * 1024, 1));
+  EXPECT_EQ(b.memory(), 3u * 64 * 1024);
+  auto out = std::make_unique<io::OutBuffer>();
+  b.RefTo(1, 64 * 1024, out.get());  // a connection holds the first block
+  b.Trim(b.end_offset() + 1);         // no replica needs anything any more
+  EXPECT_EQ(b.histlen(), 64u * 1024);
+  EXPECT_EQ(b.memory(), 2u * 64 * 1024);  // the last block, and the one being sent
+  out.reset();                            // its send completed
+  b.Trim(b.end_offset() + 1);
+  EXPECT_EQ(b.memory(), 64u * 1024);
 }
 
 }  // namespace

@@ -307,6 +307,7 @@ constexpr Rule kRules[] = {
     {.name = "sanitize-dump-payload", .enums = "no,yes,clients"},
     // Replication.
     {.name = "repl-backlog-size", .min = 1},
+    {.name = "shutdown-timeout", .min = 0, .max = kIntMax},  // seconds SHUTDOWN waits for lagging replicas
     {.name = "replicaof", .type = &kWords, .mutability = kImmutable},
     {.name = "masterauth"},
     {.name = "masteruser"},

@@ -93,15 +93,18 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "executable", s.executable());
   Field(out, "config_file", s.config().file());
   Field(out, "io_threads_active", s.io().threads() > 1 ? 1 : 0);
+  if (const int64_t ms = s.shutdown_in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
 }
 
 void InfoClients(Server& s, std::string* out) {
-  uint64_t max_in = 0, max_out = 0;
+  uint64_t max_in = 0, max_out = 0, replicas = 0;
   for (const auto& [id, c] : s.clients()) {
+    replicas += c->is_replica;
     max_in = std::max<uint64_t>(max_in, c->conn->stat_qbuf.load(std::memory_order_relaxed));
     max_out = std::max<uint64_t>(max_out, c->conn->stat_obuf.load(std::memory_order_relaxed));
   }
-  Field(out, "connected_clients", s.clients().size());
+  // As Redis: replicas are counted in connected_slaves, not here.
+  Field(out, "connected_clients", s.clients().size() - replicas);
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", s.config().Int("maxclients"));
   Field(out, "client_recent_max_input_buffer", max_in);

@@ -670,6 +670,7 @@ void Server::Cron(int64_t now_ms) {
   if (primary_) ReplicationCron(now_ms);
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
+  if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.

@@ -343,17 +343,6 @@ absl::Status Server::PrepareForShutdown(ShutdownSave save, bool force) {
   return absl::OkStatus();
 }
 
-void Server::HandleShutdownSignal() {
-  const int sig = shutdown_signal_;
-  Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
-  if (PrepareForShutdown(ShutdownSave::kDefault, /*force=*/false).ok()) {
-    shutdown_requested_ = true;
-  } else {
-    Log(kWarning, "Errors trying to shut down the server. Check the logs for more information.");
-    shutdown_signal_ = 0;
-  }
-}
-
 void Server::OnFlushAll(int64_t now_ms) {
   // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
   // Replicas it was for start over with a full sync of the new dataset.

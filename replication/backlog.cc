@@ -51,10 +51,14 @@ void Backlog::Trim(uint64_t needed_from) {
     Release(b);
     return true;
   });
-  while (blocks_.size() > 1) {
+  // What is held moves forward in Redis's steps (its 16 KiB blocks), so a
+  // PSYNC finds the same range held as on Redis, whatever our block size.
+  const uint64_t end = end_offset_ + 1;
+  while (first_offset_ + kTrimStep <= std::min(needed_from, end) && end - (first_offset_ + kTrimStep) >= capacity_) {
+    first_offset_ += kTrimStep;
+  }
+  while (blocks_.size() > 1 && front_block_offset_ + kBlockSize <= first_offset_) {
     const uint64_t block_end = front_block_offset_ + kBlockSize;  // offset after the front block
-    const uint64_t remaining = end_offset_ + 1 - block_end;
-    if (remaining < capacity_ || block_end > needed_from) break;
     io::SharedBlock* done = blocks_.front();
     blocks_.pop_front();
     if (done->unique()) {
@@ -64,7 +68,6 @@ void Backlog::Trim(uint64_t needed_from) {
     }
     front_block_offset_ = block_end;
   }
-  first_offset_ = front_block_offset_;
 }
 
 void Backlog::Release(io::SharedBlock* block) {

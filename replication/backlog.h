@@ -53,9 +53,10 @@ class Backlog {
   // *out by reference (no copy); returns the offset after the last byte
   // handed over. REQUIRES: Has(from).
   uint64_t RefTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const;
-  // Frees whole blocks before `needed_from` while at least capacity bytes
-  // remain (so up to one block more than capacity may be held), and the
-  // blocks trimmed earlier whose sends have all completed.
+  // Drops bytes before `needed_from` in 16 KiB steps while at least
+  // capacity bytes remain (so up to a step more than capacity is held, as
+  // Redis holds up to a block more), frees the blocks wholly dropped, and
+  // the blocks trimmed earlier whose sends have all completed.
   void Trim(uint64_t needed_from);
   // Bytes of stream blocks alive: held here, or trimmed and still being
   // sent from by a connection.
@@ -66,6 +67,7 @@ class Backlog {
   void Release(io::SharedBlock* block);
 
   static constexpr size_t kBlockSize = 64 * 1024;
+  static constexpr uint64_t kTrimStep = 16 * 1024;
   std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
   // Trimmed blocks a connection still sends from (one reference each, ours).
   std::vector<io::SharedBlock*> retired_;
@@ -74,7 +76,7 @@ class Backlog {
   // page-faulting) a fresh 64 KiB block each time.
   io::SharedBlock* spare_ = nullptr;
   uint64_t front_block_offset_;  // offset of blocks_.front()[0]
-  uint64_t first_offset_;        // first byte held (== front_block_offset_)
+  uint64_t first_offset_;        // first byte held (in the front block)
   uint64_t end_offset_;
   size_t capacity_;
 };

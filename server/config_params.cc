@@ -299,6 +299,7 @@ constexpr Rule kRules[] = {
     {.name = "appendfsync", .enums = "everysec,always,no"},
     {.name = "aof-use-rdb-preamble"},
     {.name = "aof-load-truncated"},
+    {.name = "aof-disable-auto-gc"},
     {.name = "auto-aof-rewrite-percentage", .min = 0, .max = kIntMax},
     {.name = "auto-aof-rewrite-min-size", .min = 0},
     // ringkv validates every DUMP payload and RDB value deeply whatever the

@@ -26,6 +26,11 @@ void Server::BindPersistenceConfig() {
   c.Bind("save", [this] { has_save_points_ = !ParseSavePoints(config_->Str("save")).empty(); });
   c.Bind("key-load-delay", [this] { SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay"))); });
   c.Bind("lazyfree-lazy-expire", &lazy_expire_);
+  // Turning the AOF's garbage collection back on deletes the history kept
+  // meanwhile, as Redis does.
+  c.Bind("aof-disable-auto-gc", [this] {
+    if (aof_ && !config_->Bool("aof-disable-auto-gc")) aof_->DeleteHistory();
+  });
   c.Bind("lazyfree-lazy-eviction", &lazy_eviction_);
   c.OnChange("appendonly", [this] { return SetAppendOnly(config_->Bool("appendonly")); });
   c.OnChange("appendfsync", [this] {
@@ -226,7 +231,8 @@ absl::Status Server::LoadData() {
   keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
   rdb_->set_lastsave(UnixMs());
   stats_.dirty = 0;
-  if (rdb_corrupt) return status;
+  // A corrupt RDB, or an AOF error already logged as Redis logs it.
+  if (rdb_corrupt || absl::IsAborted(status)) return status;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
   return absl::OkStatus();
 }
@@ -432,7 +438,7 @@ absl::Status Server::DebugLoadAof() {
   aof_client_ = std::make_unique<Client>();
   aof_client_->authenticated = true;
   uint64_t keys = 0;
-  absl::Status s = aof_->ReplayFiles(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+  absl::Status s = aof_->ReloadFromDisk(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
   aof_transaction_.reset();
   aof_client_.reset();
   keyspace_.set_expiry_mode(mode);
@@ -445,6 +451,7 @@ absl::Status Server::DebugLoadAof() {
     Log(kWarning, StrCat("Error loading the AOF: ", s.message()));
     return s;
   }
+  stats_.dirty = 0;  // what was loaded is no change to save or propagate
   Log(kNotice, "Append Only File loaded by DEBUG LOADAOF");
   return absl::OkStatus();
 }

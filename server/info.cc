@@ -165,7 +165,7 @@ void InfoPersistence(Server& s, std::string* out) {
   const int64_t now_ms = UnixMs();
   const ChildProcess& child = s.child();
   const Aof& aof = s.aof();
-  Field(out, "loading", s.loading() ? 1 : 0);
+  Field(out, "loading", s.loading() || s.sync_loading() ? 1 : 0);
   Field(out, "async_loading", s.async_loading() ? 1 : 0);
   child.AppendCurrentInfo(out, now_ms);
   s.rdb().AppendInfo(out, now_ms, s.stats().dirty);

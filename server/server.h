@@ -228,6 +228,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A replica parsing its primary's payload off the main thread (diskless
   // load) while it serves its current data.
   bool async_loading() const { return async_loading_.load(std::memory_order_relaxed); }
+  // A replica parsing a payload of another history (a diskless load that is
+  // not async): clients get -LOADING meanwhile, as during a start-up load.
+  bool sync_loading() const { return sync_loading_.load(std::memory_order_relaxed); }
   // SHUTDOWN's persistence work before stopping: kill a child, flush the
   // AOF, save the RDB when asked or when save points exist. An error means
   // "do not stop".
@@ -499,6 +502,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void AbortDiskless(std::string_view why);
   void OnlineIfLoadedDiskless(repl::ReplicaLink& link);
   void DropReplica(uint64_t client_id);
+  // Removes a replica's link (its connection closed or is being closed), and
+  // stops a disk snapshot nobody waits for any more.
+  void ForgetReplica(uint64_t client_id);
+  // "ip:port" as the replica announced itself (Redis's replica name in logs).
+  std::string ReplicaName(uint64_t client_id);
   // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -510,6 +518,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartMasterSync();
   void OnSyncResult(repl::SyncResult result);
   void ExecuteFromMaster(Client& c, Argv argv);
+  // A command on a replica's link (REPLCONF ACK): one that replies is a
+  // rogue replica's, which is dropped.
+  void ExecuteFromReplica(Client& c, Argv argv);
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);
@@ -574,6 +585,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
   std::vector<uint64_t> paused_clients_;
+  // What a replica's link was answered by the command running for it
+  // (ExecuteFromReplica): empty unless the replica is a rogue one.
+  io::OutBuffer replica_replies_;
   volatile int shutdown_signal_ = 0;
   bool shutdown_requested_ = false;
   // A shutdown waiting for lagging replicas: until when (0: none), with what
@@ -658,6 +672,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<core::Keyspace> sync_staging_;
   RdbLoadStats sync_staging_stats_;
   std::atomic<bool> async_loading_{false};  // INFO async_loading
+  std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   // A replica with an AOF: (AOF offset written, replication offset then),
   // so an fsync completion tells how far the stream is durable (FACK).

@@ -300,6 +300,7 @@ constexpr Rule kRules[] = {
     {.name = "aof-use-rdb-preamble"},
     {.name = "aof-load-truncated"},
     {.name = "aof-disable-auto-gc"},
+    {.name = "aof-timestamp-enabled"},
     {.name = "auto-aof-rewrite-percentage", .min = 0, .max = kIntMax},
     {.name = "auto-aof-rewrite-min-size", .min = 0},
     // ringkv validates every DUMP payload and RDB value deeply whatever the

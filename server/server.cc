@@ -489,7 +489,10 @@ void Server::Execute(Client& c, Argv argv) {
   // A replica loading its primary's payload: only what is flagged `loading`
   // runs while it loads synchronously; what is flagged `no-async-loading`
   // waits for an async load to end.
-  if ((sync_loading() && !(flags & cmd::kLoading)) || (async_loading() && (flags & cmd::kNoAsyncLoading))) {
+  // (loading_ too: a script of an AOF being loaded serves clients while it
+  // runs past busy-reply-threshold, and they are told the server loads.)
+  if (((loading_ || sync_loading()) && !(flags & cmd::kLoading)) ||
+      (async_loading() && (flags & cmd::kNoAsyncLoading))) {
     reject(errors::kLoading, spec);
     return;
   }

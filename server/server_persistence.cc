@@ -26,6 +26,7 @@ void Server::BindPersistenceConfig() {
   c.Bind("save", [this] { has_save_points_ = !ParseSavePoints(config_->Str("save")).empty(); });
   c.Bind("key-load-delay", [this] { SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay"))); });
   c.Bind("lazyfree-lazy-expire", &lazy_expire_);
+  c.Bind("aof-timestamp-enabled", [this] { aof_->set_timestamps(config_->Bool("aof-timestamp-enabled")); });
   // Turning the AOF's garbage collection back on deletes the history kept
   // meanwhile, as Redis does.
   c.Bind("aof-disable-auto-gc", [this] {

@@ -160,6 +160,14 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3) {
     core::SetSkipChecksumValidation(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
+  } else if (Is(sub, "AOF-FLUSH-SLEEP") && argc == 3) {
+    int64_t us;
+    if (!core::StringToInt64(ctx.argv[2], &us)) {
+      ctx.reply.Error(errors::kNotInteger);
+      return;
+    }
+    ctx.server.aof().set_flush_sleep_us(std::max<int64_t>(0, us));
+    ctx.reply.Ok();
   } else if (Is(sub, "SET-ACTIVE-EXPIRE") && argc == 3) {
     ctx.server.set_active_expire(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
@@ -239,6 +247,8 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "HELP") && argc == 2) {
     static const char* kLines[] = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "AOF-FLUSH-SLEEP <microsec>",
+        "    Server will sleep before flushing the AOF, this is used for testing.",
         "DIGEST",
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",

@@ -63,6 +63,9 @@ absl::Status WriteAll(int fd, std::string_view data) {
   return sink.Write(data);
 }
 
+// Redis's AOF annotation line: "#TS:<unix seconds>".
+std::string TimestampAnnotation(int64_t unix_s) { return StrCat("#TS:", unix_s, "\r\n"); }
+
 }  // namespace
 
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
@@ -217,7 +220,8 @@ absl::Status Aof::CreateBaseNow(int64_t now_ms) {
   const std::string path = PathOf(base.name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("Can't create the AOF base file", path);
-  absl::Status s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
+  absl::Status s = rdb || !timestamps_ ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(now_ms / 1000));
+  if (s.ok()) s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
   if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", path);
   ::close(fd);
   if (!s.ok()) return s;
@@ -338,6 +342,13 @@ absl::Status Aof::ReloadFromDisk(int64_t now_ms, const AofApply& apply, uint64_t
 void Aof::Feed(int db, std::span<const std::string_view> argv) {
   if (state_ == AofState::kOff) return;
   if (state_ == AofState::kWaitRewrite && child_->type() != ChildType::kAof) return;
+  if (timestamps_) {  // at most one annotation a second, before the command (and its SELECT)
+    const int64_t now_s = ::time(nullptr);
+    if (now_s > last_timestamp_s_) {
+      last_timestamp_s_ = now_s;
+      buf_ += TimestampAnnotation(now_s);
+    }
+  }
   if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
@@ -349,6 +360,7 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
 
 void Aof::WriteBuffer() {
   if (buf_.empty() || fd_ < 0) return;
+  if (flush_sleep_us_ > 0) ::usleep(static_cast<useconds_t>(flush_sleep_us_));  // DEBUG AOF-FLUSH-SLEEP
   size_t done = 0;
   while (done < buf_.size()) {
     ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
@@ -470,11 +482,14 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   const bool rdb = config_->Bool("aof-use-rdb-preamble");
   const RdbSaveOptions o = BaseOptions(now_ms);
   core::Keyspace* ks = keyspace_;
-  absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o]() {
+  const bool timestamps = timestamps_;
+  absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o, timestamps]() {
     std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 1;
-    absl::Status s = WriteBase(*ks, fd, rdb, o);
+    // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
+    absl::Status s = rdb || !timestamps ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(::time(nullptr)));
+    if (s.ok()) s = WriteBase(*ks, fd, rdb, o);
     if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError("fsync");
     ::close(fd);
     if (!s.ok()) {

@@ -112,6 +112,12 @@ class Aof {
   void Disable();
   // CONFIG SET appendfsync.
   void ReloadPolicy();
+  // aof-timestamp-enabled: a "#TS:<unix seconds>" line before the first
+  // command of each second, and at the top of an AOF-format base (Redis's
+  // annotations; redis-check-aof --truncate-to-timestamp cuts at them).
+  void set_timestamps(bool on) { timestamps_ = on; }
+  // DEBUG AOF-FLUSH-SLEEP: sleep before each write of the buffer (a test hook).
+  void set_flush_sleep_us(int64_t us) { flush_sleep_us_ = us; }
 
   // Shutdown: writes and fsyncs everything (may block; the server is stopping).
   absl::Status FlushAndSync();
@@ -178,6 +184,9 @@ class Aof {
   uint64_t current_size_ = 0;     // base + incremental files (aof_current_size)
   uint64_t base_size_ = 0;        // size after the last rewrite (aof_base_size)
   bool rewrite_scheduled_ = false;
+  bool timestamps_ = false;
+  int64_t last_timestamp_s_ = 0;
+  int64_t flush_sleep_us_ = 0;
   int64_t limit_delay_minutes_ = 0;   // RewriteLimited's back-off
   int64_t limit_next_rewrite_s_ = 0;
   std::string rewrite_tmp_;       // the child's temp file

@@ -211,5 +211,59 @@ TEST(AofManifestE2E, RepeatedRewriteFailuresTriggerTheLimit) {
   EXPECT_EQ(Manifest(dir), "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.5.incr.aof seq 5 type i\n");
 }
 
+// aof-timestamp-enabled: "#TS:<seconds>" before the first command of a
+// second, and at the top of an AOF-format base; loading skips them.
+TEST(AofManifestE2E, TimestampAnnotations) {
+  TempDir dir;
+  TestServer s(InDir(dir, {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "aof-timestamp-enabled", "yes"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "foo", "bar"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SET", "foo", "baz"}), "+OK\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string incr = ReadFile(dir.path() + "/appendonlydir/appendonly.aof.1.incr.aof");
+  EXPECT_EQ(incr.rfind("#TS:", 0), 0u) << incr;
+  EXPECT_LE(Count(incr, "#TS:"), 2u);  // one a second at most (the two SETs may straddle one)
+  ASSERT_EQ(Call(c, {"BGREWRITEAOF"}), "+Background append only file rewriting started\r\n");
+  ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0", 5000, "persistence"));
+  EXPECT_EQ(ReadFile(dir.path() + "/appendonlydir/appendonly.aof.2.base.aof").rfind("#TS:", 0), 0u);
+  const std::string digest = Call(c, {"DEBUG", "DIGEST"});
+  ASSERT_EQ(Call(c, {"DEBUG", "LOADAOF"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "DIGEST"}), digest);
+}
+
+TEST(AofManifestE2E, DebugAofFlushSleep) {
+  TestServer s({"--save", "", "--enable-debug-command", "yes", "--appendonly", "yes", "--appendfsync", "always"});
+  RawConn c(s.port());
+  ASSERT_EQ(Call(c, {"DEBUG", "AOF-FLUSH-SLEEP", "300000"}), "+OK\r\n");
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Call(c, {"INCR", "n"}), ":1\r\n");  // its reply waits for the (slowed) write
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  ASSERT_EQ(Call(c, {"DEBUG", "AOF-FLUSH-SLEEP", "0"}), "+OK\r\n");
+}
+
+// A script of the AOF that runs past busy-reply-threshold serves other
+// clients meanwhile: they are told the server is loading, as by Redis.
+TEST(AofManifestE2E, AScriptRunningFromTheAofAnswersLoading) {
+  TempDir dir;
+  TestServer s(InDir(dir, {"--appendonly", "yes", "--busy-reply-threshold", "1"}));
+  ASSERT_TRUE(s.ready());
+  WriteFile(dir.path() + "/appendonlydir/appendonly.aof.1.incr.aof",
+            Resp({"EVAL", "redis.call('set',KEYS[1],'y'); for i=1,3000000 do redis.call('ping') end return 'ok'", "1",
+                  "x"}));
+  RawConn loader(s.port()), c(s.port());
+  ASSERT_TRUE(loader.Send(Resp({"DEBUG", "LOADAOF"})));
+  std::string reply;
+  for (int i = 0; i < 200; ++i) {
+    reply = Call(c, {"PING"});
+    if (reply != "+PONG\r\n") break;
+  }
+  EXPECT_EQ(reply, "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(loader.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"GET", "x"}), "$1\r\ny\r\n");
+  EXPECT_NE(ReadFile(dir.path() + "/log.txt").find("Slow script detected"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ringkv::testing

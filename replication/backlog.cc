@@ -12,6 +12,7 @@ Backlog::Backlog(size_t capacity, uint64_t end_offset)
 
 Backlog::~Backlog() {
   for (io::SharedBlock* b : blocks_) b->Unref();
+  for (io::SharedBlock* b : retired_) b->Unref();
   if (spare_ != nullptr) spare_->Unref();
 }
 
@@ -43,20 +44,38 @@ uint64_t Backlog::RefTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) con
 }
 
 void Backlog::Trim(uint64_t needed_from) {
-  while (blocks_.size() > 1) {
+  // A block is released once we hold its only reference: what it held has
+  // been sent.
+  std::erase_if(retired_, [this](io::SharedBlock* b) {
+    if (!b->unique()) return false;
+    Release(b);
+    return true;
+  });
+  // What is held moves forward in Redis's steps (its 16 KiB blocks), so a
+  // PSYNC finds the same range held as on Redis, whatever our block size.
+  const uint64_t end = end_offset_ + 1;
+  while (first_offset_ + kTrimStep <= std::min(needed_from, end) && end - (first_offset_ + kTrimStep) >= capacity_) {
+    first_offset_ += kTrimStep;
+  }
+  while (blocks_.size() > 1 && front_block_offset_ + kBlockSize <= first_offset_) {
     const uint64_t block_end = front_block_offset_ + kBlockSize;  // offset after the front block
-    const uint64_t remaining = end_offset_ + 1 - block_end;
-    if (remaining < capacity_ || block_end > needed_from) break;
     io::SharedBlock* done = blocks_.front();
     blocks_.pop_front();
-    if (spare_ == nullptr && done->unique()) {
-      spare_ = done;
+    if (done->unique()) {
+      Release(done);
     } else {
-      done->Unref();
+      retired_.push_back(done);
     }
     front_block_offset_ = block_end;
   }
-  first_offset_ = front_block_offset_;
+}
+
+void Backlog::Release(io::SharedBlock* block) {
+  if (spare_ == nullptr) {
+    spare_ = block;
+  } else {
+    block->Unref();
+  }
 }
 
 }  // namespace ringkv::repl

@@ -10,7 +10,10 @@
 //
 // Storage is a chain of 64 KiB SharedBlocks. A replica is handed its range
 // by reference (RefTo): its connection sends straight from these blocks, and
-// a block trimmed from the backlog lives on until those sends are done.
+// a block trimmed from the backlog lives on until those sends are done. The
+// backlog keeps its reference to such a block (`retired_`) until it holds
+// the only one, so memory() counts every block of the stream still alive:
+// Redis 7.0's shared replication buffer (INFO mem_total_replication_buffers).
 //
 // Offsets are Redis's: byte n of the stream has offset n (the first byte
 // ever is 1); end_offset() is master_repl_offset.
@@ -22,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <string_view>
+#include <vector>
 
 #include "io/out_buffer.h"
 #include "io/shared_block.h"
@@ -49,19 +53,30 @@ class Backlog {
   // *out by reference (no copy); returns the offset after the last byte
   // handed over. REQUIRES: Has(from).
   uint64_t RefTo(uint64_t from, size_t max_bytes, io::OutBuffer* out) const;
-  // Frees whole blocks before `needed_from` while at least capacity bytes
-  // remain (so up to one block more than capacity may be held).
+  // Drops bytes before `needed_from` in 16 KiB steps while at least
+  // capacity bytes remain (so up to a step more than capacity is held, as
+  // Redis holds up to a block more), frees the blocks wholly dropped, and
+  // the blocks trimmed earlier whose sends have all completed.
   void Trim(uint64_t needed_from);
+  // Bytes of stream blocks alive: held here, or trimmed and still being
+  // sent from by a connection.
+  size_t memory() const { return (blocks_.size() + retired_.size()) * kBlockSize; }
 
  private:
+  // A block only we reference: kept as the spare, else freed.
+  void Release(io::SharedBlock* block);
+
   static constexpr size_t kBlockSize = 64 * 1024;
+  static constexpr uint64_t kTrimStep = 16 * 1024;
   std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
+  // Trimmed blocks a connection still sends from (one reference each, ours).
+  std::vector<io::SharedBlock*> retired_;
   // A trimmed block nobody else references, kept for the next Append: a
   // steady stream then reuses warm memory instead of allocating (and
   // page-faulting) a fresh 64 KiB block each time.
   io::SharedBlock* spare_ = nullptr;
   uint64_t front_block_offset_;  // offset of blocks_.front()[0]
-  uint64_t first_offset_;        // first byte held (== front_block_offset_)
+  uint64_t first_offset_;        // first byte held (in the front block)
   uint64_t end_offset_;
   size_t capacity_;
 };

@@ -147,6 +147,22 @@ void Primary::CheckSoftLimit(uint64_t soft_bytes, int64_t soft_ms, int64_t now_m
   }
 }
 
+void Primary::CheckStalledTransfers(int64_t timeout_ms, int64_t now_ms, std::vector<uint64_t>* drop) {
+  for (auto& r : replicas_) {
+    const uint64_t unsent = r->state == ReplicaState::kWaitBgsaveEnd ? Unsent(*r->conn) : 0;
+    // Less unsent than last time: it wrote (more may have been handed to it
+    // meanwhile, so a growth is no proof of progress).
+    if (unsent == 0 || unsent < r->stalled_unsent) {
+      r->stalled_since_ms = 0;
+    } else if (r->stalled_since_ms == 0) {
+      r->stalled_since_ms = now_ms;
+    } else if (now_ms - r->stalled_since_ms > timeout_ms) {
+      drop->push_back(r->client_id);
+    }
+    r->stalled_unsent = unsent;
+  }
+}
+
 int Primary::CountAcked(uint64_t offset, bool fsynced) const {
   int n = 0;
   for (const auto& r : replicas_) {

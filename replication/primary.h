@@ -52,6 +52,10 @@ struct ReplicaLink {
   bool acked = false;          // an ACK arrived on this connection (since the payload started)
   int64_t sync_requested_ms = 0;  // when it asked for a full sync (repl-diskless-sync-delay)
   int64_t over_soft_limit_ms = 0;  // since when Pending() is over the soft output limit (0: it is not)
+  // A diskless payload being sent: since when its connection wrote nothing
+  // (0: it is writing), and what it had unsent then.
+  int64_t stalled_since_ms = 0;
+  uint64_t stalled_unsent = 0;
   // The address it is known by: REPLCONF ip-address, else the peer's IP.
   std::string ip() const;
   int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
@@ -106,6 +110,11 @@ class Primary {
   // loading) is bounded by the hard limit alone, so that a long transfer is
   // not cut only to start again (docs/replication.md, "Slow replicas").
   void CheckSoftLimit(uint64_t soft_bytes, int64_t soft_ms, int64_t now_ms, std::vector<uint64_t>* drop);
+  // Replicas being sent a diskless payload (kWaitBgsaveEnd) whose connection
+  // has written nothing for `timeout_ms` (repl-timeout) are listed in *drop:
+  // a stuck replica would hold the fork child, and every other replica of
+  // the transfer, back (Redis's "timedout replica (full sync)").
+  void CheckStalledTransfers(int64_t timeout_ms, int64_t now_ms, std::vector<uint64_t>* drop);
 
   // Online replicas whose acknowledged (or, with fsynced, AOF-fsynced)
   // offset is at least `offset`.

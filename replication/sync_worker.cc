@@ -287,7 +287,7 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   if (req.load_payload) {
     // Never past a "$<len>" payload: the stream follows it at once.
     core::FdSource src(r.fd, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
-    if (absl::Status s = req.load_payload(&src); !s.ok()) {
+    if (absl::Status s = req.load_payload(&src, r.replid); !s.ok()) {
       return fail(absl::StrCat("Failed trying to load the MASTER synchronization DB from socket: ", s.message()));
     }
     if (!mark.empty()) {

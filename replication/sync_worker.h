@@ -44,8 +44,9 @@ struct SyncRequest {
   bool failover = false;     // PSYNC ... FAILOVER: the primary hands over to this replica
   std::string rdb_path;      // where a full sync's payload goes
   // Set: a full sync's payload is parsed from the socket by this call (on
-  // the worker thread) instead of being written to rdb_path.
-  std::function<absl::Status(core::ByteSource*)> load_payload;
+  // the worker thread) instead of being written to rdb_path. It is told the
+  // replication id the primary's +FULLRESYNC named.
+  std::function<absl::Status(core::ByteSource*, const std::string& primary_replid)> load_payload;
   int timeout_s = 60;
 };
 

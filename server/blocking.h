@@ -1,5 +1,5 @@
 // Blocking: clients blocked by a command -- BLPOP & co. on keys, WAIT and
-// WAITAOF on acknowledgements -- share one mechanism: a BlockState component
+// WAITAOF on acknowledgements, SHUTDOWN on lagging replicas -- share one mechanism: a BlockState component
 // (created when the client blocks, destroyed when it unblocks), one deadline
 // index, one unblock path (served, timed out, CLIENT UNBLOCK, closed).
 //
@@ -32,6 +32,7 @@ enum class BlockKind : uint8_t {
   kWait,  // WAIT / WAITAOF: acknowledgements (WaitRegistry holds the conditions)
   kList,  // BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP: a list at one of its keys
   kZSet,  // BZPOPMIN BZPOPMAX BZMPOP: a sorted set at one of its keys
+  kShutdown,  // SHUTDOWN waiting for lagging replicas: answered only if it fails
 };
 
 // A blocked client's blocking component.

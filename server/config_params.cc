@@ -299,6 +299,8 @@ constexpr Rule kRules[] = {
     {.name = "appendfsync", .enums = "everysec,always,no"},
     {.name = "aof-use-rdb-preamble"},
     {.name = "aof-load-truncated"},
+    {.name = "aof-disable-auto-gc"},
+    {.name = "aof-timestamp-enabled"},
     {.name = "auto-aof-rewrite-percentage", .min = 0, .max = kIntMax},
     {.name = "auto-aof-rewrite-min-size", .min = 0},
     // ringkv validates every DUMP payload and RDB value deeply whatever the
@@ -307,6 +309,7 @@ constexpr Rule kRules[] = {
     {.name = "sanitize-dump-payload", .enums = "no,yes,clients"},
     // Replication.
     {.name = "repl-backlog-size", .min = 1},
+    {.name = "shutdown-timeout", .min = 0, .max = kIntMax},  // seconds SHUTDOWN waits for lagging replicas
     {.name = "replicaof", .type = &kWords, .mutability = kImmutable},
     {.name = "masterauth"},
     {.name = "masteruser"},
@@ -332,6 +335,10 @@ constexpr Rule kRules[] = {
     // serves no clients, and a diskless replica load is parsed by a worker
     // thread while the main thread keeps serving.
     {.name = "loading-process-events-interval-bytes", .min = 1024, .max = kIntMax},
+    // Accepted with nothing to act on: ringkv's cron runs at `hz` whatever
+    // the number of clients, and it has no watchdog (SIGALRM) to arm.
+    {.name = "dynamic-hz"},
+    {.name = "watchdog-period", .min = 0, .max = kIntMax},
     // Not acted on, but several words on one line.
     {.name = "oom-score-adj-values", .type = &kWords, .implemented = false},
 };

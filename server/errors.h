@@ -10,6 +10,7 @@ inline constexpr char kNotInteger[] = "ERR value is not an integer or out of ran
 inline constexpr char kNotFloat[] = "ERR value is not a valid float";
 inline constexpr char kOverflow[] = "ERR increment or decrement would overflow";
 inline constexpr char kNanOrInf[] = "ERR increment would produce NaN or Infinity";
+inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kNoAuth[] = "NOAUTH Authentication required.";
 inline constexpr char kWrongPass[] = "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr char kAuthNotSet[] =

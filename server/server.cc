@@ -270,7 +270,7 @@ void Server::OnClose(io::Connection* conn) {
   ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   if (c->over_soft_limit) over_soft_limit_since_.erase(c->id());
-  if (primary_) primary_->Detach(c->id());  // replicas, and links still in their handshake
+  ForgetReplica(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed(*c);
   clients_.erase(c->id());
 }
@@ -302,7 +302,34 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     ExecuteFromMaster(*c, argv);
     return;
   }
+  if (c->is_replica) {
+    ExecuteFromReplica(*c, argv);
+    return;
+  }
   Execute(*c, argv);
+}
+
+void Server::ExecuteFromReplica(Client& c, Argv argv) {
+  // The link carries the stream one way: a replica's command that answers
+  // anything (REPLCONF ACK answers nothing) is a rogue replica's, and it is
+  // disconnected, as Redis does.
+  replica_replies_.Clear();
+  Execute(c, argv);
+  if (replica_replies_.empty() || c.closing) return;
+  const std::string reply = replica_replies_.ToString();
+  replica_replies_.Clear();
+  // The command as looked up (Redis's lastcmd), whether it ran or was refused.
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
+  const std::string name = spec != nullptr ? spec->name : std::string("<unknown>");
+  Log(kWarning, StrCat("Replica generated a reply to command '", name, "', disconnecting it: ",
+                       ClientInfoLine(c, UnixMs())));
+  if (reply[0] == '-') {
+    Log(kWarning, StrCat("== CRITICAL == This master is sending an error to its replica: '",
+                         std::string_view(reply).substr(1, reply.find("\r\n") - 1), "' after processing the command '",
+                         name, "'"));
+  }
+  DropReplica(c.id());
 }
 
 void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) {
@@ -370,7 +397,7 @@ void Server::Execute(Client& c, Argv argv) {
   const bool is_exec = c.in_multi && spec == exec_spec_;
   // A command queued by MULTI only answers QUEUED: no write yet.
   const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
-  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : &discard, c.resp);
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : c.is_replica ? &replica_replies_ : &discard, c.resp);
   // A refused command; inside MULTI it also dooms the transaction
   // (EXECABORT), and a refused EXEC discards it at once.
   auto reject = [&](std::string_view error, const CommandSpec* refused) {
@@ -461,10 +488,26 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
+  // A replica loading its primary's payload: only what is flagged `loading`
+  // runs while it loads synchronously; what is flagged `no-async-loading`
+  // waits for an async load to end.
+  // (loading_ too: a script of an AOF being loaded serves clients while it
+  // runs past busy-reply-threshold, and they are told the server loads.)
+  if (((loading_ || sync_loading()) && !(flags & cmd::kLoading)) ||
+      (async_loading() && (flags & cmd::kNoAsyncLoading))) {
+    reject(errors::kLoading, spec);
+    return;
+  }
   // A script ran too long: only what may run beside it does (SCRIPT KILL,
   // FUNCTION KILL, SHUTDOWN NOSAVE, connection and transaction commands).
   if (script_busy_ && !(spec->flags & cmd::kAllowBusy)) {
     reject(scripting_->BusyError(), spec);
+    return;
+  }
+  // A replica's link (and a MONITOR, which Redis treats as one) may not
+  // touch the keyspace.
+  if ((c.is_replica || c.monitor) && (flags & (cmd::kWrite | cmd::kReadonly | cmd::kMayReplicate))) {
+    reject("ERR Replica can't interact with the keyspace", spec);
     return;
   }
   // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
@@ -674,6 +717,7 @@ void Server::Cron(int64_t now_ms) {
   if (primary_) ReplicationCron(now_ms);
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
+  if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.

@@ -87,6 +87,13 @@ struct ServerStats {
 // SHUTDOWN's persistence choice.
 enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
 
+// SHUTDOWN's options (a signal's are the defaults).
+struct ShutdownFlags {
+  ShutdownSave save = ShutdownSave::kDefault;
+  bool now = false;    // NOW: do not wait for lagging replicas
+  bool force = false;  // FORCE: exit even when saving fails
+};
+
 class Server : public io::CommandSink, public core::KeyspaceObserver {
  public:
   explicit Server(std::unique_ptr<Config> config);
@@ -180,8 +187,24 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
   bool paused_all() const { return pause_until_ms_ > 0 && pause_all_; }
-  // SHUTDOWN from a client: stops after this loop turn.
-  void ScheduleShutdown() { shutdown_requested_ = true; }
+  // ---- SHUTDOWN and SIGTERM / SIGINT (server_shutdown.cc) -------------------------
+  // As Redis 7.0: unless `flags.now`, with replicas whose acknowledged offset
+  // is behind ours and shutdown-timeout > 0, the server first waits for them
+  // (writes paused, INFO shutdown_in_milliseconds) up to shutdown-timeout
+  // seconds; then it saves as asked and stops after this loop turn.
+  enum class ShutdownResult : uint8_t {
+    kDone,     // stopping after this loop turn
+    kWaiting,  // waiting for replicas (also while an earlier shutdown waits)
+    kFailed,   // keeps running: logged, and clients blocked on SHUTDOWN got an error
+  };
+  ShutdownResult InitiateShutdown(ShutdownFlags flags);
+  // SHUTDOWN ABORT: false when no shutdown is in progress.
+  bool AbortShutdown();
+  // Milliseconds left of the wait for replicas; -1 when none is waiting.
+  int64_t shutdown_in_ms(int64_t now_ms) const;
+  // SHUTDOWN blocks its client until the server stops (no reply) or the
+  // shutdown fails or is aborted (-ERR Errors trying to SHUTDOWN).
+  void BlockForShutdown(Client& c);
   std::string run_id() const { return run_id_; }
   const char* executable() const { return executable_.c_str(); }
   void set_executable(std::string path) { executable_ = std::move(path); }
@@ -209,8 +232,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A replica parsing its primary's payload off the main thread (diskless
   // load) while it serves its current data.
   bool async_loading() const { return async_loading_.load(std::memory_order_relaxed); }
-  // SHUTDOWN's work before stopping: kill a child, flush the AOF, save the
-  // RDB when asked or when save points exist. An error means "do not stop".
+  // A replica parsing a payload of another history (a diskless load that is
+  // not async): clients get -LOADING meanwhile, as during a start-up load.
+  bool sync_loading() const { return sync_loading_.load(std::memory_order_relaxed); }
+  // SHUTDOWN's persistence work before stopping: kill a child, flush the
+  // AOF, save the RDB when asked or when save points exist. An error means
+  // "do not stop".
   absl::Status PrepareForShutdown(ShutdownSave save, bool force);
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
   // load dbfilename (with merge, its keys replace existing ones).
@@ -480,6 +507,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void AbortDiskless(std::string_view why);
   void OnlineIfLoadedDiskless(repl::ReplicaLink& link);
   void DropReplica(uint64_t client_id);
+  // Removes a replica's link (its connection closed or is being closed), and
+  // stops a disk snapshot nobody waits for any more.
+  void ForgetReplica(uint64_t client_id);
+  // "ip:port" as the replica announced itself (Redis's replica name in logs).
+  std::string ReplicaName(uint64_t client_id);
   // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -491,6 +523,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartMasterSync();
   void OnSyncResult(repl::SyncResult result);
   void ExecuteFromMaster(Client& c, Argv argv);
+  // A command on a replica's link (REPLCONF ACK): one that replies is a
+  // rogue replica's, which is dropped.
+  void ExecuteFromReplica(Client& c, Argv argv);
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);
@@ -521,6 +556,13 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void EndFailover(bool ok, std::string_view why);
   void ResumeClient(Client& c);
   void HandleShutdownSignal();
+  // Every replica acknowledged our offset (or there is none).
+  bool ReadyToShutdown() const;
+  // The second half of a shutdown: logs the lagging replicas, then the
+  // persistence work; kFailed cancels the shutdown.
+  ShutdownResult FinishShutdown();
+  void CancelShutdown();
+  void ShutdownCron(int64_t now_ms);
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -548,8 +590,17 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
   std::vector<uint64_t> paused_clients_;
+  // What a replica's link was answered by the command running for it
+  // (ExecuteFromReplica): empty unless the replica is a rogue one.
+  io::OutBuffer replica_replies_;
   volatile int shutdown_signal_ = 0;
   bool shutdown_requested_ = false;
+  // A shutdown waiting for lagging replicas: until when (0: none), with what
+  // options, and the client pause it replaced (restored if it is cancelled).
+  int64_t shutdown_deadline_ms_ = 0;
+  ShutdownFlags shutdown_flags_;
+  int64_t pause_before_shutdown_ms_ = 0;
+  bool pause_all_before_shutdown_ = false;
   std::string run_id_;
   std::string executable_;
   bool requirepass_set_ = false;
@@ -626,6 +677,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<core::Keyspace> sync_staging_;
   RdbLoadStats sync_staging_stats_;
   std::atomic<bool> async_loading_{false};  // INFO async_loading
+  std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   // A replica with an AOF: (AOF offset written, replication offset then),
   // so an fsync completion tells how far the stream is durable (FACK).

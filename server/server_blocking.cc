@@ -55,7 +55,7 @@ std::unique_ptr<BlockState> Server::TakeBlockState(uint64_t id) {
   if (state->deadline_ms > 0) block_deadlines_.erase({state->deadline_ms, id});
   if (state->kind == BlockKind::kWait) {
     waits_.Remove(id);
-  } else {
+  } else if (state->kind != BlockKind::kShutdown) {
     key_waiters_.Remove(*state);
   }
   return state;
@@ -83,7 +83,7 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
       if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
       ++stats_.total_commands;
     }
-  } else if (state->kind != BlockKind::kWait) {
+  } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet) {
     // Served: the command runs again, now finding its key ready (in the
     // database it blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
@@ -133,7 +133,9 @@ void Server::ExpireBlocked(int64_t now_ms) {
 
 bool Server::UnblockByRequest(uint64_t id, bool error) {
   Client* c = FindClient(id);
-  if (c == nullptr || !blocked_.contains(id)) return false;
+  auto it = blocked_.find(id);
+  // SHUTDOWN waits for the server, not for something CLIENT UNBLOCK can give up on.
+  if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
   UnblockClient(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
   return true;
 }

@@ -68,6 +68,7 @@ void Server::StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, 
   }
   ::fcntl(read_fd, F_SETFL, O_NONBLOCK);
   Log(kNotice, StrCat("Starting BGSAVE for SYNC with target: replicas sockets"));
+  Log(kNotice, StrCat("Background RDB transfer started by pid ", child_.pid()));
   std::vector<uint64_t> ids;
   for (repl::ReplicaLink* r : replicas) {
     r->state = repl::ReplicaState::kWaitBgsaveEnd;
@@ -97,8 +98,8 @@ void Server::PumpDiskless() {
       io_->WakeTimerIn(1);
       return;
     case repl::DisklessTransfer::Progress::kEof:
-      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe (", diskless_->bytes(), " bytes), ",
-                          diskless_->replica_ids().size(), " replicas still up."));
+      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe, ", diskless_->replica_ids().size(),
+                          " replicas still up."));
       for (uint64_t id : diskless_->replica_ids()) {  // those that already loaded it and ACKed
         if (repl::ReplicaLink* link = primary_->Find(id)) OnlineIfLoadedDiskless(*link);
       }

@@ -27,6 +27,12 @@ void Server::BindPersistenceConfig() {
   c.Bind("save", [this] { has_save_points_ = !ParseSavePoints(config_->Str("save")).empty(); });
   c.Bind("key-load-delay", [this] { SetKeyLoadDelay(static_cast<int>(config_->Int("key-load-delay"))); });
   c.Bind("lazyfree-lazy-expire", &lazy_expire_);
+  c.Bind("aof-timestamp-enabled", [this] { aof_->set_timestamps(config_->Bool("aof-timestamp-enabled")); });
+  // Turning the AOF's garbage collection back on deletes the history kept
+  // meanwhile, as Redis does.
+  c.Bind("aof-disable-auto-gc", [this] {
+    if (aof_ && !config_->Bool("aof-disable-auto-gc")) aof_->DeleteHistory();
+  });
   c.Bind("lazyfree-lazy-eviction", &lazy_eviction_);
   c.OnChange("appendonly", [this] { return SetAppendOnly(config_->Bool("appendonly")); });
   c.OnChange("appendfsync", [this] {
@@ -230,7 +236,8 @@ absl::Status Server::LoadData() {
   keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
   rdb_->set_lastsave(UnixMs());
   stats_.dirty = 0;
-  if (rdb_corrupt) return status;
+  // A corrupt RDB, or an AOF error already logged as Redis logs it.
+  if (rdb_corrupt || absl::IsAborted(status)) return status;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
   return absl::OkStatus();
 }
@@ -347,17 +354,6 @@ absl::Status Server::PrepareForShutdown(ShutdownSave save, bool force) {
   return absl::OkStatus();
 }
 
-void Server::HandleShutdownSignal() {
-  const int sig = shutdown_signal_;
-  Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
-  if (PrepareForShutdown(ShutdownSave::kDefault, /*force=*/false).ok()) {
-    shutdown_requested_ = true;
-  } else {
-    Log(kWarning, "Errors trying to shut down the server. Check the logs for more information.");
-    shutdown_signal_ = 0;
-  }
-}
-
 void Server::OnFlushAll(int64_t now_ms) {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
@@ -448,7 +444,7 @@ absl::Status Server::DebugLoadAof() {
   aof_client_ = std::make_unique<Client>();
   aof_client_->authenticated = true;
   uint64_t keys = 0;
-  absl::Status s = aof_->ReplayFiles(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+  absl::Status s = aof_->ReloadFromDisk(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
   aof_transaction_.reset();
   aof_client_.reset();
   keyspace_.set_expiry_mode(mode);
@@ -461,6 +457,7 @@ absl::Status Server::DebugLoadAof() {
     Log(kWarning, StrCat("Error loading the AOF: ", s.message()));
     return s;
   }
+  stats_.dirty = 0;  // what was loaded is no change to save or propagate
   Log(kNotice, "Append Only File loaded by DEBUG LOADAOF");
   return absl::OkStatus();
 }

@@ -90,8 +90,10 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     // diverge from it: they are told and disconnected, as in Redis.
     DisconnectBlockedClients();
   }
-  // Our replicas resync with us (they continue if our history allows it).
-  if (primary_) DisconnectReplicas();
+  // Our replicas stay, as Redis 7.0 keeps them: if the new primary
+  // continues our history they miss nothing; they are disconnected (and
+  // resync with us) only when our history changes -- a partial resync under
+  // another id, or a full sync once its payload has arrived (OnSyncResult).
   master_ = std::make_unique<MasterLink>();
   master_->host = host;
   master_->port = port;
@@ -160,12 +162,26 @@ void Server::StartMasterSync() {
     sync_staging_->access_policy() = keyspace_.access_policy();
     core::Keyspace* staging = sync_staging_.get();
     RdbLoadStats* stats = &sync_staging_stats_;
-    std::atomic<bool>* async_loading = &async_loading_;
-    req.load_payload = [staging, stats, async_loading](core::ByteSource* src) -> absl::Status {
-      async_loading->store(true);
+    // As Redis 7.0: a payload of the history this server already follows
+    // (the same primary replication id) is loaded while the current data
+    // keeps being served (async_loading); one of another history loads
+    // "synchronously" -- clients get -LOADING meanwhile -- though still
+    // aside, so a failed load leaves the current data in place.
+    std::atomic<bool>* flag_async = &async_loading_;
+    std::atomic<bool>* flag_sync = &sync_loading_;
+    const std::string own_replid = repl_ids_.replid;
+    req.load_payload = [staging, stats, flag_async, flag_sync, own_replid](
+                           core::ByteSource* src, const std::string& primary_replid) -> absl::Status {
+      std::atomic<bool>* loading = primary_replid == own_replid ? flag_async : flag_sync;
+      Log(kNotice, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser");
+      Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+      loading->store(true);
       absl::StatusOr<RdbLoadStats> loaded = LoadRdbInto(src, *staging, UnixMs());
-      async_loading->store(false);
-      if (!loaded.ok()) return loaded.status();
+      loading->store(false);
+      if (!loaded.ok()) {
+        Log(kNotice, "MASTER <-> REPLICA sync: Discarding the half-loaded data");
+        return loaded.status();
+      }
       *stats = *loaded;
       return absl::OkStatus();
     };

@@ -298,8 +298,33 @@ void Server::DisconnectReplicas() {
   for (uint64_t id : ids) DropReplica(id);
 }
 
+std::string Server::ReplicaName(uint64_t client_id) {
+  const repl::ReplicaLink* link = primary_ ? primary_->Find(client_id) : nullptr;
+  if (link == nullptr) return "?";
+  return StrCat(link->ip(), ":", link->listening_port);
+}
+
+void Server::ForgetReplica(uint64_t client_id) {
+  if (!primary_) return;
+  const repl::ReplicaLink* link = primary_->Find(client_id);
+  const bool waited_for_save = link != nullptr && link->state == repl::ReplicaState::kWaitBgsaveEnd;
+  primary_->Detach(client_id);
+  // A snapshot written only for replicas that are all gone is of no use: the
+  // child is stopped (it would hold memory and the next full sync back), as
+  // Redis does -- unless save points make the file worth having anyway.
+  if (!waited_for_save || !repl_save_in_progress_ || has_save_points_ || child_.type() != ChildType::kRdb) return;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kWaitBgsaveEnd) return;
+  }
+  Log(kNotice, "Background saving for replication is useless now (no replica waits for it): killing the child");
+  ChildResult r;
+  child_.Kill(&r);
+  ::unlink(StrCat("temp-", r.pid, ".rdb").c_str());
+  repl_save_in_progress_ = false;
+}
+
 void Server::DropReplica(uint64_t client_id) {
-  if (primary_) primary_->Detach(client_id);
+  ForgetReplica(client_id);
   if (Client* c = FindClient(client_id)) {
     Log(kWarning, StrCat("Connection with replica ", c->conn->peer.ToString(), " lost."));
     c->closing = true;
@@ -386,8 +411,18 @@ void Server::ReplicationCron(int64_t now_ms) {
     }
   }
   for (uint64_t id : stale) {
-    Log(kWarning, "Disconnecting timedout replica (streaming sync)");
+    Log(kWarning, StrCat("Disconnecting timedout replica (streaming sync): ", ReplicaName(id)));
     DropReplica(id);
+  }
+  // A disk-based payload is read from the file at the replica's pace, but a
+  // diskless one holds the fork child: a replica stuck in it is dropped.
+  if (diskless_) {
+    stale.clear();
+    primary_->CheckStalledTransfers(timeout_ms, now_ms, &stale);
+    for (uint64_t id : stale) {
+      Log(kWarning, StrCat("Disconnecting timedout replica (full sync): ", ReplicaName(id)));
+      DropReplica(id);
+    }
   }
   // client-output-buffer-limit replica: the soft limit here (the hard one,
   // raised to repl-backlog-size as Redis 7.0 does, in BeforeFlushReplication).

@@ -27,6 +27,16 @@ void CmdConfigSet(CommandContext& ctx) {
   }
   std::vector<std::pair<std::string, std::string>> pairs;
   for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) pairs.emplace_back(ctx.argv[i], ctx.argv[i + 1]);
+  // As Redis's DENY_LOADING_CONFIG: the AOF is not switched while a
+  // replica loads its primary's payload (it will be rebuilt from it).
+  if (ctx.server.async_loading() || ctx.server.sync_loading()) {
+    for (const auto& [name, value] : pairs) {
+      if (Is(name, "appendonly")) {
+        ctx.reply.Error(errors::kLoading);
+        return;
+      }
+    }
+  }
   std::string error;
   if (!ctx.server.config().SetFromCommand(pairs, &error, ctx.client.loopback)) {
     ctx.reply.Error(error);

@@ -1,5 +1,6 @@
 // DEBUG: the operator and tooling subcommands of Redis 7.0 that ringkv has
 // the data for. Behind enable-debug-command (no / yes / local), as in Redis.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -171,6 +172,18 @@ void DebugSetSkipChecksumValidation(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG AOF-FLUSH-SLEEP <microseconds>: each AOF flush sleeps first (a test
+// hook for writes that land while a flush is slow).
+void DebugAofFlushSleep(CommandContext& ctx) {
+  int64_t us;
+  if (!core::StringToInt64(ctx.argv[2], &us)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  ctx.server.aof().set_flush_sleep_us(std::max<int64_t>(0, us));
+  ctx.reply.Ok();
+}
+
 void DebugSetActiveExpire(CommandContext& ctx) {
   ctx.server.set_active_expire(SwitchArg(ctx));
   ctx.reply.Ok();
@@ -281,6 +294,8 @@ struct DebugSubcommand {
 
 // In DEBUG HELP's order.
 constexpr DebugSubcommand kSubcommands[] = {
+    {"AOF-FLUSH-SLEEP", 3, 3, DebugAofFlushSleep,
+     "AOF-FLUSH-SLEEP <microsec>\n    Server will sleep before flushing the AOF, this is used for testing."},
     {"DIGEST", 2, 2, DebugDigest, "DIGEST\n    Output a hex signature representing the current DB content."},
     {"DIGEST-VALUE", 2, -1, DebugDigestValue,
      "DIGEST-VALUE <key> [<key> ...]\n    Output a hex signature of the values of all the specified keys."},

@@ -93,15 +93,18 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "executable", s.executable());
   Field(out, "config_file", s.config().file());
   Field(out, "io_threads_active", s.io().threads() > 1 ? 1 : 0);
+  if (const int64_t ms = s.shutdown_in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
 }
 
 void InfoClients(Server& s, std::string* out) {
-  uint64_t max_in = 0, max_out = 0;
+  uint64_t max_in = 0, max_out = 0, replicas = 0;
   for (const auto& [id, c] : s.clients()) {
+    replicas += c->is_replica;
     max_in = std::max<uint64_t>(max_in, c->conn->stat_qbuf.load(std::memory_order_relaxed));
     max_out = std::max<uint64_t>(max_out, c->conn->stat_obuf.load(std::memory_order_relaxed));
   }
-  Field(out, "connected_clients", s.clients().size());
+  // As Redis: replicas are counted in connected_slaves, not here.
+  Field(out, "connected_clients", s.clients().size() - replicas);
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", s.config().Int("maxclients"));
   Field(out, "client_recent_max_input_buffer", max_in);
@@ -114,10 +117,22 @@ void InfoClients(Server& s, std::string* out) {
 void InfoMemory(Server& s, std::string* out) {
   MemoryStats m = ReadMemoryStats();
   uint64_t total = TotalSystemMemory();
-  uint64_t clients_mem = 0;
+  uint64_t clients_mem = 0, replicas_mem = 0;
   for (const auto& [id, c] : s.clients()) {
-    clients_mem += sizeof(Client) + sizeof(io::Connection) + (c->meta ? sizeof(ClientMeta) : 0) +
-                   c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
+    (c->is_replica ? replicas_mem : clients_mem) +=
+        sizeof(Client) + sizeof(io::Connection) + (c->meta ? sizeof(ClientMeta) : 0) +
+        c->conn->stat_qbuf_cap.load(std::memory_order_relaxed) + c->conn->main_out.allocated();
+  }
+  // The stream's blocks are shared by the backlog and the replicas (Redis
+  // 7.0's replication buffer): what exceeds repl-backlog-size is counted as
+  // the replicas', as Redis counts it.
+  const repl::Primary* p = s.primary();
+  const uint64_t repl_buffers = p ? p->backlog().memory() : 0;
+  uint64_t repl_backlog = repl_buffers;
+  const uint64_t backlog_size = static_cast<uint64_t>(s.config().Int("repl-backlog-size"));
+  if (p != nullptr && !p->replicas().empty() && repl_buffers > backlog_size) {
+    replicas_mem += repl_buffers - backlog_size;
+    repl_backlog = backlog_size;
   }
   Field(out, "used_memory", m.used);
   Field(out, "used_memory_human", Human(m.used));
@@ -136,7 +151,9 @@ void InfoMemory(Server& s, std::string* out) {
   Field(out, "maxmemory_policy", s.config().Str("maxmemory-policy"));
   Field(out, "mem_fragmentation_ratio", absl::StrFormat("%.2f", m.used ? static_cast<double>(m.rss) / m.used : 0.0));
   Field(out, "mem_fragmentation_bytes", static_cast<int64_t>(m.rss) - static_cast<int64_t>(m.used));
-  Field(out, "mem_clients_slaves", 0);
+  Field(out, "mem_replication_backlog", repl_backlog);
+  Field(out, "mem_total_replication_buffers", repl_buffers);
+  Field(out, "mem_clients_slaves", replicas_mem);
   Field(out, "mem_clients_normal", clients_mem);
   Field(out, "mem_allocator", m.allocator);
   Field(out, "lazyfree_pending_objects", s.lazy_freer().pending_objects());
@@ -148,7 +165,7 @@ void InfoPersistence(Server& s, std::string* out) {
   const int64_t now_ms = UnixMs();
   const ChildProcess& child = s.child();
   const Aof& aof = s.aof();
-  Field(out, "loading", s.loading() ? 1 : 0);
+  Field(out, "loading", s.loading() || s.sync_loading() ? 1 : 0);
   Field(out, "async_loading", s.async_loading() ? 1 : 0);
   child.AppendCurrentInfo(out, now_ms);
   s.rdb().AppendInfo(out, now_ms, s.stats().dirty);

@@ -4,6 +4,7 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
+#include "server/logging.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -139,7 +140,12 @@ void CmdPsync(CommandContext& ctx) {
     return;
   }
   int64_t offset;
-  if (!core::StringToInt64(ctx.argv[2], &offset)) offset = -1;
+  if (!core::StringToInt64(ctx.argv[2], &offset)) {
+    Log(kWarning, StrCat("Replica ", ctx.client.conn->peer.ToString(),
+                         " asks for synchronization but with a wrong offset"));
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
   ctx.server.StartReplicaSync(ctx.client, ctx.argv[1], offset, /*old_sync=*/false);
 }
 

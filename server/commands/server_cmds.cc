@@ -24,54 +24,57 @@ void CmdTime(CommandContext& ctx) {
 
 void CmdShutdown(CommandContext& ctx) {
   // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
-  ShutdownSave save = ShutdownSave::kDefault;
-  bool force = false;
+  ShutdownFlags flags;
+  bool nosave = false, save = false, abort = false;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     std::string_view a = ctx.argv[i];
     if (Is(a, "NOSAVE")) {
-      save = ShutdownSave::kNoSave;
+      nosave = true;
     } else if (Is(a, "SAVE")) {
-      save = ShutdownSave::kSave;
+      save = true;
     } else if (Is(a, "FORCE")) {
-      force = true;
+      flags.force = true;
     } else if (Is(a, "NOW")) {
-      // No replicas to wait for yet: NOW changes nothing.
+      flags.now = true;
     } else if (Is(a, "ABORT")) {
-      if (ctx.argv.size() != 2) {
-        ctx.reply.Error(errors::kSyntax);
-      } else {
-        ctx.reply.Error("ERR No shutdown in progress.");
-      }
-      return;
+      abort = true;
     } else {
       ctx.reply.Error(errors::kSyntax);
       return;
     }
   }
-  // Redis refuses SAVE and NOSAVE together.
-  for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (save == ShutdownSave::kNoSave && Is(ctx.argv[i], "SAVE")) {
-      ctx.reply.Error(errors::kSyntax);
-      return;
+  // ABORT goes alone; SAVE and NOSAVE exclude each other (Redis's checks).
+  if ((abort && ctx.argv.size() != 2) || (save && nosave)) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  if (abort) {
+    if (ctx.server.AbortShutdown()) {
+      ctx.reply.Ok();
+    } else {
+      ctx.reply.Error("ERR No shutdown in progress.");
     }
+    return;
+  }
+  flags.save = nosave ? ShutdownSave::kNoSave : save ? ShutdownSave::kSave : ShutdownSave::kDefault;
+  if (!flags.now && !ctx.server.MayBlock(ctx.client)) {
+    ctx.reply.Error("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client");
+    return;
   }
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE, which stops
   // it (its writes are neither saved nor propagated).
   if (ctx.server.script_busy()) {
-    if (save != ShutdownSave::kNoSave) {
+    if (!nosave) {
       ctx.reply.Error(ctx.server.scripting()->BusyError());
       return;
     }
     ctx.server.scripting()->KillForShutdown();
   }
-  Log(kWarning, "User requested shutdown...");
-  if (!ctx.server.PrepareForShutdown(save, force).ok()) {
-    ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
-    return;
-  }
-  ctx.server.ScheduleShutdown();
-  // Like Redis, a successful SHUTDOWN sends no reply: the connection closes.
-  ctx.server.CloseClient(ctx.client);
+  // Blocked until the server stops (no reply: the connection closes) or the
+  // shutdown fails or is aborted (the error comes then). A shutdown waiting
+  // for replicas already keeps its own options: this client waits with it.
+  ctx.server.BlockForShutdown(ctx.client);
+  if (ctx.server.InitiateShutdown(flags) == Server::ShutdownResult::kDone) ctx.server.CloseClient(ctx.client);
 }
 
 void CmdSlowlogGet(CommandContext& ctx) {

@@ -37,6 +37,15 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The message of a fatal AOF error whose reason is already logged, as Redis
+// logs it (the server exits with this line).
+constexpr char kFatalAofError[] = "Exiting on a fatal error loading the append-only file.";
+
 // The whole (small) file, or an error naming it.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -54,6 +63,9 @@ absl::Status WriteAll(int fd, std::string_view data) {
   core::FdSink sink(fd);
   return sink.Write(data);
 }
+
+// Redis's AOF annotation line: "#TS:<unix seconds>".
+std::string TimestampAnnotation(int64_t unix_s) { return StrCat("#TS:", unix_s, "\r\n"); }
 
 }  // namespace
 
@@ -134,17 +146,43 @@ uint64_t Aof::synced_offset() const {
   return syncer_ ? std::max(syncer_->synced(), synced_when_off_) : synced_when_off_;
 }
 
-absl::Status Aof::PersistManifest() {
+absl::Status Aof::PersistManifest(const AofManifest& manifest) {
   const std::string name = StrCat(prefix(), kManifestSuffix);
   const std::string tmp = PathOf(StrCat("temp-", name));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("Can't open the AOF manifest file", tmp);
-  absl::Status s = WriteAll(fd, manifest_.Serialize());
+  absl::Status s = WriteAll(fd, manifest.Serialize());
   if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", tmp);
   ::close(fd);
   if (s.ok() && ::rename(tmp.c_str(), PathOf(name).c_str()) != 0) s = Errno("Can't rename the AOF manifest", tmp);
   if (s.ok()) s = SyncDirectoryOf(PathOf(name));
   return s;
+}
+
+absl::Status Aof::LoadManifestFromDisk(AofManifest* out) const {
+  *out = AofManifest();
+  const std::string path = PathOf(StrCat(prefix(), kManifestSuffix));
+  if (!IsDirectory(DirPath()) || !Exists(path)) return absl::OkStatus();  // no AOF yet (or Redis 6's)
+  absl::StatusOr<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) {
+    Log(kWarning, StrCat("Fatal error: can't open the AOF manifest file ", path, " for reading: ",
+                         text.status().message()));
+    return absl::AbortedError(kFatalAofError);
+  }
+  AofManifest::ParseError where;
+  absl::StatusOr<AofManifest> m = AofManifest::Parse(*text, &where);
+  if (!m.ok()) {
+    // Logged as Redis logs it; the reason appears once.
+    Log(kWarning, "*** FATAL AOF MANIFEST FILE ERROR ***");
+    if (where.line > 0) {
+      Log(kWarning, StrCat("Reading the manifest file, at line ", where.line));
+      Log(kWarning, StrCat(">>> '", where.text, "'"));
+    }
+    Log(kWarning, std::string(m.status().message()));
+    return absl::AbortedError(kFatalAofError);
+  }
+  *out = std::move(*m);
+  return absl::OkStatus();
 }
 
 void Aof::SwitchFd(int fd) {
@@ -161,10 +199,18 @@ void Aof::SwitchFd(int fd) {
   selected_db_ = -1;
 }
 
-absl::Status Aof::OpenNewIncr() {
-  const AofFile& f = manifest_.NewIncr(prefix());
-  int fd = OpenAppend(PathOf(f.name));
+absl::Status Aof::OpenNewIncr(bool persist) {
+  AofManifest next = manifest_;
+  const AofFile& f = next.NewIncr(prefix());
+  int fd = ::open(PathOf(f.name).c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("Can't open the append-only file", f.name);
+  if (persist) {
+    if (absl::Status s = PersistManifest(next); !s.ok()) {
+      ::close(fd);
+      return s;
+    }
+  }
+  manifest_ = std::move(next);
   SwitchFd(fd);
   return absl::OkStatus();
 }
@@ -175,7 +221,8 @@ absl::Status Aof::CreateBaseNow(int64_t now_ms) {
   const std::string path = PathOf(base.name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("Can't create the AOF base file", path);
-  absl::Status s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
+  absl::Status s = rdb || !timestamps_ ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(now_ms / 1000));
+  if (s.ok()) s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
   if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", path);
   ::close(fd);
   if (!s.ok()) return s;
@@ -191,15 +238,18 @@ absl::Status Aof::ReplayFiles(int64_t now_ms, const AofApply& apply, uint64_t* k
   if (manifest_.base()) files.push_back(*manifest_.base());
   for (const AofFile& f : manifest_.incrs()) files.push_back(f);
   const bool load_truncated = config_->Bool("aof-load-truncated");
+  // Every file the manifest names must be there, as Redis checks (their
+  // sizes) before loading any: a missing one is fatal.
+  for (const AofFile& f : files) {
+    struct stat st;
+    if (::stat(PathOf(f.name).c_str(), &st) != 0) {
+      Log(kWarning, StrCat("Unable to obtain the AOF file ", f.name, " length. stat: ", std::strerror(errno)));
+      return absl::AbortedError(kFatalAofError);
+    }
+  }
   current_size_ = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string path = PathOf(files[i].name);
-    if (!Exists(path)) {
-      // Redis tolerates a missing last incremental file (crash right after
-      // the manifest named it); anything else is an inconsistent AOF.
-      if (i + 1 == files.size() && files[i].type == 'i') continue;
-      return absl::DataLossError(StrCat("The AOF file ", files[i].name, " doesn't exist"));
-    }
     absl::StatusOr<AofReplayResult> r =
         ReplayAofFile(path, load_truncated && i + 1 == files.size(), *keyspace_, now_ms, apply);
     if (!r.ok()) return r.status();
@@ -221,27 +271,25 @@ absl::Status Aof::ReplayFiles(int64_t now_ms, const AofApply& apply, uint64_t* k
 absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded) {
   *keys_loaded = 0;
   ReloadPolicy();
+  if (absl::Status s = LoadManifestFromDisk(&manifest_); !s.ok()) return s;
+  // A Redis 6 single AOF in `dir` is moved into the directory as the base,
+  // as Redis 7.0 upgrades it: when there is no directory, or no manifest, or
+  // the manifest names only that file as its base and it is not in the
+  // directory yet (an upgrade cut short before the move).
+  if (Exists(prefix())) {
+    const bool upgrade = !IsDirectory(DirPath()) || manifest_.empty() ||
+                         (manifest_.base() && manifest_.incrs().empty() && manifest_.base()->name == prefix() &&
+                          !Exists(PathOf(prefix())));
+    if (upgrade) {
+      if (absl::Status s = UpgradeSingleFile(); !s.ok()) return s;
+    }
+  }
+  if (!manifest_.empty()) {
+    if (absl::Status s = ReplayFiles(now_ms, apply, keys_loaded); !s.ok()) return s;
+  }
   if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
-    return Errno("Can't create the AOF directory", DirPath());
+    return Errno("Can't open or create append-only dir", DirPath());
   }
-  const std::string manifest_path = PathOf(StrCat(prefix(), kManifestSuffix));
-  if (Exists(manifest_path)) {
-    absl::StatusOr<std::string> text = ReadSmallFile(manifest_path);
-    if (!text.ok()) return text.status();
-    absl::StatusOr<AofManifest> m = AofManifest::Parse(*text);
-    if (!m.ok()) return absl::DataLossError(StrCat(m.status().message(), " (", manifest_path, ")"));
-    manifest_ = std::move(*m);
-  } else if (Exists(prefix())) {
-    // A Redis 6 style single file in `dir`: becomes the base, as Redis 7.0
-    // upgrades it (same name, moved into the AOF directory).
-    Log(kNotice, StrCat("Upgrading the single-file AOF ", prefix(), " to the multi-part layout in ", DirPath()));
-    if (::rename(prefix().c_str(), PathOf(prefix()).c_str()) != 0) return Errno("Can't move", prefix());
-    manifest_ = *AofManifest::Parse(StrCat("file ", prefix(), " seq 1 type b\n"));
-    if (absl::Status s = PersistManifest(); !s.ok()) return s;
-  }
-
-  if (absl::Status s = ReplayFiles(now_ms, apply, keys_loaded); !s.ok()) return s;
-
   if (manifest_.empty()) {
     if (absl::Status s = CreateBaseNow(now_ms); !s.ok()) return s;
     Log(kNotice, StrCat("Creating AOF base file ", manifest_.base()->name, " on server start"));
@@ -249,24 +297,60 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
   }
   syncer_ = std::make_unique<AofSyncer>(submit_fsync_);
   if (manifest_.incrs().empty()) {
-    if (absl::Status s = OpenNewIncr(); !s.ok()) return s;
+    if (absl::Status s = OpenNewIncr(/*persist=*/false); !s.ok()) return s;
     Log(kNotice, StrCat("Creating AOF incr file ", manifest_.incrs().back().name, " on server start"));
   } else {
     int fd = OpenAppend(PathOf(manifest_.incrs().back().name));
     if (fd < 0) return Errno("Can't open the append-only file", manifest_.incrs().back().name);
     SwitchFd(fd);
     incr_size_ = FileSize(manifest_.incrs().back().name);
+    Log(kNotice, StrCat("Opening AOF incr file ", manifest_.incrs().back().name, " on server start"));
   }
-  if (absl::Status s = PersistManifest(); !s.ok()) return s;
+  if (absl::Status s = PersistManifest(manifest_); !s.ok()) return s;
   DeleteHistory();
   state_ = AofState::kOn;
   return absl::OkStatus();
+}
+
+absl::Status Aof::UpgradeSingleFile() {
+  if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
+    return Errno("Can't open or create append-only dir", DirPath());
+  }
+  // The manifest first, then the move: a crash in between leaves the state
+  // the condition above recognizes, and the next start finishes the job.
+  AofManifest next = manifest_;
+  next.SetUpgradedBase(prefix());
+  if (absl::Status s = PersistManifest(next); !s.ok()) return s;
+  manifest_ = std::move(next);
+  if (::rename(prefix().c_str(), PathOf(prefix()).c_str()) != 0) {
+    return Errno(StrCat("Error trying to move the old AOF file ", prefix(), " into dir"), DirPath());
+  }
+  Log(kNotice, StrCat("Successfully migrated an old-style AOF file (", prefix(), ") into the AOF directory (",
+                      DirPath(), ")."));
+  return absl::OkStatus();
+}
+
+absl::Status Aof::ReloadFromDisk(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded) {
+  *keys_loaded = 0;
+  AofManifest m;
+  if (absl::Status s = LoadManifestFromDisk(&m); !s.ok()) return s;
+  manifest_ = std::move(m);
+  DeleteHistory();
+  if (manifest_.empty()) return absl::OkStatus();  // no AOF: an empty dataset
+  return ReplayFiles(now_ms, apply, keys_loaded);
 }
 
 void Aof::Feed(int db, std::span<const std::string_view> argv) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (state_ == AofState::kOff) return;
   if (state_ == AofState::kWaitRewrite && child_->type() != ChildType::kAof) return;
+  if (timestamps_) {  // at most one annotation a second, before the command (and its SELECT)
+    const int64_t now_s = ::time(nullptr);
+    if (now_s > last_timestamp_s_) {
+      last_timestamp_s_ = now_s;
+      buf_ += TimestampAnnotation(now_s);
+    }
+  }
   if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
@@ -278,6 +362,7 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
 
 void Aof::WriteBuffer() {
   if (buf_.empty() || fd_ < 0) return;
+  if (flush_sleep_us_ > 0) ::usleep(static_cast<useconds_t>(flush_sleep_us_));  // DEBUG AOF-FLUSH-SLEEP
   size_t done = 0;
   while (done < buf_.size()) {
     ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
@@ -323,10 +408,10 @@ void Aof::Cron(int64_t now_ms) {
     }
   }
   if (child_->running()) return;
-  if ((rewrite_scheduled_ && state_ != AofState::kOff) ||
-      (state_ == AofState::kWaitRewrite && retry_rewrite_at_ms_ > 0 && now_ms >= retry_rewrite_at_ms_)) {
-    rewrite_scheduled_ = false;
-    retry_rewrite_at_ms_ = 0;
+  const int64_t now_s = now_ms / 1000;
+  // A rewrite asked for while a child ran (BGREWRITEAOF, or turning the AOF
+  // on), or one to retry after a failure while turning it on.
+  if (rewrite_scheduled_ && !RewriteLimited(now_s)) {
     if (absl::Status s = StartRewrite(now_ms); !s.ok()) Log(kWarning, std::string(s.message()));
     return;
   }
@@ -334,40 +419,79 @@ void Aof::Cron(int64_t now_ms) {
   const uint64_t min_size = static_cast<uint64_t>(config_->Int("auto-aof-rewrite-min-size"));
   if (state_ == AofState::kOn && pct > 0 && current_size_ > min_size) {
     const uint64_t base = base_size_ ? base_size_ : 1;
-    const uint64_t growth = (current_size_ - std::min(current_size_, base)) * 100 / base;
-    if (growth >= static_cast<uint64_t>(pct)) {
+    const int64_t growth = static_cast<int64_t>(current_size_ * 100 / base) - 100;
+    if (growth >= pct && !RewriteLimited(now_s)) {
       Log(kNotice, StrCat("Starting automatic rewriting of AOF on ", growth, "% growth"));
       if (absl::Status s = StartRewrite(now_ms); !s.ok()) Log(kWarning, std::string(s.message()));
     }
   }
 }
 
+bool Aof::RewriteLimited(int64_t now_s) {
+  // As Redis: after 3 failures in a row, automatic and scheduled rewrites
+  // wait 1 minute, then 2, 4, ... up to an hour (BGREWRITEAOF still runs
+  // at once), so a failing rewrite does not leave a trail of tiny
+  // incremental files.
+  constexpr uint64_t kThreshold = 3;
+  constexpr int64_t kMaxMinutes = 60;
+  if (stats_.consecutive_failures < kThreshold) {
+    limit_delay_minutes_ = 0;
+    limit_next_rewrite_s_ = 0;
+    return false;
+  }
+  if (limit_next_rewrite_s_ != 0) {
+    if (now_s < limit_next_rewrite_s_) return true;
+    limit_next_rewrite_s_ = 0;
+    return false;
+  }
+  limit_delay_minutes_ = limit_delay_minutes_ == 0 ? 1 : std::min(limit_delay_minutes_ * 2, kMaxMinutes);
+  limit_next_rewrite_s_ = now_s + limit_delay_minutes_ * 60;
+  Log(kWarning, StrCat("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in ",
+                       limit_delay_minutes_, " minutes"));
+  return true;
+}
+
 absl::Status Aof::StartRewrite(int64_t now_ms) {
   if (child_->running()) return absl::FailedPreconditionError("another child process is running");
+  if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
+    stats_.last_rewrite_ok = false;
+    return Errno("Can't open or create append-only dir", DirPath());
+  }
   WriteBuffer();
   // From the fork on, writes go to a new incremental file; the child's base
   // replaces everything before it. With the AOF off (BGREWRITEAOF anyway, as
   // Redis allows) there are no new writes: the base alone is the result.
-  retire_through_ = manifest_.incrs().empty() ? "" : manifest_.incrs().back().name;
-  if (state_ == AofState::kOff) {
-    if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
-      return Errno("Can't create the AOF directory", DirPath());
+  // While the AOF is being turned on, the writes since the fork collect in
+  // a temporary file that becomes an incremental file only if the rewrite
+  // succeeds: a failed attempt leaves the manifest (and its numbers) as it
+  // was.
+  if (state_ == AofState::kWaitRewrite) {
+    const std::string temp = TempIncrName();
+    int fd = ::open(PathOf(temp).c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      stats_.last_rewrite_ok = false;
+      return Errno("Can't open the append-only file", temp);
     }
-  } else {
-    if (absl::Status s = OpenNewIncr(); !s.ok()) return s;
-    if (state_ == AofState::kOn) {
-      if (absl::Status s = PersistManifest(); !s.ok()) return s;
+    SwitchFd(fd);
+    Log(kNotice, StrCat("Creating AOF incr file ", temp, " on background rewrite"));
+  } else if (state_ == AofState::kOn) {
+    if (absl::Status s = OpenNewIncr(/*persist=*/true); !s.ok()) {
+      stats_.last_rewrite_ok = false;
+      return s;
     }
     Log(kNotice, StrCat("Creating AOF incr file ", manifest_.incrs().back().name, " on background rewrite"));
   }
   const bool rdb = config_->Bool("aof-use-rdb-preamble");
   const RdbSaveOptions o = BaseOptions(now_ms);
   core::Keyspace* ks = keyspace_;
-  absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o]() {
+  const bool timestamps = timestamps_;
+  absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o, timestamps]() {
     std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return 1;
-    absl::Status s = WriteBase(*ks, fd, rdb, o);
+    // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
+    absl::Status s = rdb || !timestamps ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(::time(nullptr)));
+    if (s.ok()) s = WriteBase(*ks, fd, rdb, o);
     if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError("fsync");
     ::close(fd);
     if (!s.ok()) {
@@ -383,6 +507,8 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     return absl::InternalError(StrCat("Can't rewrite append only file in background: ", started.message()));
   }
   rewrite_tmp_ = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(child_->pid()));
+  ++stats_.rewrites;
+  rewrite_scheduled_ = false;
   Log(kNotice, StrCat("Background append only file rewriting started by pid ", child_->pid()));
   return absl::OkStatus();
 }
@@ -392,57 +518,75 @@ void Aof::OnRewriteDone(const ChildResult& result) {
   rewrite_tmp_.clear();
   stats_.last_cow_bytes = result.cow_bytes;
   stats_.last_rewrite_ms = result.duration_ms;
-  if (result.killed_by_us) {
-    ::unlink(tmp.c_str());
-    Log(kWarning, "Background append only file rewriting terminated by signal");
+  if (result.ok && FinishRewrite(tmp)) {
+    stats_.consecutive_failures = 0;
+    stats_.last_rewrite_ok = true;
+    Log(kNotice, "Background AOF rewrite finished successfully");
     return;
   }
-  if (!result.ok) {
-    ::unlink(tmp.c_str());
+  ::unlink(tmp.c_str());
+  if (result.killed_by_us) {  // not a failure (Redis's SIGUSR1)
+    Log(kWarning, "Background AOF rewrite terminated by signal");
+  } else {
     stats_.last_rewrite_ok = false;
     ++stats_.consecutive_failures;
-    Log(kWarning, "Background append only file rewriting error");
-    if (state_ == AofState::kWaitRewrite) {  // turning the AOF on: try again shortly
-      retry_rewrite_at_ms_ =
-          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count() + 1000;
-    }
-    return;
+    if (!result.ok) Log(kWarning, "Background AOF rewrite terminated with error");
   }
-  const bool rdb = config_->Bool("aof-use-rdb-preamble");
-  const AofFile base = manifest_.NewBase(prefix(), rdb);
+  if (state_ == AofState::kWaitRewrite) {
+    // Turning the AOF on: what collected since the fork is dropped with the
+    // temporary file, and the next attempt starts from a new fork.
+    buf_.clear();
+    SwitchFd(-1);
+    const std::string temp = TempIncrName();
+    Log(kNotice, StrCat("Removing the temp incr aof file ", temp, " in the background"));
+    ::unlink(PathOf(temp).c_str());
+    rewrite_scheduled_ = true;
+  }
+}
+
+bool Aof::FinishRewrite(const std::string& tmp) {
+  Log(kNotice, "Background AOF rewrite terminated with success");
+  AofManifest next = manifest_;
+  const AofFile base = next.NewBase(prefix(), config_->Bool("aof-use-rdb-preamble"));
   if (::rename(tmp.c_str(), PathOf(base.name).c_str()) != 0) {
     Log(kWarning, StrCat("Error trying to rename the temporary AOF base file ", tmp, " into ", base.name, ": ",
                          std::strerror(errno)));
-    ::unlink(tmp.c_str());
-    stats_.last_rewrite_ok = false;
-    ++stats_.consecutive_failures;
-    return;
+    return false;
   }
   Log(kNotice, StrCat("Successfully renamed the temporary AOF base file ", tmp, " into ", base.name));
-  manifest_.RetireIncrsThrough(retire_through_);
-  if (absl::Status s = PersistManifest(); !s.ok()) {
-    Log(kWarning, StrCat("Error persisting the AOF manifest after rewrite: ", s.message()));
-    stats_.last_rewrite_ok = false;
-    ++stats_.consecutive_failures;
-    return;
+  if (state_ == AofState::kWaitRewrite) {
+    // The writes since the fork: the temporary file becomes the next
+    // incremental file (the descriptor follows the rename).
+    const std::string temp = TempIncrName();
+    const AofFile& incr = next.NewIncr(prefix());
+    if (::rename(PathOf(temp).c_str(), PathOf(incr.name).c_str()) != 0) {
+      Log(kWarning, StrCat("Error trying to rename the temporary AOF incr file ", temp, " into ", incr.name, ": ",
+                           std::strerror(errno)));
+      ::unlink(PathOf(base.name).c_str());
+      return false;
+    }
+    Log(kNotice, StrCat("Successfully renamed the temporary AOF incr file ", temp, " into ", incr.name));
   }
-  DeleteHistory();
+  // The incremental files the base covers become history; with the AOF on,
+  // the last one is the file written since the fork.
+  next.RetireIncrs(/*keep_last=*/fd_ >= 0);
+  if (absl::Status s = PersistManifest(next); !s.ok()) {
+    Log(kWarning, StrCat("Error persisting the AOF manifest after rewrite: ", s.message()));
+    ::unlink(PathOf(base.name).c_str());
+    return false;
+  }
+  manifest_ = std::move(next);
   base_size_ = FileSize(base.name);
   current_size_ = base_size_;
   for (const AofFile& f : manifest_.incrs()) current_size_ += FileSize(f.name);
-  if (state_ == AofState::kWaitRewrite) {
-    state_ = AofState::kOn;
-    Log(kNotice, "Background AOF rewrite finished successfully: the AOF is on");
-  } else {
-    Log(kNotice, "Background AOF rewrite finished successfully");
-  }
-  ++stats_.rewrites;
-  stats_.consecutive_failures = 0;
-  stats_.last_rewrite_ok = true;
+  selected_db_ = -1;
+  DeleteHistory();
+  if (state_ == AofState::kWaitRewrite) state_ = AofState::kOn;
+  return true;
 }
 
 void Aof::DeleteHistory() {
+  if (config_->Bool("aof-disable-auto-gc")) return;
   std::vector<std::string> paths;
   for (const AofFile& f : manifest_.history()) {
     Log(kNotice, StrCat("Removing the history file ", f.name, " in the background"));
@@ -450,7 +594,7 @@ void Aof::DeleteHistory() {
   }
   if (paths.empty()) return;
   manifest_.ClearHistory();
-  if (absl::Status s = PersistManifest(); !s.ok()) Log(kWarning, std::string(s.message()));
+  if (absl::Status s = PersistManifest(manifest_); !s.ok()) Log(kWarning, std::string(s.message()));
   // Unlinking a large file can take long: not on the main thread.
   std::thread([paths = std::move(paths)] {
     for (const std::string& p : paths) ::unlink(p.c_str());
@@ -460,25 +604,24 @@ void Aof::DeleteHistory() {
 absl::Status Aof::Enable(int64_t now_ms) {
   if (state_ != AofState::kOff) return absl::OkStatus();
   ReloadPolicy();
-  if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
-    return Errno("Can't create the AOF directory", DirPath());
-  }
   // Keep the sequence numbers of an AOF left by an earlier run, if any.
-  const std::string manifest_path = PathOf(StrCat(prefix(), kManifestSuffix));
-  if (manifest_.empty() && Exists(manifest_path)) {
-    if (absl::StatusOr<std::string> text = ReadSmallFile(manifest_path); text.ok()) {
-      if (absl::StatusOr<AofManifest> m = AofManifest::Parse(*text); m.ok()) manifest_ = std::move(*m);
-    }
+  if (manifest_.empty()) {
+    AofManifest m;
+    if (LoadManifestFromDisk(&m).ok()) manifest_ = std::move(m);
   }
   if (!syncer_) syncer_ = std::make_unique<AofSyncer>(submit_fsync_);
   state_ = AofState::kWaitRewrite;
   if (child_->running()) {
     rewrite_scheduled_ = true;  // after the running child, as Redis does
+    Log(kWarning, "AOF was enabled but there is already another background operation. An AOF background was "
+                  "scheduled to start when possible.");
     return absl::OkStatus();
   }
   absl::Status s = StartRewrite(now_ms);
   if (!s.ok()) {
     state_ = AofState::kOff;
+    Log(kWarning, "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the "
+                  "above logs for more info about the error.");
     return s;
   }
   return absl::OkStatus();
@@ -490,10 +633,12 @@ void Aof::Disable() {
   buf_.clear();
   if (fd_ >= 0) SwitchFd(-1);  // synced, then closed, by the syncer
   if (child_->type() == ChildType::kAof) {
+    Log(kNotice, StrCat("Killing running AOF rewrite child: ", child_->pid()));
     ChildResult r;
     child_->Kill(&r);
     ::unlink(rewrite_tmp_.c_str());
     rewrite_tmp_.clear();
+    if (state_ == AofState::kWaitRewrite) ::unlink(PathOf(TempIncrName()).c_str());
   }
   // Whatever was fed is considered settled: nothing waits for an AOF that
   // is off (the last sync above still runs).

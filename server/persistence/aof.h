@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "core/keyspace.h"
+#include "core/strings.h"
 #include "server/config.h"
 #include "server/persistence/aof_fsync.h"
 #include "server/persistence/aof_loader.h"
@@ -68,8 +69,13 @@ class Aof {
   // incremental file for appending. `apply` replays one command.
   absl::Status OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded);
 
-  // Replays the files the manifest names (DEBUG LOADAOF, and start-up).
+  // Replays the files the manifest names (start-up). Every one must exist.
   absl::Status ReplayFiles(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded);
+  // DEBUG LOADAOF: reads the manifest from disk again, as Redis does (its
+  // sequence numbers included), deletes history files, replays. No AOF on
+  // disk loads nothing. An error's reason is already logged when the status
+  // is kAborted.
+  absl::Status ReloadFromDisk(int64_t now_ms, const AofApply& apply, uint64_t* keys_loaded);
 
   AofState state() const { return state_; }
   bool enabled() const { return state_ != AofState::kOff; }
@@ -92,7 +98,12 @@ class Aof {
   // BGREWRITEAOF. Ok, or the error text for the client.
   absl::Status StartRewrite(int64_t now_ms);
   bool rewrite_scheduled() const { return rewrite_scheduled_; }
-  void ScheduleRewrite() { rewrite_scheduled_ = true; }
+  // BGREWRITEAOF while a child runs: the rewrite starts when it is done,
+  // whatever earlier failures (their count restarts), as in Redis.
+  void ScheduleRewrite() {
+    rewrite_scheduled_ = true;
+    stats_.consecutive_failures = 0;
+  }
   // The AOF child exited (reaped by the server).
   void OnRewriteDone(const ChildResult& result);
 
@@ -101,6 +112,12 @@ class Aof {
   void Disable();
   // CONFIG SET appendfsync.
   void ReloadPolicy();
+  // aof-timestamp-enabled: a "#TS:<unix seconds>" line before the first
+  // command of each second, and at the top of an AOF-format base (Redis's
+  // annotations; redis-check-aof --truncate-to-timestamp cuts at them).
+  void set_timestamps(bool on) { timestamps_ = on; }
+  // DEBUG AOF-FLUSH-SLEEP: sleep before each write of the buffer (a test hook).
+  void set_flush_sleep_us(int64_t us) { flush_sleep_us_ = us; }
 
   // Shutdown: writes and fsyncs everything (may block; the server is stopping).
   absl::Status FlushAndSync();
@@ -112,6 +129,10 @@ class Aof {
   // An fsync failed (with `always` the server must stop).
   int sync_error() const { return syncer_ ? syncer_->last_error() : 0; }
 
+  // Deletes the history files the manifest names (unless
+  // aof-disable-auto-gc), off the main thread.
+  void DeleteHistory();
+
   const AofStats& stats() const { return stats_; }
   void AppendInfo(std::string* out) const;
   // The FUNCTION libraries a rewrite's base carries.
@@ -121,12 +142,25 @@ class Aof {
   std::string DirPath() const;
   std::string PathOf(const std::string& file_name) const;
   std::string prefix() const { return config_->Str("appendfilename"); }
-  absl::Status PersistManifest();
-  absl::Status OpenNewIncr();
+  absl::Status PersistManifest(const AofManifest& manifest);
+  // The manifest in the AOF directory (empty when there is none).
+  absl::Status LoadManifestFromDisk(AofManifest* out) const;
+  // Redis 6's single AOF in `dir` becomes the base of the directory.
+  absl::Status UpgradeSingleFile();
+  // A new incremental file as the current one; `persist`: the manifest
+  // names it at once.
+  absl::Status OpenNewIncr(bool persist);
+  // Where the writes go while the AOF is being turned on.
+  std::string TempIncrName() const { return StrCat("temp-", prefix(), ".incr"); }
+  // A rewrite's child succeeded: the new base, the files it replaces.
+  // False when the files could not be put in place.
+  bool FinishRewrite(const std::string& tmp);
+  // Redis's aofRewriteLimited: true while repeated failures hold
+  // automatic and scheduled rewrites back.
+  bool RewriteLimited(int64_t now_s);
   void SwitchFd(int fd);
   absl::Status CreateBaseNow(int64_t now_ms);
   RdbSaveOptions BaseOptions(int64_t now_ms) const;
-  void DeleteHistory();
   uint64_t FileSize(const std::string& name) const;
   void WriteBuffer();
 
@@ -150,8 +184,11 @@ class Aof {
   uint64_t current_size_ = 0;     // base + incremental files (aof_current_size)
   uint64_t base_size_ = 0;        // size after the last rewrite (aof_base_size)
   bool rewrite_scheduled_ = false;
-  int64_t retry_rewrite_at_ms_ = 0;
-  std::string retire_through_;    // last incremental file the running rewrite covers
+  bool timestamps_ = false;
+  int64_t last_timestamp_s_ = 0;
+  int64_t flush_sleep_us_ = 0;
+  int64_t limit_delay_minutes_ = 0;   // RewriteLimited's back-off
+  int64_t limit_next_rewrite_s_ = 0;
   std::string rewrite_tmp_;       // the child's temp file
   AofStats stats_;
 };

@@ -200,6 +200,9 @@ class Run:
         primary_kind, replica_kind = self.pairing.split("-")
         diskless = self.rng.choice(("yes", "no"))
         load = self.rng.choice(("disabled", "swapdb"))
+        # A scenario's own options win (the last occurrence of a directive).
+        diskless = option_value(self.spec.options, "--repl-diskless-sync", diskless)
+        load = option_value(self.spec.options, "--repl-diskless-load", load)
         self.repl_mode = "%s/%s" % ("diskless" if diskless == "yes" else "disk", load)
         options = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes",
                    "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0",
@@ -284,6 +287,15 @@ class Run:
         """A problem line for every node whose process ended on its own."""
         return ["%s (%s) exited with status %s; log tail:\n%s" % (n.name, n.kind, n.exited(), n.log_tail())
                 for n in self.cluster.nodes if n.exited() is not None]
+
+
+def option_value(options, name, default):
+    """The value of the last `name value` pair in a server option list."""
+    value = default
+    for i, word in enumerate(options[:-1]):
+        if word == name:
+            value = options[i + 1]
+    return value
 
 
 def wait_until(predicate, timeout):
@@ -467,6 +479,42 @@ def crash_in_child(run):
         run.prepare_primary()
         run.check_acked(run.cluster.primary, "after a kill inside a fork child")
     run.every(0.8, 1.6, once)
+
+
+def loading_payload(node):
+    """Whether a replica is parsing a full sync's payload (INFO loading or
+    async_loading; a redis-server may be slow to answer meanwhile)."""
+    try:
+        info = node.info("persistence")
+    except (OSError, ReplyError):
+        return False
+    return info.get("loading") == "1" or info.get("async_loading") == "1"
+
+
+@scenario("kill-replica-in-load", options=("--repl-diskless-sync", "yes", "--repl-diskless-load", "swapdb",
+                                           "--key-load-delay", "50"), populate=20000)
+def kill_replica_in_load(run):
+    """repl-diskless-load swapdb, the payload (20,000 keys and the writers')
+    slowed by key-load-delay: a replica -- half the time after a SAVE of its
+    own, so that the restart may load its RDB and PSYNC -- is made to
+    full-sync again (REPLICAOF NO ONE, then back through a new proxy),
+    killed -9 while it parses the payload off the socket into its staging
+    keyspace, and started again at once, every 0.5-1.5 s: the restarted
+    replica must load cleanly, resync, and end identical to the primary,
+    every acknowledged increment included."""
+    def once():
+        replica = run.some_replica()
+        if run.rng.random() < 0.5:
+            replica.call("SAVE")
+        replica.call("REPLICAOF", "NO", "ONE")
+        run.cluster.attach(replica, run.cluster.primary)
+        if not wait_until(lambda: loading_payload(replica), 15):
+            run.problems.append("%s did not start loading a payload within 15 s" % replica.name)
+            return
+        time.sleep(run.rng.uniform(0.0, 0.5))
+        run.cluster.restart(replica)
+        run.wait_links_up()
+    run.every(0.5, 1.5, once)
 
 
 @scenario("small-backlog", options=("--repl-backlog-size", "16kb"), expect=expect_full_per_event)

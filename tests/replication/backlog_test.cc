@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 namespace ringkv::repl {
@@ -70,6 +71,40 @@ TEST(BacklogTest, ReferencedBlocksAreNotRecycled) {
   b.Trim(b.end_offset() + 1);       // the first block leaves the backlog
   b.Append(Pattern(128 * 1024, b.end_offset() + 1));  // needs new blocks
   EXPECT_EQ(out.ToString(), first);
+}
+
+// The range held moves in Redis's 16 KiB steps: a PSYNC finds what Redis
+// would hold (capacity plus less than a step), not a whole 64 KiB block more.
+TEST(BacklogTest, TrimMovesInRedisSteps) {
+  Backlog b(16 * 1024, 0);
+  b.Append(Pattern(80 * 1024, 1));
+  b.Trim(b.end_offset() + 1);
+  EXPECT_GE(b.histlen(), 16u * 1024);
+  EXPECT_LT(b.histlen(), 32u * 1024);
+  EXPECT_EQ((b.first_offset() - 1) % (16 * 1024), 0u);
+  EXPECT_FALSE(b.Has(1));
+  io::OutBuffer out;
+  b.RefTo(b.first_offset(), b.histlen(), &out);  // what is held is still whole
+  EXPECT_EQ(out.ToString(), Pattern(b.histlen(), b.first_offset()));
+  b.Trim(40 * 1024);  // a replica needing an older offset holds nothing back now
+  EXPECT_GE(b.histlen(), 16u * 1024);
+}
+
+// memory() is Redis 7.0's mem_total_replication_buffers: a trimmed block
+// still being sent from counts until its last send completes.
+TEST(BacklogTest, MemoryCountsTrimmedBlocksStillBeingSent) {
+  Backlog b(1, 0);
+  EXPECT_EQ(b.memory(), 0u);
+  b.Append(Pattern(3 * 64 * 1024, 1));
+  EXPECT_EQ(b.memory(), 3u * 64 * 1024);
+  auto out = std::make_unique<io::OutBuffer>();
+  b.RefTo(1, 64 * 1024, out.get());  // a connection holds the first block
+  b.Trim(b.end_offset() + 1);         // no replica needs anything any more
+  EXPECT_LE(b.histlen(), 16u * 1024);
+  EXPECT_EQ(b.memory(), 2u * 64 * 1024);  // the last block, and the one being sent
+  out.reset();                            // its send completed
+  b.Trim(b.end_offset() + 1);
+  EXPECT_EQ(b.memory(), 64u * 1024);
 }
 
 }  // namespace

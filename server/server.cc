@@ -293,9 +293,9 @@ void Server::CloseClient(Client& c) {
 void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
-  io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp);
+  ClientErrors errors(*this, *c);
+  io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp, &errors);
   rb.Error(StrCat("ERR ", message));
-  ++stats_.total_error_replies;
   Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id(), " addr=", conn->peer.ToString(),
                              ". Closing the client."));
   CloseClient(*c);
@@ -368,21 +368,27 @@ void Server::Execute(Client& c, Argv argv) {
   const bool is_exec = c.in_multi && spec == exec_spec_;
   // A command queued by MULTI only answers QUEUED: no write yet.
   const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
-  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : &discard, c.resp);
-  // A refused command; inside MULTI it also dooms the transaction
-  // (EXECABORT), and a refused EXEC discards it at once.
+  // Errors are counted as they are written (INFO errorstats); the listener
+  // costs nothing until one is.
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : &discard, c.resp, &errors);
+  // A refused command (counted as a rejected call of the command when there
+  // is one); inside MULTI it also dooms the transaction (EXECABORT), and a
+  // refused EXEC discards it at once.
   auto reject = [&](std::string_view error, const CommandSpec* refused) {
+    if (refused != nullptr) ++refused->rejected_calls;
     if (is_exec) {
       rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
       DiscardMulti(c);
     } else {
       rb.Error(error);
     }
-    if (refused != nullptr) ++refused->rejected_calls;
-    ++stats_.total_error_replies;
     if (c.in_multi) multi_[c.id()]->aborted = true;
   };
 
+  // As Redis's lastcmd: the command looked up, even when refused (CLIENT
+  // LIST, the log line of an error sent to the primary).
+  c.last_command = spec;
   if (spec == nullptr) {
     reject(UnknownCommandError(argv), nullptr);
     return;
@@ -391,10 +397,11 @@ void Server::Execute(Client& c, Argv argv) {
   // (COMMAND) runs that handler when called alone.
   if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
     if (argv.size() < 2) {
-      reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), nullptr);
+      reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
       return;
     }
     const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
+    c.last_command = sub;
     if (sub == nullptr) {
       reject(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
              nullptr);
@@ -497,13 +504,18 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
   const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
-  const uint64_t errors_before = rb.errors();
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   Client* const outer_client = current_client_;
   current_client_ = &c;
+  errors_mark_ = stats_.total_error_replies;
   spec->handler(ctx);
   current_client_ = outer_client;
+  // Failed: an error was counted since the last command that ran inside
+  // this one (EXEC's queue, a script's calls) or since the start -- Redis's
+  // rule, so EXEC and EVAL are not failed by their commands' errors.
+  if (stats_.total_error_replies > errors_mark_) ++spec->failed_calls;
+  errors_mark_ = stats_.total_error_replies;
   if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
@@ -529,10 +541,6 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   }
   if (client_eviction_limit_ != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
-  if (rb.errors() != errors_before) {
-    ++spec->failed_calls;
-    stats_.total_error_replies += rb.errors() - errors_before;
-  }
   if (!monitors_.empty() && !(spec->flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
   if (c.blocked && !was_blocked && blocked_.contains(c.id())) return;

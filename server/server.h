@@ -25,6 +25,7 @@
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/error_stats.h"
 #include "server/lazy_free.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
@@ -135,6 +136,13 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool lazy_server_del() const { return lazy_server_del_; }
   io::IoSystem& io() { return *io_; }
   ServerStats& stats() { return stats_; }
+  ErrorStats& error_stats() { return error_stats_; }
+  // An error reply to `c` (through its ClientErrors): counts it in
+  // total_error_replies and INFO errorstats, or -- `update_stats` false, an
+  // error counted where it arose -- only as a failed call of the running
+  // command. An error to the primary's link, a replica or the AOF loader
+  // is also unexpected: counted and logged.
+  void CountErrorReply(Client& c, std::string_view msg, bool update_stats);
   const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
   const Client* FindClient(uint64_t id) const {
@@ -446,6 +454,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindOutputLimitConfig();  // server_output_limits.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
+  // An error sent to the primary's link, a replica or the AOF loader: the
+  // "== CRITICAL ==" log line and unexpected_error_replies.
+  void UnexpectedErrorReply(const Client& c, std::string_view msg);
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
@@ -523,6 +534,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<io::IoSystem> io_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
   ServerStats stats_;
+  ErrorStats error_stats_;
+  // total_error_replies when the innermost Call last started or ended (Redis's
+  // prev_err_count): a command failed when errors were counted since.
+  uint64_t errors_mark_ = 0;
   Clock clock_;
   core::Evictor evictor_;
   LazyFreer lazy_freer_;
@@ -645,6 +660,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
+};
+
+// The error listener of the reply builders of one client's command: each
+// error reply is counted for `c` (Server::CountErrorReply). Lives on the
+// stack beside its builder; it costs nothing until an error is written.
+class ClientErrors final : public io::ErrorReplyListener {
+ public:
+  ClientErrors(Server& server, Client& c) : server_(server), client_(c) {}
+  void OnErrorReply(std::string_view msg, bool update_stats) override {
+    server_.CountErrorReply(client_, msg, update_stats);
+  }
+
+ private:
+  Server& server_;
+  Client& client_;
 };
 
 // Current wall-clock time in milliseconds / microseconds.

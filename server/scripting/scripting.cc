@@ -276,7 +276,10 @@ void Scripting::KillForShutdown() {
 
 void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
   script_client_.resp = static_cast<uint8_t>(run.resp);
-  io::ReplyBuilder rb(&out, run.resp);
+  // The script's client counts its errors as any client does (Redis's Lua
+  // client is a client like the others).
+  ClientErrors errors(server_, script_client_);
+  io::ReplyBuilder rb(&out, run.resp, &errors);
   server_.CallFromScript(script_client_, run, argv, rb);
 }
 

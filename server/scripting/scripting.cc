@@ -83,6 +83,7 @@ absl::StatusOr<uint32_t> ParseShebangFlags(std::string_view body) {
 
 Scripting::Scripting(Server& server) : server_(server), functions_(this) {
   script_client_.authenticated = true;
+  script_client_.is_script = true;
 }
 
 Scripting::~Scripting() = default;

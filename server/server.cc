@@ -97,6 +97,7 @@ Server::Server(std::unique_ptr<Config> config)
   BindOutputLimitConfig();
   BindNotifyConfig();
   BindTrackingConfig();
+  BindErrorConfig();
 }
 
 Server::~Server() = default;
@@ -442,11 +443,16 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  // Persistence failing: writes (and PING, as in Redis) are refused.
+  // Persistence failing: writes (and PING, as in Redis) are refused -- but
+  // not the primary's: a replica panics rather than diverge, unless
+  // replica-ignore-disk-write-errors.
   if (!persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
-      reject(misconf, spec);
-      return;
+      if (!c.is_master) {
+        reject(misconf, spec);
+        return;
+      }
+      ApplyDespiteDiskError(*spec);
     }
   }
   // Replication's gates and RESP2's subscribed mode, in Redis's order:

@@ -141,7 +141,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // total_error_replies and INFO errorstats, or -- `update_stats` false, an
   // error counted where it arose -- only as a failed call of the running
   // command. An error to the primary's link, a replica or the AOF loader
-  // is also unexpected: counted and logged.
+  // is also unexpected: logged, and a panic where propagation-error-behavior
+  // says so.
   void CountErrorReply(Client& c, std::string_view msg, bool update_stats);
   const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
@@ -177,6 +178,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint64_t ClientEvictionLimit() const;
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
+  // DEBUG REPLICATE: `argv` reaches the replicas as it is -- not run here,
+  // no SELECT before it, not in the AOF.
+  void ReplicateVerbatim(Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   uint64_t instantaneous_ops() const;
@@ -454,9 +458,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindOutputLimitConfig();  // server_output_limits.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
+  void BindErrorConfig();        // server_errors.cc: propagation-error-behavior & co.
   // An error sent to the primary's link, a replica or the AOF loader: the
-  // "== CRITICAL ==" log line and unexpected_error_replies.
+  // "== CRITICAL ==" log line, unexpected_error_replies, and the panic
+  // propagation-error-behavior asks for.
   void UnexpectedErrorReply(const Client& c, std::string_view msg);
+  // A write from the primary while this replica cannot persist: a panic,
+  // unless replica-ignore-disk-write-errors (then a log line now and then).
+  void ApplyDespiteDiskError(const CommandSpec& spec);
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
@@ -657,6 +666,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;
   bool replica_read_only_ = true;
+  // What an error on a command of the primary's stream or of the AOF does.
+  enum class PropagationErrorBehavior : uint8_t { kIgnore, kPanic, kPanicOnReplicas };
+  PropagationErrorBehavior propagation_error_behavior_ = PropagationErrorBehavior::kIgnore;
+  bool replica_ignore_disk_write_errors_ = false;
+  int64_t last_disk_error_log_ms_ = 0;
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl

@@ -1,12 +1,25 @@
 // Server: error replies -- their statistics (total_error_replies, INFO
 // errorstats, failed calls), and errors that should never happen: those sent
 // to the primary's link, to a replica or to the AOF loader, which mean this
-// server's data may now differ from its source.
+// server's data may now differ from its source (propagation-error-behavior),
+// and a replica unable to persist what its primary sends
+// (replica-ignore-disk-write-errors).
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/server.h"
 
 namespace ringkv::server {
+
+void Server::BindErrorConfig() {
+  Config& c = *config_;
+  c.Bind("propagation-error-behavior", [this] {
+    const std::string& v = config_->Str("propagation-error-behavior");
+    propagation_error_behavior_ = v == "panic"               ? PropagationErrorBehavior::kPanic
+                                  : v == "panic-on-replicas" ? PropagationErrorBehavior::kPanicOnReplicas
+                                                             : PropagationErrorBehavior::kIgnore;
+  });
+  c.Bind("replica-ignore-disk-write-errors", &replica_ignore_disk_write_errors_);
+}
 
 void Server::CountErrorReply(Client& c, std::string_view msg, bool update_stats) {
   if (update_stats) {
@@ -32,6 +45,27 @@ void Server::UnexpectedErrorReply(const Client& c, std::string_view msg) {
   Log(kWarning, StrCat("== CRITICAL == This ", from, " is sending an error to its ", to, ": '", error,
                        "' after processing the command '", command, "'"));
   ++stats_.unexpected_error_replies;
+  // A read-only replica erring on its primary's command, or the AOF erring
+  // on load: the data set is no longer what its source says.
+  const bool panic_on_replica = c.is_master && replica_read_only_ &&
+                                propagation_error_behavior_ != PropagationErrorBehavior::kIgnore;
+  const bool panic_on_aof = aof && propagation_error_behavior_ == PropagationErrorBehavior::kPanic;
+  if (panic_on_replica || panic_on_aof) {
+    Panic(StrCat("This ", from, " panicked sending an error to its ", to, " after processing the command '", command,
+                 "'"));
+  }
+}
+
+void Server::ApplyDespiteDiskError(const CommandSpec& spec) {
+  if (!replica_ignore_disk_write_errors_ && spec.name != "ping") {
+    Panic("Replica was unable to write command to disk.");
+  }
+  // At most once in 10 seconds, as Redis.
+  const int64_t now_ms = UnixMs();
+  if (now_ms > last_disk_error_log_ms_ + 10000) {
+    last_disk_error_log_ms_ = now_ms;
+    Log(kWarning, "Replica is applying a command even though it is unable to write to disk.");
+  }
 }
 
 }  // namespace ringkv::server

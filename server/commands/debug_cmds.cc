@@ -157,6 +157,11 @@ void CmdDebug(CommandContext& ctx) {
   } else if (Is(sub, "LOG") && argc == 3) {
     Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
     ctx.reply.Ok();
+  } else if (Is(sub, "REPLICATE") && argc >= 3) {
+    // The arguments go to the replicas as a command, unrun here: a test
+    // hook for data divergence (propagation-error-behavior).
+    ctx.server.ReplicateVerbatim(ctx.argv.subspan(2));
+    ctx.reply.Ok();
   } else if (Is(sub, "SET-SKIP-CHECKSUM-VALIDATION") && argc == 3) {
     core::SetSkipChecksumValidation(std::atoi(std::string(ctx.argv[2]).c_str()) != 0);
     ctx.reply.Ok();
@@ -247,6 +252,8 @@ void CmdDebug(CommandContext& ctx) {
         "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LOG <message>",
         "    Write <message> to the server log.",
+        "REPLICATE <string>",
+        "    Replicates the provided string to replicas, allowing data divergence.",
         "OBJECT <key>",
         "    Show low level info about the `key` and associated value.",
         "POPULATE <count> [<prefix>] [<size>]",

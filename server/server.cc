@@ -472,6 +472,13 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
+  // Loading (DEBUG LOADAOF / RELOAD while a slow script of the file serves
+  // others from its hook): only commands flagged loading run -- for EXEC,
+  // every queued one must be (Redis's order: before BUSY).
+  if (loading_ && !async_loading() && (!(spec->flags & cmd::kLoading) || (is_exec && !QueueRunsWhileLoading(c)))) {
+    reject(errors::kLoading, spec);
+    return;
+  }
   // A script ran too long: only what may run beside it does (SCRIPT KILL,
   // FUNCTION KILL, SHUTDOWN NOSAVE, connection and transaction commands).
   if (script_busy_ && !(spec->flags & cmd::kAllowBusy)) {

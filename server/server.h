@@ -331,6 +331,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
   void StartMulti(Client& c);
+  // Whether every command queued by `c`'s MULTI may run while loading.
+  bool QueueRunsWhileLoading(const Client& c) const;
   // Drops the queued commands and the watched keys (DISCARD, RESET).
   void DiscardMulti(Client& c);
   // EXEC: runs the queued commands as one unit, propagated as MULTI ... EXEC

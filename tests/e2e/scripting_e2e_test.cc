@@ -118,6 +118,29 @@ void RunScriptWorkload(RawConn& p) {
   EXPECT_EQ(Call(p, {"EVAL", "redis.call('del', 'gone') return redis.call('set', 'kept', 'x')", "0"}), "+OK\r\n");
 }
 
+// A slow script replayed from the AOF (DEBUG LOADAOF) serves other clients
+// from its hook, as a busy script does -- but they get -LOADING, as Redis
+// answers while loading, and the script's writes are there after the load.
+TEST(ScriptingE2E, SlowScriptReplayedFromTheAofAnswersLoading) {
+  TempDir dir;
+  WriteFile(dir.path() + "/appendonly.aof",  // Redis 6's single file: loaded as the base
+            Resp({"SELECT", "9"}) +
+                Resp({"EVAL", "redis.call('set', KEYS[1], 'y') for i = 1, 3000000 do redis.call('ping') end return 'ok'",
+                      "1", "x"}));
+  TestServer server({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--aof-use-rdb-preamble", "no",
+                     "--busy-reply-threshold", "1", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(server.ready());
+  RawConn loader(server.port()), other(server.port());
+  ASSERT_TRUE(loader.Send(Resp({"DEBUG", "LOADAOF"})));
+  EXPECT_TRUE(WaitPing(other, "-LOADING", 20000));
+  EXPECT_EQ(loader.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(Call(other, {"PING"}), "+PONG\r\n");
+  EXPECT_EQ(Call(other, {"SELECT", "9"}), "+OK\r\n");
+  EXPECT_EQ(Call(other, {"GET", "x"}), "$1\r\ny\r\n");
+  // Refused, not failed: counted as such.
+  EXPECT_NE(Call(other, {"INFO", "errorstats"}).find("errorstat_LOADING:count="), std::string::npos);
+}
+
 TEST(ScriptingE2E, ScriptEffectsReachRingkvAndRedisReplicasIdentically) {
   TestServer primary({"--save", "", "--enable-debug-command", "yes"});
   TestServer replica({"--save", "", "--enable-debug-command", "yes"});

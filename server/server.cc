@@ -310,6 +310,10 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     return;
   }
   if (c->is_master) {
+    if (script_busy_ || (master_ && !master_->held.empty())) {
+      if (master_) master_->held.emplace_back(argv.begin(), argv.end());
+      return;
+    }
     ExecuteFromMaster(*c, argv);
     return;
   }
@@ -701,6 +705,7 @@ void Server::Cron(int64_t now_ms) {
 void Server::BeforeFlush() {
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
+  if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
   aof_->BeforeSleep();
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.

@@ -392,6 +392,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     // offset moves past a transaction only at its EXEC, so a link cut inside
     // one discards it and the partial resync sends it again whole.
     std::string open_transaction;
+    // The primary's commands that arrived while a script of ours was busy,
+    // applied in order once it ends (Redis stops reading the link then:
+    // neither refused with -BUSY nor counted in the offset meanwhile).
+    std::deque<std::vector<std::string>> held;
   };
   const MasterLink* master_link() const { return master_.get(); }
   // The link's state as ROLE names it: connect, connecting, handshake, sync,
@@ -508,6 +512,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void StartMasterSync();
   void OnSyncResult(repl::SyncResult result);
   void ExecuteFromMaster(Client& c, Argv argv);
+  // Applies MasterLink::held once no script is busy (end of the loop turn).
+  void ApplyHeldMasterCommands();
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);

@@ -42,18 +42,18 @@ void ReplyBuilder::SimpleString(std::string_view s) {
   out_->Append("\r\n");
 }
 
-void ReplyBuilder::Error(std::string_view msg) {
-  ++errors_;
+void ReplyBuilder::WriteError(std::string_view msg, bool update_stats) {
   out_->Append("-");
-  if (msg.find_first_of("\r\n") == std::string_view::npos) {
-    out_->Append(msg);
-  } else {
-    std::string clean(msg);
+  std::string clean;
+  if (msg.find_first_of("\r\n") != std::string_view::npos) {
+    clean.assign(msg);
     for (char& c : clean)
       if (c == '\r' || c == '\n') c = ' ';
-    out_->Append(clean);
+    msg = clean;
   }
+  out_->Append(msg);
   out_->Append("\r\n");
+  if (errors_ != nullptr) errors_->OnErrorReply(msg, update_stats);
 }
 
 void ReplyBuilder::Integer(int64_t v) {

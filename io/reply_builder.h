@@ -6,7 +6,9 @@
 // $-1 or *-1, boolean -> integer, set -> array, push -> array).
 //
 // Error messages are passed without the leading '-' and must not contain
-// CR or LF (they are replaced by spaces, as Redis does).
+// CR or LF (they are replaced by spaces, as Redis does). A builder given an
+// ErrorReplyListener tells it of each error it writes (the server's error
+// statistics); successful replies never touch it.
 #pragma once
 
 #include <cstdint>
@@ -16,18 +18,34 @@
 
 namespace ringkv::io {
 
+// Told of every error reply a ReplyBuilder writes.
+class ErrorReplyListener {
+ public:
+  // `msg`: the error line as sent, without '-' and CR LF. `update_stats`:
+  // false for an error already counted where it arose (a script returning
+  // the error of a command it called).
+  virtual void OnErrorReply(std::string_view msg, bool update_stats) = 0;
+
+ protected:
+  ~ErrorReplyListener() = default;
+};
+
 class ReplyBuilder {
  public:
-  ReplyBuilder(OutBuffer* out, int resp) : out_(out), resp_(resp) {}
+  ReplyBuilder(OutBuffer* out, int resp, ErrorReplyListener* errors = nullptr)
+      : out_(out), resp_(resp), errors_(errors) {}
 
   int resp() const { return resp_; }
   OutBuffer* out() const { return out_; }
-  uint64_t errors() const { return errors_; }
+  ErrorReplyListener* error_listener() const { return errors_; }
 
   void SimpleString(std::string_view s);
   void Ok() { out_->Append("+OK\r\n"); }
   // `msg` is the whole error line without '-', e.g. "ERR syntax error".
-  void Error(std::string_view msg);
+  void Error(std::string_view msg) { WriteError(msg, true); }
+  // An error already counted where it arose (Redis's
+  // ERR_REPLY_FLAG_NO_STATS_UPDATE): the listener hears of it, stats aside.
+  void ErrorNoStats(std::string_view msg) { WriteError(msg, false); }
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   // Null bulk string ($-1 / _).
@@ -49,10 +67,11 @@ class ReplyBuilder {
 
  private:
   void Header(char type, int64_t n);
+  void WriteError(std::string_view msg, bool update_stats);
 
   OutBuffer* out_;
   int resp_;
-  uint64_t errors_ = 0;
+  ErrorReplyListener* errors_;
 };
 
 // Formats a double the way Redis replies with it: "%.17g" style shortest

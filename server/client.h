@@ -70,6 +70,7 @@ struct Client {
   bool watching : 1 = false;     // has WATCHed keys (in the server's WatchedKeys)
   bool tracking : 1 = false;     // CLIENT TRACKING on (settings in the server's Tracking)
   bool monitor : 1 = false;      // MONITOR: also receives every command the server runs
+  bool is_script : 1 = false;    // the scripting component's client (redis.call)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
   // ---- rarely used: components allocated on first use ---------------------------

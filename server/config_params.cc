@@ -327,6 +327,8 @@ constexpr Rule kRules[] = {
     {.name = "repl-diskless-sync-delay", .min = 0, .max = kIntMax},
     {.name = "repl-diskless-sync-max-replicas", .min = 0, .max = kIntMax},
     {.name = "repl-diskless-load", .enums = "disabled,on-empty-db,swapdb"},
+    {.name = "propagation-error-behavior", .enums = "ignore,panic,panic-on-replicas"},
+    {.name = "replica-ignore-disk-write-errors"},
     // Test hooks (hidden): microseconds slept per key while saving / loading
     // an RDB; a negative value -N sleeps 1 microsecond once in N keys.
     {.name = "rdb-key-save-delay", .min = INT32_MIN, .max = kIntMax},

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace ringkv::server {
@@ -76,5 +77,15 @@ void LogRaw(int level, std::string_view text) {
 }
 
 bool LogIsTerminal() { return isatty(g_fd) == 1; }
+
+void Panic(std::string_view why) {
+  // Redis's serverPanic report, in the lines operators and tests grep for.
+  Log(kWarning, "\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===");
+  Log(kWarning, "------------------------------------------------");
+  Log(kWarning, "!!! Software Failure. Press left mouse button to continue");
+  Log(kWarning, std::string("Guru Meditation: ").append(why));
+  Log(kWarning, "\n=== REDIS BUG REPORT END. Make sure to include from START to END. ===\n\n");
+  std::abort();
+}
 
 }  // namespace ringkv::server

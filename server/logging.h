@@ -24,5 +24,8 @@ bool LogIsTerminal();
 void SetLogRoleChild();
 // While the server replicates a primary (REPLICAOF host port): 'S'.
 void SetLogRoleReplica(bool replica);
+// A broken invariant the server must not continue past: logs Redis's
+// serverPanic report ("Guru Meditation: <why>") and aborts.
+[[noreturn]] void Panic(std::string_view why);
 
 }  // namespace ringkv::server

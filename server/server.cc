@@ -86,6 +86,7 @@ Server::Server(std::unique_ptr<Config> config)
   BindOutputLimitConfig();
   BindNotifyConfig();
   BindTrackingConfig();
+  BindErrorConfig();
 }
 
 Server::~Server() = default;
@@ -283,9 +284,9 @@ void Server::CloseClient(Client& c) {
 void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
-  io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp);
+  ClientErrors errors(*this, *c);
+  io::ReplyBuilder rb(&io_->PrepareWrite(conn), c->resp, &errors);
   rb.Error(StrCat("ERR ", message));
-  ++stats_.total_error_replies;
   Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id(), " addr=", conn->peer.ToString(),
                              ". Closing the client."));
   CloseClient(*c);
@@ -299,6 +300,10 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     return;
   }
   if (c->is_master) {
+    if (script_busy_ || (master_ && !master_->held.empty())) {
+      if (master_) master_->held.emplace_back(argv.begin(), argv.end());
+      return;
+    }
     ExecuteFromMaster(*c, argv);
     return;
   }
@@ -397,21 +402,28 @@ void Server::Execute(Client& c, Argv argv) {
   const bool is_exec = c.in_multi && spec == exec_spec_;
   // A command queued by MULTI only answers QUEUED: no write yet.
   const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
-  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : c.is_replica ? &replica_replies_ : &discard, c.resp);
-  // A refused command; inside MULTI it also dooms the transaction
-  // (EXECABORT), and a refused EXEC discards it at once.
+  // Errors are counted as they are written (INFO errorstats); the listener
+  // costs nothing until one is.
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : c.is_replica ? &replica_replies_ : &discard, c.resp,
+                      &errors);
+  // A refused command (counted as a rejected call of the command when there
+  // is one); inside MULTI it also dooms the transaction (EXECABORT), and a
+  // refused EXEC discards it at once.
   auto reject = [&](std::string_view error, const CommandSpec* refused) {
+    if (refused != nullptr) ++refused->rejected_calls;
     if (is_exec) {
       rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
       DiscardMulti(c);
     } else {
       rb.Error(error);
     }
-    if (refused != nullptr) ++refused->rejected_calls;
-    ++stats_.total_error_replies;
     if (c.in_multi) multi_[c.id()]->aborted = true;
   };
 
+  // As Redis's lastcmd: the command looked up, even when refused (CLIENT
+  // LIST, the log line of an error sent to the primary).
+  c.last_command = spec;
   if (spec == nullptr) {
     reject(UnknownCommandError(argv), nullptr);
     return;
@@ -420,10 +432,11 @@ void Server::Execute(Client& c, Argv argv) {
   // (COMMAND) runs that handler when called alone.
   if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
     if (argv.size() < 2) {
-      reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), nullptr);
+      reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
       return;
     }
     const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
+    c.last_command = sub;
     if (sub == nullptr) {
       reject(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
              nullptr);
@@ -464,11 +477,16 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  // Persistence failing: writes (and PING, as in Redis) are refused.
+  // Persistence failing: writes (and PING, as in Redis) are refused -- but
+  // not the primary's: a replica panics rather than diverge, unless
+  // replica-ignore-disk-write-errors.
   if (!persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
-      reject(misconf, spec);
-      return;
+      if (!c.is_master) {
+        reject(misconf, spec);
+        return;
+      }
+      ApplyDespiteDiskError(*spec);
     }
   }
   // Replication's gates and RESP2's subscribed mode, in Redis's order:
@@ -488,12 +506,13 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
-  // A replica loading its primary's payload: only what is flagged `loading`
-  // runs while it loads synchronously; what is flagged `no-async-loading`
-  // waits for an async load to end.
-  // (loading_ too: a script of an AOF being loaded serves clients while it
-  // runs past busy-reply-threshold, and they are told the server loads.)
-  if (((loading_ || sync_loading()) && !(flags & cmd::kLoading)) ||
+  // Loading -- a replica loading its primary's payload synchronously, or
+  // DEBUG LOADAOF / RELOAD while a slow script of the file serves others
+  // from its hook: only commands flagged `loading` run (for EXEC, every
+  // queued one must be; Redis's order: before BUSY). During an async
+  // (swapdb) load, what is flagged `no-async-loading` waits for its end.
+  if ((((loading_ && !async_loading()) || sync_loading()) &&
+       (!(flags & cmd::kLoading) || (is_exec && !QueueRunsWhileLoading(c)))) ||
       (async_loading() && (flags & cmd::kNoAsyncLoading))) {
     reject(errors::kLoading, spec);
     return;
@@ -543,13 +562,18 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   c.last_command = spec;  // CLIENT LIST shows the command being run, as Redis does
   const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
-  const uint64_t errors_before = rb.errors();
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   Client* const outer_client = current_client_;
   current_client_ = &c;
+  errors_mark_ = stats_.total_error_replies;
   spec->handler(ctx);
   current_client_ = outer_client;
+  // Failed: an error was counted since the last command that ran inside
+  // this one (EXEC's queue, a script's calls) or since the start -- Redis's
+  // rule, so EXEC and EVAL are not failed by their commands' errors.
+  if (stats_.total_error_replies > errors_mark_) ++spec->failed_calls;
+  errors_mark_ = stats_.total_error_replies;
   if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
@@ -575,10 +599,6 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   }
   if (client_eviction_limit_ != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
-  if (rb.errors() != errors_before) {
-    ++spec->failed_calls;
-    stats_.total_error_replies += rb.errors() - errors_before;
-  }
   if (!monitors_.empty() && !(spec->flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
   if (c.blocked && !was_blocked && blocked_.contains(c.id())) return;
@@ -729,6 +749,7 @@ void Server::BeforeFlush() {
   RINGKV_DCHECK_MAIN_THREAD();
   if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
+  if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
   aof_->BeforeSleep();
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.

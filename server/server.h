@@ -29,6 +29,7 @@
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
+#include "server/error_stats.h"
 #include "server/lazy_free.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
@@ -146,6 +147,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool lazy_server_del() const { return lazy_server_del_; }
   io::IoSystem& io() { return *io_; }
   ServerStats& stats() { return stats_; }
+  ErrorStats& error_stats() { return error_stats_; }
+  // An error reply to `c` (through its ClientErrors): counts it in
+  // total_error_replies and INFO errorstats, or -- `update_stats` false, an
+  // error counted where it arose -- only as a failed call of the running
+  // command. An error to the primary's link, a replica or the AOF loader
+  // is also unexpected: logged, and a panic where propagation-error-behavior
+  // says so.
+  void CountErrorReply(Client& c, std::string_view msg, bool update_stats);
   const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   Client* FindClient(uint64_t id);
   const Client* FindClient(uint64_t id) const {
@@ -180,6 +189,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint64_t ClientEvictionLimit() const;
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
+  // DEBUG REPLICATE: `argv` reaches the replicas as it is -- not run here,
+  // no SELECT before it, not in the AOF.
+  void ReplicateVerbatim(Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   uint64_t instantaneous_ops() const;
@@ -351,6 +363,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
   void StartMulti(Client& c);
+  // Whether every command queued by `c`'s MULTI may run while loading.
+  bool QueueRunsWhileLoading(const Client& c) const;
   // Drops the queued commands and the watched keys (DISCARD, RESET).
   void DiscardMulti(Client& c);
   // EXEC: runs the queued commands as one unit, propagated as MULTI ... EXEC
@@ -410,6 +424,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     // offset moves past a transaction only at its EXEC, so a link cut inside
     // one discards it and the partial resync sends it again whole.
     std::string open_transaction;
+    // The primary's commands that arrived while a script of ours was busy,
+    // applied in order once it ends (Redis stops reading the link then:
+    // neither refused with -BUSY nor counted in the offset meanwhile).
+    std::deque<std::vector<std::string>> held;
   };
   const MasterLink* master_link() const { return master_.get(); }
   // The link's state as ROLE names it: connect, connecting, handshake, sync,
@@ -478,6 +496,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindOutputLimitConfig();  // server_output_limits.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
+  void BindErrorConfig();        // server_errors.cc: propagation-error-behavior & co.
+  // An error sent to the primary's link, a replica or the AOF loader: the
+  // "== CRITICAL ==" log line, unexpected_error_replies, and the panic
+  // propagation-error-behavior asks for.
+  void UnexpectedErrorReply(const Client& c, std::string_view msg);
+  // A write from the primary while this replica cannot persist: a panic,
+  // unless replica-ignore-disk-write-errors (then a log line now and then).
+  void ApplyDespiteDiskError(const CommandSpec& spec);
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
@@ -526,6 +552,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A command on a replica's link (REPLCONF ACK): one that replies is a
   // rogue replica's, which is dropped.
   void ExecuteFromReplica(Client& c, Argv argv);
+  // Applies MasterLink::held once no script is busy (end of the loop turn).
+  void ApplyHeldMasterCommands();
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);
@@ -570,6 +598,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<io::IoSystem> io_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
   ServerStats stats_;
+  ErrorStats error_stats_;
+  // total_error_replies when the innermost Call last started or ended (Redis's
+  // prev_err_count): a command failed when errors were counted since.
+  uint64_t errors_mark_ = 0;
   Clock clock_;
   core::Evictor evictor_;
   LazyFreer lazy_freer_;
@@ -699,9 +731,29 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;
   bool replica_read_only_ = true;
+  // What an error on a command of the primary's stream or of the AOF does.
+  enum class PropagationErrorBehavior : uint8_t { kIgnore, kPanic, kPanicOnReplicas };
+  PropagationErrorBehavior propagation_error_behavior_ = PropagationErrorBehavior::kIgnore;
+  bool replica_ignore_disk_write_errors_ = false;
+  int64_t last_disk_error_log_ms_ = 0;
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
+};
+
+// The error listener of the reply builders of one client's command: each
+// error reply is counted for `c` (Server::CountErrorReply). Lives on the
+// stack beside its builder; it costs nothing until an error is written.
+class ClientErrors final : public io::ErrorReplyListener {
+ public:
+  ClientErrors(Server& server, Client& c) : server_(server), client_(c) {}
+  void OnErrorReply(std::string_view msg, bool update_stats) override {
+    server_.CountErrorReply(client_, msg, update_stats);
+  }
+
+ private:
+  Server& server_;
+  Client& client_;
 };
 
 }  // namespace ringkv::server

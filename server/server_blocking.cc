@@ -67,10 +67,10 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
   c.blocked = false;
   if (reason == UnblockReason::kClosed) return;
   if (reason == UnblockReason::kTimeout || reason == UnblockReason::kError) {
-    io::ReplyBuilder rb(&ReplyTarget(c), c.resp);
+    ClientErrors errors(*this, c);
+    io::ReplyBuilder rb(&ReplyTarget(c), c.resp, &errors);
     if (reason == UnblockReason::kError) {
       rb.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-      ++stats_.total_error_replies;
     } else if (state->kind == BlockKind::kWait) {
       ReplyToWaiter(c, state->wait);
     } else {
@@ -87,7 +87,8 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
     // Served: the command runs again, now finding its key ready (in the
     // database it blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
-    io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp);
+    ClientErrors errors(*this, c);
+    io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
     Call(c, *commands_.Find(views[0]), views, rb, clock_.WallMs());
     if (c.blocked) return;  // nothing there after all: blocked again
   }
@@ -146,9 +147,9 @@ void Server::DisconnectBlockedClients() {
   for (uint64_t id : ids) {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
-    io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
+    ClientErrors errors(*this, *c);
+    io::ReplyBuilder rb(&ReplyTarget(*c), c->resp, &errors);
     rb.Error("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
-    ++stats_.total_error_replies;
     UnblockClient(*c, UnblockReason::kClosed);
     CloseClient(*c);
   }

@@ -144,9 +144,13 @@ absl::Status Server::ApplyOne(Argv argv) {
     return absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
   }
   io::OutBuffer discard;
-  io::ReplyBuilder rb(&discard, 2);
+  // Errors in replies (wrong type & co.) do not stop the load, as in Redis:
+  // they are counted and logged, or panic (propagation-error-behavior).
+  ClientErrors errors(*this, *aof_client_);
+  io::ReplyBuilder rb(&discard, 2, &errors);
+  aof_client_->last_command = spec;
   CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs()};
-  spec->handler(ctx);  // errors in replies (wrong type & co.) are ignored, as Redis does
+  spec->handler(ctx);
   propagate_as_.clear();
   return absl::OkStatus();
 }

@@ -39,6 +39,7 @@ int Server::SnapshotStreamDb() const {
 void Server::DetachMasterClient(const Client& link) {
   master_->db = link.db;
   master_->open_transaction.clear();  // the partial resync sends it again
+  master_->held.clear();              // not applied, not counted: sent again too
   master_->client_id = 0;
 }
 
@@ -326,6 +327,18 @@ void Server::ExecuteFromMaster(Client& c, Argv argv) {
     primary_->FeedRaw(argv);
   }
   repl_ids_.offset = static_cast<int64_t>(master_repl_offset());
+}
+
+void Server::ApplyHeldMasterCommands() {
+  Client* m = master_->client_id != 0 ? FindClient(master_->client_id) : nullptr;
+  while (m != nullptr && !m->closing && !master_->held.empty() && !script_busy_) {
+    std::vector<std::string> args = std::move(master_->held.front());
+    master_->held.pop_front();
+    std::vector<std::string_view> views(args.begin(), args.end());
+    ExecuteFromMaster(*m, views);
+    if (!master_) return;  // a REPLICAOF NO ONE it ran (FAILOVER)
+  }
+  if (m == nullptr || m->closing) master_->held.clear();
 }
 
 void Server::SendAckToMaster() {

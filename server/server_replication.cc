@@ -440,4 +440,8 @@ void Server::ReplicationCron(int64_t now_ms) {
   primary_->backlog().set_capacity(static_cast<size_t>(config_->Int("repl-backlog-size")));
 }
 
+void Server::ReplicateVerbatim(Argv argv) {
+  if (primary_ && !master_) primary_->FeedRaw(argv);  // a replica only relays its primary's stream
+}
+
 }  // namespace ringkv::server

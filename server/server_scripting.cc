@@ -12,57 +12,65 @@ namespace ringkv::server {
 void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
   RINGKV_DCHECK_MAIN_THREAD();
   const CommandSpec* spec = commands_.Find(argv[0]);
-  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) {
-    if (const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1])) spec = sub;
-  }
+  // A container called with an unknown subcommand is an unknown command
+  // (alone, it fails its arity).
+  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
+  // A refusal is a rejected call of the command (when it exists), and the
+  // script's command after it starts a new count of failures (Redis's
+  // incrCommandStatsOnError after scriptCall's errors).
+  auto refuse = [&](std::string_view error) {
+    if (spec != nullptr) ++spec->rejected_calls;
+    rb.Error(error);
+    errors_mark_ = stats_.total_error_replies;
+  };
   if (spec == nullptr) {
-    rb.Error("ERR Unknown Redis command called from script");
+    refuse("ERR Unknown Redis command called from script");
     return;
   }
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity || spec->handler == nullptr) {
-    rb.Error("ERR Wrong number of args calling Redis command from script");
+    refuse("ERR Wrong number of args calling Redis command from script");
     return;
   }
   if ((spec->flags & cmd::kNoscript) && !disable_deny_scripts_) {
-    rb.Error("ERR This Redis command is not allowed from script");
+    refuse("ERR This Redis command is not allowed from script");
     return;
   }
   // What the primary's stream or the AOF runs is never refused.
   const bool obey = sc.is_master || loading_;
   if (!obey && master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ &&
       !(spec->flags & cmd::kStale)) {
-    rb.Error("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
-             "enable it.");
+    refuse("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
+           "enable it.");
     return;
   }
   const bool write = spec->flags & cmd::kWrite;
   if (run.read_only && (spec->flags & (cmd::kWrite | cmd::kMayReplicate))) {
-    rb.Error("ERR Write commands are not allowed from read-only scripts.");
+    refuse("ERR Write commands are not allowed from read-only scripts.");
     return;
   }
   // Once a script wrote, it is never failed on the server's state: it could
   // not be undone (Redis's SCRIPT_WRITE_DIRTY).
   if (write && !run.wrote && !obey) {
     if (master_ && replica_read_only_) {
-      rb.Error("READONLY You can't write against a read only replica.");
+      refuse("READONLY You can't write against a read only replica.");
       return;
     }
     if (!persistence_ok()) {
       if (std::string misconf = PersistenceError(); !misconf.empty()) {
-        rb.Error(misconf);
+        refuse(misconf);
         return;
       }
     }
     if (!master_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
         GoodReplicas(UnixMs()) < min_replicas_to_write_) {
-      rb.Error("NOREPLICAS Not enough good replicas to write.");
+      refuse("NOREPLICAS Not enough good replicas to write.");
       return;
     }
   }
   if (!(run.flags & scripting::kAllowOom) && maxmemory_ > 0 && !obey && !run.wrote && run.oom_at_start &&
       (spec->flags & cmd::kDenyOom)) {
-    rb.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    refuse("OOM command not allowed when used memory > 'maxmemory'.");
     return;
   }
   if (write) run.wrote = true;

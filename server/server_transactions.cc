@@ -25,6 +25,13 @@ void Server::Unwatch(Client& c) {
   c.watching = false;
 }
 
+bool Server::QueueRunsWhileLoading(const Client& c) const {
+  for (const QueuedCommand& q : multi_.at(c.id())->commands) {
+    if (!(q.spec->flags & cmd::kLoading)) return false;
+  }
+  return true;
+}
+
 void Server::Watch(CommandContext& ctx) {
   Client& c = ctx.client;
   core::Database& db = keyspace_.db(c.db);

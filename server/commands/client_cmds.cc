@@ -278,8 +278,15 @@ void CmdClientUnpause(CommandContext& ctx) {
 void CmdClientReply(CommandContext& ctx) {
   Client& c = ctx.client;
   if (Is(ctx.argv[2], "ON")) {
+    // Redis checks for silence as each reply is added: ON answers +OK even
+    // when the command started silent (after OFF, or as the one SKIP skips).
+    const bool was_silent = c.reply_mode == ReplyMode::kOff || c.reply_mode == ReplyMode::kSkipThis;
     c.reply_mode = ReplyMode::kOn;
-    ctx.reply.Ok();
+    if (was_silent && c.conn != nullptr && !c.is_replica && !c.is_master) {
+      io::ReplyBuilder(&ctx.server.ReplyTarget(c), c.resp).Ok();
+    } else {
+      ctx.reply.Ok();
+    }
   } else if (Is(ctx.argv[2], "OFF")) {
     c.reply_mode = ReplyMode::kOff;
   } else if (Is(ctx.argv[2], "SKIP")) {

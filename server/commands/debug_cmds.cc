@@ -184,6 +184,13 @@ void DebugAofFlushSleep(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG REPLICATE <arg> ...: the arguments go to the replicas as a command,
+// unrun here: a test hook for data divergence (propagation-error-behavior).
+void DebugReplicate(CommandContext& ctx) {
+  ctx.server.ReplicateVerbatim(ctx.argv.subspan(2));
+  ctx.reply.Ok();
+}
+
 void DebugSetActiveExpire(CommandContext& ctx) {
   ctx.server.set_active_expire(SwitchArg(ctx));
   ctx.reply.Ok();
@@ -301,6 +308,8 @@ constexpr DebugSubcommand kSubcommands[] = {
      "DIGEST-VALUE <key> [<key> ...]\n    Output a hex signature of the values of all the specified keys."},
     {"LOADAOF", 2, 2, DebugLoadAof, "LOADAOF\n    Flush the AOF buffers on disk and reload the AOF in memory."},
     {"LOG", 3, 3, DebugLog, "LOG <message>\n    Write <message> to the server log."},
+    {"REPLICATE", 3, -1, DebugReplicate,
+     "REPLICATE <string>\n    Replicates the provided string to replicas, allowing data divergence."},
     {"OBJECT", 3, 3, DebugObject, "OBJECT <key>\n    Show low level info about the `key` and associated value."},
     {"POPULATE", 3, 5, DebugPopulate,
      "POPULATE <count> [<prefix>] [<size>]\n"

@@ -304,6 +304,8 @@ void InfoCommandstats(Server& s, std::string* out) {
   }
 }
 
+void InfoErrorstats(Server& s, std::string* out) { s.error_stats().AppendInfo(out); }
+
 void InfoKeyspace(Server& s, std::string* out) {
   int64_t now = UnixMs();
   for (int i = 0; i < s.keyspace().count(); ++i) {
@@ -329,6 +331,7 @@ constexpr Section kSections[] = {
     {"replication", "Replication", InfoReplication, true},
     {"cpu", "CPU", InfoCpu, true},
     {"commandstats", "Commandstats", InfoCommandstats, false},
+    {"errorstats", "Errorstats", InfoErrorstats, true},
     {"keyspace", "Keyspace", InfoKeyspace, true},
 };
 

@@ -3,8 +3,8 @@
 // from a pattern (BY), with LIMIT, GET patterns (hash fields with "->"),
 // ASC/DESC and STORE into a list. Semantics follow Redis 7.0's sort.c,
 // including its quirks: a BY pattern without '*' means "don't sort", a set
-// is still sorted (ALPHA) when stored, and a sorted set is converted to its
-// skiplist encoding.
+// is still sorted (ALPHA) when stored or returned to a script, and a sorted
+// set is converted to its skiplist encoding.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -254,9 +254,10 @@ void Sort(CommandContext& ctx, bool readonly) {
     ctx.reply.Error(errors::kWrongType);
     return;
   }
-  // A set has no order of its own: when the result is stored it is sorted
-  // anyway, so replicas and the AOF see the same list.
-  if (o.dontsort && type == core::ValueType::kSet && o.store) {
+  // A set has no order of its own: when the result is stored, or returned
+  // to a script, it is sorted anyway, so replicas and the AOF see the same
+  // list (Redis 7.0 keeps this from its script-replication days).
+  if (o.dontsort && type == core::ValueType::kSet && (o.store || ctx.client.is_script)) {
     o.dontsort = false;
     o.alpha = true;
     o.by.reset();

@@ -177,6 +177,34 @@ int MathRandomSeed(lua_State* L) {
   return 0;
 }
 
+// Redis 7.0's global pcall: Lua's, except that a caught error table with an
+// `err` field gives its message, so `pcall(redis.call, ...)` returns the
+// error text as it did when redis.call raised a string.
+int RedisPcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc == 0) {  // Lua's pcall would complain; Redis's calls nothing
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, "attempt to call a nil value");
+    return 2;
+  }
+  lua_pushboolean(L, 1);  // the result, in front of the returned values
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) != 0) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+        lua_replace(L, -2);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
 int64_t MonotonicMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -251,6 +279,8 @@ void LuaEngine::OpenLibraries() {
       lua_pop(L_, 1);
     }
   }
+  lua_pushcfunction(L_, RedisPcall);
+  lua_setglobal(L_, "pcall");
   // math.random: Redis's rand48 (seeded once; math.randomseed reseeds).
   lua_getglobal(L_, "math");
   lua_pushcfunction(L_, MathRandom);
@@ -429,7 +459,12 @@ void LuaEngine::ReplyError(ScriptRun& run, io::ReplyBuilder& rb) {
   for (char& ch : msg) {
     if (ch == '\r' || ch == '\n') ch = ' ';
   }
-  rb.Error(msg);
+  // redis.call's error: counted when the command replied it.
+  if (ErrorCounted(L_)) {
+    rb.ErrorNoStats(msg);
+  } else {
+    rb.Error(msg);
+  }
 }
 
 absl::Status LuaEngine::LoadLibrary(std::string_view code, std::vector<Registration>* registered) {

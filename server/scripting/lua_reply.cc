@@ -71,7 +71,12 @@ class RespReader {
         PushField("ok", line);
         return true;
       case '-':
+        // The server counted this error when it replied it: a script
+        // returning it (or failing with it) does not count it again.
         PushErrorTable(L_, ringkv::StrCat("-", line));
+        lua_pushstring(L_, kErrorCountedField);
+        lua_pushboolean(L_, 1);
+        lua_rawset(L_, -3);
         return true;
       case '*':
       case '~':
@@ -232,7 +237,12 @@ std::string PopLine(lua_State* L) {
 
 void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
   if (RawField(L, "err", LUA_TSTRING)) {
-    rb.Error(PopLine(L));
+    const std::string error = PopLine(L);
+    if (ErrorCounted(L)) {
+      rb.ErrorNoStats(error);
+    } else {
+      rb.Error(error);
+    }
     return;
   }
   if (RawField(L, "ok", LUA_TSTRING)) {
@@ -351,6 +361,13 @@ bool PushRespAsLua(lua_State* L, std::string_view resp) {
 }
 
 void WriteLuaAsReply(lua_State* L, io::ReplyBuilder& rb, int script_resp) { WriteValue(L, rb, script_resp, 0); }
+
+bool ErrorCounted(lua_State* L) {
+  lua_getfield(L, -1, kErrorCountedField);
+  const bool counted = lua_isboolean(L, -1) && lua_toboolean(L, -1) != 0;  // a boolean only, as Redis
+  lua_pop(L, 1);
+  return counted;
+}
 
 void PushErrorTable(lua_State* L, std::string_view error) {
   std::string code = "ERR";

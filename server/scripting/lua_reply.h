@@ -32,6 +32,15 @@ bool PushRespAsLua(lua_State* L, std::string_view resp);
 // how booleans are sent.
 void WriteLuaAsReply(lua_State* L, io::ReplyBuilder& rb, int script_resp);
 
+// The field Redis sets in the error table of a command's error reply
+// (redis.pcall's result, redis.call's raised error): the error was counted
+// in the error statistics when the command replied it, so the script's own
+// error reply carrying it is not counted again (only as a failed call).
+inline constexpr char kErrorCountedField[] = "ignore_error_stats_update";
+
+// Whether the error table at the top of the stack carries kErrorCountedField.
+bool ErrorCounted(lua_State* L);
+
 // Pushes Redis's error table {err = "<CODE> <message>"} for an error text
 // given as "-CODE message", "CODE message" with a leading '-', or a bare
 // message (which gets the ERR code), as redis.error_reply builds it.

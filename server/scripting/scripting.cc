@@ -83,6 +83,7 @@ absl::StatusOr<uint32_t> ParseShebangFlags(std::string_view body) {
 
 Scripting::Scripting(Server& server) : server_(server), functions_(this) {
   script_client_.authenticated = true;
+  script_client_.is_script = true;
 }
 
 Scripting::~Scripting() = default;
@@ -276,7 +277,10 @@ void Scripting::KillForShutdown() {
 
 void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
   script_client_.resp = static_cast<uint8_t>(run.resp);
-  io::ReplyBuilder rb(&out, run.resp);
+  // The script's client counts its errors as any client does (Redis's Lua
+  // client is a client like the others).
+  ClientErrors errors(server_, script_client_);
+  io::ReplyBuilder rb(&out, run.resp, &errors);
   server_.CallFromScript(script_client_, run, argv, rb);
 }
 

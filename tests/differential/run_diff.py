@@ -19,6 +19,9 @@ Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
     !read             read one reply on the current connection and compare
     !drain            after a short pause, read every reply or push message
                       waiting on the current connection and compare them all
+    !stats            compare the error statistics: INFO errorstats,
+                      total_error_replies, unexpected_error_replies and
+                      INFO commandstats without its timings (sorted)
     {id:NAME}         in a command, the CLIENT ID of connection NAME on the
                       server the command goes to (CLIENT TRACKING REDIRECT)
 Each script runs on fresh connections after FLUSHALL on both servers.
@@ -182,6 +185,26 @@ class Conn:
         return out
 
 
+def error_stats(conn):
+    """What !stats compares: the error counters as INFO shows them, with
+    what differs by nature (timings, the order of commandstats) left out."""
+    out = []
+    for section in (b"errorstats", b"stats", b"commandstats"):
+        reply = conn.call([b"INFO", section])
+        text = reply.split(b"\r\n", 1)[1] if reply.startswith(b"$") else reply
+        lines = []
+        for line in text.split(b"\r\n"):
+            if line.startswith(b"errorstat_") or line.startswith(b"total_error_replies:") or \
+                    line.startswith(b"unexpected_error_replies:"):
+                lines.append(line)
+            elif line.startswith(b"cmdstat_client|list:"):
+                continue  # !send's settling polls CLIENT LIST as often as each server needs
+            elif line.startswith(b"cmdstat_"):
+                lines.append(re.sub(rb"usec=\d+,usec_per_call=[\d.]+,", b"", line))
+        out += sorted(lines) if section == b"commandstats" else lines
+    return b"\n".join(out)
+
+
 def start(cmd, port, workdir):
     # Each server in a directory of its own: SAVE / DEBUG RELOAD write dump.rdb there.
     workdir = os.path.join(workdir, str(port))
@@ -255,10 +278,12 @@ def main():
                         k.settle(conns["__ctl"][1])
                         continue
                     total += 1
-                    if line in ("!read", "!drain"):
+                    if line in ("!read", "!drain", "!stats"):
                         args = [line.encode()]
                         if line == "!read":
                             want, got_call = r.reply(), k.reply
+                        elif line == "!stats":
+                            want, got_call = error_stats(r), (lambda: error_stats(k))
                         else:
                             want, got_call = r.drain(), k.drain
                     else:

@@ -4,8 +4,10 @@
 // WAIT / WAITAOF, restart with persisted replication info, and "acknowledged
 // by WAIT means present after a failover".
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -555,6 +557,54 @@ TEST(ReplicationE2E, HandshakeOnlyConnectionsLeaveNothingBehind) {
   EXPECT_EQ(Info(p, "connected_slaves", "replication"), "1");
   // Looks at every link's address: the closed one must be gone.
   EXPECT_EQ(Call(p, {"FAILOVER", "TO", "127.0.0.1", "5555"}), "-ERR FAILOVER target HOST and PORT is not a replica.\r\n");
+}
+
+// A command of the primary's stream that fails here means this replica's
+// data may now differ: counted (unexpected_error_replies, INFO errorstats)
+// and logged as Redis logs it; propagation-error-behavior panic-on-replicas
+// stops a read-only replica, and a writable one is let diverge.
+TEST(ReplicationE2E, ErrorsOnThePrimarysStreamAreCountedLoggedAndMayPanic) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::string log = dir + "/replica.log";
+  TestServer primary(Args({}));
+  TestServer replica(Args({"--logfile", log}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_TRUE(WaitReplicaOnline(p));
+  // DEBUG REPLICATE sends a command the replica does not know.
+  EXPECT_EQ(Call(p, {"DEBUG", "REPLICATE", "fake-command-1"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"SET", "foo", "bar"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_EQ(Info(r, "unexpected_error_replies", "stats"), "1");
+  EXPECT_EQ(Info(r, "total_error_replies", "stats"), "1");
+  EXPECT_NE(Call(r, {"INFO", "errorstats"}).find("errorstat_ERR:count=1\r\n"), std::string::npos);
+  EXPECT_NE(ReadFile(log).find("== CRITICAL == This replica is sending an error to its master: 'unknown command "
+                               "'fake-command-1', with args beginning with: ' after processing the command "
+                               "'<unknown>'"),
+            std::string::npos)
+      << ReadFile(log);
+  EXPECT_EQ(Call(r, {"GET", "foo"}), "$3\r\nbar\r\n");  // the stream goes on
+  // A writable replica may hold data of its own: the error is logged only.
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "replica-read-only", "no"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "propagation-error-behavior", "panic-on-replicas"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"SET", "number", "foo"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"INCRBY", "number", "1"}), ":1\r\n");
+  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_EQ(Call(r, {"GET", "number"}), "$3\r\nfoo\r\n");
+  EXPECT_NE(ReadFile(log).find("after processing the command 'incrby'"), std::string::npos);
+  // Read-only again: the next failing command of the stream panics it.
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "replica-read-only", "yes"}), "+OK\r\n");
+  EXPECT_EQ(Call(p, {"INCRBY", "number", "1"}), ":2\r\n");
+  int status = 0;
+  ASSERT_TRUE(replica.WaitExit(&status));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+  EXPECT_NE(ReadFile(log).find("Guru Meditation: This replica panicked sending an error to its master after "
+                               "processing the command 'incrby'"),
+            std::string::npos)
+      << ReadFile(log);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -118,6 +118,52 @@ void RunScriptWorkload(RawConn& p) {
   EXPECT_EQ(Call(p, {"EVAL", "redis.call('del', 'gone') return redis.call('set', 'kept', 'x')", "0"}), "+OK\r\n");
 }
 
+// A slow script replayed from the AOF (DEBUG LOADAOF) serves other clients
+// from its hook, as a busy script does -- but they get -LOADING, as Redis
+// answers while loading, and the script's writes are there after the load.
+TEST(ScriptingE2E, SlowScriptReplayedFromTheAofAnswersLoading) {
+  TempDir dir;
+  WriteFile(dir.path() + "/appendonly.aof",  // Redis 6's single file: loaded as the base
+            Resp({"SELECT", "9"}) +
+                Resp({"EVAL", "redis.call('set', KEYS[1], 'y') for i = 1, 3000000 do redis.call('ping') end return 'ok'",
+                      "1", "x"}));
+  TestServer server({"--dir", dir.path(), "--save", "", "--appendonly", "yes", "--aof-use-rdb-preamble", "no",
+                     "--busy-reply-threshold", "1", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(server.ready());
+  RawConn loader(server.port()), other(server.port());
+  ASSERT_TRUE(loader.Send(Resp({"DEBUG", "LOADAOF"})));
+  EXPECT_TRUE(WaitPing(other, "-LOADING", 20000));
+  EXPECT_EQ(loader.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(Call(other, {"PING"}), "+PONG\r\n");
+  EXPECT_EQ(Call(other, {"SELECT", "9"}), "+OK\r\n");
+  EXPECT_EQ(Call(other, {"GET", "x"}), "$1\r\ny\r\n");
+  // Refused, not failed: counted as such.
+  EXPECT_NE(Call(other, {"INFO", "errorstats"}).find("errorstat_LOADING:count="), std::string::npos);
+}
+
+// A replica busy with a script of its own stops applying its primary's
+// stream (no -BUSY for the primary: nothing is lost), and applies what
+// arrived meanwhile, in order, once the script ends.
+TEST(ScriptingE2E, PrimarysStreamWaitsForABusyScriptOfTheReplica) {
+  TestServer primary({"--save", "", "--enable-debug-command", "yes"});
+  TestServer replica({"--save", "", "--busy-reply-threshold", "50", "--enable-debug-command", "yes"});
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port()), other(replica.port());
+  EXPECT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  ASSERT_TRUE(r.Send(Resp({"EVAL", "local i = 0 while true do i = i + 1 end", "0"})));
+  ASSERT_TRUE(WaitPing(other, "-BUSY"));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(Call(p, {"INCR", "counter"}), ":" + std::to_string(i + 1) + "\r\n");
+  ASSERT_EQ(Call(p, {"RPUSH", "list", "a", "b"}), ":2\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the stream reaches the replica meanwhile
+  EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}), "+OK\r\n");
+  EXPECT_EQ(r.ReadReply().rfind("-ERR Script killed by user with SCRIPT KILL...", 0), 0u);
+  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_EQ(Digest(r), Digest(p));
+  EXPECT_EQ(Call(r, {"GET", "counter"}), "$3\r\n100\r\n");
+  EXPECT_EQ(Info(r, "unexpected_error_replies", "stats"), "0");
+}
+
 TEST(ScriptingE2E, ScriptEffectsReachRingkvAndRedisReplicasIdentically) {
   TestServer primary({"--save", "", "--enable-debug-command", "yes"});
   TestServer replica({"--save", "", "--enable-debug-command", "yes"});

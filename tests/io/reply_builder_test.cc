@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ringkv::io {
 namespace {
@@ -56,7 +58,25 @@ TEST(ReplyBuilderTest, LargeBulkSpansChunks) {
   ReplyBuilder rb(&out, 2);
   rb.Bulk(big);
   EXPECT_EQ(out.ToString(), "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n");
-  EXPECT_EQ(rb.errors(), 0u);
+}
+
+// The listener hears each error as sent (CR/LF already replaced) and whether
+// it counts in the statistics; other replies never reach it.
+TEST(ReplyBuilderTest, ErrorListenerSeesErrorsOnly) {
+  struct Recorder final : ErrorReplyListener {
+    std::vector<std::pair<std::string, bool>> seen;
+    void OnErrorReply(std::string_view msg, bool update_stats) override { seen.emplace_back(msg, update_stats); }
+  } recorder;
+  OutBuffer out;
+  ReplyBuilder rb(&out, 2, &recorder);
+  rb.Ok();
+  rb.Bulk("x");
+  rb.Error("WRONGTYPE a\nb");
+  rb.ErrorNoStats("ERR counted before");
+  EXPECT_EQ(out.ToString(), "+OK\r\n$1\r\nx\r\n-WRONGTYPE a b\r\n-ERR counted before\r\n");
+  ASSERT_EQ(recorder.seen.size(), 2u);
+  EXPECT_EQ(recorder.seen[0], std::make_pair(std::string("WRONGTYPE a b"), true));
+  EXPECT_EQ(recorder.seen[1], std::make_pair(std::string("ERR counted before"), false));
 }
 
 TEST(OutBufferTest, ConsumeReleasesChunksAndSplicePreservesOrder) {

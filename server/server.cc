@@ -369,16 +369,6 @@ void Server::Defer(Client& c, Argv argv) {
   }
 }
 
-namespace {
-
-// CLIENT REPLY ON: the one command a client with replies off gets a reply to.
-bool IsClientReplyOn(Argv argv) {
-  return argv.size() == 3 && EqualsIgnoreCase(argv[0], "client") && EqualsIgnoreCase(argv[1], "reply") &&
-         EqualsIgnoreCase(argv[2], "on");
-}
-
-}  // namespace
-
 void Server::Execute(Client& c, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_ms = clock_.WallMs();
@@ -392,8 +382,6 @@ void Server::Execute(Client& c, Argv argv) {
   } else if (c.reply_mode == ReplyMode::kSkipThis) {
     c.reply_mode = ReplyMode::kOn;
     replying = !c.is_replica && !c.is_master;
-  } else if (c.reply_mode == ReplyMode::kOff && IsClientReplyOn(argv)) {
-    replying = !c.is_replica && !c.is_master;  // CLIENT REPLY ON answers +OK, as in Redis
   }
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait

@@ -126,7 +126,10 @@ std::string Aof::PathOf(const std::string& file_name) const { return StrCat(DirP
 
 uint64_t Aof::FileSize(const std::string& name) const {
   struct stat st;
-  return ::stat(PathOf(name).c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  const LatencyTimer timer(latency_);
+  const bool ok = ::stat(PathOf(name).c_str(), &st) == 0;
+  timer.End("aof-fstat");
+  return ok ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 uint64_t Aof::synced_offset() const {
@@ -276,6 +279,7 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
 
 void Aof::WriteBuffer() {
   if (buf_.empty() || fd_ < 0) return;
+  const LatencyTimer timer(latency_);
   size_t done = 0;
   while (done < buf_.size()) {
     ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
@@ -289,6 +293,16 @@ void Aof::WriteBuffer() {
       break;
     }
     done += static_cast<size_t>(n);
+  }
+  if (timer.active()) {
+    // As Redis: what the write waited behind (an fsync in flight, a child
+    // writing), and every write as "aof-write".
+    const int64_t ms = timer.ElapsedMs();
+    latency_->AddIfNeeded(syncer_ && syncer_->pending() > 0 ? "aof-write-pending-fsync"
+                          : child_->running()                ? "aof-write-active-child"
+                                                             : "aof-write-alone",
+                          ms);
+    latency_->AddIfNeeded("aof-write", ms);
   }
   written_ += done;
   incr_size_ += done;
@@ -409,7 +423,10 @@ void Aof::OnRewriteDone(const ChildResult& result) {
   }
   const bool rdb = config_->Bool("aof-use-rdb-preamble");
   const AofFile base = manifest_.NewBase(prefix(), rdb);
-  if (::rename(tmp.c_str(), PathOf(base.name).c_str()) != 0) {
+  const LatencyTimer rename_timer(latency_);
+  const int renamed = ::rename(tmp.c_str(), PathOf(base.name).c_str());
+  rename_timer.End("aof-rename");
+  if (renamed != 0) {
     Log(kWarning, StrCat("Error trying to rename the temporary AOF base file ", tmp, " into ", base.name, ": ",
                          std::strerror(errno)));
     ::unlink(tmp.c_str());

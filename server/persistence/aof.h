@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "core/keyspace.h"
 #include "server/config.h"
+#include "server/latency_monitor.h"
 #include "server/persistence/aof_fsync.h"
 #include "server/persistence/aof_loader.h"
 #include "server/persistence/aof_manifest.h"
@@ -108,7 +109,18 @@ class Aof {
   bool write_failed() const { return !stats_.last_write_ok; }
   int write_errno() const { return stats_.last_write_errno; }
   // An fdatasync finished. True when more bytes are now durable.
-  bool OnFsyncDone(uint32_t token, int result) { return syncer_ && syncer_->OnDone(token, result); }
+  bool OnFsyncDone(uint32_t token, int result) {
+    if (!syncer_) return false;
+    const bool advanced = syncer_->OnDone(token, result);
+    // With `always` replies wait for it: the latency event Redis takes
+    // around its blocking fsync.
+    if (latency_ != nullptr && always()) {
+      latency_->AddIfNeeded("aof-fsync-always", syncer_->last_duration_us() / 1000);
+    }
+    return advanced;
+  }
+  // LATENCY's aof-write* / aof-fsync-always / aof-fstat / aof-rename events.
+  void set_latency_monitor(LatencyMonitor* m) { latency_ = m; }
   // An fsync failed (with `always` the server must stop).
   int sync_error() const { return syncer_ ? syncer_->last_error() : 0; }
 
@@ -140,6 +152,7 @@ class Aof {
   FsyncPolicy policy_ = FsyncPolicy::kEverysec;
   AofManifest manifest_;
   int fd_ = -1;                   // current incremental file
+  LatencyMonitor* latency_ = nullptr;
   int selected_db_ = -1;
   std::string buf_;               // fed, not yet written
   uint64_t written_ = 0;          // offset written to the page cache

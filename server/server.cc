@@ -203,6 +203,7 @@ absl::Status Server::Start() {
   }
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
+  startup_allocated_ = AllocatedBytes();
   if (absl::Status s = LoadData(); !s.ok()) return s;
   start_time_ms_ = UnixMs();
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;

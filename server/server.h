@@ -312,6 +312,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // latency-tracking and latency-tracking-info-percentiles (INFO latencystats).
   bool latency_tracking() const { return latency_tracking_; }
   const std::vector<double>& latency_percentiles() const { return latency_percentiles_; }
+  // MEMORY STATS' startup.allocated: used memory once the server was set up,
+  // before the dataset loaded.
+  uint64_t startup_allocated() const { return startup_allocated_; }
 
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the
@@ -583,6 +586,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool latency_tracking_ = true;
   std::vector<double> latency_percentiles_;  // latency-tracking-info-percentiles
   double fork_rate_gb_per_s_ = 0;           // at the last fork (LATENCY DOCTOR)
+  uint64_t startup_allocated_ = 0;
 
   // Persistence. The Aof object is small until appendonly turns it on (its
   // syncer and files exist only then).

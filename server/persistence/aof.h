@@ -81,6 +81,8 @@ class Aof {
   // Appends one command executed in database `db`.
   void Feed(int db, std::span<const std::string_view> argv);
   uint64_t fed_offset() const { return written_ + buf_.size(); }
+  // What the buffer of commands not yet written holds (MEMORY STATS aof.buffer).
+  size_t buffer_allocated() const { return buf_.capacity(); }
   uint64_t synced_offset() const;
   bool has_unsynced() const { return synced_offset() < fed_offset(); }
 

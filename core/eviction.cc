@@ -1,6 +1,7 @@
 #include "core/eviction.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ringkv::core {
 
@@ -56,7 +57,7 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
         int64_t when;
         if (!db.SampleVolatile(rng, &key, &when)) continue;
       }
-      db.Evict(key);
+      Delete(db, key);
       return true;
     }
     return false;
@@ -67,15 +68,28 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
     Candidate c = std::move(pool_.back());
     pool_.pop_back();
     if (ks.db(c.db).Peek(c.key) != nullptr) {
-      ks.db(c.db).Evict(c.key);
+      Delete(ks.db(c.db), c.key);
       return true;
     }
   }
   return false;
 }
 
+void Evictor::Delete(Database& db, const std::string& key) {
+  if (!time_deletions_) {
+    db.Evict(key);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  db.Evict(key);
+  const int64_t us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  slowest_deletion_us_ = std::max(slowest_deletion_us_, us);
+}
+
 bool Evictor::EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::function<size_t()>& used_bytes, size_t limit,
                          int64_t now_ms, uint64_t* evicted) {
+  slowest_deletion_us_ = 0;
   if (p.policy == EvictionPolicy::kNoEviction) return used_bytes() <= limit;
   // Bounded work per call, so one command never pauses for a huge eviction;
   // the next command continues (Redis bounds it by time, "tenacity").

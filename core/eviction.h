@@ -27,6 +27,10 @@ class Evictor {
   // the limit because nothing (more) can be evicted. `evicted` counts keys.
   bool EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::function<size_t()>& used_bytes, size_t limit,
                   int64_t now_ms, uint64_t* evicted);
+  // For the latency monitor ("eviction-del"): while on, EvictUntil times
+  // each deletion and keeps the slowest of its call, in microseconds.
+  void set_time_deletions(bool on) { time_deletions_ = on; }
+  int64_t slowest_deletion_us() const { return slowest_deletion_us_; }
 
  private:
   struct Candidate {
@@ -36,9 +40,12 @@ class Evictor {
   };
   void Populate(Database& db, int index, const AccessPolicy& p, int64_t now_ms, absl::BitGen& rng);
   bool EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms);
+  void Delete(Database& db, const std::string& key);
 
   std::vector<Candidate> pool_;  // sorted by score, at most kPoolSize
   int next_random_db_ = 0;
+  bool time_deletions_ = false;
+  int64_t slowest_deletion_us_ = 0;
   static constexpr size_t kPoolSize = 16;
 };
 

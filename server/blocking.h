@@ -41,6 +41,7 @@ struct BlockState {
   int db = 0;
   int64_t deadline_ms = 0;  // 0: none
   int64_t blocked_at_us = 0;
+  int64_t first_call_us = 0;  // how long the call that blocked ran (its latency if it times out)
   // Key blocks: the command, re-run for the client when a key is ready.
   std::vector<std::string> argv;
   // Its place in each key's waiting list.

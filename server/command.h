@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/latency_histogram.h"
 #include "io/reply_builder.h"
 #include "server/effects.h"
 
@@ -94,6 +96,9 @@ struct CommandSpec {
   mutable uint64_t usec = 0;
   mutable uint64_t rejected_calls = 0;
   mutable uint64_t failed_calls = 0;
+  // LATENCY HISTOGRAM and INFO latencystats: created by the first call
+  // recorded while latency-tracking is on, dropped by CONFIG RESETSTAT.
+  mutable std::unique_ptr<core::LatencyHistogram> latency_histogram;
 };
 
 // A command row for the family tables:

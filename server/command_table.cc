@@ -53,7 +53,11 @@ const CommandSpec* CommandTable::FindSub(const CommandSpec& parent, std::string_
 void CommandTable::ResetStats() {
   for (auto& c : commands_) {
     c->calls = c->usec = c->rejected_calls = c->failed_calls = 0;
-    for (auto& s : c->subcommands) s.calls = s.usec = s.rejected_calls = s.failed_calls = 0;
+    c->latency_histogram.reset();
+    for (auto& s : c->subcommands) {
+      s.calls = s.usec = s.rejected_calls = s.failed_calls = 0;
+      s.latency_histogram.reset();
+    }
   }
 }
 
@@ -77,6 +81,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);
   RegisterMemoryCommands(table);
+  RegisterLatencyCommands(table);
   RegisterPersistenceCommands(table);
   RegisterReplicationCommands(table);
   RegisterDumpCommands(table);

@@ -55,6 +55,7 @@ void RegisterKeyCommands(CommandTable& table);
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);
+void RegisterLatencyCommands(CommandTable& table);  // LATENCY
 void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF
 void RegisterReplicationCommands(CommandTable& table);  // REPLCONF, PSYNC, SYNC, WAIT, WAITAOF, ROLE
 void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE

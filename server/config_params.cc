@@ -1,12 +1,17 @@
 #include "server/config_params.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "core/strings.h"
 #include "server/keyspace_events.h"
+#include "server/latency_monitor.h"
 
 namespace ringkv::server {
 namespace {
@@ -151,6 +156,46 @@ bool ParseNotifyEvents(const ConfigParam&, std::span<const std::string> args, st
   return true;
 }
 
+// latency-tracking-info-percentiles: numbers from 0 to 100 (as strtold
+// reads them: "1e1", "0x10"), one space apart, shown as Redis prints them;
+// "" for none. CONFIG SET's single value is split on each space, so "50  99"
+// is refused, as Redis refuses it.
+bool ParsePercentiles(const ConfigParam&, std::span<const std::string> args, std::string* value,
+                      std::string* reason) {
+  std::vector<std::string> words;
+  if (args.size() == 1) {
+    if (args[0].empty()) {
+      value->clear();
+      return true;
+    }
+    for (std::string_view w : Split(args[0], ' ')) words.emplace_back(w);
+  } else {
+    words.assign(args.begin(), args.end());
+  }
+  std::vector<std::string> shown;
+  for (const std::string& w : words) {
+    char* end = nullptr;
+    errno = 0;
+    const long double v = w.empty() || w.size() >= 5 * 1024 ? 0 : std::strtold(w.c_str(), &end);
+    const bool range_error = errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0);
+    if (w.empty() || w.size() >= 5 * 1024 || std::isspace(static_cast<unsigned char>(w[0])) || *end != '\0' ||
+        range_error || errno == EINVAL || std::isnan(v)) {
+      return Fail(reason, "Invalid latency-tracking-info-percentiles parameters");
+    }
+    if (v > 100.0 || v < 0.0) {
+      return Fail(reason, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+    }
+    shown.push_back(FormatPercentile(static_cast<double>(v)));
+  }
+  *value = absl::StrJoin(shown, " ");
+  return true;
+}
+
+// `name ""` when there are none, so a restart does not bring the default back.
+void RewritePercentiles(const ConfigParam& p, std::string* out) {
+  StrAppend(out, p.name, " ", p.value.empty() ? "\"\"" : p.value, "\n");
+}
+
 bool ParseWords(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string*) {
   *value = absl::StrJoin(args, " ");
   return true;
@@ -266,6 +311,9 @@ constexpr Rule kRules[] = {
     {.name = "notify-keyspace-events", .type = &kNotifyEvents},
     {.name = "maxmemory-clients", .type = &kMemoryOrPercent},
     {.name = "tracking-table-max-keys", .min = 0},
+    {.name = "latency-monitor-threshold", .min = 0},
+    {.name = "latency-tracking"},
+    {.name = "latency-tracking-info-percentiles", .type = &kPercentiles},
     // Memory and eviction.
     {.name = "maxmemory", .min = 0},
     {.name = "maxmemory-policy",
@@ -400,6 +448,7 @@ const ParamType kOutputBufferLimit{ParseOutputBufferLimit, RewriteOutputBufferLi
 const ParamType kMemoryOrPercent{ParseMemoryOrPercent, RewriteQuoted, false};
 const ParamType kNotifyEvents{ParseNotifyEvents, RewriteQuoted, false};
 const ParamType kWords{ParseWords, RewriteWords, true};
+const ParamType kPercentiles{ParsePercentiles, RewritePercentiles, true};
 }  // namespace config_types
 
 ConfigParams BuildConfigParams() {

@@ -55,6 +55,7 @@ extern const ParamType kOutputBufferLimit;  // "class hard soft seconds" groups,
 extern const ParamType kMemoryOrPercent;  // bytes or "N%" of maxmemory (maxmemory-clients)
 extern const ParamType kNotifyEvents;     // keyspace event classes, shown canonical
 extern const ParamType kWords;            // several words kept as given (replicaof, oom-score-adj-values)
+extern const ParamType kPercentiles;      // latency-tracking-info-percentiles: numbers in [0, 100]
 }  // namespace config_types
 
 // One parameter: its rules, and its value when it is a primary name.

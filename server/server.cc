@@ -74,10 +74,15 @@ Server::Server(std::unique_ptr<Config> config)
   aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_,
                                [this](int fd, uint32_t token) { io_->SubmitFsync(fd, token); });
   keyspace_.set_observer(this);
-  child_.set_on_running_changed([this](bool running) { keyspace_.SetForkChildActive(running); });
+  child_.set_on_running_changed([this](bool running) {
+    keyspace_.SetForkChildActive(running);
+    if (running) OnForked();
+  });
   rdb_->set_repl_info([this] { return ReplSaveInfo(); });
   rdb_->set_functions_source([this] { return FunctionLibraryCodes(); });
   aof_->set_functions_source([this] { return FunctionLibraryCodes(); });
+  rdb_->set_latency_monitor(&latency_);
+  aof_->set_latency_monitor(&latency_);
   BindConnectionConfig();
   BindListenerConfig();
   BindMemoryConfig();
@@ -87,6 +92,7 @@ Server::Server(std::unique_ptr<Config> config)
   BindNotifyConfig();
   BindTrackingConfig();
   BindErrorConfig();
+  BindLatencyConfig();
 }
 
 Server::~Server() = default;
@@ -200,6 +206,7 @@ absl::Status Server::Start() {
   }
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
+  startup_allocated_ = AllocatedBytes();
   if (absl::Status s = LoadData(); !s.ok()) return s;
   start_time_ms_ = UnixMs();
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;
@@ -457,8 +464,11 @@ void Server::Execute(Client& c, Argv argv) {
   // its primary's stream is never refused, whatever the setting.
   pre_command_oom_ = false;
   if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_) {
+    const uint64_t evict_start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
+    const uint64_t evicted_before = stats_.evicted_keys;
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
+    if (evict_start != 0) NoteEvictionLatency(evict_start, evicted_before, fits);
     pre_command_oom_ = !fits;
     if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
       reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
@@ -589,10 +599,16 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   if (!monitors_.empty() && !(spec->flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
-  if (c.blocked && !was_blocked && blocked_.contains(c.id())) return;
+  if (c.blocked && !was_blocked) {
+    if (auto it = blocked_.find(c.id()); it != blocked_.end()) {
+      it->second->first_call_us = duration;
+      return;
+    }
+  }
   ++spec->calls;
   spec->usec += static_cast<uint64_t>(duration);
   ++stats_.total_commands;
+  RecordCommandLatency(*spec, duration);
   // A script's own commands are not logged: the script is (as Redis).
   if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog) &&
       c.conn != nullptr) {
@@ -729,7 +745,11 @@ void Server::Cron(int64_t now_ms) {
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !master_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  if (active_expire_ && !master_) {
+    const uint64_t start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
+    keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+    if (start != 0) latency_.AddIfNeeded("expire-cycle", clock_.TicksToMicros(Clock::Ticks() - start) / 1000);
+  }
   keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
 }
 

@@ -30,6 +30,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/error_stats.h"
+#include "server/latency_monitor.h"
 #include "server/lazy_free.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
@@ -347,6 +348,18 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // `discard`: drop what was collected (a script stopped by SHUTDOWN NOSAVE).
   void EndPropagationBlock(bool discard = false);
 
+  // ---- latency monitoring and tracking (server_latency.cc) ----------------------------
+  // LATENCY's events (latency-monitor-threshold).
+  LatencyMonitor& latency() { return latency_; }
+  // What LATENCY DOCTOR weighs besides the events.
+  LatencyDoctorInput LatencyDoctorInputs() const;
+  // latency-tracking and latency-tracking-info-percentiles (INFO latencystats).
+  bool latency_tracking() const { return latency_tracking_; }
+  const std::vector<double>& latency_percentiles() const { return latency_percentiles_; }
+  // MEMORY STATS' startup.allocated: used memory once the server was set up,
+  // before the dataset loaded.
+  uint64_t startup_allocated() const { return startup_allocated_; }
+
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the
   // primary's link or the AOF loader); when not, it answers as on timeout.
@@ -504,6 +517,23 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A write from the primary while this replica cannot persist: a panic,
   // unless replica-ignore-disk-write-errors (then a log line now and then).
   void ApplyDespiteDiskError(const CommandSpec& spec);
+  void BindLatencyConfig();      // server_latency.cc
+  // A command's duration: its latency histogram (latency-tracking) and the
+  // "command" / "fast-command" latency event. Inlined: on every call.
+  void RecordCommandLatency(const CommandSpec& spec, int64_t duration_us) {
+    RecordLatencyHistogram(spec, duration_us);
+    latency_.AddIfNeeded((spec.flags & cmd::kFast) ? "fast-command" : "command", duration_us / 1000);
+  }
+  void RecordLatencyHistogram(const CommandSpec& spec, int64_t duration_us) {
+    if (!latency_tracking_) return;
+    if (!spec.latency_histogram) spec.latency_histogram = std::make_unique<core::LatencyHistogram>();
+    spec.latency_histogram->Record(static_cast<uint64_t>(std::max<int64_t>(0, duration_us)));
+  }
+  // A fork child started: the "fork" event and the fork rate.
+  void OnForked();
+  // After the eviction a command triggered (started at `start_ticks`):
+  // "eviction-cycle" when there was something to do, "eviction-del".
+  void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
   absl::Status LoadData();
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
@@ -640,6 +670,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t timeout_s_ = 0;
   int64_t slowlog_threshold_us_ = 10000;
   size_t slowlog_max_len_ = 128;
+  LatencyMonitor latency_;
+  bool latency_tracking_ = true;
+  std::vector<double> latency_percentiles_;  // latency-tracking-info-percentiles
+  double fork_rate_gb_per_s_ = 0;           // at the last fork (LATENCY DOCTOR)
+  uint64_t startup_allocated_ = 0;
 
   // Persistence. The Aof object is small until appendonly turns it on (its
   // syncer and files exist only then).

@@ -79,9 +79,12 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
     // The blocking command is counted now, as Redis's updateStatsOnUnblock.
     if (state->kind != BlockKind::kWait && c.last_command != nullptr) {
       ++c.last_command->calls;
-      c.last_command->usec += static_cast<uint64_t>(std::max<int64_t>(0, UnixUs() - state->blocked_at_us));
+      const int64_t blocked_us = std::max<int64_t>(0, UnixUs() - state->blocked_at_us);
+      c.last_command->usec += static_cast<uint64_t>(blocked_us);
       if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
       ++stats_.total_commands;
+      // As Redis 7.0: its latency is the time its first run took.
+      RecordLatencyHistogram(*c.last_command, state->first_call_us);
     }
   } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet) {
     // Served: the command runs again, now finding its key ready (in the

@@ -305,6 +305,27 @@ void InfoCommandstats(Server& s, std::string* out) {
 }
 
 void InfoErrorstats(Server& s, std::string* out) { s.error_stats().AppendInfo(out); }
+// latency_percentiles_usec_<command>:p50=...,p99=...: each command with a
+// latency histogram, at latency-tracking-info-percentiles (nothing while
+// latency-tracking is off).
+void InfoLatencystats(Server& s, std::string* out) {
+  if (!s.latency_tracking()) return;
+  const std::vector<double>& percentiles = s.latency_percentiles();
+  auto one = [&](const CommandSpec& c) {
+    if (!c.latency_histogram) return;
+    StrAppend(out, "latency_percentiles_usec_", c.name, ":");
+    for (size_t j = 0; j < percentiles.size(); ++j) {
+      if (j != 0) out->push_back(',');
+      absl::StrAppendFormat(out, "p%s=%.3f", FormatPercentile(percentiles[j]),
+                            static_cast<double>(c.latency_histogram->ValueAtPercentile(percentiles[j])) / 1000.0);
+    }
+    out->append("\r\n");
+  };
+  for (const auto& c : s.commands().all()) {
+    one(*c);
+    for (const CommandSpec& sub : c->subcommands) one(sub);
+  }
+}
 
 void InfoKeyspace(Server& s, std::string* out) {
   int64_t now = UnixMs();
@@ -332,6 +353,7 @@ constexpr Section kSections[] = {
     {"cpu", "CPU", InfoCpu, true},
     {"commandstats", "Commandstats", InfoCommandstats, false},
     {"errorstats", "Errorstats", InfoErrorstats, true},
+    {"latencystats", "Latencystats", InfoLatencystats, false},
     {"keyspace", "Keyspace", InfoKeyspace, true},
 };
 

@@ -1,4 +1,4 @@
-// MEMORY USAGE / PURGE / HELP.
+// MEMORY USAGE / STATS / DOCTOR / MALLOC-STATS / PURGE / HELP.
 #ifdef RINGKV_WITH_MIMALLOC
 #include <mimalloc.h>
 #endif
@@ -6,6 +6,8 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
+#include "server/memory_stats.h"
+#include "server/scripting/scripting.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -41,6 +43,112 @@ void CmdMemoryUsage(CommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(bytes));
 }
 
+// Where used memory goes (Redis's getMemoryOverheadData). Replicas share
+// the backlog's blocks: the backlog counts the stream it holds, a replica
+// what its link holds beyond that.
+MemoryOverhead GatherMemoryOverhead(Server& s) {
+  MemoryOverhead mh;
+  const MemoryStats m = ReadMemoryStats();
+  mh.total_allocated = m.used;
+  mh.peak_allocated = m.peak;
+  mh.startup_allocated = s.startup_allocated();
+  mh.process_rss = m.rss;
+  mh.allocator = ReadAllocatorStats(m);
+  if (const repl::Primary* p = s.primary()) mh.repl_backlog = p->backlog().histlen();
+  for (const auto& [id, c] : s.clients()) {
+    if (c->conn == nullptr) continue;
+    ++mh.clients;
+    if (c->is_replica) {
+      ++mh.replicas;
+      mh.clients_slaves += s.MemoryOf(*c).total;
+    } else {
+      mh.clients_normal += s.MemoryOf(*c).total;
+    }
+  }
+  if (s.aof().enabled()) mh.aof_buffer = s.aof().buffer_allocated();
+  if (const scripting::Scripting* sc = s.scripting()) {
+    mh.lua_caches = sc->eval_scripts_memory();
+    mh.cached_scripts = sc->cached_scripts();
+    for (const auto& [name, lib] : sc->functions().libraries()) mh.functions_caches += name.size() + lib.code.size();
+  }
+  for (int i = 0; i < s.keyspace().count(); ++i) {
+    const core::Database& db = s.keyspace().db(i);
+    if (db.size() == 0) continue;
+    mh.total_keys += db.size();
+    mh.dbs.push_back({i, db.size() * sizeof(core::Dict<core::Entry>::Node) + db.bucket_bytes(),
+                      db.expires() * sizeof(core::ExpireRecord)});
+  }
+  mh.Finish();
+  return mh;
+}
+
+// MEMORY STATS: Redis 7.0's fields in its order (a map in RESP3).
+void CmdMemoryStats(CommandContext& ctx) {
+  const MemoryOverhead mh = GatherMemoryOverhead(ctx.server);
+  io::ReplyBuilder& rb = ctx.reply;
+  auto integer = [&](std::string_view name, uint64_t v) {
+    rb.Bulk(name);
+    rb.Integer(static_cast<int64_t>(v));
+  };
+  auto signed_integer = [&](std::string_view name, int64_t v) {
+    rb.Bulk(name);
+    rb.Integer(v);
+  };
+  auto ratio = [&](std::string_view name, float v) {
+    rb.Bulk(name);
+    rb.Double(static_cast<double>(v));
+  };
+  rb.MapHeader(27 + static_cast<int64_t>(mh.dbs.size()));
+  integer("peak.allocated", mh.peak_allocated);
+  integer("total.allocated", mh.total_allocated);
+  integer("startup.allocated", mh.startup_allocated);
+  integer("replication.backlog", mh.repl_backlog);
+  integer("clients.slaves", mh.clients_slaves);
+  integer("clients.normal", mh.clients_normal);
+  integer("cluster.links", 0);
+  integer("aof.buffer", mh.aof_buffer);
+  integer("lua.caches", mh.lua_caches);
+  integer("functions.caches", mh.functions_caches);
+  for (const MemoryOverhead::Db& db : mh.dbs) {
+    rb.Bulk(StrCat("db.", db.index));
+    rb.MapHeader(3);
+    integer("overhead.hashtable.main", db.overhead_ht_main);
+    integer("overhead.hashtable.expires", db.overhead_ht_expires);
+    integer("overhead.hashtable.slot-to-keys", 0);
+  }
+  integer("overhead.total", mh.overhead_total);
+  integer("keys.count", mh.total_keys);
+  integer("keys.bytes-per-key", mh.bytes_per_key);
+  integer("dataset.bytes", mh.dataset);
+  ratio("dataset.percentage", mh.dataset_perc);
+  ratio("peak.percentage", mh.peak_perc);
+  integer("allocator.allocated", mh.allocator.allocated);
+  integer("allocator.active", mh.allocator.active);
+  integer("allocator.resident", mh.allocator.resident);
+  ratio("allocator-fragmentation.ratio", mh.allocator_frag);
+  signed_integer("allocator-fragmentation.bytes", mh.allocator_frag_bytes);
+  ratio("allocator-rss.ratio", mh.allocator_rss);
+  signed_integer("allocator-rss.bytes", mh.allocator_rss_bytes);
+  ratio("rss-overhead.ratio", mh.rss_extra);
+  signed_integer("rss-overhead.bytes", mh.rss_extra_bytes);
+  ratio("fragmentation", mh.total_frag);
+  signed_integer("fragmentation.bytes", mh.total_frag_bytes);
+}
+
+void CmdMemoryDoctor(CommandContext& ctx) {
+  ctx.reply.Verbatim(MemoryDoctorReport(GatherMemoryOverhead(ctx.server), ReadMemoryStats().allocator));
+}
+
+// MEMORY MALLOC-STATS: mimalloc's own report (Redis prints jemalloc's).
+void CmdMemoryMallocStats(CommandContext& ctx) {
+  const std::string text = AllocatorStatsText();
+  if (text.empty()) {
+    ctx.reply.Bulk("Stats not supported for the current allocator");
+    return;
+  }
+  ctx.reply.Verbatim(text);
+}
+
 void CmdMemoryPurge(CommandContext& ctx) {
 #ifdef RINGKV_WITH_MIMALLOC
   mi_collect(true);  // return freed pages to the OS, as jemalloc's purge does for Redis
@@ -51,13 +159,19 @@ void CmdMemoryPurge(CommandContext& ctx) {
 void CmdMemoryHelp(CommandContext& ctx) {
   static const char* kLines[] = {
       "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "DOCTOR",
+      "    Return memory problems reports.",
+      "MALLOC-STATS",
+      "    Return internal statistics report from the memory allocator.",
       "PURGE",
       "    Attempt to purge dirty pages for reclamation by the allocator.",
+      "STATS",
+      "    Return information about the memory usage of the server.",
       "USAGE <key> [SAMPLES <count>]",
       "    Return memory in bytes used by <key> and its value. Nested values are",
       "    sampled up to <count> times (default: 5, 0 means sample all).",
       "HELP",
-      "    Print this help.",
+      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }
@@ -67,10 +181,13 @@ void CmdMemoryHelp(CommandContext& ctx) {
 void RegisterMemoryCommands(CommandTable& t) {
   using namespace cmd;
   std::vector<CommandSpec> subs;
-  subs.push_back(Cmd("memory|usage", -3, kReadonly, 2, 2, 1, "@read @slow", "server", "Estimates the memory usage of a key.", "4.0.0", CmdMemoryUsage));
-  subs.push_back(Cmd("memory|purge", 2, 0, 0, 0, 0, "@slow", "server", "Asks the allocator to release memory.", "4.0.0", CmdMemoryPurge));
-  subs.push_back(Cmd("memory|help", 2, kLoading | kStale, 0, 0, 0, "@slow", "server", "Returns helpful text about the different subcommands.", "4.0.0", CmdMemoryHelp));
-  t.Add(Cmd("memory", -2, 0, 0, 0, 0, "@slow", "server", "A container for memory diagnostics commands.", "4.0.0", nullptr, std::move(subs)));
+  subs.push_back(Cmd("memory|doctor", 2, 0, 0, 0, 0, "@slow", "server", "Outputs memory problems report", "4.0.0", CmdMemoryDoctor));
+  subs.push_back(Cmd("memory|help", 2, kLoading | kStale, 0, 0, 0, "@slow", "server", "Show helpful text about the different subcommands", "4.0.0", CmdMemoryHelp));
+  subs.push_back(Cmd("memory|malloc-stats", 2, 0, 0, 0, 0, "@slow", "server", "Show allocator internal stats", "4.0.0", CmdMemoryMallocStats));
+  subs.push_back(Cmd("memory|purge", 2, 0, 0, 0, 0, "@slow", "server", "Ask the allocator to release memory", "4.0.0", CmdMemoryPurge));
+  subs.push_back(Cmd("memory|stats", 2, 0, 0, 0, 0, "@slow", "server", "Show memory usage details", "4.0.0", CmdMemoryStats));
+  subs.push_back(Cmd("memory|usage", -3, kReadonly, 2, 2, 1, "@read @slow", "server", "Estimate the memory usage of a key", "4.0.0", CmdMemoryUsage));
+  t.Add(Cmd("memory", -2, 0, 0, 0, 0, "@slow", "server", "A container for memory diagnostics commands", "4.0.0", nullptr, std::move(subs)));
 }
 
 }  // namespace ringkv::server

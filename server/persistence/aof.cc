@@ -139,7 +139,10 @@ std::string Aof::PathOf(const std::string& file_name) const { return StrCat(DirP
 
 uint64_t Aof::FileSize(const std::string& name) const {
   struct stat st;
-  return ::stat(PathOf(name).c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  const LatencyTimer timer(latency_);
+  const bool ok = ::stat(PathOf(name).c_str(), &st) == 0;
+  timer.End("aof-fstat");
+  return ok ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 uint64_t Aof::synced_offset() const {
@@ -363,6 +366,7 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
 void Aof::WriteBuffer() {
   if (buf_.empty() || fd_ < 0) return;
   if (flush_sleep_us_ > 0) ::usleep(static_cast<useconds_t>(flush_sleep_us_));  // DEBUG AOF-FLUSH-SLEEP
+  const LatencyTimer timer(latency_);
   size_t done = 0;
   while (done < buf_.size()) {
     ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
@@ -376,6 +380,16 @@ void Aof::WriteBuffer() {
       break;
     }
     done += static_cast<size_t>(n);
+  }
+  if (timer.active()) {
+    // As Redis: what the write waited behind (an fsync in flight, a child
+    // writing), and every write as "aof-write".
+    const int64_t ms = timer.ElapsedMs();
+    latency_->AddIfNeeded(syncer_ && syncer_->pending() > 0 ? "aof-write-pending-fsync"
+                          : child_->running()                ? "aof-write-active-child"
+                                                             : "aof-write-alone",
+                          ms);
+    latency_->AddIfNeeded("aof-write", ms);
   }
   written_ += done;
   incr_size_ += done;
@@ -548,7 +562,10 @@ bool Aof::FinishRewrite(const std::string& tmp) {
   Log(kNotice, "Background AOF rewrite terminated with success");
   AofManifest next = manifest_;
   const AofFile base = next.NewBase(prefix(), config_->Bool("aof-use-rdb-preamble"));
-  if (::rename(tmp.c_str(), PathOf(base.name).c_str()) != 0) {
+  const LatencyTimer rename_timer(latency_);
+  const int renamed = ::rename(tmp.c_str(), PathOf(base.name).c_str());
+  rename_timer.End("aof-rename");
+  if (renamed != 0) {
     Log(kWarning, StrCat("Error trying to rename the temporary AOF base file ", tmp, " into ", base.name, ": ",
                          std::strerror(errno)));
     return false;

@@ -35,6 +35,7 @@
 #include "core/keyspace.h"
 #include "core/strings.h"
 #include "server/config.h"
+#include "server/latency_monitor.h"
 #include "server/persistence/aof_fsync.h"
 #include "server/persistence/aof_loader.h"
 #include "server/persistence/aof_manifest.h"
@@ -86,6 +87,8 @@ class Aof {
   // Appends one command executed in database `db`.
   void Feed(int db, std::span<const std::string_view> argv);
   uint64_t fed_offset() const { return written_ + buf_.size(); }
+  // What the buffer of commands not yet written holds (MEMORY STATS aof.buffer).
+  size_t buffer_allocated() const { return buf_.capacity(); }
   uint64_t synced_offset() const;
   bool has_unsynced() const { return synced_offset() < fed_offset(); }
 
@@ -125,7 +128,18 @@ class Aof {
   bool write_failed() const { return !stats_.last_write_ok; }
   int write_errno() const { return stats_.last_write_errno; }
   // An fdatasync finished. True when more bytes are now durable.
-  bool OnFsyncDone(uint32_t token, int result) { return syncer_ && syncer_->OnDone(token, result); }
+  bool OnFsyncDone(uint32_t token, int result) {
+    if (!syncer_) return false;
+    const bool advanced = syncer_->OnDone(token, result);
+    // With `always` replies wait for it: the latency event Redis takes
+    // around its blocking fsync.
+    if (latency_ != nullptr && always()) {
+      latency_->AddIfNeeded("aof-fsync-always", syncer_->last_duration_us() / 1000);
+    }
+    return advanced;
+  }
+  // LATENCY's aof-write* / aof-fsync-always / aof-fstat / aof-rename events.
+  void set_latency_monitor(LatencyMonitor* m) { latency_ = m; }
   // An fsync failed (with `always` the server must stop).
   int sync_error() const { return syncer_ ? syncer_->last_error() : 0; }
 
@@ -174,6 +188,7 @@ class Aof {
   FsyncPolicy policy_ = FsyncPolicy::kEverysec;
   AofManifest manifest_;
   int fd_ = -1;                   // current incremental file
+  LatencyMonitor* latency_ = nullptr;
   int selected_db_ = -1;
   std::string buf_;               // fed, not yet written
   uint64_t written_ = 0;          // offset written to the page cache

@@ -27,6 +27,7 @@ void AofSyncer::SubmitNext() {
   if (queue_.empty()) return;
   running_ = queue_.front();
   queue_.pop_front();
+  submitted_at_ = std::chrono::steady_clock::now();
   submit_(running_->fd, ++token_);
 }
 
@@ -34,6 +35,8 @@ bool AofSyncer::OnDone(uint32_t token, int result) {
   if (!running_ || token != token_) return false;  // settled by SyncAllNow
   const Job job = *running_;
   running_.reset();
+  last_duration_us_ =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - submitted_at_).count();
   bool advanced = false;
   if (result < 0 && result != -EINVAL) {
     last_error_ = -result;  // nothing of this job counts as durable

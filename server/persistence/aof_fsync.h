@@ -14,6 +14,7 @@
 // thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -38,6 +39,8 @@ class AofSyncer {
   uint64_t synced() const { return synced_; }
   // Jobs queued or running (INFO aof_pending_bio_fsync).
   int pending() const { return static_cast<int>(queue_.size()) + (running_ ? 1 : 0); }
+  // How long the last fdatasync took, submission to completion.
+  int64_t last_duration_us() const { return last_duration_us_; }
   // errno of the last failed fdatasync, 0 if none.
   int last_error() const { return last_error_; }
   // Shutdown: syncs (blocking) and closes every queued file now. The file
@@ -56,6 +59,8 @@ class AofSyncer {
   std::deque<Job> queue_;
   std::optional<Job> running_;
   uint32_t token_ = 0;
+  std::chrono::steady_clock::time_point submitted_at_;
+  int64_t last_duration_us_ = 0;
   uint64_t synced_ = 0;
   int last_error_ = 0;
 };

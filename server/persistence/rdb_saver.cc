@@ -104,7 +104,9 @@ void RdbSaver::OnChildDone(const ChildResult& result, int64_t now_ms, uint64_t* 
     ++saves_;
   } else if (result.killed_by_us) {
     Log(kWarning, "Background saving terminated by signal");
+    const LatencyTimer timer(latency_);
     ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(result.pid)).c_str());
+    timer.End("rdb-unlink-temp-file");
   } else {
     Log(kWarning, "Background saving error");
     last_bgsave_ok_ = false;

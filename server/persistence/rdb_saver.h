@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "core/keyspace.h"
 #include "server/config.h"
+#include "server/latency_monitor.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/rdb_snapshot.h"
 
@@ -41,6 +42,8 @@ class RdbSaver {
   void set_repl_info(std::function<RdbSaveOptions()> fn) { repl_info_ = std::move(fn); }
   // The FUNCTION libraries every save carries.
   void set_functions_source(std::function<std::vector<std::string>()> fn) { functions_ = std::move(fn); }
+  // LATENCY's rdb-unlink-temp-file event.
+  void set_latency_monitor(LatencyMonitor* m) { latency_ = m; }
 
   // SAVE: writes dbfilename now. On success *dirty is reset. `counted`:
   // shows in rdb_saves (SAVE does; the saves FLUSHALL and DEBUG RELOAD make
@@ -77,6 +80,7 @@ class RdbSaver {
   RdbLoadStats load_stats_;
   std::function<RdbSaveOptions()> repl_info_;
   std::function<std::vector<std::string>()> functions_;
+  LatencyMonitor* latency_ = nullptr;
 };
 
 }  // namespace ringkv::server

@@ -18,7 +18,6 @@ inline constexpr char kAuthNotSet[] =
     "configuration is correct?";
 inline constexpr char kDbIndexRange[] = "ERR DB index is out of range";
 inline constexpr char kMaxClients[] = "ERR max number of clients reached";
-inline constexpr char kLoading[] = "LOADING Redis is loading the dataset in memory";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 inline constexpr char kOffsetRange[] = "ERR offset is out of range";
 inline constexpr char kNoSuchKey[] = "ERR no such key";

@@ -97,14 +97,19 @@ void Server::PumpDiskless() {
       retry_diskless_ = true;  // after the replicas' sockets drained some (BeforeFlush / cron)
       io_->WakeTimerIn(1);
       return;
-    case repl::DisklessTransfer::Progress::kEof:
-      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe, ", diskless_->replica_ids().size(),
-                          " replicas still up."));
+    case repl::DisklessTransfer::Progress::kEof: {
+      size_t up = 0;  // the replicas of the transfer still connected
+      for (uint64_t id : diskless_->replica_ids()) {
+        const repl::ReplicaLink* link = primary_->Find(id);
+        up += link != nullptr && link->state == repl::ReplicaState::kWaitBgsaveEnd;
+      }
+      Log(kNotice, StrCat("Diskless rdb transfer, done reading from pipe, ", up, " replicas still up."));
       for (uint64_t id : diskless_->replica_ids()) {  // those that already loaded it and ACKed
         if (repl::ReplicaLink* link = primary_->Find(id)) OnlineIfLoadedDiskless(*link);
       }
       ReapChild(UnixMs());  // finishes the transfer if the child is gone; the cron reaps it otherwise
       return;
+    }
     case repl::DisklessTransfer::Progress::kNoReplicas:
       AbortDiskless("Diskless rdb transfer, last replica dropped, killing fork child.");
       return;

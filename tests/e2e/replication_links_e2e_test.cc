@@ -166,23 +166,30 @@ TEST(ReplicationLinksE2E, DisklessSwapdbLoadingModes) {
 }
 
 // A replica that stops reading a diskless payload holds the fork child and
-// the other replicas of the transfer back: after repl-timeout it is dropped.
+// the other replicas of the transfer back: after repl-timeout it is dropped,
+// and the transfer ends for the one still up.
 TEST(ReplicationLinksE2E, AStuckDisklessReplicaIsDropped) {
   TempDir dir;
-  TestServer primary(Logged(dir, {"--rdbcompression", "no", "--repl-timeout", "2"}));
-  TestServer replica(Args({"--repl-diskless-load", "swapdb", "--key-load-delay", "1000"}));
-  RawConn p(primary.port()), r(replica.port());
+  TestServer primary(Logged(dir, {"--rdbcompression", "no", "--repl-timeout", "2", "--repl-diskless-sync-delay",
+                                  "5", "--repl-diskless-sync-max-replicas", "2"}));
+  TestServer slow(Args({"--repl-diskless-load", "swapdb", "--key-load-delay", "1000"}));
+  TestServer fast(Args());
+  RawConn p(primary.port()), r(slow.port()), f(fast.port());
   ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "20000", "k", "1000"}), "+OK\r\n");
-  const int replica_pid = std::stoi(Info(r, "process_id", "server"));
+  const int slow_pid = std::stoi(Info(r, "process_id", "server"));
   ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_EQ(Call(f, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
   ASSERT_TRUE(WaitInfo(r, "loading", "1", 10000, "persistence"));
-  kill(replica_pid, SIGSTOP);
-  const bool dropped = WaitInfo(p, "connected_slaves", "0", 15000, "replication");
-  kill(replica_pid, SIGCONT);
+  kill(slow_pid, SIGSTOP);
+  const bool dropped = WaitInfo(p, "connected_slaves", "1", 15000, "replication");
+  const bool fast_up = WaitLinkUp(f);
+  kill(slow_pid, SIGCONT);
   EXPECT_TRUE(dropped);
-  EXPECT_NE(LogOf(dir).find("Disconnecting timedout replica (full sync): 127.0.0.1:" + std::to_string(replica.port())),
+  EXPECT_TRUE(fast_up);
+  const std::string log = LogOf(dir);
+  EXPECT_NE(log.find("Disconnecting timedout replica (full sync): 127.0.0.1:" + std::to_string(slow.port())),
             std::string::npos);
-  EXPECT_TRUE(WaitInfo(p, "rdb_bgsave_in_progress", "0", 10000, "persistence"));
+  EXPECT_NE(log.find("Diskless rdb transfer, done reading from pipe, 1 replicas still up."), std::string::npos);
 }
 
 }  // namespace

@@ -168,6 +168,22 @@ TEST(ConfigTest, MatchIsGlobAndCaseInsensitive) {
 
 // Redis's hidden test configs: CONFIG GET by exact name only, CONFIG SET with
 // Redis's ranges and errors.
+// Parameters Redis's replication and persistence units set with CONFIG SET
+// (issue 16): accepted with Redis's ranges.
+TEST(ConfigTest, ReplicationAndPersistenceTestParameters) {
+  Config c;
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"shutdown-timeout", "0"}, {"aof-disable-auto-gc", "yes"},
+                                {"aof-timestamp-enabled", "yes"}, {"dynamic-hz", "no"}, {"watchdog-period", "200"}},
+                               &err))
+      << err;
+  EXPECT_EQ(c.Int("shutdown-timeout"), 0);
+  EXPECT_TRUE(c.Bool("aof-disable-auto-gc"));
+  EXPECT_FALSE(c.SetFromCommand({{"shutdown-timeout", "-1"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'shutdown-timeout') - argument must be between "
+                 "0 and 2147483647 inclusive");
+}
+
 TEST(ConfigTest, HiddenConfigsAnswerOnlyToTheirExactName) {
   Config c;
   for (const char* name : {"key-load-delay", "rdb-key-save-delay", "loading-process-events-interval-bytes",

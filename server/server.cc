@@ -357,9 +357,10 @@ void Server::Execute(Client& c, Argv argv) {
   } else if (c.reply_mode == ReplyMode::kSkipThis) {
     c.reply_mode = ReplyMode::kOn;
     replying = !c.is_replica && !c.is_master;
-  } else if (c.reply_mode == ReplyMode::kOff && IsClientReplyOn(argv)) {
-    replying = !c.is_replica && !c.is_master;  // CLIENT REPLY ON answers +OK, as in Redis
   }
+  // CLIENT REPLY ON answers +OK whatever it ends (OFF, or a SKIP that would
+  // silence this very command), as in Redis.
+  if (c.reply_mode != ReplyMode::kOn && IsClientReplyOn(argv)) replying = !c.is_replica && !c.is_master;
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.

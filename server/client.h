@@ -42,6 +42,9 @@ struct DeferredCommands {
   std::deque<std::vector<std::string>> commands;
 };
 
+// CLIENT REPLY. While a command runs, kSkipThis means its reply is being
+// skipped (CLIENT REPLY SKIP came just before), kSkipNext that it was CLIENT
+// REPLY SKIP itself.
 enum class ReplyMode : uint8_t { kOn, kOff, kSkipNext, kSkipThis };
 
 struct Client {
@@ -73,6 +76,10 @@ struct Client {
   bool is_script : 1 = false;    // the scripting component's client (redis.call)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
+  // CLIENT REPLY OFF / SKIP silences the running command's reply. Pushes
+  // (Pub/Sub confirmations and messages, invalidations) still go out, as
+  // Redis's CLIENT_PUSHING.
+  bool replies_silenced() const { return reply_mode == ReplyMode::kOff || reply_mode == ReplyMode::kSkipThis; }
   // ---- rarely used: components allocated on first use ---------------------------
   std::unique_ptr<ClientMeta> meta;  // null until a name is set
   ClientMeta& mutable_meta() {

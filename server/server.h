@@ -221,8 +221,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string run_id() const { return run_id_; }
   const char* executable() const { return executable_.c_str(); }
   void set_executable(std::string path) { executable_ = std::move(path); }
-  // CLIENT LIST's line for `c`.
-  std::string ClientInfoLine(const Client& c, int64_t now_ms) const;
+  // CLIENT LIST's line for `c`; `running`: the command `c` is running (the
+  // caller of CLIENT LIST / INFO), counted in qbuf and argv-mem as Redis does.
+  std::string ClientInfoLine(const Client& c, int64_t now_ms, Argv running = {}) const;
   // What a client holds (CLIENT LIST's qbuf, omem, tot-mem; client eviction).
   struct ClientMemoryUse {
     uint64_t qbuf = 0, qbuf_cap = 0, obuf = 0, omem = 0, total = 0;
@@ -275,16 +276,18 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A command wrote `key`: watchers of it become dirty, clients blocked on
   // it get a chance to be served, and the keyspace event (class `type`,
   // name `event`) is published when notify-keyspace-events enables it.
-  void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
+  // `by_server`: the server changed it on its own (expiry, eviction), not
+  // the running command (BCAST NOLOOP clients are told).
+  void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key, bool by_server = false) {
     RINGKV_DCHECK_MAIN_THREAD();
-    SignalModifiedKey(db, key);
+    SignalModifiedKey(db, key, by_server);
     NotifyKeyspaceEvent(type, event, db, key);
   }
-  // Redis's signalModifiedKey (WATCH and blocking only).
-  void SignalModifiedKey(int db, std::string_view key) {
+  // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
+  void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     watched_.Touch(db, key);
     key_waiters_.SignalWrite(db, key);
-    if (!tracking_.empty()) InvalidateTrackedKey(key);
+    if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     if ((notify_flags_ & type) != 0 && (notify_flags_ & (notify::kKeyspace | notify::kKeyevent)) != 0) {
@@ -488,7 +491,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // invalidation (keys == nullptr: everything); what waits for the end of
   // the running command or for the end of the loop turn (BCAST).
   void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
-  void InvalidateTrackedKey(std::string_view key);
+  void InvalidateTrackedKey(std::string_view key, bool by_server);
   void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
   void FlushPendingInvalidations(Client& c);
   void BroadcastInvalidations();

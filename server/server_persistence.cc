@@ -95,7 +95,7 @@ void Server::OnKeyExpired(int db, std::string_view key) {
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
-  KeyEvent(notify::kExpired, "expired", db, k);
+  KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
@@ -105,7 +105,7 @@ void Server::OnKeyEvicted(int db, std::string_view key) {
     std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
     Propagate(db, del);
   }
-  KeyEvent(notify::kEvicted, "evicted", db, k);
+  KeyEvent(notify::kEvicted, "evicted", db, k, /*by_server=*/true);
 }
 
 void Server::OnKeyCreated(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kNew, "new", db, key); }

@@ -39,7 +39,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
   std::string patterned[2];
   const size_t receivers = pubsub_.ForEachReceiver(kind, channel, [&](uint64_t id, std::string_view pattern) {
     Client* c = FindClient(id);
-    if (c == nullptr || c->closing || c->reply_mode == ReplyMode::kOff) return;
+    if (c == nullptr || c->closing) return;  // CLIENT REPLY OFF does not silence messages
     const int v = c->resp >= 3 ? 1 : 0;
     std::string* bytes = &plain[v];
     if (!pattern.empty()) {

@@ -379,7 +379,7 @@ void Server::ReplicaCron(int64_t now_ms) {
       std::string k(key);
       std::string_view del[] = {"DEL", k};
       Propagate(db, del);
-      KeyEvent(notify::kExpired, "expired", db, k);
+      KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
     });
   }
   if (master_->state == MasterLink::State::kConnect && now_ms >= master_->retry_at_ms) StartMasterSync();

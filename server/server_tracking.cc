@@ -27,9 +27,9 @@ void Server::TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv) {
   if (!keys.empty()) tracking_.RememberKeys(c.id(), keys);
 }
 
-void Server::InvalidateTrackedKey(std::string_view key) {
+void Server::InvalidateTrackedKey(std::string_view key, bool by_server) {
   const uint64_t writer = current_client_ != nullptr ? current_client_->id() : 0;
-  tracking_.Invalidate(writer, key, [&](uint64_t id) {
+  tracking_.Invalidate(by_server ? 0 : writer, writer, key, [&](uint64_t id) {
     // The client whose command wrote the key gets the message after that
     // command's reply.
     if (current_client_ != nullptr && id == writer) {

@@ -65,7 +65,7 @@ void Server::Exec(CommandContext& ctx) {
   in_exec_ = true;
   for (const QueuedCommand& q : m->commands) {
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
-    Call(c, *q.spec, argv, ctx.reply, clock_.WallMs());
+    Call(c, *q.spec, argv, ctx.reply, now_ms);  // one clock for the whole transaction, as Redis
     if (c.closing) break;
   }
   in_exec_ = false;

@@ -84,10 +84,11 @@ void Tracking::RememberKeys(uint64_t client, const std::vector<std::string_view>
   for (std::string_view key : keys) table_[key].insert(client);
 }
 
-void Tracking::Invalidate(uint64_t writer, std::string_view key, const std::function<void(uint64_t)>& deliver) {
+void Tracking::Invalidate(uint64_t writer, uint64_t current, std::string_view key,
+                          const std::function<void(uint64_t)>& deliver) {
   for (auto& [prefix, p] : prefixes_) {
     if (key.starts_with(prefix)) {
-      p.keys.emplace(std::string(key), writer);
+      p.keys.insert_or_assign(std::string(key), writer);  // the last writer counts, as Redis
       pending_broadcasts_ = true;
     }
   }
@@ -98,7 +99,7 @@ void Tracking::Invalidate(uint64_t writer, std::string_view key, const std::func
   for (uint64_t id : readers) {
     auto c = clients_.find(id);
     if (c == clients_.end() || c->second.options.bcast) continue;
-    if (c->second.options.noloop && id == writer) continue;
+    if (c->second.options.noloop && id == current) continue;
     deliver(id);
   }
 }

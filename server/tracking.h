@@ -65,10 +65,14 @@ class Tracking {
   // After a read-only command of a default-mode client: remembers that it
   // may cache `keys` (subject to OPTIN / OPTOUT and CLIENT CACHING).
   void RememberKeys(uint64_t client, const std::vector<std::string_view>& keys);
-  // A write to `key` by `writer` (0: the server itself, e.g. expiry): calls
-  // deliver(client) for every default-mode client to tell now (NOLOOP
-  // respected), forgets them, and queues the key for matching BCAST prefixes.
-  void Invalidate(uint64_t writer, std::string_view key, const std::function<void(uint64_t)>& deliver);
+  // A write to `key` by `writer` (0: the server itself, e.g. expiry) while
+  // `current` runs a command (0: none): calls deliver(client) for every
+  // default-mode client to tell now, forgets them, and queues the key for
+  // matching BCAST prefixes. NOLOOP, as Redis: a default-mode client is not
+  // told of changes made while its own command runs (an expiry its read
+  // caused included); a BCAST client only of those its commands made.
+  void Invalidate(uint64_t writer, uint64_t current, std::string_view key,
+                  const std::function<void(uint64_t)>& deliver);
   // The BCAST invalidations queued since the last call: deliver(client,
   // keys) once per client and prefix with keys, then the queue is empty.
   void TakeBroadcasts(const std::function<void(uint64_t, const std::vector<std::string>&)>& deliver);

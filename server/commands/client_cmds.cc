@@ -29,10 +29,23 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   return m;
 }
 
-std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
+std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running) const {
   const io::Connection& conn = *c.conn;
   const ClientMemoryUse mem = MemoryOf(c);
-  const uint64_t qbuf = mem.qbuf, qbuf_cap = mem.qbuf_cap, obuf = mem.obuf, omem = mem.omem, tot = mem.total;
+  uint64_t qbuf = mem.qbuf, qbuf_cap = mem.qbuf_cap;
+  const uint64_t obuf = mem.obuf, omem = mem.omem, tot = mem.total;
+  // The running command's bytes are still in the receive buffer (a pool
+  // buffer of the I/O thread): Redis's querybuf holds them the same way.
+  uint64_t argv_mem = 0;
+  if (!running.empty()) {
+    uint64_t resp = StrCat("*", running.size(), "\r\n").size();
+    for (std::string_view a : running) {
+      argv_mem += a.size();
+      resp += StrCat("$", a.size(), "\r\n").size() + a.size() + 2;
+    }
+    qbuf = std::max(qbuf, resp);
+    qbuf_cap = std::max(qbuf_cap, qbuf);
+  }
   static const ClientMeta kNoMeta;
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[16];
@@ -61,7 +74,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
                       " psub=", pubsub_.Count(c.id(), PubSub::Kind::kPattern),
                       " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard),
                       " multi=", multi ? static_cast<int64_t>(multi->commands.size()) : -1, " qbuf=", qbuf,
-                      " qbuf-free=", qbuf_cap - qbuf, " argv-mem=0 multi-mem=", multi ? multi->bytes : 0, " rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
+                      " qbuf-free=", qbuf_cap - qbuf, " argv-mem=", argv_mem, " multi-mem=", multi ? multi->bytes : 0, " rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
                       " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=", tracking ? static_cast<int64_t>(tracking->options.redirect) : -1, " resp=", c.resp,
                       " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);
 }
@@ -75,7 +88,7 @@ bool ValidClientName(std::string_view name) {
 void CmdClientId(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id())); }
 
 void CmdClientInfo(CommandContext& ctx) {
-  ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms) + "\n");
+  ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms, ctx.argv) + "\n");
 }
 
 // CLIENT LIST / KILL TYPE: normal, master, replica (or slave), pubsub.
@@ -137,7 +150,9 @@ void CmdClientList(CommandContext& ctx) {
   }
   std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id() < b->id(); });
   std::string out;
-  for (const Client* c : list) StrAppend(&out, ctx.server.ClientInfoLine(*c, ctx.now_ms), "\n");
+  for (const Client* c : list) {
+    StrAppend(&out, ctx.server.ClientInfoLine(*c, ctx.now_ms, c == &ctx.client ? ctx.argv : Argv()), "\n");
+  }
   ctx.reply.Verbatim(out);
 }
 
@@ -180,8 +195,8 @@ void CmdClientKill(CommandContext& ctx) {
   if (ctx.argv.size() == 3) {  // old form: CLIENT KILL addr:port
     for (const auto& [id, c] : s.clients()) {
       if (c->conn->peer.ToString() == ctx.argv[2] && !c->closing) {
+        ctx.reply.Ok();  // first: the caller may be closing itself
         s.CloseClient(*c);
-        ctx.reply.Ok();
         return;
       }
     }
@@ -244,8 +259,9 @@ void CmdClientKill(CommandContext& ctx) {
     if (c->closing) continue;
     victims.push_back(c.get());
   }
-  for (Client* c : victims) s.CloseClient(*c);
+  // The reply first: with SKIPME no the caller is among them and still gets it.
   ctx.reply.Integer(static_cast<int64_t>(victims.size()));
+  for (Client* c : victims) s.CloseClient(*c);
 }
 
 void CmdClientPause(CommandContext& ctx) {

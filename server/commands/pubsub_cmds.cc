@@ -1,6 +1,8 @@
 // Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE,
 // SSUBSCRIBE, SUNSUBSCRIBE (standalone semantics), PUBLISH, SPUBLISH, PUBSUB.
 // Confirmations and messages are push messages in RESP3 and arrays in RESP2.
+#include <optional>
+
 #include "core/strings.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
@@ -25,15 +27,22 @@ int64_t ConfirmCount(Server& server, const Client& c, Kind kind) {
                                                    : server.pubsub().ChannelAndPatternCount(c.id()));
 }
 
+// A confirmation is a push: CLIENT REPLY OFF / SKIP does not silence it.
 void Confirm(CommandContext& ctx, std::string_view verb, const std::string* name, int64_t count) {
-  ctx.reply.PushHeader(3);
-  ctx.reply.Bulk(verb);
-  if (name != nullptr) {
-    ctx.reply.Bulk(*name);
-  } else {
-    ctx.reply.Null();
+  Client& c = ctx.client;
+  std::optional<io::ReplyBuilder> pushed;
+  if (c.replies_silenced() && c.conn != nullptr && !c.is_replica && !c.is_master) {
+    pushed.emplace(&ctx.server.ReplyTarget(c), c.resp);
   }
-  ctx.reply.Integer(count);
+  io::ReplyBuilder& rb = pushed ? *pushed : ctx.reply;
+  rb.PushHeader(3);
+  rb.Bulk(verb);
+  if (name != nullptr) {
+    rb.Bulk(*name);
+  } else {
+    rb.Null();
+  }
+  rb.Integer(count);
 }
 
 void Subscribe(CommandContext& ctx, Kind kind) {

@@ -7,9 +7,10 @@
 namespace ringkv::server {
 namespace {
 
+// `writer` changed `key` while running a command of its own (0: the server did).
 std::vector<uint64_t> Told(Tracking& t, uint64_t writer, std::string_view key) {
   std::vector<uint64_t> ids;
-  t.Invalidate(writer, key, [&](uint64_t id) { ids.push_back(id); });
+  t.Invalidate(writer, writer, key, [&](uint64_t id) { ids.push_back(id); });
   std::sort(ids.begin(), ids.end());
   return ids;
 }
@@ -90,6 +91,31 @@ TEST(TrackingTest, BroadcastsGroupKeysPerPrefixSortedAndDeduplicated) {
   });
   EXPECT_EQ(sent, (std::vector<std::vector<std::string>>{{"user:1", "user:2"}}));
   EXPECT_FALSE(t.has_broadcasts());
+}
+
+// An expiry caused by a NOLOOP client's own read: a default-mode client is
+// not told (its command was running), a BCAST client is (Redis records no
+// writer for it, and the last writer of a key in a batch counts) -- the
+// suite's "Tracking gets notification of lazy expired keys".
+TEST(TrackingTest, ServerMadeChangesReachBroadcastNoloopClients) {
+  Tracking t;
+  TrackingOptions bcast;
+  bcast.bcast = true;
+  bcast.noloop = true;
+  ASSERT_EQ(t.Enable(7, bcast), "");
+  TrackingOptions noloop;
+  noloop.noloop = true;
+  ASSERT_EQ(t.Enable(8, noloop), "");
+  t.RememberKeys(8, {"k"});
+  std::vector<uint64_t> told;
+  t.Invalidate(7, 7, "mine", [&](uint64_t id) { told.push_back(id); });
+  t.Invalidate(7, 7, "expired", [&](uint64_t id) { told.push_back(id); });
+  t.Invalidate(0, 0, "expired", [&](uint64_t id) { told.push_back(id); });  // same batch: last writer counts
+  t.Invalidate(0, 8, "k", [&](uint64_t id) { told.push_back(id); });
+  EXPECT_EQ(told, std::vector<uint64_t>{});
+  std::vector<std::vector<std::string>> sent;
+  t.TakeBroadcasts([&](uint64_t, const std::vector<std::string>& keys) { sent.push_back(keys); });
+  EXPECT_EQ(sent, (std::vector<std::vector<std::string>>{{"expired", "k"}}));
 }
 
 TEST(TrackingTest, ModeSwitchesAndOverlapsAreRefusedAsRedisDoes) {

@@ -390,9 +390,6 @@ void Server::Execute(Client& c, Argv argv) {
     c.reply_mode = ReplyMode::kOn;
     replying = !c.is_replica && !c.is_master;
   }
-  // CLIENT REPLY ON answers +OK whatever it ends (OFF, or a SKIP that would
-  // silence this very command), as in Redis.
-  if (c.reply_mode != ReplyMode::kOn && IsClientReplyOn(argv)) replying = !c.is_replica && !c.is_master;
   const CommandSpec* spec = commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.

@@ -23,7 +23,10 @@ std::vector<LatencyMonitor::Sample> LatencyMonitor::Series::InOrder() const {
 int64_t LatencyMonitor::NowSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 void LatencyMonitor::Add(std::string_view event, int64_t latency_ms, int64_t now_s) {
-  Series* ts = const_cast<Series*>(Find(event));
+  Series* ts = nullptr;
+  for (const auto& s : events_) {
+    if (s->name == event) ts = s.get();
+  }
   if (ts == nullptr) {
     ts = events_.emplace_back(std::make_unique<Series>()).get();
     ts->name = std::string(event);

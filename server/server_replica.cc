@@ -174,7 +174,6 @@ void Server::StartMasterSync() {
     req.load_payload = [staging, stats, flag_async, flag_sync, own_replid](
                            core::ByteSource* src, const std::string& primary_replid) -> absl::Status {
       std::atomic<bool>* loading = primary_replid == own_replid ? flag_async : flag_sync;
-      Log(kNotice, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser");
       Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
       loading->store(true);
       absl::StatusOr<RdbLoadStats> loaded = LoadRdbInto(src, *staging, UnixMs());

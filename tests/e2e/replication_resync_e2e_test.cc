@@ -577,6 +577,12 @@ TEST(ReplicationResyncE2E, RestartedPrimaryContinuesItsHistory) {
     replid = Info(p, "master_replid", "replication");
     offset = Info(p, "master_repl_offset", "replication");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // "short" expires, still stored
+    // The replica has acknowledged everything: SHUTDOWN does not wait for it
+    // (its REPLCONF GETACK would move the offset).
+    for (int i = 0; i < 250 && Call(p, {"INFO", "replication"}).find(",offset=" + offset + ",") == std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     p.Send(Resp({"SHUTDOWN"}));  // saves: save points are set
     int status;
     ASSERT_TRUE(primary.WaitExit(&status));

@@ -492,7 +492,9 @@ def loading_payload(node):
 
 
 @scenario("kill-replica-in-load", options=("--repl-diskless-sync", "yes", "--repl-diskless-load", "swapdb",
-                                           "--key-load-delay", "50"), populate=20000)
+                                           "--key-load-delay", "50",
+                                           # a redis-server replica answers INFO while it loads
+                                           "--loading-process-events-interval-bytes", "1024"), populate=20000)
 def kill_replica_in_load(run):
     """repl-diskless-load swapdb, the payload (20,000 keys and the writers')
     slowed by key-load-delay: a replica -- half the time after a SAVE of its

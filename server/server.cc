@@ -151,8 +151,22 @@ void Server::BindListenerConfig() {
 // implicit deletions.
 void Server::BindMemoryConfig() {
   Config& c = *config_;
-  c.Bind("maxmemory", &maxmemory_);
   c.Bind("replica-ignore-maxmemory", &replica_ignore_maxmemory_);
+  // As Redis's updateMaxmemory: a limit below what is used evicts at once,
+  // not at the next command.
+  c.Bind("maxmemory", [this] {
+    maxmemory_ = config_->Int("maxmemory");
+    // At start-up (no client yet) eviction waits for the first command.
+    if (maxmemory_ <= 0 || clients_.empty() || (master_ && replica_ignore_maxmemory_)) return;
+    if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
+      Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
+                           ") is smaller than the current memory usage (", used,
+                           "). This will result in key eviction and/or the inability to accept new write commands "
+                           "depending on the maxmemory-policy."));
+    }
+    evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes, static_cast<size_t>(maxmemory_),
+                        clock_.WallMs(), &stats_.evicted_keys);
+  });
   core::AccessPolicy& access = keyspace_.access_policy();
   c.Bind("maxmemory-policy", [this, &access] {
     core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &access.policy);
@@ -435,6 +449,7 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
+  LimitTrackingTable();
   // Persistence failing: writes (and PING, as in Redis) are refused.
   if (!persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
     if (std::string misconf = PersistenceError(); !misconf.empty()) {
@@ -500,11 +515,17 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   const uint64_t errors_before = rb.errors();
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
+  // EVAL & co. and FCALL & co. (skip_monitor) are shown before the
+  // commands their script runs, as Redis's evalCommand feeds them first.
+  if (spec->script != CommandSpec::Script::kNone && !monitors_.empty()) FeedMonitors(c, argv, UnixUs());
   Client* const outer_client = current_client_;
-  current_client_ = &c;
+  if (c.conn != nullptr || outer_client == nullptr) current_client_ = &c;
   spec->handler(ctx);
   current_client_ = outer_client;
-  if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
+  // A script's keys are tracked when it calls a read command (CallFromScript).
+  if (c.tracking && (spec->flags & cmd::kReadonly) && spec->script == CommandSpec::Script::kNone) {
+    TrackReadKeys(c, *spec, argv);
+  }
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
     if (spec->script != CommandSpec::Script::kNone) {
@@ -646,6 +667,7 @@ int Server::OnTimer() {
 void Server::Cron(int64_t now_ms) {
   clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
+  if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
   if (now_ms - stats_.last_sample_ms >= 100) {
     int64_t dt = now_ms - stats_.last_sample_ms;
     uint64_t ops = stats_.total_commands - stats_.last_sample_commands;
@@ -657,13 +679,7 @@ void Server::Cron(int64_t now_ms) {
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
-  // tracking-table-max-keys (0: no limit): clients drop what the table forgets.
-  if (tracking_max_keys_ > 0 && tracking_.keys() > tracking_max_keys_) {
-    tracking_.EvictKeys(tracking_.keys() - tracking_max_keys_, [this](uint64_t id, std::string_view key) {
-      const std::string k(key);
-      SendInvalidation(id, &k, 1);
-    });
-  }
+  LimitTrackingTable();
   ReapChild(now_ms);
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);

@@ -171,6 +171,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void PropagateToReplicas(int db, Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
+  // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
+  void set_cron_paused(bool on) { cron_paused_ = on; }
   uint64_t instantaneous_ops() const;
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
@@ -429,6 +431,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // the running command or for the end of the loop turn (BCAST).
   void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
   void InvalidateTrackedKey(std::string_view key, bool by_server);
+  // tracking-table-max-keys: forgets keys (telling their readers) until the
+  // table fits; before each command and in the cron, as Redis.
+  void LimitTrackingTable();
   void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
   void FlushPendingInvalidations(Client& c);
   void BroadcastInvalidations();
@@ -543,6 +548,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
   bool active_expire_ = true;
+  bool cron_paused_ = false;
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
   std::vector<uint64_t> paused_clients_;
@@ -600,7 +606,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
   size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
-  Client* current_client_ = nullptr; // the client whose command is running
+  // The connection whose command is running; a script's commands run on
+  // behalf of its caller (Redis's server.current_client).
+  Client* current_client_ = nullptr;
   // Invalidations for the running command's own client, sent after its reply.
   std::vector<std::string> pending_invalidations_;
   bool flush_invalidation_pending_ = false;

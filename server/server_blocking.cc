@@ -89,6 +89,8 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
     io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp);
     Call(c, *commands_.Find(views[0]), views, rb, clock_.WallMs());
+    // What it changed of its own tracked keys: told after its reply.
+    if (c.tracking && (!pending_invalidations_.empty() || flush_invalidation_pending_)) FlushPendingInvalidations(c);
     if (c.blocked) return;  // nothing there after all: blocked again
   }
   if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();

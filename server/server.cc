@@ -157,7 +157,7 @@ void Server::BindMemoryConfig() {
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
     // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.empty() || (master_ && replica_ignore_maxmemory_)) return;
+    if (maxmemory_ <= 0 || clients_.empty() || pause_until_ms_ > 0 || (master_ && replica_ignore_maxmemory_)) return;
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -334,10 +334,10 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   keyspace_.db(c->db).Prefetch(argv[at], stage);
 }
 
-bool Server::ShouldPause(const CommandSpec& spec) const {
+bool Server::ShouldPause(uint32_t flags) const {
   if (pause_until_ms_ == 0) return false;
   if (pause_all_) return true;
-  return (spec.flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
+  return (flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
 }
 
 void Server::Defer(Client& c, Argv argv) {
@@ -418,9 +418,15 @@ void Server::Execute(Client& c, Argv argv) {
   }
   // The gates judge EXEC by what it will run.
   uint32_t flags = spec->flags;
-  if (is_exec) flags |= multi_[c.id()]->flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
+  if (is_exec) {
+    const MultiState& m = *multi_[c.id()];
+    flags |= m.flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
+    flags &= ~(m.inv_flags & cmd::kStale);  // one command not allowed on a stale replica: EXEC is not
+  }
   // EVAL & co. and FCALL & co. are judged by what their script declares.
-  if (spec->script != CommandSpec::Script::kNone && scripting_) flags = scripting_->GateFlags(*spec, argv, flags);
+  if (spec->script != CommandSpec::Script::kNone) {
+    flags = scripting_ ? scripting_->GateFlags(*spec, argv, flags) : scripting::Scripting::ShebangGateFlags(*spec, argv, flags);
+  }
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
     reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
@@ -437,10 +443,11 @@ void Server::Execute(Client& c, Argv argv) {
   // maxmemory: evict first; refuse commands that may grow memory when nothing
   // more can be evicted (Redis's order: after AUTH, before CLIENT PAUSE).
   // A replica is an exact copy of its primary: with replica-ignore-maxmemory
-  // it evicts nothing of its own (the primary's DELs do), and a command of
+  // it evicts nothing of its own (the primary's DELs do), nothing is evicted
+  // during CLIENT PAUSE (Redis's isSafeToPerformEvictions), and a command of
   // its primary's stream is never refused, whatever the setting.
   pre_command_oom_ = false;
-  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_) {
+  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_ && pause_until_ms_ == 0) {
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
     pre_command_oom_ = !fits;
@@ -462,7 +469,7 @@ void Server::Execute(Client& c, Argv argv) {
   const bool repl_gated = (master_ || min_replicas_to_write_ > 0) && !c.is_master;
   const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
   if (repl_gated || pubsub_refused) {
-    const char* err = repl_gated ? ReplicationGate(*spec, flags) : nullptr;
+    const char* err = repl_gated ? ReplicationGate(flags) : nullptr;
     std::string refusal;
     if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
       refusal = StrCat("ERR Can't execute '", spec->name,
@@ -480,9 +487,9 @@ void Server::Execute(Client& c, Argv argv) {
     reject(scripting_->BusyError(), spec);
     return;
   }
-  // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
-  const bool pause_exec = is_exec && pause_until_ms_ > 0 && (flags & (cmd::kWrite | cmd::kMayReplicate));
-  if ((ShouldPause(*spec) || pause_exec) && !c.is_master) {
+  // CLIENT PAUSE WRITE holds back what may write: EXEC by its queue, a
+  // script by what it declares.
+  if (ShouldPause(flags) && !c.is_master) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
     Defer(c, argv);
     return;
@@ -491,7 +498,8 @@ void Server::Execute(Client& c, Argv argv) {
     MultiState& m = *multi_[c.id()];
     QueuedCommand& q = m.commands.emplace_back(QueuedCommand{spec, {argv.begin(), argv.end()}});
     for (const std::string& a : q.argv) m.bytes += a.size();
-    m.flags |= spec->flags;
+    m.flags |= flags;  // a script as it declares itself, as Redis's queueMultiCommand
+    m.inv_flags |= ~flags;
     rb.SimpleString("QUEUED");
     return;
   }
@@ -595,11 +603,30 @@ void Server::PauseClients(int64_t until_ms, bool all) {
   // A later pause extends, never shortens; ALL wins over WRITE (Redis 7.0).
   if (until_ms > pause_until_ms_) pause_until_ms_ = until_ms;
   pause_all_ = pause_all_ || all;
+  // As Redis: nothing expires or is evicted while paused (a failover may be
+  // under way); expired keys look missing until the pause ends.
+  if (keyspace_.expiry_mode() == core::ExpiryMode::kDelete) {
+    keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
+    expiry_paused_ = true;
+  }
+}
+
+size_t Server::blocked_clients() const {
+  size_t paused = 0;
+  for (uint64_t id : paused_clients_) {
+    auto it = clients_.find(id);
+    if (it != clients_.end() && it->second->paused_wait && !it->second->closing) ++paused;
+  }
+  return blocked_.size() + paused;
 }
 
 void Server::UnpauseClients() {
   pause_until_ms_ = 0;
   pause_all_ = false;
+  if (expiry_paused_) {
+    expiry_paused_ = false;
+    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !master_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+  }
   ReplayDeferred();
 }
 
@@ -689,7 +716,7 @@ void Server::Cron(int64_t now_ms) {
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !master_) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
+  if (active_expire_ && !master_ && pause_until_ms_ == 0) keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
   keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
 }
 

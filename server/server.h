@@ -234,7 +234,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A command wrote `key`: watchers of it become dirty, clients blocked on
   // it get a chance to be served, and the keyspace event (class `type`,
   // name `event`) is published when notify-keyspace-events enables it.
-  // `by_server`: the server changed it on its own (expiry, eviction), not
+  // `by_server`: the server deleted it on its own (expiry, eviction), not
   // the running command (BCAST NOLOOP clients are told).
   void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key, bool by_server = false) {
     SignalModifiedKey(db, key, by_server);
@@ -242,7 +242,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
   // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
-    watched_.Touch(db, key);
+    // by_server: a deletion (told before the entry goes).
+    watched_.Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     key_waiters_.SignalWrite(db, key);
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
@@ -319,7 +320,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // CLIENT UNBLOCK: true when the client was blocked; it answers as on
   // timeout, or with -UNBLOCKED when `error`.
   bool UnblockByRequest(uint64_t id, bool error);
-  size_t blocked_clients() const { return blocked_.size(); }
+  // INFO's blocked_clients: blocked on keys or WAIT, and held by CLIENT
+  // PAUSE (Redis blocks those too).
+  size_t blocked_clients() const;
   size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
   // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
@@ -439,7 +442,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BroadcastInvalidations();
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
-  bool ShouldPause(const CommandSpec& spec) const;
+  // CLIENT PAUSE holds back a command judged by `flags`.
+  bool ShouldPause(uint32_t flags) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
   void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
@@ -487,8 +491,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
   // MASTERDOWN), or nullptr.
-  // `flags`: the command's, or for EXEC those of what it will run.
-  const char* ReplicationGate(const CommandSpec& spec, uint32_t flags) const;
+  // `flags`: the command's (a script's: as it declares), or for EXEC those of
+  // what it will run.
+  const char* ReplicationGate(uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
   void StartMasterSync();
@@ -551,6 +556,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool cron_paused_ = false;
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
+  bool expiry_paused_ = false;  // the pause turned expiry from kDelete to kHide
   std::vector<uint64_t> paused_clients_;
   volatile int shutdown_signal_ = 0;
   bool shutdown_requested_ = false;

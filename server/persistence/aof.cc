@@ -265,7 +265,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
 void Aof::Feed(int db, std::span<const std::string_view> argv) {
   if (state_ == AofState::kOff) return;
   if (state_ == AofState::kWaitRewrite && child_->type() != ChildType::kAof) return;
-  if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)
+  if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (EXEC)
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
     core::AppendRespCommand(select, &buf_);

@@ -230,12 +230,21 @@ TEST(ClientStateE2E, TransactionIsOneBlockInAofAndOnReplicas) {
   EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
   EXPECT_EQ(Cmd(p.get(), {"INCR", "single"}), "QUEUED");
   EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1]");
-  // The AOF holds the first transaction as MULTI ... EXEC with its SELECT
-  // inside, and the single write bare -- as Redis 7.0 writes them.
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "0"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"INCR", "x"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"INCR", "y"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1,1]");
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "1"}), "OK");
+  // The AOF holds the transactions as MULTI ... EXEC with a SELECT inside,
+  // or before the MULTI when the first command needs it, and the single
+  // write bare -- as Redis 7.0 writes them (propagatePendingCommands).
   std::string aof;
   RunShell("cat " + primary.dir() + "/appendonlydir/*.incr.aof", &aof);
   const std::string block = Resp({"MULTI"}) + Resp({"SET", "a", "1"}) + Resp({"SELECT", "1"}) +
-                            Resp({"RPUSH", "l", "x", "y"}) + Resp({"EXEC"}) + Resp({"INCR", "single"});
+                            Resp({"RPUSH", "l", "x", "y"}) + Resp({"EXEC"}) + Resp({"INCR", "single"}) +
+                            Resp({"SELECT", "0"}) + Resp({"MULTI"}) + Resp({"INCR", "x"}) + Resp({"INCR", "y"}) +
+                            Resp({"EXEC"});
   EXPECT_NE(aof.find(block), std::string::npos) << aof;
   std::string out;
   EXPECT_EQ(RunShell("redis-check-aof " + primary.dir() + "/appendonlydir/appendonly.aof.manifest", &out), 0) << out;

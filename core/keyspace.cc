@@ -126,9 +126,14 @@ void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view
 }
 
 uint64_t Database::Scan(uint64_t cursor, int64_t now_ms,
-                        const std::function<void(std::string_view, const Entry&)>& fn) {
+                        const std::function<void(std::string_view, const Entry&)>& fn,
+                        const std::function<void(std::string_view)>& expired) {
   return dict_.Scan(cursor, [&](const Key& key, Entry& entry) {
-    if (!IsExpired(entry, now_ms)) fn(key.view(), entry);
+    if (!IsExpired(entry, now_ms)) {
+      fn(key.view(), entry);
+    } else if (expired) {
+      expired(key.view());
+    }
   });
 }
 

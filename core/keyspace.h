@@ -137,9 +137,11 @@ class Database {
   }
 
   // One step of SCAN: calls fn for the live keys of the buckets at `cursor`
-  // and returns the next cursor (0 when the scan is complete). Every key
-  // present for the whole scan is returned at least once.
-  uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn);
+  // (and `expired`, when given, for the expired ones) and returns the next
+  // cursor (0 when the scan is complete). Every key present for the whole
+  // scan is returned at least once.
+  uint64_t Scan(uint64_t cursor, int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn,
+                const std::function<void(std::string_view)>& expired = nullptr);
   // A random live key ("" and false when empty). Expired keys met on the way
   // are deleted (kDelete only), as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);

@@ -15,11 +15,11 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {cmd::kAdmin, "admin"},        {cmd::kPubsub, "pubsub"},          {cmd::kNoscript, "noscript"},
       {cmd::kBlocking, "blocking"},  {cmd::kLoading, "loading"},        {cmd::kStale, "stale"},
       {cmd::kSkipMonitor, "skip_monitor"}, {cmd::kSkipSlowlog, "skip_slowlog"}, {cmd::kFast, "fast"},
-      {cmd::kNoAuth, "no_auth"},     {cmd::kMayReplicate, "may_replicate"}, {cmd::kNoAsyncLoading, "no_async_loading"},
+      {cmd::kNoAuth, "no_auth"},     {cmd::kNoAsyncLoading, "no_async_loading"},
       {cmd::kNoMulti, "no_multi"},
       {cmd::kAllowBusy, "allow_busy"},
-      // kSentinel / kOnlySentinel are not listed: a non-sentinel redis-server
-      // 7.0 does not show them either.
+      // kMayReplicate, kSentinel and kOnlySentinel are not listed: redis-server
+      // 7.0 hides them too.
   };
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames) {

@@ -21,6 +21,7 @@ struct MultiState {
   std::vector<QueuedCommand> commands;
   bool aborted = false;    // a queued command was refused (EXECABORT)
   uint32_t flags = 0;      // union of the queued commands' flags (CLIENT PAUSE WRITE)
+  uint32_t inv_flags = 0;  // union of their missing flags: one not `stale` makes EXEC not stale
   size_t bytes = 0;        // argument bytes held (CLIENT LIST multi-mem)
 };
 

@@ -160,8 +160,22 @@ void Server::BindListenerConfig() {
 // implicit deletions.
 void Server::BindMemoryConfig() {
   Config& c = *config_;
-  c.Bind("maxmemory", &maxmemory_);
   c.Bind("replica-ignore-maxmemory", &replica_ignore_maxmemory_);
+  // As Redis's updateMaxmemory: a limit below what is used evicts at once,
+  // not at the next command.
+  c.Bind("maxmemory", [this] {
+    maxmemory_ = config_->Int("maxmemory");
+    // At start-up (no client yet) eviction waits for the first command.
+    if (maxmemory_ <= 0 || clients_.empty() || pause_until_ms_ > 0 || (master_ && replica_ignore_maxmemory_)) return;
+    if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
+      Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
+                           ") is smaller than the current memory usage (", used,
+                           "). This will result in key eviction and/or the inability to accept new write commands "
+                           "depending on the maxmemory-policy."));
+    }
+    evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes, static_cast<size_t>(maxmemory_),
+                        clock_.WallMs(), &stats_.evicted_keys);
+  });
   core::AccessPolicy& access = keyspace_.access_policy();
   c.Bind("maxmemory-policy", [this, &access] {
     core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &access.policy);
@@ -361,10 +375,10 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   keyspace_.db(c->db).Prefetch(argv[at], stage);
 }
 
-bool Server::ShouldPause(const CommandSpec& spec) const {
+bool Server::ShouldPause(uint32_t flags) const {
   if (pause_until_ms_ == 0) return false;
   if (pause_all_) return true;
-  return (spec.flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
+  return (flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
 }
 
 void Server::Defer(Client& c, Argv argv) {
@@ -441,9 +455,15 @@ void Server::Execute(Client& c, Argv argv) {
   }
   // The gates judge EXEC by what it will run.
   uint32_t flags = spec->flags;
-  if (is_exec) flags |= multi_[c.id()]->flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
+  if (is_exec) {
+    const MultiState& m = *multi_[c.id()];
+    flags |= m.flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
+    flags &= ~(m.inv_flags & cmd::kStale);  // one command not allowed on a stale replica: EXEC is not
+  }
   // EVAL & co. and FCALL & co. are judged by what their script declares.
-  if (spec->script != CommandSpec::Script::kNone && scripting_) flags = scripting_->GateFlags(*spec, argv, flags);
+  if (spec->script != CommandSpec::Script::kNone) {
+    flags = scripting_ ? scripting_->GateFlags(*spec, argv, flags) : scripting::Scripting::ShebangGateFlags(*spec, argv, flags);
+  }
   const int argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
     reject(StrCat("ERR wrong number of arguments for '", spec->name, "' command"), spec);
@@ -460,10 +480,11 @@ void Server::Execute(Client& c, Argv argv) {
   // maxmemory: evict first; refuse commands that may grow memory when nothing
   // more can be evicted (Redis's order: after AUTH, before CLIENT PAUSE).
   // A replica is an exact copy of its primary: with replica-ignore-maxmemory
-  // it evicts nothing of its own (the primary's DELs do), and a command of
+  // it evicts nothing of its own (the primary's DELs do), nothing is evicted
+  // during CLIENT PAUSE (Redis's isSafeToPerformEvictions), and a command of
   // its primary's stream is never refused, whatever the setting.
   pre_command_oom_ = false;
-  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_) {
+  if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_ && pause_until_ms_ == 0) {
     const uint64_t evict_start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
     const uint64_t evicted_before = stats_.evicted_keys;
     bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
@@ -475,6 +496,7 @@ void Server::Execute(Client& c, Argv argv) {
       return;
     }
   }
+  LimitTrackingTable();
   // Persistence failing: writes (and PING, as in Redis) are refused -- but
   // not the primary's: a replica panics rather than diverge, unless
   // replica-ignore-disk-write-errors.
@@ -492,7 +514,7 @@ void Server::Execute(Client& c, Argv argv) {
   const bool repl_gated = (master_ || min_replicas_to_write_ > 0) && !c.is_master;
   const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
   if (repl_gated || pubsub_refused) {
-    const char* err = repl_gated ? ReplicationGate(*spec, flags) : nullptr;
+    const char* err = repl_gated ? ReplicationGate(flags) : nullptr;
     std::string refusal;
     if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
       refusal = StrCat("ERR Can't execute '", spec->name,
@@ -527,9 +549,9 @@ void Server::Execute(Client& c, Argv argv) {
     reject("ERR Replica can't interact with the keyspace", spec);
     return;
   }
-  // CLIENT PAUSE WRITE holds EXEC back when its queue writes.
-  const bool pause_exec = is_exec && pause_until_ms_ > 0 && (flags & (cmd::kWrite | cmd::kMayReplicate));
-  if ((ShouldPause(*spec) || pause_exec) && !c.is_master) {
+  // CLIENT PAUSE WRITE holds back what may write: EXEC by its queue, a
+  // script by what it declares.
+  if (ShouldPause(flags) && !c.is_master) {
     if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
     Defer(c, argv);
     return;
@@ -538,7 +560,8 @@ void Server::Execute(Client& c, Argv argv) {
     MultiState& m = *multi_[c.id()];
     QueuedCommand& q = m.commands.emplace_back(QueuedCommand{spec, {argv.begin(), argv.end()}});
     for (const std::string& a : q.argv) m.bytes += a.size();
-    m.flags |= spec->flags;
+    m.flags |= flags;  // a script as it declares itself, as Redis's queueMultiCommand
+    m.inv_flags |= ~flags;
     rb.SimpleString("QUEUED");
     return;
   }
@@ -562,8 +585,11 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   CommandContext ctx{*this, c, rb, argv, now_ms};
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
+  // EVAL & co. and FCALL & co. (skip_monitor) are shown before the
+  // commands their script runs, as Redis's evalCommand feeds them first.
+  if (spec->script != CommandSpec::Script::kNone && !monitors_.empty()) FeedMonitors(c, argv, UnixUs());
   Client* const outer_client = current_client_;
-  current_client_ = &c;
+  if (c.conn != nullptr || outer_client == nullptr) current_client_ = &c;
   errors_mark_ = stats_.total_error_replies;
   spec->handler(ctx);
   current_client_ = outer_client;
@@ -572,7 +598,10 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   // rule, so EXEC and EVAL are not failed by their commands' errors.
   if (stats_.total_error_replies > errors_mark_) ++spec->failed_calls;
   errors_mark_ = stats_.total_error_replies;
-  if (c.tracking && (spec->flags & cmd::kReadonly)) TrackReadKeys(c, *spec, argv);
+  // A script's keys are tracked when it calls a read command (CallFromScript).
+  if (c.tracking && (spec->flags & cmd::kReadonly) && spec->script == CommandSpec::Script::kNone) {
+    TrackReadKeys(c, *spec, argv);
+  }
   // EXEC and scripts propagate what their commands wrote themselves.
   if ((stats_.dirty > dirty_before || !propagate_as_.empty()) && spec != exec_spec_) {  // a reset (SAVE) is no write
     if (spec->script != CommandSpec::Script::kNone) {
@@ -644,11 +673,30 @@ void Server::PauseClients(int64_t until_ms, bool all) {
   // A later pause extends, never shortens; ALL wins over WRITE (Redis 7.0).
   if (until_ms > pause_until_ms_) pause_until_ms_ = until_ms;
   pause_all_ = pause_all_ || all;
+  // As Redis: nothing expires or is evicted while paused (a failover may be
+  // under way); expired keys look missing until the pause ends.
+  if (keyspace_.expiry_mode() == core::ExpiryMode::kDelete) {
+    keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
+    expiry_paused_ = true;
+  }
+}
+
+size_t Server::blocked_clients() const {
+  size_t paused = 0;
+  for (uint64_t id : paused_clients_) {
+    auto it = clients_.find(id);
+    if (it != clients_.end() && it->second->paused_wait && !it->second->closing) ++paused;
+  }
+  return blocked_.size() + paused;
 }
 
 void Server::UnpauseClients() {
   pause_until_ms_ = 0;
   pause_all_ = false;
+  if (expiry_paused_) {
+    expiry_paused_ = false;
+    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !master_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+  }
   ReplayDeferred();
 }
 
@@ -717,6 +765,7 @@ int Server::OnTimer() {
 void Server::Cron(int64_t now_ms) {
   clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
+  if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
   if (now_ms - stats_.last_sample_ms >= 100) {
     int64_t dt = now_ms - stats_.last_sample_ms;
     uint64_t ops = stats_.total_commands - stats_.last_sample_commands;
@@ -728,13 +777,7 @@ void Server::Cron(int64_t now_ms) {
   if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
-  // tracking-table-max-keys (0: no limit): clients drop what the table forgets.
-  if (tracking_max_keys_ > 0 && tracking_.keys() > tracking_max_keys_) {
-    tracking_.EvictKeys(tracking_.keys() - tracking_max_keys_, [this](uint64_t id, std::string_view key) {
-      const std::string k(key);
-      SendInvalidation(id, &k, 1);
-    });
-  }
+  LimitTrackingTable();
   ReapChild(now_ms);
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
@@ -745,7 +788,7 @@ void Server::Cron(int64_t now_ms) {
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !master_) {
+  if (active_expire_ && !master_ && pause_until_ms_ == 0) {
     const uint64_t start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
     keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
     if (start != 0) latency_.AddIfNeeded("expire-cycle", clock_.TicksToMicros(Clock::Ticks() - start) / 1000);

@@ -195,6 +195,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ReplicateVerbatim(Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
+  // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
+  void set_cron_paused(bool on) { cron_paused_ = on; }
   uint64_t instantaneous_ops() const;
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
@@ -276,7 +278,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A command wrote `key`: watchers of it become dirty, clients blocked on
   // it get a chance to be served, and the keyspace event (class `type`,
   // name `event`) is published when notify-keyspace-events enables it.
-  // `by_server`: the server changed it on its own (expiry, eviction), not
+  // `by_server`: the server deleted it on its own (expiry, eviction), not
   // the running command (BCAST NOLOOP clients are told).
   void KeyEvent(uint32_t type, std::string_view event, int db, std::string_view key, bool by_server = false) {
     RINGKV_DCHECK_MAIN_THREAD();
@@ -285,7 +287,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
   // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
-    watched_.Touch(db, key);
+    // by_server: a deletion (told before the entry goes).
+    watched_.Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     key_waiters_.SignalWrite(db, key);
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
@@ -374,7 +377,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // CLIENT UNBLOCK: true when the client was blocked; it answers as on
   // timeout, or with -UNBLOCKED when `error`.
   bool UnblockByRequest(uint64_t id, bool error);
-  size_t blocked_clients() const { return blocked_.size(); }
+  // INFO's blocked_clients: blocked on keys or WAIT, and held by CLIENT
+  // PAUSE (Redis blocks those too).
+  size_t blocked_clients() const;
   size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
   // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
@@ -492,12 +497,16 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // the running command or for the end of the loop turn (BCAST).
   void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
   void InvalidateTrackedKey(std::string_view key, bool by_server);
+  // tracking-table-max-keys: forgets keys (telling their readers) until the
+  // table fits; before each command and in the cron, as Redis.
+  void LimitTrackingTable();
   void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
   void FlushPendingInvalidations(Client& c);
   void BroadcastInvalidations();
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
-  bool ShouldPause(const CommandSpec& spec) const;
+  // CLIENT PAUSE holds back a command judged by `flags`.
+  bool ShouldPause(uint32_t flags) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
   void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
@@ -575,8 +584,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
   // MASTERDOWN), or nullptr.
-  // `flags`: the command's, or for EXEC those of what it will run.
-  const char* ReplicationGate(const CommandSpec& spec, uint32_t flags) const;
+  // `flags`: the command's (a script's: as it declares), or for EXEC those of
+  // what it will run.
+  const char* ReplicationGate(uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
   void StartMasterSync();
@@ -652,8 +662,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
   bool active_expire_ = true;
+  bool cron_paused_ = false;
   int64_t pause_until_ms_ = 0;
   bool pause_all_ = false;
+  bool expiry_paused_ = false;  // the pause turned expiry from kDelete to kHide
   std::vector<uint64_t> paused_clients_;
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
@@ -723,7 +735,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
   size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
-  Client* current_client_ = nullptr; // the client whose command is running
+  // The connection whose command is running; a script's commands run on
+  // behalf of its caller (Redis's server.current_client).
+  Client* current_client_ = nullptr;
   // Invalidations for the running command's own client, sent after its reply.
   std::vector<std::string> pending_invalidations_;
   bool flush_invalidation_pending_ = false;

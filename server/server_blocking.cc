@@ -93,6 +93,8 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
     ClientErrors errors(*this, c);
     io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
     Call(c, *commands_.Find(views[0]), views, rb, clock_.WallMs());
+    // What it changed of its own tracked keys: told after its reply.
+    if (c.tracking && (!pending_invalidations_.empty() || flush_invalidation_pending_)) FlushPendingInvalidations(c);
     if (c.blocked) return;  // nothing there after all: blocked again
   }
   if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();

@@ -33,17 +33,22 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 void Server::SignalFlushingDb(int db) {
   if (watched_.empty()) return;
   core::Database& d = keyspace_.db(db);
-  watched_.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; });
+  auto none = [](std::string_view) { return false; };
+  watched_.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
 }
 
 void Server::SignalSwappedDbs(int a, int b) {
-  // After the swap: a key watched in either database is touched when it
-  // exists in either of them now (it was deleted, replaced or appeared).
+  // After the swap: the watchers of database x saw what y holds now, and
+  // see what x holds now.
   if (!watched_.empty()) {
+    const int64_t now_ms = clock_.WallMs();
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       core::Database& dx = keyspace_.db(x);
       core::Database& dy = keyspace_.db(y);
-      watched_.TouchDb(x, [&](std::string_view key) { return dx.Peek(key) != nullptr || dy.Peek(key) != nullptr; });
+      watched_.TouchDb(
+          x, [&](std::string_view key) { return dy.Peek(key) != nullptr; },
+          [&](std::string_view key) { return dx.Peek(key) != nullptr; },
+          [&](std::string_view key) { return dx.IsLogicallyExpired(key, now_ms); });
     }
   }
   // Clients blocked on a key that the swap brought in get served.

@@ -75,9 +75,15 @@ void Server::EndPropagationBlock(bool discard) {
   const std::string_view exec[] = {"EXEC"};
   auto send = [&](int target, auto&& feed) {
     size_t n = 0;
-    for (const PropagatedCommand& p : block) n += (p.targets & target) ? 1 : 0;
+    int first_db = -1;
+    for (const PropagatedCommand& p : block) {
+      if (!(p.targets & target)) continue;
+      if (n++ == 0) first_db = p.db;
+    }
     if (n == 0) return;
-    if (n > 1) feed(-1, multi);
+    // MULTI in the first command's database, so that its SELECT comes
+    // before the MULTI, as Redis's propagatePendingCommands.
+    if (n > 1) feed(first_db, multi);
     for (const PropagatedCommand& p : block) {
       if (!(p.targets & target)) continue;
       std::vector<std::string_view> views(p.argv.begin(), p.argv.end());

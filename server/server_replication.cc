@@ -85,14 +85,14 @@ int Server::GoodReplicas(int64_t now_ms) const {
   return n;
 }
 
-const char* Server::ReplicationGate(const CommandSpec& spec, uint32_t flags) const {
+const char* Server::ReplicationGate(uint32_t flags) const {
   const bool write = flags & cmd::kWrite;
   if (!master_ && write && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
       GoodReplicas(UnixMs()) < min_replicas_to_write_) {
     return "NOREPLICAS Not enough good replicas to write.";
   }
   if (master_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
-  if (master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ && !(spec.flags & cmd::kStale)) {
+  if (master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ && !(flags & cmd::kStale)) {
     return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
   }
   return nullptr;

@@ -78,6 +78,13 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   // Time stands still inside a script: its keys expire as of its start.
   Call(sc, *spec, argv, rb, run.now_ms);
   propagate_targets_ = scripting::kReplAll;
+  // A read tracks the keys the script declared, for its caller (Redis's
+  // call() tracks the caller's command); a script that reads nothing,
+  // EVAL_RO included, tracks nothing (Server::Call skips script commands).
+  Client* caller = current_client_;
+  if ((spec->flags & cmd::kReadonly) && caller != nullptr && caller->tracking && !run.command.empty()) {
+    if (const CommandSpec* script_spec = commands_.Find(run.command[0])) TrackReadKeys(*caller, *script_spec, run.command);
+  }
 }
 
 scripting::Scripting& Server::EnsureScripting() {

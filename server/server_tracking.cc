@@ -41,6 +41,15 @@ void Server::InvalidateTrackedKey(std::string_view key, bool by_server) {
   });
 }
 
+void Server::LimitTrackingTable() {
+  // 0: no limit. The readers of each forgotten key are told it changed.
+  if (tracking_max_keys_ == 0 || tracking_.keys() <= tracking_max_keys_) return;
+  tracking_.EvictKeys(tracking_.keys() - tracking_max_keys_, [this](uint64_t id, std::string_view key) {
+    const std::string k(key);
+    SendInvalidation(id, &k, 1);
+  });
+}
+
 void Server::SendInvalidation(uint64_t id, const std::string* keys, size_t n) {
   Client* c = FindClient(id);
   if (c == nullptr || c->closing) return;

@@ -34,20 +34,54 @@ size_t WatchedKeys::CountOf(uint64_t client) const {
   return it == clients_.end() ? 0 : it->second.keys.size();
 }
 
-void WatchedKeys::TouchSlow(int db, std::string_view key) {
+WatchedKeys::Watched* WatchedKeys::Find(uint64_t client, int db, std::string_view key) {
+  for (Watched& k : clients_[client].keys) {
+    if (k.db == db && k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+void WatchedKeys::TouchSlow(int db, std::string_view key, absl::FunctionRef<bool()> exists) {
   auto db_it = by_key_.find(db);
   if (db_it == by_key_.end()) return;
   auto key_it = db_it->second.find(key);
   if (key_it == db_it->second.end()) return;
-  for (uint64_t id : key_it->second) clients_[id].dirty = true;
+  for (uint64_t id : key_it->second) {
+    Watched* w = Find(id, db, key);
+    if (w != nullptr && w->expired) {
+      // Watched already expired: its deletion changes nothing logically, and
+      // Redis 7.0 leaves such a watcher clean whatever the write.
+      if (!exists()) w->expired = false;
+      continue;
+    }
+    clients_[id].dirty = true;
+  }
 }
 
-void WatchedKeys::TouchDb(int db, const std::function<bool(std::string_view)>& affected) {
+void WatchedKeys::TouchDb(int db, absl::FunctionRef<bool(std::string_view)> in_emptied,
+                          absl::FunctionRef<bool(std::string_view)> in_replacement,
+                          absl::FunctionRef<bool(std::string_view)> expired_in_replacement) {
   auto db_it = by_key_.find(db);
   if (db_it == by_key_.end()) return;
   for (const auto& [key, ids] : db_it->second) {
-    if (!affected(key)) continue;
-    for (uint64_t id : ids) clients_[id].dirty = true;
+    const bool was_there = in_emptied(key);
+    const bool replaced = in_replacement(key);
+    if (!was_there && !replaced) continue;
+    const bool replaced_expired = replaced && expired_in_replacement(key);
+    for (uint64_t id : ids) {
+      Watched* w = Find(id, db, key);
+      if (w != nullptr && w->expired) {
+        if (!replaced) {  // an expired key deleted: no logical change
+          w->expired = false;
+          continue;
+        }
+        if (replaced_expired) continue;  // expired, and still expired
+      } else if (w != nullptr && !was_there && replaced_expired) {
+        w->expired = true;  // no key replaced with an expired one: still absent
+        continue;
+      }
+      clients_[id].dirty = true;
+    }
   }
 }
 
@@ -56,7 +90,7 @@ bool WatchedKeys::Dirty(uint64_t client, const std::function<bool(int, std::stri
   if (it == clients_.end()) return false;
   if (it->second.dirty) return true;
   for (const Watched& k : it->second.keys) {
-    if (!k.expired_when_watched && expired_now(k.db, k.key)) return true;
+    if (!k.expired && expired_now(k.db, k.key)) return true;
   }
   return false;
 }

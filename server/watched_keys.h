@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "core/string_hash.h"
 
 namespace ringkv::server {
@@ -31,15 +32,23 @@ class WatchedKeys {
   bool Watching(uint64_t client) const { return clients_.contains(client); }
   size_t CountOf(uint64_t client) const;
 
-  // A write to (db, key): every client watching it becomes dirty.
-  void Touch(int db, std::string_view key) {
-    if (!by_key_.empty()) TouchSlow(db, key);
+  // A write to (db, key): every client watching it becomes dirty -- except
+  // one that watched it already expired, when the write is its deletion
+  // (`exists()` false: no logical change; it is then watched as absent).
+  void Touch(int db, std::string_view key, absl::FunctionRef<bool()> exists) {
+    if (!by_key_.empty()) TouchSlow(db, key, exists);
   }
-  // FLUSHDB / FLUSHALL / SWAPDB: the watched keys of `db` for which
-  // `affected(key)` holds are touched.
-  void TouchDb(int db, const std::function<bool(std::string_view key)>& affected);
-  // EXEC's check: dirty, or a key watched while alive that is expired now
-  // (`expired_now(db, key)`).
+  // FLUSHDB / FLUSHALL / SWAPDB, as Redis's touchAllWatchedKeysInDb: the
+  // contents of `db` go away (`in_emptied`: the keys they held) and, for
+  // SWAPDB, another database's take their place (`in_replacement`, and
+  // `expired_in_replacement` for a key found there; FLUSH: none). A watched
+  // key that logically stays absent -- missing or expired before and
+  // after -- does not make its watchers dirty.
+  void TouchDb(int db, absl::FunctionRef<bool(std::string_view)> in_emptied,
+               absl::FunctionRef<bool(std::string_view)> in_replacement,
+               absl::FunctionRef<bool(std::string_view)> expired_in_replacement);
+  // EXEC's check: dirty, or a key not watched as expired that is expired
+  // now (`expired_now(db, key)`).
   bool Dirty(uint64_t client, const std::function<bool(int, std::string_view)>& expired_now) const;
   bool empty() const { return clients_.empty(); }
 
@@ -47,13 +56,14 @@ class WatchedKeys {
   struct Watched {
     int db;
     std::string key;
-    bool expired_when_watched;
+    bool expired;  // logically expired when watched (until it is deleted)
   };
   struct ClientWatches {  // a client's watch component
     std::vector<Watched> keys;
     bool dirty = false;
   };
-  void TouchSlow(int db, std::string_view key);
+  void TouchSlow(int db, std::string_view key, absl::FunctionRef<bool()> exists);
+  Watched* Find(uint64_t client, int db, std::string_view key);
 
   absl::flat_hash_map<uint64_t, ClientWatches> clients_;
   // db -> key -> watching clients

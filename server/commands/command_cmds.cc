@@ -1,4 +1,6 @@
 // COMMAND and its subcommands: the command table as clients see it.
+#include <algorithm>
+
 #include "core/strings.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -231,37 +233,144 @@ void CmdCommandList(CommandContext& ctx) {
   for (std::string_view n : names) ctx.reply.Bulk(n);
 }
 
-void CmdCommandGetkeys(CommandContext& ctx) {
+// The command GETKEYS / GETKEYSANDFLAGS asks about and its keys (views
+// into argv), with Redis's errors in its order (getkeysSubcommandImpl).
+// False: the error is the reply.
+bool FindCommandKeys(CommandContext& ctx, const CommandSpec** spec, std::vector<std::string_view>* keys) {
   Argv args = ctx.argv.subspan(2);
   const CommandSpec* c = ctx.server.commands().Find(args[0]);
   if (c == nullptr) {
     ctx.reply.Error("ERR Invalid command specified");
-    return;
+    return false;
   }
   if (!c->subcommands.empty() && args.size() >= 2) {
     if (const CommandSpec* s = CommandTable::FindSub(*c, args[1])) c = s;
   }
-  // Redis's order of checks (getkeysSubcommandImpl).
   if (c->first_key == 0 && c->find_keys == nullptr) {
     ctx.reply.Error("ERR The command has no key arguments");
-    return;
+    return false;
   }
   const int argc = static_cast<int>(args.size());
   if ((c->arity > 0 && argc != c->arity) || argc < -c->arity) {
     ctx.reply.Error("ERR Invalid number of arguments specified for command");
-    return;
+    return false;
   }
-  std::vector<std::string_view> keys;
   if (c->find_keys != nullptr) {
-    if (!c->find_keys(args, &keys)) {
+    if (!c->find_keys(args, keys)) {
       ctx.reply.Error("ERR Invalid arguments specified for command");
-      return;
+      return false;
     }
   } else {
-    keys = CommandKeys(*c, args);
+    *keys = CommandKeys(*c, args);
   }
+  *spec = c;
+  return true;
+}
+
+void CmdCommandGetkeys(CommandContext& ctx) {
+  const CommandSpec* c;
+  std::vector<std::string_view> keys;
+  if (!FindCommandKeys(ctx, &c, &keys)) return;
   ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
   for (std::string_view k : keys) ctx.reply.Bulk(k);
+}
+
+// The argument positions one key spec (notes~flags~begin~find) covers in
+// `args`, as far as they can be told (Redis's getKeysUsingKeySpecs);
+// nothing for an "unknown" spec.
+std::vector<size_t> SpecPositions(std::string_view spec, Argv args) {
+  std::vector<size_t> out;
+  std::vector<std::string_view> parts = Split(spec, '~', false);
+  if (parts.size() != 4) return out;
+  const int64_t argc = static_cast<int64_t>(args.size());
+  std::vector<std::string_view> begin = Split(parts[2], ':', false);
+  int64_t first = -1;
+  if (begin[0] == "index" && begin.size() == 2) {
+    first = ToInt(begin[1]);
+  } else if (begin[0] == "keyword" && begin.size() == 3) {
+    // From startfrom (negative: from the end), forwards or backwards.
+    const int64_t start = ToInt(begin[2]);
+    const int64_t from = start >= 0 ? start : argc + start;
+    const int64_t step = start >= 0 ? 1 : -1;
+    for (int64_t i = from; i > 0 && i < argc; i += step) {
+      if (EqualsIgnoreCase(args[i], begin[1])) {
+        first = i + 1;
+        break;
+      }
+    }
+  }
+  if (first < 0 || first >= argc) return out;
+  std::vector<std::string_view> find = Split(parts[3], ':', false);
+  if (find.size() != 4) return out;
+  int64_t last, step;
+  if (find[0] == "range") {
+    const int64_t lastkey = ToInt(find[1]), limit = ToInt(find[3]);
+    step = ToInt(find[2]);
+    if (lastkey >= 0) {
+      last = first + lastkey;
+    } else if (limit == 0) {
+      last = argc + lastkey;
+    } else {
+      last = first + ((argc - first) / limit + lastkey);
+    }
+  } else if (find[0] == "keynum") {
+    const int64_t at = first + ToInt(find[1]);
+    int64_t n;
+    if (at >= argc || !core::StringToInt64(args[at], &n) || n < 0) return out;
+    first += ToInt(find[2]);
+    last = first + n - 1;
+    step = ToInt(find[3]);
+  } else {
+    return out;
+  }
+  for (int64_t i = first; i <= last && i < argc && step > 0; i += step) out.push_back(static_cast<size_t>(i));
+  return out;
+}
+
+// COMMAND GETKEYSANDFLAGS: each key with the flags of the key spec it
+// belongs to; a key no spec can place (SORT ... STORE) takes the last
+// "unknown" spec's, as the commands' own key finders set them in Redis.
+void CmdCommandGetkeysandflags(CommandContext& ctx) {
+  const CommandSpec* c;
+  std::vector<std::string_view> keys;
+  if (!FindCommandKeys(ctx, &c, &keys)) return;
+  Argv args = ctx.argv.subspan(2);
+  const RedisShape* shape = ShapeOf(c->name);
+  const std::vector<std::string_view> specs =
+      shape != nullptr ? Split(shape->key_specs, ';', true) : std::vector<std::string_view>{};
+  std::vector<std::vector<size_t>> covered;
+  std::string_view unknown_flags;
+  for (std::string_view spec : specs) {
+    covered.push_back(SpecPositions(spec, args));
+    std::vector<std::string_view> parts = Split(spec, '~', false);
+    if (parts.size() == 4 && parts[2] == "unknown") unknown_flags = parts[1];
+  }
+  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
+  for (std::string_view k : keys) {
+    size_t pos = args.size();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].data() == k.data()) pos = i;
+    }
+    std::string_view flags = unknown_flags;
+    for (size_t s = 0; s < specs.size(); ++s) {
+      if (std::find(covered[s].begin(), covered[s].end(), pos) != covered[s].end()) {
+        flags = Split(specs[s], '~', false)[1];
+        break;
+      }
+    }
+    // SET is the one command with variable_flags: OW unless it has GET (Redis's setGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c->name == "set") {
+      flags = "OW,update";
+      for (size_t i = 3; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
+      }
+    }
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(k);
+    const std::vector<std::string_view> names = Split(flags, ',', true);
+    ctx.reply.SetHeader(static_cast<int64_t>(names.size()));
+    for (std::string_view f : names) ctx.reply.SimpleString(f);
+  }
 }
 
 void CmdCommandHelp(CommandContext& ctx) {
@@ -300,6 +409,7 @@ void RegisterIntrospectionCommands(CommandTable& t) {
   subs.push_back(Cmd("command|count", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns a count of commands.", "2.8.13", CmdCommandCount));
   subs.push_back(Cmd("command|docs", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns documentary information about one, multiple or all commands.", "7.0.0", CmdCommandDocs));
   subs.push_back(Cmd("command|getkeys", -4, f, 0, 0, 0, "@slow @connection", "server", "Extracts the key names from an arbitrary command.", "2.8.13", CmdCommandGetkeys));
+  subs.push_back(Cmd("command|getkeysandflags", -4, f, 0, 0, 0, "@slow @connection", "server", "Extract keys and access flags given a full Redis command", "7.0.0", CmdCommandGetkeysandflags));
   subs.push_back(Cmd("command|info", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns information about one, multiple or all commands.", "2.8.13", CmdCommandInfo));
   subs.push_back(Cmd("command|list", -2, f, 0, 0, 0, "@slow @connection", "server", "Returns a list of command names.", "7.0.0", CmdCommandList));
   subs.push_back(Cmd("command|help", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns helpful text about the different subcommands.", "5.0.0", CmdCommandHelp));

@@ -196,6 +196,11 @@ void DebugSetActiveExpire(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+void DebugPauseCron(CommandContext& ctx) {
+  ctx.server.set_cron_paused(SwitchArg(ctx));
+  ctx.reply.Ok();
+}
+
 // A test hook: scripts may call commands flagged noscript.
 void DebugSetDisableDenyScripts(CommandContext& ctx) {
   ctx.server.set_disable_deny_scripts(SwitchArg(ctx));
@@ -346,6 +351,7 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"SLEEP", 3, 3, DebugSleep, "SLEEP <seconds>\n    Stop the server for <seconds>. Decimals allowed."},
     {"STRINGMATCH-LEN", 2, 2, DebugStringmatchLen,
      "STRINGMATCH-LEN\n    Run a fuzz tester against the stringmatchlen() function."},
+    {"PAUSE-CRON", 3, 3, DebugPauseCron, "PAUSE-CRON <0|1>\n    Stop periodic cron job processing."},
     {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
     {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
     {"HELP", 2, 2, DebugHelp, "HELP\n    Print this help."},

@@ -248,7 +248,7 @@ void RegisterFunctionCommands(CommandTable& t) {
   const char* kAcl = "@slow @scripting";
   const char* kWriteAcl = "@write @slow @scripting";
   const uint32_t kCallFlags = kNoscript | kStale | kSkipMonitor;
-  t.Add(ScriptCommand(Cmd("fcall", -3, kCallFlags, 0, 0, 0, kAcl, "scripting", "Invoke a function", "7.0.0", CmdFCall), CommandSpec::Script::kFunction));
+  t.Add(ScriptCommand(Cmd("fcall", -3, kCallFlags | kMayReplicate, 0, 0, 0, kAcl, "scripting", "Invoke a function", "7.0.0", CmdFCall), CommandSpec::Script::kFunction));
   t.Add(ScriptCommand(Cmd("fcall_ro", -3, kReadonly | kCallFlags, 0, 0, 0, kAcl, "scripting", "Invoke a read-only function", "7.0.0", CmdFCallRo), CommandSpec::Script::kFunction));
   std::vector<CommandSpec> subs;
   subs.push_back(Cmd("function|delete", 3, kWrite | kNoscript, 0, 0, 0, kWriteAcl, "scripting", "Delete a function by name", "7.0.0", CmdFunctionDelete));

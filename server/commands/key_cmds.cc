@@ -60,16 +60,24 @@ void CmdScan(CommandContext& ctx) {
   uint64_t cursor;
   ScanOptions opts;
   if (!ParseScanCursor(ctx, ctx.argv[1], &cursor) || !ParseScanOptions(ctx, 2, /*allow_type=*/true, &opts)) return;
-  std::vector<std::string> keys;
+  std::vector<std::string> keys, stale;
   core::Database& db = ctx.server.db(ctx.client);
   int64_t budget = opts.count * 10;  // bounds the work on sparse tables, as Redis
   do {
-    cursor = db.Scan(cursor, ctx.now_ms, [&](std::string_view key, const core::Entry& e) {
-      if (!opts.Matches(key)) return;
-      if (!opts.type.empty() && !Is(opts.type, core::TypeName(e.value.type()))) return;
-      keys.emplace_back(key);
-    });
+    cursor = db.Scan(
+        cursor, ctx.now_ms,
+        [&](std::string_view key, const core::Entry& e) {
+          if (!opts.Matches(key)) return;
+          if (!opts.type.empty() && !Is(opts.type, core::TypeName(e.value.type()))) return;
+          keys.emplace_back(key);
+        },
+        [&](std::string_view key) {
+          if (opts.Matches(key)) stale.emplace_back(key);
+        });
   } while (cursor != 0 && --budget > 0 && static_cast<int64_t>(keys.size()) < opts.count);
+  // The expired keys it met (and that match) are expired as any lookup
+  // would, each its own DEL, as Redis's SCAN.
+  for (const std::string& key : stale) db.FindNoTouch(key, ctx.now_ms);
   ReplyScan(ctx, cursor, keys);
 }
 

@@ -138,7 +138,7 @@ void CmdPubsubHelp(CommandContext& ctx) {
 void RegisterPubsubCommands(CommandTable& t) {
   using namespace cmd;
   const uint32_t kSub = kPubsub | kNoscript | kLoading | kStale;
-  const uint32_t kPub = kPubsub | kLoading | kStale | kFast;
+  const uint32_t kPub = kPubsub | kLoading | kStale | kFast | kMayReplicate;
   t.Add(Cmd("subscribe", -2, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "Listens for messages published to channels.", "2.0.0", CmdSubscribe));
   t.Add(Cmd("unsubscribe", -1, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "Stops listening to messages posted to channels.", "2.0.0", CmdUnsubscribe));
   t.Add(Cmd("psubscribe", -2, kSub, 0, 0, 0, "@pubsub @slow", "pubsub", "Listens for messages published to channels that match one or more patterns.", "2.0.0", CmdPsubscribe));

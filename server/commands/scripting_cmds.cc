@@ -80,8 +80,9 @@ void RegisterScriptingCommands(CommandTable& t) {
   using namespace cmd;
   const uint32_t kEvalFlags = kNoscript | kStale | kSkipMonitor;
   const char* kAcl = "@slow @scripting";
-  t.Add(ScriptCommand(Cmd("eval", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEval), CommandSpec::Script::kBody));
-  t.Add(ScriptCommand(Cmd("evalsha", -3, kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEvalSha), CommandSpec::Script::kSha));
+  // EVAL and EVALSHA may replicate (CLIENT PAUSE WRITE holds them back unless the script declares no-writes).
+  t.Add(ScriptCommand(Cmd("eval", -3, kEvalFlags | kMayReplicate, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEval), CommandSpec::Script::kBody));
+  t.Add(ScriptCommand(Cmd("evalsha", -3, kEvalFlags | kMayReplicate, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEvalSha), CommandSpec::Script::kSha));
   t.Add(ScriptCommand(Cmd("eval_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalRo), CommandSpec::Script::kBody));
   t.Add(ScriptCommand(Cmd("evalsha_ro", -3, kReadonly | kEvalFlags, 0, 0, 0, kAcl, "scripting", "Execute a read-only Lua script server side", "7.0.0", CmdEvalShaRo), CommandSpec::Script::kSha));
   std::vector<CommandSpec> subs;

@@ -354,7 +354,7 @@ void Aof::Feed(int db, std::span<const std::string_view> argv) {
       buf_ += TimestampAnnotation(now_s);
     }
   }
-  if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (MULTI, EXEC)
+  if (db >= 0 && db != selected_db_) {  // db -1: no SELECT (EXEC)
     std::string index = StrCat(db);
     std::string_view select[] = {"SELECT", index};
     core::AppendRespCommand(select, &buf_);

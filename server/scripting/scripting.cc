@@ -137,19 +137,22 @@ uint32_t Scripting::GateFlags(const CommandSpec& spec, Argv argv, uint32_t comma
       script_flags = script->flags;
       break;
     }
-    case CommandSpec::Script::kBody: {
-      // The shebang line alone says the flags (an error in it is reported
-      // when the script runs).
-      absl::StatusOr<uint32_t> parsed = ParseShebangFlags(argv[1]);
-      if (!parsed.ok()) return command_flags;
-      script_flags = *parsed;
-      break;
-    }
+    case CommandSpec::Script::kBody:
+      return ShebangGateFlags(spec, argv, command_flags);
     default:
       return command_flags;
   }
   if (script_flags & kEvalCompat) return command_flags;
   return DeclaredCommandFlags(command_flags, script_flags);
+}
+
+uint32_t Scripting::ShebangGateFlags(const CommandSpec& spec, Argv argv, uint32_t command_flags) {
+  if (spec.script != CommandSpec::Script::kBody || argv.size() < 2) return command_flags;
+  // The shebang line alone says the flags (an error in it is reported when
+  // the script runs).
+  absl::StatusOr<uint32_t> parsed = ParseShebangFlags(argv[1]);
+  if (!parsed.ok() || (*parsed & kEvalCompat)) return command_flags;
+  return DeclaredCommandFlags(command_flags, *parsed);
 }
 
 std::string Scripting::PreRunError(uint32_t flags, bool read_only) const {

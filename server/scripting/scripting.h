@@ -60,6 +60,9 @@ class Scripting final : public ScriptHost {
   // script with a shebang or a function declares them; an EVAL script
   // without one keeps the command's flags (Redis's evalGetCommandFlags).
   uint32_t GateFlags(const CommandSpec& spec, Argv argv, uint32_t command_flags) const;
+  // GateFlags before any script ran (no component yet): only an EVAL body's
+  // shebang can declare anything.
+  static uint32_t ShebangGateFlags(const CommandSpec& spec, Argv argv, uint32_t command_flags);
 
   // ---- a running script ----------------------------------------------------------
   // The script running now, if any.

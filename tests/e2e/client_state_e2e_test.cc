@@ -230,12 +230,21 @@ TEST(ClientStateE2E, TransactionIsOneBlockInAofAndOnReplicas) {
   EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
   EXPECT_EQ(Cmd(p.get(), {"INCR", "single"}), "QUEUED");
   EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1]");
-  // The AOF holds the first transaction as MULTI ... EXEC with its SELECT
-  // inside, and the single write bare -- as Redis 7.0 writes them.
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "0"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"MULTI"}), "OK");
+  EXPECT_EQ(Cmd(p.get(), {"INCR", "x"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"INCR", "y"}), "QUEUED");
+  EXPECT_EQ(Cmd(p.get(), {"EXEC"}), "[1,1]");
+  EXPECT_EQ(Cmd(p.get(), {"SELECT", "1"}), "OK");
+  // The AOF holds the transactions as MULTI ... EXEC with a SELECT inside,
+  // or before the MULTI when the first command needs it, and the single
+  // write bare -- as Redis 7.0 writes them (propagatePendingCommands).
   std::string aof;
   RunShell("cat " + primary.dir() + "/appendonlydir/*.incr.aof", &aof);
   const std::string block = Resp({"MULTI"}) + Resp({"SET", "a", "1"}) + Resp({"SELECT", "1"}) +
-                            Resp({"RPUSH", "l", "x", "y"}) + Resp({"EXEC"}) + Resp({"INCR", "single"});
+                            Resp({"RPUSH", "l", "x", "y"}) + Resp({"EXEC"}) + Resp({"INCR", "single"}) +
+                            Resp({"SELECT", "0"}) + Resp({"MULTI"}) + Resp({"INCR", "x"}) + Resp({"INCR", "y"}) +
+                            Resp({"EXEC"});
   EXPECT_NE(aof.find(block), std::string::npos) << aof;
   std::string out;
   EXPECT_EQ(RunShell("redis-check-aof " + primary.dir() + "/appendonlydir/appendonly.aof.manifest", &out), 0) << out;
@@ -294,6 +303,56 @@ TEST(ClientStateE2E, MonitorSeesCommandsAsRedisFormatsThem) {
   EXPECT_NE(Cmd(c.get(), {"CLIENT", "LIST"}).find("flags=O"), std::string::npos);
 }
 
+// EVAL and FCALL (flagged skip_monitor) are shown before the commands
+// their script runs, as Redis feeds them first.
+TEST(ClientStateE2E, MonitorShowsScriptsBeforeTheirCommands) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn mon(s.port());
+  EXPECT_EQ(Call(mon, {"MONITOR"}), "+OK\r\n");
+  Redis c = Connect(s.port());
+  Cmd(c.get(), {"EVAL", "redis.call('set', KEYS[1], 'v')", "1", "k"});
+  const std::regex eval_line(R"re(\+\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "EVAL" .*"k"\r\n)re");
+  EXPECT_TRUE(std::regex_match(mon.ReadReply(), eval_line));
+  const std::regex set_line(R"re(\+\d+\.\d{6} \[0 lua\] "set" "k" "v"\r\n)re");
+  EXPECT_TRUE(std::regex_match(mon.ReadReply(), set_line));
+}
+
+// CLIENT INFO / LIST count the running command's bytes in qbuf and its
+// arguments in argv-mem, as Redis (whose query buffer still holds them).
+TEST(ClientStateE2E, ClientInfoCountsTheRunningCommand) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  const std::string info = Cmd(c.get(), {"CLIENT", "INFO"});
+  EXPECT_NE(info.find(" qbuf=26 "), std::string::npos) << info;
+  EXPECT_NE(info.find(" argv-mem=10 "), std::string::npos) << info;
+  const std::string list = Cmd(c.get(), {"CLIENT", "LIST"});
+  EXPECT_NE(list.find(" qbuf=26 "), std::string::npos) << list;
+}
+
+// tracking-table-max-keys is also applied before each command (Redis's
+// processCommand), so a lowered limit is felt even with the cron paused:
+// the invalidation comes before the reply of the next command.
+TEST(ClientStateE2E, TrackingTableLimitIsAppliedBeforeACommand) {
+  TestServer s({"--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "tracking-table-max-keys", "2"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"DEBUG", "PAUSE-CRON", "1"}), "+OK\r\n");
+  RawConn c(s.port());
+  Call(c, {"HELLO", "3"});
+  EXPECT_EQ(Call(c, {"CLIENT", "TRACKING", "on"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"MGET", "a", "b"}), "*2\r\n_\r\n_\r\n");
+  EXPECT_EQ(Call(c, {"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "tracking-table-max-keys", "1"}), "+OK\r\n");
+  const std::regex invalidate(R"re(>2\r\n\$10\r\ninvalidate\r\n\*1\r\n\$1\r\n[ab]\r\n)re");
+  EXPECT_TRUE(std::regex_match(Call(c, {"PING"}), invalidate));
+  EXPECT_EQ(c.ReadReply(), "+QUEUED\r\n");
+  EXPECT_EQ(Call(c, {"EXEC"}), "*1\r\n+PONG\r\n");
+  EXPECT_EQ(Call(admin, {"DEBUG", "PAUSE-CRON", "0"}), "+OK\r\n");
+}
+
 TEST(ClientStateE2E, ExpiryAndEvictionNotify) {
   TestServer s({"--notify-keyspace-events", "Exe", "--hz", "100"});
   ASSERT_TRUE(s.ready());
@@ -306,8 +365,7 @@ TEST(ClientStateE2E, ExpiryAndEvictionNotify) {
   EXPECT_EQ(sub.ReadReply(), "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n");
   EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory-policy", "allkeys-random"}), "OK");
   EXPECT_EQ(Cmd(c.get(), {"SET", "victim", std::string(1000, 'x')}), "OK");
-  EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory", "1"}), "OK");
-  Cmd(c.get(), {"GET", "anything"});  // a command runs eviction first
+  EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory", "1"}), "OK");  // evicts at once, as Redis
   EXPECT_EQ(sub.ReadReply(), "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$6\r\nvictim\r\n");
   EXPECT_EQ(Cmd(c.get(), {"CONFIG", "SET", "maxmemory", "0"}), "OK");
 }

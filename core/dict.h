@@ -215,6 +215,28 @@ class Dict {
     return head;
   }
 
+  // A random node, close to uniform, as Redis's dictGetFairRandomKey: up
+  // to 20 nodes gathered from consecutive buckets after a random one, then
+  // one of those at random. (RandomNode favours the keys of short chains;
+  // SRANDMEMBER, SPOP and HRANDFIELD use this one, whose distribution the
+  // suite checks.) A small table is sampled whole: exactly uniform.
+  Node* FairRandomNode(absl::BitGen& rng) {
+    constexpr size_t kSample = 20;
+    if (size() == 0) return nullptr;
+    if (rehashing()) RehashStep();
+    if (rehashing()) return RandomNode(rng);
+    const Table& t = t_[0];
+    Node* found[kSample];
+    size_t n = 0;
+    uint64_t i = absl::Uniform<uint64_t>(rng, 0, t.size());
+    for (uint64_t visited = 0; visited < t.size() && visited < kSample * 10 && n < kSample; ++visited) {
+      for (Node* x = t.buckets[i]; x != nullptr && n < kSample; x = x->next) found[n++] = x;
+      i = (i + 1) & t.mask();
+    }
+    if (n == 0) return RandomNode(rng);
+    return found[absl::Uniform<size_t>(rng, 0, n)];
+  }
+
   // Cache hints for a lookup of `key` that will follow: stage 0 prefetches
   // its bucket slot, stage 1 (after stage 0 had time to land) the first node
   // of its chain. Pure hints: no state changes, safe during rehashing.

@@ -140,7 +140,7 @@ uint64_t Database::Scan(uint64_t cursor, int64_t now_ms,
 bool Database::RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key) {
   // Bounded retries: a database full of expired keys must not spin forever.
   for (int attempt = 0; attempt < 100 && dict_.size() > 0; ++attempt) {
-    auto* node = dict_.RandomNode(rng);
+    auto* node = dict_.FairRandomNode(rng);
     if (node == nullptr) return false;
     if (!IsExpired(node->value, now_ms)) {
       key->assign(node->key.view());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace ringkv::core {
 namespace {
@@ -18,6 +19,13 @@ constexpr size_t kEntryOverhead = 8;
 constexpr size_t kMinCompressBytes = 48;
 constexpr size_t kMinSaving = 8;
 
+// Redis's packed_threshold (quicklist.c): 1 GiB, at most 4 GiB - 1 MiB.
+constexpr size_t kDefaultPackedThreshold = size_t{1} << 30;
+constexpr uint64_t kMaxPackedThreshold = (uint64_t{1} << 32) - (uint64_t{1} << 20);
+size_t packed_threshold = kDefaultPackedThreshold;
+
+bool IsLarge(size_t size) { return size >= packed_threshold; }
+
 std::string_view Text(const ListpackValue& v, char* scratch) {
   if (!v.is_int) return v.str;
   auto r = std::to_chars(scratch, scratch + 21, v.int_value);
@@ -26,7 +34,16 @@ std::string_view Text(const ListpackValue& v, char* scratch) {
 
 }  // namespace
 
+bool SetListPackedThreshold(uint64_t bytes) {
+  if (bytes > kMaxPackedThreshold) return false;
+  packed_threshold = bytes == 0 ? kDefaultPackedThreshold : static_cast<size_t>(bytes);
+  return true;
+}
+
+size_t ListPackedThreshold() { return packed_threshold; }
+
 bool ListValue::Fits(const Node& node, size_t size) const {
+  if (node.plain || IsLarge(size)) return false;
   const size_t new_bytes = node.raw_bytes + size + kEntryOverhead;
   if (limits_.fill < 0) {
     const size_t level = static_cast<size_t>(std::min<int64_t>(-limits_.fill, 5)) - 1;
@@ -44,7 +61,7 @@ bool ListValue::Overfull(const Node& node) const {
   return node.raw_bytes > kSafetyLimit || node.count > static_cast<size_t>(std::max<int64_t>(limits_.fill, 1));
 }
 
-void ListValue::Plain(size_t i) const {
+void ListValue::Decompress(size_t i) const {
   Node& n = N(i);
   if (!n.is_compressed()) return;
   std::string raw(n.raw_bytes, '\0');
@@ -81,7 +98,7 @@ void ListValue::Settle(size_t touched) const {
     if (ShouldCompress(i)) {
       Compress(i);
     } else {
-      Plain(i);
+      Decompress(i);
     }
   };
   for (size_t i = 0; i <= depth && i < n; ++i) {
@@ -120,7 +137,7 @@ void ListValue::EraseNodeIfEmpty(size_t i) {
 
 void ListValue::SplitIfOverfull(size_t i) {
   if (!Overfull(N(i))) return;
-  Plain(i);
+  Decompress(i);
   Listpack& lp = N(i).lp;
   const size_t half = lp.size() / 2;
   Node tail;
@@ -134,9 +151,41 @@ void ListValue::SplitIfOverfull(size_t i) {
   Touch(i + 1);
 }
 
+size_t ListValue::IsolateLarge(size_t i) {
+  Decompress(i);
+  std::vector<std::string> elements;
+  char scratch[24];
+  const Listpack& lp = N(i).lp;
+  for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(pos)) {
+    elements.emplace_back(Text(lp.Get(pos), scratch));
+  }
+  // Runs of small elements stay packed (under the fill rule); each large
+  // one gets a plain node.
+  std::vector<std::unique_ptr<Node>> parts;
+  for (const std::string& e : elements) {
+    if (parts.empty() || !Fits(*parts.back(), e.size())) {
+      parts.push_back(std::make_unique<Node>());
+      parts.back()->plain = IsLarge(e.size());
+    }
+    Node& n = *parts.back();
+    n.lp.Append(e);
+    n.count = static_cast<uint32_t>(n.lp.size());
+    n.raw_bytes = static_cast<uint32_t>(n.lp.byte_size());
+  }
+  const size_t made = parts.size();
+  nodes_.erase(nodes_.begin() + static_cast<std::ptrdiff_t>(i));
+  for (size_t k = 0; k < made; ++k) {
+    nodes_.insert(nodes_.begin() + static_cast<std::ptrdiff_t>(i + k), std::move(parts[k]));
+  }
+  return made;
+}
+
 void ListValue::PushFront(std::string_view v) {
-  if (nodes_.empty() || !Fits(N(0), v.size())) nodes_.insert(nodes_.begin(), std::make_unique<Node>());
-  Plain(0);
+  if (nodes_.empty() || !Fits(N(0), v.size())) {
+    nodes_.insert(nodes_.begin(), std::make_unique<Node>());
+    N(0).plain = IsLarge(v.size());
+  }
+  Decompress(0);
   N(0).lp.Prepend(v);
   Touch(0);
   ++size_;
@@ -144,9 +193,12 @@ void ListValue::PushFront(std::string_view v) {
 }
 
 void ListValue::PushBack(std::string_view v) {
-  if (nodes_.empty() || !Fits(*nodes_.back(), v.size())) nodes_.push_back(std::make_unique<Node>());
+  if (nodes_.empty() || !Fits(*nodes_.back(), v.size())) {
+    nodes_.push_back(std::make_unique<Node>());
+    nodes_.back()->plain = IsLarge(v.size());
+  }
   const size_t i = nodes_.size() - 1;
-  Plain(i);
+  Decompress(i);
   N(i).lp.Append(v);
   Touch(i);
   ++size_;
@@ -155,7 +207,7 @@ void ListValue::PushBack(std::string_view v) {
 
 bool ListValue::PopFront(std::string* out) {
   if (size_ == 0) return false;
-  Plain(0);
+  Decompress(0);
   Listpack& lp = N(0).lp;
   *out = lp.Get(lp.First()).ToString();
   lp.Delete(lp.First());
@@ -169,7 +221,7 @@ bool ListValue::PopFront(std::string* out) {
 bool ListValue::PopBack(std::string* out) {
   if (size_ == 0) return false;
   const size_t i = nodes_.size() - 1;
-  Plain(i);
+  Decompress(i);
   Listpack& lp = N(i).lp;
   *out = lp.Get(lp.Last()).ToString();
   lp.Delete(lp.Last());
@@ -185,7 +237,7 @@ bool ListValue::Index(int64_t index, std::string* out) const {
   if (index < 0 || static_cast<size_t>(index) >= size_) return false;
   size_t first;
   const size_t i = NodeOf(static_cast<size_t>(index), &first);
-  Plain(i);
+  Decompress(i);
   const Listpack& lp = N(i).lp;
   *out = lp.Get(lp.Seek(static_cast<int64_t>(static_cast<size_t>(index) - first))).ToString();
   Settle(i);
@@ -197,10 +249,16 @@ bool ListValue::Set(int64_t index, std::string_view v) {
   if (index < 0 || static_cast<size_t>(index) >= size_) return false;
   size_t first;
   const size_t i = NodeOf(static_cast<size_t>(index), &first);
-  Plain(i);
+  Decompress(i);
   Listpack& lp = N(i).lp;
   lp.Replace(lp.Seek(static_cast<int64_t>(static_cast<size_t>(index) - first)), v);
   Touch(i);
+  if (N(i).plain || IsLarge(v.size())) {
+    const size_t parts = IsolateLarge(i);
+    for (size_t k = 0; k < parts; ++k) Settle(i + k);
+    Settle();
+    return true;
+  }
   SplitIfOverfull(i);
   Settle(i);
   return true;
@@ -208,7 +266,7 @@ bool ListValue::Set(int64_t index, std::string_view v) {
 
 bool ListValue::Insert(std::string_view pivot, std::string_view v, bool after) {
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    Plain(i);
+    Decompress(i);
     Listpack& lp = N(i).lp;
     const size_t pos = lp.Find(lp.First(), pivot);
     if (pos == Listpack::kEnd) {
@@ -218,6 +276,12 @@ bool ListValue::Insert(std::string_view pivot, std::string_view v, bool after) {
     lp.InsertBefore(after ? lp.Next(pos) : pos, v);
     Touch(i);
     ++size_;
+    if (N(i).plain || IsLarge(v.size())) {
+      const size_t parts = IsolateLarge(i);
+      for (size_t k = 0; k < parts; ++k) Settle(i + k);
+      Settle();
+      return true;
+    }
     SplitIfOverfull(i);
     Settle(i);
     Settle(i + 1);
@@ -234,7 +298,7 @@ size_t ListValue::Remove(std::string_view v, int64_t count) {
   size_t removed = 0;
   for (size_t step = 0; step < nodes_.size() && left > 0;) {
     const size_t i = from_tail ? nodes_.size() - 1 - step : step;
-    Plain(i);
+    Decompress(i);
     Listpack& lp = N(i).lp;
     if (from_tail) {
       for (size_t pos = lp.Last(); pos != Listpack::kEnd && left > 0;) {
@@ -282,7 +346,7 @@ void ListValue::Keep(size_t start, size_t end) {
   }
   if (drop_tail > 0) {
     const size_t i = nodes_.size() - 1;
-    Plain(i);
+    Decompress(i);
     Listpack& lp = N(i).lp;
     lp.DeleteRange(static_cast<int64_t>(lp.size() - drop_tail), drop_tail);
     Touch(i);
@@ -297,7 +361,7 @@ void ListValue::Keep(size_t start, size_t end) {
   }
   nodes_.erase(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(whole));
   if (drop_head > 0) {
-    Plain(0);
+    Decompress(0);
     N(0).lp.DeleteRange(0, drop_head);
     Touch(0);
     size_ -= drop_head;
@@ -313,7 +377,7 @@ void ListValue::Walk(size_t start, bool reverse, const std::function<bool(std::s
   char scratch[24];
   size_t local = index - first;
   while (i < nodes_.size()) {
-    Plain(i);
+    Decompress(i);
     const Listpack& lp = N(i).lp;
     bool more = true;
     for (size_t pos = lp.Seek(static_cast<int64_t>(local)); pos != Listpack::kEnd && more;
@@ -345,6 +409,10 @@ void ListValue::ForEachNode(const std::function<void(const Listpack&)>& fn) cons
 void ListValue::AppendNode(Listpack node) {
   Node n;
   n.lp = std::move(node);
+  if (n.lp.size() == 1) {
+    char scratch[24];
+    n.plain = IsLarge(Text(n.lp.Get(n.lp.First()), scratch).size());
+  }
   size_ += n.lp.size();
   nodes_.push_back(std::make_unique<Node>(std::move(n)));
   Touch(nodes_.size() - 1);
@@ -371,6 +439,7 @@ std::unique_ptr<ListValue> ListValue::Clone() const {
     if (n->lzf) node->lzf = std::make_unique<PackedBuffer>(*n->lzf);
     node->count = n->count;
     node->raw_bytes = n->raw_bytes;
+    node->plain = n->plain;
     copy->nodes_.push_back(std::move(node));
   }
   copy->size_ = size_;

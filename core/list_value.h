@@ -5,10 +5,16 @@
 // touch one small node, and every node is exactly what an RDB file stores
 // (RDB_TYPE_LIST_QUICKLIST_2, one packed container per node).
 //
-// list-compress-depth N keeps the N nodes at each end plain and
+// list-compress-depth N keeps the N nodes at each end uncompressed and
 // LZF-compresses the nodes between them (as Redis does), decompressing a
 // node only while it is read or changed. Like a Redis quicklist, a list
 // keeps the fill and depth it was created with.
+//
+// An element of at least the packed threshold (1 GiB; DEBUG
+// QUICKLIST-PACKED-THRESHOLD lowers it for tests) gets a node of its own,
+// as Redis's "plain" quicklist nodes: nothing else is added to that node.
+// (Redis keeps a plain node's bytes raw; here it is a one-element listpack,
+// which an RDB file stores as such.)
 //
 // Indexes are 0-based from the head; negative ones count from the tail.
 //
@@ -32,6 +38,12 @@
 #include "core/listpack.h"
 
 namespace ringkv::core {
+
+// Redis's quicklist packed_threshold, process-wide as in Redis. Set: false
+// (unchanged) above 4 GiB - 1 MiB; 0 restores the default (1 GiB).
+// REQUIRES: the thread that owns the keyspace.
+bool SetListPackedThreshold(uint64_t bytes);
+size_t ListPackedThreshold();
 
 // list-max-listpack-size / list-compress-depth.
 struct ListLimits {
@@ -96,9 +108,10 @@ class ListValue {
                                          // nodes of a big list: kept out of line)
     uint32_t count = 0;                  // elements, also while compressed
     uint32_t raw_bytes = 0;              // listpack size, also while compressed
+    bool plain = false;                  // one element over the packed threshold, alone
     bool is_compressed() const { return lzf != nullptr; }
   };
-  static_assert(sizeof(Node) == 32);
+  static_assert(sizeof(Node) == 40);
   Node& N(size_t i) const { return *nodes_[i]; }
 
   // Whether a node of `bytes` bytes and `count` elements can take one more
@@ -107,7 +120,7 @@ class ListValue {
   bool Overfull(const Node& node) const;
   // Decompresses node i (for reading or writing); const because it changes
   // representation only.
-  void Plain(size_t i) const;
+  void Decompress(size_t i) const;
   // Re-applies list-compress-depth to the nodes near both ends (where a
   // change moves the boundary) and to `touched`, a node just read or
   // changed. A no-op at depth 0.
@@ -116,6 +129,11 @@ class ListValue {
   void Compress(size_t i) const;
   // Splits node i in two when a change left it over the fill rule.
   void SplitIfOverfull(size_t i);
+  // After a change that may have put an element over the packed threshold
+  // into node i, or a small one into a plain node: splits node i so that
+  // each large element has a plain node of its own. Returns how many nodes
+  // node i became.
+  size_t IsolateLarge(size_t i);
   // The node holding rank `index` (0-based from the head) and the rank of
   // that node's first element.
   size_t NodeOf(size_t index, size_t* first) const;

@@ -5,6 +5,8 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <algorithm>
+
 
 namespace ringkv::server {
 namespace {
@@ -57,8 +59,14 @@ Clock::Clock() {
 }
 
 void Clock::Anchor() {
-  anchor_ms_ = UnixMs();
-  anchor_ticks_ = Ticks();
+  const int64_t now_us = UnixUs();
+  const uint64_t now_ticks = Ticks();
+  anchor_ms_ = now_us / 1000;
+  // The ticks of the start of that millisecond: anchored at the truncated
+  // millisecond itself, WallMs would run up to 1 ms behind the wall clock
+  // (a PXAT a client computed from its clock would show a PTTL too long).
+  const uint64_t into_ms = tsc_ ? static_cast<uint64_t>(static_cast<double>(now_us % 1000) / micros_per_tick_) : 0;
+  anchor_ticks_ = now_ticks - std::min(into_ms, now_ticks);
 }
 
 int64_t Clock::WallMs() const {

@@ -85,6 +85,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterPersistenceCommands(table);
   RegisterReplicationCommands(table);
   RegisterDumpCommands(table);
+  RegisterMigrateCommands(table);
   RegisterPubsubCommands(table);
   RegisterScriptingCommands(table);
   RegisterFunctionCommands(table);

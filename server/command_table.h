@@ -59,6 +59,7 @@ void RegisterLatencyCommands(CommandTable& table);  // LATENCY
 void RegisterPersistenceCommands(CommandTable& table);  // SAVE, BGSAVE, BGREWRITEAOF
 void RegisterReplicationCommands(CommandTable& table);  // REPLCONF, PSYNC, SYNC, WAIT, WAITAOF, ROLE
 void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE
+void RegisterMigrateCommands(CommandTable& table);      // MIGRATE
 void RegisterScriptingCommands(CommandTable& table);  // EVAL & co., SCRIPT
 void RegisterFunctionCommands(CommandTable& table);   // FUNCTION, FCALL
 void RegisterAllCommands(CommandTable& table);

@@ -16,6 +16,7 @@
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/redaction.h"
 #include "server/scripting/scripting.h"
 
 namespace ringkv::server {
@@ -173,8 +174,12 @@ void Server::BindMemoryConfig() {
                            "). This will result in key eviction and/or the inability to accept new write commands "
                            "depending on the maxmemory-policy."));
     }
-    evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes, static_cast<size_t>(maxmemory_),
-                        clock_.WallMs(), &stats_.evicted_keys);
+    // Counted in LATENCY as the eviction before a command is (eviction-cycle, eviction-del).
+    const uint64_t start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
+    const uint64_t evicted_before = stats_.evicted_keys;
+    const bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,
+                                          static_cast<size_t>(maxmemory_), clock_.WallMs(), &stats_.evicted_keys);
+    if (start != 0) NoteEvictionLatency(start, evicted_before, fits);
   });
   core::AccessPolicy& access = keyspace_.access_policy();
   c.Bind("maxmemory-policy", [this, &access] {
@@ -487,7 +492,7 @@ void Server::Execute(Client& c, Argv argv) {
   if (maxmemory_ > 0 && !(master_ && replica_ignore_maxmemory_) && !script_busy_ && pause_until_ms_ == 0) {
     const uint64_t evict_start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
     const uint64_t evicted_before = stats_.evicted_keys;
-    bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), AllocatedBytes,
+    bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,
                                     static_cast<size_t>(maxmemory_), now_ms, &stats_.evicted_keys);
     if (evict_start != 0) NoteEvictionLatency(evict_start, evicted_before, fits);
     pre_command_oom_ = !fits;
@@ -654,9 +659,12 @@ void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t no
   e.time_s = now_ms / 1000;
   e.duration_us = duration_us;
   size_t n = std::min<size_t>(argv.size(), 32);
+  const std::vector<bool> hidden = RedactedArguments(argv);  // passwords (server/redaction.h)
   for (size_t i = 0; i < n; ++i) {
     if (n == 32 && i == 31 && argv.size() > 32) {
       e.argv.push_back(StrCat("... (", argv.size() - 31, " more arguments)"));
+    } else if (!hidden.empty() && hidden[i]) {
+      e.argv.emplace_back("(redacted)");
     } else if (argv[i].size() > 128) {
       e.argv.push_back(StrCat(argv[i].substr(0, 128), "... (", argv[i].size() - 128, " more bytes)"));
     } else {
@@ -766,6 +774,7 @@ void Server::Cron(int64_t now_ms) {
   clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
   if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
+  if (migrate_sockets_) migrate_sockets_->CloseIdle(now_ms);
   if (now_ms - stats_.last_sample_ms >= 100) {
     int64_t dt = now_ms - stats_.last_sample_ms;
     uint64_t ops = stats_.total_commands - stats_.last_sample_commands;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <set>
 #include <atomic>
 #include <memory>
@@ -30,7 +31,9 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/error_stats.h"
+#include "server/eviction_memory.h"
 #include "server/latency_monitor.h"
+#include "server/migrate_sockets.h"
 #include "server/lazy_free.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
@@ -236,6 +239,12 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // The running command propagates `argv` instead of its own arguments (the
   // replayable form: SET ... PXAT for SET EX, PEXPIREAT for EXPIRE, ...).
   void PropagateAs(std::vector<std::string> argv) { propagate_as_ = std::move(argv); }
+  // MIGRATE's cached connections, created on the first MIGRATE.
+  MigrateSockets& migrate_sockets() {
+    if (!migrate_sockets_) migrate_sockets_ = std::make_unique<MigrateSockets>();
+    return *migrate_sockets_;
+  }
+  size_t migrate_cached_sockets() const { return migrate_sockets_ ? migrate_sockets_->size() : 0; }
   // Appends a command to the AOF (and, later, the replication stream) now.
   void Propagate(int db, Argv argv);
   Aof& aof() { return *aof_; }
@@ -647,6 +656,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint64_t errors_mark_ = 0;
   Clock clock_;
   core::Evictor evictor_;
+  std::unique_ptr<MigrateSockets> migrate_sockets_;  // lazily: see migrate_sockets()
+  // What maxmemory is compared with (server/eviction_memory.h), made once
+  // so no command builds a std::function.
+  const std::function<size_t()> counted_memory_{[this] { return MemoryCountedForEvict(*this); }};
   LazyFreer lazy_freer_;
   PubSub pubsub_;
   // client-output-buffer-limit, per class (cached from the config).

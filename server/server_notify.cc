@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/strings.h"
+#include "server/redaction.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -103,24 +104,11 @@ void Server::FeedMonitors(const Client& c, Argv argv, int64_t now_us) {
                 static_cast<long long>(now_us % 1000000));
   line = stamp;
   StrAppend(&line, "[", c.db, " ", c.conn != nullptr ? c.conn->peer.ToString() : std::string("lua"), "]");
-  // Passwords never reach a monitor: AUTH's arguments, HELLO's after AUTH.
-  const bool is_auth = EqualsIgnoreCase(argv[0], "auth");
-  const bool is_hello = EqualsIgnoreCase(argv[0], "hello");
-  size_t redact_from = is_auth ? 1 : argv.size(), redact_to = argv.size();
-  for (size_t i = 2; is_hello && i < argv.size(); ++i) {
-    if (EqualsIgnoreCase(argv[i], "auth")) {
-      redact_from = i + 1;
-      redact_to = std::min(argv.size(), i + 3);
-      break;
-    }
-  }
+  // Passwords never reach a monitor (server/redaction.h).
+  const std::vector<bool> hidden = RedactedArguments(argv);
   for (size_t i = 0; i < argv.size(); ++i) {
     line.push_back(' ');
-    if (i >= redact_from && i < redact_to) {
-      AppendRepr(&line, "(redacted)");
-    } else {
-      AppendRepr(&line, argv[i]);
-    }
+    AppendRepr(&line, !hidden.empty() && hidden[i] ? std::string_view("(redacted)") : argv[i]);
   }
   line.append("\r\n");
   for (uint64_t id : monitors_) {

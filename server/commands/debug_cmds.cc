@@ -196,6 +196,18 @@ void DebugSetActiveExpire(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG QUICKLIST-PACKED-THRESHOLD <size>: elements of at least <size>
+// bytes get a list node of their own (0: back to 1 GiB).
+void DebugQuicklistPackedThreshold(CommandContext& ctx) {
+  int64_t bytes;
+  if (!Config::ParseMemory(ctx.argv[2], &bytes) || bytes < 0 ||
+      !core::SetListPackedThreshold(static_cast<uint64_t>(bytes))) {
+    ctx.reply.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+    return;
+  }
+  ctx.reply.Ok();
+}
+
 void DebugPauseCron(CommandContext& ctx) {
   ctx.server.set_cron_paused(SwitchArg(ctx));
   ctx.reply.Ok();
@@ -341,6 +353,10 @@ constexpr DebugSubcommand kSubcommands[] = {
      "      existing RDB file.\n"
      "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB\n"
      "      file to the database."},
+    {"QUICKLIST-PACKED-THRESHOLD", 3, 3, DebugQuicklistPackedThreshold,
+     "QUICKLIST-PACKED-THRESHOLD <size>\n"
+     "    Sets the threshold for elements to be inserted as plain vs packed nodes\n"
+     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default."},
     {"SET-ACTIVE-EXPIRE", 3, 3, DebugSetActiveExpire,
      "SET-ACTIVE-EXPIRE <0|1>\n"
      "    Setting it to 0 disables expiring keys in background when they are not\n"

@@ -13,6 +13,8 @@
 #include "replication/replication_info.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/eviction_memory.h"
+#include "server/memory_overhead.h"
 #include "server/memory_stats.h"
 #include "server/scripting/scripting.h"
 #include "server/server.h"
@@ -141,21 +143,37 @@ void InfoMemory(Server& s, std::string* out) {
   Field(out, "used_memory_peak", m.peak);
   Field(out, "used_memory_peak_human", Human(m.peak));
   Field(out, "used_memory_peak_perc", absl::StrFormat("%.2f%%", m.peak ? 100.0 * m.used / m.peak : 100.0));
-  Field(out, "allocator_allocated", m.used);
-  Field(out, "allocator_resident", m.rss);
+  const MemoryOverhead mh = GatherMemoryOverhead(s);
+  Field(out, "used_memory_overhead", mh.overhead_total);
+  Field(out, "used_memory_startup", mh.startup_allocated);
+  Field(out, "used_memory_dataset", mh.dataset);
+  Field(out, "used_memory_dataset_perc", absl::StrFormat("%.2f%%", mh.dataset_perc));
+  Field(out, "allocator_allocated", mh.allocator.allocated);
+  Field(out, "allocator_active", mh.allocator.active);
+  Field(out, "allocator_resident", mh.allocator.resident);
   Field(out, "total_system_memory", total);
   Field(out, "total_system_memory_human", Human(total));
   AppendScriptingMemory(s, out);
   Field(out, "maxmemory", s.config().Int("maxmemory"));
   Field(out, "maxmemory_human", Human(static_cast<uint64_t>(s.config().Int("maxmemory"))));
   Field(out, "maxmemory_policy", s.config().Str("maxmemory-policy"));
+  Field(out, "allocator_frag_ratio", absl::StrFormat("%.2f", mh.allocator_frag));
+  Field(out, "allocator_frag_bytes", mh.allocator_frag_bytes);
+  Field(out, "allocator_rss_ratio", absl::StrFormat("%.2f", mh.allocator_rss));
+  Field(out, "allocator_rss_bytes", mh.allocator_rss_bytes);
+  Field(out, "rss_overhead_ratio", absl::StrFormat("%.2f", mh.rss_extra));
+  Field(out, "rss_overhead_bytes", mh.rss_extra_bytes);
   Field(out, "mem_fragmentation_ratio", absl::StrFormat("%.2f", m.used ? static_cast<double>(m.rss) / m.used : 0.0));
   Field(out, "mem_fragmentation_bytes", static_cast<int64_t>(m.rss) - static_cast<int64_t>(m.used));
+  Field(out, "mem_not_counted_for_evict", MemoryNotCountedForEvict(s));
   Field(out, "mem_replication_backlog", repl_backlog);
   Field(out, "mem_total_replication_buffers", repl_buffers);
   Field(out, "mem_clients_slaves", replicas_mem);
   Field(out, "mem_clients_normal", clients_mem);
+  Field(out, "mem_cluster_links", 0);  // no cluster bus yet
+  Field(out, "mem_aof_buffer", mh.aof_buffer);
   Field(out, "mem_allocator", m.allocator);
+  Field(out, "active_defrag_running", 0);  // no active defragmentation
   Field(out, "lazyfree_pending_objects", s.lazy_freer().pending_objects());
   Field(out, "lazyfreed_objects", s.lazy_freer().freed_objects());
 }
@@ -208,6 +226,7 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "pubsubshard_channels", s.pubsub().NumChannels(PubSub::Kind::kShard));
   Field(out, "latest_fork_usec", s.child().last_fork_us());
   Field(out, "total_forks", s.child().total_forks());
+  Field(out, "migrate_cached_sockets", s.migrate_cached_sockets());
   Field(out, "tracking_total_keys", s.tracking().keys());
   Field(out, "tracking_total_items", s.tracking().items());
   Field(out, "tracking_total_prefixes", s.tracking().prefixes());

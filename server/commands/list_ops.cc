@@ -87,7 +87,8 @@ OpResult<size_t> OpMpop(const OpArgs& op, std::span<const std::string_view> keys
   if (!i.ok()) return i.status();
   const std::string_view key = keys[i.value()];
   const size_t n = PopCountFrom(op, key, *l, head, count, [&](size_t m) { begin(key, m); }, each);
-  op.effects.PropagateAs({head ? "LPOP" : "RPOP", std::string(key), StrCat(count)});
+  // Propagated with the count it popped, as Redis (a replica has no more).
+  op.effects.PropagateAs({head ? "LPOP" : "RPOP", std::string(key), StrCat(n)});
   return n;
 }
 

@@ -147,7 +147,8 @@ OpResult<size_t> OpZmpop(const OpArgs& op, std::span<const std::string_view> key
   if (!i.ok()) return i.status();
   const std::string_view key = keys[i.value()];
   const size_t n = PopFrom(op, key, *z, count, max, [&](size_t m) { begin(key, m); }, each);
-  op.effects.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", std::string(key), StrCat(count)});
+  // Propagated with the count it popped, as Redis (a replica has no more).
+  op.effects.PropagateAs({max ? "ZPOPMAX" : "ZPOPMIN", std::string(key), StrCat(n)});
   return n;
 }
 

@@ -89,10 +89,10 @@ TEST(ListValueTest, CompressesOnlyInnerNodesAndReadsThemBack) {
 }
 
 // Random operations against a std::deque, at several fills and depths.
-TEST(ListValueTest, MatchesADequeModel) {
-  for (ListLimits limits : {ListLimits{-2, 0}, ListLimits{3, 0}, ListLimits{2, 1}, ListLimits{5, 2}}) {
+// Random operations on `l` and a std::deque, compared at every step.
+void RunAgainstModel(ListValue& l) {
+  {
     std::mt19937 rng(42);
-    ListValue l(limits);
     std::deque<std::string> model;
     for (int step = 0; step < 3000; ++step) {
       const int op = static_cast<int>(rng() % 9);
@@ -177,6 +177,44 @@ TEST(ListValueTest, MatchesADequeModel) {
     });
     EXPECT_EQ(reversed, std::vector<std::string>(model.rbegin(), model.rend()));
   }
+}
+
+TEST(ListValueTest, MatchesADequeModel) {
+  for (ListLimits limits : {ListLimits{-2, 0}, ListLimits{3, 0}, ListLimits{2, 1}, ListLimits{5, 2}}) {
+    ListValue l(limits);
+    RunAgainstModel(l);
+  }
+}
+
+// DEBUG QUICKLIST-PACKED-THRESHOLD: elements of at least the threshold live
+// alone in their node (Redis's plain nodes), whatever operation put them
+// there; the list still behaves as the model.
+TEST(ListValueTest, LargeElementsGetANodeOfTheirOwn) {
+  ASSERT_FALSE(SetListPackedThreshold(uint64_t{5} << 30));  // above 4 GiB - 1 MiB
+  ASSERT_TRUE(SetListPackedThreshold(3));                    // "v12", "ins": large; "7", "v3": packed
+  for (ListLimits limits : {ListLimits{-2, 0}, ListLimits{3, 0}, ListLimits{2, 1}}) {
+    ListValue l(limits);
+    RunAgainstModel(l);
+    // Whatever the run left, large elements arrive by every way in.
+    l.PushBack("a");
+    l.PushBack("big1");
+    l.PushFront("big2");
+    l.PushBack("b");
+    ASSERT_TRUE(l.Insert("a", "big3", /*after=*/true));
+    ASSERT_TRUE(l.Set(-1, "big4"));
+    size_t plain = 0;
+    l.ForEachNode([&](const Listpack& lp) {
+      for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(pos)) {
+        if (lp.Get(pos).ToString().size() >= 3) {
+          EXPECT_EQ(lp.size(), 1u);
+          ++plain;
+        }
+      }
+    });
+    EXPECT_GT(plain, 0u);
+  }
+  ASSERT_TRUE(SetListPackedThreshold(0));
+  EXPECT_EQ(ListPackedThreshold(), size_t{1} << 30);
 }
 
 }  // namespace

@@ -103,6 +103,39 @@ TEST(LatencyMonitorE2E, DebugSleepIsACommandEvent) {
   EXPECT_EQ(Call(c.get(), {"LATENCY", "GRAPH", "command"}).str, "ERR No samples available for event 'command'");
 }
 
+// INFO memory: Redis 7.0's fields, in its order (tools and the suite read
+// them: mem_not_counted_for_evict, used_memory_overhead, ...).
+TEST(InfoMemoryE2E, RedisFieldsInRedisOrder) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  const std::string text = Text(c.get(), {"INFO", "memory"});
+  std::vector<std::string> names;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find("\r\n", pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find(':')));
+    pos = end + 2;
+  }
+  const std::vector<std::string> redis = {
+      "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human", "used_memory_peak",
+      "used_memory_peak_human", "used_memory_peak_perc", "used_memory_overhead", "used_memory_startup",
+      "used_memory_dataset", "used_memory_dataset_perc", "allocator_allocated", "allocator_active",
+      "allocator_resident", "total_system_memory", "total_system_memory_human", "used_memory_lua",
+      "used_memory_vm_eval", "used_memory_lua_human", "used_memory_scripts_eval", "number_of_cached_scripts",
+      "number_of_functions", "number_of_libraries", "used_memory_vm_functions", "used_memory_vm_total",
+      "used_memory_vm_total_human", "used_memory_functions", "used_memory_scripts", "used_memory_scripts_human",
+      "maxmemory", "maxmemory_human", "maxmemory_policy", "allocator_frag_ratio", "allocator_frag_bytes",
+      "allocator_rss_ratio", "allocator_rss_bytes", "rss_overhead_ratio", "rss_overhead_bytes",
+      "mem_fragmentation_ratio", "mem_fragmentation_bytes", "mem_not_counted_for_evict", "mem_replication_backlog",
+      "mem_total_replication_buffers", "mem_clients_slaves", "mem_clients_normal", "mem_cluster_links",
+      "mem_aof_buffer", "mem_allocator", "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects"};
+  EXPECT_EQ(names, redis);
+  // A standalone server without AOF: nothing is left out of eviction.
+  EXPECT_EQ(InfoFields(c.get(), "memory")["mem_not_counted_for_evict"], "0");
+}
+
 TEST(LatencyMonitorE2E, EvictingABigKeyIsAnEvictionEvent) {
   TestServer s({"--enable-debug-command", "yes"});
   ASSERT_TRUE(s.ready());

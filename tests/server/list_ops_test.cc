@@ -71,7 +71,7 @@ TEST_F(ListOpsTest, MpopAndBlockingPopServeTheFirstListAndPropagateThePop) {
                 .value(),
             2u);
   EXPECT_EQ(served, "b");
-  EXPECT_EQ(PropagatedAs(), (Strings{"LPOP", "b", "5"}));
+  EXPECT_EQ(PropagatedAs(), (Strings{"LPOP", "b", "2"}));  // the count popped, as Redis
   EXPECT_EQ(OpMpop(op(), Args{"a", "b"}, true, 1, [](std::string_view, size_t) {}, [](std::string_view) {}).status(),
             OpStatus::kNotFound);
   EXPECT_EQ(OpMpop(op(), Args{"s", "b"}, true, 1, [](std::string_view, size_t) {}, [](std::string_view) {}).status(),

@@ -1,0 +1,27 @@
+#include "server/eviction_memory.h"
+
+#include "replication/primary.h"
+#include "server/memory_stats.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+uint64_t MemoryNotCountedForEvict(Server& s) {
+  uint64_t n = 0;
+  // The stream's blocks are shared by the backlog and the replicas: what
+  // exceeds the backlog's size is the replicas' unread part.
+  if (const repl::Primary* p = s.primary()) {
+    const uint64_t stream = p->backlog().memory(), backlog = p->backlog().capacity();
+    if (stream > backlog) n += stream - backlog;
+  }
+  if (s.aof().enabled()) n += s.aof().buffer_allocated();
+  return n;
+}
+
+size_t MemoryCountedForEvict(Server& s) {
+  const size_t used = AllocatedBytes();
+  const uint64_t not_counted = MemoryNotCountedForEvict(s);
+  return used > not_counted ? used - static_cast<size_t>(not_counted) : 0;
+}
+
+}  // namespace ringkv::server

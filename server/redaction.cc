@@ -1,0 +1,40 @@
+#include "server/redaction.h"
+
+#include "core/strings.h"
+
+namespace ringkv::server {
+
+std::vector<bool> RedactedArguments(std::span<const std::string_view> argv) {
+  std::vector<bool> hidden;
+  if (argv.empty()) return hidden;
+  auto hide = [&](size_t from, size_t count) {
+    if (hidden.empty()) hidden.assign(argv.size(), false);
+    for (size_t i = from; i < from + count && i < argv.size(); ++i) hidden[i] = true;
+  };
+  const std::string_view name = argv[0];
+  if (EqualsIgnoreCase(name, "auth")) {
+    hide(1, argv.size());
+  } else if (EqualsIgnoreCase(name, "hello")) {
+    for (size_t i = 2; i < argv.size(); ++i) {
+      if (EqualsIgnoreCase(argv[i], "auth")) {
+        hide(i + 1, 2);
+        break;
+      }
+    }
+  } else if (EqualsIgnoreCase(name, "migrate")) {
+    // Options from the 7th argument up to KEYS, which takes the rest.
+    for (size_t i = 6; i < argv.size(); ++i) {
+      if (EqualsIgnoreCase(argv[i], "keys")) break;
+      if (EqualsIgnoreCase(argv[i], "auth")) {
+        hide(i + 1, 1);
+        ++i;
+      } else if (EqualsIgnoreCase(argv[i], "auth2")) {
+        hide(i + 1, 2);
+        i += 2;
+      }
+    }
+  }
+  return hidden;
+}
+
+}  // namespace ringkv::server

@@ -66,7 +66,8 @@ std::string UnknownCommandError(Argv argv) {
 Server::Server(std::unique_ptr<Config> config)
     : config_(std::move(config)),
       keyspace_(static_cast<int>(config_->Int("databases"))),
-      io_(std::make_unique<io::IoSystem>(this)) {
+      io_(std::make_unique<io::IoSystem>(this)),
+      slowlog_(*config_) {
   RegisterAllCommands(commands_);
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
@@ -115,11 +116,6 @@ void Server::BindConnectionConfig() {
   c.Bind("maxclients", &maxclients_);
   c.Bind("timeout", &timeout_s_);
   c.Bind("hz", [this] { hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500)); });
-  c.Bind("slowlog-log-slower-than", &slowlog_threshold_us_);
-  c.Bind("slowlog-max-len", [this] {
-    slowlog_max_len_ = static_cast<size_t>(config_->Int("slowlog-max-len"));
-    while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();
-  });
   c.Bind("loglevel", [this] { SetLogLevel(LogLevelFromName(config_->Str("loglevel"))); });
   c.Bind("proto-max-bulk-len", [this] {
     io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
@@ -423,11 +419,11 @@ void Server::Execute(Client& c, Argv argv) {
     if (refused != nullptr) ++refused->rejected_calls;
     if (is_exec) {
       rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
-      DiscardMulti(c);
+      transactions_.Discard(c);
     } else {
       rb.Error(error);
     }
-    if (c.in_multi) multi_[c.id()]->aborted = true;
+    if (c.in_multi) transactions_.Abort(c);
   };
 
   // As Redis's lastcmd: the command looked up, even when refused (CLIENT
@@ -455,11 +451,7 @@ void Server::Execute(Client& c, Argv argv) {
   }
   // The gates judge EXEC by what it will run.
   uint32_t flags = spec->flags;
-  if (is_exec) {
-    const MultiState& m = *multi_[c.id()];
-    flags |= m.flags & (cmd::kWrite | cmd::kDenyOom | cmd::kMayReplicate);
-    flags &= ~(m.inv_flags & cmd::kStale);  // one command not allowed on a stale replica: EXEC is not
-  }
+  if (is_exec) flags = transactions_.ExecFlags(c, flags);
   // EVAL & co. and FCALL & co. are judged by what their script declares.
   if (spec->script != CommandSpec::Script::kNone) {
     flags = scripting_ ? scripting_->GateFlags(*spec, argv, flags) : scripting::Scripting::ShebangGateFlags(*spec, argv, flags);
@@ -532,7 +524,7 @@ void Server::Execute(Client& c, Argv argv) {
   // queued one must be; Redis's order: before BUSY). During an async
   // (swapdb) load, what is flagged `no-async-loading` waits for its end.
   if ((((loading_ && !async_loading()) || sync_loading()) &&
-       (!(flags & cmd::kLoading) || (is_exec && !QueueRunsWhileLoading(c)))) ||
+       (!(flags & cmd::kLoading) || (is_exec && !transactions_.QueueRunsWhileLoading(c)))) ||
       (async_loading() && (flags & cmd::kNoAsyncLoading))) {
     reject(errors::kLoading, spec);
     return;
@@ -557,11 +549,7 @@ void Server::Execute(Client& c, Argv argv) {
     return;
   }
   if (c.in_multi && !RunsInsideMulti(*spec)) {
-    MultiState& m = *multi_[c.id()];
-    QueuedCommand& q = m.commands.emplace_back(QueuedCommand{spec, {argv.begin(), argv.end()}});
-    for (const std::string& a : q.argv) m.bytes += a.size();
-    m.flags |= flags;  // a script as it declares itself, as Redis's queueMultiCommand
-    m.inv_flags |= ~flags;
+    transactions_.Queue(c, *spec, argv, flags);  // a script as it declares itself
     rb.SimpleString("QUEUED");
     return;
   }
@@ -639,34 +627,9 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
   ++stats_.total_commands;
   RecordCommandLatency(*spec, duration);
   // A script's own commands are not logged: the script is (as Redis).
-  if (slowlog_threshold_us_ >= 0 && duration >= slowlog_threshold_us_ && !(spec->flags & cmd::kSkipSlowlog) &&
-      c.conn != nullptr) {
-    Slowlog(c, argv, duration, now_ms);
+  if (slowlog_.ShouldRecord(duration) && !(spec->flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
+    slowlog_.Record(argv, duration, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
   }
-}
-
-void Server::Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms) {
-  if (slowlog_max_len_ == 0) return;
-  // As Redis: at most 32 arguments (the last says how many more), each at
-  // most 128 bytes (with how many more bytes).
-  SlowlogEntry e;
-  e.id = slowlog_next_id_++;
-  e.time_s = now_ms / 1000;
-  e.duration_us = duration_us;
-  size_t n = std::min<size_t>(argv.size(), 32);
-  for (size_t i = 0; i < n; ++i) {
-    if (n == 32 && i == 31 && argv.size() > 32) {
-      e.argv.push_back(StrCat("... (", argv.size() - 31, " more arguments)"));
-    } else if (argv[i].size() > 128) {
-      e.argv.push_back(StrCat(argv[i].substr(0, 128), "... (", argv[i].size() - 128, " more bytes)"));
-    } else {
-      e.argv.emplace_back(argv[i]);
-    }
-  }
-  e.peer = c.conn->peer.ToString();
-  e.name = c.meta ? c.meta->name : "";
-  slowlog_.push_front(std::move(e));
-  while (slowlog_.size() > slowlog_max_len_) slowlog_.pop_back();
 }
 
 void Server::PauseClients(int64_t until_ms, bool all) {

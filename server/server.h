@@ -41,9 +41,9 @@
 #include "server/wait_registry.h"
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
-#include "server/multi_state.h"
+#include "server/slowlog.h"
 #include "server/tracking.h"
-#include "server/watched_keys.h"
+#include "server/transactions.h"
 #include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
@@ -56,15 +56,6 @@ namespace ringkv::server {
 namespace scripting {
 class Scripting;
 }  // namespace scripting
-
-struct SlowlogEntry {
-  uint64_t id;
-  int64_t time_s;
-  int64_t duration_us;
-  std::vector<std::string> argv;  // trimmed as Redis trims it
-  std::string peer;
-  std::string name;
-};
 
 struct ServerStats {
   uint64_t total_connections = 0;
@@ -164,8 +155,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
   // Closes a client after the replies already queued for it are sent.
   void CloseClient(Client& c);
-  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
-  uint64_t& slowlog_next_id() { return slowlog_next_id_; }
+  SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
   int hz() const { return hz_; }
@@ -288,7 +278,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     // by_server: a deletion (told before the entry goes).
-    watched_.Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
+    transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     key_waiters_.SignalWrite(db, key);
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
@@ -369,7 +359,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the
   // primary's link or the AOF loader); when not, it answers as on timeout.
-  bool MayBlock(const Client& c) const { return !in_exec_ && !c.is_master && c.conn != nullptr; }
+  bool MayBlock(const Client& c) const { return !transactions_.in_exec() && !c.is_master && c.conn != nullptr; }
   // Blocks the running command's client on `keys` (its later commands wait)
   // until a write makes one of them hold a value of the kind's type (the
   // command is then run again) or `deadline_ms` (0: none) passes.
@@ -382,21 +372,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   size_t blocked_clients() const;
   size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
-  // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
-  void StartMulti(Client& c);
-  // Whether every command queued by `c`'s MULTI may run while loading.
-  bool QueueRunsWhileLoading(const Client& c) const;
-  // Drops the queued commands and the watched keys (DISCARD, RESET).
-  void DiscardMulti(Client& c);
+  // ---- MULTI / EXEC / WATCH (transactions.h; EXEC's run: server_transactions.cc) ----
+  Transactions& transactions() { return transactions_; }
   // EXEC: runs the queued commands as one unit, propagated as MULTI ... EXEC
   // when more than one of them writes.
   void Exec(CommandContext& ctx);
-  void Watch(CommandContext& ctx);
-  void Unwatch(Client& c);
-  const MultiState* multi_state(const Client& c) const {
-    auto it = multi_.find(c.id());
-    return it == multi_.end() ? nullptr : it->second.get();
-  }
   // Drops the client's blocking, MULTI, WATCH and MONITOR state (closing,
   // RESET).
   void ResetClientState(Client& c);
@@ -509,7 +489,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool ShouldPause(uint32_t flags) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
-  void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
   void ClientsCron(int64_t now_ms);
   // Apply callbacks: each binds one concern's cached settings to the config
   // (set now, refreshed by CONFIG SET), in the file that owns that state.
@@ -656,8 +635,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // Clients whose output is above their soft limit, and since when.
   absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
   int64_t maxmemory_ = 0;
-  std::deque<SlowlogEntry> slowlog_;
-  uint64_t slowlog_next_id_ = 0;
+  SlowLog slowlog_;
   int64_t start_time_ms_ = 0;
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
@@ -683,8 +661,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool requirepass_set_ = false;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
-  int64_t slowlog_threshold_us_ = 10000;
-  size_t slowlog_max_len_ = 128;
   LatencyMonitor latency_;
   bool latency_tracking_ = true;
   std::vector<double> latency_percentiles_;  // latency-tracking-info-percentiles
@@ -711,10 +687,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::set<std::pair<int64_t, uint64_t>> block_deadlines_;
   KeyWaiters key_waiters_;
   bool serving_ready_ = false;   // ServeReadyKeys is on the stack
-  // MULTI components and WATCHed keys.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<MultiState>> multi_;
-  WatchedKeys watched_;
-  bool in_exec_ = false;
+  Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
   // EXEC and scripts collect what their commands propagate, to wrap it in
   // MULTI ... EXEC (BeginPropagationBlock).

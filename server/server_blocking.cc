@@ -162,10 +162,7 @@ void Server::DisconnectBlockedClients() {
 
 void Server::ResetClientState(Client& c) {
   if (c.blocked) UnblockClient(c, UnblockReason::kClosed);
-  if (c.in_multi) multi_.erase(c.id());
-  c.in_multi = false;
-  if (c.watching) watched_.UnwatchAll(c.id());
-  c.watching = false;
+  transactions_.Forget(c);
   if (c.monitor) std::erase(monitors_, c.id());
   c.monitor = false;
   DisableTracking(c);

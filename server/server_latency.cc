@@ -47,7 +47,7 @@ void Server::NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, 
 LatencyDoctorInput Server::LatencyDoctorInputs() const {
   LatencyDoctorInput in;
   in.threshold_ms = latency_.threshold_ms();
-  in.slowlog_log_slower_than_us = slowlog_threshold_us_;
+  in.slowlog_log_slower_than_us = slowlog_.threshold_us();
   in.fork_rate_gb_per_s = fork_rate_gb_per_s_;
   in.appendfsync_always = config_->Str("appendfsync") == "always";
   in.hz = hz_;

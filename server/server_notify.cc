@@ -31,21 +31,22 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 }
 
 void Server::SignalFlushingDb(int db) {
-  if (watched_.empty()) return;
+  WatchedKeys& watched = transactions_.watched();
+  if (watched.empty()) return;
   core::Database& d = keyspace_.db(db);
   auto none = [](std::string_view) { return false; };
-  watched_.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
+  watched.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
 }
 
 void Server::SignalSwappedDbs(int a, int b) {
   // After the swap: the watchers of database x saw what y holds now, and
   // see what x holds now.
-  if (!watched_.empty()) {
+  if (WatchedKeys& watched = transactions_.watched(); !watched.empty()) {
     const int64_t now_ms = clock_.WallMs();
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       core::Database& dx = keyspace_.db(x);
       core::Database& dy = keyspace_.db(y);
-      watched_.TouchDb(
+      watched.TouchDb(
           x, [&](std::string_view key) { return dy.Peek(key) != nullptr; },
           [&](std::string_view key) { return dx.Peek(key) != nullptr; },
           [&](std::string_view key) { return dx.IsLogicallyExpired(key, now_ms); });
@@ -135,8 +136,8 @@ std::vector<std::string> Server::ClientComponents(const Client& c) const {
   if (c.meta) names.emplace_back("meta");
   if (c.deferred) names.emplace_back("deferred");
   if (blocked_.contains(c.id())) names.emplace_back("blocking");
-  if (multi_.contains(c.id())) names.emplace_back("multi");
-  if (watched_.Watching(c.id())) names.emplace_back("watch");
+  if (transactions_.Find(c) != nullptr) names.emplace_back("multi");
+  if (transactions_.Watching(c)) names.emplace_back("watch");
   if (pubsub_.Subscribed(c.id())) names.emplace_back("pubsub");
   if (c.monitor) names.emplace_back("monitor");
   if (c.tracking) names.emplace_back("tracking");

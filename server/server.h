@@ -1,8 +1,10 @@
 // Server: the main command thread's state and the dispatch gate.
 //
 // Implements io::CommandSink: every command parsed by any I/O thread arrives
-// here, on the main thread, and passes one validation gate (Dispatch: lookup,
-// arity, authentication, client pause) before its handler runs. Owns the
+// here, on the main thread, and passes one gate (Execute, command_gate.cc:
+// named steps in Redis's order -- lookup, arity, auth, ACL, cluster slot,
+// memory, persistence, replication, loading, busy script, pause, MULTI
+// queueing -- then Call) before its handler runs. Owns the
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
@@ -455,11 +457,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
 
  private:
+  // The command gate (command_gate.cc): its steps, in order, are members of
+  // GateRun, one command's pass, which lives on Execute's stack.
+  struct GateRun;
   void Execute(Client& c, Argv argv);
-  // The part of Execute after the gates: the handler, propagation, stats,
-  // slowlog, MONITOR. Also runs EXEC's queued commands and re-runs a
-  // blocked client's command when a key is ready.
+  // The part of Execute after the checks: the handler, propagation, output
+  // limits, MONITOR, stats, slowlog. Also runs EXEC's queued commands and
+  // re-runs a blocked client's command when a key is ready.
   void Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms);
+  // Call's steps: propagating what the command wrote (its own argv or the
+  // form it asked for; not EXEC's or a script's, which propagate their
+  // commands), client-output-buffer-limit and maxmemory-clients, and the
+  // command's statistics and slowlog entry.
+  void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
+  void LimitClientOutput(Client& c, int64_t now_ms);
+  void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
   // Serves the clients blocked on keys that writes made ready.
   void ServeReadyKeys();
   enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };

@@ -207,7 +207,7 @@ struct Server::GateRun {
     s.pre_command_oom_ = false;
     if (s.maxmemory_ > 0 && !(s.master_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
         s.pause_until_ms_ == 0) {
-      const uint64_t evict_start = s.latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
+      const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
       bool fits = s.evictor_.EvictUntil(s.keyspace_, s.keyspace_.access_policy(), AllocatedBytes,
                                         static_cast<size_t>(s.maxmemory_), now_ms, &s.stats_.evicted_keys);
@@ -426,17 +426,17 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
 void Server::LimitClientOutput(Client& c, int64_t now_ms) {
   // client-output-buffer-limit normal / pubsub (replicas: the replication
   // component bounds their lag). One cached flag when no limit is set.
-  if ((c.pubsub ? obuf_pubsub_on_ : obuf_normal_on_) && !c.is_replica && !c.is_master && c.conn != nullptr) {
-    if (OverOutputLimit(c, c.pubsub ? obuf_pubsub_ : obuf_normal_, now_ms)) CloseForOutputLimit(c, now_ms);
+  if (output_limits_.on(c) && !c.is_replica && !c.is_master && c.conn != nullptr) {
+    if (OverOutputLimit(c, output_limits_.of(c), now_ms)) CloseForOutputLimit(c, now_ms);
   }
-  if (client_eviction_limit_ != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
+  if (output_limits_.client_eviction_limit() != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
 }
 
 void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms) {
   ++spec.calls;
   spec.usec += static_cast<uint64_t>(duration_us);
   ++stats_.total_commands;
-  RecordCommandLatency(spec, duration_us);
+  latency_.RecordCommand(spec, duration_us);
   // A script's own commands are not logged: the script is (as Redis).
   if (slowlog_.ShouldRecord(duration_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
     slowlog_.Record(argv, duration_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");

@@ -36,7 +36,9 @@ Server::Server(std::unique_ptr<Config> config)
     : config_(std::move(config)),
       keyspace_(static_cast<int>(config_->Int("databases"))),
       io_(std::make_unique<io::IoSystem>(this)),
-      slowlog_(*config_) {
+      output_limits_(*config_),
+      slowlog_(*config_),
+      latency_(*config_, evictor_) {
   RegisterAllCommands(commands_);
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
@@ -46,23 +48,21 @@ Server::Server(std::unique_ptr<Config> config)
   keyspace_.set_observer(this);
   child_.set_on_running_changed([this](bool running) {
     keyspace_.SetForkChildActive(running);
-    if (running) OnForked();
+    if (running) latency_.OnForked(child_.last_fork_us(), AllocatedBytes());
   });
   rdb_->set_repl_info([this] { return ReplSaveInfo(); });
   rdb_->set_functions_source([this] { return FunctionLibraryCodes(); });
   aof_->set_functions_source([this] { return FunctionLibraryCodes(); });
-  rdb_->set_latency_monitor(&latency_);
-  aof_->set_latency_monitor(&latency_);
+  rdb_->set_latency_monitor(&latency_.monitor());
+  aof_->set_latency_monitor(&latency_.monitor());
   BindConnectionConfig();
   BindListenerConfig();
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
-  BindOutputLimitConfig();
   BindNotifyConfig();
   BindTrackingConfig();
   BindErrorConfig();
-  BindLatencyConfig();
 }
 
 Server::~Server() = default;
@@ -256,7 +256,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->held_replies) durable_.Drop(c->id());
   ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
-  if (c->over_soft_limit) over_soft_limit_since_.erase(c->id());
+  output_limits_.Forget(*c);
   ForgetReplica(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed(*c);
   clients_.erase(c->id());
@@ -475,9 +475,9 @@ void Server::Cron(int64_t now_ms) {
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
   if (active_expire_ && !master_ && pause_until_ms_ == 0) {
-    const uint64_t start = latency_.threshold_ms() > 0 ? Clock::Ticks() : 0;
+    const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
     keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
-    if (start != 0) latency_.AddIfNeeded("expire-cycle", clock_.TicksToMicros(Clock::Ticks() - start) / 1000);
+    if (start != 0) latency_.monitor().AddIfNeeded("expire-cycle", clock_.TicksToMicros(Clock::Ticks() - start) / 1000);
   }
   keyspace_.RehashCron(1000);  // 1 ms per tick, as Redis's activerehashing
 }

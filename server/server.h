@@ -32,8 +32,9 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/error_stats.h"
-#include "server/latency_monitor.h"
+#include "server/latency_stats.h"
 #include "server/lazy_free.h"
+#include "server/output_limits.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
@@ -166,9 +167,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
   // per protocol version and pattern) and returns how many there were.
   size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
-  // client-output-buffer-limit (server_output_limits.cc): true when the
-  // client's unsent output passed the hard limit, or stayed above the soft
-  // one for longer than its seconds.
+  // client-output-buffer-limit (output_limits.h; measured in
+  // server_output_limits.cc): true when the client's unsent output passed
+  // the hard limit, or stayed above the soft one for longer than its seconds.
   bool OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms);
   // Closes it at once, dropping its output, and logs it as Redis does.
   void CloseForOutputLimit(Client& c, int64_t now_ms);
@@ -177,9 +178,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
   // a full pass only when it is over the limit by itself).
   void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
-  // The limit in bytes (0: off): absolute, or a percentage of maxmemory;
-  // never below 128 KiB, as Redis.
-  uint64_t ClientEvictionLimit() const;
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
   // DEBUG REPLICATE: `argv` reaches the replicas as it is -- not run here,
@@ -348,12 +346,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // ---- latency monitoring and tracking (server_latency.cc) ----------------------------
   // LATENCY's events (latency-monitor-threshold).
-  LatencyMonitor& latency() { return latency_; }
+  LatencyMonitor& latency() { return latency_.monitor(); }
+  // latency-tracking and its percentiles (INFO latencystats), the fork rate.
+  const LatencyStats& latency_stats() const { return latency_; }
   // What LATENCY DOCTOR weighs besides the events.
   LatencyDoctorInput LatencyDoctorInputs() const;
-  // latency-tracking and latency-tracking-info-percentiles (INFO latencystats).
-  bool latency_tracking() const { return latency_tracking_; }
-  const std::vector<double>& latency_percentiles() const { return latency_percentiles_; }
   // MEMORY STATS' startup.allocated: used memory once the server was set up,
   // before the dataset loaded.
   uint64_t startup_allocated() const { return startup_allocated_; }
@@ -509,7 +506,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
   void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
-  void BindOutputLimitConfig();  // server_output_limits.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
   void BindErrorConfig();        // server_errors.cc: propagation-error-behavior & co.
@@ -520,20 +516,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // A write from the primary while this replica cannot persist: a panic,
   // unless replica-ignore-disk-write-errors (then a log line now and then).
   void ApplyDespiteDiskError(const CommandSpec& spec);
-  void BindLatencyConfig();      // server_latency.cc
-  // A command's duration: its latency histogram (latency-tracking) and the
-  // "command" / "fast-command" latency event. Inlined: on every call.
-  void RecordCommandLatency(const CommandSpec& spec, int64_t duration_us) {
-    RecordLatencyHistogram(spec, duration_us);
-    latency_.AddIfNeeded((spec.flags & cmd::kFast) ? "fast-command" : "command", duration_us / 1000);
-  }
-  void RecordLatencyHistogram(const CommandSpec& spec, int64_t duration_us) {
-    if (!latency_tracking_) return;
-    if (!spec.latency_histogram) spec.latency_histogram = std::make_unique<core::LatencyHistogram>();
-    spec.latency_histogram->Record(static_cast<uint64_t>(std::max<int64_t>(0, duration_us)));
-  }
-  // A fork child started: the "fork" event and the fork rate.
-  void OnForked();
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -640,12 +622,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   core::Evictor evictor_;
   LazyFreer lazy_freer_;
   PubSub pubsub_;
-  // client-output-buffer-limit, per class (cached from the config).
-  Config::OutputBufferLimit obuf_normal_, obuf_pubsub_, obuf_replica_;
-  bool obuf_normal_on_ = false, obuf_pubsub_on_ = false;  // a hard or soft limit is set
-  uint64_t client_eviction_limit_ = 0;  // cached ClientEvictionLimit(); 0: off
-  // Clients whose output is above their soft limit, and since when.
-  absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
+  OutputLimits output_limits_;  // client-output-buffer-limit, maxmemory-clients
   int64_t maxmemory_ = 0;
   SlowLog slowlog_;
   int64_t start_time_ms_ = 0;
@@ -673,10 +650,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool requirepass_set_ = false;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
-  LatencyMonitor latency_;
-  bool latency_tracking_ = true;
-  std::vector<double> latency_percentiles_;  // latency-tracking-info-percentiles
-  double fork_rate_gb_per_s_ = 0;           // at the last fork (LATENCY DOCTOR)
+  LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
 
   // Persistence. The Aof object is small until appendonly turns it on (its

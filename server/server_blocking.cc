@@ -84,7 +84,7 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
       if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
       ++stats_.total_commands;
       // As Redis 7.0: its latency is the time its first run took.
-      RecordLatencyHistogram(*c.last_command, state->first_call_us);
+      latency_.RecordHistogram(*c.last_command, state->first_call_us);
     }
   } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet) {
     // Served: the command runs again, now finding its key ready (in the

@@ -309,8 +309,8 @@ void InfoErrorstats(Server& s, std::string* out) { s.error_stats().AppendInfo(ou
 // latency histogram, at latency-tracking-info-percentiles (nothing while
 // latency-tracking is off).
 void InfoLatencystats(Server& s, std::string* out) {
-  if (!s.latency_tracking()) return;
-  const std::vector<double>& percentiles = s.latency_percentiles();
+  if (!s.latency_stats().tracking()) return;
+  const std::vector<double>& percentiles = s.latency_stats().percentiles();
   auto one = [&](const CommandSpec& c) {
     if (!c.latency_histogram) return;
     StrAppend(out, "latency_percentiles_usec_", c.name, ":");

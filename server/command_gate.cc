@@ -206,7 +206,7 @@ struct Server::GateRun {
   bool CheckMemory() {
     s.pre_command_oom_ = false;
     if (s.maxmemory_ > 0 && !(s.master_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
-        s.pause_until_ms_ == 0) {
+        !s.pause_.active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
       bool fits = s.evictor_.EvictUntil(s.keyspace_, s.keyspace_.access_policy(), AllocatedBytes,
@@ -237,7 +237,7 @@ struct Server::GateRun {
           Reject(misconf, spec);
           return false;
         }
-        s.ApplyDespiteDiskError(*spec);
+        s.unexpected_errors_.ApplyDespiteDiskError(*spec);
       }
     }
     return true;
@@ -302,7 +302,7 @@ struct Server::GateRun {
   // 14. CLIENT PAUSE WRITE holds back what may write: EXEC by its queue, a
   // script by what it declares. The command runs when the pause ends.
   bool HoldIfPaused() {
-    if (s.ShouldPause(flags) && !c.is_master) {
+    if (s.pause_.Holds(flags) && !c.is_master) {
       if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
       s.Defer(c, argv);
       return false;

@@ -38,7 +38,8 @@ Server::Server(std::unique_ptr<Config> config)
       io_(std::make_unique<io::IoSystem>(this)),
       output_limits_(*config_),
       slowlog_(*config_),
-      latency_(*config_, evictor_) {
+      latency_(*config_, evictor_),
+      unexpected_errors_(*config_) {
   RegisterAllCommands(commands_);
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
@@ -62,7 +63,6 @@ Server::Server(std::unique_ptr<Config> config)
   BindReplicationConfig();
   BindNotifyConfig();
   BindTrackingConfig();
-  BindErrorConfig();
 }
 
 Server::~Server() = default;
@@ -131,7 +131,7 @@ void Server::BindMemoryConfig() {
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
     // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.empty() || pause_until_ms_ > 0 || (master_ && replica_ignore_maxmemory_)) return;
+    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (master_ && replica_ignore_maxmemory_)) return;
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -340,36 +340,25 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   keyspace_.db(c->db).Prefetch(argv[at], stage);
 }
 
-bool Server::ShouldPause(uint32_t flags) const {
-  if (pause_until_ms_ == 0) return false;
-  if (pause_all_) return true;
-  return (flags & (cmd::kWrite | cmd::kMayReplicate)) != 0;
-}
-
 void Server::Defer(Client& c, Argv argv) {
   if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
   c.deferred->commands.emplace_back(argv.begin(), argv.end());
-  if (!c.paused_wait && !c.blocked) {  // a blocked client resumes on unblocking
-    c.paused_wait = true;
-    paused_clients_.push_back(c.id());
-  }
+  if (!c.blocked) pause_.Hold(c);  // a blocked client resumes on unblocking
 }
 
 void Server::PauseClients(int64_t until_ms, bool all) {
-  // A later pause extends, never shortens; ALL wins over WRITE (Redis 7.0).
-  if (until_ms > pause_until_ms_) pause_until_ms_ = until_ms;
-  pause_all_ = pause_all_ || all;
+  pause_.Pause(until_ms, all);
   // As Redis: nothing expires or is evicted while paused (a failover may be
   // under way); expired keys look missing until the pause ends.
   if (keyspace_.expiry_mode() == core::ExpiryMode::kDelete) {
     keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
-    expiry_paused_ = true;
+    pause_.expiry_paused = true;
   }
 }
 
 size_t Server::blocked_clients() const {
   size_t paused = 0;
-  for (uint64_t id : paused_clients_) {
+  for (uint64_t id : pause_.held()) {
     auto it = clients_.find(id);
     if (it != clients_.end() && it->second->paused_wait && !it->second->closing) ++paused;
   }
@@ -377,19 +366,16 @@ size_t Server::blocked_clients() const {
 }
 
 void Server::UnpauseClients() {
-  pause_until_ms_ = 0;
-  pause_all_ = false;
-  if (expiry_paused_) {
-    expiry_paused_ = false;
+  pause_.End();
+  if (pause_.expiry_paused) {
+    pause_.expiry_paused = false;
     if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !master_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
   }
   ReplayDeferred();
 }
 
 void Server::ReplayDeferred() {
-  std::vector<uint64_t> ids;
-  ids.swap(paused_clients_);
-  for (uint64_t id : ids) {
+  for (uint64_t id : pause_.TakeHeld()) {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
     c->paused_wait = false;
@@ -443,7 +429,7 @@ int Server::OnTimer() {
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
   int64_t wake = next_cron_ms_;
-  if (pause_until_ms_ > 0) wake = std::min(wake, pause_until_ms_);
+  if (pause_.active()) wake = std::min(wake, pause_.until_ms());
   if (!block_deadlines_.empty()) wake = std::min(wake, block_deadlines_.begin()->first);
   return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
 }
@@ -460,7 +446,7 @@ void Server::Cron(int64_t now_ms) {
     stats_.last_sample_ms = now_ms;
     stats_.last_sample_commands = stats_.total_commands;
   }
-  if (pause_until_ms_ > 0 && now_ms >= pause_until_ms_) UnpauseClients();
+  if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
   LimitTrackingTable();
@@ -474,7 +460,7 @@ void Server::Cron(int64_t now_ms) {
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !master_ && pause_until_ms_ == 0) {
+  if (active_expire_ && !master_ && !pause_.active()) {
     const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
     keyspace_.ActiveExpireCycle(now_ms, 250000 / hz_);
     if (start != 0) latency_.monitor().AddIfNeeded("expire-cycle", clock_.TicksToMicros(Clock::Ticks() - start) / 1000);

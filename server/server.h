@@ -28,12 +28,14 @@
 #include "io/io_system.h"
 #include "io/thread_check.h"
 #include "server/client.h"
+#include "server/client_pause.h"
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/error_stats.h"
 #include "server/latency_stats.h"
 #include "server/lazy_free.h"
+#include "server/monitors.h"
 #include "server/output_limits.h"
 #include "server/pubsub.h"
 #include "server/persistence/aof.h"
@@ -47,6 +49,7 @@
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/transactions.h"
+#include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
@@ -191,7 +194,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
-  bool paused_all() const { return pause_until_ms_ > 0 && pause_all_; }
+  bool paused_all() const { return pause_.paused_all(); }
   // ---- SHUTDOWN and SIGTERM / SIGINT (server_shutdown.cc) -------------------------
   // As Redis 7.0: unless `flags.now`, with replicas whose acknowledged offset
   // is behind ours and shutdown-timeout > 0, the server first waits for them
@@ -302,8 +305,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string EnableTracking(Client& c, const TrackingOptions& options);
   void DisableTracking(Client& c);
 
-  // MONITOR: `c` receives every command from now on.
-  void AddMonitor(Client& c);
+  // MONITOR's clients (monitors.h); FeedMonitors delivers to them.
+  Monitors& monitors() { return monitors_; }
 
   // ---- scripting (EVAL, FUNCTION; server/scripting/) ---------------------------------
   // The component, created by the first script command.
@@ -494,8 +497,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BroadcastInvalidations();
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
-  // CLIENT PAUSE holds back a command judged by `flags`.
-  bool ShouldPause(uint32_t flags) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
   void ClientsCron(int64_t now_ms);
@@ -508,14 +509,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindReplicationConfig();  // server_replication.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
-  void BindErrorConfig();        // server_errors.cc: propagation-error-behavior & co.
-  // An error sent to the primary's link, a replica or the AOF loader: the
-  // "== CRITICAL ==" log line, unexpected_error_replies, and the panic
-  // propagation-error-behavior asks for.
-  void UnexpectedErrorReply(const Client& c, std::string_view msg);
-  // A write from the primary while this replica cannot persist: a panic,
-  // unless replica-ignore-disk-write-errors (then a log line now and then).
-  void ApplyDespiteDiskError(const CommandSpec& spec);
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -630,10 +623,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int hz_ = 10;
   bool active_expire_ = true;
   bool cron_paused_ = false;
-  int64_t pause_until_ms_ = 0;
-  bool pause_all_ = false;
-  bool expiry_paused_ = false;  // the pause turned expiry from kDelete to kHide
-  std::vector<uint64_t> paused_clients_;
+  ClientPause pause_;  // CLIENT PAUSE's window and the clients it holds
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
@@ -643,8 +633,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // options, and the client pause it replaced (restored if it is cancelled).
   int64_t shutdown_deadline_ms_ = 0;
   ShutdownFlags shutdown_flags_;
-  int64_t pause_before_shutdown_ms_ = 0;
-  bool pause_all_before_shutdown_ = false;
+  ClientPause::Window pause_before_shutdown_;
   std::string run_id_;
   std::string executable_;
   bool requirepass_set_ = false;
@@ -690,7 +679,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool pre_command_oom_ = false;
   bool script_busy_ = false;
   bool disable_deny_scripts_ = false;
-  std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
+  Monitors monitors_;                // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
   size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
@@ -742,11 +731,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;
   bool replica_read_only_ = true;
-  // What an error on a command of the primary's stream or of the AOF does.
-  enum class PropagationErrorBehavior : uint8_t { kIgnore, kPanic, kPanicOnReplicas };
-  PropagationErrorBehavior propagation_error_behavior_ = PropagationErrorBehavior::kIgnore;
-  bool replica_ignore_disk_write_errors_ = false;
-  int64_t last_disk_error_log_ms_ = 0;
+  // Errors on the primary's stream or the AOF, a replica unable to persist.
+  UnexpectedErrors unexpected_errors_;
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl

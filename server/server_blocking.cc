@@ -163,8 +163,7 @@ void Server::DisconnectBlockedClients() {
 void Server::ResetClientState(Client& c) {
   if (c.blocked) UnblockClient(c, UnblockReason::kClosed);
   transactions_.Forget(c);
-  if (c.monitor) std::erase(monitors_, c.id());
-  c.monitor = false;
+  monitors_.Remove(c);
   DisableTracking(c);
 }
 

@@ -1,6 +1,6 @@
 // Server: what follows a change to the keyspace beyond the change itself --
 // keyspace notifications, WATCH invalidation on FLUSH / SWAPDB -- and
-// MONITOR's feed of every command.
+// MONITOR's feed of every command (its clients and lines: monitors.h).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -62,69 +62,9 @@ void Server::SignalSwappedDbs(int a, int b) {
   }
 }
 
-void Server::AddMonitor(Client& c) {
-  if (c.monitor) return;
-  c.monitor = true;
-  monitors_.push_back(c.id());
-}
-
-namespace {
-
-// Redis's sdscatrepr: a double-quoted string with C escapes.
-void AppendRepr(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '\\': out->append("\\\\"); break;
-      case '"': out->append("\\\""); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\a': out->append("\\a"); break;
-      case '\b': out->append("\\b"); break;
-      default:
-        if (std::isprint(ch)) {
-          out->push_back(static_cast<char>(ch));
-        } else {
-          char hex[5];
-          std::snprintf(hex, sizeof(hex), "\\x%02x", ch);
-          out->append(hex);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-}  // namespace
-
 void Server::FeedMonitors(const Client& c, Argv argv, int64_t now_us) {
-  std::string line;
-  char stamp[48];
-  std::snprintf(stamp, sizeof(stamp), "+%lld.%06lld ", static_cast<long long>(now_us / 1000000),
-                static_cast<long long>(now_us % 1000000));
-  line = stamp;
-  StrAppend(&line, "[", c.db, " ", c.conn != nullptr ? c.conn->peer.ToString() : std::string("lua"), "]");
-  // Passwords never reach a monitor: AUTH's arguments, HELLO's after AUTH.
-  const bool is_auth = EqualsIgnoreCase(argv[0], "auth");
-  const bool is_hello = EqualsIgnoreCase(argv[0], "hello");
-  size_t redact_from = is_auth ? 1 : argv.size(), redact_to = argv.size();
-  for (size_t i = 2; is_hello && i < argv.size(); ++i) {
-    if (EqualsIgnoreCase(argv[i], "auth")) {
-      redact_from = i + 1;
-      redact_to = std::min(argv.size(), i + 3);
-      break;
-    }
-  }
-  for (size_t i = 0; i < argv.size(); ++i) {
-    line.push_back(' ');
-    if (i >= redact_from && i < redact_to) {
-      AppendRepr(&line, "(redacted)");
-    } else {
-      AppendRepr(&line, argv[i]);
-    }
-  }
-  line.append("\r\n");
-  for (uint64_t id : monitors_) {
+  const std::string line = Monitors::Line(c, argv, now_us);
+  for (uint64_t id : monitors_.ids()) {
     Client* m = FindClient(id);
     if (m == nullptr || m->closing) continue;
     ReplyTarget(*m).Append(line);

@@ -54,7 +54,7 @@ void CmdMonitor(CommandContext& ctx) {
     return;
   }
   if (ctx.client.is_replica) return;  // a replica's link is already fed
-  ctx.server.AddMonitor(ctx.client);
+  ctx.server.monitors().Add(ctx.client);
   ctx.reply.Ok();
 }
 

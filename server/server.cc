@@ -399,12 +399,6 @@ void Server::ResumeClient(Client& c) {
   }
 }
 
-uint64_t Server::instantaneous_ops() const {
-  uint64_t sum = 0;
-  for (uint64_t s : stats_.ops_samples) sum += s;
-  return sum / ServerStats::kSamples;
-}
-
 void Server::ClientsCron(int64_t now_ms) {
   if (timeout_s_ <= 0) return;
   std::vector<Client*> idle;
@@ -438,14 +432,7 @@ void Server::Cron(int64_t now_ms) {
   clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
   if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
-  if (now_ms - stats_.last_sample_ms >= 100) {
-    int64_t dt = now_ms - stats_.last_sample_ms;
-    uint64_t ops = stats_.total_commands - stats_.last_sample_commands;
-    stats_.ops_samples[stats_.sample_index] = stats_.last_sample_ms == 0 ? 0 : ops * 1000 / static_cast<uint64_t>(dt);
-    stats_.sample_index = (stats_.sample_index + 1) % ServerStats::kSamples;
-    stats_.last_sample_ms = now_ms;
-    stats_.last_sample_commands = stats_.total_commands;
-  }
+  stats_.SampleOps(now_ms);
   if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);

@@ -35,9 +35,11 @@
 #include "server/error_stats.h"
 #include "server/latency_stats.h"
 #include "server/lazy_free.h"
+#include "server/master_link.h"
 #include "server/monitors.h"
 #include "server/output_limits.h"
 #include "server/pubsub.h"
+#include "server/server_stats.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
@@ -62,26 +64,6 @@ namespace ringkv::server {
 namespace scripting {
 class Scripting;
 }  // namespace scripting
-
-struct ServerStats {
-  uint64_t total_connections = 0;
-  uint64_t rejected_connections = 0;
-  uint64_t total_commands = 0;
-  uint64_t total_error_replies = 0;
-  uint64_t unexpected_error_replies = 0;
-  uint64_t evicted_keys = 0;
-  uint64_t evicted_clients = 0;  // maxmemory-clients
-  uint64_t sync_full = 0;
-  uint64_t sync_partial_ok = 0;
-  uint64_t sync_partial_err = 0;
-  uint64_t dirty = 0;  // changes since the last successful save (rdb_changes_since_last_save)
-  // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
-  static constexpr int kSamples = 16;
-  uint64_t ops_samples[kSamples] = {};
-  int sample_index = 0;
-  int64_t last_sample_ms = 0;
-  uint64_t last_sample_commands = 0;
-};
 
 // SHUTDOWN's persistence choice.
 enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
@@ -190,7 +172,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
   void set_cron_paused(bool on) { cron_paused_ = on; }
-  uint64_t instantaneous_ops() const;
+  uint64_t instantaneous_ops() const { return stats_.instantaneous_ops(); }
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
@@ -409,29 +391,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string AbortFailover();
   // "no-failover", "waiting-for-sync" or "failover-in-progress".
   const char* failover_state() const;
-  // ROLE / INFO: the link to the primary.
-  struct MasterLink {
-    std::string host;
-    int port = 0;
-    enum class State : uint8_t { kConnect, kSyncing, kConnected } state = State::kConnect;
-    uint64_t client_id = 0;      // the primary's client once the stream runs
-    int64_t retry_at_ms = 0;
-    int64_t last_io_ms = 0;
-    uint64_t fsynced_offset = 0; // replication offset known fsynced to our AOF
-    int64_t last_ack_ms = 0;
-    // The database the primary's stream has selected. It outlives the link,
-    // as Redis's cached master client does: a partial resync continues the
-    // stream without a SELECT.
-    int db = 0;
-    // The primary's MULTI ... (queued commands), not yet counted: the
-    // offset moves past a transaction only at its EXEC, so a link cut inside
-    // one discards it and the partial resync sends it again whole.
-    std::string open_transaction;
-    // The primary's commands that arrived while a script of ours was busy,
-    // applied in order once it ends (Redis stops reading the link then:
-    // neither refused with -BUSY nor counted in the offset meanwhile).
-    std::deque<std::vector<std::string>> held;
-  };
+  // ROLE / INFO: the link to the primary (master_link.h); null unless a replica.
   const MasterLink* master_link() const { return master_.get(); }
   // The link's state as ROLE names it: connect, connecting, handshake, sync,
   // connected. REQUIRES: this server is a replica.

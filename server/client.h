@@ -62,17 +62,17 @@ struct Client {
   bool closing : 1 = false;      // close requested; ignore further commands
   bool no_evict : 1 = false;
   bool loopback : 1 = false;
-  bool paused_wait : 1 = false;  // in the server's list of paused clients
+  bool paused_wait : 1 = false;  // held by CLIENT PAUSE (listed in ClientPause)
   bool held_replies : 1 = false; // replies wait for an AOF fsync (appendfsync always)
   bool blocked : 1 = false;      // blocked (BLPOP, WAIT, ...): later commands queue in `deferred`
   bool is_replica : 1 = false;   // a replica's link (state in the replication component)
   bool is_master : 1 = false;    // this replica's link to its primary
   bool pubsub : 1 = false;       // has subscriptions (they live in the server's PubSub)
-  bool over_soft_limit : 1 = false;  // output above its soft limit (since when: in the server)
-  bool in_multi : 1 = false;     // between MULTI and EXEC (queue in the server's MultiState)
-  bool watching : 1 = false;     // has WATCHed keys (in the server's WatchedKeys)
+  bool over_soft_limit : 1 = false;  // output above its soft limit (since when: in OutputLimits)
+  bool in_multi : 1 = false;     // between MULTI and EXEC (queue in Transactions)
+  bool watching : 1 = false;     // has WATCHed keys (in Transactions)
   bool tracking : 1 = false;     // CLIENT TRACKING on (settings in the server's Tracking)
-  bool monitor : 1 = false;      // MONITOR: also receives every command the server runs
+  bool monitor : 1 = false;      // MONITOR: receives every command the server runs (listed in Monitors)
   bool is_script : 1 = false;    // the scripting component's client (redis.call)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }

@@ -3,7 +3,7 @@
 // A command family file declares its commands as a table of CommandSpec rows
 // (name, arity, flags, key positions, handler) and registers them with the
 // CommandTable. Arity, authentication and the "is this allowed now" checks run
-// once in dispatch (Server::Dispatch), never in handlers.
+// once in the gate (Server::Execute, command_gate.cc), never in handlers.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
 // Server: the main command thread's state and the dispatch gate.
 //
 // Implements io::CommandSink: every command parsed by any I/O thread arrives
-// here, on the main thread, and passes one validation gate (Dispatch: lookup,
-// arity, authentication, client pause) before its handler runs. Owns the
+// here, on the main thread, and passes one gate (Execute, command_gate.cc:
+// named steps in Redis's order -- lookup, arity, auth, ACL, cluster slot,
+// memory, persistence, replication, loading, busy script, pause, MULTI
+// queueing -- then Call) before its handler runs. Owns the
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
@@ -27,15 +29,20 @@
 #include "io/io_system.h"
 #include "io/thread_check.h"
 #include "server/client.h"
+#include "server/client_pause.h"
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/error_stats.h"
 #include "server/eviction_memory.h"
-#include "server/latency_monitor.h"
-#include "server/migrate_sockets.h"
+#include "server/latency_stats.h"
 #include "server/lazy_free.h"
+#include "server/master_link.h"
+#include "server/migrate_sockets.h"
+#include "server/monitors.h"
+#include "server/output_limits.h"
 #include "server/pubsub.h"
+#include "server/server_stats.h"
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
@@ -44,9 +51,10 @@
 #include "server/wait_registry.h"
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
-#include "server/multi_state.h"
+#include "server/slowlog.h"
 #include "server/tracking.h"
-#include "server/watched_keys.h"
+#include "server/transactions.h"
+#include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
 #include "replication/primary.h"
@@ -59,35 +67,6 @@ namespace ringkv::server {
 namespace scripting {
 class Scripting;
 }  // namespace scripting
-
-struct SlowlogEntry {
-  uint64_t id;
-  int64_t time_s;
-  int64_t duration_us;
-  std::vector<std::string> argv;  // trimmed as Redis trims it
-  std::string peer;
-  std::string name;
-};
-
-struct ServerStats {
-  uint64_t total_connections = 0;
-  uint64_t rejected_connections = 0;
-  uint64_t total_commands = 0;
-  uint64_t total_error_replies = 0;
-  uint64_t unexpected_error_replies = 0;
-  uint64_t evicted_keys = 0;
-  uint64_t evicted_clients = 0;  // maxmemory-clients
-  uint64_t sync_full = 0;
-  uint64_t sync_partial_ok = 0;
-  uint64_t sync_partial_err = 0;
-  uint64_t dirty = 0;  // changes since the last successful save (rdb_changes_since_last_save)
-  // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
-  static constexpr int kSamples = 16;
-  uint64_t ops_samples[kSamples] = {};
-  int sample_index = 0;
-  int64_t last_sample_ms = 0;
-  uint64_t last_sample_commands = 0;
-};
 
 // SHUTDOWN's persistence choice.
 enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
@@ -167,8 +146,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
   // Closes a client after the replies already queued for it are sent.
   void CloseClient(Client& c);
-  std::deque<SlowlogEntry>& slowlog() { return slowlog_; }
-  uint64_t& slowlog_next_id() { return slowlog_next_id_; }
+  SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
   int hz() const { return hz_; }
@@ -177,9 +155,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
   // per protocol version and pattern) and returns how many there were.
   size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
-  // client-output-buffer-limit (server_output_limits.cc): true when the
-  // client's unsent output passed the hard limit, or stayed above the soft
-  // one for longer than its seconds.
+  // client-output-buffer-limit (output_limits.h; measured in
+  // server_output_limits.cc): true when the client's unsent output passed
+  // the hard limit, or stayed above the soft one for longer than its seconds.
   bool OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms);
   // Closes it at once, dropping its output, and logs it as Redis does.
   void CloseForOutputLimit(Client& c, int64_t now_ms);
@@ -188,9 +166,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
   // a full pass only when it is over the limit by itself).
   void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
-  // The limit in bytes (0: off): absolute, or a percentage of maxmemory;
-  // never below 128 KiB, as Redis.
-  uint64_t ClientEvictionLimit() const;
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
   // DEBUG REPLICATE: `argv` reaches the replicas as it is -- not run here,
@@ -200,11 +175,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
   void set_cron_paused(bool on) { cron_paused_ = on; }
-  uint64_t instantaneous_ops() const;
+  uint64_t instantaneous_ops() const { return stats_.instantaneous_ops(); }
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
-  bool paused_all() const { return pause_until_ms_ > 0 && pause_all_; }
+  bool paused_all() const { return pause_.paused_all(); }
   // ---- SHUTDOWN and SIGTERM / SIGINT (server_shutdown.cc) -------------------------
   // As Redis 7.0: unless `flags.now`, with replicas whose acknowledged offset
   // is behind ours and shutdown-timeout > 0, the server first waits for them
@@ -297,7 +272,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     // by_server: a deletion (told before the entry goes).
-    watched_.Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
+    transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     key_waiters_.SignalWrite(db, key);
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
@@ -321,8 +296,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string EnableTracking(Client& c, const TrackingOptions& options);
   void DisableTracking(Client& c);
 
-  // MONITOR: `c` receives every command from now on.
-  void AddMonitor(Client& c);
+  // MONITOR's clients (monitors.h); FeedMonitors delivers to them.
+  Monitors& monitors() { return monitors_; }
 
   // ---- scripting (EVAL, FUNCTION; server/scripting/) ---------------------------------
   // The component, created by the first script command.
@@ -365,12 +340,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // ---- latency monitoring and tracking (server_latency.cc) ----------------------------
   // LATENCY's events (latency-monitor-threshold).
-  LatencyMonitor& latency() { return latency_; }
+  LatencyMonitor& latency() { return latency_.monitor(); }
+  // latency-tracking and its percentiles (INFO latencystats), the fork rate.
+  const LatencyStats& latency_stats() const { return latency_; }
   // What LATENCY DOCTOR weighs besides the events.
   LatencyDoctorInput LatencyDoctorInputs() const;
-  // latency-tracking and latency-tracking-info-percentiles (INFO latencystats).
-  bool latency_tracking() const { return latency_tracking_; }
-  const std::vector<double>& latency_percentiles() const { return latency_percentiles_; }
   // MEMORY STATS' startup.allocated: used memory once the server was set up,
   // before the dataset loaded.
   uint64_t startup_allocated() const { return startup_allocated_; }
@@ -378,7 +352,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // ---- blocking commands (server_blocking.cc) -----------------------------------------
   // Whether the running command may block `c` (not inside EXEC, not the
   // primary's link or the AOF loader); when not, it answers as on timeout.
-  bool MayBlock(const Client& c) const { return !in_exec_ && !c.is_master && c.conn != nullptr; }
+  bool MayBlock(const Client& c) const { return !transactions_.in_exec() && !c.is_master && c.conn != nullptr; }
   // Blocks the running command's client on `keys` (its later commands wait)
   // until a write makes one of them hold a value of the kind's type (the
   // command is then run again) or `deadline_ms` (0: none) passes.
@@ -391,21 +365,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   size_t blocked_clients() const;
   size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
-  // ---- MULTI / EXEC / WATCH (server_transactions.cc) ---------------------------------
-  void StartMulti(Client& c);
-  // Whether every command queued by `c`'s MULTI may run while loading.
-  bool QueueRunsWhileLoading(const Client& c) const;
-  // Drops the queued commands and the watched keys (DISCARD, RESET).
-  void DiscardMulti(Client& c);
+  // ---- MULTI / EXEC / WATCH (transactions.h; EXEC's run: server_transactions.cc) ----
+  Transactions& transactions() { return transactions_; }
   // EXEC: runs the queued commands as one unit, propagated as MULTI ... EXEC
   // when more than one of them writes.
   void Exec(CommandContext& ctx);
-  void Watch(CommandContext& ctx);
-  void Unwatch(Client& c);
-  const MultiState* multi_state(const Client& c) const {
-    auto it = multi_.find(c.id());
-    return it == multi_.end() ? nullptr : it->second.get();
-  }
   // Drops the client's blocking, MULTI, WATCH and MONITOR state (closing,
   // RESET).
   void ResetClientState(Client& c);
@@ -436,29 +400,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::string AbortFailover();
   // "no-failover", "waiting-for-sync" or "failover-in-progress".
   const char* failover_state() const;
-  // ROLE / INFO: the link to the primary.
-  struct MasterLink {
-    std::string host;
-    int port = 0;
-    enum class State : uint8_t { kConnect, kSyncing, kConnected } state = State::kConnect;
-    uint64_t client_id = 0;      // the primary's client once the stream runs
-    int64_t retry_at_ms = 0;
-    int64_t last_io_ms = 0;
-    uint64_t fsynced_offset = 0; // replication offset known fsynced to our AOF
-    int64_t last_ack_ms = 0;
-    // The database the primary's stream has selected. It outlives the link,
-    // as Redis's cached master client does: a partial resync continues the
-    // stream without a SELECT.
-    int db = 0;
-    // The primary's MULTI ... (queued commands), not yet counted: the
-    // offset moves past a transaction only at its EXEC, so a link cut inside
-    // one discards it and the partial resync sends it again whole.
-    std::string open_transaction;
-    // The primary's commands that arrived while a script of ours was busy,
-    // applied in order once it ends (Redis stops reading the link then:
-    // neither refused with -BUSY nor counted in the offset meanwhile).
-    std::deque<std::vector<std::string>> held;
-  };
+  // ROLE / INFO: the link to the primary (master_link.h); null unless a replica.
   const MasterLink* master_link() const { return master_.get(); }
   // The link's state as ROLE names it: connect, connecting, handshake, sync,
   // connected. REQUIRES: this server is a replica.
@@ -484,11 +426,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   }
 
  private:
+  // The command gate (command_gate.cc): its steps, in order, are members of
+  // GateRun, one command's pass, which lives on Execute's stack.
+  struct GateRun;
   void Execute(Client& c, Argv argv);
-  // The part of Execute after the gates: the handler, propagation, stats,
-  // slowlog, MONITOR. Also runs EXEC's queued commands and re-runs a
-  // blocked client's command when a key is ready.
+  // The part of Execute after the checks: the handler, propagation, output
+  // limits, MONITOR, stats, slowlog. Also runs EXEC's queued commands and
+  // re-runs a blocked client's command when a key is ready.
   void Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms);
+  // Call's steps: propagating what the command wrote (its own argv or the
+  // form it asked for; not EXEC's or a script's, which propagate their
+  // commands), client-output-buffer-limit and maxmemory-clients, and the
+  // command's statistics and slowlog entry.
+  void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
+  void LimitClientOutput(Client& c, int64_t now_ms);
+  void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
   // Serves the clients blocked on keys that writes made ready.
   void ServeReadyKeys();
   enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };
@@ -514,11 +466,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BroadcastInvalidations();
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
-  // CLIENT PAUSE holds back a command judged by `flags`.
-  bool ShouldPause(uint32_t flags) const;
   void Defer(Client& c, Argv argv);
   void ReplayDeferred();
-  void Slowlog(const Client& c, Argv argv, int64_t duration_us, int64_t now_ms);
   void ClientsCron(int64_t now_ms);
   // Apply callbacks: each binds one concern's cached settings to the config
   // (set now, refreshed by CONFIG SET), in the file that owns that state.
@@ -527,31 +476,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
   void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
-  void BindOutputLimitConfig();  // server_output_limits.cc
   void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
-  void BindErrorConfig();        // server_errors.cc: propagation-error-behavior & co.
-  // An error sent to the primary's link, a replica or the AOF loader: the
-  // "== CRITICAL ==" log line, unexpected_error_replies, and the panic
-  // propagation-error-behavior asks for.
-  void UnexpectedErrorReply(const Client& c, std::string_view msg);
-  // A write from the primary while this replica cannot persist: a panic,
-  // unless replica-ignore-disk-write-errors (then a log line now and then).
-  void ApplyDespiteDiskError(const CommandSpec& spec);
-  void BindLatencyConfig();      // server_latency.cc
-  // A command's duration: its latency histogram (latency-tracking) and the
-  // "command" / "fast-command" latency event. Inlined: on every call.
-  void RecordCommandLatency(const CommandSpec& spec, int64_t duration_us) {
-    RecordLatencyHistogram(spec, duration_us);
-    latency_.AddIfNeeded((spec.flags & cmd::kFast) ? "fast-command" : "command", duration_us / 1000);
-  }
-  void RecordLatencyHistogram(const CommandSpec& spec, int64_t duration_us) {
-    if (!latency_tracking_) return;
-    if (!spec.latency_histogram) spec.latency_histogram = std::make_unique<core::LatencyHistogram>();
-    spec.latency_histogram->Record(static_cast<uint64_t>(std::max<int64_t>(0, duration_us)));
-  }
-  // A fork child started: the "fork" event and the fork rate.
-  void OnForked();
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -656,30 +582,21 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint64_t errors_mark_ = 0;
   Clock clock_;
   core::Evictor evictor_;
-  std::unique_ptr<MigrateSockets> migrate_sockets_;  // lazily: see migrate_sockets()
   // What maxmemory is compared with (server/eviction_memory.h), made once
   // so no command builds a std::function.
   const std::function<size_t()> counted_memory_{[this] { return MemoryCountedForEvict(*this); }};
+  std::unique_ptr<MigrateSockets> migrate_sockets_;  // lazily: see migrate_sockets()
   LazyFreer lazy_freer_;
   PubSub pubsub_;
-  // client-output-buffer-limit, per class (cached from the config).
-  Config::OutputBufferLimit obuf_normal_, obuf_pubsub_, obuf_replica_;
-  bool obuf_normal_on_ = false, obuf_pubsub_on_ = false;  // a hard or soft limit is set
-  uint64_t client_eviction_limit_ = 0;  // cached ClientEvictionLimit(); 0: off
-  // Clients whose output is above their soft limit, and since when.
-  absl::flat_hash_map<uint64_t, int64_t> over_soft_limit_since_;
+  OutputLimits output_limits_;  // client-output-buffer-limit, maxmemory-clients
   int64_t maxmemory_ = 0;
-  std::deque<SlowlogEntry> slowlog_;
-  uint64_t slowlog_next_id_ = 0;
+  SlowLog slowlog_;
   int64_t start_time_ms_ = 0;
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
   bool active_expire_ = true;
   bool cron_paused_ = false;
-  int64_t pause_until_ms_ = 0;
-  bool pause_all_ = false;
-  bool expiry_paused_ = false;  // the pause turned expiry from kDelete to kHide
-  std::vector<uint64_t> paused_clients_;
+  ClientPause pause_;  // CLIENT PAUSE's window and the clients it holds
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
@@ -689,19 +606,13 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // options, and the client pause it replaced (restored if it is cancelled).
   int64_t shutdown_deadline_ms_ = 0;
   ShutdownFlags shutdown_flags_;
-  int64_t pause_before_shutdown_ms_ = 0;
-  bool pause_all_before_shutdown_ = false;
+  ClientPause::Window pause_before_shutdown_;
   std::string run_id_;
   std::string executable_;
   bool requirepass_set_ = false;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
-  int64_t slowlog_threshold_us_ = 10000;
-  size_t slowlog_max_len_ = 128;
-  LatencyMonitor latency_;
-  bool latency_tracking_ = true;
-  std::vector<double> latency_percentiles_;  // latency-tracking-info-percentiles
-  double fork_rate_gb_per_s_ = 0;           // at the last fork (LATENCY DOCTOR)
+  LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
 
   // Persistence. The Aof object is small until appendonly turns it on (its
@@ -724,10 +635,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::set<std::pair<int64_t, uint64_t>> block_deadlines_;
   KeyWaiters key_waiters_;
   bool serving_ready_ = false;   // ServeReadyKeys is on the stack
-  // MULTI components and WATCHed keys.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<MultiState>> multi_;
-  WatchedKeys watched_;
-  bool in_exec_ = false;
+  Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
   // EXEC and scripts collect what their commands propagate, to wrap it in
   // MULTI ... EXEC (BeginPropagationBlock).
@@ -744,7 +652,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool pre_command_oom_ = false;
   bool script_busy_ = false;
   bool disable_deny_scripts_ = false;
-  std::vector<uint64_t> monitors_;   // MONITOR clients, in the order they started
+  Monitors monitors_;                // MONITOR clients, in the order they started
   uint32_t notify_flags_ = 0;        // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
   size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
@@ -796,11 +704,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
   int64_t min_replicas_max_lag_ = 10;
   bool replica_read_only_ = true;
-  // What an error on a command of the primary's stream or of the AOF does.
-  enum class PropagationErrorBehavior : uint8_t { kIgnore, kPanic, kPanicOnReplicas };
-  PropagationErrorBehavior propagation_error_behavior_ = PropagationErrorBehavior::kIgnore;
-  bool replica_ignore_disk_write_errors_ = false;
-  int64_t last_disk_error_log_ms_ = 0;
+  // Errors on the primary's stream or the AOF, a replica unable to persist.
+  UnexpectedErrors unexpected_errors_;
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
   int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl

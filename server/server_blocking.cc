@@ -84,7 +84,7 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
       if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
       ++stats_.total_commands;
       // As Redis 7.0: its latency is the time its first run took.
-      RecordLatencyHistogram(*c.last_command, state->first_call_us);
+      latency_.RecordHistogram(*c.last_command, state->first_call_us);
     }
   } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet) {
     // Served: the command runs again, now finding its key ready (in the
@@ -162,12 +162,8 @@ void Server::DisconnectBlockedClients() {
 
 void Server::ResetClientState(Client& c) {
   if (c.blocked) UnblockClient(c, UnblockReason::kClosed);
-  if (c.in_multi) multi_.erase(c.id());
-  c.in_multi = false;
-  if (c.watching) watched_.UnwatchAll(c.id());
-  c.watching = false;
-  if (c.monitor) std::erase(monitors_, c.id());
-  c.monitor = false;
+  transactions_.Forget(c);
+  monitors_.Remove(c);
   DisableTracking(c);
 }
 

@@ -1,12 +1,11 @@
 // Server: what follows a change to the keyspace beyond the change itself --
 // keyspace notifications, WATCH invalidation on FLUSH / SWAPDB -- and
-// MONITOR's feed of every command.
+// MONITOR's feed of every command (its clients and lines: monitors.h).
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
 #include "core/strings.h"
-#include "server/redaction.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -32,21 +31,22 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 }
 
 void Server::SignalFlushingDb(int db) {
-  if (watched_.empty()) return;
+  WatchedKeys& watched = transactions_.watched();
+  if (watched.empty()) return;
   core::Database& d = keyspace_.db(db);
   auto none = [](std::string_view) { return false; };
-  watched_.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
+  watched.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
 }
 
 void Server::SignalSwappedDbs(int a, int b) {
   // After the swap: the watchers of database x saw what y holds now, and
   // see what x holds now.
-  if (!watched_.empty()) {
+  if (WatchedKeys& watched = transactions_.watched(); !watched.empty()) {
     const int64_t now_ms = clock_.WallMs();
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       core::Database& dx = keyspace_.db(x);
       core::Database& dy = keyspace_.db(y);
-      watched_.TouchDb(
+      watched.TouchDb(
           x, [&](std::string_view key) { return dy.Peek(key) != nullptr; },
           [&](std::string_view key) { return dx.Peek(key) != nullptr; },
           [&](std::string_view key) { return dx.IsLogicallyExpired(key, now_ms); });
@@ -62,56 +62,9 @@ void Server::SignalSwappedDbs(int a, int b) {
   }
 }
 
-void Server::AddMonitor(Client& c) {
-  if (c.monitor) return;
-  c.monitor = true;
-  monitors_.push_back(c.id());
-}
-
-namespace {
-
-// Redis's sdscatrepr: a double-quoted string with C escapes.
-void AppendRepr(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '\\': out->append("\\\\"); break;
-      case '"': out->append("\\\""); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\a': out->append("\\a"); break;
-      case '\b': out->append("\\b"); break;
-      default:
-        if (std::isprint(ch)) {
-          out->push_back(static_cast<char>(ch));
-        } else {
-          char hex[5];
-          std::snprintf(hex, sizeof(hex), "\\x%02x", ch);
-          out->append(hex);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-}  // namespace
-
 void Server::FeedMonitors(const Client& c, Argv argv, int64_t now_us) {
-  std::string line;
-  char stamp[48];
-  std::snprintf(stamp, sizeof(stamp), "+%lld.%06lld ", static_cast<long long>(now_us / 1000000),
-                static_cast<long long>(now_us % 1000000));
-  line = stamp;
-  StrAppend(&line, "[", c.db, " ", c.conn != nullptr ? c.conn->peer.ToString() : std::string("lua"), "]");
-  // Passwords never reach a monitor (server/redaction.h).
-  const std::vector<bool> hidden = RedactedArguments(argv);
-  for (size_t i = 0; i < argv.size(); ++i) {
-    line.push_back(' ');
-    AppendRepr(&line, !hidden.empty() && hidden[i] ? std::string_view("(redacted)") : argv[i]);
-  }
-  line.append("\r\n");
-  for (uint64_t id : monitors_) {
+  const std::string line = Monitors::Line(c, argv, now_us);
+  for (uint64_t id : monitors_.ids()) {
     Client* m = FindClient(id);
     if (m == nullptr || m->closing) continue;
     ReplyTarget(*m).Append(line);
@@ -123,8 +76,8 @@ std::vector<std::string> Server::ClientComponents(const Client& c) const {
   if (c.meta) names.emplace_back("meta");
   if (c.deferred) names.emplace_back("deferred");
   if (blocked_.contains(c.id())) names.emplace_back("blocking");
-  if (multi_.contains(c.id())) names.emplace_back("multi");
-  if (watched_.Watching(c.id())) names.emplace_back("watch");
+  if (transactions_.Find(c) != nullptr) names.emplace_back("multi");
+  if (transactions_.Watching(c)) names.emplace_back("watch");
   if (pubsub_.Subscribed(c.id())) names.emplace_back("pubsub");
   if (c.monitor) names.emplace_back("monitor");
   if (c.tracking) names.emplace_back("tracking");

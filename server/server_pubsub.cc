@@ -52,7 +52,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
     }
     if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
     FanoutTarget(*c).Append(*bytes);
-    if (obuf_pubsub_on_ && OverOutputLimit(*c, obuf_pubsub_, now_ms)) over_limit.push_back(c);
+    if (output_limits_.pubsub_on() && OverOutputLimit(*c, output_limits_.pubsub(), now_ms)) over_limit.push_back(c);
   });
   for (Client* c : over_limit) CloseForOutputLimit(*c, now_ms);
   return receivers;

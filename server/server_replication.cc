@@ -355,7 +355,8 @@ void Server::BeforeFlushReplication() {
   // limit is never below repl-backlog-size, as in Redis 7.0: what the
   // backlog holds anyway costs nothing more, and a replica cut right after
   // its partial resync would only resync again.
-  const size_t max_lag = obuf_replica_.hard > 0 ? static_cast<size_t>(obuf_replica_.hard) : SIZE_MAX;
+  const Config::OutputBufferLimit& replica_limit = output_limits_.replica();
+  const size_t max_lag = replica_limit.hard > 0 ? static_cast<size_t>(replica_limit.hard) : SIZE_MAX;
   primary_->Flush(*io_, std::max<size_t>(max_lag, primary_->backlog().capacity()), &drop);
   for (uint64_t id : drop) {
     Log(kWarning, "Replica fell behind the replication backlog: disconnecting it (it will resync)");
@@ -428,7 +429,8 @@ void Server::ReplicationCron(int64_t now_ms) {
   // raised to repl-backlog-size as Redis 7.0 does, in BeforeFlushReplication).
   // A replica cut while the backlog still holds its offset resyncs partially.
   std::vector<uint64_t> over;
-  primary_->CheckSoftLimit(obuf_replica_.soft, obuf_replica_.soft_seconds * 1000, now_ms, &over);
+  const Config::OutputBufferLimit& replica_limit = output_limits_.replica();
+  primary_->CheckSoftLimit(replica_limit.soft, replica_limit.soft_seconds * 1000, now_ms, &over);
   for (uint64_t id : over) {
     if (Client* c = FindClient(id)) {
       Log(kWarning, StrCat("Client ", ClientInfoLine(*c, now_ms),

@@ -56,9 +56,8 @@ Server::ShutdownResult Server::InitiateShutdown(ShutdownFlags flags) {
     shutdown_deadline_ms_ = UnixMs() + timeout_s * 1000;
     // Ask for acknowledgements now (unless the stream is held still, as
     // during a failover), and let no write move our offset meanwhile.
-    if (pause_until_ms_ == 0) get_ack_pending_ = true;
-    pause_before_shutdown_ms_ = pause_until_ms_;
-    pause_all_before_shutdown_ = pause_all_;
+    if (!pause_.active()) get_ack_pending_ = true;
+    pause_before_shutdown_ = pause_.window();
     PauseClients(INT64_MAX / 2, /*all=*/false);
     Log(kNotice, "Waiting for replicas before shutting down.");
     return ShutdownResult::kWaiting;
@@ -110,11 +109,10 @@ void Server::CancelShutdown() {
     UnblockClient(*c, UnblockReason::kServed);
   }
   if (!waited) return;
-  if (pause_before_shutdown_ms_ == 0) {
+  if (pause_before_shutdown_.until_ms == 0) {
     UnpauseClients();
   } else {  // a CLIENT PAUSE (or a failover) from before: it continues
-    pause_until_ms_ = pause_before_shutdown_ms_;
-    pause_all_ = pause_all_before_shutdown_;
+    pause_.Restore(pause_before_shutdown_);
   }
 }
 

@@ -19,7 +19,7 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   m.omem = conn.thread == 0 ? conn.out.allocated() : (m.obuf + io::ReplyChunk::kCapacity - 1) /
                                                          io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
   m.omem += conn.main_out.allocated();
-  const MultiState* multi = multi_state(c);
+  const MultiState* multi = transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers.
   m.total = sizeof(Client) + sizeof(io::Connection) + m.qbuf_cap + m.omem +
             (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
@@ -50,7 +50,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[16];
   size_t nflags = 0;
-  const MultiState* multi = multi_state(c);
+  const MultiState* multi = transactions_.Find(c);
   if (c.monitor) flag_buf[nflags++] = 'O';
   if (c.is_replica) flag_buf[nflags++] = 'S';
   if (c.is_master) flag_buf[nflags++] = 'M';
@@ -61,7 +61,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   if (tracking != nullptr) flag_buf[nflags++] = 't';
   if (tracking != nullptr && tracking->broken_redirect) flag_buf[nflags++] = 'R';
   if (tracking != nullptr && tracking->options.bcast) flag_buf[nflags++] = 'B';
-  if (c.watching && watched_.Dirty(c.id(), [](int, std::string_view) { return false; })) flag_buf[nflags++] = 'd';
+  if (transactions_.WatchDirty(c)) flag_buf[nflags++] = 'd';
   if (c.closing) flag_buf[nflags++] = 'A';
   if (c.no_evict) flag_buf[nflags++] = 'e';
   if (nflags == 0) flag_buf[nflags++] = 'N';

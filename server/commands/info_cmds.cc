@@ -237,8 +237,8 @@ void InfoStats(Server& s, std::string* out) {
 void InfoReplication(Server& s, std::string* out) {
   const repl::Primary* p = s.primary();
   const int64_t now_s = UnixMs() / 1000;
-  if (const Server::MasterLink* m = s.master_link()) {
-    using St = Server::MasterLink::State;
+  if (const MasterLink* m = s.master_link()) {
+    using St = MasterLink::State;
     Field(out, "role", "slave");
     Field(out, "master_host", m->host);
     Field(out, "master_port", m->port);
@@ -328,8 +328,8 @@ void InfoErrorstats(Server& s, std::string* out) { s.error_stats().AppendInfo(ou
 // latency histogram, at latency-tracking-info-percentiles (nothing while
 // latency-tracking is off).
 void InfoLatencystats(Server& s, std::string* out) {
-  if (!s.latency_tracking()) return;
-  const std::vector<double>& percentiles = s.latency_percentiles();
+  if (!s.latency_stats().tracking()) return;
+  const std::vector<double>& percentiles = s.latency_stats().percentiles();
   auto one = [&](const CommandSpec& c) {
     if (!c.latency_histogram) return;
     StrAppend(out, "latency_percentiles_usec_", c.name, ":");

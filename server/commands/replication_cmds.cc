@@ -134,8 +134,8 @@ void CmdPsync(CommandContext& ctx) {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
     return;
   }
-  if (const Server::MasterLink* m = ctx.server.master_link();
-      m != nullptr && m->state != Server::MasterLink::State::kConnected) {
+  if (const MasterLink* m = ctx.server.master_link();
+      m != nullptr && m->state != MasterLink::State::kConnected) {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
     return;
   }
@@ -225,8 +225,8 @@ void CmdFailover(CommandContext& ctx) {
 
 void CmdRole(CommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
-  if (const Server::MasterLink* m = ctx.server.master_link()) {
-    using S = Server::MasterLink::State;
+  if (const MasterLink* m = ctx.server.master_link()) {
+    using S = MasterLink::State;
     rb.ArrayHeader(5);
     rb.Bulk("slave");
     rb.Bulk(m->host);

@@ -89,7 +89,7 @@ void CmdSlowlogGet(CommandContext& ctx) {
     ctx.reply.Error("ERR wrong number of arguments for 'slowlog|get' command");
     return;
   }
-  auto& log = ctx.server.slowlog();
+  const auto& log = ctx.server.slowlog().entries();
   int64_t n = std::min<int64_t>(count, static_cast<int64_t>(log.size()));
   ctx.reply.ArrayHeader(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -105,10 +105,10 @@ void CmdSlowlogGet(CommandContext& ctx) {
   }
 }
 
-void CmdSlowlogLen(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().size())); }
+void CmdSlowlogLen(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().entries().size())); }
 
 void CmdSlowlogReset(CommandContext& ctx) {
-  ctx.server.slowlog().clear();
+  ctx.server.slowlog().Reset();
   ctx.reply.Ok();
 }
 

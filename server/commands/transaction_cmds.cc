@@ -1,5 +1,5 @@
-// Transactions: MULTI EXEC DISCARD WATCH UNWATCH (the work is in
-// server_transactions.cc), and MONITOR.
+// Transactions: MULTI EXEC DISCARD WATCH UNWATCH (the state is the
+// Transactions component, EXEC's run is server_transactions.cc), and MONITOR.
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/server.h"
@@ -12,7 +12,7 @@ void CmdMulti(CommandContext& ctx) {
     ctx.reply.Error("ERR MULTI calls can not be nested");
     return;
   }
-  ctx.server.StartMulti(ctx.client);
+  ctx.server.transactions().Start(ctx.client);
   ctx.reply.Ok();
 }
 
@@ -29,7 +29,7 @@ void CmdDiscard(CommandContext& ctx) {
     ctx.reply.Error("ERR DISCARD without MULTI");
     return;
   }
-  ctx.server.DiscardMulti(ctx.client);
+  ctx.server.transactions().Discard(ctx.client);
   ctx.reply.Ok();
 }
 
@@ -38,11 +38,12 @@ void CmdWatch(CommandContext& ctx) {
     ctx.reply.Error("ERR WATCH inside MULTI is not allowed");
     return;
   }
-  ctx.server.Watch(ctx);
+  ctx.server.transactions().Watch(ctx.client, ctx.client.db, ctx.server.db(ctx.client), ctx.argv.subspan(1), ctx.now_ms);
+  ctx.reply.Ok();
 }
 
 void CmdUnwatch(CommandContext& ctx) {
-  ctx.server.Unwatch(ctx.client);
+  ctx.server.transactions().Unwatch(ctx.client);
   ctx.reply.Ok();
 }
 
@@ -53,7 +54,7 @@ void CmdMonitor(CommandContext& ctx) {
     return;
   }
   if (ctx.client.is_replica) return;  // a replica's link is already fed
-  ctx.server.AddMonitor(ctx.client);
+  ctx.server.monitors().Add(ctx.client);
   ctx.reply.Ok();
 }
 

@@ -1,0 +1,446 @@
+// The command gate: Server::Execute, every command a client sends, as a
+// fixed sequence of named steps in Redis 7.0's processCommand order, and
+// Server::Call, the part shared with EXEC's queue, blocked clients' re-runs
+// and scripts (the handler, propagation, limits, statistics).
+//
+// Execute's steps, in order (each refusal is a Reject, which also dooms an
+// open MULTI, or discards it when the refused command is EXEC):
+//    1. LookUp             unknown command / subcommand; the flags the
+//                          checks judge by (EXEC by its queue, a script by
+//                          what it declares)
+//    2. CheckArity
+//    3. CheckAuth          NOAUTH
+//    4. CheckMultiAllowed  a no-multi command inside MULTI
+//    5. CheckAcl           placeholder: every command passes (no ACL yet)
+//    6. CheckClusterSlot   placeholder: every key is served here (standalone)
+//    7. CheckMemory        maxmemory: evict, then OOM
+//    8. LimitTracking      tracking-table-max-keys (never refuses)
+//    9. CheckPersistence   MISCONF
+//   10. CheckReplication   NOREPLICAS, READONLY, RESP2 pub/sub context, MASTERDOWN
+//   11. CheckLoading       LOADING
+//   12. CheckBusyScript    BUSY
+//   13. CheckReplicaLink   a replica's link (or a MONITOR) touching the keyspace
+//   14. HoldIfPaused       CLIENT PAUSE: deferred until the pause ends
+//   15. QueueIfInMulti     QUEUED
+//   16. Call               execute; propagation (AOF, replicas); output
+//                          limits; MONITOR; command stats, latency, slowlog
+//   17. AfterCall          the client's own tracking invalidations after its
+//                          reply; clients blocked on keys it made ready
+// Keyspace events are raised by the writes themselves as they happen
+// (Effects, KeyEvent), inside step 16.
+//
+// Cost: the steps are inline members of GateRun, a stack object; nothing is
+// allocated and nothing is called virtually per command beyond what the
+// checks did before they had names.
+#include <algorithm>
+
+#include "core/strings.h"
+#include "io/thread_check.h"
+#include "server/errors.h"
+#include "server/memory_stats.h"
+#include "server/scripting/scripting.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+namespace {
+
+// The commands MULTI does not queue: they act on the transaction itself.
+bool RunsInsideMulti(const CommandSpec& spec) {
+  static constexpr std::string_view kNames[] = {"exec", "discard", "multi", "watch", "quit", "reset"};
+  for (std::string_view name : kNames) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
+// What a RESP2 client with subscriptions may still run.
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  static constexpr std::string_view kAllowed[] = {"ping",        "subscribe",    "unsubscribe", "psubscribe",
+                                                  "punsubscribe", "ssubscribe", "sunsubscribe", "quit",
+                                                  "reset"};
+  for (std::string_view name : kAllowed) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
+// Redis 7.0's "unknown command" error: the name and the first arguments,
+// each quoted, the whole list cut at 128 characters.
+std::string UnknownCommandError(Argv argv) {
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    StrAppend(&args, "'", argv[i].substr(0, 128 - args.size()), "' ");
+  }
+  std::string name(argv[0].substr(0, 128));
+  return StrCat("ERR unknown command '", name, "', with args beginning with: ", args);
+}
+
+std::string WrongArity(const CommandSpec& spec) {
+  return StrCat("ERR wrong number of arguments for '", spec.name, "' command");
+}
+
+// CLIENT REPLY: whether this command's reply is sent; moves SKIP along (the
+// command after CLIENT REPLY SKIP is the one skipped). A replica's link gets
+// no replies once it synced: only the stream.
+bool TakeReplyMode(Client& c) {
+  bool replying = c.reply_mode == ReplyMode::kOn && !c.is_replica && !c.is_master;
+  if (c.reply_mode == ReplyMode::kSkipNext) {
+    c.reply_mode = ReplyMode::kSkipThis;
+    replying = false;
+  } else if (c.reply_mode == ReplyMode::kSkipThis) {
+    c.reply_mode = ReplyMode::kOn;
+    replying = !c.is_replica && !c.is_master;
+  }
+  return replying;
+}
+
+}  // namespace
+
+// One command's pass through Execute's steps: what they share. Each check
+// returns true to go on; false when the command was refused (its error
+// written), held back or queued, and the gate stops there.
+struct Server::GateRun {
+  Server& s;
+  Client& c;
+  Argv argv;
+  io::ReplyBuilder& rb;
+  const CommandSpec* spec;  // looked up; after LookUp, the (sub)command to run
+  uint32_t flags = 0;       // what the checks judge by (after LookUp)
+  int64_t now_ms;
+  bool is_exec;   // EXEC of an open MULTI
+  bool replying;  // CLIENT REPLY lets this command's reply through
+
+  // A refused command (counted as a rejected call of `refused` when there is
+  // one); inside MULTI it also dooms the transaction (EXECABORT), and a
+  // refused EXEC discards it at once.
+  void Reject(std::string_view error, const CommandSpec* refused) {
+    if (refused != nullptr) ++refused->rejected_calls;
+    if (is_exec) {
+      rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
+      s.transactions_.Discard(c);
+    } else {
+      rb.Error(error);
+    }
+    if (c.in_multi) s.transactions_.Abort(c);
+  }
+
+  // 1. As Redis's lastcmd, the command looked up is remembered even when
+  // refused (CLIENT LIST, the log line of an error sent to the primary). A
+  // container resolves its subcommand; one with a handler of its own
+  // (COMMAND) runs that handler when called alone.
+  bool LookUp() {
+    c.last_command = spec;
+    if (spec == nullptr) {
+      Reject(UnknownCommandError(argv), nullptr);
+      return false;
+    }
+    if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
+      if (argv.size() < 2) {
+        Reject(WrongArity(*spec), spec);
+        return false;
+      }
+      const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
+      c.last_command = sub;
+      if (sub == nullptr) {
+        Reject(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
+               nullptr);
+        return false;
+      }
+      spec = sub;
+    }
+    // The checks judge EXEC by what it will run, EVAL & co. and FCALL & co.
+    // by what their script declares.
+    flags = spec->flags;
+    if (is_exec) flags = s.transactions_.ExecFlags(c, flags);
+    if (spec->script != CommandSpec::Script::kNone) {
+      flags = s.scripting_ ? s.scripting_->GateFlags(*spec, argv, flags)
+                           : scripting::Scripting::ShebangGateFlags(*spec, argv, flags);
+    }
+    return true;
+  }
+
+  // 2.
+  bool CheckArity() {
+    const int argc = static_cast<int>(argv.size());
+    if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
+      Reject(WrongArity(*spec), spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 3.
+  bool CheckAuth() {
+    if (!c.authenticated && !(spec->flags & cmd::kNoAuth)) {
+      Reject(errors::kNoAuth, spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 4.
+  bool CheckMultiAllowed() {
+    if (c.in_multi && (spec->flags & cmd::kNoMulti)) {
+      Reject("ERR Command not allowed inside a transaction", spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 5. Where ACL's permission check (commands, keys, channels) goes, as
+  // Redis's ACLCheckAllPerm: after NOAUTH and no-multi, before anything
+  // that evicts or looks at the server's state. Every command passes today.
+  bool CheckAcl() { return true; }
+
+  // 6. Where cluster mode's slot check (MOVED, ASK, CROSSSLOT, TRYAGAIN)
+  // goes, as Redis's getNodeByQuery. Standalone: every key is served here.
+  bool CheckClusterSlot() { return true; }
+
+  // 7. maxmemory: evict first; refuse commands that may grow memory when
+  // nothing more can be evicted. A replica is an exact copy of its primary:
+  // with replica-ignore-maxmemory it evicts nothing of its own (the
+  // primary's DELs do), nothing is evicted during CLIENT PAUSE (Redis's
+  // isSafeToPerformEvictions), and a command of its primary's stream is
+  // never refused, whatever the setting.
+  bool CheckMemory() {
+    s.pre_command_oom_ = false;
+    if (s.maxmemory_ > 0 && !(s.master_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
+        !s.pause_.active()) {
+      const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
+      const uint64_t evicted_before = s.stats_.evicted_keys;
+      bool fits = s.evictor_.EvictUntil(s.keyspace_, s.keyspace_.access_policy(), s.counted_memory_,
+                                        static_cast<size_t>(s.maxmemory_), now_ms, &s.stats_.evicted_keys);
+      if (evict_start != 0) s.NoteEvictionLatency(evict_start, evicted_before, fits);
+      s.pre_command_oom_ = !fits;
+      if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
+        Reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // 8. tracking-table-max-keys, as Redis's trackingLimitUsedSlots.
+  bool LimitTracking() {
+    s.LimitTrackingTable();
+    return true;
+  }
+
+  // 9. Persistence failing: writes (and PING, as in Redis) are refused --
+  // but not the primary's: a replica panics rather than diverge, unless
+  // replica-ignore-disk-write-errors.
+  bool CheckPersistence() {
+    if (!s.persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
+      if (std::string misconf = s.PersistenceError(); !misconf.empty()) {
+        if (!c.is_master) {
+          Reject(misconf, spec);
+          return false;
+        }
+        s.unexpected_errors_.ApplyDespiteDiskError(*spec);
+      }
+    }
+    return true;
+  }
+
+  // 10. Replication's checks and RESP2's subscribed mode, in Redis's order:
+  // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
+  bool CheckReplication() {
+    const bool repl_gated = (s.master_ || s.min_replicas_to_write_ > 0) && !c.is_master;
+    const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
+    if (!repl_gated && !pubsub_refused) return true;
+    const char* err = repl_gated ? s.ReplicationGate(flags) : nullptr;
+    std::string refusal;
+    if (pubsub_refused && (err == nullptr || std::string_view(err).starts_with("MASTERDOWN"))) {
+      refusal = StrCat("ERR Can't execute '", spec->name,
+                       "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+      err = refusal.c_str();
+    }
+    if (err != nullptr) {
+      Reject(err, spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 11. Loading -- a replica loading its primary's payload synchronously, or
+  // DEBUG LOADAOF / RELOAD while a slow script of the file serves others
+  // from its hook: only commands flagged `loading` run (for EXEC, every
+  // queued one must be; Redis's order: before BUSY). During an async
+  // (swapdb) load, what is flagged `no-async-loading` waits for its end.
+  bool CheckLoading() {
+    if ((((s.loading_ && !s.async_loading()) || s.sync_loading()) &&
+         (!(flags & cmd::kLoading) || (is_exec && !s.transactions_.QueueRunsWhileLoading(c)))) ||
+        (s.async_loading() && (flags & cmd::kNoAsyncLoading))) {
+      Reject(errors::kLoading, spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 12. A script ran too long: only what may run beside it does (SCRIPT
+  // KILL, FUNCTION KILL, SHUTDOWN NOSAVE, connection and transaction
+  // commands).
+  bool CheckBusyScript() {
+    if (s.script_busy_ && !(spec->flags & cmd::kAllowBusy)) {
+      Reject(s.scripting_->BusyError(), spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 13. A replica's link (and a MONITOR, which Redis treats as one) may not
+  // touch the keyspace.
+  bool CheckReplicaLink() {
+    if ((c.is_replica || c.monitor) && (flags & (cmd::kWrite | cmd::kReadonly | cmd::kMayReplicate))) {
+      Reject("ERR Replica can't interact with the keyspace", spec);
+      return false;
+    }
+    return true;
+  }
+
+  // 14. CLIENT PAUSE WRITE holds back what may write: EXEC by its queue, a
+  // script by what it declares. The command runs when the pause ends.
+  bool HoldIfPaused() {
+    if (s.pause_.Holds(flags) && !c.is_master) {
+      if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
+      s.Defer(c, argv);
+      return false;
+    }
+    return true;
+  }
+
+  // 15. Inside MULTI, what does not act on the transaction itself is queued
+  // (a script as it declares itself, as Redis's queueMultiCommand).
+  bool QueueIfInMulti() {
+    if (c.in_multi && !RunsInsideMulti(*spec)) {
+      s.transactions_.Queue(c, *spec, argv, flags);
+      rb.SimpleString("QUEUED");
+      return false;
+    }
+    return true;
+  }
+
+  // 17.
+  void AfterCall() {
+    if (c.tracking) {
+      if (!s.pending_invalidations_.empty() || s.flush_invalidation_pending_) s.FlushPendingInvalidations(c);
+      // CLIENT CACHING applies to the next command only (CLIENT commands and
+      // queued ones do not use it up), as in Redis.
+      if (ClientTracking* t = s.tracking_.Find(c.id());
+          t != nullptr && !c.in_multi && !spec->name.starts_with("client|")) {
+        s.tracking_.EndCommand(*t);
+      }
+    }
+    if (s.key_waiters_.has_ready() && !s.serving_ready_) s.ServeReadyKeys();
+  }
+};
+
+void Server::Execute(Client& c, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  const int64_t now_ms = clock_.WallMs();
+  c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
+  const bool replying = TakeReplyMode(c);
+  const CommandSpec* spec = commands_.Find(argv[0]);
+  // appendfsync always: replies that may depend on unsynced AOF bytes wait
+  // for the fsync (DurableReplies); so does everything after them.
+  // EXEC is taken for a write: its replies may depend on the writes it runs.
+  const bool is_exec = c.in_multi && spec == exec_spec_;
+  // A command queued by MULTI only answers QUEUED: no write yet.
+  const bool writes = spec != nullptr && (is_exec || ((spec->flags & cmd::kWrite) && !c.in_multi));
+  // Errors are counted as they are written (INFO errorstats); the listener
+  // costs nothing until one is.
+  io::OutBuffer discard;
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : c.is_replica ? &replica_replies_ : &discard, c.resp,
+                      &errors);
+  GateRun run{*this, c, argv, rb, spec, 0, now_ms, is_exec, replying};
+  const bool runs = run.LookUp() && run.CheckArity() && run.CheckAuth() && run.CheckMultiAllowed() &&
+                    run.CheckAcl() && run.CheckClusterSlot() && run.CheckMemory() && run.LimitTracking() &&
+                    run.CheckPersistence() && run.CheckReplication() && run.CheckLoading() &&
+                    run.CheckBusyScript() && run.CheckReplicaLink() && run.HoldIfPaused() && run.QueueIfInMulti();
+  if (!runs) return;
+  Call(c, *run.spec, argv, rb, now_ms);
+  run.AfterCall();
+}
+
+void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  c.last_command = &spec;  // CLIENT LIST shows the command being run, as Redis does
+  const uint64_t start = Clock::Ticks();
+  CommandContext ctx{*this, c, rb, argv, now_ms};
+  const uint64_t dirty_before = stats_.dirty;
+  const bool was_blocked = c.blocked;
+  // EVAL & co. and FCALL & co. (skip_monitor) are shown before the
+  // commands their script runs, as Redis's evalCommand feeds them first.
+  if (spec.script != CommandSpec::Script::kNone && !monitors_.empty()) FeedMonitors(c, argv, UnixUs());
+  // Execute. A script's commands run on behalf of its caller.
+  Client* const outer_client = current_client_;
+  if (c.conn != nullptr || outer_client == nullptr) current_client_ = &c;
+  errors_mark_ = stats_.total_error_replies;
+  spec.handler(ctx);
+  current_client_ = outer_client;
+  // Failed: an error was counted since the last command that ran inside
+  // this one (EXEC's queue, a script's calls) or since the start -- Redis's
+  // rule, so EXEC and EVAL are not failed by their commands' errors.
+  if (stats_.total_error_replies > errors_mark_) ++spec.failed_calls;
+  errors_mark_ = stats_.total_error_replies;
+  // A script's keys are tracked when it calls a read command (CallFromScript).
+  if (c.tracking && (spec.flags & cmd::kReadonly) && spec.script == CommandSpec::Script::kNone) {
+    TrackReadKeys(c, spec, argv);
+  }
+  PropagateCall(c, spec, argv, dirty_before);
+  if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
+  LimitClientOutput(c, now_ms);
+  const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
+  if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
+  // A command that blocked is counted when it unblocks, as Redis does.
+  if (c.blocked && !was_blocked) {
+    if (auto it = blocked_.find(c.id()); it != blocked_.end()) {
+      it->second->first_call_us = duration;
+      return;
+    }
+  }
+  RecordCall(c, spec, argv, duration, now_ms);
+}
+
+void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before) {
+  // EXEC and scripts propagate what their commands wrote themselves; a
+  // reset of dirty (SAVE) is no write.
+  if ((stats_.dirty <= dirty_before && propagate_as_.empty()) || &spec == exec_spec_) return;
+  if (spec.script != CommandSpec::Script::kNone) {
+    propagate_as_.clear();
+  } else if (propagate_as_.empty()) {
+    Propagate(c.db, argv);
+  } else {
+    std::vector<std::string_view> views(propagate_as_.begin(), propagate_as_.end());
+    Propagate(c.db, views);
+    propagate_as_.clear();
+  }
+  c.woff = aof_->fed_offset();
+  c.repl_woff = master_repl_offset();
+  // A writable replica's own writes: the deadlines they set are its to keep.
+  if (master_ && !c.is_master) RememberOwnVolatileKeys(c, spec, argv);
+}
+
+void Server::LimitClientOutput(Client& c, int64_t now_ms) {
+  // client-output-buffer-limit normal / pubsub (replicas: the replication
+  // component bounds their lag). One cached flag when no limit is set.
+  if (output_limits_.on(c) && !c.is_replica && !c.is_master && c.conn != nullptr) {
+    if (OverOutputLimit(c, output_limits_.of(c), now_ms)) CloseForOutputLimit(c, now_ms);
+  }
+  if (output_limits_.client_eviction_limit() != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
+}
+
+void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms) {
+  ++spec.calls;
+  spec.usec += static_cast<uint64_t>(duration_us);
+  ++stats_.total_commands;
+  latency_.RecordCommand(spec, duration_us);
+  // A script's own commands are not logged: the script is (as Redis).
+  if (slowlog_.ShouldRecord(duration_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
+    slowlog_.Record(argv, duration_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
+  }
+}
+
+}  // namespace ringkv::server

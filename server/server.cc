@@ -191,6 +191,8 @@ void Server::BindMemoryConfig() {
   c.Bind("set-max-intset-entries", &limits.set.max_intset_entries);
   c.Bind("zset-max-listpack-entries", &limits.zset.max_listpack_entries);
   c.Bind("zset-max-listpack-value", &limits.zset.max_listpack_value);
+  c.Bind("stream-node-max-bytes", &limits.stream.node_max_bytes);
+  c.Bind("stream-node-max-entries", &limits.stream.node_max_entries);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
 }
@@ -609,8 +611,12 @@ void Server::Call(Client& c, const CommandSpec& spec_ref, Argv argv, io::ReplyBu
     } else if (propagate_as_.empty()) {
       Propagate(c.db, argv);
     } else {
-      std::vector<std::string_view> views(propagate_as_.begin(), propagate_as_.end());
-      Propagate(c.db, views);
+      if (propagate_as_.size() > 1) BeginPropagationBlock();
+      for (const std::vector<std::string>& argv_as : propagate_as_) {
+        std::vector<std::string_view> views(argv_as.begin(), argv_as.end());
+        Propagate(c.db, views);
+      }
+      if (propagate_as_.size() > 1) EndPropagationBlock(false);
       propagate_as_.clear();
     }
     c.woff = aof_->fed_offset();

@@ -31,6 +31,11 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 }
 
 void Server::SignalFlushingDb(int db) {
+  // Clients blocked on its keys are looked at once it is empty (a consumer
+  // group's reader is told its stream is gone).
+  if (!key_waiters_.empty()) {
+    for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key);
+  }
   if (watched_.empty()) return;
   core::Database& d = keyspace_.db(db);
   auto none = [](std::string_view) { return false; };
@@ -55,7 +60,7 @@ void Server::SignalSwappedDbs(int a, int b) {
   if (!key_waiters_.empty()) {
     for (int db : {a, b}) {
       for (const std::string& key : key_waiters_.KeysOf(db)) {
-        if (keyspace_.db(db).Peek(key) != nullptr) key_waiters_.MarkReady(db, key);
+        key_waiters_.MarkReady(db, key);  // brought in, or gone (a stream's group reader is told)
       }
     }
   }

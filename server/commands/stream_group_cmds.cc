@@ -105,20 +105,21 @@ void CmdXgroupCreate(CommandContext& ctx) {
 }
 
 void CmdXgroupSetid(CommandContext& ctx) {
+  // The options are checked before the key, as in Redis.
+  if (ctx.argv.size() != 5 && ctx.argv.size() != 7) return ReplySubcommandSyntax(ctx);
+  int64_t entries_read = StreamGroup::kInvalidEntriesRead;
+  if (ctx.argv.size() == 7) {
+    if (!Is(ctx.argv[5], "entriesread")) return ReplySubcommandSyntax(ctx);
+    if (!ParseEntriesRead(ctx, ctx.argv[6], &entries_read)) return;
+  }
   StreamValue* s;
   StreamGroup* g;
   if (!XgroupTarget(ctx, false, true, &s, &g)) return;
-  if (ctx.argv.size() != 5 && ctx.argv.size() != 7) return ReplySubcommandSyntax(ctx);
   StreamId id;
   if (ctx.argv[4] == "$") {
     id = s->last_id();
   } else if (!ParseStreamIdOrReply(ctx, ctx.argv[4], 0, false, &id)) {
     return;
-  }
-  int64_t entries_read = StreamGroup::kInvalidEntriesRead;
-  if (ctx.argv.size() == 7) {
-    if (!Is(ctx.argv[5], "entriesread")) return ReplySubcommandSyntax(ctx);
-    if (!ParseEntriesRead(ctx, ctx.argv[6], &entries_read)) return;
   }
   g->last_id = id;
   g->entries_read = entries_read;
@@ -485,12 +486,13 @@ void CmdXautoclaim(CommandContext& ctx) {
 void RegisterStreamGroupCommands(CommandTable& t) {
   using namespace cmd;
   constexpr const char* kWriteSlow = "@write @stream @slow";
+  // Subcommands in redis-server's COMMAND order.
   std::vector<CommandSpec> subs;
-  subs.push_back(Cmd("xgroup|create", -5, kWrite | kDenyOom, 2, 2, 1, kWriteSlow, "stream", "Create a consumer group.", "5.0.0", CmdXgroupCreate));
-  subs.push_back(Cmd("xgroup|setid", -5, kWrite, 2, 2, 1, kWriteSlow, "stream", "Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", CmdXgroupSetid));
-  subs.push_back(Cmd("xgroup|destroy", 4, kWrite, 2, 2, 1, kWriteSlow, "stream", "Destroy a consumer group.", "5.0.0", CmdXgroupDestroy));
   subs.push_back(Cmd("xgroup|createconsumer", 5, kWrite | kDenyOom, 2, 2, 1, kWriteSlow, "stream", "Create a consumer in a consumer group.", "6.2.0", CmdXgroupCreateconsumer));
   subs.push_back(Cmd("xgroup|delconsumer", 5, kWrite, 2, 2, 1, kWriteSlow, "stream", "Delete a consumer from a consumer group.", "5.0.0", CmdXgroupDelconsumer));
+  subs.push_back(Cmd("xgroup|setid", -5, kWrite, 2, 2, 1, kWriteSlow, "stream", "Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", CmdXgroupSetid));
+  subs.push_back(Cmd("xgroup|create", -5, kWrite | kDenyOom, 2, 2, 1, kWriteSlow, "stream", "Create a consumer group.", "5.0.0", CmdXgroupCreate));
+  subs.push_back(Cmd("xgroup|destroy", 4, kWrite, 2, 2, 1, kWriteSlow, "stream", "Destroy a consumer group.", "5.0.0", CmdXgroupDestroy));
   subs.push_back(Cmd("xgroup|help", 2, kLoading | kStale, 0, 0, 0, "@stream @slow", "stream", "Show helpful text about the different subcommands", "5.0.0", CmdXgroupHelp));
   t.Add(Cmd("xgroup", -2, 0, 0, 0, 0, "@slow", "stream", "A container for consumer groups commands", "5.0.0", nullptr, std::move(subs)));
   t.Add(Cmd("xack", -4, kWrite | kFast, 1, 1, 1, "@write @stream @fast", "stream", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", "5.0.0", CmdXack));

@@ -224,11 +224,12 @@ void CmdXinfoHelp(CommandContext& ctx) {
 void RegisterStreamInfoCommands(CommandTable& t) {
   using namespace cmd;
   constexpr const char* kReadSlow = "@read @stream @slow";
+  // Subcommands in redis-server's COMMAND order.
   std::vector<CommandSpec> subs;
   subs.push_back(Cmd("xinfo|stream", -3, kReadonly, 2, 2, 1, kReadSlow, "stream", "Get information about a stream", "5.0.0", CmdXinfoStream));
+  subs.push_back(Cmd("xinfo|help", 2, kLoading | kStale, 0, 0, 0, "@stream @slow", "stream", "Show helpful text about the different subcommands", "5.0.0", CmdXinfoHelp));
   subs.push_back(Cmd("xinfo|groups", 3, kReadonly, 2, 2, 1, kReadSlow, "stream", "List the consumer groups of a stream", "5.0.0", CmdXinfoGroups));
   subs.push_back(Cmd("xinfo|consumers", 4, kReadonly, 2, 2, 1, kReadSlow, "stream", "List the consumers in a consumer group", "5.0.0", CmdXinfoConsumers));
-  subs.push_back(Cmd("xinfo|help", 2, kLoading | kStale, 0, 0, 0, "@stream @slow", "stream", "Show helpful text about the different subcommands", "5.0.0", CmdXinfoHelp));
   t.Add(Cmd("xinfo", -2, 0, 0, 0, 0, "@slow", "stream", "A container for stream introspection commands", "5.0.0", nullptr, std::move(subs)));
 }
 

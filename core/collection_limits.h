@@ -1,6 +1,6 @@
 // CollectionLimits: the encoding thresholds of every collection type
 // (hash-max-listpack-*, list-max-listpack-size, list-compress-depth,
-// set-max-intset-entries, zset-max-listpack-*), as the
+// set-max-intset-entries, zset-max-listpack-*, stream-node-max-*), as the
 // server's config sets them. Commands pass the relevant part to a value's
 // mutators; the RDB loader uses them to pick the encoding of what it loads,
 // as Redis does.
@@ -9,6 +9,7 @@
 #include "core/hash_value.h"
 #include "core/list_value.h"
 #include "core/set_value.h"
+#include "core/stream_value.h"
 #include "core/zset_value.h"
 
 namespace ringkv::core {
@@ -18,6 +19,7 @@ struct CollectionLimits {
   ListLimits list;
   SetLimits set;
   ZSetLimits zset;
+  StreamLimits stream;
 };
 
 }  // namespace ringkv::core

@@ -8,6 +8,7 @@
 #include "core/list_value.h"
 #include "core/set_value.h"
 #include "core/sha1.h"
+#include "core/stream_value.h"
 #include "core/zset_value.h"
 
 namespace ringkv::core {
@@ -64,6 +65,15 @@ void XorValueDigest(Digest& digest, const Entry& e, bool has_ttl) {
       });
       break;
     }
+    case ValueType::kStream:
+      // Each entry as "<ms>.<seq>" then its fields and values, as Redis mixes it.
+      e.value.stream().Range(StreamId::Min(), StreamId::Max(), false, [&](StreamId id, FieldValues fv) {
+        const std::string text = std::to_string(id.ms) + "." + std::to_string(id.seq);
+        MixDigest(digest, text.data(), text.size());
+        for (std::string_view s : fv) MixDigest(digest, s.data(), s.size());
+        return true;
+      });
+      break;
     case ValueType::kList:
       e.value.list().Walk(0, false, [&](std::string_view v) {
         MixDigest(digest, v.data(), v.size());

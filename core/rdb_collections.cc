@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/legacy_encodings.h"
 #include "core/rdb_input.h"
+#include "core/rdb_stream.h"
 #include "core/rdb_string.h"
 #include "core/rdb_writer.h"
 
@@ -325,6 +326,9 @@ absl::StatusOr<Value> ReadRdbValueOfType(RdbInput& in, uint8_t type, const Colle
       if (!lp.ok()) return lp.status();
       return ZSetFromListpack(in, std::move(*lp), limits.zset, what);
     }
+    case rdb::kTypeStreamListpacks:
+    case rdb::kTypeStreamListpacks2:
+      return ReadRdbStream(in, type);
     default:
       return in.Error(StrCat("Unsupported RDB value type ", static_cast<int>(type), " (", rdb::TypeName(type),
                              "): ringkv does not store this type"));
@@ -345,6 +349,7 @@ uint8_t RdbTypeOf(const Value& value) {
     case ValueType::kZSet:
       return value.zset().encoding() == ZSetValue::Encoding::kListpack ? rdb::kTypeZsetListpack : rdb::kTypeZset2;
     case ValueType::kList: return rdb::kTypeListQuicklist2;
+    case ValueType::kStream: return rdb::kTypeStreamListpacks2;
   }
   return rdb::kTypeString;
 }
@@ -405,6 +410,9 @@ void RdbAppendValueBody(const Value& value, bool compress, std::string* out) {
       });
       return;
     }
+    case ValueType::kStream:
+      RdbAppendStream(value.stream(), compress, out);
+      return;
   }
 }
 

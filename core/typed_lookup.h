@@ -24,6 +24,7 @@
 #include "core/list_value.h"
 #include "core/op_result.h"
 #include "core/set_value.h"
+#include "core/stream_value.h"
 #include "core/value.h"
 #include "core/zset_value.h"
 
@@ -40,6 +41,8 @@ template <>
 inline constexpr ValueType kTypeOf<SetValue> = ValueType::kSet;
 template <>
 inline constexpr ValueType kTypeOf<ZSetValue> = ValueType::kZSet;
+template <>
+inline constexpr ValueType kTypeOf<StreamValue> = ValueType::kStream;
 
 // REQUIRES: v.type() == kTypeOf<T>.
 template <typename T>
@@ -52,6 +55,8 @@ T* ValueAs(Value& v) {
     return &v.set();
   } else if constexpr (std::is_same_v<T, ZSetValue>) {
     return &v.zset();
+  } else if constexpr (std::is_same_v<T, StreamValue>) {
+    return &v.stream();
   } else {
     static_assert(std::is_same_v<T, StringValue>, "not a value type");
     return &v.str();

@@ -6,6 +6,7 @@
 #include "core/hash_value.h"
 #include "core/list_value.h"
 #include "core/set_value.h"
+#include "core/stream_value.h"
 #include "core/zset_value.h"
 
 namespace ringkv::core {
@@ -17,6 +18,7 @@ const char* TypeName(ValueType type) {
     case ValueType::kSet: return "set";
     case ValueType::kZSet: return "zset";
     case ValueType::kHash: return "hash";
+    case ValueType::kStream: return "stream";
   }
   return "none";
 }
@@ -34,6 +36,9 @@ Value::Value(ZSetValue&& zset) {
   new (s_.SetForeignInline(static_cast<uint8_t>(ValueType::kZSet))) ZSetValue(std::move(zset));
 }
 Value::Value(std::unique_ptr<ListValue> list) { s_.SetForeign(list.release(), static_cast<uint8_t>(ValueType::kList)); }
+Value::Value(std::unique_ptr<StreamValue> stream) {
+  s_.SetForeign(stream.release(), static_cast<uint8_t>(ValueType::kStream));
+}
 
 void Value::DestroyObject() noexcept {
   switch (type()) {
@@ -41,6 +46,7 @@ void Value::DestroyObject() noexcept {
     case ValueType::kSet: set().~SetValue(); break;
     case ValueType::kZSet: zset().~ZSetValue(); break;
     case ValueType::kList: delete &list(); break;
+    case ValueType::kStream: delete &stream(); break;
     case ValueType::kString: break;
   }
   s_ = StringValue();
@@ -59,6 +65,7 @@ const char* Value::encoding_name() const {
     case ValueType::kSet: return set().encoding_name();
     case ValueType::kZSet: return zset().encoding_name();
     case ValueType::kList: return "quicklist";  // Redis 7.0 has no other list encoding
+    case ValueType::kStream: return "stream";
   }
   return "unknown";
 }
@@ -70,6 +77,7 @@ size_t Value::heap_bytes() const {
     case ValueType::kSet: return set().heap_bytes();
     case ValueType::kZSet: return zset().heap_bytes();
     case ValueType::kList: return sizeof(ListValue) + list().heap_bytes();
+    case ValueType::kStream: return sizeof(StreamValue) + stream().heap_bytes();
   }
   return 0;
 }
@@ -80,6 +88,7 @@ size_t Value::FreeEffort() const {
     case ValueType::kSet: return set().encoding() == SetValue::Encoding::kHashtable ? set().size() : 1;
     case ValueType::kZSet: return zset().encoding() == ZSetValue::Encoding::kSkiplist ? zset().size() : 1;
     case ValueType::kList: return list().node_count();
+    case ValueType::kStream: return stream().node_count() + stream().groups().size();
     case ValueType::kString: break;
   }
   return 1;
@@ -95,6 +104,7 @@ Value Value::Clone() const {
     case ValueType::kSet: return Value(set().Clone());
     case ValueType::kZSet: return Value(zset().Clone());
     case ValueType::kList: return Value(list().Clone());
+    case ValueType::kStream: return Value(stream().Clone());
   }
   return Value();
 }

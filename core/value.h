@@ -3,7 +3,7 @@
 // stays 32 bytes and a dict node 64 (one mimalloc size class). Hashes, sets
 // and sorted sets (16 bytes each: their packed buffer or a table pointer)
 // live inside the Value, so a small one costs its packed bytes and nothing
-// more; a list is owned through a pointer.
+// more; a list or a stream is owned through a pointer.
 //
 // A Value is moved bitwise (the collections are trivially relocatable), so
 // references from hash() & co. are valid only while the Value stays where
@@ -30,12 +30,13 @@ namespace ringkv::core {
 class HashValue;
 class ListValue;
 class SetValue;
+class StreamValue;
 class ZSetValue;
 
 // Redis's object types, with Redis's OBJ_* numbers.
-enum class ValueType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4 };
+enum class ValueType : uint8_t { kString = 0, kList = 1, kSet = 2, kZSet = 3, kHash = 4, kStream = 6 };
 
-// "string", "list", "set", "zset", "hash": TYPE's reply and SCAN's TYPE names.
+// "string", "list", "set", "zset", "hash", "stream": TYPE's reply and SCAN's TYPE names.
 const char* TypeName(ValueType type);
 
 class Value {
@@ -46,6 +47,7 @@ class Value {
   explicit Value(SetValue&& set);
   explicit Value(ZSetValue&& zset);
   explicit Value(std::unique_ptr<ListValue> list);
+  explicit Value(std::unique_ptr<StreamValue> stream);
   Value(Value&& o) noexcept = default;
   Value& operator=(Value&& o) noexcept {
     if (this != &o) {
@@ -78,6 +80,7 @@ class Value {
   ListValue& list() const { return *static_cast<ListValue*>(Object(ValueType::kList)); }
   SetValue& set() const { return *static_cast<SetValue*>(Object(ValueType::kSet)); }
   ZSetValue& zset() const { return *static_cast<ZSetValue*>(Object(ValueType::kZSet)); }
+  StreamValue& stream() const { return *static_cast<StreamValue*>(Object(ValueType::kStream)); }
 
   // OBJECT REFCOUNT as Redis reports it (shared integers: INT_MAX).
   int64_t redis_refcount() const { return is_string() ? s_.redis_refcount() : 1; }
@@ -94,7 +97,7 @@ class Value {
  private:
   void* Object(ValueType expected) const {
     assert(type() == expected);
-    return expected == ValueType::kList ? s_.foreign_ : s_.foreign_storage();
+    return expected == ValueType::kList || expected == ValueType::kStream ? s_.foreign_ : s_.foreign_storage();
   }
   // Destroys the collection, if any, leaving an empty string.
   void DropObject() noexcept {

@@ -32,6 +32,7 @@ enum class BlockKind : uint8_t {
   kWait,  // WAIT / WAITAOF: acknowledgements (WaitRegistry holds the conditions)
   kList,  // BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP: a list at one of its keys
   kZSet,  // BZPOPMIN BZPOPMAX BZMPOP: a sorted set at one of its keys
+  kStream,  // XREAD XREADGROUP: new entries in a stream at one of its keys
   kShutdown,  // SHUTDOWN waiting for lagging replicas: answered only if it fails
 };
 
@@ -47,6 +48,8 @@ struct BlockState {
   // Its place in each key's waiting list.
   std::vector<std::pair<std::string, std::list<uint64_t>::iterator>> places;
   WaitSpec wait;  // kWait: what WAIT / WAITAOF asked for
+  // An unblocking error other than CLIENT UNBLOCK's (XREADGROUP's stream gone).
+  std::string error;
 };
 
 class KeyWaiters {

@@ -413,8 +413,12 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
   } else if (propagate_as_.empty()) {
     Propagate(c.db, argv);
   } else {
-    std::vector<std::string_view> views(propagate_as_.begin(), propagate_as_.end());
-    Propagate(c.db, views);
+    if (propagate_as_.size() > 1) BeginPropagationBlock();
+    for (const std::vector<std::string>& argv_as : propagate_as_) {
+      std::vector<std::string_view> views(argv_as.begin(), argv_as.end());
+      Propagate(c.db, views);
+    }
+    if (propagate_as_.size() > 1) EndPropagationBlock(false);
     propagate_as_.clear();
   }
   c.woff = aof_->fed_offset();

@@ -69,6 +69,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
   RegisterHashCommands(table);
+  RegisterStreamCommands(table);
   RegisterListCommands(table);
   RegisterBlockingCommands(table);
   RegisterTransactionCommands(table);

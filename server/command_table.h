@@ -43,6 +43,7 @@ void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
+void RegisterStreamCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterBlockingCommands(CommandTable& table);  // BLPOP & co.
 void RegisterTransactionCommands(CommandTable& table);  // MULTI & co., MONITOR

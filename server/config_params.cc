@@ -335,6 +335,8 @@ constexpr Rule kRules[] = {
     {.name = "list-compress-depth", .min = 0, .max = kIntMax},
     {.name = "zset-max-listpack-entries", .min = 0},
     {.name = "zset-max-listpack-value", .min = 0},
+    {.name = "stream-node-max-bytes", .min = 0},
+    {.name = "stream-node-max-entries", .min = 0},
     // Persistence.
     {.name = "rdbcompression"},
     {.name = "rdbchecksum", .mutability = kImmutable},

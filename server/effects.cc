@@ -31,6 +31,14 @@ void Effects::PropagateAs(std::vector<std::string> argv) {
   server_->PropagateAs(std::move(argv));
 }
 
+void Effects::AlsoPropagate(std::vector<std::string> argv) {
+  if (server_ == nullptr) {
+    recorded_->also.push_back(std::move(argv));
+    return;
+  }
+  server_->AlsoPropagate(std::move(argv));
+}
+
 bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy) {
   if (server_ == nullptr) return db.Find(key, now_ms) != nullptr && db.Erase(key);
   return server_->DeleteKey(db, key, now_ms, lazy);

@@ -70,6 +70,8 @@ class Effects {
   void Dirty(uint64_t n);
   // The command propagates as `argv` (replaces the command's own argv).
   void PropagateAs(std::vector<std::string> argv);
+  // ... and then as `argv` too (several commands: wrapped in MULTI / EXEC).
+  void AlsoPropagate(std::vector<std::string> argv);
   // Deletes `key` (DEL, or before a command replaces its value), freeing a
   // big value on the lazy-free thread when `lazy`. True when it existed.
   bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy);
@@ -84,12 +86,14 @@ class Effects {
   const std::vector<KeyChange>& changes() const { return recorded_->changes; }
   uint64_t dirty() const { return recorded_->dirty; }
   const std::vector<std::string>& propagated_as() const { return recorded_->propagate_as; }
+  const std::vector<std::vector<std::string>>& also_propagated() const { return recorded_->also; }
 
  private:
   struct Recorded {
     std::vector<KeyChange> changes;
     uint64_t dirty = 0;
     std::vector<std::string> propagate_as;
+    std::vector<std::vector<std::string>> also;
   };
   Server* server_;
   std::unique_ptr<Recorded> recorded_;  // unbound only

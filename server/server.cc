@@ -160,6 +160,8 @@ void Server::BindMemoryConfig() {
   c.Bind("set-max-intset-entries", &limits.set.max_intset_entries);
   c.Bind("zset-max-listpack-entries", &limits.zset.max_listpack_entries);
   c.Bind("zset-max-listpack-value", &limits.zset.max_listpack_value);
+  c.Bind("stream-node-max-bytes", &limits.stream.node_max_bytes);
+  c.Bind("stream-node-max-entries", &limits.stream.node_max_entries);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
 }

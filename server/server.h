@@ -213,7 +213,13 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // ---- persistence and propagation -------------------------------------------------
   // The running command propagates `argv` instead of its own arguments (the
   // replayable form: SET ... PXAT for SET EX, PEXPIREAT for EXPIRE, ...).
-  void PropagateAs(std::vector<std::string> argv) { propagate_as_ = std::move(argv); }
+  void PropagateAs(std::vector<std::string> argv) {
+    propagate_as_.clear();
+    propagate_as_.push_back(std::move(argv));
+  }
+  // ... or propagates one more command in its place (XREADGROUP's XCLAIMs):
+  // several are wrapped in MULTI / EXEC.
+  void AlsoPropagate(std::vector<std::string> argv) { propagate_as_.push_back(std::move(argv)); }
   // MIGRATE's cached connections, created on the first MIGRATE.
   MigrateSockets& migrate_sockets() {
     if (!migrate_sockets_) migrate_sockets_ = std::make_unique<MigrateSockets>();
@@ -624,7 +630,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   DurableReplies durable_;
   uint64_t turn_ = 0;        // main loop turns: a held-reply segment per turn
   bool loading_ = false;
-  std::vector<std::string> propagate_as_;
+  std::vector<std::vector<std::string>> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
   // Commands of a MULTI block being read from the AOF, applied at its EXEC.
   std::unique_ptr<std::vector<std::vector<std::string>>> aof_transaction_;

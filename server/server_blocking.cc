@@ -70,7 +70,7 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
     ClientErrors errors(*this, c);
     io::ReplyBuilder rb(&ReplyTarget(c), c.resp, &errors);
     if (reason == UnblockReason::kError) {
-      rb.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+      rb.Error(state->error.empty() ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : state->error);
     } else if (state->kind == BlockKind::kWait) {
       ReplyToWaiter(c, state->wait);
     } else {
@@ -86,7 +86,8 @@ void Server::UnblockClient(Client& c, UnblockReason reason) {
       // As Redis 7.0: its latency is the time its first run took.
       latency_.RecordHistogram(*c.last_command, state->first_call_us);
     }
-  } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet) {
+  } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet ||
+             state->kind == BlockKind::kStream) {
     // Served: the command runs again, now finding its key ready (in the
     // database it blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
@@ -112,12 +113,23 @@ void Server::ServeReadyKeys() {
       std::vector<uint64_t> ids(waiting->begin(), waiting->end());
       for (uint64_t id : ids) {
         core::Entry* e = keyspace_.db(db).FindNoTouch(key, clock_.WallMs());
-        if (e == nullptr) break;
         auto it = blocked_.find(id);
         Client* c = FindClient(id);
         if (it == blocked_.end() || c == nullptr) continue;
-        const core::ValueType want =
-            it->second->kind == BlockKind::kList ? core::ValueType::kList : core::ValueType::kZSet;
+        const BlockKind kind = it->second->kind;
+        // A stream a consumer group reads from went away (deleted, flushed,
+        // replaced): XREADGROUP is answered with an error, XREAD waits on.
+        if (kind == BlockKind::kStream && (e == nullptr || e->value.type() != core::ValueType::kStream)) {
+          if (Is(it->second->argv[0], "xreadgroup")) {
+            it->second->error = "UNBLOCKED the stream key no longer exists";
+            UnblockClient(*c, UnblockReason::kError);
+          }
+          continue;
+        }
+        if (e == nullptr) break;
+        const core::ValueType want = kind == BlockKind::kList   ? core::ValueType::kList
+                                     : kind == BlockKind::kZSet ? core::ValueType::kZSet
+                                                                : core::ValueType::kStream;
         if (e->value.type() != want) break;
         UnblockClient(*c, UnblockReason::kServed);
       }

@@ -31,6 +31,11 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 }
 
 void Server::SignalFlushingDb(int db) {
+  // Clients blocked on its keys are looked at once it is empty (a consumer
+  // group's reader is told its stream is gone).
+  if (!key_waiters_.empty()) {
+    for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key);
+  }
   WatchedKeys& watched = transactions_.watched();
   if (watched.empty()) return;
   core::Database& d = keyspace_.db(db);
@@ -52,11 +57,11 @@ void Server::SignalSwappedDbs(int a, int b) {
           [&](std::string_view key) { return dx.IsLogicallyExpired(key, now_ms); });
     }
   }
-  // Clients blocked on a key that the swap brought in get served.
+  // Clients blocked on a key that the swap brought in (or took away) are looked at.
   if (!key_waiters_.empty()) {
     for (int db : {a, b}) {
       for (const std::string& key : key_waiters_.KeysOf(db)) {
-        if (keyspace_.db(db).Peek(key) != nullptr) key_waiters_.MarkReady(db, key);
+        key_waiters_.MarkReady(db, key);  // brought in, or gone (a stream's group reader is told)
       }
     }
   }

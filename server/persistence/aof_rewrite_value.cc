@@ -5,6 +5,7 @@
 #include "core/hash_value.h"
 #include "core/list_value.h"
 #include "core/set_value.h"
+#include "core/stream_value.h"
 #include "core/zset_value.h"
 #include "core/resp_command.h"
 
@@ -48,6 +49,52 @@ class BatchWriter {
   size_t items_ = 0;
 };
 
+void Emit(std::span<const std::string_view> argv, std::string* out) { core::AppendRespCommand(argv, out); }
+
+// What Redis 7.0's rewriteStreamObject emits: an XADD per entry (or
+// XADD MAXLEN 0 0-1 x y for an empty stream), XSETID with the counters,
+// then per group XGROUP CREATE ... ENTRIESREAD, and per consumer an XCLAIM
+// ... JUSTID FORCE for each pending entry or XGROUP CREATECONSUMER.
+void AppendStream(std::string_view key, const core::StreamValue& s, std::string* out) {
+  using core::StreamId;
+  if (s.size() > 0) {
+    std::vector<std::string_view> argv;
+    s.Range(StreamId::Min(), StreamId::Max(), false, [&](StreamId id, core::FieldValues fv) {
+      const std::string ids = id.ToString();
+      argv.assign({"XADD", key, ids});
+      argv.insert(argv.end(), fv.begin(), fv.end());
+      Emit(argv, out);
+      return true;
+    });
+  } else {
+    std::string_view argv[] = {"XADD", key, "MAXLEN", "0", "0-1", "x", "y"};
+    Emit(argv, out);
+  }
+  const std::string last = s.last_id().ToString(), added = std::to_string(s.entries_added()),
+                    maxdel = s.max_deleted_id().ToString();
+  std::string_view setid[] = {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
+  Emit(setid, out);
+  for (const auto& [name, g] : s.groups()) {
+    const std::string glast = g->last_id.ToString(), read = std::to_string(g->entries_read);
+    std::string_view create[] = {"XGROUP", "CREATE", key, name, glast, "ENTRIESREAD", read};
+    Emit(create, out);
+    for (const auto& [cname, c] : g->consumers) {
+      if (c->pel.empty()) {
+        std::string_view cc[] = {"XGROUP", "CREATECONSUMER", key, name, cname};
+        Emit(cc, out);
+        continue;
+      }
+      for (const auto& [id, nack] : c->pel) {
+        const std::string ids = id.ToString(), time = std::to_string(nack->delivery_time),
+                          count = std::to_string(nack->delivery_count);
+        std::string_view claim[] = {"XCLAIM", key, name, cname, "0", ids, "TIME", time, "RETRYCOUNT", count,
+                                    "JUSTID", "FORCE"};
+        Emit(claim, out);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void AppendRewriteCommands(std::string_view key, const core::Value& value, std::string* out) {
@@ -87,6 +134,9 @@ void AppendRewriteCommands(std::string_view key, const core::Value& value, std::
       });
       return;
     }
+    case core::ValueType::kStream:
+      AppendStream(key, value.stream(), out);
+      return;
   }
 }
 

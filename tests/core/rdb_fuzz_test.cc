@@ -51,6 +51,7 @@
 #include "core/rdb_reader.h"
 #include "core/rdb_string.h"
 #include "core/rdb_writer.h"
+#include "core/stream_value.h"
 #include "core/strings.h"
 #include "tests/core/rdb_fuzz_corpus.h"
 
@@ -233,6 +234,13 @@ std::string Canonical(const Value& v) {
         return true;
       });
       break;
+    case ValueType::kStream:
+      v.stream().Range(StreamId::Min(), StreamId::Max(), false, [&](StreamId id, FieldValues fv) {
+        add(id.ToString());
+        for (std::string_view x : fv) add(x);
+        return true;
+      });
+      break;
   }
   return out;
 }
@@ -244,6 +252,22 @@ std::string CheckValue(const Value& v, const CollectionLimits& limits) {
   switch (v.type()) {
     case ValueType::kString:
       break;
+    case ValueType::kStream: {
+      const StreamValue& s = v.stream();
+      std::vector<StreamId> fwd, rev;
+      s.Range(StreamId::Min(), StreamId::Max(), false, [&](StreamId id, FieldValues) {
+        fwd.push_back(id);
+        return true;
+      });
+      s.Range(StreamId::Min(), StreamId::Max(), true, [&](StreamId id, FieldValues) {
+        rev.push_back(id);
+        return true;
+      });
+      if (fwd.size() != s.size()) return StrCat("stream of size ", s.size(), " walks ", fwd.size());
+      std::reverse(rev.begin(), rev.end());
+      if (rev != fwd) return "stream walks differ forwards and backwards";
+      break;
+    }
     case ValueType::kList: {
       const ListValue& l = v.list();
       std::vector<std::string> fwd, rev;

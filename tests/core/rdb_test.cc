@@ -175,11 +175,11 @@ TEST(Rdb, RefusesDatabasesOutOfRange) {
 }
 
 TEST(Rdb, RefusesTypesRingkvDoesNotStoreByName) {
-  // A stream record: the loader names the type.
-  std::string data("REDIS0010\xfe\x00\x13\x01k", 14);
+  // A module record: the loader names the type.
+  std::string data("REDIS0010\xfe\x00\x07\x01k", 14);
   Collector c;
   absl::Status s = Load(data, &c);
-  EXPECT_NE(std::string(s.message()).find("stream"), std::string::npos) << s.message();
+  EXPECT_NE(std::string(s.message()).find("module"), std::string::npos) << s.message();
 }
 
 TEST(Rdb, LoadsOlderVersionsWithSecondExpiries) {

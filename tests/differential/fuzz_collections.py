@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Randomized differential test of the collection commands: the same seeded
-stream of list, hash, set and sorted-set commands (well-formed ones and
+stream of list, hash, set, sorted-set and stream commands (well-formed ones and
 arbitrary argument mixes, over four keys so that types collide) goes to
 redis-server 7.0 and to ringkv; every reply must match byte for byte, and
 every 25 commands DEBUG DIGEST must too (the whole keyspace's content).
@@ -75,6 +75,9 @@ ARBITRARY = {
     "SORT": (0, 8, ["BY", "LIMIT", "GET", "ASC", "DESC", "ALPHA", "STORE", "nosort", "#", "k*"]),
     "TYPE": (0, 0, []), "DEL": (0, 1, []), "EXISTS": (0, 0, []), "COPY": (1, 2, ["REPLACE"]),
     "RENAME": (1, 1, []), "SET": (1, 1, []),
+    "XADD": (2, 7, ["MAXLEN", "MINID", "~", "=", "LIMIT", "NOMKSTREAM"]), "XLEN": (0, 0, []),
+    "XRANGE": (2, 4, ["COUNT"]), "XREVRANGE": (2, 4, ["COUNT"]), "XDEL": (1, 3, []),
+    "XTRIM": (2, 5, ["MAXLEN", "MINID", "~", "=", "LIMIT"]), "XSETID": (1, 5, ["ENTRIESADDED", "MAXDELETEDID"]),
 }
 NUMKEYS_FIRST = {"SINTERCARD", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE", "ZUNION", "ZINTER", "ZDIFF",
                  "ZINTERCARD", "LMPOP", "ZMPOP"}
@@ -87,6 +90,21 @@ LEX_COMMANDS = {"ZLEXCOUNT", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZREMRANGEBYLEX"}
 class Generator:
     def __init__(self, seed):
         self.rnd = random.Random(seed)
+        self.ms = 0  # stream IDs mostly grow, so that most XADDs succeed
+
+    def stream_id(self, auto_seq=True):
+        self.ms += self.rnd.choice([0, 0, 1, 2, 5])
+        seq = self.rnd.choice([b"0", b"1", b"3"] + ([b"*"] if auto_seq else []))
+        if self.rnd.random() < 0.05:
+            return self.rnd.choice([b"0-0", b"1", b"-", b"+", b"x", b"18446744073709551615-18446744073709551615"])
+        return b"%d-%s" % (self.ms, seq)
+
+    def stream_bound(self):
+        r = self.rnd.random()
+        if r < 0.3:
+            return self.rnd.choice([b"-", b"+"])
+        ms = self.rnd.randint(max(0, self.ms - 30), self.ms + 1)
+        return (b"(" if r < 0.5 else b"") + (b"%d" % ms if r < 0.7 else b"%d-%d" % (ms, self.rnd.randint(0, 3)))
 
     def pick(self, seq):
         return self.rnd.choice(seq)
@@ -157,6 +175,23 @@ class Generator:
             lambda: [b"ZINCRBY", k, p(SCORES), m()],
             lambda: [b"OBJECT", b"ENCODING", k],
             lambda: [b"DUMP", k],
+            # Streams: explicit IDs (a generated one is the clock's), no
+            # consumers (their seen and delivery times are the clock's too).
+            lambda: [b"XADD", k] + p([[], [], [b"NOMKSTREAM"],
+                                      [b"MAXLEN", p([b"~", b"="]), p([b"0", b"1", b"3", b"8", b"40"])],
+                                      [b"MINID", p([b"~", b"="]), self.stream_bound().lstrip(b"(")]])
+            + [self.stream_id()] + [x for _ in range(n(1, 3)) for x in (p([b"f", b"g", m()]), m())],
+            lambda: [p([b"XRANGE", b"XREVRANGE"]), k, self.stream_bound(), self.stream_bound()]
+            + p([[], [b"COUNT", p([b"0", b"1", b"3"])]]),
+            lambda: [b"XDEL", k] + [self.stream_bound().lstrip(b"(") for _ in range(n(1, 3))],
+            lambda: [b"XTRIM", k, p([b"MAXLEN", b"MINID"]), p([b"~", b"="]), p([b"0", b"2", b"5", b"30"])],
+            lambda: [p([b"XLEN", b"XINFO"]), k] if self.rnd.random() < 0.5 else [b"XINFO", b"STREAM", k],
+            lambda: [b"XGROUP", p([b"CREATE", b"SETID"]), k, p([b"g1", b"g2"]), p([b"$", b"0", self.stream_bound().lstrip(b"(")])]
+            + p([[], [b"MKSTREAM"], [b"ENTRIESREAD", p([b"0", b"3", b"-1"])]]),
+            lambda: [b"XGROUP", b"DESTROY", k, p([b"g1", b"g2"])],
+            lambda: [b"XINFO", b"GROUPS", k],
+            lambda: [b"XSETID", k, self.stream_id(auto_seq=False)] + p([[], [b"ENTRIESADDED", p([b"0", b"50"])]]),
+            lambda: [b"XREAD", b"COUNT", p([b"1", b"2"]), b"STREAMS", k, p(KEYS), self.stream_bound().lstrip(b"("), b"0"],
         ]
         return p(forms)()
 

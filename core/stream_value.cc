@@ -1,0 +1,579 @@
+#include "core/stream_value.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace ringkv::core {
+namespace {
+
+constexpr int64_t kFlagDeleted = 1;
+constexpr int64_t kFlagSameFields = 2;
+constexpr int64_t kListpackMaxSize = int64_t{1} << 30;
+
+// An element that must be an integer (a node's counters, flags, deltas).
+// False for a string that is not one (a corrupt node).
+bool IntAt(const Listpack& lp, size_t pos, int64_t* out) {
+  if (pos == Listpack::kEnd) return false;
+  ListpackValue v = lp.Get(pos);
+  if (v.is_int) {
+    *out = v.int_value;
+    return true;
+  }
+  auto [p, ec] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), *out);
+  return ec == std::errc() && p == v.str.data() + v.str.size();
+}
+
+int64_t IntAt(const Listpack& lp, size_t pos) {
+  int64_t v = 0;
+  IntAt(lp, pos, &v);
+  return v;
+}
+
+// Walks the entries of one node. Strings of integer elements are kept in
+// `text_` so every field and value can be handed out as a view.
+class NodeReader {
+ public:
+  NodeReader(StreamId master, const Listpack& lp) : master_(master), lp_(lp) {}
+
+  // Reads the master entry; false when malformed. first_entry() is then
+  // the position of the first entry's flags (kEnd: no entries).
+  bool Start() {
+    size_t p = lp_.First();
+    if (!IntAt(lp_, p, &count_)) return false;
+    p = lp_.Next(p);
+    if (!IntAt(lp_, p, &deleted_)) return false;
+    p = lp_.Next(p);
+    if (!IntAt(lp_, p, &master_fields_) || master_fields_ < 0) return false;
+    p = lp_.Next(p);
+    master_pos_ = p;
+    for (int64_t i = 0; i < master_fields_; ++i) {
+      if (p == Listpack::kEnd) return false;
+      p = lp_.Next(p);
+    }
+    int64_t zero;
+    if (!IntAt(lp_, p, &zero) || zero != 0) return false;
+    first_ = lp_.Next(p);
+    return true;
+  }
+  size_t first_entry() const { return first_; }
+  int64_t count() const { return count_; }
+  int64_t deleted() const { return deleted_; }
+
+  struct Entry {
+    StreamId id;
+    int64_t flags = 0;
+    size_t flags_pos = 0;
+    size_t next = Listpack::kEnd;  // the following entry's flags
+    size_t fields = 0;             // field/value pairs
+  };
+  // Reads the entry at `pos` (its flags); with `want_fv`, fills fv() with
+  // its fields and values. False when malformed.
+  bool Read(size_t pos, Entry* e, bool want_fv) {
+    e->flags_pos = pos;
+    int64_t ms_diff, seq_diff;
+    if (!IntAt(lp_, pos, &e->flags)) return false;
+    size_t p = lp_.Next(pos);
+    if (!IntAt(lp_, p, &ms_diff)) return false;
+    p = lp_.Next(p);
+    if (!IntAt(lp_, p, &seq_diff)) return false;
+    p = lp_.Next(p);
+    e->id = {master_.ms + static_cast<uint64_t>(ms_diff), master_.seq + static_cast<uint64_t>(seq_diff)};
+    if (want_fv) {
+      text_.clear();
+      fv_.clear();
+    }
+    int64_t n = master_fields_;
+    const bool same = e->flags & kFlagSameFields;
+    if (!same) {
+      if (!IntAt(lp_, p, &n) || n < 0) return false;
+      p = lp_.Next(p);
+    }
+    e->fields = static_cast<size_t>(n);
+    if (want_fv) text_.reserve(static_cast<size_t>(n) * 2);
+    size_t mp = master_pos_;
+    for (int64_t i = 0; i < n; ++i) {
+      if (same) {
+        if (want_fv) Push(mp);
+        mp = lp_.Next(mp);
+      } else {
+        if (p == Listpack::kEnd) return false;
+        if (want_fv) Push(p);
+        p = lp_.Next(p);
+      }
+      if (p == Listpack::kEnd) return false;
+      if (want_fv) Push(p);
+      p = lp_.Next(p);
+    }
+    int64_t lp_count;
+    if (!IntAt(lp_, p, &lp_count)) return false;
+    e->next = lp_.Next(p);
+    return true;
+  }
+  FieldValues fv() {
+    views_.clear();
+    for (const Piece& pc : fv_) views_.push_back(pc.text_index >= 0 ? std::string_view(text_[pc.text_index]) : pc.view);
+    return views_;
+  }
+
+ private:
+  struct Piece {
+    std::string_view view;
+    int text_index = -1;
+  };
+  void Push(size_t pos) {
+    ListpackValue v = lp_.Get(pos);
+    if (v.is_int) {
+      text_.push_back(std::to_string(v.int_value));
+      fv_.push_back({{}, static_cast<int>(text_.size() - 1)});
+    } else {
+      fv_.push_back({v.str, -1});
+    }
+  }
+
+  StreamId master_;
+  const Listpack& lp_;
+  int64_t count_ = 0, deleted_ = 0, master_fields_ = 0;
+  size_t master_pos_ = Listpack::kEnd;
+  size_t first_ = Listpack::kEnd;
+  std::vector<std::string> text_;
+  std::vector<Piece> fv_;
+  std::vector<std::string_view> views_;
+};
+
+// Rewrites the node's live / deleted counters.
+void SetCounters(Listpack* lp, int64_t count, int64_t deleted) {
+  size_t p = lp->Replace(lp->First(), std::to_string(count));
+  lp->Replace(lp->Next(p), std::to_string(deleted));
+}
+
+// The last entry of a node (live or not); false when it has none.
+bool LastEntryId(StreamId master, const Listpack& lp, StreamId* out) {
+  NodeReader r(master, lp);
+  if (!r.Start()) return false;
+  bool found = false;
+  NodeReader::Entry e;
+  for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+    if (!r.Read(p, &e, false)) return false;
+    *out = e.id;
+    found = true;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+
+bool StreamId::Incr() {
+  if (seq == UINT64_MAX) {
+    if (ms == UINT64_MAX) return false;
+    ++ms;
+    seq = 0;
+  } else {
+    ++seq;
+  }
+  return true;
+}
+
+bool StreamId::Decr() {
+  if (seq == 0) {
+    if (ms == 0) return false;
+    --ms;
+    seq = UINT64_MAX;
+  } else {
+    --seq;
+  }
+  return true;
+}
+
+std::string StreamId::Encode() const {
+  std::string out(16, '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>(ms >> (56 - 8 * i));
+    out[8 + i] = static_cast<char>(seq >> (56 - 8 * i));
+  }
+  return out;
+}
+
+bool StreamId::Decode(std::string_view bytes, StreamId* out) {
+  if (bytes.size() != 16) return false;
+  out->ms = out->seq = 0;
+  for (int i = 0; i < 8; ++i) {
+    out->ms = (out->ms << 8) | static_cast<uint8_t>(bytes[i]);
+    out->seq = (out->seq << 8) | static_cast<uint8_t>(bytes[8 + i]);
+  }
+  return true;
+}
+
+StreamConsumer* StreamGroup::FindConsumer(std::string_view name) const {
+  auto it = consumers.find(name);
+  return it == consumers.end() ? nullptr : it->second.get();
+}
+
+StreamConsumer* StreamGroup::CreateConsumer(std::string_view name, int64_t now_ms) {
+  auto c = std::make_unique<StreamConsumer>();
+  c->name = std::string(name);
+  c->seen_time = now_ms;
+  StreamConsumer* raw = c.get();
+  consumers.emplace(std::string(name), std::move(c));
+  return raw;
+}
+
+size_t StreamGroup::DeleteConsumer(std::string_view name) {
+  auto it = consumers.find(name);
+  if (it == consumers.end()) return 0;
+  const size_t pending = it->second->pel.size();
+  for (const auto& [id, nack] : it->second->pel) pel.erase(id);
+  consumers.erase(it);
+  return pending;
+}
+
+void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits) {
+  const size_t nfields = fv.size() / 2;
+  Listpack* lp = nullptr;
+  StreamId master;
+  if (!nodes_.empty()) {
+    auto last = std::prev(nodes_.end());
+    size_t total = 0;
+    for (std::string_view s : fv) total += s.size();
+    int64_t max_bytes = limits.node_max_bytes;
+    if (max_bytes <= 0 || max_bytes > kListpackMaxSize) max_bytes = kListpackMaxSize;
+    bool fresh = static_cast<int64_t>(last->second.byte_size() + total) >= max_bytes;
+    if (!fresh && limits.node_max_entries > 0) {
+      const Listpack& l = last->second;
+      fresh = IntAt(l, l.First()) + IntAt(l, l.Next(l.First())) >= limits.node_max_entries;
+    }
+    if (!fresh) {
+      lp = &last->second;
+      master = last->first;
+    }
+  }
+  int64_t flags = 0;
+  if (lp == nullptr) {
+    master = id;
+    Listpack fresh;
+    fresh.AppendInt(1);
+    fresh.AppendInt(0);
+    fresh.AppendInt(static_cast<int64_t>(nfields));
+    for (size_t i = 0; i < nfields; ++i) fresh.Append(fv[2 * i]);
+    fresh.AppendInt(0);
+    lp = &nodes_.emplace(id, std::move(fresh)).first->second;
+    flags = kFlagSameFields;
+  } else {
+    size_t p = lp->First();
+    const int64_t count = IntAt(*lp, p);
+    lp->Replace(p, std::to_string(count + 1));
+    p = lp->Next(lp->Next(lp->First()));
+    if (IntAt(*lp, p) == static_cast<int64_t>(nfields)) {
+      p = lp->Next(p);
+      size_t i = 0;
+      for (; i < nfields; ++i, p = lp->Next(p)) {
+        if (!lp->Get(p).Equals(fv[2 * i])) break;
+      }
+      if (i == nfields) flags = kFlagSameFields;
+    }
+  }
+  lp->AppendInt(flags);
+  lp->AppendInt(static_cast<int64_t>(id.ms - master.ms));
+  lp->AppendInt(static_cast<int64_t>(id.seq - master.seq));
+  if (flags & kFlagSameFields) {
+    for (size_t i = 0; i < nfields; ++i) lp->Append(fv[2 * i + 1]);
+    lp->AppendInt(static_cast<int64_t>(nfields + 3));
+  } else {
+    lp->AppendInt(static_cast<int64_t>(nfields));
+    for (std::string_view s : fv) lp->Append(s);
+    lp->AppendInt(static_cast<int64_t>(nfields * 2 + 4));
+  }
+  if (length_ == 0) first_id_ = id;
+  ++length_;
+  ++entries_added_;
+  last_id_ = id;
+}
+
+void StreamValue::Range(StreamId start, StreamId end, bool reverse,
+                        const std::function<bool(StreamId, FieldValues)>& fn) const {
+  if (start > end || nodes_.empty()) return;
+  // The node holding `start` is the last one whose master is <= start.
+  auto first = nodes_.upper_bound(start);
+  if (first != nodes_.begin()) --first;
+  auto last = nodes_.upper_bound(end);  // one past the last node to look at
+  std::vector<size_t> positions;
+  auto visit = [&](StreamId master, const Listpack& lp) {
+    NodeReader r(master, lp);
+    if (!r.Start()) return true;
+    NodeReader::Entry e;
+    if (!reverse) {
+      for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+        if (!r.Read(p, &e, false)) return true;
+        if (e.id > end) return false;
+        if (e.id < start || (e.flags & kFlagDeleted)) continue;
+        r.Read(p, &e, true);
+        if (!fn(e.id, r.fv())) return false;
+      }
+      return true;
+    }
+    positions.clear();
+    for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+      if (!r.Read(p, &e, false)) break;
+      positions.push_back(p);
+    }
+    for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
+      r.Read(*it, &e, false);
+      if (e.id < start) return false;
+      if (e.id > end || (e.flags & kFlagDeleted)) continue;
+      r.Read(*it, &e, true);
+      if (!fn(e.id, r.fv())) return false;
+    }
+    return true;
+  };
+  if (!reverse) {
+    for (auto it = first; it != last; ++it) {
+      if (!visit(it->first, it->second)) return;
+    }
+  } else {
+    for (auto it = last; it != first;) {
+      --it;
+      if (!visit(it->first, it->second)) return;
+    }
+  }
+}
+
+bool StreamValue::EdgeId(bool first, StreamId* out) const {
+  bool found = false;
+  Range(StreamId::Min(), StreamId::Max(), !first, [&](StreamId id, FieldValues) {
+    *out = id;
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+bool StreamValue::Contains(StreamId id) const {
+  bool found = false;
+  Range(id, id, false, [&](StreamId, FieldValues) {
+    found = true;
+    return false;
+  });
+  return found;
+}
+
+bool StreamValue::Delete(StreamId id) {
+  auto it = nodes_.upper_bound(id);
+  if (it == nodes_.begin()) return false;
+  --it;
+  Listpack& lp = it->second;
+  NodeReader r(it->first, lp);
+  if (!r.Start()) return false;
+  NodeReader::Entry e;
+  for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+    if (!r.Read(p, &e, false)) return false;
+    if (e.id > id) return false;
+    if (e.id != id) continue;
+    if (e.flags & kFlagDeleted) return false;
+    const int64_t count = r.count() - 1, deleted = r.deleted() + 1;
+    if (count == 0) {
+      nodes_.erase(it);
+    } else {
+      lp.Replace(e.flags_pos, std::to_string(e.flags | kFlagDeleted));
+      SetCounters(&lp, count, deleted);
+    }
+    --length_;
+    if (id > max_deleted_id_) max_deleted_id_ = id;
+    if (length_ == 0) {
+      first_id_ = StreamId::Min();
+    } else if (id == first_id_) {
+      EdgeId(true, &first_id_);
+    }
+    return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Marks entries of one node deleted from its start while `more(id)` says
+// so; returns how many live ones it marked.
+template <typename More>
+int64_t MarkFromStart(StreamId master, Listpack* lp, More more) {
+  NodeReader r(master, *lp);
+  if (!r.Start()) return 0;
+  std::vector<std::pair<size_t, int64_t>> marks;  // flags position, new flags
+  NodeReader::Entry e;
+  int64_t marked = 0;
+  for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+    if (!r.Read(p, &e, false)) break;
+    if (!more(e.id, marked)) break;
+    if (!(e.flags & kFlagDeleted)) {
+      marks.emplace_back(p, e.flags | kFlagDeleted);
+      ++marked;
+    }
+  }
+  // Flags are small integers: rewriting one keeps every position.
+  for (auto [pos, flags] : marks) lp->Replace(pos, std::to_string(flags));
+  SetCounters(lp, r.count() - marked, r.deleted() + marked);
+  return marked;
+}
+
+}  // namespace
+
+int64_t StreamValue::TrimByLength(int64_t maxlen, bool approx, int64_t limit) {
+  int64_t removed = 0;
+  const size_t keep = static_cast<size_t>(std::max<int64_t>(maxlen, 0));
+  while (!nodes_.empty() && length_ > keep) {
+    auto it = nodes_.begin();
+    const int64_t entries = IntAt(it->second, it->second.First());
+    if (limit && removed + entries > limit) break;
+    if (length_ - static_cast<size_t>(entries) >= keep) {
+      nodes_.erase(it);
+      length_ -= static_cast<size_t>(entries);
+      removed += entries;
+      continue;
+    }
+    if (approx) break;
+    const size_t to_mark = length_ - keep;
+    const int64_t marked = MarkFromStart(it->first, &it->second,
+                                         [&](StreamId, int64_t n) { return static_cast<size_t>(n) < to_mark; });
+    length_ -= static_cast<size_t>(marked);
+    removed += marked;
+    break;
+  }
+  if (removed > 0 && !EdgeId(true, &first_id_)) first_id_ = StreamId::Min();
+  return removed;
+}
+
+int64_t StreamValue::TrimByMinId(StreamId minid, bool approx, int64_t limit) {
+  int64_t removed = 0;
+  while (!nodes_.empty()) {
+    auto it = nodes_.begin();
+    const int64_t entries = IntAt(it->second, it->second.First());
+    if (limit && removed + entries > limit) break;
+    StreamId last;
+    if (!LastEntryId(it->first, it->second, &last)) break;
+    if (last < minid) {
+      nodes_.erase(it);
+      length_ -= static_cast<size_t>(entries);
+      removed += entries;
+      continue;
+    }
+    if (approx) break;
+    const int64_t marked = MarkFromStart(it->first, &it->second, [&](StreamId id, int64_t) { return id < minid; });
+    length_ -= static_cast<size_t>(marked);
+    removed += marked;
+    break;
+  }
+  if (removed > 0 && !EdgeId(true, &first_id_)) first_id_ = StreamId::Min();
+  return removed;
+}
+
+bool StreamValue::RangeHasTombstones(StreamId start, StreamId end) const {
+  if (length_ == 0 || max_deleted_id_.is_zero()) return false;
+  if (first_id_ > max_deleted_id_) return false;  // the latest tombstone is before the first entry
+  return start <= max_deleted_id_ && max_deleted_id_ <= end;
+}
+
+int64_t StreamValue::EstimateDistanceFromFirstEverEntry(StreamId id) const {
+  if (entries_added_ == 0) return 0;
+  if (length_ == 0 && id <= last_id_) return static_cast<int64_t>(entries_added_);
+  if (id == last_id_) return static_cast<int64_t>(entries_added_);
+  if (id > last_id_) return StreamGroup::kInvalidEntriesRead;
+  if (max_deleted_id_.is_zero() || max_deleted_id_ < first_id_) {
+    if (id < first_id_) return static_cast<int64_t>(entries_added_ - length_);
+    if (id == first_id_) return static_cast<int64_t>(entries_added_ - length_ + 1);
+  }
+  return StreamGroup::kInvalidEntriesRead;
+}
+
+const StreamValue::Groups& StreamValue::groups() const {
+  static const Groups kNone;
+  return groups_ ? *groups_ : kNone;
+}
+
+StreamGroup* StreamValue::FindGroup(std::string_view name) const {
+  if (!groups_) return nullptr;
+  auto it = groups_->find(name);
+  return it == groups_->end() ? nullptr : it->second.get();
+}
+
+StreamGroup* StreamValue::CreateGroup(std::string_view name, StreamId last_id, int64_t entries_read) {
+  if (!groups_) groups_ = std::make_unique<Groups>();
+  auto g = std::make_unique<StreamGroup>();
+  g->last_id = last_id;
+  g->entries_read = entries_read;
+  auto [it, inserted] = groups_->emplace(std::string(name), std::move(g));
+  return inserted ? it->second.get() : nullptr;
+}
+
+bool StreamValue::DestroyGroup(std::string_view name) {
+  if (!groups_) return false;
+  auto it = groups_->find(name);
+  if (it == groups_->end()) return false;
+  groups_->erase(it);
+  return true;
+}
+
+void StreamValue::ForEachNode(const std::function<void(StreamId, const Listpack&)>& fn) const {
+  for (const auto& [id, lp] : nodes_) fn(id, lp);
+}
+
+void StreamValue::AppendNode(StreamId master, Listpack lp) { nodes_.emplace_hint(nodes_.end(), master, std::move(lp)); }
+
+bool StreamValue::ValidateNode(StreamId master, const Listpack& lp, size_t* live, StreamId* last) {
+  NodeReader r(master, lp);
+  if (!r.Start() || r.count() < 0 || r.deleted() < 0) return false;
+  NodeReader::Entry e;
+  int64_t seen_live = 0, seen_deleted = 0;
+  bool any = false;
+  StreamId prev;
+  for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+    if (!r.Read(p, &e, false)) return false;
+    if (e.flags < 0 || e.flags > 3) return false;
+    if (e.id < master || (any && e.id <= prev)) return false;
+    prev = e.id;
+    any = true;
+    (e.flags & kFlagDeleted) ? ++seen_deleted : ++seen_live;
+  }
+  if (!any || seen_live != r.count() || seen_deleted != r.deleted()) return false;
+  *live = static_cast<size_t>(seen_live);
+  *last = prev;
+  return true;
+}
+
+std::unique_ptr<StreamValue> StreamValue::Clone() const {
+  auto c = std::make_unique<StreamValue>();
+  c->nodes_ = nodes_;
+  c->length_ = length_;
+  c->last_id_ = last_id_;
+  c->first_id_ = first_id_;
+  c->max_deleted_id_ = max_deleted_id_;
+  c->entries_added_ = entries_added_;
+  if (groups_) {
+    c->groups_ = std::make_unique<Groups>();
+    for (const auto& [name, g] : *groups_) {
+      StreamGroup* ng = c->CreateGroup(name, g->last_id, g->entries_read);
+      for (const auto& [cname, cons] : g->consumers) ng->CreateConsumer(cname, cons->seen_time);
+      for (const auto& [id, nack] : g->pel) {
+        auto n = std::make_unique<StreamNack>(*nack);
+        if (nack->consumer != nullptr) {
+          n->consumer = ng->FindConsumer(nack->consumer->name);
+          n->consumer->pel.emplace(id, n.get());
+        }
+        ng->pel.emplace(id, std::move(n));
+      }
+    }
+  }
+  return c;
+}
+
+size_t StreamValue::heap_bytes() const {
+  size_t n = 0;
+  for (const auto& [id, lp] : nodes_) n += lp.byte_size() + 48;  // listpack + its share of the index
+  if (groups_) {
+    for (const auto& [name, g] : *groups_) {
+      n += sizeof(StreamGroup) + name.size() + g->pel.size() * (sizeof(StreamNack) + 48);
+      for (const auto& [cname, c] : g->consumers) n += sizeof(StreamConsumer) + cname.size() + c->pel.size() * 32;
+    }
+  }
+  return n;
+}
+
+}  // namespace ringkv::core

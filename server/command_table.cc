@@ -68,6 +68,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterClientCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
+  RegisterBitmapCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterBlockingCommands(table);

@@ -42,6 +42,7 @@ void RegisterConfigCommands(CommandTable& table);
 void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
+void RegisterBitmapCommands(CommandTable& table);  // SETBIT & co., BITFIELD
 void RegisterHashCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterBlockingCommands(CommandTable& table);  // BLPOP & co.

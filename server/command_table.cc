@@ -69,6 +69,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
   RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
   RegisterHashCommands(table);
   RegisterListCommands(table);
   RegisterBlockingCommands(table);

@@ -43,6 +43,7 @@ void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitmapCommands(CommandTable& table);  // SETBIT & co., BITFIELD
+void RegisterHyperLogLogCommands(CommandTable& table);  // PFADD & co.
 void RegisterHashCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterBlockingCommands(CommandTable& table);  // BLPOP & co.

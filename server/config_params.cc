@@ -335,6 +335,7 @@ constexpr Rule kRules[] = {
     {.name = "list-compress-depth", .min = 0, .max = kIntMax},
     {.name = "zset-max-listpack-entries", .min = 0},
     {.name = "zset-max-listpack-value", .min = 0},
+    {.name = "hll-sparse-max-bytes", .min = 0},  // read by PFADD / PFMERGE
     // Persistence.
     {.name = "rdbcompression"},
     {.name = "rdbchecksum", .mutability = kImmutable},

@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Randomized differential test of the bitmap commands: the same seeded
-stream of SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and BITFIELD_RO
-(well-formed ones with random offsets, widths, ranges and overflow modes,
-over four keys that also take plain SETs, APPENDs and a hash so that
-encodings and types collide) goes to redis-server 7.0 and to ringkv; every
-reply must match byte for byte, and every 20 commands DEBUG DIGEST must too.
+"""Randomized differential test of the bitmap and HyperLogLog commands:
+the same seeded stream of SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD
+and BITFIELD_RO (well-formed ones with random offsets, widths, ranges and
+overflow modes, over four keys that also take plain SETs, APPENDs and a
+hash so that encodings and types collide), and of PFADD, PFCOUNT, PFMERGE
+and PFDEBUG over three HLL keys (sparse ones turning dense, with a small
+hll-sparse-max-bytes now and then), goes to redis-server 7.0 and to
+ringkv; every reply must match byte for byte, and every 20 commands DEBUG
+DIGEST must too.
+
+--corrupt instead overwrites random bytes of HLLs (SETRANGE) between HLL
+commands, sent to ringkv alone: it must answer each (an error or a value)
+and never crash; Redis's own answers are not compared, as it reads past
+the end of a corrupted sparse HLL.
 
 Usage: fuzz_bitmaps.py --ringkv PATH [--redis redis-server] [--seeds 1,2,3]
-                       [--commands 3000]
+                       [--commands 3000] [--corrupt]
 Exit status 1 on a mismatch, with the seed and command number to replay it.
 """
 import argparse
@@ -20,6 +28,7 @@ import tempfile
 import run_diff as rd
 
 KEYS = [b"b1", b"b2", b"b3", b"b4"]
+HLLS = [b"h1", b"h2", b"h3"]
 
 
 class Generator:
@@ -65,7 +74,29 @@ class Generator:
             out.append(self.pick([self.num(-20, 20), self.num(-200, 200), b"0", b"-1"]))
         return out
 
+    def hll_command(self):
+        h = self.pick(HLLS)
+        forms = [
+            lambda: [b"PFADD", h] + [b"e%d" % self.r.randint(0, self.pick([50, 5000, 100000]))
+                                     for _ in range(self.r.randint(0, 30))],
+            lambda: [b"PFADD", h] + [b"e%d" % self.r.randint(0, 100000) for _ in range(self.r.randint(0, 300))],
+            lambda: [b"PFCOUNT", h],
+            lambda: [b"PFCOUNT"] + [self.pick(HLLS + [b"nokey"]) for _ in range(self.r.randint(1, 3))],
+            lambda: [b"PFMERGE", h] + [self.pick(HLLS + [b"nokey"]) for _ in range(self.r.randint(0, 3))],
+            lambda: [b"PFDEBUG", self.pick([b"ENCODING", b"DECODE", b"TODENSE", b"GETREG"]), h],
+            lambda: [b"CONFIG", b"SET", b"hll-sparse-max-bytes", self.pick([b"3000", b"3000", b"100", b"20000"])],
+            lambda: [b"GET", h],
+        ]
+        return self.pick(forms)()
+
+    def corruption(self):
+        h = self.pick(HLLS)
+        return [b"SETRANGE", h, self.num(0, self.pick([20, 40, 3000, 12303])),
+                bytes(self.r.randrange(256) for _ in range(self.r.randint(1, 3)))]
+
     def command(self):
+        if self.r.random() < 0.3:
+            return self.hll_command()
         k = self.pick(KEYS)
         forms = [
             lambda: [b"SETBIT", k, self.offset(), self.pick([b"0", b"1"])],
@@ -113,12 +144,28 @@ def run_seed(seed, commands, redis_port, ringkv_port):
     return True
 
 
+def run_corrupt(seed, commands, ringkv_port):
+    """Corrupted HLLs, ringkv alone: every command answered, no crash."""
+    ringkv = rd.Conn(ringkv_port)
+    ringkv.call([b"FLUSHALL"])
+    gen = Generator(seed)
+    for n in range(commands):
+        args = gen.corruption() if gen.r.random() < 0.3 else gen.hll_command()
+        try:
+            ringkv.call(args)
+        except ConnectionError:
+            print("seed %d, command %d: %r: ringkv closed the connection" % (seed, n, b" ".join(args)))
+            return False
+    return ringkv.call([b"PING"]) == b"+PONG\r\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ringkv", required=True)
     ap.add_argument("--redis", default="redis-server")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--commands", type=int, default=3000)
+    ap.add_argument("--corrupt", action="store_true", help="corrupted HLLs, ringkv alone: must never crash")
     opts = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ringkv-fuzz-bits-")
     redis_port, ringkv_port = rd.free_port(), rd.free_port()
@@ -127,7 +174,10 @@ def main():
     try:
         seeds = [int(s) for s in opts.seeds.split(",")]
         for seed in seeds:
-            ok = run_seed(seed, opts.commands, redis_port, ringkv_port) and ok
+            if opts.corrupt:
+                ok = run_corrupt(seed, opts.commands, ringkv_port) and ok
+            else:
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port) and ok
         for p in servers:
             if p.poll() is not None:
                 print("a server exited during the run (status %s)" % p.returncode)

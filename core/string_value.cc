@@ -133,4 +133,14 @@ void StringValue::SetRange(size_t offset, std::string_view s) {
   heap_.size = static_cast<uint32_t>(need);
 }
 
+char* StringValue::MutableBytes(size_t min_size) {
+  const size_t old = size();
+  const size_t need = std::max(old, min_size);
+  MakeHeap(need);
+  encoding_ = StringEncoding::kRaw;
+  if (need > old) std::memset(heap_.data + old, 0, need - old);
+  heap_.size = static_cast<uint32_t>(need);
+  return heap_.data;
+}
+
 }  // namespace ringkv::core

@@ -67,6 +67,9 @@ class StringValue {
   // In-place edits; the value becomes kRaw (as in Redis).
   void Append(std::string_view s);
   void SetRange(size_t offset, std::string_view s);
+  // The bytes for editing in place (SETBIT, BITFIELD): the value becomes
+  // kRaw, zero-padded to at least min_size bytes. Valid until the next edit.
+  char* MutableBytes(size_t min_size);
 
  private:
   void Init(std::string_view s, bool try_int);

@@ -68,6 +68,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterClientCommands(table);
   RegisterIntrospectionCommands(table);
   RegisterStringCommands(table);
+  RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
   RegisterHashCommands(table);
   RegisterStreamCommands(table);
   RegisterListCommands(table);

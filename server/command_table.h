@@ -42,6 +42,8 @@ void RegisterConfigCommands(CommandTable& table);
 void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
+void RegisterBitmapCommands(CommandTable& table);  // SETBIT & co., BITFIELD
+void RegisterHyperLogLogCommands(CommandTable& table);  // PFADD & co.
 void RegisterHashCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);

@@ -365,6 +365,13 @@ void CmdCommandGetkeysandflags(CommandContext& ctx) {
         if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
       }
     }
+    // BITFIELD: RO unless it has a SET or INCRBY (Redis's bitfieldGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c->name == "bitfield") {
+      flags = "RO,access";
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) flags = "RW,access,update";
+      }
+    }
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(k);
     const std::vector<std::string_view> names = Split(flags, ',', true);

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Randomized differential test of the bitmap and HyperLogLog commands:
+the same seeded stream of SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD
+and BITFIELD_RO (well-formed ones with random offsets, widths, ranges and
+overflow modes, over four keys that also take plain SETs, APPENDs and a
+hash so that encodings and types collide), and of PFADD, PFCOUNT, PFMERGE
+and PFDEBUG over three HLL keys (sparse ones turning dense, with a small
+hll-sparse-max-bytes now and then), goes to redis-server 7.0 and to
+ringkv; every reply must match byte for byte, and every 20 commands DEBUG
+DIGEST must too.
+
+--corrupt instead overwrites random bytes of HLLs (SETRANGE) between HLL
+commands, sent to ringkv alone: it must answer each (an error or a value)
+and never crash; Redis's own answers are not compared, as it reads past
+the end of a corrupted sparse HLL.
+
+Usage: fuzz_bitmaps.py --ringkv PATH [--redis redis-server] [--seeds 1,2,3]
+                       [--commands 3000] [--corrupt]
+Exit status 1 on a mismatch, with the seed and command number to replay it.
+"""
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+import run_diff as rd
+
+KEYS = [b"b1", b"b2", b"b3", b"b4"]
+HLLS = [b"h1", b"h2", b"h3"]
+
+
+class Generator:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+
+    def pick(self, seq):
+        return seq[self.r.randrange(len(seq))]
+
+    def num(self, lo, hi):
+        return str(self.r.randint(lo, hi)).encode()
+
+    def offset(self):
+        return self.num(0, self.pick([15, 70, 300, 2000]))
+
+    def field(self):
+        signed = self.r.random() < 0.5
+        bits = self.r.randint(1, 64 if signed else 63)
+        off = (b"#" + self.num(0, 20)) if self.r.random() < 0.2 else self.offset()
+        return [(b"i" if signed else b"u") + str(bits).encode(), off]
+
+    def value(self):
+        return self.pick([self.num(-5, 5), self.num(-300, 300), self.num(-(1 << 63), (1 << 63) - 1),
+                          b"9223372036854775807", b"-9223372036854775808", self.num(0, 1 << 40)])
+
+    def bitfield(self, read_only):
+        args = [b"BITFIELD_RO" if read_only else b"BITFIELD", self.pick(KEYS)]
+        for _ in range(self.r.randint(1, 5)):
+            kind = 0 if read_only else self.r.randint(0, 3)
+            if kind == 0:
+                args += [b"GET"] + self.field()
+            elif kind == 1:
+                args += [b"SET"] + self.field() + [self.value()]
+            elif kind == 2:
+                args += [b"INCRBY"] + self.field() + [self.value()]
+            else:
+                args += [b"OVERFLOW", self.pick([b"WRAP", b"SAT", b"FAIL"])]
+        return args
+
+    def range_args(self, n):
+        out = []
+        for _ in range(n):
+            out.append(self.pick([self.num(-20, 20), self.num(-200, 200), b"0", b"-1"]))
+        return out
+
+    def hll_command(self):
+        h = self.pick(HLLS)
+        forms = [
+            lambda: [b"PFADD", h] + [b"e%d" % self.r.randint(0, self.pick([50, 5000, 100000]))
+                                     for _ in range(self.r.randint(0, 30))],
+            lambda: [b"PFADD", h] + [b"e%d" % self.r.randint(0, 100000) for _ in range(self.r.randint(0, 300))],
+            lambda: [b"PFCOUNT", h],
+            lambda: [b"PFCOUNT"] + [self.pick(HLLS + [b"nokey"]) for _ in range(self.r.randint(1, 3))],
+            lambda: [b"PFMERGE", h] + [self.pick(HLLS + [b"nokey"]) for _ in range(self.r.randint(0, 3))],
+            lambda: [b"PFDEBUG", self.pick([b"ENCODING", b"DECODE", b"TODENSE", b"GETREG"]), h],
+            lambda: [b"CONFIG", b"SET", b"hll-sparse-max-bytes", self.pick([b"3000", b"3000", b"100", b"20000"])],
+            lambda: [b"GET", h],
+        ]
+        return self.pick(forms)()
+
+    def corruption(self):
+        h = self.pick(HLLS)
+        return [b"SETRANGE", h, self.num(0, self.pick([20, 40, 3000, 12303])),
+                bytes(self.r.randrange(256) for _ in range(self.r.randint(1, 3)))]
+
+    def command(self):
+        if self.r.random() < 0.3:
+            return self.hll_command()
+        k = self.pick(KEYS)
+        forms = [
+            lambda: [b"SETBIT", k, self.offset(), self.pick([b"0", b"1"])],
+            lambda: [b"SETBIT", k, self.offset(), self.pick([b"0", b"1"])],
+            lambda: [b"GETBIT", k, self.offset()],
+            lambda: [b"BITCOUNT", k] + self.pick([[], self.range_args(2), self.range_args(2) + [b"BIT"],
+                                                  self.range_args(2) + [b"BYTE"]]),
+            lambda: [b"BITPOS", k, self.pick([b"0", b"1"])] + self.pick(
+                [[], self.range_args(1), self.range_args(2), self.range_args(2) + [b"BIT"],
+                 self.range_args(2) + [b"BYTE"]]),
+            lambda: [b"BITOP", self.pick([b"AND", b"OR", b"XOR"]), k] + [self.pick(KEYS + [b"nokey"])
+                                                                       for _ in range(self.r.randint(1, 4))],
+            lambda: [b"BITOP", b"NOT", k, self.pick(KEYS)],
+            lambda: self.bitfield(False),
+            lambda: self.bitfield(False),
+            lambda: self.bitfield(True),
+            lambda: [b"SET", k, self.pick([b"foobar", b"123", b"", b"\xff\x00\xaa", b"x" * 50, self.num(0, 99999)])],
+            lambda: [b"APPEND", k, self.pick([b"\x01", b"zz", b"\xff" * 9])],
+            lambda: [b"GET", k],
+            lambda: [b"DEL", k] if self.r.random() < 0.3 else [b"HSET", k, b"f", b"v"] if self.r.random() < 0.2
+            else [b"STRLEN", k],
+        ]
+        return self.pick(forms)()
+
+
+def run_seed(seed, commands, redis_port, ringkv_port):
+    redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
+    for conn in (redis, ringkv):
+        conn.call([b"FLUSHALL"])
+    gen = Generator(seed)
+    for n in range(commands):
+        args = gen.command()
+        a = redis.call(args)
+        try:
+            b = ringkv.call(args)
+        except ConnectionError:
+            print("seed %d, command %d: %r: ringkv closed the connection" % (seed, n, b" ".join(args)))
+            return False
+        if a != b:
+            print("seed %d, command %d: %r\n  redis : %r\n  ringkv: %r" % (seed, n, b" ".join(args), a[:400], b[:400]))
+            return False
+        if n % 20 == 0 and redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
+            print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))
+            return False
+    return True
+
+
+def run_corrupt(seed, commands, ringkv_port):
+    """Corrupted HLLs, ringkv alone: every command answered, no crash."""
+    ringkv = rd.Conn(ringkv_port)
+    ringkv.call([b"FLUSHALL"])
+    gen = Generator(seed)
+    for n in range(commands):
+        args = gen.corruption() if gen.r.random() < 0.3 else gen.hll_command()
+        try:
+            ringkv.call(args)
+        except ConnectionError:
+            print("seed %d, command %d: %r: ringkv closed the connection" % (seed, n, b" ".join(args)))
+            return False
+    return ringkv.call([b"PING"]) == b"+PONG\r\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ringkv", required=True)
+    ap.add_argument("--redis", default="redis-server")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--commands", type=int, default=3000)
+    ap.add_argument("--corrupt", action="store_true", help="corrupted HLLs, ringkv alone: must never crash")
+    opts = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="ringkv-fuzz-bits-")
+    redis_port, ringkv_port = rd.free_port(), rd.free_port()
+    servers = [rd.start([opts.redis], redis_port, work), rd.start([os.path.abspath(opts.ringkv)], ringkv_port, work)]
+    ok = True
+    try:
+        seeds = [int(s) for s in opts.seeds.split(",")]
+        for seed in seeds:
+            if opts.corrupt:
+                ok = run_corrupt(seed, opts.commands, ringkv_port) and ok
+            else:
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port) and ok
+        for p in servers:
+            if p.poll() is not None:
+                print("a server exited during the run (status %s)" % p.returncode)
+                ok = False
+        print("fuzz_bitmaps: %d seeds x %d commands: %s" % (len(seeds), opts.commands,
+                                                           "all matched" if ok else "MISMATCH"))
+    finally:
+        for p in servers:
+            p.kill()
+            p.wait()
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("server logs kept in %s" % work)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

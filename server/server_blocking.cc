@@ -1,12 +1,27 @@
 // Server: blocked clients -- BLPOP & co. on keys and WAIT / WAITAOF on
 // acknowledgements -- through one mechanism: block, serve, time out,
 // CLIENT UNBLOCK, close.
+#include "core/stream_value.h"
 #include "core/strings.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
 #include "server/server.h"
 
 namespace ringkv::server {
+namespace {
+
+// An XREADGROUP blocked on `s` whose group was destroyed (or replaced by a
+// stream without it, RENAME).
+bool StreamGroupGone(const BlockState& state, const core::StreamValue& s) {
+  if (!Is(state.argv[0], "xreadgroup")) return false;
+  for (size_t i = 1; i + 1 < state.argv.size(); ++i) {
+    if (Is(state.argv[i], "streams")) return false;
+    if (Is(state.argv[i], "group")) return s.FindGroup(state.argv[i + 1]) == nullptr;
+  }
+  return false;
+}
+
+}  // namespace
 
 void Server::BlockClient(Client& c, std::unique_ptr<BlockState> state) {
   c.blocked = true;
@@ -124,6 +139,11 @@ void Server::ServeReadyKeys() {
             it->second->error = "UNBLOCKED the stream key no longer exists";
             UnblockClient(*c, UnblockReason::kError);
           }
+          continue;
+        }
+        if (kind == BlockKind::kStream && StreamGroupGone(*it->second, e->value.stream())) {
+          it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
+          UnblockClient(*c, UnblockReason::kError);
           continue;
         }
         if (e == nullptr) break;

@@ -209,7 +209,10 @@ void Read(CommandContext& ctx, bool group_read) {
       propagated = true;
     }
     c->seen_time = ctx.now_ms;
-    std::vector<StreamRow> rows = history ? DeliverHistory(op, s, *c, ids[k], count)
+    // Both kinds of reads start after the given ID (history included).
+    StreamId after = ids[k];
+    after.Incr();
+    std::vector<StreamRow> rows = history ? DeliverHistory(op, s, *c, after, count)
                                           : DeliverNew(op, key, a.group, s, g, *c, count, a.noack);
     if (!history && !rows.empty()) propagated = true;
     served.emplace_back(key, std::move(rows));

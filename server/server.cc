@@ -39,6 +39,7 @@ Server::Server(std::unique_ptr<Config> config)
       output_limits_(*config_),
       slowlog_(*config_),
       latency_(*config_, evictor_),
+      notifications_(*config_, *this),
       unexpected_errors_(*config_) {
   RegisterAllCommands(commands_);
   exec_spec_ = commands_.Find("exec");
@@ -61,7 +62,6 @@ Server::Server(std::unique_ptr<Config> config)
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
-  BindNotifyConfig();
   BindTrackingConfig();
 }
 

@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "absl/random/random.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"

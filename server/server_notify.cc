@@ -1,10 +1,6 @@
 // Server: what follows a change to the keyspace beyond the change itself --
 // keyspace notifications, WATCH invalidation on FLUSH / SWAPDB -- and
 // MONITOR's feed of every command (its clients and lines: monitors.h).
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
-
 #include "core/strings.h"
 #include "server/server.h"
 

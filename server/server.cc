@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "absl/random/random.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
@@ -39,6 +38,7 @@ Server::Server(std::unique_ptr<Config> config)
       output_limits_(*config_),
       slowlog_(*config_),
       latency_(*config_, evictor_),
+      notifications_(*config_, *this),
       unexpected_errors_(*config_) {
   RegisterAllCommands(commands_);
   exec_spec_ = commands_.Find("exec");
@@ -61,7 +61,6 @@ Server::Server(std::unique_ptr<Config> config)
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
-  BindNotifyConfig();
   BindTrackingConfig();
 }
 

@@ -51,6 +51,7 @@
 #include "server/wait_registry.h"
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
+#include "server/keyspace_notifications.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/transactions.h"
@@ -283,9 +284,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
-    if ((notify_flags_ & type) != 0 && (notify_flags_ & (notify::kKeyspace | notify::kKeyevent)) != 0) {
-      PublishKeyspaceEvent(type, event, db, key);
-    }
+    if (notifications_.Enabled(type)) PublishKeyspaceEvent(type, event, db, key);
   }
   // FLUSHDB / FLUSHALL (before emptying `db`), SWAPDB (after swapping):
   // watched keys that existed are touched; for SWAPDB, keys clients block
@@ -477,12 +476,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void ClientsCron(int64_t now_ms);
   // Apply callbacks: each binds one concern's cached settings to the config
   // (set now, refreshed by CONFIG SET), in the file that owns that state.
-  void BindConnectionConfig();   // server.cc: auth, limits, cron, slowlog, log level
+  void BindConnectionConfig();   // server.cc: auth, limits, cron, log level
   void BindListenerConfig();     // server.cc: port, bind, tcp-keepalive
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
   void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
-  void BindNotifyConfig();       // server_notify.cc
   void BindTrackingConfig();     // server_tracking.cc
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
@@ -659,7 +657,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool script_busy_ = false;
   bool disable_deny_scripts_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
-  uint32_t notify_flags_ = 0;        // notify-keyspace-events
+  KeyspaceNotifications notifications_;  // notify-keyspace-events
   Tracking tracking_;                // CLIENT TRACKING clients and what they read
   size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
   // The connection whose command is running; a script's commands run on

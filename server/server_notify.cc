@@ -1,31 +1,18 @@
 // Server: what follows a change to the keyspace beyond the change itself --
 // keyspace notifications, WATCH invalidation on FLUSH / SWAPDB -- and
 // MONITOR's feed of every command (its clients and lines: monitors.h).
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
-
 #include "core/strings.h"
 #include "server/server.h"
 
 namespace ringkv::server {
 
-void Server::BindNotifyConfig() {
-  config_->Bind("notify-keyspace-events", [this] {
-    const int64_t flags = notify::ParseFlags(config_->Str("notify-keyspace-events"));
-    notify_flags_ = static_cast<uint32_t>(std::max<int64_t>(0, flags));
-    wants_created_keys = (notify_flags_ & notify::kNew) != 0;
-    wants_key_misses = (notify_flags_ & notify::kKeyMiss) != 0;
-  });
-}
-
 void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int db, std::string_view key) {
   // __keyspace@<db>__:<key> <event>, then __keyevent@<db>__:<event> <key>,
   // as Redis's notifyKeyspaceEvent.
-  if (notify_flags_ & notify::kKeyspace) {
+  if (notifications_.keyspace_channel()) {
     Publish(PubSub::Kind::kChannel, StrCat("__keyspace@", db, "__:", key), event);
   }
-  if (notify_flags_ & notify::kKeyevent) {
+  if (notifications_.keyevent_channel()) {
     Publish(PubSub::Kind::kChannel, StrCat("__keyevent@", db, "__:", event), key);
   }
 }

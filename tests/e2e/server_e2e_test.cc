@@ -413,8 +413,10 @@ TEST(ServerE2E, BadConfigStopsStartup) {
 TEST(ServerE2E, DebianStockRedisConfStarts) {
   std::ifstream probe("/etc/redis/redis.conf");
   if (!probe) GTEST_SKIP() << "no /etc/redis/redis.conf";
-  // The stock file daemonizes and logs to /var/log; override only those.
-  TestServer s({"--daemonize", "no", "--logfile", "", "--pidfile", "", "--dir", "/tmp"}, RINGKV_SERVER_PATH,
+  // The stock file daemonizes and logs to /var/log; override only those
+  // (and its dir: TestServer gives every server a fresh one, so no
+  // dump.rdb another process left in a shared folder is loaded).
+  TestServer s({"--daemonize", "no", "--logfile", "", "--pidfile", ""}, RINGKV_SERVER_PATH,
                "/etc/redis/redis.conf");
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());

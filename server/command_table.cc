@@ -70,6 +70,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterBitmapCommands(table);
   RegisterHyperLogLogCommands(table);
+  RegisterGeoCommands(table);
   RegisterHashCommands(table);
   RegisterStreamCommands(table);
   RegisterListCommands(table);

@@ -44,6 +44,7 @@ void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitmapCommands(CommandTable& table);  // SETBIT & co., BITFIELD
 void RegisterHyperLogLogCommands(CommandTable& table);  // PFADD & co.
+void RegisterGeoCommands(CommandTable& table);  // GEOADD & co.
 void RegisterHashCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);

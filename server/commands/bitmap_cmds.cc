@@ -6,6 +6,7 @@
 
 #include "core/bitops.h"
 #include "core/strings.h"
+#include "server/client.h"
 #include "server/command_table.h"
 #include "server/commands/bitmap_ops.h"
 #include "server/commands/util.h"
@@ -23,14 +24,17 @@ constexpr char kBadFieldType[] =
 int64_t MaxBulk(CommandContext& ctx) { return ctx.server.io().limits().max_bulk_len.load(std::memory_order_relaxed); }
 
 // A bit offset (Redis's getBitOffsetFromArgument): an int64 >= 0 whose byte
-// lies within proto-max-bulk-len; with `field_bits` > 0, "#N" means N fields
-// of that width. Replies the error and returns false otherwise.
+// lies within proto-max-bulk-len -- not checked for the primary's link and
+// the AOF loader, which must obey (Redis's mustObeyClient); with
+// `field_bits` > 0, "#N" means N fields of that width. Replies the error and
+// returns false otherwise.
 bool ParseBitOffset(CommandContext& ctx, std::string_view arg, unsigned field_bits, uint64_t* out) {
   const bool fields = field_bits > 0 && !arg.empty() && arg[0] == '#';
   int64_t v;
   bool ok = core::StringToInt64(fields ? arg.substr(1) : arg, &v);
   if (ok && fields) ok = !__builtin_mul_overflow(v, static_cast<int64_t>(field_bits), &v);
-  if (!ok || v < 0 || (v >> 3) >= MaxBulk(ctx)) {
+  const bool must_obey = ctx.client.is_master || (ctx.client.id() == 0 && !ctx.client.is_script);
+  if (!ok || v < 0 || (!must_obey && (v >> 3) >= MaxBulk(ctx))) {
     ctx.reply.Error(kBadOffset);
     return false;
   }

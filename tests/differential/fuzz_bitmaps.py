@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Randomized differential test of the bitmap and HyperLogLog commands:
+"""Randomized differential test of the bitmap, HyperLogLog and geo commands:
 the same seeded stream of SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD
 and BITFIELD_RO (well-formed ones with random offsets, widths, ranges and
 overflow modes, over four keys that also take plain SETs, APPENDs and a
@@ -7,7 +7,10 @@ hash so that encodings and types collide), and of PFADD, PFCOUNT, PFMERGE
 and PFDEBUG over three HLL keys (sparse ones turning dense, with a small
 hll-sparse-max-bytes now and then), goes to redis-server 7.0 and to
 ringkv; every reply must match byte for byte, and every 20 commands DEBUG
-DIGEST must too.
+DIGEST must too. Geo: GEOADD of random points (clustered and world-wide)
+and GEOSEARCH / GEORADIUS / GEOSEARCHSTORE with random centres, radii,
+boxes, units, COUNT [ANY] and orders, so that the neighbour cells Redis
+picks are exercised.
 
 --corrupt instead overwrites random bytes of HLLs (SETRANGE) between HLL
 commands, sent to ringkv alone: it must answer each (an error or a value)
@@ -29,6 +32,7 @@ import run_diff as rd
 
 KEYS = [b"b1", b"b2", b"b3", b"b4"]
 HLLS = [b"h1", b"h2", b"h3"]
+GEOS = [b"g1", b"g2"]
 
 
 class Generator:
@@ -89,12 +93,49 @@ class Generator:
         ]
         return self.pick(forms)()
 
+    def lonlat(self):
+        if self.r.random() < 0.6:  # a cluster, so that searches find something
+            return [b"%.6f" % self.r.uniform(13, 16), b"%.6f" % self.r.uniform(36, 39)]
+        return [b"%.6f" % self.r.uniform(-180, 180), b"%.6f" % self.r.uniform(-85, 85)]
+
+    def geo_command(self):
+        g = self.pick(GEOS)
+        if self.r.random() < 0.4:
+            args = [b"GEOADD", g]
+            for _ in range(self.r.randint(1, 20)):
+                args += self.lonlat() + [b"m%d" % self.r.randint(0, 300)]
+            return args
+        unit = self.pick([b"m", b"km", b"mi", b"ft"])
+        size = {b"m": 400000, b"km": 400, b"mi": 250, b"ft": 1300000}[unit]
+        opts = []
+        if self.r.random() < 0.5:
+            opts.append(self.pick([b"ASC", b"DESC"]))
+        if self.r.random() < 0.3:
+            opts += [b"COUNT", self.num(1, 5)] + ([b"ANY"] if self.r.random() < 0.3 else [])
+        with_opts = [w for w in [b"WITHDIST", b"WITHCOORD", b"WITHHASH"] if self.r.random() < 0.4]
+        radius = b"%.3f" % self.r.uniform(0, size * self.pick([0.01, 0.3, 1, 20]))
+        shape = (self.pick([[b"BYRADIUS", radius, unit],
+                            [b"BYBOX", b"%.3f" % self.r.uniform(0, size * 2), b"%.3f" % self.r.uniform(0, size * 2),
+                             unit]]))
+        centre = self.pick([[b"FROMLONLAT"] + self.lonlat(), [b"FROMMEMBER", b"m%d" % self.r.randint(0, 300)]])
+        kind = self.r.randint(0, 3)
+        if kind == 0:
+            return [b"GEOSEARCH", g] + centre + shape + opts + with_opts
+        if kind == 1:
+            return [b"GEOSEARCHSTORE", b"gdst", g] + centre + shape + opts + ([b"STOREDIST"] if self.r.random() < 0.5
+                                                                              else [])
+        if kind == 2:
+            return [b"GEORADIUS", g] + self.lonlat() + [radius, unit] + opts + with_opts
+        return [b"GEOPOS", g, b"m%d" % self.r.randint(0, 300), b"m%d" % self.r.randint(0, 300)]
+
     def corruption(self):
         h = self.pick(HLLS)
         return [b"SETRANGE", h, self.num(0, self.pick([20, 40, 3000, 12303])),
                 bytes(self.r.randrange(256) for _ in range(self.r.randint(1, 3)))]
 
     def command(self):
+        if self.r.random() < 0.25:
+            return self.geo_command()
         if self.r.random() < 0.3:
             return self.hll_command()
         k = self.pick(KEYS)

@@ -103,7 +103,8 @@ std::string BitOp(BitOpKind op, std::span<const std::string_view> sources) {
   std::string out(max_len, '\0');
   if (max_len == 0 || sources.empty()) return out;
   auto* r = reinterpret_cast<uint8_t*>(out.data());
-  std::memcpy(r, sources[0].data(), sources[0].size());
+  // A missing key is an empty view, maybe with a null data(): nothing to copy.
+  if (!sources[0].empty()) std::memcpy(r, sources[0].data(), sources[0].size());
   if (op == BitOpKind::kNot) {
     size_t i = 0;
     for (; i + 8 <= max_len; i += 8) StoreWord(r + i, ~LoadWord(r + i));

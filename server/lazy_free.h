@@ -30,6 +30,8 @@ class LazyFreer {
 
   uint64_t pending_objects() const { return pending_.load(std::memory_order_relaxed); }
   uint64_t freed_objects() const { return freed_.load(std::memory_order_relaxed); }
+  // CONFIG RESETSTAT (Redis's lazyfreeResetStats): INFO's lazyfreed_objects starts again at 0.
+  void ResetFreedObjects() { freed_.store(0, std::memory_order_relaxed); }
 
  private:
   struct Job {

@@ -76,6 +76,7 @@ void CmdConfigResetstat(CommandContext& ctx) {
   st.sync_full = st.sync_partial_ok = st.sync_partial_err = 0;  // as Redis's resetServerStats
   s.keyspace().stats() = core::KeyspaceStats{};
   s.mutable_commands().ResetStats();
+  s.lazy_freer().ResetFreedObjects();
   ctx.reply.Ok();
 }
 

@@ -64,6 +64,11 @@ TEST(BitopsTest, BitOpPadsShortSourcesWithZeros) {
   EXPECT_EQ(BitOp(BitOpKind::kNot, one), std::string("\xfe\x01", 2));
   std::vector<std::string_view> empty = {"", ""};
   EXPECT_EQ(BitOp(BitOpKind::kOr, empty), "");
+  // A missing first key: an empty view with no data at all (UBSan: no
+  // memcpy from a null pointer).
+  std::vector<std::string_view> missing_first = {std::string_view(), "\x0f\xf0"};
+  EXPECT_EQ(BitOp(BitOpKind::kOr, missing_first), std::string("\x0f\xf0", 2));
+  EXPECT_EQ(BitOp(BitOpKind::kAnd, missing_first), std::string("\x00\x00", 2));
   // Word-sized paths against a byte loop.
   std::mt19937_64 rng(3);
   std::string a = RandomBytes(rng, 77, 50), b = RandomBytes(rng, 53, 50);

@@ -268,6 +268,9 @@ TEST(CollectionsE2E, UnlinkFreesBigValuesOffTheMainThread) {
   EXPECT_EQ(Call(c, {"CONFIG", "SET", "lazyfree-lazy-user-del", "yes"}), "+OK\r\n");
   EXPECT_EQ(Call(c, {"DEL", "big3"}), ":1\r\n");
   EXPECT_TRUE(WaitInfo(c, "lazyfreed_objects", "2", 10000, "memory"));
+  // CONFIG RESETSTAT starts the count again, as Redis's lazyfreeResetStats.
+  EXPECT_EQ(Call(c, {"CONFIG", "RESETSTAT"}), "+OK\r\n");
+  EXPECT_EQ(Info(c, "lazyfreed_objects", "memory"), "0");
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include "server/errors.h"
 #include "server/memory_overhead.h"
 #include "server/memory_stats.h"
-#include "server/scripting/scripting.h"
 #include "server/server.h"
 
 namespace ringkv::server {

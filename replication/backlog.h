@@ -8,7 +8,10 @@
 // limit; past that the replica is dropped (and resyncs) rather than letting
 // memory grow without bound.
 //
-// Storage is a chain of 64 KiB SharedBlocks. A replica is handed its range
+// Storage is a chain of SharedBlocks of one size, chosen when the backlog
+// is created: 1/16 of repl-backlog-size, between Redis's 16 KiB and 64 KiB
+// (so the default 1 MB backlog uses 64 KiB blocks, and a 16 KiB backlog
+// holds no more memory than Redis's 16 KiB blocks would). A replica is handed its range
 // by reference (RefTo): its connection sends straight from these blocks, and
 // a block trimmed from the backlog lives on until those sends are done. The
 // backlog keeps its reference to such a block (`retired_`) until it holds
@@ -34,6 +37,9 @@ namespace ringkv::repl {
 
 class Backlog {
  public:
+  static constexpr size_t kMinBlockSize = 16 * 1024;
+  static constexpr size_t kMaxBlockSize = 64 * 1024;
+
   // An empty backlog whose next byte will have offset `end_offset + 1`.
   Backlog(size_t capacity, uint64_t end_offset);
   ~Backlog();
@@ -60,21 +66,22 @@ class Backlog {
   void Trim(uint64_t needed_from);
   // Bytes of stream blocks alive: held here, or trimmed and still being
   // sent from by a connection.
-  size_t memory() const { return (blocks_.size() + retired_.size()) * kBlockSize; }
+  size_t memory() const { return (blocks_.size() + retired_.size()) * block_size_; }
+  size_t block_size() const { return block_size_; }
 
  private:
   // A block only we reference: kept as the spare, else freed.
   void Release(io::SharedBlock* block);
 
-  static constexpr size_t kBlockSize = 64 * 1024;
   static constexpr uint64_t kTrimStep = 16 * 1024;
   std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
   // Trimmed blocks a connection still sends from (one reference each, ours).
   std::vector<io::SharedBlock*> retired_;
   // A trimmed block nobody else references, kept for the next Append: a
   // steady stream then reuses warm memory instead of allocating (and
-  // page-faulting) a fresh 64 KiB block each time.
+  // page-faulting) a fresh block each time.
   io::SharedBlock* spare_ = nullptr;
+  const size_t block_size_;  // bytes per block, fixed for this backlog's life
   uint64_t front_block_offset_;  // offset of blocks_.front()[0]
   uint64_t first_offset_;        // first byte held (in the front block)
   uint64_t end_offset_;

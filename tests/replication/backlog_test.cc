@@ -93,18 +93,36 @@ TEST(BacklogTest, TrimMovesInRedisSteps) {
 // memory() is Redis 7.0's mem_total_replication_buffers: a trimmed block
 // still being sent from counts until its last send completes.
 TEST(BacklogTest, MemoryCountsTrimmedBlocksStillBeingSent) {
-  Backlog b(1, 0);
+  Backlog b(1 << 20, 0);
+  const size_t block = b.block_size();
   EXPECT_EQ(b.memory(), 0u);
-  b.Append(Pattern(3 * 64 * 1024, 1));
-  EXPECT_EQ(b.memory(), 3u * 64 * 1024);
+  b.Append(Pattern(3 * block, 1));
+  EXPECT_EQ(b.memory(), 3u * block);
+  b.set_capacity(1);
   auto out = std::make_unique<io::OutBuffer>();
-  b.RefTo(1, 64 * 1024, out.get());  // a connection holds the first block
-  b.Trim(b.end_offset() + 1);         // no replica needs anything any more
+  b.RefTo(1, block, out.get());  // a connection holds the first block
+  b.Trim(b.end_offset() + 1);    // no replica needs anything any more
   EXPECT_LE(b.histlen(), 16u * 1024);
-  EXPECT_EQ(b.memory(), 2u * 64 * 1024);  // the last block, and the one being sent
-  out.reset();                            // its send completed
+  EXPECT_EQ(b.memory(), 2u * block);  // the last block, and the one being sent
+  out.reset();                        // its send completed
   b.Trim(b.end_offset() + 1);
-  EXPECT_EQ(b.memory(), 64u * 1024);
+  EXPECT_EQ(b.memory(), block);
+}
+
+// Blocks are 1/16 of the backlog, within Redis's 16 KiB and 64 KiB: a small
+// backlog with no replica behind shrinks to Redis's footprint (Redis's
+// "Replication buffer will become smaller when no replica uses").
+TEST(BacklogTest, BlockSizeFollowsCapacity) {
+  EXPECT_EQ(Backlog(16 * 1024, 0).block_size(), 16u * 1024);
+  EXPECT_EQ(Backlog(1, 0).block_size(), 16u * 1024);
+  EXPECT_EQ(Backlog(512 * 1024, 0).block_size(), 32u * 1024);
+  EXPECT_EQ(Backlog(1 << 20, 0).block_size(), 64u * 1024);
+  EXPECT_EQ(Backlog(size_t{1} << 30, 0).block_size(), 64u * 1024);
+  Backlog b(16 * 1024, 0);
+  b.Append(Pattern(1 << 20, 1));
+  b.Trim(b.end_offset() + 1);
+  EXPECT_LE(b.memory(), 32u * 1024);
+  EXPECT_GE(b.histlen(), 16u * 1024);
 }
 
 }  // namespace

@@ -65,6 +65,7 @@ class NodeReader {
     size_t flags_pos = 0;
     size_t next = Listpack::kEnd;  // the following entry's flags
     size_t fields = 0;             // field/value pairs
+    int64_t lp_count = 0;          // the entry's trailing element count
   };
   // Reads the entry at `pos` (its flags); with `want_fv`, fills fv() with
   // its fields and values. False when malformed.
@@ -104,8 +105,7 @@ class NodeReader {
       if (want_fv) Push(p);
       p = lp_.Next(p);
     }
-    int64_t lp_count;
-    if (!IntAt(lp_, p, &lp_count)) return false;
+    if (!IntAt(lp_, p, &e->lp_count)) return false;
     e->next = lp_.Next(p);
     return true;
   }
@@ -527,6 +527,11 @@ bool StreamValue::ValidateNode(StreamId master, const Listpack& lp, size_t* live
   for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
     if (!r.Read(p, &e, false)) return false;
     if (e.flags < 0 || e.flags > 3) return false;
+    // The element count Redis writes after each entry (its backwards
+    // iteration steps by it): flags, ms, seq and the values, plus the field
+    // count and the fields when they are not the master entry's.
+    const int64_t fields = static_cast<int64_t>(e.fields);
+    if (e.lp_count != ((e.flags & kFlagSameFields) ? fields + 3 : 2 * fields + 4)) return false;
     if (e.id < master || (any && e.id <= prev)) return false;
     prev = e.id;
     any = true;

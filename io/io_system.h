@@ -76,7 +76,8 @@ class IoSystem final : private MainLoopHooks {
   // their commands are delivered (the sink answers them as it sees fit),
   // replies sent. What concerns `busy` (the connection whose command runs:
   // more input, its closing) and background notifications wait until the
-  // next normal turn.
+  // next normal turn. `busy` is null during a start-up load (no command of a
+  // client runs: every connection is served).
   void ProcessEventsWhileBusy(Connection* busy);
   // Takes a connected socket (a replica's link to its primary) as a
   // connection of the main thread: CommandSink::OnOpen is called for it, then

@@ -654,7 +654,7 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   main_->BeforeBusyTurn(busy);
   scratch_level_ = 1;
   busy_ = busy;
-  if (busy->thread == index_) held_conn_ = busy;
+  if (busy != nullptr && busy->thread == index_) held_conn_ = busy;
   Flush(busy);
   // Submits and runs deferred task work (the ring may defer completions to
   // the next wait): what finished meanwhile is reaped now, without waiting.

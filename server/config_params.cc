@@ -389,8 +389,9 @@ constexpr Rule kRules[] = {
     // thread while the main thread keeps serving.
     {.name = "loading-process-events-interval-bytes", .min = 1024, .max = kIntMax},
     // Accepted with nothing to act on: ringkv's cron runs at `hz` whatever
-    // the number of clients, and it has no watchdog (SIGALRM) to arm.
+    // the number of clients.
     {.name = "dynamic-hz"},
+    // The SIGALRM watchdog (server/watchdog.h).
     {.name = "watchdog-period", .min = 0, .max = kIntMax},
     // Not acted on, but several words on one line.
     {.name = "oom-score-adj-values", .type = &kWords, .implemented = false},

@@ -76,6 +76,13 @@ void LogRaw(int level, std::string_view text) {
   (void)w;
 }
 
+void LogRawFromHandler(const char* text, size_t len) {
+  ssize_t w = write(g_fd, text, len);
+  (void)w;
+}
+
+int LogFileDescriptor() { return g_fd; }
+
 bool LogIsTerminal() { return isatty(g_fd) == 1; }
 
 void Panic(std::string_view why) {

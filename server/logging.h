@@ -18,6 +18,10 @@ int LogLevelFromName(std::string_view name);
 void Log(int level, std::string_view message);
 // Writes `text` as it is, without the prefix (Redis's LL_RAW: the banner).
 void LogRaw(int level, std::string_view text);
+// For signal handlers: writes `len` bytes with one write(2), nothing else.
+void LogRawFromHandler(const char* text, size_t len);
+// The log's file descriptor (stdout or the logfile).
+int LogFileDescriptor();
 // True when the log goes to a terminal.
 bool LogIsTerminal();
 // In a forked child: lines are marked 'C' instead of 'M'.

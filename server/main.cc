@@ -232,13 +232,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   LogStartupBanner(server.config());
+  // Before the load, as Redis: SIGTERM while loading stops the load and
+  // exits without saving half a dataset.
+  g_server = &server;
+  InstallSignalHandlers();
   if (absl::Status s = server.Start(); !s.ok()) {
+    g_server = nullptr;
     Log(kWarning, std::string(s.message()));
     return 1;
   }
   WritePidFile(pidfile);
-  g_server = &server;
-  InstallSignalHandlers();
   Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", io_uring)"));
   for (const std::string& addr : server.io().listening_addresses()) {
     Log(kNotice, StrCat("Listening on ", addr));

@@ -84,6 +84,11 @@ void Server::BindConnectionConfig() {
   c.Bind("maxclients", &maxclients_);
   c.Bind("timeout", &timeout_s_);
   c.Bind("hz", [this] { hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500)); });
+  c.Bind("watchdog-period", [this] {
+    const int64_t period = config_->Int("watchdog-period");
+    if (period > 0 && !watchdog_) watchdog_ = std::make_unique<Watchdog>();
+    if (watchdog_) watchdog_->SetPeriod(period, hz_);
+  });
   c.Bind("loglevel", [this] { SetLogLevel(LogLevelFromName(config_->Str("loglevel"))); });
   c.Bind("proto-max-bulk-len", [this] {
     io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
@@ -191,9 +196,17 @@ absl::Status Server::Start() {
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   startup_allocated_ = AllocatedBytes();
-  if (absl::Status s = LoadData(); !s.ok()) return s;
-  start_time_ms_ = UnixMs();
+  // Serving starts before the load, as in Redis: clients connecting during
+  // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;
+  if (absl::Status s = LoadData(); absl::IsCancelled(s)) {
+    Log(kWarning, "Loading stopped by a shutdown request: the dataset is not saved.");
+    return absl::OkStatus();  // the first turn of Run() shuts down
+  } else if (!s.ok()) {
+    io_->Shutdown();
+    return s;
+  }
+  start_time_ms_ = UnixMs();
   // replicaof in the configuration: connect once serving.
   std::vector<std::string_view> primary = Split(config_->Str("replicaof"), ' ', true);
   if (primary.size() == 2) {
@@ -437,6 +450,7 @@ void Server::Cron(int64_t now_ms) {
   clock_.Anchor();
   lru_clock_ = static_cast<uint32_t>(now_ms / 1000);
   if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
+  if (watchdog_) watchdog_->Feed();
   if (migrate_sockets_) migrate_sockets_->CloseIdle(now_ms);
   stats_.SampleOps(now_ms);
   if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();

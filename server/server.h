@@ -36,6 +36,7 @@
 #include "server/error_stats.h"
 #include "server/eviction_memory.h"
 #include "server/latency_stats.h"
+#include "server/loading_progress.h"
 #include "server/lazy_free.h"
 #include "server/master_link.h"
 #include "server/migrate_sockets.h"
@@ -49,6 +50,7 @@
 #include "server/persistence/rdb_snapshot.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/wait_registry.h"
+#include "server/watchdog.h"
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
 #include "server/keyspace_notifications.h"
@@ -233,6 +235,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   RdbSaver& rdb() { return *rdb_; }
   ChildProcess& child() { return child_; }
   bool loading() const { return loading_; }
+  const LoadingProgress& loading_progress() const { return loading_progress_; }
   // Whether a command setting a deadline already past deletes the key at
   // once (Redis's checkAlreadyExpired): not while loading, nor on a replica.
   bool DeletesPastDeadlines() const { return keyspace_.expiry_mode() == core::ExpiryMode::kDelete; }
@@ -485,7 +488,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
+  // The start-up load (AOF or RDB). Clients are served between keys (see
+  // ServeWhileLoading); Cancelled when a shutdown stopped it part way.
   absl::Status LoadData();
+  // Redis's processEventsWhileBlocked during a start-up load: one
+  // non-blocking turn of the main loop, in which only commands flagged
+  // `loading` run (the gate answers the rest -LOADING). `consumed`: input
+  // bytes loaded so far. False when a shutdown was asked for meanwhile.
+  bool ServeWhileLoading(uint64_t consumed);
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
   void ReapChild(int64_t now_ms);
@@ -590,6 +600,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // so no command builds a std::function.
   const std::function<size_t()> counted_memory_{[this] { return MemoryCountedForEvict(*this); }};
   std::unique_ptr<MigrateSockets> migrate_sockets_;  // lazily: see migrate_sockets()
+  std::unique_ptr<Watchdog> watchdog_;               // only once watchdog-period is set
   LazyFreer lazy_freer_;
   PubSub pubsub_;
   OutputLimits output_limits_;  // client-output-buffer-limit, maxmemory-clients
@@ -628,6 +639,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   DurableReplies durable_;
   uint64_t turn_ = 0;        // main loop turns: a held-reply segment per turn
   bool loading_ = false;
+  LoadingProgress loading_progress_;  // INFO loading_* while loading_
   std::vector<std::vector<std::string>> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
   // Commands of a MULTI block being read from the AOF, applied at its EXEC.

@@ -2,6 +2,7 @@
 // propagation of writes to the AOF, reaping the fork child, releasing replies
 // held for fsync, WAITAOF, and the persistence steps of SHUTDOWN, FLUSHALL
 // and DEBUG RELOAD / LOADAOF.
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -198,7 +199,18 @@ absl::Status Server::LoadData() {
     aof_client_ = std::make_unique<Client>();
     aof_client_->authenticated = true;
     uint64_t keys = 0;
-    status = aof_->OpenAndLoad(now_ms, [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
+    // Clients are served every 1024 commands, as Redis's AOF loading does.
+    uint64_t applied = 0;
+    loading_progress_.Start(now_ms, 0);
+    status = aof_->OpenAndLoad(
+        now_ms,
+        [this, &applied](Argv argv) -> absl::Status {
+          if (++applied % 1024 == 0 && !ServeWhileLoading(0)) {
+            return absl::CancelledError("loading stopped by a shutdown");
+          }
+          return ApplyFromAof(argv);
+        },
+        &keys);
     aof_transaction_.reset();
     aof_client_.reset();
     if (status.ok()) {
@@ -209,7 +221,13 @@ absl::Status Server::LoadData() {
     }
     aof_always_ = aof_->always();
   } else {
-    absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), keyspace_, now_ms);
+    const std::string& file = config_->Str("dbfilename");
+    struct stat st {};
+    loading_progress_.Start(now_ms, ::stat(file.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+    LoadProgressHook progress;
+    progress.interval_bytes = static_cast<uint64_t>(config_->Int("loading-process-events-interval-bytes"));
+    progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
+    absl::StatusOr<RdbLoadStats> r = LoadRdbFile(file, keyspace_, now_ms, /*replace=*/false, &progress);
     if (r.ok()) {
       if (absl::Status f = LoadFunctionLibraries(r->function_libraries); !f.ok()) r = f;
     }
@@ -242,6 +260,9 @@ absl::Status Server::LoadData() {
       status = r.status();
     }
   }
+  // A shutdown during the load: loading_ stays set, so nothing half-loaded
+  // is ever saved, and the main loop's first turn completes the shutdown.
+  if (absl::IsCancelled(status)) return status;
   loading_ = false;
   keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
   rdb_->set_lastsave(UnixMs());
@@ -250,6 +271,12 @@ absl::Status Server::LoadData() {
   if (rdb_corrupt || absl::IsAborted(status)) return status;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
   return absl::OkStatus();
+}
+
+bool Server::ServeWhileLoading(uint64_t consumed) {
+  loading_progress_.set_loaded_bytes(consumed);
+  io_->ProcessEventsWhileBusy(nullptr);
+  return shutdown_signal_ == 0 && !shutdown_requested_;
 }
 
 void Server::ReapChild(int64_t now_ms) {

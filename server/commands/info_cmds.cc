@@ -179,7 +179,6 @@ void InfoMemory(Server& s, std::string* out) {
 }
 
 void InfoPersistence(Server& s, std::string* out) {
-  // Loading happens before the listeners open, so a client never sees it.
   const int64_t now_ms = UnixMs();
   const ChildProcess& child = s.child();
   const Aof& aof = s.aof();
@@ -202,6 +201,7 @@ void InfoPersistence(Server& s, std::string* out) {
   Field(out, "module_fork_in_progress", 0);
   Field(out, "module_fork_last_cow_size", 0);
   if (aof.enabled()) aof.AppendInfo(out);
+  if (s.loading() && !s.sync_loading() && !s.async_loading()) s.loading_progress().AppendInfo(out, now_ms);
 }
 
 void InfoStats(Server& s, std::string* out) {

@@ -27,11 +27,19 @@ absl::Status Errno(std::string_view what, const std::string& path) {
 
 class KeyspaceLoader : public core::RdbVisitor {
  public:
-  KeyspaceLoader(core::Keyspace& ks, int64_t now_ms, bool replace) : ks_(ks), now_ms_(now_ms), replace_(replace) {}
+  KeyspaceLoader(core::Keyspace& ks, int64_t now_ms, bool replace, core::ByteSource* src,
+                 const LoadProgressHook* progress)
+      : ks_(ks), now_ms_(now_ms), replace_(replace), src_(src), progress_(progress) {
+    if (progress_ != nullptr) next_report_ = progress_->interval_bytes;
+  }
 
   absl::Status OnEntry(int db, std::string key, core::Value value, int64_t expire_ms,
                        core::KeyMeta meta) override {
     DebugDelay(g_key_load_delay_us.load(std::memory_order_relaxed));
+    if (progress_ != nullptr && src_->offset() >= next_report_) {
+      next_report_ = src_->offset() + progress_->interval_bytes;
+      if (!progress_->serve(src_->offset())) return absl::CancelledError("loading stopped by a shutdown");
+    }
     // A primary drops keys already expired; a replica keeps them until its
     // primary's DEL (the keyspace's expiry mode says which it is).
     if (expire_ms >= 0 && expire_ms <= now_ms_ && ks_.expiry_mode() == core::ExpiryMode::kDelete) {
@@ -82,6 +90,9 @@ class KeyspaceLoader : public core::RdbVisitor {
   core::Keyspace& ks_;
   int64_t now_ms_;
   bool replace_;
+  core::ByteSource* src_;
+  const LoadProgressHook* progress_;  // null: nothing served during the load
+  uint64_t next_report_ = 0;          // input offset of the next call to progress_
   RdbLoadStats stats_;
 };
 
@@ -171,8 +182,9 @@ absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std:
   return s;
 }
 
-absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& ks, int64_t now_ms, bool replace) {
-  KeyspaceLoader loader(ks, now_ms, replace);
+absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& ks, int64_t now_ms, bool replace,
+                                         const LoadProgressHook* progress) {
+  KeyspaceLoader loader(ks, now_ms, replace, src, progress);
   core::RdbLoadOptions options;
   options.databases = ks.count();
   options.limits = ks.limits();
@@ -180,14 +192,15 @@ absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& 
   return loader.stats();
 }
 
-absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms, bool replace) {
+absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms, bool replace,
+                                         const LoadProgressHook* progress) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(StrCat(path, " does not exist"));
     return Errno("Opening", path);
   }
   core::FdSource src(fd);
-  absl::StatusOr<RdbLoadStats> r = LoadRdbInto(&src, ks, now_ms, replace);
+  absl::StatusOr<RdbLoadStats> r = LoadRdbInto(&src, ks, now_ms, replace, progress);
   ::close(fd);
   return r;
 }

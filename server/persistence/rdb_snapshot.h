@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,15 +71,24 @@ struct RdbLoadStats {
   std::vector<std::string> function_libraries;
 };
 
+// Between keys of a load, at most once per `interval_bytes` of input:
+// `serve` is called with the bytes consumed so far (a start-up load serves
+// clients there, as Redis's processEventsWhileBlocked). It returns false to
+// stop the load, which then fails with Cancelled.
+struct LoadProgressHook {
+  uint64_t interval_bytes = 2 * 1024 * 1024;
+  std::function<bool(uint64_t consumed)> serve;
+};
+
 // Loads RDB records from src into ks (which the caller has emptied).
 // Duplicated keys and out-of-range databases are errors; on error ks holds a
 // prefix of the file and the caller must discard it.
 // With `replace`, a key already in ks is overwritten (DEBUG RELOAD MERGE).
 absl::StatusOr<RdbLoadStats> LoadRdbInto(core::ByteSource* src, core::Keyspace& ks, int64_t now_ms,
-                                         bool replace = false);
+                                         bool replace = false, const LoadProgressHook* progress = nullptr);
 // As LoadRdbInto from a file. A missing file is NotFound.
 absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace& ks, int64_t now_ms,
-                                         bool replace = false);
+                                         bool replace = false, const LoadProgressHook* progress = nullptr);
 
 // The keys of every database (what a snapshot of ks writes).
 uint64_t TotalKeys(core::Keyspace& ks);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/e2e/hiredis_util.h"
+#include "tests/e2e/persistence_test_util.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing {
@@ -294,6 +295,41 @@ TEST(MemoryE2E, DoctorAndMallocStats) {
   EXPECT_TRUE(malloc_stats.find("heap stats") != std::string::npos ||
               malloc_stats == "Stats not supported for the current allocator")
       << malloc_stats;
+}
+
+}  // namespace
+}  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// watchdog-period: a main thread stuck longer than the period (DEBUG SLEEP)
+// logs Redis's "--- WATCHDOG TIMER EXPIRED ---" report with a stack, and the
+// server keeps serving; a healthy server never trips it, and 0 turns it off.
+TEST(WatchdogE2E, ReportsAStuckMainThreadAndKeepsServing) {
+  TempDir dir;
+  const std::string log_path = dir / "log.txt";
+  TestServer s({"--logfile", log_path, "--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  auto c = Connect(s.port());
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "SET", "watchdog-period", "200"}), "OK");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // healthy: several cron ticks
+  EXPECT_EQ(ReadFile(log_path).find("WATCHDOG TIMER EXPIRED"), std::string::npos);
+  EXPECT_EQ(Text(c.get(), {"DEBUG", "SLEEP", "1"}), "OK");
+  const std::string log = ReadFile(log_path);
+  const size_t at = log.find(":signal-handler (");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find("\n--- WATCHDOG TIMER EXPIRED ---", at), std::string::npos) << log;
+  EXPECT_NE(log.find("--------\n", at), std::string::npos) << log;
+  EXPECT_EQ(Text(c.get(), {"PING"}), "PONG");
+  const Reply got = Call(c.get(), {"CONFIG", "GET", "watchdog-period"});
+  ASSERT_EQ(got.elements.size(), 2u);
+  EXPECT_EQ(got.elements[1].str, "200");
+  // Off: a stuck thread is no longer reported.
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "SET", "watchdog-period", "0"}), "OK");
+  const std::string before = ReadFile(log_path);
+  EXPECT_EQ(Text(c.get(), {"DEBUG", "SLEEP", "0.5"}), "OK");
+  EXPECT_EQ(ReadFile(log_path).size(), before.size());
 }
 
 }  // namespace

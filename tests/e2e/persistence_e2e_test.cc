@@ -697,3 +697,76 @@ TEST(PersistenceE2E, BgsaveAndRewriteShareOneChild) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// Leaves dir/dump.rdb with `keys` keys of 1000 bytes and returns its digest.
+std::string SaveBigRdb(const TempDir& dir, int keys) {
+  TestServer s(InDir(dir, {"--rdbcompression", "no"}));
+  EXPECT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"DEBUG", "POPULATE", std::to_string(keys), "key", "1000"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"SAVE"}), "+OK\r\n");
+  return Digest(c);
+}
+
+// A start-up load serves clients between keys, as Redis's does: INFO says
+// loading:1 with the loading_* progress fields, a command that needs the
+// data answers -LOADING, a client that leaves is freed at once, and the
+// loaded dataset is whole.
+TEST(PersistenceE2E, ClientsAreServedWhileTheDatasetLoads) {
+  TempDir dir;
+  const std::string digest = SaveBigRdb(dir, 20000);
+  // 20,000 keys at 100 us each: about 2 s of loading.
+  TestServer s(InDir(dir, {"--key-load-delay", "100", "--loading-process-events-interval-bytes", "1024"}),
+               RINGKV_SERVER_PATH, "", TestServer::WaitFor::kAnswer);
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Info(c, "loading"), "1");
+  EXPECT_NE(Info(c, "loading_total_bytes"), "");
+  EXPECT_NE(Info(c, "loading_loaded_perc"), "");
+  EXPECT_EQ(Call(c, {"GET", "key:1"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(Call(c, {"DEBUG", "LOG", "hello"}), "+OK\r\n");  // flagged `loading`: runs
+  {
+    std::vector<std::unique_ptr<RawConn>> passing;
+    for (int i = 0; i < 5; ++i) {
+      passing.push_back(std::make_unique<RawConn>(s.port()));
+      EXPECT_EQ(Call(*passing.back(), {"DEBUG", "LOG", "bla"}), "+OK\r\n");
+    }
+    EXPECT_EQ(Info(c, "connected_clients", "clients"), "6");
+  }
+  bool freed = false;
+  for (int i = 0; i < 100 && !freed; ++i) {
+    freed = Info(c, "connected_clients", "clients") == "1";
+    if (!freed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(freed);
+  EXPECT_EQ(Info(c, "loading"), "1");  // still loading: the clients were freed during the load
+  ASSERT_TRUE(WaitInfo(c, "loading", "0", 60000, "persistence"));
+  EXPECT_EQ(Info(c, "loading_total_bytes"), "");  // only while loading
+  EXPECT_EQ(Digest(c), digest);
+  EXPECT_EQ(Call(c, {"DBSIZE"}), ":20000\r\n");
+}
+
+// SIGTERM during the start-up load stops it, saves nothing (the file on
+// disk is not replaced by half of it), and exits 0 as Redis does.
+TEST(PersistenceE2E, ShutdownDuringTheLoadSavesNothing) {
+  TempDir dir;
+  SaveBigRdb(dir, 20000);
+  const std::string before = ReadFile(dir / "dump.rdb");
+  TestServer s({"--dir", dir.path(), "--enable-debug-command", "yes", "--key-load-delay", "100",
+                "--loading-process-events-interval-bytes", "1024"},
+               RINGKV_SERVER_PATH, "", TestServer::WaitFor::kAnswer);
+  ASSERT_TRUE(s.ready());
+  {
+    RawConn c(s.port());
+    EXPECT_EQ(Info(c, "loading"), "1");
+  }
+  const int status = s.Stop();  // SIGTERM (the default save points would save)
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(ReadFile(dir / "dump.rdb"), before);
+}
+
+}  // namespace
+}  // namespace ringkv::testing

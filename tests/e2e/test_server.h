@@ -157,9 +157,13 @@ inline std::string Resp(const std::vector<std::string>& argv) {
 
 class TestServer {
  public:
+  // What the constructor waits for: PONG (the dataset loaded), or any
+  // answer at all (-LOADING included: a test of the loading phase).
+  enum class WaitFor { kReady, kAnswer };
+
   // `binary` defaults to the ringkv-server built next to the tests.
   explicit TestServer(std::vector<std::string> args = {}, std::string binary = RINGKV_SERVER_PATH,
-                      std::string config_file = "")
+                      std::string config_file = "", WaitFor wait_for = WaitFor::kReady)
       : port_(FreePort()) {
     std::vector<std::string> argv{binary};
     if (!config_file.empty()) argv.push_back(config_file);
@@ -184,12 +188,22 @@ class TestServer {
       execv(cargv[0], cargv.data());
       _exit(127);
     }
+    // 5 s to answer PING; a server still loading its dataset (-LOADING)
+    // gets up to 120 s more.
+    const auto loading_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     for (int i = 0; i < 200; ++i) {
       RawConn c(port_);
       std::string pong;
       if (c.ok() && c.Send("PING\r\n") && ((pong = c.ReadReply()) == "+PONG\r\n" || pong.rfind("-NOAUTH", 0) == 0)) {
         ready_ = true;
         break;
+      }
+      if (pong.rfind("-LOADING", 0) == 0) {
+        if (wait_for == WaitFor::kAnswer) {
+          ready_ = true;
+          break;
+        }
+        if (std::chrono::steady_clock::now() < loading_deadline) --i;
       }
       int status;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {

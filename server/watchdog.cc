@@ -1,0 +1,112 @@
+#include "server/watchdog.h"
+
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/strings.h"
+#include "server/logging.h"
+
+namespace ringkv::server {
+namespace {
+
+// Appends the decimal form of v to buf at *len (async-signal-safe).
+void AppendNumber(char* buf, size_t cap, size_t* len, long long v) {
+  char digits[24];
+  int n = 0;
+  const bool negative = v < 0;
+  unsigned long long u = negative ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (negative && *len < cap) buf[(*len)++] = '-';
+  while (n > 0 && *len < cap) buf[(*len)++] = digits[--n];
+}
+
+void AppendText(char* buf, size_t cap, size_t* len, const char* text) {
+  for (; *text != '\0' && *len < cap; ++text) buf[(*len)++] = *text;
+}
+
+// Redis's serverLogFromHandler: "pid:signal-handler (unix-time) message",
+// written with nothing but write(2).
+void LogFromHandler(const char* message) {
+  char line[256];
+  size_t len = 0;
+  AppendNumber(line, sizeof(line), &len, getpid());
+  AppendText(line, sizeof(line), &len, ":signal-handler (");
+  AppendNumber(line, sizeof(line), &len, static_cast<long long>(time(nullptr)));
+  AppendText(line, sizeof(line), &len, ") ");
+  AppendText(line, sizeof(line), &len, message);
+  if (len < sizeof(line)) line[len++] = '\n';
+  LogRawFromHandler(line, len);
+}
+
+void OnWatchdogExpired(int /*sig*/, siginfo_t* /*info*/, void* /*context*/) {
+  const int saved_errno = errno;
+  LogFromHandler("\n--- WATCHDOG TIMER EXPIRED ---");
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  // Frame 0 is this handler; the rest is where the main thread was stuck.
+  backtrace_symbols_fd(frames + 1, std::max(n - 1, 0), LogFileDescriptor());
+  LogFromHandler("--------\n");
+  errno = saved_errno;
+}
+
+}  // namespace
+
+Watchdog::~Watchdog() {
+  if (have_timer_) timer_delete(timer_);
+}
+
+bool Watchdog::EnsureTimer() {
+  if (have_timer_) return true;
+  // backtrace() loads libgcc on its first call, which may allocate: do it
+  // now, outside any signal handler.
+  void* warm[1];
+  backtrace(warm, 1);
+  struct sigaction sa {};
+  sa.sa_sigaction = OnWatchdogExpired;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, nullptr);
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;  // the main thread's stack, not a random thread's
+  ev.sigev_signo = SIGALRM;
+  ev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+  if (timer_create(CLOCK_MONOTONIC, &ev, &timer_) != 0) {
+    Log(kWarning, StrCat("Watchdog disabled: timer_create failed: ", std::strerror(errno)));
+    return false;
+  }
+  have_timer_ = true;
+  return true;
+}
+
+void Watchdog::Arm(int64_t ms) {
+  itimerspec spec{};
+  spec.it_value.tv_sec = ms / 1000;
+  spec.it_value.tv_nsec = (ms % 1000) * 1000000;
+  timer_settime(timer_, 0, &spec, nullptr);
+}
+
+void Watchdog::SetPeriod(int64_t period_ms, int hz) {
+  if (period_ms <= 0) {
+    period_ms_ = 0;
+    if (have_timer_) Arm(0);  // disarms
+    return;
+  }
+  const int64_t min_period = (1000 / std::max(hz, 1)) * 2;
+  period_ms_ = std::max(period_ms, min_period);
+  if (EnsureTimer()) Arm(period_ms_);
+}
+
+void Watchdog::Feed() {
+  if (period_ms_ > 0 && have_timer_) Arm(period_ms_);
+}
+
+}  // namespace ringkv::server

@@ -1,0 +1,44 @@
+// Watchdog: Redis's software watchdog (`watchdog-period <ms>`).
+//
+// While a period is set, every cron tick re-arms a one-shot timer of that
+// length aimed at the main thread. A main thread stuck longer than the
+// period (a slow command, DEBUG SLEEP, a blocking load) gets SIGALRM; the
+// handler logs Redis's "--- WATCHDOG TIMER EXPIRED ---" report with the
+// main thread's stack, and the server carries on: the watchdog reports, it
+// never kills. The period is raised to at least two cron ticks, as in Redis,
+// so a healthy server never trips it.
+//
+// Thread-safety: construct, SetPeriod and Feed on the main thread only (the
+// timer targets the thread that created the Watchdog).
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+
+namespace ringkv::server {
+
+class Watchdog {
+ public:
+  Watchdog() = default;
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // period_ms 0 turns the watchdog off (and cancels a pending expiry);
+  // otherwise the next Feed() arms it. `hz` is the cron frequency.
+  void SetPeriod(int64_t period_ms, int hz);
+  // Called once per cron tick: pushes the expiry one period ahead.
+  void Feed();
+  int64_t period_ms() const { return period_ms_; }
+
+ private:
+  // Creates the timer and installs the SIGALRM handler on first use.
+  bool EnsureTimer();
+  void Arm(int64_t ms);
+
+  int64_t period_ms_ = 0;
+  bool have_timer_ = false;
+  timer_t timer_{};
+};
+
+}  // namespace ringkv::server

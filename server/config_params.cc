@@ -384,9 +384,9 @@ constexpr Rule kRules[] = {
     // an RDB; a negative value -N sleeps 1 microsecond once in N keys.
     {.name = "rdb-key-save-delay", .min = INT32_MIN, .max = kIntMax},
     {.name = "key-load-delay", .min = INT32_MIN, .max = kIntMax},
-    // Accepted for Redis's test suite, with nothing to tune: a start-up load
-    // serves no clients, and a diskless replica load is parsed by a worker
-    // thread while the main thread keeps serving.
+    // How often a start-up RDB load serves clients (Server::ServeWhileLoading);
+    // a diskless replica load is parsed by a worker thread while the main
+    // thread keeps serving, so it does not apply there.
     {.name = "loading-process-events-interval-bytes", .min = 1024, .max = kIntMax},
     // Accepted with nothing to act on: ringkv's cron runs at `hz` whatever
     // the number of clients.

@@ -212,6 +212,7 @@ struct Server::GateRun {
       bool fits = s.evictor_.EvictUntil(s.keyspace_, s.keyspace_.access_policy(), s.counted_memory_,
                                         static_cast<size_t>(s.maxmemory_), now_ms, &s.stats_.evicted_keys);
       if (evict_start != 0) s.NoteEvictionLatency(evict_start, evicted_before, fits);
+      s.stats_.NoteEvictionResult(fits, static_cast<uint64_t>(s.clock_.TicksToMicros(Clock::Ticks())));
       s.pre_command_oom_ = !fits;
       if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
         Reject("OOM command not allowed when used memory > 'maxmemory'.", spec);

@@ -152,6 +152,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
+  const Clock& clock() const { return clock_; }
+  // Keys a writable replica's own clients gave a deadline (INFO
+  // slave_expires_tracked_keys).
+  size_t replica_tracked_expires() const { return replica_key_expiry_ ? replica_key_expiry_->size() : 0; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
   PubSub& pubsub() { return pubsub_; }

@@ -68,12 +68,8 @@ void CmdConfigRewrite(CommandContext& ctx) {
 
 void CmdConfigResetstat(CommandContext& ctx) {
   Server& s = ctx.server;
-  ServerStats& st = s.stats();
-  st.total_connections = st.rejected_connections = st.total_commands = 0;
-  st.total_error_replies = st.unexpected_error_replies = 0;
+  s.stats().ResetCounters();
   s.error_stats().Reset();
-  st.evicted_keys = st.evicted_clients = 0;
-  st.sync_full = st.sync_partial_ok = st.sync_partial_err = 0;  // as Redis's resetServerStats
   s.keyspace().stats() = core::KeyspaceStats{};
   s.mutable_commands().ResetStats();
   s.lazy_freer().ResetFreedObjects();

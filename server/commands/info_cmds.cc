@@ -217,8 +217,13 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "expired_keys", ks.expired_keys);
   Field(out, "expired_stale_perc", absl::StrFormat("%.2f", ks.expired_stale_perc_x100 / 100.0));
   Field(out, "expired_time_cap_reached_count", 0);
+  Field(out, "expire_cycle_cpu_milliseconds", st.expire_cycle_us / 1000);
   Field(out, "evicted_keys", st.evicted_keys);
   Field(out, "evicted_clients", st.evicted_clients);
+  const uint64_t now_us = static_cast<uint64_t>(s.clock().TicksToMicros(Clock::Ticks()));
+  const uint64_t exceeded_us = st.current_eviction_exceeded_us(now_us);
+  Field(out, "total_eviction_exceeded_time", (st.eviction_exceeded_total_us + exceeded_us) / 1000);
+  Field(out, "current_eviction_exceeded_time", exceeded_us / 1000);
   Field(out, "keyspace_hits", ks.keyspace_hits);
   Field(out, "keyspace_misses", ks.keyspace_misses);
   Field(out, "pubsub_channels", s.pubsub().NumChannels(PubSub::Kind::kChannel));
@@ -227,6 +232,12 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "latest_fork_usec", s.child().last_fork_us());
   Field(out, "total_forks", s.child().total_forks());
   Field(out, "migrate_cached_sockets", s.migrate_cached_sockets());
+  Field(out, "slave_expires_tracked_keys", s.replica_tracked_expires());
+  // No active defragmentation (mimalloc has none to drive): Redis's zeros.
+  for (const char* f : {"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
+                        "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"}) {
+    Field(out, f, 0);
+  }
   Field(out, "tracking_total_keys", s.tracking().keys());
   Field(out, "tracking_total_items", s.tracking().items());
   Field(out, "tracking_total_prefixes", s.tracking().prefixes());

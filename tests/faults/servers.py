@@ -99,7 +99,8 @@ class Node:
 
     def start(self, replicaof_port=None, timeout=30.0):
         """Starts the process (as a replica of 127.0.0.1:replicaof_port when
-        given) and returns once it answers PING (-LOADING counts)."""
+        given) and returns once it answers PING: its own dataset loaded (a
+        server answers -LOADING while it loads, as redis-server does)."""
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                 "--daemonize", "no", "--logfile", ""] + self.options
         if replicaof_port is not None:
@@ -116,8 +117,10 @@ class Node:
             try:
                 self.call("PING")
                 return
-            except ReplyError:
-                return
+            except ReplyError as e:
+                if not str(e).startswith("LOADING"):
+                    return  # answering (-NOAUTH, ...)
+                time.sleep(0.05)
             except OSError:
                 time.sleep(0.05)
         raise RuntimeError("%s did not answer within %.0f s; log: %s" % (self.name, timeout, self.log_path))

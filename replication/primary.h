@@ -48,6 +48,17 @@ struct ReplicaLink {
   bool capa_eof = false;
   bool capa_psync2 = false;
   bool old_sync = false;     // attached with SYNC (no offsets, no acks)
+  // REPLCONF rdb-filter-only: what its snapshot leaves out (the keys, and
+  // the functions unless it named them). Served by a transfer of its own.
+  bool exclude_data = false;
+  bool exclude_functions = false;
+  // REPLCONF rdb-only 1: it wants the snapshot only (redis-cli --rdb), not
+  // the stream after it: closed once the snapshot is sent.
+  bool rdb_only = false;
+  bool SameSnapshotAs(const ReplicaLink& o) const {
+    return exclude_data == o.exclude_data && exclude_functions == o.exclude_functions;
+  }
+  bool filtered() const { return exclude_data || exclude_functions; }
   bool stream_on_ack = false;  // online after a diskless payload: stream from its first ACK
   bool acked = false;          // an ACK arrived on this connection (since the payload started)
   int64_t sync_requested_ms = 0;  // when it asked for a full sync (repl-diskless-sync-delay)

@@ -43,7 +43,9 @@ void Server::StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, 
   primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
   const uint64_t offset = primary_->offset();
   RdbSaveOptions options = SaveOptionsFromConfig(*config_, now_ms);
-  options.function_libraries = FunctionLibraryCodes();
+  // Every replica of the transfer asked for the same snapshot (SameSnapshotAs).
+  if (!replicas.front()->exclude_functions) options.function_libraries = FunctionLibraryCodes();
+  options.exclude_data = replicas.front()->exclude_data;
   options.repl_id = repl_ids_.replid;
   options.repl_offset = static_cast<int64_t>(offset);
   options.repl_stream_db = SnapshotStreamDb();
@@ -159,6 +161,14 @@ void Server::MaybeFinishDiskless() {
   for (uint64_t id : diskless_->replica_ids()) {
     repl::ReplicaLink* link = primary_ ? primary_->Find(id) : nullptr;
     if (link == nullptr || link->state != repl::ReplicaState::kWaitBgsaveEnd) continue;
+    if (link->rdb_only) {  // redis-cli --rdb: the snapshot was all it wanted
+      Log(kNotice, StrCat("RDB transfer completed, rdb only replica (", link->conn->peer.ToString(),
+                          ") should be disconnected asap"));
+      link->state = repl::ReplicaState::kOnline;
+      link->stream_on_ack = true;  // it never ACKs: no stream is sent to it
+      io_->CloseAfterReply(link->conn);
+      continue;
+    }
     link->state = repl::ReplicaState::kOnline;
     // Stream from its first ACK (it has loaded the payload then); an old
     // SYNC replica never ACKs, and one may have ACKed already.

@@ -174,7 +174,9 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   Log(kNotice, StrCat("Replica ", peer, " asks for synchronization; full resync"));
   link.state = repl::ReplicaState::kWaitBgsaveStart;
   link.sync_requested_ms = UnixMs();
-  if (repl_save_in_progress_) {  // a file is being written for replicas: any may share it  // share the RDB being written, from its offset
+  // A file is being written for replicas: an unfiltered one may share it,
+  // from its offset.
+  if (repl_save_in_progress_ && !link.filtered()) {
     link.state = repl::ReplicaState::kWaitBgsaveEnd;
     link.next_offset = repl_save_offset_ + 1;
     if (!old_sync) {
@@ -186,7 +188,8 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
     Log(kNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
     return;
   }
-  if (UseDiskless({&link}) && config_->Int("repl-diskless-sync-delay") > 0) {
+  if ((UseDiskless({&link}) || link.filtered()) && config_->Bool("repl-diskless-sync") &&
+      config_->Int("repl-diskless-sync-delay") > 0) {
     Log(kNotice, "Delay next BGSAVE for diskless SYNC");
     return;  // the cron starts it, so replicas arriving meanwhile share it
   }
@@ -209,7 +212,27 @@ void Server::StartFullSyncIfNeeded(int64_t now_ms) {
     if (r->state == repl::ReplicaState::kWaitBgsaveStart) waiting.push_back(r.get());
   }
   if (waiting.empty()) return;
-  if (UseDiskless(waiting)) {
+  // One snapshot per request: the replicas asking for what the first one
+  // asks for (REPLCONF rdb-filter-only) go now, the others after it. A
+  // filtered snapshot is always streamed (as Redis: it is never a file other
+  // replicas or a restart could read), so it needs the EOF capability.
+  const repl::ReplicaLink* first = waiting.front();
+  std::erase_if(waiting, [first](const repl::ReplicaLink* r) { return !r->SameSnapshotAs(*first); });
+  if (first->filtered()) {
+    std::vector<repl::ReplicaLink*> streamable;
+    for (repl::ReplicaLink* r : waiting) {
+      if (r->capa_eof) {
+        streamable.push_back(r);
+      } else {
+        Log(kWarning, StrCat("Replica ", r->ip(), ":", r->listening_port,
+                             " asks for a filtered snapshot without the EOF capability: disconnected"));
+        DropReplica(r->client_id);
+      }
+    }
+    waiting = std::move(streamable);
+  }
+  if (waiting.empty()) return;
+  if (UseDiskless(waiting) || waiting.front()->filtered()) {
     // Wait repl-diskless-sync-delay seconds after the first request, so that
     // replicas arriving together share one child (or until enough came).
     const int64_t delay_ms = config_->Int("repl-diskless-sync-delay") * 1000;
@@ -217,7 +240,9 @@ void Server::StartFullSyncIfNeeded(int64_t now_ms) {
     int64_t first_ms = now_ms;
     for (const repl::ReplicaLink* r : waiting) first_ms = std::min(first_ms, r->sync_requested_ms);
     const bool enough = max_replicas > 0 && static_cast<int64_t>(waiting.size()) >= max_replicas;
-    if (now_ms - first_ms < delay_ms && !enough) return;  // the cron tries again
+    // (A filtered request on a disk-based primary is streamed at once.)
+    const bool delayed = config_->Bool("repl-diskless-sync");
+    if (delayed && now_ms - first_ms < delay_ms && !enough) return;  // the cron tries again
     StartDisklessSync(waiting, now_ms);
     return;
   }

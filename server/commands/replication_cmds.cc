@@ -108,8 +108,32 @@ void CmdReplconf(CommandContext& ctx) {
     } else if (Is(opt, "capa")) {
       if (Is(value, "eof")) ensure_link().capa_eof = true;
       if (Is(value, "psync2")) ensure_link().capa_psync2 = true;
-    } else if (Is(opt, "rdb-only") || Is(opt, "rdb-filter-only")) {
-      // Accepted: ringkv has no modules or functions to filter out.
+    } else if (Is(opt, "rdb-only")) {
+      int64_t only;
+      if (!core::StringToInt64(value, &only)) {
+        ctx.reply.Error("ERR value is not an integer or out of range");
+        return;
+      }
+      if (only < 0 || only > 1) {
+        ctx.reply.Error("ERR value is out of range, value must between 0 and 1");
+        return;
+      }
+      ensure_link().rdb_only = only == 1;
+    } else if (Is(opt, "rdb-filter-only")) {
+      // "Include" filters: by default the snapshot leaves out both the keys
+      // and the functions; "functions" puts the functions back. "" is no
+      // filter named: nothing but the AUX fields.
+      bool functions = false;
+      for (std::string_view f : Split(value, ' ', true)) {
+        if (!Is(f, "functions")) {
+          ctx.reply.Error(StrCat("ERR Unsupported rdb-filter-only option: ", f));
+          return;
+        }
+        functions = true;
+      }
+      repl::ReplicaLink& link = ensure_link();
+      link.exclude_data = true;
+      link.exclude_functions = !functions;
     } else {
       ctx.reply.Error(StrCat("ERR Unrecognized REPLCONF option: ", opt));
       return;

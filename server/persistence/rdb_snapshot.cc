@@ -140,7 +140,7 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
   const bool save_lru = access.policy == core::EvictionPolicy::kAllKeysLru ||
                         access.policy == core::EvictionPolicy::kVolatileLru;
   uint64_t keys_done = 0;
-  for (int i = 0; i < ks.count(); ++i) {
+  for (int i = 0; i < (options.exclude_data ? 0 : ks.count()); ++i) {
     core::Database& db = ks.db(i);
     if (db.size() == 0) continue;
     w.SelectDb(i);

@@ -33,6 +33,9 @@ struct RdbSaveOptions {
   int repl_stream_db = 0;
   // FUNCTION libraries' code, written after the AUX fields as Redis does.
   std::vector<std::string> function_libraries;
+  // No keys (a replica's REPLCONF rdb-filter-only): AUX fields and
+  // functions only.
+  bool exclude_data = false;
   // rdb-key-save-delay (a test hook): slept after each key, see DebugDelay.
   int key_save_delay_us = 0;
 };

@@ -770,3 +770,49 @@ TEST(PersistenceE2E, ShutdownDuringTheLoadSavesNothing) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// redis-cli --rdb / --functions-rdb (REPLCONF rdb-only, rdb-filter-only):
+// the snapshot it receives has every key, or only the functions, from a
+// disk-based and a diskless primary alike.
+TEST(PersistenceE2E, RedisCliRdbAndFunctionsOnlyRdb) {
+  if (!HaveTool("redis-cli")) GTEST_SKIP() << "redis-cli not installed";
+  TempDir dir;
+  TestServer s(InDir(dir));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  ASSERT_EQ(Call(c, {"DEBUG", "POPULATE", "1000"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('func1', function() return 123 end)"}),
+            "$4\r\nlib1\r\n");
+  for (const std::string diskless : {"no", "yes"}) {
+    ASSERT_EQ(Call(c, {"CONFIG", "SET", "repl-diskless-sync", diskless, "repl-diskless-sync-delay", "0"}), "+OK\r\n");
+    for (const bool functions_only : {false, true}) {
+      SCOPED_TRACE(diskless + (functions_only ? " functions-only" : " full"));
+      const std::string file = dir / "cli.rdb";
+      std::filesystem::remove(file);
+      std::string out;
+      ASSERT_EQ(RunShell("redis-cli -p " + std::to_string(s.port()) + (functions_only ? " --functions-rdb " : " --rdb ") + file,
+                         &out),
+                0)
+          << out;
+      EXPECT_NE(out.find("Transfer finished with success"), std::string::npos) << out;
+      // The file loads in a fresh server: all the keys, or none; the library either way.
+      TempDir load_dir;
+      std::filesystem::copy_file(file, load_dir / "dump.rdb");
+      TestServer loaded(InDir(load_dir));
+      ASSERT_TRUE(loaded.ready());
+      RawConn l(loaded.port());
+      EXPECT_EQ(Call(l, {"DBSIZE"}), functions_only ? ":0\r\n" : ":1000\r\n");
+      EXPECT_EQ(Call(l, {"FCALL", "func1", "0"}), ":123\r\n");
+    }
+  }
+  // Only "functions" is a filter Redis knows.
+  RawConn r(s.port());
+  EXPECT_EQ(Call(r, {"REPLCONF", "rdb-filter-only", "keys"}), "-ERR Unsupported rdb-filter-only option: keys\r\n");
+  EXPECT_EQ(Call(r, {"REPLCONF", "rdb-only", "2"}), "-ERR value is out of range, value must between 0 and 1\r\n");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -4,6 +4,7 @@
 // refused by a seccomp filter (no_io_uring, as in a default Docker container).
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,17 @@ TEST(UnixSocketE2E, ServesClientsNextToTcp) {
     EXPECT_EQ(Text(u.get(), {"CONFIG", "GET", "unixsocketperm"}), "unixsocketperm 700");
     EXPECT_EQ(Text(u.get(), {"CONFIG", "SET", "unixsocket", "/tmp/x"}).rfind("ERR", 0), 0u);
 
+    // redis-cli -s, when Debian's redis-tools is installed.
+    if (std::filesystem::exists("/usr/bin/redis-cli")) {
+      std::string out;
+      if (FILE* p = popen(("/usr/bin/redis-cli -s " + sock + " SET via-cli yes 2>&1").c_str(), "r")) {
+        char buf[256];
+        while (fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+        pclose(p);
+      }
+      EXPECT_EQ(out, "OK\n");
+      EXPECT_EQ(Text(u.get(), {"GET", "via-cli"}), "yes");
+    }
     // A TCP client of the same server sees what the Unix one wrote.
     Redis t = Connect(s.port());
     EXPECT_EQ(Text(t.get(), {"GET", "k7"}), "v7");

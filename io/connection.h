@@ -19,12 +19,15 @@
 
 namespace ringkv::io {
 
-// An IPv4 / IPv6 address and port in 20 bytes (CLIENT LIST renders it).
+// An IPv4 / IPv6 address and port in 20 bytes (CLIENT LIST renders it), or
+// a Unix socket: `addr` then holds a pointer to the listening socket's path,
+// owned by the IoSystem (which outlives its connections).
 struct SocketAddress {
-  uint8_t family = 0;  // AF_INET, AF_INET6, or 0 when unknown
+  uint8_t family = 0;  // AF_INET, AF_INET6, AF_UNIX, or 0 when unknown
   uint16_t port = 0;
   uint8_t addr[16] = {};
-  // "ip:port", as CLIENT LIST shows it.
+  static SocketAddress Unix(const std::string* path);
+  // "ip:port", as CLIENT LIST shows it; "path:0" for a Unix socket.
   std::string ToString() const;
   bool IsLoopback() const;
 };

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,8 +27,9 @@ int64_t NowMs() {
       .count();
 }
 
-SocketAddress ToSocketAddress(const sockaddr_storage& ss) {
+SocketAddress ToSocketAddress(const sockaddr_storage& ss, const std::string* unix_path) {
   SocketAddress a;
+  if (ss.ss_family == AF_UNIX) return SocketAddress::Unix(unix_path);
   if (ss.ss_family == AF_INET) {
     auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
     a.family = AF_INET;
@@ -92,7 +95,19 @@ int ListenOn(const std::string& addr, int port, int backlog, std::string* error,
 
 }  // namespace
 
+SocketAddress SocketAddress::Unix(const std::string* path) {
+  SocketAddress a;
+  a.family = AF_UNIX;
+  std::memcpy(a.addr, &path, sizeof(path));
+  return a;
+}
+
 std::string SocketAddress::ToString() const {
+  if (family == AF_UNIX) {  // as Redis: the socket's path, port 0
+    const std::string* path = nullptr;
+    std::memcpy(&path, addr, sizeof(path));
+    return absl::StrCat(path != nullptr ? *path : std::string(), ":0");
+  }
   char host[INET6_ADDRSTRLEN] = "?";
   if (family == AF_INET || family == AF_INET6) inet_ntop(family, addr, host, sizeof(host));
   return absl::StrCat(host, ":", port);
@@ -142,6 +157,13 @@ void IoSystem::Shutdown() {
 absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use) {
   std::vector<int> fds;
   std::vector<std::string> names;
+  if (port == 0) {  // as Redis: no TCP at all (a Unix socket only)
+    listen_fds_.clear();
+    listen_names_.clear();
+    bind_ = bind;
+    port_ = port;
+    return absl::OkStatus();
+  }
   for (const std::string& raw : bind) {
     bool optional = absl::StartsWith(raw, "-");
     std::string addr = optional ? raw.substr(1) : raw;
@@ -166,15 +188,36 @@ absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int p
   return absl::OkStatus();
 }
 
+absl::Status IoSystem::OpenUnixListener(const std::string& path, int perm) {
+  sockaddr_un sa{};
+  if (path.size() >= sizeof(sa.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("Unix socket path too long (", path.size(), " bytes): ", path));
+  }
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.data(), path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::UnavailableError(absl::StrCat("Failed opening Unix socket: ", std::strerror(errno)));
+  unlink(path.c_str());  // a stale file of a previous run, as Redis does
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) < 0 ||
+      (perm != 0 && chmod(path.c_str(), static_cast<mode_t>(perm)) < 0) || listen(fd, tcp_backlog_) < 0) {
+    const int e = errno;
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("Failed opening Unix socket: ", std::strerror(e)));
+  }
+  unix_fd_ = fd;
+  unix_path_ = path;
+  return absl::OkStatus();
+}
+
 void IoSystem::StopListeners() {
   // shutdown() takes a listening socket out of LISTEN at once (the port is
   // free again) even while io_uring still holds the file for its accept,
   // which then completes with an error and is not re-armed.
+  if (!threads_.empty()) threads_[0]->RetireListeners(listen_fds_);
   for (int fd : listen_fds_) {
     shutdown(fd, SHUT_RDWR);
     close(fd);
   }
-  if (!threads_.empty()) threads_[0]->RetireListeners();
   listen_fds_.clear();
   listen_names_.clear();
 }
@@ -192,9 +235,29 @@ absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
   return s;
 }
 
+absl::Status IoSystem::ChooseBackend(BackendChoice choice) {
+  if (backend_chosen_) return absl::OkStatus();
+  if (choice == BackendChoice::kEpoll) {
+    backend_ = BackendKind::kEpoll;
+  } else if (absl::Status s = ProbeIoUring(); s.ok()) {
+    backend_ = BackendKind::kIoUring;
+  } else if (choice == BackendChoice::kIoUring) {
+    return absl::FailedPreconditionError(absl::StrCat(s.message(), " (io-backend io_uring is configured)"));
+  } else {
+    Log(3, absl::StrCat("io_uring cannot be used: ", s.message(), ". Using the epoll backend."));
+    backend_ = BackendKind::kEpoll;
+  }
+  backend_chosen_ = true;
+  return absl::OkStatus();
+}
+
 absl::Status IoSystem::Listen(const IoOptions& options) {
   tcp_keepalive_ = options.tcp_keepalive;
   tcp_backlog_ = options.tcp_backlog;
+  if (absl::Status s = ChooseBackend(options.backend); !s.ok()) return s;
+  if (!options.unixsocket.empty() && unix_fd_ < 0) {
+    if (absl::Status s = OpenUnixListener(options.unixsocket, options.unixsocketperm); !s.ok()) return s;
+  }
   // A server restarted right after a crash may find its port still taken
   // by its previous incarnation: the kernel tears an io_uring instance (and
   // the listening socket its pending accept holds) down asynchronously after
@@ -205,20 +268,24 @@ absl::Status IoSystem::Listen(const IoOptions& options) {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     bool in_use = false;
     s = OpenListeners(options.bind, options.port, &in_use);
-    if (s.ok() || !in_use) return s;
+    if (s.ok() || !in_use) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (s.ok() && listen_fds_.empty() && unix_fd_ < 0) {
+    return absl::UnavailableError("Configured to not listen anywhere, exiting.");
   }
   return s;
 }
 
 absl::Status IoSystem::Start(const IoOptions& options) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (listen_fds_.empty()) {
+  if (listen_fds_.empty() && unix_fd_ < 0) {
     if (absl::Status s = Listen(options); !s.ok()) return s;
   }
+  if (absl::Status s = ChooseBackend(options.backend); !s.ok()) return s;
   int n = std::max(1, options.threads);
   outbox_.resize(n);
-  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, limits_, *inbox_));
+  for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, backend_, limits_, *inbox_));
   threads_[0]->InstallMainLoop(this, sink_, inbox_->eventfd());
   // A stop asked for before there was a thread 0 (which checks its own flag).
   if (stop_requested()) threads_[0]->RequestStop();
@@ -227,12 +294,17 @@ absl::Status IoSystem::Start(const IoOptions& options) {
     if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
   }
   for (int fd : listen_fds_) threads_[0]->ArmAccept(fd);
+  if (unix_fd_ >= 0) threads_[0]->ArmAccept(unix_fd_);
   return absl::OkStatus();
 }
 
 void IoSystem::CloseListeners() {
   for (int fd : listen_fds_) close(fd);
   listen_fds_.clear();
+  if (unix_fd_ >= 0) {
+    close(unix_fd_);
+    unix_fd_ = -1;
+  }
 }
 
 void IoSystem::Run() {
@@ -293,8 +365,8 @@ Connection* IoSystem::AdoptSocket(int fd) {
   auto* conn = new Connection;
   conn->id = next_client_id_++;
   conn->fd = fd;
-  conn->peer = ToSocketAddress(peer_ss);
-  conn->local = ToSocketAddress(local_ss);
+  conn->peer = ToSocketAddress(peer_ss, &unix_path_);
+  conn->local = ToSocketAddress(local_ss, &unix_path_);
   conn->thread = 0;
   sink_->OnOpen(conn);
   threads_[0]->Adopt(conn);
@@ -309,7 +381,7 @@ void IoSystem::Accept(int fd) {
   getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
   len = sizeof(local_ss);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local_ss), &len);
-  const SocketAddress peer = ToSocketAddress(peer_ss);
+  const SocketAddress peer = ToSocketAddress(peer_ss, &unix_path_);
   std::string refusal = sink_->OnAccept(peer);
   if (!refusal.empty()) {
     // Best effort, like Redis: the socket is fresh, so the line fits.
@@ -319,8 +391,8 @@ void IoSystem::Accept(int fd) {
     return;
   }
   int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (tcp_keepalive_ > 0) {
+  if (peer.family != AF_UNIX) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (tcp_keepalive_ > 0 && peer.family != AF_UNIX) {
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
     int idle = tcp_keepalive_, intvl = std::max(1, tcp_keepalive_ / 3), cnt = 3;
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
@@ -331,7 +403,7 @@ void IoSystem::Accept(int fd) {
   conn->id = next_client_id_++;
   conn->fd = fd;
   conn->peer = peer;
-  conn->local = ToSocketAddress(local_ss);
+  conn->local = ToSocketAddress(local_ss, &unix_path_);
   conn->thread = static_cast<uint16_t>(next_thread_);
   next_thread_ = (next_thread_ + 1) % threads_.size();
   sink_->OnOpen(conn);

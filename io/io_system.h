@@ -4,7 +4,8 @@
 //
 // Threads: the main thread runs IoThread 0 (listeners, its share of the
 // connections, timers, and the inbox of commands parsed by the other I/O
-// threads). `io-threads N` adds N-1 IoThreads, each with its own io_uring;
+// threads). `io-threads N` adds N-1 IoThreads, each with its own backend
+// (io_uring, or epoll where io_uring is refused: io/io_backend.h);
 // accepted connections are spread round-robin over all N. With N = 1 there
 // are no queues on the request path: a command is parsed, executed and its
 // reply queued for sending inside one completion handler.
@@ -26,6 +27,7 @@
 #include "absl/status/status.h"
 #include "io/command_sink.h"
 #include "io/connection.h"
+#include "io/io_backend.h"
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
 #include "io/thread_check.h"
@@ -42,6 +44,11 @@ struct IoOptions {
   int tcp_backlog = 511;
   int tcp_keepalive = 300;
   std::vector<std::string> bind = {"*", "-::*"};
+  // A Unix domain socket to listen on as well (empty: none), and its mode
+  // (0: as the umask leaves it).
+  std::string unixsocket;
+  int unixsocketperm = 0;
+  BackendChoice backend = BackendChoice::kAuto;
 };
 
 // The main-loop duties of I/O thread 0 are this class's MainLoopHooks,
@@ -55,9 +62,15 @@ class IoSystem final : private MainLoopHooks {
   IoSystem& operator=(const IoSystem&) = delete;
 
   // Opens the listening sockets only (a server binds before it loads its
-  // data, as Redis: a busy port fails at once). Connections queue in the
-  // kernel until Start serves them.
+  // data, as Redis: a busy port fails at once), and chooses the backend
+  // (ChooseBackend). Connections queue in the kernel until Start serves them.
   absl::Status Listen(const IoOptions& options);
+  // Picks the backend once, before any data is loaded: kAuto probes
+  // io_uring (ProbeIoUring) and falls back to epoll, logging the reason
+  // once; kIoUring fails with that reason instead.
+  absl::Status ChooseBackend(BackendChoice choice);
+  BackendKind backend() const { return backend_; }
+  const char* backend_name() const { return BackendName(backend_); }
   // Opens the listeners (unless Listen did) and the rings; the error names
   // the cause and the fix.
   absl::Status Start(const IoOptions& options);
@@ -127,8 +140,10 @@ class IoSystem final : private MainLoopHooks {
   SharedLimits& limits() { return limits_; }
   int threads() const { return static_cast<int>(threads_.size()); }
   const std::vector<std::string>& listening_addresses() const { return listen_names_; }
-  // Closes the listening sockets (shutdown in progress).
+  // Closes the listening sockets (shutdown in progress), the Unix one too.
   void CloseListeners();
+  // The Unix socket's path, while one is listened on ("" otherwise).
+  const std::string& unix_socket() const { return unix_path_; }
   // Replaces the listeners (CONFIG SET port / bind). The old ones stop first,
   // so the same port can be bound again; if the new ones cannot all be
   // opened, the old configuration is restored and the error returned.
@@ -161,6 +176,7 @@ class IoSystem final : private MainLoopHooks {
   void ReapGraveyard();
   // `in_use` (optional): the failure was a port already in use.
   absl::Status OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use = nullptr);
+  absl::Status OpenUnixListener(const std::string& path, int perm);
   void StopListeners();
 
   CommandSink* sink_;
@@ -168,6 +184,11 @@ class IoSystem final : private MainLoopHooks {
   std::vector<std::unique_ptr<IoThread>> threads_;
   std::vector<int> listen_fds_;
   std::vector<std::string> listen_names_;
+  int unix_fd_ = -1;
+  // Immutable while the system lives: a Unix peer's SocketAddress points here.
+  std::string unix_path_;
+  BackendKind backend_ = BackendKind::kIoUring;
+  bool backend_chosen_ = false;
   uint64_t next_client_id_ = 1;
   uint32_t next_thread_ = 0;
   int tcp_keepalive_ = 300;

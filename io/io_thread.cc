@@ -1,7 +1,6 @@
 #include "io/io_thread.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,94 +12,17 @@
 #include "io/io_log.h"
 
 namespace ringkv::io {
-namespace {
-
-constexpr unsigned kSqEntries = 2048;
-constexpr unsigned kCqEntries = 32768;
-// Receive buffers: small enough that their pool (allocated and touched once
-// at start-up) costs little, big enough for a pipelined batch per read.
-constexpr uint32_t kRecvBufSize = 4096;
-constexpr uint32_t kRecvBufCount = 512;
-
-std::string RingSetupError(int err) {
-  switch (err) {
-    case EPERM:
-      return "io_uring is disabled for this process (kernel.io_uring_disabled, or a seccomp profile "
-             "of the container). Fix: sysctl -w kernel.io_uring_disabled=0, or run the container "
-             "with a seccomp profile that allows io_uring_setup/io_uring_enter/io_uring_register.";
-    case ENOSYS:
-      return "io_uring is not available: the kernel lacks it or a seccomp filter blocks "
-             "io_uring_setup. Fix: Linux 6.0 or newer, and allow the io_uring syscalls.";
-    case ENOMEM:
-      return "io_uring could not lock memory for its rings (RLIMIT_MEMLOCK too low). Fix: raise "
-             "the limit, e.g. `ulimit -l unlimited` or LimitMEMLOCK=infinity in the systemd unit.";
-    default:
-      return absl::StrCat("io_uring setup failed: ", std::strerror(err));
-  }
-}
-
-}  // namespace
-
-IoThread::IoThread(int index, const SharedLimits& limits, Mailbox<ToMain>& main_inbox)
-    : index_(index), limits_(limits), main_inbox_(main_inbox) {}
+IoThread::IoThread(int index, BackendKind backend, const SharedLimits& limits, Mailbox<ToMain>& main_inbox)
+    : index_(index), limits_(limits), main_inbox_(main_inbox), backend_kind_(backend) {}
 
 IoThread::~IoThread() {
   if (thread_.joinable()) thread_.join();
-  if (ring_ready_) io_uring_queue_exit(&ring_);
-  if (buffers_ != nullptr) munmap(buffers_, static_cast<size_t>(buf_count_) * buf_size_);
-  if (buf_ring_ != nullptr) munmap(buf_ring_, buf_count_ * sizeof(io_uring_buf));
 }
 
 absl::Status IoThread::Init() {
   if (!mailbox_.ok()) return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
-  io_uring_params p{};
-  p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-  p.cq_entries = kCqEntries;
-  int ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
-  if (ret == -EINVAL) {  // older kernel: no single-issuer / deferred task work
-    p = {};
-    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN;
-    p.cq_entries = kCqEntries;
-    ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
-  }
-  if (ret == -EINVAL) {
-    p = {};
-    p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = kCqEntries;
-    ret = io_uring_queue_init_params(kSqEntries, &ring_, &p);
-  }
-  if (ret < 0) return absl::FailedPreconditionError(RingSetupError(-ret));
-  ring_ready_ = true;
-  if (!(p.features & IORING_FEAT_FAST_POLL)) {
-    return absl::FailedPreconditionError("io_uring lacks IORING_FEAT_FAST_POLL: Linux 5.19 or newer is required");
-  }
-
-  buf_count_ = kRecvBufCount;
-  buf_size_ = kRecvBufSize;
-  size_t ring_bytes = buf_count_ * sizeof(io_uring_buf);
-  void* r = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE | MAP_POPULATE, -1, 0);
-  void* b = mmap(nullptr, static_cast<size_t>(buf_count_) * buf_size_, PROT_READ | PROT_WRITE,
-                 MAP_ANONYMOUS | MAP_PRIVATE | MAP_POPULATE, -1, 0);
-  if (r == MAP_FAILED || b == MAP_FAILED) return absl::ResourceExhaustedError("cannot map receive buffers");
-  buf_ring_ = static_cast<io_uring_buf_ring*>(r);
-  buffers_ = static_cast<char*>(b);
-  io_uring_buf_reg reg{};
-  reg.ring_addr = reinterpret_cast<uint64_t>(buf_ring_);
-  reg.ring_entries = buf_count_;
-  reg.bgid = 0;
-  ret = io_uring_register_buf_ring(&ring_, &reg, 0);
-  if (ret < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("io_uring provided buffer rings are not supported (", std::strerror(-ret),
-                     "): Linux 5.19 or newer is required"));
-  }
-  io_uring_buf_ring_init(buf_ring_);
-  const int mask = io_uring_buf_ring_mask(buf_count_);
-  for (uint32_t i = 0; i < buf_count_; ++i) {
-    io_uring_buf_ring_add(buf_ring_, buffers_ + static_cast<size_t>(i) * buf_size_, buf_size_, static_cast<uint16_t>(i),
-                          mask, static_cast<int>(i));
-  }
-  io_uring_buf_ring_advance(buf_ring_, static_cast<int>(buf_count_));
+  backend_ = MakeBackend(backend_kind_);
+  if (absl::Status s = backend_->Init(wake_fd_ >= 0 ? wake_fd_ : mailbox_.eventfd()); !s.ok()) return s;
   ArmWake();
   return absl::OkStatus();
 }
@@ -123,32 +45,14 @@ void IoThread::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
-io_uring_sqe* IoThread::GetSqe() {
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  while (sqe == nullptr) {
-    // Full submission queue: submit what is there and try again.
-    io_uring_submit(&ring_);
-    sqe = io_uring_get_sqe(&ring_);
-  }
-  return sqe;
-}
-
-void IoThread::ArmWake() {
-  io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_read(sqe, wake_fd_ >= 0 ? wake_fd_ : mailbox_.eventfd(), &wake_value_, sizeof(wake_value_), 0);
-  io_uring_sqe_set_data64(sqe, Tag(Op::kWake, 0, 0));
-}
+void IoThread::ArmWake() { backend_->ArmWake(Tag(Op::kWake, 0, 0)); }
 
 void IoThread::ArmAccept(int fd) {
   listeners_.push_back(fd);
   ArmAcceptAt(static_cast<uint32_t>(listeners_.size() - 1));
 }
 
-void IoThread::ArmAcceptAt(uint32_t index) {
-  io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_multishot_accept(sqe, listeners_[index], nullptr, nullptr, SOCK_CLOEXEC);
-  io_uring_sqe_set_data64(sqe, Tag(Op::kAccept, 0, index));
-}
+void IoThread::ArmAcceptAt(uint32_t index) { backend_->ArmAccept(listeners_[index], Tag(Op::kAccept, 0, index)); }
 
 void IoThread::Adopt(Connection* conn) {
   uint32_t slot;
@@ -167,11 +71,7 @@ void IoThread::Adopt(Connection* conn) {
 }
 
 void IoThread::ArmRecv(Connection* conn) {
-  io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_recv_multishot(sqe, conn->fd, nullptr, 0, 0);
-  sqe->flags |= IOSQE_BUFFER_SELECT;
-  sqe->buf_group = 0;
-  io_uring_sqe_set_data64(sqe, Tag(Op::kRecv, generations_[conn->slot], conn->slot));
+  backend_->ArmRecv(conn->fd, Tag(Op::kRecv, generations_[conn->slot], conn->slot));
   conn->recv_armed = true;
   ++conn->inflight;
 }
@@ -207,6 +107,7 @@ void IoThread::FinishClose(Connection* conn) {
     held_input_.clear();
     held_eof_ = false;
   }
+  backend_->Forget(conn->fd);
   close(conn->fd);
   slots_[conn->slot] = nullptr;
   ++generations_[conn->slot];
@@ -230,14 +131,9 @@ void IoThread::FinishClose(Connection* conn) {
   }
 }
 
-void IoThread::RecycleBuffer(uint16_t bid) {
-  io_uring_buf_ring_add(buf_ring_, buffers_ + static_cast<size_t>(bid) * buf_size_, buf_size_, bid,
-                        io_uring_buf_ring_mask(buf_count_), static_cast<int>(recycled_));
-  ++recycled_;
-}
-
-void IoThread::HandleCompletion(io_uring_cqe* cqe) {
-  const uint64_t tag = io_uring_cqe_get_data64(cqe);
+void IoThread::HandleCompletion(const Completion& c) {
+  const Completion* cqe = &c;
+  const uint64_t tag = c.tag;
   const Op op = static_cast<Op>(tag >> 56);
   const uint32_t slot = static_cast<uint32_t>(tag);
   const uint32_t gen = static_cast<uint32_t>(tag >> 32) & 0xFFFFFF;
@@ -250,14 +146,14 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
       } else if (cqe->res != -ECANCELED && cqe->res != -EBADF && cqe->res != -EINVAL) {
         Log(3, absl::StrCat("Accepting client connection: ", std::strerror(-cqe->res)));
       }
-      if (!(cqe->flags & IORING_CQE_F_MORE) && slot < listeners_.size() && listeners_[slot] >= 0 &&
+      if (!(cqe->flags & kCompletionMore) && slot < listeners_.size() && listeners_[slot] >= 0 &&
           !stop_.load(std::memory_order_relaxed)) {
         ArmAcceptAt(slot);
       }
       break;
     }
     case Op::kRecv:
-      if (Connection* conn = Lookup(slot, gen)) OnRecv(conn, cqe);
+      if (Connection* conn = Lookup(slot, gen)) OnRecv(conn, c);
       break;
     case Op::kSend:
       if (Connection* conn = Lookup(slot, gen)) {
@@ -278,30 +174,22 @@ void IoThread::HandleCompletion(io_uring_cqe* cqe) {
   }
 }
 
-void IoThread::SubmitPollIn(int fd, uint32_t token) {
-  io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_poll_add(sqe, fd, POLLIN);
-  io_uring_sqe_set_data64(sqe, Tag(Op::kPollIn, 0, token));
-}
+void IoThread::SubmitPollIn(int fd, uint32_t token) { backend_->PollIn(fd, Tag(Op::kPollIn, 0, token)); }
 
-void IoThread::SubmitFsync(int fd, uint32_t token) {
-  io_uring_sqe* sqe = GetSqe();
-  io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
-  io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);  // it blocks: straight to a kernel worker
-  io_uring_sqe_set_data64(sqe, Tag(Op::kFsync, 0, token));
-}
+void IoThread::SubmitFsync(int fd, uint32_t token) { backend_->Fsync(fd, Tag(Op::kFsync, 0, token)); }
 
-void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {
+void IoThread::OnRecv(Connection* conn, const Completion& c) {
+  const Completion* cqe = &c;
   const int res = cqe->res;
-  if (!(cqe->flags & IORING_CQE_F_MORE)) {
+  if (!(cqe->flags & kCompletionMore)) {
     conn->recv_armed = false;
     --conn->inflight;
   }
   if (conn == busy_) {  // a turn while its command runs: keep it for later
-    if (cqe->flags & IORING_CQE_F_BUFFER) {
-      const uint16_t bid = static_cast<uint16_t>(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
-      if (res > 0) held_input_.append(buffers_ + static_cast<size_t>(bid) * buf_size_, static_cast<size_t>(res));
-      RecycleBuffer(bid);
+    if (cqe->flags & kCompletionBuffer) {
+      const uint16_t bid = static_cast<uint16_t>(cqe->flags >> kCompletionBufferShift);
+      if (res > 0) held_input_.append(backend_->Buffer(bid), static_cast<size_t>(res));
+      backend_->RecycleBuffer(bid);
     }
     if (res == 0 || (res < 0 && res != -ENOBUFS)) {
       held_eof_ = true;
@@ -311,12 +199,12 @@ void IoThread::OnRecv(Connection* conn, io_uring_cqe* cqe) {
     }
     return;
   }
-  if (cqe->flags & IORING_CQE_F_BUFFER) {
-    const uint16_t bid = static_cast<uint16_t>(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+  if (cqe->flags & kCompletionBuffer) {
+    const uint16_t bid = static_cast<uint16_t>(cqe->flags >> kCompletionBufferShift);
     if (res > 0 && !conn->closing && !conn->input_done) {
-      Process(conn, std::string_view(buffers_ + static_cast<size_t>(bid) * buf_size_, static_cast<size_t>(res)));
+      Process(conn, std::string_view(backend_->Buffer(bid), static_cast<size_t>(res)));
     }
-    RecycleBuffer(bid);
+    backend_->RecycleBuffer(bid);
   }
   if (conn->closing) {
     if (conn->inflight == 0) FinishClose(conn);
@@ -482,7 +370,9 @@ void IoThread::Flush(Connection* keep) {
       if (conn->close_after_flush) StartClose(conn);
       continue;
     }
-    io_uring_sqe* sqe = GetSqe();
+    const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
+    conn->send_inflight = true;
+    ++conn->inflight;
     if (conn->out.MultiLink()) {
       // One vectored send for several chunks, instead of a completion and
       // a loop turn per 16 KiB chunk.
@@ -491,32 +381,22 @@ void IoThread::Flush(Connection* keep) {
       ms->msg = msghdr{};
       ms->msg.msg_iov = ms->iov;
       ms->msg.msg_iovlen = static_cast<size_t>(conn->out.Gather(ms->iov, MultiSend::kMaxIov));
-      io_uring_prep_sendmsg(sqe, conn->fd, &ms->msg, MSG_NOSIGNAL);
+      backend_->SendMsg(conn->fd, &ms->msg, tag);
     } else {
       std::string_view front = conn->out.Front();
-      io_uring_prep_send(sqe, conn->fd, front.data(), front.size(), MSG_NOSIGNAL);
+      backend_->Send(conn->fd, front.data(), front.size(), tag);
     }
-    io_uring_sqe_set_data64(sqe, Tag(Op::kSend, generations_[conn->slot], conn->slot));
-    conn->send_inflight = true;
-    ++conn->inflight;
   }
   pending_.resize(kept);
 }
 
-bool IoThread::InputWaiting() {
-  unsigned head;
-  io_uring_cqe* cqe;
-  io_uring_for_each_cqe(&ring_, head, cqe) {
-    if (static_cast<Op>(cqe->user_data >> 56) != Op::kSend) return true;
-  }
-  return false;
-}
+bool IoThread::InputWaiting() { return backend_->InputWaiting(static_cast<uint8_t>(Op::kSend)); }
 
 void IoThread::ReleaseFanout() {
   // Send this turn's replies and let input that arrived meanwhile post its
   // completions: if some is waiting, the held connections can take what the
   // next turn publishes too.
-  io_uring_submit_and_get_events(&ring_);
+  backend_->Poll();
   const bool due = !InputWaiting() || std::chrono::steady_clock::now() - fanout_since_ >= kFanoutMaxDelay;
   size_t kept = 0;
   for (Connection* conn : fanout_) {
@@ -598,19 +478,9 @@ void IoThread::Loop() {
     // needs no deadline of its own.
     if (!fanout_.empty()) ReleaseFanout();
 
-    int ret;
-    io_uring_cqe* cqe = nullptr;
-    if (runs_main_loop()) {
-      // This turn may have set a nearer timer (a command that blocked).
-      const int wait_ms = main_->WaitMs();
-      __kernel_timespec ts{wait_ms / 1000, static_cast<long long>(wait_ms % 1000) * 1000000};
-      ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
-    } else {
-      ret = io_uring_submit_and_wait(&ring_, 1);
-    }
-    if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
-      Log(3, absl::StrCat("io_uring_enter failed: ", std::strerror(-ret)));
-    }
+    // The main loop: this turn may have set a nearer timer (a command that
+    // blocked).
+    backend_->Wait(runs_main_loop() ? main_->WaitMs() : -1);
     ReapCompletions();
   }
 }
@@ -621,16 +491,13 @@ void IoThread::ReapCompletions() {
   // (a client waiting there must be answered too) before reaping more.
   while (true) {
     if (reaped_pos_ == reaped_count_) {
-      io_uring_cqe* ready[kReapBatch];
-      const unsigned n = io_uring_peek_batch_cqe(&ring_, ready, kReapBatch);
+      const unsigned n = backend_->Take(reaped_, kReapBatch);
       if (n == 0) return;
-      for (unsigned i = 0; i < n; ++i) reaped_[i] = *ready[i];
-      io_uring_cq_advance(&ring_, n);
       reaped_pos_ = 0;
       reaped_count_ = n;
     }
-    io_uring_cqe cqe = reaped_[reaped_pos_++];
-    HandleCompletion(&cqe);
+    const Completion c = reaped_[reaped_pos_++];
+    HandleCompletion(c);
   }
 }
 
@@ -640,10 +507,7 @@ void IoThread::RearmAndRecycle() {
     if (!conn->closing && !conn->recv_armed) ArmRecv(conn);
   }
   rearm_.clear();
-  if (recycled_ > 0) {
-    io_uring_buf_ring_advance(buf_ring_, static_cast<int>(recycled_));
-    recycled_ = 0;
-  }
+  backend_->Recycled();
 }
 
 void IoThread::TurnWhileBusy(Connection* busy) {
@@ -658,11 +522,11 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   Flush(busy);
   // Submits and runs deferred task work (the ring may defer completions to
   // the next wait): what finished meanwhile is reaped now, without waiting.
-  io_uring_submit_and_get_events(&ring_);
+  backend_->Poll();
   ReapCompletions();
   Flush(busy);
   RearmAndRecycle();
-  io_uring_submit(&ring_);
+  backend_->Submit();
   busy_ = nullptr;
   scratch_level_ = 0;
   main_->AfterBusyTurn(busy);

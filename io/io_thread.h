@@ -1,9 +1,10 @@
-// IoThread: one io_uring event loop.
+// IoThread: one event loop.
 //
-// Each IoThread owns its ring, a provided-buffer ring for receives (idle
-// connections hold no read buffer: data lands in a shared pool buffer, is
-// parsed, and the buffer is handed straight back), and the connections
-// assigned to it. Thread 0 is the main thread: IoSystem installs its
+// Each IoThread owns its IoBackend (io_uring, or epoll where io_uring is
+// refused: io/io_backend.h), whose receives land in a shared pool buffer
+// (idle connections hold no read buffer: data is parsed and the buffer handed
+// straight back), and the connections assigned to it. The per-connection
+// logic here is the same for both backends. Thread 0 is the main thread: IoSystem installs its
 // main-loop duties on it (InstallMainLoop: MainLoopHooks and the
 // CommandSink), so it also owns the listeners, the timers and the execution
 // of every command. The other threads post what they parse to the main
@@ -18,9 +19,9 @@
 // of a use-after-free.
 #pragma once
 
-#include <liburing.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -33,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "io/command_sink.h"
+#include "io/io_backend.h"
 #include "io/connection.h"
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
@@ -44,13 +46,13 @@ class IoThread {
  public:
   // `limits` and `main_inbox` (where a thread other than 0 posts its
   // batches and closes) outlive the thread.
-  IoThread(int index, const SharedLimits& limits, Mailbox<ToMain>& main_inbox);
+  IoThread(int index, BackendKind backend, const SharedLimits& limits, Mailbox<ToMain>& main_inbox);
   ~IoThread();
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
 
-  // Creates the ring and the buffer pool. REQUIRES: called on the thread that
-  // will run Loop() (the ring is set up single-issuer).
+  // Creates the backend (ring or epoll set) and its buffer pool. REQUIRES:
+  // called on the thread that will run Loop() (a ring is single-issuer).
   absl::Status Init();
   // Threads 1..N-1: start the OS thread; returns Init()'s result.
   absl::Status Spawn();
@@ -65,9 +67,12 @@ class IoThread {
   // Arms a multishot accept on a new listener (a fresh index: completions of
   // retired listeners are recognised and never re-armed).
   void ArmAccept(int fd);
-  // Forgets every listener: their pending accepts end and are not re-armed.
-  void RetireListeners() {
-    for (int& fd : listeners_) fd = -1;
+  // Forgets the listeners on `fds`: their pending accepts end and are not
+  // re-armed.
+  void RetireListeners(const std::vector<int>& fds) {
+    for (int& fd : listeners_) {
+      if (std::find(fds.begin(), fds.end(), fd) != fds.end()) fd = -1;
+    }
   }
   void Adopt(Connection* conn);
   [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
@@ -138,7 +143,6 @@ class IoThread {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }
 
-  io_uring_sqe* GetSqe();
   void ArmRecv(Connection* conn);
   void ArmWake();
   void ArmAcceptAt(uint32_t index);
@@ -156,12 +160,11 @@ class IoThread {
   void ReleaseFanout();
   // Whether a completion other than a send's is ready: input to process.
   bool InputWaiting();
-  void HandleCompletion(io_uring_cqe* cqe);
-  void OnRecv(Connection* conn, io_uring_cqe* cqe);
+  void HandleCompletion(const Completion& c);
+  void OnRecv(Connection* conn, const Completion& c);
   void OnSend(Connection* conn, int res);
   void Process(Connection* conn, std::string_view data);
   size_t ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop);
-  void RecycleBuffer(uint16_t bid);
   void FinishClose(Connection* conn);
   void DrainMailbox();
   Connection* Lookup(uint32_t slot, uint32_t gen);
@@ -175,20 +178,12 @@ class IoThread {
   Mailbox<ToMain>& main_inbox_;
   MainLoopHooks* main_ = nullptr;  // thread 0 only
   CommandSink* sink_ = nullptr;    // thread 0 only
-  io_uring ring_{};
-  bool ring_ready_ = false;
+  const BackendKind backend_kind_;
+  std::unique_ptr<IoBackend> backend_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   Mailbox<ToIo> mailbox_;
-  uint64_t wake_value_ = 0;
   int wake_fd_ = -1;
-
-  // Provided-buffer ring (buffer group 0).
-  io_uring_buf_ring* buf_ring_ = nullptr;
-  char* buffers_ = nullptr;
-  uint32_t buf_count_ = 0;
-  uint32_t buf_size_ = 0;
-  uint32_t recycled_ = 0;  // buffers added since the last advance
 
   std::vector<Connection*> slots_;
   std::vector<uint32_t> generations_;
@@ -225,7 +220,7 @@ class IoThread {
   ParseScratch scratch_[2];
   // Completions reaped and not handled yet (see ReapCompletions).
   static constexpr unsigned kReapBatch = 64;
-  io_uring_cqe reaped_[kReapBatch];
+  Completion reaped_[kReapBatch];
   unsigned reaped_pos_ = 0, reaped_count_ = 0;
   int scratch_level_ = 0;  // 1 inside TurnWhileBusy
   bool in_busy_turn_ = false;  // inside TurnWhileBusy, hooks included

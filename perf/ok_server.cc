@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     if (a == "--port") opts.port = std::atoi(argv[++i]);
     else if (a == "--io-threads") opts.threads = std::atoi(argv[++i]);
     else if (a == "--bind") opts.bind = {argv[++i]};
+    else if (a == "--io-backend") ringkv::io::ParseBackendChoice(argv[++i], &opts.backend);
   }
   OkSink sink;
   ringkv::io::IoSystem io(&sink);

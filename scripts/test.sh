@@ -2,9 +2,13 @@
 # Installs what is missing, builds, and runs every test:
 #   1. Release build: unit and integration tests (ctest), including the
 #      differential tests against Debian's redis-server.
-#   2. ASan + UBSan build: the same tests again.
+#   2. The release build's integration tests again with every ringkv server
+#      on the epoll backend (RINGKV_TEST_IO_BACKEND=epoll, read by
+#      tests/e2e/test_server.h and the Python harnesses).
+#   3. ASan + UBSan build: the same tests as 1.
 # Prints a summary and exits non-zero on any failure.
-#   SKIP_ASAN=1 scripts/test.sh    only the release pass (a quick local run)
+#   SKIP_ASAN=1 scripts/test.sh    only the release passes (a quick local run)
+#   SKIP_EPOLL=1 scripts/test.sh   without pass 2
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
@@ -12,8 +16,9 @@ start=$SECONDS
 status=0
 summary=()
 
-run_pass() {  # name build-kind build-dir
+run_pass() {  # name build-kind build-dir [ctest args...]
   local name=$1 kind=$2 dir=$3
+  shift 3
   echo "=== $name: build"
   if ! scripts/build.sh "$kind"; then
     summary+=("$name: BUILD FAILED")
@@ -23,7 +28,7 @@ run_pass() {  # name build-kind build-dir
   echo "=== $name: ctest"
   local log
   log=$(mktemp)
-  (cd "$dir" && ctest --output-on-failure -j 2 --timeout 300) 2>&1 | tee "$log"
+  (cd "$dir" && ctest --output-on-failure -j 2 --timeout 300 "$@") 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   summary+=("$name: $(grep -E 'tests passed|tests failed' "$log" | tail -1)")
   rm -f "$log"
@@ -31,6 +36,11 @@ run_pass() {  # name build-kind build-dir
 }
 
 run_pass "release" release build
+if [[ ${SKIP_EPOLL:-0} != 1 ]]; then
+  export RINGKV_TEST_IO_BACKEND=epoll
+  run_pass "release, epoll backend" release build -L integration
+  unset RINGKV_TEST_IO_BACKEND
+fi
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

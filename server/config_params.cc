@@ -263,6 +263,14 @@ constexpr DirectiveRow kHiddenDirectives[] = {
     {"watchdog-period", "0", Mutability::kMutable, ConfigKind::kInt, ""},
 };
 
+// ringkv's own parameters: hidden as Redis's test hooks are (CONFIG GET *
+// lists only Redis's), read and set by their exact name.
+constexpr DirectiveRow kRingkvDirectives[] = {
+    // The I/O backend: auto (io_uring, or epoll where it is refused or lacks
+    // a feature), io_uring (fail if it cannot be used), epoll.
+    {"io-backend", "auto", Mutability::kImmutable, ConfigKind::kString, ""},
+};
+
 // ringkv's rules for a parameter, with the ranges and values Redis 7.0
 // applies. type nullptr: kEnum when enums are given, else by Redis's kind.
 struct Rule {
@@ -286,6 +294,9 @@ constexpr Rule kRules[] = {
     {.name = "bind", .type = &kBind},
     {.name = "protected-mode"},
     {.name = "io-threads", .min = 1, .max = 128, .mutability = kImmutable},
+    {.name = "io-backend", .enums = "auto,io_uring,epoll", .mutability = kImmutable},
+    {.name = "unixsocket", .mutability = kImmutable},
+    {.name = "unixsocketperm", .min = 0, .max = 777, .mutability = kImmutable},  // octal digits
     {.name = "databases", .min = 1, .max = kIntMax, .mutability = kImmutable},
     {.name = "maxclients", .min = 1, .max = kIntMax},
     {.name = "timeout", .min = 0, .max = kIntMax},
@@ -459,6 +470,7 @@ ConfigParams BuildConfigParams() {
   ConfigParams params;
   for (const DirectiveRow& row : kRedisDirectives) AddRow(row, /*hidden=*/false, &params);
   for (const DirectiveRow& row : kHiddenDirectives) AddRow(row, /*hidden=*/true, &params);
+  for (const DirectiveRow& row : kRingkvDirectives) AddRow(row, /*hidden=*/true, &params);
   for (const Rule& r : kRules) ApplyRule(r, &params.at(r.name));
   for (const DirectiveRow& row : kRedisDirectives) {
     ConfigParam& p = params.at(row.name);
@@ -466,6 +478,7 @@ ConfigParams BuildConfigParams() {
     p.type = p.primary->type;
   }
   for (const DirectiveRow& row : kHiddenDirectives) params.at(row.name).primary = &params.at(row.name);
+  for (const DirectiveRow& row : kRingkvDirectives) params.at(row.name).primary = &params.at(row.name);
   return params;
 }
 

@@ -226,6 +226,15 @@ int main(int argc, char** argv) {
   // never shows a PID, and Redis's words for it make tools and its test
   // suite retry on another port; a dataset that fails to load is logged
   // after the banner.
+  // The I/O backend is chosen before anything is bound or loaded: io_uring
+  // refused (a container's seccomp profile) or lacking a feature falls back
+  // to epoll here, with the reason logged once, not after a long load.
+  ringkv::io::BackendChoice backend = ringkv::io::BackendChoice::kAuto;
+  ringkv::io::ParseBackendChoice(server.config().Str("io-backend"), &backend);
+  if (absl::Status s = server.io().ChooseBackend(backend); !s.ok()) {
+    Log(kWarning, std::string(s.message()));
+    return 1;
+  }
   if (absl::Status s = server.Listen(); !s.ok()) {
     Log(kWarning, std::string(s.message()));
     Log(kWarning, StrCat("Failed listening on port ", server.config().Int("port"), " (TCP), aborting."));
@@ -242,11 +251,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   WritePidFile(pidfile);
-  Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", io_uring)"));
+  Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", ", server.io().backend_name(), ")"));
   for (const std::string& addr : server.io().listening_addresses()) {
     Log(kNotice, StrCat("Listening on ", addr));
   }
-  Log(kNotice, "Ready to accept connections tcp");
+  if (!server.io().listening_addresses().empty()) Log(kNotice, "Ready to accept connections tcp");
+  if (!server.io().unix_socket().empty()) {
+    Log(kNotice, StrCat("The server is now ready to accept connections at ", server.io().unix_socket()));
+    Log(kNotice, "Ready to accept connections unix");
+  }
   int code = server.Run();
   g_server = nullptr;
   return code;

@@ -176,6 +176,12 @@ io::IoOptions Server::ListenerOptions() const {
   opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
   opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
   opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
+  opts.unixsocket = config_->Str("unixsocket");
+  // Written in octal digits, as Redis reads it ("700").
+  int perm = 0;
+  for (char d : std::to_string(config_->Int("unixsocketperm"))) perm = perm * 8 + (d - '0');
+  opts.unixsocketperm = perm;
+  io::ParseBackendChoice(config_->Str("io-backend"), &opts.backend);
   return opts;
 }
 
@@ -225,6 +231,10 @@ int Server::Run() {
   if (!pidfile.empty()) {
     Log(kNotice, "Removing the pid file.");
     unlink(pidfile.c_str());
+  }
+  if (!io_->unix_socket().empty()) {
+    Log(kNotice, "Removing the unix socket file.");
+    unlink(io_->unix_socket().c_str());
   }
   Log(kWarning, "ringkv is now ready to exit, bye bye...");
   return 0;

@@ -79,7 +79,7 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "os", StrCat(u.sysname, " ", u.release, " ", u.machine));
   Field(out, "arch_bits", 64);
   Field(out, "monotonic_clock", "POSIX clock_gettime");
-  Field(out, "multiplexing_api", "io_uring");
+  Field(out, "multiplexing_api", s.io().backend_name());
   Field(out, "atomicvar_api", "c11-builtin");
   Field(out, "gcc_version", StrCat(__GNUC__, ".", __GNUC_MINOR__, ".", __GNUC_PATCHLEVEL__));
   Field(out, "process_id", getpid());

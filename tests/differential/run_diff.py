@@ -210,6 +210,10 @@ def start(cmd, port, workdir):
     workdir = os.path.join(workdir, str(port))
     os.makedirs(workdir)
     log = open(os.path.join(workdir, "server.log"), "w")
+    # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the epoll pass).
+    backend = os.environ.get("RINGKV_TEST_IO_BACKEND")
+    if backend and "redis-server" not in os.path.basename(cmd[0]):
+        cmd = cmd + ["--io-backend", backend]
     p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                                 "--enable-debug-command", "yes"],
                          cwd=workdir, stdout=log, stderr=subprocess.STDOUT)

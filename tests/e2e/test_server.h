@@ -165,7 +165,24 @@ class TestServer {
   explicit TestServer(std::vector<std::string> args = {}, std::string binary = RINGKV_SERVER_PATH,
                       std::string config_file = "", WaitFor wait_for = WaitFor::kReady)
       : port_(FreePort()) {
-    std::vector<std::string> argv{binary};
+    // RINGKV_TEST_LAUNCHER: a program the server runs under (no_io_uring);
+    // RINGKV_TEST_IO_BACKEND: the io-backend every ringkv server of the run
+    // uses unless a test names one (scripts/test.sh runs an epoll pass).
+    const bool redis = binary.find("redis-server") != std::string::npos;
+    std::vector<std::string> argv;
+    if (const char* launcher = getenv("RINGKV_TEST_LAUNCHER"); launcher != nullptr && !redis) {
+      std::string word;  // words separated by spaces: a program and its options
+      for (const char* p = launcher;; ++p) {
+        if (*p == ' ' || *p == '\0') {
+          if (!word.empty()) argv.push_back(word);
+          word.clear();
+          if (*p == '\0') break;
+        } else {
+          word.push_back(*p);
+        }
+      }
+    }
+    argv.push_back(binary);
     if (!config_file.empty()) argv.push_back(config_file);
     argv.insert(argv.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1"});
     if (binary.find("redis-server") != std::string::npos) {
@@ -174,6 +191,10 @@ class TestServer {
     if (std::find(args.begin(), args.end(), "--dir") == args.end()) {
       own_dir_ = MakeTempDir();
       argv.insert(argv.end(), {"--dir", own_dir_});
+    }
+    const char* backend = getenv("RINGKV_TEST_IO_BACKEND");
+    if (backend != nullptr && *backend && !redis && std::find(args.begin(), args.end(), "--io-backend") == args.end()) {
+      argv.insert(argv.end(), {"--io-backend", backend});
     }
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = fork();

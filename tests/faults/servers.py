@@ -103,6 +103,10 @@ class Node:
         server answers -LOADING while it loads, as redis-server does)."""
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                 "--daemonize", "no", "--logfile", ""] + self.options
+        # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the epoll pass).
+        backend = os.environ.get("RINGKV_TEST_IO_BACKEND")
+        if backend and "redis-server" not in os.path.basename(self.binary):
+            args += ["--io-backend", backend]
         if replicaof_port is not None:
             args += ["--replicaof", "127.0.0.1", str(replicaof_port)]
         with open(self.log_path, "a") as log:

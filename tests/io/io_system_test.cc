@@ -123,10 +123,10 @@ std::string Cmd(std::string_view name) {
 // its main thread.
 class TestServer {
  public:
-  explicit TestServer(int threads) : port_(FreePort()) {
+  explicit TestServer(int threads, BackendChoice backend = BackendChoice::kAuto) : port_(FreePort()) {
     std::promise<std::string> started;
     std::future<std::string> result = started.get_future();
-    thread_ = std::thread([this, threads, &started] {
+    thread_ = std::thread([this, threads, backend, &started] {
       TestSink sink;
       IoSystem io(&sink);
       sink.io = &io;
@@ -134,6 +134,7 @@ class TestServer {
       options.threads = threads;
       options.port = port_;
       options.bind = {"127.0.0.1"};
+      options.backend = backend;
       absl::Status s = io.Start(options);
       started.set_value(s.ok() ? "" : std::string(s.message()));
       if (!s.ok()) return;
@@ -155,9 +156,13 @@ class TestServer {
   std::thread thread_;
 };
 
-TEST(IoSystemTest, ServesOwnAndOtherThreadsConnections) {
+// Both backends: io_uring (auto; epoll where this host refuses io_uring) and
+// epoll.
+class IoSystemTest : public ::testing::TestWithParam<BackendChoice> {};
+
+TEST_P(IoSystemTest, ServesOwnAndOtherThreadsConnections) {
   for (int threads : {1, 2}) {
-    TestServer server(threads);
+    TestServer server(threads, GetParam());
     ASSERT_EQ(server.error(), "");
     Client a(server.port()), b(server.port());  // thread 0, then thread 1 (threads 2)
     ASSERT_TRUE(a.ok() && b.ok());
@@ -170,8 +175,8 @@ TEST(IoSystemTest, ServesOwnAndOtherThreadsConnections) {
 
 // While SLOW runs on one connection, others are served; the slow
 // connection's later input waits until SLOW returns and then runs in order.
-void CheckBusyTurn(int threads, bool slow_first) {
-  TestServer server(threads);
+void CheckBusyTurn(int threads, bool slow_first, BackendChoice backend) {
+  TestServer server(threads, backend);
   ASSERT_EQ(server.error(), "");
   // Connections are spread round-robin in accept order: a PING round trip
   // makes sure the first is accepted before the second connects.
@@ -196,9 +201,14 @@ void CheckBusyTurn(int threads, bool slow_first) {
   EXPECT_EQ(slow.Read(7), "+PONG\r\n");
 }
 
-TEST(IoSystemTest, TurnWhileBusyOneThread) { CheckBusyTurn(1, true); }
-TEST(IoSystemTest, TurnWhileBusyOnMainThreadsConnection) { CheckBusyTurn(2, true); }
-TEST(IoSystemTest, TurnWhileBusyOnAnotherThreadsConnection) { CheckBusyTurn(2, false); }
+TEST_P(IoSystemTest, TurnWhileBusyOneThread) { CheckBusyTurn(1, true, GetParam()); }
+TEST_P(IoSystemTest, TurnWhileBusyOnMainThreadsConnection) { CheckBusyTurn(2, true, GetParam()); }
+TEST_P(IoSystemTest, TurnWhileBusyOnAnotherThreadsConnection) { CheckBusyTurn(2, false, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Backends, IoSystemTest, ::testing::Values(BackendChoice::kAuto, BackendChoice::kEpoll),
+                         [](const ::testing::TestParamInfo<BackendChoice>& info) {
+                           return info.param == BackendChoice::kEpoll ? "epoll" : "auto";
+                         });
 
 }  // namespace
 }  // namespace ringkv::io

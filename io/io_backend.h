@@ -1,0 +1,107 @@
+// IoBackend: the kernel interface under one IoThread -- io_uring
+// (io/uring_backend.h) or epoll with non-blocking sockets
+// (io/epoll_backend.h). IoThread keeps every per-connection decision (parsing,
+// flushing, closing, the slot table); a backend only starts operations and
+// reports their ends as completions in io_uring's shape, so the logic above it
+// exists once.
+//
+//   operation            io_uring                       epoll
+//   -------------------  -----------------------------  --------------------------------
+//   ArmAccept            multishot accept               listener in the interest set,
+//                                                       accept4 until EAGAIN when ready
+//   ArmRecv              multishot recv, buffer ring    EPOLLIN (level), one read per
+//                                                       readiness into a pool buffer
+//   Send / SendMsg       send / sendmsg                 send at once; EAGAIN: EPOLLOUT,
+//                                                       then completes with -EAGAIN so
+//                                                       the thread sends again
+//   ArmWake              read of the eventfd            eventfd in the interest set
+//   Fsync                fsync, IOSQE_ASYNC             a worker thread (fdatasync)
+//   PollIn               one-shot poll                  EPOLLONESHOT
+//
+// A completion's `tag` is the user_data IoThread gave the operation (its
+// layout is IoThread's); `flags` use io_uring's bits: kMore while a multishot
+// operation stays armed, kBuffer with the pool buffer id in the upper 16 bits
+// when a receive landed in one (returned with RecycleBuffer).
+//
+// Thread-safety: a backend belongs to its IoThread's thread; nothing in it is
+// thread-safe.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace ringkv::io {
+
+// io_uring's CQE layout, so the io_uring backend copies them as they are.
+struct Completion {
+  uint64_t tag;
+  int32_t res;
+  uint32_t flags;
+};
+inline constexpr uint32_t kCompletionMore = 1U << 1;    // IORING_CQE_F_MORE
+inline constexpr uint32_t kCompletionBuffer = 1U << 0;  // IORING_CQE_F_BUFFER
+inline constexpr unsigned kCompletionBufferShift = 16;  // IORING_CQE_BUFFER_SHIFT
+
+enum class BackendKind : uint8_t { kIoUring, kEpoll };
+inline const char* BackendName(BackendKind k) { return k == BackendKind::kIoUring ? "io_uring" : "epoll"; }
+
+class IoBackend {
+ public:
+  virtual ~IoBackend() = default;
+  // REQUIRES: on the thread that will use the backend. `wake_fd` is the
+  // eventfd ArmWake watches.
+  virtual absl::Status Init(int wake_fd) = 0;
+  virtual BackendKind kind() const = 0;
+
+  virtual void ArmAccept(int fd, uint64_t tag) = 0;
+  virtual void ArmRecv(int fd, uint64_t tag) = 0;
+  // `data` / `msg` stay valid and unchanged until the send completes.
+  virtual void Send(int fd, const char* data, size_t len, uint64_t tag) = 0;
+  virtual void SendMsg(int fd, msghdr* msg, uint64_t tag) = 0;
+  virtual void ArmWake(uint64_t tag) = 0;
+  virtual void Fsync(int fd, uint64_t tag) = 0;
+  virtual void PollIn(int fd, uint64_t tag) = 0;
+  // A connection's fd is about to be closed: it has no operation left.
+  virtual void Forget(int fd) = 0;
+
+  // The bytes of pool buffer `bid`; back to the pool with RecycleBuffer, made
+  // available again at the next Recycled().
+  virtual char* Buffer(uint16_t bid) = 0;
+  virtual void RecycleBuffer(uint16_t bid) = 0;
+  virtual void Recycled() = 0;
+
+  // Starts what was queued (io_uring: submits; epoll: nothing to do).
+  virtual void Submit() = 0;
+  // Starts what was queued and waits up to `timeout_ms` (-1: no limit) for
+  // at least one completion.
+  virtual void Wait(int timeout_ms) = 0;
+  // Starts what was queued and collects what is ready, without waiting.
+  virtual void Poll() = 0;
+  // Takes up to `max` ready completions (0: none ready).
+  virtual unsigned Take(Completion* out, unsigned max) = 0;
+  // Whether a ready completion is not a send's (`send_op`: the Op bits of a
+  // send tag, tag >> 56): input waiting to be processed.
+  virtual bool InputWaiting(uint8_t send_op) = 0;
+};
+
+// Which backend to run. kAuto probes io_uring (ProbeIoUring) and takes epoll
+// when it is refused or lacks a feature.
+enum class BackendChoice : uint8_t { kAuto, kIoUring, kEpoll };
+bool ParseBackendChoice(std::string_view name, BackendChoice* out);
+
+// Whether this process may use io_uring with what IoThread needs: a ring with
+// SINGLE_ISSUER | DEFER_TASKRUN (Linux 6.1), a provided buffer ring (5.19)
+// and multishot receive (6.0), tried on a socket pair. The error says what is
+// missing and why (seccomp, kernel.io_uring_disabled, memlock, kernel).
+absl::Status ProbeIoUring();
+
+std::unique_ptr<IoBackend> MakeBackend(BackendKind kind);
+
+}  // namespace ringkv::io

@@ -66,6 +66,12 @@ struct Connection {
   std::atomic<uint32_t> stat_qbuf_cap{0};
   std::atomic<uint64_t> stat_obuf{0};  // unsent reply bytes on the I/O thread
   std::atomic<bool> authenticated{true};  // written by main; tightens parser limits
+  // A replication link, as Redis counts it: what our primary's link
+  // receives (kReplInput) and what a replica's connection sends
+  // (kReplOutput) are INFO's total_net_repl_* rather than total_net_*.
+  // Written by main.
+  static constexpr uint8_t kReplInput = 1, kReplOutput = 2;
+  std::atomic<uint8_t> replication{0};
 
   // ---- main thread ----------------------------------------------------------------
   // Not padded to its own cache line: with io-threads 1 there is no sharing at

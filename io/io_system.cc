@@ -312,6 +312,12 @@ void IoSystem::Run() {
   threads_[0]->Loop();
 }
 
+NetTotals IoSystem::net_totals() const {
+  NetTotals t;
+  for (const auto& thread : threads_) thread->net_stats().AddTo(&t, thread->index() != 0);
+  return t;
+}
+
 void IoSystem::RequestStop() {
   stop_.store(true, std::memory_order_relaxed);
   if (!threads_.empty()) threads_[0]->RequestStop();

@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "io/command_sink.h"
 #include "io/connection.h"
+#include "io/net_stats.h"
 #include "io/io_backend.h"
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
@@ -139,6 +140,13 @@ class IoSystem final : private MainLoopHooks {
   }
   SharedLimits& limits() { return limits_; }
   int threads() const { return static_cast<int>(threads_.size()); }
+  // Any thread: every I/O thread's NetStats summed.
+  NetTotals net_totals() const;
+  // Main thread: `conn` carries replication one way (Connection::kReplInput
+  // or kReplOutput), for the counts above.
+  void MarkReplication(Connection* conn, uint8_t direction) {
+    conn->replication.store(direction, std::memory_order_relaxed);
+  }
   const std::vector<std::string>& listening_addresses() const { return listen_names_; }
   // Closes the listening sockets (shutdown in progress), the Unix one too.
   void CloseListeners();

@@ -181,6 +181,10 @@ void IoThread::SubmitFsync(int fd, uint32_t token) { backend_->Fsync(fd, Tag(Op:
 void IoThread::OnRecv(Connection* conn, const Completion& c) {
   const Completion* cqe = &c;
   const int res = cqe->res;
+  if (res >= 0) {
+    net_stats_.AddRead(static_cast<uint64_t>(res),
+                       conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
+  }
   if (!(cqe->flags & kCompletionMore)) {
     conn->recv_armed = false;
     --conn->inflight;
@@ -347,6 +351,8 @@ void IoThread::OnSend(Connection* conn, int res) {
     StartClose(conn);
     return;
   }
+  net_stats_.AddWrite(static_cast<uint64_t>(res),
+                      conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
   conn->out.Consume(static_cast<size_t>(res));
   conn->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);
   if (!conn->out.empty()) {

@@ -37,6 +37,7 @@
 #include "io/io_backend.h"
 #include "io/connection.h"
 #include "io/mailbox.h"
+#include "io/net_stats.h"
 #include "io/main_loop_hooks.h"
 #include "io/messages.h"
 
@@ -62,6 +63,8 @@ class IoThread {
 
   int index() const { return index_; }
   Mailbox<ToIo>& mailbox() { return mailbox_; }
+  // Any thread: what this thread received and sent.
+  const NetStats& net_stats() const { return net_stats_; }
 
   // ---- owning thread only ----
   // Arms a multishot accept on a new listener (a fresh index: completions of
@@ -182,6 +185,7 @@ class IoThread {
   std::unique_ptr<IoBackend> backend_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  NetStats net_stats_;
   Mailbox<ToIo> mailbox_;
   int wake_fd_ = -1;
 

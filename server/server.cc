@@ -462,7 +462,12 @@ void Server::Cron(int64_t now_ms) {
   if (cron_paused_) return;  // DEBUG PAUSE-CRON: the clocks still advance
   if (watchdog_) watchdog_->Feed();
   if (migrate_sockets_) migrate_sockets_->CloseIdle(now_ms);
-  stats_.SampleOps(now_ms);
+  stats_.ops.Sample(now_ms, stats_.total_commands);
+  const io::NetTotals net = io_->net_totals();
+  stats_.net_input.Sample(now_ms, net.input_bytes);
+  stats_.net_output.Sample(now_ms, net.output_bytes);
+  stats_.net_repl_input.Sample(now_ms, net.repl_input_bytes);
+  stats_.net_repl_output.Sample(now_ms, net.repl_output_bytes);
   if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);

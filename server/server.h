@@ -182,7 +182,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
   void set_cron_paused(bool on) { cron_paused_ = on; }
-  uint64_t instantaneous_ops() const { return stats_.instantaneous_ops(); }
+  uint64_t instantaneous_ops() const { return stats_.ops.rate(); }
   // CLIENT PAUSE / UNPAUSE.
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();

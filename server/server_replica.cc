@@ -285,6 +285,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
     if (primary_) DisconnectReplicas();
   }
   io::Connection* conn = io_->AdoptSocket(r.fd);
+  io_->MarkReplication(conn, io::Connection::kReplInput);
   auto* c = static_cast<Client*>(conn->owner);
   c->is_master = true;
   c->authenticated = true;

@@ -151,6 +151,7 @@ uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
 void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync) {
   repl::Primary& p = EnsurePrimary();
   c.is_replica = true;
+  io_->MarkReplication(c.conn, io::Connection::kReplOutput);
   repl::ReplicaLink& link = p.Attach(c.id(), c.conn);
   link.old_sync = old_sync;
   const std::string peer = c.conn->peer.ToString();

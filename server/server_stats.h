@@ -9,7 +9,36 @@
 
 #include <cstdint>
 
+#include "io/net_stats.h"
+
 namespace ringkv::server {
+
+// A rate over the last 16 samples (Redis's STATS_METRIC_SAMPLES), one per
+// cron tick at most every 100 ms: units per second since the previous one.
+class InstantaneousMetric {
+ public:
+  void Sample(int64_t now_ms, uint64_t total) {
+    if (now_ms - last_ms_ < 100) return;
+    const int64_t dt = now_ms - last_ms_;
+    samples_[index_] = last_ms_ == 0 ? 0 : (total - last_total_) * 1000 / static_cast<uint64_t>(dt);
+    index_ = (index_ + 1) % kSamples;
+    last_ms_ = now_ms;
+    last_total_ = total;
+  }
+  // The mean of the samples.
+  uint64_t rate() const {
+    uint64_t sum = 0;
+    for (uint64_t s : samples_) sum += s;
+    return sum / kSamples;
+  }
+
+ private:
+  static constexpr int kSamples = 16;
+  uint64_t samples_[kSamples] = {};
+  int index_ = 0;
+  int64_t last_ms_ = 0;
+  uint64_t last_total_ = 0;
+};
 
 struct ServerStats {
   uint64_t total_connections = 0;
@@ -29,24 +58,13 @@ struct ServerStats {
   // and the start of the open one (monotonic microseconds; 0 when none).
   uint64_t eviction_exceeded_total_us = 0;
   uint64_t eviction_exceeded_since_us = 0;
-  // instantaneous_ops_per_sec: a ring of samples taken by the cron, as Redis does.
-  static constexpr int kSamples = 16;
-  uint64_t ops_samples[kSamples] = {};
-  int sample_index = 0;
-  int64_t last_sample_ms = 0;
-  uint64_t last_sample_commands = 0;
+  // instantaneous_ops_per_sec and the instantaneous_*_kbps: rates sampled
+  // by the cron, as Redis's trackInstantaneousMetric.
+  InstantaneousMetric ops, net_input, net_output, net_repl_input, net_repl_output;
+  // The I/O threads' counts at the last CONFIG RESETSTAT (they only grow;
+  // INFO shows what came after).
+  io::NetTotals net_base;
 
-  // The cron's sample, at most every 100 ms: commands per second since the
-  // previous one (0 for the first).
-  void SampleOps(int64_t now_ms) {
-    if (now_ms - last_sample_ms < 100) return;
-    const int64_t dt = now_ms - last_sample_ms;
-    const uint64_t ops = total_commands - last_sample_commands;
-    ops_samples[sample_index] = last_sample_ms == 0 ? 0 : ops * 1000 / static_cast<uint64_t>(dt);
-    sample_index = (sample_index + 1) % kSamples;
-    last_sample_ms = now_ms;
-    last_sample_commands = total_commands;
-  }
   // After an eviction attempt at `now_us`: `fits` closes an open period of
   // exceeded memory, a failure opens one (Redis's performEvictions metrics).
   void NoteEvictionResult(bool fits, uint64_t now_us) {
@@ -69,12 +87,6 @@ struct ServerStats {
     sync_full = sync_partial_ok = sync_partial_err = 0;
     expire_cycle_us = 0;
     eviction_exceeded_total_us = 0;
-  }
-  // The mean of the samples.
-  uint64_t instantaneous_ops() const {
-    uint64_t sum = 0;
-    for (uint64_t s : ops_samples) sum += s;
-    return sum / kSamples;
   }
 };
 

@@ -69,6 +69,7 @@ void CmdConfigRewrite(CommandContext& ctx) {
 void CmdConfigResetstat(CommandContext& ctx) {
   Server& s = ctx.server;
   s.stats().ResetCounters();
+  s.stats().net_base = s.io().net_totals();
   s.error_stats().Reset();
   s.keyspace().stats() = core::KeyspaceStats{};
   s.mutable_commands().ResetStats();

@@ -210,6 +210,17 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "total_connections_received", st.total_connections);
   Field(out, "total_commands_processed", st.total_commands);
   Field(out, "instantaneous_ops_per_sec", s.instantaneous_ops());
+  const io::NetTotals net = s.io().net_totals();
+  const io::NetTotals& base = st.net_base;
+  Field(out, "total_net_input_bytes", net.input_bytes - base.input_bytes);
+  Field(out, "total_net_output_bytes", net.output_bytes - base.output_bytes);
+  Field(out, "total_net_repl_input_bytes", net.repl_input_bytes - base.repl_input_bytes);
+  Field(out, "total_net_repl_output_bytes", net.repl_output_bytes - base.repl_output_bytes);
+  auto kbps = [](const InstantaneousMetric& m) { return absl::StrFormat("%.2f", static_cast<double>(m.rate()) / 1024); };
+  Field(out, "instantaneous_input_kbps", kbps(st.net_input));
+  Field(out, "instantaneous_output_kbps", kbps(st.net_output));
+  Field(out, "instantaneous_input_repl_kbps", kbps(st.net_repl_input));
+  Field(out, "instantaneous_output_repl_kbps", kbps(st.net_repl_output));
   Field(out, "rejected_connections", st.rejected_connections);
   Field(out, "sync_full", st.sync_full);
   Field(out, "sync_partial_ok", st.sync_partial_ok);
@@ -243,6 +254,10 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "tracking_total_prefixes", s.tracking().prefixes());
   Field(out, "unexpected_error_replies", st.unexpected_error_replies);
   Field(out, "total_error_replies", st.total_error_replies);
+  Field(out, "total_reads_processed", net.reads - base.reads);
+  Field(out, "total_writes_processed", net.writes - base.writes);
+  Field(out, "io_threaded_reads_processed", net.threaded_reads - base.threaded_reads);
+  Field(out, "io_threaded_writes_processed", net.threaded_writes - base.threaded_writes);
 }
 
 void InfoReplication(Server& s, std::string* out) {

@@ -334,3 +334,30 @@ TEST(WatchdogE2E, ReportsAStuckMainThreadAndKeepsServing) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// INFO stats' network counters count the bytes as they arrive: between two
+// INFOs, exactly the SET and the second INFO's request; CONFIG RESETSTAT
+// starts them again.
+TEST(InfoStatsE2E, NetworkCountersCountEveryByte) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  auto c = Connect(s.port());
+  const auto before = InfoFields(c.get(), "stats");
+  ASSERT_EQ(Text(c.get(), {"SET", "k", "v"}), "OK");  // 27 bytes of RESP
+  const auto after = InfoFields(c.get(), "stats");     // 25 bytes of RESP
+  EXPECT_EQ(std::stoll(after.at("total_net_input_bytes")) - std::stoll(before.at("total_net_input_bytes")), 27 + 25);
+  EXPECT_GT(std::stoll(after.at("total_net_output_bytes")), std::stoll(before.at("total_net_output_bytes")));
+  EXPECT_EQ(std::stoll(after.at("total_reads_processed")) - std::stoll(before.at("total_reads_processed")), 2);
+  EXPECT_EQ(after.at("total_net_repl_input_bytes"), "0");
+  EXPECT_EQ(after.at("total_net_repl_output_bytes"), "0");
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "RESETSTAT"}), "OK");
+  const auto reset = InfoFields(c.get(), "stats");
+  EXPECT_EQ(reset.at("total_net_input_bytes"), "25");  // this INFO's request only
+  EXPECT_EQ(reset.at("total_reads_processed"), "1");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

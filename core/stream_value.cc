@@ -566,7 +566,10 @@ std::unique_ptr<StreamValue> StreamValue::Clone() const {
 
 size_t StreamValue::heap_bytes() const {
   size_t n = 0;
-  for (const auto& [id, lp] : nodes_) n += lp.byte_size() + 48;  // listpack + its share of the index
+  // Each listpack's allocation (PackedBuffer's size classes) and its share of
+  // the B-tree: a 16-byte key and a 16-byte Listpack per slot, slots about
+  // two-thirds full, plus node headers.
+  for (const auto& [id, lp] : nodes_) n += PackedBuffer::RoundUp(lp.byte_size()) + 48;
   if (groups_) {
     for (const auto& [name, g] : *groups_) {
       n += sizeof(StreamGroup) + name.size() + g->pel.size() * (sizeof(StreamNack) + 48);

@@ -135,7 +135,7 @@ void ChangeStreams(RawConn& c) {
 }
 
 std::vector<std::string> InDir(const TempDir& dir) {
-  return {"--dir", dir.path(), "--dbfilename", "dump.rdb", "--enable-debug-command", "yes"};
+  return {"--dir", dir.path(), "--dbfilename", "dump.rdb", "--enable-debug-command", "yes", "--save", ""};
 }
 
 TEST(StreamsE2E, RdbFilesMoveBothWaysWithRedisServer) {

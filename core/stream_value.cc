@@ -312,8 +312,29 @@ void StreamValue::Range(StreamId start, StreamId end, bool reverse,
       }
       return true;
     }
+    // Back from the last entry: each entry ends with its element count
+    // (lp-count), which leads to its flags, so the newest entries are read
+    // without decoding the node from its start (XREADGROUP asks for the
+    // last ID on every call). A count that disagrees with the entry read
+    // forward (a malformed node) sends the rest to the forward walk below.
+    size_t done_from = Listpack::kEnd;  // flags of the oldest entry visited
+    for (size_t q = lp.Last(); q != Listpack::kEnd;) {
+      int64_t n;
+      if (!IntAt(lp, q, &n) || n < 3) break;
+      size_t p = q;
+      for (int64_t i = 0; i < n && p != Listpack::kEnd; ++i) p = lp.Prev(p);
+      if (p == Listpack::kEnd || p < r.first_entry() || !r.Read(p, &e, false) || e.next != lp.Next(q)) break;
+      done_from = p;
+      if (e.id < start) return false;
+      if (e.id <= end && !(e.flags & kFlagDeleted)) {
+        r.Read(p, &e, true);
+        if (!fn(e.id, r.fv())) return false;
+      }
+      if (p == r.first_entry()) return true;
+      q = lp.Prev(p);
+    }
     positions.clear();
-    for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
+    for (size_t p = r.first_entry(); p != Listpack::kEnd && p < done_from; p = e.next) {
       if (!r.Read(p, &e, false)) break;
       positions.push_back(p);
     }
@@ -571,7 +592,10 @@ std::unique_ptr<StreamValue> StreamValue::Clone() const {
 
 size_t StreamValue::heap_bytes() const {
   size_t n = 0;
-  for (const auto& [id, lp] : nodes_) n += lp.byte_size() + 48;  // listpack + its share of the index
+  // Each listpack's allocation (PackedBuffer's size classes) and its share of
+  // the B-tree: a 16-byte key and a 16-byte Listpack per slot, slots about
+  // two-thirds full, plus node headers.
+  for (const auto& [id, lp] : nodes_) n += PackedBuffer::RoundUp(lp.byte_size()) + 48;
   if (groups_) {
     for (const auto& [name, g] : *groups_) {
       n += sizeof(StreamGroup) + name.size() + g->pel.size() * (sizeof(StreamNack) + 48);

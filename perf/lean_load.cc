@@ -8,7 +8,8 @@
 //   lean_load -p PORT [-c CONNS] [-n REQUESTS] [-P PIPELINE] [-r KEYSPACE] ARG...
 //
 // As in redis-benchmark, each "__rand_int__" in an argument becomes a
-// 12-digit random number below KEYSPACE (-r), new for every request.
+// 12-digit random number below KEYSPACE (-r), new for every request; with
+// -d D (1..12) a D-digit number without leading zeros instead (-r ignored).
 // Prints CSV like redis-benchmark --csv, with the requests/s second:
 //   "test","rps","p50_ms","p99_ms","client_cpu_util","errors"
 // and exits 1 (with the first error on stderr) if any reply was an error.
@@ -44,14 +45,27 @@ int64_t NowNs() {
 // The command as RESP, with the offsets of the placeholders to rewrite.
 class RequestTemplate {
  public:
-  RequestTemplate(const std::vector<std::string>& args, uint64_t keyspace) : keyspace_(keyspace) {
+  // digits == 0: each placeholder becomes a 12-digit zero-padded number
+  // below `keyspace` (redis-benchmark's form); 1..12: a `digits`-digit
+  // number without leading zeros (10^(digits-1) .. 10^digits - 1), for
+  // arguments Redis parses strictly, such as SETBIT offsets.
+  RequestTemplate(const std::vector<std::string>& args, uint64_t keyspace, int digits = 0)
+      : keyspace_(keyspace), digits_(digits) {
+    const size_t width = digits_ == 0 ? kRandPlaceholder.size() : static_cast<size_t>(digits_);
     resp_ = "*" + std::to_string(args.size()) + "\r\n";
-    for (const std::string& a : args) {
-      resp_ += "$" + std::to_string(a.size()) + "\r\n";
-      for (size_t at = a.find(kRandPlaceholder); at != std::string::npos;
-           at = a.find(kRandPlaceholder, at + kRandPlaceholder.size())) {
-        rand_offsets_.push_back(resp_.size() + at);
+    for (const std::string& arg : args) {
+      std::string a;
+      std::vector<size_t> at_in_a;
+      for (size_t from = 0;;) {
+        const size_t at = arg.find(kRandPlaceholder, from);
+        a += arg.substr(from, at == std::string::npos ? std::string::npos : at - from);
+        if (at == std::string::npos) break;
+        at_in_a.push_back(a.size());
+        a += std::string(width, '0');
+        from = at + kRandPlaceholder.size();
       }
+      resp_ += "$" + std::to_string(a.size()) + "\r\n";
+      for (size_t at : at_in_a) rand_offsets_.push_back(resp_.size() + at);
       resp_ += a + "\r\n";
     }
   }
@@ -63,9 +77,17 @@ class RequestTemplate {
       out += resp_;
       for (size_t off : rand_offsets_) {
         char digits[24];
-        std::snprintf(digits, sizeof(digits), "%012llu",
-                      static_cast<unsigned long long>(NextRandom() % keyspace_));
-        std::memcpy(&out[base + off], digits, kRandPlaceholder.size());
+        if (digits_ == 0) {
+          std::snprintf(digits, sizeof(digits), "%012llu",
+                        static_cast<unsigned long long>(NextRandom() % keyspace_));
+          std::memcpy(&out[base + off], digits, kRandPlaceholder.size());
+        } else {
+          uint64_t low = 1;
+          for (int d = 1; d < digits_; ++d) low *= 10;
+          std::snprintf(digits, sizeof(digits), "%llu",
+                        static_cast<unsigned long long>(low + NextRandom() % (9 * low)));
+          std::memcpy(&out[base + off], digits, static_cast<size_t>(digits_));
+        }
       }
     }
   }
@@ -81,6 +103,7 @@ class RequestTemplate {
   std::string resp_;
   std::vector<size_t> rand_offsets_;
   uint64_t keyspace_;
+  int digits_;
   uint64_t state_ = 0x9E3779B97F4A7C15ULL;
 };
 
@@ -102,7 +125,7 @@ double CpuSeconds() {
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: lean_load -p PORT [-c CONNS] [-n REQUESTS] [-P PIPELINE] "
-               "[-r KEYSPACE] ARG...\n");
+               "[-r KEYSPACE] [-d DIGITS] ARG...\n");
   std::exit(2);
 }
 
@@ -112,6 +135,7 @@ int main(int argc, char** argv) {
   int port = 6379, conns = 50, pipeline = 1;
   int64_t requests = 100000;
   uint64_t keyspace = 100000;
+  int digits = 0;
   int i = 1;
   for (; i < argc && argv[i][0] == '-' && i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -122,11 +146,12 @@ int main(int argc, char** argv) {
     else if (flag == "-n") requests = v;
     else if (flag == "-P") pipeline = static_cast<int>(v);
     else if (flag == "-r") keyspace = static_cast<uint64_t>(v);
+    else if (flag == "-d" && v <= 12) digits = static_cast<int>(v);
     else Usage();
   }
   if (i >= argc) Usage();
   const std::vector<std::string> args(argv + i, argv + argc);
-  RequestTemplate request(args, keyspace);
+  RequestTemplate request(args, keyspace, digits);
 
   const int ep = ::epoll_create1(0);
   std::vector<Conn> all(static_cast<size_t>(conns));

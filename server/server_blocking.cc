@@ -174,7 +174,12 @@ bool Server::UnblockByRequest(uint64_t id, bool error) {
   auto it = blocked_.find(id);
   // SHUTDOWN waits for the server, not for something CLIENT UNBLOCK can give up on.
   if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
+  const bool counted = it->second->kind != BlockKind::kWait;
   UnblockClient(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
+  // Redis 7.0 counts a blocking command that CLIENT UNBLOCK (TIMEOUT) gave
+  // up on as a failed call too, though it answers it as a timeout (which,
+  // when the deadline passes by itself, is not a failure).
+  if (!error && counted && c->last_command != nullptr) ++c->last_command->failed_calls;
   return true;
 }
 

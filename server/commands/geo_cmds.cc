@@ -242,6 +242,70 @@ struct GeoPoint {
   double xy[2];
 };
 
+// Orders v[lo, lo + n) by `cmp` (negative, zero, positive) only as far as
+// positions [want_lo, want_hi] need: the partial quicksort Redis runs for a
+// COUNT below the number of members found (pqsort.c, NetBSD's qsort after
+// Bentley & McIlroy, skipping parts outside the positions returned). Members
+// at equal distances are left where this algorithm leaves them, which a
+// different sort would not reproduce, so it is the same algorithm: median of
+// three (of three medians above 40 elements) as pivot, equal keys gathered
+// at both ends and swapped to the middle, insertion sort below 7 elements.
+template <typename T, typename Cmp>
+void PartialQuicksort(std::vector<T>& v, size_t lo, size_t n, const Cmp& cmp, size_t want_lo, size_t want_hi) {
+  auto overlaps = [&](size_t from, size_t count) { return want_lo < from + count && want_hi >= from; };
+  for (;;) {
+    auto at = [&](size_t i) -> T& { return v[lo + i]; };
+    auto med3 = [&](size_t a, size_t b, size_t c) {
+      return cmp(at(a), at(b)) < 0 ? (cmp(at(b), at(c)) < 0 ? b : (cmp(at(a), at(c)) < 0 ? c : a))
+                                   : (cmp(at(b), at(c)) > 0 ? b : (cmp(at(a), at(c)) < 0 ? a : c));
+    };
+    auto swap_runs = [&](size_t a, size_t b, size_t count) {
+      for (size_t i = 0; i < count; ++i) std::swap(at(a + i), at(b + i));
+    };
+    if (n < 7) {
+      for (size_t m = 1; m < n; ++m) {
+        for (size_t l = m; l > 0 && cmp(at(l - 1), at(l)) > 0; --l) std::swap(at(l), at(l - 1));
+      }
+      return;
+    }
+    size_t pm = n / 2;
+    if (n > 7) {
+      size_t pl = 0, pn = n - 1;
+      if (n > 40) {
+        const size_t d = n / 8;
+        pl = med3(pl, pl + d, pl + 2 * d);
+        pm = med3(pm - d, pm, pm + d);
+        pn = med3(pn - 2 * d, pn - d, pn);
+      }
+      pm = med3(pl, pm, pn);
+    }
+    std::swap(at(0), at(pm));  // the pivot, at 0
+    size_t pa = 1, pb = 1, pc = n - 1, pd = n - 1;
+    for (;;) {
+      int r;
+      while (pb <= pc && (r = cmp(at(pb), at(0))) <= 0) {
+        if (r == 0) std::swap(at(pa++), at(pb));
+        ++pb;
+      }
+      while (pb <= pc && (r = cmp(at(pc), at(0))) >= 0) {
+        if (r == 0) std::swap(at(pc), at(pd--));
+        --pc;
+      }
+      if (pb > pc) break;
+      std::swap(at(pb++), at(pc--));
+    }
+    size_t r = std::min(pa, pb - pa);
+    swap_runs(0, pb - r, r);
+    r = std::min(pd - pc, n - pd - 1);
+    swap_runs(pb, n - r, r);
+    if ((r = pb - pa) > 1 && overlaps(lo, r)) PartialQuicksort(v, lo, r, cmp, want_lo, want_hi);
+    if ((r = pd - pc) <= 1) return;
+    lo += n - r;
+    n = r;
+    if (!overlaps(lo, n)) return;
+  }
+}
+
 // The members of z inside `shape`, cell by cell in Redis's order; with
 // `limit` (ANY), stops once that many were found.
 std::vector<GeoPoint> FindInShape(const ZSetValue& z, const geo::Shape& shape, size_t limit) {
@@ -377,9 +441,19 @@ void GeoSearch(CommandContext& ctx, SearchKind kind) {
   if (found.empty() && !has_store) return ctx.reply.ArrayHeader(0);
   const size_t returned = count == 0 ? found.size() : std::min(found.size(), static_cast<size_t>(count));
   if (sort != 0) {
-    std::stable_sort(found.begin(), found.end(), [&](const GeoPoint& a, const GeoPoint& b) {
-      return sort > 0 ? a.meters < b.meters : a.meters > b.meters;
-    });
+    // As Redis: everything found is returned -> qsort, which is glibc's
+    // merge sort (stable); fewer -> its partial quicksort.
+    if (returned == found.size()) {
+      std::stable_sort(found.begin(), found.end(), [&](const GeoPoint& a, const GeoPoint& b) {
+        return sort > 0 ? a.meters < b.meters : a.meters > b.meters;
+      });
+    } else {
+      auto cmp = [&](const GeoPoint& a, const GeoPoint& b) {
+        const int r = a.meters == b.meters ? 0 : (a.meters > b.meters ? 1 : -1);
+        return sort > 0 ? r : -r;
+      };
+      PartialQuicksort(found, 0, found.size(), cmp, 0, returned - 1);
+    }
   }
   if (!has_store) {
     const int options = (with_dist ? 1 : 0) + (with_hash ? 1 : 0) + (with_coord ? 1 : 0);

@@ -1,10 +1,11 @@
 // XINFO STREAM [FULL [COUNT n]], XINFO GROUPS, XINFO CONSUMERS and HELP,
 // with Redis 7.0's fields (entries-read and lag of groups included).
-// radix-tree-nodes is an estimate: ringkv indexes nodes in a B-tree, not a
-// radix tree (docs/streams.md).
+// ringkv indexes nodes in a B-tree, not a radix tree: radix-tree-nodes is
+// the count Redis's rax would have for the same node IDs (core/rax_shape.h).
 #include <string>
 #include <vector>
 
+#include "core/rax_shape.h"
 #include "core/stream_value.h"
 #include "core/strings.h"
 #include "server/command_table.h"
@@ -74,7 +75,10 @@ void ReplyStreamHeader(CommandContext& ctx, const StreamValue& s) {
   ctx.reply.Bulk("radix-tree-keys");
   ctx.reply.Integer(static_cast<int64_t>(s.node_count()));
   ctx.reply.Bulk("radix-tree-nodes");
-  ctx.reply.Integer(static_cast<int64_t>(s.node_count() + 1));
+  std::vector<core::StreamId> masters;
+  masters.reserve(s.node_count());
+  s.ForEachNode([&](core::StreamId id, const core::Listpack&) { masters.push_back(id); });
+  ctx.reply.Integer(static_cast<int64_t>(core::RaxNodeCount(masters)));
   ctx.reply.Bulk("last-generated-id");
   ctx.reply.Bulk(s.last_id().ToString());
   ctx.reply.Bulk("max-deleted-entry-id");

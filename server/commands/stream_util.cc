@@ -1,7 +1,10 @@
 #include "server/commands/stream_util.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/string_value.h"
@@ -76,19 +79,36 @@ void ReplyStreamEntry(CommandContext& ctx, core::StreamId id, core::FieldValues 
 
 size_t ReplyStreamRange(CommandContext& ctx, const core::StreamValue& s, core::StreamId start, core::StreamId end,
                         size_t count, bool reverse) {
-  // The count is known only after the walk: collect IDs first when it is
-  // bounded by neither `count` nor the stream's length.
-  std::vector<std::pair<core::StreamId, std::vector<std::string>>> rows;
+  // The count is known only after the walk: the entries are gathered first,
+  // their fields and values copied into one buffer (not a string each).
+  struct Row {
+    core::StreamId id;
+    size_t first;  // index of its first span
+    size_t n;
+  };
+  std::vector<Row> rows;
+  std::vector<std::pair<size_t, size_t>> spans;  // offset and length in `text`
+  std::string text;
   s.Range(start, end, reverse, [&](core::StreamId id, core::FieldValues fv) {
-    rows.emplace_back(id, std::vector<std::string>(fv.begin(), fv.end()));
+    rows.push_back({id, spans.size(), fv.size()});
+    for (std::string_view x : fv) {
+      spans.emplace_back(text.size(), x.size());
+      text.append(x);
+    }
     return count == 0 || rows.size() < count;
   });
   ctx.reply.ArrayHeader(static_cast<int64_t>(rows.size()));
-  for (const auto& [id, fv] : rows) {
+  for (const Row& row : rows) {
     ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(id.ToString());
-    ctx.reply.ArrayHeader(static_cast<int64_t>(fv.size()));
-    for (const std::string& x : fv) ctx.reply.Bulk(x);
+    char id[48];
+    char* p = std::to_chars(id, id + 20, row.id.ms).ptr;
+    *p++ = '-';
+    p = std::to_chars(p, p + 20, row.id.seq).ptr;
+    ctx.reply.Bulk(std::string_view(id, static_cast<size_t>(p - id)));
+    ctx.reply.ArrayHeader(static_cast<int64_t>(row.n));
+    for (size_t i = row.first; i < row.first + row.n; ++i) {
+      ctx.reply.Bulk(std::string_view(text.data() + spans[i].first, spans[i].second));
+    }
   }
   return rows.size();
 }

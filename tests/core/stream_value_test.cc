@@ -14,6 +14,7 @@
 
 #include "core/crc64.h"
 #include "core/dump_payload.h"
+#include "core/rax_shape.h"
 #include "core/value.h"
 
 namespace ringkv::core {
@@ -274,6 +275,20 @@ TEST(StreamValueTest, DumpRoundTripAndCorruptPayloads) {
     });
     EXPECT_EQ(n, r->stream().size());
   }
+}
+
+// Node counts of Redis's rax for the same keys (XINFO STREAM's
+// radix-tree-nodes, read from redis-server 7.0 for these IDs).
+TEST(RaxShape, CountsRaxNodesForStreamIds) {
+  EXPECT_EQ(RaxNodeCount({}), 1u);  // the empty root
+  EXPECT_EQ(RaxNodeCount({{1, 1}}), 2u);  // compressed 16 bytes, the key
+  // Differ in the last byte only: shared prefix, branch, two keys.
+  EXPECT_EQ(RaxNodeCount({{1, 1}, {1, 2}}), 4u);
+  // Differ earlier: each branch also keeps the rest of its label.
+  EXPECT_EQ(RaxNodeCount({{1, 0}, {1, 256}}), 6u);
+  // No shared first byte: the root is the branching node.
+  EXPECT_EQ(RaxNodeCount({{1, 0}, {uint64_t{1} << 63, 0}}), 5u);
+  EXPECT_EQ(RaxNodeCount({{1, 1}, {1, 2}, {1, 3}}), 5u);
 }
 
 }  // namespace

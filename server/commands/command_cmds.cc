@@ -9,6 +9,7 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
+#include "server/key_flags.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -328,53 +329,17 @@ std::vector<size_t> SpecPositions(std::string_view spec, Argv args) {
 }
 
 // COMMAND GETKEYSANDFLAGS: each key with the flags of the key spec it
-// belongs to; a key no spec can place (SORT ... STORE) takes the last
-// "unknown" spec's, as the commands' own key finders set them in Redis.
+// belongs to (KeysWithFlags).
 void CmdCommandGetkeysandflags(CommandContext& ctx) {
   const CommandSpec* c;
   std::vector<std::string_view> keys;
   if (!FindCommandKeys(ctx, &c, &keys)) return;
-  Argv args = ctx.argv.subspan(2);
-  const RedisShape* shape = ShapeOf(c->name);
-  const std::vector<std::string_view> specs =
-      shape != nullptr ? Split(shape->key_specs, ';', true) : std::vector<std::string_view>{};
-  std::vector<std::vector<size_t>> covered;
-  std::string_view unknown_flags;
-  for (std::string_view spec : specs) {
-    covered.push_back(SpecPositions(spec, args));
-    std::vector<std::string_view> parts = Split(spec, '~', false);
-    if (parts.size() == 4 && parts[2] == "unknown") unknown_flags = parts[1];
-  }
-  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
-  for (std::string_view k : keys) {
-    size_t pos = args.size();
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i].data() == k.data()) pos = i;
-    }
-    std::string_view flags = unknown_flags;
-    for (size_t s = 0; s < specs.size(); ++s) {
-      if (std::find(covered[s].begin(), covered[s].end(), pos) != covered[s].end()) {
-        flags = Split(specs[s], '~', false)[1];
-        break;
-      }
-    }
-    // SET is the one command with variable_flags: OW unless it has GET (Redis's setGetKeys).
-    if (flags.find("variable_flags") != std::string_view::npos && c->name == "set") {
-      flags = "OW,update";
-      for (size_t i = 3; i < args.size(); ++i) {
-        if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
-      }
-    }
-    // BITFIELD: RO unless it has a SET or INCRBY (Redis's bitfieldGetKeys).
-    if (flags.find("variable_flags") != std::string_view::npos && c->name == "bitfield") {
-      flags = "RO,access";
-      for (size_t i = 2; i < args.size(); ++i) {
-        if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) flags = "RW,access,update";
-      }
-    }
+  const std::vector<KeyWithFlags> found = KeysWithFlags(*c, ctx.argv.subspan(2), keys);
+  ctx.reply.ArrayHeader(static_cast<int64_t>(found.size()));
+  for (const KeyWithFlags& k : found) {
     ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(k);
-    const std::vector<std::string_view> names = Split(flags, ',', true);
+    ctx.reply.Bulk(k.key);
+    const std::vector<std::string_view> names = Split(k.flags, ',', true);
     ctx.reply.SetHeader(static_cast<int64_t>(names.size()));
     for (std::string_view f : names) ctx.reply.SimpleString(f);
   }
@@ -422,6 +387,63 @@ void RegisterIntrospectionCommands(CommandTable& t) {
   subs.push_back(Cmd("command|help", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns helpful text about the different subcommands.", "5.0.0", CmdCommandHelp));
   // A container with a handler of its own: COMMAND alone lists everything.
   t.Add(Cmd("command", -1, f, 0, 0, 0, "@slow @connection", "server", "Returns detailed information about all commands.", "2.8.13", CmdCommand, std::move(subs)));
+}
+
+// Each key with the flags of the key spec it belongs to; a key no spec can
+// place (SORT ... STORE) takes the last "unknown" spec's, as the commands'
+// own key finders set them in Redis.
+std::vector<KeyWithFlags> KeysWithFlags(const CommandSpec& c, Argv args, const std::vector<std::string_view>& keys) {
+  const RedisShape* shape = ShapeOf(c.name);
+  const std::vector<std::string_view> specs =
+      shape != nullptr ? Split(shape->key_specs, ';', true) : std::vector<std::string_view>{};
+  std::vector<std::vector<size_t>> covered;
+  std::string_view unknown_flags;
+  for (std::string_view spec : specs) {
+    covered.push_back(SpecPositions(spec, args));
+    std::vector<std::string_view> parts = Split(spec, '~', false);
+    if (parts.size() == 4 && parts[2] == "unknown") unknown_flags = parts[1];
+  }
+  std::vector<KeyWithFlags> out;
+  for (std::string_view k : keys) {
+    size_t pos = args.size();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].data() == k.data()) pos = i;
+    }
+    std::string_view flags = unknown_flags;
+    for (size_t s = 0; s < specs.size(); ++s) {
+      if (std::find(covered[s].begin(), covered[s].end(), pos) != covered[s].end()) {
+        flags = Split(specs[s], '~', false)[1];
+        break;
+      }
+    }
+    // SET is the one command with variable_flags: OW unless it has GET (Redis's setGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c.name == "set") {
+      flags = "OW,update";
+      for (size_t i = 3; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
+      }
+    }
+    // BITFIELD: RO unless it has a SET or INCRBY (Redis's bitfieldGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c.name == "bitfield") {
+      flags = "RO,access";
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) flags = "RW,access,update";
+      }
+    }
+    out.push_back({pos, k, flags});
+  }
+  return out;
+}
+
+std::vector<KeyWithFlags> KeysWithFlags(const CommandSpec& c, Argv args) {
+  std::vector<std::string_view> keys;
+  if (c.find_keys != nullptr) {
+    if (!c.find_keys(args, &keys)) return {};
+  } else if (c.first_key > 0 && !c.not_keys) {
+    keys = CommandKeys(c, args);
+  }
+  if (keys.empty()) return {};
+  return KeysWithFlags(c, args, keys);
 }
 
 }  // namespace ringkv::server

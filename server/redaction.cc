@@ -21,6 +21,8 @@ std::vector<bool> RedactedArguments(std::span<const std::string_view> argv) {
         break;
       }
     }
+  } else if (EqualsIgnoreCase(name, "acl") && argv.size() >= 3 && EqualsIgnoreCase(argv[1], "setuser")) {
+    hide(2, argv.size());  // the user and its rules (passwords), as Redis
   } else if (EqualsIgnoreCase(name, "migrate")) {
     // Options from the 7th argument up to KEYS, which takes the rest.
     for (size_t i = 6; i < argv.size(); ++i) {

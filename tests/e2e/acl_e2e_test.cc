@@ -130,6 +130,23 @@ TEST(AclE2E, AuthHelloAndTheLog) {
   EXPECT_EQ(Call(fresh, {"GET", "x"}), "$-1\r\n");
 }
 
+TEST(AclE2E, SlowlogRedactsUsersAndPasswords) {
+  TestServer s({"--save", ""});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "slowlog-log-slower-than", "0"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"SLOWLOG", "RESET"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"ACL", "SETUSER", "u", ">secret", "+get"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "masterauth", "hidden"}), "+OK\r\n");
+  const std::string log = Call(c, {"SLOWLOG", "GET", "2"});
+  EXPECT_EQ(log.find("secret"), std::string::npos) << log;
+  EXPECT_EQ(log.find("hidden"), std::string::npos) << log;
+  EXPECT_NE(log.find("*5\r\n$3\r\nACL\r\n$7\r\nSETUSER\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n$10\r\n(redacted)\r\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("$10\r\nmasterauth\r\n$10\r\n(redacted)\r\n"), std::string::npos) << log;
+}
+
 TEST(AclE2E, DeletedUsersClientsAreClosedAfterTheReply) {
   TestServer s({"--save", ""});
   ASSERT_TRUE(s.ready());

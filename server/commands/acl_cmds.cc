@@ -11,6 +11,12 @@
 namespace ringkv::server {
 namespace {
 
+// Redis's addReplySubcommandSyntaxError: the subcommand as typed.
+void SubcommandSyntaxError(CommandContext& ctx) {
+  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
+                         "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
+}
+
 void ReplySelector(io::ReplyBuilder& rb, const acl::CommandIndex& index, const acl::Selector& s) {
   rb.Bulk("commands");
   rb.Bulk(acl::DescribeCommandRules(index, s));
@@ -122,7 +128,7 @@ void CmdAclSave(CommandContext& ctx) {
 
 void CmdAclCat(CommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'CAT'. Try ACL HELP.");
+    SubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argv.size() == 2) {
@@ -146,7 +152,7 @@ void CmdAclCat(CommandContext& ctx) {
 
 void CmdAclGenpass(CommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'GENPASS'. Try ACL HELP.");
+    SubcommandSyntaxError(ctx);
     return;
   }
   int64_t bits = 256;
@@ -198,7 +204,7 @@ const char* ContextName(acl::LogContext c) {
 
 void CmdAclLog(CommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'LOG'. Try ACL HELP.");
+    SubcommandSyntaxError(ctx);
     return;
   }
   int64_t count = 10;
@@ -292,7 +298,7 @@ void CmdAclHelp(CommandContext& ctx) {
       "WHOAMI",
       "    Return the current connection username.",
       "HELP",
-      "    Print this help.",
+      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

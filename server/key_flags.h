@@ -3,6 +3,7 @@
 // reports them: COMMAND GETKEYSANDFLAGS and the ACL key check.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -11,9 +12,12 @@
 namespace ringkv::server {
 
 struct KeyWithFlags {
+  enum : uint8_t { kRead = 1, kWrite = 2 };
   size_t pos;              // index in args
   std::string_view key;    // a view into args
   std::string_view flags;  // "RW,access,update"
+  // What ACL asks of the key: read (access), write (insert, update, delete).
+  uint8_t perms;
 };
 
 // `args`: the whole call (args[0] is the command's name). Empty for a command

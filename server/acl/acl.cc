@@ -206,15 +206,6 @@ bool Acl::SaveFile(const std::string& path, std::string* err) const {
 
 namespace {
 
-uint8_t KeyPermsOf(std::string_view flags) {
-  uint8_t perms = 0;
-  for (std::string_view f : Split(flags, ',', true)) {
-    if (f == "access") perms |= kRead;
-    if (f == "insert" || f == "delete" || f == "update") perms |= kWrite;
-  }
-  return perms;
-}
-
 bool KeyAllowed(const Selector& s, std::string_view key, uint8_t perms) {
   if (s.all_keys) return true;
   for (const KeyPattern& k : s.keys) {
@@ -269,7 +260,7 @@ Verdict CheckSelector(const CommandIndex& index, const Selector& s, const Comman
       cache->init = true;
     }
     for (const KeyWithFlags& k : cache->keys) {
-      if (!KeyAllowed(s, k.key, KeyPermsOf(k.flags))) return {Denied::kKey, k.pos};
+      if (!KeyAllowed(s, k.key, k.perms)) return {Denied::kKey, k.pos};
     }
   }
   size_t first, last;

@@ -28,13 +28,18 @@
 namespace ringkv::server {
 
 struct CommandSpec;
+namespace acl {
+struct User;
+}  // namespace acl
 
-// Names a client gave itself (CLIENT SETNAME / SETINFO / HELLO SETNAME):
-// allocated the first time one is set.
+// Names a client gave itself (CLIENT SETNAME / SETINFO / HELLO SETNAME) and
+// the ACL user it authenticated as (null: the default user): allocated the
+// first time one is set.
 struct ClientMeta {
   std::string name;
   std::string lib_name;
   std::string lib_ver;
+  std::shared_ptr<acl::User> user;
 };
 
 // Commands held back by CLIENT PAUSE (owned copies), replayed in order.

@@ -11,7 +11,8 @@
 //    2. CheckArity
 //    3. CheckAuth          NOAUTH
 //    4. CheckMultiAllowed  a no-multi command inside MULTI
-//    5. CheckAcl           placeholder: every command passes (no ACL yet)
+//    5. CheckAcl           NOPERM: the client's user may not run the command
+//                          or touch one of its keys or channels
 //    6. CheckClusterSlot   placeholder: every key is served here (standalone)
 //    7. CheckMemory        maxmemory: evict, then OOM
 //    8. LimitTracking      tracking-table-max-keys (never refuses)
@@ -36,6 +37,8 @@
 
 #include "core/strings.h"
 #include "io/thread_check.h"
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
 #include "server/errors.h"
 #include "server/memory_stats.h"
 #include "server/scripting/scripting.h"
@@ -170,9 +173,10 @@ struct Server::GateRun {
     return true;
   }
 
-  // 3.
+  // 3. As Redis's authRequired: a default user without a password (and
+  // enabled) lets every connection in.
   bool CheckAuth() {
-    if (!c.authenticated && !(spec->flags & cmd::kNoAuth)) {
+    if (!c.authenticated && !(spec->flags & cmd::kNoAuth) && !s.acl_->DefaultAuthenticates()) {
       Reject(errors::kNoAuth, spec);
       return false;
     }
@@ -188,10 +192,24 @@ struct Server::GateRun {
     return true;
   }
 
-  // 5. Where ACL's permission check (commands, keys, channels) goes, as
-  // Redis's ACLCheckAllPerm: after NOAUTH and no-multi, before anything
-  // that evicts or looks at the server's state. Every command passes today.
-  bool CheckAcl() { return true; }
+  // 5. ACL's permission check (commands, keys, channels), as Redis's
+  // ACLCheckAllPerm: after NOAUTH and no-multi, before anything that evicts
+  // or looks at the server's state. A user allowed everything (the default
+  // user unless configured otherwise) costs a load and a branch. The
+  // primary's link and the AOF loader run as no user.
+  bool CheckAcl() {
+    if (c.is_master || c.conn == nullptr) return true;
+    if (c.meta == nullptr || c.meta->user == nullptr) {
+      if (s.acl_->default_user().unrestricted) return true;
+    } else if (c.meta->user->unrestricted) {
+      return true;
+    }
+    const acl::Verdict v = AclCheck(s, c, *spec, argv, c.in_multi ? acl::LogContext::kMulti : acl::LogContext::kToplevel,
+                                    now_ms);
+    if (v.ok()) return true;
+    Reject(acl::Acl::NoPermError(v.denied, *spec), spec);
+    return false;
+  }
 
   // 6. Where cluster mode's slot check (MOVED, ASK, CROSSSLOT, TRYAGAIN)
   // goes, as Redis's getNodeByQuery. Standalone: every key is served here.

@@ -93,6 +93,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterPubsubCommands(table);
   RegisterScriptingCommands(table);
   RegisterFunctionCommands(table);
+  RegisterAclCommands(table);
 }
 
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<const std::string_view> argv) {

@@ -66,6 +66,7 @@ void RegisterDumpCommands(CommandTable& table);         // DUMP, RESTORE
 void RegisterMigrateCommands(CommandTable& table);      // MIGRATE
 void RegisterScriptingCommands(CommandTable& table);  // EVAL & co., SCRIPT
 void RegisterFunctionCommands(CommandTable& table);   // FUNCTION, FCALL
+void RegisterAclCommands(CommandTable& table);        // ACL
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

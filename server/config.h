@@ -78,6 +78,12 @@ class Config {
   };
   OutputBufferLimit OutputLimit(std::string_view client_class) const;
   const std::string& file() const { return file_; }
+  // The `user` directives, in order (name, then rules), for the ACL
+  // component to load at start-up.
+  const std::vector<std::vector<std::string>>& users() const { return users_; }
+  // CONFIG REWRITE writes these lines in place of the file's `user` lines
+  // (none when aclfile is set: the users live in that file).
+  void set_user_lines(std::function<std::vector<std::string>()> fn) { user_lines_ = std::move(fn); }
 
   // ---- apply callbacks ---------------------------------------------------------
   // A CONFIG SET first stores every value, then runs the callbacks of the
@@ -142,6 +148,8 @@ class Config {
   std::vector<std::string> warnings_;
   std::string file_;
   bool save_seen_ = false;  // the first `save` line replaces the default
+  std::vector<std::vector<std::string>> users_;
+  std::function<std::vector<std::string>()> user_lines_;
 };
 
 }  // namespace ringkv::server

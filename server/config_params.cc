@@ -303,6 +303,11 @@ constexpr Rule kRules[] = {
     {.name = "tcp-keepalive", .min = 0, .max = kIntMax},
     {.name = "tcp-backlog", .min = 0, .max = kIntMax, .mutability = kImmutable},
     {.name = "requirepass"},
+    // ACL (server/acl/): the users live in the Acl component, `user` lines
+    // are kept apart (Config::users()).
+    {.name = "aclfile", .mutability = kImmutable},
+    {.name = "acl-pubsub-default", .enums = "allchannels,resetchannels"},
+    {.name = "acllog-max-len", .min = 0, .max = kIntMax},
     {.name = "loglevel", .enums = "debug,verbose,notice,warning"},
     {.name = "logfile", .mutability = kImmutable},
     {.name = "dir", .mutability = kProtected},
@@ -411,7 +416,7 @@ constexpr Rule kRules[] = {
 // Security-relevant directives ringkv does not implement: a non-default value
 // refuses start-up rather than leaving the server less protected than the
 // operator believes.
-constexpr const char* kSecurityPrefixes[] = {"tls-", "aclfile", "acl-pubsub-default"};
+constexpr const char* kSecurityPrefixes[] = {"tls-"};
 
 const ParamType* TypeOfKind(ConfigKind kind) {
   switch (kind) {

@@ -21,6 +21,13 @@ std::vector<bool> RedactedArguments(std::span<const std::string_view> argv) {
         break;
       }
     }
+  } else if (EqualsIgnoreCase(name, "acl") && argv.size() >= 3 && EqualsIgnoreCase(argv[1], "setuser")) {
+    hide(2, argv.size());  // the user and its rules (passwords), as Redis
+  } else if (EqualsIgnoreCase(name, "config") && argv.size() >= 4 && EqualsIgnoreCase(argv[1], "set")) {
+    // Sensitive parameters' values (Redis's SENSITIVE_CONFIG).
+    for (size_t i = 2; i + 1 < argv.size(); i += 2) {
+      if (EqualsIgnoreCase(argv[i], "requirepass") || EqualsIgnoreCase(argv[i], "masterauth")) hide(i + 1, 1);
+    }
   } else if (EqualsIgnoreCase(name, "migrate")) {
     // Options from the 7th argument up to KEYS, which takes the rest.
     for (size_t i = 6; i < argv.size(); ++i) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
+#include "server/acl/acl.h"
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
@@ -41,6 +42,7 @@ Server::Server(std::unique_ptr<Config> config)
       notifications_(*config_, *this),
       unexpected_errors_(*config_) {
   RegisterAllCommands(commands_);
+  acl_ = std::make_unique<acl::Acl>(commands_);
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
   rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
@@ -80,7 +82,10 @@ bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms,
 // Clients and the cron: what accept, each command and each tick read.
 void Server::BindConnectionConfig() {
   Config& c = *config_;
-  c.Bind("requirepass", [this] { requirepass_set_ = !config_->Str("requirepass").empty(); });
+  // requirepass is the default user's password, as in Redis 7.0.
+  c.Bind("requirepass", [this] { acl_->SetDefaultPassword(config_->Str("requirepass")); });
+  c.Bind("acl-pubsub-default", [this] { acl_->set_pubsub_default_all(config_->Str("acl-pubsub-default") == "allchannels"); });
+  c.Bind("acllog-max-len", [this] { acl_->set_log_max_len(static_cast<size_t>(config_->Int("acllog-max-len"))); });
   c.Bind("maxclients", &maxclients_);
   c.Bind("timeout", &timeout_s_);
   c.Bind("hz", [this] { hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500)); });
@@ -187,6 +192,32 @@ io::IoOptions Server::ListenerOptions() const {
 
 absl::Status Server::Listen() { return io_->Listen(ListenerOptions()); }
 
+// The `user` directives, or the aclfile (not both, as Redis).
+absl::Status Server::LoadUsers() {
+  const std::string& aclfile = config_->Str("aclfile");
+  if (!aclfile.empty() && !config_->users().empty()) {
+    return absl::InvalidArgumentError(
+        "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. "
+        "This setup is very likely to lead to configuration errors and security holes, please define either an ACL "
+        "file or declare users directly in your redis.conf, but not both.");
+  }
+  if (absl::Status s = acl_->LoadConfiguredUsers(config_->users()); !s.ok()) return s;
+  if (!aclfile.empty()) {
+    std::string err;
+    if (!acl_->LoadFile(aclfile, &err)) {
+      return absl::InvalidArgumentError(StrCat("Aborting Redis startup because of ACL errors: ", err));
+    }
+  }
+  for (const auto& [name, u] : acl_->users()) {
+    if (!u->enabled) {
+      Log(kNotice, StrCat("The user '", name, "' is disabled (there is no 'on' modifier in the user description). "
+                          "Make sure this is not a configuration error."));
+    }
+  }
+  config_->set_user_lines([this] { return acl_->UserLines(); });
+  return absl::OkStatus();
+}
+
 absl::Status Server::Start() {
   io::IoOptions opts = ListenerOptions();
   opts.threads = static_cast<int>(config_->Int("io-threads"));
@@ -202,6 +233,8 @@ absl::Status Server::Start() {
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   startup_allocated_ = AllocatedBytes();
+  // Users before anything is served (aclfile / user directives).
+  if (absl::Status s = LoadUsers(); !s.ok()) return s;
   // Serving starts before the load, as in Redis: clients connecting during
   // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;
@@ -258,7 +291,7 @@ std::string Server::OnAccept(const io::SocketAddress& peer) {
   }
   // Protected mode (Redis 7.0): no password for the default user and a
   // non-loopback peer, whatever `bind` says.
-  if (config_->Bool("protected-mode") && !requirepass_set_ && !peer.IsLoopback()) {
+  if (config_->Bool("protected-mode") && acl_->default_user().nopass && !peer.IsLoopback()) {
     ++stats_.rejected_connections;
     return errors::kProtectedMode;
   }
@@ -269,7 +302,7 @@ void Server::OnOpen(io::Connection* conn) {
   auto client = std::make_unique<Client>();
   client->conn = conn;
   client->created_s = client->last_interaction_s = static_cast<uint32_t>(UnixMs() / 1000);
-  client->authenticated = !requirepass_set_;
+  client->authenticated = acl_->DefaultAuthenticates();
   client->loopback = conn->peer.IsLoopback();
   conn->owner = client.get();
   io_->SetAuthenticated(conn, client->authenticated);

@@ -70,6 +70,9 @@ namespace ringkv::server {
 namespace scripting {
 class Scripting;
 }  // namespace scripting
+namespace acl {
+class Acl;
+}  // namespace acl
 
 // SHUTDOWN's persistence choice.
 enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
@@ -121,6 +124,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   // ---- for command handlers ----------------------------------------------------
   Config& config() { return *config_; }
+  // Users, permissions, ACL LOG (server/acl/).
+  acl::Acl& acl() { return *acl_; }
+  // The client whose command is running (a script's: its caller).
+  Client* current_client() { return current_client_; }
   const CommandTable& commands() const { return commands_; }
   CommandTable& mutable_commands() { return commands_; }
   core::Keyspace& keyspace() { return keyspace_; }
@@ -492,6 +499,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
+  // aclfile / user directives, at start-up.
+  absl::Status LoadUsers();
   // The start-up load (AOF or RDB). Clients are served between keys (see
   // ServeWhileLoading); Cancelled when a shutdown stopped it part way.
   absl::Status LoadData();
@@ -590,6 +599,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
+  std::unique_ptr<acl::Acl> acl_;
   core::Keyspace keyspace_;
   std::unique_ptr<io::IoSystem> io_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
@@ -628,7 +638,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   ClientPause::Window pause_before_shutdown_;
   std::string run_id_;
   std::string executable_;
-  bool requirepass_set_ = false;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
   LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate

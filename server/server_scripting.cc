@@ -2,6 +2,8 @@
 // connection, with Redis's script refusals), the scripting component's
 // creation, the FUNCTION libraries a snapshot carries, and the busy state of
 // a long script. The scripts themselves: server/scripting/.
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
 #include "core/strings.h"
 #include "io/thread_check.h"
 #include "server/scripting/scripting.h"
@@ -35,6 +37,19 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   if ((spec->flags & cmd::kNoscript) && !disable_deny_scripts_) {
     refuse("ERR This Redis command is not allowed from script");
     return;
+  }
+  // ACL: the script runs as its caller's user (Redis's scriptVerifyACL).
+  if (Client* caller = current_client_; caller != nullptr && caller->conn != nullptr && !caller->is_master) {
+    const acl::Verdict v = AclCheck(*this, *caller, *spec, argv, acl::LogContext::kLua, UnixMs());
+    if (!v.ok()) {
+      refuse(v.denied == acl::Denied::kCommand
+                 ? "ERR The user executing the script can't run this command or subcommand"
+             : v.denied == acl::Denied::kKey
+                 ? "ERR The user executing the script can't access at least one of the keys mentioned in the "
+                   "command arguments"
+                 : "ERR The user executing the script can't publish to the channel mentioned in the command");
+      return;
+    }
   }
   // What the primary's stream or the AOF runs is never refused.
   const bool obey = sc.is_master || loading_;

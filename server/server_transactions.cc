@@ -3,6 +3,8 @@
 // here is the gate's part: the queue runs as one unit through Call (no other
 // client runs in between, nothing blocks) and what it wrote propagates as
 // one MULTI ... EXEC block when that is more than one command, as Redis 7.0.
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
 #include "core/strings.h"
 #include "server/server.h"
 
@@ -27,6 +29,18 @@ void Server::Exec(CommandContext& ctx) {
   transactions_.set_in_exec(true);
   for (const QueuedCommand& q : m->commands) {
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
+    // The rules may have changed since the command was queued (Redis checks
+    // again at EXEC).
+    if (c.conn != nullptr && !c.is_master) {
+      if (const acl::Verdict v = AclCheck(*this, c, *q.spec, argv, acl::LogContext::kMulti, now_ms); !v.ok()) {
+        ctx.reply.Error(StrCat("NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+                               "EXEC call. This command is no longer allowed for the following reason: ",
+                               v.denied == acl::Denied::kCommand ? "no permission to execute the command or subcommand"
+                               : v.denied == acl::Denied::kKey   ? "no permission to touch the specified keys"
+                                   : "no permission to access one of the channels used as arguments"));
+        continue;
+      }
+    }
     Call(c, *q.spec, argv, ctx.reply, now_ms);  // one clock for the whole transaction, as Redis
     if (c.closing) break;
   }

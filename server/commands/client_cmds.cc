@@ -3,6 +3,8 @@
 
 #include "core/strings.h"
 #include "absl/strings/str_cat.h"
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
@@ -75,7 +77,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
                       " ssub=", pubsub_.Count(c.id(), PubSub::Kind::kShard),
                       " multi=", multi ? static_cast<int64_t>(multi->commands.size()) : -1, " qbuf=", qbuf,
                       " qbuf-free=", qbuf_cap - qbuf, " argv-mem=", argv_mem, " multi-mem=", multi ? multi->bytes : 0, " rbs=0 rbp=0 obl=0 oll=0 omem=", omem, " tot-mem=", tot,
-                      " events=r", obuf ? "w" : "", " cmd=", cmd, " user=default redir=", tracking ? static_cast<int64_t>(tracking->options.redirect) : -1, " resp=", c.resp,
+                      " events=r", obuf ? "w" : "", " cmd=", cmd, " user=", meta.user ? std::string_view(meta.user->name) : std::string_view("default"), " redir=", tracking ? static_cast<int64_t>(tracking->options.redirect) : -1, " resp=", c.resp,
                       " lib-name=", meta.lib_name, " lib-ver=", meta.lib_ver);
 }
 
@@ -209,6 +211,7 @@ void CmdClientKill(CommandContext& ctx) {
   bool skipme = true;
   bool by_type = false;
   ClientType type = ClientType::kNormal;
+  const acl::User* by_user = nullptr;
   if ((ctx.argv.size() - 2) % 2 != 0) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -231,10 +234,12 @@ void CmdClientKill(CommandContext& ctx) {
       }
       by_type = true;
     } else if (Is(opt, "USER")) {
-      if (val != "default") {
+      std::shared_ptr<acl::User> u = s.acl().Find(val);
+      if (u == nullptr) {
         ctx.reply.Error(StrCat("ERR No such user '", val, "'"));
         return;
       }
+      by_user = u.get();
     } else if (Is(opt, "SKIPME")) {
       if (Is(val, "yes")) {
         skipme = true;
@@ -253,6 +258,7 @@ void CmdClientKill(CommandContext& ctx) {
   for (const auto& [id, c] : s.clients()) {
     if (id_filter > 0 && c->id() != static_cast<uint64_t>(id_filter)) continue;
     if (by_type && TypeOf(*c) != type) continue;
+    if (by_user != nullptr && &AclUserOf(s, *c) != by_user) continue;
     if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
     if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
     if (skipme && c.get() == &ctx.client) continue;

@@ -9,6 +9,7 @@
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
+#include "server/key_flags.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -275,37 +276,94 @@ void CmdCommandGetkeys(CommandContext& ctx) {
   for (std::string_view k : keys) ctx.reply.Bulk(k);
 }
 
-// The argument positions one key spec (notes~flags~begin~find) covers in
-// `args`, as far as they can be told (Redis's getKeysUsingKeySpecs);
-// nothing for an "unknown" spec.
-std::vector<size_t> SpecPositions(std::string_view spec, Argv args) {
-  std::vector<size_t> out;
-  std::vector<std::string_view> parts = Split(spec, '~', false);
-  if (parts.size() != 4) return out;
+// One key spec (notes~flags~begin~find) parsed once (KeySpecsOf).
+struct ParsedKeySpec {
+  std::string_view flags;  // "RW,access,update"
+  uint8_t perms = 0;       // KeyWithFlags::kRead / kWrite
+  enum class Begin : uint8_t { kIndex, kKeyword, kUnknown } begin = Begin::kUnknown;
+  int64_t index = 0;       // kIndex: the position; kKeyword: startfrom
+  std::string_view keyword;
+  enum class Find : uint8_t { kRange, kKeynum, kUnknown } find = Find::kUnknown;
+  int64_t f1 = 0, f2 = 0, f3 = 0;  // lastkey, keystep, limit / keynumidx, firstkey, keystep
+};
+
+struct ParsedShape {
+  std::vector<ParsedKeySpec> specs;
+  std::string_view unknown_flags;  // the last spec whose begin is "unknown"
+  uint8_t unknown_perms = 0;
+};
+
+uint8_t PermsOf(std::string_view flags) {
+  uint8_t perms = 0;
+  for (std::string_view f : Split(flags, ',', true)) {
+    if (f == "access") perms |= KeyWithFlags::kRead;
+    if (f == "insert" || f == "delete" || f == "update") perms |= KeyWithFlags::kWrite;
+  }
+  return perms;
+}
+
+// The command's key specs, parsed on first use (main thread: the cache is
+// only touched by command handlers and the ACL check).
+const ParsedShape& KeySpecsOf(const CommandSpec& c) {
+  static auto* cache = new absl::flat_hash_map<const CommandSpec*, ParsedShape>();
+  auto [it, inserted] = cache->try_emplace(&c);
+  if (!inserted) return it->second;
+  ParsedShape& shape = it->second;
+  const RedisShape* redis = ShapeOf(c.name);
+  if (redis == nullptr) return shape;
+  for (std::string_view text : Split(redis->key_specs, ';', true)) {
+    std::vector<std::string_view> parts = Split(text, '~', false);
+    if (parts.size() != 4) continue;
+    ParsedKeySpec k;
+    k.flags = parts[1];
+    k.perms = PermsOf(parts[1]);
+    std::vector<std::string_view> begin = Split(parts[2], ':', false);
+    if (begin[0] == "index" && begin.size() == 2) {
+      k.begin = ParsedKeySpec::Begin::kIndex;
+      k.index = ToInt(begin[1]);
+    } else if (begin[0] == "keyword" && begin.size() == 3) {
+      k.begin = ParsedKeySpec::Begin::kKeyword;
+      k.keyword = begin[1];
+      k.index = ToInt(begin[2]);
+    } else {
+      shape.unknown_flags = k.flags;
+      shape.unknown_perms = k.perms;
+    }
+    std::vector<std::string_view> find = Split(parts[3], ':', false);
+    if (find.size() == 4 && (find[0] == "range" || find[0] == "keynum")) {
+      k.find = find[0] == "range" ? ParsedKeySpec::Find::kRange : ParsedKeySpec::Find::kKeynum;
+      k.f1 = ToInt(find[1]);
+      k.f2 = ToInt(find[2]);
+      k.f3 = ToInt(find[3]);
+    }
+    shape.specs.push_back(k);
+  }
+  return shape;
+}
+
+// Whether key spec `k` covers argument `pos` of `args`, as far as it can be
+// told (Redis's getKeysUsingKeySpecs); never for an "unknown" spec.
+bool SpecCovers(const ParsedKeySpec& k, Argv args, size_t pos) {
   const int64_t argc = static_cast<int64_t>(args.size());
-  std::vector<std::string_view> begin = Split(parts[2], ':', false);
   int64_t first = -1;
-  if (begin[0] == "index" && begin.size() == 2) {
-    first = ToInt(begin[1]);
-  } else if (begin[0] == "keyword" && begin.size() == 3) {
+  if (k.begin == ParsedKeySpec::Begin::kIndex) {
+    first = k.index;
+  } else if (k.begin == ParsedKeySpec::Begin::kKeyword) {
     // From startfrom (negative: from the end), forwards or backwards.
-    const int64_t start = ToInt(begin[2]);
-    const int64_t from = start >= 0 ? start : argc + start;
-    const int64_t step = start >= 0 ? 1 : -1;
+    const int64_t from = k.index >= 0 ? k.index : argc + k.index;
+    const int64_t step = k.index >= 0 ? 1 : -1;
     for (int64_t i = from; i > 0 && i < argc; i += step) {
-      if (EqualsIgnoreCase(args[i], begin[1])) {
+      if (EqualsIgnoreCase(args[i], k.keyword)) {
         first = i + 1;
         break;
       }
     }
   }
-  if (first < 0 || first >= argc) return out;
-  std::vector<std::string_view> find = Split(parts[3], ':', false);
-  if (find.size() != 4) return out;
+  if (first < 0 || first >= argc) return false;
   int64_t last, step;
-  if (find[0] == "range") {
-    const int64_t lastkey = ToInt(find[1]), limit = ToInt(find[3]);
-    step = ToInt(find[2]);
+  if (k.find == ParsedKeySpec::Find::kRange) {
+    const int64_t lastkey = k.f1, limit = k.f3;
+    step = k.f2;
     if (lastkey >= 0) {
       last = first + lastkey;
     } else if (limit == 0) {
@@ -313,68 +371,32 @@ std::vector<size_t> SpecPositions(std::string_view spec, Argv args) {
     } else {
       last = first + ((argc - first) / limit + lastkey);
     }
-  } else if (find[0] == "keynum") {
-    const int64_t at = first + ToInt(find[1]);
+  } else if (k.find == ParsedKeySpec::Find::kKeynum) {
+    const int64_t at = first + k.f1;
     int64_t n;
-    if (at >= argc || !core::StringToInt64(args[at], &n) || n < 0) return out;
-    first += ToInt(find[2]);
+    if (at >= argc || !core::StringToInt64(args[at], &n) || n < 0) return false;
+    first += k.f2;
     last = first + n - 1;
-    step = ToInt(find[3]);
+    step = k.f3;
   } else {
-    return out;
+    return false;
   }
-  for (int64_t i = first; i <= last && i < argc && step > 0; i += step) out.push_back(static_cast<size_t>(i));
-  return out;
+  const int64_t p = static_cast<int64_t>(pos);
+  return step > 0 && p >= first && p <= last && p < argc && (p - first) % step == 0;
 }
 
 // COMMAND GETKEYSANDFLAGS: each key with the flags of the key spec it
-// belongs to; a key no spec can place (SORT ... STORE) takes the last
-// "unknown" spec's, as the commands' own key finders set them in Redis.
+// belongs to (KeysWithFlags).
 void CmdCommandGetkeysandflags(CommandContext& ctx) {
   const CommandSpec* c;
   std::vector<std::string_view> keys;
   if (!FindCommandKeys(ctx, &c, &keys)) return;
-  Argv args = ctx.argv.subspan(2);
-  const RedisShape* shape = ShapeOf(c->name);
-  const std::vector<std::string_view> specs =
-      shape != nullptr ? Split(shape->key_specs, ';', true) : std::vector<std::string_view>{};
-  std::vector<std::vector<size_t>> covered;
-  std::string_view unknown_flags;
-  for (std::string_view spec : specs) {
-    covered.push_back(SpecPositions(spec, args));
-    std::vector<std::string_view> parts = Split(spec, '~', false);
-    if (parts.size() == 4 && parts[2] == "unknown") unknown_flags = parts[1];
-  }
-  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
-  for (std::string_view k : keys) {
-    size_t pos = args.size();
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i].data() == k.data()) pos = i;
-    }
-    std::string_view flags = unknown_flags;
-    for (size_t s = 0; s < specs.size(); ++s) {
-      if (std::find(covered[s].begin(), covered[s].end(), pos) != covered[s].end()) {
-        flags = Split(specs[s], '~', false)[1];
-        break;
-      }
-    }
-    // SET is the one command with variable_flags: OW unless it has GET (Redis's setGetKeys).
-    if (flags.find("variable_flags") != std::string_view::npos && c->name == "set") {
-      flags = "OW,update";
-      for (size_t i = 3; i < args.size(); ++i) {
-        if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
-      }
-    }
-    // BITFIELD: RO unless it has a SET or INCRBY (Redis's bitfieldGetKeys).
-    if (flags.find("variable_flags") != std::string_view::npos && c->name == "bitfield") {
-      flags = "RO,access";
-      for (size_t i = 2; i < args.size(); ++i) {
-        if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) flags = "RW,access,update";
-      }
-    }
+  const std::vector<KeyWithFlags> found = KeysWithFlags(*c, ctx.argv.subspan(2), keys);
+  ctx.reply.ArrayHeader(static_cast<int64_t>(found.size()));
+  for (const KeyWithFlags& k : found) {
     ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(k);
-    const std::vector<std::string_view> names = Split(flags, ',', true);
+    ctx.reply.Bulk(k.key);
+    const std::vector<std::string_view> names = Split(k.flags, ',', true);
     ctx.reply.SetHeader(static_cast<int64_t>(names.size()));
     for (std::string_view f : names) ctx.reply.SimpleString(f);
   }
@@ -422,6 +444,59 @@ void RegisterIntrospectionCommands(CommandTable& t) {
   subs.push_back(Cmd("command|help", 2, f, 0, 0, 0, "@slow @connection", "server", "Returns helpful text about the different subcommands.", "5.0.0", CmdCommandHelp));
   // A container with a handler of its own: COMMAND alone lists everything.
   t.Add(Cmd("command", -1, f, 0, 0, 0, "@slow @connection", "server", "Returns detailed information about all commands.", "2.8.13", CmdCommand, std::move(subs)));
+}
+
+// Each key with the flags of the key spec it belongs to; a key no spec can
+// place (SORT ... STORE) takes the last "unknown" spec's, as the commands'
+// own key finders set them in Redis.
+std::vector<KeyWithFlags> KeysWithFlags(const CommandSpec& c, Argv args, const std::vector<std::string_view>& keys) {
+  const ParsedShape& shape = KeySpecsOf(c);
+  std::vector<KeyWithFlags> out;
+  out.reserve(keys.size());
+  for (std::string_view k : keys) {
+    size_t pos = args.size();
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].data() == k.data()) pos = i;
+    }
+    std::string_view flags = shape.unknown_flags;
+    uint8_t perms = shape.unknown_perms;
+    for (const ParsedKeySpec& spec : shape.specs) {
+      if (SpecCovers(spec, args, pos)) {
+        flags = spec.flags;
+        perms = spec.perms;
+        break;
+      }
+    }
+    // SET is the one command with variable_flags: OW unless it has GET (Redis's setGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c.name == "set") {
+      flags = "OW,update";
+      for (size_t i = 3; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "GET")) flags = "RW,access,update";
+      }
+      perms = PermsOf(flags);
+    }
+    // BITFIELD: RO unless it has a SET or INCRBY (Redis's bitfieldGetKeys).
+    if (flags.find("variable_flags") != std::string_view::npos && c.name == "bitfield") {
+      flags = "RO,access";
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "SET") || EqualsIgnoreCase(args[i], "INCRBY")) flags = "RW,access,update";
+      }
+      perms = PermsOf(flags);
+    }
+    out.push_back({pos, k, flags, perms});
+  }
+  return out;
+}
+
+std::vector<KeyWithFlags> KeysWithFlags(const CommandSpec& c, Argv args) {
+  std::vector<std::string_view> keys;
+  if (c.find_keys != nullptr) {
+    if (!c.find_keys(args, &keys)) return {};
+  } else if (c.first_key > 0 && !c.not_keys) {
+    keys = CommandKeys(c, args);
+  }
+  if (keys.empty()) return {};
+  return KeysWithFlags(c, args, keys);
 }
 
 }  // namespace ringkv::server

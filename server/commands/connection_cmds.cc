@@ -1,6 +1,9 @@
-// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET.
+// Connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT, RESET (and
+// the cluster-only READONLY / READWRITE).
 #include "core/strings.h"
 #include "absl/strings/str_cat.h"
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
@@ -35,16 +38,14 @@ void CmdQuit(CommandContext& ctx) {
   ctx.server.CloseClient(ctx.client);
 }
 
-// Checks a password against requirepass. Replies with the error and returns
-// false when it does not match.
+// Authenticates the client as `user` (ACL users; requirepass is the default
+// user's password). Replies with the error and returns false when the pair
+// does not match or the user is disabled.
 bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
-  const std::string& required = ctx.server.config().Str("requirepass");
-  if (user != "default" || (required.empty() ? false : pass != required)) {
+  if (!AclAuthenticate(ctx.server, ctx.client, user, pass, ctx.argv[0], ctx.now_ms)) {
     ctx.reply.Error(errors::kWrongPass);
     return false;
   }
-  ctx.client.authenticated = true;
-  ctx.server.io().SetAuthenticated(ctx.client.conn, true);
   return true;
 }
 
@@ -53,7 +54,7 @@ void CmdAuth(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  if (ctx.argv.size() == 2 && ctx.server.config().Str("requirepass").empty()) {
+  if (ctx.argv.size() == 2 && ctx.server.acl().default_user().nopass) {
     ctx.reply.Error(errors::kAuthNotSet);
     return;
   }
@@ -131,6 +132,9 @@ void CmdHello(CommandContext& ctx) {
   rb.ArrayHeader(0);
 }
 
+// READONLY / READWRITE: cluster commands; ACL rules may name them.
+void CmdClusterDisabled(CommandContext& ctx) { ctx.reply.Error("ERR This instance has cluster support disabled"); }
+
 void CmdSelect(CommandContext& ctx) {
   int64_t index;
   if (!ParseInt(ctx, ctx.argv[1], &index)) return;
@@ -152,8 +156,7 @@ void CmdReset(CommandContext& ctx) {
   ctx.server.ResetClientState(c);  // MULTI, WATCH, MONITOR
   if (c.pubsub) ctx.server.pubsub().RemoveClient(c.id());  // silently, as Redis
   c.pubsub = false;
-  c.authenticated = ctx.server.config().Str("requirepass").empty();
-  ctx.server.io().SetAuthenticated(c.conn, c.authenticated);
+  AclResetAuth(ctx.server, c);  // back to the default user
   io::ReplyBuilder rb(ctx.reply.out(), 2);
   rb.SimpleString("RESET");
 }
@@ -168,6 +171,8 @@ void RegisterConnectionCommands(CommandTable& t) {
   t.Add(Cmd("auth", -2, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Authenticates the connection.", "1.0.0", CmdAuth));
   t.Add(Cmd("hello", -1, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0", CmdHello));
   t.Add(Cmd("select", 2, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "connection", "Changes the selected database.", "1.0.0", CmdSelect));
+  t.Add(Cmd("readonly", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster", "Enables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
+  t.Add(Cmd("readwrite", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster", "Disables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
   t.Add(Cmd("reset", 1, kNoscript | kLoading | kStale | kFast | kNoAuth | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Resets the connection.", "6.2.0", CmdReset));
 }
 

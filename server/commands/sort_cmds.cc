@@ -17,6 +17,7 @@
 #include "core/set_value.h"
 #include "core/strings.h"
 #include "core/zset_value.h"
+#include "server/acl/acl_clients.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
@@ -91,6 +92,11 @@ struct SortOptions {
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
 // [ALPHA] [STORE destination]. False after replying with an error.
 bool ParseSortOptions(CommandContext& ctx, bool readonly, SortOptions* o) {
+  // BY with a pattern and GET read keys the arguments do not name: only for
+  // a user that may read every key (Redis's user_has_full_key_access).
+  auto full_key_read = [&] {
+    return AclMayReadAnyKey(ctx.server, ctx.client, *ctx.client.last_command, ctx.argv);
+  };
   for (size_t j = 2; j < ctx.argv.size(); ++j) {
     const size_t left = ctx.argv.size() - j - 1;
     std::string_view a = ctx.argv[j];
@@ -110,7 +116,15 @@ bool ParseSortOptions(CommandContext& ctx, bool readonly, SortOptions* o) {
     } else if (Is(a, "BY") && left >= 1) {
       o->by = ctx.argv[++j];
       o->dontsort = o->by->find('*') == std::string_view::npos;  // a constant key: nothing to sort by
+      if (!o->dontsort && !full_key_read()) {
+        ctx.reply.Error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
     } else if (Is(a, "GET") && left >= 1) {
+      if (!full_key_read()) {
+        ctx.reply.Error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
       o->gets.push_back(ctx.argv[++j]);
     } else {
       ctx.reply.Error(errors::kSyntax);

@@ -170,8 +170,11 @@ struct LuaApi {
       if (s == nullptr) RaiseString(L, "Lua redis lib command arguments must be strings or integers");
       argv.emplace_back(s, len);
     }
-    if (!Engine(L)->host_->CommandExists(argv)) RaiseString(L, "Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1);  // no ACL yet: every user may run every command
+    bool allowed = false;
+    if (!Engine(L)->host_->AclCheckCmd(argv, &allowed)) {
+      RaiseString(L, "Invalid command passed to redis.acl_check_cmd()");
+    }
+    lua_pushboolean(L, allowed ? 1 : 0);
     return 1;
   }
 

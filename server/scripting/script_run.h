@@ -62,8 +62,9 @@ class ScriptHost {
   // (unknown command, not allowed from scripts, read-only script, OOM, ...)
   // come back as RESP errors with Redis's text.
   virtual void Call(ScriptRun& run, Argv argv, io::OutBuffer& out) = 0;
-  // redis.acl_check_cmd: false when the command does not exist.
-  virtual bool CommandExists(Argv argv) = 0;
+  // redis.acl_check_cmd: false when the command does not exist; else
+  // *allowed tells whether the script's caller's user may run it.
+  virtual bool AclCheckCmd(Argv argv, bool* allowed) = 0;
   // redis.log
   virtual void Log(int level, std::string_view message) = 0;
   // The Lua hook, every so many instructions: true when the script must stop

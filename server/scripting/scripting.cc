@@ -1,5 +1,8 @@
 #include "server/scripting/scripting.h"
 
+#include "server/acl/acl.h"
+#include "server/acl/acl_clients.h"
+
 #include <time.h>
 
 #include <functional>
@@ -287,12 +290,17 @@ void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
   server_.CallFromScript(script_client_, run, argv, rb);
 }
 
-bool Scripting::CommandExists(Argv argv) {
+bool Scripting::AclCheckCmd(Argv argv, bool* allowed) {
   const CommandSpec* spec = server_.commands().Find(argv[0]);
   if (spec == nullptr) return false;
-  if (!spec->subcommands.empty() && spec->handler == nullptr) {
-    return argv.size() >= 2 && CommandTable::FindSub(*spec, argv[1]) != nullptr;
+  if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
+    if (argv.size() < 2) return false;
+    spec = CommandTable::FindSub(*spec, argv[1]);
+    if (spec == nullptr) return false;
   }
+  Client* caller = server_.current_client();
+  const acl::User& u = caller != nullptr ? AclUserOf(server_, *caller) : server_.acl().default_user();
+  *allowed = u.unrestricted || server_.acl().Check(u, *spec, argv).ok();
   return true;
 }
 

@@ -84,7 +84,7 @@ class Scripting final : public ScriptHost {
 
   // ---- ScriptHost ------------------------------------------------------------------
   void Call(ScriptRun& run, Argv argv, io::OutBuffer& out) override;
-  bool CommandExists(Argv argv) override;
+  bool AclCheckCmd(Argv argv, bool* allowed) override;
   void Log(int level, std::string_view message) override;
   bool OnScriptHook(ScriptRun& run) override;
 

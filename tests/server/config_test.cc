@@ -96,6 +96,23 @@ TEST(ConfigTest, SecurityDirectivesAreNeverSilentlyIgnored) {
   EXPECT_TRUE(c.Validate().ok());
 }
 
+TEST(ConfigTest, UserDirectivesAreKeptForTheAclComponent) {
+  Config c;
+  ASSERT_TRUE(c.LoadString("user alice on >pw ~* +@all\nuser default on nopass -flushdb\naclfile users.acl\n").ok());
+  ASSERT_EQ(c.users().size(), 2u);
+  EXPECT_EQ(c.users()[0], (std::vector<std::string>{"alice", "on", ">pw", "~*", "+@all"}));
+  EXPECT_EQ(c.users()[1][0], "default");
+  EXPECT_EQ(c.Str("aclfile"), "users.acl");
+  EXPECT_TRUE(c.Validate().ok());  // ACL directives are implemented now
+  Config dup;
+  absl::Status s = dup.LoadString("user foo\nuser foo\n");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("Duplicate user found"), std::string::npos) << s.message();
+  Config pubsub;
+  EXPECT_TRUE(pubsub.LoadString("acl-pubsub-default allchannels\n").ok());
+  EXPECT_FALSE(pubsub.LoadString("acl-pubsub-default sometimes\n").ok());
+}
+
 TEST(ConfigTest, UnimplementedDirectivesWarnOnce) {
   Config c;
   std::string path = WriteTemp("activedefrag yes\nport 7001\n");

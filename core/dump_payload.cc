@@ -26,7 +26,7 @@ std::string DumpPayload(const Value& value, bool compress) {
 }
 
 absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits,
-                                       std::string* reason) {
+                                       std::string* reason, uint64_t* packed_blobs) {
   // type byte + at least one byte of value + 2 version bytes + 8 CRC bytes.
   if (payload.size() < 10) return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   const auto* p = reinterpret_cast<const unsigned char*>(payload.data());
@@ -39,7 +39,7 @@ absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const Collectio
     return absl::InvalidArgumentError("DUMP payload version or checksum are wrong");
   }
   MemorySource src(payload.substr(0, footer));
-  absl::StatusOr<Value> value = ReadRdbValue(&src, limits);
+  absl::StatusOr<Value> value = ReadRdbValue(&src, limits, packed_blobs);
   if (!value.ok() || src.remaining() != 0) {
     if (reason != nullptr) {
       *reason = value.ok() ? StrCat(src.remaining(), " bytes after the value") : std::string(value.status().message());

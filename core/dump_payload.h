@@ -23,7 +23,9 @@ std::string DumpPayload(const Value& value, bool compress);
 // wrong", "Bad data format").
 // `reason` (optional) receives why a payload is "Bad data format" (Redis's
 // "... integrity check failed" and the like), for the log.
+// `packed_blobs` (optional) receives the number of packed blobs validated
+// (see ReadRdbValue).
 absl::StatusOr<Value> ParseDumpPayload(std::string_view payload, const CollectionLimits& limits = {},
-                                       std::string* reason = nullptr);
+                                       std::string* reason = nullptr, uint64_t* packed_blobs = nullptr);
 
 }  // namespace ringkv::core

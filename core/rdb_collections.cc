@@ -47,6 +47,7 @@ absl::Status ValidatePairs(RdbInput& in, const Listpack& lp, std::string_view wh
 absl::StatusOr<Listpack> ReadListpack(RdbInput& in, std::string_view what) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  in.CountPackedBlob();
   if (absl::Status s = Listpack::Validate(blob); !s.ok()) return IntegrityError(in, what, ToStd(s.message()));
   return Listpack::FromBytes(std::move(blob));
 }
@@ -55,6 +56,7 @@ absl::StatusOr<Listpack> ReadListpack(RdbInput& in, std::string_view what) {
 absl::StatusOr<Listpack> ReadLegacyAsListpack(RdbInput& in, bool zipmap, std::string_view what) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  in.CountPackedBlob();
   absl::StatusOr<std::vector<std::string>> items = zipmap ? DecodeZipmap(blob) : DecodeZiplist(blob);
   if (!items.ok()) return IntegrityError(in, what, ToStd(items.status().message()));
   Listpack lp;
@@ -208,6 +210,7 @@ absl::StatusOr<Value> ReadSetMembers(RdbInput& in, const SetLimits& limits) {
 absl::StatusOr<Value> ReadIntset(RdbInput& in, const SetLimits& limits) {
   std::string blob;
   if (absl::Status s = in.String(&blob); !s.ok()) return s;
+  in.CountPackedBlob();
   if (absl::Status s = Intset::Validate(blob); !s.ok()) return IntegrityError(in, "Intset", ToStd(s.message()));
   SetValue set(Intset::FromBytes(std::move(blob)));
   if (set.empty()) return in.Error(kEmptyKey);

@@ -32,6 +32,10 @@ class RdbInput {
     return absl::DataLossError(StrCat(what, " at offset ", src_->offset()));
   }
   absl::Status ShortRead() const { return Error("Short read or unexpected end of file"); }
+  // Packed blobs (listpacks, ziplists, zipmaps, intsets) validated so far:
+  // what Redis counts as dump_payload_sanitizations.
+  void CountPackedBlob() { ++packed_blobs_; }
+  uint64_t packed_blobs() const { return packed_blobs_; }
 
   bool Bytes(char* dst, size_t n) {
     if (!src_->Read(dst, n)) return false;
@@ -137,6 +141,7 @@ class RdbInput {
   ByteSource* src() { return src_; }
 
  private:
+  uint64_t packed_blobs_ = 0;
   ByteSource* src_;
   uint64_t crc_ = 0;
 };

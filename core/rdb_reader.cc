@@ -92,11 +92,13 @@ std::atomic<bool> g_skip_checksum_validation{false};
 void SetSkipChecksumValidation(bool skip) { g_skip_checksum_validation.store(skip, std::memory_order_relaxed); }
 bool SkipChecksumValidation() { return g_skip_checksum_validation.load(std::memory_order_relaxed); }
 
-absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits) {
+absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits, uint64_t* packed_blobs) {
   RdbInput r(src);
   uint8_t type;
   if (!r.Byte(&type)) return r.ShortRead();
-  return ReadRdbValueOfType(r, type, limits);
+  absl::StatusOr<Value> v = ReadRdbValueOfType(r, type, limits);
+  if (packed_blobs != nullptr) *packed_blobs = r.packed_blobs();
+  return v;
 }
 
 absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions& options) {

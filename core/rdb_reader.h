@@ -111,7 +111,10 @@ struct RdbLoadOptions {
 absl::Status LoadRdb(ByteSource* src, RdbVisitor* visitor, const RdbLoadOptions& options);
 // Decodes one value: its type byte, then its encoding. Collections get the
 // encoding `limits` call for (a listpack too big for them is converted).
-absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits = {});
+// `packed_blobs` (optional): the listpacks, ziplists, zipmaps and intsets
+// validated on the way (Redis's dump_payload_sanitizations).
+absl::StatusOr<Value> ReadRdbValue(ByteSource* src, const CollectionLimits& limits = {},
+                                   uint64_t* packed_blobs = nullptr);
 
 // DEBUG SET-SKIP-CHECKSUM-VALIDATION (a test hook, process-wide as in Redis):
 // while set, LoadRdb and ParseDumpPayload (core/dump_payload.h) do not check the CRC-64 (the

@@ -145,6 +145,7 @@ absl::StatusOr<Value> ReadRdbStream(RdbInput& in, uint8_t type) {
     StreamId master;
     if (!StreamId::Decode(key, &master)) return in.Error("Stream node key entry is not the size of a stream ID");
     if (absl::Status st = in.String(&blob); !st.ok()) return st;
+    in.CountPackedBlob();
     if (absl::Status st = Listpack::Validate(blob); !st.ok()) {
       return in.Error(StrCat("Stream listpack integrity check failed: ", ToStd(st.message())));
     }

@@ -46,6 +46,7 @@ struct ServerStats {
   uint64_t total_commands = 0;
   uint64_t total_error_replies = 0;
   uint64_t unexpected_error_replies = 0;
+  uint64_t dump_payload_sanitizations = 0;  // packed blobs of RESTORE payloads sanitized
   uint64_t evicted_keys = 0;
   uint64_t evicted_clients = 0;  // maxmemory-clients
   uint64_t sync_full = 0;
@@ -83,6 +84,7 @@ struct ServerStats {
   void ResetCounters() {
     total_connections = rejected_connections = total_commands = 0;
     total_error_replies = unexpected_error_replies = 0;
+    dump_payload_sanitizations = 0;
     evicted_keys = evicted_clients = 0;
     sync_full = sync_partial_ok = sync_partial_err = 0;
     expire_cycle_us = 0;

@@ -4,6 +4,7 @@
 #include "core/dump_payload.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
+#include "server/acl/users.h"
 #include "server/command_table.h"
 #include "server/commands/key_ops.h"
 #include "server/commands/util.h"
@@ -66,7 +67,18 @@ void CmdRestore(CommandContext& ctx) {
     return;
   }
   std::string reason;
-  absl::StatusOr<core::Value> value = core::ParseDumpPayload(ctx.argv[3], ctx.server.keyspace().limits(), &reason);
+  uint64_t packed_blobs = 0;
+  absl::StatusOr<core::Value> value =
+      core::ParseDumpPayload(ctx.argv[3], ctx.server.keyspace().limits(), &reason, &packed_blobs);
+  // ringkv validates every payload deeply; INFO's dump_payload_sanitizations
+  // counts the packed blobs as Redis does, when sanitize-dump-payload asks
+  // for it (yes; or clients, unless the primary or a skip-sanitize-payload
+  // user sent it).
+  const std::string& sanitize = ctx.server.config().Str("sanitize-dump-payload");
+  const bool skip_user = ctx.client.meta && ctx.client.meta->user && ctx.client.meta->user->sanitize < 0;
+  if (sanitize == "yes" || (sanitize == "clients" && !ctx.client.is_master && !skip_user)) {
+    ctx.server.stats().dump_payload_sanitizations += packed_blobs;
+  }
   if (!value.ok()) {
     // As Redis (at verbose): why the payload was refused.
     if (!reason.empty()) Log(kVerbose, StrCat("Internal error in RDB reading the RESTORE payload: ", reason));

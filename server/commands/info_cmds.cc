@@ -254,10 +254,15 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "tracking_total_prefixes", s.tracking().prefixes());
   Field(out, "unexpected_error_replies", st.unexpected_error_replies);
   Field(out, "total_error_replies", st.total_error_replies);
+  Field(out, "dump_payload_sanitizations", st.dump_payload_sanitizations);
   Field(out, "total_reads_processed", net.reads - base.reads);
   Field(out, "total_writes_processed", net.writes - base.writes);
   Field(out, "io_threaded_reads_processed", net.threaded_reads - base.threaded_reads);
   Field(out, "io_threaded_writes_processed", net.threaded_writes - base.threaded_writes);
+  // ringkv keeps no static per-client reply buffer to resize (an idle
+  // client holds none): Redis's counters of its resizing stay 0.
+  Field(out, "reply_buffer_shrinks", 0);
+  Field(out, "reply_buffer_expands", 0);
 }
 
 void InfoReplication(Server& s, std::string* out) {

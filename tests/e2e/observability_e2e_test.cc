@@ -357,6 +357,32 @@ TEST(InfoStatsE2E, NetworkCountersCountEveryByte) {
   const auto reset = InfoFields(c.get(), "stats");
   EXPECT_EQ(reset.at("total_net_input_bytes"), "25");  // this INFO's request only
   EXPECT_EQ(reset.at("total_reads_processed"), "1");
+  EXPECT_EQ(reset.at("reply_buffer_shrinks"), "0");
+  EXPECT_EQ(reset.at("reply_buffer_expands"), "0");
+}
+
+// dump_payload_sanitizations counts the packed blobs of RESTORE payloads as
+// Redis does: only while sanitize-dump-payload asks for sanitizing.
+TEST(InfoStatsE2E, DumpPayloadSanitizationsCountPackedBlobs) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  auto c = Connect(s.port());
+  ASSERT_EQ(Call(c.get(), {"HSET", "h", "f", "v"}).integer, 1);  // one listpack
+  ASSERT_EQ(Call(c.get(), {"SET", "str", "plain"}).str, "OK");    // no packed blob
+  const std::string hash_payload = Call(c.get(), {"DUMP", "h"}).str;
+  const std::string string_payload = Call(c.get(), {"DUMP", "str"}).str;
+  auto sanitizations = [&] { return InfoFields(c.get(), "stats").at("dump_payload_sanitizations"); };
+  ASSERT_EQ(Text(c.get(), {"RESTORE", "h2", "0", hash_payload}), "OK");  // default `no`
+  EXPECT_EQ(sanitizations(), "0");
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "SET", "sanitize-dump-payload", "yes"}), "OK");
+  ASSERT_EQ(Text(c.get(), {"RESTORE", "h3", "0", hash_payload}), "OK");
+  ASSERT_EQ(Text(c.get(), {"RESTORE", "str2", "0", string_payload}), "OK");
+  EXPECT_EQ(sanitizations(), "1");
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "SET", "sanitize-dump-payload", "clients"}), "OK");
+  ASSERT_EQ(Text(c.get(), {"RESTORE", "h4", "0", hash_payload}), "OK");
+  EXPECT_EQ(sanitizations(), "2");
+  ASSERT_EQ(Text(c.get(), {"CONFIG", "RESETSTAT"}), "OK");
+  EXPECT_EQ(sanitizations(), "0");
 }
 
 }  // namespace

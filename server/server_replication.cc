@@ -74,6 +74,13 @@ void Server::BindReplicationConfig() {
   config_->Bind("min-replicas-max-lag", &min_replicas_max_lag_);
   config_->Bind("replica-read-only", &replica_read_only_);
   config_->Bind("replica-serve-stale-data", &serve_stale_data_);
+  // A new repl-backlog-size applies at once, as Redis resizes its backlog in
+  // CONFIG SET: the end of this loop turn already trims to it, so a replica
+  // reconnecting right after writes that overflowed it gets a full resync,
+  // not a partial one from bytes Redis would no longer hold.
+  config_->Bind("repl-backlog-size", [this] {
+    if (primary_) primary_->backlog().set_capacity(static_cast<size_t>(config_->Int("repl-backlog-size")));
+  });
 }
 
 int Server::GoodReplicas(int64_t now_ms) const {
@@ -465,7 +472,6 @@ void Server::ReplicationCron(int64_t now_ms) {
     DropReplica(id);
   }
   StartFullSyncIfNeeded(now_ms);
-  primary_->backlog().set_capacity(static_cast<size_t>(config_->Int("repl-backlog-size")));
 }
 
 void Server::ReplicateVerbatim(Argv argv) {

@@ -121,15 +121,11 @@ void EpollBackend::PollIn(int fd, uint64_t tag) {
 }
 
 void EpollBackend::Send(int fd, const char* data, size_t len, uint64_t tag) {
-  const ssize_t n = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-    Push(tag, n >= 0 ? static_cast<int32_t>(n) : -errno, 0);
-    return;
-  }
-  FdState& st = State(fd);
-  st.send_wait = true;
-  st.send_tag = tag;
-  Update(fd);
+  iovec iov{const_cast<char*>(data), len};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  SendMsg(fd, &msg, tag);
 }
 
 void EpollBackend::SendMsg(int fd, msghdr* msg, uint64_t tag) {

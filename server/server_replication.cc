@@ -196,7 +196,9 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
     Log(kNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
     return;
   }
-  if ((UseDiskless({&link}) || link.filtered()) && config_->Bool("repl-diskless-sync") &&
+  // A streamed transfer (diskless, or a filtered snapshot, always streamed)
+  // waits repl-diskless-sync-delay on a diskless primary.
+  if (config_->Bool("repl-diskless-sync") && (link.capa_eof || link.filtered()) &&
       config_->Int("repl-diskless-sync-delay") > 0) {
     Log(kNotice, "Delay next BGSAVE for diskless SYNC");
     return;  // the cron starts it, so replicas arriving meanwhile share it

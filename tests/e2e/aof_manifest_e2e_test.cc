@@ -17,7 +17,8 @@
 namespace ringkv::testing {
 namespace {
 
-std::vector<std::string> InDir(const TempDir& dir, std::vector<std::string> extra = {}) {
+// As InDir, with the log in dir/log.txt.
+std::vector<std::string> InDirLogged(const TempDir& dir, std::vector<std::string> extra = {}) {
   std::vector<std::string> a = {"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes",
                                 "--logfile", dir.path() + "/log.txt"};
   a.insert(a.end(), extra.begin(), extra.end());
@@ -66,7 +67,7 @@ TEST(AofManifestE2E, StartUpRefusesWhatRedisRefuses) {
     std::filesystem::create_directory(dir.path() + "/appendonlydir");
     WriteFile(dir.path() + "/appendonlydir/appendonly.aof.manifest", c.manifest);
     WriteFile(dir.path() + "/appendonlydir/appendonly.aof.1.incr.aof", Resp({"SET", "k1", "v1"}));
-    TestServer s(InDir(dir, {"--appendonly", "yes"}));
+    TestServer s(InDirLogged(dir, {"--appendonly", "yes"}));
     EXPECT_FALSE(s.ready());
     EXPECT_EQ(Count(ReadFile(dir.path() + "/log.txt"), c.logged), 1u);
   }
@@ -79,7 +80,7 @@ TEST(AofManifestE2E, AnInterruptedUpgradeIsFinished) {
   WriteFile(dir.path() + "/appendonly.aof", Resp({"SET", "k1", "v1"}) + Resp({"SET", "k2", "v2"}));
   std::filesystem::create_directory(dir.path() + "/appendonlydir");
   WriteFile(dir.path() + "/appendonlydir/appendonly.aof.manifest", "file appendonly.aof seq 1 type b\n");
-  TestServer s(InDir(dir, {"--appendonly", "yes"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   EXPECT_EQ(Call(c, {"GET", "k2"}), "$2\r\nv2\r\n");
@@ -93,7 +94,7 @@ TEST(AofManifestE2E, AnInterruptedUpgradeIsFinished) {
 // incremental files at 1 again, as on Redis.
 TEST(AofManifestE2E, SequenceNumbersFollowTheManifestOnDisk) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--appendonly", "yes"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   ASSERT_EQ(Call(c, {"SET", "a", "1"}), "+OK\r\n");
@@ -115,7 +116,7 @@ TEST(AofManifestE2E, SequenceNumbersFollowTheManifestOnDisk) {
 // attempt is made again.
 TEST(AofManifestE2E, TurningTheAofOnUsesATemporaryIncrementalFile) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--rdb-key-save-delay", "1000000"}));  // a second per key
+  TestServer s(InDirLogged(dir, {"--rdb-key-save-delay", "1000000"}));  // a second per key
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   for (const char* k : {"a", "b", "c"}) ASSERT_EQ(Call(c, {"SET", k, "1"}), "+OK\r\n");
@@ -151,7 +152,7 @@ TEST(AofManifestE2E, TurningTheAofOnUsesATemporaryIncrementalFile) {
 
 TEST(AofManifestE2E, AutoGcOffKeepsHistoryInRedisOrder) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--appendonly", "yes", "--aof-disable-auto-gc", "yes"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes", "--aof-disable-auto-gc", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   for (int i = 0; i < 2; ++i) {
@@ -179,7 +180,7 @@ TEST(AofManifestE2E, AutoGcOffKeepsHistoryInRedisOrder) {
 // BGREWRITEAOF still runs at once.
 TEST(AofManifestE2E, RepeatedRewriteFailuresTriggerTheLimit) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--appendonly", "yes"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   ASSERT_EQ(Call(c, {"SET", "k", "v"}), "+OK\r\n");
@@ -215,7 +216,7 @@ TEST(AofManifestE2E, RepeatedRewriteFailuresTriggerTheLimit) {
 // second, and at the top of an AOF-format base; loading skips them.
 TEST(AofManifestE2E, TimestampAnnotations) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"}));
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   ASSERT_EQ(Call(c, {"CONFIG", "SET", "aof-timestamp-enabled", "yes"}), "+OK\r\n");
@@ -247,7 +248,7 @@ TEST(AofManifestE2E, DebugAofFlushSleep) {
 // clients meanwhile: they are told the server is loading, as by Redis.
 TEST(AofManifestE2E, AScriptRunningFromTheAofAnswersLoading) {
   TempDir dir;
-  TestServer s(InDir(dir, {"--appendonly", "yes", "--busy-reply-threshold", "1"}));
+  TestServer s(InDirLogged(dir, {"--appendonly", "yes", "--busy-reply-threshold", "1"}));
   ASSERT_TRUE(s.ready());
   WriteFile(dir.path() + "/appendonlydir/appendonly.aof.1.incr.aof",
             Resp({"EVAL", "redis.call('set',KEYS[1],'y'); for i=1,1000000 do redis.call('ping') end return 'ok'", "1",

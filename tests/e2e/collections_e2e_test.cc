@@ -16,13 +16,7 @@ namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
 
-std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
-std::vector<std::string> InDir(const TempDir& dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
 
 // Writes one key of every type in each of its encodings (small and large,
 // integers and strings), some with TTLs, through the commands that build

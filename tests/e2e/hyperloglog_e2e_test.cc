@@ -92,10 +92,6 @@ void Extend(RawConn& c, const std::string& tag) {
   ASSERT_EQ(Call(c, {"PFMERGE", "merged", "stale", "empty"}), "+OK\r\n");
 }
 
-// No save points: neither server writes the file again when it stops.
-std::vector<std::string> InDir(const TempDir& dir) {
-  return {"--dir", dir.path(), "--dbfilename", "dump.rdb", "--enable-debug-command", "yes", "--save", ""};
-}
 
 TEST(HyperLogLogE2E, RdbFilesMoveBothWaysWithRedisServer) {
   if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";

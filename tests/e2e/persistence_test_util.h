@@ -84,4 +84,14 @@ class TempDir {
   std::string path_;
 };
 
+// DEBUG DIGEST's raw reply.
+inline std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
+
+// A server working in `dir`, without save points, DEBUG enabled, plus `extra`.
+inline std::vector<std::string> InDir(const TempDir& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"--dir", dir.path(), "--save", "", "--enable-debug-command", "yes"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
 }  // namespace ringkv::testing

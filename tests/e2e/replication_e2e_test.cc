@@ -21,7 +21,6 @@ namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
 
-std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
 bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
   return WaitInfo(replica, "master_link_status", "up", timeout_ms);

@@ -17,7 +17,6 @@ namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
 
-std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
 // Waits until PING from `c` answers with a reply starting with `prefix`.
 bool WaitPing(RawConn& c, const std::string& prefix, int timeout_ms = 5000) {

@@ -65,7 +65,6 @@ std::string AllStreams(RawConn& c, bool with_seen_time = true) {
   return out;
 }
 
-std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }
 
 // Streams in every state the RDB format has to carry: several nodes (five
 // entries each), entries with the master entry's fields and with others,
@@ -134,9 +133,6 @@ void ChangeStreams(RawConn& c) {
   EXPECT_EQ(Call(c, {"XADD", "fresh", "7-7", "k", "v"}), "$3\r\n7-7\r\n");
 }
 
-std::vector<std::string> InDir(const TempDir& dir) {
-  return {"--dir", dir.path(), "--dbfilename", "dump.rdb", "--enable-debug-command", "yes", "--save", ""};
-}
 
 TEST(StreamsE2E, RdbFilesMoveBothWaysWithRedisServer) {
   if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";

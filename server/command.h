@@ -44,6 +44,11 @@ enum Flag : uint32_t {
   kSentinel = 1u << 16,
   kOnlySentinel = 1u << 17,
   kNoAsyncLoading = 1u << 18,
+  kAsking = 1u << 19,  // accepted for a slot being imported (RESTORE-ASKING); shown only
+  // Behind enable-debug-command / enable-module-command (DEBUG, MODULE LOAD,
+  // LOADEX, UNLOAD): refused by the gate where not allowed. Not shown, as in
+  // Redis.
+  kProtected = 1u << 20,
 };
 }  // namespace cmd
 

@@ -173,6 +173,22 @@ struct Server::GateRun {
     return true;
   }
 
+  // 2b. DEBUG and MODULE LOAD / LOADEX / UNLOAD where enable-debug-command /
+  // enable-module-command does not allow them (no; local: loopback clients
+  // and Unix sockets only), as Redis's processCommand refuses them.
+  bool CheckProtected() {
+    if (!(spec->flags & cmd::kProtected)) return true;
+    const bool debug = spec->name == "debug";
+    const std::string& mode = s.config().Str(debug ? "enable-debug-command" : "enable-module-command");
+    if (mode == "yes" || (mode == "local" && c.loopback)) return true;
+    Reject(StrCat("ERR ", debug ? "DEBUG" : "MODULE", " command not allowed. If the ",
+                  debug ? "enable-debug-command" : "enable-module-command",
+                  " option is set to \"local\", you can run it from a local connection, otherwise you need to set "
+                  "this option in the configuration file, and then restart the server."),
+           spec);
+    return false;
+  }
+
   // 3. As Redis's authRequired: a default user without a password (and
   // enabled) lets every connection in.
   bool CheckAuth() {
@@ -374,7 +390,7 @@ void Server::Execute(Client& c, Argv argv) {
   io::ReplyBuilder rb(replying ? &ReplyTarget(c, writes) : c.is_replica ? &replica_replies_ : &discard, c.resp,
                       &errors);
   GateRun run{*this, c, argv, rb, spec, 0, now_ms, is_exec, replying};
-  const bool runs = run.LookUp() && run.CheckArity() && run.CheckAuth() && run.CheckMultiAllowed() &&
+  const bool runs = run.LookUp() && run.CheckArity() && run.CheckProtected() && run.CheckAuth() && run.CheckMultiAllowed() &&
                     run.CheckAcl() && run.CheckClusterSlot() && run.CheckMemory() && run.LimitTracking() &&
                     run.CheckPersistence() && run.CheckReplication() && run.CheckLoading() &&
                     run.CheckBusyScript() && run.CheckReplicaLink() && run.HoldIfPaused() && run.QueueIfInMulti();

@@ -17,7 +17,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {cmd::kSkipMonitor, "skip_monitor"}, {cmd::kSkipSlowlog, "skip_slowlog"}, {cmd::kFast, "fast"},
       {cmd::kNoAuth, "no_auth"},     {cmd::kNoAsyncLoading, "no_async_loading"},
       {cmd::kNoMulti, "no_multi"},
-      {cmd::kAllowBusy, "allow_busy"},
+      {cmd::kAllowBusy, "allow_busy"},  {cmd::kAsking, "asking"},
       // kMayReplicate, kSentinel and kOnlySentinel are not listed: redis-server
       // 7.0 hides them too.
   };
@@ -94,6 +94,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterScriptingCommands(table);
   RegisterFunctionCommands(table);
   RegisterAclCommands(table);
+  RegisterClusterCommands(table);
+  RegisterModuleCommands(table);
 }
 
 std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<const std::string_view> argv) {

@@ -67,6 +67,8 @@ void RegisterMigrateCommands(CommandTable& table);      // MIGRATE
 void RegisterScriptingCommands(CommandTable& table);  // EVAL & co., SCRIPT
 void RegisterFunctionCommands(CommandTable& table);   // FUNCTION, FCALL
 void RegisterAclCommands(CommandTable& table);        // ACL
+void RegisterClusterCommands(CommandTable& table);    // CLUSTER, ASKING, READONLY, READWRITE (cluster-enabled no)
+void RegisterModuleCommands(CommandTable& table);     // MODULE (no module loads)
 void RegisterAllCommands(CommandTable& table);
 
 }  // namespace ringkv::server

@@ -42,6 +42,7 @@ struct ParamType {
 };
 
 namespace config_types {
+extern const ParamType kActiveDefrag;  // yes / no, where yes is refused (no defragmenter)
 extern const ParamType kBool;    // yes / no, any case; shown lower-case
 extern const ParamType kInt;     // an integer within [min, max]
 extern const ParamType kMemory;  // "1gb", "100k", "42" within [min, max]; shown in bytes

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
@@ -173,8 +174,13 @@ void Server::StartMasterSync() {
     const std::string own_replid = repl_ids_.replid;
     req.load_payload = [staging, stats, flag_async, flag_sync, own_replid](
                            core::ByteSource* src, const std::string& primary_replid) -> absl::Status {
-      std::atomic<bool>* loading = primary_replid == own_replid ? flag_async : flag_sync;
+      const bool async = primary_replid == own_replid;
+      std::atomic<bool>* loading = async ? flag_async : flag_sync;
       Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+      // Clients wait on a load of another history (-LOADING): the watchdog
+      // times it as it times the main thread (server/watchdog.h).
+      std::optional<Watchdog::BlockingWork> watched;
+      if (!async) watched.emplace();
       loading->store(true);
       absl::StatusOr<RdbLoadStats> loaded = LoadRdbInto(src, *staging, UnixMs());
       loading->store(false);

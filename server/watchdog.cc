@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "core/strings.h"
@@ -47,12 +49,25 @@ void LogFromHandler(const char* message) {
   LogRawFromHandler(line, len);
 }
 
+int64_t MonotonicMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The one watched BlockingWork: its thread (0: none), when it began, and
+// whether it was reported. Written by the worker, read by the main thread.
+std::atomic<pid_t> g_blocking_tid{0};
+std::atomic<int64_t> g_blocking_since_ms{0};
+std::atomic<bool> g_blocking_reported{true};  // true while none is watched
+
 void OnWatchdogExpired(int /*sig*/, siginfo_t* /*info*/, void* /*context*/) {
   const int saved_errno = errno;
   LogFromHandler("\n--- WATCHDOG TIMER EXPIRED ---");
   void* frames[64];
   const int n = backtrace(frames, 64);
-  // Frame 0 is this handler; the rest is where the main thread was stuck.
+  // Frame 0 is this handler; the rest is where the thread was stuck (the
+  // main thread, or a BlockingWork's worker).
   backtrace_symbols_fd(frames + 1, std::max(n - 1, 0), LogFileDescriptor());
   LogFromHandler("--------\n");
   errno = saved_errno;
@@ -106,7 +121,39 @@ void Watchdog::SetPeriod(int64_t period_ms, int hz) {
 }
 
 void Watchdog::Feed() {
-  if (period_ms_ > 0 && have_timer_) Arm(period_ms_);
+  if (period_ms_ > 0 && have_timer_) {
+    Arm(period_ms_);
+    CheckBlockingWork();
+  }
+}
+
+void Watchdog::CheckBlockingWork() {
+  const pid_t tid = g_blocking_tid.load(std::memory_order_acquire);
+  if (tid == 0 || g_blocking_reported.load(std::memory_order_acquire)) return;
+  if (MonotonicMs() - g_blocking_since_ms.load(std::memory_order_relaxed) < period_ms_) return;
+  g_blocking_reported.store(true, std::memory_order_relaxed);
+  // The handler is installed (have_timer_), so the signal only logs. The
+  // BlockingWork may have just ended; its thread is then still alive (its
+  // scope ended, not the thread: workers are joined on the main thread), or
+  // gone, when tgkill fails with ESRCH and nothing happens.
+  syscall(SYS_tgkill, getpid(), tid, SIGALRM);
+}
+
+Watchdog::BlockingWork::BlockingWork() {
+  pid_t expected = 0;
+  const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+  registered_ = g_blocking_tid.compare_exchange_strong(expected, self, std::memory_order_acq_rel);
+  if (!registered_) return;
+  // `since` is published by the release store of `reported`: the main
+  // thread reads `since` only after it saw reported == false.
+  g_blocking_since_ms.store(MonotonicMs(), std::memory_order_relaxed);
+  g_blocking_reported.store(false, std::memory_order_release);
+}
+
+Watchdog::BlockingWork::~BlockingWork() {
+  if (!registered_) return;
+  g_blocking_reported.store(true, std::memory_order_release);
+  g_blocking_tid.store(0, std::memory_order_release);
 }
 
 }  // namespace ringkv::server

@@ -8,9 +8,23 @@
 // never kills. The period is raised to at least two cron ticks, as in Redis,
 // so a healthy server never trips it.
 //
+// Work that clients wait on but that runs off the main thread -- a replica
+// loading a payload of another history, while every client gets -LOADING --
+// is watched too: the worker marks it with a BlockingWork scope, and once
+// it has run a whole period the next cron tick sends SIGALRM to that worker,
+// which logs the same report with the worker's stack (where the load is
+// stuck: usually a read from the primary). That is what Redis reports for
+// its main thread blocked in such a load, and the worker's blocking reads
+// are written to be interrupted by it (EINTR is retried). One report per
+// BlockingWork, as Redis's one-shot timer gives one per blocked stretch.
+//
 // Thread-safety: construct, SetPeriod and Feed on the main thread only (the
-// timer targets the thread that created the Watchdog).
+// timer targets the thread that created the Watchdog). BlockingWork on any
+// thread; at most one is watched at a time (a second one nested or
+// concurrent is not watched).
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <ctime>
@@ -31,7 +45,23 @@ class Watchdog {
   void Feed();
   int64_t period_ms() const { return period_ms_; }
 
+  // RAII: the calling thread runs work that clients wait on, from now until
+  // destruction.
+  class BlockingWork {
+   public:
+    BlockingWork();
+    ~BlockingWork();
+    BlockingWork(const BlockingWork&) = delete;
+    BlockingWork& operator=(const BlockingWork&) = delete;
+
+   private:
+    bool registered_ = false;
+  };
+
  private:
+  // Signals the registered BlockingWork's thread once it has run a period.
+  void CheckBlockingWork();
+
   // Creates the timer and installs the SIGALRM handler on first use.
   bool EnsureTimer();
   void Arm(int64_t ms);

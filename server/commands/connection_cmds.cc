@@ -133,8 +133,6 @@ void CmdHello(CommandContext& ctx) {
 }
 
 // READONLY / READWRITE: cluster commands; ACL rules may name them.
-void CmdClusterDisabled(CommandContext& ctx) { ctx.reply.Error("ERR This instance has cluster support disabled"); }
-
 void CmdSelect(CommandContext& ctx) {
   int64_t index;
   if (!ParseInt(ctx, ctx.argv[1], &index)) return;
@@ -171,8 +169,6 @@ void RegisterConnectionCommands(CommandTable& t) {
   t.Add(Cmd("auth", -2, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Authenticates the connection.", "1.0.0", CmdAuth));
   t.Add(Cmd("hello", -1, kNoscript | kLoading | kStale | kFast | kNoAuth | kSentinel | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0", CmdHello));
   t.Add(Cmd("select", 2, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "connection", "Changes the selected database.", "1.0.0", CmdSelect));
-  t.Add(Cmd("readonly", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster", "Enables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
-  t.Add(Cmd("readwrite", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster", "Disables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
   t.Add(Cmd("reset", 1, kNoscript | kLoading | kStale | kFast | kNoAuth | kAllowBusy, 0, 0, 0, "@fast @connection", "connection", "Resets the connection.", "6.2.0", CmdReset));
 }
 

@@ -1,5 +1,6 @@
 // DEBUG: the operator and tooling subcommands of Redis 7.0 that ringkv has
-// the data for. Behind enable-debug-command (no / yes / local), as in Redis.
+// the data for. Behind enable-debug-command (no / yes / local), as in Redis:
+// the gate refuses it where not allowed (cmd::kProtected).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -41,16 +42,6 @@ std::string QuicklistDetails(const core::Value& value) {
   return absl::StrFormat(" ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d ql_uncompressed_size:%zu",
                          l.node_count(), avg, static_cast<int>(l.limits().fill), l.limits().compress_depth != 0 ? 1 : 0,
                          l.packed_bytes());
-}
-
-bool DebugAllowed(CommandContext& ctx) {
-  const std::string& mode = ctx.server.config().Str("enable-debug-command");
-  if (mode == "yes" || (mode == "local" && ctx.client.loopback)) return true;
-  ctx.reply.Error(
-      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
-      "a local connection, otherwise you need to set this option in the configuration file, and then restart the "
-      "server.");
-  return false;
 }
 
 void DebugProtocol(CommandContext& ctx, std::string_view type) {
@@ -384,7 +375,6 @@ void DebugHelp(CommandContext& ctx) {
 }
 
 void CmdDebug(CommandContext& ctx) {
-  if (!DebugAllowed(ctx)) return;
   const std::string_view name = ctx.argv[1];
   const size_t argc = ctx.argv.size();
   for (const DebugSubcommand& sub : kSubcommands) {
@@ -399,7 +389,7 @@ void CmdDebug(CommandContext& ctx) {
 }  // namespace
 
 void RegisterDebugCommand(CommandTable& t) {
-  t.Add(Cmd("debug", -2, cmd::kAdmin | cmd::kNoscript | cmd::kLoading | cmd::kStale, 0, 0, 0,
+  t.Add(Cmd("debug", -2, cmd::kAdmin | cmd::kProtected | cmd::kNoscript | cmd::kLoading | cmd::kStale, 0, 0, 0,
             "@admin @slow @dangerous", "server", "A container for debugging commands.", "1.0.0", CmdDebug));
 }
 

@@ -96,6 +96,10 @@ void RegisterDumpCommands(CommandTable& t) {
             "Returns a serialized representation of the value stored at a key.", "2.6.0", CmdDump));
   t.Add(Cmd("restore", -4, kWrite | kDenyOom, 1, 1, 1, "@keyspace @write @slow @dangerous", "generic",
             "Creates a key from the serialized representation of a value.", "2.6.0", CmdRestore));
+  // What MIGRATE sends to a cluster node importing the key's slot; without
+  // cluster mode it is RESTORE, as in Redis.
+  t.Add(Cmd("restore-asking", -4, kWrite | kDenyOom | kAsking, 1, 1, 1, "@keyspace @write @slow @dangerous", "server",
+            "An internal command for migrating keys in a cluster", "3.0.0", CmdRestore));
 }
 
 }  // namespace ringkv::server

@@ -332,6 +332,51 @@ TEST(WatchdogE2E, ReportsAStuckMainThreadAndKeepsServing) {
   EXPECT_EQ(ReadFile(log_path).size(), before.size());
 }
 
+// A replica loading a payload of another history makes its clients wait
+// (-LOADING): the watchdog times that load as it times the main thread,
+// reports it once it runs past the period (with the loader's stack), and the
+// load -- whose blocking reads the signal interrupts -- carries on to the end
+// with one full sync. Redis's "replica can handle EINTR if use diskless load".
+TEST(WatchdogE2E, ReportsAReplicaLoadThatClientsWaitOn) {
+  TempDir pdir, rdir;
+  const std::string log_path = rdir / "log.txt";
+  TestServer primary(InDir(pdir, {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+                                  "--rdbcompression", "no"}));
+  TestServer replica(InDir(rdir, {"--logfile", log_path, "--repl-diskless-load", "on-empty-db",
+                                  "--watchdog-period", "200"}));
+  ASSERT_TRUE(primary.ready());
+  ASSERT_TRUE(replica.ready());
+  auto p = Connect(primary.port());
+  auto r = Connect(replica.port());
+  ASSERT_EQ(Text(p.get(), {"DEBUG", "POPULATE", "200", "key", "1000"}), "OK");
+  ASSERT_EQ(Text(p.get(), {"CONFIG", "SET", "rdb-key-save-delay", "5000"}), "OK");  // 200 keys: about 1 s
+  ASSERT_EQ(Text(r.get(), {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "OK");
+  size_t loading_at = std::string::npos, report_at = std::string::npos;
+  bool saw_loading = false;
+  for (int i = 0; i < 250 && report_at == std::string::npos; ++i) {
+    const std::string log = ReadFile(log_path);
+    loading_at = log.find("Loading DB in memory");
+    if (loading_at != std::string::npos) {
+      report_at = log.find("--- WATCHDOG TIMER EXPIRED ---", loading_at);
+      saw_loading = saw_loading || InfoFields(r.get(), "persistence")["loading"] == "1";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(report_at, std::string::npos) << ReadFile(log_path);
+  EXPECT_TRUE(saw_loading);
+  EXPECT_NE(ReadFile(log_path).find("--------\n", report_at), std::string::npos);
+  // The load ends, with the one full sync it started with.
+  bool up = false;
+  for (int i = 0; i < 500 && !up; ++i) {
+    up = InfoFields(r.get(), "replication")["master_link_status"] == "up";
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(up) << ReadFile(log_path);
+  EXPECT_EQ(Call(r.get(), {"DBSIZE"}).integer, 200);
+  EXPECT_EQ(InfoFields(p.get(), "stats")["sync_full"], "1");
+  EXPECT_EQ(Text(r.get(), {"DEBUG", "DIGEST"}), Text(p.get(), {"DEBUG", "DIGEST"}));
+}
+
 }  // namespace
 }  // namespace ringkv::testing
 

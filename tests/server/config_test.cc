@@ -115,10 +115,10 @@ TEST(ConfigTest, UserDirectivesAreKeptForTheAclComponent) {
 
 TEST(ConfigTest, UnimplementedDirectivesWarnOnce) {
   Config c;
-  std::string path = WriteTemp("activedefrag yes\nport 7001\n");
+  std::string path = WriteTemp("jemalloc-bg-thread no\nport 7001\n");
   ASSERT_TRUE(c.LoadFile(path).ok());
   ASSERT_EQ(c.warnings().size(), 1u);
-  EXPECT_NE(c.warnings()[0].find("activedefrag"), std::string::npos);
+  EXPECT_NE(c.warnings()[0].find("jemalloc-bg-thread"), std::string::npos);
   EXPECT_NE(c.warnings()[0].find("no effect"), std::string::npos);
   unlink(path.c_str());
 }
@@ -157,6 +157,29 @@ TEST(ConfigTest, SetIsAllOrNothingWithRedisErrors) {
   EXPECT_EQ(c.Int("maxclients"), 50);
   EXPECT_EQ(c.Int("timeout"), 30);
   EXPECT_EQ(calls, 1);
+}
+
+// Active defragmentation is not built, as in Debian's redis-server: its
+// tunables are kept with Redis's ranges (CONFIG SET of the current value
+// works: Redis's "CONFIG sanity"), `activedefrag no` is accepted, `yes` is
+// refused with Redis's text, from CONFIG SET and from a file alike.
+TEST(ConfigTest, ActiveDefragTunablesKeptAndSwitchRefused) {
+  Config c;
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"active-defrag-cycle-max", "25"}, {"active-defrag-cycle-min", "5"},
+                                {"active-defrag-ignore-bytes", "200mb"}, {"activedefrag", "no"}},
+                               &err))
+      << err;
+  EXPECT_EQ(c.Int("active-defrag-cycle-min"), 5);
+  EXPECT_EQ(c.Str("active-defrag-ignore-bytes"), "209715200");
+  EXPECT_FALSE(c.SetFromCommand({{"active-defrag-cycle-max", "100"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'active-defrag-cycle-max') - argument must be "
+                 "between 1 and 99 inclusive");
+  EXPECT_FALSE(c.SetFromCommand({{"activedefrag", "yes"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'activedefrag') - Active defragmentation "
+                 "cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one "
+                 "shipped by default with the Redis source distribution");
+  EXPECT_EQ(c.Str("activedefrag"), "no");
 }
 
 TEST(ConfigTest, FailingApplyRollsEverythingBack) {

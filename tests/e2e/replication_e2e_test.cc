@@ -515,6 +515,31 @@ TEST(ReplicationE2E, FailoverHandsOverWithoutLosingWrites) {
   EXPECT_TRUE(WaitSameDigest(ca, cb));
 }
 
+// A target that refuses PSYNC FAILOVER (its ACL denies PSYNC) aborts the
+// failover: the primary stays the primary, logs Redis's reason, and its
+// replica comes back by partial resync once PSYNC is allowed again.
+TEST(ReplicationE2E, FailoverAbortedWhenTheTargetRejectsPsync) {
+  TempDir dir;
+  const std::string log_path = dir / "a.log";
+  TestServer a(Args({"--logfile", log_path})), b(Args({}));
+  ASSERT_TRUE(a.ready() && b.ready());
+  RawConn ca(a.port()), cb(b.port());
+  ASSERT_EQ(Call(cb, {"REPLICAOF", "127.0.0.1", std::to_string(a.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(cb));
+  ASSERT_TRUE(WaitReplicaOnline(ca));
+  ASSERT_EQ(Call(cb, {"ACL", "SETUSER", "default", "-psync"}), "+OK\r\n");
+  EXPECT_EQ(Call(ca, {"FAILOVER", "TO", "127.0.0.1", std::to_string(b.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(ca, "master_failover_state", "no-failover", 10000, "replication"));
+  EXPECT_EQ(Info(ca, "role", "replication"), "master");
+  EXPECT_NE(ReadFile(log_path).find("FAILOVER aborted: Failover target rejected psync request"), std::string::npos)
+      << ReadFile(log_path);
+  ASSERT_EQ(Call(cb, {"ACL", "SETUSER", "default", "+psync"}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(cb, "master_link_status", "up", 10000, "replication"));
+  ASSERT_EQ(Call(ca, {"SET", "after", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(ca, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_TRUE(WaitSameDigest(ca, cb));
+}
+
 TEST(ReplicationE2E, FailoverInteropWithRedisServer) {
   if (!HaveTool("redis-server")) GTEST_SKIP() << "redis-server not installed";
   TestServer k(Args({}));

@@ -166,7 +166,27 @@ class IoThread {
   void HandleCompletion(const Completion& c);
   void OnRecv(Connection* conn, const Completion& c);
   void OnSend(Connection* conn, int res);
+  // Received bytes: decrypted first on a TLS connection, then parsed.
+  void Receive(Connection* conn, std::string_view data) {
+    if (conn->tls == nullptr) {
+      Process(conn, data);
+    } else {
+      ReceiveTls(conn, data);
+    }
+  }
   void Process(Connection* conn, std::string_view data);
+  // TLS: feeds ciphertext to the session (the handshake, non-blocking, runs
+  // here) and parses the plaintext it yields; a failed handshake closes the
+  // connection after the alert.
+  void ReceiveTls(Connection* conn, std::string_view cipher);
+  // TLS: encrypts what `out` holds (once the handshake is done) and returns
+  // the ciphertext to send.
+  OutBuffer& EncryptForSend(Connection* conn);
+  // Whether the connection still has bytes to send (for TLS: ciphertext, or
+  // plaintext that a completed handshake will encrypt).
+  static bool Unsent(Connection* conn);
+  // Decrypts what adopted TLS sessions had buffered (see Adopt).
+  void KickTls();
   size_t ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop);
   void FinishClose(Connection* conn);
   void DrainMailbox();
@@ -205,6 +225,12 @@ class IoThread {
   };
   absl::flat_hash_map<uint32_t, std::unique_ptr<MultiSend>> multi_sends_;
   std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
+  std::vector<Connection*> tls_kick_;  // adopted TLS links with input already buffered
+  // Decrypted input, parsed in place as a pool buffer is; one per scratch
+  // level (a turn while busy parses inside a command of the outer level).
+  // Allocated by the first TLS connection.
+  static constexpr size_t kTlsReadSize = 16 * 1024;
+  std::unique_ptr<char[]> tls_plain_[2];
   std::vector<int> listeners_;
   absl::flat_hash_map<uint64_t, Connection*> live_;  // threads > 0: by client id
 

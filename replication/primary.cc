@@ -14,7 +14,7 @@ namespace {
 
 // Bytes handed to the connection and not written to its socket yet.
 uint64_t Unsent(const io::Connection& conn) {
-  return conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
+  return conn.thread == 0 ? io::QueuedOutput(conn) : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
 }
 
 }  // namespace

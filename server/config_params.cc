@@ -433,14 +433,31 @@ constexpr Rule kRules[] = {
     {.name = "active-defrag-threshold-upper", .min = 0, .max = 1000},
     {.name = "active-defrag-ignore-bytes", .min = 1},
     {.name = "active-defrag-max-scan-fields", .min = 1},
+    // TLS (io/tls_context.h, server/tls_config.cc). tls-cluster is accepted
+    // (there is no cluster bus); like tls-replication it needs a CA.
+    {.name = "tls-port", .min = 0, .max = 65535},
+    {.name = "tls-cert-file"},
+    {.name = "tls-key-file"},
+    {.name = "tls-key-file-pass"},
+    {.name = "tls-client-cert-file"},
+    {.name = "tls-client-key-file"},
+    {.name = "tls-client-key-file-pass"},
+    {.name = "tls-ca-cert-file"},
+    {.name = "tls-ca-cert-dir"},
+    {.name = "tls-auth-clients", .enums = "no,yes,optional"},
+    {.name = "tls-replication"},
+    {.name = "tls-cluster"},
+    {.name = "tls-protocols"},
+    {.name = "tls-ciphers"},
+    {.name = "tls-ciphersuites"},
+    {.name = "tls-prefer-server-ciphers"},
+    {.name = "tls-session-caching"},
+    {.name = "tls-session-cache-size", .min = 0, .max = kIntMax},
+    {.name = "tls-session-cache-timeout", .min = 0, .max = kIntMax},
+    {.name = "tls-dh-params-file"},
     // Not acted on, but several words on one line.
     {.name = "oom-score-adj-values", .type = &kWords, .implemented = false},
 };
-
-// Security-relevant directives ringkv does not implement: a non-default value
-// refuses start-up rather than leaving the server less protected than the
-// operator believes.
-constexpr const char* kSecurityPrefixes[] = {"tls-"};
 
 const ParamType* TypeOfKind(ConfigKind kind) {
   switch (kind) {
@@ -462,9 +479,6 @@ void AddRow(const DirectiveRow& row, bool hidden, ConfigParams* params) {
   p.mutability = row.mutability;
   p.type = TypeOfKind(row.kind);
   p.hidden = hidden;
-  for (const char* prefix : kSecurityPrefixes) {
-    if (p.name.starts_with(prefix)) p.security = true;
-  }
 }
 
 void ApplyRule(const Rule& r, ConfigParam* p) {

@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "server/logging.h"
 #include "server/server.h"
+#include "server/tls_config.h"
 #include "server/version.h"
 
 namespace {
@@ -135,11 +136,6 @@ std::optional<int> LoadConfig(int argc, char** argv, ringkv::server::Config* con
       return 1;
     }
   }
-  if (absl::Status s = config->Validate(); !s.ok()) {
-    std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (ringkv %s) ***\n%s\n", kRingkvVersion,
-                 std::string(s.message()).c_str());
-    return 1;
-  }
   return std::nullopt;
 }
 
@@ -233,6 +229,13 @@ int main(int argc, char** argv) {
   ringkv::io::ParseBackendChoice(server.config().Str("io-backend"), &backend);
   if (absl::Status s = server.io().ChooseBackend(backend); !s.ok()) {
     Log(kWarning, std::string(s.message()));
+    return 1;
+  }
+  // TLS before the listeners, as Redis: a bad certificate or key stops
+  // start-up with its reason (logged by ConfigureTls) and Redis's line.
+  if (ringkv::server::TlsEnabled(server.config()) &&
+      !ringkv::server::ConfigureTls(server.config(), server.io()).ok()) {
+    Log(kWarning, "Failed to configure TLS. Check logs for more info.");
     return 1;
   }
   if (absl::Status s = server.Listen(); !s.ok()) {

@@ -17,6 +17,7 @@
 #include "server/logging.h"
 #include "server/memory_stats.h"
 #include "server/scripting/scripting.h"
+#include "server/tls_config.h"
 
 namespace ringkv::server {
 
@@ -60,6 +61,7 @@ Server::Server(std::unique_ptr<Config> config)
   aof_->set_latency_monitor(&latency_.monitor());
   BindConnectionConfig();
   BindListenerConfig();
+  BindTlsConfig(*config_, *io_);
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
@@ -117,7 +119,8 @@ void Server::BindListenerConfig() {
       if (start_time_ms_ == 0) return absl::OkStatus();
       std::vector<std::string> bind;
       for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
-      absl::Status s = io_->Rebind(bind, static_cast<int>(config_->Int("port")));
+      absl::Status s =
+          io_->Rebind(bind, static_cast<int>(config_->Int("port")), static_cast<int>(config_->Int("tls-port")));
       if (!s.ok()) {
         Log(kWarning, StrCat("Rebinding failed: ", ToStd(s.message())));
         return absl::UnavailableError(reason);
@@ -128,6 +131,15 @@ void Server::BindListenerConfig() {
   };
   config_->OnChange("port", rebind("Unable to listen on this port"));
   config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
+  // A TLS port opened by CONFIG SET needs the certificates first (as Redis's
+  // applyTLSPort).
+  config_->OnChange("tls-port", [this, listen = rebind("Unable to listen on this port")]() -> absl::Status {
+    if (start_time_ms_ == 0) return absl::OkStatus();
+    if (config_->Int("tls-port") != 0 && !io_->tls().configured() && !ConfigureTls(*config_, *io_).ok()) {
+      return absl::InvalidArgumentError(kTlsConfigError);
+    }
+    return listen();
+  });
 }
 
 // maxmemory and eviction, the collections' encodings, lazy frees of DEL and
@@ -178,6 +190,7 @@ void Server::BindMemoryConfig() {
 io::IoOptions Server::ListenerOptions() const {
   io::IoOptions opts;
   opts.port = static_cast<int>(config_->Int("port"));
+  opts.tls_port = static_cast<int>(config_->Int("tls-port"));
   opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
   opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
   opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());

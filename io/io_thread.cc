@@ -96,8 +96,10 @@ void IoThread::StartClose(Connection* conn) {
     return;
   }
   conn->closing = true;
-  // Wakes the armed receive (it completes with 0) and fails any send in flight.
+  // Wakes the armed receive (it completes with 0) and fails any send in
+  // flight; where the backend holds them itself (epoll) they end at once.
   shutdown(conn->fd, SHUT_RDWR);
+  backend_->CancelArmed(conn->fd);
   if (conn->inflight == 0) FinishClose(conn);
 }
 

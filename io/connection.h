@@ -15,6 +15,7 @@
 #include <string>
 
 #include "io/out_buffer.h"
+#include "io/replica_send.h"
 #include "io/resp_parser.h"
 
 namespace ringkv::io {
@@ -71,6 +72,9 @@ struct Connection {
   // each flush, and received bytes are decrypted before parsing.
   TlsSessionPtr tls;
   OutBuffer out;          // bytes waiting to be sent
+  // A replica of the main thread: the stream it is sent by offset, after
+  // `out` (IoSystem::StreamReplica). Null for every other connection.
+  std::unique_ptr<ReplicaSend> replica;
 
   std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity, for CLIENT LIST
   std::atomic<uint32_t> stat_qbuf_cap{0};

@@ -560,6 +560,23 @@ void IoSystem::ReapGraveyard() {
   graveyard_.clear();
 }
 
+bool IoSystem::StartStream(Connection* conn, const BlockStream* stream, uint64_t from) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (conn->replica != nullptr && conn->replica->inflight != 0) return false;
+  if (conn->replica == nullptr) {
+    conn->replica = std::make_unique<ReplicaSend>(stream, from);
+  } else {
+    conn->replica->stream = stream;
+    conn->replica->next = from;
+  }
+  StreamMore(conn);
+  return true;
+}
+
+void IoSystem::StreamMore(Connection* conn) {
+  if (conn->replica != nullptr && conn->replica->behind() > 0) threads_[0]->MarkPending(conn);
+}
+
 void IoSystem::CloseAfterReply(Connection* conn) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (conn->main_closed || conn->main_dead) return;

@@ -126,6 +126,20 @@ class IoSystem final : private MainLoopHooks {
     }
     return conn->main_out;
   }
+  // ---- a replica's stream, sent by offset (io::ReplicaSend) ----
+  // Main thread. REQUIRES: conn->thread == 0 (the stream's blocks are main-
+  // thread state); a replica of another I/O thread is handed its range in
+  // its OutBuffer instead (repl::Backlog::RefTo).
+  // Starts sending `stream` from offset `from`, after what conn's OutBuffer
+  // holds. False when a send of an earlier stream is still in flight (try
+  // again next turn).
+  bool StartStream(Connection* conn, const BlockStream* stream, uint64_t from);
+  // New bytes may be in the stream: conn is flushed this turn if behind.
+  void StreamMore(Connection* conn);
+  // No more stream bytes are sent to conn (a send in flight completes).
+  static void StopStream(Connection* conn) {
+    if (conn->replica != nullptr) conn->replica->stream = nullptr;
+  }
   // Starts an fdatasync of fd through the main thread's ring. The kernel runs
   // it on its own worker threads (a blocking operation is never run inline),
   // so the main thread does not wait; OnFsyncDone(token, result) reports the

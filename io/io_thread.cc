@@ -100,8 +100,10 @@ void IoThread::StartClose(Connection* conn) {
     return;
   }
   conn->closing = true;
-  // Wakes the armed receive (it completes with 0) and fails any send in flight.
+  // Wakes the armed receive (it completes with 0) and fails any send in
+  // flight; where the backend holds them itself (epoll) they end at once.
   shutdown(conn->fd, SHUT_RDWR);
+  backend_->CancelArmed(conn->fd);
   if (conn->inflight == 0) FinishClose(conn);
 }
 
@@ -344,6 +346,10 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
 
 void IoThread::OnSend(Connection* conn, int res) {
   if (!multi_sends_.empty()) multi_sends_.erase(conn->slot);
+  if (conn->replica != nullptr && conn->replica->inflight != 0) [[unlikely]] {
+    OnReplicaSend(conn, res);
+    return;
+  }
   if (conn->closing) {
     if (conn->inflight == 0) FinishClose(conn);
     return;
@@ -367,7 +373,30 @@ void IoThread::OnSend(Connection* conn, int res) {
     MarkPending(conn);  // a short send or more chunks: continue next flush
   } else if (conn->close_after_flush) {
     StartClose(conn);
+  } else if (conn->replica != nullptr && conn->replica->behind() > 0) [[unlikely]] {
+    MarkPending(conn);  // its stream follows what its OutBuffer held
   }
+}
+
+void IoThread::OnReplicaSend(Connection* conn, int res) {
+  ReplicaSend& rs = *conn->replica;
+  rs.inflight = 0;
+  rs.ReleaseHeld();
+  if (conn->closing) {
+    if (conn->inflight == 0) FinishClose(conn);
+    return;
+  }
+  if (res < 0) {
+    if (res == -EAGAIN || res == -EINTR) {
+      MarkPending(conn);  // FlushReplica gathers again from rs.next
+      return;
+    }
+    StartClose(conn);
+    return;
+  }
+  net_stats_.AddWrite(static_cast<uint64_t>(res), true);
+  if (rs.stream != nullptr) rs.next += static_cast<uint64_t>(res);  // stopped: the range is moot
+  if (rs.behind() > 0 || !conn->out.empty()) MarkPending(conn);
 }
 
 void IoThread::Flush(Connection* keep) {
@@ -382,7 +411,11 @@ void IoThread::Flush(Connection* keep) {
     if (conn->closing || conn->send_inflight) continue;
     OutBuffer& out = conn->tls != nullptr ? EncryptForSend(conn) : conn->out;
     if (out.empty()) {
-      if (conn->close_after_flush && !Unsent(conn)) StartClose(conn);
+      if (conn->close_after_flush) {
+        if (!Unsent(conn)) StartClose(conn);
+      } else if (conn->replica != nullptr) [[unlikely]] {
+        FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
+      }
       continue;
     }
     const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);

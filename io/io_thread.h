@@ -141,6 +141,38 @@ class IoThread {
   }
 
  private:
+  // A replica's stream, sent by offset straight from the backlog's blocks
+  // (io::ReplicaSend): up to kMaxIov pieces in one vectored send, each block
+  // referenced until the send completes. The replica counterpart of the
+  // normal flush, chosen in Flush by one branch on a connection with nothing
+  // queued in its OutBuffer. REQUIRES: conn->replica, conn->out empty, no
+  // send in flight.
+  [[gnu::always_inline]] inline void FlushReplica(Connection* conn) {
+    ReplicaSend& rs = *conn->replica;
+    if (rs.behind() == 0) return;
+    int n = 0;
+    const uint64_t stop = rs.stream->ForEachPiece(rs.next, rs.stream->end(), ReplicaSend::kMaxIov,
+                                                  [&](SharedBlock* block, const char* data, size_t len) {
+                                                    block->Ref();
+                                                    rs.held[n] = block;
+                                                    rs.iov[n] = iovec{const_cast<char*>(data), len};
+                                                    ++n;
+                                                  });
+    rs.held_count = n;
+    rs.inflight = static_cast<uint32_t>(stop - rs.next);
+    conn->send_inflight = true;
+    ++conn->inflight;
+    const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
+    if (n == 1) {
+      backend_->Send(conn->fd, static_cast<const char*>(rs.iov[0].iov_base), rs.iov[0].iov_len, tag);
+    } else {
+      rs.msg = msghdr{};
+      rs.msg.msg_iov = rs.iov;
+      rs.msg.msg_iovlen = static_cast<size_t>(n);
+      backend_->SendMsg(conn->fd, &rs.msg, tag);
+    }
+  }
+  void OnReplicaSend(Connection* conn, int res);
   enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;

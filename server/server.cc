@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
 #include "server/acl/acl.h"
+#include "server/closing_client.h"
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
@@ -337,7 +338,7 @@ void Server::OnClose(io::Connection* conn) {
 }
 
 void Server::CloseClient(Client& c) {
-  c.closing = true;
+  MarkClosing(pubsub_, c);
   io_->CloseAfterReply(c.conn);
 }
 
@@ -481,7 +482,7 @@ void Server::ClientsCron(int64_t now_ms) {
   }
   for (Client* c : idle) {
     Log(kVerbose, "Closing idle client");
-    c->closing = true;
+    MarkClosing(pubsub_, *c);
     io_->CloseNow(c->conn);
   }
 }

@@ -5,7 +5,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
-  liburing-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
+  liburing-dev libsystemd-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
   libhiredis-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
   redis-server redis-tools redis-sentinel tcl python3
 )

@@ -50,8 +50,18 @@ install -D -m 0644 "$root/docs/deploy.md" "$pkg/usr/share/doc/ringkv/deploy.md"
 install -D -m 0644 "$root/README.md" "$pkg/usr/share/doc/ringkv/README.md"
 
 # Depends: the package of each shared library the binary loads.
-deps=$(ldd "$binary" | awk '/=> \//{print $3}' | xargs -r readlink -f | xargs -r dpkg -S 2>/dev/null |
-       cut -d: -f1 | sort -u | paste -sd, | sed 's/,/, /g')
+# (usrmerge: a library may be registered under /lib or /usr/lib, by its
+# link name or its real name.)
+owner() {
+  local lib=$1 real
+  real=$(readlink -f "$lib")
+  for p in "$lib" "${lib#/usr}" "/usr$lib" "$real" "${real#/usr}" "/usr$real"; do
+    dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1 && return 0
+  done
+  echo "package.sh: no package owns $lib" >&2
+}
+deps=$(for lib in $(ldd "$binary" | awk '/=> \//{print $3}'); do owner "$lib"; done | sort -u | paste -sd, |
+       sed 's/,/, /g')
 install -d "$pkg/DEBIAN"
 cat >"$pkg/DEBIAN/control" <<CONTROL
 Package: ringkv

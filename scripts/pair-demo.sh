@@ -13,6 +13,8 @@
 # 6. CONFIG REWRITE (sent by the sentinels) left both files saying so: the
 #    old primary's has `replicaof <new primary>`, the promoted one's none.
 # Exit status 0 when every check holds; 77 (skip) without redis-sentinel.
+# About 30 s: the failover takes 2-3 s; Sentinel waits ~10 s by itself
+# before it converts the restarted old primary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=$(readlink -f "${1:-$root/build/ringkv-server}")

@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 

@@ -51,17 +51,14 @@ install -D -m 0644 "$root/README.md" "$pkg/usr/share/doc/ringkv/README.md"
 
 # Depends: the package of each shared library the binary loads.
 # (usrmerge: a library may be registered under /lib or /usr/lib, by its
-# link name or its real name.)
-owner() {
-  local lib=$1 real
+# link name or its real name: all the candidates go to one dpkg -S, which
+# reads the package database once.)
+candidates=()
+for lib in $(ldd "$binary" | awk '/=> \//{print $3}'); do
   real=$(readlink -f "$lib")
-  for p in "$lib" "${lib#/usr}" "/usr$lib" "$real" "${real#/usr}" "/usr$real"; do
-    dpkg -S "$p" 2>/dev/null | head -1 | cut -d: -f1 && return 0
-  done
-  echo "package.sh: no package owns $lib" >&2
-}
-deps=$(for lib in $(ldd "$binary" | awk '/=> \//{print $3}'); do owner "$lib"; done | sort -u | paste -sd, |
-       sed 's/,/, /g')
+  for p in "$lib" "$real"; do candidates+=("$p" "${p#/usr}" "/usr${p#/usr}"); done
+done
+deps=$( (dpkg -S "${candidates[@]}" 2>/dev/null || true) | cut -d: -f1 | sort -u | paste -sd, | sed 's/,/, /g')
 install -d "$pkg/DEBIAN"
 cat >"$pkg/DEBIAN/control" <<CONTROL
 Package: ringkv
@@ -84,5 +81,5 @@ install -m 0755 "$root/scripts/debian/postinst" "$root/scripts/debian/prerm" "$r
 
 mkdir -p "$out"
 deb=$out/ringkv_${version}_${arch}.deb
-dpkg-deb --root-owner-group --build "$pkg" "$deb" >/dev/null
+dpkg-deb --root-owner-group -Zgzip --build "$pkg" "$deb" >/dev/null
 echo "$deb"

@@ -1,8 +1,8 @@
 // Running under a service manager, and the command-line checks: sd_notify
 // datagrams (supervised systemd) seen on a NOTIFY_SOCKET the test owns --
 // READY=1 only once a slow load finished, STATUS= lines before it,
-// STOPPING=1 at shutdown; shutdown-on-sigterm's options; --check-config and
-// --version.
+// STOPPING=1 at shutdown; shutdown-on-sigterm's options; oom-score-adj per
+// role; --check-config and --version.
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -146,6 +147,30 @@ TEST(SupervisionTest, ShutdownOnSigtermChoosesWhetherToSave) {
     }
     EXPECT_EQ(std::filesystem::exists(dir.path() + "/dump.rdb"), std::string(option) == "default") << option;
   }
+}
+
+int OomScore(RawConn& c) {
+  const std::string pid = Info(c, "process_id", "server");
+  return std::stoi(ReadFile("/proc/" + pid + "/oom_score_adj"));
+}
+
+// oom-score-adj relative: the score the process started with plus the
+// primary's value; the replica's once it replicates (the cron follows the
+// role); back to the start when turned off.
+TEST(SupervisionTest, OomScoreFollowsTheRoleAndConfigSet) {
+  std::ifstream self("/proc/self/oom_score_adj");
+  int base = 0;
+  self >> base;
+  if (base + 20 > 1000) GTEST_SKIP() << "oom_score_adj already near the maximum";
+  TestServer primary;
+  TestServer s({"--oom-score-adj", "yes", "--oom-score-adj-values", "10 20 30"});
+  RawConn c(s.port());
+  EXPECT_EQ(OomScore(c), base + 10);
+  ASSERT_EQ(Call(c, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  for (int i = 0; i < 100 && OomScore(c) != base + 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(OomScore(c), base + 20);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "oom-score-adj", "no"}), "+OK\r\n");
+  EXPECT_EQ(OomScore(c), base);
 }
 
 // Runs the server binary with `args`; returns its exit status and output.

@@ -17,6 +17,7 @@
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/oom_score.h"
 #include "server/scripting/scripting.h"
 #include "server/tls_config.h"
 
@@ -67,6 +68,14 @@ Server::Server(std::unique_ptr<Config> config)
   BindPersistenceConfig();
   BindReplicationConfig();
   BindTrackingConfig();
+  // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
+  // the cron follows role changes (server/oom_score.h).
+  config_->OnChange("oom-score-adj", [this] {
+    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, false);
+  });
+  config_->OnChange("oom-score-adj-values", [this] {
+    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, true);
+  });
 }
 
 Server::~Server() = default;
@@ -526,6 +535,7 @@ void Server::Cron(int64_t now_ms) {
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
+  (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.

@@ -16,6 +16,7 @@
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
+#include "server/supervision.h"
 #include "core/resp_command.h"
 
 namespace ringkv::server {
@@ -244,6 +245,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
       Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
       for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
       Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+      NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
       loading_ = true;
       loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
       loading_ = false;
@@ -306,6 +308,10 @@ void Server::OnSyncResult(repl::SyncResult r) {
   Log(kNotice, r.kind == repl::SyncResult::Kind::kContinue
                    ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
                    : "MASTER <-> REPLICA sync: Finished with success");
+  NotifyStatus(r.kind == repl::SyncResult::Kind::kContinue
+                   ? "MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in "
+                     "read-write mode."
+                   : "MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.");
   SendAckToMaster();
   if (failover_ && failover_->in_progress) EndFailover(true, "");
 }

@@ -548,6 +548,33 @@ TEST(ConfigTest, EnumsThatRedisKindCallsBoolean) {
             std::string::npos);
 }
 
+// The process set-up parameters, as Redis 7.0 reads and shows them.
+TEST(ConfigTest, ShutdownSignalFlagsAndOomScores) {
+  Config c;
+  ASSERT_TRUE(c.LoadString("shutdown-on-sigterm NOW force default\nshutdown-on-sigint nosave\n"
+                           "oom-score-adj relative\noom-score-adj-values 10 500 2000\n"
+                           "syslog-enabled yes\nsyslog-facility LOCAL3\n")
+                  .ok());
+  EXPECT_EQ(c.Str("shutdown-on-sigterm"), "now force");
+  EXPECT_EQ(c.Str("shutdown-on-sigint"), "nosave");
+  EXPECT_EQ(c.Str("oom-score-adj"), "yes");  // relative's first name
+  EXPECT_EQ(c.Str("oom-score-adj-values"), "10 500 2000");
+  EXPECT_EQ(c.Str("syslog-facility"), "local3");
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"shutdown-on-sigterm", "default"}}, &err)) << err;
+  EXPECT_EQ(c.Str("shutdown-on-sigterm"), "default");
+  EXPECT_FALSE(c.SetFromCommand({{"shutdown-on-sigterm", "save nosave"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown options "
+                 "SAVE and NOSAVE can't be used simultaneously");
+  EXPECT_FALSE(c.SetFromCommand({{"oom-score-adj-values", "0 200"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - wrong number of "
+                 "arguments");
+  EXPECT_FALSE(c.SetFromCommand({{"oom-score-adj-values", "0 200 2001"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - Invalid "
+                 "oom-score-adj-values, elements must be between -2000 and 2000.");
+  EXPECT_FALSE(c.SetFromCommand({{"syslog-enabled", "no"}}, &err));  // immutable
+}
+
 TEST(ConfigTest, RewriteWritesAliasesUnderTheirPrimaryName) {
   std::string path = WriteTemp("lua-time-limit 3000\nhash-max-ziplist-entries 100\nsave 60 1\nsave 30 2\n"
                                "client-output-buffer-limit pubsub 1mb 1mb 0\n");

@@ -15,9 +15,16 @@
 #include <string>
 
 #include "io/out_buffer.h"
+#include "io/replica_send.h"
 #include "io/resp_parser.h"
 
 namespace ringkv::io {
+
+class TlsSession;  // io/tls_session.h: only TLS connections have one
+struct TlsSessionDeleter {
+  void operator()(TlsSession* session) const;
+};
+using TlsSessionPtr = std::unique_ptr<TlsSession, TlsSessionDeleter>;
 
 // An IPv4 / IPv6 address and port in 20 bytes (CLIENT LIST renders it), or
 // a Unix socket: `addr` then holds a pointer to the listening socket's path,
@@ -60,7 +67,14 @@ struct Connection {
   bool input_done : 1 = false;        // after a protocol error: ignore further input
   bool fanout_held : 1 = false;       // in the thread's held fan-out list (main thread only)
   std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
+  // Only for a connection accepted on tls-port (or a replica's TLS link):
+  // `out` then holds plaintext, encrypted into the session's wire buffer at
+  // each flush, and received bytes are decrypted before parsing.
+  TlsSessionPtr tls;
   OutBuffer out;          // bytes waiting to be sent
+  // A replica of the main thread: the stream it is sent by offset, after
+  // `out` (IoSystem::StreamReplica). Null for every other connection.
+  std::unique_ptr<ReplicaSend> replica;
 
   std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity, for CLIENT LIST
   std::atomic<uint32_t> stat_qbuf_cap{0};
@@ -83,5 +97,10 @@ struct Connection {
   bool main_closed = false;   // close requested by the main thread
   bool main_dead = false;     // OnClose delivered; deleted at end of turn
 };
+
+// What the owning I/O thread holds unsent for `conn`: its `out`, and for a
+// TLS connection the ciphertext not sent yet. REQUIRES: on that thread (the
+// main thread for connections of thread 0).
+size_t QueuedOutput(const Connection& conn);
 
 }  // namespace ringkv::io

@@ -89,6 +89,16 @@ void EpollBackend::Forget(int fd) {
   st = FdState{};
 }
 
+void EpollBackend::CancelArmed(int fd) {
+  FdState& st = State(fd);
+  if (st.kind != Kind::kConn) return;
+  if (st.recv) Push(st.recv_tag, -ECANCELED, 0);
+  if (st.send_wait) Push(st.send_tag, -ECANCELED, 0);
+  st.recv = false;
+  st.send_wait = false;
+  Update(fd);
+}
+
 void EpollBackend::ArmWake(uint64_t tag) {
   FdState& st = State(wake_fd_);
   st.kind = Kind::kWake;

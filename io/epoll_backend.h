@@ -38,6 +38,7 @@ class EpollBackend final : public IoBackend {
   void Fsync(int fd, uint64_t tag) override;
   void PollIn(int fd, uint64_t tag) override;
   void Forget(int fd) override;
+  void CancelArmed(int fd) override;
   char* Buffer(uint16_t bid) override { return buffers_ + static_cast<size_t>(bid) * kBufSize; }
   void RecycleBuffer(uint16_t bid) override { free_buffers_.push_back(bid); }
   void Recycled() override {}

@@ -70,6 +70,13 @@ class IoBackend {
   virtual void PollIn(int fd, uint64_t tag) = 0;
   // A connection's fd is about to be closed: it has no operation left.
   virtual void Forget(int fd) = 0;
+  // The connection's socket was just shut down: every operation still armed
+  // on it must end. Each one's completion is made ready now where the
+  // backend itself holds the operation (epoll: an armed receive ends with
+  // -ECANCELED, a send waiting for room with -ECANCELED), so the close
+  // finishes in the batch being reaped rather than after another wait for
+  // readiness. io_uring: nothing to do, the kernel ends them on shutdown.
+  virtual void CancelArmed(int fd) { (void)fd; }
 
   // The bytes of pool buffer `bid`; back to the pool with RecycleBuffer, made
   // available again at the next Recycled().

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "io/io_thread.h"
 #include "io/messages.h"
 #include "io/thread_check.h"
+#include "io/tls_session.h"
 
 namespace ringkv::io {
 namespace {
@@ -154,16 +156,32 @@ void IoSystem::Shutdown() {
   remote_pending_.clear();
 }
 
-absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use) {
+absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port, int tls_port, bool* in_use) {
+  std::vector<int> fds, tls_fds;
+  std::vector<std::string> names;
+  // Port 0: no listener of that kind (port 0 and tls-port 0: a Unix socket only).
+  if (port != 0) {
+    if (absl::Status s = OpenPort(bind, port, &fds, &names, in_use); !s.ok()) return s;
+  }
+  if (tls_port != 0) {
+    if (absl::Status s = OpenPort(bind, tls_port, &tls_fds, &names, in_use); !s.ok()) {
+      for (int f : fds) close(f);
+      return s;
+    }
+  }
+  listen_fds_ = std::move(fds);
+  tls_listen_fds_ = std::move(tls_fds);
+  listen_names_ = std::move(names);
+  bind_ = bind;
+  port_ = port;
+  tls_port_ = tls_port;
+  return absl::OkStatus();
+}
+
+absl::Status IoSystem::OpenPort(const std::vector<std::string>& bind, int port, std::vector<int>* out,
+                                std::vector<std::string>* out_names, bool* in_use) {
   std::vector<int> fds;
   std::vector<std::string> names;
-  if (port == 0) {  // as Redis: no TCP at all (a Unix socket only)
-    listen_fds_.clear();
-    listen_names_.clear();
-    bind_ = bind;
-    port_ = port;
-    return absl::OkStatus();
-  }
   for (const std::string& raw : bind) {
     bool optional = absl::StartsWith(raw, "-");
     std::string addr = optional ? raw.substr(1) : raw;
@@ -181,10 +199,8 @@ absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int p
     names.push_back(absl::StrCat(addr, ":", port));
   }
   if (fds.empty()) return absl::UnavailableError(absl::StrCat("Failed listening on port ", port, " (tcp), aborting."));
-  listen_fds_ = std::move(fds);
-  listen_names_ = std::move(names);
-  bind_ = bind;
-  port_ = port;
+  *out = std::move(fds);
+  out_names->insert(out_names->end(), names.begin(), names.end());
   return absl::OkStatus();
 }
 
@@ -213,25 +229,34 @@ void IoSystem::StopListeners() {
   // shutdown() takes a listening socket out of LISTEN at once (the port is
   // free again) even while io_uring still holds the file for its accept,
   // which then completes with an error and is not re-armed.
-  if (!threads_.empty()) threads_[0]->RetireListeners(listen_fds_);
+  if (!threads_.empty()) {
+    threads_[0]->RetireListeners(listen_fds_);
+    threads_[0]->RetireListeners(tls_listen_fds_);
+  }
   for (int fd : listen_fds_) {
     shutdown(fd, SHUT_RDWR);
     close(fd);
   }
+  for (int fd : tls_listen_fds_) {
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+  }
   listen_fds_.clear();
+  tls_listen_fds_.clear();
   listen_names_.clear();
 }
 
-absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port) {
+absl::Status IoSystem::Rebind(const std::vector<std::string>& bind, int port, int tls_port) {
   RINGKV_DCHECK_MAIN_THREAD();
   const std::vector<std::string> old_bind = bind_;
-  const int old_port = port_;
+  const int old_port = port_, old_tls_port = tls_port_;
   StopListeners();
-  absl::Status s = OpenListeners(bind, port);
-  if (!s.ok() && !OpenListeners(old_bind, old_port).ok()) {
+  absl::Status s = OpenListeners(bind, port, tls_port);
+  if (!s.ok() && !OpenListeners(old_bind, old_port, old_tls_port).ok()) {
     Log(3, "Failed to restore the previous listening sockets after a failed rebind");
   }
   for (int fd : listen_fds_) threads_[0]->ArmAccept(fd);
+  for (int fd : tls_listen_fds_) threads_[0]->ArmAccept(fd);
   return s;
 }
 
@@ -267,11 +292,11 @@ absl::Status IoSystem::Listen(const IoOptions& options) {
   absl::Status s;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     bool in_use = false;
-    s = OpenListeners(options.bind, options.port, &in_use);
+    s = OpenListeners(options.bind, options.port, options.tls_port, &in_use);
     if (s.ok() || !in_use) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (s.ok() && listen_fds_.empty() && unix_fd_ < 0) {
+  if (s.ok() && listen_fds_.empty() && tls_listen_fds_.empty() && unix_fd_ < 0) {
     return absl::UnavailableError("Configured to not listen anywhere, exiting.");
   }
   return s;
@@ -279,7 +304,7 @@ absl::Status IoSystem::Listen(const IoOptions& options) {
 
 absl::Status IoSystem::Start(const IoOptions& options) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (listen_fds_.empty() && unix_fd_ < 0) {
+  if (listen_fds_.empty() && tls_listen_fds_.empty() && unix_fd_ < 0) {
     if (absl::Status s = Listen(options); !s.ok()) return s;
   }
   if (absl::Status s = ChooseBackend(options.backend); !s.ok()) return s;
@@ -294,13 +319,16 @@ absl::Status IoSystem::Start(const IoOptions& options) {
     if (absl::Status s = threads_[i]->Spawn(); !s.ok()) return s;
   }
   for (int fd : listen_fds_) threads_[0]->ArmAccept(fd);
+  for (int fd : tls_listen_fds_) threads_[0]->ArmAccept(fd);
   if (unix_fd_ >= 0) threads_[0]->ArmAccept(unix_fd_);
   return absl::OkStatus();
 }
 
 void IoSystem::CloseListeners() {
   for (int fd : listen_fds_) close(fd);
+  for (int fd : tls_listen_fds_) close(fd);
   listen_fds_.clear();
+  tls_listen_fds_.clear();
   if (unix_fd_ >= 0) {
     close(unix_fd_);
     unix_fd_ = -1;
@@ -359,7 +387,7 @@ OutBuffer& IoSystem::PrepareFanoutWrite(Connection* conn) {
   return conn->out;
 }
 
-Connection* IoSystem::AdoptSocket(int fd) {
+Connection* IoSystem::AdoptSocket(int fd, TlsSessionPtr tls) {
   RINGKV_DCHECK_MAIN_THREAD();
   sockaddr_storage peer_ss{}, local_ss{};
   socklen_t len = sizeof(peer_ss);
@@ -374,6 +402,7 @@ Connection* IoSystem::AdoptSocket(int fd) {
   conn->peer = ToSocketAddress(peer_ss, &unix_path_);
   conn->local = ToSocketAddress(local_ss, &unix_path_);
   conn->thread = 0;
+  conn->tls = std::move(tls);
   sink_->OnOpen(conn);
   threads_[0]->Adopt(conn);
   return conn;
@@ -381,7 +410,8 @@ Connection* IoSystem::AdoptSocket(int fd) {
 
 void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nullptr}); }
 
-void IoSystem::Accept(int fd) {
+void IoSystem::Accept(int fd, int listener) {
+  const bool tls = std::find(tls_listen_fds_.begin(), tls_listen_fds_.end(), listener) != tls_listen_fds_.end();
   sockaddr_storage peer_ss{}, local_ss{};
   socklen_t len = sizeof(peer_ss);
   getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
@@ -389,10 +419,18 @@ void IoSystem::Accept(int fd) {
   getsockname(fd, reinterpret_cast<sockaddr*>(&local_ss), &len);
   const SocketAddress peer = ToSocketAddress(peer_ss, &unix_path_);
   std::string refusal = sink_->OnAccept(peer);
+  TlsSessionPtr session;
+  if (refusal.empty() && tls) {
+    session = TlsSession::Accept(tls_.server_ctx());
+    if (session == nullptr) refusal = "-ERR TLS is not configured\r\n";
+  }
   if (!refusal.empty()) {
-    // Best effort, like Redis: the socket is fresh, so the line fits.
-    ssize_t w = write(fd, refusal.data(), refusal.size());
-    (void)w;
+    // Best effort, like Redis: the socket is fresh, so the line fits. A TLS
+    // peer could not read it before a handshake: it is just closed.
+    if (!tls) {
+      ssize_t w = write(fd, refusal.data(), refusal.size());
+      (void)w;
+    }
     close(fd);
     return;
   }
@@ -410,6 +448,7 @@ void IoSystem::Accept(int fd) {
   conn->fd = fd;
   conn->peer = peer;
   conn->local = ToSocketAddress(local_ss, &unix_path_);
+  conn->tls = std::move(session);
   conn->thread = static_cast<uint16_t>(next_thread_);
   next_thread_ = (next_thread_ + 1) % threads_.size();
   sink_->OnOpen(conn);
@@ -519,6 +558,23 @@ void IoSystem::HandleClosed(Connection* conn) {
 void IoSystem::ReapGraveyard() {
   for (Connection* conn : graveyard_) delete conn;
   graveyard_.clear();
+}
+
+bool IoSystem::StartStream(Connection* conn, const BlockStream* stream, uint64_t from) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (conn->replica != nullptr && conn->replica->inflight != 0) return false;
+  if (conn->replica == nullptr) {
+    conn->replica = std::make_unique<ReplicaSend>(stream, from);
+  } else {
+    conn->replica->stream = stream;
+    conn->replica->next = from;
+  }
+  StreamMore(conn);
+  return true;
+}
+
+void IoSystem::StreamMore(Connection* conn) {
+  if (conn->replica != nullptr && conn->replica->behind() > 0) threads_[0]->MarkPending(conn);
 }
 
 void IoSystem::CloseAfterReply(Connection* conn) {

@@ -32,6 +32,7 @@
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
 #include "io/thread_check.h"
+#include "io/tls_context.h"
 
 namespace ringkv::io {
 
@@ -42,6 +43,7 @@ struct ToIo;
 struct IoOptions {
   int threads = 1;
   int port = 6379;
+  int tls_port = 0;  // 0: no TLS listener (IoSystem::tls() must be configured otherwise)
   int tcp_backlog = 511;
   int tcp_keepalive = 300;
   std::vector<std::string> bind = {"*", "-::*"};
@@ -96,7 +98,9 @@ class IoSystem final : private MainLoopHooks {
   // Takes a connected socket (a replica's link to its primary) as a
   // connection of the main thread: CommandSink::OnOpen is called for it, then
   // its input is parsed like any client's. Main thread, after Start().
-  Connection* AdoptSocket(int fd);
+  // `tls`: the session a TLS link completed its handshake with (the socket's
+  // bytes are then decrypted and encrypted through it).
+  Connection* AdoptSocket(int fd, TlsSessionPtr tls = nullptr);
   // Async-signal-safe: wakes the main thread for one more loop turn.
   void WakeMain();
 
@@ -121,6 +125,20 @@ class IoSystem final : private MainLoopHooks {
       remote_pending_.push_back(conn);
     }
     return conn->main_out;
+  }
+  // ---- a replica's stream, sent by offset (io::ReplicaSend) ----
+  // Main thread. REQUIRES: conn->thread == 0 (the stream's blocks are main-
+  // thread state); a replica of another I/O thread is handed its range in
+  // its OutBuffer instead (repl::Backlog::RefTo).
+  // Starts sending `stream` from offset `from`, after what conn's OutBuffer
+  // holds. False when a send of an earlier stream is still in flight (try
+  // again next turn).
+  bool StartStream(Connection* conn, const BlockStream* stream, uint64_t from);
+  // New bytes may be in the stream: conn is flushed this turn if behind.
+  void StreamMore(Connection* conn);
+  // No more stream bytes are sent to conn (a send in flight completes).
+  static void StopStream(Connection* conn) {
+    if (conn->replica != nullptr) conn->replica->stream = nullptr;
   }
   // Starts an fdatasync of fd through the main thread's ring. The kernel runs
   // it on its own worker threads (a blocking operation is never run inline),
@@ -155,7 +173,14 @@ class IoSystem final : private MainLoopHooks {
   // Replaces the listeners (CONFIG SET port / bind). The old ones stop first,
   // so the same port can be bound again; if the new ones cannot all be
   // opened, the old configuration is restored and the error returned.
-  absl::Status Rebind(const std::vector<std::string>& bind, int port);
+  absl::Status Rebind(const std::vector<std::string>& bind, int port, int tls_port);
+  // Whether Start ran (listeners are served).
+  bool started() const { return !threads_.empty(); }
+  int tls_port() const { return tls_port_; }
+  // The certificates and settings TLS connections are made with: configured
+  // by the server before a TLS listener opens and on CONFIG SET tls-*; a
+  // connection keeps the context it was accepted with.
+  TlsContext& tls() { return tls_; }
   void set_tcp_keepalive(int seconds) { tcp_keepalive_ = seconds; }
   // After Run() returned: stops the other I/O threads and closes every
   // connection, telling the sink (OnClose) about each.
@@ -168,11 +193,11 @@ class IoSystem final : private MainLoopHooks {
   int WaitMs() override { return TimerWaitMs(); }
   void BeforeBusyTurn(Connection* busy) override;
   void AfterBusyTurn(Connection* busy) override { PostRemoteReplies(busy); }
-  void OnAccepted(int fd) override { Accept(fd); }
+  void OnAccepted(int fd, int listener) override { Accept(fd, listener); }
   void OnClosed(Connection* conn) override { HandleClosed(conn); }
 
   OutBuffer& PrepareLocalWrite(Connection* conn);
-  void Accept(int fd);
+  void Accept(int fd, int listener);
   void DrainInbox();
   // Posts replies of other threads' connections (`keep` stays pending).
   void PostRemoteReplies(Connection* keep = nullptr);
@@ -183,7 +208,10 @@ class IoSystem final : private MainLoopHooks {
   int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
   void ReapGraveyard();
   // `in_use` (optional): the failure was a port already in use.
-  absl::Status OpenListeners(const std::vector<std::string>& bind, int port, bool* in_use = nullptr);
+  absl::Status OpenListeners(const std::vector<std::string>& bind, int port, int tls_port, bool* in_use = nullptr);
+  // One port on every bind address: the sockets and their names appended.
+  absl::Status OpenPort(const std::vector<std::string>& bind, int port, std::vector<int>* fds,
+                        std::vector<std::string>* names, bool* in_use);
   absl::Status OpenUnixListener(const std::string& path, int perm);
   void StopListeners();
 
@@ -191,6 +219,9 @@ class IoSystem final : private MainLoopHooks {
   SharedLimits limits_;
   std::vector<std::unique_ptr<IoThread>> threads_;
   std::vector<int> listen_fds_;
+  std::vector<int> tls_listen_fds_;  // accepted connections get a TlsSession
+  int tls_port_ = 0;
+  TlsContext tls_;
   std::vector<std::string> listen_names_;
   int unix_fd_ = -1;
   // Immutable while the system lives: a Unix peer's SocketAddress points here.

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/io_log.h"
+#include "io/tls_session.h"
 
 namespace ringkv::io {
 IoThread::IoThread(int index, BackendKind backend, const SharedLimits& limits, Mailbox<ToMain>& main_inbox)
@@ -68,6 +69,9 @@ void IoThread::Adopt(Connection* conn) {
   conn->slot = slot;
   if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
+  // A replica's TLS link adopted after its handshake may hold decrypted
+  // stream bytes already: no receive would ever report them.
+  if (conn->tls != nullptr && conn->tls->HasBufferedInput()) tls_kick_.push_back(conn);
 }
 
 void IoThread::ArmRecv(Connection* conn) {
@@ -86,7 +90,7 @@ Connection* IoThread::Lookup(uint32_t slot, uint32_t gen) {
 
 void IoThread::CloseAfterFlush(Connection* conn) {
   conn->close_after_flush = true;
-  if (conn->out.empty() && !conn->send_inflight) StartClose(conn);
+  if (!Unsent(conn) && !conn->send_inflight) StartClose(conn);
 }
 
 void IoThread::StartClose(Connection* conn) {
@@ -96,8 +100,10 @@ void IoThread::StartClose(Connection* conn) {
     return;
   }
   conn->closing = true;
-  // Wakes the armed receive (it completes with 0) and fails any send in flight.
+  // Wakes the armed receive (it completes with 0) and fails any send in
+  // flight; where the backend holds them itself (epoll) they end at once.
   shutdown(conn->fd, SHUT_RDWR);
+  backend_->CancelArmed(conn->fd);
   if (conn->inflight == 0) FinishClose(conn);
 }
 
@@ -117,6 +123,7 @@ void IoThread::FinishClose(Connection* conn) {
     conn->send_pending = false;
   }
   std::erase(rearm_, conn);
+  if (conn->tls != nullptr) std::erase(tls_kick_, conn);
   if (conn->fanout_held) {
     std::erase(fanout_, conn);
     conn->fanout_held = false;
@@ -142,7 +149,7 @@ void IoThread::HandleCompletion(const Completion& c) {
       if (cqe->res >= 0 && (slot >= listeners_.size() || listeners_[slot] < 0)) {
         close(cqe->res);  // raced with a rebind: this listener is retired
       } else if (cqe->res >= 0) {
-        main_->OnAccepted(cqe->res);
+        main_->OnAccepted(cqe->res, listeners_[slot]);
       } else if (cqe->res != -ECANCELED && cqe->res != -EBADF && cqe->res != -EINVAL) {
         Log(3, absl::StrCat("Accepting client connection: ", std::strerror(-cqe->res)));
       }
@@ -181,7 +188,7 @@ void IoThread::SubmitFsync(int fd, uint32_t token) { backend_->Fsync(fd, Tag(Op:
 void IoThread::OnRecv(Connection* conn, const Completion& c) {
   const Completion* cqe = &c;
   const int res = cqe->res;
-  if (res >= 0) {
+  if (res >= 0 && conn->tls == nullptr) {  // TLS: the plaintext is counted, as Redis counts it
     net_stats_.AddRead(static_cast<uint64_t>(res),
                        conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
   }
@@ -206,7 +213,7 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
   if (cqe->flags & kCompletionBuffer) {
     const uint16_t bid = static_cast<uint16_t>(cqe->flags >> kCompletionBufferShift);
     if (res > 0 && !conn->closing && !conn->input_done) {
-      Process(conn, std::string_view(backend_->Buffer(bid), static_cast<size_t>(res)));
+      Receive(conn, std::string_view(backend_->Buffer(bid), static_cast<size_t>(res)));
     }
     backend_->RecycleBuffer(bid);
   }
@@ -339,6 +346,10 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
 
 void IoThread::OnSend(Connection* conn, int res) {
   if (!multi_sends_.empty()) multi_sends_.erase(conn->slot);
+  if (conn->replica != nullptr && conn->replica->inflight != 0) [[unlikely]] {
+    OnReplicaSend(conn, res);
+    return;
+  }
   if (conn->closing) {
     if (conn->inflight == 0) FinishClose(conn);
     return;
@@ -351,15 +362,41 @@ void IoThread::OnSend(Connection* conn, int res) {
     StartClose(conn);
     return;
   }
-  net_stats_.AddWrite(static_cast<uint64_t>(res),
-                      conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
-  conn->out.Consume(static_cast<size_t>(res));
-  conn->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);
-  if (!conn->out.empty()) {
+  if (conn->tls == nullptr) {  // TLS: counted as plaintext when encrypted
+    net_stats_.AddWrite(static_cast<uint64_t>(res),
+                        conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
+  }
+  OutBuffer& sent = conn->tls != nullptr ? conn->tls->wire() : conn->out;
+  sent.Consume(static_cast<size_t>(res));
+  conn->stat_obuf.store(conn->out.size() + (conn->tls != nullptr ? sent.size() : 0), std::memory_order_relaxed);
+  if (Unsent(conn)) {
     MarkPending(conn);  // a short send or more chunks: continue next flush
   } else if (conn->close_after_flush) {
     StartClose(conn);
+  } else if (conn->replica != nullptr && conn->replica->behind() > 0) [[unlikely]] {
+    MarkPending(conn);  // its stream follows what its OutBuffer held
   }
+}
+
+void IoThread::OnReplicaSend(Connection* conn, int res) {
+  ReplicaSend& rs = *conn->replica;
+  rs.inflight = 0;
+  rs.ReleaseHeld();
+  if (conn->closing) {
+    if (conn->inflight == 0) FinishClose(conn);
+    return;
+  }
+  if (res < 0) {
+    if (res == -EAGAIN || res == -EINTR) {
+      MarkPending(conn);  // FlushReplica gathers again from rs.next
+      return;
+    }
+    StartClose(conn);
+    return;
+  }
+  net_stats_.AddWrite(static_cast<uint64_t>(res), true);
+  if (rs.stream != nullptr) rs.next += static_cast<uint64_t>(res);  // stopped: the range is moot
+  if (rs.behind() > 0 || !conn->out.empty()) MarkPending(conn);
 }
 
 void IoThread::Flush(Connection* keep) {
@@ -372,24 +409,29 @@ void IoThread::Flush(Connection* keep) {
     }
     conn->send_pending = false;
     if (conn->closing || conn->send_inflight) continue;
-    if (conn->out.empty()) {
-      if (conn->close_after_flush) StartClose(conn);
+    OutBuffer& out = conn->tls != nullptr ? EncryptForSend(conn) : conn->out;
+    if (out.empty()) {
+      if (conn->close_after_flush) {
+        if (!Unsent(conn)) StartClose(conn);
+      } else if (conn->replica != nullptr) [[unlikely]] {
+        FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
+      }
       continue;
     }
     const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
     conn->send_inflight = true;
     ++conn->inflight;
-    if (conn->out.MultiLink()) {
+    if (out.MultiLink()) {
       // One vectored send for several chunks, instead of a completion and
       // a loop turn per 16 KiB chunk.
       std::unique_ptr<MultiSend>& ms = multi_sends_[conn->slot];
       if (ms == nullptr) ms = std::make_unique<MultiSend>();
       ms->msg = msghdr{};
       ms->msg.msg_iov = ms->iov;
-      ms->msg.msg_iovlen = static_cast<size_t>(conn->out.Gather(ms->iov, MultiSend::kMaxIov));
+      ms->msg.msg_iovlen = static_cast<size_t>(out.Gather(ms->iov, MultiSend::kMaxIov));
       backend_->SendMsg(conn->fd, &ms->msg, tag);
     } else {
-      std::string_view front = conn->out.Front();
+      std::string_view front = out.Front();
       backend_->Send(conn->fd, front.data(), front.size(), tag);
     }
   }
@@ -458,7 +500,7 @@ void IoThread::ResumeHeldInput() {
   input.swap(held_input_);
   const bool eof = held_eof_;
   held_eof_ = false;
-  if (!input.empty() && !conn->closing && !conn->input_done) Process(conn, input);
+  if (!input.empty() && !conn->closing && !conn->input_done) Receive(conn, input);
   if (eof && !conn->closing) StartClose(conn);
 }
 
@@ -467,6 +509,7 @@ void IoThread::Loop() {
     // Input that arrived while a command of its connection ran long comes
     // first: it is older than anything this turn reaps.
     if (held_conn_ != nullptr) ResumeHeldInput();
+    if (!tls_kick_.empty()) KickTls();
     // The main loop's duties are virtual calls, a few per turn (never per
     // command): MainLoopHooks.
     if (runs_main_loop()) {
@@ -537,6 +580,74 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   scratch_level_ = 0;
   main_->AfterBusyTurn(busy);
   in_busy_turn_ = false;
+}
+
+// ---- TLS (connections with a TlsSession only) ------------------------------------
+
+bool IoThread::Unsent(Connection* conn) {
+  if (conn->tls == nullptr) return !conn->out.empty();
+  const TlsSession& tls = *conn->tls;
+  // Plaintext waits for the handshake, and is dropped with a broken session.
+  return !conn->tls->wire().empty() || (!conn->out.empty() && tls.handshake_done() && !tls.failed());
+}
+
+OutBuffer& IoThread::EncryptForSend(Connection* conn) {
+  TlsSession& tls = *conn->tls;
+  if (!tls.handshake_done() || tls.failed() || conn->out.empty()) return tls.wire();
+  net_stats_.AddWrite(conn->out.size(), conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
+  if (!tls.Encrypt(conn->out)) {
+    Log(1, absl::StrCat("Error writing to client: ", tls.error()));
+    conn->out.Clear();
+    conn->input_done = true;
+    conn->close_after_flush = true;  // after the alert, if any
+  }
+  return tls.wire();
+}
+
+void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
+  TlsSession& tls = *conn->tls;
+  if (tls.failed()) return;
+  tls.Feed(cipher);
+  const bool was_done = tls.handshake_done();
+  std::unique_ptr<char[]>& buf = tls_plain_[scratch_level_];
+  if (buf == nullptr) buf = std::make_unique<char[]>(kTlsReadSize);
+  while (!conn->closing && !conn->input_done && !(runs_main_loop() && conn->main_closed)) {
+    const long n = tls.Read(buf.get(), kTlsReadSize);
+    if (n > 0) {
+      net_stats_.AddRead(static_cast<uint64_t>(n),
+                         conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
+      Process(conn, std::string_view(buf.get(), static_cast<size_t>(n)));
+      continue;
+    }
+    if (n == TlsSession::kFailed) {
+      // Redis's words; a handshake failure is what an operator looks for
+      // (wrong CA, plain text on the TLS port, no client certificate).
+      if (!tls.handshake_done()) {
+        Log(3, absl::StrCat("Error accepting a client connection: ", tls.error(), " (conn: fd=", conn->fd,
+                            " addr=", conn->peer.ToString(), ")"));
+      } else {
+        Log(1, absl::StrCat("Error reading from client: ", tls.error()));
+      }
+      conn->input_done = true;
+      CloseAfterFlush(conn);  // sends the alert OpenSSL queued, then closes
+      if (!tls.wire().empty()) MarkPending(conn);
+      return;
+    }
+    if (n == TlsSession::kClosed) {
+      StartClose(conn);  // close_notify: as the end of the stream
+      return;
+    }
+    break;  // kWantInput
+  }
+  if (!tls.wire().empty() || (!was_done && tls.handshake_done() && !conn->out.empty())) MarkPending(conn);
+}
+
+void IoThread::KickTls() {
+  std::vector<Connection*> kick;
+  kick.swap(tls_kick_);
+  for (Connection* conn : kick) {
+    if (!conn->closing && !conn->input_done && conn != busy_) ReceiveTls(conn, {});
+  }
 }
 
 }  // namespace ringkv::io

@@ -141,6 +141,38 @@ class IoThread {
   }
 
  private:
+  // A replica's stream, sent by offset straight from the backlog's blocks
+  // (io::ReplicaSend): up to kMaxIov pieces in one vectored send, each block
+  // referenced until the send completes. The replica counterpart of the
+  // normal flush, chosen in Flush by one branch on a connection with nothing
+  // queued in its OutBuffer. REQUIRES: conn->replica, conn->out empty, no
+  // send in flight.
+  [[gnu::always_inline]] inline void FlushReplica(Connection* conn) {
+    ReplicaSend& rs = *conn->replica;
+    if (rs.behind() == 0) return;
+    int n = 0;
+    const uint64_t stop = rs.stream->ForEachPiece(rs.next, rs.stream->end(), ReplicaSend::kMaxIov,
+                                                  [&](SharedBlock* block, const char* data, size_t len) {
+                                                    block->Ref();
+                                                    rs.held[n] = block;
+                                                    rs.iov[n] = iovec{const_cast<char*>(data), len};
+                                                    ++n;
+                                                  });
+    rs.held_count = n;
+    rs.inflight = static_cast<uint32_t>(stop - rs.next);
+    conn->send_inflight = true;
+    ++conn->inflight;
+    const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
+    if (n == 1) {
+      backend_->Send(conn->fd, static_cast<const char*>(rs.iov[0].iov_base), rs.iov[0].iov_len, tag);
+    } else {
+      rs.msg = msghdr{};
+      rs.msg.msg_iov = rs.iov;
+      rs.msg.msg_iovlen = static_cast<size_t>(n);
+      backend_->SendMsg(conn->fd, &rs.msg, tag);
+    }
+  }
+  void OnReplicaSend(Connection* conn, int res);
   enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
@@ -166,7 +198,27 @@ class IoThread {
   void HandleCompletion(const Completion& c);
   void OnRecv(Connection* conn, const Completion& c);
   void OnSend(Connection* conn, int res);
+  // Received bytes: decrypted first on a TLS connection, then parsed.
+  void Receive(Connection* conn, std::string_view data) {
+    if (conn->tls == nullptr) {
+      Process(conn, data);
+    } else {
+      ReceiveTls(conn, data);
+    }
+  }
   void Process(Connection* conn, std::string_view data);
+  // TLS: feeds ciphertext to the session (the handshake, non-blocking, runs
+  // here) and parses the plaintext it yields; a failed handshake closes the
+  // connection after the alert.
+  void ReceiveTls(Connection* conn, std::string_view cipher);
+  // TLS: encrypts what `out` holds (once the handshake is done) and returns
+  // the ciphertext to send.
+  OutBuffer& EncryptForSend(Connection* conn);
+  // Whether the connection still has bytes to send (for TLS: ciphertext, or
+  // plaintext that a completed handshake will encrypt).
+  static bool Unsent(Connection* conn);
+  // Decrypts what adopted TLS sessions had buffered (see Adopt).
+  void KickTls();
   size_t ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop);
   void FinishClose(Connection* conn);
   void DrainMailbox();
@@ -205,6 +257,12 @@ class IoThread {
   };
   absl::flat_hash_map<uint32_t, std::unique_ptr<MultiSend>> multi_sends_;
   std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
+  std::vector<Connection*> tls_kick_;  // adopted TLS links with input already buffered
+  // Decrypted input, parsed in place as a pool buffer is; one per scratch
+  // level (a turn while busy parses inside a command of the outer level).
+  // Allocated by the first TLS connection.
+  static constexpr size_t kTlsReadSize = 16 * 1024;
+  std::unique_ptr<char[]> tls_plain_[2];
   std::vector<int> listeners_;
   absl::flat_hash_map<uint64_t, Connection*> live_;  // threads > 0: by client id
 

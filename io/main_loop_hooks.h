@@ -46,8 +46,8 @@ class MainLoopHooks {
   // ... and the replies of other threads' connections are posted after them
   // (except `busy`'s, which stay pending).
   virtual void AfterBusyTurn(Connection* busy) = 0;
-  // A listener accepted `fd`; the hook takes it (or refuses and closes it).
-  virtual void OnAccepted(int fd) = 0;
+  // `listener` accepted `fd`; the hook takes it (or refuses and closes it).
+  virtual void OnAccepted(int fd, int listener) = 0;
   // A connection of thread 0 finished closing; the hook owns it from now on.
   virtual void OnClosed(Connection* conn) = 0;
 

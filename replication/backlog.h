@@ -11,12 +11,15 @@
 // Storage is a chain of SharedBlocks of one size, chosen when the backlog
 // is created: 1/16 of repl-backlog-size, between Redis's 16 KiB and 64 KiB
 // (so the default 1 MB backlog uses 64 KiB blocks, and a 16 KiB backlog
-// holds no more memory than Redis's 16 KiB blocks would). A replica is handed its range
-// by reference (RefTo): its connection sends straight from these blocks, and
-// a block trimmed from the backlog lives on until those sends are done. The
-// backlog keeps its reference to such a block (`retired_`) until it holds
-// the only one, so memory() counts every block of the stream still alive:
-// Redis 7.0's shared replication buffer (INFO mem_total_replication_buffers).
+// holds no more memory than Redis's 16 KiB blocks would). The chain is an
+// io::BlockStream, so that a replica connection of the main thread sends
+// straight from it by offset (io::ReplicaSend: no copy, no per-replica
+// links); a replica of another I/O thread is handed its range by reference
+// (RefTo). Either way a block trimmed from the backlog lives on until the
+// sends reading it are done: the backlog keeps its reference to such a block
+// (`retired_`) until it holds the only one, so memory() counts every block
+// of the stream still alive: Redis 7.0's shared replication buffer (INFO
+// mem_total_replication_buffers).
 //
 // Offsets are Redis's: byte n of the stream has offset n (the first byte
 // ever is 1); end_offset() is master_repl_offset.
@@ -26,10 +29,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string_view>
 #include <vector>
 
+#include "io/block_stream.h"
 #include "io/out_buffer.h"
 #include "io/shared_block.h"
 
@@ -46,15 +49,17 @@ class Backlog {
   Backlog(const Backlog&) = delete;
   Backlog& operator=(const Backlog&) = delete;
 
-  void Append(std::string_view bytes);
-  uint64_t end_offset() const { return end_offset_; }
+  void Append(std::string_view bytes) { stream_.Append(bytes, &spare_); }
+  uint64_t end_offset() const { return stream_.end() - 1; }
   // Offset of the first byte held (end_offset() + 1 when empty).
   uint64_t first_offset() const { return first_offset_; }
-  uint64_t histlen() const { return end_offset_ + 1 - first_offset_; }
+  uint64_t histlen() const { return stream_.end() - first_offset_; }
+  // The blocks, for a replica connection that sends from them by offset.
+  const io::BlockStream& stream() const { return stream_; }
   size_t capacity() const { return capacity_; }
   void set_capacity(size_t capacity) { capacity_ = capacity; }
   // True when bytes from `offset` (up to the end) are all held.
-  bool Has(uint64_t offset) const { return offset >= first_offset_ && offset <= end_offset_ + 1; }
+  bool Has(uint64_t offset) const { return offset >= first_offset_ && offset <= stream_.end(); }
   // Appends stream bytes [from, from + max_bytes) (clipped to the end) to
   // *out by reference (no copy); returns the offset after the last byte
   // handed over. REQUIRES: Has(from).
@@ -63,28 +68,27 @@ class Backlog {
   // capacity bytes remain (so up to a step more than capacity is held, as
   // Redis holds up to a block more), frees the blocks wholly dropped, and
   // the blocks trimmed earlier whose sends have all completed.
+  // `needed_from` is the lowest offset a replica has not sent yet: a replica
+  // sending by offset has nothing in flight before it.
   void Trim(uint64_t needed_from);
   // Bytes of stream blocks alive: held here, or trimmed and still being
   // sent from by a connection.
-  size_t memory() const { return (blocks_.size() + retired_.size()) * block_size_; }
-  size_t block_size() const { return block_size_; }
+  size_t memory() const { return (stream_.blocks() + retired_.size()) * stream_.block_size(); }
+  size_t block_size() const { return stream_.block_size(); }
 
  private:
   // A block only we reference: kept as the spare, else freed.
   void Release(io::SharedBlock* block);
 
   static constexpr uint64_t kTrimStep = 16 * 1024;
-  std::deque<io::SharedBlock*> blocks_;  // one reference each; full except the last
   // Trimmed blocks a connection still sends from (one reference each, ours).
   std::vector<io::SharedBlock*> retired_;
   // A trimmed block nobody else references, kept for the next Append: a
   // steady stream then reuses warm memory instead of allocating (and
   // page-faulting) a fresh block each time.
   io::SharedBlock* spare_ = nullptr;
-  const size_t block_size_;  // bytes per block, fixed for this backlog's life
-  uint64_t front_block_offset_;  // offset of blocks_.front()[0]
-  uint64_t first_offset_;        // first byte held (in the front block)
-  uint64_t end_offset_;
+  io::BlockStream stream_;  // the blocks, full except the last; fixed block size
+  uint64_t first_offset_;   // first byte held (in the front block)
   size_t capacity_;
 };
 

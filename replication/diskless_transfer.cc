@@ -16,7 +16,7 @@ constexpr int kBlocksPerPump = 16;
 constexpr uint64_t kUnsentLimit = 4 << 20;
 
 uint64_t Unsent(const io::Connection* conn) {
-  return conn->thread == 0 ? conn->out.size()
+  return conn->thread == 0 ? io::QueuedOutput(*conn)
                            : conn->stat_obuf.load(std::memory_order_relaxed) + conn->main_out.size();
 }
 

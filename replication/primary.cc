@@ -14,8 +14,17 @@ namespace {
 
 // Bytes handed to the connection and not written to its socket yet.
 uint64_t Unsent(const io::Connection& conn) {
-  return conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
+  return conn.thread == 0 ? io::QueuedOutput(conn) : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
 }
+
+// A replica of I/O thread 0 is sent the stream by offset (io::ReplicaSend);
+// others, and TLS links (whose bytes must be encrypted on the way out), get
+// their range by reference in their OutBuffer.
+bool SendsByOffset(const ReplicaLink& link) { return link.conn->thread == 0 && link.conn->tls == nullptr; }
+
+// The link streams now: online, and not waiting for its first ACK after a
+// diskless payload.
+bool Streaming(const ReplicaLink& link) { return link.state == ReplicaState::kOnline && !link.stream_on_ack; }
 
 }  // namespace
 
@@ -37,6 +46,12 @@ void Primary::StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& 
 }
 
 Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog_size, master_offset) {}
+
+Primary::~Primary() {
+  // A connection still attached must not read this backlog's blocks again
+  // (a send in flight holds its own references).
+  for (auto& r : replicas_) io::IoSystem::StopStream(r->conn);
+}
 
 void Primary::Feed(int db, std::span<const std::string_view> argv) {
   RINGKV_DCHECK_MAIN_THREAD();
@@ -60,7 +75,10 @@ void Primary::FeedRaw(std::span<const std::string_view> argv) {
 
 ReplicaLink& Primary::Attach(uint64_t client_id, io::Connection* conn) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (ReplicaLink* existing = Find(client_id)) return *existing;
+  if (ReplicaLink* existing = Find(client_id)) {
+    io::IoSystem::StopStream(existing->conn);  // a new sync of the same link: its offset is set anew
+    return *existing;
+  }
   auto link = std::make_unique<ReplicaLink>();
   link->client_id = client_id;
   link->conn = conn;
@@ -77,7 +95,11 @@ ReplicaLink* Primary::Find(uint64_t client_id) {
 
 void Primary::Detach(uint64_t client_id) {
   RINGKV_DCHECK_MAIN_THREAD();
-  std::erase_if(replicas_, [&](const std::unique_ptr<ReplicaLink>& r) { return r->client_id == client_id; });
+  std::erase_if(replicas_, [&](const std::unique_ptr<ReplicaLink>& r) {
+    if (r->client_id != client_id) return false;
+    io::IoSystem::StopStream(r->conn);
+    return true;
+  });
 }
 
 void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop) {
@@ -88,6 +110,14 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
   constexpr uint64_t kUnsentLimit = 4 << 20;
   uint64_t needed = backlog_.end_offset() + 1;
   for (auto& r : replicas_) {
+    // Sent by offset: what the connection sent so far is its position.
+    if (const io::ReplicaSend* rs = r->conn->replica.get(); rs != nullptr && rs->stream == &backlog_.stream()) {
+      if (Streaming(*r)) {
+        r->next_offset = rs->next;
+      } else {
+        io::IoSystem::StopStream(r->conn);
+      }
+    }
     if (r->state == ReplicaState::kHandshake || r->state == ReplicaState::kWaitBgsaveStart) continue;
     if (backlog_.end_offset() + 1 - std::min(r->next_offset, backlog_.end_offset() + 1) > max_lag_bytes ||
         !backlog_.Has(r->next_offset)) {
@@ -119,7 +149,17 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
       r->rdb_fd = -1;
       r->state = ReplicaState::kOnline;
     }
-    if (r->stream_on_ack || r->next_offset > backlog_.end_offset()) continue;
+    if (r->stream_on_ack) continue;
+    if (SendsByOffset(*r)) {
+      const io::ReplicaSend* rs = r->conn->replica.get();
+      if (rs == nullptr || rs->stream != &backlog_.stream()) {
+        io.StartStream(r->conn, &backlog_.stream(), r->next_offset);  // after its OutBuffer (the snapshot)
+      } else {
+        io.StreamMore(r->conn);
+      }
+      continue;
+    }
+    if (r->next_offset > backlog_.end_offset()) continue;
     r->next_offset = backlog_.RefTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);
@@ -128,8 +168,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
 uint64_t Primary::Pending(const ReplicaLink& link) const {
   const uint64_t end = backlog_.end_offset() + 1;
   const uint64_t lag = end - std::min(link.next_offset, end);
-  const bool streaming = link.state == ReplicaState::kOnline && !link.stream_on_ack;
-  return lag + (streaming ? Unsent(*link.conn) : 0);
+  return lag + (Streaming(link) ? Unsent(*link.conn) : 0);
 }
 
 void Primary::CheckSoftLimit(uint64_t soft_bytes, int64_t soft_ms, int64_t now_ms, std::vector<uint64_t>* drop) {

@@ -4,11 +4,15 @@
 //
 // The stream is written once (Feed -> Backlog). Each replica has only a
 // ReplicaLink: how far it has been sent (next_offset) and acknowledged.
-// Flush() hands each online replica its missing range of the backlog by
-// reference (its connection sends from the backlog blocks themselves), bounded
-// per turn and by what the connection has not sent yet,
-// so a slow replica costs backlog retention (capped), never unbounded
-// per-replica buffers.
+// A replica whose connection belongs to the main thread (I/O thread 0: every
+// replica with io-threads 1) is sent by offset: Flush() starts its
+// io::ReplicaSend once it streams, and its connection's flush builds the
+// iovecs straight from the backlog blocks (no copy, no per-replica links);
+// next_offset is then what the connection has sent. A replica of another I/O
+// thread is handed its missing range by reference each turn (Backlog::RefTo),
+// bounded per turn and by what the connection has not sent yet. Either way a
+// slow replica costs backlog retention (capped), never unbounded per-replica
+// buffers.
 //
 // Thread-safety: main thread only (Feed, FeedRaw, Attach, Detach and Flush
 // check it in debug builds: io/thread_check.h).
@@ -39,7 +43,9 @@ struct ReplicaLink {
   uint64_t client_id = 0;
   io::Connection* conn = nullptr;
   ReplicaState state = ReplicaState::kHandshake;
-  uint64_t next_offset = 0;  // first stream byte not yet handed to the connection
+  // First stream byte not yet handed to the connection (sent by offset: not
+  // yet sent by it, as of the last Flush).
+  uint64_t next_offset = 0;
   uint64_t ack_offset = 0;   // REPLCONF ACK: processed by the replica
   uint64_t fack_offset = 0;  // REPLCONF ACK .. FACK: fsynced to the replica's AOF
   int64_t last_ack_ms = 0;
@@ -78,6 +84,9 @@ class Primary {
  public:
   // A fresh backlog: the stream continues after `master_offset`.
   Primary(size_t backlog_size, uint64_t master_offset);
+  ~Primary();
+  Primary(const Primary&) = delete;
+  Primary& operator=(const Primary&) = delete;
 
   Backlog& backlog() { return backlog_; }
   const Backlog& backlog() const { return backlog_; }

@@ -16,23 +16,53 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/resp_command.h"
+#include "io/tls_session.h"
 
 namespace ringkv::repl {
 namespace {
 
-// Blocking I/O on one socket with a receive timeout.
+// Blocking I/O on one socket with a receive timeout, in plain text or
+// through a TLS session (memory BIOs: this class moves the ciphertext).
 class Link {
  public:
-  explicit Link(int fd) : fd_(fd) {}
-  bool Send(const std::string& s) {
-    size_t off = 0;
-    while (off < s.size()) {
-      ssize_t n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      off += static_cast<size_t>(n);
+  explicit Link(int fd, io::TlsSession* tls = nullptr) : fd_(fd), tls_(tls) {}
+  bool Send(std::string_view s) {
+    if (tls_ != nullptr) return tls_->Write(s) && SendWire();
+    return SendRaw(s);
+  }
+  // Up to n bytes: > 0 read, 0 end of stream, < 0 an error (timed_out()
+  // says whether repl-timeout passed without a byte).
+  ssize_t RecvSome(char* dst, size_t n) {
+    if (tls_ == nullptr) return RecvRaw(dst, n);
+    while (true) {
+      const long r = tls_->Read(dst, n);
+      if (!SendWire()) return -1;
+      if (r > 0) return r;
+      if (r == io::TlsSession::kClosed) return 0;
+      if (r == io::TlsSession::kFailed) return -1;
+      char buf[16 * 1024];
+      const ssize_t got = RecvRaw(buf, sizeof(buf));
+      if (got <= 0) return got;
+      tls_->Feed(std::string_view(buf, static_cast<size_t>(got)));
     }
-    return true;
+  }
+  // The client's TLS handshake; the error names the cause.
+  bool TlsHandshake(std::string* error) {
+    while (true) {
+      const bool ok = tls_->Handshake();
+      if (!SendWire() || !ok) {
+        *error = tls_->failed() ? tls_->error() : std::string(std::strerror(errno));
+        return false;
+      }
+      if (tls_->handshake_done()) return true;
+      char buf[16 * 1024];
+      const ssize_t got = RecvRaw(buf, sizeof(buf));
+      if (got <= 0) {
+        *error = timed_out_ ? "timeout" : got == 0 ? "connection closed" : std::strerror(errno);
+        return false;
+      }
+      tls_->Feed(std::string_view(buf, static_cast<size_t>(got)));
+    }
   }
   // One line without its CRLF; empty lines (the primary's keep-alive
   // newlines while it prepares the RDB) are skipped.
@@ -41,10 +71,7 @@ class Link {
       line->clear();
       char c;
       while (true) {
-        ssize_t n = ::recv(fd_, &c, 1, 0);
-        if (n < 0 && errno == EINTR) continue;
-        timed_out_ = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-        if (n <= 0) return false;
+        if (RecvSome(&c, 1) <= 0) return false;
         if (c == '\n') break;
         if (line->size() > 4096) return false;
         line->push_back(c);
@@ -55,8 +82,7 @@ class Link {
   }
   bool ReadExact(char* dst, size_t n) {
     while (n > 0) {
-      ssize_t r = ::recv(fd_, dst, n, 0);
-      if (r < 0 && errno == EINTR) continue;
+      const ssize_t r = RecvSome(dst, n);
       if (r <= 0) return false;
       dst += r;
       n -= static_cast<size_t>(r);
@@ -72,8 +98,78 @@ class Link {
   }
 
  private:
+  bool SendRaw(std::string_view s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::send(fd_, s.data() + off, s.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  ssize_t RecvRaw(char* dst, size_t n) {
+    while (true) {
+      const ssize_t r = ::recv(fd_, dst, n, 0);
+      if (r < 0 && errno == EINTR) continue;
+      timed_out_ = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      return r;
+    }
+  }
+  // Puts the session's pending records on the socket.
+  bool SendWire() {
+    io::OutBuffer& wire = tls_->wire();
+    while (!wire.empty()) {
+      const std::string_view front = wire.Front();
+      if (!SendRaw(front)) return false;
+      wire.Consume(front.size());
+    }
+    return true;
+  }
+
   int fd_;
+  io::TlsSession* tls_;
   bool timed_out_ = false;
+};
+
+// A payload read through a Link (a TLS link's plaintext), buffered, never
+// more than `limit` bytes in all: what follows stays in the session.
+class LinkSource : public core::ByteSource {
+ public:
+  LinkSource(Link* link, uint64_t limit) : link_(link), limit_(limit), buf_(new char[kBufSize]) {}
+  bool Read(char* dst, size_t n) override {
+    while (n > 0) {
+      if (pos_ == len_ && !Fill()) return false;
+      const size_t take = std::min(n, len_ - pos_);
+      std::memcpy(dst, buf_.get() + pos_, take);
+      pos_ += take;
+      offset_ += take;
+      dst += take;
+      n -= take;
+    }
+    return true;
+  }
+  uint64_t offset() const override { return offset_; }
+  size_t buffered() const { return len_ - pos_; }
+
+ private:
+  bool Fill() {
+    pos_ = len_ = 0;
+    const uint64_t left = limit_ - fetched_;
+    if (left == 0) return false;
+    const ssize_t r = link_->RecvSome(buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)));
+    if (r <= 0) return false;
+    len_ = static_cast<size_t>(r);
+    fetched_ += len_;
+    return true;
+  }
+  static constexpr size_t kBufSize = 64 * 1024;
+  Link* link_;
+  uint64_t limit_;
+  uint64_t fetched_ = 0;
+  std::unique_ptr<char[]> buf_;
+  size_t pos_ = 0, len_ = 0;
+  uint64_t offset_ = 0;
 };
 
 int ConnectTo(const std::string& host, int port, int timeout_s, std::string* error) {
@@ -115,10 +211,9 @@ absl::Status PayloadFileError() {
 }
 
 // "$<len>": exactly len bytes into the file.
-absl::StatusOr<uint64_t> DownloadExact(int fd, int64_t len, const std::string& path) {
+absl::StatusOr<uint64_t> DownloadExact(Link& link, int64_t len, const std::string& path) {
   const int out = OpenPayloadFile(path);
   if (out < 0) return PayloadFileError();
-  Link link(fd);
   std::vector<char> buf(1 << 16);
   int64_t left = len;
   while (left > 0) {
@@ -137,15 +232,14 @@ absl::StatusOr<uint64_t> DownloadExact(int fd, int64_t len, const std::string& p
 // "$EOF:<mark>": everything up to the mark into the file (the mark is cut
 // off). The primary sends nothing after the mark until we ACK, so reading in
 // large pieces never takes stream bytes.
-absl::StatusOr<uint64_t> DownloadToMark(int fd, const std::string& mark, const std::string& path) {
+absl::StatusOr<uint64_t> DownloadToMark(Link& link, const std::string& mark, const std::string& path) {
   const int out = OpenPayloadFile(path);
   if (out < 0) return PayloadFileError();
   std::vector<char> buf(1 << 16);
   std::string last;  // the last kEofMarkSize bytes received
   uint64_t total = 0;
   while (true) {
-    const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = link.RecvSome(buf.data(), buf.size());
     if (n <= 0 || ::write(out, buf.data(), static_cast<size_t>(n)) != n) {
       ::close(out);
       return absl::UnavailableError("I/O error trying to sync with MASTER: connection lost");
@@ -212,15 +306,25 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     r.error = std::move(why);
     if (r.fd >= 0) ::close(r.fd);
     r.fd = -1;
+    r.tls.reset();
     fd_ = -1;
-    return r;
+    return std::move(r);
   };
   phase_ = SyncPhase::kConnecting;
   r.fd = ConnectTo(req.host, req.port, req.timeout_s, &r.error);
   if (r.fd < 0) return fail(absl::StrCat("Error condition on socket for SYNC: ", r.error));
   fd_ = r.fd;
   phase_ = SyncPhase::kHandshake;
-  Link link(r.fd);
+  if (req.tls_ctx != nullptr) {
+    r.tls = io::TlsSession::Connect(req.tls_ctx);
+    if (r.tls == nullptr) return fail("Error condition on socket for SYNC: can't create a TLS session");
+  }
+  Link link(r.fd, r.tls.get());
+  if (r.tls != nullptr) {
+    if (std::string error; !link.TlsHandshake(&error)) {
+      return fail(absl::StrCat("Error condition on socket for SYNC: TLS handshake: ", error));
+    }
+  }
   // A primary silent for repl-timeout during the handshake (the words
   // operators and Redis's tests look for).
   auto handshake_failed = [&](std::string why) {
@@ -286,7 +390,7 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
   }
   if (req.load_payload) {
     // Never past a "$<len>" payload: the stream follows it at once.
-    core::FdSource src(r.fd, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
+    LinkSource src(&link, len < 0 ? UINT64_MAX : static_cast<uint64_t>(len));
     if (absl::Status s = req.load_payload(&src, r.replid); !s.ok()) {
       return fail(absl::StrCat("Failed trying to load the MASTER synchronization DB from socket: ", s.message()));
     }
@@ -300,8 +404,8 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     }
     r.payload_bytes = src.offset();
   } else {
-    absl::StatusOr<uint64_t> got = mark.empty() ? DownloadExact(r.fd, len, req.rdb_path)
-                                                : DownloadToMark(r.fd, mark, req.rdb_path);
+    absl::StatusOr<uint64_t> got = mark.empty() ? DownloadExact(link, len, req.rdb_path)
+                                                : DownloadToMark(link, mark, req.rdb_path);
     if (!got.ok()) return fail(std::string(got.status().message()));
     r.payload_bytes = *got;
     r.rdb_path = req.rdb_path;

@@ -14,6 +14,10 @@
 // the socket into `load_payload`, which the server points at a staging
 // keyspace; the worker thread then does the parsing, off the main thread.
 //
+// With `tls_ctx` the link is TLS (tls-replication): the handshake and every
+// byte go through an io::TlsSession over the same blocking socket, and the
+// session is handed over with the socket.
+//
 // Thread-safety: Start/Poll/Cancel from the main thread; `done` is called on
 // the worker thread.
 #pragma once
@@ -29,6 +33,8 @@
 
 #include "absl/status/status.h"
 #include "core/rdb_reader.h"
+#include "io/connection.h"
+#include "io/tls_context.h"
 
 namespace ringkv::repl {
 
@@ -48,6 +54,8 @@ struct SyncRequest {
   // replication id the primary's +FULLRESYNC named.
   std::function<absl::Status(core::ByteSource*, const std::string& primary_replid)> load_payload;
   int timeout_s = 60;
+  // Set (tls-replication): the link is TLS, made from this client context.
+  io::SslCtxPtr tls_ctx;
 };
 
 struct SyncResult {
@@ -59,6 +67,9 @@ struct SyncResult {
   bool eof_payload = false;  // kFull: the primary sent the diskless "$EOF:" form
   uint64_t payload_bytes = 0;
   std::string error;      // kFailed: what went wrong (for the log)
+  // A TLS link: the session, handshake done, that the socket's stream
+  // continues in (it may hold stream bytes already decrypted).
+  io::TlsSessionPtr tls;
 };
 
 // How far an attempt got (ROLE shows it: connecting, handshake, sync).

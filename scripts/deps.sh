@@ -5,9 +5,10 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
-  liburing-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
+  libssl-dev openssl liburing-dev libsystemd-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
   libhiredis-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
   redis-server redis-tools redis-sentinel tcl python3
+  python3-redis  # redis-py: the Unix-socket e2e test's client (run with /usr/bin/python3)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -194,7 +194,7 @@ absl::Status Config::LoadDirective(std::string name, std::vector<std::string> ar
   const ConfigParam& primary = *p->primary;
   if (primary.type == &config_types::kSave) MergeSaveLines(primary, &args);
   if (absl::Status s = SetValue(name, args); !s.ok()) return s;
-  if (primary.implemented || primary.security) return absl::OkStatus();
+  if (primary.implemented) return absl::OkStatus();
   if (origin != "(command line)") {
     warnings_.push_back(
         StrCat("Directive '", name, "' at ", origin, ":", lineno, " is accepted but has no effect in ringkv"));
@@ -210,17 +210,6 @@ void Config::MergeSaveLines(const ConfigParam& save, std::vector<std::string>* a
   const bool adds = !(args->size() == 1 && (*args)[0].empty());
   if (save_seen_ && !save.value.empty() && adds) args->insert(args->begin(), save.value);
   save_seen_ = true;
-}
-
-absl::Status Config::Validate() const {
-  for (const auto& [name, p] : params_) {
-    if (p.security && p.value != p.default_value) {
-      return absl::FailedPreconditionError(StrCat("'", name, " ", p.value,
-                                                  "' is set, but ringkv does not implement it; refusing to start ",
-                                                  "rather than run less protected than configured."));
-    }
-  }
-  return absl::OkStatus();
 }
 
 // ---- apply callbacks -----------------------------------------------------------

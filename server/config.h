@@ -15,8 +15,8 @@
 // Every Redis 7.0 directive is known (redis_directives.inc). Those ringkv acts
 // on are "implemented"; the rest are accepted from a file with one warning
 // saying they have no effect, and refused by CONFIG SET. Security-relevant
-// directives that ringkv does not implement (rename-command, tls-*, ACL
-// users, ...) are never silently ignored: a non-default value stops start-up.
+// directives that ringkv does not implement (rename-command, loadmodule) are
+// never silently ignored: they stop start-up.
 //
 // Thread-safety: main thread only. A typed read is a lookup by name in a
 // sorted map: code on the command path caches what it needs through Bind.
@@ -48,8 +48,6 @@ class Config {
   absl::Status LoadFile(const std::string& path);
   // Directives given as text (the command line's --name value pairs).
   absl::Status LoadString(std::string_view text);
-  // Checks that hold once everything is loaded (security directives).
-  absl::Status Validate() const;
   // Warnings collected while loading (directives without effect).
   const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -14,6 +14,12 @@
 #include "server/latency_monitor.h"
 
 namespace ringkv::server {
+namespace config_types {
+// Declared here, not in config_params.h: only this file's rules use them.
+extern const ParamType kShutdownFlags;   // shutdown-on-sig*: "default" or save|nosave, now, force
+extern const ParamType kOomScoreAdj;     // no, yes (= relative), absolute
+extern const ParamType kOomScoreValues;  // three integers in [-2000, 2000]
+}  // namespace config_types
 namespace {
 
 // ---- parsers: one per kind of parameter ------------------------------------
@@ -212,6 +218,62 @@ void RewritePercentiles(const ConfigParam& p, std::string* out) {
 
 bool ParseWords(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string*) {
   *value = absl::StrJoin(args, " ");
+  return true;
+}
+
+// shutdown-on-sigterm / shutdown-on-sigint: flags among save, nosave, now,
+// force ("default" alone is none); shown in that order, as Redis shows them.
+bool ParseShutdownFlags(const ConfigParam&, std::span<const std::string> args, std::string* value,
+                        std::string* reason) {
+  static constexpr const char* kFlags[] = {"save", "nosave", "now", "force"};
+  std::vector<std::string> words = Words(args);
+  bool set[4] = {};
+  if (words.empty()) words.emplace_back();
+  for (const std::string& w : words) {
+    const std::string v = AsciiLower(w);
+    if (v == "default") continue;
+    auto it = std::find_if(std::begin(kFlags), std::end(kFlags), [&](const char* f) { return v == f; });
+    if (it == std::end(kFlags)) {
+      return Fail(reason, "argument(s) must be one of the following: default, save, nosave, now, force");
+    }
+    set[it - std::begin(kFlags)] = true;
+  }
+  if (set[0] && set[1]) return Fail(reason, "shutdown options SAVE and NOSAVE can't be used simultaneously");
+  std::vector<std::string> shown;
+  for (int i = 0; i < 4; ++i) {
+    if (set[i]) shown.emplace_back(kFlags[i]);
+  }
+  *value = shown.empty() ? "default" : absl::StrJoin(shown, " ");
+  return true;
+}
+
+// oom-score-adj: no, yes, relative (shown "yes", Redis's first name for it), absolute.
+bool ParseOomScoreAdj(const ConfigParam&, std::span<const std::string> args, std::string* value,
+                      std::string* reason) {
+  std::string v = AsciiLower(args[0]);
+  if (v == "relative") v = "yes";
+  if (v != "no" && v != "yes" && v != "absolute") {
+    return Fail(reason, "argument(s) must be one of the following: no, yes, relative, absolute");
+  }
+  *value = std::move(v);
+  return true;
+}
+
+// oom-score-adj-values: three integers in [-2000, 2000] (primary, replica,
+// background child).
+bool ParseOomScoreValues(const ConfigParam&, std::span<const std::string> args, std::string* value,
+                         std::string* reason) {
+  std::vector<std::string> words = Words(args);
+  if (words.size() != 3) return Fail(reason, "wrong number of arguments");
+  std::vector<std::string> shown;
+  for (const std::string& w : words) {
+    int64_t v;
+    if (!absl::SimpleAtoi(w, &v) || v < -2000 || v > 2000) {
+      return Fail(reason, "Invalid oom-score-adj-values, elements must be between -2000 and 2000.");
+    }
+    shown.push_back(StrCat(v));
+  }
+  *value = absl::StrJoin(shown, " ");
   return true;
 }
 
@@ -433,14 +495,39 @@ constexpr Rule kRules[] = {
     {.name = "active-defrag-threshold-upper", .min = 0, .max = 1000},
     {.name = "active-defrag-ignore-bytes", .min = 1},
     {.name = "active-defrag-max-scan-fields", .min = 1},
-    // Not acted on, but several words on one line.
-    {.name = "oom-score-adj-values", .type = &kWords, .implemented = false},
+    // TLS (io/tls_context.h, server/tls_config.cc). tls-cluster is accepted
+    // (there is no cluster bus); like tls-replication it needs a CA.
+    {.name = "tls-port", .min = 0, .max = 65535},
+    {.name = "tls-cert-file"},
+    {.name = "tls-key-file"},
+    {.name = "tls-key-file-pass"},
+    {.name = "tls-client-cert-file"},
+    {.name = "tls-client-key-file"},
+    {.name = "tls-client-key-file-pass"},
+    {.name = "tls-ca-cert-file"},
+    {.name = "tls-ca-cert-dir"},
+    {.name = "tls-auth-clients", .enums = "no,yes,optional"},
+    {.name = "tls-replication"},
+    {.name = "tls-cluster"},
+    {.name = "tls-protocols"},
+    {.name = "tls-ciphers"},
+    {.name = "tls-ciphersuites"},
+    {.name = "tls-prefer-server-ciphers"},
+    {.name = "tls-session-caching"},
+    {.name = "tls-session-cache-size", .min = 0, .max = kIntMax},
+    {.name = "tls-session-cache-timeout", .min = 0, .max = kIntMax},
+    {.name = "tls-dh-params-file"},
+    // Process set-up (server/supervision.h, server/oom_score.h, logging.h).
+    {.name = "oom-score-adj", .type = &kOomScoreAdj},
+    {.name = "oom-score-adj-values", .type = &kOomScoreValues},
+    {.name = "syslog-enabled", .mutability = kImmutable},
+    {.name = "syslog-ident", .mutability = kImmutable},
+    {.name = "syslog-facility", .enums = "user,local0,local1,local2,local3,local4,local5,local6,local7",
+     .mutability = kImmutable},
+    // What SIGTERM / SIGINT do (server_shutdown.cc).
+    {.name = "shutdown-on-sigterm", .type = &kShutdownFlags},
+    {.name = "shutdown-on-sigint", .type = &kShutdownFlags},
 };
-
-// Security-relevant directives ringkv does not implement: a non-default value
-// refuses start-up rather than leaving the server less protected than the
-// operator believes.
-constexpr const char* kSecurityPrefixes[] = {"tls-"};
 
 const ParamType* TypeOfKind(ConfigKind kind) {
   switch (kind) {
@@ -462,9 +549,6 @@ void AddRow(const DirectiveRow& row, bool hidden, ConfigParams* params) {
   p.mutability = row.mutability;
   p.type = TypeOfKind(row.kind);
   p.hidden = hidden;
-  for (const char* prefix : kSecurityPrefixes) {
-    if (p.name.starts_with(prefix)) p.security = true;
-  }
 }
 
 void ApplyRule(const Rule& r, ConfigParam* p) {
@@ -494,6 +578,9 @@ const ParamType kMemoryOrPercent{ParseMemoryOrPercent, RewriteQuoted, false};
 const ParamType kNotifyEvents{ParseNotifyEvents, RewriteQuoted, false};
 const ParamType kWords{ParseWords, RewriteWords, true};
 const ParamType kPercentiles{ParsePercentiles, RewritePercentiles, true};
+const ParamType kShutdownFlags{ParseShutdownFlags, RewriteWords, true};
+const ParamType kOomScoreAdj{ParseOomScoreAdj, RewriteQuoted, false};
+const ParamType kOomScoreValues{ParseOomScoreValues, RewriteWords, true};
 }  // namespace config_types
 
 ConfigParams BuildConfigParams() {

@@ -68,7 +68,6 @@ struct ConfigParam {
   ConfigParam* primary = nullptr;  // itself, or the parameter this name is an alias of
   Mutability mutability = Mutability::kMutable;
   bool implemented = false;
-  bool security = false;  // unimplemented and security-relevant: refuse non-default
   bool hidden = false;    // a test hook: CONFIG GET shows it only when asked by its exact name
   int64_t min = INT64_MIN;
   int64_t max = INT64_MAX;

@@ -1,7 +1,10 @@
 #include "server/logging.h"
 
+#include "server/log_syslog.h"
+
 #include <fcntl.h>
 #include <sys/time.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,7 +16,28 @@ namespace ringkv::server {
 namespace {
 std::atomic<int> g_level{kNotice};
 int g_fd = STDOUT_FILENO;
+bool g_syslog = false;
+std::string g_syslog_ident;  // openlog keeps the pointer: it must outlive the process's logging
+
+void ToSyslog(int level, std::string_view message) {
+  if (!g_syslog) return;
+  static const int kPriorities[] = {LOG_DEBUG, LOG_INFO, LOG_NOTICE, LOG_WARNING};
+  syslog(kPriorities[level < 0 ? 0 : (level > 3 ? 3 : level)], "%.*s", static_cast<int>(message.size()),
+         message.data());
+}
 }  // namespace
+
+void OpenSyslog(const std::string& ident, std::string_view facility) {
+  int f = LOG_USER;
+  static const int kLocal[] = {LOG_LOCAL0, LOG_LOCAL1, LOG_LOCAL2, LOG_LOCAL3,
+                               LOG_LOCAL4, LOG_LOCAL5, LOG_LOCAL6, LOG_LOCAL7};
+  if (facility.size() == 6 && facility.starts_with("local") && facility[5] >= '0' && facility[5] <= '7') {
+    f = kLocal[facility[5] - '0'];
+  }
+  g_syslog_ident = ident;
+  openlog(g_syslog_ident.c_str(), LOG_PID | LOG_NDELAY | LOG_NOWAIT, f);
+  g_syslog = true;
+}
 
 bool OpenLog(const std::string& path) {
   if (path.empty()) {
@@ -68,12 +92,14 @@ void Log(int level, std::string_view message) {
   line += '\n';
   ssize_t w = write(g_fd, line.data(), line.size());
   (void)w;
+  ToSyslog(level, message);
 }
 
 void LogRaw(int level, std::string_view text) {
   if (level < g_level.load(std::memory_order_relaxed)) return;
   ssize_t w = write(g_fd, text.data(), text.size());
   (void)w;
+  ToSyslog(level, text);
 }
 
 void LogRawFromHandler(const char* text, size_t len) {

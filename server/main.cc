@@ -15,8 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "io/io_log.h"
 #include "server/config.h"
+#include "server/kernel_checks.h"
+#include "server/log_syslog.h"
 #include "server/logging.h"
+#include "server/oom_score.h"
 #include "server/server.h"
+#include "server/tls_config.h"
+#include "server/supervision.h"
 #include "server/version.h"
 
 namespace {
@@ -34,7 +39,8 @@ void Usage() {
                "Usage: ./ringkv-server [/path/to/ringkv.conf] [options] [-]\n"
                "       ./ringkv-server - (read config from stdin)\n"
                "       ./ringkv-server -v or --version\n"
-               "       ./ringkv-server -h or --help\n\n"
+               "       ./ringkv-server -h or --help\n"
+               "       ./ringkv-server --check-config /path/to/ringkv.conf [options] (validate, do not start)\n\n"
                "Examples:\n"
                "       ./ringkv-server (run the server with default conf)\n"
                "       ./ringkv-server /etc/redis/6379.conf\n"
@@ -106,10 +112,23 @@ void LogStartupBanner(const ringkv::server::Config& config) {
 
 // Reads the configuration: the file named first (unless it is an option),
 // then the command-line options. Returns the process exit code when the
-// process is to stop here (a version or help request, a bad configuration).
+// process is to stop here (a version or help request, a bad configuration,
+// --check-config FILE: 0 and "Configuration OK" when FILE and the options
+// after it load and validate, else 1 and the error on stderr; nothing is
+// bound, loaded or written either way).
 std::optional<int> LoadConfig(int argc, char** argv, ringkv::server::Config* config) {
   using namespace ringkv::server;
   int first_option = 1;
+  bool check_only = false;
+  if (argc >= 2 && std::string_view(argv[1]) == "--check-config") {
+    if (argc < 3) {
+      std::fprintf(stderr, "--check-config needs the path of a configuration file\n");
+      return 2;
+    }
+    check_only = true;
+    ++argv;
+    --argc;
+  }
   if (argc >= 2) {
     std::string a1 = argv[1];
     if (a1 == "-v" || a1 == "--version") {
@@ -135,21 +154,21 @@ std::optional<int> LoadConfig(int argc, char** argv, ringkv::server::Config* con
       return 1;
     }
   }
-  if (absl::Status s = config->Validate(); !s.ok()) {
-    std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (ringkv %s) ***\n%s\n", kRingkvVersion,
-                 std::string(s.message()).c_str());
-    return 1;
+  if (check_only) {
+    for (const std::string& w : config->warnings()) std::fprintf(stderr, "%s\n", w.c_str());
+    std::printf("Configuration OK\n");
+    return 0;
   }
   return std::nullopt;
 }
 
-// Daemonizes when asked, moves into `dir` and opens the log. Returns the
-// pidfile to write ("" for none). False after reporting on stderr.
+// Moves into `dir`, opens the log (and syslog), resolves `supervised`, then
+// daemonizes when asked and not supervised (as Redis: a supervisor tracks
+// the process it started). Returns the pidfile to write ("" for none).
+// False after reporting on stderr.
 bool SetUpProcess(ringkv::server::Config* config, std::string* pidfile) {
   using namespace ringkv::server;
-  const bool daemonize = config->Bool("daemonize");
   const std::string logfile = config->Str("logfile");
-  if (daemonize) Daemonize();
   // Into `dir` first: a relative logfile lives there, as with Redis (which
   // changes directory while it reads the configuration).
   if (chdir(config->Str("dir").c_str()) != 0) {
@@ -161,7 +180,11 @@ bool SetUpProcess(ringkv::server::Config* config, std::string* pidfile) {
     return false;
   }
   SetLogLevel(LogLevelFromName(config->Str("loglevel")));
+  if (config->Bool("syslog-enabled")) OpenSyslog(config->Str("syslog-ident"), config->Str("syslog-facility"));
   ringkv::io::SetLogFunction(IoLog);
+  SetUpSupervision(config->Str("supervised"));
+  const bool daemonize = config->Bool("daemonize") && !Supervised();
+  if (daemonize) Daemonize();
   *pidfile = config->Str("pidfile");
   if (pidfile->empty() && daemonize) {
     *pidfile = "/var/run/redis.pid";
@@ -235,12 +258,23 @@ int main(int argc, char** argv) {
     Log(kWarning, std::string(s.message()));
     return 1;
   }
+  // TLS before the listeners, as Redis: a bad certificate or key stops
+  // start-up with its reason (logged by ConfigureTls) and Redis's line.
+  if (ringkv::server::TlsEnabled(server.config()) &&
+      !ringkv::server::ConfigureTls(server.config(), server.io()).ok()) {
+    Log(kWarning, "Failed to configure TLS. Check logs for more info.");
+    return 1;
+  }
   if (absl::Status s = server.Listen(); !s.ok()) {
     Log(kWarning, std::string(s.message()));
     Log(kWarning, StrCat("Failed listening on port ", server.config().Int("port"), " (TCP), aborting."));
     return 1;
   }
+  // As Redis: the pidfile once the port is ours, before the (maybe long)
+  // load, so that an init script sees the process at once.
+  WritePidFile(pidfile);
   LogStartupBanner(server.config());
+  LogTcpBacklogWarning(server.config().Int("tcp-backlog"));
   // Before the load, as Redis: SIGTERM while loading stops the load and
   // exits without saving half a dataset.
   g_server = &server;
@@ -248,10 +282,13 @@ int main(int argc, char** argv) {
   if (absl::Status s = server.Start(); !s.ok()) {
     g_server = nullptr;
     Log(kWarning, std::string(s.message()));
+    if (!pidfile.empty()) unlink(pidfile.c_str());
     return 1;
   }
-  WritePidFile(pidfile);
+  const bool replica = !server.config().Str("replicaof").empty();
+  (void)ApplyOomScore(server.config(), replica ? OomClass::kReplica : OomClass::kPrimary);
   Log(kNotice, StrCat("Server initialized (io-threads ", server.io().threads(), ", ", server.io().backend_name(), ")"));
+  LogKernelMemoryWarnings(std::string_view(server.io().backend_name()) == "io_uring");
   for (const std::string& addr : server.io().listening_addresses()) {
     Log(kNotice, StrCat("Listening on ", addr));
   }
@@ -260,6 +297,7 @@ int main(int argc, char** argv) {
     Log(kNotice, StrCat("The server is now ready to accept connections at ", server.io().unix_socket()));
     Log(kNotice, "Ready to accept connections unix");
   }
+  NotifyReady(replica);
   int code = server.Run();
   g_server = nullptr;
   return code;

@@ -26,7 +26,10 @@ std::vector<bool> RedactedArguments(std::span<const std::string_view> argv) {
   } else if (EqualsIgnoreCase(name, "config") && argv.size() >= 4 && EqualsIgnoreCase(argv[1], "set")) {
     // Sensitive parameters' values (Redis's SENSITIVE_CONFIG).
     for (size_t i = 2; i + 1 < argv.size(); i += 2) {
-      if (EqualsIgnoreCase(argv[i], "requirepass") || EqualsIgnoreCase(argv[i], "masterauth")) hide(i + 1, 1);
+      if (EqualsIgnoreCase(argv[i], "requirepass") || EqualsIgnoreCase(argv[i], "masterauth") ||
+          EqualsIgnoreCase(argv[i], "tls-key-file-pass") || EqualsIgnoreCase(argv[i], "tls-client-key-file-pass")) {
+        hide(i + 1, 1);
+      }
     }
   } else if (EqualsIgnoreCase(name, "migrate")) {
     // Options from the 7th argument up to KEYS, which takes the rest.

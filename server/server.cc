@@ -13,10 +13,13 @@
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
 #include "server/acl/acl.h"
+#include "server/closing_client.h"
 #include "server/errors.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/oom_score.h"
 #include "server/scripting/scripting.h"
+#include "server/tls_config.h"
 
 namespace ringkv::server {
 
@@ -60,10 +63,19 @@ Server::Server(std::unique_ptr<Config> config)
   aof_->set_latency_monitor(&latency_.monitor());
   BindConnectionConfig();
   BindListenerConfig();
+  BindTlsConfig(*config_, *io_);
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
   BindTrackingConfig();
+  // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
+  // the cron follows role changes (server/oom_score.h).
+  config_->OnChange("oom-score-adj", [this] {
+    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, false);
+  });
+  config_->OnChange("oom-score-adj-values", [this] {
+    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, true);
+  });
 }
 
 Server::~Server() = default;
@@ -117,7 +129,8 @@ void Server::BindListenerConfig() {
       if (start_time_ms_ == 0) return absl::OkStatus();
       std::vector<std::string> bind;
       for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
-      absl::Status s = io_->Rebind(bind, static_cast<int>(config_->Int("port")));
+      absl::Status s =
+          io_->Rebind(bind, static_cast<int>(config_->Int("port")), static_cast<int>(config_->Int("tls-port")));
       if (!s.ok()) {
         Log(kWarning, StrCat("Rebinding failed: ", ToStd(s.message())));
         return absl::UnavailableError(reason);
@@ -128,6 +141,15 @@ void Server::BindListenerConfig() {
   };
   config_->OnChange("port", rebind("Unable to listen on this port"));
   config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
+  // A TLS port opened by CONFIG SET needs the certificates first (as Redis's
+  // applyTLSPort).
+  config_->OnChange("tls-port", [this, listen = rebind("Unable to listen on this port")]() -> absl::Status {
+    if (start_time_ms_ == 0) return absl::OkStatus();
+    if (config_->Int("tls-port") != 0 && !io_->tls().configured() && !ConfigureTls(*config_, *io_).ok()) {
+      return absl::InvalidArgumentError(kTlsConfigError);
+    }
+    return listen();
+  });
 }
 
 // maxmemory and eviction, the collections' encodings, lazy frees of DEL and
@@ -178,6 +200,7 @@ void Server::BindMemoryConfig() {
 io::IoOptions Server::ListenerOptions() const {
   io::IoOptions opts;
   opts.port = static_cast<int>(config_->Int("port"));
+  opts.tls_port = static_cast<int>(config_->Int("tls-port"));
   opts.tcp_backlog = static_cast<int>(config_->Int("tcp-backlog"));
   opts.tcp_keepalive = static_cast<int>(config_->Int("tcp-keepalive"));
   opts.bind = absl::StrSplit(config_->Str("bind"), ' ', absl::SkipEmpty());
@@ -324,7 +347,7 @@ void Server::OnClose(io::Connection* conn) {
 }
 
 void Server::CloseClient(Client& c) {
-  c.closing = true;
+  MarkClosing(pubsub_, c);
   io_->CloseAfterReply(c.conn);
 }
 
@@ -468,7 +491,7 @@ void Server::ClientsCron(int64_t now_ms) {
   }
   for (Client* c : idle) {
     Log(kVerbose, "Closing idle client");
-    c->closing = true;
+    MarkClosing(pubsub_, *c);
     io_->CloseNow(c->conn);
   }
 }
@@ -512,6 +535,7 @@ void Server::Cron(int64_t now_ms) {
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
+  (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "server/closing_client.h"
 #include "server/logging.h"
 #include "server/server.h"
 
@@ -13,7 +14,7 @@ namespace ringkv::server {
 
 bool Server::OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms) {
   const io::Connection& conn = *c.conn;
-  const uint64_t unsent = (conn.thread == 0 ? conn.out.size()
+  const uint64_t unsent = (conn.thread == 0 ? io::QueuedOutput(conn)
                                             : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size()) +
                           (c.held_replies ? durable_.held_bytes(c.id()) : 0);
   return output_limits_.Over(c, limit, unsent, now_ms);
@@ -36,7 +37,7 @@ void Server::EvictClientsIfNeeded(int64_t now_ms, const Client* c) {
   for (auto& [m, victim] : candidates) {
     if (total < limit) break;
     Log(kNotice, StrCat("Evicting client: ", ClientInfoLine(*victim, now_ms)));
-    victim->closing = true;
+    MarkClosing(pubsub_, *victim);
     io_->CloseNow(victim->conn);
     ++stats_.evicted_clients;
     total -= m;
@@ -47,7 +48,7 @@ void Server::CloseForOutputLimit(Client& c, int64_t now_ms) {
   if (c.closing) return;  // already (a subscriber can be listed twice)
   Log(kWarning, StrCat("Client ", ClientInfoLine(c, now_ms),
                        " scheduled to be closed ASAP for overcoming of output buffer limits."));
-  c.closing = true;
+  MarkClosing(pubsub_, c);
   io_->CloseNow(c.conn);
 }
 

@@ -17,6 +17,7 @@
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
+#include "server/supervision.h"
 
 namespace ringkv::server {
 
@@ -275,6 +276,7 @@ absl::Status Server::LoadData() {
 
 bool Server::ServeWhileLoading(uint64_t consumed) {
   loading_progress_.set_loaded_bytes(consumed);
+  NotifyLoading(consumed);
   io_->ProcessEventsWhileBusy(nullptr);
   return shutdown_signal_ == 0 && !shutdown_requested_;
 }
@@ -362,6 +364,7 @@ absl::Status Server::SetAppendOnly(bool on) {
 absl::Status Server::PrepareForShutdown(ShutdownSave save, bool force) {
   if (aof_->state() == AofState::kWaitRewrite && !force) {
     Log(kWarning, "Writing initial AOF, can't exit.");
+    NotifyStatus("Writing initial AOF, can't exit.");
     return absl::FailedPreconditionError("Writing initial AOF, can't exit.");
   }
   if (child_.running()) {
@@ -383,8 +386,10 @@ absl::Status Server::PrepareForShutdown(ShutdownSave save, bool force) {
   const bool do_save = save == ShutdownSave::kSave || (save == ShutdownSave::kDefault && has_save_points_);
   if (do_save) {
     Log(kNotice, "Saving the final RDB snapshot before exiting.");
+    NotifyStatus("Saving the final RDB snapshot");
     if (absl::Status s = rdb_->Save(UnixMs(), &stats_.dirty); !s.ok()) {
       Log(kWarning, "Error trying to save the DB, can't exit.");
+      NotifyStatus("Error trying to save the DB, can't exit.");
       if (!force) return s;
     }
   }

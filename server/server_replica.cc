@@ -16,6 +16,7 @@
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
+#include "server/supervision.h"
 #include "core/resp_command.h"
 
 namespace ringkv::server {
@@ -143,8 +144,12 @@ void Server::StartMasterSync() {
   req.port = master_->port;
   req.masterauth = config_->Str("masterauth");
   req.masteruser = config_->Str("masteruser");
-  req.listening_port = static_cast<int>(config_->Int("replica-announce-port") > 0 ? config_->Int("replica-announce-port")
-                                                                                 : config_->Int("port"));
+  // With tls-replication the primary is told our TLS port (as Redis).
+  const bool tls = config_->Bool("tls-replication");
+  const int64_t own_port = tls && config_->Int("tls-port") != 0 ? config_->Int("tls-port") : config_->Int("port");
+  req.listening_port =
+      static_cast<int>(config_->Int("replica-announce-port") > 0 ? config_->Int("replica-announce-port") : own_port);
+  if (tls) req.tls_ctx = io_->tls().client_ctx();
   req.announce_ip = config_->Str("replica-announce-ip");
   req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
   req.failover = failover_ && failover_->in_progress;
@@ -244,6 +249,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
       Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
       for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
       Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+      NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
       loading_ = true;
       loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
       loading_ = false;
@@ -294,7 +300,7 @@ void Server::OnSyncResult(repl::SyncResult r) {
     // Our replicas learn the new id by reconnecting (they continue), as in Redis.
     if (primary_) DisconnectReplicas();
   }
-  io::Connection* conn = io_->AdoptSocket(r.fd);
+  io::Connection* conn = io_->AdoptSocket(r.fd, std::move(r.tls));
   io_->MarkReplication(conn, io::Connection::kReplInput);
   auto* c = static_cast<Client*>(conn->owner);
   c->is_master = true;
@@ -306,6 +312,10 @@ void Server::OnSyncResult(repl::SyncResult r) {
   Log(kNotice, r.kind == repl::SyncResult::Kind::kContinue
                    ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
                    : "MASTER <-> REPLICA sync: Finished with success");
+  NotifyStatus(r.kind == repl::SyncResult::Kind::kContinue
+                   ? "MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in "
+                     "read-write mode."
+                   : "MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.");
   SendAckToMaster();
   if (failover_ && failover_->in_progress) EndFailover(true, "");
 }

@@ -216,7 +216,10 @@ bool Server::UseDiskless(const std::vector<repl::ReplicaLink*>& replicas) const 
 }
 
 void Server::StartFullSyncIfNeeded(int64_t now_ms) {
-  if (!primary_ || child_.running()) return;  // retried from the cron
+  // Retried from the cron, and when a diskless transfer ends: its child may
+  // be reaped while its pipe is still being read, and a second transfer
+  // would replace the first one's replicas' payload.
+  if (!primary_ || child_.running() || diskless_) return;
   std::vector<repl::ReplicaLink*> waiting;
   for (const auto& r : primary_->replicas()) {
     if (r->state == repl::ReplicaState::kWaitBgsaveStart) waiting.push_back(r.get());

@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/server.h"
+#include "server/supervision.h"
 
 namespace ringkv::server {
 namespace {
@@ -28,13 +29,26 @@ const char* ReplicaStateName(repl::ReplicaState state) {
   }
 }
 
+// shutdown-on-sigterm / shutdown-on-sigint: "default" or words among
+// save|nosave, now, force (the config parser checked them).
+ShutdownFlags SignalShutdownFlags(const std::string& configured) {
+  ShutdownFlags flags;
+  for (std::string_view w : Split(configured, ' ', /*skip_empty=*/true)) {
+    if (w == "save") flags.save = ShutdownSave::kSave;
+    if (w == "nosave") flags.save = ShutdownSave::kNoSave;
+    if (w == "now") flags.now = true;
+    if (w == "force") flags.force = true;
+  }
+  return flags;
+}
+
 }  // namespace
 
 void Server::HandleShutdownSignal() {
   const int sig = shutdown_signal_;
   shutdown_signal_ = 0;
   Log(kWarning, StrCat("Received ", sig == SIGINT ? "SIGINT" : "SIGTERM", " scheduling shutdown..."));
-  InitiateShutdown(ShutdownFlags{});
+  InitiateShutdown(SignalShutdownFlags(config_->Str(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm")));
 }
 
 bool Server::ReadyToShutdown() const {
@@ -83,6 +97,7 @@ Server::ShutdownResult Server::FinishShutdown() {
       Log(kNotice, StrCat(replicas - lagging, " of ", replicas, " replicas are in sync when shutting down."));
     }
   }
+  NotifyStopping();
   if (!PrepareForShutdown(shutdown_flags_.save, shutdown_flags_.force).ok()) {
     Log(kWarning, "Errors trying to shut down the server. Check the logs for more information.");
     CancelShutdown();

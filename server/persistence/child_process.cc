@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
 #include "server/logging.h"
+#include "server/oom_score.h"
 
 namespace ringkv::server {
 namespace {
@@ -112,6 +113,7 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGUSR1, SIG_DFL);
     SetLogRoleChild();
+    ApplyOomScoreInChild();
     ::fcntl(fds[1], F_SETFL, O_NONBLOCK);  // progress never blocks the work
     g_child_report_fd = fds[1];
     int code = work();

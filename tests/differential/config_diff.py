@@ -49,6 +49,10 @@ SPECIAL = {
     "bind": [""],
     "timeout": ["3600", "x"],
     "maxclients": ["20000", "0"],
+    "shutdown-on-sigterm": ["nosave now", "NOW force default", "save nosave", "bogus", "default", "force"],
+    "shutdown-on-sigint": ["save force", "", "now", "default"],
+    "oom-score-adj": ["relative", "absolute", "bogus", "no"],
+    "oom-score-adj-values": ["0 200", "2000 0 0", "10 x 800", "10 500 800", "0 200 2001", "0 200 800"],
 }
 MASK = {"port", "dir", "unixsocket"}
 BAD_STARTS = [

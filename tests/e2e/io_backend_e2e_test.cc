@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -104,6 +105,23 @@ TEST(UnixSocketE2E, ServesClientsNextToTcp) {
       }
       EXPECT_EQ(out, "OK\n");
       EXPECT_EQ(Text(u.get(), {"GET", "via-cli"}), "yes");
+    }
+    // redis-py over the socket (Debian's python3-redis, scripts/deps.sh), run
+    // by Debian's own interpreter: a python3 earlier on PATH may not see it.
+    if (std::filesystem::exists("/usr/bin/python3") &&
+        std::system("/usr/bin/python3 -c 'import redis' 2>/dev/null") == 0) {
+      const std::string script =
+          "import redis; r = redis.Redis(unix_socket_path='" + sock + "'); r.set('via-py', 'ok'); "
+          "p = r.pipeline(); [p.incr('py-n') for _ in range(100)]; "
+          "print(r.get('via-py').decode(), p.execute()[-1], r.get('k7').decode())";
+      std::string out;
+      if (FILE* p = popen(("/usr/bin/python3 -c \"" + script + "\" 2>&1").c_str(), "r")) {
+        char buf[256];
+        while (fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+        pclose(p);
+      }
+      EXPECT_EQ(out, "ok 100 v7\n");
+      EXPECT_EQ(Text(u.get(), {"GET", "py-n"}), "100");
     }
     // A TCP client of the same server sees what the Unix one wrote.
     Redis t = Connect(s.port());

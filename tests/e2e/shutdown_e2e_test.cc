@@ -161,6 +161,27 @@ TEST(ShutdownTest, SigtermWaitsAndCanBeAborted) {
   EXPECT_EQ(Call(pair.p, {"PING"}), "+PONG\r\n");  // still running
 }
 
+// shutdown-on-sigterm now: SIGTERM does not wait for the lagging replica;
+// shutdown-on-sigint keeps the default and waits.
+TEST(ShutdownTest, ShutdownOnSigtermNowDoesNotWait) {
+  Pair pair({"--shutdown-on-sigterm", "now"});
+  ASSERT_TRUE(pair.Start());
+  const int primary_pid = std::stoi(Info(pair.p, "process_id", "server"));
+  pair.Stop();
+  ASSERT_EQ(Call(pair.p, {"INCR", "k"}), ":2\r\n");
+  kill(primary_pid, SIGINT);  // the default: waits
+  for (int i = 0; i < 250 && Info(pair.p, "shutdown_in_milliseconds", "server").empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(Info(pair.p, "shutdown_in_milliseconds", "server"), "");
+  EXPECT_EQ(Call(pair.p, {"SHUTDOWN", "ABORT"}), "+OK\r\n");
+  kill(primary_pid, SIGTERM);  // now: exits at once
+  int status = 0;
+  EXPECT_TRUE(pair.primary.WaitExit(&status, 2000));
+  pair.Continue();
+  EXPECT_NE(pair.Log().find("0 of 1 replicas are in sync when shutting down."), std::string::npos);
+}
+
 // mem_total_replication_buffers counts the stream a stopped replica has not
 // read (Redis 7.0's shared replication buffer), and drops back when the
 // replica is gone.

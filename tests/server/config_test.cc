@@ -89,11 +89,12 @@ TEST(ConfigTest, SecurityDirectivesAreNeverSilentlyIgnored) {
   Config a;
   EXPECT_FALSE(a.LoadString("rename-command FLUSHALL \"\"\n").ok());
   Config b;
-  ASSERT_TRUE(b.LoadString("tls-port 6380\n").ok());
-  EXPECT_FALSE(b.Validate().ok());
-  Config c;
-  ASSERT_TRUE(c.LoadString("tls-port 0\n").ok());  // the default is harmless
-  EXPECT_TRUE(c.Validate().ok());
+  EXPECT_FALSE(b.LoadString("loadmodule /x.so\n").ok());
+  Config tls;  // TLS is implemented: its directives load like any other
+  ASSERT_TRUE(tls.LoadString("tls-port 6380\ntls-auth-clients optional\n").ok());
+  EXPECT_EQ(tls.Int("tls-port"), 6380);
+  EXPECT_EQ(tls.Str("tls-auth-clients"), "optional");
+  EXPECT_TRUE(tls.warnings().empty());
 }
 
 TEST(ConfigTest, UserDirectivesAreKeptForTheAclComponent) {
@@ -103,7 +104,6 @@ TEST(ConfigTest, UserDirectivesAreKeptForTheAclComponent) {
   EXPECT_EQ(c.users()[0], (std::vector<std::string>{"alice", "on", ">pw", "~*", "+@all"}));
   EXPECT_EQ(c.users()[1][0], "default");
   EXPECT_EQ(c.Str("aclfile"), "users.acl");
-  EXPECT_TRUE(c.Validate().ok());  // ACL directives are implemented now
   Config dup;
   absl::Status s = dup.LoadString("user foo\nuser foo\n");
   EXPECT_FALSE(s.ok());
@@ -129,7 +129,6 @@ TEST(ConfigTest, DebianStockConfigLoads) {
   Config c;
   absl::Status s = c.LoadFile("/etc/redis/redis.conf");
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_TRUE(c.Validate().ok());
   EXPECT_EQ(c.Str("bind"), "127.0.0.1 -::1");
 }
 
@@ -547,6 +546,33 @@ TEST(ConfigTest, EnumsThatRedisKindCallsBoolean) {
   absl::Status s = d.LoadString("supervised sometimes\n");
   EXPECT_NE(std::string(s.message()).find("argument(s) must be one of the following: upstart, systemd, auto, no"),
             std::string::npos);
+}
+
+// The process set-up parameters, as Redis 7.0 reads and shows them.
+TEST(ConfigTest, ShutdownSignalFlagsAndOomScores) {
+  Config c;
+  ASSERT_TRUE(c.LoadString("shutdown-on-sigterm NOW force default\nshutdown-on-sigint nosave\n"
+                           "oom-score-adj relative\noom-score-adj-values 10 500 2000\n"
+                           "syslog-enabled yes\nsyslog-facility LOCAL3\n")
+                  .ok());
+  EXPECT_EQ(c.Str("shutdown-on-sigterm"), "now force");
+  EXPECT_EQ(c.Str("shutdown-on-sigint"), "nosave");
+  EXPECT_EQ(c.Str("oom-score-adj"), "yes");  // relative's first name
+  EXPECT_EQ(c.Str("oom-score-adj-values"), "10 500 2000");
+  EXPECT_EQ(c.Str("syslog-facility"), "local3");
+  std::string err;
+  EXPECT_TRUE(c.SetFromCommand({{"shutdown-on-sigterm", "default"}}, &err)) << err;
+  EXPECT_EQ(c.Str("shutdown-on-sigterm"), "default");
+  EXPECT_FALSE(c.SetFromCommand({{"shutdown-on-sigterm", "save nosave"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown options "
+                 "SAVE and NOSAVE can't be used simultaneously");
+  EXPECT_FALSE(c.SetFromCommand({{"oom-score-adj-values", "0 200"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - wrong number of "
+                 "arguments");
+  EXPECT_FALSE(c.SetFromCommand({{"oom-score-adj-values", "0 200 2001"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - Invalid "
+                 "oom-score-adj-values, elements must be between -2000 and 2000.");
+  EXPECT_FALSE(c.SetFromCommand({{"syslog-enabled", "no"}}, &err));  // immutable
 }
 
 TEST(ConfigTest, RewriteWritesAliasesUnderTheirPrimaryName) {

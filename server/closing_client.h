@@ -1,0 +1,29 @@
+// MarkClosing: what the server does the moment it decides to close a
+// client, before the connection's close completes.
+//
+// The close itself is the I/O layer's: it shuts the socket down at once, but
+// reports the connection closed (Server::OnClose) only after every operation
+// on it has ended -- on the epoll backend a loop turn or more later, after
+// other clients' commands already read. What other clients can observe must
+// not wait for that: a closing client is skipped by PUBLISH (nothing more is
+// appended to it) and its subscriptions are dropped here, so PUBSUB NUMSUB
+// and the receiver count PUBLISH replies no longer count it, as in Redis,
+// which frees such a client before it runs another command.
+//
+// REQUIRES: main thread; not called while PubSub::ForEachReceiver iterates.
+#pragma once
+
+#include "server/client.h"
+#include "server/pubsub.h"
+
+namespace ringkv::server {
+
+inline void MarkClosing(PubSub& pubsub, Client& c) {
+  c.closing = true;
+  if (c.pubsub) {
+    pubsub.RemoveClient(c.id());
+    c.pubsub = false;
+  }
+}
+
+}  // namespace ringkv::server

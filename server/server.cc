@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
 #include "server/acl/acl.h"
+#include "server/signalled_shutdown.h"
 #include "server/closing_client.h"
 #include "server/errors.h"
 #include "server/logging.h"
@@ -297,6 +298,9 @@ int Server::Run() {
 }
 
 void Server::RequestShutdown(int signal) {
+  // Redis's "You insist": SIGINT while a signalled shutdown is under way
+  // (saving the final snapshot, waiting for replicas) exits now.
+  if (signal == SIGINT && SignalledShutdownUnderWay()) ExitOnInsistentSignal();
   // The main loop does the shutdown work (saving may fail and cancel it).
   shutdown_signal_ = signal;
   io_->WakeMain();
@@ -551,7 +555,9 @@ void Server::Cron(int64_t now_ms) {
 
 void Server::BeforeFlush() {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (shutdown_signal_ != 0 && !shutdown_requested_) HandleShutdownSignal();
+  // As Redis's serverCron takes the signal: not while DEBUG PAUSE-CRON
+  // holds the cron (SHUTDOWN ABORT may still cancel it then).
+  if (shutdown_signal_ != 0 && !shutdown_requested_ && !cron_paused_) HandleShutdownSignal();
   if (primary_) BeforeFlushReplication();
   if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
   aof_->BeforeSleep();

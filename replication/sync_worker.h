@@ -48,6 +48,7 @@ struct SyncRequest {
   // replication id the primary's +FULLRESYNC named.
   std::function<absl::Status(core::ByteSource*, const std::string& primary_replid)> load_payload;
   int timeout_s = 60;
+  std::string bind_source_addr;  // bind-source-addr: the local address to connect from ("" any)
 };
 
 struct SyncResult {

@@ -82,10 +82,16 @@ bool ParseUnsignedMemory(const ConfigParam& p, std::span<const std::string> args
 }
 
 // proc-title-template: Redis's {variables}, checked by expanding it with an
-// empty title, which must leave something.
+// empty title, which must leave something. {listen-addr}, {port} and
+// {tls-port} are never empty; {server-mode} is empty without cluster mode;
+// {unixsocket} and {config-file} are taken as empty (Redis uses the real
+// ones, so "{config-file}" alone passes there when a file was given).
 bool ParseProcTitle(const ConfigParam&, std::span<const std::string> args, std::string* value,
                     std::string* reason) {
   ProcTitleVars vars;
+  vars.listen_addr = "*:0";
+  vars.port = "0";
+  vars.tls_port = "0";
   std::string title;
   if (!ExpandProcTitle(args[0], vars, &title) || title.empty()) {
     return Fail(reason, "template format is invalid or contains unknown variables");

@@ -149,5 +149,22 @@ TEST(ConfigParamsE2E, CrashLogFollowsCrashLogEnabled) {
   }
 }
 
+// no-appendfsync-on-rewrite with appendfsync always: while a child saves,
+// writes are answered without waiting for an fsync the option skips (as
+// Redis), and once it is gone the AOF is synced again.
+TEST(ConfigParamsE2E, NoAppendfsyncOnRewriteAnswersWhileAChildRuns) {
+  TestServer s(Args({"--appendonly", "yes", "--appendfsync", "always", "--no-appendfsync-on-rewrite", "yes"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Call(c, {"SET", "k" + std::to_string(i), "v"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}), "+OK\r\n");  // 2 s of saving
+  ASSERT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(Call(c, {"INCR", "n"}), ":" + std::to_string(i + 1) + "\r\n");
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  ASSERT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0", 10000));
+  EXPECT_EQ(Call(c, {"INCR", "n"}), ":11\r\n");
+}
+
 }  // namespace
 }  // namespace ringkv::testing

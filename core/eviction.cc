@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace ringkv::core {
 
@@ -90,15 +91,27 @@ void Evictor::Delete(Database& db, const std::string& key) {
 bool Evictor::EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::function<size_t()>& used_bytes, size_t limit,
                          int64_t now_ms, uint64_t* evicted) {
   slowest_deletion_us_ = 0;
+  running_ = false;
   if (p.policy == EvictionPolicy::kNoEviction) return used_bytes() <= limit;
-  // Bounded work per call, so one command never pauses for a huge eviction;
-  // the next command continues (Redis bounds it by time, "tenacity").
-  for (int i = 0; i < 10000; ++i) {
+  // Bounded time per call (maxmemory-eviction-tenacity), so one command
+  // never pauses for a huge eviction; the clock is read every 16 keys.
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 1;; ++i) {
     if (used_bytes() <= limit) return true;
     if (!EvictOne(ks, p, now_ms)) return false;
     ++*evicted;
+    if (time_limit_us_ >= 0 && i % 16 == 0 &&
+        std::chrono::steady_clock::now() - start > std::chrono::microseconds(time_limit_us_)) {
+      running_ = used_bytes() > limit;
+      return !running_;
+    }
   }
-  return used_bytes() <= limit;
+}
+
+int64_t EvictionTimeLimitUs(int64_t tenacity) {
+  if (tenacity <= 10) return 50 * tenacity;
+  if (tenacity < 100) return static_cast<int64_t>(500.0 * std::pow(1.15, static_cast<double>(tenacity - 10)));
+  return -1;
 }
 
 }  // namespace ringkv::core

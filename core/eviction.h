@@ -23,14 +23,21 @@ namespace ringkv::core {
 
 class Evictor {
  public:
-  // Evicts keys until used_bytes() <= limit. Returns false when still over
-  // the limit because nothing (more) can be evicted. `evicted` counts keys.
+  // Evicts keys until used_bytes() <= limit, or until the call's time limit
+  // is spent (then running() is true until a later call finishes). Returns
+  // false when still over the limit. `evicted` counts keys.
   bool EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::function<size_t()>& used_bytes, size_t limit,
                   int64_t now_ms, uint64_t* evicted);
   // For the latency monitor ("eviction-del"): while on, EvictUntil times
   // each deletion and keeps the slowest of its call, in microseconds.
   void set_time_deletions(bool on) { time_deletions_ = on; }
   int64_t slowest_deletion_us() const { return slowest_deletion_us_; }
+  // The time one EvictUntil may spend (maxmemory-eviction-tenacity); < 0: none.
+  void set_time_limit_us(int64_t us) { time_limit_us_ = us; }
+  // The last EvictUntil stopped on its time limit while still over the
+  // limit: as Redis's EVICT_RUNNING, commands are not refused for it, and
+  // the caller calls again soon.
+  bool running() const { return running_; }
 
  private:
   struct Candidate {
@@ -46,7 +53,13 @@ class Evictor {
   int next_random_db_ = 0;
   bool time_deletions_ = false;
   int64_t slowest_deletion_us_ = 0;
+  int64_t time_limit_us_ = 500;  // tenacity 10, Redis's default
+  bool running_ = false;
   static constexpr size_t kPoolSize = 16;
 };
+
+// Redis's evictionTimeLimitUs: 50 us per unit of maxmemory-eviction-tenacity
+// up to 10, then 15% more per unit; 100 is unlimited (-1).
+int64_t EvictionTimeLimitUs(int64_t tenacity);
 
 }  // namespace ringkv::core

@@ -184,17 +184,18 @@ Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
 
 Keyspace::~Keyspace() = default;
 
-void Keyspace::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
-  constexpr int kSample = 20;
+void Keyspace::ActiveExpireCycle(int64_t now_ms, int64_t budget_us, int effort) {
+  const size_t sample = 20 + 20 / 4 * static_cast<size_t>(effort);
+  const int acceptable_stale_perc = 10 - effort;
   auto start = std::chrono::steady_clock::now();
   uint64_t sampled = 0, stale = 0;
   for (auto& db : dbs_) {
     while (db->expires() > 0) {
-      int n = static_cast<int>(std::min<size_t>(kSample, db->expires()));
+      int n = static_cast<int>(std::min<size_t>(sample, db->expires()));
       int expired = db->ExpireSample(now_ms, n, rng_);
       sampled += n;
       stale += expired;
-      if (expired * 10 <= n) break;  // at most 10% stale: this database is clean enough
+      if (expired * 100 <= n * acceptable_stale_perc) break;  // stale few enough: this database is clean
       auto spent = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
       if (spent.count() > budget_us) return;
     }

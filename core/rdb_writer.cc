@@ -1,5 +1,6 @@
 #include "core/rdb_writer.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,11 @@ void AppendLe64(uint64_t v, std::string* out) {
 
 }  // namespace
 
+FdSink::FdSink(int fd, uint64_t sync_every) : fd_(fd), sync_every_(sync_every) {
+  struct stat st;
+  if (sync_every_ > 0 && (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode))) sync_every_ = 0;
+}
+
 absl::Status FdSink::Write(std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd_, bytes.data(), bytes.size());
@@ -28,6 +34,12 @@ absl::Status FdSink::Write(std::string_view bytes) {
       return absl::InternalError(StrCat("Write error: ", std::strerror(errno)));
     }
     bytes.remove_prefix(static_cast<size_t>(n));
+    unsynced_ += static_cast<uint64_t>(n);
+  }
+  if (sync_every_ > 0 && unsynced_ >= sync_every_) {
+    if (::fdatasync(fd_) != 0) return absl::InternalError(StrCat("Write error: fsync: ", std::strerror(errno)));
+    unsynced_ = 0;
+    ++syncs_;
   }
   return absl::OkStatus();
 }

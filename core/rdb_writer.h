@@ -39,14 +39,22 @@ class StringSink : public ByteSink {
   std::string data;
 };
 
-// Writes to a file descriptor, retrying short writes.
+// Writes to a file descriptor, retrying short writes. With sync_every > 0
+// and a regular file, the data is flushed to the disk (fdatasync) each time
+// that many more bytes were written -- Redis's incremental fsync of a file
+// being saved, so the kernel never holds a whole snapshot of dirty pages to
+// write at once; a pipe or socket is never synced.
 class FdSink : public ByteSink {
  public:
-  explicit FdSink(int fd) : fd_(fd) {}
+  explicit FdSink(int fd, uint64_t sync_every = 0);
   absl::Status Write(std::string_view bytes) override;
+  uint64_t syncs() const { return syncs_; }  // incremental fdatasyncs so far
 
  private:
   int fd_;
+  uint64_t sync_every_;
+  uint64_t unsynced_ = 0;
+  uint64_t syncs_ = 0;
 };
 
 class RdbWriter {

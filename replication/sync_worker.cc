@@ -173,6 +173,27 @@ class LinkSource : public core::ByteSource {
 };
 
 int ConnectTo(const std::string& host, int port, int timeout_s, std::string* error) {
+// Binds fd to `source` (an address, any port) before it connects, as Redis's
+// bind-source-addr: the first of its addresses of fd's family that binds.
+bool BindSource(int fd, int family, const std::string& source, std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = family;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(source.c_str(), nullptr, &hints, &res); rc != 0) {
+    *error = absl::StrCat("can't resolve bind-source-addr ", source, ": ", gai_strerror(rc));
+    return false;
+  }
+  bool bound = false;
+  for (addrinfo* a = res; a != nullptr && !bound; a = a->ai_next) {
+    bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+  }
+  if (!bound) *error = absl::StrCat("bind: ", std::strerror(errno));
+  ::freeaddrinfo(res);
+  return bound;
+}
+
+int ConnectTo(const std::string& host, int port, const std::string& source, int timeout_s, std::string* error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -189,6 +210,11 @@ int ConnectTo(const std::string& host, int port, int timeout_s, std::string* err
     timeval tv{timeout_s, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (!source.empty() && !BindSource(fd, a->ai_family, source, error)) {
+      ::close(fd);
+      fd = -1;
+      continue;
+    }
     if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
       *error = absl::StrCat("connect: ", std::strerror(errno));
       ::close(fd);
@@ -311,7 +337,7 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     return std::move(r);
   };
   phase_ = SyncPhase::kConnecting;
-  r.fd = ConnectTo(req.host, req.port, req.timeout_s, &r.error);
+  r.fd = ConnectTo(req.host, req.port, req.bind_source_addr, req.timeout_s, &r.error);
   if (r.fd < 0) return fail(absl::StrCat("Error condition on socket for SYNC: ", r.error));
   fd_ = r.fd;
   phase_ = SyncPhase::kHandshake;

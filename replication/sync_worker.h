@@ -56,6 +56,7 @@ struct SyncRequest {
   int timeout_s = 60;
   // Set (tls-replication): the link is TLS, made from this client context.
   io::SslCtxPtr tls_ctx;
+  std::string bind_source_addr;  // bind-source-addr: the local address to connect from ("" any)
 };
 
 struct SyncResult {

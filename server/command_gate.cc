@@ -247,8 +247,11 @@ struct Server::GateRun {
                                         static_cast<size_t>(s.maxmemory_), now_ms, &s.stats_.evicted_keys);
       if (evict_start != 0) s.NoteEvictionLatency(evict_start, evicted_before, fits);
       s.stats_.NoteEvictionResult(fits, static_cast<uint64_t>(s.clock_.TicksToMicros(Clock::Ticks())));
-      s.pre_command_oom_ = !fits;
-      if (!fits && (flags & cmd::kDenyOom) && !c.is_master) {
+      // Cut short by maxmemory-eviction-tenacity: not refused (Redis's
+      // EVICT_RUNNING); the cron and the next command evict on.
+      const bool oom = !fits && !s.evictor_.running();
+      s.pre_command_oom_ = oom;
+      if (oom && (flags & cmd::kDenyOom) && !c.is_master) {
         Reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
         return false;
       }

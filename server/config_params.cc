@@ -12,6 +12,7 @@
 #include "core/strings.h"
 #include "server/keyspace_events.h"
 #include "server/latency_monitor.h"
+#include "server/proc_title.h"
 
 namespace ringkv::server {
 namespace config_types {
@@ -75,6 +76,34 @@ bool ParseMemory(const ConfigParam& p, std::span<const std::string> args, std::s
   int64_t v;
   if (!ParseMemoryValue(args[0], &v)) return Fail(reason, "argument must be a memory value");
   return InRange(p, v, value, reason);
+}
+
+// Memory sizes Redis keeps unsigned: a negative one is not a memory value,
+// and one past 2^63 is not one ringkv keeps (Redis saturates at 2^64-1).
+bool ParseUnsignedMemory(const ConfigParam& p, std::span<const std::string> args, std::string* value,
+                         std::string* reason) {
+  int64_t v;
+  if (args[0].starts_with('-') || !ParseMemoryValue(args[0], &v)) return Fail(reason, "argument must be a memory value");
+  return InRange(p, v, value, reason);
+}
+
+// proc-title-template: Redis's {variables}, checked by expanding it with an
+// empty title, which must leave something. {listen-addr}, {port} and
+// {tls-port} are never empty; {server-mode} is empty without cluster mode;
+// {unixsocket} and {config-file} are taken as empty (Redis uses the real
+// ones, so "{config-file}" alone passes there when a file was given).
+bool ParseProcTitle(const ConfigParam&, std::span<const std::string> args, std::string* value,
+                    std::string* reason) {
+  ProcTitleVars vars;
+  vars.listen_addr = "*:0";
+  vars.port = "0";
+  vars.tls_port = "0";
+  std::string title;
+  if (!ExpandProcTitle(args[0], vars, &title) || title.empty()) {
+    return Fail(reason, "template format is invalid or contains unknown variables");
+  }
+  *value = args[0];
+  return true;
 }
 
 bool ParseString(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string*) {
@@ -527,6 +556,52 @@ constexpr Rule kRules[] = {
     // What SIGTERM / SIGINT do (server_shutdown.cc).
     {.name = "shutdown-on-sigterm", .type = &kShutdownFlags},
     {.name = "shutdown-on-sigint", .type = &kShutdownFlags},
+    // Expiry, eviction and the cron (Server::BindMemoryConfig, Server::Cron).
+    {.name = "active-expire-effort", .min = 1, .max = 10},
+    {.name = "maxmemory-eviction-tenacity", .min = 0, .max = 100},
+    {.name = "replica-ignore-maxmemory"},
+    {.name = "activerehashing"},
+    // Persistence: fsync pacing of the fork child's files and of the AOF
+    // while a child runs; replication-only RDB files.
+    {.name = "rdb-save-incremental-fsync"},
+    {.name = "aof-rewrite-incremental-fsync"},
+    {.name = "no-appendfsync-on-rewrite"},
+    {.name = "rdb-del-sync-files"},
+    // Replication.
+    {.name = "bind-source-addr"},
+    {.name = "repl-disable-tcp-nodelay"},
+    {.name = "replica-lazy-flush"},
+    {.name = "replica-announced"},
+    // The process.
+    {.name = "crash-log-enabled"},
+    {.name = "proc-title-template", .type = &kProcTitle},
+    {.name = "set-proc-title", .mutability = kImmutable},  // no: the title is left alone
+    // Kept, shown and rewritten, with nothing to act on -- as Redis 7.0
+    // itself in the same situation: Redis built without jemalloc (ringkv
+    // uses mimalloc) ignores jemalloc-bg-thread; ringkv has no memory test
+    // to run after a crash (crash-memcheck-enabled); ignore-warnings names
+    // start-up warnings to silence, and Redis 7.0's only one (ARM64-COW-BUG)
+    // is never raised by ringkv.
+    {.name = "jemalloc-bg-thread"},
+    {.name = "crash-memcheck-enabled"},
+    {.name = "ignore-warnings"},
+    // Cluster mode: Redis without cluster-enabled stores these and acts on
+    // none; ringkv refuses cluster-enabled yes, so they are kept the same way.
+    {.name = "cluster-allow-pubsubshard-when-down"},
+    {.name = "cluster-allow-reads-when-down"},
+    {.name = "cluster-allow-replica-migration"},
+    {.name = "cluster-announce-bus-port", .min = 0, .max = 65535},
+    {.name = "cluster-announce-hostname"},
+    {.name = "cluster-announce-ip"},
+    {.name = "cluster-announce-port", .min = 0, .max = 65535},
+    {.name = "cluster-announce-tls-port", .min = 0, .max = 65535},
+    {.name = "cluster-link-sendbuf-limit", .type = &kUnsignedMemory},
+    {.name = "cluster-migration-barrier", .min = 0, .max = kIntMax},
+    {.name = "cluster-node-timeout", .min = 0},
+    {.name = "cluster-preferred-endpoint-type", .enums = "ip,hostname,unknown-endpoint"},
+    {.name = "cluster-replica-no-failover"},
+    {.name = "cluster-replica-validity-factor", .min = 0, .max = kIntMax},
+    {.name = "cluster-require-full-coverage"},
 };
 
 const ParamType* TypeOfKind(ConfigKind kind) {
@@ -581,6 +656,8 @@ const ParamType kPercentiles{ParsePercentiles, RewritePercentiles, true};
 const ParamType kShutdownFlags{ParseShutdownFlags, RewriteWords, true};
 const ParamType kOomScoreAdj{ParseOomScoreAdj, RewriteQuoted, false};
 const ParamType kOomScoreValues{ParseOomScoreValues, RewriteWords, true};
+const ParamType kUnsignedMemory{ParseUnsignedMemory, RewriteQuoted, false};
+const ParamType kProcTitle{ParseProcTitle, RewriteQuoted, false};
 }  // namespace config_types
 
 ConfigParams BuildConfigParams() {

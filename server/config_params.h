@@ -57,6 +57,8 @@ extern const ParamType kMemoryOrPercent;  // bytes or "N%" of maxmemory (maxmemo
 extern const ParamType kNotifyEvents;     // keyspace event classes, shown canonical
 extern const ParamType kWords;            // several words kept as given (replicaof, oom-score-adj-values)
 extern const ParamType kPercentiles;      // latency-tracking-info-percentiles: numbers in [0, 100]
+extern const ParamType kUnsignedMemory;   // a memory size, never negative (cluster-link-sendbuf-limit)
+extern const ParamType kProcTitle;        // proc-title-template: {variables} Redis knows
 }  // namespace config_types
 
 // One parameter: its rules, and its value when it is a primary name.

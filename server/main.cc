@@ -19,6 +19,7 @@
 #include "server/log_syslog.h"
 #include "server/logging.h"
 #include "server/oom_score.h"
+#include "server/proc_title.h"
 #include "server/server.h"
 #include "server/tls_config.h"
 #include "server/supervision.h"
@@ -227,6 +228,22 @@ void InstallSignalHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+// {title} is the name the server was started as, without its directory:
+// the kernel keeps 15 characters of a process name (server/proc_title.h).
+ringkv::server::ProcTitleVars ProcTitleVarsOf(const ringkv::server::Config& config, std::string_view argv0) {
+  using ringkv::StrCat;
+  ringkv::server::ProcTitleVars v;
+  v.title = std::string(argv0.substr(argv0.rfind('/') == std::string_view::npos ? 0 : argv0.rfind('/') + 1));
+  const std::string& bind = config.Str("bind");
+  const std::string first = bind.substr(0, bind.find(' '));
+  v.port = StrCat(config.Int("port"));
+  v.listen_addr = StrCat(first.empty() ? "*" : first, ":", v.port);
+  v.tls_port = "0";
+  v.unixsocket = config.Str("unixsocket");
+  v.config_file = config.file();
+  return v;
+}
+
 std::string ExecutablePath(const char* argv0) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -245,6 +262,12 @@ int main(int argc, char** argv) {
 
   Server server(std::move(config));
   server.set_executable(ExecutablePath(argv[0]));
+  // proc-title-template, now and after each CONFIG SET of it.
+  server.config().Bind({"proc-title-template", "port", "bind", "unixsocket"},
+                       [&cfg = server.config(), title = std::string(argv[0])] {
+                         if (!cfg.Bool("set-proc-title")) return;
+                         SetProcTitle(cfg.Str("proc-title-template"), ProcTitleVarsOf(cfg, title));
+                       });
   // As Redis: bind, then the banner, then load. A port that cannot be bound
   // never shows a PID, and Redis's words for it make tools and its test
   // suite retry on another port; a dataset that fails to load is logged

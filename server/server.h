@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <set>
+#include <utility>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -499,6 +500,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
+  void EvictForCron(int64_t now_ms);
+  // No save points and no AOF (Redis's allPersistenceDisabled).
+  bool PersistenceDisabled() const;
+  void RemoveReplicationRdbIfUseless();
   // aclfile / user directives, at start-up.
   absl::Status LoadUsers();
   // The start-up load (AOF or RDB). Clients are served between keys (see
@@ -624,6 +629,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   uint32_t lru_clock_ = 0;
   int hz_ = 10;
   bool active_expire_ = true;
+  int active_expire_effort_ = 1;  // active-expire-effort, 1 to 10
+  bool active_rehashing_ = true;  // activerehashing
   bool cron_paused_ = false;
   ClientPause pause_;  // CLIENT PAUSE's window and the clients it holds
   // What a replica's link was answered by the command running for it
@@ -726,6 +733,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   };
   std::unique_ptr<Failover> failover_;
   bool has_save_points_ = false;  // cached from `save`
+  // (st_dev, st_ino) of the RDB file last written to feed replicas; {} when none.
+  std::pair<uint64_t, uint64_t> repl_rdb_file_;
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
   bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily

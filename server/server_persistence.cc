@@ -300,7 +300,7 @@ void Server::ReapChild(int64_t now_ms) {
 void Server::ReleaseDurableReplies() {
   if (durable_.clients() == 0) return;
   durable_.Release(
-      aof_->synced_offset(),
+      aof_->reply_release_offset(),
       [this](uint64_t id, io::OutBuffer& out) {
         Client* c = FindClient(id);
         if (c != nullptr && !c->closing) io_->PrepareWrite(c->conn).Splice(out);

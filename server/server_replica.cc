@@ -152,6 +152,7 @@ void Server::StartMasterSync() {
   if (tls) req.tls_ctx = io_->tls().client_ctx();
   req.announce_ip = config_->Str("replica-announce-ip");
   req.timeout_s = static_cast<int>(config_->Int("repl-timeout"));
+  req.bind_source_addr = config_->Str("bind-source-addr");
   req.failover = failover_ && failover_->in_progress;
   req.rdb_path = absl::StrFormat("temp-%d.%d.rdb", static_cast<int>(UnixMs() / 1000), static_cast<int>(getpid()));
   // Diskless load: the worker parses the payload from the socket into a
@@ -247,7 +248,19 @@ void Server::OnSyncResult(repl::SyncResult r) {
       lazy_freer_.Free(std::move(sync_staging_), old_keys);  // the old data, freed off the main thread
     } else {
       Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
-      for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Clear();
+      // replica-lazy-flush: the old data is freed on the lazy-free thread
+      // (as FLUSHALL ASYNC), or here before loading. (The diskless swap
+      // above always frees it lazily, as Redis's discarded temp databases.)
+      const bool lazy = config_->Bool("replica-lazy-flush");
+      for (int i = 0; i < keyspace_.count(); ++i) {
+        core::Database& db = keyspace_.db(i);
+        if (lazy && db.size() > 0) {
+          const size_t keys = db.size();
+          lazy_freer_.Free(db.Detach(), keys);
+        } else {
+          db.Clear();
+        }
+      }
       Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
       NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
       loading_ = true;
@@ -263,7 +276,13 @@ void Server::OnSyncResult(repl::SyncResult r) {
         master_->retry_at_ms = NextReplicationCronMs(now_ms);
         return;
       }
-      if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) ::unlink(r.rdb_path.c_str());
+      if (config_->Bool("rdb-del-sync-files") && PersistenceDisabled()) {
+        // rdb-del-sync-files: a replica without persistence keeps no copy.
+        Log(kNotice, "Removing the RDB file obtained from the master. This replica has persistence disabled");
+        ::unlink(r.rdb_path.c_str());
+      } else if (::rename(r.rdb_path.c_str(), config_->Str("dbfilename").c_str()) != 0) {
+        ::unlink(r.rdb_path.c_str());
+      }
     }
     // The primary's libraries replace ours, as its keys do.
     if (absl::Status f = LoadFunctionLibraries(loaded->function_libraries); !f.ok()) {

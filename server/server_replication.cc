@@ -2,6 +2,9 @@
 // The Primary component (backlog, replica links) is created the first time a
 // replica attaches; until then none of this allocates anything.
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,6 +183,13 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   if (!old_sync && replid != "?") ++stats_.sync_partial_err;
   ++stats_.sync_full;
   Log(kNotice, StrCat("Replica ", peer, " asks for synchronization; full resync"));
+  // repl-disable-tcp-nodelay: fewer, bigger packets to a replica that
+  // synchronises from scratch, as Redis's syncCommand (a partial resync keeps
+  // its socket as it was). Best effort; a Unix socket has no such option.
+  if (config_->Bool("repl-disable-tcp-nodelay") && c.conn->peer.family != AF_UNIX) {
+    int off = 0;
+    ::setsockopt(c.conn->fd, IPPROTO_TCP, TCP_NODELAY, &off, sizeof(off));
+  }
   link.state = repl::ReplicaState::kWaitBgsaveStart;
   link.sync_requested_ms = UnixMs();
   // A file is being written for replicas: an unfiltered one may share it,
@@ -284,6 +294,11 @@ void Server::StartFullSyncIfNeeded(int64_t now_ms) {
 
 void Server::FinishFullSync(const ChildResult& result) {
   repl_save_in_progress_ = false;
+  // The file this save wrote for replicas (rdb-del-sync-files may delete it
+  // once nothing needs it; a later save replaces it with another inode).
+  if (struct stat st; result.ok && ::stat(config_->Str("dbfilename").c_str(), &st) == 0) {
+    repl_rdb_file_ = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  }
   if (!primary_) return;
   std::vector<repl::ReplicaLink*> waiting;
   for (const auto& r : primary_->replicas()) {
@@ -400,6 +415,31 @@ void Server::BeforeFlushReplication() {
     Log(kWarning, "Replica fell behind the replication backlog: disconnecting it (it will resync)");
     DropReplica(id);
   }
+}
+
+bool Server::PersistenceDisabled() const { return !has_save_points_ && !aof_->enabled(); }
+
+// rdb-del-sync-files, as Redis's removeRDBUsedToSyncReplicas: with no save
+// points and no AOF, the RDB file written only to feed replicas is deleted
+// once no child runs and no replica waits for it or is being sent it.
+void Server::RemoveReplicationRdbIfUseless() {
+  if (!config_->Bool("rdb-del-sync-files") || !PersistenceDisabled() || child_.running()) return;
+  if (primary_) {
+    for (const auto& r : primary_->replicas()) {
+      if (r->state == repl::ReplicaState::kWaitBgsaveStart || r->state == repl::ReplicaState::kWaitBgsaveEnd ||
+          r->state == repl::ReplicaState::kSendBulk) {
+        return;
+      }
+    }
+  }
+  const std::string& path = config_->Str("dbfilename");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == repl_rdb_file_.first &&
+      static_cast<uint64_t>(st.st_ino) == repl_rdb_file_.second) {
+    Log(kNotice, "Removing the RDB file used to feed replicas in a persistence-less instance");
+    ::unlink(path.c_str());
+  }
+  repl_rdb_file_ = {};
 }
 
 void Server::ReplicationCron(int64_t now_ms) {

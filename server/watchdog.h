@@ -31,6 +31,14 @@
 
 namespace ringkv::server {
 
+// crash-log-enabled: on SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT, log
+// Redis's crash report ("crashed by signal", "------ STACK TRACE ------",
+// the crashing thread's stack) before the signal's default action; off, the
+// default action alone. Redis's memory test after the report
+// (crash-memcheck-enabled) is not built. ASan builds keep the sanitizer's
+// handlers. Main thread; the handler is process-wide.
+void SetCrashLog(bool on);
+
 class Watchdog {
  public:
   Watchdog() = default;

@@ -280,7 +280,7 @@ void InfoReplication(Server& s, std::string* out) {
     Field(out, "slave_repl_offset", s.master_repl_offset());
     Field(out, "slave_priority", s.config().Int("replica-priority"));
     Field(out, "slave_read_only", s.config().Bool("replica-read-only") ? 1 : 0);
-    Field(out, "replica_announced", 1);
+    Field(out, "replica_announced", s.config().Bool("replica-announced") ? 1 : 0);
   }
   if (p == nullptr && s.master_link() != nullptr) {
     const repl::ReplicationIds& ids = s.repl_ids();

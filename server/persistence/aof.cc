@@ -70,8 +70,8 @@ std::string TimestampAnnotation(int64_t unix_s) { return StrCat("#TS:", unix_s, 
 }  // namespace
 
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
-                              const std::vector<std::string>& function_libraries) {
-  core::FdSink sink(fd);
+                              const std::vector<std::string>& function_libraries, uint64_t fsync_every) {
+  core::FdSink sink(fd, fsync_every);
   std::string buf;
   absl::Status status;
   // Functions first, as Redis's rewrite writes them: keys may need them
@@ -109,12 +109,14 @@ absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
 }
 
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options) {
-  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us, options.function_libraries);
+  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us, options.function_libraries,
+                                                                   options.fsync_every);
 }
 
 RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
   RdbSaveOptions o = SaveOptionsFromConfig(*config_, now_ms);
   o.aof_base = true;
+  o.fsync_every = config_->Bool("aof-rewrite-incremental-fsync") ? kIncrementalFsyncBytes : 0;
   if (functions_) o.function_libraries = functions_();
   return o;
 }
@@ -122,7 +124,13 @@ RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
 Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync)
     : config_(config), keyspace_(keyspace), child_(child), submit_fsync_(std::move(submit_fsync)) {
   ReloadPolicy();
+  config_->Bind("no-appendfsync-on-rewrite", &no_fsync_on_rewrite_);
 }
+
+// no-appendfsync-on-rewrite: while a child saves or rewrites (and so loads
+// the disk), the AOF is written but not fsynced, as Redis's
+// flushAppendOnlyFile -- with appendfsync always too.
+bool Aof::SkipFsync() const { return no_fsync_on_rewrite_ && child_->running(); }
 
 Aof::~Aof() {
   syncer_.reset();  // closes retired files
@@ -405,6 +413,10 @@ void Aof::WriteBuffer() {
 void Aof::BeforeSleep() {
   if (state_ == AofState::kOff || buf_.empty()) return;
   WriteBuffer();
+  if (policy_ == FsyncPolicy::kAlways && SkipFsync()) {
+    unsynced_released_ = written_;
+    return;
+  }
   if (policy_ == FsyncPolicy::kAlways && syncer_ && written_ > sync_requested_) {
     syncer_->Request(fd_, written_);
     sync_requested_ = written_;
@@ -414,7 +426,8 @@ void Aof::BeforeSleep() {
 void Aof::Cron(int64_t now_ms) {
   if (state_ != AofState::kOff) {
     if (!stats_.last_write_ok) WriteBuffer();  // retry after ENOSPC & co.
-    if (policy_ == FsyncPolicy::kEverysec && syncer_ && written_ > sync_requested_ && now_ms - last_sync_ms_ >= 1000) {
+    if (policy_ == FsyncPolicy::kEverysec && syncer_ && written_ > sync_requested_ && now_ms - last_sync_ms_ >= 1000 &&
+        !SkipFsync()) {
       if (syncer_->pending() > 0) ++stats_.delayed_fsync;  // the disk is behind
       syncer_->Request(fd_, written_);
       sync_requested_ = written_;

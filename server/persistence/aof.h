@@ -24,6 +24,7 @@
 // Thread-safety: main thread only (Feed checks it in debug builds).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -91,6 +92,11 @@ class Aof {
   size_t buffer_allocated() const { return buf_.capacity(); }
   uint64_t synced_offset() const;
   bool has_unsynced() const { return synced_offset() < fed_offset(); }
+  // What replies held for appendfsync always may be released up to: the
+  // synced offset, or what was written while no-appendfsync-on-rewrite
+  // skipped the fsync (Redis replies without it then). WAITAOF still counts
+  // only what is synced.
+  uint64_t reply_release_offset() const { return std::max(synced_offset(), unsynced_released_); }
 
   // End of a loop turn: writes the buffer; with `always`, requests a sync.
   void BeforeSleep();
@@ -115,6 +121,7 @@ class Aof {
   void Disable();
   // CONFIG SET appendfsync.
   void ReloadPolicy();
+  bool SkipFsync() const;
   // aof-timestamp-enabled: a "#TS:<unix seconds>" line before the first
   // command of each second, and at the top of an AOF-format base (Redis's
   // annotations; redis-check-aof --truncate-to-timestamp cuts at them).
@@ -195,6 +202,8 @@ class Aof {
   uint64_t sync_requested_ = 0;   // offset last handed to the syncer
   uint64_t synced_when_off_ = 0;  // what counts as synced while the AOF is off or was flushed at shutdown
   int64_t last_sync_ms_ = 0;
+  bool no_fsync_on_rewrite_ = false;  // no-appendfsync-on-rewrite
+  uint64_t unsynced_released_ = 0;    // written while a child ran and fsync was skipped
   uint64_t incr_size_ = 0;        // bytes of the current incremental file
   uint64_t current_size_ = 0;     // base + incremental files (aof_current_size)
   uint64_t base_size_ = 0;        // size after the last rewrite (aof_base_size)
@@ -210,9 +219,10 @@ class Aof {
 
 // Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
 // base file when aof-use-rdb-preamble is off. `key_save_delay_us`: the
-// rdb-key-save-delay test hook, slept after each key (as Redis's rewrite).
+// rdb-key-save-delay test hook, slept after each key (as Redis's rewrite);
+// `fsync_every`: RdbSaveOptions::fsync_every.
 absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us = 0,
-                              const std::vector<std::string>& function_libraries = {});
+                              const std::vector<std::string>& function_libraries = {}, uint64_t fsync_every = 0);
 // Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
 

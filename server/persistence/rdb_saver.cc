@@ -29,6 +29,7 @@ RdbSaveOptions SaveOptionsFromConfig(const Config& config, int64_t now_ms) {
   o.used_memory = static_cast<int64_t>(AllocatedBytes());
   o.now_ms = now_ms;
   o.key_save_delay_us = static_cast<int>(config.Int("rdb-key-save-delay"));
+  o.fsync_every = config.Bool("rdb-save-incremental-fsync") ? kIncrementalFsyncBytes : 0;
   return o;
 }
 

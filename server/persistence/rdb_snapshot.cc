@@ -121,7 +121,7 @@ uint64_t TotalKeys(core::Keyspace& ks) {
 }
 
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
-  core::FdSink sink(fd);
+  core::FdSink sink(fd, options.fsync_every);
   core::RdbWriter w(&sink, options.compress, options.checksum);
   w.Header();
   w.Aux("redis-ver", kRedisVersion);

@@ -38,7 +38,14 @@ struct RdbSaveOptions {
   bool exclude_data = false;
   // rdb-key-save-delay (a test hook): slept after each key, see DebugDelay.
   int key_save_delay_us = 0;
+  // Bytes between two fdatasyncs of the file while it is written
+  // (rdb-save-incremental-fsync, aof-rewrite-incremental-fsync); 0: only the
+  // fsync at the end. Never applies to a pipe or socket.
+  uint64_t fsync_every = 0;
 };
+
+// Redis's REDIS_AUTOSYNC_BYTES: 4 MB between incremental fsyncs.
+inline constexpr uint64_t kIncrementalFsyncBytes = 4 * 1024 * 1024;
 
 // Redis's debugDelay, behind the rdb-key-save-delay and key-load-delay test
 // hooks: sleeps `usec` microseconds; a negative -N sleeps 1 microsecond once

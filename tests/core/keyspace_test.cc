@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "core/eviction.h"
 #include "core/glob.h"
 #include "core/string_value.h"
 
@@ -63,6 +66,35 @@ TEST(KeyspaceTest, ActiveExpiryRemovesStaleKeysWithoutAccess) {
   EXPECT_EQ(ks.db(0).size(), 100u);
   EXPECT_EQ(ks.db(1).size(), 100u);
   EXPECT_EQ(ks.stats().expired_keys, 1800u);
+}
+
+// active-expire-effort: a higher effort accepts fewer stale keys before a
+// cycle stops (10% at effort 0, 1% at 9). 20% of 1000 keys stale, five
+// cycles each: effort 9 gets below 6%, effort 0 stays above it (the odds of
+// either failing are far below one in a thousand).
+TEST(KeyspaceTest, ActiveExpireEffortLowersTheStaleShareLeft) {
+  auto stale_left = [](int effort) {
+    Keyspace ks(1);
+    for (int i = 0; i < 1000; ++i) {
+      bool created;
+      std::string k = "k" + std::to_string(i);
+      Entry* e = ks.db(0).FindOrInsert(k, 0, &created);
+      ks.db(0).SetExpire(k, e, i < 200 ? 100 : 1000000);
+    }
+    for (int round = 0; round < 5; ++round) ks.ActiveExpireCycle(200, 1000000, effort);
+    return ks.db(0).size() - 800;
+  };
+  EXPECT_GT(stale_left(0), 60u);
+  EXPECT_LT(stale_left(9), 60u);
+}
+
+// maxmemory-eviction-tenacity: Redis's evictionTimeLimitUs.
+TEST(EvictionTest, TenacityIsATimeLimit) {
+  EXPECT_EQ(EvictionTimeLimitUs(0), 0);
+  EXPECT_EQ(EvictionTimeLimitUs(10), 500);
+  EXPECT_NEAR(EvictionTimeLimitUs(11), 575, 1);
+  EXPECT_NEAR(EvictionTimeLimitUs(99), 500.0 * std::pow(1.15, 89), 1);
+  EXPECT_EQ(EvictionTimeLimitUs(100), -1);  // unlimited
 }
 
 TEST(GlobTest, RedisPatterns) {

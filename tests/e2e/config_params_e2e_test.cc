@@ -1,0 +1,170 @@
+// The parameters Redis's CONFIG sanity test sets that act on something
+// outside the keyspace: what a primary sees of its replica's connection,
+// INFO fields, the process name, the crash report, the files kept.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing {
+namespace {
+
+std::vector<std::string> Args(std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"--save", "", "--repl-diskless-sync", "no", "--protected-mode", "no"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+bool WaitLinkUp(RawConn& replica) { return WaitInfo(replica, "master_link_status", "up", 10000, "replication"); }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <typename Fn>
+bool Eventually(Fn done, int timeout_ms = 5000) {
+  for (int i = 0; i < timeout_ms / 20; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// bind-source-addr: the replica connects from the address given, which is
+// the one its primary sees (127.0.0.2 is a loopback address on Linux).
+TEST(ConfigParamsE2E, BindSourceAddrIsWhereTheReplicaConnectsFrom) {
+  TestServer primary(Args()), replica(Args({"--bind-source-addr", "127.0.0.2"}));
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_NE(Call(p, {"CLIENT", "LIST"}).find("addr=127.0.0.2:"), std::string::npos) << Call(p, {"CLIENT", "LIST"});
+  EXPECT_EQ(Info(p, "slave0", "replication").rfind("ip=127.0.0.2,", 0), 0u) << Info(p, "slave0", "replication");
+  // An address the host does not have: the link stays down, and comes up
+  // again once the parameter is cleared.
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "bind-source-addr", "192.0.2.1"}), "+OK\r\n");
+  ASSERT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");
+  ASSERT_TRUE(WaitInfo(r, "master_link_status", "down", 5000, "replication"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(Info(r, "master_link_status", "replication"), "down");
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "bind-source-addr", ""}), "+OK\r\n");
+  EXPECT_TRUE(WaitLinkUp(r));
+}
+
+// replica-announced: INFO replication's replica_announced (Sentinel reads it).
+TEST(ConfigParamsE2E, ReplicaAnnouncedIsShown) {
+  TestServer primary(Args()), replica(Args());
+  ASSERT_TRUE(primary.ready() && replica.ready());
+  RawConn r(replica.port());
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  EXPECT_EQ(Info(r, "replica_announced", "replication"), "1");
+  ASSERT_EQ(Call(r, {"CONFIG", "SET", "replica-announced", "no"}), "+OK\r\n");
+  EXPECT_EQ(Info(r, "replica_announced", "replication"), "0");
+}
+
+// replica-lazy-flush: the replica's old data is freed on the lazy-free
+// thread before a full sync's file is loaded (counted in lazyfreed_objects).
+TEST(ConfigParamsE2E, ReplicaLazyFlushFreesOldDataLazily) {
+  for (const bool lazy : {false, true}) {
+    TestServer primary(Args()), replica(Args({"--replica-lazy-flush", lazy ? "yes" : "no"}));
+    ASSERT_TRUE(primary.ready() && replica.ready());
+    RawConn p(primary.port()), r(replica.port());
+    ASSERT_EQ(Call(p, {"SET", "new", "1"}), "+OK\r\n");
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(Call(r, {"SET", "old" + std::to_string(i), "x"}), "+OK\r\n");
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    EXPECT_EQ(Call(r, {"DBSIZE"}), ":1\r\n");
+    EXPECT_TRUE(Eventually([&] { return Info(r, "lazyfreed_objects", "memory") == (lazy ? "100" : "0"); }))
+        << "lazy=" << lazy << " lazyfreed_objects=" << Info(r, "lazyfreed_objects", "memory");
+  }
+}
+
+// rdb-del-sync-files: without persistence, neither side keeps the RDB file
+// of a full sync; with it off (the default), both do.
+TEST(ConfigParamsE2E, RdbDelSyncFilesRemovesTheReplicationRdb) {
+  for (const bool del : {false, true}) {
+    const std::vector<std::string> extra = {"--rdb-del-sync-files", del ? "yes" : "no"};
+    TestServer primary(Args(extra)), replica(Args(extra));
+    ASSERT_TRUE(primary.ready() && replica.ready());
+    RawConn p(primary.port()), r(replica.port());
+    ASSERT_EQ(Call(p, {"SET", "k", "v"}), "+OK\r\n");
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    EXPECT_EQ(Call(r, {"GET", "k"}), "$1\r\nv\r\n");
+    const std::string primary_rdb = primary.dir() + "/dump.rdb", replica_rdb = replica.dir() + "/dump.rdb";
+    if (del) {
+      EXPECT_TRUE(Eventually([&] { return !std::filesystem::exists(primary_rdb); }));
+      EXPECT_FALSE(std::filesystem::exists(replica_rdb));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few cron ticks
+      EXPECT_TRUE(std::filesystem::exists(primary_rdb));
+      EXPECT_TRUE(std::filesystem::exists(replica_rdb));
+    }
+  }
+}
+
+// proc-title-template names the process (what /proc/PID/comm shows, 15
+// characters at most).
+TEST(ConfigParamsE2E, ProcTitleTemplateNamesTheProcess) {
+  TestServer s(Args());
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const std::string pid = Info(c, "process_id", "server");
+  const std::string comm = "/proc/" + pid + "/comm";
+  EXPECT_EQ(ReadAll(comm), "ringkv-server 1\n");  // "ringkv-server 127.0.0.1:PORT" cut to 15
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "proc-title-template", "rk {port}"}), "+OK\r\n");
+  EXPECT_EQ(ReadAll(comm), "rk " + std::to_string(s.port()) + "\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "proc-title-template", "{bad}"}).rfind("-ERR CONFIG SET failed", 0), 0u);
+  EXPECT_EQ(ReadAll(comm), "rk " + std::to_string(s.port()) + "\n");
+}
+
+// crash-log-enabled: a crash leaves Redis's report in the log, or nothing.
+TEST(ConfigParamsE2E, CrashLogFollowsCrashLogEnabled) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan builds keep the sanitizer's own signal handlers";
+#endif
+  for (const bool on : {true, false}) {
+    TestServer s(Args({"--logfile", "server.log", "--crash-log-enabled", on ? "yes" : "no"}));
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    const int pid = std::stoi(Info(c, "process_id", "server"));
+    ASSERT_EQ(kill(pid, SIGABRT), 0);
+    int status = 0;
+    ASSERT_TRUE(s.WaitExit(&status));
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << status;
+    const std::string log = ReadAll(s.dir() + "/server.log");
+    EXPECT_EQ(log.find("crashed by signal: 6") != std::string::npos, on) << log;
+    EXPECT_EQ(log.find("------ STACK TRACE ------") != std::string::npos, on) << log;
+  }
+}
+
+// no-appendfsync-on-rewrite with appendfsync always: while a child saves,
+// writes are answered without waiting for an fsync the option skips (as
+// Redis), and once it is gone the AOF is synced again.
+TEST(ConfigParamsE2E, NoAppendfsyncOnRewriteAnswersWhileAChildRuns) {
+  TestServer s(Args({"--appendonly", "yes", "--appendfsync", "always", "--no-appendfsync-on-rewrite", "yes"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Call(c, {"SET", "k" + std::to_string(i), "v"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}), "+OK\r\n");  // 2 s of saving
+  ASSERT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(Call(c, {"INCR", "n"}), ":" + std::to_string(i + 1) + "\r\n");
+  EXPECT_EQ(Info(c, "rdb_bgsave_in_progress"), "1");
+  ASSERT_TRUE(WaitInfo(c, "rdb_bgsave_in_progress", "0", 10000));
+  EXPECT_EQ(Call(c, {"INCR", "n"}), ":11\r\n");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -172,7 +172,6 @@ class LinkSource : public core::ByteSource {
   uint64_t offset_ = 0;
 };
 
-int ConnectTo(const std::string& host, int port, int timeout_s, std::string* error) {
 // Binds fd to `source` (an address, any port) before it connects, as Redis's
 // bind-source-addr: the first of its addresses of fd's family that binds.
 bool BindSource(int fd, int family, const std::string& source, std::string* error) {

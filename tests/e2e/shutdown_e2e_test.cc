@@ -211,3 +211,57 @@ TEST(ShutdownTest, ReplicationBufferMemoryFollowsALaggingReplica) {
 
 }  // namespace
 }  // namespace ringkv::testing
+
+namespace ringkv::testing {
+namespace {
+
+// A signal the main loop has not taken yet (DEBUG PAUSE-CRON holds it, as
+// Redis's serverCron would) is cancelled by SHUTDOWN ABORT; the server keeps
+// serving once the cron runs again.
+TEST(ShutdownSignalTest, AbortCancelsASignalNotTakenYet) {
+  TempDir dir;
+  TestServer s(InDir(dir, {"--logfile", dir / "log.txt"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  ASSERT_EQ(Call(c, {"DEBUG", "PAUSE-CRON", "1"}), "+OK\r\n");
+  kill(std::stoi(Info(c, "process_id", "server")), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(Call(c, {"SHUTDOWN", "ABORT"}), "+OK\r\n");
+  EXPECT_NE(ReadFile(dir / "log.txt").find("Shutdown manually aborted"), std::string::npos);
+  ASSERT_EQ(Call(c, {"DEBUG", "PAUSE-CRON", "0"}), "+OK\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // a few cron ticks
+  EXPECT_EQ(Call(c, {"PING"}), "+PONG\r\n");
+  EXPECT_EQ(Call(c, {"SHUTDOWN", "ABORT"}), "-ERR No shutdown in progress.\r\n");
+}
+
+// A second SIGINT while a signalled shutdown saves its final snapshot exits
+// at once, removing the snapshot's temp file (Redis's "You insist").
+TEST(ShutdownSignalTest, SecondSigintDuringTheFinalSaveExitsAndRemovesTheTempFile) {
+  TempDir dir;
+  TestServer s(InDir(dir, {"--logfile", dir / "log.txt", "--save", "900 1"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Call(c, {"SET", std::to_string(i), "v"}), "+OK\r\n");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}), "+OK\r\n");  // 2 s of saving
+  const int pid = std::stoi(Info(c, "process_id", "server"));
+  const std::string temp = dir / ("temp-" + std::to_string(pid) + ".rdb");
+  kill(pid, SIGINT);
+  bool saving = false;
+  for (int i = 0; i < 250 && !saving; ++i) {
+    saving = ReadFile(dir / "log.txt").find("Saving the final RDB snapshot") != std::string::npos;
+    if (!saving) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(saving) << ReadFile(dir / "log.txt");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(std::filesystem::exists(temp));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_TRUE(s.WaitExit(&status, 3000));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  EXPECT_FALSE(std::filesystem::exists(temp));
+  EXPECT_FALSE(std::filesystem::exists(dir / "dump.rdb"));
+  EXPECT_NE(ReadFile(dir / "log.txt").find("You insist on killing ringkv, exiting now."), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -550,6 +550,7 @@ void Server::Cron(int64_t now_ms) {
   EvictClientsIfNeeded(now_ms);
   LimitTrackingTable();
   ReapChild(now_ms);
+  if (diskless_) MaybeFinishDiskless();  // a transfer whose child was reaped before its pipe's EOF
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
   if (primary_) ReplicationCron(now_ms);

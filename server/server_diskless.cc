@@ -109,7 +109,12 @@ void Server::PumpDiskless() {
       for (uint64_t id : diskless_->replica_ids()) {  // those that already loaded it and ACKed
         if (repl::ReplicaLink* link = primary_->Find(id)) OnlineIfLoadedDiskless(*link);
       }
-      ReapChild(UnixMs());  // finishes the transfer if the child is gone; the cron reaps it otherwise
+      ReapChild(UnixMs());  // the child may still run: the cron reaps it and finishes the transfer then
+      // It may also have been reaped before its pipe was drained (the child
+      // writes its last bytes and exits without waiting for us): then
+      // diskless_child_ holds its result and no reap will come again, so
+      // the transfer ends here (MaybeFinishDiskless checks both are there).
+      MaybeFinishDiskless();
       return;
     }
     case repl::DisklessTransfer::Progress::kNoReplicas:

@@ -76,7 +76,7 @@ void OnWatchdogExpired(int /*sig*/, siginfo_t* /*info*/, void* /*context*/) {
 // The crash report (crash-log-enabled): Redis's words that tools and its
 // test suite look for, the stack of the crashing thread, then the signal's
 // default action (a core dump where enabled), as Redis.
-void OnCrash(int sig, siginfo_t* info, void* /*context*/) {
+[[maybe_unused]] void OnCrash(int sig, siginfo_t* info, void* /*context*/) {
   char line[128];
   size_t len = 0;
   AppendText(line, sizeof(line), &len, "ringkv crashed by signal: ");

@@ -12,6 +12,12 @@
 #    replica of the new one by the sentinels and syncs;
 # 6. CONFIG REWRITE (sent by the sentinels) left both files saying so: the
 #    old primary's has `replicaof <new primary>`, the promoted one's none.
+# With PAIR_ACL=1 the pair uses ACL users as docs/deploy.md and
+# docs/security.md describe: the replicas authenticate as `replicator`
+# (masteruser; +psync +replconf +ping only) and the sentinels as
+# `sentinel-user` (`sentinel auth-user`; the commands Sentinel needs, as
+# Redis's Sentinel documentation lists them); at the end ACL LOG must be
+# empty on both nodes (no command of the replicas or the sentinels refused).
 # Exit status 0 when every check holds; 77 (skip) without redis-sentinel.
 # About 30 s: the failover takes 2-3 s; Sentinel waits ~10 s by itself
 # before it converts the restarted old primary.
@@ -38,6 +44,8 @@ fail() {
 # the instant before the server does, in practice).
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pass=demo-secret
+acl=${PAIR_ACL:-0}
+repl_pass=replicator-secret sentinel_pass=sentinel-secret
 cli() { redis-cli -h 127.0.0.1 -p "$1" -a "$pass" --no-auth-warning "${@:2}"; }
 scli() { redis-cli -h 127.0.0.1 -p "$1" "${@:2}"; }
 # wait_for SECONDS DESCRIPTION COMMAND...: polls every 0.1 s.
@@ -65,11 +73,20 @@ logfile $work/$1.log
 save ""
 appendonly yes
 requirepass $pass
-masterauth $pass
 replica-announce-ip 127.0.0.1
 min-replicas-to-write 1
 min-replicas-max-lag 10
 CONF
+  if [[ $acl == 1 ]]; then
+    cat >>"$work/$1.conf" <<CONF
+user replicator on >$repl_pass +psync +replconf +ping
+user sentinel-user on >$sentinel_pass allchannels +multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info +client|setname +client|kill +script|kill
+masteruser replicator
+masterauth $repl_pass
+CONF
+  else
+    echo "masterauth $pass" >>"$work/$1.conf"
+  fi
   [[ -z ${3:-} ]] || echo "replicaof 127.0.0.1 $3" >>"$work/$1.conf"
 }
 start_node() { "$server" "$work/$1.conf" & pids+=($!); eval "pid_$1=$!"; }
@@ -89,7 +106,12 @@ dir $work
 logfile $work/sentinel-$s.log
 sentinel announce-ip 127.0.0.1
 sentinel monitor pair 127.0.0.1 $p1 2
-sentinel auth-pass pair $pass
+$(if [[ $acl == 1 ]]; then
+    echo "sentinel auth-user pair sentinel-user"
+    echo "sentinel auth-pass pair $sentinel_pass"
+  else
+    echo "sentinel auth-pass pair $pass"
+  fi)
 sentinel down-after-milliseconds pair 1000
 sentinel failover-timeout pair 4000
 sentinel parallel-syncs pair 1
@@ -141,4 +163,18 @@ echo "127.0.0.1:$p1 is a replica of 127.0.0.1:$p2 and in sync"
 grep -qx "replicaof 127.0.0.1 $p2" "$work/a.conf" || fail "a.conf lacks 'replicaof 127.0.0.1 $p2'"
 ! grep -q '^replicaof' "$work/b.conf" || fail "b.conf still has a replicaof line"
 echo "config files: a.conf has 'replicaof 127.0.0.1 $p2', b.conf has no replicaof"
-echo "PASS: pair with Sentinel ($((SECONDS)) s)"
+
+# 7. With ACL users: nothing the replicas or the sentinels sent was refused,
+# and CONFIG REWRITE kept the users.
+if [[ $acl == 1 ]]; then
+  for p in "$p1" "$p2"; do
+    denied=$(cli "$p" acl log)
+    [[ -z $denied ]] || fail "ACL LOG on 127.0.0.1:$p is not empty: $denied"
+  done
+  for f in a b; do
+    grep -q '^user sentinel-user ' "$work/$f.conf" || fail "$f.conf lost the user sentinel-user"
+    grep -Eqx 'masteruser "?replicator"?' "$work/$f.conf" || fail "$f.conf lost masteruser"
+  done
+  echo "ACL users: sentinel-user and replicator were never refused (ACL LOG empty), both files keep them"
+fi
+echo "PASS: pair with Sentinel$([[ $acl == 1 ]] && echo ", ACL users") ($((SECONDS)) s)"

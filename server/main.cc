@@ -228,17 +228,24 @@ void InstallSignalHandlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-// {title} is the name the server was started as, without its directory:
-// the kernel keeps 15 characters of a process name (server/proc_title.h).
+// As Redis: {title} is the name the server was started as (argv[0]), and
+// {listen-addr} the first bind address with the TCP port (the TLS port when
+// only that is open, the Unix socket when neither is).
 ringkv::server::ProcTitleVars ProcTitleVarsOf(const ringkv::server::Config& config, std::string_view argv0) {
   using ringkv::StrCat;
   ringkv::server::ProcTitleVars v;
-  v.title = std::string(argv0.substr(argv0.rfind('/') == std::string_view::npos ? 0 : argv0.rfind('/') + 1));
+  v.title = std::string(argv0);
   const std::string& bind = config.Str("bind");
   const std::string first = bind.substr(0, bind.find(' '));
-  v.port = StrCat(config.Int("port"));
-  v.listen_addr = StrCat(first.empty() ? "*" : first, ":", v.port);
-  v.tls_port = "0";
+  const int64_t port = config.Int("port");
+  const int64_t tls_port = config.Int("tls-port");
+  v.port = StrCat(port);
+  v.tls_port = StrCat(tls_port);
+  if (port != 0 || tls_port != 0) {
+    v.listen_addr = StrCat(first.empty() ? "*" : first, ":", port != 0 ? port : tls_port);
+  } else {
+    v.listen_addr = StrCat("unixsocket:", config.Str("unixsocket"));
+  }
   v.unixsocket = config.Str("unixsocket");
   v.config_file = config.file();
   return v;
@@ -254,6 +261,7 @@ std::string ExecutablePath(const char* argv0) {
 
 int main(int argc, char** argv) {
   using namespace ringkv::server;
+  InitProcTitle(argc, argv);  // first: it moves argv's strings and the environment
   auto config = std::make_unique<Config>();
   if (std::optional<int> code = LoadConfig(argc, argv, config.get())) return *code;
   std::string pidfile;
@@ -263,7 +271,7 @@ int main(int argc, char** argv) {
   Server server(std::move(config));
   server.set_executable(ExecutablePath(argv[0]));
   // proc-title-template, now and after each CONFIG SET of it.
-  server.config().Bind({"proc-title-template", "port", "bind", "unixsocket"},
+  server.config().Bind({"proc-title-template", "port", "tls-port", "bind", "unixsocket"},
                        [&cfg = server.config(), title = std::string(argv[0])] {
                          if (!cfg.Bool("set-proc-title")) return;
                          SetProcTitle(cfg.Str("proc-title-template"), ProcTitleVarsOf(cfg, title));

@@ -1,9 +1,31 @@
 #include "server/proc_title.h"
 
-#include <sys/prctl.h>
+#include <errno.h>  // program_invocation_name
+#include <unistd.h>  // environ
+
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace ringkv::server {
 namespace {
+
+// The block of the command line and the environment that the title is
+// written into. Main thread only.
+struct TitleArea {
+  char* base = nullptr;
+  size_t size = 0;
+};
+TitleArea g_area;
+
+// Heap copies of argv's and the environment's strings: alive until exit
+// (argv, environ and program_invocation_name point into them).
+std::vector<std::string>* g_moved = nullptr;
+
+char* Keep(const char* s) {
+  g_moved->emplace_back(s);
+  return g_moved->back().data();
+}
 
 const std::string* Lookup(std::string_view name, const ProcTitleVars& v) {
   if (name == "title") return &v.title;
@@ -50,11 +72,44 @@ bool ExpandProcTitle(std::string_view tmpl, const ProcTitleVars& vars, std::stri
   return true;
 }
 
+void InitProcTitle(int argc, char** argv) {
+  if (g_area.base != nullptr || argc <= 0 || argv == nullptr || argv[0] == nullptr) return;
+  // The room: argv[0], then every string that starts right where the one
+  // before it ended (the kernel lays out argv and then the environment).
+  char* const base = argv[0];
+  char* end = base + std::strlen(base) + 1;
+  for (int i = 1; i < argc && argv[i] == end; ++i) end += std::strlen(argv[i]) + 1;
+  size_t env_count = 0;
+  while (environ != nullptr && environ[env_count] != nullptr) ++env_count;
+  for (size_t i = 0; i < env_count && environ[i] == end; ++i) end += std::strlen(environ[i]) + 1;
+
+  // The strings move before the room is written over. std::vector may not
+  // reallocate once pointers into its strings are handed out, so reserve.
+  g_moved = new std::vector<std::string>();
+  g_moved->reserve(static_cast<size_t>(argc) + env_count);
+  auto** env = new char*[env_count + 1];
+  for (size_t i = 0; i < env_count; ++i) env[i] = Keep(environ[i]);
+  env[env_count] = nullptr;
+  environ = env;
+  for (int i = 0; i < argc; ++i) {
+    const bool is_name = program_invocation_name == argv[i];
+    argv[i] = Keep(argv[i]);
+    if (is_name) program_invocation_name = argv[i];
+  }
+  const char* slash = std::strrchr(program_invocation_name, '/');
+  program_invocation_short_name = slash != nullptr ? const_cast<char*>(slash + 1) : program_invocation_name;
+  g_area = {base, static_cast<size_t>(end - base)};
+}
+
 bool SetProcTitle(std::string_view tmpl, const ProcTitleVars& vars) {
   std::string title;
   if (!ExpandProcTitle(tmpl, vars, &title)) return false;
-  title.resize(std::min<size_t>(title.size(), 15));  // the kernel's TASK_COMM_LEN less the NUL
-  prctl(PR_SET_NAME, title.c_str(), 0, 0, 0);
+  if (g_area.base == nullptr) return true;
+  // Keep the last byte of the room a NUL: the kernel then shows the title up
+  // to its first NUL and no further.
+  const size_t n = std::min(title.size(), g_area.size - 1);
+  std::memcpy(g_area.base, title.data(), n);
+  std::memset(g_area.base + n, 0, g_area.size - n);
   return true;
 }
 

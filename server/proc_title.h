@@ -7,15 +7,21 @@
 // unknown variable or an unclosed "{" makes the template invalid. The
 // expansion is trimmed of spaces at both ends.
 //
-// ringkv sets the kernel's thread name of the process (prctl(PR_SET_NAME),
-// what `ps -o comm`, `top` and /proc/PID/comm show), which holds 15
-// characters: the expanded title is cut there. Redis rewrites argv instead
-// (what `ps -o args` shows); ringkv leaves its command line as it was.
+// As Redis does, ringkv rewrites its command line (the memory the kernel
+// shows as /proc/PID/cmdline, what `ps -o args`, `top -c` and `pgrep -f`
+// read), and leaves the process name (/proc/PID/comm, what `pgrep -x`,
+// `pidof` and `killall` match) as the executable's. InitProcTitle claims the
+// room first: the argv strings and the environment strings that follow them
+// in one block; both are moved to the heap, so argv, environ, getenv and
+// program_invocation_name keep working. A title longer than that room is
+// cut to it.
 //
-// Example: ExpandProcTitle("{title} {listen-addr}", vars, &out) -> "ringkv-server *:6379".
+// Example: ExpandProcTitle("{title} {listen-addr}", vars, &out)
+//   -> "/usr/bin/ringkv-server *:6379".
 //
-// Thread-safety: SetProcTitle from the main thread (it names the calling
-// thread, the main one being the process's name).
+// Thread-safety: InitProcTitle once, first thing in main, before any thread
+// starts or anything reads the environment; SetProcTitle from the main
+// thread only.
 #pragma once
 
 #include <string>
@@ -36,7 +42,12 @@ struct ProcTitleVars {
 // False when the template is invalid (unknown variable, unclosed brace).
 bool ExpandProcTitle(std::string_view tmpl, const ProcTitleVars& vars, std::string* out);
 
-// Expands tmpl and names the process after it; false when tmpl is invalid.
+// Moves argv's strings and the environment to the heap (argv[i] and environ
+// then point at the copies) and keeps their old block for the title.
+void InitProcTitle(int argc, char** argv);
+
+// Expands tmpl and writes it over the command line; false when tmpl is
+// invalid. Without InitProcTitle it only checks tmpl.
 bool SetProcTitle(std::string_view tmpl, const ProcTitleVars& vars);
 
 }  // namespace ringkv::server

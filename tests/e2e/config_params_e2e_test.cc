@@ -114,19 +114,34 @@ TEST(ConfigParamsE2E, RdbDelSyncFilesRemovesTheReplicationRdb) {
   }
 }
 
-// proc-title-template names the process (what /proc/PID/comm shows, 15
-// characters at most).
-TEST(ConfigParamsE2E, ProcTitleTemplateNamesTheProcess) {
+// proc-title-template rewrites the command line, as Redis does (what
+// `ps -o args` and `pgrep -f` read), and leaves the process name that
+// `pgrep -x`, `pidof` and `killall` match.
+TEST(ConfigParamsE2E, ProcTitleTemplateRewritesTheCommandLine) {
   TestServer s(Args());
   ASSERT_TRUE(s.ready());
   RawConn c(s.port());
   const std::string pid = Info(c, "process_id", "server");
-  const std::string comm = "/proc/" + pid + "/comm";
-  EXPECT_EQ(ReadAll(comm), "ringkv-server 1\n");  // "ringkv-server 127.0.0.1:PORT" cut to 15
-  ASSERT_EQ(Call(c, {"CONFIG", "SET", "proc-title-template", "rk {port}"}), "+OK\r\n");
-  EXPECT_EQ(ReadAll(comm), "rk " + std::to_string(s.port()) + "\n");
+  const std::string proc = "/proc/" + pid;
+  // The kernel shows the whole old argv block: the title, then NULs.
+  auto cmdline = [&] {
+    std::string line = ReadAll(proc + "/cmdline");
+    line.erase(line.find_last_not_of('\0') + 1);
+    return line;
+  };
+  const std::string port = std::to_string(s.port());
+  EXPECT_EQ(ReadAll(proc + "/comm"), "ringkv-server\n");
+  const std::string title = cmdline();
+  EXPECT_EQ(title.find('\0'), std::string::npos) << title;
+  EXPECT_TRUE(title.ends_with("ringkv-server 127.0.0.1:" + port)) << title;
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "proc-title-template", "rk {port} {tls-port} {listen-addr}"}), "+OK\r\n");
+  EXPECT_EQ(cmdline(), "rk " + port + " 0 127.0.0.1:" + port);
   EXPECT_EQ(Call(c, {"CONFIG", "SET", "proc-title-template", "{bad}"}).rfind("-ERR CONFIG SET failed", 0), 0u);
-  EXPECT_EQ(ReadAll(comm), "rk " + std::to_string(s.port()) + "\n");
+  EXPECT_EQ(cmdline(), "rk " + port + " 0 127.0.0.1:" + port);
+  EXPECT_EQ(ReadAll(proc + "/comm"), "ringkv-server\n");
+  // The arguments and the environment moved, not lost: CONFIG GET still
+  // answers from what the command line set.
+  EXPECT_EQ(Call(c, {"CONFIG", "GET", "port"}), "*2\r\n$4\r\nport\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n");
 }
 
 // crash-log-enabled: a crash leaves Redis's report in the log, or nothing.

@@ -17,26 +17,12 @@
 #include <string>
 
 #include "tests/e2e/test_server.h"
+#include "tests/tls/test_certs.h"
 
 namespace ringkv::testing {
 
-// The certificates of tests/tls/gen_test_certs.sh, made once per process in
-// a temporary directory (removed at exit).
-inline const std::string& CertDir() {
-  static const std::string dir = [] {
-    std::string d = TestServer::MakeTempDir();
-    const std::string cmd = std::string(RINGKV_SOURCE_DIR) + "/tests/tls/gen_test_certs.sh " + d;
-    if (std::system(cmd.c_str()) != 0) return std::string();
-    static std::string cleanup = d;
-    std::atexit([] {
-      std::error_code ec;
-      std::filesystem::remove_all(cleanup, ec);
-    });
-    return d;
-  }();
-  return dir;
-}
-inline std::string Cert(const std::string& name) { return CertDir() + "/" + name; }
+inline const std::string& CertDir() { return TestCertDir(); }
+inline std::string Cert(const std::string& name) { return TestCert(name); }
 
 // Server arguments for TLS on `tls_port` with the test PKI.
 inline std::vector<std::string> TlsArgs(int tls_port) {

@@ -10,25 +10,12 @@
 #include <string>
 
 #include "io/tls_context.h"
+#include "tests/tls/test_certs.h"
 
 namespace ringkv::io {
 namespace {
 
-const std::string& Certs() {
-  static const std::string dir = [] {
-    char templ[] = "/tmp/ringkv-tls-unit-XXXXXX";
-    std::string d = mkdtemp(templ);
-    const std::string cmd = std::string(RINGKV_SOURCE_DIR) + "/tests/tls/gen_test_certs.sh " + d;
-    if (std::system(cmd.c_str()) != 0) return std::string();
-    static std::string cleanup = d;
-    std::atexit([] {
-      std::error_code ec;
-      std::filesystem::remove_all(cleanup, ec);
-    });
-    return d;
-  }();
-  return dir;
-}
+const std::string& Certs() { return ringkv::testing::TestCertDir(); }
 
 TlsOptions Options(const std::string& cert = "redis") {
   TlsOptions o;

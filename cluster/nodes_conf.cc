@@ -166,6 +166,8 @@ absl::StatusOr<std::unique_ptr<ClusterState>> ParseNodesConf(std::string_view te
         !absl::SimpleAtoi(ToAbsl(p.args[6]), &n.config_epoch)) {
       return LineError(p.line, "bad number");
     }
+    // A replica's own epoch is not kept: it shows its master's (Redis's loader).
+    if (n.is_replica() && !n.master.empty()) n.config_epoch = 0;
     state->Add(std::move(n));
   }
   for (const Pending& p : lines) {

@@ -185,7 +185,7 @@ void Slots(CommandContext& ctx) {
 }
 
 // Redis 7.0's clusterReplyShards: one shard per master (with or without
-// slots): its ranges as bulk strings, then the master and its replicas.
+// slots): its ranges, then the master and its replicas.
 void Shards(CommandContext& ctx) {
   ClusterMode& cm = *ctx.server.cluster();
   const cluster::ClusterState& st = cm.state();
@@ -200,8 +200,8 @@ void Shards(CommandContext& ctx) {
     const auto ranges = st.SlotRanges(*m);
     ctx.reply.ArrayHeader(static_cast<int64_t>(ranges.size() * 2));
     for (const auto& [a, b] : ranges) {
-      ctx.reply.Bulk(std::to_string(a));
-      ctx.reply.Bulk(std::to_string(b));
+      ctx.reply.Integer(a);
+      ctx.reply.Integer(b);
     }
     ctx.reply.Bulk("nodes");
     const std::vector<Node*> replicas = st.ReplicasOf(*m);

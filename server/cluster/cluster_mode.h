@@ -97,6 +97,12 @@ class ClusterMode {
   std::string Endpoint(const cluster::Node& n) const;
   const std::string& preferred_endpoint() const { return preferred_endpoint_; }
 
+  // ---- scripts (Redis 7.0's scriptVerifyClusterState) ----
+  // "" when a script's call with these keys may run here; else its error.
+  // (Redis 7.0 lets a script's undeclared keys span slots this node serves.)
+  std::string ScriptCallError(std::span<const std::string_view> keys, const RouteQuery& q,
+                              const std::function<bool(std::string_view)>& exists) const;
+
   // ---- per connection ----
   void SetAsking(uint64_t client) { asking_.insert(client); }
   bool asking(uint64_t client) const { return !asking_.empty() && asking_.contains(client); }

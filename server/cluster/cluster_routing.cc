@@ -100,6 +100,23 @@ Route ClusterMode::Finish(const RouteBuilder& b, const RouteQuery& q) const {
   return r;
 }
 
+std::string ClusterMode::ScriptCallError(std::span<const std::string_view> keys, const RouteQuery& q,
+                                         const std::function<bool(std::string_view)>& exists) const {
+  RouteBuilder b;
+  AddKeys(keys, q, exists, &b);
+  const Route r = Finish(b, q);
+  switch (r.redirect) {
+    case Redirect::kNone:
+      return "";
+    case Redirect::kDownReadOnly:
+      return "ERR Script attempted to execute a write command while the cluster is down and readonly";
+    case Redirect::kDownState:
+      return "ERR Script attempted to execute a command while the cluster is down";
+    default:
+      return "ERR Script attempted to access a non local key in a cluster node";
+  }
+}
+
 std::string ClusterMode::RedirectError(const Route& r) const {
   switch (r.redirect) {
     case Redirect::kCrossSlot:

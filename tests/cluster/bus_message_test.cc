@@ -193,10 +193,10 @@ TEST(BusMessage, SeededMutationFuzz) {
     for (int e = 0; e < edits; ++e) {
       switch (rng() % 6) {
         case 0:  // any byte
-          b[rng() % b.size()] = static_cast<char>(rng());
+          if (!b.empty()) b[rng() % b.size()] = static_cast<char>(rng());
           break;
         case 1:  // the count or extension count fields
-          b[(rng() % 2 ? 14 : 2214) + rng() % 2] = static_cast<char>(rng());
+          if (b.size() >= kBusHeaderLen) b[(rng() % 2 ? 14 : 2214) + rng() % 2] = static_cast<char>(rng());
           break;
         case 2:  // a byte of the body (gossip, extensions, publish lengths)
           if (b.size() > kBusHeaderLen) {
@@ -210,7 +210,7 @@ TEST(BusMessage, SeededMutationFuzz) {
           b.append(rng() % 64, static_cast<char>(rng()));
           break;
         case 5:  // the type
-          b[13] = static_cast<char>(rng() % 12);
+          if (b.size() > 13) b[13] = static_cast<char>(rng() % 12);
           break;
       }
       if (rng() % 2 && b.size() >= 8) {  // often: fix totlen so the body checks run

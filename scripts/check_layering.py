@@ -27,12 +27,11 @@ import tempfile
 # Folder -> the project folders its files may include.
 ALLOWED = {
     "core": {"core"},
-    "cluster": {"cluster", "core"},
     "io": {"io"},
     "replication": {"replication", "io", "core"},
-    "server": {"server", "cluster", "replication", "io", "core"},
+    "server": {"server", "replication", "io", "core"},
 }
-PROJECT_FOLDERS = {"core", "cluster", "io", "replication", "server", "perf", "tests"}
+PROJECT_FOLDERS = {"core", "io", "replication", "server", "perf", "tests"}
 # Single files with a narrower rule: path -> (allowed folders, forbidden headers).
 FILE_RULES = {
     "io/io_thread.h": ({"io"}, {"io/io_system.h"}),

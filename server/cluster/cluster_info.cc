@@ -1,4 +1,4 @@
-#include "cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf.h"
 #include "core/strings.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/cluster/cluster_replies.h"

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf.h"
 #include "core/strings.h"
 #include "server/config.h"
 #include "server/logging.h"

@@ -26,7 +26,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "cluster/cluster_state.h"
+#include "core/cluster/cluster_state.h"
 
 namespace ringkv::server {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf.h"
 #include "core/key_slot.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/cluster/cluster_replies.h"

@@ -1,4 +1,4 @@
-#include "cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

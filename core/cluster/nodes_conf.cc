@@ -1,4 +1,4 @@
-#include "cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "cluster/bus_message.h"
+#include "core/cluster/bus_message.h"
 
 #include <cstring>
 

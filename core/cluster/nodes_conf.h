@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cluster/cluster_state.h"
+#include "core/cluster/cluster_state.h"
 
 namespace ringkv::cluster {
 

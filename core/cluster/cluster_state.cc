@@ -1,4 +1,4 @@
-#include "cluster/cluster_state.h"
+#include "core/cluster/cluster_state.h"
 
 #include <algorithm>
 

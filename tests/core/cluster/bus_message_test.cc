@@ -1,4 +1,4 @@
-#include "cluster/bus_message.h"
+#include "core/cluster/bus_message.h"
 
 #include <gtest/gtest.h>
 
@@ -109,7 +109,7 @@ TEST(BusMessage, SizesAsRedisComputesThem) {
 // kA, port 17011, bus port 27011, slots 0-100, currentEpoch 1, hostname
 // "host-c", no gossip (two nodes), cluster state fail.
 TEST(BusMessage, DecodesARedis70Ping) {
-  std::ifstream in(std::string(RINGKV_SOURCE_DIR) + "/tests/cluster/redis70_ping.bin", std::ios::binary);
+  std::ifstream in(std::string(RINGKV_SOURCE_DIR) + "/tests/core/cluster/redis70_ping.bin", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string bytes = ss.str();

@@ -69,9 +69,15 @@ class Dict {
 
   // Finds key or inserts it with a default-constructed value.
   std::pair<V*, bool> Insert(std::string_view key) {
+    auto [n, inserted] = InsertNode(key);
+    return {&n->value, inserted};
+  }
+  // As Insert, returning the node: its key's bytes stay put until the node
+  // is erased (nodes never move, rehashing relinks them).
+  std::pair<Node*, bool> InsertNode(std::string_view key) {
     if (rehashing()) RehashStep();
     const uint64_t h = Hash(key);
-    if (Node* n = FindNode(key, h)) return {&n->value, false};
+    if (Node* n = FindNode(key, h)) return {n, false};
     GrowIfNeeded();
     Table& t = rehashing() ? t_[1] : t_[0];
     Node* n = new Node{Key(key), V{}, nullptr};
@@ -79,7 +85,7 @@ class Dict {
     n->next = head;
     head = n;
     ++t.used;
-    return {&n->value, true};
+    return {n, true};
   }
 
   bool Erase(std::string_view key) {

@@ -30,8 +30,9 @@ Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
 }
 
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
-  auto [found, inserted] = dict_.Insert(key);
-  Entry& e = *found;
+  auto [node, inserted] = dict_.InsertNode(key);
+  Entry& e = node->value;
+  if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key.view());
   if (!inserted && *expiry_mode_ != ExpiryMode::kKeep && IsExpired(e, now_ms)) {
     if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
     RemoveExpireRecord(e.expire_index);
@@ -64,6 +65,7 @@ bool Database::Erase(std::string_view key) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return false;
   if (e->expire_index >= 0) RemoveExpireRecord(e->expire_index);
+  if (slot_index_ != nullptr) slot_index_->Remove(key);  // before the node (and the bytes it views) goes
   return dict_.Erase(key);
 }
 
@@ -103,11 +105,13 @@ int64_t Database::AverageTtl(int64_t now_ms) const {
 }
 
 void Database::Clear() {
+  if (slot_index_ != nullptr) slot_index_->Clear();
   dict_.Clear();
   expires_.clear();
 }
 
 std::unique_ptr<DetachedData> Database::Detach() {
+  if (slot_index_ != nullptr) slot_index_->Clear();
   auto out = std::make_unique<DetachedData>();
   out->dict.Swap(dict_);
   out->expires.swap(expires_);
@@ -117,6 +121,23 @@ std::unique_ptr<DetachedData> Database::Detach() {
 void Database::Swap(Database& other) {
   dict_.Swap(other.dict_);
   expires_.swap(other.expires_);
+  // An index describes its own database's keys: swapped along when both
+  // keep one, rebuilt when only one does (a staging keyspace swapped in).
+  if (slot_index_ != nullptr && other.slot_index_ != nullptr) {
+    slot_index_->Swap(*other.slot_index_);
+  } else if (slot_index_ != nullptr) {
+    slot_index_.reset();
+    EnableSlotIndex();
+  } else if (other.slot_index_ != nullptr) {
+    other.slot_index_.reset();
+    other.EnableSlotIndex();
+  }
+}
+
+void Database::EnableSlotIndex() {
+  if (slot_index_ != nullptr) return;
+  slot_index_ = std::make_unique<SlotIndex>();
+  dict_.ForEach([&](const Key& key, Entry&) { slot_index_->Add(key.view()); });
 }
 
 void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) {

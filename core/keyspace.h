@@ -26,6 +26,7 @@
 #include "core/collection_limits.h"
 #include "core/dict.h"
 #include "core/key.h"
+#include "core/slot_index.h"
 #include "core/value.h"
 
 namespace ringkv::core {
@@ -181,6 +182,11 @@ class Database {
   int index() const { return index_; }
   void set_index(int index) { index_ = index; }
 
+  // Cluster mode: keys indexed by hash slot from now on (the keys present
+  // are indexed here). Without it (standalone) slot_index() is null.
+  void EnableSlotIndex();
+  const SlotIndex* slot_index() const { return slot_index_.get(); }
+
  private:
   // Removes an expired key, telling the observer first.
   void DeleteExpired(std::string_view key);
@@ -197,6 +203,7 @@ class Database {
   absl::BitGen* rng_;
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
   const ExpiryMode* expiry_mode_;      // the keyspace's mode
+  std::unique_ptr<SlotIndex> slot_index_;  // cluster mode only
 };
 
 class Keyspace {
@@ -219,6 +226,10 @@ class Keyspace {
   void SetForkChildActive(bool active);
   // Receives expired and evicted keys (nullptr: nobody is told).
   void set_observer(KeyspaceObserver* observer) { observer_ = observer; }
+  // Cluster mode: every database keeps a SlotIndex (Database::EnableSlotIndex).
+  void EnableSlotIndexes() {
+    for (auto& db : dbs_) db->EnableSlotIndex();
+  }
   // What lookups do with expired keys (kDelete until the server says otherwise).
   ExpiryMode expiry_mode() const { return expiry_mode_; }
   void set_expiry_mode(ExpiryMode mode) { expiry_mode_ = mode; }

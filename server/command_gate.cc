@@ -13,7 +13,9 @@
 //    4. CheckMultiAllowed  a no-multi command inside MULTI
 //    5. CheckAcl           NOPERM: the client's user may not run the command
 //                          or touch one of its keys or channels
-//    6. CheckClusterSlot   placeholder: every key is served here (standalone)
+//    6. CheckClusterSlot   cluster mode: MOVED, ASK, TRYAGAIN, CROSSSLOT,
+//                          CLUSTERDOWN (EXEC: across its queue); nothing
+//                          but a pointer test when standalone
 //    7. CheckMemory        maxmemory: evict, then OOM
 //    8. LimitTracking      tracking-table-max-keys (never refuses)
 //    9. CheckPersistence   MISCONF
@@ -39,6 +41,8 @@
 #include "io/thread_check.h"
 #include "server/acl/acl.h"
 #include "server/acl/acl_clients.h"
+#include "server/cluster/cluster_mode.h"
+#include "server/command_table.h"
 #include "server/errors.h"
 #include "server/memory_stats.h"
 #include "server/scripting/scripting.h"
@@ -227,9 +231,52 @@ struct Server::GateRun {
     return false;
   }
 
-  // 6. Where cluster mode's slot check (MOVED, ASK, CROSSSLOT, TRYAGAIN)
-  // goes, as Redis's getNodeByQuery. Standalone: every key is served here.
-  bool CheckClusterSlot() { return true; }
+  // 6. Cluster mode's slot check, as Redis's processCommand and
+  // getNodeByQuery: a command with keys (or EXEC, by its queue) is served
+  // here only when this node serves their one slot. Its primary's link and
+  // the AOF loader are obeyed. A redirect is not an EXECABORT: EXEC is
+  // discarded and answers the redirect itself, as in Redis.
+  bool CheckClusterSlot() {
+    if (s.cluster_ == nullptr || c.is_master || c.conn == nullptr) return true;
+    if (!is_exec && spec->first_key <= 0 && spec->find_keys == nullptr) return true;
+    ClusterMode& cm = *s.cluster_;
+    RouteQuery q;
+    q.write = (flags & cmd::kWrite) != 0;
+    q.asking = cm.asking(c.id());
+    q.readonly = cm.readonly(c.id());
+    core::Database& db0 = s.keyspace_.db(0);
+    auto exists = [&](std::string_view key) { return db0.FindNoTouch(key, now_ms) != nullptr; };
+    auto is_shard_pubsub = [](const CommandSpec& cs) {
+      return cs.name == "spublish" || cs.name == "ssubscribe" || cs.name == "sunsubscribe";
+    };
+    RouteBuilder b;
+    if (is_exec) {
+      const MultiState* ms = s.transactions_.Find(c);
+      if (ms == nullptr) return true;
+      std::vector<std::string_view> views;
+      for (const QueuedCommand& qc : ms->commands) {
+        views.assign(qc.argv.begin(), qc.argv.end());
+        q.shard_pubsub = is_shard_pubsub(*qc.spec);
+        q.migrate = false;
+        cm.AddKeys(CommandKeys(*qc.spec, views), q, exists, &b);
+      }
+    } else {
+      q.shard_pubsub = is_shard_pubsub(*spec);
+      q.migrate = spec->name == "migrate";
+      cm.AddKeys(CommandKeys(*spec, argv), q, exists, &b);
+    }
+    const Route r = cm.Finish(b, q);
+    if (r.redirect == Redirect::kNone) return true;
+    ++spec->rejected_calls;
+    if (is_exec) {
+      s.transactions_.Discard(c);
+    } else if (c.in_multi) {
+      s.transactions_.Abort(c);
+    }
+    rb.Error(cm.RedirectError(r));
+    if (!c.in_multi) cm.ClearAsking(c.id());
+    return false;
+  }
 
   // 7. maxmemory: evict first; refuse commands that may grow memory when
   // nothing more can be evicted. A replica is an exact copy of its primary:
@@ -361,6 +408,8 @@ struct Server::GateRun {
 
   // 17.
   void AfterCall() {
+    // ASKING lasts one command (or, once in MULTI, until its EXEC).
+    if (s.cluster_ != nullptr && spec->name != "asking" && !c.in_multi) s.cluster_->ClearAsking(c.id());
     if (c.tracking) {
       if (!s.pending_invalidations_.empty() || s.flush_invalidation_pending_) s.FlushPendingInvalidations(c);
       // CLIENT CACHING applies to the next command only (CLIENT commands and

@@ -585,8 +585,14 @@ constexpr Rule kRules[] = {
     {.name = "jemalloc-bg-thread"},
     {.name = "crash-memcheck-enabled"},
     {.name = "ignore-warnings"},
-    // Cluster mode: Redis without cluster-enabled stores these and acts on
-    // none; ringkv refuses cluster-enabled yes, so they are kept the same way.
+    // Cluster mode (server/cluster/, docs/cluster.md): chosen at start-up
+    // as in Redis. The rest apply in cluster mode where they mean something
+    // without the bus (announced address, coverage, reads when down,
+    // endpoints, nofailover); those about gossip, failover and links are
+    // kept for when the bus runs, as Redis without cluster mode keeps them.
+    {.name = "cluster-enabled", .mutability = kImmutable},
+    {.name = "cluster-config-file", .mutability = kImmutable},
+    {.name = "cluster-port", .min = 0, .max = 65535, .mutability = kImmutable},
     {.name = "cluster-allow-pubsubshard-when-down"},
     {.name = "cluster-allow-reads-when-down"},
     {.name = "cluster-allow-replica-migration"},

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "io/thread_check.h"
 #include "server/acl/acl.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/signalled_shutdown.h"
 #include "server/closing_client.h"
 #include "server/errors.h"
@@ -276,6 +277,14 @@ absl::Status Server::Start() {
   startup_allocated_ = AllocatedBytes();
   // Users before anything is served (aclfile / user directives).
   if (absl::Status s = LoadUsers(); !s.ok()) return s;
+  // Cluster mode: the node's identity and slots before any key is loaded
+  // (the load fills the slot index as it inserts).
+  if (config_->Bool("cluster-enabled")) {
+    absl::StatusOr<std::unique_ptr<ClusterMode>> cluster = ClusterMode::Start(*config_, static_cast<int>(config_->Int("port")));
+    if (!cluster.ok()) return cluster.status();
+    cluster_ = std::move(*cluster);
+    keyspace_.EnableSlotIndexes();
+  }
   // Serving starts before the load, as in Redis: clients connecting during
   // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;

@@ -74,6 +74,7 @@ class Scripting;
 namespace acl {
 class Acl;
 }  // namespace acl
+class ClusterMode;
 
 // SHUTDOWN's persistence choice.
 enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
@@ -323,6 +324,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // The component, created by the first script command.
   scripting::Scripting& EnsureScripting();
   scripting::Scripting* scripting() { return scripting_.get(); }
+
+  // ---- cluster mode (server/cluster/): null unless cluster-enabled yes ----------------
+  ClusterMode* cluster() { return cluster_.get(); }
   // The command gate for redis.call / redis.pcall: lookup, arity, what
   // scripts may not run, the read-only / OOM / replica / persistence
   // refusals with Redis's script errors, then the command on the script's
@@ -732,6 +736,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
     bool ack_requested = false;  // the one GETACK sent; the stream is frozen after it
   };
   std::unique_ptr<Failover> failover_;
+  std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool has_save_points_ = false;  // cached from `save`
   // (st_dev, st_ino) of the RDB file last written to feed replicas; {} when none.
   std::pair<uint64_t, uint64_t> repl_rdb_file_;

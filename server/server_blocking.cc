@@ -4,6 +4,7 @@
 #include "core/stream_value.h"
 #include "core/strings.h"
 #include "server/commands/util.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/errors.h"
 #include "server/server.h"
 
@@ -202,6 +203,7 @@ void Server::ResetClientState(Client& c) {
   transactions_.Forget(c);
   monitors_.Remove(c);
   DisableTracking(c);
+  if (cluster_) cluster_->ForgetClient(c.id());  // ASKING, READONLY
 }
 
 }  // namespace ringkv::server

@@ -3,6 +3,8 @@
 // creation, the FUNCTION libraries a snapshot carries, and the busy state of
 // a long script. The scripts themselves: server/scripting/.
 #include "server/acl/acl.h"
+#include "server/cluster/cluster_mode.h"
+#include "server/command_table.h"
 #include "server/acl/acl_clients.h"
 #include "core/strings.h"
 #include "io/thread_check.h"
@@ -87,6 +89,25 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
       (spec->flags & cmd::kDenyOom)) {
     refuse("OOM command not allowed when used memory > 'maxmemory'.");
     return;
+  }
+  // Cluster mode: the script's own calls stay on this node's slots, as
+  // Redis 7.0's scriptVerifyClusterState; the caller's ASKING and READONLY
+  // apply.
+  if (cluster_ != nullptr && !obey && (spec->first_key > 0 || spec->find_keys != nullptr)) {
+    RouteQuery q;
+    q.write = write;
+    if (Client* caller = current_client_; caller != nullptr && caller->conn != nullptr) {
+      q.asking = cluster_->asking(caller->id());
+      q.readonly = cluster_->readonly(caller->id());
+    }
+    core::Database& db0 = keyspace_.db(0);
+    const int64_t now_ms = run.now_ms;
+    const std::string error = cluster_->ScriptCallError(
+        CommandKeys(*spec, argv), q, [&](std::string_view key) { return db0.FindNoTouch(key, now_ms) != nullptr; });
+    if (!error.empty()) {
+      refuse(error);
+      return;
+    }
   }
   if (write) run.wrote = true;
   propagate_targets_ = run.repl;

@@ -1,21 +1,444 @@
-// The cluster family as a server without cluster mode answers it: CLUSTER
-// and its subcommands, ASKING, READONLY and READWRITE exist (COMMAND lists
-// them, ACL rules and scripts see their flags -- CLUSTER RESET is refused in
-// a script as `noscript`), and each answers Redis 7.0's
-// "-ERR This instance has cluster support disabled", as redis-server does
-// with `cluster-enabled no`. ringkv refuses `cluster-enabled yes` at start-up
-// until cluster mode exists (issue 26), so this is every case it can meet.
+// The cluster family: CLUSTER and its subcommands, ASKING, READONLY and
+// READWRITE. With cluster-enabled no each answers Redis 7.0's
+// "-ERR This instance has cluster support disabled", as redis-server does.
+// In cluster mode (server/cluster/) the subcommands that work on the local
+// state answer as Redis 7.0 does; those that need the cluster bus (MEET,
+// REPLICATE, FAILOVER) say so (docs/cluster.md).
+#include <algorithm>
+#include <vector>
+
+#include "core/cluster/nodes_conf.h"
+#include "core/key_slot.h"
+#include "server/cluster/cluster_mode.h"
+#include "server/cluster/cluster_replies.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/errors.h"
+#include "server/logging.h"
+#include "server/server.h"
 
 namespace ringkv::server {
 namespace {
 
 using namespace cmd;  // NOLINT: flag names in the table below
+using cluster::kClusterSlots;
+using cluster::Node;
 
-void CmdClusterDisabled(CommandContext& ctx) { ctx.reply.Error("ERR This instance has cluster support disabled"); }
+constexpr char kDisabled[] = "ERR This instance has cluster support disabled";
 
-// One CLUSTER subcommand's row; every one answers "cluster support disabled".
+// The cluster component, or null after answering "cluster support disabled".
+ClusterMode* Cluster(CommandContext& ctx) {
+  ClusterMode* cm = ctx.server.cluster();
+  if (cm == nullptr) ctx.reply.Error(kDisabled);
+  return cm;
+}
+
+// Redis's getSlotOrReply.
+bool ParseSlot(CommandContext& ctx, std::string_view arg, int* slot) {
+  int64_t v;
+  if (!core::StringToInt64(arg, &v) || v < 0 || v >= kClusterSlots) {
+    ctx.reply.Error("ERR Invalid or out of range slot");
+    return false;
+  }
+  *slot = static_cast<int>(v);
+  return true;
+}
+
+size_t KeysInSlot(CommandContext& ctx, int slot) {
+  const core::SlotIndex* index = ctx.server.keyspace().db(0).slot_index();
+  return index == nullptr ? 0 : index->Count(slot);
+}
+
+// Redis's checkSlotAssignmentsOrReply: each slot free (ADD) or assigned
+// (DEL), and named once.
+bool CheckAssignments(CommandContext& ctx, const cluster::ClusterState& st, bool del, int start, int end,
+                      std::vector<uint8_t>* seen) {
+  for (int slot = start; slot <= end; ++slot) {
+    if (del && st.owner(slot) == nullptr) {
+      ctx.reply.Error(StrCat("ERR Slot ", slot, " is already unassigned"));
+      return false;
+    }
+    if (!del && st.owner(slot) != nullptr) {
+      ctx.reply.Error(StrCat("ERR Slot ", slot, " is already busy"));
+      return false;
+    }
+    if ((*seen)[slot]++ == 1) {
+      ctx.reply.Error(StrCat("ERR Slot ", slot, " specified multiple times"));
+      return false;
+    }
+  }
+  return true;
+}
+
+// Redis's clusterUpdateSlots.
+void UpdateSlots(ClusterMode& cm, const std::vector<uint8_t>& seen, bool del) {
+  cluster::ClusterState& st = cm.state();
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    if (!seen[slot]) continue;
+    // Now the real owner (or none): an import of it is over.
+    st.SetImporting(slot, nullptr);
+    if (del) {
+      st.UnassignSlot(slot);
+    } else {
+      st.AssignSlot(slot, &st.myself());
+    }
+  }
+  cm.Changed();
+}
+
+// ADDSLOTS / DELSLOTS <slot>...
+void SlotsCommand(CommandContext& ctx, bool del) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  std::vector<int> slots;
+  for (size_t i = 2; i < ctx.argv.size(); ++i) {
+    int slot;
+    if (!ParseSlot(ctx, ctx.argv[i], &slot)) return;
+    slots.push_back(slot);
+  }
+  std::vector<uint8_t> seen(kClusterSlots, 0);
+  for (int slot : slots) {
+    if (!CheckAssignments(ctx, cm->state(), del, slot, slot, &seen)) return;
+  }
+  UpdateSlots(*cm, seen, del);
+  ctx.reply.Ok();
+}
+
+// ADDSLOTSRANGE / DELSLOTSRANGE <start> <end>...
+void SlotRangesCommand(CommandContext& ctx, bool del) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  if (ctx.argv.size() % 2 == 1) {
+    ctx.reply.Error(StrCat("ERR wrong number of arguments for 'cluster|", del ? "delslotsrange" : "addslotsrange",
+                           "' command"));
+    return;
+  }
+  std::vector<uint8_t> seen(kClusterSlots, 0);
+  for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) {
+    int start, end;
+    if (!ParseSlot(ctx, ctx.argv[i], &start) || !ParseSlot(ctx, ctx.argv[i + 1], &end)) return;
+    if (start > end) {
+      ctx.reply.Error(StrCat("ERR start slot number ", start, " is greater than end slot number ", end));
+      return;
+    }
+    if (!CheckAssignments(ctx, cm->state(), del, start, end, &seen)) return;
+  }
+  UpdateSlots(*cm, seen, del);
+  ctx.reply.Ok();
+}
+
+void CmdAddSlots(CommandContext& ctx) { SlotsCommand(ctx, false); }
+void CmdDelSlots(CommandContext& ctx) { SlotsCommand(ctx, true); }
+void CmdAddSlotsRange(CommandContext& ctx) { SlotRangesCommand(ctx, false); }
+void CmdDelSlotsRange(CommandContext& ctx) { SlotRangesCommand(ctx, true); }
+
+// Redis's clusterBumpConfigEpochWithoutConsensus: a new epoch for myself
+// unless it already holds the greatest one.
+bool BumpEpoch(cluster::ClusterState& st) {
+  Node& me = st.myself();
+  if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
+    ++st.current_epoch;
+    me.config_epoch = st.current_epoch;
+    return true;
+  }
+  return false;
+}
+
+void CmdSetSlot(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  cluster::ClusterState& st = cm->state();
+  if (st.myself().is_replica()) {
+    ctx.reply.Error("ERR Please use SETSLOT only with masters.");
+    return;
+  }
+  int slot;
+  if (!ParseSlot(ctx, ctx.argv[2], &slot)) return;
+  const std::string_view action = ctx.argv[3];
+  const size_t argc = ctx.argv.size();
+  auto target = [&](const char* unknown) -> Node* {
+    Node* n = st.Find(ctx.argv[4]);
+    if (n == nullptr) {
+      ctx.reply.Error(StrCat("ERR ", unknown, ctx.argv[4]));
+    } else if (n->is_replica()) {
+      ctx.reply.Error("ERR Target node is not a master");
+      return nullptr;
+    }
+    return n;
+  };
+  if (Is(action, "migrating") && argc == 5) {
+    if (st.owner(slot) != &st.myself()) {
+      ctx.reply.Error(StrCat("ERR I'm not the owner of hash slot ", slot));
+      return;
+    }
+    Node* n = target("I don't know about node ");
+    if (n == nullptr) return;
+    st.SetMigrating(slot, n);
+  } else if (Is(action, "importing") && argc == 5) {
+    if (st.owner(slot) == &st.myself()) {
+      ctx.reply.Error(StrCat("ERR I'm already the owner of hash slot ", slot));
+      return;
+    }
+    Node* n = target("I don't know about node ");
+    if (n == nullptr) return;
+    st.SetImporting(slot, n);
+  } else if (Is(action, "stable") && argc == 4) {
+    st.SetImporting(slot, nullptr);
+    st.SetMigrating(slot, nullptr);
+  } else if (Is(action, "node") && argc == 5) {
+    Node* n = target("Unknown node ");
+    if (n == nullptr) return;
+    const size_t keys = KeysInSlot(ctx, slot);
+    if (st.owner(slot) == &st.myself() && n != &st.myself() && keys != 0) {
+      ctx.reply.Error(StrCat("ERR Can't assign hashslot ", slot,
+                             " to a different node while I still hold keys for this hash slot."));
+      return;
+    }
+    // A migration with no keys left ends with the assignment.
+    if (keys == 0) st.SetMigrating(slot, nullptr);
+    st.UnassignSlot(slot);
+    st.AssignSlot(slot, n);
+    // Assigning an imported slot to myself ends the import and takes a new
+    // epoch, so the cluster's other nodes would let this config win.
+    if (n == &st.myself() && st.importing_from(slot) != nullptr) {
+      if (BumpEpoch(st)) Log(kWarning, StrCat("configEpoch updated after importing slot ", slot));
+      st.SetImporting(slot, nullptr);
+    }
+  } else {
+    ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");
+    return;
+  }
+  cm->Changed();
+  ctx.reply.Ok();
+}
+
+void CmdFlushSlots(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  if (ctx.server.keyspace().db(0).size() != 0) {
+    ctx.reply.Error("ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
+    return;
+  }
+  cluster::ClusterState& st = cm->state();
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    if (st.owner(slot) == &st.myself()) st.UnassignSlot(slot);
+  }
+  cm->Changed();
+  ctx.reply.Ok();
+}
+
+void CmdCountKeysInSlot(CommandContext& ctx) {
+  if (Cluster(ctx) == nullptr) return;
+  int64_t slot;
+  if (!ParseInt(ctx, ctx.argv[2], &slot)) return;
+  if (slot < 0 || slot >= kClusterSlots) {
+    ctx.reply.Error("ERR Invalid slot");
+    return;
+  }
+  ctx.reply.Integer(static_cast<int64_t>(KeysInSlot(ctx, static_cast<int>(slot))));
+}
+
+void CmdGetKeysInSlot(CommandContext& ctx) {
+  if (Cluster(ctx) == nullptr) return;
+  int64_t slot, max_keys;
+  if (!ParseInt(ctx, ctx.argv[2], &slot) || !ParseInt(ctx, ctx.argv[3], &max_keys)) return;
+  if (slot < 0 || slot >= kClusterSlots || max_keys < 0) {
+    ctx.reply.Error("ERR Invalid slot or number of keys");
+    return;
+  }
+  const core::SlotIndex* index = ctx.server.keyspace().db(0).slot_index();
+  std::vector<std::string_view> keys;
+  if (index != nullptr) keys = index->Keys(static_cast<int>(slot), static_cast<size_t>(max_keys));
+  ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
+  for (std::string_view k : keys) ctx.reply.Bulk(k);
+}
+
+void CmdKeySlot(CommandContext& ctx) {
+  if (Cluster(ctx) == nullptr) return;
+  ctx.reply.Integer(core::KeyHashSlot(ctx.argv[2]));
+}
+
+void CmdMyId(CommandContext& ctx) {
+  if (ClusterMode* cm = Cluster(ctx)) ctx.reply.Bulk(cm->state().myself().name);
+}
+
+void CmdSaveConfig(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  if (absl::Status s = cm->Save(); !s.ok()) {
+    ctx.reply.Error(StrCat("ERR error saving the cluster node config: ", s.message()));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void CmdSetConfigEpoch(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  int64_t epoch;
+  if (!ParseInt(ctx, ctx.argv[2], &epoch)) return;
+  cluster::ClusterState& st = cm->state();
+  if (epoch < 0) {
+    ctx.reply.Error(StrCat("ERR Invalid config epoch specified: ", epoch));
+  } else if (st.nodes().size() > 1) {
+    ctx.reply.Error("ERR The user can assign a config epoch only when the node does not know any other node.");
+  } else if (st.myself().config_epoch != 0) {
+    ctx.reply.Error("ERR Node config epoch is already non-zero");
+  } else {
+    st.myself().config_epoch = static_cast<uint64_t>(epoch);
+    Log(kWarning, StrCat("configEpoch set to ", epoch, " via CLUSTER SET-CONFIG-EPOCH"));
+    st.current_epoch = std::max<uint64_t>(st.current_epoch, static_cast<uint64_t>(epoch));
+    cm->Changed();
+    ctx.reply.Ok();
+  }
+}
+
+void CmdBumpEpoch(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  const bool bumped = BumpEpoch(cm->state());
+  if (bumped) cm->Changed();
+  ctx.reply.SimpleString(StrCat(bumped ? "BUMPED " : "STILL ", cm->state().myself().config_epoch));
+}
+
+void CmdCountFailureReports(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  if (cm->state().Find(ctx.argv[2]) == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  ctx.reply.Integer(0);  // reports come over the bus
+}
+
+void CmdForget(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  cluster::ClusterState& st = cm->state();
+  const Node* n = st.Find(ctx.argv[2]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  if (n == &st.myself()) {
+    ctx.reply.Error("ERR I tried hard but I can't forget myself...");
+    return;
+  }
+  if (st.myself().is_replica() && st.myself().master == n->name) {
+    ctx.reply.Error("ERR Can't forget my master!");
+    return;
+  }
+  st.Remove(ctx.argv[2]);
+  cm->Changed();
+  ctx.reply.Ok();
+}
+
+// Redis's clusterReset: open slots closed, slots unassigned, every other
+// node forgotten; HARD also zeroes the epochs and takes a new name.
+void CmdReset(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  bool hard = false;
+  if (ctx.argv.size() == 3) {
+    if (Is(ctx.argv[2], "hard")) {
+      hard = true;
+    } else if (!Is(ctx.argv[2], "soft")) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+  } else if (ctx.argv.size() > 3) {
+    ctx.reply.Error(errors::kSyntax);
+    return;
+  }
+  cluster::ClusterState& st = cm->state();
+  if (st.myself().is_master() && ctx.server.keyspace().db(ctx.client.db).size() != 0) {
+    ctx.reply.Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
+    return;
+  }
+  Node& me = st.myself();
+  if (me.is_replica()) {
+    // A replica becomes an empty master (Redis's emptyData).
+    me.flags = static_cast<uint16_t>((me.flags & ~cluster::kFlagReplica) | cluster::kFlagMaster);
+    me.master.clear();
+    for (int i = 0; i < ctx.server.keyspace().count(); ++i) ctx.server.keyspace().db(i).Clear();
+  }
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    st.SetMigrating(slot, nullptr);
+    st.SetImporting(slot, nullptr);
+    st.UnassignSlot(slot);
+  }
+  std::vector<std::string> others;
+  for (const auto& n : st.nodes()) {
+    if (!n->is_myself()) others.push_back(n->name);
+  }
+  for (const std::string& name : others) st.Remove(name);
+  if (hard) {
+    st.current_epoch = 0;
+    st.last_vote_epoch = 0;
+    me.config_epoch = 0;
+    Log(kWarning, "configEpoch set to 0 via CLUSTER RESET HARD");
+    Node renamed = me;
+    renamed.name = cluster::RandomNodeName();
+    st.Add(std::move(renamed));  // replaces myself (nothing refers to it any more)
+    Log(kNotice, StrCat("Node hard reset, now I'm ", st.myself().name));
+  }
+  cm->Changed();
+  ctx.reply.Ok();
+}
+
+// What needs the cluster bus (MEET, REPLICATE, FAILOVER), and REPLICAS /
+// SLAVES (a replica's list is gossiped), is refused plainly in cluster mode.
+void CmdNeedsBus(CommandContext& ctx) {
+  if (Cluster(ctx) == nullptr) return;
+  ctx.reply.Error(StrCat("ERR CLUSTER ", AsciiUpper(ctx.argv[1]),
+                         " needs the cluster bus, which this ringkv version does not run yet"));
+}
+
+void CmdReplicas(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  cluster::ClusterState& st = cm->state();
+  const Node* n = st.Find(ctx.argv[2]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  if (n->is_replica()) {
+    ctx.reply.Error("ERR The specified node is not a master");
+    return;
+  }
+  const std::vector<Node*> replicas = st.ReplicasOf(*n);
+  ctx.reply.ArrayHeader(static_cast<int64_t>(replicas.size()));
+  for (const Node* r : replicas) ctx.reply.Bulk(cluster::NodeLine(st, *r));
+}
+
+template <void (*Fn)(CommandContext&)>
+void Reporting(CommandContext& ctx) {
+  if (Cluster(ctx) != nullptr) Fn(ctx);
+}
+
+void CmdAsking(CommandContext& ctx) {
+  if (ClusterMode* cm = Cluster(ctx)) {
+    cm->SetAsking(ctx.client.id());
+    ctx.reply.Ok();
+  }
+}
+
+void CmdReadonly(CommandContext& ctx) {
+  if (ClusterMode* cm = Cluster(ctx)) {
+    cm->SetReadonly(ctx.client.id(), true);
+    ctx.reply.Ok();
+  }
+}
+
+void CmdReadwrite(CommandContext& ctx) {
+  if (ClusterMode* cm = Cluster(ctx)) {
+    cm->SetReadonly(ctx.client.id(), false);
+    ctx.reply.Ok();
+  }
+}
+
+// One CLUSTER subcommand's row.
 struct ClusterSub {
   const char* name;
   int arity;
@@ -23,38 +446,49 @@ struct ClusterSub {
   bool admin;  // @admin @slow @dangerous, else @slow
   const char* summary;
   const char* since;
+  CommandHandler handler;
 };
 
 constexpr uint32_t kAdminFlags = kAdmin | kStale | kNoAsyncLoading;
 constexpr ClusterSub kClusterSubs[] = {
-    {"addslots", -3, kAdminFlags, true, "Assign new hash slots to receiving node", "3.0.0"},
-    {"addslotsrange", -4, kAdminFlags, true, "Assign new hash slots to receiving node", "7.0.0"},
-    {"bumpepoch", 2, kAdminFlags, true, "Advance the cluster config epoch", "3.0.0"},
+    {"addslots", -3, kAdminFlags, true, "Assign new hash slots to receiving node", "3.0.0", CmdAddSlots},
+    {"addslotsrange", -4, kAdminFlags, true, "Assign new hash slots to receiving node", "7.0.0", CmdAddSlotsRange},
+    {"bumpepoch", 2, kAdminFlags, true, "Advance the cluster config epoch", "3.0.0", CmdBumpEpoch},
     {"count-failure-reports", 3, kAdmin | kStale, true,
-     "Return the number of failure reports active for a given node", "3.0.0"},
-    {"countkeysinslot", 3, kStale, false, "Return the number of local keys in the specified hash slot", "3.0.0"},
-    {"delslots", -3, kAdminFlags, true, "Set hash slots as unbound in receiving node", "3.0.0"},
-    {"delslotsrange", -4, kAdminFlags, true, "Set hash slots as unbound in receiving node", "7.0.0"},
-    {"failover", -2, kAdminFlags, true, "Forces a replica to perform a manual failover of its master.", "3.0.0"},
-    {"flushslots", 2, kAdminFlags, true, "Delete a node's own slots information", "3.0.0"},
-    {"forget", 3, kAdminFlags, true, "Remove a node from the nodes table", "3.0.0"},
-    {"getkeysinslot", 4, kStale, false, "Return local key names in the specified hash slot", "3.0.0"},
-    {"help", 2, kLoading | kStale, false, "Show helpful text about the different subcommands", "5.0.0"},
-    {"info", 2, kStale, false, "Provides info about Redis Cluster node state", "3.0.0"},
-    {"keyslot", 3, kStale, false, "Returns the hash slot of the specified key", "3.0.0"},
-    {"links", 2, kStale, false, "Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0"},
-    {"meet", -4, kAdminFlags, true, "Force a node cluster to handshake with another node", "3.0.0"},
-    {"myid", 2, kStale, false, "Return the node id", "3.0.0"},
-    {"nodes", 2, kStale, false, "Get Cluster config for the node", "3.0.0"},
-    {"replicas", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "5.0.0"},
-    {"replicate", 3, kAdminFlags, true, "Reconfigure a node as a replica of the specified master node", "3.0.0"},
-    {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0"},
-    {"saveconfig", 2, kAdminFlags, true, "Forces the node to save cluster state on disk", "3.0.0"},
-    {"set-config-epoch", 3, kAdminFlags, true, "Set the configuration epoch in a new node", "3.0.0"},
-    {"setslot", -4, kAdminFlags, true, "Bind a hash slot to a specific node", "3.0.0"},
-    {"shards", 2, kStale, false, "Get array of cluster slots to node mappings", "7.0.0"},
-    {"slaves", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "3.0.0"},
-    {"slots", 2, kStale, false, "Get array of Cluster slot to node mappings", "3.0.0"},
+     "Return the number of failure reports active for a given node", "3.0.0", CmdCountFailureReports},
+    {"countkeysinslot", 3, kStale, false, "Return the number of local keys in the specified hash slot", "3.0.0",
+     CmdCountKeysInSlot},
+    {"delslots", -3, kAdminFlags, true, "Set hash slots as unbound in receiving node", "3.0.0", CmdDelSlots},
+    {"delslotsrange", -4, kAdminFlags, true, "Set hash slots as unbound in receiving node", "7.0.0", CmdDelSlotsRange},
+    {"failover", -2, kAdminFlags, true, "Forces a replica to perform a manual failover of its master.", "3.0.0",
+     CmdNeedsBus},
+    {"flushslots", 2, kAdminFlags, true, "Delete a node's own slots information", "3.0.0", CmdFlushSlots},
+    {"forget", 3, kAdminFlags, true, "Remove a node from the nodes table", "3.0.0", CmdForget},
+    {"getkeysinslot", 4, kStale, false, "Return local key names in the specified hash slot", "3.0.0",
+     CmdGetKeysInSlot},
+    {"help", 2, kLoading | kStale, false, "Show helpful text about the different subcommands", "5.0.0",
+     Reporting<cluster_replies::Help>},
+    {"info", 2, kStale, false, "Provides info about Redis Cluster node state", "3.0.0",
+     Reporting<cluster_replies::Info>},
+    {"keyslot", 3, kStale, false, "Returns the hash slot of the specified key", "3.0.0", CmdKeySlot},
+    {"links", 2, kStale, false, "Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0",
+     Reporting<cluster_replies::Links>},
+    {"meet", -4, kAdminFlags, true, "Force a node cluster to handshake with another node", "3.0.0", CmdNeedsBus},
+    {"myid", 2, kStale, false, "Return the node id", "3.0.0", CmdMyId},
+    {"nodes", 2, kStale, false, "Get Cluster config for the node", "3.0.0", Reporting<cluster_replies::Nodes>},
+    {"replicas", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "5.0.0", CmdReplicas},
+    {"replicate", 3, kAdminFlags, true, "Reconfigure a node as a replica of the specified master node", "3.0.0",
+     CmdNeedsBus},
+    {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0", CmdReset},
+    {"saveconfig", 2, kAdminFlags, true, "Forces the node to save cluster state on disk", "3.0.0", CmdSaveConfig},
+    {"set-config-epoch", 3, kAdminFlags, true, "Set the configuration epoch in a new node", "3.0.0",
+     CmdSetConfigEpoch},
+    {"setslot", -4, kAdminFlags, true, "Bind a hash slot to a specific node", "3.0.0", CmdSetSlot},
+    {"shards", 2, kStale, false, "Get array of cluster slots to node mappings", "7.0.0",
+     Reporting<cluster_replies::Shards>},
+    {"slaves", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "3.0.0", CmdReplicas},
+    {"slots", 2, kStale, false, "Get array of Cluster slot to node mappings", "3.0.0",
+     Reporting<cluster_replies::Slots>},
 };
 
 }  // namespace
@@ -63,17 +497,16 @@ void RegisterClusterCommands(CommandTable& t) {
   std::vector<CommandSpec> subs;
   for (const ClusterSub& s : kClusterSubs) {
     subs.push_back(Cmd(StrCat("cluster|", s.name), s.arity, s.flags, 0, 0, 0,
-                       s.admin ? "@admin @slow @dangerous" : "@slow", "cluster", s.summary, s.since,
-                       CmdClusterDisabled));
+                       s.admin ? "@admin @slow @dangerous" : "@slow", "cluster", s.summary, s.since, s.handler));
   }
   t.Add(Cmd("cluster", -2, 0, 0, 0, 0, "@slow", "cluster", "A container for cluster commands", "3.0.0", nullptr,
             std::move(subs)));
   t.Add(Cmd("asking", 1, kFast, 0, 0, 0, "@fast @connection", "cluster", "Sent by cluster clients after an -ASK redirect",
-            "3.0.0", CmdClusterDisabled));
+            "3.0.0", CmdAsking));
   t.Add(Cmd("readonly", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster",
-            "Enables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
+            "Enables read queries for a connection to a cluster replica node", "3.0.0", CmdReadonly));
   t.Add(Cmd("readwrite", 1, kLoading | kStale | kFast, 0, 0, 0, "@fast @connection", "cluster",
-            "Disables read queries for a connection to a cluster replica node", "3.0.0", CmdClusterDisabled));
+            "Disables read queries for a connection to a cluster replica node", "3.0.0", CmdReadwrite));
 }
 
 }  // namespace ringkv::server

@@ -125,7 +125,7 @@ void CmdHello(CommandContext& ctx) {
   rb.Bulk("id");
   rb.Integer(static_cast<int64_t>(c.id()));
   rb.Bulk("mode");
-  rb.Bulk("standalone");
+  rb.Bulk(ctx.server.cluster() != nullptr ? "cluster" : "standalone");
   rb.Bulk("role");
   rb.Bulk("master");
   rb.Bulk("modules");
@@ -136,6 +136,10 @@ void CmdHello(CommandContext& ctx) {
 void CmdSelect(CommandContext& ctx) {
   int64_t index;
   if (!ParseInt(ctx, ctx.argv[1], &index)) return;
+  if (ctx.server.cluster() != nullptr && index != 0) {
+    ctx.reply.Error("ERR SELECT is not allowed in cluster mode");
+    return;
+  }
   if (index < 0 || index >= ctx.server.keyspace().count()) {
     ctx.reply.Error(errors::kDbIndexRange);
     return;

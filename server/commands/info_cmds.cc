@@ -75,7 +75,7 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "redis_git_sha1", "00000000");
   Field(out, "redis_git_dirty", 0);
   Field(out, "redis_build_id", "0");
-  Field(out, "redis_mode", "standalone");
+  Field(out, "redis_mode", s.cluster() != nullptr ? "cluster" : "standalone");
   Field(out, "os", StrCat(u.sysname, " ", u.release, " ", u.machine));
   Field(out, "arch_bits", 64);
   Field(out, "monotonic_clock", "POSIX clock_gettime");
@@ -387,6 +387,8 @@ void InfoKeyspace(Server& s, std::string* out) {
   }
 }
 
+void InfoCluster(Server& s, std::string* out) { Field(out, "cluster_enabled", s.cluster() != nullptr ? 1 : 0); }
+
 struct Section {
   const char* name;
   const char* title;
@@ -404,6 +406,7 @@ constexpr Section kSections[] = {
     {"commandstats", "Commandstats", InfoCommandstats, false},
     {"errorstats", "Errorstats", InfoErrorstats, true},
     {"latencystats", "Latencystats", InfoLatencystats, false},
+    {"cluster", "Cluster", InfoCluster, true},
     {"keyspace", "Keyspace", InfoKeyspace, true},
 };
 

@@ -225,6 +225,10 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
 }
 
 void CmdMove(CommandContext& ctx) {
+  if (ctx.server.cluster() != nullptr) {
+    ctx.reply.Error("ERR MOVE is not allowed in cluster mode");
+    return;
+  }
   int dst_index;
   if (!ParseDbIndex(ctx, ctx.argv[2], &dst_index)) return;
   if (dst_index == ctx.client.db) {
@@ -257,6 +261,10 @@ void CmdCopy(CommandContext& ctx) {
 }
 
 void CmdSwapdb(CommandContext& ctx) {
+  if (ctx.server.cluster() != nullptr) {
+    ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
+    return;
+  }
   int64_t a, b;
   if (!core::StringToInt64(ctx.argv[1], &a) || !core::StringToInt64(ctx.argv[2], &b)) {
     ctx.reply.Error("ERR invalid first DB index");

@@ -181,6 +181,10 @@ void CmdSync(CommandContext& ctx) {
 
 // REPLICAOF host port | NO ONE (and SLAVEOF).
 void CmdReplicaof(CommandContext& ctx) {
+  if (ctx.server.cluster() != nullptr) {
+    ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
+    return;
+  }
   if (Is(ctx.argv[1], "no") && Is(ctx.argv[2], "one")) {
     ctx.reply.SimpleString(ctx.server.ReplicaOf("", 0).substr(1));
     return;

@@ -1,0 +1,160 @@
+#include "core/cluster/cluster_state.h"
+
+#include <algorithm>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "core/strings.h"
+
+namespace ringkv::cluster {
+
+bool IsValidNodeName(std::string_view name) {
+  if (name.size() != kNodeNameLen) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return absl::ascii_isxdigit(c); });
+}
+
+std::string RandomNodeName() {
+  static constexpr char kHex[] = "0123456789abcdef";
+  absl::BitGen gen;
+  std::string name(kNodeNameLen, '0');
+  for (char& c : name) c = kHex[absl::Uniform(gen, 0, 16)];
+  return name;
+}
+
+ClusterState::ClusterState(std::string my_name) {
+  Node me;
+  me.name = std::move(my_name);
+  me.flags = kFlagMyself | kFlagMaster;
+  me.linked = true;
+  Add(std::move(me));
+}
+
+Node* ClusterState::Find(std::string_view name) {
+  auto it = by_name_.find(ToAbsl(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const Node* ClusterState::Find(std::string_view name) const {
+  auto it = by_name_.find(ToAbsl(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Node* ClusterState::Add(Node node) {
+  auto owned = std::make_unique<Node>(std::move(node));
+  Node* n = owned.get();
+  if (n->is_myself()) {
+    // The loader names myself from the file: the placeholder made by the
+    // constructor goes (it owns nothing yet).
+    if (myself_ != nullptr && myself_ != n) {
+      Node* old = myself_;
+      myself_ = nullptr;
+      by_name_.erase(old->name);
+      std::erase_if(nodes_, [old](const std::unique_ptr<Node>& p) { return p.get() == old; });
+    }
+    myself_ = n;
+    n->linked = true;
+  }
+  by_name_[n->name] = n;
+  nodes_.push_back(std::move(owned));
+  return n;
+}
+
+void ClusterState::Remove(std::string_view name) {
+  Node* n = Find(name);
+  if (n == nullptr || n == myself_) return;
+  for (int s = 0; s < kClusterSlots; ++s) {
+    if (slots_[s] == n) UnassignSlot(s);
+    if (migrating_to_[s] == n) migrating_to_[s] = nullptr;
+    if (importing_from_[s] == n) importing_from_[s] = nullptr;
+  }
+  for (const auto& other : nodes_) {
+    if (other->master == n->name) other->master.clear();
+  }
+  by_name_.erase(n->name);
+  std::erase_if(nodes_, [n](const std::unique_ptr<Node>& p) { return p.get() == n; });
+}
+
+bool ClusterState::AssignSlot(int slot, Node* node) {
+  if (slots_[slot] != nullptr) return false;
+  slots_[slot] = node;
+  ++node->num_slots;
+  return true;
+}
+
+bool ClusterState::UnassignSlot(int slot) {
+  Node* n = slots_[slot];
+  if (n == nullptr) return false;
+  --n->num_slots;
+  slots_[slot] = nullptr;
+  return true;
+}
+
+std::vector<std::pair<int, int>> ClusterState::SlotRanges(const Node& node) const {
+  std::vector<std::pair<int, int>> ranges;
+  int start = -1;
+  for (int s = 0; s <= kClusterSlots; ++s) {
+    const bool mine = s < kClusterSlots && slots_[s] == &node;
+    if (mine && start < 0) start = s;
+    if (!mine && start >= 0) {
+      ranges.emplace_back(start, s - 1);
+      start = -1;
+    }
+  }
+  return ranges;
+}
+
+uint64_t ClusterState::MaxEpoch() const {
+  uint64_t max = current_epoch;
+  for (const auto& n : nodes_) max = std::max(max, n->config_epoch);
+  return max;
+}
+
+void ClusterState::UpdateState(bool require_full_coverage) {
+  bool ok = true;
+  if (require_full_coverage) {
+    for (const Node* n : slots_) {
+      if (n == nullptr || n->failed()) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  ok_ = ok;
+}
+
+int ClusterState::size() const {
+  int size = 0;
+  for (const auto& n : nodes_) size += (n->is_master() && n->num_slots > 0) ? 1 : 0;
+  return size;
+}
+
+int ClusterState::slots_assigned() const {
+  return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Node* n) { return n != nullptr; }));
+}
+
+int ClusterState::slots_pfail() const {
+  return static_cast<int>(std::count_if(slots_.begin(), slots_.end(),
+                                        [](const Node* n) { return n != nullptr && (n->flags & kFlagPfail); }));
+}
+
+int ClusterState::slots_fail() const {
+  return static_cast<int>(std::count_if(slots_.begin(), slots_.end(),
+                                        [](const Node* n) { return n != nullptr && (n->flags & kFlagFail); }));
+}
+
+std::vector<Node*> ClusterState::ReplicasOf(const Node& master) const {
+  std::vector<Node*> out;
+  for (const auto& n : nodes_) {
+    if (n->is_replica() && n->master == master.name) out.push_back(n.get());
+  }
+  return out;
+}
+
+uint64_t ClusterState::ShownEpoch(const Node& node) const {
+  if (node.is_replica() && !node.master.empty()) {
+    if (const Node* m = Find(node.master)) return m->config_epoch;
+  }
+  return node.config_epoch;
+}
+
+}  // namespace ringkv::cluster

@@ -1,0 +1,138 @@
+// ClusterState: what a cluster node knows of its cluster -- itself, the other
+// nodes, which node serves each of the 16384 hash slots, the slots it is
+// migrating or importing, and the epochs -- as Redis 7.0's clusterState.
+// Pure data and the rules on it: no sockets, no threads, no keyspace. The
+// server keeps one only when cluster-enabled is yes (server/cluster/).
+//
+// Nodes are owned here and never move (unique_ptr), so a Node* stays valid
+// until that node is removed (FORGET, RESET).
+//
+// Thread-safety: none. REQUIRES: used by one thread (the server's main
+// command thread).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/key_slot.h"
+
+namespace ringkv::cluster {
+
+using core::kClusterSlots;
+inline constexpr size_t kNodeNameLen = 40;  // hex characters of a node id
+
+// Node flags, numbered as Redis's CLUSTER_NODE_* (the bus carries them).
+enum NodeFlag : uint16_t {
+  kFlagMaster = 1,
+  kFlagReplica = 2,
+  kFlagPfail = 4,
+  kFlagFail = 8,
+  kFlagMyself = 16,
+  kFlagHandshake = 32,
+  kFlagNoAddr = 64,
+  kFlagMeet = 128,
+  kFlagMigrateTo = 256,
+  kFlagNoFailover = 512,
+};
+
+struct Node {
+  std::string name;      // 40 lower-case hex characters
+  std::string ip;        // "" until known (a fresh node learns its own from MEET)
+  std::string hostname;  // announced hostname, "" when none
+  int port = 0;          // clients' port
+  int cport = 0;         // cluster bus port
+  uint16_t flags = 0;
+  std::string master;    // a replica's master's name ("" when none or unknown)
+  uint64_t config_epoch = 0;
+  int64_t ping_sent_ms = 0;
+  int64_t pong_received_ms = 0;
+  int64_t repl_offset = 0;
+  bool linked = false;   // a bus link is up (none exists before the bus does)
+  int num_slots = 0;
+
+  bool is_master() const { return flags & kFlagMaster; }
+  bool is_replica() const { return flags & kFlagReplica; }
+  bool is_myself() const { return flags & kFlagMyself; }
+  bool failed() const { return flags & kFlagFail; }
+};
+
+// True for 40 hex characters (Redis's verifyClusterNodeId also takes upper case).
+bool IsValidNodeName(std::string_view name);
+// A fresh random node name (40 lower-case hex characters).
+std::string RandomNodeName();
+
+class ClusterState {
+ public:
+  // A cluster of one: myself, a master without slots, epochs 0.
+  explicit ClusterState(std::string my_name);
+  ClusterState(const ClusterState&) = delete;
+  ClusterState& operator=(const ClusterState&) = delete;
+
+  Node& myself() { return *myself_; }
+  const Node& myself() const { return *myself_; }
+  Node* Find(std::string_view name);
+  const Node* Find(std::string_view name) const;
+  // In the order they were added (myself first when created, file order
+  // when loaded).
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  // Adds a node. REQUIRES: no node of that name yet. Flags kFlagMyself
+  // makes it myself (the loader; the previous myself must be unknown).
+  Node* Add(Node node);
+  // Removes a node that is not myself, with every reference to it (its
+  // slots become unassigned, its replicas masterless, its migrations end).
+  void Remove(std::string_view name);
+
+  // ---- slots ----
+  Node* owner(int slot) const { return slots_[slot]; }
+  Node* migrating_to(int slot) const { return migrating_to_[slot]; }
+  Node* importing_from(int slot) const { return importing_from_[slot]; }
+  // Redis's clusterAddSlot / clusterDelSlot: false when the slot is already
+  // assigned / already free.
+  bool AssignSlot(int slot, Node* node);
+  bool UnassignSlot(int slot);
+  void SetMigrating(int slot, Node* to) { migrating_to_[slot] = to; }
+  void SetImporting(int slot, Node* from) { importing_from_[slot] = from; }
+  // The [start, end] ranges of the slots `node` serves, ascending.
+  std::vector<std::pair<int, int>> SlotRanges(const Node& node) const;
+
+  // ---- epochs ----
+  uint64_t current_epoch = 0;
+  uint64_t last_vote_epoch = 0;
+  // The greatest config epoch of any node (at least current_epoch).
+  uint64_t MaxEpoch() const;
+
+  // ---- cluster health (Redis's clusterUpdateState, without the bus's
+  // failure detection: a node is failing only when flagged so) ----
+  // Recomputes ok(): every slot served by a node that is not failing, or
+  // (require_full_coverage false) no requirement on coverage.
+  void UpdateState(bool require_full_coverage);
+  bool ok() const { return ok_; }
+  // Masters serving at least one slot (cluster_size).
+  int size() const;
+  int slots_assigned() const;
+  int slots_pfail() const;
+  int slots_fail() const;
+
+  // A replica's master, when known.
+  Node* MasterOf(const Node& replica) { return replica.master.empty() ? nullptr : Find(replica.master); }
+  // The replicas of `master`, in node order.
+  std::vector<Node*> ReplicasOf(const Node& master) const;
+  // A node's config epoch as Redis shows it: a replica shows its master's.
+  uint64_t ShownEpoch(const Node& node) const;
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  absl::flat_hash_map<std::string, Node*> by_name_;
+  Node* myself_ = nullptr;
+  std::array<Node*, kClusterSlots> slots_{};
+  std::array<Node*, kClusterSlots> migrating_to_{};
+  std::array<Node*, kClusterSlots> importing_from_{};
+  bool ok_ = false;
+};
+
+}  // namespace ringkv::cluster

@@ -1,0 +1,142 @@
+// ClusterMode: the server's cluster component, created at start-up only when
+// cluster-enabled is yes (Server::cluster() is null otherwise: a standalone
+// server pays one pointer test in the gate and nothing per key).
+//
+// It owns the ClusterState (cluster/cluster_state.h), keeps it in
+// cluster-config-file (loaded at start, written durably after every change,
+// as Redis's clusterSaveConfigOrDie), applies the cluster-* parameters that
+// mean something without the bus (announced address and ports, coverage,
+// reads when down, preferred endpoint), routes commands (the gate's
+// CheckClusterSlot: MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN, as Redis's
+// getNodeByQuery) and holds the per-connection ASKING / READONLY flags.
+//
+// Not here yet (docs/cluster.md): the bus's networking, gossip, failure
+// detection and failover. Without the bus, other nodes come only from the
+// config file and are shown disconnected; none is ever marked failing.
+//
+// Thread-safety: none. REQUIRES: the main command thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "core/cluster/cluster_state.h"
+
+namespace ringkv::server {
+
+class Config;
+
+// Redis's CLUSTER_REDIR_* (getNodeByQuery's verdicts).
+enum class Redirect : uint8_t { kNone, kCrossSlot, kUnstable, kAsk, kMoved, kDownState, kDownUnbound, kDownReadOnly };
+
+struct Route {
+  Redirect redirect = Redirect::kNone;
+  int slot = -1;                          // the keys' slot (-1: no key)
+  const cluster::Node* node = nullptr;    // where MOVED / ASK send the client
+};
+
+// What the routing of one command (or EXEC's queue) needs to know.
+struct RouteQuery {
+  bool write = false;         // the command (EXEC: one queued command) may write
+  bool asking = false;        // ASKING preceded it
+  bool readonly = false;      // READONLY connection
+  bool shard_pubsub = false;  // SPUBLISH / SSUBSCRIBE / SUNSUBSCRIBE
+  bool migrate = false;       // MIGRATE works locally on an open slot
+};
+
+// The keys seen so far of a command being routed (Redis's getNodeByQuery
+// loop state).
+struct RouteBuilder {
+  bool any = false;
+  bool cross_slot = false;
+  bool unbound = false;
+  bool multiple_keys = false;
+  bool migrating = false;
+  bool importing = false;
+  bool shard_pubsub = false;
+  int slot = -1;
+  std::string_view first_key;
+  const cluster::Node* node = nullptr;
+  int missing = 0;
+  int existing = 0;
+};
+
+class ClusterMode {
+ public:
+  // Loads cluster-config-file, or makes a new node and writes the file
+  // (Redis's clusterInit). `port` is the clients' port. An error stops the
+  // start, as a corrupt nodes.conf stops Redis.
+  static absl::StatusOr<std::unique_ptr<ClusterMode>> Start(Config& config, int port);
+  ClusterMode(const ClusterMode&) = delete;
+  ClusterMode& operator=(const ClusterMode&) = delete;
+
+  cluster::ClusterState& state() { return *state_; }
+  const std::string& config_file() const { return path_; }
+
+  // Writes the config file durably (SAVECONFIG answers its error).
+  absl::Status Save();
+  // After a change: state recomputed and the file written; a failure to
+  // write ends the process, as Redis's clusterSaveConfigOrDie.
+  void Changed();
+
+  // ---- routing ----
+  // Adds one command's keys to `route` (EXEC adds each queued command);
+  // `exists` tells whether a key is in database 0. Call Finish after.
+  void AddKeys(std::span<const std::string_view> keys, const RouteQuery& q,
+               const std::function<bool(std::string_view)>& exists, RouteBuilder* b) const;
+  Route Finish(const RouteBuilder& b, const RouteQuery& q) const;
+  // The error reply for a redirect (without the leading '-').
+  std::string RedirectError(const Route& r) const;
+  // MOVED / ASK's address: the node's preferred endpoint.
+  std::string Endpoint(const cluster::Node& n) const;
+  const std::string& preferred_endpoint() const { return preferred_endpoint_; }
+
+  // ---- scripts (Redis 7.0's scriptVerifyClusterState) ----
+  // "" when a script's call with these keys may run here; else its error.
+  // (Redis 7.0 lets a script's undeclared keys span slots this node serves.)
+  std::string ScriptCallError(std::span<const std::string_view> keys, const RouteQuery& q,
+                              const std::function<bool(std::string_view)>& exists) const;
+
+  // ---- per connection ----
+  void SetAsking(uint64_t client) { asking_.insert(client); }
+  bool asking(uint64_t client) const { return !asking_.empty() && asking_.contains(client); }
+  void ClearAsking(uint64_t client) {
+    if (!asking_.empty()) asking_.erase(client);
+  }
+  void SetReadonly(uint64_t client, bool on) {
+    if (on) {
+      readonly_.insert(client);
+    } else {
+      readonly_.erase(client);
+    }
+  }
+  bool readonly(uint64_t client) const { return !readonly_.empty() && readonly_.contains(client); }
+  // The connection closed or ran RESET.
+  void ForgetClient(uint64_t client) {
+    ClearAsking(client);
+    readonly_.erase(client);
+  }
+
+ private:
+  ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::ClusterState> state);
+  void BindConfig(int port);
+  void ApplyAnnounced();
+
+  Config& config_;
+  std::string path_;
+  std::unique_ptr<cluster::ClusterState> state_;
+  int port_ = 0;
+  std::string preferred_endpoint_ = "ip";
+  bool allow_reads_when_down_ = false;
+  bool allow_pubsubshard_when_down_ = true;
+  absl::flat_hash_set<uint64_t> asking_;
+  absl::flat_hash_set<uint64_t> readonly_;
+};
+
+}  // namespace ringkv::server

@@ -1,0 +1,439 @@
+// Cluster mode against the real binary (and, where /usr/bin/redis-server
+// exists, against Redis 7.0 with the same inputs): a node of one, routing
+// with other nodes loaded from a nodes.conf written here, the slot index,
+// nodes.conf across a restart.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+const std::string kRedis = "/usr/bin/redis-server";
+const std::string k1 = "1111111111111111111111111111111111111111";
+const std::string k2 = "2222222222222222222222222222222222222222";
+const std::string k3 = "3333333333333333333333333333333333333333";
+
+bool HaveRedis() { return access(kRedis.c_str(), X_OK) == 0; }
+
+std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
+  c.Send(Resp(argv));
+  return c.ReadReply();
+}
+
+std::string Bulk(const std::string& s) { return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n"; }
+
+// The text of a bulk (or verbatim) reply.
+std::string Text(const std::string& reply) {
+  const size_t nl = reply.find("\r\n");
+  std::string body = reply.substr(nl + 2, reply.size() - nl - 4);
+  if (reply[0] == '=') body = body.substr(4);  // "txt:"
+  return body;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Waits until the node says cluster_state:ok (Redis holds a new master in
+// fail for its first two seconds; ringkv does not).
+bool WaitStateOk(RawConn& c) {
+  for (int i = 0; i < 200; ++i) {
+    if (Cmd(c, {"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Replies with the node's own id and ports replaced, and bulk lengths
+// dropped (a port's digits may differ in number between two servers).
+std::string Normalized(std::string reply, const std::string& id, int port, int cport) {
+  reply = std::regex_replace(reply, std::regex(id), "<ID>");
+  reply = std::regex_replace(reply, std::regex(std::to_string(cport)), "<CPORT>");
+  reply = std::regex_replace(reply, std::regex(std::to_string(port)), "<PORT>");
+  return std::regex_replace(reply, std::regex("([$=])[0-9]+\r\n"), "$1\r\n");
+}
+
+struct Node {
+  std::unique_ptr<TestServer> server;
+  std::unique_ptr<RawConn> conn;
+  int cport = 0;
+  std::string id;
+};
+
+Node StartNode(const std::string& binary, std::vector<std::string> extra = {}) {
+  Node n;
+  n.cport = FreePort();
+  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
+                                   "--cluster-node-timeout", "3600000"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  n.server = std::make_unique<TestServer>(args, binary);
+  if (n.server->ready()) {
+    n.conn = std::make_unique<RawConn>(n.server->port());
+    n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
+  }
+  return n;
+}
+
+TEST(ClusterE2E, DisabledByDefault) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "INFO"}), "-ERR This instance has cluster support disabled\r\n");
+  EXPECT_EQ(Cmd(c, {"READONLY"}), "-ERR This instance has cluster support disabled\r\n");
+  EXPECT_NE(Cmd(c, {"INFO", "cluster"}).find("cluster_enabled:0\r\n"), std::string::npos);
+  EXPECT_EQ(Cmd(c, {"SELECT", "1"}), "+OK\r\n");
+}
+
+// A node of one: what it answers after ADDSLOTSRANGE 0 16383, and the same
+// from redis-server 7.0 when it is installed.
+TEST(ClusterE2E, SingleNodeRepliesAsRedis) {
+  Node r = StartNode(RINGKV_SERVER_PATH);
+  ASSERT_TRUE(r.server->ready());
+  RawConn& c = *r.conn;
+  ASSERT_EQ(r.id.size(), 40u);
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  ASSERT_TRUE(WaitStateOk(c));
+  const std::string port = std::to_string(r.server->port()), cport = std::to_string(r.cport);
+  EXPECT_EQ(Text(Cmd(c, {"CLUSTER", "NODES"})),
+            r.id + " :" + port + "@" + cport + " myself,master - 0 0 0 connected 0-16383\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "SLOTS"}),
+            "*1\r\n*3\r\n:0\r\n:16383\r\n*4\r\n$0\r\n\r\n:" + port + "\r\n" + Bulk(r.id) + "*0\r\n");
+  EXPECT_EQ(Text(Cmd(c, {"CLUSTER", "INFO"})),
+            "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_slots_pfail:0\r\n"
+            "cluster_slots_fail:0\r\ncluster_known_nodes:1\r\ncluster_size:1\r\ncluster_current_epoch:0\r\n"
+            "cluster_my_epoch:0\r\ncluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0\r\n"
+            "total_cluster_links_buffer_limit_exceeded:0\r\n");
+  EXPECT_EQ(Cmd(c, {"SET", "foo", "bar"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "KEYSLOT", "foo"}), ":12182\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", "12182"}), ":1\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "GETKEYSINSLOT", "12182", "10"}), "*1\r\n$3\r\nfoo\r\n");
+  EXPECT_EQ(Cmd(c, {"MSET", "a", "1", "b", "2"}), "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+  EXPECT_NE(Cmd(c, {"INFO", "cluster"}).find("cluster_enabled:1\r\n"), std::string::npos);
+  EXPECT_NE(Cmd(c, {"INFO", "server"}).find("redis_mode:cluster\r\n"), std::string::npos);
+  if (!HaveRedis()) GTEST_SKIP() << "no " << kRedis << ": the comparison with Redis is skipped";
+
+  Node o = StartNode(kRedis);
+  ASSERT_TRUE(o.server->ready());
+  RawConn& rc = *o.conn;
+  EXPECT_EQ(Cmd(rc, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  ASSERT_TRUE(WaitStateOk(rc));
+  Cmd(rc, {"SET", "foo", "bar"});
+  // The same commands, in RESP2 and RESP3, byte for byte once the ids and
+  // ports are masked.
+  const std::vector<std::vector<std::string>> commands = {
+      {"CLUSTER", "INFO"}, {"CLUSTER", "NODES"}, {"CLUSTER", "SLOTS"}, {"CLUSTER", "SHARDS"},
+      {"CLUSTER", "MYID"}, {"CLUSTER", "LINKS"}, {"CLUSTER", "HELP"}, {"CLUSTER", "KEYSLOT", "{user1000}.x"},
+      {"CLUSTER", "COUNTKEYSINSLOT", "12182"}, {"CLUSTER", "GETKEYSINSLOT", "12182", "5"},
+      {"CLUSTER", "COUNTKEYSINSLOT", "16384"}, {"CLUSTER", "GETKEYSINSLOT", "1", "-1"},
+      {"CLUSTER", "COUNTKEYSINSLOT", "x"}, {"CLUSTER", "COUNT-FAILURE-REPORTS", "abc"},
+      {"CLUSTER", "ADDSLOTS", "1"}, {"CLUSTER", "ADDSLOTS", "20000"}, {"CLUSTER", "ADDSLOTSRANGE", "5", "3"},
+      {"CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"}, {"CLUSTER", "SETSLOT", "1", "node", "abc"},
+      {"CLUSTER", "SETSLOT", "1", "foo"}, {"CLUSTER", "SETSLOT", "1", "migrating", "abc"},
+      {"CLUSTER", "SETSLOT", "12182", "node", "<self>"}, {"CLUSTER", "FLUSHSLOTS"},
+      {"CLUSTER", "SET-CONFIG-EPOCH", "-1"}, {"CLUSTER", "RESET", "foo"}, {"CLUSTER", "RESET"},
+      {"CLUSTER", "FORGET", "<self>"}, {"CLUSTER", "BUMPEPOCH"}, {"CLUSTER", "BUMPEPOCH"},
+      {"CLUSTER", "SET-CONFIG-EPOCH", "5"}, {"CLUSTER", "DELSLOTS", "7", "7"}, {"CLUSTER", "DELSLOTS", "7"},
+      {"CLUSTER", "DELSLOTS", "7"}, {"CLUSTER", "DELSLOTSRANGE", "100", "200", "300", "400"},
+      {"CLUSTER", "SETSLOT", "7", "importing", "<self>"}, {"CLUSTER", "SETSLOT", "8", "migrating", "<self>"},
+      {"CLUSTER", "NODES"}, {"CLUSTER", "SLOTS"}, {"CLUSTER", "SHARDS"}, {"CLUSTER", "INFO"},
+      {"CLUSTER", "SETSLOT", "8", "stable"}, {"CLUSTER", "ADDSLOTS", "7"}, {"CLUSTER", "NODES"},
+      {"GET", "{a}7"}, {"SELECT", "1"}, {"SELECT", "0"}, {"SWAPDB", "0", "1"}, {"MOVE", "foo", "1"},
+      {"REPLICAOF", "127.0.0.1", "1"}, {"READONLY"}, {"READWRITE"}, {"ASKING"}, {"CLUSTER", "REPLICAS", "<self>"},
+      {"CLUSTER", "NODES"},
+  };
+  for (const char* resp : {"2", "3"}) {
+    Cmd(c, {"HELLO", resp});
+    Cmd(rc, {"HELLO", resp});
+    for (std::vector<std::string> argv : commands) {
+      std::vector<std::string> mine = argv, theirs = argv;
+      for (size_t i = 0; i < argv.size(); ++i) {
+        if (argv[i] == "<self>") {
+          mine[i] = r.id;
+          theirs[i] = o.id;
+        }
+      }
+      const std::string got = Normalized(Cmd(c, mine), r.id, r.server->port(), r.cport);
+      const std::string want = Normalized(Cmd(rc, theirs), o.id, o.server->port(), o.cport);
+      EXPECT_EQ(got, want) << "RESP" << resp << ": " << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << " "
+                           << (argv.size() > 2 ? argv[2] : "");
+    }
+  }
+}
+
+// Other nodes loaded from a nodes.conf, as Redis loads them: MOVED, ASK,
+// TRYAGAIN, CROSSSLOT, CLUSTERDOWN, ASKING, MULTI/EXEC and scripts -- every
+// reply compared with redis-server's when it is installed.
+std::string ThreeNodes(int my_port, bool myself_replica) {
+  if (myself_replica) {
+    return k1 + " 127.0.0.1:" + std::to_string(my_port) + "@" + std::to_string(my_port + 10000) + " myself,slave " + k2 +
+           " 0 0 2 connected\n" + k2 + " 127.0.0.1:17099@27099 master - 0 0 2 connected 0-16383\n" + k3 +
+           " 127.0.0.1:17098@27098 master - 0 0 3 connected\nvars currentEpoch 3 lastVoteEpoch 0\n";
+  }
+  return k1 + " 127.0.0.1:" + std::to_string(my_port) + "@" + std::to_string(my_port + 10000) +
+         " myself,master - 0 0 1 connected 0-8191\n" + k2 +
+         " 127.0.0.1:17099@27099 master - 0 0 2 connected 8192-16383\n" + k3 + " 127.0.0.1:17098@27098 slave " + k2 +
+         " 0 0 2 connected\nvars currentEpoch 2 lastVoteEpoch 0\n";
+}
+
+struct Loaded {
+  std::string dir;
+  int cport = 0;
+  std::unique_ptr<TestServer> server;
+  std::unique_ptr<RawConn> conn;
+};
+
+// A server of `binary` whose nodes.conf is written before it starts.
+Loaded StartLoaded(const std::string& binary, bool myself_replica) {
+  Loaded l;
+  l.dir = TestServer::MakeTempDir();
+  // Myself's ports in the file are replaced by the server's own at start,
+  // as Redis does.
+  WriteFile(l.dir + "/nodes.conf", ThreeNodes(7000, myself_replica));
+  l.cport = FreePort();
+  l.server = std::make_unique<TestServer>(
+      std::vector<std::string>{"--dir", l.dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                               "--cluster-node-timeout", "3600000", "--cluster-port", std::to_string(l.cport)},
+      binary);
+  if (l.server->ready()) l.conn = std::make_unique<RawConn>(l.server->port());
+  return l;
+}
+
+// Each step's command and what ringkv must answer ("" = whatever, as long
+// as Redis answers the same).
+struct Step {
+  std::vector<std::string> argv;
+  std::string want;
+  bool compare = true;  // with redis-server's reply
+};
+
+// What may differ from Redis's reply without being a difference: the
+// order of node lines (Redis's hash table), the times of its failed pings
+// to the fake nodes, its counts of bus messages queued to them, bulk lengths.
+std::string Comparable(const std::string& reply, int port, int cport) {
+  std::string s = std::regex_replace(reply, std::regex(":" + std::to_string(port) + "@" + std::to_string(cport)), ":<P>@<CP>");
+  s = std::regex_replace(s, std::regex("cluster_stats_messages_[a-z_]*:[0-9]+\r\n"), "");
+  s = std::regex_replace(s, std::regex("([0-9a-f]{40} [^ ]+ [^ ]+ [^ ]+) [0-9]+ [0-9]+ "), "$1 T T ");
+  s = std::regex_replace(s, std::regex("([$=])[0-9]+\r\n"), "$1\r\n");
+  if (std::regex_search(s, std::regex("^[$=]\r\n(txt:)?[0-9a-f]{40} "))) {
+    const size_t body = s.find("\r\n") + 2;
+    std::vector<std::string> lines;
+    std::stringstream ss(s.substr(body));
+    for (std::string line; std::getline(ss, line);) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    std::string sorted = s.substr(0, body);
+    for (const std::string& l : lines) sorted += l + "\n";
+    s = sorted;
+  }
+  return s;
+}
+
+const std::vector<Step> kRoutingSteps = {
+    {{"GET", "foo"}, "-MOVED 12182 127.0.0.1:17099\r\n"},
+    {{"GET", "b"}, "$-1\r\n"},
+    {{"MSET", "a", "1", "b", "2"}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+    {{"SET", "{b}x", "1"}, "+OK\r\n"},
+    {{"CLUSTER", "SETSLOT", "3300", "MIGRATING", k2}, "+OK\r\n"},
+    {{"GET", "{b}x"}, "$1\r\n1\r\n"},
+    {{"GET", "{b}y"}, "-ASK 3300 127.0.0.1:17099\r\n"},
+    {{"MGET", "{b}x", "{b}y"}, "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"},
+    {{"MGET", "{b}y", "{b}z"}, "-ASK 3300 127.0.0.1:17099\r\n"},
+    {{"CLUSTER", "SETSLOT", "3300", "NODE", k2}, "-ERR Can't assign hashslot 3300 to a different node while I still hold keys for this hash slot.\r\n"},
+    {{"CLUSTER", "SETSLOT", "11298", "IMPORTING", k2}, "+OK\r\n"},
+    {{"GET", "d"}, "-MOVED 11298 127.0.0.1:17099\r\n"},
+    {{"ASKING"}, "+OK\r\n"},
+    {{"GET", "d"}, "$-1\r\n"},
+    {{"GET", "d"}, "-MOVED 11298 127.0.0.1:17099\r\n"},
+    {{"ASKING"}, "+OK\r\n"},
+    {{"MGET", "{d}1", "{d}2"}, "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"},
+    {{"ASKING"}, "+OK\r\n"},
+    {{"SET", "{d}1", "x"}, "+OK\r\n"},
+    {{"CLUSTER", "COUNTKEYSINSLOT", "11298"}, ":1\r\n"},
+    {{"CLUSTER", "SETSLOT", "11298", "NODE", k1}, "+OK\r\n"},
+    {{"GET", "{d}1"}, "$1\r\nx\r\n"},
+    {{"CLUSTER", "INFO"}, ""},
+    {{"CLUSTER", "NODES"}, ""},
+    {{"MULTI"}, "+OK\r\n"},
+    {{"GET", "c"}, "+QUEUED\r\n"},
+    {{"GET", "a"}, "-MOVED 15495 127.0.0.1:17099\r\n"},
+    {{"EXEC"}, "-EXECABORT Transaction discarded because of previous errors.\r\n"},
+    {{"MULTI"}, "+OK\r\n"},
+    {{"GET", "c"}, "+QUEUED\r\n"},
+    {{"GET", "f"}, "+QUEUED\r\n"},
+    {{"EXEC"}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+    {{"EXEC"}, "-ERR EXEC without MULTI\r\n"},
+    {{"EVAL", "return 1", "2", "c", "f"}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+    {{"EVAL", "return 1", "1", "a"}, "-MOVED 15495 127.0.0.1:17099\r\n"},
+    {{"EVAL", "return 1", "1", "c"}, ":1\r\n"},
+    {{"EVAL", "return redis.call('get','a')", "0"}, ""},
+    {{"EVAL", "return redis.call('mget','c','f')", "0"}, ""},
+    {{"EVAL", "redis.call('get','c') return redis.call('get','f')", "0"}, "$-1\r\n"},  // 7.0: no slot check
+    {{"EVAL", "return redis.call('get','c')", "1", "f"}, "$-1\r\n"},
+    {{"EVAL", "return redis.call('get','c')", "0"}, "$-1\r\n"},
+    {{"CLUSTER", "SETSLOT", "1", "MIGRATING", k3}, "-ERR Target node is not a master\r\n"},
+    {{"CLUSTER", "DELSLOTS", "1584"}, "+OK\r\n"},
+    {{"GET", "3"}, "-CLUSTERDOWN Hash slot not served\r\n"},
+    {{"GET", "c"}, "-CLUSTERDOWN The cluster is down\r\n"},
+    {{"CONFIG", "SET", "cluster-allow-reads-when-down", "yes"}, "+OK\r\n"},
+    {{"GET", "c"}, "$-1\r\n"},
+    {{"SET", "c", "1"}, "-CLUSTERDOWN The cluster is down and only accepts read commands\r\n"},
+    {{"CONFIG", "SET", "cluster-require-full-coverage", "no"}, "+OK\r\n"},
+    {{"<sleep>"}, ""},  // Redis's cron (every 100 ms) notices the new coverage rule
+    {{"GET", "3"}, "-CLUSTERDOWN Hash slot not served\r\n"},
+    {{"SET", "c", "1"}, "+OK\r\n"},
+    {{"PING"}, "+PONG\r\n"},
+    {{"CLUSTER", "INFO"}, ""},
+    {{"CLUSTER", "FORGET", k2}, "+OK\r\n"},
+    {{"CLUSTER", "NODES"}, ""},
+    {{"CLUSTER", "SHARDS"}, "", false},  // Redis lists shards in its hash table's order
+};
+
+const std::vector<Step> kReplicaSteps = {
+    {{"GET", "foo"}, "-MOVED 12182 127.0.0.1:17099\r\n"},
+    {{"READONLY"}, "+OK\r\n"},
+    {{"GET", "foo"}, "$-1\r\n"},
+    {{"SET", "foo", "1"}, "-MOVED 12182 127.0.0.1:17099\r\n"},
+    {{"READWRITE"}, "+OK\r\n"},
+    {{"GET", "foo"}, "-MOVED 12182 127.0.0.1:17099\r\n"},
+    {{"CLUSTER", "SETSLOT", "1", "STABLE"}, "-ERR Please use SETSLOT only with masters.\r\n"},
+    {{"CLUSTER", "FORGET", k2}, "-ERR Can't forget my master!\r\n"},
+    {{"CLUSTER", "REPLICAS", k1}, "-ERR The specified node is not a master\r\n"},
+};
+
+void RunSteps(const std::vector<Step>& steps, bool myself_replica) {
+  Loaded r = StartLoaded(RINGKV_SERVER_PATH, myself_replica);
+  ASSERT_TRUE(r.server->ready());
+  Loaded o;
+  if (HaveRedis()) {
+    o = StartLoaded(kRedis, myself_replica);
+    ASSERT_TRUE(o.server->ready());
+    ASSERT_TRUE(WaitStateOk(*o.conn));
+  }
+  ASSERT_TRUE(WaitStateOk(*r.conn));
+  for (const Step& step : steps) {
+    if (step.argv[0] == "<sleep>") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      continue;
+    }
+    const std::string got = Cmd(*r.conn, step.argv);
+    if (!step.want.empty()) {
+      EXPECT_EQ(got, step.want) << step.argv[0] << " " << (step.argv.size() > 1 ? step.argv[1] : "");
+    }
+    if (o.conn) {
+      const std::string want = Cmd(*o.conn, step.argv);
+      if (step.compare) {
+        EXPECT_EQ(Comparable(got, r.server->port(), r.cport), Comparable(want, o.server->port(), o.cport))
+            << "vs redis-server: " << step.argv[0] << " " << (step.argv.size() > 1 ? step.argv[1] : "");
+      }
+    }
+  }
+  std::error_code ec;
+  r.server.reset();
+  std::filesystem::remove_all(r.dir, ec);
+  if (o.server) {
+    o.server.reset();
+    std::filesystem::remove_all(o.dir, ec);
+  }
+}
+
+TEST(ClusterE2E, RoutingWithNodesLoadedFromTheConfigFile) { RunSteps(kRoutingSteps, false); }
+
+TEST(ClusterE2E, ReplicaServesReadsToReadonlyConnections) { RunSteps(kReplicaSteps, true); }
+
+TEST(ClusterE2E, SlotIndexFollowsTheKeyspace) {
+  Node r = StartNode(RINGKV_SERVER_PATH, {"--enable-debug-command", "yes"});
+  ASSERT_TRUE(r.server->ready());
+  RawConn& c = *r.conn;
+  ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "KEYSLOT", "{t}x"}), Cmd(c, {"CLUSTER", "KEYSLOT", "t"}));
+  const std::string t = "15891";  // the slot of "t"
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "KEYSLOT", "t"}), ":" + t + "\r\n");
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(Cmd(c, {"SET", "{t}" + std::to_string(i), "v"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", t}), ":100\r\n");
+  EXPECT_EQ(Cmd(c, {"DEL", "{t}1", "{t}2"}), ":2\r\n");
+  EXPECT_EQ(Cmd(c, {"RENAME", "{t}3", "{t}three"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", t}), ":98\r\n");
+  EXPECT_EQ(Cmd(c, {"PEXPIRE", "{t}4", "1"}), ":1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Cmd(c, {"GET", "{t}4"}), "$-1\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", t}), ":97\r\n");
+  const std::string keys = Cmd(c, {"CLUSTER", "GETKEYSINSLOT", t, "1000"});
+  EXPECT_EQ(keys.substr(0, 5), "*97\r\n");
+  EXPECT_NE(keys.find("{t}three"), std::string::npos);
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "GETKEYSINSLOT", t, "3"}).substr(0, 4), "*3\r\n");
+  EXPECT_EQ(Cmd(c, {"DEBUG", "RELOAD"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", t}), ":97\r\n");
+  EXPECT_EQ(Cmd(c, {"FLUSHALL"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "COUNTKEYSINSLOT", t}), ":0\r\n");
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "GETKEYSINSLOT", t, "10"}), "*0\r\n");
+}
+
+TEST(ClusterE2E, NodesConfSurvivesARestart) {
+  const std::string dir = TestServer::MakeTempDir();
+  std::string id, nodes;
+  const int cport = FreePort();
+  const std::vector<std::string> args = {"--dir", dir, "--cluster-enabled", "yes", "--cluster-port",
+                                         std::to_string(cport), "--cluster-announce-hostname", "node-a"};
+  {
+    TestServer s(args);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    id = Text(Cmd(c, {"CLUSTER", "MYID"}));
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "100", "200", "300"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "SET-CONFIG-EPOCH", "7"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "SETSLOT", "50", "MIGRATING", id}), "+OK\r\n");
+    nodes = Text(Cmd(c, {"CLUSTER", "NODES"}));
+    EXPECT_EQ(nodes, id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
+                         ",node-a myself,master - 0 0 7 connected 0-100 200-300 [50->-" + id + "]\n");
+    // On disk at once, in Redis's format.
+    EXPECT_EQ(ReadFile(dir + "/nodes.conf"), nodes + "vars currentEpoch 7 lastVoteEpoch 0\n");
+  }
+  // Restarted on another port: same node, same slots.
+  TestServer s(args);
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Text(Cmd(c, {"CLUSTER", "MYID"})), id);
+  EXPECT_EQ(Text(Cmd(c, {"CLUSTER", "NODES"})),
+            id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
+                ",node-a myself,master - 0 0 7 connected 0-100 200-300 [50->-" + id + "]\n");
+  EXPECT_NE(Cmd(c, {"CLUSTER", "INFO"}).find("cluster_current_epoch:7\r\n"), std::string::npos);
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "RESET", "HARD"}), "+OK\r\n");
+  const std::string new_id = Text(Cmd(c, {"CLUSTER", "MYID"}));
+  EXPECT_NE(new_id, id);
+  EXPECT_EQ(ReadFile(dir + "/nodes.conf"), new_id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
+                                               ",node-a myself,master - 0 0 0 connected\n"
+                                               "vars currentEpoch 0 lastVoteEpoch 0\n");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST(ClusterE2E, CorruptNodesConfStopsTheStart) {
+  const std::string dir = TestServer::MakeTempDir();
+  WriteFile(dir + "/nodes.conf", "this is not a nodes.conf\n");
+  TestServer s({"--dir", dir, "--cluster-enabled", "yes"});
+  EXPECT_FALSE(s.ready());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -23,7 +23,7 @@ class CommandSink {
   // A connection was accepted. Return an empty string to take it, or the
   // whole error line to send before closing it (maxclients, protected mode).
   virtual std::string OnAccept(const SocketAddress& peer) = 0;
-  // The connection is taken; conn->peer / conn->local are set.
+  // The connection is taken; conn->peer is set (the local address: LocalAddress).
   virtual void OnOpen(Connection* conn) = 0;
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.

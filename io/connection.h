@@ -4,12 +4,13 @@
 // registered with exactly one IoThread, which owns every field in the "I/O
 // thread" group until it reports the connection closed; the main thread then
 // deletes it. Fields in the "main thread" group are touched only by the main
-// thread. `stat_*` fields are
-// written by the I/O thread and read (relaxed) by the main thread for CLIENT
-// LIST / INFO.
+// thread. What only some connections need lives in ConnectionExtras,
+// allocated only for them: an idle plain connection is 96 bytes.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,16 +48,74 @@ struct PendingInput {
   std::string qbuf;
 };
 
+// What only some connections use, allocated only for them: a TLS session
+// (at accept, for a connection of tls-port or a replica's TLS link), a
+// replica's stream sent by offset (main thread, IoSystem::StartStream), and
+// for a connection of an I/O thread other than the main one (at accept) the
+// main thread's staging buffer and the I/O thread's figures for CLIENT LIST
+// / INFO / output limits. A plain connection of the main thread -- every
+// connection with io-threads 1 -- has none.
+struct ConnectionExtras {
+  TlsSessionPtr tls;
+  std::unique_ptr<ReplicaSend> replica;
+  // ---- another I/O thread's connection ----
+  OutBuffer main_out;                  // main thread: replies not yet posted
+  std::atomic<uint64_t> stat_obuf{0};  // unsent reply bytes on the I/O thread
+  std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity (saturated)
+  std::atomic<uint32_t> stat_qbuf_cap{0};
+};
+
+// Read-only views of ConnectionExtras under the names the connection's
+// fields had before they moved there (conn->tls, conn->replica,
+// conn->main_out, conn->stat_obuf): each holds only the extras pointer, and
+// a connection keeps them in one union (see Connection::extras), so all four
+// cost one word. They are standard-layout structs with the same first
+// member, so reading that member through any of them is defined (the common
+// initial sequence rule). A connection without extras reads as "none" / 0.
+struct ExtrasPtr {
+  ConnectionExtras* x;
+};
+struct TlsView {
+  ConnectionExtras* x;
+  TlsSession* get() const { return x != nullptr ? x->tls.get() : nullptr; }
+  TlsSession* operator->() const { return x->tls.get(); }
+  TlsSession& operator*() const { return *x->tls; }
+  friend bool operator==(const TlsView& v, std::nullptr_t) { return v.get() == nullptr; }
+};
+struct ReplicaView {
+  ConnectionExtras* x;
+  ReplicaSend* get() const { return x != nullptr ? x->replica.get() : nullptr; }
+  ReplicaSend* operator->() const { return x->replica.get(); }
+  ReplicaSend& operator*() const { return *x->replica; }
+  friend bool operator==(const ReplicaView& v, std::nullptr_t) { return v.get() == nullptr; }
+};
+struct MainOutView {
+  ConnectionExtras* x;
+  size_t size() const { return x != nullptr ? x->main_out.size() : 0; }
+  bool empty() const { return size() == 0; }
+  size_t allocated() const { return x != nullptr ? x->main_out.allocated() : 0; }
+  // REQUIRES: extras (a connection of another I/O thread has them from accept).
+  OutBuffer& operator*() const { return x->main_out; }
+};
+struct ObufStatView {
+  ConnectionExtras* x;
+  uint64_t load(std::memory_order order) const { return x != nullptr ? x->stat_obuf.load(order) : 0; }
+};
+
 struct Connection {
+  Connection() = default;
+  ~Connection() { delete extras.x; }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
   // ---- identity: set at accept, immutable afterwards -------------------------
+  // (The local address is not kept: LocalAddress() asks the socket.)
   uint64_t id = 0;        // CLIENT ID
   int fd = -1;
-  uint16_t thread = 0;    // index of the owning IoThread (0 = main thread)
   SocketAddress peer;
-  SocketAddress local;
+  uint16_t thread = 0;    // index of the owning IoThread (0 = main thread)
 
   // ---- I/O thread ---------------------------------------------------------------
-  uint32_t slot = 0;      // index in the owning thread's slot table
   uint8_t inflight = 0;   // submitted operations not yet completed
   bool recv_armed : 1 = false;
   bool send_inflight : 1 = false;
@@ -66,19 +125,6 @@ struct Connection {
   bool rearm_recv : 1 = false;        // multishot recv ended (ENOBUFS); re-arm
   bool input_done : 1 = false;        // after a protocol error: ignore further input
   bool fanout_held : 1 = false;       // in the thread's held fan-out list (main thread only)
-  std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
-  // Only for a connection accepted on tls-port (or a replica's TLS link):
-  // `out` then holds plaintext, encrypted into the session's wire buffer at
-  // each flush, and received bytes are decrypted before parsing.
-  TlsSessionPtr tls;
-  OutBuffer out;          // bytes waiting to be sent
-  // A replica of the main thread: the stream it is sent by offset, after
-  // `out` (IoSystem::StreamReplica). Null for every other connection.
-  std::unique_ptr<ReplicaSend> replica;
-
-  std::atomic<uint32_t> stat_qbuf{0};  // qbuf size / capacity, for CLIENT LIST
-  std::atomic<uint32_t> stat_qbuf_cap{0};
-  std::atomic<uint64_t> stat_obuf{0};  // unsent reply bytes on the I/O thread
   std::atomic<bool> authenticated{true};  // written by main; tightens parser limits
   // A replication link, as Redis counts it: what our primary's link
   // receives (kReplInput) and what a replica's connection sends
@@ -86,17 +132,61 @@ struct Connection {
   // Written by main.
   static constexpr uint8_t kReplInput = 1, kReplOutput = 2;
   std::atomic<uint8_t> replication{0};
+  // ---- main thread (a byte of its own: never shares one with I/O-thread bits) ----
+  bool main_pending : 1 = false;  // in IoSystem's remote-pending list
+  bool main_closed : 1 = false;   // close requested by the main thread
+  bool main_dead : 1 = false;     // OnClose delivered; deleted at end of turn
+
+  uint32_t slot = 0;      // index in the owning thread's slot table
+  uint32_t gen = 0;       // its completion tags' generation (24 bits; IoThread)
+  std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
+  // Owned; null for a plain connection of the main thread. Set before the
+  // connection is handed to its I/O thread (or, for a replica's stream, by
+  // the main thread, which is that connection's I/O thread), never replaced.
+  // The views read it: `tls` (only a TLS connection has a session: `out`
+  // then holds plaintext, encrypted into the session's wire buffer at each
+  // flush, and received bytes are decrypted before parsing), `replica` (a
+  // replica of the main thread: the stream it is sent by offset, after
+  // `out`, IoSystem::StreamReplica), `main_out` (another thread's
+  // connection: replies the main thread has not posted yet) and `stat_obuf`
+  // (its I/O thread's unsent bytes).
+  union {
+    ExtrasPtr extras{nullptr};
+    TlsView tls;
+    ReplicaView replica;
+    MainOutView main_out;
+    ObufStatView stat_obuf;
+  };
+  // The extras, created on first use.
+  ConnectionExtras& mutable_extras() {
+    if (extras.x == nullptr) extras.x = new ConnectionExtras;
+    return *extras.x;
+  }
+  OutBuffer out;          // bytes waiting to be sent (I/O thread)
 
   // ---- main thread ----------------------------------------------------------------
-  // Not padded to its own cache line: with io-threads 1 there is no sharing at
-  // all, and the padding would cost every idle connection 40+ bytes. Written
-  // by the main thread only while it executes this connection's commands.
-  OutBuffer main_out;     // replies of a remote connection not yet posted
   void* owner = nullptr;  // the server's Client
-  bool main_pending = false;  // in IoSystem's remote-pending list
-  bool main_closed = false;   // close requested by the main thread
-  bool main_dead = false;     // OnClose delivered; deleted at end of turn
 };
+
+// The per-connection cost of every idle client (docs/performance.md 19.1):
+// 96 bytes is one mimalloc size class; more goes to the next (112).
+static_assert(sizeof(Connection) <= 96, "Connection grew: move what few connections use into ConnectionExtras");
+
+// The qbuf size and capacity for CLIENT LIST / INFO. Main thread.
+inline uint32_t QueryBufferSize(const Connection& conn) {
+  if (conn.thread != 0) return conn.extras.x->stat_qbuf.load(std::memory_order_relaxed);
+  return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.size(), UINT32_MAX)) : 0;
+}
+inline uint32_t QueryBufferCapacity(const Connection& conn) {
+  if (conn.thread != 0) return conn.extras.x->stat_qbuf_cap.load(std::memory_order_relaxed);
+  return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.capacity(), UINT32_MAX))
+                                 : 0;
+}
+
+// The connection's local address, as CLIENT LIST's laddr shows it, asked
+// of its socket (getsockname); a Unix socket's is `unix_path`. Unknown
+// (family 0) once the socket is closed.
+SocketAddress LocalAddress(const Connection& conn, const std::string* unix_path);
 
 // What the owning I/O thread holds unsent for `conn`: its `out`, and for a
 // TLS connection the ciphertext not sent yet. REQUIRES: on that thread (the

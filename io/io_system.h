@@ -124,7 +124,7 @@ class IoSystem final : private MainLoopHooks {
       conn->main_pending = true;
       remote_pending_.push_back(conn);
     }
-    return conn->main_out;
+    return *conn->main_out;  // another thread's connection has its extras from accept
   }
   // ---- a replica's stream, sent by offset (io::ReplicaSend) ----
   // Main thread. REQUIRES: conn->thread == 0 (the stream's blocks are main-

@@ -62,11 +62,10 @@ void IoThread::Adopt(Connection* conn) {
     free_slots_.pop_back();
     slots_[slot] = conn;
   } else {
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.push_back(conn);
-    generations_.push_back(0);
+    slot = slots_.PushBack(conn);
   }
   conn->slot = slot;
+  conn->gen = next_gen_++ & 0xFFFFFF;
   if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
   // A replica's TLS link adopted after its handshake may hold decrypted
@@ -75,13 +74,13 @@ void IoThread::Adopt(Connection* conn) {
 }
 
 void IoThread::ArmRecv(Connection* conn) {
-  backend_->ArmRecv(conn->fd, Tag(Op::kRecv, generations_[conn->slot], conn->slot));
+  backend_->ArmRecv(conn->fd, Tag(Op::kRecv, conn->gen, conn->slot));
   conn->recv_armed = true;
   ++conn->inflight;
 }
 
 Connection* IoThread::Lookup(uint32_t slot, uint32_t gen) {
-  if (slot >= slots_.size() || slots_[slot] == nullptr || (generations_[slot] & 0xFFFFFF) != gen) {
+  if (slot >= slots_.size() || slots_[slot] == nullptr || slots_[slot]->gen != gen) {
     Log(3, absl::StrCat("io: completion for a stale connection slot ", slot, " ignored"));
     return nullptr;
   }
@@ -116,7 +115,6 @@ void IoThread::FinishClose(Connection* conn) {
   backend_->Forget(conn->fd);
   close(conn->fd);
   slots_[conn->slot] = nullptr;
-  ++generations_[conn->slot];
   free_slots_.push_back(conn->slot);
   if (conn->send_pending) {
     std::erase(pending_, conn);
@@ -267,8 +265,11 @@ void IoThread::Process(Connection* conn, std::string_view data) {
     StartClose(conn);
     return;
   }
-  conn->stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
-  conn->stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
+  if (!runs_main_loop()) {  // the main thread reads its own connections' `pending` itself
+    ConnectionExtras& x = *conn->extras.x;
+    x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
+    x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
+  }
 }
 
 size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop) {
@@ -368,7 +369,10 @@ void IoThread::OnSend(Connection* conn, int res) {
   }
   OutBuffer& sent = conn->tls != nullptr ? conn->tls->wire() : conn->out;
   sent.Consume(static_cast<size_t>(res));
-  conn->stat_obuf.store(conn->out.size() + (conn->tls != nullptr ? sent.size() : 0), std::memory_order_relaxed);
+  if (!runs_main_loop()) {  // the main thread reads its own connections' `out` itself
+    conn->extras.x->stat_obuf.store(conn->out.size() + (conn->tls != nullptr ? sent.size() : 0),
+                                    std::memory_order_relaxed);
+  }
   if (Unsent(conn)) {
     MarkPending(conn);  // a short send or more chunks: continue next flush
   } else if (conn->close_after_flush) {
@@ -418,7 +422,7 @@ void IoThread::Flush(Connection* keep) {
       }
       continue;
     }
-    const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
+    const uint64_t tag = Tag(Op::kSend, conn->gen, conn->slot);
     conn->send_inflight = true;
     ++conn->inflight;
     if (out.MultiLink()) {
@@ -471,7 +475,7 @@ void IoThread::DrainMailbox() {
         if (it == live_.end()) break;  // closed meanwhile; the chunks go with m
         Connection* conn = it->second;
         conn->out.Splice(m.out);
-        conn->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);
+        conn->extras.x->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);  // threads > 0 only
         MarkPending(conn);
         break;
       }

@@ -12,7 +12,9 @@
 //
 // Completion tags (`user_data`), the one place their layout is defined:
 //   bits 56..63  Op
-//   bits 32..55  generation of the slot (24 bits)
+//   bits 32..55  generation of the connection (24 bits, Connection::gen: a
+//                count of the thread's adoptions, so a reused slot's new
+//                connection never matches its predecessor's tags)
 //   bits  0..31  slot index (connections) or listener index (accepts)
 // A slot is reused only after every operation on it has completed, and the
 // generation check turns any violation of that into a logged no-op instead
@@ -40,6 +42,7 @@
 #include "io/net_stats.h"
 #include "io/main_loop_hooks.h"
 #include "io/messages.h"
+#include "io/slot_table.h"
 
 namespace ringkv::io {
 
@@ -108,7 +111,8 @@ class IoThread {
   // REQUIRES: the loop has stopped (thread 0: Loop returned; others: joined).
   template <typename Fn>
   void ReleaseAll(Fn release) {
-    for (Connection*& conn : slots_) {
+    for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+      Connection*& conn = slots_[slot];
       if (conn == nullptr) continue;
       close(conn->fd);
       conn->out.Clear();
@@ -162,7 +166,7 @@ class IoThread {
     rs.inflight = static_cast<uint32_t>(stop - rs.next);
     conn->send_inflight = true;
     ++conn->inflight;
-    const uint64_t tag = Tag(Op::kSend, generations_[conn->slot], conn->slot);
+    const uint64_t tag = Tag(Op::kSend, conn->gen, conn->slot);
     if (n == 1) {
       backend_->Send(conn->fd, static_cast<const char*>(rs.iov[0].iov_base), rs.iov[0].iov_len, tag);
     } else {
@@ -241,8 +245,11 @@ class IoThread {
   Mailbox<ToIo> mailbox_;
   int wake_fd_ = -1;
 
-  std::vector<Connection*> slots_;
-  std::vector<uint32_t> generations_;
+  SlotTable slots_;
+  // The next connection's generation: a slot's new connection never
+  // matches the tags of the one before it (unless 2^24 connections were
+  // adopted in between, while a completion of the old one was still due).
+  uint32_t next_gen_ = 0;
   std::vector<uint32_t> free_slots_;
   std::vector<Connection*> pending_;   // connections with bytes to send
   std::vector<Connection*> fanout_;    // main thread: held fan-out (HoldFanout)

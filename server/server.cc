@@ -332,11 +332,6 @@ void Server::RequestShutdown(int signal) {
   io_->WakeMain();
 }
 
-Client* Server::FindClient(uint64_t id) {
-  auto it = clients_.find(id);
-  return it == clients_.end() ? nullptr : it->second.get();
-}
-
 std::string Server::OnAccept(const io::SocketAddress& peer) {
   if (static_cast<int64_t>(clients_.size()) >= maxclients_) {
     ++stats_.rejected_connections;
@@ -360,7 +355,7 @@ void Server::OnOpen(io::Connection* conn) {
   conn->owner = client.get();
   io_->SetAuthenticated(conn, client->authenticated);
   ++stats_.total_connections;
-  clients_[client->id()] = std::move(client);
+  clients_.Add(std::move(client));
 }
 
 void Server::OnClose(io::Connection* conn) {
@@ -373,7 +368,7 @@ void Server::OnClose(io::Connection* conn) {
   output_limits_.Forget(*c);
   ForgetReplica(c->id());  // replicas, and links still in their handshake
   if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed(*c);
-  clients_.erase(c->id());
+  clients_.Erase(c->id());
 }
 
 void Server::CloseClient(Client& c) {
@@ -473,8 +468,8 @@ void Server::PauseClients(int64_t until_ms, bool all) {
 size_t Server::blocked_clients() const {
   size_t paused = 0;
   for (uint64_t id : pause_.held()) {
-    auto it = clients_.find(id);
-    if (it != clients_.end() && it->second->paused_wait && !it->second->closing) ++paused;
+    const Client* c = clients_.Find(id);
+    if (c != nullptr && c->paused_wait && !c->closing) ++paused;
   }
   return blocked_.size() + paused;
 }
@@ -516,8 +511,8 @@ void Server::ResumeClient(Client& c) {
 void Server::ClientsCron(int64_t now_ms) {
   if (timeout_s_ <= 0) return;
   std::vector<Client*> idle;
-  for (auto& [id, c] : clients_) {
-    if (!c->closing && now_ms / 1000 - c->last_interaction_s > timeout_s_) idle.push_back(c.get());
+  for (const auto& [id, c] : clients_) {
+    if (!c->closing && now_ms / 1000 - c->last_interaction_s > timeout_s_) idle.push_back(c);
   }
   for (Client* c : idle) {
     Log(kVerbose, "Closing idle client");

@@ -30,6 +30,7 @@
 #include "io/io_system.h"
 #include "io/thread_check.h"
 #include "server/client.h"
+#include "server/client_registry.h"
 #include "server/client_pause.h"
 #include "server/clock.h"
 #include "server/command_table.h"
@@ -150,12 +151,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // is also unexpected: logged, and a panic where propagation-error-behavior
   // says so.
   void CountErrorReply(Client& c, std::string_view msg, bool update_stats);
-  const absl::flat_hash_map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
-  Client* FindClient(uint64_t id);
-  const Client* FindClient(uint64_t id) const {
-    auto it = clients_.find(id);
-    return it == clients_.end() ? nullptr : it->second.get();
-  }
+  const ClientRegistry& clients() const { return clients_; }
+  Client* FindClient(uint64_t id) { return clients_.Find(id); }
+  const Client* FindClient(uint64_t id) const { return clients_.Find(id); }
   // Closes a client after the replies already queued for it are sent.
   void CloseClient(Client& c);
   SlowLog& slowlog() { return slowlog_; }
@@ -611,7 +609,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<acl::Acl> acl_;
   core::Keyspace keyspace_;
   std::unique_ptr<io::IoSystem> io_;
-  absl::flat_hash_map<uint64_t, std::unique_ptr<Client>> clients_;
+  ClientRegistry clients_;
   ServerStats stats_;
   ErrorStats error_stats_;
   // total_error_replies when the innermost Call last started or ended (Redis's

@@ -26,11 +26,11 @@ void Server::EvictClientsIfNeeded(int64_t now_ms, const Client* c) {
   if (c != nullptr && (c->conn == nullptr || MemoryOf(*c).total < limit)) return;
   uint64_t total = 0;
   std::vector<std::pair<uint64_t, Client*>> candidates;
-  for (auto& [id, client] : clients_) {
+  for (const auto& [id, client] : clients_) {
     if (client->is_replica || client->is_master || client->closing || client->conn == nullptr) continue;
     const uint64_t m = MemoryOf(*client).total;
     total += m;
-    if (!client->no_evict) candidates.emplace_back(m, client.get());
+    if (!client->no_evict) candidates.emplace_back(m, client);
   }
   if (total < limit) return;
   std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

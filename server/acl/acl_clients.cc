@@ -47,7 +47,7 @@ void AclResetAuth(Server& s, Client& c) {
 void CloseClientsOfUser(Server& s, const acl::User* u) {
   std::vector<Client*> victims;
   for (const auto& [id, c] : s.clients()) {
-    if (c->meta && c->meta->user.get() == u) victims.push_back(c.get());
+    if (c->meta && c->meta->user.get() == u) victims.push_back(c);
   }
   for (Client* c : victims) {
     // As Redis: back to the default user, unauthenticated, then closed.
@@ -71,7 +71,7 @@ void CloseRevokedSubscribers(Server& s, const acl::User& before, const acl::User
         kill = kill || !acl::Acl::ChannelAllowed(after, ch, false);
       }
     }
-    if (kill) victims.push_back(c.get());
+    if (kill) victims.push_back(c);
   }
   for (Client* c : victims) s.CloseClient(*c);
 }

@@ -15,15 +15,16 @@ namespace ringkv::server {
 Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   const io::Connection& conn = *c.conn;
   ClientMemoryUse m;
-  m.qbuf = conn.stat_qbuf.load(std::memory_order_relaxed);
-  m.qbuf_cap = conn.stat_qbuf_cap.load(std::memory_order_relaxed);
+  m.qbuf = io::QueryBufferSize(conn);
+  m.qbuf_cap = io::QueryBufferCapacity(conn);
   m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed);
   m.omem = conn.thread == 0 ? conn.out.allocated() : (m.obuf + io::ReplyChunk::kCapacity - 1) /
                                                          io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
   m.omem += conn.main_out.allocated();
   const MultiState* multi = transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers.
-  m.total = sizeof(Client) + sizeof(io::Connection) + m.qbuf_cap + m.omem +
+  m.total = sizeof(Client) + sizeof(io::Connection) + (conn.extras.x ? sizeof(io::ConnectionExtras) : 0) +
+            m.qbuf_cap + m.omem +
             (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
                           c.meta->lib_ver.capacity()
                     : 0) +
@@ -69,7 +70,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   if (nflags == 0) flag_buf[nflags++] = 'N';
   std::string_view flags(flag_buf, nflags);
   std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
-  return StrCat("id=", c.id(), " addr=", conn.peer.ToString(), " laddr=", conn.local.ToString(), " fd=", conn.fd,
+  return StrCat("id=", c.id(), " addr=", conn.peer.ToString(), " laddr=", io::LocalAddress(conn, &io_->unix_socket()).ToString(), " fd=", conn.fd,
                       " name=", meta.name, " age=", now_ms / 1000 - c.created_s,
                       " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,
                       " sub=", pubsub_.Count(c.id(), PubSub::Kind::kChannel),
@@ -148,7 +149,7 @@ void CmdClientList(CommandContext& ctx) {
   for (const auto& [id, c] : ctx.server.clients()) {
     if (only_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
     if (by_type && TypeOf(*c) != type) continue;
-    list.push_back(c.get());
+    list.push_back(c);
   }
   std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id() < b->id(); });
   std::string out;
@@ -260,10 +261,10 @@ void CmdClientKill(CommandContext& ctx) {
     if (by_type && TypeOf(*c) != type) continue;
     if (by_user != nullptr && &AclUserOf(s, *c) != by_user) continue;
     if (!addr.empty() && c->conn->peer.ToString() != addr) continue;
-    if (!laddr.empty() && c->conn->local.ToString() != laddr) continue;
-    if (skipme && c.get() == &ctx.client) continue;
+    if (!laddr.empty() && io::LocalAddress(*c->conn, &s.io().unix_socket()).ToString() != laddr) continue;
+    if (skipme && c == &ctx.client) continue;
     if (c->closing) continue;
-    victims.push_back(c.get());
+    victims.push_back(c);
   }
   // The reply first: with SKIPME no the caller is among them and still gets it.
   ctx.reply.Integer(static_cast<int64_t>(victims.size()));

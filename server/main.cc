@@ -241,6 +241,7 @@ ringkv::server::ProcTitleVars ProcTitleVarsOf(const ringkv::server::Config& conf
   const int64_t tls_port = config.Int("tls-port");
   v.port = StrCat(port);
   v.tls_port = StrCat(tls_port);
+  if (config.Bool("cluster-enabled")) v.server_mode = "[cluster]";
   if (port != 0 || tls_port != 0) {
     v.listen_addr = StrCat(first.empty() ? "*" : first, ":", port != 0 ? port : tls_port);
   } else {

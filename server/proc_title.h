@@ -2,7 +2,7 @@
 //
 // A template is text with {variables}: {title} (the name the server was
 // started as), {listen-addr} ("bind-address:port", "*" when bound to all),
-// {server-mode} ("" -- ringkv has no cluster or sentinel mode), {port},
+// {server-mode} ("[cluster]" in cluster mode, else ""), {port},
 // {tls-port}, {unixsocket}, {config-file}. "{{" is a literal "{"; an
 // unknown variable or an unclosed "{" makes the template invalid. The
 // expansion is trimmed of spaces at both ends.

@@ -416,6 +416,14 @@ TEST(ClusterE2E, NodesConfSurvivesARestart) {
             id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
                 ",node-a myself,master - 0 0 7 connected 0-100 200-300 [50->-" + id + "]\n");
   EXPECT_NE(Cmd(c, {"CLUSTER", "INFO"}).find("cluster_current_epoch:7\r\n"), std::string::npos);
+  // The process title's {server-mode} says so, as Redis's does.
+  const std::string info = Cmd(c, {"INFO", "server"});
+  const size_t at = info.find("process_id:");
+  ASSERT_NE(at, std::string::npos);
+  const std::string pid = info.substr(at + 11, info.find("\r\n", at) - at - 11);
+  std::string cmdline = ReadFile("/proc/" + pid + "/cmdline");
+  cmdline.erase(cmdline.find_last_not_of('\0') + 1);
+  EXPECT_TRUE(cmdline.ends_with(":" + std::to_string(s.port()) + " [cluster]")) << cmdline;
   EXPECT_EQ(Cmd(c, {"CLUSTER", "RESET", "HARD"}), "+OK\r\n");
   const std::string new_id = Text(Cmd(c, {"CLUSTER", "MYID"}));
   EXPECT_NE(new_id, id);

@@ -166,6 +166,9 @@ TEST(Rdb, RefusesNewerVersionsAndBadSignatures) {
   Collector c;
   EXPECT_EQ(Load("REDIS0011", &c).message(), "Can't handle RDB format version 11");
   EXPECT_EQ(Load("RUBIS0010", &c).message(), "Wrong signature trying to load DB from file");
+  // Cut before the header's end: a short read, as Redis reports it.
+  EXPECT_EQ(Load("REDIS", &c).message().rfind("Short read or unexpected end of file", 0), 0u) << Load("REDIS", &c).message();
+  EXPECT_EQ(Load("", &c).message().rfind("Short read or unexpected end of file", 0), 0u);
 }
 
 TEST(Rdb, RefusesDatabasesOutOfRange) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +164,33 @@ TEST(ReplicationLinksE2E, DisklessSwapdbLoadingModes) {
   ASSERT_TRUE(WaitInfo(r, "async_loading", "0", 30000, "persistence"));
   ASSERT_TRUE(WaitLinkUp(r));
   EXPECT_TRUE(WaitInfo(r, "master_repl_offset", Info(p, "master_repl_offset", "replication"), 10000, "replication"));
+}
+
+// A diskless load cut short by the link says so in Redis's words ("Internal
+// error in RDB", what Redis's `diskless loading short read` test and
+// operators look for), drops the half-loaded data and syncs again.
+TEST(ReplicationLinksE2E, ADisklessLoadCutShortLogsRedisWordsAndResyncs) {
+  TempDir dir;
+  TestServer primary(Args({"--rdb-key-save-delay", "20000", "--rdbcompression", "no"}));
+  TestServer replica(Logged(dir, {"--repl-diskless-load", "swapdb"}));
+  RawConn p(primary.port()), r(replica.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "400", "k", "1000"}), "+OK\r\n");
+  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+  ASSERT_TRUE(WaitInfo(r, "loading", "1", 10000, "persistence"));
+  // About 50 of the 400 keys sent (20 ms each): cut inside the payload.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(Call(p, {"CLIENT", "KILL", "TYPE", "replica"}), ":1\r\n");
+  ASSERT_EQ(Call(p, {"CONFIG", "SET", "rdb-key-save-delay", "0"}), "+OK\r\n");
+  ASSERT_TRUE(WaitLinkUp(r));
+  EXPECT_EQ(Call(r, {"DBSIZE"}), ":400\r\n");
+  const std::string log = LogOf(dir);
+  EXPECT_NE(log.find("# Internal error in RDB reading the MASTER synchronization DB from socket: Short read or "
+                     "unexpected end of file"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(". Failure loading rdb format from socket, assuming connection error, resuming operation.\n"),
+            std::string::npos);
+  EXPECT_NE(log.find("MASTER <-> REPLICA sync: Discarding the half-loaded data"), std::string::npos);
 }
 
 // A replica that stops reading a diskless payload holds the fork child and

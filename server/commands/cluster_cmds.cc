@@ -33,6 +33,13 @@ ClusterMode* Cluster(CommandContext& ctx) {
   return cm;
 }
 
+// The node named by argv[2], or null after answering "Unknown node".
+const Node* NodeOrReply(CommandContext& ctx, ClusterMode& cm) {
+  const Node* n = cm.state().Find(ctx.argv[2]);
+  if (n == nullptr) ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+  return n;
+}
+
 // Redis's getSlotOrReply.
 bool ParseSlot(CommandContext& ctx, std::string_view arg, int* slot) {
   int64_t v;
@@ -304,10 +311,7 @@ void CmdBumpEpoch(CommandContext& ctx) {
 void CmdCountFailureReports(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
-  if (cm->state().Find(ctx.argv[2]) == nullptr) {
-    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
-    return;
-  }
+  if (NodeOrReply(ctx, *cm) == nullptr) return;
   ctx.reply.Integer(0);  // reports come over the bus
 }
 
@@ -315,11 +319,8 @@ void CmdForget(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
-  const Node* n = st.Find(ctx.argv[2]);
-  if (n == nullptr) {
-    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
-    return;
-  }
+  const Node* n = NodeOrReply(ctx, *cm);
+  if (n == nullptr) return;
   if (n == &st.myself()) {
     ctx.reply.Error("ERR I tried hard but I can't forget myself...");
     return;
@@ -398,11 +399,8 @@ void CmdReplicas(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
-  const Node* n = st.Find(ctx.argv[2]);
-  if (n == nullptr) {
-    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
-    return;
-  }
+  const Node* n = NodeOrReply(ctx, *cm);
+  if (n == nullptr) return;
   if (n->is_replica()) {
     ctx.reply.Error("ERR The specified node is not a master");
     return;

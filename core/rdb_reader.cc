@@ -56,21 +56,26 @@ bool MemorySource::Read(char* dst, size_t n) {
   return true;
 }
 
-bool FdSource::Fill() {
-  pos_ = len_ = 0;
-  const uint64_t left = limit_ - fetched_;
-  if (left == 0) return false;
+ssize_t FdSource::Fetch(char* dst, size_t n) {
   while (true) {
-    ssize_t r = ::read(fd_, buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)));
+    const ssize_t r = ::read(fd_, dst, n);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    len_ = static_cast<size_t>(r);
-    fetched_ += len_;
-    return true;
+    return r;
   }
 }
 
-bool FdSource::Read(char* dst, size_t n) {
+bool BufferedSource::Fill() {
+  pos_ = len_ = 0;
+  const uint64_t left = limit_ - fetched_;
+  if (left == 0) return false;
+  const ssize_t r = Fetch(buf_.get(), static_cast<size_t>(std::min<uint64_t>(buf_size_, left)));
+  if (r <= 0) return false;
+  len_ = static_cast<size_t>(r);
+  fetched_ += len_;
+  return true;
+}
+
+bool BufferedSource::Read(char* dst, size_t n) {
   while (n > 0) {
     if (pos_ == len_ && !Fill()) return false;
     size_t take = std::min(n, len_ - pos_);
@@ -83,7 +88,7 @@ bool FdSource::Read(char* dst, size_t n) {
   return true;
 }
 
-bool FdSource::AtEnd() { return pos_ == len_ && !Fill(); }
+bool BufferedSource::AtEnd() { return pos_ == len_ && !Fill(); }
 
 namespace {
 std::atomic<bool> g_skip_checksum_validation{false};

@@ -11,6 +11,8 @@
 // Thread-safety: none; one reader per input.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,29 +48,42 @@ class MemorySource : public ByteSource {
   size_t pos_ = 0;
 };
 
-// Buffered reads from a file descriptor (not owned).
-class FdSource : public ByteSource {
+// Buffered reads through Fetch(), never more than `limit` bytes in all (a
+// socket's payload may be followed by bytes that are not the source's).
+class BufferedSource : public ByteSource {
  public:
-  // Reads fd (a file or a socket) through a buffer, never more than `limit`
-  // bytes in all (a socket's payload may be followed by bytes that are not
-  // the source's).
-  explicit FdSource(int fd, uint64_t limit = UINT64_MAX) : fd_(fd), limit_(limit), buf_(new char[kBufSize]) {}
   bool Read(char* dst, size_t n) override;
   uint64_t offset() const override { return offset_; }
-  // True when every byte of the file has been consumed.
+  // True when every byte of the input has been consumed.
   bool AtEnd();
-  // Bytes read from fd but not consumed yet.
+  // Bytes fetched but not consumed yet.
   size_t buffered() const { return len_ - pos_; }
+
+ protected:
+  BufferedSource(uint64_t limit, size_t buffer_size)
+      : limit_(limit), buf_size_(buffer_size), buf_(new char[buffer_size]) {}
+  // Up to n bytes of the underlying input (n > 0); <= 0 at its end or on an
+  // error.
+  virtual ssize_t Fetch(char* dst, size_t n) = 0;
 
  private:
   bool Fill();
-  static constexpr size_t kBufSize = 256 * 1024;
-  int fd_;
   uint64_t limit_;
+  size_t buf_size_;
   uint64_t fetched_ = 0;
   std::unique_ptr<char[]> buf_;
   size_t pos_ = 0, len_ = 0;
   uint64_t offset_ = 0;
+};
+
+// Buffered reads from a file descriptor (not owned): a file or a socket.
+class FdSource final : public BufferedSource {
+ public:
+  explicit FdSource(int fd, uint64_t limit = UINT64_MAX) : BufferedSource(limit, 256 * 1024), fd_(fd) {}
+
+ private:
+  ssize_t Fetch(char* dst, size_t n) override;
+  int fd_;
 };
 
 class RdbVisitor {

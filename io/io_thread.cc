@@ -399,7 +399,9 @@ void IoThread::OnReplicaSend(Connection* conn, int res) {
     return;
   }
   net_stats_.AddWrite(static_cast<uint64_t>(res), true);
-  if (rs.stream != nullptr) rs.next += static_cast<uint64_t>(res);  // stopped: the range is moot
+  // Counted even when stopped meanwhile: the owner may resume from `next`
+  // by other means (a snapshot replica that fell behind reads on its own).
+  rs.next += static_cast<uint64_t>(res);
   if (rs.behind() > 0 || !conn->out.empty()) MarkPending(conn);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/resp_command.h"
 #include "io/thread_check.h"
@@ -11,6 +12,13 @@
 namespace ringkv::repl {
 
 namespace {
+
+// Per turn and per replica, hand over at most this much; and only while the
+// connection has little unsent: the backlog (or the snapshot file) is the
+// buffer, not the socket.
+constexpr size_t kPerTurn = 1 << 20;
+constexpr size_t kBulkPerTurn = kPerTurn;
+constexpr uint64_t kUnsentLimit = 4 << 20;
 
 // Bytes handed to the connection and not written to its socket yet.
 uint64_t Unsent(const io::Connection& conn) {
@@ -28,21 +36,97 @@ bool Streaming(const ReplicaLink& link) { return link.state == ReplicaState::kOn
 
 }  // namespace
 
-ReplicaLink::~ReplicaLink() {
-  if (rdb_fd >= 0) ::close(rdb_fd);
-}
-
 std::string ReplicaLink::ip() const {
   if (!announced_ip.empty()) return announced_ip;
   const std::string peer = conn->peer.ToString();
   return peer.substr(0, peer.rfind(':'));
 }
 
-void Primary::StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io) {
-  io.PrepareWrite(link.conn).Append(absl::StrCat("$", size, "\r\n"));
-  link.rdb_fd = fd;
-  link.rdb_left = size;
+void Primary::StartBulk(ReplicaLink& link, std::shared_ptr<SharedSnapshot> snapshot, io::IoSystem& io) {
+  io.PrepareWrite(link.conn).Append(absl::StrCat("$", snapshot->size(), "\r\n"));
+  link.snapshot = std::move(snapshot);
+  link.rdb_sent = 0;
+  link.rdb_own_reads = !SendsByOffset(link);
+  link.rdb_left_window = false;
   link.state = ReplicaState::kSendBulk;
+}
+
+bool Primary::SendBulk(ReplicaLink& link, io::IoSystem& io) {
+  SharedSnapshot& snapshot = *link.snapshot;
+  const io::ReplicaSend* rs = link.conn->replica.get();
+  const bool on_window = rs != nullptr && rs->stream == &snapshot.stream();
+  if (on_window) link.rdb_sent = rs->next;  // what its connection sent
+  if (link.rdb_sent == snapshot.size()) {
+    if (on_window) io::IoSystem::StopStream(link.conn);  // all sent: nothing in flight
+    link.snapshot.reset();
+    link.state = ReplicaState::kOnline;
+    return true;
+  }
+  // Not started on the window and unable to be (its connection cannot be
+  // sent by offset, or the window moved past it meanwhile): its own reads.
+  if (!on_window && (!SendsByOffset(link) || link.rdb_sent < snapshot.stream().front_offset())) {
+    link.rdb_own_reads = true;
+  }
+  if (!link.rdb_own_reads) {
+    // Read ahead of it (once for everybody), then send from the window.
+    if (!snapshot.FillTo(link.rdb_sent + kBulkPerTurn)) return false;
+    if (on_window) {
+      io.StreamMore(link.conn);
+    } else {
+      io.StartStream(link.conn, &snapshot.stream(), link.rdb_sent);  // after "$<size>\r\n"
+    }
+    return true;
+  }
+  // Its own reads, a piece per turn: never the whole file in memory. One
+  // that left the window continues after its last send from it, once that
+  // completed (the blocks it reads stay referenced until then).
+  if (link.rdb_left_window) {
+    if (rs != nullptr && rs->inflight != 0) return true;
+    if (rs != nullptr) link.rdb_sent = rs->next;
+    link.rdb_left_window = false;
+  }
+  if (Unsent(*link.conn) > kUnsentLimit) return true;
+  io::OutBuffer& out = io.PrepareWrite(link.conn);
+  size_t budget = static_cast<size_t>(std::min<uint64_t>(kBulkPerTurn, snapshot.size() - link.rdb_sent));
+  while (budget > 0) {
+    const size_t want = std::min<size_t>(budget, 8 * 1024);  // within one reply chunk
+    char* dst = out.Reserve(want);
+    const ssize_t n = snapshot.ReadAt(dst, want, link.rdb_sent);
+    if (n <= 0) return false;  // the file ended early: resync from scratch
+    out.Commit(static_cast<size_t>(n));
+    budget -= static_cast<size_t>(n);
+    link.rdb_sent += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+void Primary::TrimSnapshot(SharedSnapshot& snapshot) {
+  const io::BlockStream& window = snapshot.stream();
+  const auto sent_from_window = [&](const ReplicaLink& r) -> const io::ReplicaSend* {
+    const io::ReplicaSend* rs = r.conn->replica.get();
+    return r.snapshot.get() == &snapshot && rs != nullptr && rs->stream == &window ? rs : nullptr;
+  };
+  // The window is full: those more than half a window behind its end read
+  // on their own from now on (a replica that stopped reading must not hold
+  // the others back). A send of theirs still in flight completes from the
+  // blocks it references.
+  if (window.end() - window.front_offset() + SharedSnapshot::kBlockSize > SharedSnapshot::kMaxHeld) {
+    for (auto& r : replicas_) {
+      const io::ReplicaSend* rs = sent_from_window(*r);
+      if (rs != nullptr && window.end() - rs->next > SharedSnapshot::kMaxHeld / 2) {
+        r->rdb_own_reads = true;
+        r->rdb_left_window = true;
+        io::IoSystem::StopStream(r->conn);
+      }
+    }
+  }
+  uint64_t keep = window.end();
+  for (auto& r : replicas_) {
+    if (r->snapshot.get() != &snapshot || r->rdb_own_reads) continue;
+    const io::ReplicaSend* rs = sent_from_window(*r);
+    keep = std::min(keep, rs != nullptr ? rs->next : r->rdb_sent);  // or about to start from rdb_sent
+  }
+  snapshot.DropBefore(keep);
 }
 
 Primary::Primary(size_t backlog_size, uint64_t master_offset) : backlog_(backlog_size, master_offset) {}
@@ -104,11 +188,9 @@ void Primary::Detach(uint64_t client_id) {
 
 void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t>* drop) {
   RINGKV_DCHECK_MAIN_THREAD();
-  // Per turn and per replica, hand over at most this much; and only while the
-  // connection has little unsent: the backlog is the buffer, not the socket.
-  constexpr size_t kPerTurn = 1 << 20;
-  constexpr uint64_t kUnsentLimit = 4 << 20;
   uint64_t needed = backlog_.end_offset() + 1;
+  // The snapshots being sent this turn (few: one per save), trimmed after.
+  absl::InlinedVector<SharedSnapshot*, 2> snapshots;
   for (auto& r : replicas_) {
     // Sent by offset: what the connection sent so far is its position.
     if (const io::ReplicaSend* rs = r->conn->replica.get(); rs != nullptr && rs->stream == &backlog_.stream()) {
@@ -126,28 +208,16 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
     }
     needed = std::min(needed, r->next_offset);
     if (r->state == ReplicaState::kWaitBgsaveEnd) continue;
+    if (r->snapshot != nullptr && std::find(snapshots.begin(), snapshots.end(), r->snapshot.get()) == snapshots.end()) {
+      snapshots.push_back(r->snapshot.get());
+    }
     if (Unsent(*r->conn) > kUnsentLimit) continue;
     if (r->state == ReplicaState::kSendBulk) {
-      // The snapshot, a piece per turn: never the whole file in memory.
-      io::OutBuffer& out = io.PrepareWrite(r->conn);
-      size_t budget = static_cast<size_t>(std::min<uint64_t>(kPerTurn, r->rdb_left));
-      while (budget > 0) {
-        const size_t want = std::min<size_t>(budget, 8 * 1024);  // within one reply chunk
-        char* dst = out.Reserve(want);
-        ssize_t n = ::read(r->rdb_fd, dst, want);
-        if (n <= 0) break;
-        out.Commit(static_cast<size_t>(n));
-        budget -= static_cast<size_t>(n);
-        r->rdb_left -= static_cast<uint64_t>(n);
-      }
-      if (budget > 0 && r->rdb_left > 0) {  // the file ended early: resync from scratch
+      if (!SendBulk(*r, io)) {
         drop->push_back(r->client_id);
         continue;
       }
-      if (r->rdb_left > 0) continue;
-      ::close(r->rdb_fd);
-      r->rdb_fd = -1;
-      r->state = ReplicaState::kOnline;
+      if (r->state != ReplicaState::kOnline) continue;
     }
     if (r->stream_on_ack) continue;
     if (SendsByOffset(*r)) {
@@ -163,6 +233,16 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
     r->next_offset = backlog_.RefTo(r->next_offset, kPerTurn, &io.PrepareWrite(r->conn));
   }
   backlog_.Trim(needed);
+  // A snapshot whose last replica finished or left is already freed (the
+  // links held it); the others drop what nobody will send again.
+  for (SharedSnapshot* snapshot : snapshots) {
+    for (auto& r : replicas_) {
+      if (r->snapshot.get() == snapshot) {
+        TrimSnapshot(*snapshot);
+        break;
+      }
+    }
+  }
 }
 
 uint64_t Primary::Pending(const ReplicaLink& link) const {

@@ -27,6 +27,7 @@
 
 #include "io/io_system.h"
 #include "replication/backlog.h"
+#include "replication/shared_snapshot.h"
 
 namespace ringkv::repl {
 
@@ -75,9 +76,14 @@ struct ReplicaLink {
   uint64_t stalled_unsent = 0;
   // The address it is known by: REPLCONF ip-address, else the peer's IP.
   std::string ip() const;
-  int rdb_fd = -1;           // kSendBulk: the snapshot being sent (owned)
-  uint64_t rdb_left = 0;     // kSendBulk: bytes of it still to send
-  ~ReplicaLink();
+  // kSendBulk: the RDB file being sent, shared with every replica of the
+  // same save; how much of it this link has sent (or, when it reads on its
+  // own, handed to its connection); and whether it reads on its own (a TLS
+  // link, one of another I/O thread, or one left behind by the others).
+  std::shared_ptr<SharedSnapshot> snapshot;
+  uint64_t rdb_sent = 0;
+  bool rdb_own_reads = false;
+  bool rdb_left_window = false;  // own reads resume where its last window send ends
 };
 
 class Primary {
@@ -108,11 +114,12 @@ class Primary {
   void Detach(uint64_t client_id);
   const std::vector<std::unique_ptr<ReplicaLink>>& replicas() const { return replicas_; }
 
-  // Starts sending an RDB file (its open fd is taken over) to a replica in
-  // kWaitBgsaveEnd: "$<size>\r\n", then the bytes a piece per turn, then
-  // the stream from its next_offset. (A diskless payload instead comes from a
-  // DisklessTransfer, and the stream then waits for the replica's first ACK.)
-  void StartBulk(ReplicaLink& link, int fd, uint64_t size, io::IoSystem& io);
+  // Starts sending an RDB file to a replica in kWaitBgsaveEnd:
+  // "$<size>\r\n", then the file's bytes (read once for every replica of
+  // the same save: SharedSnapshot), then the stream from its next_offset.
+  // (A diskless payload instead comes from a DisklessTransfer, and the
+  // stream then waits for the replica's first ACK.)
+  void StartBulk(ReplicaLink& link, std::shared_ptr<SharedSnapshot> snapshot, io::IoSystem& io);
   // Hands online replicas the stream they miss (and syncing ones the next
   // piece of their RDB). Replicas so far behind that the backlog would pass
   // `max_lag_bytes` for them are listed in *drop.
@@ -144,6 +151,13 @@ class Primary {
   int online() const;
 
  private:
+  // One turn of a kSendBulk link: false when its file ended early (the
+  // replica must sync again). The link turns kOnline once all is sent.
+  bool SendBulk(ReplicaLink& link, io::IoSystem& io);
+  // Drops the window blocks of `snapshot` no replica sent from it needs, and
+  // moves to their own reads the replicas left too far behind.
+  void TrimSnapshot(SharedSnapshot& snapshot);
+
   Backlog backlog_;
   int stream_db_ = -1;
   std::string scratch_;

@@ -134,42 +134,13 @@ class Link {
 
 // A payload read through a Link (a TLS link's plaintext), buffered, never
 // more than `limit` bytes in all: what follows stays in the session.
-class LinkSource : public core::ByteSource {
+class LinkSource final : public core::BufferedSource {
  public:
-  LinkSource(Link* link, uint64_t limit) : link_(link), limit_(limit), buf_(new char[kBufSize]) {}
-  bool Read(char* dst, size_t n) override {
-    while (n > 0) {
-      if (pos_ == len_ && !Fill()) return false;
-      const size_t take = std::min(n, len_ - pos_);
-      std::memcpy(dst, buf_.get() + pos_, take);
-      pos_ += take;
-      offset_ += take;
-      dst += take;
-      n -= take;
-    }
-    return true;
-  }
-  uint64_t offset() const override { return offset_; }
-  size_t buffered() const { return len_ - pos_; }
+  LinkSource(Link* link, uint64_t limit) : BufferedSource(limit, 64 * 1024), link_(link) {}
 
  private:
-  bool Fill() {
-    pos_ = len_ = 0;
-    const uint64_t left = limit_ - fetched_;
-    if (left == 0) return false;
-    const ssize_t r = link_->RecvSome(buf_.get(), static_cast<size_t>(std::min<uint64_t>(kBufSize, left)));
-    if (r <= 0) return false;
-    len_ = static_cast<size_t>(r);
-    fetched_ += len_;
-    return true;
-  }
-  static constexpr size_t kBufSize = 64 * 1024;
+  ssize_t Fetch(char* dst, size_t n) override { return link_->RecvSome(dst, n); }
   Link* link_;
-  uint64_t limit_;
-  uint64_t fetched_ = 0;
-  std::unique_ptr<char[]> buf_;
-  size_t pos_ = 0, len_ = 0;
-  uint64_t offset_ = 0;
 };
 
 // Binds fd to `source` (an address, any port) before it connects, as Redis's
@@ -397,7 +368,10 @@ SyncResult SyncWorker::Run(const SyncRequest& req) {
     fd_ = -1;
     return r;
   }
-  if (line.rfind("+FULLRESYNC ", 0) != 0) return fail(absl::StrCat("Unexpected reply to PSYNC from master: ", line));
+  if (line.rfind("+FULLRESYNC ", 0) != 0) {
+    r.psync_refused = true;
+    return fail(absl::StrCat("Unexpected reply to PSYNC from master: ", line));
+  }
   r.replid = line.substr(12, 40);
   phase_ = SyncPhase::kTransfer;
   if (!absl::SimpleAtoi(line.substr(53), &r.offset)) return fail("Bad +FULLRESYNC reply: " + line);

@@ -68,6 +68,7 @@ struct SyncResult {
   bool eof_payload = false;  // kFull: the primary sent the diskless "$EOF:" form
   uint64_t payload_bytes = 0;
   std::string error;      // kFailed: what went wrong (for the log)
+  bool psync_refused = false;  // kFailed: PSYNC was answered neither +CONTINUE nor +FULLRESYNC
   // A TLS link: the session, handshake done, that the socket's stream
   // continues in (it may hold stream bytes already decrypted).
   io::TlsSessionPtr tls;

@@ -224,11 +224,9 @@ void Server::OnSyncResult(repl::SyncResult r) {
     Log(kWarning, r.error);
     sync_staging_.reset();
     if (failover_ && failover_->in_progress) {  // the target refused: stay the primary
-      // An error answered to PSYNC FAILOVER (the worker's "Unexpected reply
-      // to PSYNC", logged above) is logged with Redis's reason, which
-      // operators and Redis's failover test look for.
-      const bool psync_refused = r.error.rfind("Unexpected reply to PSYNC", 0) == 0;
-      EndFailover(false, psync_refused ? std::string("Failover target rejected psync request") : r.error);
+      // An error answered to PSYNC FAILOVER is logged with Redis's reason,
+      // which operators and Redis's failover test look for.
+      EndFailover(false, r.psync_refused ? std::string("Failover target rejected psync request") : r.error);
       return;
     }
     master_->state = MasterLink::State::kConnect;

@@ -304,26 +304,33 @@ void Server::FinishFullSync(const ChildResult& result) {
   for (const auto& r : primary_->replicas()) {
     if (r->state == repl::ReplicaState::kWaitBgsaveEnd) waiting.push_back(r.get());
   }
+  // The file is opened once and read once for all of them (a later save
+  // may replace dbfilename meanwhile: the descriptor keeps this one).
+  std::shared_ptr<repl::SharedSnapshot> snapshot;
+  if (result.ok && !waiting.empty()) {
+    const int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && ::fstat(fd, &st) == 0) {
+      snapshot = std::make_shared<repl::SharedSnapshot>(fd, static_cast<uint64_t>(st.st_size));
+    } else if (fd >= 0) {
+      ::close(fd);
+    }
+  }
   for (repl::ReplicaLink* r : waiting) {
     if (!result.ok) {
       Log(kWarning, "SYNC failed. BGSAVE child returned an error");
       DropReplica(r->client_id);
       continue;
     }
-    // Each replica reads the file through its own descriptor (a later save
-    // may replace dbfilename meanwhile), a piece per loop turn.
-    const int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-      if (fd >= 0) ::close(fd);
+    if (snapshot == nullptr) {
       Log(kWarning, "SYNC failed: can't open the RDB file just written");
       DropReplica(r->client_id);
       continue;
     }
-    primary_->StartBulk(*r, fd, static_cast<uint64_t>(st.st_size), *io_);
+    primary_->StartBulk(*r, snapshot, *io_);
     r->last_ack_ms = UnixMs();
     Log(kNotice, StrCat("Synchronization with replica ", r->conn->peer.ToString(), " started: sending ",
-                        st.st_size, " bytes of RDB"));
+                        snapshot->size(), " bytes of RDB"));
   }
   StartFullSyncIfNeeded(UnixMs());  // replicas that asked during this save
 }

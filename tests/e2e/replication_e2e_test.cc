@@ -9,6 +9,7 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -245,6 +246,61 @@ TEST(ReplicationE2E, SlowDisklessPayloadIsByteExact) {
     fclose(f);
     EXPECT_EQ(RunShell("redis-check-rdb " + path + " > /dev/null 2>&1"), 0);
   }
+}
+
+// A disk-based full sync reads its file once for every replica of the
+// same save (repl::SharedSnapshot): three replicas attach to one slow
+// BGSAVE; two read at once, one reads nothing for a while (it leaves the
+// shared window and reads on its own). Each receives the file byte for byte,
+// then the stream.
+TEST(ReplicationE2E, DiskSyncSendsEveryReplicaTheFileReadOnce) {
+  TestServer primary(Args({"--repl-diskless-sync", "no", "--rdbcompression", "no"}));
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "250000", "key", "120"}), "+OK\r\n");  // ~35 MB
+  std::vector<std::unique_ptr<RawConn>> fakes;
+  for (int i = 0; i < 3; ++i) {
+    fakes.push_back(std::make_unique<RawConn>(primary.port()));
+    ASSERT_TRUE(fakes.back()->Send(Resp({"REPLCONF", "capa", "psync2"}) + Resp({"PSYNC", "?", "-1"})));
+  }
+  std::vector<size_t> sizes;
+  for (auto& f : fakes) {
+    EXPECT_EQ(ReadLinkLine(*f), "+OK");
+    EXPECT_EQ(ReadLinkLine(*f).rfind("+FULLRESYNC ", 0), 0u);
+    const std::string header = ReadLinkLine(*f);  // after the save: "$<size>"
+    ASSERT_EQ(header[0], '$') << header;
+    sizes.push_back(std::stoull(header.substr(1)));
+  }
+  ASSERT_EQ(sizes[0], sizes[1]);
+  ASSERT_EQ(sizes[0], sizes[2]);
+  const size_t size = sizes[0];
+  ASSERT_GT(size, 30u << 20);
+  std::vector<std::string> payloads(3);
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 2; ++i) readers.emplace_back([&, i] { payloads[i] = fakes[i]->ReadN(size); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the third reads nothing meanwhile
+  payloads[2] = fakes[2]->ReadN(size);
+  for (auto& t : readers) t.join();
+  const std::string file = ReadFile(primary.dir() + "/dump.rdb");
+  ASSERT_EQ(file.size(), size);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE("replica " + std::to_string(i));
+    ASSERT_EQ(payloads[i].size(), size);
+    EXPECT_TRUE(payloads[i] == file) << "the payload differs from the file";
+  }
+  // Then the stream, to each of them.
+  ASSERT_EQ(Call(p, {"SET", "after-the-sync", "1"}), "+OK\r\n");
+  const std::string set = Resp({"SET", "after-the-sync", "1"});
+  for (auto& f : fakes) {
+    std::string got;
+    while (got.find(set) == std::string::npos && got.size() < 4096) {
+      const std::string more = f->ReadN(1);
+      ASSERT_FALSE(more.empty()) << "no stream after the payload: " << got;
+      got += more;
+    }
+    EXPECT_NE(got.find(set), std::string::npos);
+  }
+  EXPECT_EQ(Info(p, "connected_slaves", "replication"), "3");
 }
 
 TEST(ReplicationE2E, PartialResyncAfterTheLinkDrops) {

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -184,6 +185,7 @@ class TestServer {
     }
     argv.push_back(binary);
     if (!config_file.empty()) argv.push_back(config_file);
+    const size_t port_arg = argv.size() + 1;  // replaced if the port turns out taken
     argv.insert(argv.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1"});
     if (binary.find("redis-server") != std::string::npos) {
       argv.insert(argv.end(), {"--save", "", "--appendonly", "no"});
@@ -197,42 +199,16 @@ class TestServer {
       argv.insert(argv.end(), {"--io-backend", backend});
     }
     argv.insert(argv.end(), args.begin(), args.end());
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      if (getenv("RINGKV_TEST_VERBOSE") == nullptr) {
-        FILE* f = freopen("/dev/null", "w", stdout);
-        (void)f;
+    // FreePort() only saw the port free a moment ago: another process may
+    // take it before the server binds it, and a PING would then reach that
+    // process. The server's INFO names its process: if it is not ours, the
+    // start is tried again on another port.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (attempt > 0) {
+        port_ = FreePort();
+        argv[port_arg] = std::to_string(port_);
       }
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
-    // 5 s to answer PING; a server still loading its dataset (-LOADING)
-    // gets up to 120 s more.
-    const auto loading_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    for (int i = 0; i < 200; ++i) {
-      RawConn c(port_);
-      std::string pong;
-      if (c.ok() && c.Send("PING\r\n") && ((pong = c.ReadReply()) == "+PONG\r\n" || pong.rfind("-NOAUTH", 0) == 0)) {
-        ready_ = true;
-        break;
-      }
-      if (pong.rfind("-LOADING", 0) == 0) {
-        if (wait_for == WaitFor::kAnswer) {
-          ready_ = true;
-          break;
-        }
-        if (std::chrono::steady_clock::now() < loading_deadline) --i;
-      }
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exit_status_ = status;
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      if (Launch(argv, wait_for)) break;
     }
   }
   ~TestServer() {
@@ -296,6 +272,65 @@ class TestServer {
   }
 
  private:
+  // Starts the process and waits for it to answer. False when the answer
+  // came from another process (the port was taken meanwhile): ours is
+  // stopped. True otherwise, ready or not (ready()).
+  bool Launch(std::vector<std::string> argv, WaitFor wait_for) {
+    ready_ = false;
+    exit_status_ = -1;
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      if (getenv("RINGKV_TEST_VERBOSE") == nullptr) {
+        FILE* f = freopen("/dev/null", "w", stdout);
+        (void)f;
+      }
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    // 5 s to answer PING; a server still loading its dataset (-LOADING)
+    // gets up to 120 s more.
+    const auto loading_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    for (int i = 0; i < 200; ++i) {
+      RawConn c(port_);
+      std::string pong;
+      if (c.ok() && c.Send("PING\r\n") && ((pong = c.ReadReply()) == "+PONG\r\n" || pong.rfind("-NOAUTH", 0) == 0)) {
+        if (pong[0] == '+' && !AnsweredByUs(c)) {
+          Kill();
+          return false;
+        }
+        ready_ = true;
+        break;
+      }
+      if (pong.rfind("-LOADING", 0) == 0) {
+        if (wait_for == WaitFor::kAnswer) {
+          ready_ = true;
+          break;
+        }
+        if (std::chrono::steady_clock::now() < loading_deadline) --i;
+      }
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_status_ = status;
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return true;
+  }
+  // Whether the server answering on `c` is the process we started (INFO's
+  // process_id; a server whose INFO says nothing of it is taken as ours).
+  bool AnsweredByUs(RawConn& c) {
+    if (!c.Send("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")) return true;
+    const std::string info = c.ReadReply();
+    const size_t at = info.find("\r\nprocess_id:");
+    if (at == std::string::npos) return true;
+    return std::atoll(info.c_str() + at + 13) == static_cast<long long>(pid_);
+  }
+
   int port_;
   std::string own_dir_;
   pid_t pid_ = -1;

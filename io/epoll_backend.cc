@@ -99,6 +99,14 @@ void EpollBackend::CancelArmed(int fd) {
   Update(fd);
 }
 
+void EpollBackend::CancelRecv(int fd, uint64_t recv_tag, uint64_t) {
+  FdState& st = State(fd);
+  if (st.kind != Kind::kConn || !st.recv || st.recv_tag != recv_tag) return;
+  Push(st.recv_tag, -ECANCELED, 0);
+  st.recv = false;
+  Update(fd);
+}
+
 void EpollBackend::ArmWake(uint64_t tag) {
   FdState& st = State(wake_fd_);
   st.kind = Kind::kWake;

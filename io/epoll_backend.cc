@@ -99,11 +99,21 @@ void EpollBackend::CancelArmed(int fd) {
   Update(fd);
 }
 
-void EpollBackend::CancelRecv(int fd, uint64_t recv_tag, uint64_t) {
+// Ends the operation armed on fd with `tag`, as io_uring's cancel by
+// user_data does: the receive (-ECANCELED), or a send waiting for room
+// (-ECANCELED: nothing of it was sent; IoThread sends it again elsewhere).
+void EpollBackend::CancelRecv(int fd, uint64_t tag, uint64_t) {
   FdState& st = State(fd);
-  if (st.kind != Kind::kConn || !st.recv || st.recv_tag != recv_tag) return;
-  Push(st.recv_tag, -ECANCELED, 0);
-  st.recv = false;
+  if (st.kind != Kind::kConn) return;
+  if (st.recv && st.recv_tag == tag) {
+    Push(st.recv_tag, -ECANCELED, 0);
+    st.recv = false;
+  } else if (st.send_wait && st.send_tag == tag) {
+    Push(st.send_tag, -ECANCELED, 0);
+    st.send_wait = false;
+  } else {
+    return;
+  }
   Update(fd);
 }
 

@@ -99,6 +99,7 @@ bool IoThread::Movable(const Connection* conn, bool all) const {
 void IoThread::Release(Connection* conn) {
   if (conn->closing || conn->detaching) return;
   conn->detaching = true;
+  detach_since_ = std::chrono::steady_clock::now();
   if (conn->recv_armed) {
     backend_->CancelRecv(conn->fd, Tag(Op::kRecv, conn->gen, conn->slot), Tag(Op::kCancel, 0, 0));
   }
@@ -125,6 +126,19 @@ void IoThread::Offer(size_t count, bool all) {
 }
 
 void IoThread::SweepDetaching() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - detach_since_ >= kDetachSendWait) {
+    // Sends that waited that long for room: cancelled (the bytes stay in
+    // `out`, sent by the next thread). A cancelled send sent nothing; one
+    // that completes first completes as usual. Not a replica's stream send
+    // (its blocks are held until it completes).
+    detach_since_ = now;
+    for (Connection* conn : detaching_) {
+      if (conn->send_inflight && conn->replica() == nullptr) {
+        backend_->CancelRecv(conn->fd, Tag(Op::kSend, conn->gen, conn->slot), Tag(Op::kCancel, 0, 0));
+      }
+    }
+  }
   size_t kept = 0;
   for (Connection* conn : detaching_) {
     if (conn->inflight != 0 || conn == busy_ || conn == held_conn_) {
@@ -451,7 +465,8 @@ void IoThread::OnSend(Connection* conn, int res) {
     return;
   }
   if (res < 0) {
-    if (res == -EAGAIN || res == -EINTR) {
+    // (-ECANCELED: a released connection's stalled send, see SweepDetaching)
+    if (res == -EAGAIN || res == -EINTR || (res == -ECANCELED && conn->detaching)) {
       MarkPending(conn);
       return;
     }
@@ -648,7 +663,9 @@ void IoThread::Loop() {
 
     // The main loop: this turn may have set a nearer timer (a command that
     // blocked).
-    backend_->Wait(runs_main_loop() ? main_->WaitMs() : -1);
+    int wait_ms = runs_main_loop() ? main_->WaitMs() : -1;
+    if (!detaching_.empty()) wait_ms = wait_ms < 0 ? DetachWaitMs() : std::min(wait_ms, DetachWaitMs());
+    backend_->Wait(wait_ms);
     ReapCompletions();
   }
 }

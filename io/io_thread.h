@@ -100,6 +100,9 @@ class IoThread {
   void ReleaseSome(size_t count, std::vector<Connection*>* released);
   // Connections being released (not detached yet).
   size_t releasing() const { return detaching_.size(); }
+  // How long the loop may sleep while connections are being released (their
+  // stalled sends are cancelled after kDetachSendWait): -1 when none is.
+  int DetachWaitMs() const { return detaching_.empty() ? -1 : 100; }
   [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
     if (!conn->send_pending) {
       conn->send_pending = true;
@@ -294,6 +297,11 @@ class IoThread {
   std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
   std::vector<Connection*> tls_kick_;  // adopted TLS links with input already buffered
   std::vector<Connection*> detaching_;  // released, not detached yet (Release)
+  // A send in flight on a released connection is left to complete for this
+  // long (since the last release or cancel), then cancelled: a peer that
+  // stopped reading must not hold a hand-over (or a retirement) forever.
+  static constexpr std::chrono::milliseconds kDetachSendWait{1000};
+  std::chrono::steady_clock::time_point detach_since_{};
   bool retiring_ = false;               // threads > 0: leave once no connection is left
   // Decrypted input, parsed in place as a pool buffer is; one per scratch
   // level (a turn while busy parses inside a command of the outer level).

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -214,6 +215,42 @@ TEST(IoThreadsResizeE2E, BlockedClientAndSubscriberMove) {
   for (int i = 0; i < published; ++i) {
     const std::string m = std::to_string(i);
     ASSERT_EQ(sub.ReadReply(), "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$" + std::to_string(m.size()) + "\r\n" + m + "\r\n");
+  }
+  EXPECT_EQ(Info(c, "connected_clients", "clients"), "3");
+}
+
+// A client that stopped reading (its socket full, a send waiting for room)
+// does not hold a retiring thread: the send is cancelled after a while and
+// the connection moves with everything unsent, which it then reads whole.
+TEST(IoThreadsResizeE2E, StalledReaderDoesNotHoldARetirement) {
+  Uncapped uncapped;
+  TestServer s({"--save", "", "--io-threads", "2"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const int pid = std::stoi(Info(c, "process_id", "server"));
+  ASSERT_TRUE(WaitIoThreads(pid, 2));
+  const std::string big(256 * 1024, 'z');
+  ASSERT_EQ(Call(c, {"SET", "big", big}), "+OK\r\n");
+  // Two stalled readers, accepted one after the other: one on each thread.
+  std::string batch;
+  for (int i = 0; i < 100; ++i) batch += Resp({"GET", "big"});  // 25 MB of replies, not read yet
+  batch += Resp({"PING"});
+  RawConn stalled1(s.port());
+  ASSERT_TRUE(stalled1.Send(batch));
+  RawConn stalled2(s.port());
+  ASSERT_TRUE(stalled2.Send(batch));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "io-threads", "1"}), "+OK\r\n");
+  EXPECT_TRUE(WaitIoThreads(pid, 1, 5000)) << IoThreadsRunning(pid);
+  std::cout << "retired in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count()
+            << " ms\n";
+  const std::string reply = "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n";
+  for (RawConn* r : {&stalled1, &stalled2}) {
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(r->ReadReply(), reply) << i;
+    EXPECT_EQ(r->ReadReply(), "+PONG\r\n");
+    EXPECT_EQ(Call(*r, {"PING"}), "+PONG\r\n");
   }
   EXPECT_EQ(Info(c, "connected_clients", "clients"), "3");
 }

@@ -78,10 +78,10 @@ class IoBackend {
   // finishes in the batch being reaped rather than after another wait for
   // readiness. io_uring: nothing to do, the kernel ends them on shutdown.
   virtual void CancelArmed(int fd) { (void)fd; }
-  // Ends the receive armed on fd with tag `recv_tag` (and nothing else: a
-  // send in flight goes on): its last completion comes with -ECANCELED
-  // (or with what ended it first), after any data it had received.
-  // `cancel_tag`: the tag of the cancel request's own completion (io_uring).
+  // Ends the one operation on fd tagged `recv_tag`: the receive (named for
+  // it), or a send waiting for room. It completes with -ECANCELED (or with
+  // what ended it first; a receive after the data it had received; a send
+  // cancelled sent nothing). `cancel_tag`: the cancel's own completion.
   virtual void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) = 0;
 
   // The bytes of pool buffer `bid`; back to the pool with RecycleBuffer, made

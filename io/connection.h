@@ -65,46 +65,9 @@ struct ConnectionExtras {
   std::atomic<uint32_t> stat_qbuf_cap{0};
 };
 
-// Read-only views of ConnectionExtras under the names the connection's
-// fields had before they moved there (conn->tls, conn->replica,
-// conn->main_out, conn->stat_obuf): each holds only the extras pointer, and
-// a connection keeps them in one union (see Connection::extras), so all four
-// cost one word. They are standard-layout structs with the same first
-// member, so reading that member through any of them is defined (the common
-// initial sequence rule). A connection without extras reads as "none" / 0.
-struct ExtrasPtr {
-  ConnectionExtras* x;
-};
-struct TlsView {
-  ConnectionExtras* x;
-  TlsSession* get() const { return x != nullptr ? x->tls.get() : nullptr; }
-  TlsSession* operator->() const { return x->tls.get(); }
-  TlsSession& operator*() const { return *x->tls; }
-  friend bool operator==(const TlsView& v, std::nullptr_t) { return v.get() == nullptr; }
-};
-struct ReplicaView {
-  ConnectionExtras* x;
-  ReplicaSend* get() const { return x != nullptr ? x->replica.get() : nullptr; }
-  ReplicaSend* operator->() const { return x->replica.get(); }
-  ReplicaSend& operator*() const { return *x->replica; }
-  friend bool operator==(const ReplicaView& v, std::nullptr_t) { return v.get() == nullptr; }
-};
-struct MainOutView {
-  ConnectionExtras* x;
-  size_t size() const { return x != nullptr ? x->main_out.size() : 0; }
-  bool empty() const { return size() == 0; }
-  size_t allocated() const { return x != nullptr ? x->main_out.allocated() : 0; }
-  // REQUIRES: extras (a connection of another I/O thread has them from accept).
-  OutBuffer& operator*() const { return x->main_out; }
-};
-struct ObufStatView {
-  ConnectionExtras* x;
-  uint64_t load(std::memory_order order) const { return x != nullptr ? x->stat_obuf.load(order) : 0; }
-};
-
 struct Connection {
   Connection() = default;
-  ~Connection() { delete extras.x; }
+  ~Connection() { delete extras_; }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -113,7 +76,10 @@ struct Connection {
   uint64_t id = 0;        // CLIENT ID
   int fd = -1;
   SocketAddress peer;
-  uint16_t thread = 0;    // index of the owning IoThread (0 = main thread)
+  // Index of the owning IoThread (0 = main thread). Main thread: set at
+  // accept, and changed only while no I/O thread owns the connection (a
+  // hand-over between threads when io-threads changes: IoSystem::Handover).
+  uint16_t thread = 0;
 
   // ---- I/O thread ---------------------------------------------------------------
   uint8_t inflight = 0;   // submitted operations not yet completed
@@ -136,32 +102,44 @@ struct Connection {
   bool main_pending : 1 = false;  // in IoSystem's remote-pending list
   bool main_closed : 1 = false;   // close requested by the main thread
   bool main_dead : 1 = false;     // OnClose delivered; deleted at end of turn
+  bool main_moving : 1 = false;   // being handed to another thread: replies stay in main_out
+  bool main_close_now : 1 = false;  // CloseNow while moving: closed, unsent dropped, once handed over
+  // I/O thread (a byte of its own): the owning thread was asked to give the
+  // connection up (IoThread::Release): its receive is cancelled, no new send
+  // starts, and once nothing is in flight it is detached and reported.
+  bool detaching = false;
 
   uint32_t slot = 0;      // index in the owning thread's slot table
   uint32_t gen = 0;       // its completion tags' generation (24 bits; IoThread)
   std::unique_ptr<PendingInput> pending;  // only while a command is incomplete
-  // Owned; null for a plain connection of the main thread. Set before the
-  // connection is handed to its I/O thread (or, for a replica's stream, by
-  // the main thread, which is that connection's I/O thread), never replaced.
-  // The views read it: `tls` (only a TLS connection has a session: `out`
-  // then holds plaintext, encrypted into the session's wire buffer at each
-  // flush, and received bytes are decrypted before parsing), `replica` (a
-  // replica of the main thread: the stream it is sent by offset, after
-  // `out`, IoSystem::StreamReplica), `main_out` (another thread's
-  // connection: replies the main thread has not posted yet) and `stat_obuf`
-  // (its I/O thread's unsent bytes).
-  union {
-    ExtrasPtr extras{nullptr};
-    TlsView tls;
-    ReplicaView replica;
-    MainOutView main_out;
-    ObufStatView stat_obuf;
-  };
+  // What only some connections use (ConnectionExtras), owned; null for a
+  // plain connection of the main thread. Created before the connection is
+  // handed to an I/O thread (at accept, at a hand-over to another thread)
+  // or, for a replica's stream, by the main thread, which is that
+  // connection's I/O thread; never replaced while a thread owns it.
+  ConnectionExtras* extras() const { return extras_; }
   // The extras, created on first use.
   ConnectionExtras& mutable_extras() {
-    if (extras.x == nullptr) extras.x = new ConnectionExtras;
-    return *extras.x;
+    if (extras_ == nullptr) extras_ = new ConnectionExtras;
+    return *extras_;
   }
+  // Only a TLS connection has a session: `out` then holds plaintext,
+  // encrypted into the session's wire buffer at each flush, and received
+  // bytes are decrypted before parsing.
+  TlsSession* tls() const { return extras_ != nullptr ? extras_->tls.get() : nullptr; }
+  // A replica of the main thread: the stream it is sent by offset, after
+  // `out` (IoSystem::StartStream).
+  ReplicaSend* replica() const { return extras_ != nullptr ? extras_->replica.get() : nullptr; }
+  // Main thread, another thread's connection: replies not posted yet.
+  size_t main_out_size() const { return extras_ != nullptr ? extras_->main_out.size() : 0; }
+  size_t main_out_allocated() const { return extras_ != nullptr ? extras_->main_out.allocated() : 0; }
+  // Another thread's connection: the unsent bytes its thread last published.
+  uint64_t stat_obuf() const { return extras_ != nullptr ? extras_->stat_obuf.load(std::memory_order_relaxed) : 0; }
+
+ private:
+  ConnectionExtras* extras_ = nullptr;
+
+ public:
   OutBuffer out;          // bytes waiting to be sent (I/O thread)
 
   // ---- main thread ----------------------------------------------------------------
@@ -174,11 +152,11 @@ static_assert(sizeof(Connection) <= 96, "Connection grew: move what few connecti
 
 // The qbuf size and capacity for CLIENT LIST / INFO. Main thread.
 inline uint32_t QueryBufferSize(const Connection& conn) {
-  if (conn.thread != 0) return conn.extras.x->stat_qbuf.load(std::memory_order_relaxed);
+  if (conn.thread != 0) return conn.extras()->stat_qbuf.load(std::memory_order_relaxed);
   return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.size(), UINT32_MAX)) : 0;
 }
 inline uint32_t QueryBufferCapacity(const Connection& conn) {
-  if (conn.thread != 0) return conn.extras.x->stat_qbuf_cap.load(std::memory_order_relaxed);
+  if (conn.thread != 0) return conn.extras()->stat_qbuf_cap.load(std::memory_order_relaxed);
   return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.capacity(), UINT32_MAX))
                                  : 0;
 }

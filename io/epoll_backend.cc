@@ -99,6 +99,24 @@ void EpollBackend::CancelArmed(int fd) {
   Update(fd);
 }
 
+// Ends the operation armed on fd with `tag`, as io_uring's cancel by
+// user_data does: the receive (-ECANCELED), or a send waiting for room
+// (-ECANCELED: nothing of it was sent; IoThread sends it again elsewhere).
+void EpollBackend::CancelRecv(int fd, uint64_t tag, uint64_t) {
+  FdState& st = State(fd);
+  if (st.kind != Kind::kConn) return;
+  if (st.recv && st.recv_tag == tag) {
+    Push(st.recv_tag, -ECANCELED, 0);
+    st.recv = false;
+  } else if (st.send_wait && st.send_tag == tag) {
+    Push(st.send_tag, -ECANCELED, 0);
+    st.send_wait = false;
+  } else {
+    return;
+  }
+  Update(fd);
+}
+
 void EpollBackend::ArmWake(uint64_t tag) {
   FdState& st = State(wake_fd_);
   st.kind = Kind::kWake;

@@ -39,6 +39,7 @@ class EpollBackend final : public IoBackend {
   void PollIn(int fd, uint64_t tag) override;
   void Forget(int fd) override;
   void CancelArmed(int fd) override;
+  void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) override;
   char* Buffer(uint16_t bid) override { return buffers_ + static_cast<size_t>(bid) * kBufSize; }
   void RecycleBuffer(uint16_t bid) override { free_buffers_.push_back(bid); }
   void Recycled() override {}

@@ -17,6 +17,7 @@
 //   ArmWake              read of the eventfd            eventfd in the interest set
 //   Fsync                fsync, IOSQE_ASYNC             a worker thread (fdatasync)
 //   PollIn               one-shot poll                  EPOLLONESHOT
+//   CancelRecv           async cancel by user_data      EPOLLIN dropped, -ECANCELED
 //
 // A completion's `tag` is the user_data IoThread gave the operation (its
 // layout is IoThread's); `flags` use io_uring's bits: kMore while a multishot
@@ -77,6 +78,11 @@ class IoBackend {
   // finishes in the batch being reaped rather than after another wait for
   // readiness. io_uring: nothing to do, the kernel ends them on shutdown.
   virtual void CancelArmed(int fd) { (void)fd; }
+  // Ends the one operation on fd tagged `recv_tag`: the receive (named for
+  // it), or a send waiting for room. It completes with -ECANCELED (or with
+  // what ended it first; a receive after the data it had received; a send
+  // cancelled sent nothing). `cancel_tag`: the cancel's own completion.
+  virtual void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) = 0;
 
   // The bytes of pool buffer `bid`; back to the pool with RecycleBuffer, made
   // available again at the next Recycled().

@@ -151,10 +151,17 @@ void IoSystem::Shutdown() {
     }
   }
   CloseListeners();
-  // Commands still queued are dropped; closes already reported are delivered.
+  // Commands still queued are dropped; closes already reported are delivered,
+  // and a connection detached on its way to another thread is closed here.
   inbox_->Drain(&inbox_scratch_);
   for (ToMain& m : inbox_scratch_) {
-    if (m.kind == ToMain::Kind::kClosed) HandleClosed(m.conn);
+    if (m.kind == ToMain::Kind::kClosed) {
+      HandleClosed(m.conn);
+    } else if (m.kind == ToMain::Kind::kDetached) {
+      close(m.conn->fd);
+      m.conn->out.Clear();
+      HandleClosed(m.conn);
+    }
   }
   inbox_scratch_.clear();
   for (auto& t : threads_) {
@@ -321,6 +328,8 @@ absl::Status IoSystem::Start(const IoOptions& options) {
   if (absl::Status s = ChooseBackend(options.backend); !s.ok()) return s;
   int n = std::max(1, options.threads);
   outbox_.resize(n);
+  conn_count_.assign(n, 0);
+  active_ = target_ = n;
   for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, backend_, limits_, *inbox_));
   threads_[0]->InstallMainLoop(this, sink_, inbox_->eventfd());
   // A stop asked for before there was a thread 0 (which checks its own flag).
@@ -352,7 +361,7 @@ void IoSystem::Run() {
 }
 
 NetTotals IoSystem::net_totals() const {
-  NetTotals t;
+  NetTotals t = retired_net_;
   for (const auto& thread : threads_) thread->net_stats().AddTo(&t, thread->index() != 0);
   return t;
 }
@@ -411,6 +420,7 @@ Connection* IoSystem::AdoptSocket(int fd, TlsSessionPtr tls) {
   conn->peer = ToSocketAddress(peer_ss, &unix_path_);
   conn->thread = 0;
   if (tls != nullptr) conn->mutable_extras().tls = std::move(tls);
+  ++conn_count_[0];
   sink_->OnOpen(conn);
   threads_[0]->Adopt(conn);
   return conn;
@@ -458,7 +468,8 @@ void IoSystem::Accept(int fd, int listener) {
   // Another thread's connection: the main thread stages its replies, and
   // its thread publishes its figures, in the extras (allocated once, here).
   if (conn->thread != 0) conn->mutable_extras();
-  next_thread_ = (next_thread_ + 1) % threads_.size();
+  ++conn_count_[conn->thread];
+  next_thread_ = (next_thread_ + 1) % static_cast<uint32_t>(active_);
   sink_->OnOpen(conn);
   if (conn->thread == 0) {
     threads_[0]->Adopt(conn);
@@ -482,12 +493,25 @@ void IoSystem::DrainInbox() {
 }
 
 void IoSystem::Dispatch(ToMain& m) {
-  if (m.kind == ToMain::Kind::kClosed) {
-    HandleClosed(m.conn);
-  } else if (m.kind == ToMain::Kind::kNotify) {
-    sink_->OnNotify();
-  } else {
-    DeliverBatch(m, batch_args_);
+  switch (m.kind) {
+    case ToMain::Kind::kBatch:
+      DeliverBatch(m, batch_args_);
+      break;
+    case ToMain::Kind::kClosed:
+      HandleClosed(m.conn);
+      break;
+    case ToMain::Kind::kNotify:
+      sink_->OnNotify();
+      break;
+    case ToMain::Kind::kOffer:
+      OnOffer(m.conn);
+      break;
+    case ToMain::Kind::kDetached:
+      Handover(m.conn);
+      break;
+    case ToMain::Kind::kRetired:
+      OnRetired(m.thread);
+      break;
   }
 }
 
@@ -496,6 +520,7 @@ void IoSystem::BeforeFlush() {
   // answer, a WAIT's count) is sent this turn, not after the next wake-up.
   RunTimers();
   DrainInbox();
+  if (target_ != active_) ApplyThreads();
   sink_->BeforeFlush();
   PostRemoteReplies();
 }
@@ -516,12 +541,12 @@ void IoSystem::BeforeBusyTurn(Connection* busy) {
   for (ToMain& m : messages) {
     // The busy connection's later commands and close, and background work,
     // wait (in order); other connections are served.
-    if (m.conn == busy || m.kind == ToMain::Kind::kNotify) {
+    if (m.conn == busy || m.kind == ToMain::Kind::kNotify || m.kind == ToMain::Kind::kRetired) {
       held_.push_back(std::move(m));
-    } else if (m.kind == ToMain::Kind::kClosed) {
-      HandleClosed(m.conn);
-    } else {
+    } else if (m.kind == ToMain::Kind::kBatch) {
       DeliverBatch(m, args);
+    } else {
+      Dispatch(m);
     }
   }
 }
@@ -557,9 +582,15 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
 }
 
 void IoSystem::HandleClosed(Connection* conn) {
+  --conn_count_[conn->thread];
+  if (conn->main_moving) {
+    conn->main_moving = false;
+    --moving_;
+    std::erase(to_main_thread_, conn);
+  }
   sink_->OnClose(conn);
   conn->main_dead = true;
-  if (conn->extras.x != nullptr) conn->extras.x->main_out.Clear();
+  if (conn->extras() != nullptr) conn->extras()->main_out.Clear();
   graveyard_.push_back(conn);
 }
 
@@ -570,19 +601,20 @@ void IoSystem::ReapGraveyard() {
 
 bool IoSystem::StartStream(Connection* conn, const BlockStream* stream, uint64_t from) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (conn->replica != nullptr && conn->replica->inflight != 0) return false;
-  if (conn->replica == nullptr) {
+  ReplicaSend* rs = conn->replica();
+  if (rs != nullptr && rs->inflight != 0) return false;
+  if (rs == nullptr) {
     conn->mutable_extras().replica = std::make_unique<ReplicaSend>(stream, from);
   } else {
-    conn->replica->stream = stream;
-    conn->replica->next = from;
+    rs->stream = stream;
+    rs->next = from;
   }
   StreamMore(conn);
   return true;
 }
 
 void IoSystem::StreamMore(Connection* conn) {
-  if (conn->replica != nullptr && conn->replica->behind() > 0) threads_[0]->MarkPending(conn);
+  if (const ReplicaSend* rs = conn->replica(); rs != nullptr && rs->behind() > 0) threads_[0]->MarkPending(conn);
 }
 
 void IoSystem::CloseAfterReply(Connection* conn) {
@@ -608,7 +640,11 @@ void IoSystem::CloseNow(Connection* conn) {
     return;
   }
   conn->main_closed = true;
-  (*conn->main_out).Clear();
+  conn->extras()->main_out.Clear();
+  if (conn->main_moving) {  // closed once handed over (Handover)
+    conn->main_close_now = true;
+    return;
+  }
   outbox_[conn->thread].push_back(ToIo::Close(conn->id, false));
 }
 
@@ -620,10 +656,12 @@ void IoSystem::PostRemoteReplies(Connection* keep) {
       continue;
     }
     conn->main_pending = false;
-    if (conn->main_dead) continue;
+    // A connection on its way to another thread keeps its replies (and its
+    // close) until it is handed over.
+    if (conn->main_dead || conn->main_moving) continue;
     std::vector<ToIo>& box = outbox_[conn->thread];
-    if (!conn->main_out.empty()) {
-      box.push_back(ToIo::Reply(conn->id, *conn->main_out));
+    if (!conn->extras()->main_out.empty()) {
+      box.push_back(ToIo::Reply(conn->id, conn->extras()->main_out));
     }
     if (conn->main_closed) box.push_back(ToIo::Close(conn->id, true));
   }
@@ -631,7 +669,152 @@ void IoSystem::PostRemoteReplies(Connection* keep) {
   for (size_t t = 1; t < outbox_.size(); ++t) threads_[t]->mailbox().PostAll(outbox_[t]);
 }
 
-int IoSystem::TimerWaitMs() const { return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - NowMs())); }
+void IoSystem::SetThreads(int n) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  target_ = std::max(1, n);
+}
+
+void IoSystem::ApplyThreads() {
+  // One step at a time: a shrink finishes (its threads joined) first.
+  if (static_cast<int>(threads_.size()) != active_) return;
+  if (target_ > active_) {
+    Grow(target_);
+  } else if (target_ < active_) {
+    Shrink(target_);
+  }
+}
+
+void IoSystem::Grow(int n) {
+  const int old = active_;
+  for (int i = old; i < n; ++i) {
+    auto thread = std::make_unique<IoThread>(i, backend_, limits_, *inbox_);
+    if (absl::Status s = thread->Spawn(); !s.ok()) {
+      Log(3, absl::StrCat("Cannot start I/O thread ", i, ": ", s.message()));
+      n = i;
+      break;
+    }
+    threads_.push_back(std::move(thread));
+  }
+  target_ = n;
+  if (n == old) return;
+  outbox_.resize(n);
+  conn_count_.resize(n, 0);
+  active_ = n;
+  // The surplus of every old thread moves to the new ones (Handover picks
+  // the least loaded thread for each).
+  uint64_t total = 0;
+  for (int t = 0; t < old; ++t) total += conn_count_[t];
+  const uint64_t share = total / static_cast<uint64_t>(n);
+  for (int t = 0; t < old; ++t) {
+    if (conn_count_[t] <= share) continue;
+    const uint64_t surplus = conn_count_[t] - share;
+    if (t == 0) {
+      std::vector<Connection*> released;
+      threads_[0]->ReleaseSome(surplus, &released);
+      for (Connection* conn : released) {
+        conn->main_moving = true;
+        ++moving_;
+      }
+    } else {
+      outbox_[t].push_back(ToIo::ReleaseSome(surplus));
+    }
+  }
+}
+
+void IoSystem::Shrink(int n) {
+  // The highest threads retire: each offers every connection, and leaves
+  // once it has none (kRetired).
+  for (int t = n; t < active_; ++t) outbox_[t].push_back(ToIo::Retire());
+  active_ = n;
+  next_thread_ %= static_cast<uint32_t>(n);
+}
+
+void IoSystem::MoveToMainThread(Connection* conn) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (conn->main_dead || conn->main_closed) return;
+  // Thread 0's own, unless it is being released (a growth): then it comes
+  // back to thread 0 when detached.
+  if (conn->thread == 0 && !conn->main_moving) return;
+  if (std::find(to_main_thread_.begin(), to_main_thread_.end(), conn) == to_main_thread_.end()) {
+    to_main_thread_.push_back(conn);
+  }
+  OnOffer(conn);  // (already moving: nothing more to ask)
+}
+
+void IoSystem::OnOffer(Connection* conn) {
+  if (conn->main_dead || conn->main_moving) return;
+  conn->main_moving = true;
+  ++moving_;
+  // After every reply already posted to its thread: what it holds unsent
+  // once detached is older than what main_out holds from now on.
+  outbox_[conn->thread].push_back(ToIo::Release(conn->id));
+}
+
+void IoSystem::Handover(Connection* conn) {
+  const int from = conn->thread;
+  // The least loaded serving thread (another one than its own, if any), or
+  // thread 0 for a connection bound there (MoveToMainThread).
+  int to = -1;
+  if (auto it = std::find(to_main_thread_.begin(), to_main_thread_.end(), conn); it != to_main_thread_.end()) {
+    to_main_thread_.erase(it);
+    to = 0;
+  } else {
+    for (int t = 0; t < active_; ++t) {
+      if (t == from && active_ > 1) continue;
+      if (to < 0 || conn_count_[t] < conn_count_[to]) to = t;
+    }
+  }
+  --conn_count_[from];
+  ++conn_count_[to];
+  if (conn->main_moving) {
+    conn->main_moving = false;
+    --moving_;
+  }
+  conn->thread = static_cast<uint16_t>(to);
+  // The replies held meanwhile follow what the old thread had not sent.
+  if (ConnectionExtras* x = conn->extras(); x != nullptr && !x->main_out.empty()) conn->out.Splice(x->main_out);
+  if (conn->main_close_now) conn->out.Clear();
+  if (to == 0) {
+    threads_[0]->Adopt(conn);
+    if (conn->main_close_now) {
+      threads_[0]->StartClose(conn);
+    } else if (conn->main_closed) {
+      threads_[0]->CloseAfterFlush(conn);
+    }
+  } else {
+    // Another thread's connection: staging buffer and figures (extras).
+    ConnectionExtras& x = conn->mutable_extras();
+    x.stat_obuf.store(QueuedOutput(*conn), std::memory_order_relaxed);
+    const size_t qbuf = conn->pending ? conn->pending->qbuf.size() : 0;
+    const size_t qbuf_cap = conn->pending ? conn->pending->qbuf.capacity() : 0;
+    x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
+    x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
+    outbox_[to].push_back(ToIo::Adopt(conn));
+    if (conn->main_closed) outbox_[to].push_back(ToIo::Close(conn->id, !conn->main_close_now));
+  }
+}
+
+void IoSystem::OnRetired(int thread) {
+  threads_[thread]->Join();
+  for (size_t t = static_cast<size_t>(active_); t < threads_.size(); ++t) {
+    if (threads_[t]->joinable()) return;  // others still winding down
+  }
+  for (size_t t = static_cast<size_t>(active_); t < threads_.size(); ++t) {
+    threads_[t]->net_stats().AddTo(&retired_net_, true);
+    if (conn_count_[t] != 0) {
+      Log(3, absl::StrCat("io: retired I/O thread ", t, " still counted ", conn_count_[t], " connections"));
+    }
+  }
+  threads_.resize(static_cast<size_t>(active_));
+  outbox_.resize(static_cast<size_t>(active_));
+  conn_count_.resize(static_cast<size_t>(active_));
+}
+
+int IoSystem::TimerWaitMs() const {
+  // A step of SetThreads waits to be applied at the start of the next turn.
+  if (target_ != active_ && static_cast<int>(threads_.size()) == active_) return 0;
+  return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - NowMs()));
+}
 
 void IoSystem::RunTimers() {
   const int64_t now = NowMs();

@@ -10,6 +10,20 @@
 // are no queues on the request path: a command is parsed, executed and its
 // reply queued for sending inside one completion handler.
 //
+// N changes at runtime (SetThreads), between loop turns, without dropping a
+// connection or reordering a reply. A connection moves from one thread to
+// another in four steps: its thread offers it (ToMain kOffer; thread 0's
+// are released directly); the main thread from then on holds the replies it
+// writes for it (main_out, Connection::main_moving) and asks for it
+// (ToIo kRelease, after every reply already posted); the thread cancels its
+// receive, lets a send in flight complete, and detaches it with its unsent
+// output in conn->out (kDetached); the main thread appends the replies it
+// held and hands it to the new thread (Handover), which sends the rest and
+// arms a new receive (bytes the kernel holds are read there). Growing starts
+// the new threads and moves the surplus of the others to them; shrinking
+// retires the highest threads: each gives up every connection, then leaves
+// its loop and is joined.
+//
 // Every CommandSink method and every public IoSystem method below Run() is
 // main-thread only (checked in debug builds: io/thread_check.h), except
 // those marked thread-safe or async-signal-safe.
@@ -124,7 +138,7 @@ class IoSystem final : private MainLoopHooks {
       conn->main_pending = true;
       remote_pending_.push_back(conn);
     }
-    return *conn->main_out;  // another thread's connection has its extras from accept
+    return conn->extras()->main_out;  // another thread's connection has its extras from accept
   }
   // ---- a replica's stream, sent by offset (io::ReplicaSend) ----
   // Main thread. REQUIRES: conn->thread == 0 (the stream's blocks are main-
@@ -138,7 +152,7 @@ class IoSystem final : private MainLoopHooks {
   void StreamMore(Connection* conn);
   // No more stream bytes are sent to conn (a send in flight completes).
   static void StopStream(Connection* conn) {
-    if (conn->replica != nullptr) conn->replica->stream = nullptr;
+    if (ReplicaSend* rs = conn->replica(); rs != nullptr) rs->stream = nullptr;
   }
   // Starts an fdatasync of fd through the main thread's ring. The kernel runs
   // it on its own worker threads (a blocking operation is never run inline),
@@ -157,7 +171,22 @@ class IoSystem final : private MainLoopHooks {
     conn->authenticated.store(authenticated, std::memory_order_relaxed);
   }
   SharedLimits& limits() { return limits_; }
-  int threads() const { return static_cast<int>(threads_.size()); }
+  // The I/O threads serving connections (thread 0 included); retiring ones
+  // are not counted. Main thread.
+  int threads() const { return active_; }
+  // Asks for `n` I/O threads (at least 1): applied between loop turns, at
+  // once or once a shrink still under way is done; threads() reports each
+  // step. Main thread, after Start().
+  void SetThreads(int n);
+  // Hands `conn` over to I/O thread 0 (a replica's link: the main thread
+  // then sends it the stream by offset, io::ReplicaSend), by the same steps
+  // as a change of io-threads: replies written meanwhile are held and
+  // follow what its thread had not sent. Nothing to do for a connection of
+  // thread 0. Main thread.
+  void MoveToMainThread(Connection* conn);
+  // Threads still winding down after a shrink, connections still moving.
+  int retiring_threads() const { return static_cast<int>(threads_.size()) - active_; }
+  size_t moving_connections() const { return moving_; }
   // Any thread: every I/O thread's NetStats summed.
   NetTotals net_totals() const;
   // Main thread: `conn` carries replication one way (Connection::kReplInput
@@ -195,6 +224,7 @@ class IoSystem final : private MainLoopHooks {
   void AfterBusyTurn(Connection* busy) override { PostRemoteReplies(busy); }
   void OnAccepted(int fd, int listener) override { Accept(fd, listener); }
   void OnClosed(Connection* conn) override { HandleClosed(conn); }
+  void OnDetached(Connection* conn) override { Handover(conn); }
 
   OutBuffer& PrepareLocalWrite(Connection* conn);
   void Accept(int fd, int listener);
@@ -202,6 +232,16 @@ class IoSystem final : private MainLoopHooks {
   // Posts replies of other threads' connections (`keep` stays pending).
   void PostRemoteReplies(Connection* keep = nullptr);
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
+  // ---- io-threads at runtime ----
+  // Starts a step towards target_ (grow, or shrink) unless one is under way.
+  void ApplyThreads();
+  void Grow(int n);
+  void Shrink(int n);
+  // A thread offered conn: held back here, then asked for (kRelease).
+  void OnOffer(Connection* conn);
+  // conn was detached by its thread: to the least loaded serving thread.
+  void Handover(Connection* conn);
+  void OnRetired(int thread);
   void DeliverBatch(ToMain& msg, std::vector<std::string_view>& args);
   void Dispatch(ToMain& msg);
   void RunTimers();  // runs the timer if it is due
@@ -230,6 +270,12 @@ class IoSystem final : private MainLoopHooks {
   bool backend_chosen_ = false;
   uint64_t next_client_id_ = 1;
   uint32_t next_thread_ = 0;
+  int active_ = 0;   // serving threads: [0, active_); those above are retiring
+  int target_ = 0;   // what SetThreads asked for
+  size_t moving_ = 0;  // connections offered or released and not handed over yet
+  std::vector<Connection*> to_main_thread_;  // moving, and bound for thread 0 (MoveToMainThread)
+  std::vector<uint32_t> conn_count_;  // connections per thread (by Connection::thread)
+  NetTotals retired_net_;              // what retired threads moved
   int tcp_keepalive_ = 300;
   int tcp_backlog_ = 511;
   std::vector<std::string> bind_;

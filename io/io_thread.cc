@@ -2,9 +2,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <future>
 
@@ -32,10 +34,13 @@ absl::Status IoThread::Spawn() {
   std::promise<absl::Status> ready;
   std::future<absl::Status> result = ready.get_future();
   thread_ = std::thread([this, &ready] {
+    // As Redis names its I/O threads (top -H, /proc/PID/task/*/comm).
+    pthread_setname_np(pthread_self(), absl::StrCat("io_thd_", index_).c_str());
     absl::Status s = Init();
     bool ok = s.ok();
     ready.set_value(std::move(s));
     if (ok) Loop();
+    if (retiring_) backend_.reset();  // retired: its ring goes with the thread that ran it
   });
   absl::Status s = result.get();
   if (!s.ok()) thread_.join();
@@ -66,11 +71,111 @@ void IoThread::Adopt(Connection* conn) {
   }
   conn->slot = slot;
   conn->gen = next_gen_++ & 0xFFFFFF;
+  conn->detaching = false;
   if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
-  // A replica's TLS link adopted after its handshake may hold decrypted
-  // stream bytes already: no receive would ever report them.
-  if (conn->tls != nullptr && conn->tls->HasBufferedInput()) tls_kick_.push_back(conn);
+  // A replica's TLS link adopted after its handshake (or a TLS connection
+  // handed over from another thread) may hold decrypted bytes already: no
+  // receive would ever report them.
+  if (conn->tls() != nullptr && conn->tls()->HasBufferedInput()) tls_kick_.push_back(conn);
+  // Handed over from another thread: what it had not sent yet goes on.
+  if (conn->close_after_flush) {
+    CloseAfterFlush(conn);
+  } else if (Unsent(conn) || (conn->replica() != nullptr && conn->replica()->behind() > 0)) {
+    MarkPending(conn);
+  }
+}
+
+bool IoThread::Movable(const Connection* conn, bool all) const {
+  if (conn->closing || conn->detaching || conn == busy_ || conn == held_conn_) return false;
+  if (all) return true;
+  // What stays: a replica sent by offset from the main thread's backlog, a
+  // replication link of the main thread (its primary's link, a replica),
+  // and a connection that is closing anyway.
+  return !conn->close_after_flush && conn->replica() == nullptr &&
+         !(runs_main_loop() && conn->replication.load(std::memory_order_relaxed) != 0);
+}
+
+void IoThread::Release(Connection* conn) {
+  if (conn->closing || conn->detaching) return;
+  conn->detaching = true;
+  detach_since_ = std::chrono::steady_clock::now();
+  if (conn->recv_armed) {
+    backend_->CancelRecv(conn->fd, Tag(Op::kRecv, conn->gen, conn->slot), Tag(Op::kCancel, 0, 0));
+  }
+  detaching_.push_back(conn);
+}
+
+void IoThread::ReleaseSome(size_t count, std::vector<Connection*>* released) {
+  for (uint32_t slot = 0; slot < slots_.size() && count > 0; ++slot) {
+    Connection* conn = slots_[slot];
+    if (conn == nullptr || !Movable(conn, false)) continue;
+    Release(conn);
+    released->push_back(conn);
+    --count;
+  }
+}
+
+void IoThread::Offer(size_t count, bool all) {
+  for (const auto& [id, conn] : live_) {
+    if (count == 0) break;
+    if (!Movable(conn, all)) continue;
+    to_main_.push_back(ToMain{ToMain::Kind::kOffer, conn, nullptr});
+    --count;
+  }
+}
+
+void IoThread::SweepDetaching() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - detach_since_ >= kDetachSendWait) {
+    // Sends that waited that long for room: cancelled (the bytes stay in
+    // `out`, sent by the next thread). A cancelled send sent nothing; one
+    // that completes first completes as usual. Not a replica's stream send
+    // (its blocks are held until it completes).
+    detach_since_ = now;
+    for (Connection* conn : detaching_) {
+      if (conn->send_inflight && conn->replica() == nullptr) {
+        backend_->CancelRecv(conn->fd, Tag(Op::kSend, conn->gen, conn->slot), Tag(Op::kCancel, 0, 0));
+      }
+    }
+  }
+  size_t kept = 0;
+  for (Connection* conn : detaching_) {
+    if (conn->inflight != 0 || conn == busy_ || conn == held_conn_) {
+      detaching_[kept++] = conn;
+    } else {
+      Detach(conn);
+    }
+  }
+  detaching_.resize(kept);
+}
+
+void IoThread::Detach(Connection* conn) {
+  // Nothing is in flight: no completion of this thread refers to it any more.
+  backend_->Forget(conn->fd);
+  slots_[conn->slot] = nullptr;
+  free_slots_.push_back(conn->slot);
+  if (conn->send_pending) {
+    std::erase(pending_, conn);
+    conn->send_pending = false;
+  }
+  if (conn->rearm_recv) {
+    std::erase(rearm_, conn);
+    conn->rearm_recv = false;
+  }
+  if (conn->tls() != nullptr) std::erase(tls_kick_, conn);
+  if (conn->fanout_held) {
+    std::erase(fanout_, conn);
+    conn->fanout_held = false;
+  }
+  if (!multi_sends_.empty()) multi_sends_.erase(conn->slot);
+  conn->detaching = false;
+  if (runs_main_loop()) {
+    main_->OnDetached(conn);
+  } else {
+    live_.erase(conn->id);
+    to_main_.push_back(ToMain{ToMain::Kind::kDetached, conn, nullptr});
+  }
 }
 
 void IoThread::ArmRecv(Connection* conn) {
@@ -121,7 +226,8 @@ void IoThread::FinishClose(Connection* conn) {
     conn->send_pending = false;
   }
   std::erase(rearm_, conn);
-  if (conn->tls != nullptr) std::erase(tls_kick_, conn);
+  if (conn->tls() != nullptr) std::erase(tls_kick_, conn);
+  if (conn->detaching) std::erase(detaching_, conn);
   if (conn->fanout_held) {
     std::erase(fanout_, conn);
     conn->fanout_held = false;
@@ -176,6 +282,8 @@ void IoThread::HandleCompletion(const Completion& c) {
     case Op::kPollIn:
       sink_->OnReadable(slot, cqe->res);
       break;
+    case Op::kCancel:  // the receive it cancelled completes on its own
+      break;
   }
 }
 
@@ -186,7 +294,7 @@ void IoThread::SubmitFsync(int fd, uint32_t token) { backend_->Fsync(fd, Tag(Op:
 void IoThread::OnRecv(Connection* conn, const Completion& c) {
   const Completion* cqe = &c;
   const int res = cqe->res;
-  if (res >= 0 && conn->tls == nullptr) {  // TLS: the plaintext is counted, as Redis counts it
+  if (res >= 0 && conn->tls() == nullptr) {  // TLS: the plaintext is counted, as Redis counts it
     net_stats_.AddRead(static_cast<uint64_t>(res),
                        conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
   }
@@ -219,11 +327,12 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
     if (conn->inflight == 0) FinishClose(conn);
     return;
   }
+  if (conn->detaching && (res == -ECANCELED || res == -ENOBUFS)) return;  // released: not re-armed here
   if (res == 0 || (res < 0 && res != -ENOBUFS)) {
     StartClose(conn);  // EOF or a socket error
     return;
   }
-  if (!conn->recv_armed) {
+  if (!conn->recv_armed && !conn->detaching) {
     // The multishot receive ended: out of pool buffers (-ENOBUFS) or the
     // kernel chose to stop it. Re-arm once this turn's buffers are back.
     conn->rearm_recv = true;
@@ -266,7 +375,7 @@ void IoThread::Process(Connection* conn, std::string_view data) {
     return;
   }
   if (!runs_main_loop()) {  // the main thread reads its own connections' `pending` itself
-    ConnectionExtras& x = *conn->extras.x;
+    ConnectionExtras& x = *conn->extras();
     x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
     x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
   }
@@ -347,7 +456,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
 
 void IoThread::OnSend(Connection* conn, int res) {
   if (!multi_sends_.empty()) multi_sends_.erase(conn->slot);
-  if (conn->replica != nullptr && conn->replica->inflight != 0) [[unlikely]] {
+  if (conn->replica() != nullptr && conn->replica()->inflight != 0) [[unlikely]] {
     OnReplicaSend(conn, res);
     return;
   }
@@ -356,34 +465,35 @@ void IoThread::OnSend(Connection* conn, int res) {
     return;
   }
   if (res < 0) {
-    if (res == -EAGAIN || res == -EINTR) {
+    // (-ECANCELED: a released connection's stalled send, see SweepDetaching)
+    if (res == -EAGAIN || res == -EINTR || (res == -ECANCELED && conn->detaching)) {
       MarkPending(conn);
       return;
     }
     StartClose(conn);
     return;
   }
-  if (conn->tls == nullptr) {  // TLS: counted as plaintext when encrypted
+  if (conn->tls() == nullptr) {  // TLS: counted as plaintext when encrypted
     net_stats_.AddWrite(static_cast<uint64_t>(res),
                         conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
   }
-  OutBuffer& sent = conn->tls != nullptr ? conn->tls->wire() : conn->out;
+  OutBuffer& sent = conn->tls() != nullptr ? conn->tls()->wire() : conn->out;
   sent.Consume(static_cast<size_t>(res));
   if (!runs_main_loop()) {  // the main thread reads its own connections' `out` itself
-    conn->extras.x->stat_obuf.store(conn->out.size() + (conn->tls != nullptr ? sent.size() : 0),
+    conn->extras()->stat_obuf.store(conn->out.size() + (conn->tls() != nullptr ? sent.size() : 0),
                                     std::memory_order_relaxed);
   }
   if (Unsent(conn)) {
     MarkPending(conn);  // a short send or more chunks: continue next flush
   } else if (conn->close_after_flush) {
     StartClose(conn);
-  } else if (conn->replica != nullptr && conn->replica->behind() > 0) [[unlikely]] {
+  } else if (conn->replica() != nullptr && conn->replica()->behind() > 0) [[unlikely]] {
     MarkPending(conn);  // its stream follows what its OutBuffer held
   }
 }
 
 void IoThread::OnReplicaSend(Connection* conn, int res) {
-  ReplicaSend& rs = *conn->replica;
+  ReplicaSend& rs = *conn->replica();
   rs.inflight = 0;
   rs.ReleaseHeld();
   if (conn->closing) {
@@ -414,12 +524,13 @@ void IoThread::Flush(Connection* keep) {
       continue;
     }
     conn->send_pending = false;
-    if (conn->closing || conn->send_inflight) continue;
-    OutBuffer& out = conn->tls != nullptr ? EncryptForSend(conn) : conn->out;
+    // A released connection sends nothing more here: its new thread does.
+    if (conn->closing || conn->send_inflight || conn->detaching) continue;
+    OutBuffer& out = conn->tls() != nullptr ? EncryptForSend(conn) : conn->out;
     if (out.empty()) {
       if (conn->close_after_flush) {
         if (!Unsent(conn)) StartClose(conn);
-      } else if (conn->replica != nullptr) [[unlikely]] {
+      } else if (conn->replica() != nullptr) [[unlikely]] {
         FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
       }
       continue;
@@ -471,13 +582,13 @@ void IoThread::DrainMailbox() {
     switch (m.kind) {
       case ToIo::Kind::kAdopt:
         Adopt(m.conn);
-        break;
+        break;  // (a handed-over connection's figures were published by the main thread)
       case ToIo::Kind::kReply: {
         auto it = live_.find(m.id);
         if (it == live_.end()) break;  // closed meanwhile; the chunks go with m
         Connection* conn = it->second;
         conn->out.Splice(m.out);
-        conn->extras.x->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);  // threads > 0 only
+        conn->extras()->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);  // threads > 0 only
         MarkPending(conn);
         break;
       }
@@ -494,6 +605,18 @@ void IoThread::DrainMailbox() {
       case ToIo::Kind::kStop:
         RequestStop();
         break;
+      case ToIo::Kind::kReleaseSome:
+        Offer(m.id, false);
+        break;
+      case ToIo::Kind::kRetire:
+        retiring_ = true;
+        Offer(SIZE_MAX, true);
+        break;
+      case ToIo::Kind::kRelease: {
+        auto it = live_.find(m.id);
+        if (it != live_.end()) Release(it->second);
+        break;
+      }
     }
   }
   mailbox_scratch_.clear();
@@ -519,10 +642,17 @@ void IoThread::Loop() {
     // The main loop's duties are virtual calls, a few per turn (never per
     // command): MainLoopHooks.
     if (runs_main_loop()) {
+      if (!detaching_.empty()) SweepDetaching();
       main_->BeforeFlush();
     } else {
       DrainMailbox();
+      if (!detaching_.empty()) SweepDetaching();
       if (!to_main_.empty()) main_inbox_.PostAll(to_main_);
+      if (retiring_ && live_.empty()) {
+        // Every connection is detached or closed, and reported above.
+        main_inbox_.Post(ToMain{ToMain::Kind::kRetired, nullptr, nullptr, index_});
+        break;
+      }
     }
     Flush();
     RearmAndRecycle();
@@ -535,7 +665,9 @@ void IoThread::Loop() {
 
     // The main loop: this turn may have set a nearer timer (a command that
     // blocked).
-    backend_->Wait(runs_main_loop() ? main_->WaitMs() : -1);
+    int wait_ms = runs_main_loop() ? main_->WaitMs() : -1;
+    if (!detaching_.empty()) wait_ms = wait_ms < 0 ? DetachWaitMs() : std::min(wait_ms, DetachWaitMs());
+    backend_->Wait(wait_ms);
     ReapCompletions();
   }
 }
@@ -559,7 +691,7 @@ void IoThread::ReapCompletions() {
 void IoThread::RearmAndRecycle() {
   for (Connection* conn : rearm_) {
     conn->rearm_recv = false;
-    if (!conn->closing && !conn->recv_armed) ArmRecv(conn);
+    if (!conn->closing && !conn->recv_armed && !conn->detaching) ArmRecv(conn);
   }
   rearm_.clear();
   backend_->Recycled();
@@ -591,14 +723,14 @@ void IoThread::TurnWhileBusy(Connection* busy) {
 // ---- TLS (connections with a TlsSession only) ------------------------------------
 
 bool IoThread::Unsent(Connection* conn) {
-  if (conn->tls == nullptr) return !conn->out.empty();
-  const TlsSession& tls = *conn->tls;
+  if (conn->tls() == nullptr) return !conn->out.empty();
+  const TlsSession& tls = *conn->tls();
   // Plaintext waits for the handshake, and is dropped with a broken session.
-  return !conn->tls->wire().empty() || (!conn->out.empty() && tls.handshake_done() && !tls.failed());
+  return !conn->tls()->wire().empty() || (!conn->out.empty() && tls.handshake_done() && !tls.failed());
 }
 
 OutBuffer& IoThread::EncryptForSend(Connection* conn) {
-  TlsSession& tls = *conn->tls;
+  TlsSession& tls = *conn->tls();
   if (!tls.handshake_done() || tls.failed() || conn->out.empty()) return tls.wire();
   net_stats_.AddWrite(conn->out.size(), conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
   if (!tls.Encrypt(conn->out)) {
@@ -611,7 +743,7 @@ OutBuffer& IoThread::EncryptForSend(Connection* conn) {
 }
 
 void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
-  TlsSession& tls = *conn->tls;
+  TlsSession& tls = *conn->tls();
   if (tls.failed()) return;
   tls.Feed(cipher);
   const bool was_done = tls.handshake_done();

@@ -61,6 +61,7 @@ class IoThread {
   // Threads 1..N-1: start the OS thread; returns Init()'s result.
   absl::Status Spawn();
   void Join();
+  bool joinable() const { return thread_.joinable(); }
   // Runs until stop is requested.
   void Loop();
 
@@ -80,7 +81,28 @@ class IoThread {
       if (std::find(fds.begin(), fds.end(), fd) != fds.end()) fd = -1;
     }
   }
+  // Takes `conn` (a new connection, or one handed over from another thread
+  // with its unsent output in conn->out and its flags: close_after_flush,
+  // input_done, a TLS session, partial input).
   void Adopt(Connection* conn);
+
+  // ---- moving connections to other threads (io-threads changed at runtime) ----
+  // Starts giving `conn` up: its receive is cancelled (what it still
+  // delivers is processed), no new send starts, a send in flight completes.
+  // Once nothing is in flight, at the start of a turn, it is detached: out
+  // of this thread's tables, its unsent output left in conn->out, and
+  // reported (thread 0: MainLoopHooks::OnDetached; others: ToMain kDetached).
+  // A connection that closes meanwhile is reported closed instead.
+  void Release(Connection* conn);
+  // Thread 0: releases up to `count` of its connections that may move (not
+  // a replication link, nor a replica sent by offset, nor one closing),
+  // appended to *released.
+  void ReleaseSome(size_t count, std::vector<Connection*>* released);
+  // Connections being released (not detached yet).
+  size_t releasing() const { return detaching_.size(); }
+  // How long the loop may sleep while connections are being released (their
+  // stalled sends are cancelled after kDetachSendWait): -1 when none is.
+  int DetachWaitMs() const { return detaching_.empty() ? -1 : 100; }
   [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
     if (!conn->send_pending) {
       conn->send_pending = true;
@@ -152,7 +174,7 @@ class IoThread {
   // queued in its OutBuffer. REQUIRES: conn->replica, conn->out empty, no
   // send in flight.
   [[gnu::always_inline]] inline void FlushReplica(Connection* conn) {
-    ReplicaSend& rs = *conn->replica;
+    ReplicaSend& rs = *conn->replica();
     if (rs.behind() == 0) return;
     int n = 0;
     const uint64_t stop = rs.stream->ForEachPiece(rs.next, rs.stream->end(), ReplicaSend::kMaxIov,
@@ -177,7 +199,7 @@ class IoThread {
     }
   }
   void OnReplicaSend(Connection* conn, int res);
-  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn };
+  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn, kCancel };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }
@@ -204,7 +226,7 @@ class IoThread {
   void OnSend(Connection* conn, int res);
   // Received bytes: decrypted first on a TLS connection, then parsed.
   void Receive(Connection* conn, std::string_view data) {
-    if (conn->tls == nullptr) {
+    if (conn->tls() == nullptr) {
       Process(conn, data);
     } else {
       ReceiveTls(conn, data);
@@ -225,6 +247,15 @@ class IoThread {
   void KickTls();
   size_t ParseAndDispatch(Connection* conn, RespParser& parser, std::string_view data, bool* stop);
   void FinishClose(Connection* conn);
+  // Whether `conn` may be moved to another thread now (`all`: a retiring
+  // thread gives up even its replication links).
+  bool Movable(const Connection* conn, bool all) const;
+  // Threads > 0: offers (ToMain kOffer) up to `count` movable connections;
+  // `all`: every connection not closing (retiring).
+  void Offer(size_t count, bool all);
+  // Detaches the released connections that have nothing in flight any more.
+  void SweepDetaching();
+  void Detach(Connection* conn);
   void DrainMailbox();
   Connection* Lookup(uint32_t slot, uint32_t gen);
 
@@ -265,6 +296,13 @@ class IoThread {
   absl::flat_hash_map<uint32_t, std::unique_ptr<MultiSend>> multi_sends_;
   std::vector<Connection*> rearm_;     // multishot recv to re-arm (ENOBUFS)
   std::vector<Connection*> tls_kick_;  // adopted TLS links with input already buffered
+  std::vector<Connection*> detaching_;  // released, not detached yet (Release)
+  // A send in flight on a released connection is left to complete for this
+  // long (since the last release or cancel), then cancelled: a peer that
+  // stopped reading must not hold a hand-over (or a retirement) forever.
+  static constexpr std::chrono::milliseconds kDetachSendWait{1000};
+  std::chrono::steady_clock::time_point detach_since_{};
+  bool retiring_ = false;               // threads > 0: leave once no connection is left
   // Decrypted input, parsed in place as a pool buffer is; one per scratch
   // level (a turn while busy parses inside a command of the outer level).
   // Allocated by the first TLS connection.

@@ -50,6 +50,9 @@ class MainLoopHooks {
   virtual void OnAccepted(int fd, int listener) = 0;
   // A connection of thread 0 finished closing; the hook owns it from now on.
   virtual void OnClosed(Connection* conn) = 0;
+  // A connection of thread 0 was released (IoThread::Release) and has
+  // nothing in flight: the hook hands it to another thread.
+  virtual void OnDetached(Connection* conn) = 0;
 
  protected:
   ~MainLoopHooks() = default;

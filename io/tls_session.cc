@@ -9,7 +9,7 @@ namespace ringkv::io {
 void TlsSessionDeleter::operator()(TlsSession* session) const { delete session; }
 
 size_t QueuedOutput(const Connection& conn) {
-  return conn.out.size() + (conn.tls != nullptr ? conn.tls->wire().size() : 0);
+  return conn.out.size() + (conn.tls() != nullptr ? conn.tls()->wire().size() : 0);
 }
 
 TlsSessionPtr TlsSession::Accept(const SslCtxPtr& ctx) {

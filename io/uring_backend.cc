@@ -194,6 +194,12 @@ void UringBackend::SendMsg(int fd, msghdr* msg, uint64_t tag) {
   io_uring_sqe_set_data64(sqe, tag);
 }
 
+void UringBackend::CancelRecv(int, uint64_t recv_tag, uint64_t cancel_tag) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_cancel64(sqe, recv_tag, 0);
+  io_uring_sqe_set_data64(sqe, cancel_tag);
+}
+
 void UringBackend::PollIn(int fd, uint64_t tag) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_poll_add(sqe, fd, POLLIN);

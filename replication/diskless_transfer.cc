@@ -17,7 +17,7 @@ constexpr uint64_t kUnsentLimit = 4 << 20;
 
 uint64_t Unsent(const io::Connection* conn) {
   return conn->thread == 0 ? io::QueuedOutput(*conn)
-                           : conn->stat_obuf.load(std::memory_order_relaxed) + conn->main_out.size();
+                           : conn->stat_obuf() + conn->main_out_size();
 }
 
 }  // namespace

@@ -22,13 +22,15 @@ constexpr uint64_t kUnsentLimit = 4 << 20;
 
 // Bytes handed to the connection and not written to its socket yet.
 uint64_t Unsent(const io::Connection& conn) {
-  return conn.thread == 0 ? io::QueuedOutput(conn) : conn.stat_obuf.load(std::memory_order_relaxed) + conn.main_out.size();
+  return conn.thread == 0 ? io::QueuedOutput(conn) : conn.stat_obuf() + conn.main_out_size();
 }
 
-// A replica of I/O thread 0 is sent the stream by offset (io::ReplicaSend);
-// others, and TLS links (whose bytes must be encrypted on the way out), get
-// their range by reference in their OutBuffer.
-bool SendsByOffset(const ReplicaLink& link) { return link.conn->thread == 0 && link.conn->tls == nullptr; }
+// A replica of I/O thread 0 is sent the stream by offset (io::ReplicaSend).
+// Every plain replica's link moves there when it attaches
+// (IoSystem::MoveToMainThread); until it arrives, and for TLS links (whose
+// bytes must be encrypted on the way out, on their own thread), the range
+// is handed by reference in the OutBuffer.
+bool SendsByOffset(const ReplicaLink& link) { return link.conn->thread == 0 && link.conn->tls() == nullptr; }
 
 // The link streams now: online, and not waiting for its first ACK after a
 // diskless payload.
@@ -193,7 +195,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
   absl::InlinedVector<SharedSnapshot*, 2> snapshots;
   for (auto& r : replicas_) {
     // Sent by offset: what the connection sent so far is its position.
-    if (const io::ReplicaSend* rs = r->conn->replica.get(); rs != nullptr && rs->stream == &backlog_.stream()) {
+    if (const io::ReplicaSend* rs = r->conn->replica(); rs != nullptr && rs->stream == &backlog_.stream()) {
       if (Streaming(*r)) {
         r->next_offset = rs->next;
       } else {
@@ -221,7 +223,7 @@ void Primary::Flush(io::IoSystem& io, size_t max_lag_bytes, std::vector<uint64_t
     }
     if (r->stream_on_ack) continue;
     if (SendsByOffset(*r)) {
-      const io::ReplicaSend* rs = r->conn->replica.get();
+      const io::ReplicaSend* rs = r->conn->replica();
       if (rs == nullptr || rs->stream != &backlog_.stream()) {
         io.StartStream(r->conn, &backlog_.stream(), r->next_offset);  // after its OutBuffer (the snapshot)
       } else {

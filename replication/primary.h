@@ -5,11 +5,11 @@
 // The stream is written once (Feed -> Backlog). Each replica has only a
 // ReplicaLink: how far it has been sent (next_offset) and acknowledged.
 // A replica whose connection belongs to the main thread (I/O thread 0: every
-// replica with io-threads 1) is sent by offset: Flush() starts its
+// plain replica once its SYNC is accepted) is sent by offset: Flush() starts
 // io::ReplicaSend once it streams, and its connection's flush builds the
 // iovecs straight from the backlog blocks (no copy, no per-replica links);
-// next_offset is then what the connection has sent. A replica of another I/O
-// thread is handed its missing range by reference each turn (Backlog::RefTo),
+// next_offset is then what the connection has sent. A TLS replica (or one
+// still moving to thread 0) is handed its range by reference (Backlog::RefTo),
 // bounded per turn and by what the connection has not sent yet. Either way a
 // slow replica costs backlog retention (capped), never unbounded per-replica
 // buffers.

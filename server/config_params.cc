@@ -398,7 +398,7 @@ constexpr Rule kRules[] = {
     {.name = "port", .min = 0, .max = 65535},
     {.name = "bind", .type = &kBind},
     {.name = "protected-mode"},
-    {.name = "io-threads", .min = 1, .max = 128, .mutability = kImmutable},
+    {.name = "io-threads", .min = 1, .max = 128},  // changes at runtime (Server::SetIoThreads)
     {.name = "io-backend", .enums = "auto,io_uring,epoll", .mutability = kImmutable},
     {.name = "unixsocket", .mutability = kImmutable},
     {.name = "unixsocketperm", .min = 0, .max = 777, .mutability = kImmutable},  // octal digits

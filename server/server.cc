@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/random/random.h"
@@ -33,6 +34,24 @@ std::string RandomHex(int n) {
   std::string s(n, '0');
   for (char& c : s) c = kHex[absl::Uniform(gen, 0, 16)];
   return s;
+}
+
+// The I/O threads to run for `io-threads n`, at start-up and on CONFIG SET.
+// An I/O thread without a CPU of its own only adds hand-offs: each one is a
+// context switch on the shared CPU, and measured here that costs more than
+// the thread saves. Capped at the CPUs this process may run on (logged);
+// RINGKV_IO_THREADS_UNCAPPED=1 lifts the cap (tests of many threads on a
+// small machine).
+int CappedIoThreads(int n) {
+  cpu_set_t cpus;
+  const char* uncapped = getenv("RINGKV_IO_THREADS_UNCAPPED");
+  if (uncapped != nullptr && std::strcmp(uncapped, "1") == 0) return n;
+  if (n > 1 && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < n) {
+    Log(kWarning, StrCat("io-threads ", n, " reduced to ", CPU_COUNT(&cpus), ": this process may run on only ",
+                         CPU_COUNT(&cpus), " CPU(s) (affinity mask)"));
+    return CPU_COUNT(&cpus);
+  }
+  return n;
 }
 
 }  // namespace
@@ -123,6 +142,16 @@ void Server::BindConnectionConfig() {
 // CONFIG SET port / bind rebinds at once (only once the server is listening,
 // not at start-up); tcp-keepalive applies to new connections.
 void Server::BindListenerConfig() {
+  // io-threads: I/O threads are started or retired at runtime, their
+  // connections handed over between loop turns (io::IoSystem::SetThreads).
+  config_->OnChange("io-threads", [this] {
+    if (io_->started()) {
+      const int n = CappedIoThreads(static_cast<int>(config_->Int("io-threads")));
+      if (n != io_->threads()) Log(kNotice, StrCat("I/O threads: ", io_->threads(), " -> ", n));
+      io_->SetThreads(n);
+    }
+    return absl::OkStatus();
+  });
   config_->OnChange("tcp-keepalive", [this] {
     io_->set_tcp_keepalive(static_cast<int>(config_->Int("tcp-keepalive")));
     return absl::OkStatus();
@@ -262,16 +291,7 @@ absl::Status Server::LoadUsers() {
 
 absl::Status Server::Start() {
   io::IoOptions opts = ListenerOptions();
-  opts.threads = static_cast<int>(config_->Int("io-threads"));
-  // An I/O thread without a CPU of its own only adds hand-offs: each one is a
-  // context switch on the shared CPU, and measured here that costs more than
-  // the thread saves. Cap at the CPUs this process may run on.
-  cpu_set_t cpus;
-  if (opts.threads > 1 && sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < opts.threads) {
-    Log(kWarning, StrCat("io-threads ", opts.threads, " reduced to ", CPU_COUNT(&cpus),
-                         ": this process may run on only ", CPU_COUNT(&cpus), " CPU(s) (affinity mask)"));
-    opts.threads = CPU_COUNT(&cpus);
-  }
+  opts.threads = CappedIoThreads(static_cast<int>(config_->Int("io-threads")));
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   startup_allocated_ = AllocatedBytes();

@@ -162,6 +162,12 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   repl::Primary& p = EnsurePrimary();
   c.is_replica = true;
   io_->MarkReplication(c.conn, io::Connection::kReplOutput);
+  // A replica is sent the stream by offset from the backlog (io::ReplicaSend),
+  // which only the main thread's I/O thread can do: its link moves there
+  // (between loop turns; what is written to it meanwhile follows in order).
+  // A TLS link's bytes must be encrypted on the way out: it stays on its
+  // thread and is handed its range by reference (repl::Backlog::RefTo).
+  if (c.conn->tls() == nullptr) io_->MoveToMainThread(c.conn);
   repl::ReplicaLink& link = p.Attach(c.id(), c.conn);
   link.old_sync = old_sync;
   const std::string peer = c.conn->peer.ToString();

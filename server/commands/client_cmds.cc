@@ -17,13 +17,13 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   ClientMemoryUse m;
   m.qbuf = io::QueryBufferSize(conn);
   m.qbuf_cap = io::QueryBufferCapacity(conn);
-  m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed);
+  m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf();
   m.omem = conn.thread == 0 ? conn.out.allocated() : (m.obuf + io::ReplyChunk::kCapacity - 1) /
                                                          io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
-  m.omem += conn.main_out.allocated();
+  m.omem += conn.main_out_allocated();
   const MultiState* multi = transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers.
-  m.total = sizeof(Client) + sizeof(io::Connection) + (conn.extras.x ? sizeof(io::ConnectionExtras) : 0) +
+  m.total = sizeof(Client) + sizeof(io::Connection) + (conn.extras() != nullptr ? sizeof(io::ConnectionExtras) : 0) +
             m.qbuf_cap + m.omem +
             (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
                           c.meta->lib_ver.capacity()

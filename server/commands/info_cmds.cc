@@ -104,7 +104,7 @@ void InfoClients(Server& s, std::string* out) {
     replicas += c->is_replica;
     const io::Connection& conn = *c->conn;
     max_in = std::max<uint64_t>(max_in, io::QueryBufferSize(conn));
-    max_out = std::max<uint64_t>(max_out, conn.thread == 0 ? conn.out.size() : conn.stat_obuf.load(std::memory_order_relaxed));
+    max_out = std::max<uint64_t>(max_out, conn.thread == 0 ? conn.out.size() : conn.stat_obuf());
   }
   // As Redis: replicas are counted in connected_slaves, not here.
   Field(out, "connected_clients", s.clients().size() - replicas);
@@ -123,8 +123,8 @@ void InfoMemory(Server& s, std::string* out) {
   uint64_t clients_mem = 0, replicas_mem = 0;
   for (const auto& [id, c] : s.clients()) {
     (c->is_replica ? replicas_mem : clients_mem) +=
-        sizeof(Client) + sizeof(io::Connection) + (c->conn->extras.x ? sizeof(io::ConnectionExtras) : 0) +
-        (c->meta ? sizeof(ClientMeta) : 0) + io::QueryBufferCapacity(*c->conn) + c->conn->main_out.allocated();
+        sizeof(Client) + sizeof(io::Connection) + (c->conn->extras() != nullptr ? sizeof(io::ConnectionExtras) : 0) +
+        (c->meta ? sizeof(ClientMeta) : 0) + io::QueryBufferCapacity(*c->conn) + c->conn->main_out_allocated();
   }
   // The stream's blocks are shared by the backlog and the replicas (Redis
   // 7.0's replication buffer): what exceeds repl-backlog-size is counted as

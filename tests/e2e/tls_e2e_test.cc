@@ -2,12 +2,16 @@
 // (tls-auth-clients), handshake failures that close only their connection,
 // a stalled handshake that holds nobody up, certificate rotation and bad
 // certificates through CONFIG SET (error texts compared with redis-server
-// 7.0), start-up refusal, and replication over TLS between ringkv and
-// redis-server in both roles. Runs on either io backend
+// 7.0), start-up refusal, sessions that keep working while io-threads
+// changes, and replication over TLS between ringkv and redis-server in both
+// roles. Runs on either io backend
 // (RINGKV_TEST_IO_BACKEND=epoll).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -209,6 +213,67 @@ TEST_F(TlsE2E, BadKeyStopsStartUp) {
   std::filesystem::remove_all(dir, ec);
 }
 
+// io-threads changed at runtime (issue 20, part 5): TLS connections move
+// between I/O threads with their sessions (ciphertext not sent yet, input
+// not parsed yet); every reply of their pipelined load checked, none dropped.
+TEST_F(TlsE2E, SessionsKeepWorkingWhileIoThreadsChange) {
+  setenv("RINGKV_IO_THREADS_UNCAPPED", "1", 1);  // 4 threads even on a 2-CPU machine
+  const int tls_port = FreePort();
+  TestServer s(With(TlsArgs(tls_port), {"--io-threads", "1", "--save", ""}));
+  unsetenv("RINGKV_IO_THREADS_UNCAPPED");
+  ASSERT_TRUE(s.ready());
+  RawConn plain(s.port());
+  const std::string big(100 * 1024, 'b');
+  ASSERT_EQ(Call(plain, {"SET", "big", big}), "+OK\r\n");
+  std::vector<std::unique_ptr<TlsConn>> conns;
+  for (int i = 0; i < 4; ++i) {
+    conns.push_back(std::make_unique<TlsConn>(tls_port));
+    ASSERT_TRUE(conns.back()->handshake_ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0}, batches{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&, i] {
+      TlsConn& t = *conns[i];
+      const std::string key = "tls:" + std::to_string(i);
+      int64_t n = 0;
+      while (!stop) {
+        std::string batch;
+        for (int j = 0; j < 20; ++j) batch += Resp({"INCR", key});
+        batch += Resp({"GET", "big"});
+        if (!t.Send(batch)) {
+          ++errors;
+          return;
+        }
+        for (int j = 0; j < 20; ++j) {
+          if (t.ReadReply() != ":" + std::to_string(++n) + "\r\n") {
+            ++errors;
+            return;
+          }
+        }
+        if (t.ReadReply() != "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n") {
+          ++errors;
+          return;
+        }
+        ++batches;
+      }
+    });
+  }
+  for (int n : {4, 2, 1, 3, 1, 4, 3, 2, 1}) {
+    ASSERT_EQ(Call(plain, {"CONFIG", "SET", "io-threads", std::to_string(n)}), "+OK\r\n");
+    const int before = batches;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    EXPECT_GT(batches, before) << "io-threads " << n;
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(errors, 0);
+  EXPECT_EQ(Info(plain, "connected_clients", "clients"), "5");
+  TlsConn after(tls_port);  // a new session on the final configuration
+  EXPECT_EQ(after.Command({"PING"}), "+PONG\r\n");
+}
+
 // ---- replication over TLS ------------------------------------------------------
 
 std::vector<std::string> ReplArgs(int tls_port) {
@@ -242,6 +307,59 @@ TEST_F(TlsE2E, ReplicationRingkvToRingkv) {
   CheckReplication(p, r, ptls);
   // The replica announced its TLS port.
   EXPECT_NE(Call(p, {"INFO", "replication"}).find("port=" + std::to_string(rtls)), std::string::npos);
+}
+
+// TLS replicas stay on their I/O threads (their stream is encrypted
+// there): when io-threads changes under a write load, the links of retiring
+// threads move mid-stream to the others, without a resync.
+TEST_F(TlsE2E, ReplicationSurvivesIoThreadsChanges) {
+  setenv("RINGKV_IO_THREADS_UNCAPPED", "1", 1);
+  const int ptls = FreePort();
+  TestServer primary(With(ReplArgs(ptls), {"--io-threads", "4", "--repl-diskless-sync", "no"}));
+  unsetenv("RINGKV_IO_THREADS_UNCAPPED");
+  ASSERT_TRUE(primary.ready());
+  RawConn p(primary.port());
+  ASSERT_EQ(Call(p, {"DEBUG", "POPULATE", "2000"}), "+OK\r\n");
+  std::vector<std::unique_ptr<TestServer>> replicas;
+  for (int i = 0; i < 3; ++i) {
+    replicas.push_back(std::make_unique<TestServer>(ReplArgs(FreePort())));
+    ASSERT_TRUE(replicas.back()->ready());
+    RawConn r(replicas.back()->port());
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(ptls)}), "+OK\r\n");
+    ASSERT_TRUE(WaitInfo(r, "master_link_status", "up", 15000, "replication"));
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::thread writer([&] {
+    RawConn w(primary.port());
+    for (int64_t n = 0; !stop;) {
+      std::string batch;
+      for (int j = 0; j < 50; ++j) batch += Resp({"INCR", "counter"});
+      batch += Resp({"SET", "k" + std::to_string(n % 1000), std::string(2000, 'v')});
+      if (!w.Send(batch)) {
+        ++errors;
+        return;
+      }
+      for (int j = 0; j < 50; ++j) errors += w.ReadReply() != ":" + std::to_string(++n) + "\r\n";
+      errors += w.ReadReply() != "+OK\r\n";
+    }
+  });
+  for (int n : {2, 1, 3, 1, 4, 2, 1}) {
+    ASSERT_EQ(Call(p, {"CONFIG", "SET", "io-threads", std::to_string(n)}), "+OK\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  stop = true;
+  writer.join();
+  EXPECT_EQ(errors, 0);
+  const std::string offset = Info(p, "master_repl_offset", "replication");
+  const std::string digest = Digest(p);
+  for (auto& replica : replicas) {
+    RawConn r(replica->port());
+    EXPECT_TRUE(WaitInfo(r, "master_repl_offset", offset, 30000, "replication"));
+    EXPECT_EQ(Digest(r), digest);
+  }
+  EXPECT_EQ(Info(p, "sync_full", "stats"), "3");
+  EXPECT_EQ(Info(p, "sync_partial_ok", "stats"), "0");
 }
 
 TEST_F(TlsE2E, ReplicationRedisPrimaryRingkvReplica) {

@@ -1,7 +1,8 @@
 // IoSystem end to end on loopback, with a test sink: the main loop's duties
 // as I/O thread 0 runs them through MainLoopHooks -- commands of thread 0's
-// own connections and of another I/O thread's, replies both ways, and the
-// turn while a command runs long (ProcessEventsWhileBusy).
+// own connections and of another I/O thread's, replies both ways, the turn
+// while a command runs long (ProcessEventsWhileBusy), and connections handed
+// between threads (SetThreads, MoveToMainThread).
 #include "io/io_system.h"
 
 #include <arpa/inet.h>
@@ -11,10 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace ringkv::io {
 namespace {
@@ -42,6 +46,18 @@ class TestSink : public CommandSink {
       io->PrepareWrite(conn).Append("+DONE\r\n");
     } else if (argv[0] == "RELEASE") {
       released_ = true;
+      io->PrepareWrite(conn).Append("+OK\r\n");
+    } else if (argv[0] == "NUM") {  // NUM n -> :n
+      io->PrepareWrite(conn).Append(":" + std::string(argv[1]) + "\r\n");
+    } else if (argv[0] == "THREADS") {  // THREADS n: io-threads n
+      io->SetThreads(std::stoi(std::string(argv[1])));
+      io->PrepareWrite(conn).Append("+OK\r\n");
+    } else if (argv[0] == "ACTIVE") {  // :serving threads, or :9 while some retire
+      io->PrepareWrite(conn).Append(":" + std::to_string(io->retiring_threads() > 0 ? 9 : io->threads()) + "\r\n");
+    } else if (argv[0] == "WHERE") {  // :the connection's thread
+      io->PrepareWrite(conn).Append(":" + std::to_string(conn->thread) + "\r\n");
+    } else if (argv[0] == "TOMAIN") {
+      io->MoveToMainThread(conn);
       io->PrepareWrite(conn).Append("+OK\r\n");
     } else if (argv[0] == "STOP") {
       io->RequestStop();
@@ -117,6 +133,11 @@ class Client {
 
 std::string Cmd(std::string_view name) {
   return "*1\r\n$" + std::to_string(name.size()) + "\r\n" + std::string(name) + "\r\n";
+}
+
+std::string Cmd(std::string_view name, std::string_view arg) {
+  return "*2\r\n$" + std::to_string(name.size()) + "\r\n" + std::string(name) + "\r\n$" +
+         std::to_string(arg.size()) + "\r\n" + std::string(arg) + "\r\n";
 }
 
 // A server on its own thread: the IoSystem is made there, so that thread is
@@ -204,6 +225,76 @@ void CheckBusyTurn(int threads, bool slow_first, BackendChoice backend) {
 TEST_P(IoSystemTest, TurnWhileBusyOneThread) { CheckBusyTurn(1, true, GetParam()); }
 TEST_P(IoSystemTest, TurnWhileBusyOnMainThreadsConnection) { CheckBusyTurn(2, true, GetParam()); }
 TEST_P(IoSystemTest, TurnWhileBusyOnAnotherThreadsConnection) { CheckBusyTurn(2, false, GetParam()); }
+
+// Several clients pipeline NUM commands while the thread count goes up and
+// down: every reply arrives, in order, on every connection.
+TEST_P(IoSystemTest, SetThreadsKeepsEveryReplyInOrder) {
+  TestServer server(1, GetParam());
+  ASSERT_EQ(server.error(), "");
+  Client control(server.port());
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0}, rounds{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 6; ++i) {
+    clients.emplace_back([&] {
+      Client c(server.port());
+      for (int n = 0; !stop; n += 100) {
+        std::string batch, want;
+        for (int j = n; j < n + 100; ++j) {
+          batch += Cmd("NUM", std::to_string(j));
+          want += ":" + std::to_string(j) + "\r\n";
+        }
+        c.Send(batch);
+        if (c.Read(want.size()) != want) {
+          ++errors;
+          return;
+        }
+        ++rounds;
+      }
+    });
+  }
+  for (int n : {4, 2, 1, 3, 1, 4, 3, 2, 1}) {
+    control.Send(Cmd("THREADS", std::to_string(n)));
+    EXPECT_EQ(control.Read(5), "+OK\r\n");
+    const std::string want = ":" + std::to_string(n) + "\r\n";
+    std::string got;
+    for (int i = 0; i < 500 && got != want; ++i) {
+      control.Send(Cmd("ACTIVE"));
+      got = control.Read(want.size());
+      if (got != want) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(got, want);
+    const int before = rounds;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_GT(rounds, before) << n;
+  }
+  stop = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(errors, 0);
+}
+
+// MoveToMainThread: a connection of another thread comes to thread 0; what
+// it was sent before and after the move arrives in order.
+TEST_P(IoSystemTest, MoveToMainThread) {
+  TestServer server(3, GetParam());
+  ASSERT_EQ(server.error(), "");
+  std::vector<std::unique_ptr<Client>> c;
+  for (int i = 0; i < 3; ++i) {  // accepted in order: threads 0, 1, 2
+    c.push_back(std::make_unique<Client>(server.port()));
+    c.back()->Send(Cmd("WHERE"));
+    ASSERT_EQ(c.back()->Read(4), ":" + std::to_string(i) + "\r\n");
+  }
+  std::string batch = Cmd("NUM", "1") + Cmd("TOMAIN");
+  for (int j = 2; j < 200; ++j) batch += Cmd("NUM", std::to_string(j));
+  std::string want = ":1\r\n+OK\r\n";
+  for (int j = 2; j < 200; ++j) want += ":" + std::to_string(j) + "\r\n";
+  c[2]->Send(batch);
+  EXPECT_EQ(c[2]->Read(want.size()), want);
+  c[2]->Send(Cmd("WHERE"));
+  EXPECT_EQ(c[2]->Read(4), ":0\r\n");
+  c[0]->Send(Cmd("TOMAIN") + Cmd("WHERE"));  // already there
+  EXPECT_EQ(c[0]->Read(9), "+OK\r\n:0\r\n");
+}
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoSystemTest, ::testing::Values(BackendChoice::kAuto, BackendChoice::kEpoll),
                          [](const ::testing::TestParamInfo<BackendChoice>& info) {

@@ -23,42 +23,39 @@ namespace {
 // byte more than these and each allocation moves to the next class.
 static_assert(sizeof(io::Connection) <= 96, "io::Connection is one 96-byte allocation per connection");
 static_assert(sizeof(Client) <= 64, "server::Client is one 64-byte allocation per connection");
-// The four views of the extras share one word.
-static_assert(sizeof(io::TlsView) == sizeof(void*) && sizeof(io::ReplicaView) == sizeof(void*) &&
-              sizeof(io::MainOutView) == sizeof(void*) && sizeof(io::ObufStatView) == sizeof(void*));
 
 TEST(ClientMemoryTest, PlainConnectionHasNoExtras) {
   io::Connection conn;
-  EXPECT_EQ(conn.extras.x, nullptr);
-  EXPECT_TRUE(conn.tls == nullptr);
-  EXPECT_TRUE(conn.replica == nullptr);
-  EXPECT_EQ(conn.replica.get(), nullptr);
-  EXPECT_EQ(conn.main_out.size(), 0u);
-  EXPECT_EQ(conn.main_out.allocated(), 0u);
-  EXPECT_EQ(conn.stat_obuf.load(std::memory_order_relaxed), 0u);
+  EXPECT_EQ(conn.extras(), nullptr);
+  EXPECT_EQ(conn.tls(), nullptr);
+  EXPECT_EQ(conn.replica(), nullptr);
+  EXPECT_EQ(conn.main_out_size(), 0u);
+  EXPECT_EQ(conn.main_out_allocated(), 0u);
+  EXPECT_EQ(conn.stat_obuf(), 0u);
   EXPECT_EQ(io::QueryBufferSize(conn), 0u);
   EXPECT_EQ(io::QueryBufferCapacity(conn), 0u);
 }
 
-TEST(ClientMemoryTest, ViewsReadTheExtras) {
+TEST(ClientMemoryTest, AccessorsReadTheExtras) {
   io::Connection conn;
   conn.thread = 1;  // another I/O thread's connection: staging buffer and figures
   io::ConnectionExtras& x = conn.mutable_extras();
   EXPECT_EQ(&x, &conn.mutable_extras());  // allocated once
-  (*conn.main_out).Append("+OK\r\n");
+  x.main_out.Append("+OK\r\n");
   x.stat_obuf.store(7, std::memory_order_relaxed);
   x.stat_qbuf.store(3, std::memory_order_relaxed);
   x.stat_qbuf_cap.store(16, std::memory_order_relaxed);
-  EXPECT_EQ(conn.main_out.size(), 5u);
-  EXPECT_FALSE(conn.main_out.empty());
-  EXPECT_EQ(conn.stat_obuf.load(std::memory_order_relaxed), 7u);
+  EXPECT_EQ(conn.extras(), &x);
+  EXPECT_EQ(conn.main_out_size(), 5u);
+  EXPECT_GT(conn.main_out_allocated(), 0u);
+  EXPECT_EQ(conn.stat_obuf(), 7u);
   EXPECT_EQ(io::QueryBufferSize(conn), 3u);
   EXPECT_EQ(io::QueryBufferCapacity(conn), 16u);
-  EXPECT_TRUE(conn.tls == nullptr);
-  EXPECT_TRUE(conn.replica == nullptr);
+  EXPECT_EQ(conn.tls(), nullptr);
+  EXPECT_EQ(conn.replica(), nullptr);
   x.replica = std::make_unique<io::ReplicaSend>(nullptr, 42);
-  EXPECT_TRUE(conn.replica != nullptr);
-  EXPECT_EQ(conn.replica->next, 42u);
+  ASSERT_NE(conn.replica(), nullptr);
+  EXPECT_EQ(conn.replica()->next, 42u);
 }  // the extras are freed with the connection (ASan: no leak)
 
 TEST(ClientMemoryTest, MainThreadConnectionReadsItsPendingInput) {

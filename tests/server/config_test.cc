@@ -144,8 +144,14 @@ TEST(ConfigTest, SetIsAllOrNothingWithRedisErrors) {
   EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed "
                  "into an integer");
   EXPECT_EQ(c.Int("maxclients"), 10000);  // nothing applied
-  EXPECT_FALSE(c.SetFromCommand({{"io-threads", "2"}}, &err));
-  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't set immutable config");
+  EXPECT_FALSE(c.SetFromCommand({{"databases", "2"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config");
+  // io-threads changes at runtime (Redis refuses it as immutable), within 1..128.
+  EXPECT_TRUE(c.SetFromCommand({{"io-threads", "2"}}, &err)) << err;
+  EXPECT_EQ(c.Int("io-threads"), 2);
+  EXPECT_FALSE(c.SetFromCommand({{"io-threads", "0"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'io-threads') - argument must be between 1 and "
+                 "128 inclusive");
   EXPECT_FALSE(c.SetFromCommand({{"nosuch", "1"}}, &err));
   EXPECT_EQ(err, "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
   EXPECT_FALSE(c.SetFromCommand({{"maxclients", "1"}, {"MAXCLIENTS", "2"}}, &err));

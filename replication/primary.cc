@@ -55,7 +55,7 @@ void Primary::StartBulk(ReplicaLink& link, std::shared_ptr<SharedSnapshot> snaps
 
 bool Primary::SendBulk(ReplicaLink& link, io::IoSystem& io) {
   SharedSnapshot& snapshot = *link.snapshot;
-  const io::ReplicaSend* rs = link.conn->replica.get();
+  const io::ReplicaSend* rs = link.conn->replica();
   const bool on_window = rs != nullptr && rs->stream == &snapshot.stream();
   if (on_window) link.rdb_sent = rs->next;  // what its connection sent
   if (link.rdb_sent == snapshot.size()) {
@@ -105,7 +105,7 @@ bool Primary::SendBulk(ReplicaLink& link, io::IoSystem& io) {
 void Primary::TrimSnapshot(SharedSnapshot& snapshot) {
   const io::BlockStream& window = snapshot.stream();
   const auto sent_from_window = [&](const ReplicaLink& r) -> const io::ReplicaSend* {
-    const io::ReplicaSend* rs = r.conn->replica.get();
+    const io::ReplicaSend* rs = r.conn->replica();
     return r.snapshot.get() == &snapshot && rs != nullptr && rs->stream == &window ? rs : nullptr;
   };
   // The window is full: those more than half a window behind its end read

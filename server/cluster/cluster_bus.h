@@ -1,0 +1,125 @@
+// ClusterBus: the cluster bus's protocol, on the main thread -- Redis 7.0's
+// clusterProcessPacket, clusterCron and clusterSendPing over the sockets of
+// BusNet (bus_net.h, its own thread). MEET and the handshake, PING / PONG
+// with gossip sections, node discovery, slots and epochs learnt from
+// headers (UPDATE sent and applied), PFAIL after cluster-node-timeout,
+// failure reports, FAIL by a majority of masters and its broadcast.
+//
+// Not yet: replica election and failover, manual failover, PUBLISH over the
+// bus, replica migration (docs/cluster.md).
+//
+// Thread-safety: none. REQUIRES: the main command thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "core/cluster/bus_message.h"
+#include "core/cluster/cluster_state.h"
+#include "server/cluster/bus_net.h"
+
+namespace ringkv::server {
+
+class ClusterMode;
+class Config;
+
+// "ping", "pong", "meet", ... as CLUSTER INFO names them.
+const char* BusMessageTypeName(cluster::MsgType t);
+
+struct BusLinkInfo {
+  bool inbound = false;
+  std::string node;
+  int64_t ctime_ms = 0;
+  bool connected = false;
+  uint64_t max_sent = 0;
+};
+
+class ClusterBus {
+ public:
+  // `repl_offset`: the offset PING headers carry (master_repl_offset).
+  ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify, std::function<int64_t()> repl_offset);
+  ~ClusterBus();
+
+  // Listens on myself's bus port (cluster-port, else port + 10000) on the
+  // `bind` addresses.
+  absl::Status Start(const std::vector<std::string>& addresses, int port);
+
+  // The main thread's turn after BusNet's notify: every event drained.
+  void OnEvents();
+  // From the server's cron; runs Redis's clusterCron every 100 ms.
+  void Cron(int64_t now_ms);
+
+  // CLUSTER MEET: false when the address or ports are not valid (Redis's
+  // clusterStartHandshake EINVAL).
+  bool Meet(const std::string& ip, int64_t port, int64_t cport);
+  // CLUSTER FORGET: the node may not come back by gossip for 60 s.
+  void Blacklist(const std::string& name);
+  // A node left the table (FORGET, RESET): its links are closed.
+  void NodeRemoved(const std::string& name);
+  int CountFailureReports(cluster::Node& n);
+
+  // CLUSTER LINKS, node by node (outbound first, then inbound).
+  std::vector<BusLinkInfo> Links() const;
+  const std::array<uint64_t, cluster::kMsgTypeCount>& sent() const { return sent_; }
+  const std::array<uint64_t, cluster::kMsgTypeCount>& received() const { return received_; }
+
+ private:
+  struct Link {
+    uint64_t id = 0;
+    bool inbound = false;
+    bool connected = false;
+    std::string node;      // "" for an inbound link not yet tied to a node
+    std::string peer_ip;   // inbound: the peer's address
+    std::string local_ip;  // our address on this link
+    int64_t ctime_ms = 0;
+    uint64_t max_sent = 0;
+  };
+
+  int64_t NodeTimeout() const;
+  cluster::Node* NodeOf(const Link& l);
+  void FreeLink(uint64_t id);
+  void DelNode(cluster::Node* n);
+  void Connect(cluster::Node& n, int64_t now_ms);
+
+  void OnFrame(Link& l, const std::string& bytes);
+  void ProcessPacket(Link& l, cluster::BusMessage& m);
+  void ProcessGossip(const cluster::BusMessage& m, Link& l);
+  bool UpdateAddressIfNeeded(cluster::Node& n, const Link& l, const cluster::BusMessage& m);
+  void SetNodeAsMaster(cluster::Node& n);
+  void MarkFailingIfNeeded(cluster::Node& n);
+  void ClearFailureIfNeeded(cluster::Node& n);
+
+  cluster::BusMessage Header(cluster::MsgType type);
+  void SendTo(uint64_t link, const cluster::BusMessage& m);
+  void SendPing(Link& l, cluster::MsgType type);
+  void SendFail(const std::string& name);
+  void SendUpdate(uint64_t link, const cluster::Node& about);
+  void Broadcast(const cluster::BusMessage& m);
+
+  void FlushTodo();
+
+  ClusterMode& mode_;
+  Config& config_;
+  std::function<int64_t()> repl_offset_;
+  std::unique_ptr<BusNet> net_;
+  absl::flat_hash_map<uint64_t, Link> links_;
+  absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)
+  absl::BitGen rng_;
+  uint64_t iteration_ = 0;
+  uint64_t pings_sent_ = 0;
+  int64_t next_cron_ms_ = 0;
+  int stats_pfail_nodes_ = 0;
+  bool todo_save_ = false;
+  bool todo_update_ = false;
+  std::array<uint64_t, cluster::kMsgTypeCount> sent_{};
+  std::array<uint64_t, cluster::kMsgTypeCount> received_{};
+};
+
+}  // namespace ringkv::server

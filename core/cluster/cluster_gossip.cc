@@ -88,7 +88,7 @@ bool ReachedFailQuorum(ClusterState& st, Node& n, int64_t now_ms, int64_t node_t
 bool HandleEpochCollision(ClusterState& st, const Node& sender) {
   Node& me = st.myself();
   if (sender.config_epoch != me.config_epoch || !sender.is_master() || !me.is_master()) return false;
-  // The node with the smaller name keeps its epoch.
+  // Redis: don't act if the colliding node has a smaller name.
   if (sender.name <= me.name) return false;
   ++st.current_epoch;
   me.config_epoch = st.current_epoch;

@@ -46,7 +46,8 @@ int CountFailureReports(Node& n, int64_t now_ms, int64_t node_timeout_ms);
 bool ReachedFailQuorum(ClusterState& st, Node& n, int64_t now_ms, int64_t node_timeout_ms);
 
 // Redis's clusterHandleConfigEpochCollision: two masters with the same
-// config epoch; the one with the greater name takes currentEpoch + 1. True
+// config epoch; the one with the smaller name takes currentEpoch + 1
+// (Redis: "don't act if the colliding node has a smaller Node ID"). True
 // when myself's epoch changed.
 bool HandleEpochCollision(ClusterState& st, const Node& sender);
 

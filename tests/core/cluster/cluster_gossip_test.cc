@@ -132,24 +132,24 @@ TEST(ClusterGossip, FailQuorumIsAMajorityOfMastersServingSlots) {
   EXPECT_FALSE(ReachedFailQuorum(st, *d, 3000, 1000));  // already FAIL
 }
 
-TEST(ClusterGossip, EpochCollisionBumpsTheNodeWithTheGreaterName) {
+TEST(ClusterGossip, EpochCollisionBumpsTheNodeWithTheSmallerName) {
   ClusterState st(Name('5'));
   Node* lower = AddMaster(st, '1', 0);
   Node* higher = AddMaster(st, '9', 0);
   st.current_epoch = 4;
-  // The sender's name is greater than mine: I keep my epoch.
-  EXPECT_FALSE(HandleEpochCollision(st, *higher));
+  // The sender's name is smaller than mine: it moves, I keep my epoch.
+  EXPECT_FALSE(HandleEpochCollision(st, *lower));
   EXPECT_EQ(st.myself().config_epoch, 0u);
-  // The sender's name is smaller: I take currentEpoch + 1.
-  EXPECT_TRUE(HandleEpochCollision(st, *lower));
+  // The sender's name is greater: I take currentEpoch + 1.
+  EXPECT_TRUE(HandleEpochCollision(st, *higher));
   EXPECT_EQ(st.myself().config_epoch, 5u);
   EXPECT_EQ(st.current_epoch, 5u);
   // No collision any more.
-  EXPECT_FALSE(HandleEpochCollision(st, *lower));
+  EXPECT_FALSE(HandleEpochCollision(st, *higher));
   // Replicas do not collide.
-  lower->config_epoch = 5;
-  lower->flags = kFlagReplica;
-  EXPECT_FALSE(HandleEpochCollision(st, *lower));
+  higher->config_epoch = 5;
+  higher->flags = kFlagReplica;
+  EXPECT_FALSE(HandleEpochCollision(st, *higher));
 }
 
 TEST(ClusterGossip, ClaimedSlotsMoveOnlyToAGreaterEpoch) {

@@ -292,7 +292,9 @@ absl::Status Server::Start() {
     std::vector<std::string> bind;
     for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
     if (absl::Status s = cluster_->StartBus(
-            bind, [this] { io_->Notify(); }, [this] { return static_cast<int64_t>(master_repl_offset()); });
+            bind, [this] { io_->Notify(); }, [this] { return static_cast<int64_t>(master_repl_offset()); },
+            [this](const std::string& host, int port) { (void)ReplicaOf(host, port); },
+            [this] { return is_replica(); });
         !s.ok()) {
       io_->Shutdown();
       return s;

@@ -58,9 +58,27 @@ std::string NormalizeIp(const std::string& ip) {
 const char* BusMessageTypeName(MsgType t) { return TypeName(t); }
 
 ClusterBus::ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify,
-                       std::function<int64_t()> repl_offset)
-    : mode_(mode), config_(config), repl_offset_(std::move(repl_offset)),
-      net_(std::make_unique<BusNet>(std::move(notify))) {}
+                       std::function<int64_t()> repl_offset, std::function<void(const std::string&, int)> set_master,
+                       std::function<bool()> replicating)
+    : mode_(mode), config_(config), repl_offset_(std::move(repl_offset)), set_master_(std::move(set_master)),
+      replicating_(std::move(replicating)), net_(std::make_unique<BusNet>(std::move(notify))) {}
+
+void ClusterBus::SetMaster(Node& master) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  if (me.is_master()) {
+    me.flags &= ~(cluster::kFlagMaster | cluster::kFlagMigrateTo);
+    me.flags |= cluster::kFlagReplica;
+    for (int s = 0; s < cluster::kClusterSlots; ++s) {  // clusterCloseAllSlots
+      st.SetMigrating(s, nullptr);
+      st.SetImporting(s, nullptr);
+    }
+  }
+  me.master = master.name;
+  if (!master.ip.empty()) set_master_(master.ip, master.port);
+  todo_save_ = todo_update_ = true;
+  FlushTodo();
+}
 
 ClusterBus::~ClusterBus() = default;
 
@@ -301,6 +319,8 @@ bool ClusterBus::UpdateAddressIfNeeded(Node& n, const Link& l, const BusMessage&
   if (n.link) FreeLink(n.link);
   n.flags &= ~cluster::kFlagNoAddr;
   Log(kWarning, StrCat("Address updated for node ", n.name, ", now ", n.ip, ":", n.port));
+  // Our master moved: replicate from its new address.
+  if (mode_.state().myself().is_replica() && mode_.state().myself().master == n.name) set_master_(n.ip, n.port);
   return true;
 }
 
@@ -681,6 +701,12 @@ void ClusterBus::Cron(int64_t now_ms) {
       n->flags |= cluster::kFlagPfail;
       todo_update_ = true;
     }
+  }
+  // A replica (from nodes.conf, or whose master's address was unknown)
+  // whose replication is off starts it once its master has an address.
+  if (st.myself().is_replica() && !replicating_()) {
+    const Node* master = st.MasterOf(st.myself());
+    if (master != nullptr && !master->ip.empty() && master->port > 0) set_master_(master->ip, master->port);
   }
   if (!st.ok()) todo_update_ = true;
   FlushTodo();

@@ -44,7 +44,10 @@ struct BusLinkInfo {
 class ClusterBus {
  public:
   // `repl_offset`: the offset PING headers carry (master_repl_offset).
-  ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify, std::function<int64_t()> repl_offset);
+  // `set_master`: REPLICAOF host port (Server::ReplicaOf); `replicating`:
+  // whether the server has a primary now.
+  ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify, std::function<int64_t()> repl_offset,
+             std::function<void(const std::string&, int)> set_master, std::function<bool()> replicating);
   ~ClusterBus();
 
   // Listens on myself's bus port (cluster-port, else port + 10000) on the
@@ -59,6 +62,10 @@ class ClusterBus {
   // CLUSTER MEET: false when the address or ports are not valid (Redis's
   // clusterStartHandshake EINVAL).
   bool Meet(const std::string& ip, int64_t port, int64_t cport);
+  // CLUSTER REPLICATE: myself becomes a replica of `master` (Redis's
+  // clusterSetMaster: open slots closed, replication started).
+  // REQUIRES: `master` is a master other than myself; myself has no slots.
+  void SetMaster(cluster::Node& master);
   // CLUSTER FORGET: the node may not come back by gossip for 60 s.
   void Blacklist(const std::string& name);
   // A node left the table (FORGET, RESET): its links are closed.
@@ -108,6 +115,8 @@ class ClusterBus {
   ClusterMode& mode_;
   Config& config_;
   std::function<int64_t()> repl_offset_;
+  std::function<void(const std::string&, int)> set_master_;
+  std::function<bool()> replicating_;
   std::unique_ptr<BusNet> net_;
   absl::flat_hash_map<uint64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)

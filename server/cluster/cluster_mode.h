@@ -94,8 +94,11 @@ class ClusterMode {
   // Listens on the bus port on `addresses` (the bind list) and starts the
   // bus thread; `notify` wakes the main thread (IoSystem::Notify), which
   // then calls OnBusEvents; `repl_offset` is the offset headers carry.
+  // `set_master` / `replicating`: the server's REPLICAOF and whether it has
+  // a primary (a replica of a cluster node replicates it).
   absl::Status StartBus(const std::vector<std::string>& addresses, std::function<void()> notify,
-                        std::function<int64_t()> repl_offset);
+                        std::function<int64_t()> repl_offset, std::function<void(const std::string&, int)> set_master,
+                        std::function<bool()> replicating);
   ClusterBus* bus() { return bus_.get(); }
   void OnBusEvents();
   // From the server's cron (the bus's own cron runs every 100 ms).

@@ -2,9 +2,9 @@
 // READWRITE. With cluster-enabled no each answers Redis 7.0's
 // "-ERR This instance has cluster support disabled", as redis-server does.
 // In cluster mode (server/cluster/) the subcommands that work on the local
-// state answer as Redis 7.0 does; MEET and COUNT-FAILURE-REPORTS use the
-// cluster bus (server/cluster/cluster_bus.h); REPLICATE and FAILOVER say
-// they are not there yet (docs/cluster.md).
+// state answer as Redis 7.0 does; MEET, REPLICATE and COUNT-FAILURE-REPORTS
+// use the cluster bus (server/cluster/cluster_bus.h); FAILOVER says it is not
+// there yet (docs/cluster.md).
 #include <algorithm>
 #include <vector>
 
@@ -321,6 +321,37 @@ void CmdCountFailureReports(CommandContext& ctx) {
   ctx.reply.Integer(cm->bus() != nullptr ? cm->bus()->CountFailureReports(*n) : 0);
 }
 
+// Redis's CLUSTER REPLICATE <node-id>: myself replicates a master of the
+// cluster (the server's REPLICAOF path), and says so in its PINGs.
+void CmdReplicate(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  cluster::ClusterState& st = cm->state();
+  Node* n = st.Find(ctx.argv[2]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  if (n == &st.myself()) {
+    ctx.reply.Error("ERR Can't replicate myself");
+    return;
+  }
+  if (n->is_replica()) {
+    ctx.reply.Error("ERR I can only replicate a master, not a replica.");
+    return;
+  }
+  if (st.myself().is_master() && (st.myself().num_slots != 0 || ctx.server.keyspace().db(0).size() != 0)) {
+    ctx.reply.Error("ERR To set a master the node must be empty and without assigned slots.");
+    return;
+  }
+  if (cm->bus() == nullptr) {
+    ctx.reply.Error("ERR The cluster bus is not running");
+    return;
+  }
+  cm->bus()->SetMaster(*n);
+  ctx.reply.Ok();
+}
+
 // Redis's CLUSTER MEET <ip> <port> [<bus-port>]: a handshake starts (the
 // node shows as "handshake" until its PONG names it).
 void CmdMeet(CommandContext& ctx) {
@@ -429,12 +460,12 @@ void CmdReset(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-// What needs more of the cluster bus than there is yet (REPLICATE,
-// FAILOVER) is refused plainly in cluster mode.
+// What needs more of the cluster bus than there is yet (FAILOVER: replica
+// election) is refused plainly in cluster mode.
 void CmdNeedsBus(CommandContext& ctx) {
   if (Cluster(ctx) == nullptr) return;
   ctx.reply.Error(StrCat("ERR CLUSTER ", AsciiUpper(ctx.argv[1]),
-                         " needs replica support on the cluster bus, which this ringkv version does not have yet"));
+                         " needs failover on the cluster bus, which this ringkv version does not have yet"));
 }
 
 void CmdReplicas(CommandContext& ctx) {
@@ -518,7 +549,7 @@ constexpr ClusterSub kClusterSubs[] = {
     {"nodes", 2, kStale, false, "Get Cluster config for the node", "3.0.0", Reporting<cluster_replies::Nodes>},
     {"replicas", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "5.0.0", CmdReplicas},
     {"replicate", 3, kAdminFlags, true, "Reconfigure a node as a replica of the specified master node", "3.0.0",
-     CmdNeedsBus},
+     CmdReplicate},
     {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0", CmdReset},
     {"saveconfig", 2, kAdminFlags, true, "Forces the node to save cluster state on disk", "3.0.0", CmdSaveConfig},
     {"set-config-epoch", 3, kAdminFlags, true, "Set the configuration epoch in a new node", "3.0.0",

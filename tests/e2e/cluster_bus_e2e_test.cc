@@ -171,6 +171,36 @@ TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
   EXPECT_EQ(Cmd(*nodes[other].conn, {"GET", key}),
             "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(nodes[owner].port()) + "\r\n");
 
+  // A fourth node joins and replicates the key's owner (CLUSTER REPLICATE):
+  // the others see it as its replica, it serves READONLY reads.
+  BusNode replica = StartBusNode();
+  ASSERT_TRUE(replica.server->ready());
+  const std::string unknown(40, 'f');
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", unknown}), "-ERR Unknown node " + unknown + "\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[0].port()),
+                                std::to_string(nodes[0].cport)}),
+            "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(Text(Cmd(*replica.conn, {"CLUSTER", "INFO"})), "cluster_known_nodes:4\r\n"); },
+                      30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", replica.id}), "-ERR Can't replicate myself\r\n");
+  EXPECT_EQ(Cmd(*nodes[other].conn, {"CLUSTER", "REPLICATE", nodes[owner].id}),
+            "-ERR To set a master the node must be empty and without assigned slots.\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", nodes[owner].id}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor(
+      [&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30))
+      << Cmd(*replica.conn, {"INFO", "replication"});
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n.conn, replica.id), " slave " + nodes[owner].id + " "); }, 30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave " + nodes[owner].id));
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", key}),
+            "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(nodes[owner].port()) + "\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"READONLY"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Cmd(*replica.conn, {"GET", key}) == "$1\r\nv\r\n"; }, 10));
+  EXPECT_TRUE(Has(Cmd(*replica.conn, {"CLUSTER", "REPLICAS", nodes[owner].id}), replica.id));
+
   // Bad bytes on the bus port: that link is closed, the node goes on.
   {
     RawConn bad(nodes[0].cport);

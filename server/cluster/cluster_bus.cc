@@ -544,6 +544,8 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       if (sender_master != nullptr) dirty_slots = cluster::SlotsOf(st, *sender_master) != m.myslots;
     }
     if (sender != nullptr && sender->is_master() && dirty_slots) {
+      Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
+      const int before = curmaster ? curmaster->num_slots : 0;
       bool changed = false;
       std::vector<int> lost = cluster::TakeClaimedSlots(st, *sender, sender_config_epoch, m.myslots, &changed);
       if (changed) todo_save_ = todo_update_ = true;
@@ -551,6 +553,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
         Log(kWarning, StrCat("Node ", sender->name, " took ", lost.size(),
                              " of my slots with a greater config epoch (its keys here are stale)"));
       }
+      FollowIfMySlotsMoved(*sender, curmaster, before);
     }
     if (sender != nullptr && dirty_slots) {
       for (int s = 0; s < cluster::kClusterSlots; ++s) {
@@ -604,9 +607,23 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       Log(kNotice, "Discarding UPDATE message about myself.");
       return;
     }
+    Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
+    const int before = curmaster ? curmaster->num_slots : 0;
     bool changed = false;
     cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
     if (changed) todo_update_ = true;
+    FollowIfMySlotsMoved(*n, curmaster, before);
+  } else if (type == MsgType::kFailoverAuthRequest) {
+    if (sender == nullptr) return;
+    MaybeVote(*sender, m);
+  } else if (type == MsgType::kFailoverAuthAck) {
+    if (sender == nullptr) return;
+    // A vote counts from a master serving slots, in this election's epoch.
+    if (sender->is_master() && sender->num_slots > 0 && m.current_epoch >= failover_auth_epoch_) {
+      ++failover_auth_count_;
+      HandleReplicaFailover(now);  // maybe the quorum is here: act at once
+      FlushTodo();
+    }
   } else if (t >= cluster::kMsgTypeCount) {
     Log(kWarning, StrCat("Received unknown packet type: ", t));
   }
@@ -702,6 +719,7 @@ void ClusterBus::Cron(int64_t now_ms) {
       todo_update_ = true;
     }
   }
+  if (st.myself().is_replica()) HandleReplicaFailover(now_ms);
   // A replica (from nodes.conf, or whose master's address was unknown)
   // whose replication is off starts it once its master has an address.
   if (st.myself().is_replica() && !replicating_()) {
@@ -719,6 +737,170 @@ void ClusterBus::FlushTodo() {
     mode_.UpdateState();
   }
   todo_save_ = todo_update_ = false;
+}
+
+}  // namespace ringkv::server
+
+namespace ringkv::server {
+
+// ---- failover ----
+
+void ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
+  cluster::ClusterState& st = mode_.state();
+  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return;
+  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) return;
+  if (st.myself().is_replica() && st.myself().master == sender.name) return;
+  Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", sender.name));
+  SetMaster(sender);
+}
+
+int ClusterBus::ReplicaRank() {
+  cluster::ClusterState& st = mode_.state();
+  Node* master = st.MasterOf(st.myself());
+  if (master == nullptr) return 0;
+  const int64_t my_offset = repl_offset_();
+  int rank = 0;
+  for (Node* r : st.ReplicasOf(*master)) {
+    if (r == &st.myself() || (r->flags & cluster::kFlagNoFailover)) continue;
+    if (r->repl_offset > my_offset) ++rank;
+  }
+  return rank;
+}
+
+void ClusterBus::BroadcastPong(bool local_replicas_only) {
+  cluster::ClusterState& st = mode_.state();
+  std::vector<uint64_t> targets;
+  for (const auto& n : st.nodes()) {
+    if (n->link == 0 || (n->flags & (cluster::kFlagMyself | cluster::kFlagHandshake))) continue;
+    if (local_replicas_only && !(n->is_replica() && !st.myself().master.empty() && n->master == st.myself().master)) {
+      continue;
+    }
+    targets.push_back(n->link);
+  }
+  for (uint64_t id : targets) {
+    auto it = links_.find(id);
+    if (it != links_.end() && it->second.connected) SendPing(it->second, MsgType::kPong);
+  }
+}
+
+void ClusterBus::HandleReplicaFailover(int64_t now) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  Node* master = st.MasterOf(me);
+  if (me.is_master() || master == nullptr || !master->failed() || config_.Bool("cluster-replica-no-failover") ||
+      master->num_slots == 0) {
+    return;
+  }
+  const int64_t auth_timeout = std::max<int64_t>(NodeTimeout() * 2, 2000);
+  const int64_t auth_retry_time = auth_timeout * 2;
+  const int64_t auth_age = now - failover_auth_time_;
+  const int needed_quorum = st.size() / 2 + 1;
+  if (auth_age > auth_retry_time) {
+    failover_auth_time_ = now + 500 + absl::Uniform<int64_t>(rng_, 0, 500);
+    failover_auth_count_ = 0;
+    failover_auth_sent_ = false;
+    failover_auth_rank_ = ReplicaRank();
+    failover_auth_time_ += failover_auth_rank_ * 1000;
+    Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
+                        failover_auth_rank_, ", offset ", repl_offset_(), ")."));
+    BroadcastPong(true);
+    return;
+  }
+  if (!failover_auth_sent_) {
+    const int newrank = ReplicaRank();
+    if (newrank > failover_auth_rank_) {
+      const int64_t added = (newrank - failover_auth_rank_) * 1000;
+      failover_auth_time_ += added;
+      failover_auth_rank_ = newrank;
+      Log(kNotice, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
+    }
+  }
+  if (now < failover_auth_time_) return;  // waiting for the delay
+  if (auth_age > auth_timeout) return;     // this election expired: the next one after the retry time
+  if (!failover_auth_sent_) {
+    ++st.current_epoch;
+    failover_auth_epoch_ = st.current_epoch;
+    Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
+    Broadcast(Header(MsgType::kFailoverAuthRequest));
+    failover_auth_sent_ = true;
+    todo_save_ = todo_update_ = true;
+    return;
+  }
+  if (failover_auth_count_ >= needed_quorum) {
+    Log(kNotice, "Failover election won: I'm the new master.");
+    if (me.config_epoch < failover_auth_epoch_) {
+      me.config_epoch = failover_auth_epoch_;
+      Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
+    }
+    ReplaceMyMaster();
+  }
+}
+
+// Redis's clusterFailoverReplaceYourMaster.
+void ClusterBus::ReplaceMyMaster() {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  Node* old = st.MasterOf(me);
+  if (me.is_master() || old == nullptr) return;
+  me.master.clear();
+  me.flags &= ~cluster::kFlagReplica;
+  me.flags |= cluster::kFlagMaster;
+  set_master_("", 0);  // REPLICAOF NO ONE
+  for (int s = 0; s < cluster::kClusterSlots; ++s) {
+    if (st.owner(s) != old) continue;
+    st.UnassignSlot(s);
+    st.AssignSlot(s, &me);
+  }
+  todo_save_ = todo_update_ = true;
+  FlushTodo();
+  BroadcastPong(false);
+}
+
+// Redis's clusterSendFailoverAuthIfNeeded.
+void ClusterBus::MaybeVote(Node& node, const BusMessage& m) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  if (me.is_replica() || me.num_slots == 0) return;  // only masters with slots vote
+  if (m.current_epoch < st.current_epoch) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": reqEpoch (", m.current_epoch, ") < curEpoch(",
+                         st.current_epoch, ")"));
+    return;
+  }
+  if (st.last_vote_epoch == st.current_epoch) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": already voted for epoch ", st.current_epoch));
+    return;
+  }
+  Node* master = st.MasterOf(node);
+  const bool force_ack = m.mflags[0] & cluster::kMsgFlagForceAck;
+  if (node.is_master() || master == nullptr || (!master->failed() && !force_ack)) {
+    if (node.is_master()) {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": it is a master node"));
+    } else if (master == nullptr) {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": I don't know its master"));
+    } else {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": its master is up"));
+    }
+    return;
+  }
+  const int64_t now = UnixMs();
+  if (auto it = voted_time_.find(master->name); it != voted_time_.end() && now - it->second < NodeTimeout() * 2) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": can't vote about this master before ",
+                         NodeTimeout() * 2 - (now - it->second), " milliseconds"));
+    return;
+  }
+  for (int s = 0; s < cluster::kClusterSlots; ++s) {
+    if (!cluster::SlotBit(m.myslots, s)) continue;
+    const Node* owner = st.owner(s);
+    if (owner == nullptr || owner->config_epoch <= m.config_epoch) continue;
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": slot ", s, " epoch (", owner->config_epoch,
+                         ") > reqEpoch (", m.config_epoch, ")"));
+    return;
+  }
+  st.last_vote_epoch = st.current_epoch;
+  voted_time_[master->name] = now;
+  todo_save_ = true;
+  if (node.link != 0) SendTo(node.link, Header(MsgType::kFailoverAuthAck));
+  Log(kNotice, StrCat("Failover auth granted to ", node.name, " for epoch ", st.current_epoch));
 }
 
 }  // namespace ringkv::server

@@ -5,8 +5,14 @@
 // headers (UPDATE sent and applied), PFAIL after cluster-node-timeout,
 // failure reports, FAIL by a majority of masters and its broadcast.
 //
-// Not yet: replica election and failover, manual failover, PUBLISH over the
-// bus, replica migration (docs/cluster.md).
+// Replicas: CLUSTER REPLICATE, and the automatic failover of a FAIL master
+// (Redis's clusterHandleSlaveFailover: election delayed by rank,
+// FAILOVER_AUTH_REQUEST, votes of the masters, the slots taken with the
+// election's epoch); a master whose slots all went to another follows it
+// as a replica.
+//
+// Not yet: manual failover (CLUSTER FAILOVER, MFSTART), PUBLISH over the
+// bus, replica migration to orphaned masters (docs/cluster.md).
 //
 // Thread-safety: none. REQUIRES: the main command thread.
 #pragma once
@@ -112,6 +118,15 @@ class ClusterBus {
 
   void FlushTodo();
 
+  // ---- failover (Redis's clusterHandleSlaveFailover and the vote) ----
+  void HandleReplicaFailover(int64_t now_ms);
+  int ReplicaRank();
+  void ReplaceMyMaster();
+  void BroadcastPong(bool local_replicas_only);
+  void MaybeVote(cluster::Node& requester, const cluster::BusMessage& m);
+  // After slots moved to `sender`: follow it if my (master's) slots are gone.
+  void FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+
   ClusterMode& mode_;
   Config& config_;
   std::function<int64_t()> repl_offset_;
@@ -125,6 +140,12 @@ class ClusterBus {
   uint64_t pings_sent_ = 0;
   int64_t next_cron_ms_ = 0;
   int stats_pfail_nodes_ = 0;
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  absl::flat_hash_map<std::string, int64_t> voted_time_;  // master name -> when we voted about it
   bool todo_save_ = false;
   bool todo_update_ = false;
   std::array<uint64_t, cluster::kMsgTypeCount> sent_{};

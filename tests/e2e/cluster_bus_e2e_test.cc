@@ -157,7 +157,7 @@ TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
   EXPECT_TRUE(Has(links, "$9\r\ndirection\r\n$4\r\nfrom\r\n")) << links;
   EXPECT_TRUE(Has(links, nodes[1].id)) << links;
   const std::string info = Text(Cmd(*nodes[0].conn, {"CLUSTER", "INFO"}));
-  EXPECT_TRUE(Has(info, "cluster_stats_messages_ping_sent:")) << info;
+  EXPECT_TRUE(Has(info, "cluster_stats_messages_meet_sent:2\r\n")) << info;
   EXPECT_TRUE(Has(info, "cluster_stats_messages_pong_received:")) << info;
 
   // A key through its owner; MOVED from another node names the owner.
@@ -234,6 +234,80 @@ TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
     const std::string reports = Cmd(c, {"CLUSTER", "COUNT-FAILURE-REPORTS", dead});
     EXPECT_EQ(reports[0], ':') << reports;
   }
+}
+
+// Three masters and a replica of the first: kill -9 of the master, the
+// replica wins the election (votes of the two other masters), takes the
+// slots with a greater epoch, the others follow, the cluster is ok again
+// and the acknowledged write (WAIT 1) is there. The old master, restarted,
+// becomes a replica of the new one.
+TEST(ClusterBusE2E, FailoverPromotesTheReplica) {
+  std::vector<BusNode> nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(StartBusNode());
+    ASSERT_TRUE(nodes.back().server->ready());
+  }
+  const char* ranges[3][2] = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", ranges[i][0], ranges[i][1]}), "+OK\r\n");
+  }
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()),
+                                   std::to_string(nodes[i].cport)}),
+              "+OK\r\n");
+  }
+  BusNode& master = nodes[0];
+  BusNode& replica = nodes[3];
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected 0-5460"); }, 30));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}), "+OK\r\n");
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string info = Text(Cmd(*n.conn, {"CLUSTER", "INFO"}));
+          return Has(info, "cluster_state:ok\r\n") && Has(info, "cluster_known_nodes:4\r\n") &&
+                 Has(NodeLine(*n.conn, replica.id), "slave " + master.id);
+        },
+        30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30));
+  // "bar" is in slot 5061: the first master's.
+  EXPECT_EQ(Cmd(*master.conn, {"SET", "bar", "acked"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*master.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+
+  master.server->Kill();
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,master - "); }, 30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "connected 0-5460")) << NodeLine(*replica.conn, replica.id);
+  for (int i = 1; i < 3; ++i) {
+    RawConn& c = *nodes[i].conn;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return Has(NodeLine(c, replica.id), " master - ") && Has(NodeLine(c, replica.id), " 0-5460") &&
+                 Has(Text(Cmd(c, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n");
+        },
+        30))
+        << Text(Cmd(c, {"CLUSTER", "NODES"})) << Text(Cmd(c, {"CLUSTER", "INFO"}));
+    EXPECT_TRUE(Has(NodeLine(c, master.id), "master,fail")) << NodeLine(c, master.id);
+  }
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+  EXPECT_EQ(Cmd(*nodes[1].conn, {"GET", "bar"}),
+            "-MOVED 5061 127.0.0.1:" + std::to_string(replica.port()) + "\r\n");
+  EXPECT_TRUE(Has(Cmd(*replica.conn, {"INFO", "replication"}), "role:master\r\n"));
+
+  // The old master, restarted from its nodes.conf, learns the new
+  // configuration and follows the new master.
+  TestServer again({"--dir", master.server->dir(), "--cluster-enabled", "yes", "--cluster-port",
+                    std::to_string(master.cport), "--cluster-node-timeout", "1000"});
+  ASSERT_TRUE(again.ready());
+  RawConn ac(again.port());
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,slave " + replica.id); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(ac, {"READONLY"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Cmd(ac, {"GET", "bar"}) == "$5\r\nacked\r\n"; }, 30));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[1].conn, master.id), " slave " + replica.id + " "); }, 30))
+      << Text(Cmd(*nodes[1].conn, {"CLUSTER", "NODES"}));
 }
 
 // A ringkv node and a redis-server 7.0 node: each MEETs the other's bus and

@@ -308,6 +308,18 @@ absl::Status Server::Start() {
   // Serving starts before the load, as in Redis: clients connecting during
   // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;
+  if (cluster_) {  // the cluster bus: its own listener and thread (server/cluster/bus_net.h)
+    std::vector<std::string> bind;
+    for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
+    if (absl::Status s = cluster_->StartBus(
+            bind, [this] { io_->Notify(); }, [this] { return static_cast<int64_t>(master_repl_offset()); },
+            [this](const std::string& host, int port) { (void)ReplicaOf(host, port); },
+            [this] { return is_replica(); });
+        !s.ok()) {
+      io_->Shutdown();
+      return s;
+    }
+  }
   if (absl::Status s = LoadData(); absl::IsCancelled(s)) {
     Log(kWarning, "Loading stopped by a shutdown request: the dataset is not saved.");
     return absl::OkStatus();  // the first turn of Run() shuts down
@@ -582,6 +594,7 @@ void Server::Cron(int64_t now_ms) {
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
+  if (cluster_) cluster_->Cron(now_ms);
   (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.

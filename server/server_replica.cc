@@ -16,6 +16,7 @@
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/supervision.h"
 #include "core/resp_command.h"
 
@@ -209,6 +210,7 @@ void Server::StartMasterSync() {
 
 void Server::OnNotify() {
   RINGKV_DCHECK_MAIN_THREAD();
+  if (cluster_) cluster_->OnBusEvents();  // the cluster bus's thread has news
   if (!sync_worker_) return;
   std::optional<repl::SyncResult> r = sync_worker_->Poll();
   if (r) OnSyncResult(std::move(*r));

@@ -109,7 +109,7 @@ uint64_t ClusterState::MaxEpoch() const {
   return max;
 }
 
-void ClusterState::UpdateState(bool require_full_coverage) {
+bool ClusterState::UpdateState(bool require_full_coverage) {
   bool ok = true;
   if (require_full_coverage) {
     for (const Node* n : slots_) {
@@ -119,7 +119,23 @@ void ClusterState::UpdateState(bool require_full_coverage) {
       }
     }
   }
+  // A minority partition is down (Redis's needed_quorum of reachable masters).
+  int size = 0, reachable = 0;
+  for (const auto& n : nodes_) {
+    if (!n->is_master() || n->num_slots == 0) continue;
+    ++size;
+    if ((n->flags & (kFlagPfail | kFlagFail)) == 0) ++reachable;
+  }
+  if (reachable < size / 2 + 1) ok = false;
+  const bool changed = ok != ok_;
   ok_ = ok;
+  return changed;
+}
+
+void ClusterState::Rename(Node* node, std::string_view new_name) {
+  by_name_.erase(node->name);
+  node->name = std::string(new_name);
+  by_name_[node->name] = node;
 }
 
 int ClusterState::size() const {

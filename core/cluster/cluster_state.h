@@ -54,6 +54,18 @@ struct Node {
   int64_t repl_offset = 0;
   bool linked = false;   // a bus link is up (none exists before the bus does)
   int num_slots = 0;
+  // ---- the bus's view (Redis's clusterNode fields of the same names) ----
+  int64_t ctime_ms = 0;          // created (a handshake node expires after node-timeout)
+  int64_t data_received_ms = 0;  // any message from it
+  int64_t fail_time_ms = 0;      // when it was flagged FAIL
+  uint64_t link = 0;             // outbound bus link id (0: none)
+  uint64_t inbound_link = 0;     // inbound bus link id (0: none)
+  uint64_t last_in_ping_gossip = 0;
+  struct FailReport {
+    std::string reporter;  // a master's name
+    int64_t time_ms = 0;
+  };
+  std::vector<FailReport> fail_reports;
 
   bool is_master() const { return flags & kFlagMaster; }
   bool is_replica() const { return flags & kFlagReplica; }
@@ -86,6 +98,9 @@ class ClusterState {
   // Removes a node that is not myself, with every reference to it (its
   // slots become unassigned, its replicas masterless, its migrations end).
   void Remove(std::string_view name);
+  // Gives a node its real name (a handshake node learns it from the PONG),
+  // Redis's clusterRenameNode. REQUIRES: no node of that name yet.
+  void Rename(Node* node, std::string_view new_name);
 
   // ---- slots ----
   Node* owner(int slot) const { return slots_[slot]; }
@@ -109,8 +124,10 @@ class ClusterState {
   // ---- cluster health (Redis's clusterUpdateState, without the bus's
   // failure detection: a node is failing only when flagged so) ----
   // Recomputes ok(): every slot served by a node that is not failing, or
-  // (require_full_coverage false) no requirement on coverage.
-  void UpdateState(bool require_full_coverage);
+  // (require_full_coverage false) no requirement on coverage; and, as
+  // Redis's clusterUpdateState, a majority of the masters serving slots
+  // reachable (not PFAIL / FAIL). Returns true when ok() changed.
+  bool UpdateState(bool require_full_coverage);
   bool ok() const { return ok_; }
   // Masters serving at least one slot (cluster_size).
   int size() const;

@@ -1,5 +1,6 @@
 #include "core/cluster/nodes_conf.h"
 #include "core/strings.h"
+#include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/cluster/cluster_replies.h"
 #include "server/commands/util.h"
@@ -140,7 +141,21 @@ constexpr const char* kHelp[] = {
 void Info(CommandContext& ctx) {
   const cluster::ClusterState& st = ctx.server.cluster()->state();
   const int assigned = st.slots_assigned(), pfail = st.slots_pfail(), fail = st.slots_fail();
-  // No bus: no message was sent or received, so no per-type lines.
+  // Redis's genClusterInfoString: a line per message type sent / received
+  // (those with a count), then the totals.
+  std::string stats;
+  const ClusterBus* bus = ctx.server.cluster()->bus();
+  for (int dir = 0; dir < 2; ++dir) {
+    uint64_t total = 0;
+    for (uint16_t t = 0; t < cluster::kMsgTypeCount; ++t) {
+      const uint64_t n = bus == nullptr ? 0 : (dir == 0 ? bus->sent()[t] : bus->received()[t]);
+      if (n == 0) continue;
+      total += n;
+      StrAppend(&stats, "cluster_stats_messages_", BusMessageTypeName(static_cast<cluster::MsgType>(t)),
+                dir == 0 ? "_sent:" : "_received:", n, "\r\n");
+    }
+    StrAppend(&stats, "cluster_stats_messages_", dir == 0 ? "sent:" : "received:", total, "\r\n");
+  }
   ctx.reply.Verbatim(StrCat("cluster_state:", st.ok() ? "ok" : "fail",
                             "\r\ncluster_slots_assigned:", assigned,
                             "\r\ncluster_slots_ok:", assigned - pfail - fail,
@@ -150,8 +165,7 @@ void Info(CommandContext& ctx) {
                             "\r\ncluster_size:", st.size(),
                             "\r\ncluster_current_epoch:", st.current_epoch,
                             "\r\ncluster_my_epoch:", st.ShownEpoch(st.myself()),
-                            "\r\ncluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0"
-                            "\r\ntotal_cluster_links_buffer_limit_exceeded:0\r\n"));
+                            "\r\n", stats, "total_cluster_links_buffer_limit_exceeded:0\r\n"));
 }
 
 void Nodes(CommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
@@ -211,8 +225,29 @@ void Shards(CommandContext& ctx) {
   }
 }
 
-// No bus, no links.
-void Links(CommandContext& ctx) { ctx.reply.ArrayHeader(0); }
+// Redis 7.0's clusterReplyLinks: node by node, its outbound link then its
+// inbound one. (send-buffer-allocated: the largest message sent on the
+// link; the bus thread's buffer is not sampled.)
+void Links(CommandContext& ctx) {
+  const ClusterBus* bus = ctx.server.cluster()->bus();
+  const std::vector<BusLinkInfo> links = bus == nullptr ? std::vector<BusLinkInfo>{} : bus->Links();
+  ctx.reply.ArrayHeader(static_cast<int64_t>(links.size()));
+  for (const BusLinkInfo& l : links) {
+    ctx.reply.MapHeader(6);
+    ctx.reply.Bulk("direction");
+    ctx.reply.Bulk(l.inbound ? "from" : "to");
+    ctx.reply.Bulk("node");
+    ctx.reply.Bulk(l.node);
+    ctx.reply.Bulk("create-time");
+    ctx.reply.Integer(l.ctime_ms);
+    ctx.reply.Bulk("events");
+    ctx.reply.Bulk(l.connected ? "r" : "w");
+    ctx.reply.Bulk("send-buffer-allocated");
+    ctx.reply.Integer(static_cast<int64_t>(l.max_sent));
+    ctx.reply.Bulk("send-buffer-used");
+    ctx.reply.Integer(0);
+  }
+}
 
 void Help(CommandContext& ctx) { ReplyHelp(ctx, kHelp); }
 

@@ -4,6 +4,7 @@
 
 #include "core/cluster/nodes_conf.h"
 #include "core/strings.h"
+#include "server/cluster/cluster_bus.h"
 #include "server/config.h"
 #include "server/logging.h"
 
@@ -45,6 +46,36 @@ absl::StatusOr<std::unique_ptr<ClusterMode>> ClusterMode::Start(Config& config, 
 
 ClusterMode::ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::ClusterState> state)
     : config_(config), path_(std::move(path)), state_(std::move(state)) {}
+
+ClusterMode::~ClusterMode() = default;
+
+absl::Status ClusterMode::StartBus(const std::vector<std::string>& addresses, std::function<void()> notify,
+                                   std::function<int64_t()> repl_offset,
+                                   std::function<void(const std::string&, int)> set_master,
+                                   std::function<bool()> replicating) {
+  auto bus = std::make_unique<ClusterBus>(*this, config_, std::move(notify), std::move(repl_offset),
+                                          std::move(set_master), std::move(replicating));
+  const int64_t bus_port = config_.Int("cluster-port");
+  if (absl::Status s = bus->Start(addresses, bus_port != 0 ? static_cast<int>(bus_port) : port_ + 10000); !s.ok()) {
+    return s;
+  }
+  bus_ = std::move(bus);
+  return absl::OkStatus();
+}
+
+void ClusterMode::OnBusEvents() {
+  if (bus_) bus_->OnEvents();
+}
+
+void ClusterMode::Cron(int64_t now_ms) {
+  if (bus_) bus_->Cron(now_ms);
+}
+
+void ClusterMode::UpdateState() {
+  if (state_->UpdateState(config_.Bool("cluster-require-full-coverage"))) {
+    Log(kWarning, StrCat("Cluster state changed: ", state_->ok() ? "ok" : "fail"));
+  }
+}
 
 void ClusterMode::BindConfig(int port) {
   port_ = port;
@@ -89,7 +120,7 @@ void ClusterMode::ApplyAnnounced() {
 absl::Status ClusterMode::Save() { return cluster::WriteFileDurably(path_, cluster::FormatNodesConf(*state_)); }
 
 void ClusterMode::Changed() {
-  state_->UpdateState(config_.Bool("cluster-require-full-coverage"));
+  UpdateState();
   if (absl::Status s = Save(); !s.ok()) {
     Log(kWarning, StrCat("Fatal: can't update cluster config file: ", s.message()));
     std::exit(1);

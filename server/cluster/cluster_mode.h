@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -31,6 +32,7 @@
 namespace ringkv::server {
 
 class Config;
+class ClusterBus;
 
 // Redis's CLUSTER_REDIR_* (getNodeByQuery's verdicts).
 enum class Redirect : uint8_t { kNone, kCrossSlot, kUnstable, kAsk, kMoved, kDownState, kDownUnbound, kDownReadOnly };
@@ -73,6 +75,7 @@ class ClusterMode {
   // (Redis's clusterInit). `port` is the clients' port. An error stops the
   // start, as a corrupt nodes.conf stops Redis.
   static absl::StatusOr<std::unique_ptr<ClusterMode>> Start(Config& config, int port);
+  ~ClusterMode();
   ClusterMode(const ClusterMode&) = delete;
   ClusterMode& operator=(const ClusterMode&) = delete;
 
@@ -84,6 +87,22 @@ class ClusterMode {
   // After a change: state recomputed and the file written; a failure to
   // write ends the process, as Redis's clusterSaveConfigOrDie.
   void Changed();
+  // The state recomputed (Redis's clusterUpdateState), its change logged.
+  void UpdateState();
+
+  // ---- the bus (cluster_bus.h) ----
+  // Listens on the bus port on `addresses` (the bind list) and starts the
+  // bus thread; `notify` wakes the main thread (IoSystem::Notify), which
+  // then calls OnBusEvents; `repl_offset` is the offset headers carry.
+  // `set_master` / `replicating`: the server's REPLICAOF and whether it has
+  // a primary (a replica of a cluster node replicates it).
+  absl::Status StartBus(const std::vector<std::string>& addresses, std::function<void()> notify,
+                        std::function<int64_t()> repl_offset, std::function<void(const std::string&, int)> set_master,
+                        std::function<bool()> replicating);
+  ClusterBus* bus() { return bus_.get(); }
+  void OnBusEvents();
+  // From the server's cron (the bus's own cron runs every 100 ms).
+  void Cron(int64_t now_ms);
 
   // ---- routing ----
   // Adds one command's keys to `route` (EXEC adds each queued command);
@@ -129,6 +148,7 @@ class ClusterMode {
   void ApplyAnnounced();
 
   Config& config_;
+  std::unique_ptr<ClusterBus> bus_;
   std::string path_;
   std::unique_ptr<cluster::ClusterState> state_;
   int port_ = 0;

@@ -2,13 +2,15 @@
 // READWRITE. With cluster-enabled no each answers Redis 7.0's
 // "-ERR This instance has cluster support disabled", as redis-server does.
 // In cluster mode (server/cluster/) the subcommands that work on the local
-// state answer as Redis 7.0 does; those that need the cluster bus (MEET,
-// REPLICATE, FAILOVER) say so (docs/cluster.md).
+// state answer as Redis 7.0 does; MEET, REPLICATE and COUNT-FAILURE-REPORTS
+// use the cluster bus (server/cluster/cluster_bus.h); FAILOVER says it is not
+// there yet (docs/cluster.md).
 #include <algorithm>
 #include <vector>
 
 #include "core/cluster/nodes_conf.h"
 #include "core/key_slot.h"
+#include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/cluster/cluster_replies.h"
 #include "server/command_table.h"
@@ -311,8 +313,73 @@ void CmdBumpEpoch(CommandContext& ctx) {
 void CmdCountFailureReports(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
-  if (NodeOrReply(ctx, *cm) == nullptr) return;
-  ctx.reply.Integer(0);  // reports come over the bus
+  Node* n = cm->state().Find(ctx.argv[2]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  ctx.reply.Integer(cm->bus() != nullptr ? cm->bus()->CountFailureReports(*n) : 0);
+}
+
+// Redis's CLUSTER REPLICATE <node-id>: myself replicates a master of the
+// cluster (the server's REPLICAOF path), and says so in its PINGs.
+void CmdReplicate(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  cluster::ClusterState& st = cm->state();
+  Node* n = st.Find(ctx.argv[2]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
+    return;
+  }
+  if (n == &st.myself()) {
+    ctx.reply.Error("ERR Can't replicate myself");
+    return;
+  }
+  if (n->is_replica()) {
+    ctx.reply.Error("ERR I can only replicate a master, not a replica.");
+    return;
+  }
+  if (st.myself().is_master() && (st.myself().num_slots != 0 || ctx.server.keyspace().db(0).size() != 0)) {
+    ctx.reply.Error("ERR To set a master the node must be empty and without assigned slots.");
+    return;
+  }
+  if (cm->bus() == nullptr) {
+    ctx.reply.Error("ERR The cluster bus is not running");
+    return;
+  }
+  cm->bus()->SetMaster(*n);
+  ctx.reply.Ok();
+}
+
+// Redis's CLUSTER MEET <ip> <port> [<bus-port>]: a handshake starts (the
+// node shows as "handshake" until its PONG names it).
+void CmdMeet(CommandContext& ctx) {
+  ClusterMode* cm = Cluster(ctx);
+  if (cm == nullptr) return;
+  if (ctx.argv.size() > 5) {
+    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
+                           "'. Try CLUSTER HELP."));
+    return;
+  }
+  int64_t port = 0, cport = 0;
+  if (!core::StringToInt64(ctx.argv[3], &port)) {
+    ctx.reply.Error(StrCat("ERR Invalid TCP base port specified: ", ctx.argv[3]));
+    return;
+  }
+  if (ctx.argv.size() == 5) {
+    if (!core::StringToInt64(ctx.argv[4], &cport)) {
+      ctx.reply.Error(StrCat("ERR Invalid TCP bus port specified: ", ctx.argv[4]));
+      return;
+    }
+  } else {
+    cport = port + 10000;
+  }
+  if (cm->bus() == nullptr || !cm->bus()->Meet(std::string(ctx.argv[2]), port, cport)) {
+    ctx.reply.Error(StrCat("ERR Invalid node address specified: ", ctx.argv[2], ":", ctx.argv[3]));
+    return;
+  }
+  ctx.reply.Ok();
 }
 
 void CmdForget(CommandContext& ctx) {
@@ -329,7 +396,13 @@ void CmdForget(CommandContext& ctx) {
     ctx.reply.Error("ERR Can't forget my master!");
     return;
   }
-  st.Remove(ctx.argv[2]);
+  const std::string name(ctx.argv[2]);
+  if (cm->bus() != nullptr) cm->bus()->Blacklist(name);  // not re-learnt by gossip for 60 s
+  for (const auto& other : st.nodes()) {
+    std::erase_if(other->fail_reports, [&](const Node::FailReport& r) { return r.reporter == name; });
+  }
+  st.Remove(name);
+  if (cm->bus() != nullptr) cm->bus()->NodeRemoved(name);
   cm->Changed();
   ctx.reply.Ok();
 }
@@ -387,12 +460,12 @@ void CmdReset(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-// What needs the cluster bus (MEET, REPLICATE, FAILOVER), and REPLICAS /
-// SLAVES (a replica's list is gossiped), is refused plainly in cluster mode.
+// What needs more of the cluster bus than there is yet (FAILOVER: replica
+// election) is refused plainly in cluster mode.
 void CmdNeedsBus(CommandContext& ctx) {
   if (Cluster(ctx) == nullptr) return;
   ctx.reply.Error(StrCat("ERR CLUSTER ", AsciiUpper(ctx.argv[1]),
-                         " needs the cluster bus, which this ringkv version does not run yet"));
+                         " needs failover on the cluster bus, which this ringkv version does not have yet"));
 }
 
 void CmdReplicas(CommandContext& ctx) {
@@ -471,12 +544,12 @@ constexpr ClusterSub kClusterSubs[] = {
     {"keyslot", 3, kStale, false, "Returns the hash slot of the specified key", "3.0.0", CmdKeySlot},
     {"links", 2, kStale, false, "Returns a list of all TCP links to and from peer nodes in cluster", "7.0.0",
      Reporting<cluster_replies::Links>},
-    {"meet", -4, kAdminFlags, true, "Force a node cluster to handshake with another node", "3.0.0", CmdNeedsBus},
+    {"meet", -4, kAdminFlags, true, "Force a node cluster to handshake with another node", "3.0.0", CmdMeet},
     {"myid", 2, kStale, false, "Return the node id", "3.0.0", CmdMyId},
     {"nodes", 2, kStale, false, "Get Cluster config for the node", "3.0.0", Reporting<cluster_replies::Nodes>},
     {"replicas", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "5.0.0", CmdReplicas},
     {"replicate", 3, kAdminFlags, true, "Reconfigure a node as a replica of the specified master node", "3.0.0",
-     CmdNeedsBus},
+     CmdReplicate},
     {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0", CmdReset},
     {"saveconfig", 2, kAdminFlags, true, "Forces the node to save cluster state on disk", "3.0.0", CmdSaveConfig},
     {"set-config-epoch", 3, kAdminFlags, true, "Set the configuration epoch in a new node", "3.0.0",

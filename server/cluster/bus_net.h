@@ -1,0 +1,108 @@
+// BusNet: the cluster bus's sockets, on a thread of their own (one epoll
+// loop), so that the main thread never waits on the network. It listens on
+// the bus port, connects out, frames what it reads (Redis's clusterMsg:
+// 8 bytes "RCmb" + totlen, then the rest) and hands whole frames to the main
+// thread, which decodes and acts on them (the cluster state is the main
+// thread's). The main thread sends bytes, opens and closes links by id.
+//
+// A bus link carries binary frames, not RESP, so it is not a client
+// connection of the I/O layer: this component owns its sockets. It wakes
+// the main thread with the `notify` callback (IoSystem::Notify); the main
+// thread then calls Drain.
+//
+// Link ids: outbound links are even (given by Connect on the main thread),
+// inbound ones odd (given by the bus thread when it accepts).
+//
+// Thread-safety: every public method is for the main thread; the bus
+// thread talks to it only through the two mailboxes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "io/mailbox.h"
+
+namespace ringkv::server {
+
+struct BusEvent {
+  enum class Kind : uint8_t {
+    kAccepted,   // inbound link; data = the peer's ip, aux = our own address
+    kConnected,  // outbound link connected; aux = our own address on it
+    kClosed,     // the link is gone; data = why
+    kFrame,      // one whole message; data = its bytes
+  };
+  Kind kind;
+  uint64_t link;
+  std::string data;
+  std::string aux;
+};
+
+class BusNet {
+ public:
+  // A frame longer than this closes the link (the sender is broken).
+  static constexpr size_t kMaxFrame = 256u << 20;
+
+  explicit BusNet(std::function<void()> notify);
+  ~BusNet();
+  BusNet(const BusNet&) = delete;
+  BusNet& operator=(const BusNet&) = delete;
+
+  // Binds the bus port on each address (empty list: every address), then
+  // starts the thread. Errors name the address.
+  absl::Status Start(const std::vector<std::string>& addresses, int port);
+
+  // Starts connecting to ip:port; returns the new link's id. Its
+  // kConnected or kClosed event follows.
+  uint64_t Connect(const std::string& ip, int port);
+  void Send(uint64_t link, std::string bytes);
+  // Closes a link (no kClosed event follows for it).
+  void Close(uint64_t link);
+
+  // The events since the last call (main thread).
+  void Drain(std::vector<BusEvent>* out) { events_.Drain(out); }
+
+ private:
+  struct Cmd {
+    enum class Kind : uint8_t { kConnect, kSend, kClose, kStop } kind;
+    uint64_t link;
+    std::string data;
+    int port = 0;
+  };
+  struct Sock {
+    int fd = -1;
+    bool connecting = false;
+    std::string in;
+    std::string out;
+    size_t out_off = 0;
+    bool want_write = false;
+  };
+
+  void Loop();
+  void HandleCmd(Cmd& c);
+  void Accept(int lfd);
+  void OnReadable(uint64_t id, Sock& s);
+  void OnWritable(uint64_t id, Sock& s);
+  void Flush(uint64_t id, Sock& s);
+  void Drop(uint64_t id, std::string why, bool tell);
+  void Rearm(uint64_t id, Sock& s);
+
+  std::function<void()> notify_;
+  io::Mailbox<Cmd> cmds_;
+  io::Mailbox<BusEvent> events_;
+  int epfd_ = -1;
+  std::vector<int> listeners_;
+  std::thread thread_;
+  uint64_t next_out_ = 2;  // main thread
+  uint64_t next_in_ = 1;   // bus thread
+  absl::flat_hash_map<uint64_t, Sock> socks_;  // bus thread
+  std::vector<BusEvent> pending_;              // bus thread: posted at the end of a turn
+};
+
+}  // namespace ringkv::server

@@ -1,0 +1,155 @@
+// ClusterBus: the cluster bus's protocol, on the main thread -- Redis 7.0's
+// clusterProcessPacket, clusterCron and clusterSendPing over the sockets of
+// BusNet (bus_net.h, its own thread). MEET and the handshake, PING / PONG
+// with gossip sections, node discovery, slots and epochs learnt from
+// headers (UPDATE sent and applied), PFAIL after cluster-node-timeout,
+// failure reports, FAIL by a majority of masters and its broadcast.
+//
+// Replicas: CLUSTER REPLICATE, and the automatic failover of a FAIL master
+// (Redis's clusterHandleSlaveFailover: election delayed by rank,
+// FAILOVER_AUTH_REQUEST, votes of the masters, the slots taken with the
+// election's epoch); a master whose slots all went to another follows it
+// as a replica.
+//
+// Not yet: manual failover (CLUSTER FAILOVER, MFSTART), PUBLISH over the
+// bus, replica migration to orphaned masters (docs/cluster.md).
+//
+// Thread-safety: none. REQUIRES: the main command thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "core/cluster/bus_message.h"
+#include "core/cluster/cluster_state.h"
+#include "server/cluster/bus_net.h"
+
+namespace ringkv::server {
+
+class ClusterMode;
+class Config;
+
+// "ping", "pong", "meet", ... as CLUSTER INFO names them.
+const char* BusMessageTypeName(cluster::MsgType t);
+
+struct BusLinkInfo {
+  bool inbound = false;
+  std::string node;
+  int64_t ctime_ms = 0;
+  bool connected = false;
+  uint64_t max_sent = 0;
+};
+
+class ClusterBus {
+ public:
+  // `repl_offset`: the offset PING headers carry (master_repl_offset).
+  // `set_master`: REPLICAOF host port (Server::ReplicaOf); `replicating`:
+  // whether the server has a primary now.
+  ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify, std::function<int64_t()> repl_offset,
+             std::function<void(const std::string&, int)> set_master, std::function<bool()> replicating);
+  ~ClusterBus();
+
+  // Listens on myself's bus port (cluster-port, else port + 10000) on the
+  // `bind` addresses.
+  absl::Status Start(const std::vector<std::string>& addresses, int port);
+
+  // The main thread's turn after BusNet's notify: every event drained.
+  void OnEvents();
+  // From the server's cron; runs Redis's clusterCron every 100 ms.
+  void Cron(int64_t now_ms);
+
+  // CLUSTER MEET: false when the address or ports are not valid (Redis's
+  // clusterStartHandshake EINVAL).
+  bool Meet(const std::string& ip, int64_t port, int64_t cport);
+  // CLUSTER REPLICATE: myself becomes a replica of `master` (Redis's
+  // clusterSetMaster: open slots closed, replication started).
+  // REQUIRES: `master` is a master other than myself; myself has no slots.
+  void SetMaster(cluster::Node& master);
+  // CLUSTER FORGET: the node may not come back by gossip for 60 s.
+  void Blacklist(const std::string& name);
+  // A node left the table (FORGET, RESET): its links are closed.
+  void NodeRemoved(const std::string& name);
+  int CountFailureReports(cluster::Node& n);
+
+  // CLUSTER LINKS, node by node (outbound first, then inbound).
+  std::vector<BusLinkInfo> Links() const;
+  const std::array<uint64_t, cluster::kMsgTypeCount>& sent() const { return sent_; }
+  const std::array<uint64_t, cluster::kMsgTypeCount>& received() const { return received_; }
+
+ private:
+  struct Link {
+    uint64_t id = 0;
+    bool inbound = false;
+    bool connected = false;
+    std::string node;      // "" for an inbound link not yet tied to a node
+    std::string peer_ip;   // inbound: the peer's address
+    std::string local_ip;  // our address on this link
+    int64_t ctime_ms = 0;
+    uint64_t max_sent = 0;
+  };
+
+  int64_t NodeTimeout() const;
+  cluster::Node* NodeOf(const Link& l);
+  void FreeLink(uint64_t id);
+  void DelNode(cluster::Node* n);
+  void Connect(cluster::Node& n, int64_t now_ms);
+
+  void OnFrame(Link& l, const std::string& bytes);
+  void ProcessPacket(Link& l, cluster::BusMessage& m);
+  void ProcessGossip(const cluster::BusMessage& m, Link& l);
+  bool UpdateAddressIfNeeded(cluster::Node& n, const Link& l, const cluster::BusMessage& m);
+  void SetNodeAsMaster(cluster::Node& n);
+  void MarkFailingIfNeeded(cluster::Node& n);
+  void ClearFailureIfNeeded(cluster::Node& n);
+
+  cluster::BusMessage Header(cluster::MsgType type);
+  void SendTo(uint64_t link, const cluster::BusMessage& m);
+  void SendPing(Link& l, cluster::MsgType type);
+  void SendFail(const std::string& name);
+  void SendUpdate(uint64_t link, const cluster::Node& about);
+  void Broadcast(const cluster::BusMessage& m);
+
+  void FlushTodo();
+
+  // ---- failover (Redis's clusterHandleSlaveFailover and the vote) ----
+  void HandleReplicaFailover(int64_t now_ms);
+  int ReplicaRank();
+  void ReplaceMyMaster();
+  void BroadcastPong(bool local_replicas_only);
+  void MaybeVote(cluster::Node& requester, const cluster::BusMessage& m);
+  // After slots moved to `sender`: follow it if my (master's) slots are gone.
+  void FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+
+  ClusterMode& mode_;
+  Config& config_;
+  std::function<int64_t()> repl_offset_;
+  std::function<void(const std::string&, int)> set_master_;
+  std::function<bool()> replicating_;
+  std::unique_ptr<BusNet> net_;
+  absl::flat_hash_map<uint64_t, Link> links_;
+  absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)
+  absl::BitGen rng_;
+  uint64_t iteration_ = 0;
+  uint64_t pings_sent_ = 0;
+  int64_t next_cron_ms_ = 0;
+  int stats_pfail_nodes_ = 0;
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  absl::flat_hash_map<std::string, int64_t> voted_time_;  // master name -> when we voted about it
+  bool todo_save_ = false;
+  bool todo_update_ = false;
+  std::array<uint64_t, cluster::kMsgTypeCount> sent_{};
+  std::array<uint64_t, cluster::kMsgTypeCount> received_{};
+};
+
+}  // namespace ringkv::server

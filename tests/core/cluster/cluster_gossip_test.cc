@@ -1,0 +1,213 @@
+#include "core/cluster/cluster_gossip.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+namespace ringkv::cluster {
+namespace {
+
+std::string Name(char c) { return std::string(kNodeNameLen, c); }
+
+Node* AddMaster(ClusterState& st, char c, uint64_t epoch = 0, uint64_t link = 1) {
+  Node n;
+  n.name = Name(c);
+  n.flags = kFlagMaster;
+  n.ip = "127.0.0.1";
+  n.port = 7000;
+  n.cport = 17000;
+  n.config_epoch = epoch;
+  n.link = link;
+  return st.Add(std::move(n));
+}
+
+size_t Cycle(size_t n) {
+  static size_t next = 0;
+  return next++ % n;
+}
+
+TEST(ClusterGossip, PickGossipWantsAtLeastThreeAtMostNodesMinusTwo) {
+  ClusterState st(Name('0'));
+  AddMaster(st, 'a');
+  // Two nodes: nothing to tell the other about.
+  EXPECT_TRUE(PickGossip(st, 1, 0, Cycle).empty());
+  AddMaster(st, 'b');
+  // Three nodes: one entry, never myself.
+  std::vector<Node*> g = PickGossip(st, 2, 0, Cycle);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_FALSE(g[0]->is_myself());
+  for (char c = 'c'; c <= 'h'; ++c) AddMaster(st, c);
+  // Nine nodes: three distinct entries.
+  g = PickGossip(st, 3, 0, Cycle);
+  ASSERT_EQ(g.size(), 3u);
+  std::set<Node*> distinct(g.begin(), g.end());
+  EXPECT_EQ(distinct.size(), 3u);
+  for (Node* n : g) EXPECT_FALSE(n->is_myself());
+}
+
+TEST(ClusterGossip, PickGossipSkipsHandshakeAndUnlinkedAndAddsPfailAtTheEnd) {
+  ClusterState st(Name('0'));
+  Node* hs = AddMaster(st, 'a');
+  hs->flags |= kFlagHandshake;
+  Node* unlinked = AddMaster(st, 'b', 0, 0);  // no link, no slots
+  Node* pfail = AddMaster(st, 'c');
+  pfail->flags |= kFlagPfail;
+  Node* good = AddMaster(st, 'd');
+  for (int round = 10; round < 30; ++round) {
+    std::vector<Node*> g = PickGossip(st, round, 1, Cycle);
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_NE(g[i], hs);
+      EXPECT_NE(g[i], unlinked);
+      if (g[i] == pfail) {
+        EXPECT_EQ(i, g.size() - 1);  // PFAIL nodes come last
+      }
+    }
+    ASSERT_FALSE(g.empty());
+    EXPECT_EQ(g.back(), pfail);
+  }
+  // An unlinked node that serves slots is gossiped.
+  st.AssignSlot(5, unlinked);
+  bool seen = false;
+  for (int round = 40; round < 80 && !seen; ++round) {
+    for (Node* n : PickGossip(st, round, 0, Cycle)) seen |= n == unlinked;
+  }
+  EXPECT_TRUE(seen);
+  (void)good;
+}
+
+TEST(ClusterGossip, GossipEntryCarriesSecondsAndAddress) {
+  Node n;
+  n.name = Name('a');
+  n.ip = "10.0.0.1";
+  n.port = 6379;
+  n.cport = 16379;
+  n.flags = kFlagMaster | kFlagPfail;
+  n.ping_sent_ms = 5'500;
+  n.pong_received_ms = 9'999;
+  GossipEntry g = GossipAbout(n);
+  EXPECT_EQ(g.name, n.name);
+  EXPECT_EQ(g.ping_sent, 5u);
+  EXPECT_EQ(g.pong_received, 9u);
+  EXPECT_EQ(g.ip, "10.0.0.1");
+  EXPECT_EQ(g.port, 6379);
+  EXPECT_EQ(g.cport, 16379);
+  EXPECT_EQ(g.flags, kFlagMaster | kFlagPfail);
+}
+
+TEST(ClusterGossip, FailureReportsAgeOutAfterTwiceTheNodeTimeout) {
+  Node n;
+  EXPECT_TRUE(AddFailureReport(n, Name('a'), 1000));
+  EXPECT_FALSE(AddFailureReport(n, Name('a'), 1500));  // refreshed, not new
+  EXPECT_TRUE(AddFailureReport(n, Name('b'), 2000));
+  EXPECT_EQ(CountFailureReports(n, 2000, 1000), 2);
+  // a's report (refreshed at 1500) is older than 2 * 1000 at 3501.
+  EXPECT_EQ(CountFailureReports(n, 3501, 1000), 1);
+  EXPECT_EQ(CountFailureReports(n, 4001, 1000), 0);
+  EXPECT_TRUE(AddFailureReport(n, Name('c'), 5000));
+  EXPECT_FALSE(DelFailureReport(n, Name('a'), 5000, 1000));
+  EXPECT_TRUE(DelFailureReport(n, Name('c'), 5000, 1000));
+  EXPECT_EQ(CountFailureReports(n, 5000, 1000), 0);
+}
+
+TEST(ClusterGossip, FailQuorumIsAMajorityOfMastersServingSlots) {
+  ClusterState st(Name('0'));
+  Node* a = AddMaster(st, 'a');
+  Node* b = AddMaster(st, 'b');
+  Node* c = AddMaster(st, 'c');
+  Node* d = AddMaster(st, 'd');
+  int s = 0;
+  for (Node* n : {&st.myself(), a, b, c, d}) st.AssignSlot(s++, n);  // size 5: quorum 3
+  EXPECT_FALSE(ReachedFailQuorum(st, *d, 0, 1000));  // not PFAIL: reachable
+  d->flags |= kFlagPfail;
+  EXPECT_FALSE(ReachedFailQuorum(st, *d, 0, 1000));  // myself alone
+  AddFailureReport(*d, a->name, 0);
+  EXPECT_FALSE(ReachedFailQuorum(st, *d, 0, 1000));  // 2 of 3
+  AddFailureReport(*d, b->name, 0);
+  EXPECT_TRUE(ReachedFailQuorum(st, *d, 0, 1000));   // 3 of 3
+  EXPECT_FALSE(ReachedFailQuorum(st, *d, 2001, 1000));  // the reports aged out
+  d->flags |= kFlagFail;
+  AddFailureReport(*d, a->name, 3000);
+  AddFailureReport(*d, b->name, 3000);
+  EXPECT_FALSE(ReachedFailQuorum(st, *d, 3000, 1000));  // already FAIL
+}
+
+TEST(ClusterGossip, EpochCollisionBumpsTheNodeWithTheSmallerName) {
+  ClusterState st(Name('5'));
+  Node* lower = AddMaster(st, '1', 0);
+  Node* higher = AddMaster(st, '9', 0);
+  st.current_epoch = 4;
+  // The sender's name is smaller than mine: it moves, I keep my epoch.
+  EXPECT_FALSE(HandleEpochCollision(st, *lower));
+  EXPECT_EQ(st.myself().config_epoch, 0u);
+  // The sender's name is greater: I take currentEpoch + 1.
+  EXPECT_TRUE(HandleEpochCollision(st, *higher));
+  EXPECT_EQ(st.myself().config_epoch, 5u);
+  EXPECT_EQ(st.current_epoch, 5u);
+  // No collision any more.
+  EXPECT_FALSE(HandleEpochCollision(st, *higher));
+  // Replicas do not collide.
+  higher->config_epoch = 5;
+  higher->flags = kFlagReplica;
+  EXPECT_FALSE(HandleEpochCollision(st, *higher));
+}
+
+TEST(ClusterGossip, ClaimedSlotsMoveOnlyToAGreaterEpoch) {
+  ClusterState st(Name('0'));
+  st.myself().config_epoch = 3;
+  Node* a = AddMaster(st, 'a', 2);
+  Node* b = AddMaster(st, 'b', 5);
+  st.AssignSlot(0, &st.myself());
+  st.AssignSlot(1, b);
+  st.AssignSlot(2, b);
+  st.SetImporting(3, b);
+  SlotBitmap claim{};
+  for (int s : {0, 1, 3, 4}) SetSlotBit(claim, s);
+  bool changed = false;
+  // a (epoch 2) claims: only the free slot 4 moves (3 is being imported).
+  std::vector<int> lost = TakeClaimedSlots(st, *a, 2, claim, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_TRUE(lost.empty());
+  EXPECT_EQ(st.owner(0), &st.myself());
+  EXPECT_EQ(st.owner(1), b);
+  EXPECT_EQ(st.owner(3), nullptr);
+  EXPECT_EQ(st.owner(4), a);
+  // With epoch 6 it takes mine (reported) and b's.
+  a->config_epoch = 6;
+  lost = TakeClaimedSlots(st, *a, 6, claim, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(lost, std::vector<int>{0});
+  EXPECT_EQ(st.owner(0), a);
+  EXPECT_EQ(st.owner(1), a);
+  EXPECT_EQ(st.owner(2), b);
+  EXPECT_EQ(a->num_slots, 3);
+  EXPECT_EQ(b->num_slots, 1);
+  // A claim it already has changes nothing; myself's claim is ignored.
+  TakeClaimedSlots(st, *a, 6, claim, &changed);
+  EXPECT_FALSE(changed);
+  TakeClaimedSlots(st, st.myself(), 9, claim, &changed);
+  EXPECT_FALSE(changed);
+  SlotBitmap has{};
+  for (int s : {0, 1, 4}) SetSlotBit(has, s);
+  EXPECT_EQ(SlotsOf(st, *a), has);
+}
+
+TEST(ClusterGossip, StateFailsInAMinorityPartition) {
+  ClusterState st(Name('0'));
+  Node* a = AddMaster(st, 'a');
+  Node* b = AddMaster(st, 'b');
+  st.AssignSlot(0, &st.myself());
+  st.AssignSlot(1, a);
+  st.AssignSlot(2, b);
+  EXPECT_TRUE(st.UpdateState(false));
+  EXPECT_TRUE(st.ok());
+  a->flags |= kFlagPfail;  // 2 of 3 reachable: still ok
+  EXPECT_FALSE(st.UpdateState(false));
+  EXPECT_TRUE(st.ok());
+  b->flags |= kFlagPfail;  // 1 of 3: down
+  EXPECT_TRUE(st.UpdateState(false));
+  EXPECT_FALSE(st.ok());
+}
+
+}  // namespace
+}  // namespace ringkv::cluster

@@ -1,0 +1,349 @@
+// The cluster bus against the real binary: three ringkv nodes MEET, learn
+// each other by gossip, agree on the slots and reach cluster_state:ok; a key
+// is served by its owner and MOVED elsewhere; a node killed with SIGKILL is
+// marked fail by the others (PFAIL, failure reports, FAIL by majority) and
+// the cluster goes down. Bad bytes on the bus port close that link only.
+// With /usr/bin/redis-server: a ringkv node and a redis-server node MEET
+// and each lists the other as connected.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+const std::string kRedisSrc = "/usr/bin/redis-server";
+
+std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
+  c.Send(Resp(argv));
+  return c.ReadReply();
+}
+
+// The text of a bulk (or verbatim) reply.
+std::string Text(const std::string& reply) {
+  const size_t nl = reply.find("\r\n");
+  if (nl == std::string::npos || reply.size() < nl + 4) return reply;
+  std::string body = reply.substr(nl + 2, reply.size() - nl - 4);
+  if (reply[0] == '=') body = body.substr(4);  // "txt:"
+  return body;
+}
+
+struct BusNode {
+  std::unique_ptr<TestServer> server;
+  std::unique_ptr<RawConn> conn;
+  int cport = 0;
+  std::string id;
+  int port() const { return server->port(); }
+};
+
+BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, const std::string& timeout = "1000") {
+  BusNode n;
+  n.cport = FreePort();
+  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
+                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes"};
+  n.server = std::make_unique<TestServer>(args, binary);
+  if (n.server->ready()) {
+    n.conn = std::make_unique<RawConn>(n.server->port());
+    n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
+  }
+  return n;
+}
+
+// Polls `pred` every 50 ms until it holds or `seconds` pass.
+bool WaitFor(const std::function<bool()>& pred, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// The CLUSTER NODES line of `id`, "" when not listed.
+std::string NodeLine(RawConn& c, const std::string& id) {
+  const std::string nodes = Text(Cmd(c, {"CLUSTER", "NODES"}));
+  const size_t at = nodes.find(id + " ");
+  if (at == std::string::npos) return "";
+  return nodes.substr(at, nodes.find('\n', at) - at);
+}
+
+int CountLines(const std::string& s) {
+  int n = 0;
+  for (char ch : s) n += ch == '\n';
+  return n;
+}
+
+TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
+  std::vector<BusNode> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(StartBusNode());
+    ASSERT_TRUE(nodes.back().server->ready());
+    ASSERT_EQ(nodes.back().id.size(), 40u);
+  }
+  const char* ranges[3][2] = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", ranges[i][0], ranges[i][1]}), "+OK\r\n");
+  }
+  // Errors as Redis's.
+  EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "nonsense", "1"}),
+            "-ERR Invalid node address specified: nonsense:1\r\n");
+  EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "127.0.0.1", "x"}),
+            "-ERR Invalid TCP base port specified: x\r\n");
+  // A meets B and C: B and C learn each other through gossip.
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()),
+                                   std::to_string(nodes[i].cport)}),
+              "+OK\r\n");
+  }
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string info = Text(Cmd(*n.conn, {"CLUSTER", "INFO"}));
+          return Has(info, "cluster_state:ok\r\n") && Has(info, "cluster_known_nodes:3\r\n") &&
+                 Has(info, "cluster_size:3\r\n");
+        },
+        30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "INFO"})) << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  // Every node lists every other, connected, with its slots and real id.
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          for (int j = 0; j < 3; ++j) {
+            const std::string line = NodeLine(*n.conn, nodes[j].id);
+            if (!Has(line, " connected ") || !Has(line, std::string(ranges[j][0]) + "-" + ranges[j][1])) return false;
+            if (Has(line, "handshake") || Has(line, "fail")) return false;
+          }
+          return true;
+        },
+        20))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+    EXPECT_EQ(CountLines(Text(Cmd(*n.conn, {"CLUSTER", "NODES"}))), 3);
+    const std::string me = NodeLine(*n.conn, n.id);
+    EXPECT_TRUE(Has(me, "127.0.0.1:" + std::to_string(n.port()) + "@" + std::to_string(n.cport) + " myself,master"))
+        << me;
+  }
+  // Distinct config epochs after the collisions are resolved.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        std::vector<std::string> epochs;
+        for (BusNode& n : nodes) {
+          const std::string info = Text(Cmd(*n.conn, {"CLUSTER", "INFO"}));
+          std::smatch m;
+          if (!std::regex_search(info, m, std::regex("cluster_my_epoch:([0-9]+)"))) return false;
+          epochs.push_back(m[1]);
+        }
+        return epochs[0] != epochs[1] && epochs[1] != epochs[2] && epochs[0] != epochs[2];
+      },
+      20));
+  // CLUSTER SLOTS lists the three ranges; CLUSTER LINKS two links each way.
+  const std::string slots = Cmd(*nodes[1].conn, {"CLUSTER", "SLOTS"});
+  EXPECT_EQ(slots.rfind("*3\r\n", 0), 0u) << slots;
+  EXPECT_TRUE(WaitFor([&] { return Cmd(*nodes[0].conn, {"CLUSTER", "LINKS"}).rfind("*4\r\n", 0) == 0; }, 10))
+      << Cmd(*nodes[0].conn, {"CLUSTER", "LINKS"});
+  const std::string links = Cmd(*nodes[0].conn, {"CLUSTER", "LINKS"});
+  EXPECT_TRUE(Has(links, "$9\r\ndirection\r\n$2\r\nto\r\n")) << links;
+  EXPECT_TRUE(Has(links, "$9\r\ndirection\r\n$4\r\nfrom\r\n")) << links;
+  EXPECT_TRUE(Has(links, nodes[1].id)) << links;
+  const std::string info = Text(Cmd(*nodes[0].conn, {"CLUSTER", "INFO"}));
+  EXPECT_TRUE(Has(info, "cluster_stats_messages_meet_sent:2\r\n")) << info;
+  EXPECT_TRUE(Has(info, "cluster_stats_messages_pong_received:")) << info;
+
+  // A key through its owner; MOVED from another node names the owner.
+  const std::string key = "somekey";
+  const std::string slot_reply = Cmd(*nodes[0].conn, {"CLUSTER", "KEYSLOT", key});
+  const int slot = std::stoi(slot_reply.substr(1));
+  const int owner = slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2;
+  const int other = (owner + 1) % 3;
+  EXPECT_EQ(Cmd(*nodes[owner].conn, {"SET", key, "v"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*nodes[owner].conn, {"GET", key}), "$1\r\nv\r\n");
+  EXPECT_EQ(Cmd(*nodes[other].conn, {"GET", key}),
+            "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(nodes[owner].port()) + "\r\n");
+
+  // A fourth node joins and replicates the key's owner (CLUSTER REPLICATE):
+  // the others see it as its replica, it serves READONLY reads.
+  BusNode replica = StartBusNode();
+  ASSERT_TRUE(replica.server->ready());
+  const std::string unknown(40, 'f');
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", unknown}), "-ERR Unknown node " + unknown + "\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[0].port()),
+                                std::to_string(nodes[0].cport)}),
+            "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(Text(Cmd(*replica.conn, {"CLUSTER", "INFO"})), "cluster_known_nodes:4\r\n"); },
+                      30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", replica.id}), "-ERR Can't replicate myself\r\n");
+  EXPECT_EQ(Cmd(*nodes[other].conn, {"CLUSTER", "REPLICATE", nodes[owner].id}),
+            "-ERR To set a master the node must be empty and without assigned slots.\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", nodes[owner].id}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor(
+      [&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30))
+      << Cmd(*replica.conn, {"INFO", "replication"});
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n.conn, replica.id), " slave " + nodes[owner].id + " "); }, 30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave " + nodes[owner].id));
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", key}),
+            "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(nodes[owner].port()) + "\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"READONLY"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Cmd(*replica.conn, {"GET", key}) == "$1\r\nv\r\n"; }, 10));
+  EXPECT_TRUE(Has(Cmd(*replica.conn, {"CLUSTER", "REPLICAS", nodes[owner].id}), replica.id));
+
+  // Bad bytes on the bus port: that link is closed, the node goes on.
+  {
+    RawConn bad(nodes[0].cport);
+    ASSERT_TRUE(bad.ok());
+    bad.Send("GET / HTTP/1.1\r\n\r\n");
+    EXPECT_TRUE(bad.ReadEof());
+  }
+  {
+    RawConn shortlen(nodes[0].cport);
+    ASSERT_TRUE(shortlen.ok());
+    shortlen.Send(std::string("RCmb\0\0\0\x10", 8) + std::string(8, '\0'));  // totlen 16 < header
+    EXPECT_TRUE(shortlen.ReadEof());
+  }
+  EXPECT_EQ(Cmd(*nodes[0].conn, {"PING"}), "+PONG\r\n");
+
+  // SIGKILL one node: the others flag it fail and the cluster goes down.
+  const std::string dead = nodes[2].id;
+  nodes[2].server->Kill();
+  for (int i = 0; i < 2; ++i) {
+    RawConn& c = *nodes[i].conn;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string line = NodeLine(c, dead);
+          return Has(line, " master,fail ") && Has(line, " disconnected ");
+        },
+        30))
+        << NodeLine(c, dead);
+    EXPECT_TRUE(WaitFor([&] { return Has(Text(Cmd(c, {"CLUSTER", "INFO"})), "cluster_state:fail\r\n"); }, 10))
+        << Text(Cmd(c, {"CLUSTER", "INFO"}));
+    EXPECT_EQ(Cmd(c, {"GET", key}).rfind("-CLUSTERDOWN", 0), 0u);
+    const std::string reports = Cmd(c, {"CLUSTER", "COUNT-FAILURE-REPORTS", dead});
+    EXPECT_EQ(reports[0], ':') << reports;
+  }
+}
+
+// Three masters and a replica of the first: kill -9 of the master, the
+// replica wins the election (votes of the two other masters), takes the
+// slots with a greater epoch, the others follow, the cluster is ok again
+// and the acknowledged write (WAIT 1) is there. The old master, restarted,
+// becomes a replica of the new one.
+TEST(ClusterBusE2E, FailoverPromotesTheReplica) {
+  std::vector<BusNode> nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back(StartBusNode());
+    ASSERT_TRUE(nodes.back().server->ready());
+  }
+  const char* ranges[3][2] = {{"0", "5460"}, {"5461", "10922"}, {"10923", "16383"}};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", ranges[i][0], ranges[i][1]}), "+OK\r\n");
+  }
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()),
+                                   std::to_string(nodes[i].cport)}),
+              "+OK\r\n");
+  }
+  BusNode& master = nodes[0];
+  BusNode& replica = nodes[3];
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected 0-5460"); }, 30));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}), "+OK\r\n");
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string info = Text(Cmd(*n.conn, {"CLUSTER", "INFO"}));
+          return Has(info, "cluster_state:ok\r\n") && Has(info, "cluster_known_nodes:4\r\n") &&
+                 Has(NodeLine(*n.conn, replica.id), "slave " + master.id);
+        },
+        30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30));
+  // "bar" is in slot 5061: the first master's.
+  EXPECT_EQ(Cmd(*master.conn, {"SET", "bar", "acked"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*master.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+
+  master.server->Kill();
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,master - "); }, 30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "connected 0-5460")) << NodeLine(*replica.conn, replica.id);
+  for (int i = 1; i < 3; ++i) {
+    RawConn& c = *nodes[i].conn;
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          return Has(NodeLine(c, replica.id), " master - ") && Has(NodeLine(c, replica.id), " 0-5460") &&
+                 Has(Text(Cmd(c, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n");
+        },
+        30))
+        << Text(Cmd(c, {"CLUSTER", "NODES"})) << Text(Cmd(c, {"CLUSTER", "INFO"}));
+    EXPECT_TRUE(Has(NodeLine(c, master.id), "master,fail")) << NodeLine(c, master.id);
+  }
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+  EXPECT_EQ(Cmd(*nodes[1].conn, {"GET", "bar"}),
+            "-MOVED 5061 127.0.0.1:" + std::to_string(replica.port()) + "\r\n");
+  EXPECT_TRUE(Has(Cmd(*replica.conn, {"INFO", "replication"}), "role:master\r\n"));
+
+  // The old master, restarted from its nodes.conf, learns the new
+  // configuration and follows the new master.
+  TestServer again({"--dir", master.server->dir(), "--cluster-enabled", "yes", "--cluster-port",
+                    std::to_string(master.cport), "--cluster-node-timeout", "1000"});
+  ASSERT_TRUE(again.ready());
+  RawConn ac(again.port());
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,slave " + replica.id); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(ac, {"READONLY"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Cmd(ac, {"GET", "bar"}) == "$5\r\nacked\r\n"; }, 30));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[1].conn, master.id), " slave " + replica.id + " "); }, 30))
+      << Text(Cmd(*nodes[1].conn, {"CLUSTER", "NODES"}));
+}
+
+// A ringkv node and a redis-server 7.0 node: each MEETs the other's bus and
+// both end up listing the other, connected, with the other's slots.
+TEST(ClusterBusE2E, MixedWithRedisServer) {
+  if (access(kRedisSrc.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << kRedisSrc;
+  // Redis must run from a path of its own (it checks its name for sentinel).
+  const std::string redis = TestServer::MakeTempDir() + "/redis-server";
+  ASSERT_EQ(system(("cp " + kRedisSrc + " " + redis).c_str()), 0);
+  BusNode r = StartBusNode(RINGKV_SERVER_PATH, "5000");
+  BusNode o = StartBusNode(redis, "5000");
+  ASSERT_TRUE(r.server->ready());
+  ASSERT_TRUE(o.server->ready());
+  EXPECT_EQ(Cmd(*r.conn, {"CLUSTER", "ADDSLOTSRANGE", "0", "8191"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*o.conn, {"CLUSTER", "ADDSLOTSRANGE", "8192", "16383"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*r.conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(o.port()), std::to_string(o.cport)}),
+            "+OK\r\n");
+  auto both_see = [&](BusNode& self, BusNode& peer, const char* range) {
+    const std::string line = NodeLine(*self.conn, peer.id);
+    return Has(line, " connected ") && Has(line, range) && !Has(line, "handshake") && !Has(line, "fail");
+  };
+  EXPECT_TRUE(WaitFor([&] { return both_see(r, o, " 8192-16383"); }, 30)) << Text(Cmd(*r.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return both_see(o, r, " 0-8191"); }, 30)) << Text(Cmd(*o.conn, {"CLUSTER", "NODES"}));
+  for (BusNode* n : {&r, &o}) {
+    EXPECT_TRUE(WaitFor([&] { return Has(Text(Cmd(*n->conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n"); }, 30))
+        << Text(Cmd(*n->conn, {"CLUSTER", "INFO"}));
+  }
+  // Redirections both ways.
+  const std::string key = "foo";  // slot 12182: redis-server's
+  EXPECT_EQ(Cmd(*r.conn, {"GET", key}), "-MOVED 12182 127.0.0.1:" + std::to_string(o.port()) + "\r\n");
+  EXPECT_EQ(Cmd(*o.conn, {"SET", key, "1"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*o.conn, {"GET", "bar"}), "-MOVED 5061 127.0.0.1:" + std::to_string(r.port()) + "\r\n");
+  r.server->Stop();
+  o.server->Stop();
+  std::filesystem::remove_all(std::filesystem::path(redis).parent_path());
+}
+
+}  // namespace
+}  // namespace ringkv::testing

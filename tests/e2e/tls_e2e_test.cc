@@ -264,6 +264,7 @@ TEST_F(TlsE2E, SessionsKeepWorkingWhileIoThreadsChange) {
     ASSERT_EQ(Call(plain, {"CONFIG", "SET", "io-threads", std::to_string(n)}), "+OK\r\n");
     const int before = batches;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (int w = 0; w < 1000 && batches <= before; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_GT(batches, before) << "io-threads " << n;
   }
   stop = true;

@@ -21,7 +21,7 @@ work=$(mktemp -d /tmp/disksync.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source "$(dirname "$0")/servers.sh"
-SERVER_EXTRA=(--repl-diskless-sync no --rdbcompression no --repl-backlog-size 16mb)
+SERVER_EXTRA=(--repl-diskless-sync no --rdbcompression no --repl-backlog-size 16mb --enable-debug-command yes)
 field() { redis-cli -p "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f {print $2}'; }
 rchar() { awk '/^rchar:/ {print $2}' "/proc/$1/io"; }
 printf "# disk_sync_read.sh %s  keys=%s\n" "$(date -u +%FT%TZ)" "$keys"

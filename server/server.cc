@@ -99,7 +99,13 @@ Server::Server(std::unique_ptr<Config> config)
   });
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  // A replica's sync thread may still be loading a payload into
+  // sync_staging_ and writing the loading flags and statistics: it is
+  // stopped (its socket closed, the thread joined) before any member it
+  // uses is destroyed.
+  sync_worker_.reset();
+}
 
 bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async) {
   RINGKV_DCHECK_MAIN_THREAD();

@@ -57,9 +57,7 @@ for cmd in "$@"; do
     size=$(stat -c %s "$work/$i/p/dump.rdb")
     awk -v c="$cmd" -v r="$R" -v s="$size" -v a="$read0" -v b="$read1" -v t0="$cpu0" -v t1="$cpu1" -v hz="$(getconf CLK_TCK)" \
       'BEGIN { printf "%-40s %8d %9.1f %12.1f %10.2f %8d\n", c, r, s / 1048576, (b - a) / 1048576, (b - a) / s, (t1 - t0) * 1000 / hz }'
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    pids=()
+    stop_servers
     rm -rf "${work:?}/$i"
   done
 done

@@ -45,9 +45,7 @@ for round in $(seq "$K"); do
       t1=$(cpu_ticks "$ppid")
       us=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$N" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
       printf "%-40s %8d %5d %12s %18s\n" "$cmd" "$R" "$round" "$rps" "$us"
-      for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-      for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-      pids=()
+      stop_servers
       rm -rf "${work:?}/$i"
     done
   done

@@ -50,9 +50,7 @@ for cmd in "$@"; do
     printf "%-36s %8d %10s %14s %16s %16s\n" "$cmd" "$L" "$lag" "$rss" "$used" "$buf"
     for p in "${stopped[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
     stopped=()
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    pids=()
+    stop_servers
     rm -rf "${work:?}/$i"
   done
 done

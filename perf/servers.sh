@@ -22,3 +22,12 @@ start_server() {
 # cpu_ticks PID: the process's user + system CPU so far, in clock ticks
 # (getconf CLK_TCK per second).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# stop_servers: stops every server in `pids` (SIGTERM), waits for them and
+# empties the list.
+stop_servers() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}

@@ -72,9 +72,10 @@ bool Has(const std::string& text, const std::string& what) { return text.find(wh
 
 // The CLUSTER NODES line of `id`, "" when not listed.
 std::string NodeLine(RawConn& c, const std::string& id) {
-  const std::string nodes = Text(Cmd(c, {"CLUSTER", "NODES"}));
-  const size_t at = nodes.find(id + " ");
+  const std::string nodes = "\n" + Text(Cmd(c, {"CLUSTER", "NODES"}));
+  size_t at = nodes.find("\n" + id + " ");  // at a line's start (a replica's line names its master)
   if (at == std::string::npos) return "";
+  ++at;
   return nodes.substr(at, nodes.find('\n', at) - at);
 }
 
@@ -308,6 +309,29 @@ TEST(ClusterBusE2E, FailoverPromotesTheReplica) {
   EXPECT_TRUE(WaitFor([&] { return Cmd(ac, {"GET", "bar"}) == "$5\r\nacked\r\n"; }, 30));
   EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[1].conn, master.id), " slave " + replica.id + " "); }, 30))
       << Text(Cmd(*nodes[1].conn, {"CLUSTER", "NODES"}));
+
+  // Manual failovers: FORCE (an election now, its master up), then TAKEOVER
+  // (no election) back.
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "-ERR You should send CLUSTER FAILOVER to a replica\r\n");
+  EXPECT_EQ(Cmd(ac, {"CLUSTER", "FAILOVER", "NOW"}), "-ERR syntax error\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(ac, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30));
+  EXPECT_EQ(Cmd(ac, {"CLUSTER", "FAILOVER", "FORCE"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,master - ") &&
+                                   Has(NodeLine(ac, master.id), " 0-5460"); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id); }, 30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                      30));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER", "TAKEOVER"}), "+OK\r\n");
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,master - "));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,slave " + replica.id); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[2].conn, replica.id), " 0-5460") &&
+                                   Has(Text(Cmd(*nodes[2].conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n"); },
+                      30))
+      << Text(Cmd(*nodes[2].conn, {"CLUSTER", "NODES"})) << Text(Cmd(*nodes[2].conn, {"CLUSTER", "INFO"}));
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
 }
 
 // A ringkv node and a redis-server 7.0 node: each MEETs the other's bus and

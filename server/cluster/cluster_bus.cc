@@ -783,17 +783,58 @@ void ClusterBus::BroadcastPong(bool local_replicas_only) {
   }
 }
 
+std::string ClusterBus::ManualFailover(bool force, bool takeover) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  if (me.is_master()) return "You should send CLUSTER FAILOVER to a replica";
+  Node* master = st.MasterOf(me);
+  if (master == nullptr) return "I'm a replica but my master is unknown to me";
+  if (!force && (master->failed() || master->link == 0)) {
+    return "Master is down or failed, please use CLUSTER FAILOVER FORCE";
+  }
+  if (!force) {
+    return "CLUSTER FAILOVER without FORCE or TAKEOVER needs the manual failover handshake (MFSTART), which this "
+           "ringkv version does not have yet";
+  }
+  mf_end_ = UnixMs() + 5000;  // Redis's CLUSTER_MF_TIMEOUT
+  mf_can_start_ = false;
+  if (takeover) {
+    // No consensus: a new epoch, the slots, and everyone told.
+    Log(kWarning, "Taking over the master (user request).");
+    if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
+      ++st.current_epoch;
+      me.config_epoch = st.current_epoch;
+      Log(kWarning, StrCat("New configEpoch set to ", me.config_epoch));
+    }
+    ReplaceMyMaster();
+    mf_end_ = 0;
+    return "";
+  }
+  Log(kWarning, "Forced failover user request accepted.");
+  mf_can_start_ = true;
+  failover_auth_time_ = 0;  // a new election at once
+  HandleReplicaFailover(UnixMs());
+  FlushTodo();
+  return "";
+}
+
 void ClusterBus::HandleReplicaFailover(int64_t now) {
   cluster::ClusterState& st = mode_.state();
   Node& me = st.myself();
   Node* master = st.MasterOf(me);
-  if (me.is_master() || master == nullptr || !master->failed() || config_.Bool("cluster-replica-no-failover") ||
-      master->num_slots == 0) {
+  if (mf_end_ != 0 && mf_end_ < now) {
+    Log(kWarning, "Manual failover timed out.");
+    mf_end_ = 0;
+    mf_can_start_ = false;
+  }
+  const bool manual = mf_end_ != 0 && mf_can_start_;
+  if (me.is_master() || master == nullptr || (!master->failed() && !manual) ||
+      (config_.Bool("cluster-replica-no-failover") && !manual) || master->num_slots == 0) {
     return;
   }
   const int64_t auth_timeout = std::max<int64_t>(NodeTimeout() * 2, 2000);
   const int64_t auth_retry_time = auth_timeout * 2;
-  const int64_t auth_age = now - failover_auth_time_;
+  int64_t auth_age = now - failover_auth_time_;
   const int needed_quorum = st.size() / 2 + 1;
   if (auth_age > auth_retry_time) {
     failover_auth_time_ = now + 500 + absl::Uniform<int64_t>(rng_, 0, 500);
@@ -801,12 +842,17 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
     failover_auth_sent_ = false;
     failover_auth_rank_ = ReplicaRank();
     failover_auth_time_ += failover_auth_rank_ * 1000;
+    if (mf_end_ != 0) {  // a manual failover: no delay
+      failover_auth_time_ = now;
+      failover_auth_rank_ = 0;
+    }
     Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
                         failover_auth_rank_, ", offset ", repl_offset_(), ")."));
     BroadcastPong(true);
-    return;
+    if (mf_end_ == 0) return;
+    auth_age = now - failover_auth_time_;  // a manual failover goes on at once
   }
-  if (!failover_auth_sent_) {
+  if (!failover_auth_sent_ && mf_end_ == 0) {
     const int newrank = ReplicaRank();
     if (newrank > failover_auth_rank_) {
       const int64_t added = (newrank - failover_auth_rank_) * 1000;
@@ -821,7 +867,9 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
     ++st.current_epoch;
     failover_auth_epoch_ = st.current_epoch;
     Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
-    Broadcast(Header(MsgType::kFailoverAuthRequest));
+    BusMessage req = Header(MsgType::kFailoverAuthRequest);
+    if (manual) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
+    Broadcast(req);
     failover_auth_sent_ = true;
     todo_save_ = todo_update_ = true;
     return;
@@ -833,6 +881,8 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
     }
     ReplaceMyMaster();
+    mf_end_ = 0;
+    mf_can_start_ = false;
   }
 }
 

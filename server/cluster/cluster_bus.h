@@ -11,7 +11,8 @@
 // election's epoch); a master whose slots all went to another follows it
 // as a replica.
 //
-// Not yet: manual failover (CLUSTER FAILOVER, MFSTART), PUBLISH over the
+// Not yet: the default manual failover (CLUSTER FAILOVER without FORCE or
+// TAKEOVER: MFSTART and the master's pause), PUBLISH over the
 // bus, replica migration to orphaned masters (docs/cluster.md).
 //
 // Thread-safety: none. REQUIRES: the main command thread.
@@ -72,6 +73,10 @@ class ClusterBus {
   // clusterSetMaster: open slots closed, replication started).
   // REQUIRES: `master` is a master other than myself; myself has no slots.
   void SetMaster(cluster::Node& master);
+  // CLUSTER FAILOVER FORCE / TAKEOVER on a replica: "" or the error text
+  // (Redis's). TAKEOVER takes the slots at once with a new epoch; FORCE
+  // runs an election now, the masters voting although its master is up.
+  std::string ManualFailover(bool force, bool takeover);
   // CLUSTER FORGET: the node may not come back by gossip for 60 s.
   void Blacklist(const std::string& name);
   // A node left the table (FORGET, RESET): its links are closed.
@@ -140,6 +145,8 @@ class ClusterBus {
   uint64_t pings_sent_ = 0;
   int64_t next_cron_ms_ = 0;
   int stats_pfail_nodes_ = 0;
+  int64_t mf_end_ = 0;  // a manual failover (FORCE) runs until then
+  bool mf_can_start_ = false;
   int64_t failover_auth_time_ = 0;
   int failover_auth_count_ = 0;
   bool failover_auth_sent_ = false;

@@ -10,12 +10,14 @@
 
 #include <chrono>
 #include <functional>
+#include <random>
 #include <memory>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/cluster/bus_message.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing {
@@ -72,9 +74,10 @@ bool Has(const std::string& text, const std::string& what) { return text.find(wh
 
 // The CLUSTER NODES line of `id`, "" when not listed.
 std::string NodeLine(RawConn& c, const std::string& id) {
-  const std::string nodes = Text(Cmd(c, {"CLUSTER", "NODES"}));
-  const size_t at = nodes.find(id + " ");
+  const std::string nodes = "\n" + Text(Cmd(c, {"CLUSTER", "NODES"}));
+  size_t at = nodes.find("\n" + id + " ");  // at a line's start (a replica's line names its master)
   if (at == std::string::npos) return "";
+  ++at;
   return nodes.substr(at, nodes.find('\n', at) - at);
 }
 
@@ -308,6 +311,132 @@ TEST(ClusterBusE2E, FailoverPromotesTheReplica) {
   EXPECT_TRUE(WaitFor([&] { return Cmd(ac, {"GET", "bar"}) == "$5\r\nacked\r\n"; }, 30));
   EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[1].conn, master.id), " slave " + replica.id + " "); }, 30))
       << Text(Cmd(*nodes[1].conn, {"CLUSTER", "NODES"}));
+
+  // Manual failovers: FORCE (an election now, its master up), then TAKEOVER
+  // (no election) back.
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "-ERR You should send CLUSTER FAILOVER to a replica\r\n");
+  EXPECT_EQ(Cmd(ac, {"CLUSTER", "FAILOVER", "NOW"}), "-ERR syntax error\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(ac, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30));
+  EXPECT_EQ(Cmd(ac, {"CLUSTER", "FAILOVER", "FORCE"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,master - ") &&
+                                   Has(NodeLine(ac, master.id), " 0-5460"); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id); }, 30))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*replica.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                      30));
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER", "TAKEOVER"}), "+OK\r\n");
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,master - "));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(ac, master.id), "myself,slave " + replica.id); }, 30))
+      << Text(Cmd(ac, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[2].conn, replica.id), " 0-5460") &&
+                                   Has(Text(Cmd(*nodes[2].conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n"); },
+                      30))
+      << Text(Cmd(*nodes[2].conn, {"CLUSTER", "NODES"})) << Text(Cmd(*nodes[2].conn, {"CLUSTER", "INFO"}));
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+}
+
+// Reads one bus message from `c` ("" on EOF / timeout).
+std::string ReadBusMessage(RawConn& c) {
+  std::string head = c.ReadN(8);
+  if (head.size() < 8) return "";
+  const uint32_t len = (uint32_t(uint8_t(head[4])) << 24) | (uint32_t(uint8_t(head[5])) << 16) |
+                       (uint32_t(uint8_t(head[6])) << 8) | uint32_t(uint8_t(head[7]));
+  if (len < 8 || len > (1u << 20)) return "";
+  return head + c.ReadN(len - 8);
+}
+
+// A node's bus port fed foreign and broken messages: a PING from an
+// unknown sender is answered with a PONG (as Redis does) and teaches it
+// nothing; a FAIL from an unknown sender is ignored; thousands of mutated
+// messages (bytes flipped in valid PING / MEET / FAIL / UPDATE / PUBLISH
+// frames) are dropped or closed, and the node goes on serving with its
+// state intact (an ASan build checks the memory as well).
+TEST(ClusterBusE2E, ForeignAndMalformedMessagesAreDropped) {
+  using cluster::BusMessage;
+  using cluster::MsgType;
+  BusNode n = StartBusNode(RINGKV_SERVER_PATH, "60000");
+  ASSERT_TRUE(n.server->ready());
+  EXPECT_EQ(Cmd(*n.conn, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  const std::string stranger(40, 'a');
+  auto header = [&](MsgType t) {
+    BusMessage m;
+    m.type = t;
+    m.sender = stranger;
+    m.port = 1;  // nothing listens there: a MEET's handshake goes nowhere
+    m.cport = 1;
+    m.flags = 1;  // master
+    m.current_epoch = 50;
+    m.config_epoch = 50;
+    for (int s = 0; s < 100; ++s) cluster::SetSlotBit(m.myslots, s);
+    return m;
+  };
+  {
+    RawConn bus(n.cport);
+    ASSERT_TRUE(bus.ok());
+    BusMessage ping = header(MsgType::kPing);
+    cluster::GossipEntry g;
+    g.name = std::string(40, 'b');
+    g.ip = "127.0.0.1";
+    g.port = 7001;
+    g.cport = 17001;
+    g.flags = 1;
+    ping.gossip.push_back(g);
+    ASSERT_TRUE(bus.Send(cluster::Encode(ping)));
+    const std::string reply = ReadBusMessage(bus);
+    absl::StatusOr<BusMessage> pong = cluster::Decode(reply, 1 << 20);
+    ASSERT_TRUE(pong.ok()) << pong.status();
+    EXPECT_EQ(pong->type, MsgType::kPong);
+    EXPECT_EQ(pong->sender, n.id);
+    EXPECT_TRUE(cluster::SlotBit(pong->myslots, 16383));
+    BusMessage fail = header(MsgType::kFail);
+    fail.fail_about = n.id;
+    ASSERT_TRUE(bus.Send(cluster::Encode(fail)));
+  }
+  // Nothing learnt from a stranger (no node, no slot, no epoch) but, as
+  // Redis, myself's address from the first PING.
+  EXPECT_EQ(Text(Cmd(*n.conn, {"CLUSTER", "NODES"})),
+            n.id + " 127.0.0.1:" + std::to_string(n.port()) + "@" + std::to_string(n.cport) +
+                " myself,master - 0 0 0 connected 0-16383\n");
+
+  std::vector<std::string> seeds;
+  for (MsgType t : {MsgType::kPing, MsgType::kMeet, MsgType::kPong, MsgType::kFail, MsgType::kUpdate,
+                    MsgType::kPublish, MsgType::kFailoverAuthRequest}) {
+    BusMessage m = header(t);
+    if (cluster::IsPingLike(t)) {
+      cluster::GossipEntry g;
+      g.name = n.id;  // about the node itself
+      g.ip = "127.0.0.1";
+      g.port = static_cast<uint16_t>(n.port());
+      g.flags = 4;  // pfail
+      m.gossip.push_back(g);
+      m.ext.hostname = "host";
+    }
+    m.fail_about = n.id;
+    m.update_node = n.id;
+    m.update_config_epoch = 99;
+    m.channel = "ch";
+    m.message = "msg";
+    seeds.push_back(cluster::Encode(m));
+  }
+  std::mt19937 rng(20261202);
+  auto bus = std::make_unique<RawConn>(n.cport);
+  for (int i = 0; i < 3000; ++i) {
+    std::string msg = seeds[rng() % seeds.size()];
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) {
+      // Mostly past the signature and length (else the link just closes).
+      const size_t at = (rng() % 8 == 0) ? rng() % msg.size() : 8 + rng() % (msg.size() - 8);
+      msg[at] = static_cast<char>(rng());
+    }
+    if (rng() % 16 == 0) msg.resize(rng() % msg.size());  // cut short
+    if (!bus->Send(msg) || rng() % 64 == 0) bus = std::make_unique<RawConn>(n.cport);
+  }
+  bus.reset();
+  EXPECT_EQ(Cmd(*n.conn, {"PING"}), "+PONG\r\n");
+  const std::string me = NodeLine(*n.conn, n.id);
+  EXPECT_TRUE(Has(me, " myself,master - ") && Has(me, " connected 0-16383")) << me;
+  EXPECT_TRUE(Has(Text(Cmd(*n.conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n"));
 }
 
 // A ringkv node and a redis-server 7.0 node: each MEETs the other's bus and

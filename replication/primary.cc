@@ -17,7 +17,6 @@ namespace {
 // connection has little unsent: the backlog (or the snapshot file) is the
 // buffer, not the socket.
 constexpr size_t kPerTurn = 1 << 20;
-constexpr size_t kBulkPerTurn = kPerTurn;
 constexpr uint64_t kUnsentLimit = 4 << 20;
 
 // Bytes handed to the connection and not written to its socket yet.
@@ -71,7 +70,7 @@ bool Primary::SendBulk(ReplicaLink& link, io::IoSystem& io) {
   }
   if (!link.rdb_own_reads) {
     // Read ahead of it (once for everybody), then send from the window.
-    if (!snapshot.FillTo(link.rdb_sent + kBulkPerTurn)) return false;
+    if (!snapshot.FillTo(link.rdb_sent + kPerTurn)) return false;
     if (on_window) {
       io.StreamMore(link.conn);
     } else {
@@ -89,7 +88,7 @@ bool Primary::SendBulk(ReplicaLink& link, io::IoSystem& io) {
   }
   if (Unsent(*link.conn) > kUnsentLimit) return true;
   io::OutBuffer& out = io.PrepareWrite(link.conn);
-  size_t budget = static_cast<size_t>(std::min<uint64_t>(kBulkPerTurn, snapshot.size() - link.rdb_sent));
+  size_t budget = static_cast<size_t>(std::min<uint64_t>(kPerTurn, snapshot.size() - link.rdb_sent));
   while (budget > 0) {
     const size_t want = std::min<size_t>(budget, 8 * 1024);  // within one reply chunk
     char* dst = out.Reserve(want);

@@ -1,0 +1,229 @@
+// The failover half of ClusterBus: replica election (Redis's
+// clusterHandleSlaveFailover), votes (clusterSendFailoverAuthIfNeeded),
+// CLUSTER FAILOVER FORCE / TAKEOVER, and following the new owner of my
+// slots. The message handling and the cron are in cluster_bus.cc.
+#include <algorithm>
+
+#include "core/cluster/cluster_gossip.h"
+#include "core/strings.h"
+#include "server/clock.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_mode.h"
+#include "server/config.h"
+#include "server/logging.h"
+
+namespace ringkv::server {
+
+using cluster::BusMessage;
+using cluster::MsgType;
+using cluster::Node;
+
+void ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
+  cluster::ClusterState& st = mode_.state();
+  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return;
+  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) return;
+  if (st.myself().is_replica() && st.myself().master == sender.name) return;
+  Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", sender.name));
+  SetMaster(sender);
+}
+
+int ClusterBus::ReplicaRank() {
+  cluster::ClusterState& st = mode_.state();
+  Node* master = st.MasterOf(st.myself());
+  if (master == nullptr) return 0;
+  const int64_t my_offset = repl_offset_();
+  int rank = 0;
+  for (Node* r : st.ReplicasOf(*master)) {
+    if (r == &st.myself() || (r->flags & cluster::kFlagNoFailover)) continue;
+    if (r->repl_offset > my_offset) ++rank;
+  }
+  return rank;
+}
+
+void ClusterBus::BroadcastPong(bool local_replicas_only) {
+  cluster::ClusterState& st = mode_.state();
+  std::vector<uint64_t> targets;
+  for (const auto& n : st.nodes()) {
+    if (n->link == 0 || (n->flags & (cluster::kFlagMyself | cluster::kFlagHandshake))) continue;
+    if (local_replicas_only && !(n->is_replica() && !st.myself().master.empty() && n->master == st.myself().master)) {
+      continue;
+    }
+    targets.push_back(n->link);
+  }
+  for (uint64_t id : targets) {
+    auto it = links_.find(id);
+    if (it != links_.end() && it->second.connected) SendPing(it->second, MsgType::kPong);
+  }
+}
+
+std::string ClusterBus::ManualFailover(bool force, bool takeover) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  if (me.is_master()) return "You should send CLUSTER FAILOVER to a replica";
+  Node* master = st.MasterOf(me);
+  if (master == nullptr) return "I'm a replica but my master is unknown to me";
+  if (!force && (master->failed() || master->link == 0)) {
+    return "Master is down or failed, please use CLUSTER FAILOVER FORCE";
+  }
+  if (!force) {
+    return "CLUSTER FAILOVER without FORCE or TAKEOVER needs the manual failover handshake (MFSTART), which this "
+           "ringkv version does not have yet";
+  }
+  mf_end_ = UnixMs() + 5000;  // Redis's CLUSTER_MF_TIMEOUT
+  mf_can_start_ = false;
+  if (takeover) {
+    // No consensus: a new epoch, the slots, and everyone told.
+    Log(kWarning, "Taking over the master (user request).");
+    if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
+      ++st.current_epoch;
+      me.config_epoch = st.current_epoch;
+      Log(kWarning, StrCat("New configEpoch set to ", me.config_epoch));
+    }
+    ReplaceMyMaster();
+    mf_end_ = 0;
+    return "";
+  }
+  Log(kWarning, "Forced failover user request accepted.");
+  mf_can_start_ = true;
+  failover_auth_time_ = 0;  // a new election at once
+  HandleReplicaFailover(UnixMs());
+  FlushTodo();
+  return "";
+}
+
+void ClusterBus::HandleReplicaFailover(int64_t now) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  Node* master = st.MasterOf(me);
+  if (mf_end_ != 0 && mf_end_ < now) {
+    Log(kWarning, "Manual failover timed out.");
+    mf_end_ = 0;
+    mf_can_start_ = false;
+  }
+  const bool manual = mf_end_ != 0 && mf_can_start_;
+  if (me.is_master() || master == nullptr || (!master->failed() && !manual) ||
+      (config_.Bool("cluster-replica-no-failover") && !manual) || master->num_slots == 0) {
+    return;
+  }
+  const int64_t auth_timeout = std::max<int64_t>(NodeTimeout() * 2, 2000);
+  const int64_t auth_retry_time = auth_timeout * 2;
+  int64_t auth_age = now - failover_auth_time_;
+  const int needed_quorum = st.size() / 2 + 1;
+  if (auth_age > auth_retry_time) {
+    failover_auth_time_ = now + 500 + absl::Uniform<int64_t>(rng_, 0, 500);
+    failover_auth_count_ = 0;
+    failover_auth_sent_ = false;
+    failover_auth_rank_ = ReplicaRank();
+    failover_auth_time_ += failover_auth_rank_ * 1000;
+    if (mf_end_ != 0) {  // a manual failover: no delay
+      failover_auth_time_ = now;
+      failover_auth_rank_ = 0;
+    }
+    Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
+                        failover_auth_rank_, ", offset ", repl_offset_(), ")."));
+    BroadcastPong(true);
+    if (mf_end_ == 0) return;
+    auth_age = now - failover_auth_time_;  // a manual failover goes on at once
+  }
+  if (!failover_auth_sent_ && mf_end_ == 0) {
+    const int newrank = ReplicaRank();
+    if (newrank > failover_auth_rank_) {
+      const int64_t added = (newrank - failover_auth_rank_) * 1000;
+      failover_auth_time_ += added;
+      failover_auth_rank_ = newrank;
+      Log(kNotice, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
+    }
+  }
+  if (now < failover_auth_time_) return;  // waiting for the delay
+  if (auth_age > auth_timeout) return;     // this election expired: the next one after the retry time
+  if (!failover_auth_sent_) {
+    ++st.current_epoch;
+    failover_auth_epoch_ = st.current_epoch;
+    Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
+    BusMessage req = Header(MsgType::kFailoverAuthRequest);
+    if (manual) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
+    Broadcast(req);
+    failover_auth_sent_ = true;
+    todo_save_ = todo_update_ = true;
+    return;
+  }
+  if (failover_auth_count_ >= needed_quorum) {
+    Log(kNotice, "Failover election won: I'm the new master.");
+    if (me.config_epoch < failover_auth_epoch_) {
+      me.config_epoch = failover_auth_epoch_;
+      Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
+    }
+    ReplaceMyMaster();
+    mf_end_ = 0;
+    mf_can_start_ = false;
+  }
+}
+
+// Redis's clusterFailoverReplaceYourMaster.
+void ClusterBus::ReplaceMyMaster() {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  Node* old = st.MasterOf(me);
+  if (me.is_master() || old == nullptr) return;
+  me.master.clear();
+  me.flags &= ~cluster::kFlagReplica;
+  me.flags |= cluster::kFlagMaster;
+  set_master_("", 0);  // REPLICAOF NO ONE
+  for (int s = 0; s < cluster::kClusterSlots; ++s) {
+    if (st.owner(s) != old) continue;
+    st.UnassignSlot(s);
+    st.AssignSlot(s, &me);
+  }
+  todo_save_ = todo_update_ = true;
+  FlushTodo();
+  BroadcastPong(false);
+}
+
+// Redis's clusterSendFailoverAuthIfNeeded.
+void ClusterBus::MaybeVote(Node& node, const BusMessage& m) {
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  if (me.is_replica() || me.num_slots == 0) return;  // only masters with slots vote
+  if (m.current_epoch < st.current_epoch) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": reqEpoch (", m.current_epoch, ") < curEpoch(",
+                         st.current_epoch, ")"));
+    return;
+  }
+  if (st.last_vote_epoch == st.current_epoch) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": already voted for epoch ", st.current_epoch));
+    return;
+  }
+  Node* master = st.MasterOf(node);
+  const bool force_ack = m.mflags[0] & cluster::kMsgFlagForceAck;
+  if (node.is_master() || master == nullptr || (!master->failed() && !force_ack)) {
+    if (node.is_master()) {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": it is a master node"));
+    } else if (master == nullptr) {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": I don't know its master"));
+    } else {
+      Log(kWarning, StrCat("Failover auth denied to ", node.name, ": its master is up"));
+    }
+    return;
+  }
+  const int64_t now = UnixMs();
+  if (auto it = voted_time_.find(master->name); it != voted_time_.end() && now - it->second < NodeTimeout() * 2) {
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": can't vote about this master before ",
+                         NodeTimeout() * 2 - (now - it->second), " milliseconds"));
+    return;
+  }
+  for (int s = 0; s < cluster::kClusterSlots; ++s) {
+    if (!cluster::SlotBit(m.myslots, s)) continue;
+    const Node* owner = st.owner(s);
+    if (owner == nullptr || owner->config_epoch <= m.config_epoch) continue;
+    Log(kWarning, StrCat("Failover auth denied to ", node.name, ": slot ", s, " epoch (", owner->config_epoch,
+                         ") > reqEpoch (", m.config_epoch, ")"));
+    return;
+  }
+  st.last_vote_epoch = st.current_epoch;
+  voted_time_[master->name] = now;
+  todo_save_ = true;
+  if (node.link != 0) SendTo(node.link, Header(MsgType::kFailoverAuthAck));
+  Log(kNotice, StrCat("Failover auth granted to ", node.name, " for epoch ", st.current_epoch));
+}
+
+}  // namespace ringkv::server

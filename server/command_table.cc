@@ -1,6 +1,7 @@
 #include "server/command_table.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -28,18 +29,90 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
   return out;
 }
 
+namespace {
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+
+// Up to 8 bytes of `p` as a little-endian word, zero padded, without
+// reading past p + n.
+inline uint64_t LoadUpTo8(const char* p, size_t n) {
+  uint64_t w = 0;
+  if (n >= 8) {
+    std::memcpy(&w, p, 8);
+  } else if (n >= 4) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    // The two loads overlap when n < 8: shift the high one into place.
+    w = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
+  } else if (n > 0) {
+    const auto b = [p](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(p[i])); };
+    w = b(0) | (b(n / 2) << (8 * (n / 2))) | (b(n - 1) << (8 * (n - 1)));
+  }
+  return w;
+}
+
+// ASCII 'A'..'Z' to lower case in every byte of `w`; other bytes (digits,
+// '_', '|', non-ASCII) unchanged.
+inline uint64_t FoldWord(uint64_t w) {
+  const uint64_t heptets = w & ~kHighBits;
+  const uint64_t above_z = heptets + (0x7f - 'Z') * kOnes;  // high bit: byte > 'Z'
+  const uint64_t from_a = heptets + (0x80 - 'A') * kOnes;   // high bit: byte >= 'A'
+  const uint64_t upper = ~w & (from_a ^ above_z) & kHighBits;
+  return w | (upper >> 2);
+}
+
+}  // namespace
+
+CommandTable::Folded CommandTable::Fold(std::string_view name) {
+  const size_t n = name.size();
+  Folded f;
+  f.w0 = FoldWord(LoadUpTo8(name.data(), n));
+  if (n > 8) f.w1 = FoldWord(LoadUpTo8(name.data() + 8, n - 8));
+  return f;
+}
+
+size_t CommandTable::SlotOf(const Folded& f, size_t len, size_t mask) {
+  uint64_t h = (f.w0 ^ (f.w1 * 0x9e3779b97f4a7c15ULL) ^ len) * 0xff51afd7ed558ccdULL;
+  return static_cast<size_t>(h >> 40) & mask;
+}
+
+void CommandTable::Insert(const CommandSpec* spec) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = SlotOf(Fold(spec->name), spec->name.size(), mask);; i = (i + 1) & mask) {
+    if (slots_[i].spec == nullptr) {
+      slots_[i] = Slot{Fold(spec->name), spec, static_cast<uint32_t>(spec->name.size())};
+      return;
+    }
+  }
+}
+
 void CommandTable::Add(CommandSpec spec) {
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
-  by_name_[owned->name] = owned.get();
+  const CommandSpec* added = owned.get();
   commands_.push_back(std::move(owned));
+  if (commands_.size() * 4 > slots_.size()) {
+    slots_.assign(slots_.size() * 2, Slot{});
+    for (const auto& c : commands_) Insert(c.get());
+  } else {
+    Insert(added);
+  }
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  char buf[64];
-  if (name.size() >= sizeof(buf)) return nullptr;
-  for (size_t i = 0; i < name.size(); ++i) buf[i] = absl::ascii_tolower(static_cast<unsigned char>(name[i]));
-  auto it = by_name_.find(std::string_view(buf, name.size()));
-  return it == by_name_.end() ? nullptr : it->second;
+  const Folded f = Fold(name);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = SlotOf(f, name.size(), mask);; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.spec == nullptr) return nullptr;
+    if (s.folded == f && s.len == name.size()) {
+      // Names are stored in lower case; the first 16 bytes matched folded.
+      if (name.size() <= 16 || EqualsIgnoreCase(name.substr(16), std::string_view(s.spec->name).substr(16))) {
+        return s.spec;
+      }
+    }
+  }
 }
 
 const CommandSpec* CommandTable::FindSub(const CommandSpec& parent, std::string_view sub) {

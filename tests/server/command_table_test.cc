@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 
 namespace ringkv::server {
 namespace {
@@ -18,6 +22,60 @@ TEST_F(CommandTableTest, LookupIsCaseInsensitive) {
   EXPECT_EQ(table_.Find("GeT"), table_.Find("get"));
   EXPECT_EQ(table_.Find("nosuchcommand"), nullptr);
   EXPECT_EQ(table_.Find(std::string(100, 'x')), nullptr);
+}
+
+TEST_F(CommandTableTest, EveryNameFindsItsRowAndNearMissesFindNothing) {
+  for (const auto& c : table_.all()) {
+    std::string upper = c->name, mixed = c->name;
+    for (size_t i = 0; i < upper.size(); ++i) {
+      upper[i] = static_cast<char>(absl::ascii_toupper(static_cast<unsigned char>(upper[i])));
+      if (i % 2 == 1) mixed[i] = upper[i];
+    }
+    EXPECT_EQ(table_.Find(c->name), c.get()) << c->name;
+    EXPECT_EQ(table_.Find(upper), c.get()) << upper;
+    EXPECT_EQ(table_.Find(mixed), c.get()) << mixed;
+    // One byte more, one less, one changed (in each position), a NUL tail.
+    if (const CommandSpec* longer = table_.Find(c->name + "X")) {
+      EXPECT_EQ(longer->name, c->name + "x");  // LPUSH finds LPUSHX
+    }
+    EXPECT_EQ(table_.Find(std::string(c->name) + std::string(1, '\0')), nullptr) << c->name;
+    const std::string_view shorter = std::string_view(c->name).substr(0, c->name.size() - 1);
+    if (const CommandSpec* found = table_.Find(shorter)) {
+      EXPECT_EQ(found->name, shorter);
+    }
+    for (size_t i = 0; i < c->name.size(); ++i) {
+      std::string changed = c->name;
+      changed[i] = static_cast<char>(changed[i] ^ 0x01);
+      const CommandSpec* found = table_.Find(changed);
+      if (found != nullptr) {
+        EXPECT_TRUE(absl::EqualsIgnoreCase(found->name, changed)) << changed;
+      }
+      // Only letters fold: '[' and '{' (one past 'Z' and 'z') never match.
+      changed[i] = c->name[i] == 'z' ? '{' : c->name[i];
+      if (changed != c->name) {
+        EXPECT_EQ(table_.Find(changed), nullptr) << changed;
+      }
+    }
+  }
+}
+
+TEST(CommandTableFoldTest, FoldsLettersOnlyAndPadsWithZeros) {
+  EXPECT_EQ(CommandTable::Fold("GeoRadiusByMember_RO"), CommandTable::Fold("georadiusbymember_ro"));
+  EXPECT_EQ(CommandTable::Fold("AZ@[`{"), CommandTable::Fold("az@[`{"));
+  EXPECT_NE(CommandTable::Fold("@"), CommandTable::Fold("`"));  // 0x40 and 0x60 stay apart
+  EXPECT_NE(CommandTable::Fold("["), CommandTable::Fold("{"));
+  EXPECT_EQ(CommandTable::Fold(""), CommandTable::Fold(std::string_view("\0", 1)));
+  for (size_t n = 0; n <= 16; ++n) {
+    const std::string name = std::string("ABCDEFGHIJKLMNOP").substr(0, n);
+    const CommandTable::Folded f = CommandTable::Fold(name);
+    for (size_t i = 0; i < 16; ++i) {
+      const uint64_t word = i < 8 ? f.w0 : f.w1;
+      const auto byte = static_cast<char>((word >> (8 * (i % 8))) & 0xff);
+      EXPECT_EQ(byte, i < n ? static_cast<char>('a' + i) : '\0') << n << " " << i;
+    }
+  }
+  // Non-ASCII bytes are left alone.
+  EXPECT_NE(CommandTable::Fold("\xc1"), CommandTable::Fold("\xe1"));
 }
 
 TEST_F(CommandTableTest, EveryRowIsWellFormed) {

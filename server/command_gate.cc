@@ -419,7 +419,7 @@ struct Server::GateRun {
         s.tracking_.EndCommand(*t);
       }
     }
-    if (s.key_waiters_.has_ready() && !s.serving_ready_) s.ServeReadyKeys();
+    if (s.blocking_.has_ready()) s.blocking_.ServeReadyKeys();
   }
 };
 
@@ -482,12 +482,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
-  if (c.blocked && !was_blocked) {
-    if (auto it = blocked_.find(c.id()); it != blocked_.end()) {
-      it->second->first_call_us = duration;
-      return;
-    }
-  }
+  if (c.blocked && !was_blocked && blocking_.NoteFirstCall(c.id(), duration)) return;
   RecordCall(c, spec, argv, duration, now_ms);
 }
 

@@ -509,7 +509,7 @@ size_t Server::blocked_clients() const {
     const Client* c = clients_.Find(id);
     if (c != nullptr && c->paused_wait && !c->closing) ++paused;
   }
-  return blocked_.size() + paused;
+  return blocking_.size() + paused;
 }
 
 void Server::UnpauseClients() {
@@ -529,6 +529,14 @@ void Server::ReplayDeferred() {
     if (c->blocked) continue;  // resumes when it is unblocked
     ResumeClient(*c);
   }
+}
+
+void Server::ResetClientState(Client& c) {
+  if (c.blocked) blocking_.Unblock(c, UnblockReason::kClosed);
+  transactions_.Forget(c);
+  monitors_.Remove(c);
+  DisableTracking(c);
+  if (cluster_) cluster_->ForgetClient(c.id());  // ASKING, READONLY
 }
 
 void Server::ResumeClient(Client& c) {
@@ -564,14 +572,14 @@ int Server::OnTimer() {
   const int64_t now_ms = UnixMs();
   // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
   // the next cron tick -- and before the cron's own work.
-  if (!block_deadlines_.empty()) ExpireBlocked(now_ms);
+  if (blocking_.has_deadlines()) blocking_.ExpireDue(now_ms);
   if (now_ms >= next_cron_ms_) {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
   int64_t wake = next_cron_ms_;
   if (pause_.active()) wake = std::min(wake, pause_.until_ms());
-  if (!block_deadlines_.empty()) wake = std::min(wake, block_deadlines_.begin()->first);
+  if (blocking_.has_deadlines()) wake = std::min(wake, blocking_.next_deadline_ms());
   return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
 }
 

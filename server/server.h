@@ -87,7 +87,9 @@ struct ShutdownFlags {
   bool force = false;  // FORCE: exit even when saving fails
 };
 
-class Server : public io::CommandSink, public core::KeyspaceObserver {
+// Final: the hooks it implements for its components (private bases) are
+// called directly, not through a vtable, from its own code.
+class Server final : public io::CommandSink, public core::KeyspaceObserver, private BlockedClients::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -155,7 +157,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   Client* FindClient(uint64_t id) { return clients_.Find(id); }
   const Client* FindClient(uint64_t id) const { return clients_.Find(id); }
   // Closes a client after the replies already queued for it are sent.
-  void CloseClient(Client& c);
+  void CloseClient(Client& c) override;
   SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
@@ -294,7 +296,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     // by_server: a deletion (told before the entry goes).
     transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
-    key_waiters_.SignalWrite(db, key);
+    blocking_.SignalWrite(db, key);
     if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
@@ -371,21 +373,15 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // before the dataset loaded.
   uint64_t startup_allocated() const { return startup_allocated_; }
 
-  // ---- blocking commands (server_blocking.cc) -----------------------------------------
+  // ---- blocking commands (blocking.h; the Server's hooks: server_hooks.cc) ----------
   // Whether the running command may block `c` (not inside EXEC, not the
   // primary's link or the AOF loader); when not, it answers as on timeout.
   bool MayBlock(const Client& c) const { return !transactions_.in_exec() && !c.is_master && c.conn != nullptr; }
-  // Blocks the running command's client on `keys` (its later commands wait)
-  // until a write makes one of them hold a value of the kind's type (the
-  // command is then run again) or `deadline_ms` (0: none) passes.
-  void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms);
-  // CLIENT UNBLOCK: true when the client was blocked; it answers as on
-  // timeout, or with -UNBLOCKED when `error`.
-  bool UnblockByRequest(uint64_t id, bool error);
+  // Blocked clients: BLPOP & co., WAIT / WAITAOF, SHUTDOWN.
+  BlockedClients& blocking() { return blocking_; }
   // INFO's blocked_clients: blocked on keys or WAIT, and held by CLIENT
   // PAUSE (Redis blocks those too).
   size_t blocked_clients() const;
-  size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
   // ---- MULTI / EXEC / WATCH (transactions.h; EXEC's run: server_transactions.cc) ----
   Transactions& transactions() { return transactions_; }
@@ -463,17 +459,14 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
   void LimitClientOutput(Client& c, int64_t now_ms);
   void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
-  // Serves the clients blocked on keys that writes made ready.
-  void ServeReadyKeys();
-  enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };
-  void UnblockClient(Client& c, UnblockReason reason);
-  // Removes a blocked client's state from every index and returns it
-  // (nullptr when it is not blocked).
-  std::unique_ptr<BlockState> TakeBlockState(uint64_t id);
-  // A blocked client's answer when its timeout passed (or it may not block).
-  static void ReplyBlockTimeout(io::ReplyBuilder& rb);
-  void ExpireBlocked(int64_t now_ms);
-  void BlockClient(Client& c, std::unique_ptr<BlockState> state);
+  // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
+  Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }
+  const core::Value* PeekValue(int db, std::string_view key) override;
+  void WakeTimerIn(int ms) override;
+  void ReplyUnblockError(Client& c, std::string_view msg) override;
+  void ReplyBlockTimeout(Client& c) override;
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;
+  void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override;
   void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
   // Tracking: keys a read-only command read; a written key; delivery of one
   // invalidation (keys == nullptr: everything); what waits for the end of
@@ -525,7 +518,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void AfterAofSync();
   // Replies to waiters whose conditions hold or whose deadline passed.
   void UnblockWaiters(int64_t now_ms);
-  void ReplyToWaiter(Client& c, const WaitSpec& spec);
+  void ReplyToWaiter(Client& c, const WaitSpec& spec) override;
   WaitRegistry::Progress WaitProgress() const;
   void Cron(int64_t now_ms);
   void ReplicationCron(int64_t now_ms);
@@ -588,13 +581,11 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // When a lost or failed link to the primary is tried again: the next
   // second of Redis's once-a-second replication cron.
   int64_t NextReplicationCronMs(int64_t now_ms) const;
-  // Blocked clients get -UNBLOCKED and are closed (this server turns replica).
-  void DisconnectBlockedClients();
   // Stops a sync in progress and closes the link to the primary.
   void CloseMasterLink();
   void FailoverCron(int64_t now_ms);
   void EndFailover(bool ok, std::string_view why);
-  void ResumeClient(Client& c);
+  void ResumeClient(Client& c) override;
   void HandleShutdownSignal();
   // Every replica acknowledged our offset (or there is none).
   bool ReadyToShutdown() const;
@@ -666,13 +657,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
   // Commands of a MULTI block being read from the AOF, applied at its EXEC.
   std::unique_ptr<std::vector<std::vector<std::string>>> aof_transaction_;
-  WaitRegistry waits_;           // conditions of clients blocked in WAIT / WAITAOF
-  // Blocked clients (any kind): their components, deadlines, and the keys
-  // BLPOP & co. wait on.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
-  std::set<std::pair<int64_t, uint64_t>> block_deadlines_;
-  KeyWaiters key_waiters_;
-  bool serving_ready_ = false;   // ServeReadyKeys is on the stack
+  // Blocked clients (any kind): their states, deadlines, the keys BLPOP &
+  // co. wait on, WAIT / WAITAOF's conditions.
+  BlockedClients blocking_{*this};
   Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
   // EXEC and scripts collect what their commands propagate, to wrap it in

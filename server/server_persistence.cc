@@ -323,7 +323,7 @@ void Server::AfterAofSync() {
     _exit(1);
   }
   ReleaseDurableReplies();
-  if (!waits_.empty()) UnblockWaiters(UnixMs());
+  if (!blocking_.waits().empty()) UnblockWaiters(UnixMs());
   // A replica tells its primary at once how far its AOF is durable (WAITAOF).
   if (master_ && !aof_repl_marks_.empty()) {
     const uint64_t synced = aof_->synced_offset();

@@ -114,17 +114,13 @@ void Server::CancelShutdown() {
   const bool waited = shutdown_deadline_ms_ != 0;
   shutdown_deadline_ms_ = 0;
   shutdown_flags_ = ShutdownFlags{};
-  std::vector<uint64_t> blocked;
-  for (const auto& [id, state] : blocked_) {
-    if (state->kind == BlockKind::kShutdown) blocked.push_back(id);
-  }
-  for (uint64_t id : blocked) {
+  for (uint64_t id : blocking_.BlockedWith(BlockKind::kShutdown)) {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
     io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
     rb.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     ++stats_.total_error_replies;
-    UnblockClient(*c, UnblockReason::kServed);
+    blocking_.Unblock(*c, UnblockReason::kServed);
   }
   if (!waited) return;
   if (pause_before_shutdown_.until_ms == 0) {
@@ -156,7 +152,7 @@ void Server::BlockForShutdown(Client& c) {
   auto state = std::make_unique<BlockState>();
   state->kind = BlockKind::kShutdown;
   state->db = c.db;
-  BlockClient(c, std::move(state));
+  blocking_.Block(c, std::move(state));
 }
 
 void Server::ShutdownCron(int64_t now_ms) {

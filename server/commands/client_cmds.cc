@@ -511,7 +511,7 @@ void CmdClientUnblock(CommandContext& ctx) {
       return;
     }
   }
-  ctx.reply.Integer(ctx.server.UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
+  ctx.reply.Integer(ctx.server.blocking().UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ void InfoClients(Server& s, std::string* out) {
   Field(out, "client_recent_max_output_buffer", max_out);
   Field(out, "blocked_clients", s.blocked_clients());
   Field(out, "tracking_clients", s.tracking().clients());
-  Field(out, "clients_in_timeout_table", s.clients_in_timeout_table());
+  Field(out, "clients_in_timeout_table", s.blocking().with_deadline());
 }
 
 void InfoMemory(Server& s, std::string* out) {

@@ -88,7 +88,7 @@ Server::Server(std::unique_ptr<Config> config)
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
-  BindTrackingConfig();
+  tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
   // the cron follows role changes (server/oom_score.h).
   config_->OnChange("oom-score-adj", [this] {
@@ -535,7 +535,7 @@ void Server::ResetClientState(Client& c) {
   if (c.blocked) blocking_.Unblock(c, UnblockReason::kClosed);
   transactions_.Forget(c);
   monitors_.Remove(c);
-  DisableTracking(c);
+  tracking_.Disable(c);
   if (cluster_) cluster_->ForgetClient(c.id());  // ASKING, READONLY
 }
 
@@ -598,7 +598,7 @@ void Server::Cron(int64_t now_ms) {
   if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
-  LimitTrackingTable();
+  tracking_.LimitTable();
   ReapChild(now_ms);
   if (diskless_) MaybeFinishDiskless();  // a transfer whose child was reaped before its pipe's EOF
   aof_->Cron(now_ms);
@@ -640,7 +640,7 @@ void Server::BeforeFlush() {
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.
   if (durable_.clients() > 0) ReleaseDurableReplies();
-  if (tracking_.has_broadcasts()) BroadcastInvalidations();
+  if (tracking_.has_broadcasts()) tracking_.Broadcast();
   if (master_ && aof_->enabled() &&
       (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
     aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());

@@ -89,7 +89,8 @@ struct ShutdownFlags {
 
 // Final: the hooks it implements for its components (private bases) are
 // called directly, not through a vtable, from its own code.
-class Server final : public io::CommandSink, public core::KeyspaceObserver, private BlockedClients::Hooks {
+class Server final : public io::CommandSink, public core::KeyspaceObserver,
+                     private BlockedClients::Hooks, private Tracking::Delivery {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -133,6 +134,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
   acl::Acl& acl() { return *acl_; }
   // The client whose command is running (a script's: its caller).
   Client* current_client() { return current_client_; }
+  uint64_t current_client_id() const { return current_client_ != nullptr ? current_client_->id() : 0; }
   const CommandTable& commands() const { return commands_; }
   CommandTable& mutable_commands() { return commands_; }
   core::Keyspace& keyspace() { return keyspace_; }
@@ -297,7 +299,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
     // by_server: a deletion (told before the entry goes).
     transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     blocking_.SignalWrite(db, key);
-    if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
+    if (!tracking_.empty()) tracking_.KeyWritten(key, current_client_id(), by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     if (notifications_.Enabled(type)) PublishKeyspaceEvent(type, event, db, key);
@@ -307,15 +309,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
   // on may have arrived.
   void SignalFlushingDb(int db);
   void SignalSwappedDbs(int a, int b);
-  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything
-  // (`all`: FLUSHALL, which also forgets the tracked keys).
-  void TrackingFlushed(bool all);
 
-  // ---- client-side caching (server_tracking.cc) -----------------------------------
+  // ---- client-side caching (tracking.h; its Delivery: below) ----------------------
+  // CLIENT TRACKING clients, what they read, and their invalidations.
   Tracking& tracking() { return tracking_; }
-  // CLIENT TRACKING ON / OFF: Redis's error text, or "".
-  std::string EnableTracking(Client& c, const TrackingOptions& options);
-  void DisableTracking(Client& c);
 
   // MONITOR's clients (monitors.h); FeedMonitors delivers to them.
   Monitors& monitors() { return monitors_; }
@@ -468,17 +465,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
   void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;
   void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override;
   void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
-  // Tracking: keys a read-only command read; a written key; delivery of one
-  // invalidation (keys == nullptr: everything); what waits for the end of
-  // the running command or for the end of the loop turn (BCAST).
-  void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
-  void InvalidateTrackedKey(std::string_view key, bool by_server);
-  // tracking-table-max-keys: forgets keys (telling their readers) until the
-  // table fits; before each command and in the cron, as Redis.
-  void LimitTrackingTable();
-  void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
-  void FlushPendingInvalidations(Client& c);
-  void BroadcastInvalidations();
+  // ---- Tracking::Delivery ------------------------------------------------------
+  Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
+  io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
   void Defer(Client& c, Argv argv);
@@ -491,7 +480,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
   void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
-  void BindTrackingConfig();     // server_tracking.cc
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -679,14 +667,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver, priv
   bool disable_deny_scripts_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
   KeyspaceNotifications notifications_;  // notify-keyspace-events
-  Tracking tracking_;                // CLIENT TRACKING clients and what they read
-  size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
+  Tracking tracking_{*this};  // CLIENT TRACKING clients, what they read, invalidations
   // The connection whose command is running; a script's commands run on
   // behalf of its caller (Redis's server.current_client).
   Client* current_client_ = nullptr;
-  // Invalidations for the running command's own client, sent after its reply.
-  std::vector<std::string> pending_invalidations_;
-  bool flush_invalidation_pending_ = false;
   int64_t next_cron_ms_ = 0;
   // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();

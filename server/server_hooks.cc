@@ -1,5 +1,5 @@
 // Server: its side of the components' hooks -- what BlockedClients asks of
-// the server (blocking.h). Each is called when a client blocks, is served,
+// the server (blocking.h; Tracking's Delivery is inline in server.h). Each is called when a client blocks, is served,
 // times out or is unblocked, never once per command.
 #include <algorithm>
 
@@ -32,7 +32,7 @@ void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv) {
   io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
   Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMs());
   // What it changed of its own tracked keys: told after its reply.
-  if (c.tracking && (!pending_invalidations_.empty() || flush_invalidation_pending_)) FlushPendingInvalidations(c);
+  if (c.tracking) tracking_.FlushPending(c);
 }
 
 void Server::CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) {

@@ -421,11 +421,11 @@ void CmdClientTracking(CommandContext& ctx) {
     }
   }
   if (!on) {
-    ctx.server.DisableTracking(ctx.client);
+    ctx.server.tracking().Disable(ctx.client);
     ctx.reply.Ok();
     return;
   }
-  if (std::string error = ctx.server.EnableTracking(ctx.client, options); !error.empty()) {
+  if (std::string error = ctx.server.tracking().Enable(ctx.client, options); !error.empty()) {
     ctx.reply.Error(error);
     return;
   }

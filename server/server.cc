@@ -366,7 +366,7 @@ void Server::RequestShutdown(int signal) {
   // (saving the final snapshot, waiting for replicas) exits now.
   if (signal == SIGINT && SignalledShutdownUnderWay()) ExitOnInsistentSignal();
   // The main loop does the shutdown work (saving may fail and cancel it).
-  shutdown_signal_ = signal;
+  shutdown_.Signal(signal);
   io_->WakeMain();
 }
 
@@ -607,7 +607,7 @@ void Server::Cron(int64_t now_ms) {
   if (repl_rdb_file_.second != 0) RemoveReplicationRdbIfUseless();
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
-  if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
+  if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) cluster_->Cron(now_ms);
   (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
@@ -633,7 +633,7 @@ void Server::BeforeFlush() {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis's serverCron takes the signal: not while DEBUG PAUSE-CRON
   // holds the cron (SHUTDOWN ABORT may still cancel it then).
-  if (shutdown_signal_ != 0 && !shutdown_requested_ && !cron_paused_) HandleShutdownSignal();
+  if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
   if (primary_) BeforeFlushReplication();
   if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
   aof_->BeforeSleep();
@@ -653,7 +653,7 @@ void Server::BeforeFlush() {
     _exit(1);
   }
   ++turn_;
-  if (shutdown_requested_) io_->RequestStop();
+  if (shutdown_.requested()) io_->RequestStop();
 }
 
 }  // namespace ringkv::server

@@ -56,6 +56,7 @@
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
 #include "server/keyspace_notifications.h"
+#include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/transactions.h"
@@ -77,20 +78,10 @@ class Acl;
 }  // namespace acl
 class ClusterMode;
 
-// SHUTDOWN's persistence choice.
-enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
-
-// SHUTDOWN's options (a signal's are the defaults).
-struct ShutdownFlags {
-  ShutdownSave save = ShutdownSave::kDefault;
-  bool now = false;    // NOW: do not wait for lagging replicas
-  bool force = false;  // FORCE: exit even when saving fails
-};
-
 // Final: the hooks it implements for its components (private bases) are
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
-                     private BlockedClients::Hooks, private Tracking::Delivery {
+                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -198,24 +189,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
   bool paused_all() const { return pause_.paused_all(); }
-  // ---- SHUTDOWN and SIGTERM / SIGINT (server_shutdown.cc) -------------------------
-  // As Redis 7.0: unless `flags.now`, with replicas whose acknowledged offset
-  // is behind ours and shutdown-timeout > 0, the server first waits for them
-  // (writes paused, INFO shutdown_in_milliseconds) up to shutdown-timeout
-  // seconds; then it saves as asked and stops after this loop turn.
-  enum class ShutdownResult : uint8_t {
-    kDone,     // stopping after this loop turn
-    kWaiting,  // waiting for replicas (also while an earlier shutdown waits)
-    kFailed,   // keeps running: logged, and clients blocked on SHUTDOWN got an error
-  };
-  ShutdownResult InitiateShutdown(ShutdownFlags flags);
-  // SHUTDOWN ABORT: false when no shutdown is in progress.
-  bool AbortShutdown();
-  // Milliseconds left of the wait for replicas; -1 when none is waiting.
-  int64_t shutdown_in_ms(int64_t now_ms) const;
-  // SHUTDOWN blocks its client until the server stops (no reply) or the
-  // shutdown fails or is aborted (-ERR Errors trying to SHUTDOWN).
-  void BlockForShutdown(Client& c);
+  // ---- SHUTDOWN and SIGTERM / SIGINT (shutdown.h; its hooks: server_hooks.cc) ------
+  Shutdown& shutdown() { return shutdown_; }
   std::string run_id() const { return run_id_; }
   const char* executable() const { return executable_.c_str(); }
   void set_executable(std::string path) { executable_ = std::move(path); }
@@ -263,7 +238,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // SHUTDOWN's persistence work before stopping: kill a child, flush the
   // AOF, save the RDB when asked or when save points exist. An error means
   // "do not stop".
-  absl::Status PrepareForShutdown(ShutdownSave save, bool force);
+  absl::Status PrepareForShutdown(ShutdownSave save, bool force) override;
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
   // load dbfilename (with merge, its keys replace existing ones).
   absl::Status DebugReload(bool save, bool flush, bool merge);
@@ -574,14 +549,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void FailoverCron(int64_t now_ms);
   void EndFailover(bool ok, std::string_view why);
   void ResumeClient(Client& c) override;
-  void HandleShutdownSignal();
-  // Every replica acknowledged our offset (or there is none).
-  bool ReadyToShutdown() const;
-  // The second half of a shutdown: logs the lagging replicas, then the
-  // persistence work; kFailed cancels the shutdown.
-  ShutdownResult FinishShutdown();
-  void CancelShutdown();
-  void ShutdownCron(int64_t now_ms);
+  // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
+  bool LoadingDataset() override { return loading_; }
+  bool ReplicasCaughtUp() override;
+  ClientPause::Window PauseWritesForShutdown() override;
+  void RestorePause(const ClientPause::Window& before) override;
+  void LogReplicasAtShutdown() override;
+  void FailShutdownWaiters() override;
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -617,13 +591,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
-  volatile int shutdown_signal_ = 0;
-  bool shutdown_requested_ = false;
-  // A shutdown waiting for lagging replicas: until when (0: none), with what
-  // options, and the client pause it replaced (restored if it is cancelled).
-  int64_t shutdown_deadline_ms_ = 0;
-  ShutdownFlags shutdown_flags_;
-  ClientPause::Window pause_before_shutdown_;
+  Shutdown shutdown_{*this, *config_};  // SHUTDOWN / SIGTERM: the wait for replicas, the final save
   std::string run_id_;
   std::string executable_;
   int64_t maxclients_ = 10000;

@@ -278,7 +278,7 @@ bool Server::ServeWhileLoading(uint64_t consumed) {
   loading_progress_.set_loaded_bytes(consumed);
   NotifyLoading(consumed);
   io_->ProcessEventsWhileBusy(nullptr);
-  return shutdown_signal_ == 0 && !shutdown_requested_;
+  return !shutdown_.stopping();
 }
 
 void Server::ReapChild(int64_t now_ms) {

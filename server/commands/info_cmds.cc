@@ -95,7 +95,7 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "executable", s.executable());
   Field(out, "config_file", s.config().file());
   Field(out, "io_threads_active", s.io().threads() > 1 ? 1 : 0);
-  if (const int64_t ms = s.shutdown_in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
+  if (const int64_t ms = s.shutdown().in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
 }
 
 void InfoClients(Server& s, std::string* out) {

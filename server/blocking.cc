@@ -1,5 +1,13 @@
 #include "server/blocking.h"
 
+#include <algorithm>
+
+#include "core/stream_value.h"
+#include "core/strings.h"
+#include "core/value.h"
+#include "server/clock.h"
+#include "server/command.h"
+
 namespace ringkv::server {
 
 void KeyWaiters::Add(uint64_t client, int db, const std::vector<std::string>& keys, BlockState* state) {
@@ -52,6 +60,192 @@ std::vector<std::string> KeyWaiters::KeysOf(int db) const {
   if (db_it == by_db_.end()) return keys;
   for (const auto& [key, clients] : db_it->second) keys.push_back(key);
   return keys;
+}
+
+namespace {
+
+// An XREADGROUP blocked on `s` whose group was destroyed (or replaced by a
+// stream without it, RENAME).
+bool StreamGroupGone(const BlockState& state, const core::StreamValue& s) {
+  if (!EqualsIgnoreCase(state.argv[0], "xreadgroup")) return false;
+  for (size_t i = 1; i + 1 < state.argv.size(); ++i) {
+    if (EqualsIgnoreCase(state.argv[i], "streams")) return false;
+    if (EqualsIgnoreCase(state.argv[i], "group")) return s.FindGroup(state.argv[i + 1]) == nullptr;
+  }
+  return false;
+}
+
+}  // namespace
+
+void BlockedClients::Block(Client& c, std::unique_ptr<BlockState> state) {
+  c.blocked = true;
+  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
+  state->blocked_at_us = UnixUs();
+  if (state->deadline_ms > 0) {
+    deadlines_.emplace(state->deadline_ms, c.id());
+    hooks_.WakeTimerIn(static_cast<int>(std::clamp<int64_t>(state->deadline_ms - UnixMs(), 0, 1000)));
+  }
+  blocked_[c.id()] = std::move(state);
+}
+
+void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
+                                 std::vector<std::string> keys, int64_t deadline_ms) {
+  auto state = std::make_unique<BlockState>();
+  state->kind = kind;
+  state->db = c.db;
+  state->deadline_ms = deadline_ms;
+  state->argv.assign(argv.begin(), argv.end());
+  // Each key once: BLPOP k k waits in k's list once.
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  key_waiters_.Add(c.id(), c.db, keys, state.get());
+  Block(c, std::move(state));
+}
+
+std::unique_ptr<BlockState> BlockedClients::Take(uint64_t id) {
+  auto it = blocked_.find(id);
+  if (it == blocked_.end()) return nullptr;
+  std::unique_ptr<BlockState> state = std::move(it->second);
+  blocked_.erase(it);
+  if (state->deadline_ms > 0) deadlines_.erase({state->deadline_ms, id});
+  if (state->kind == BlockKind::kWait) {
+    waits_.Remove(id);
+  } else if (state->kind != BlockKind::kShutdown) {
+    key_waiters_.Remove(*state);
+  }
+  return state;
+}
+
+void BlockedClients::Unblock(Client& c, UnblockReason reason) {
+  std::unique_ptr<BlockState> state = Take(c.id());
+  if (state == nullptr) return;
+  c.blocked = false;
+  if (reason == UnblockReason::kClosed) return;
+  if (reason == UnblockReason::kTimeout || reason == UnblockReason::kError) {
+    if (reason == UnblockReason::kError) {
+      hooks_.ReplyUnblockError(c, state->error.empty() ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : state->error);
+    } else if (state->kind == BlockKind::kWait) {
+      hooks_.ReplyToWaiter(c, state->wait);
+    } else {
+      hooks_.ReplyBlockTimeout(c);
+    }
+    // The blocking command is counted now, as Redis's updateStatsOnUnblock.
+    if (state->kind != BlockKind::kWait && c.last_command != nullptr) {
+      ++c.last_command->calls;
+      const int64_t blocked_us = std::max<int64_t>(0, UnixUs() - state->blocked_at_us);
+      c.last_command->usec += static_cast<uint64_t>(blocked_us);
+      if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
+      // As Redis 7.0: its latency is the time its first run took.
+      hooks_.CountUnblockedCommand(*c.last_command, state->first_call_us);
+    }
+  } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet ||
+             state->kind == BlockKind::kStream) {
+    // Served: the command runs again, now finding its key ready (in the
+    // database it blocked in: a blocked client runs nothing else).
+    std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
+    hooks_.RerunBlocked(c, views);
+    if (c.blocked) return;  // nothing there after all: blocked again
+  }
+  if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();
+  if (!c.closing) hooks_.ResumeClient(c);
+}
+
+void BlockedClients::SignalDbChanged(int db) {
+  if (key_waiters_.empty()) return;
+  for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key);
+}
+
+void BlockedClients::ServeReadyKeys() {
+  serving_ready_ = true;
+  while (key_waiters_.has_ready()) {
+    for (const auto& [db, key] : key_waiters_.TakeReady()) {
+      const std::list<uint64_t>* waiting = key_waiters_.Waiting(db, key);
+      if (waiting == nullptr) continue;
+      // First blocked, first served, while the key holds a value of the
+      // kind they wait for; the others keep their places.
+      std::vector<uint64_t> ids(waiting->begin(), waiting->end());
+      for (uint64_t id : ids) {
+        const core::Value* v = hooks_.PeekValue(db, key);
+        auto it = blocked_.find(id);
+        Client* c = hooks_.BlockedClient(id);
+        if (it == blocked_.end() || c == nullptr) continue;
+        const BlockKind kind = it->second->kind;
+        // A stream a consumer group reads from went away (deleted, flushed,
+        // replaced): XREADGROUP is answered with an error, XREAD waits on.
+        if (kind == BlockKind::kStream && (v == nullptr || v->type() != core::ValueType::kStream)) {
+          if (EqualsIgnoreCase(it->second->argv[0], "xreadgroup")) {
+            it->second->error = "UNBLOCKED the stream key no longer exists";
+            Unblock(*c, UnblockReason::kError);
+          }
+          continue;
+        }
+        if (kind == BlockKind::kStream && StreamGroupGone(*it->second, v->stream())) {
+          it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
+          Unblock(*c, UnblockReason::kError);
+          continue;
+        }
+        if (v == nullptr) break;
+        const core::ValueType want = kind == BlockKind::kList   ? core::ValueType::kList
+                                     : kind == BlockKind::kZSet ? core::ValueType::kZSet
+                                                                : core::ValueType::kStream;
+        if (v->type() != want) break;
+        Unblock(*c, UnblockReason::kServed);
+      }
+    }
+  }
+  serving_ready_ = false;
+}
+
+void BlockedClients::ExpireDue(int64_t now_ms) {
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now_ms) {
+    const uint64_t id = deadlines_.begin()->second;
+    if (Client* c = hooks_.BlockedClient(id)) {
+      Unblock(*c, UnblockReason::kTimeout);
+    } else {
+      Take(id);  // not expected: closing clients unblock first
+    }
+  }
+}
+
+bool BlockedClients::UnblockByRequest(uint64_t id, bool error) {
+  Client* c = hooks_.BlockedClient(id);
+  auto it = blocked_.find(id);
+  // SHUTDOWN waits for the server, not for something CLIENT UNBLOCK can give up on.
+  if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
+  const bool counted = it->second->kind != BlockKind::kWait;
+  Unblock(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
+  // Redis 7.0 counts a blocking command that CLIENT UNBLOCK (TIMEOUT) gave
+  // up on as a failed call too, though it answers it as a timeout (which,
+  // when the deadline passes by itself, is not a failure).
+  if (!error && counted && c->last_command != nullptr) ++c->last_command->failed_calls;
+  return true;
+}
+
+void BlockedClients::DisconnectAll(std::string_view error) {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, state] : blocked_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    Client* c = hooks_.BlockedClient(id);
+    if (c == nullptr) continue;
+    hooks_.ReplyUnblockError(*c, error);
+    Unblock(*c, UnblockReason::kClosed);
+    hooks_.CloseClient(*c);
+  }
+}
+
+std::vector<uint64_t> BlockedClients::BlockedWith(BlockKind kind) const {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, state] : blocked_) {
+    if (state->kind == kind) ids.push_back(id);
+  }
+  return ids;
+}
+
+bool BlockedClients::NoteFirstCall(uint64_t id, int64_t us) {
+  auto it = blocked_.find(id);
+  if (it == blocked_.end()) return false;
+  it->second->first_call_us = us;
+  return true;
 }
 
 }  // namespace ringkv::server

@@ -9,6 +9,22 @@
 // on marks it ready; the server serves ready keys after the command that
 // made them ready, all of them in one pass.
 //
+// BlockedClients is the component that owns all of it: the blocked clients'
+// states, the deadline index, the key waiters and WAIT's conditions. What it
+// needs from the server (finding a client, reading a key, writing a reply,
+// running the blocked command again, the timer) comes through its Hooks,
+// which the Server implements; so this header does not know the Server and
+// the component is tested with a fake (tests/server/blocking_test.cc).
+//
+//   BlockedClients blocking(hooks);
+//   blocking.BlockOnKeys(c, BlockKind::kList, argv, {"queue"}, 0);
+//   blocking.SignalWrite(0, "queue");   // a write (LPUSH) touched it
+//   blocking.ServeReadyKeys();          // after that command: c's BLPOP runs again
+//
+// Hot path: SignalWrite, has_ready and has_deadlines are inline and make no
+// virtual call; hooks are called only when a client blocks, is served, times
+// out or is unblocked.
+//
 // Thread-safety: main thread only.
 #pragma once
 
@@ -16,6 +32,7 @@
 #include <list>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,7 +40,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/string_hash.h"
+#include "server/client.h"
 #include "server/wait_registry.h"
+
+namespace ringkv::core {
+class Value;
+}  // namespace ringkv::core
 
 namespace ringkv::server {
 
@@ -80,6 +102,110 @@ class KeyWaiters {
   size_t keys_ = 0;  // keys with waiters, over all databases
   std::vector<std::pair<int, std::string>> ready_;
   absl::flat_hash_map<int, core::StringMap<bool>> ready_set_;
+};
+
+// Why a blocked client stops being blocked.
+enum class UnblockReason : uint8_t {
+  kServed,   // its key is ready (the command runs again) or its condition holds
+  kTimeout,  // its deadline passed, or CLIENT UNBLOCK TIMEOUT
+  kError,    // CLIENT UNBLOCK ERROR, or BlockState::error (XREADGROUP's stream gone)
+  kClosed,   // the client is closing (or RESET): nothing is answered
+};
+
+class BlockedClients {
+ public:
+  // What blocking asks of the server. Called only when a client blocks, is
+  // served, times out or is unblocked -- never once per command.
+  class Hooks {
+   public:
+    // The client with this id; nullptr when it is gone.
+    virtual Client* BlockedClient(uint64_t id) = 0;
+    // The live value at (db, key) now (an expired key is none), without
+    // touching its LRU.
+    virtual const core::Value* PeekValue(int db, std::string_view key) = 0;
+    // The timer fires again within `ms` (a deadline was set).
+    virtual void WakeTimerIn(int ms) = 0;
+    // Replies to `c`: an error; a key block's timeout (a null array);
+    // WAIT / WAITAOF's answer from the acknowledgements now.
+    virtual void ReplyUnblockError(Client& c, std::string_view msg) = 0;
+    virtual void ReplyBlockTimeout(Client& c) = 0;
+    virtual void ReplyToWaiter(Client& c, const WaitSpec& spec) = 0;
+    // Runs `argv` for `c` again through the server's Call (a key it waits
+    // on is ready); it may block `c` again.
+    virtual void RerunBlocked(Client& c, std::span<const std::string_view> argv) = 0;
+    // A blocking command that ended without running again is one more
+    // command run (INFO total_commands), with `latency_us` its latency.
+    virtual void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) = 0;
+    // `c` may run its deferred commands again.
+    virtual void ResumeClient(Client& c) = 0;
+    // Closes `c` after its queued replies.
+    virtual void CloseClient(Client& c) = 0;
+
+   protected:
+    ~Hooks() = default;
+  };
+
+  explicit BlockedClients(Hooks& hooks) : hooks_(hooks) {}
+  BlockedClients(const BlockedClients&) = delete;
+  BlockedClients& operator=(const BlockedClients&) = delete;
+
+  // Blocks `c` with `state` (its later commands wait in c.deferred).
+  // REQUIRES: `c` is not blocked; a kWait state's conditions are in waits().
+  void Block(Client& c, std::unique_ptr<BlockState> state);
+  // Blocks `c` on `keys` (duplicates allowed) in its database until a write
+  // makes one of them hold a value of the kind's type -- `argv` then runs
+  // again -- or `deadline_ms` (0: none) passes.
+  void BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv, std::vector<std::string> keys,
+                   int64_t deadline_ms);
+  // Ends `c`'s block, answering as `reason` says (nothing when not blocked).
+  void Unblock(Client& c, UnblockReason reason);
+  // CLIENT UNBLOCK: true when the client was blocked (not by SHUTDOWN); it
+  // answers as on timeout, or with -UNBLOCKED when `error`.
+  bool UnblockByRequest(uint64_t id, bool error);
+  // Every blocked client gets -`error` and is closed (this server turns replica).
+  void DisconnectAll(std::string_view error);
+  // The ids of the clients blocked with this kind, in no particular order.
+  std::vector<uint64_t> BlockedWith(BlockKind kind) const;
+
+  // ---- keys: writes mark them ready, ServeReadyKeys serves their waiters --------
+  void SignalWrite(int db, std::string_view key) { key_waiters_.SignalWrite(db, key); }
+  // Every key of `db` somebody waits on is looked at (FLUSHDB, SWAPDB).
+  void SignalDbChanged(int db);
+  // Ready keys wait to be served (and no serving is on the stack).
+  bool has_ready() const { return key_waiters_.has_ready() && !serving_ready_; }
+  // Serves the clients blocked on ready keys, first blocked first, while the
+  // key holds a value of the kind they wait for.
+  void ServeReadyKeys();
+
+  // ---- deadlines --------------------------------------------------------------
+  bool has_deadlines() const { return !deadlines_.empty(); }
+  // REQUIRES: has_deadlines().
+  int64_t next_deadline_ms() const { return deadlines_.begin()->first; }
+  // Times out every client whose deadline is at or before `now_ms`.
+  void ExpireDue(int64_t now_ms);
+
+  // The blocked command of `id` ran `us` microseconds before it blocked (its
+  // latency if it times out). False when `id` is not blocked.
+  bool NoteFirstCall(uint64_t id, int64_t us);
+  bool IsBlocked(uint64_t id) const { return blocked_.contains(id); }
+  size_t size() const { return blocked_.size(); }
+  // Blocked clients with a deadline (INFO clients_in_timeout_table).
+  size_t with_deadline() const { return deadlines_.size(); }
+  // WAIT / WAITAOF's conditions, per blocked client.
+  WaitRegistry& waits() { return waits_; }
+  const WaitRegistry& waits() const { return waits_; }
+
+ private:
+  // Removes a blocked client's state from every index and returns it
+  // (nullptr when it is not blocked).
+  std::unique_ptr<BlockState> Take(uint64_t id);
+
+  Hooks& hooks_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
+  std::set<std::pair<int64_t, uint64_t>> deadlines_;
+  KeyWaiters key_waiters_;
+  WaitRegistry waits_;
+  bool serving_ready_ = false;  // ServeReadyKeys is on the stack
 };
 
 }  // namespace ringkv::server

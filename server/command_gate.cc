@@ -308,7 +308,7 @@ struct Server::GateRun {
 
   // 8. tracking-table-max-keys, as Redis's trackingLimitUsedSlots.
   bool LimitTracking() {
-    s.LimitTrackingTable();
+    s.tracking_.LimitTable();
     return true;
   }
 
@@ -411,7 +411,7 @@ struct Server::GateRun {
     // ASKING lasts one command (or, once in MULTI, until its EXEC).
     if (s.cluster_ != nullptr && spec->name != "asking" && !c.in_multi) s.cluster_->ClearAsking(c.id());
     if (c.tracking) {
-      if (!s.pending_invalidations_.empty() || s.flush_invalidation_pending_) s.FlushPendingInvalidations(c);
+      s.tracking_.FlushPending(c);
       // CLIENT CACHING applies to the next command only (CLIENT commands and
       // queued ones do not use it up), as in Redis.
       if (ClientTracking* t = s.tracking_.Find(c.id());
@@ -419,7 +419,7 @@ struct Server::GateRun {
         s.tracking_.EndCommand(*t);
       }
     }
-    if (s.key_waiters_.has_ready() && !s.serving_ready_) s.ServeReadyKeys();
+    if (s.blocking_.has_ready()) s.blocking_.ServeReadyKeys();
   }
 };
 
@@ -474,7 +474,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   errors_mark_ = stats_.total_error_replies;
   // A script's keys are tracked when it calls a read command (CallFromScript).
   if (c.tracking && (spec.flags & cmd::kReadonly) && spec.script == CommandSpec::Script::kNone) {
-    TrackReadKeys(c, spec, argv);
+    tracking_.TrackRead(c, spec, argv);
   }
   PropagateCall(c, spec, argv, dirty_before);
   if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
@@ -482,12 +482,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
-  if (c.blocked && !was_blocked) {
-    if (auto it = blocked_.find(c.id()); it != blocked_.end()) {
-      it->second->first_call_us = duration;
-      return;
-    }
-  }
+  if (c.blocked && !was_blocked && blocking_.NoteFirstCall(c.id(), duration)) return;
   RecordCall(c, spec, argv, duration, now_ms);
 }
 

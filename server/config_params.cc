@@ -553,7 +553,7 @@ constexpr Rule kRules[] = {
     {.name = "syslog-ident", .mutability = kImmutable},
     {.name = "syslog-facility", .enums = "user,local0,local1,local2,local3,local4,local5,local6,local7",
      .mutability = kImmutable},
-    // What SIGTERM / SIGINT do (server_shutdown.cc).
+    // What SIGTERM / SIGINT do (shutdown.cc).
     {.name = "shutdown-on-sigterm", .type = &kShutdownFlags},
     {.name = "shutdown-on-sigint", .type = &kShutdownFlags},
     // Expiry, eviction and the cron (Server::BindMemoryConfig, Server::Cron).

@@ -88,7 +88,7 @@ Server::Server(std::unique_ptr<Config> config)
   BindMemoryConfig();
   BindPersistenceConfig();
   BindReplicationConfig();
-  BindTrackingConfig();
+  tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
   // the cron follows role changes (server/oom_score.h).
   config_->OnChange("oom-score-adj", [this] {
@@ -366,7 +366,7 @@ void Server::RequestShutdown(int signal) {
   // (saving the final snapshot, waiting for replicas) exits now.
   if (signal == SIGINT && SignalledShutdownUnderWay()) ExitOnInsistentSignal();
   // The main loop does the shutdown work (saving may fail and cancel it).
-  shutdown_signal_ = signal;
+  shutdown_.Signal(signal);
   io_->WakeMain();
 }
 
@@ -509,7 +509,7 @@ size_t Server::blocked_clients() const {
     const Client* c = clients_.Find(id);
     if (c != nullptr && c->paused_wait && !c->closing) ++paused;
   }
-  return blocked_.size() + paused;
+  return blocking_.size() + paused;
 }
 
 void Server::UnpauseClients() {
@@ -529,6 +529,14 @@ void Server::ReplayDeferred() {
     if (c->blocked) continue;  // resumes when it is unblocked
     ResumeClient(*c);
   }
+}
+
+void Server::ResetClientState(Client& c) {
+  if (c.blocked) blocking_.Unblock(c, UnblockReason::kClosed);
+  transactions_.Forget(c);
+  monitors_.Remove(c);
+  tracking_.Disable(c);
+  if (cluster_) cluster_->ForgetClient(c.id());  // ASKING, READONLY
 }
 
 void Server::ResumeClient(Client& c) {
@@ -564,14 +572,14 @@ int Server::OnTimer() {
   const int64_t now_ms = UnixMs();
   // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
   // the next cron tick -- and before the cron's own work.
-  if (!block_deadlines_.empty()) ExpireBlocked(now_ms);
+  if (blocking_.has_deadlines()) blocking_.ExpireDue(now_ms);
   if (now_ms >= next_cron_ms_) {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
   int64_t wake = next_cron_ms_;
   if (pause_.active()) wake = std::min(wake, pause_.until_ms());
-  if (!block_deadlines_.empty()) wake = std::min(wake, block_deadlines_.begin()->first);
+  if (blocking_.has_deadlines()) wake = std::min(wake, blocking_.next_deadline_ms());
   return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
 }
 
@@ -590,7 +598,7 @@ void Server::Cron(int64_t now_ms) {
   if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
-  LimitTrackingTable();
+  tracking_.LimitTable();
   ReapChild(now_ms);
   if (diskless_) MaybeFinishDiskless();  // a transfer whose child was reaped before its pipe's EOF
   aof_->Cron(now_ms);
@@ -599,7 +607,7 @@ void Server::Cron(int64_t now_ms) {
   if (repl_rdb_file_.second != 0) RemoveReplicationRdbIfUseless();
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
-  if (shutdown_deadline_ms_ != 0) ShutdownCron(now_ms);
+  if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) cluster_->Cron(now_ms);
   (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
@@ -625,14 +633,14 @@ void Server::BeforeFlush() {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis's serverCron takes the signal: not while DEBUG PAUSE-CRON
   // holds the cron (SHUTDOWN ABORT may still cancel it then).
-  if (shutdown_signal_ != 0 && !shutdown_requested_ && !cron_paused_) HandleShutdownSignal();
+  if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
   if (primary_) BeforeFlushReplication();
   if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
   aof_->BeforeSleep();
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.
   if (durable_.clients() > 0) ReleaseDurableReplies();
-  if (tracking_.has_broadcasts()) BroadcastInvalidations();
+  if (tracking_.has_broadcasts()) tracking_.Broadcast();
   if (master_ && aof_->enabled() &&
       (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
     aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());
@@ -645,7 +653,7 @@ void Server::BeforeFlush() {
     _exit(1);
   }
   ++turn_;
-  if (shutdown_requested_) io_->RequestStop();
+  if (shutdown_.requested()) io_->RequestStop();
 }
 
 }  // namespace ringkv::server

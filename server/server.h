@@ -56,6 +56,7 @@
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
 #include "server/keyspace_notifications.h"
+#include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
 #include "server/transactions.h"
@@ -77,17 +78,10 @@ class Acl;
 }  // namespace acl
 class ClusterMode;
 
-// SHUTDOWN's persistence choice.
-enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
-
-// SHUTDOWN's options (a signal's are the defaults).
-struct ShutdownFlags {
-  ShutdownSave save = ShutdownSave::kDefault;
-  bool now = false;    // NOW: do not wait for lagging replicas
-  bool force = false;  // FORCE: exit even when saving fails
-};
-
-class Server : public io::CommandSink, public core::KeyspaceObserver {
+// Final: the hooks it implements for its components (private bases) are
+// called directly, not through a vtable, from its own code.
+class Server final : public io::CommandSink, public core::KeyspaceObserver,
+                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -131,6 +125,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   acl::Acl& acl() { return *acl_; }
   // The client whose command is running (a script's: its caller).
   Client* current_client() { return current_client_; }
+  uint64_t current_client_id() const { return current_client_ != nullptr ? current_client_->id() : 0; }
   const CommandTable& commands() const { return commands_; }
   CommandTable& mutable_commands() { return commands_; }
   core::Keyspace& keyspace() { return keyspace_; }
@@ -155,7 +150,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   Client* FindClient(uint64_t id) { return clients_.Find(id); }
   const Client* FindClient(uint64_t id) const { return clients_.Find(id); }
   // Closes a client after the replies already queued for it are sent.
-  void CloseClient(Client& c);
+  void CloseClient(Client& c) override;
   SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
@@ -194,24 +189,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void PauseClients(int64_t until_ms, bool all);
   void UnpauseClients();
   bool paused_all() const { return pause_.paused_all(); }
-  // ---- SHUTDOWN and SIGTERM / SIGINT (server_shutdown.cc) -------------------------
-  // As Redis 7.0: unless `flags.now`, with replicas whose acknowledged offset
-  // is behind ours and shutdown-timeout > 0, the server first waits for them
-  // (writes paused, INFO shutdown_in_milliseconds) up to shutdown-timeout
-  // seconds; then it saves as asked and stops after this loop turn.
-  enum class ShutdownResult : uint8_t {
-    kDone,     // stopping after this loop turn
-    kWaiting,  // waiting for replicas (also while an earlier shutdown waits)
-    kFailed,   // keeps running: logged, and clients blocked on SHUTDOWN got an error
-  };
-  ShutdownResult InitiateShutdown(ShutdownFlags flags);
-  // SHUTDOWN ABORT: false when no shutdown is in progress.
-  bool AbortShutdown();
-  // Milliseconds left of the wait for replicas; -1 when none is waiting.
-  int64_t shutdown_in_ms(int64_t now_ms) const;
-  // SHUTDOWN blocks its client until the server stops (no reply) or the
-  // shutdown fails or is aborted (-ERR Errors trying to SHUTDOWN).
-  void BlockForShutdown(Client& c);
+  // ---- SHUTDOWN and SIGTERM / SIGINT (shutdown.h; its hooks: server_hooks.cc) ------
+  Shutdown& shutdown() { return shutdown_; }
   std::string run_id() const { return run_id_; }
   const char* executable() const { return executable_.c_str(); }
   void set_executable(std::string path) { executable_ = std::move(path); }
@@ -259,7 +238,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // SHUTDOWN's persistence work before stopping: kill a child, flush the
   // AOF, save the RDB when asked or when save points exist. An error means
   // "do not stop".
-  absl::Status PrepareForShutdown(ShutdownSave save, bool force);
+  absl::Status PrepareForShutdown(ShutdownSave save, bool force) override;
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
   // load dbfilename (with merge, its keys replace existing ones).
   absl::Status DebugReload(bool save, bool flush, bool merge);
@@ -294,8 +273,8 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     // by_server: a deletion (told before the entry goes).
     transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
-    key_waiters_.SignalWrite(db, key);
-    if (!tracking_.empty()) InvalidateTrackedKey(key, by_server);
+    blocking_.SignalWrite(db, key);
+    if (!tracking_.empty()) tracking_.KeyWritten(key, current_client_id(), by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     if (notifications_.Enabled(type)) PublishKeyspaceEvent(type, event, db, key);
@@ -305,15 +284,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // on may have arrived.
   void SignalFlushingDb(int db);
   void SignalSwappedDbs(int a, int b);
-  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything
-  // (`all`: FLUSHALL, which also forgets the tracked keys).
-  void TrackingFlushed(bool all);
 
-  // ---- client-side caching (server_tracking.cc) -----------------------------------
+  // ---- client-side caching (tracking.h; its Delivery: below) ----------------------
+  // CLIENT TRACKING clients, what they read, and their invalidations.
   Tracking& tracking() { return tracking_; }
-  // CLIENT TRACKING ON / OFF: Redis's error text, or "".
-  std::string EnableTracking(Client& c, const TrackingOptions& options);
-  void DisableTracking(Client& c);
 
   // MONITOR's clients (monitors.h); FeedMonitors delivers to them.
   Monitors& monitors() { return monitors_; }
@@ -371,21 +345,15 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // before the dataset loaded.
   uint64_t startup_allocated() const { return startup_allocated_; }
 
-  // ---- blocking commands (server_blocking.cc) -----------------------------------------
+  // ---- blocking commands (blocking.h; the Server's hooks: server_hooks.cc) ----------
   // Whether the running command may block `c` (not inside EXEC, not the
   // primary's link or the AOF loader); when not, it answers as on timeout.
   bool MayBlock(const Client& c) const { return !transactions_.in_exec() && !c.is_master && c.conn != nullptr; }
-  // Blocks the running command's client on `keys` (its later commands wait)
-  // until a write makes one of them hold a value of the kind's type (the
-  // command is then run again) or `deadline_ms` (0: none) passes.
-  void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms);
-  // CLIENT UNBLOCK: true when the client was blocked; it answers as on
-  // timeout, or with -UNBLOCKED when `error`.
-  bool UnblockByRequest(uint64_t id, bool error);
+  // Blocked clients: BLPOP & co., WAIT / WAITAOF, SHUTDOWN.
+  BlockedClients& blocking() { return blocking_; }
   // INFO's blocked_clients: blocked on keys or WAIT, and held by CLIENT
   // PAUSE (Redis blocks those too).
   size_t blocked_clients() const;
-  size_t clients_in_timeout_table() const { return block_deadlines_.size(); }
 
   // ---- MULTI / EXEC / WATCH (transactions.h; EXEC's run: server_transactions.cc) ----
   Transactions& transactions() { return transactions_; }
@@ -463,29 +431,18 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
   void LimitClientOutput(Client& c, int64_t now_ms);
   void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
-  // Serves the clients blocked on keys that writes made ready.
-  void ServeReadyKeys();
-  enum class UnblockReason : uint8_t { kServed, kTimeout, kError, kClosed };
-  void UnblockClient(Client& c, UnblockReason reason);
-  // Removes a blocked client's state from every index and returns it
-  // (nullptr when it is not blocked).
-  std::unique_ptr<BlockState> TakeBlockState(uint64_t id);
-  // A blocked client's answer when its timeout passed (or it may not block).
-  static void ReplyBlockTimeout(io::ReplyBuilder& rb);
-  void ExpireBlocked(int64_t now_ms);
-  void BlockClient(Client& c, std::unique_ptr<BlockState> state);
+  // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
+  Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }
+  const core::Value* PeekValue(int db, std::string_view key) override;
+  void WakeTimerIn(int ms) override;
+  void ReplyUnblockError(Client& c, std::string_view msg) override;
+  void ReplyBlockTimeout(Client& c) override;
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;
+  void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override;
   void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
-  // Tracking: keys a read-only command read; a written key; delivery of one
-  // invalidation (keys == nullptr: everything); what waits for the end of
-  // the running command or for the end of the loop turn (BCAST).
-  void TrackReadKeys(Client& c, const CommandSpec& spec, Argv argv);
-  void InvalidateTrackedKey(std::string_view key, bool by_server);
-  // tracking-table-max-keys: forgets keys (telling their readers) until the
-  // table fits; before each command and in the cron, as Redis.
-  void LimitTrackingTable();
-  void SendInvalidation(uint64_t id, const std::string* keys, size_t n);
-  void FlushPendingInvalidations(Client& c);
-  void BroadcastInvalidations();
+  // ---- Tracking::Delivery ------------------------------------------------------
+  Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
+  io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
   void Defer(Client& c, Argv argv);
@@ -498,7 +455,6 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
   void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
-  void BindTrackingConfig();     // server_tracking.cc
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -525,7 +481,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   void AfterAofSync();
   // Replies to waiters whose conditions hold or whose deadline passed.
   void UnblockWaiters(int64_t now_ms);
-  void ReplyToWaiter(Client& c, const WaitSpec& spec);
+  void ReplyToWaiter(Client& c, const WaitSpec& spec) override;
   WaitRegistry::Progress WaitProgress() const;
   void Cron(int64_t now_ms);
   void ReplicationCron(int64_t now_ms);
@@ -588,21 +544,18 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // When a lost or failed link to the primary is tried again: the next
   // second of Redis's once-a-second replication cron.
   int64_t NextReplicationCronMs(int64_t now_ms) const;
-  // Blocked clients get -UNBLOCKED and are closed (this server turns replica).
-  void DisconnectBlockedClients();
   // Stops a sync in progress and closes the link to the primary.
   void CloseMasterLink();
   void FailoverCron(int64_t now_ms);
   void EndFailover(bool ok, std::string_view why);
-  void ResumeClient(Client& c);
-  void HandleShutdownSignal();
-  // Every replica acknowledged our offset (or there is none).
-  bool ReadyToShutdown() const;
-  // The second half of a shutdown: logs the lagging replicas, then the
-  // persistence work; kFailed cancels the shutdown.
-  ShutdownResult FinishShutdown();
-  void CancelShutdown();
-  void ShutdownCron(int64_t now_ms);
+  void ResumeClient(Client& c) override;
+  // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
+  bool LoadingDataset() override { return loading_; }
+  bool ReplicasCaughtUp() override;
+  ClientPause::Window PauseWritesForShutdown() override;
+  void RestorePause(const ClientPause::Window& before) override;
+  void LogReplicasAtShutdown() override;
+  void FailShutdownWaiters() override;
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -638,13 +591,7 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
-  volatile int shutdown_signal_ = 0;
-  bool shutdown_requested_ = false;
-  // A shutdown waiting for lagging replicas: until when (0: none), with what
-  // options, and the client pause it replaced (restored if it is cancelled).
-  int64_t shutdown_deadline_ms_ = 0;
-  ShutdownFlags shutdown_flags_;
-  ClientPause::Window pause_before_shutdown_;
+  Shutdown shutdown_{*this, *config_};  // SHUTDOWN / SIGTERM: the wait for replicas, the final save
   std::string run_id_;
   std::string executable_;
   int64_t maxclients_ = 10000;
@@ -666,13 +613,9 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
   // Commands of a MULTI block being read from the AOF, applied at its EXEC.
   std::unique_ptr<std::vector<std::vector<std::string>>> aof_transaction_;
-  WaitRegistry waits_;           // conditions of clients blocked in WAIT / WAITAOF
-  // Blocked clients (any kind): their components, deadlines, and the keys
-  // BLPOP & co. wait on.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
-  std::set<std::pair<int64_t, uint64_t>> block_deadlines_;
-  KeyWaiters key_waiters_;
-  bool serving_ready_ = false;   // ServeReadyKeys is on the stack
+  // Blocked clients (any kind): their states, deadlines, the keys BLPOP &
+  // co. wait on, WAIT / WAITAOF's conditions.
+  BlockedClients blocking_{*this};
   Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
   // EXEC and scripts collect what their commands propagate, to wrap it in
@@ -692,14 +635,10 @@ class Server : public io::CommandSink, public core::KeyspaceObserver {
   bool disable_deny_scripts_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
   KeyspaceNotifications notifications_;  // notify-keyspace-events
-  Tracking tracking_;                // CLIENT TRACKING clients and what they read
-  size_t tracking_max_keys_ = 1000000;  // tracking-table-max-keys (0: no limit)
+  Tracking tracking_{*this};  // CLIENT TRACKING clients, what they read, invalidations
   // The connection whose command is running; a script's commands run on
   // behalf of its caller (Redis's server.current_client).
   Client* current_client_ = nullptr;
-  // Invalidations for the running command's own client, sent after its reply.
-  std::vector<std::string> pending_invalidations_;
-  bool flush_invalidation_pending_ = false;
   int64_t next_cron_ms_ = 0;
   // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();

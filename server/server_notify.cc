@@ -20,9 +20,7 @@ void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int
 void Server::SignalFlushingDb(int db) {
   // Clients blocked on its keys are looked at once it is empty (a consumer
   // group's reader is told its stream is gone).
-  if (!key_waiters_.empty()) {
-    for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key);
-  }
+  blocking_.SignalDbChanged(db);
   WatchedKeys& watched = transactions_.watched();
   if (watched.empty()) return;
   core::Database& d = keyspace_.db(db);
@@ -45,13 +43,9 @@ void Server::SignalSwappedDbs(int a, int b) {
     }
   }
   // Clients blocked on a key that the swap brought in (or took away) are looked at.
-  if (!key_waiters_.empty()) {
-    for (int db : {a, b}) {
-      for (const std::string& key : key_waiters_.KeysOf(db)) {
-        key_waiters_.MarkReady(db, key);  // brought in, or gone (a stream's group reader is told)
-      }
-    }
-  }
+  // Brought in, or gone (a stream's group reader is told).
+  blocking_.SignalDbChanged(a);
+  blocking_.SignalDbChanged(b);
 }
 
 void Server::FeedMonitors(const Client& c, Argv argv, int64_t now_us) {
@@ -67,7 +61,7 @@ std::vector<std::string> Server::ClientComponents(const Client& c) const {
   std::vector<std::string> names;
   if (c.meta) names.emplace_back("meta");
   if (c.deferred) names.emplace_back("deferred");
-  if (blocked_.contains(c.id())) names.emplace_back("blocking");
+  if (blocking_.IsBlocked(c.id())) names.emplace_back("blocking");
   if (transactions_.Find(c) != nullptr) names.emplace_back("multi");
   if (transactions_.Watching(c)) names.emplace_back("watch");
   if (pubsub_.Subscribed(c.id())) names.emplace_back("pubsub");

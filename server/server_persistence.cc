@@ -278,7 +278,7 @@ bool Server::ServeWhileLoading(uint64_t consumed) {
   loading_progress_.set_loaded_bytes(consumed);
   NotifyLoading(consumed);
   io_->ProcessEventsWhileBusy(nullptr);
-  return shutdown_signal_ == 0 && !shutdown_requested_;
+  return !shutdown_.stopping();
 }
 
 void Server::ReapChild(int64_t now_ms) {
@@ -323,7 +323,7 @@ void Server::AfterAofSync() {
     _exit(1);
   }
   ReleaseDurableReplies();
-  if (!waits_.empty()) UnblockWaiters(UnixMs());
+  if (!blocking_.waits().empty()) UnblockWaiters(UnixMs());
   // A replica tells its primary at once how far its AOF is durable (WAITAOF).
   if (master_ && !aof_repl_marks_.empty()) {
     const uint64_t synced = aof_->synced_offset();

@@ -92,7 +92,8 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
   } else {
     // Clients blocked here would be served by the new primary's writes and
     // diverge from it: they are told and disconnected, as in Redis.
-    DisconnectBlockedClients();
+    blocking_.DisconnectAll(
+        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
   }
   // Our replicas stay, as Redis 7.0 keeps them: if the new primary
   // continues our history they miss nothing; they are disconnected (and

@@ -48,24 +48,24 @@ void Server::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms) {
     ReplyToWaiter(c, spec);
     return;
   }
-  waits_.Add(c.id(), spec, progress);
+  blocking_.waits().Add(c.id(), spec, progress);
   if (spec.numreplicas > 0 && primary_) get_ack_pending_ = true;  // ACKs in one round trip
   auto state = std::make_unique<BlockState>();
   state->kind = BlockKind::kWait;
   state->db = c.db;
   state->deadline_ms = deadline_ms;
   state->wait = spec;
-  BlockClient(c, std::move(state));
+  blocking_.Block(c, std::move(state));
 }
 
 void Server::UnblockWaiters(int64_t /*now_ms*/) {
   std::vector<std::pair<uint64_t, WaitSpec>> done;
-  waits_.Take(WaitProgress(), &done);
+  blocking_.waits().Take(WaitProgress(), &done);
   for (const auto& [id, spec] : done) {
     Client* c = FindClient(id);
     if (c == nullptr) continue;
     ReplyToWaiter(*c, spec);
-    UnblockClient(*c, UnblockReason::kServed);
+    blocking_.Unblock(*c, UnblockReason::kServed);
   }
 }
 
@@ -351,7 +351,7 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   link->ack_offset = std::max(link->ack_offset, offset);
   link->fack_offset = std::max(link->fack_offset, fsynced_offset);
   link->last_ack_ms = UnixMs();
-  if (!waits_.empty()) UnblockWaiters(link->last_ack_ms);
+  if (!blocking_.waits().empty()) UnblockWaiters(link->last_ack_ms);
 }
 
 void Server::DisconnectReplicas() {

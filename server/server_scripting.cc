@@ -119,7 +119,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   // EVAL_RO included, tracks nothing (Server::Call skips script commands).
   Client* caller = current_client_;
   if ((spec->flags & cmd::kReadonly) && caller != nullptr && caller->tracking && !run.command.empty()) {
-    if (const CommandSpec* script_spec = commands_.Find(run.command[0])) TrackReadKeys(*caller, *script_spec, run.command);
+    if (const CommandSpec* script_spec = commands_.Find(run.command[0])) tracking_.TrackRead(*caller, *script_spec, run.command);
   }
 }
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "io/reply_builder.h"
+#include "server/command_table.h"
+#include "server/config.h"
+
 namespace ringkv::server {
 namespace {
 
@@ -133,6 +137,118 @@ void Tracking::TakeBroadcasts(const std::function<void(uint64_t, const std::vect
       if (!mine.empty()) deliver(id, mine);
     }
   }
+}
+
+// ---- delivery -------------------------------------------------------------------
+
+void Tracking::BindConfig(Config& config) { config.Bind("tracking-table-max-keys", &max_keys_); }
+
+std::string Tracking::Enable(Client& c, const TrackingOptions& options) {
+  std::string error = Enable(c.id(), options);
+  if (error.empty()) c.tracking = true;
+  return error;
+}
+
+void Tracking::Disable(Client& c) {
+  if (!c.tracking) return;
+  Disable(c.id());
+  c.tracking = false;
+}
+
+void Tracking::TrackRead(Client& c, const CommandSpec& spec, std::span<const std::string_view> argv) {
+  std::vector<std::string_view> keys = CommandKeys(spec, argv);
+  if (!keys.empty()) RememberKeys(c.id(), keys);
+}
+
+void Tracking::KeyWritten(std::string_view key, uint64_t current, bool by_server) {
+  Invalidate(by_server ? 0 : current, current, key, [&](uint64_t id) {
+    // The client whose command wrote the key gets the message after that
+    // command's reply.
+    if (current != 0 && id == current) {
+      pending_keys_.emplace_back(key);
+      return;
+    }
+    const std::string k(key);
+    Send(id, &k, 1);
+  });
+}
+
+void Tracking::Flushed(bool all, uint64_t current) {
+  if (all) ForgetAllKeys();
+  if (clients_.empty()) return;
+  std::vector<uint64_t> ids;
+  ids.reserve(clients_.size());
+  for (const auto& [id, t] : clients_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    if (current != 0 && id == current) {
+      pending_flush_ = true;
+    } else {
+      Send(id, nullptr, 0);
+    }
+  }
+}
+
+void Tracking::SendPending(Client& c) {
+  std::vector<std::string> keys;
+  keys.swap(pending_keys_);
+  for (const std::string& k : keys) Send(c.id(), &k, 1);
+  if (pending_flush_) {
+    pending_flush_ = false;
+    Send(c.id(), nullptr, 0);
+  }
+}
+
+void Tracking::EvictOverLimit() {
+  // The readers of each forgotten key are told it changed.
+  EvictKeys(table_.size() - max_keys_, [this](uint64_t id, std::string_view key) {
+    const std::string k(key);
+    Send(id, &k, 1);
+  });
+}
+
+void Tracking::Broadcast() {
+  TakeBroadcasts([this](uint64_t id, const std::vector<std::string>& keys) { Send(id, keys.data(), keys.size()); });
+}
+
+void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
+  Client* c = delivery_.TrackingClient(id);
+  if (c == nullptr || c->closing) return;
+  ClientTracking* t = Find(id);
+  if (t == nullptr) return;
+  Client* target = c;
+  bool redirected = false;
+  if (t->options.redirect != 0) {
+    target = delivery_.TrackingClient(t->options.redirect);
+    if (target == nullptr || target->closing) {
+      // Told once, on its own connection, when it speaks RESP3.
+      if (!t->broken_redirect && c->resp >= 3) {
+        io::ReplyBuilder rb(&delivery_.PushTarget(*c), c->resp);
+        rb.PushHeader(2);
+        rb.Bulk("tracking-redir-broken");
+        rb.Integer(static_cast<int64_t>(t->options.redirect));
+      }
+      t->broken_redirect = true;
+      return;
+    }
+    redirected = true;
+  }
+  io::ReplyBuilder rb(&delivery_.PushTarget(*target), target->resp);
+  if (target->resp >= 3) {
+    rb.PushHeader(2);
+    rb.Bulk("invalidate");
+  } else if (redirected && target->pubsub) {
+    rb.ArrayHeader(3);
+    rb.Bulk("message");
+    rb.Bulk("__redis__:invalidate");
+  } else {
+    return;  // a RESP2 connection cannot take a push on its own
+  }
+  if (keys == nullptr) {  // FLUSHDB / FLUSHALL: everything
+    rb.Null();
+    return;
+  }
+  rb.ArrayHeader(static_cast<int64_t>(n));
+  for (size_t i = 0; i < n; ++i) rb.Bulk(keys[i]);
 }
 
 }  // namespace ringkv::server

@@ -9,7 +9,20 @@
 // closing); a client that never tracks has none, and a write to a key costs
 // one emptiness test while nobody tracks.
 //
-// This class decides who is told what; the server delivers the messages.
+// This component decides who is told what and writes the messages
+// (Redis 7.0's sendTrackingMessage: RESP3 pushes, or for a redirect to a
+// RESP2 client in subscribed mode, a message on __redis__:invalidate). It
+// reaches clients through its Delivery, which the Server implements; so it
+// is tested without a server (tests/server/tracking_test.cc).
+//
+//   Tracking tracking(delivery);
+//   tracking.Enable(c, {});                  // CLIENT TRACKING ON
+//   tracking.TrackRead(c, get_spec, argv);   // after GET k
+//   tracking.KeyWritten("k", writer, false); // SET k by another client: c is told now
+//
+// Hot path: KeyWritten is called only while somebody tracks (empty() is
+// inline); FlushPending and LimitTable are inline tests; the Delivery's
+// virtual calls happen once per invalidation message.
 //
 // Thread-safety: main thread only.
 #pragma once
@@ -17,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +38,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/string_hash.h"
+#include "server/client.h"
+
+namespace ringkv::io {
+class OutBuffer;
+}  // namespace ringkv::io
 
 namespace ringkv::server {
 
@@ -44,8 +63,63 @@ struct ClientTracking {
   bool broken_redirect = false;  // the redirect client went away
 };
 
+class Config;
+struct CommandSpec;
+
 class Tracking {
  public:
+  // How invalidation messages reach clients.
+  class Delivery {
+   public:
+    // The client with this id; nullptr when it is gone.
+    virtual Client* TrackingClient(uint64_t id) = 0;
+    // Where bytes pushed to `c` are written (its reply target).
+    virtual io::OutBuffer& PushTarget(Client& c) = 0;
+
+   protected:
+    ~Delivery() = default;
+  };
+
+  explicit Tracking(Delivery& delivery) : delivery_(delivery) {}
+  Tracking(const Tracking&) = delete;
+  Tracking& operator=(const Tracking&) = delete;
+
+  // Binds tracking-table-max-keys (0: no limit).
+  void BindConfig(Config& config);
+
+  // ---- a client's commands -------------------------------------------------------
+  // CLIENT TRACKING ON / OFF: c.tracking follows. Enable returns Redis's
+  // error text, or "".
+  std::string Enable(Client& c, const TrackingOptions& options);
+  void Disable(Client& c);
+  // After a read-only command of tracking client `c`: the keys it read.
+  void TrackRead(Client& c, const CommandSpec& spec, std::span<const std::string_view> argv);
+  // A write to `key` while the client `current` runs a command (0: none);
+  // `by_server`: the server's own change (expiry, eviction), which reaches
+  // NOLOOP BCAST clients too. Clients are told now, except `current`
+  // itself, which is told after its reply (FlushPending).
+  // REQUIRES: !empty() (the caller's cheap test).
+  void KeyWritten(std::string_view key, uint64_t current, bool by_server);
+  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything
+  // (`all`: FLUSHALL, which also forgets the tracked keys); `current` after
+  // its reply.
+  void Flushed(bool all, uint64_t current);
+  // After tracking client `c`'s command replied: what it invalidated of its
+  // own keys.
+  void FlushPending(Client& c) {
+    if (!pending_keys_.empty() || pending_flush_) SendPending(c);
+  }
+  // tracking-table-max-keys: forgets keys (telling their readers) until the
+  // table fits; before each command and in the cron, as Redis.
+  void LimitTable() {
+    if (max_keys_ != 0 && table_.size() > max_keys_) EvictOverLimit();
+  }
+  // End of the loop turn: the BCAST invalidations queued in it.
+  void Broadcast();
+  // One invalidation message for client `id` (keys == nullptr: everything).
+  void Send(uint64_t id, const std::string* keys, size_t n);
+
+  // ---- the decisions (client ids, no delivery) ------------------------------------
   // CLIENT TRACKING ON; an error text when the options are refused (mode
   // switches, overlapping prefixes), "" on success. Prefixes add up across
   // calls in BCAST mode.
@@ -108,6 +182,15 @@ class Tracking {
   core::StringMap<absl::flat_hash_set<uint64_t>> table_;
   std::map<std::string, Prefix, std::less<>> prefixes_;  // broadcast in prefix order, as Redis
   bool pending_broadcasts_ = false;
+
+  void SendPending(Client& c);
+  void EvictOverLimit();
+
+  Delivery& delivery_;
+  size_t max_keys_ = 1000000;  // tracking-table-max-keys
+  // Invalidations for the running command's own client, sent after its reply.
+  std::vector<std::string> pending_keys_;
+  bool pending_flush_ = false;
 };
 
 }  // namespace ringkv::server

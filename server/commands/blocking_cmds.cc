@@ -1,7 +1,7 @@
 // The blocking list and sorted-set commands: BLPOP BRPOP BLMOVE BRPOPLPUSH
 // BLMPOP BZPOPMIN BZPOPMAX BZMPOP. Each serves at once when one of its keys
 // holds data (propagated as the non-blocking form); otherwise it blocks the
-// client through Server::BlockOnKeys and runs again when a write makes a key
+// client through BlockOnKeys (commands/util.h) and runs again when a write makes a key
 // ready. Inside EXEC they never block. Replies follow Redis 7.0.
 #include <cmath>
 #include <string>
@@ -56,7 +56,7 @@ void BlockingPop(CommandContext& ctx, bool head) {
   });
   if (r.ok()) return ctx.reply.Bulk(r.value());
   if (r.status() != core::OpStatus::kNotFound) return ReplyOpError(ctx, r.status());
-  ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(keys), deadline);
+  BlockOnKeys(ctx, BlockKind::kList, KeysOf(keys), deadline);
 }
 
 void CmdBlpop(CommandContext& ctx) { BlockingPop(ctx, true); }
@@ -71,7 +71,7 @@ void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string
   if (!ParseBlockTimeout(ctx, timeout, &deadline)) return;
   core::OpResult<ListValue*> src = core::FindTyped<ListValue>(ctx.server.db(ctx.client), ctx.argv[1], ctx.now_ms);
   if (src.status() == core::OpStatus::kNotFound) {
-    ctx.server.BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
+    BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
     return;
   }
   ListMove(ctx, from_head, to_head, ctx.argv.size() == 4 ? MoveForm::kRpoplpush : MoveForm::kLmove);
@@ -92,7 +92,7 @@ void CmdBlmpop(CommandContext& ctx) {
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "LEFT", "RIGHT", &args)) return;
   if (ListMpopFirst(ctx, args)) return;
-  ctx.server.BlockOnKeys(ctx, BlockKind::kList, KeysOf(args.keys), deadline);
+  BlockOnKeys(ctx, BlockKind::kList, KeysOf(args.keys), deadline);
 }
 
 // BZPOPMIN / BZPOPMAX key [key ...] timeout: [key, member, score].
@@ -109,7 +109,7 @@ void BlockingZPop(CommandContext& ctx, bool max) {
       [&](std::string_view member, double score) { ReplyPoppedElement(ctx, member, score, /*nested=*/false); });
   if (status == core::OpStatus::kOk) return;
   if (status != core::OpStatus::kNotFound) return ReplyOpError(ctx, status);
-  ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(keys), deadline);
+  BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(keys), deadline);
 }
 
 void CmdBzpopmin(CommandContext& ctx) { BlockingZPop(ctx, false); }
@@ -122,7 +122,7 @@ void CmdBzmpop(CommandContext& ctx) {
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "MIN", "MAX", &args)) return;
   if (ZSetMpopFirst(ctx, args)) return;
-  ctx.server.BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(args.keys), deadline);
+  BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(args.keys), deadline);
 }
 
 }  // namespace

@@ -421,11 +421,11 @@ void CmdClientTracking(CommandContext& ctx) {
     }
   }
   if (!on) {
-    ctx.server.DisableTracking(ctx.client);
+    ctx.server.tracking().Disable(ctx.client);
     ctx.reply.Ok();
     return;
   }
-  if (std::string error = ctx.server.EnableTracking(ctx.client, options); !error.empty()) {
+  if (std::string error = ctx.server.tracking().Enable(ctx.client, options); !error.empty()) {
     ctx.reply.Error(error);
     return;
   }
@@ -511,7 +511,7 @@ void CmdClientUnblock(CommandContext& ctx) {
       return;
     }
   }
-  ctx.reply.Integer(ctx.server.UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
+  ctx.reply.Integer(ctx.server.blocking().UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
 }
 
 }  // namespace

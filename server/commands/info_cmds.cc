@@ -95,7 +95,7 @@ void InfoServer(Server& s, std::string* out) {
   Field(out, "executable", s.executable());
   Field(out, "config_file", s.config().file());
   Field(out, "io_threads_active", s.io().threads() > 1 ? 1 : 0);
-  if (const int64_t ms = s.shutdown_in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
+  if (const int64_t ms = s.shutdown().in_ms(now); ms >= 0) Field(out, "shutdown_in_milliseconds", ms);
 }
 
 void InfoClients(Server& s, std::string* out) {
@@ -114,7 +114,7 @@ void InfoClients(Server& s, std::string* out) {
   Field(out, "client_recent_max_output_buffer", max_out);
   Field(out, "blocked_clients", s.blocked_clients());
   Field(out, "tracking_clients", s.tracking().clients());
-  Field(out, "clients_in_timeout_table", s.clients_in_timeout_table());
+  Field(out, "clients_in_timeout_table", s.blocking().with_deadline());
 }
 
 void InfoMemory(Server& s, std::string* out) {

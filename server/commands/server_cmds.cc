@@ -49,7 +49,7 @@ void CmdShutdown(CommandContext& ctx) {
     return;
   }
   if (abort) {
-    if (ctx.server.AbortShutdown()) {
+    if (ctx.server.shutdown().Abort()) {
       ctx.reply.Ok();
     } else {
       ctx.reply.Error("ERR No shutdown in progress.");
@@ -73,8 +73,11 @@ void CmdShutdown(CommandContext& ctx) {
   // Blocked until the server stops (no reply: the connection closes) or the
   // shutdown fails or is aborted (the error comes then). A shutdown waiting
   // for replicas already keeps its own options: this client waits with it.
-  ctx.server.BlockForShutdown(ctx.client);
-  if (ctx.server.InitiateShutdown(flags) == Server::ShutdownResult::kDone) ctx.server.CloseClient(ctx.client);
+  auto state = std::make_unique<BlockState>();
+  state->kind = BlockKind::kShutdown;
+  state->db = ctx.client.db;
+  ctx.server.blocking().Block(ctx.client, std::move(state));
+  if (ctx.server.shutdown().Initiate(flags) == Shutdown::Result::kDone) ctx.server.CloseClient(ctx.client);
 }
 
 void CmdSlowlogGet(CommandContext& ctx) {

@@ -1,7 +1,7 @@
 // XREAD and XREADGROUP: reads from several streams at once, as a consumer
 // group member or not, blocking (BLOCK ms) until an XADD serves them.
 //
-// A read with nothing to serve blocks through Server::BlockOnKeys and runs
+// A read with nothing to serve blocks through BlockOnKeys (commands/util.h) and runs
 // again when one of its keys is written; `$` is replaced by the stream's
 // last ID at that moment first, so the re-run reads what came after it.
 // Inside MULTI, scripts and on the primary's link it never blocks (a null
@@ -245,7 +245,7 @@ void Read(CommandContext& ctx, bool group_read) {
   CommandContext blocked{ctx.server, ctx.client, ctx.reply, views, ctx.now_ms};
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
-  ctx.server.BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline);
+  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline);
 }
 
 void CmdXread(CommandContext& ctx) { Read(ctx, false); }

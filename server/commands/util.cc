@@ -15,6 +15,18 @@
 
 namespace ringkv::server {
 
+void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms) {
+  if (!ctx.server.MayBlock(ctx.client)) {
+    if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {
+      ctx.reply.Null();
+    } else {
+      ctx.reply.NullArray();  // every key-blocking command's timeout, as in Redis 7.0
+    }
+    return;
+  }
+  ctx.server.blocking().BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_ms);
+}
+
 bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {
   if (core::StringToInt64(arg, out)) return true;
   ctx.reply.Error(errors::kNotInteger);

@@ -2,7 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
+
+#include "core/list_value.h"
+#include "core/string_value.h"
+#include "core/value.h"
+#include "server/clock.h"
+#include "server/command.h"
 
 namespace ringkv::server {
 namespace {
@@ -58,6 +67,252 @@ TEST(KeyWaitersTest, OnlyWritesToAwaitedKeysBecomeReadyOnceEach) {
   EXPECT_FALSE(w.has_ready());
   w.SignalWrite(0, "k");  // ready again after being taken
   EXPECT_EQ(w.TakeReady().size(), 1u);
+}
+
+// ---- BlockedClients through a fake server: no socket, no Server --------------
+
+// Records what the component asked of its server; keys hold real values.
+class FakeHooks final : public BlockedClients::Hooks {
+ public:
+  Client& AddClient(uint64_t id) {
+    auto conn = std::make_unique<io::Connection>();
+    conn->id = id;
+    auto c = std::make_unique<Client>();
+    c->conn = conn.get();
+    Client& ref = *c;
+    conns_.push_back(std::move(conn));
+    clients_[id] = std::move(c);
+    return ref;
+  }
+  void RemoveClient(uint64_t id) { clients_.erase(id); }
+  void SetList(int db, const std::string& key) {
+    values_[{db, key}] = core::Value(std::make_unique<core::ListValue>(core::ListLimits{}));
+  }
+  void SetString(int db, const std::string& key) { values_[{db, key}] = core::Value(core::StringValue("v")); }
+  void Delete(int db, const std::string& key) { values_.erase({db, key}); }
+
+  Client* BlockedClient(uint64_t id) override {
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second.get();
+  }
+  const core::Value* PeekValue(int db, std::string_view key) override {
+    auto it = values_.find({db, std::string(key)});
+    return it == values_.end() ? nullptr : &it->second;
+  }
+  void WakeTimerIn(int ms) override { wakes.push_back(ms); }
+  void ReplyUnblockError(Client& c, std::string_view msg) override {
+    log.push_back("error " + std::to_string(c.id()) + " " + std::string(msg));
+  }
+  void ReplyBlockTimeout(Client& c) override { log.push_back("timeout " + std::to_string(c.id())); }
+  void ReplyToWaiter(Client& c, const WaitSpec& spec) override {
+    log.push_back("wait-reply " + std::to_string(c.id()) + " " + std::to_string(spec.numreplicas));
+  }
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv) override {
+    std::string line = "rerun " + std::to_string(c.id());
+    for (std::string_view a : argv) line += " " + std::string(a);
+    log.push_back(line);
+    // The command takes the list's only element: the key goes away.
+    if (consume_on_rerun) values_.erase({c.db, std::string(argv[1])});
+  }
+  void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override {
+    log.push_back("count " + spec.name + " " + std::to_string(latency_us));
+  }
+  void ResumeClient(Client& c) override { log.push_back("resume " + std::to_string(c.id())); }
+  void CloseClient(Client& c) override { log.push_back("close " + std::to_string(c.id())); }
+
+  std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
+
+  std::vector<std::string> log;
+  std::vector<int> wakes;
+  bool consume_on_rerun = true;
+
+ private:
+  std::vector<std::unique_ptr<io::Connection>> conns_;
+  std::map<uint64_t, std::unique_ptr<Client>> clients_;
+  std::map<std::pair<int, std::string>, core::Value> values_;
+};
+
+std::vector<std::string_view> Views(const std::vector<std::string>& argv) { return {argv.begin(), argv.end()}; }
+
+TEST(BlockedClientsTest, AWriteServesTheFirstBlockedAndKeepsTheOthersInPlace) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  Client& b = hooks.AddClient(2);
+  const std::vector<std::string> argv = {"blpop", "q", "0"};
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q", "q"}, 0);
+  blocking.BlockOnKeys(b, BlockKind::kList, Views(argv), {"q"}, 0);
+  EXPECT_TRUE(a.blocked);
+  ASSERT_NE(a.deferred, nullptr);  // its later commands wait there
+  EXPECT_EQ(blocking.size(), 2u);
+  EXPECT_FALSE(blocking.has_deadlines());
+  EXPECT_TRUE(hooks.wakes.empty());  // no deadline: no timer
+
+  blocking.SignalWrite(0, "other");  // nobody waits on it
+  EXPECT_FALSE(blocking.has_ready());
+  hooks.SetList(0, "q");
+  blocking.SignalWrite(0, "q");
+  ASSERT_TRUE(blocking.has_ready());
+  blocking.ServeReadyKeys();
+  // a ran again and took the element; b finds no list and keeps waiting.
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 blpop q 0", "resume 1"}));
+  EXPECT_FALSE(a.blocked);
+  EXPECT_EQ(a.deferred, nullptr);  // nothing was deferred: the component is freed
+  EXPECT_TRUE(b.blocked);
+  EXPECT_FALSE(blocking.IsBlocked(1));
+  EXPECT_TRUE(blocking.IsBlocked(2));
+  EXPECT_FALSE(blocking.has_ready());
+}
+
+TEST(BlockedClientsTest, AValueOfAnotherKindServesNobody) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  const std::vector<std::string> argv = {"bzpopmin", "z", "0"};
+  blocking.BlockOnKeys(a, BlockKind::kZSet, Views(argv), {"z"}, 0);
+  hooks.SetList(0, "z");
+  blocking.SignalWrite(0, "z");
+  blocking.ServeReadyKeys();
+  EXPECT_TRUE(hooks.TakeLog().empty());
+  EXPECT_TRUE(a.blocked);
+}
+
+TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(7);
+  CommandSpec spec;
+  spec.name = "blpop";
+  a.last_command = &spec;
+  const std::vector<std::string> argv = {"blpop", "q", "1"};
+  const int64_t deadline = UnixMs() + 500;
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, deadline);
+  ASSERT_TRUE(blocking.NoteFirstCall(7, 42));
+  EXPECT_FALSE(blocking.NoteFirstCall(8, 1));  // not blocked
+  ASSERT_EQ(hooks.wakes.size(), 1u);
+  EXPECT_GE(hooks.wakes[0], 0);
+  EXPECT_LE(hooks.wakes[0], 500);
+  ASSERT_TRUE(blocking.has_deadlines());
+  EXPECT_EQ(blocking.next_deadline_ms(), deadline);
+  EXPECT_EQ(blocking.with_deadline(), 1u);
+
+  blocking.ExpireDue(deadline - 1);  // not yet
+  EXPECT_TRUE(a.blocked);
+  blocking.ExpireDue(deadline);
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"timeout 7", "count blpop 42", "resume 7"}));
+  EXPECT_FALSE(a.blocked);
+  EXPECT_FALSE(blocking.has_deadlines());
+  EXPECT_EQ(spec.calls, 1u);
+  EXPECT_EQ(spec.failed_calls, 0u);
+  // Its key no longer has waiters: a write marks nothing ready.
+  blocking.SignalWrite(0, "q");
+  EXPECT_FALSE(blocking.has_ready());
+}
+
+TEST(BlockedClientsTest, ClientUnblockAnswersAsTimeoutOrErrorButNotForShutdown) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  Client& b = hooks.AddClient(2);
+  Client& s = hooks.AddClient(3);
+  CommandSpec spec;
+  spec.name = "brpop";
+  a.last_command = b.last_command = &spec;
+  const std::vector<std::string> argv = {"brpop", "q", "0"};
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, 0);
+  blocking.BlockOnKeys(b, BlockKind::kList, Views(argv), {"q"}, 0);
+  auto shutdown = std::make_unique<BlockState>();
+  shutdown->kind = BlockKind::kShutdown;
+  blocking.Block(s, std::move(shutdown));
+  EXPECT_EQ(blocking.BlockedWith(BlockKind::kShutdown), (std::vector<uint64_t>{3}));
+
+  EXPECT_TRUE(blocking.UnblockByRequest(1, /*error=*/false));
+  EXPECT_TRUE(blocking.UnblockByRequest(2, /*error=*/true));
+  EXPECT_FALSE(blocking.UnblockByRequest(3, false));  // SHUTDOWN is not given up on
+  EXPECT_FALSE(blocking.UnblockByRequest(9, false));  // no such client
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"timeout 1", "count brpop 0", "resume 1",
+                                                       "error 2 UNBLOCKED client unblocked via CLIENT UNBLOCK",
+                                                       "count brpop 0", "resume 2"}));
+  // Redis 7.0 counts both as failed calls (TIMEOUT too).
+  EXPECT_EQ(spec.calls, 2u);
+  EXPECT_EQ(spec.failed_calls, 2u);
+  EXPECT_TRUE(s.blocked);
+}
+
+TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(4);
+  WaitSpec spec;
+  spec.numreplicas = 2;
+  WaitRegistry::Progress none;
+  none.nth_ack = [](int64_t, bool) -> int64_t { return -1; };  // no replica online
+  blocking.waits().Add(4, spec, none);
+  auto state = std::make_unique<BlockState>();
+  state->kind = BlockKind::kWait;
+  state->deadline_ms = 1000;
+  state->wait = spec;
+  blocking.Block(a, std::move(state));
+  EXPECT_FALSE(blocking.waits().empty());
+  blocking.ExpireDue(1000);
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"wait-reply 4 2", "resume 4"}));  // WAIT is not re-counted
+  EXPECT_TRUE(blocking.waits().empty());
+}
+
+TEST(BlockedClientsTest, ClosingAnswersNothingAndForgetsTheKeys) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  const std::vector<std::string> argv = {"blpop", "q", "0"};
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, UnixMs() + 10000);
+  blocking.Unblock(a, UnblockReason::kClosed);
+  EXPECT_TRUE(hooks.TakeLog().empty());
+  EXPECT_FALSE(blocking.has_deadlines());
+  blocking.SignalWrite(0, "q");
+  EXPECT_FALSE(blocking.has_ready());
+  blocking.Unblock(a, UnblockReason::kTimeout);  // not blocked: nothing
+  EXPECT_TRUE(hooks.TakeLog().empty());
+}
+
+TEST(BlockedClientsTest, XreadgroupIsToldItsStreamWentAwayXreadWaitsOn) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& group = hooks.AddClient(1);
+  Client& plain = hooks.AddClient(2);
+  const std::vector<std::string> xreadgroup = {"xreadgroup", "group", "g", "c", "streams", "s", ">"};
+  const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "$"};
+  blocking.BlockOnKeys(group, BlockKind::kStream, Views(xreadgroup), {"s"}, 0);
+  blocking.BlockOnKeys(plain, BlockKind::kStream, Views(xread), {"s"}, 0);
+  hooks.SetString(0, "s");  // replaced by a string
+  blocking.SignalDbChanged(0);  // as FLUSHDB / SWAPDB do: every awaited key of db 0
+  blocking.ServeReadyKeys();
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"error 1 UNBLOCKED the stream key no longer exists", "resume 1"}));
+  EXPECT_FALSE(group.blocked);
+  EXPECT_TRUE(plain.blocked);
+}
+
+TEST(BlockedClientsTest, DisconnectAllTellsAndClosesEveryBlockedClient) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  const std::vector<std::string> argv = {"blpop", "q", "0"};
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, 0);
+  blocking.DisconnectAll("UNBLOCKED gone");
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"error 1 UNBLOCKED gone", "close 1"}));
+  EXPECT_EQ(blocking.size(), 0u);
+  EXPECT_FALSE(a.blocked);
+}
+
+TEST(BlockedClientsTest, AGoneClientsDeadlineIsDropped) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  const std::vector<std::string> argv = {"blpop", "q", "1"};
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, 50);
+  hooks.RemoveClient(1);
+  blocking.ExpireDue(50);
+  EXPECT_TRUE(hooks.TakeLog().empty());
+  EXPECT_EQ(blocking.size(), 0u);
 }
 
 }  // namespace

@@ -2,10 +2,54 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
+
+#include "io/out_buffer.h"
+#include "server/command_table.h"
+#include "server/config.h"
 
 namespace ringkv::server {
 namespace {
+
+// A fake server: clients without sockets, each with the bytes pushed to it.
+class FakeDelivery final : public Tracking::Delivery {
+ public:
+  Client& AddClient(uint64_t id, uint8_t resp) {
+    auto conn = std::make_unique<io::Connection>();
+    conn->id = id;
+    auto c = std::make_unique<Client>();
+    c->conn = conn.get();
+    c->resp = resp;
+    Client& ref = *c;
+    conns_.push_back(std::move(conn));
+    clients_[id] = std::move(c);
+    return ref;
+  }
+  void RemoveClient(uint64_t id) { clients_.erase(id); }
+  // What was pushed to `id` since the last call.
+  std::string Take(uint64_t id) {
+    std::string out = out_[id].ToString();
+    out_[id].Clear();
+    return out;
+  }
+
+  Client* TrackingClient(uint64_t id) override {
+    ++lookups;
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second.get();
+  }
+  io::OutBuffer& PushTarget(Client& c) override { return out_[c.id()]; }
+
+  int lookups = 0;
+
+ private:
+  std::vector<std::unique_ptr<io::Connection>> conns_;
+  std::map<uint64_t, std::unique_ptr<Client>> clients_;
+  std::map<uint64_t, io::OutBuffer> out_;
+};
 
 // `writer` changed `key` while running a command of its own (0: the server did).
 std::vector<uint64_t> Told(Tracking& t, uint64_t writer, std::string_view key) {
@@ -16,7 +60,8 @@ std::vector<uint64_t> Told(Tracking& t, uint64_t writer, std::string_view key) {
 }
 
 TEST(TrackingTest, ReadersAreToldOnceThenForgotten) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   ASSERT_EQ(t.Enable(1, {}), "");
   ASSERT_EQ(t.Enable(2, {}), "");
   t.RememberKeys(1, {"k"});
@@ -30,7 +75,8 @@ TEST(TrackingTest, ReadersAreToldOnceThenForgotten) {
 }
 
 TEST(TrackingTest, EvictedKeysAreInvalidatedForTheirReaders) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   ASSERT_EQ(t.Enable(1, {}), "");
   t.RememberKeys(1, {"a", "b", "c"});
   std::vector<std::string> told;
@@ -43,7 +89,8 @@ TEST(TrackingTest, EvictedKeysAreInvalidatedForTheirReaders) {
 }
 
 TEST(TrackingTest, NoloopSkipsTheWriter) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   TrackingOptions noloop;
   noloop.noloop = true;
   ASSERT_EQ(t.Enable(1, noloop), "");
@@ -56,7 +103,8 @@ TEST(TrackingTest, NoloopSkipsTheWriter) {
 }
 
 TEST(TrackingTest, OptinAndOptoutFollowClientCaching) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   TrackingOptions in, out;
   in.optin = true;
   out.optout = true;
@@ -74,7 +122,8 @@ TEST(TrackingTest, OptinAndOptoutFollowClientCaching) {
 }
 
 TEST(TrackingTest, BroadcastsGroupKeysPerPrefixSortedAndDeduplicated) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   TrackingOptions bcast;
   bcast.bcast = true;
   bcast.prefixes = {"user:", "item:"};
@@ -98,7 +147,8 @@ TEST(TrackingTest, BroadcastsGroupKeysPerPrefixSortedAndDeduplicated) {
 // writer for it, and the last writer of a key in a batch counts) -- the
 // suite's "Tracking gets notification of lazy expired keys".
 TEST(TrackingTest, ServerMadeChangesReachBroadcastNoloopClients) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   TrackingOptions bcast;
   bcast.bcast = true;
   bcast.noloop = true;
@@ -119,7 +169,8 @@ TEST(TrackingTest, ServerMadeChangesReachBroadcastNoloopClients) {
 }
 
 TEST(TrackingTest, ModeSwitchesAndOverlapsAreRefusedAsRedisDoes) {
-  Tracking t;
+  FakeDelivery d;
+  Tracking t(d);
   TrackingOptions prefix_only;
   prefix_only.prefixes = {"a"};
   EXPECT_EQ(t.Enable(1, prefix_only), "ERR PREFIX option requires BCAST mode to be enabled");
@@ -139,6 +190,134 @@ TEST(TrackingTest, ModeSwitchesAndOverlapsAreRefusedAsRedisDoes) {
   EXPECT_EQ(t.prefixes(), 1u);
   t.Disable(1);
   EXPECT_EQ(t.prefixes(), 0u);
+}
+
+// ---- delivery: the messages, through the fake server ----------------------------
+
+// A GET-like spec: one key at argv[1].
+CommandSpec GetSpec() {
+  CommandSpec spec{};
+  spec.name = "get";
+  spec.arity = 2;
+  spec.first_key = 1;
+  spec.last_key = 1;
+  spec.step = 1;
+  return spec;
+}
+
+TEST(TrackingDeliveryTest, AReaderIsPushedTheKeyAndTheWriterAfterItsReply) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& reader = d.AddClient(1, 3);
+  Client& writer = d.AddClient(2, 3);
+  ASSERT_EQ(t.Enable(reader, {}), "");
+  ASSERT_EQ(t.Enable(writer, {}), "");
+  EXPECT_TRUE(reader.tracking);
+  const CommandSpec get = GetSpec();
+  const std::vector<std::string_view> argv = {"get", "k"};
+  t.TrackRead(reader, get, argv);
+  t.TrackRead(writer, get, argv);
+  // The writer's own command changes k: the reader is told now, the writer
+  // only once its reply is out.
+  t.KeyWritten("k", /*current=*/2, /*by_server=*/false);
+  EXPECT_EQ(d.Take(1), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+  EXPECT_EQ(d.Take(2), "");
+  t.FlushPending(writer);
+  EXPECT_EQ(d.Take(2), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+  const int lookups = d.lookups;
+  t.FlushPending(writer);  // nothing left: no delivery asked for
+  EXPECT_EQ(d.lookups, lookups);
+  EXPECT_EQ(d.Take(2), "");
+}
+
+TEST(TrackingDeliveryTest, Resp2GetsNothingUnlessRedirectedToASubscriber) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& plain = d.AddClient(1, 2);
+  Client& redirected = d.AddClient(2, 2);
+  Client& sub = d.AddClient(3, 2);
+  sub.pubsub = true;
+  TrackingOptions to_sub;
+  to_sub.redirect = 3;
+  ASSERT_EQ(t.Enable(plain, {}), "");
+  ASSERT_EQ(t.Enable(redirected, to_sub), "");
+  const CommandSpec get = GetSpec();
+  const std::vector<std::string_view> argv = {"get", "k"};
+  t.TrackRead(plain, get, argv);
+  t.TrackRead(redirected, get, argv);
+  t.KeyWritten("k", 0, true);
+  EXPECT_EQ(d.Take(1), "");
+  EXPECT_EQ(d.Take(3), "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nk\r\n");
+}
+
+TEST(TrackingDeliveryTest, ABrokenRedirectIsToldOnceOnResp3) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& c = d.AddClient(1, 3);
+  TrackingOptions gone;
+  gone.redirect = 9;  // no such client
+  ASSERT_EQ(t.Enable(c, gone), "");
+  t.Send(1, nullptr, 0);
+  t.Send(1, nullptr, 0);
+  EXPECT_EQ(d.Take(1), ">2\r\n$21\r\ntracking-redir-broken\r\n:9\r\n");
+  EXPECT_TRUE(t.Find(1)->broken_redirect);
+}
+
+TEST(TrackingDeliveryTest, FlushTellsEveryoneEverythingTheRunningClientLast) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& a = d.AddClient(1, 3);
+  Client& b = d.AddClient(2, 3);
+  ASSERT_EQ(t.Enable(a, {}), "");
+  ASSERT_EQ(t.Enable(b, {}), "");
+  t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "k"});
+  t.Flushed(/*all=*/true, /*current=*/2);
+  EXPECT_EQ(t.keys(), 0u);  // FLUSHALL forgets the table
+  EXPECT_EQ(d.Take(1), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  EXPECT_EQ(d.Take(2), "");
+  t.FlushPending(b);
+  EXPECT_EQ(d.Take(2), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+}
+
+TEST(TrackingDeliveryTest, TheTableLimitEvictsKeysTellingTheirReaders) {
+  FakeDelivery d;
+  Tracking t(d);
+  Config config;
+  t.BindConfig(config);
+  std::string error;
+  ASSERT_TRUE(config.SetFromCommand({{"tracking-table-max-keys", "1"}}, &error)) << error;
+  Client& a = d.AddClient(1, 3);
+  ASSERT_EQ(t.Enable(a, {}), "");
+  const CommandSpec get = GetSpec();
+  t.TrackRead(a, get, std::vector<std::string_view>{"get", "x"});
+  t.TrackRead(a, get, std::vector<std::string_view>{"get", "y"});
+  EXPECT_EQ(t.keys(), 2u);
+  t.LimitTable();
+  EXPECT_EQ(t.keys(), 1u);
+  EXPECT_NE(d.Take(1).find("invalidate"), std::string::npos);
+}
+
+TEST(TrackingDeliveryTest, BroadcastsGoOutAtTheEndOfTheTurnAndClosingClientsAreSkipped) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& a = d.AddClient(1, 3);
+  Client& b = d.AddClient(2, 3);
+  TrackingOptions bcast;
+  bcast.bcast = true;
+  bcast.prefixes = {"user:"};
+  ASSERT_EQ(t.Enable(a, bcast), "");
+  ASSERT_EQ(t.Enable(b, bcast), "");
+  b.closing = true;
+  t.KeyWritten("user:1", 0, false);
+  t.KeyWritten("other", 0, false);
+  EXPECT_EQ(d.Take(1), "");  // queued until the end of the turn
+  ASSERT_TRUE(t.has_broadcasts());
+  t.Broadcast();
+  EXPECT_EQ(d.Take(1), ">2\r\n$10\r\ninvalidate\r\n*1\r\n$6\r\nuser:1\r\n");
+  EXPECT_EQ(d.Take(2), "");
+  t.Disable(a);
+  EXPECT_FALSE(a.tracking);
+  EXPECT_EQ(t.clients(), 1u);
 }
 
 }  // namespace

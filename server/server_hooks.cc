@@ -1,0 +1,120 @@
+// Server: its side of the components' hooks -- what BlockedClients
+// (blocking.h) and Shutdown (shutdown.h) ask of the server; Tracking's
+// Delivery is inline in server.h. None is called once per command: only
+// when a client blocks, is served, times out or is unblocked, and while a
+// shutdown starts, waits, finishes or is cancelled.
+#include <algorithm>
+
+#include "core/keyspace.h"
+#include "core/strings.h"
+#include "server/logging.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+namespace {
+
+const char* ReplicaStateName(repl::ReplicaState state) {
+  switch (state) {
+    case repl::ReplicaState::kOnline:
+      return "online";
+    case repl::ReplicaState::kSendBulk:
+      return "send_bulk";
+    default:
+      return "wait_bgsave";
+  }
+}
+
+}  // namespace
+
+// ---- BlockedClients::Hooks -----------------------------------------------------------
+
+const core::Value* Server::PeekValue(int db, std::string_view key) {
+  core::Entry* e = keyspace_.db(db).FindNoTouch(key, clock_.WallMs());
+  return e == nullptr ? nullptr : &e->value;
+}
+
+void Server::WakeTimerIn(int ms) { io_->WakeTimerIn(ms); }
+
+void Server::ReplyUnblockError(Client& c, std::string_view msg) {
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(&ReplyTarget(c), c.resp, &errors);
+  rb.Error(msg);
+}
+
+void Server::ReplyBlockTimeout(Client& c) {
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(&ReplyTarget(c), c.resp, &errors);
+  rb.NullArray();  // for every key-blocking command, BLMOVE included, as in Redis 7.0
+}
+
+void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv) {
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
+  Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMs());
+  // What it changed of its own tracked keys: told after its reply.
+  if (c.tracking) tracking_.FlushPending(c);
+}
+
+void Server::CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) {
+  ++stats_.total_commands;
+  latency_.RecordHistogram(spec, latency_us);
+}
+
+// ---- Shutdown::Hooks ------------------------------------------------------------------
+
+bool Server::ReplicasCaughtUp() {
+  if (!primary_) return true;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state != repl::ReplicaState::kHandshake && r->ack_offset != primary_->offset()) return false;
+  }
+  return true;
+}
+
+ClientPause::Window Server::PauseWritesForShutdown() {
+  // Ask for acknowledgements now (unless the stream is held still, as
+  // during a failover), and let no write move our offset meanwhile.
+  if (!pause_.active()) get_ack_pending_ = true;
+  const ClientPause::Window before = pause_.window();
+  PauseClients(INT64_MAX / 2, /*all=*/false);
+  return before;
+}
+
+void Server::RestorePause(const ClientPause::Window& before) {
+  if (before.until_ms == 0) {
+    UnpauseClients();
+  } else {  // a CLIENT PAUSE (or a failover) from before: it continues
+    pause_.Restore(before);
+  }
+}
+
+void Server::LogReplicasAtShutdown() {
+  if (!primary_) return;
+  const int64_t now_s = UnixMs() / 1000;
+  int replicas = 0, lagging = 0;
+  for (const auto& r : primary_->replicas()) {
+    if (r->state == repl::ReplicaState::kHandshake) continue;
+    ++replicas;
+    if (r->ack_offset == primary_->offset()) continue;
+    ++lagging;
+    const int64_t lag = r->state == repl::ReplicaState::kOnline ? now_s - r->last_ack_ms / 1000 : 0;
+    Log(kWarning, StrCat("Lagging replica ", r->ip(), ":", r->listening_port, " reported offset ",
+                         primary_->offset() - r->ack_offset, " behind master, lag=", lag,
+                         ", state=", ReplicaStateName(r->state), "."));
+  }
+  if (replicas > 0) {
+    Log(kNotice, StrCat(replicas - lagging, " of ", replicas, " replicas are in sync when shutting down."));
+  }
+}
+
+void Server::FailShutdownWaiters() {
+  for (uint64_t id : blocking_.BlockedWith(BlockKind::kShutdown)) {
+    Client* c = FindClient(id);
+    if (c == nullptr) continue;
+    io::ReplyBuilder rb(&ReplyTarget(*c), c->resp);
+    rb.Error("ERR Errors trying to SHUTDOWN. Check logs.");
+    ++stats_.total_error_replies;
+    blocking_.Unblock(*c, UnblockReason::kServed);
+  }
+}
+
+}  // namespace ringkv::server

@@ -18,6 +18,9 @@ using cluster::BusMessage;
 using cluster::MsgType;
 using cluster::Node;
 
+constexpr int64_t kMfTimeoutMs = 5000;  // Redis's CLUSTER_MF_TIMEOUT
+constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT: the master's pause is twice as long
+
 void ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
   cluster::ClusterState& st = mode_.state();
   if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return;
@@ -31,7 +34,7 @@ int ClusterBus::ReplicaRank() {
   cluster::ClusterState& st = mode_.state();
   Node* master = st.MasterOf(st.myself());
   if (master == nullptr) return 0;
-  const int64_t my_offset = repl_offset_();
+  const int64_t my_offset = hooks_.repl_offset();
   int rank = 0;
   for (Node* r : st.ReplicasOf(*master)) {
     if (r == &st.myself() || (r->flags & cluster::kFlagNoFailover)) continue;
@@ -65,12 +68,8 @@ std::string ClusterBus::ManualFailover(bool force, bool takeover) {
   if (!force && (master->failed() || master->link == 0)) {
     return "Master is down or failed, please use CLUSTER FAILOVER FORCE";
   }
-  if (!force) {
-    return "CLUSTER FAILOVER without FORCE or TAKEOVER needs the manual failover handshake (MFSTART), which this "
-           "ringkv version does not have yet";
-  }
-  mf_end_ = UnixMs() + 5000;  // Redis's CLUSTER_MF_TIMEOUT
-  mf_can_start_ = false;
+  ResetManualFailover();
+  mf_end_ = UnixMs() + kMfTimeoutMs;
   if (takeover) {
     // No consensus: a new epoch, the slots, and everyone told.
     Log(kWarning, "Taking over the master (user request).");
@@ -80,26 +79,59 @@ std::string ClusterBus::ManualFailover(bool force, bool takeover) {
       Log(kWarning, StrCat("New configEpoch set to ", me.config_epoch));
     }
     ReplaceMyMaster();
-    mf_end_ = 0;
     return "";
   }
-  Log(kWarning, "Forced failover user request accepted.");
+  if (force) {
+    Log(kWarning, "Forced failover user request accepted.");
+    mf_can_start_ = true;
+    failover_auth_time_ = 0;  // a new election at once
+    HandleReplicaFailover(UnixMs());
+    FlushTodo();
+    return "";
+  }
+  // The master pauses its writes and announces its offset (OnMfStart);
+  // HandleManualFailover starts the election once we processed it all.
+  Log(kWarning, "Manual failover user request accepted.");
+  if (master->link != 0) SendTo(master->link, Header(MsgType::kMfStart));
+  return "";
+}
+
+void ClusterBus::ResetManualFailover() {
+  if (!mf_replica_.empty()) hooks_.unpause_writes();  // a master paused for a replica: writes resume
+  mf_end_ = 0;
+  mf_can_start_ = false;
+  mf_replica_.clear();
+  mf_master_offset_ = -1;
+}
+
+void ClusterBus::OnMfStart(Node& sender, Link& link) {
+  cluster::ClusterState& st = mode_.state();
+  if (sender.master != st.myself().name || !st.myself().is_master()) return;  // only from one of my replicas
+  ResetManualFailover();
+  const int64_t now = UnixMs();
+  mf_end_ = now + kMfTimeoutMs;
+  mf_replica_ = sender.name;
+  hooks_.pause_writes(now + kMfTimeoutMs * kMfPauseMult);
+  Log(kWarning, StrCat("Manual failover requested by replica ", sender.name, "."));
+  // The PING carries the offset at which writes stopped (PAUSED flag), so
+  // the replica can start as soon as it processed it.
+  SendPing(link, MsgType::kPing);
+}
+
+void ClusterBus::HandleManualFailover() {
+  if (mf_end_ == 0 || mf_can_start_ || mf_master_offset_ == -1) return;
+  if (mf_master_offset_ != hooks_.repl_offset()) return;  // still catching up
   mf_can_start_ = true;
+  Log(kWarning, "All master replication stream processed, manual failover can start.");
   failover_auth_time_ = 0;  // a new election at once
   HandleReplicaFailover(UnixMs());
   FlushTodo();
-  return "";
 }
 
 void ClusterBus::HandleReplicaFailover(int64_t now) {
   cluster::ClusterState& st = mode_.state();
   Node& me = st.myself();
   Node* master = st.MasterOf(me);
-  if (mf_end_ != 0 && mf_end_ < now) {
-    Log(kWarning, "Manual failover timed out.");
-    mf_end_ = 0;
-    mf_can_start_ = false;
-  }
   const bool manual = mf_end_ != 0 && mf_can_start_;
   if (me.is_master() || master == nullptr || (!master->failed() && !manual) ||
       (config_.Bool("cluster-replica-no-failover") && !manual) || master->num_slots == 0) {
@@ -120,7 +152,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       failover_auth_rank_ = 0;
     }
     Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
-                        failover_auth_rank_, ", offset ", repl_offset_(), ")."));
+                        failover_auth_rank_, ", offset ", hooks_.repl_offset(), ")."));
     BroadcastPong(true);
     if (mf_end_ == 0) return;
     auth_age = now - failover_auth_time_;  // a manual failover goes on at once
@@ -141,7 +173,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
     failover_auth_epoch_ = st.current_epoch;
     Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
     BusMessage req = Header(MsgType::kFailoverAuthRequest);
-    if (manual) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
+    if (mf_end_ != 0) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
     Broadcast(req);
     failover_auth_sent_ = true;
     todo_save_ = todo_update_ = true;
@@ -154,8 +186,6 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
     }
     ReplaceMyMaster();
-    mf_end_ = 0;
-    mf_can_start_ = false;
   }
 }
 
@@ -168,7 +198,7 @@ void ClusterBus::ReplaceMyMaster() {
   me.master.clear();
   me.flags &= ~cluster::kFlagReplica;
   me.flags |= cluster::kFlagMaster;
-  set_master_("", 0);  // REPLICAOF NO ONE
+  hooks_.set_master("", 0);  // REPLICAOF NO ONE
   for (int s = 0; s < cluster::kClusterSlots; ++s) {
     if (st.owner(s) != old) continue;
     st.UnassignSlot(s);
@@ -177,6 +207,7 @@ void ClusterBus::ReplaceMyMaster() {
   todo_save_ = todo_update_ = true;
   FlushTodo();
   BroadcastPong(false);
+  ResetManualFailover();
 }
 
 // Redis's clusterSendFailoverAuthIfNeeded.

@@ -576,11 +576,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       bool changed = false;
       std::vector<int> lost = cluster::TakeClaimedSlots(st, *sender, sender_config_epoch, m.myslots, &changed);
       if (changed) todo_save_ = todo_update_ = true;
-      if (!lost.empty()) {
-        Log(kWarning, StrCat("Node ", sender->name, " took ", lost.size(),
-                             " of my slots with a greater config epoch (its keys here are stale)"));
-      }
-      FollowIfMySlotsMoved(*sender, curmaster, before);
+      if (!FollowIfMySlotsMoved(*sender, curmaster, before)) DeleteKeysOfLostSlots(lost);
     }
     if (sender != nullptr && dirty_slots) {
       for (int s = 0; s < cluster::kClusterSlots; ++s) {
@@ -637,9 +633,9 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
     Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
     const int before = curmaster ? curmaster->num_slots : 0;
     bool changed = false;
-    cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
+    std::vector<int> lost = cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
     if (changed) todo_update_ = true;
-    FollowIfMySlotsMoved(*n, curmaster, before);
+    if (!FollowIfMySlotsMoved(*n, curmaster, before)) DeleteKeysOfLostSlots(lost);
   } else if (type == MsgType::kFailoverAuthRequest) {
     if (sender == nullptr) return;
     MaybeVote(*sender, m);

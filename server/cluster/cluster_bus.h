@@ -147,8 +147,11 @@ class ClusterBus {
   // MFSTART from `sender`, one of my replicas, on `link`.
   void OnMfStart(cluster::Node& sender, Link& link);
   void MaybeVote(cluster::Node& requester, const cluster::BusMessage& m);
-  // After slots moved to `sender`: follow it if my (master's) slots are gone.
-  void FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+  // After slots moved to `sender`: follow it if my (master's) slots are gone
+  // (Redis's clusterUpdateSlotsConfigWith); true when myself now follows it.
+  bool FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+  // The keys of the slots myself lost (a master that keeps serving others).
+  void DeleteKeysOfLostSlots(const std::vector<int>& lost);
 
   ClusterMode& mode_;
   Config& config_;

@@ -21,13 +21,22 @@ using cluster::Node;
 constexpr int64_t kMfTimeoutMs = 5000;  // Redis's CLUSTER_MF_TIMEOUT
 constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT: the master's pause is twice as long
 
-void ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
+bool ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
   cluster::ClusterState& st = mode_.state();
-  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return;
-  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) return;
-  if (st.myself().is_replica() && st.myself().master == sender.name) return;
+  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return false;
+  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) {
+    return false;
+  }
+  if (st.myself().is_replica() && st.myself().master == sender.name) return false;
   Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", sender.name));
   SetMaster(sender);
+  return true;
+}
+
+void ClusterBus::DeleteKeysOfLostSlots(const std::vector<int>& lost) {
+  // Still a master serving other slots: the keys of the slots it lost go,
+  // so keys and slots agree (Redis's delKeysInSlot on its dirty slots).
+  for (int s : lost) hooks_.delete_keys_in_slot(s);
 }
 
 int ClusterBus::ReplicaRank() {

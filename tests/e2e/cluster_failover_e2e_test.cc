@@ -1,0 +1,198 @@
+// Cluster failover and the bus's other duties against the real binary,
+// each as Redis 7.0 does it:
+// - the default CLUSTER FAILOVER (MFSTART, the master's write pause and its
+//   PAUSED offset, the election with FORCEACK): roles swapped on every node,
+//   an acknowledged write kept, a write racing the failover either kept or
+//   redirected; and its timeout when the master does not answer;
+// - a master losing a slot to a greater config epoch deletes that slot's
+//   keys (its replica too), and one losing all its slots follows the new
+//   owner as a replica, its replica with it;
+// - PUBLISH reaches subscribers on every node, SPUBLISH the nodes of the
+//   channel's shard.
+// node-timeout is 1000 ms throughout, so each test takes seconds.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/key_slot.h"
+#include "tests/e2e/cluster_test_util.h"
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+
+std::string Moved(int slot, const BusNode& to) {
+  return "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(to.port()) + "\r\n";
+}
+
+TEST(ClusterFailoverE2E, DefaultFailoverSwapsRolesAndKeepsAckedWrites) {
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0});
+  ASSERT_EQ(nodes.size(), 4u);
+  BusNode& master = nodes[0];
+  BusNode& replica = nodes[3];
+  EXPECT_EQ(Cmd(*master.conn, {"CLUSTER", "FAILOVER"}), "-ERR You should send CLUSTER FAILOVER to a replica\r\n");
+  // "bar" is in slot 5061, the first master's.
+  EXPECT_EQ(Cmd(*master.conn, {"SET", "bar", "acked"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*master.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");  // at once, as Redis
+  // A write racing the failover: done before the pause (then replicated
+  // and kept), or held by the pause and then redirected to the new master.
+  const std::string racing = Cmd(*master.conn, {"SET", "{bar}race", "1"});
+  EXPECT_TRUE(racing == "+OK\r\n" || racing == Moved(5061, replica)) << racing;
+
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,master - "); }, 20))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string r = NodeLine(*n.conn, replica.id);
+          const std::string m = NodeLine(*n.conn, master.id);
+          return Has(r, "master - ") && Has(r, " connected 0-5460") && Has(m, "slave " + replica.id + " ") &&
+                 !Has(m, "0-5460");
+        },
+        20))
+        << n.port() << "\n" << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+  if (racing == "+OK\r\n") {
+    EXPECT_EQ(Cmd(*replica.conn, {"GET", "{bar}race"}), "$1\r\n1\r\n");
+  }
+  EXPECT_TRUE(Has(Cmd(*replica.conn, {"INFO", "replication"}), "role:master\r\n"));
+  EXPECT_EQ(Cmd(*master.conn, {"GET", "bar"}), Moved(5061, replica));
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*master.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                      20));
+  // The old master serves writes again (redirected): its pause ended.
+  EXPECT_EQ(Cmd(*master.conn, {"SET", "bar", "x"}), Moved(5061, replica));
+  EXPECT_EQ(Cmd(*nodes[1].conn, {"GET", "bar"}), Moved(5061, replica));
+
+  // The steps, logged with Redis's words.
+  const std::string rlog = replica.Log();
+  EXPECT_TRUE(Has(rlog, "Manual failover user request accepted.")) << rlog;
+  EXPECT_TRUE(Has(rlog, "Received replication offset for paused master manual failover: ")) << rlog;
+  EXPECT_TRUE(Has(rlog, "All master replication stream processed, manual failover can start.")) << rlog;
+  EXPECT_TRUE(Has(rlog, "Failover election won: I'm the new master.")) << rlog;
+  EXPECT_TRUE(Has(master.Log(), "Manual failover requested by replica " + replica.id + ".")) << master.Log();
+
+  // And back: the old master, now a replica, fails over the same way.
+  EXPECT_EQ(Cmd(*master.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*master.conn, master.id), "myself,master - "); }, 20))
+      << Text(Cmd(*master.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id); }, 20))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*master.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+}
+
+TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
+  // No automatic failover: the master's silence must not promote the replica.
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {"--cluster-replica-no-failover", "yes"});
+  ASSERT_EQ(nodes.size(), 4u);
+  BusNode& master = nodes[0];
+  BusNode& replica = nodes[3];
+  RawConn sleeper(master.port());
+  sleeper.Send(Resp({"DEBUG", "SLEEP", "6"}));  // MFSTART waits in its socket meanwhile
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(replica.Log(), "Manual failover timed out."); }, 15)) << replica.Log();
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_FALSE(Has(replica.Log(), "Starting a failover election")) << replica.Log();
+  EXPECT_EQ(sleeper.ReadReply(), "+OK\r\n");
+}
+
+// Two keys of distinct slots in [first, last].
+std::pair<std::string, std::string> KeysIn(int first, int last) {
+  std::vector<std::string> found;
+  int slot0 = -1;
+  for (int i = 0; found.size() < 2; ++i) {
+    const std::string k = "key:" + std::to_string(i);
+    const int s = core::KeyHashSlot(k);
+    if (s < first || s > last || s == slot0) continue;
+    slot0 = s;
+    found.push_back(k);
+  }
+  return {found[0], found[1]};
+}
+
+TEST(ClusterFailoverE2E, LostSlotsLoseTheirKeysAndAnEmptiedMasterFollows) {
+  std::vector<BusNode> nodes = StartCluster({{0, 99}, {100, 16383}}, {0});
+  ASSERT_EQ(nodes.size(), 3u);
+  BusNode& a = nodes[0];
+  BusNode& b = nodes[1];
+  BusNode& r = nodes[2];  // a's replica
+  const auto [k1, k2] = KeysIn(0, 99);
+  const int s1 = core::KeyHashSlot(k1);
+  const int s2 = core::KeyHashSlot(k2);
+  EXPECT_EQ(Cmd(*a.conn, {"SET", k1, "one"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*a.conn, {"SET", k2, "two"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*a.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+
+  // b takes s1 (an import completed without its keys): its epoch is bumped,
+  // so a loses the slot and deletes its keys, and so does a's replica.
+  EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s1), "IMPORTING", a.id}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s1), "NODE", b.id}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Cmd(*a.conn, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s1)}) == ":0\r\n"; },
+                      20));
+  EXPECT_EQ(Cmd(*a.conn, {"GET", k1}), Moved(s1, b));
+  EXPECT_EQ(Cmd(*a.conn, {"GET", k2}), "$3\r\ntwo\r\n");
+  EXPECT_TRUE(Has(NodeLine(*a.conn, a.id), "myself,master - ")) << NodeLine(*a.conn, a.id);
+  EXPECT_TRUE(WaitFor([&] { return Cmd(*r.conn, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s1)}) == ":0\r\n"; },
+                      20));
+  EXPECT_EQ(Cmd(*r.conn, {"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s2)}), ":1\r\n");
+
+  // b takes the rest of a's slots: a has none left and becomes b's replica;
+  // a's replica follows b too (cluster-allow-replica-migration yes).
+  for (int s = 0; s <= 99; ++s) {
+    if (s == s1) continue;
+    EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s), "IMPORTING", a.id}), "+OK\r\n");
+    EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s), "NODE", b.id}), "+OK\r\n");
+  }
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*a.conn, a.id), "myself,slave " + b.id); }, 20))
+      << Text(Cmd(*a.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*r.conn, r.id), "myself,slave " + b.id); }, 20))
+      << Text(Cmd(*r.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*b.conn, a.id), "slave " + b.id); }, 20))
+      << Text(Cmd(*b.conn, {"CLUSTER", "NODES"}));
+  for (BusNode* n : {&a, &r}) {
+    EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*n->conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                        20));
+    // b's data now: k2 was never there.
+    EXPECT_TRUE(WaitFor([&] { return Cmd(*n->conn, {"DBSIZE"}) == ":0\r\n"; }, 20)) << Cmd(*n->conn, {"DBSIZE"});
+    EXPECT_EQ(Cmd(*n->conn, {"GET", k2}), Moved(s2, b));
+  }
+}
+
+TEST(ClusterFailoverE2E, PublishReachesEveryNodeAndShardPublishItsShard) {
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0});
+  ASSERT_EQ(nodes.size(), 4u);
+  // Plain subscribers on a second master and on the first master's replica.
+  RawConn sub_b(nodes[1].port());
+  RawConn sub_r(nodes[3].port());
+  for (RawConn* c : {&sub_b, &sub_r}) {
+    EXPECT_EQ(Cmd(*c, {"SUBSCRIBE", "news"}), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+  }
+  // PUBLISH counts only this node's receivers, as Redis.
+  EXPECT_EQ(Cmd(*nodes[0].conn, {"PUBLISH", "news", "hello"}), ":0\r\n");
+  const std::string message = "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n";
+  for (RawConn* c : {&sub_b, &sub_r}) {
+    EXPECT_EQ(c->ReadReply(), message);
+    // Once only (the replica is not also sent it by replication).
+    EXPECT_EQ(Cmd(*c, {"PING"}), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+  }
+
+  // SPUBLISH of "bar" (slot 5061, the first master's shard) reaches the
+  // shard's replica; another master refuses the subscription.
+  RawConn ssub_r(nodes[3].port());
+  EXPECT_EQ(Cmd(ssub_r, {"SSUBSCRIBE", "bar"}), "*3\r\n$10\r\nssubscribe\r\n$3\r\nbar\r\n:1\r\n");
+  RawConn other(nodes[2].port());
+  EXPECT_EQ(Cmd(other, {"SSUBSCRIBE", "bar"}), Moved(5061, nodes[0]));
+  EXPECT_EQ(Cmd(*nodes[0].conn, {"SPUBLISH", "bar", "hi"}), ":0\r\n");
+  EXPECT_EQ(ssub_r.ReadReply(), "*3\r\n$8\r\nsmessage\r\n$3\r\nbar\r\n$2\r\nhi\r\n");
+  EXPECT_EQ(Cmd(ssub_r, {"PING"}), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -180,7 +180,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
   if (!failover_auth_sent_) {
     ++st.current_epoch;
     failover_auth_epoch_ = st.current_epoch;
-    Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
+    Log(kWarning, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
     BusMessage req = Header(MsgType::kFailoverAuthRequest);
     if (mf_end_ != 0) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
     Broadcast(req);
@@ -189,10 +189,10 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
     return;
   }
   if (failover_auth_count_ >= needed_quorum) {
-    Log(kNotice, "Failover election won: I'm the new master.");
+    Log(kWarning, "Failover election won: I'm the new master.");
     if (me.config_epoch < failover_auth_epoch_) {
       me.config_epoch = failover_auth_epoch_;
-      Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
+      Log(kWarning, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
     }
     ReplaceMyMaster();
   }

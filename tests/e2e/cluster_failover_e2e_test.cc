@@ -88,16 +88,17 @@ TEST(ClusterFailoverE2E, DefaultFailoverSwapsRolesAndKeepsAckedWrites) {
 }
 
 TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
-  // No automatic failover: the master's silence must not promote the replica.
-  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {"--cluster-replica-no-failover", "yes"});
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {"--enable-debug-command", "yes"});
   ASSERT_EQ(nodes.size(), 4u);
   BusNode& master = nodes[0];
   BusNode& replica = nodes[3];
+  // No automatic failover: the master's silence must not promote the replica.
+  EXPECT_EQ(Cmd(*replica.conn, {"CONFIG", "SET", "cluster-replica-no-failover", "yes"}), "+OK\r\n");
   RawConn sleeper(master.port());
   sleeper.Send(Resp({"DEBUG", "SLEEP", "6"}));  // MFSTART waits in its socket meanwhile
   EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
   EXPECT_TRUE(WaitFor([&] { return Has(replica.Log(), "Manual failover timed out."); }, 15)) << replica.Log();
-  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id))
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave,nofailover " + master.id))
       << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
   EXPECT_FALSE(Has(replica.Log(), "Starting a failover election")) << replica.Log();
   EXPECT_EQ(sleeper.ReadReply(), "+OK\r\n");

@@ -53,6 +53,10 @@ ClusterHooks Server::MakeClusterHooks() {
     }
     return keys.size();
   };
+  h.master_data_age_ms = [this] {
+    const int64_t last = master_ ? master_->last_io_ms : 0;
+    return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
+  };
   h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {
     Publish(shard ? PubSub::Kind::kShard : PubSub::Kind::kChannel, channel, message);
   };

@@ -349,6 +349,7 @@ void ClusterBus::SetNodeAsMaster(Node& n) {
   n.master.clear();
   n.flags &= ~cluster::kFlagReplica;
   n.flags |= cluster::kFlagMaster;
+  if (!n.is_myself()) n.flags |= cluster::kFlagMigrateTo;  // a failed-over master had replicas
   todo_save_ = todo_update_ = true;
 }
 
@@ -760,9 +761,16 @@ void ClusterBus::Cron(int64_t now_ms) {
     Log(kWarning, "Manual failover timed out.");
     ResetManualFailover();
   }
+  // Redis's clusterNodeAddSlave: a master that has a replica is meant to
+  // keep one (an orphan for replica migration once it has none).
+  for (const auto& p : st.nodes()) {
+    if (!p->is_replica()) continue;
+    if (Node* m = st.MasterOf(*p); m != nullptr && m->is_master()) m->flags |= cluster::kFlagMigrateTo;
+  }
   if (st.myself().is_replica()) {
     HandleManualFailover();
     HandleReplicaFailover(now_ms);
+    if (st.myself().is_replica()) HandleReplicaMigration(now_ms);
   }
   // A replica (from nodes.conf, or whose master's address was unknown)
   // whose replication is off starts it once its master has an address.

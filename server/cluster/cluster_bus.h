@@ -144,6 +144,10 @@ class ClusterBus {
   // Redis's clusterHandleManualFailover: the replica may start its election
   // once its offset reached the one its paused master announced.
   void HandleManualFailover();
+  // Redis's clusterLogCantFailover, for the data-age reason.
+  void LogCantFailover(const char* why, const cluster::Node& master, int64_t now);
+  // Redis's clusterHandleSlaveMigration (core/cluster/replica_rules.h).
+  void HandleReplicaMigration(int64_t now);
   // MFSTART from `sender`, one of my replicas, on `link`.
   void OnMfStart(cluster::Node& sender, Link& link);
   void MaybeVote(cluster::Node& requester, const cluster::BusMessage& m);
@@ -172,6 +176,9 @@ class ClusterBus {
   bool mf_can_start_ = false;
   int64_t mf_master_offset_ = -1;
   std::string mf_replica_;
+  const char* cant_failover_reason_ = nullptr;
+  int64_t cant_failover_logged_ms_ = 0;
+  absl::flat_hash_map<std::string, int64_t> orphaned_since_;  // master name -> orphaned since (ms)
   int64_t failover_auth_time_ = 0;
   int failover_auth_count_ = 0;
   bool failover_auth_sent_ = false;

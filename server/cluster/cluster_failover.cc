@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cluster/cluster_gossip.h"
+#include "core/cluster/replica_rules.h"
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/cluster/cluster_bus.h"
@@ -146,6 +147,16 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       (config_.Bool("cluster-replica-no-failover") && !manual) || master->num_slots == 0) {
     return;
   }
+  // Data too old to be trusted (cluster-replica-validity-factor); a manual
+  // failover goes on anyway.
+  if (!manual && cluster::ReplicaDataTooOld(hooks_.master_data_age_ms(), NodeTimeout(),
+                                            config_.Int("cluster-replica-validity-factor"),
+                                            config_.Int("repl-ping-replica-period"))) {
+    LogCantFailover("Disconnected from master for longer than allowed. Please check the "
+                    "'cluster-replica-validity-factor' configuration option.",
+                    *master, now);
+    return;
+  }
   const int64_t auth_timeout = std::max<int64_t>(NodeTimeout() * 2, 2000);
   const int64_t auth_retry_time = auth_timeout * 2;
   int64_t auth_age = now - failover_auth_time_;
@@ -196,6 +207,27 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
     }
     ReplaceMyMaster();
   }
+}
+
+// Redis's clusterLogCantFailover (for the reason this file checks): not
+// while the master failed recently, not again for the same reason within
+// CLUSTER_CANT_FAILOVER_RELOG_PERIOD (10 s).
+void ClusterBus::LogCantFailover(const char* why, const Node& master, int64_t now) {
+  if (cant_failover_reason_ == why && now - cant_failover_logged_ms_ < 10 * 1000) return;
+  cant_failover_reason_ = why;
+  if (master.failed() && now - master.fail_time_ms < NodeTimeout() + 5000) return;
+  cant_failover_logged_ms_ = now;
+  Log(kWarning, StrCat("Currently unable to failover: ", why));
+}
+
+void ClusterBus::HandleReplicaMigration(int64_t now) {
+  cluster::ClusterState& st = mode_.state();
+  if (!config_.Bool("cluster-allow-replica-migration")) return;
+  Node* target = cluster::ReplicaMigrationTarget(st, st.ok(), config_.Int("cluster-migration-barrier"), now,
+                                                 &orphaned_since_);
+  if (target == nullptr) return;
+  Log(kWarning, StrCat("Migrating to orphaned master ", target->name));
+  SetMaster(*target);
 }
 
 // Redis's clusterFailoverReplaceYourMaster.

@@ -32,6 +32,10 @@ struct ClusterHooks {
   // DEL, or UNLINK with lazyfree-lazy-server-del, and signalled); returns
   // how many.
   std::function<size_t(int slot)> delete_keys_in_slot;
+  // How long, in ms, the replica's link to its master has been idle or
+  // down (Redis's data_age before the node timeout is taken off): huge
+  // when it never synced.
+  std::function<int64_t()> master_data_age_ms;
   // A PUBLISH (shard: SPUBLISH) received over the bus, delivered to this
   // node's subscribers only.
   std::function<void(bool shard, std::string_view channel, std::string_view message)> publish_local;

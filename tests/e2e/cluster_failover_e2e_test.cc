@@ -7,12 +7,16 @@
 // - a master losing a slot to a greater config epoch deletes that slot's
 //   keys (its replica too), and one losing all its slots follows the new
 //   owner as a replica, its replica with it;
+// - replica migration to an orphaned master, and a replica too stale to be
+//   elected (cluster-replica-validity-factor) unless forced;
 // - PUBLISH reaches subscribers on every node, SPUBLISH the nodes of the
 //   channel's shard.
 // node-timeout is 1000 ms throughout, so each test takes seconds.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -102,6 +106,57 @@ TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
       << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
   EXPECT_FALSE(Has(replica.Log(), "Starting a failover election")) << replica.Log();
   EXPECT_EQ(sleeper.ReadReply(), "+OK\r\n");
+}
+
+TEST(ClusterFailoverE2E, AReplicaMigratesToAnOrphanedMaster) {
+  // The first master has two replicas, the second one (which it loses).
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0, 0, 1});
+  ASSERT_EQ(nodes.size(), 6u);
+  BusNode& orphan = nodes[1];
+  nodes[5].server->Kill();
+  // The smaller-named of the first master's replicas moves, after the
+  // orphan has stayed so for 5 s; the other stays.
+  BusNode& mover = nodes[3].id < nodes[4].id ? nodes[3] : nodes[4];
+  BusNode& stayer = nodes[3].id < nodes[4].id ? nodes[4] : nodes[3];
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*mover.conn, mover.id), "myself,slave " + orphan.id); }, 30))
+      << Text(Cmd(*mover.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(Has(mover.Log(), "Migrating to orphaned master " + orphan.id)) << mover.Log();
+  EXPECT_TRUE(Has(NodeLine(*stayer.conn, stayer.id), "myself,slave " + nodes[0].id));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*orphan.conn, mover.id), "slave " + orphan.id); }, 20))
+      << Text(Cmd(*orphan.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*mover.conn, {"INFO", "replication"}),
+                                       "master_port:" + std::to_string(orphan.port()) + "\r\n"); },
+                      20));
+}
+
+TEST(ClusterFailoverE2E, AStaleReplicaIsNotElectedUnlessForced) {
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0});
+  ASSERT_EQ(nodes.size(), 4u);
+  BusNode& master = nodes[0];
+  BusNode& replica = nodes[3];
+  // Stale after 1 s (ping period) + 1 x node-timeout past the node timeout;
+  // the master sends no replication PING meanwhile.
+  EXPECT_EQ(Cmd(*master.conn, {"CONFIG", "SET", "repl-ping-replica-period", "3600"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CONFIG", "SET", "cluster-replica-validity-factor", "1"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*replica.conn, {"CONFIG", "SET", "repl-ping-replica-period", "1"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*master.conn, {"SET", "bar", "acked"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*master.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  master.server->Kill();
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), "master,fail"); }, 20));
+  // Logged once the master has been failed for node-timeout + 5 s.
+  EXPECT_TRUE(WaitFor([&] { return Has(replica.Log(), "Currently unable to failover: Disconnected from master for "
+                                                      "longer than allowed. Please check the "
+                                                      "'cluster-replica-validity-factor' configuration option."); },
+                      20))
+      << replica.Log();
+  EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id));
+  EXPECT_FALSE(Has(replica.Log(), "Starting a failover election")) << replica.Log();
+  // A manual failover is not held back by the data's age.
+  EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER", "FORCE"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,master - "); }, 20))
+      << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*replica.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
 }
 
 // Two keys of distinct slots in [first, last].

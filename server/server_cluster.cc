@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cluster/cluster_state.h"
 #include "io/thread_check.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_mode.h"

@@ -171,7 +171,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       failover_auth_time_ = now;
       failover_auth_rank_ = 0;
     }
-    Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
+    Log(kWarning, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
                         failover_auth_rank_, ", offset ", hooks_.repl_offset(), ")."));
     BroadcastPong(true);
     if (mf_end_ == 0) return;
@@ -183,7 +183,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       const int64_t added = (newrank - failover_auth_rank_) * 1000;
       failover_auth_time_ += added;
       failover_auth_rank_ = newrank;
-      Log(kNotice, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
+      Log(kWarning, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
     }
   }
   if (now < failover_auth_time_) return;  // waiting for the delay

@@ -3,7 +3,8 @@
 // - the default CLUSTER FAILOVER (MFSTART, the master's write pause and its
 //   PAUSED offset, the election with FORCEACK): roles swapped on every node,
 //   an acknowledged write kept, a write racing the failover either kept or
-//   redirected; and its timeout when the master does not answer;
+//   redirected; the same with a redis-server 7.0 node on either side; and
+//   its timeout when the master does not answer;
 // - a master losing a slot to a greater config epoch deletes that slot's
 //   keys (its replica too), and one losing all its slots follows the new
 //   owner as a replica, its replica with it;
@@ -13,8 +14,10 @@
 //   channel's shard.
 // node-timeout is 1000 ms throughout, so each test takes seconds.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <utility>
@@ -89,6 +92,76 @@ TEST(ClusterFailoverE2E, DefaultFailoverSwapsRolesAndKeepsAckedWrites) {
   EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*replica.conn, replica.id), "myself,slave " + master.id); }, 20))
       << Text(Cmd(*replica.conn, {"CLUSTER", "NODES"}));
   EXPECT_EQ(Cmd(*master.conn, {"GET", "bar"}), "$5\r\nacked\r\n");
+}
+
+// The same handshake across implementations: a redis-server 7.0 replica
+// fails over a ringkv master, then the ringkv node (its replica now) fails
+// back over the redis-server master.
+TEST(ClusterFailoverE2E, DefaultFailoverWithRedisServerBothWays) {
+  if (access(kRedisSrc.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << kRedisSrc;
+  // Redis must run from a path of its own (it checks its name for sentinel).
+  const std::string redis_bin = TestServer::MakeTempDir() + "/redis-server";
+  ASSERT_EQ(system(("cp " + kRedisSrc + " " + redis_bin).c_str()), 0);
+  std::vector<BusNode> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(StartBusNode());
+    ASSERT_TRUE(nodes.back().server->ready());
+  }
+  nodes.push_back(StartBusNode(redis_bin));
+  ASSERT_TRUE(nodes.back().server->ready());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(kThreeMasters[i].first),
+                                   std::to_string(kThreeMasters[i].second)}),
+              "+OK\r\n");
+  }
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()),
+                                   std::to_string(nodes[i].cport)}),
+              "+OK\r\n");
+  }
+  BusNode& ringkv = nodes[0];
+  BusNode& redis = nodes[3];
+  ASSERT_TRUE(WaitFor([&] { return Has(NodeLine(*redis.conn, ringkv.id), " connected 0-5460"); }, 30))
+      << Text(Cmd(*redis.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*redis.conn, {"CLUSTER", "REPLICATE", ringkv.id}), "+OK\r\n");
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::string info = Text(Cmd(*n.conn, {"CLUSTER", "INFO"}));
+          return Has(info, "cluster_state:ok\r\n") && Has(info, "cluster_known_nodes:4\r\n") &&
+                 Has(NodeLine(*n.conn, redis.id), "slave " + ringkv.id);
+        },
+        30))
+        << Text(Cmd(*n.conn, {"CLUSTER", "NODES"}));
+  }
+  ASSERT_TRUE(WaitFor([&] { return Has(Cmd(*redis.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                      30));
+  EXPECT_EQ(Cmd(*ringkv.conn, {"SET", "bar", "one"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*ringkv.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+
+  EXPECT_EQ(Cmd(*redis.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*redis.conn, redis.id), "myself,master - "); }, 20))
+      << Text(Cmd(*redis.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*ringkv.conn, ringkv.id), "myself,slave " + redis.id); }, 20))
+      << Text(Cmd(*ringkv.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*redis.conn, {"GET", "bar"}), "$3\r\none\r\n");
+  EXPECT_TRUE(Has(ringkv.Log(), "Manual failover requested by replica " + redis.id + ".")) << ringkv.Log();
+
+  ASSERT_TRUE(WaitFor([&] { return Has(Cmd(*ringkv.conn, {"INFO", "replication"}), "master_link_status:up\r\n"); },
+                      30));
+  // The master accepts MFSTART only from a node it knows as its replica.
+  ASSERT_TRUE(WaitFor([&] { return Has(NodeLine(*redis.conn, ringkv.id), "slave " + redis.id); }, 20))
+      << Text(Cmd(*redis.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*redis.conn, {"SET", "bar", "two"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*redis.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+  EXPECT_EQ(Cmd(*ringkv.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*ringkv.conn, ringkv.id), "myself,master - "); }, 20))
+      << Text(Cmd(*ringkv.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*redis.conn, redis.id), "myself,slave " + ringkv.id); }, 20))
+      << Text(Cmd(*redis.conn, {"CLUSTER", "NODES"}));
+  EXPECT_EQ(Cmd(*ringkv.conn, {"GET", "bar"}), "$3\r\ntwo\r\n");
+  EXPECT_TRUE(Has(ringkv.Log(), "All master replication stream processed, manual failover can start."))
+      << ringkv.Log();
 }
 
 TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {

@@ -6,17 +6,17 @@
 // failure reports, FAIL by a majority of masters and its broadcast.
 //
 // Replicas: CLUSTER REPLICATE, and the automatic failover of a FAIL master
-// (Redis's clusterHandleSlaveFailover: election delayed by rank,
-// FAILOVER_AUTH_REQUEST, votes of the masters, the slots taken with the
-// election's epoch); a master whose slots all went to another follows it
-// as a replica.
+// (Redis's clusterHandleSlaveFailover: the validity factor, election
+// delayed by rank, FAILOVER_AUTH_REQUEST, votes of the masters, the slots
+// taken with the election's epoch); a master whose slots all went to
+// another follows it as a replica, one that lost some deletes their keys;
+// replica migration to orphaned masters.
 //
 // The default manual failover (CLUSTER FAILOVER: MFSTART, the master's
 // write pause and PAUSED pings, the election with FORCEACK once the replica
 // reached the master's offset); PUBLISH / SPUBLISH over the bus.
 //
-// Not yet: replica migration to orphaned masters, the replica validity
-// factor (docs/cluster.md).
+// Not here: MODULE messages, TLS (docs/cluster.md).
 //
 // Thread-safety: none. REQUIRES: the main command thread.
 #pragma once

@@ -577,7 +577,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       bool changed = false;
       std::vector<int> lost = cluster::TakeClaimedSlots(st, *sender, sender_config_epoch, m.myslots, &changed);
       if (changed) todo_save_ = todo_update_ = true;
-      if (!FollowIfMySlotsMoved(*sender, curmaster, before)) DeleteKeysOfLostSlots(lost);
+      AfterSlotsUpdate(*sender, curmaster, before, lost);
     }
     if (sender != nullptr && dirty_slots) {
       for (int s = 0; s < cluster::kClusterSlots; ++s) {
@@ -636,7 +636,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
     bool changed = false;
     std::vector<int> lost = cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
     if (changed) todo_update_ = true;
-    if (!FollowIfMySlotsMoved(*n, curmaster, before)) DeleteKeysOfLostSlots(lost);
+    AfterSlotsUpdate(*n, curmaster, before, lost);
   } else if (type == MsgType::kFailoverAuthRequest) {
     if (sender == nullptr) return;
     MaybeVote(*sender, m);

@@ -154,8 +154,12 @@ class ClusterBus {
   // After slots moved to `sender`: follow it if my (master's) slots are gone
   // (Redis's clusterUpdateSlotsConfigWith); true when myself now follows it.
   bool FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
-  // The keys of the slots myself lost (a master that keeps serving others).
-  void DeleteKeysOfLostSlots(const std::vector<int>& lost);
+  // The end of Redis's clusterUpdateSlotsConfigWith, after slots moved to
+  // `sender`: follow it (FollowIfMySlotsMoved), or, a replica of a replica,
+  // follow the grandmaster; else delete the keys of the slots myself lost
+  // (a master that keeps serving others).
+  void AfterSlotsUpdate(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before,
+                        const std::vector<int>& lost);
 
   ClusterMode& mode_;
   Config& config_;

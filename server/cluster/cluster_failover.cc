@@ -34,7 +34,19 @@ bool ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before)
   return true;
 }
 
-void ClusterBus::DeleteKeysOfLostSlots(const std::vector<int>& lost) {
+void ClusterBus::AfterSlotsUpdate(Node& sender, Node* curmaster, int before, const std::vector<int>& lost) {
+  if (FollowIfMySlotsMoved(sender, curmaster, before)) return;
+  cluster::ClusterState& st = mode_.state();
+  Node* master = st.MasterOf(st.myself());
+  Node* grand = master != nullptr && master->is_replica() ? st.MasterOf(*master) : nullptr;
+  if (grand != nullptr && grand != &st.myself()) {
+    // My master turned replica when its last slot went (its PING came
+    // before the new owner's claim): no slot moved from it now, so follow
+    // its master, as Redis's sub-replica safeguard.
+    Log(kWarning, StrCat("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster ", grand->name));
+    SetMaster(*grand);
+    return;
+  }
   // Still a master serving other slots: the keys of the slots it lost go,
   // so keys and slots agree (Redis's delKeysInSlot on its dirty slots).
   for (int s : lost) hooks_.delete_keys_in_slot(s);

@@ -317,11 +317,7 @@ absl::Status Server::Start() {
   if (cluster_) {  // the cluster bus: its own listener and thread (server/cluster/bus_net.h)
     std::vector<std::string> bind;
     for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
-    if (absl::Status s = cluster_->StartBus(
-            bind, [this] { io_->Notify(); }, [this] { return static_cast<int64_t>(master_repl_offset()); },
-            [this](const std::string& host, int port) { (void)ReplicaOf(host, port); },
-            [this] { return is_replica(); });
-        !s.ok()) {
+    if (absl::Status s = cluster_->StartBus(bind, MakeClusterHooks()); !s.ok()) {
       io_->Shutdown();
       return s;
     }

@@ -32,6 +32,7 @@
 #include "server/client.h"
 #include "server/client_registry.h"
 #include "server/client_pause.h"
+#include "server/cluster/cluster_hooks.h"
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -299,6 +300,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
 
   // ---- cluster mode (server/cluster/): null unless cluster-enabled yes ----------------
   ClusterMode* cluster() { return cluster_.get(); }
+  // What the cluster bus asks of this server (server_cluster.cc).
+  ClusterHooks MakeClusterHooks();
+  // A PUBLISH / SPUBLISH run here: in cluster mode, sent over the bus
+  // (Redis 7.0 then does not propagate it to replicas); else to replicas.
+  void PropagatePublish(PubSub::Kind kind, Argv argv, int db);
   // The command gate for redis.call / redis.pcall: lookup, arity, what
   // scripts may not run, the read-only / OOM / replica / persistence
   // refusals with Redis's script errors, then the command on the script's
@@ -592,6 +598,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
   Shutdown shutdown_{*this, *config_};  // SHUTDOWN / SIGTERM: the wait for replicas, the final save
+  // A cluster master's manual-failover pause (MFSTART) and the client pause
+  // it replaced (put back when it ends).
+  bool cluster_mf_paused_ = false;
+  ClientPause::Window pause_before_cluster_mf_;
   std::string run_id_;
   std::string executable_;
   int64_t maxclients_ = 10000;

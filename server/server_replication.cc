@@ -489,7 +489,9 @@ void Server::ReplicationCron(int64_t now_ms) {
   // Redis has no replica yet): a replica attaching does not get one at once.
   const int64_t period_s = std::max<int64_t>(1, config_->Int("repl-ping-replica-period"));
   const int64_t second = (now_ms - start_time_ms_) / 1000;
-  if (primary_->online() > 0 && !master_ && !failover_ && second > 0 && second != last_replica_ping_s_ &&
+  // Not during a failover's pause (FAILOVER, or a cluster manual failover):
+  // the PING would move the offset the replica must reach.
+  if (primary_->online() > 0 && !master_ && !failover_ && !cluster_mf_paused_ && second > 0 && second != last_replica_ping_s_ &&
       second % period_s == 0) {
     last_replica_ping_s_ = second;
     const std::string_view ping[] = {"PING"};

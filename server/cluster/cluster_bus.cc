@@ -57,11 +57,8 @@ std::string NormalizeIp(const std::string& ip) {
 
 const char* BusMessageTypeName(MsgType t) { return TypeName(t); }
 
-ClusterBus::ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify,
-                       std::function<int64_t()> repl_offset, std::function<void(const std::string&, int)> set_master,
-                       std::function<bool()> replicating)
-    : mode_(mode), config_(config), repl_offset_(std::move(repl_offset)), set_master_(std::move(set_master)),
-      replicating_(std::move(replicating)), net_(std::make_unique<BusNet>(std::move(notify))) {}
+ClusterBus::ClusterBus(ClusterMode& mode, Config& config, ClusterHooks hooks)
+    : mode_(mode), config_(config), hooks_(std::move(hooks)), net_(std::make_unique<BusNet>(hooks_.notify)) {}
 
 void ClusterBus::SetMaster(Node& master) {
   cluster::ClusterState& st = mode_.state();
@@ -75,7 +72,8 @@ void ClusterBus::SetMaster(Node& master) {
     }
   }
   me.master = master.name;
-  if (!master.ip.empty()) set_master_(master.ip, master.port);
+  if (!master.ip.empty()) hooks_.set_master(master.ip, master.port);
+  ResetManualFailover();  // a master paused for a manual failover resumes (as a replica now)
   todo_save_ = todo_update_ = true;
   FlushTodo();
 }
@@ -186,7 +184,9 @@ BusMessage ClusterBus::Header(MsgType type) {
   m.state = st.ok() ? 0 : 1;
   m.current_epoch = st.current_epoch;
   m.config_epoch = master->config_epoch;
-  m.offset = static_cast<uint64_t>(repl_offset_());
+  m.offset = static_cast<uint64_t>(hooks_.repl_offset());
+  // A master paused for a manual failover: this offset is final.
+  if (me.is_master() && mf_end_ != 0) m.mflags[0] |= cluster::kMsgFlagPaused;
   return m;
 }
 
@@ -218,6 +218,26 @@ void ClusterBus::Broadcast(const BusMessage& m) {
   for (const auto& n : mode_.state().nodes()) {
     if (n->link == 0 || (n->flags & (cluster::kFlagMyself | cluster::kFlagHandshake))) continue;
     SendTo(n->link, m);
+  }
+}
+
+void ClusterBus::PropagatePublish(bool shard, std::string_view channel, std::string_view message) {
+  BusMessage m = Header(shard ? MsgType::kPublishShard : MsgType::kPublish);
+  m.channel = std::string(channel);
+  m.message = std::string(message);
+  if (!shard) {
+    Broadcast(m);
+    return;
+  }
+  // Redis's clusterGetNodesServingMySlots: my master (or myself) and its replicas.
+  cluster::ClusterState& st = mode_.state();
+  Node& me = st.myself();
+  Node* master = me.is_master() ? &me : st.MasterOf(me);
+  if (master == nullptr) return;
+  std::vector<Node*> shard_nodes = st.ReplicasOf(*master);
+  shard_nodes.push_back(master);
+  for (Node* n : shard_nodes) {
+    if (n != &me && n->link != 0) SendTo(n->link, m);
   }
 }
 
@@ -320,7 +340,7 @@ bool ClusterBus::UpdateAddressIfNeeded(Node& n, const Link& l, const BusMessage&
   n.flags &= ~cluster::kFlagNoAddr;
   Log(kWarning, StrCat("Address updated for node ", n.name, ", now ", n.ip, ":", n.port));
   // Our master moved: replicate from its new address.
-  if (mode_.state().myself().is_replica() && mode_.state().myself().master == n.name) set_master_(n.ip, n.port);
+  if (mode_.state().myself().is_replica() && mode_.state().myself().master == n.name) hooks_.set_master(n.ip, n.port);
   return true;
 }
 
@@ -329,6 +349,7 @@ void ClusterBus::SetNodeAsMaster(Node& n) {
   n.master.clear();
   n.flags &= ~cluster::kFlagReplica;
   n.flags |= cluster::kFlagMaster;
+  if (!n.is_myself()) n.flags |= cluster::kFlagMigrateTo;  // a failed-over master had replicas
   todo_save_ = todo_update_ = true;
 }
 
@@ -434,6 +455,13 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       todo_save_ = true;
     }
     sender->repl_offset = static_cast<int64_t>(m.offset);
+    // My master, paused for my manual failover, announced its final offset.
+    if (mf_end_ != 0 && st.myself().is_replica() && st.myself().master == sender->name &&
+        (m.mflags[0] & cluster::kMsgFlagPaused) && mf_master_offset_ == -1) {
+      mf_master_offset_ = sender->repl_offset;
+      Log(kWarning, StrCat("Received replication offset for paused master manual failover: ", mf_master_offset_));
+      HandleManualFailover();
+    }
   }
 
   if (type == MsgType::kPing || type == MsgType::kMeet) {
@@ -549,11 +577,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       bool changed = false;
       std::vector<int> lost = cluster::TakeClaimedSlots(st, *sender, sender_config_epoch, m.myslots, &changed);
       if (changed) todo_save_ = todo_update_ = true;
-      if (!lost.empty()) {
-        Log(kWarning, StrCat("Node ", sender->name, " took ", lost.size(),
-                             " of my slots with a greater config epoch (its keys here are stale)"));
-      }
-      FollowIfMySlotsMoved(*sender, curmaster, before);
+      AfterSlotsUpdate(*sender, curmaster, before, lost);
     }
     if (sender != nullptr && dirty_slots) {
       for (int s = 0; s < cluster::kClusterSlots; ++s) {
@@ -610,9 +634,9 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
     Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
     const int before = curmaster ? curmaster->num_slots : 0;
     bool changed = false;
-    cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
+    std::vector<int> lost = cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
     if (changed) todo_update_ = true;
-    FollowIfMySlotsMoved(*n, curmaster, before);
+    AfterSlotsUpdate(*n, curmaster, before, lost);
   } else if (type == MsgType::kFailoverAuthRequest) {
     if (sender == nullptr) return;
     MaybeVote(*sender, m);
@@ -624,10 +648,16 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       HandleReplicaFailover(now);  // maybe the quorum is here: act at once
       FlushTodo();
     }
+  } else if (type == MsgType::kMfStart) {
+    if (sender == nullptr) return;
+    OnMfStart(*sender, l);
+  } else if (type == MsgType::kPublish || type == MsgType::kPublishShard) {
+    if (sender == nullptr) return;  // from a node we do not know
+    hooks_.publish_local(type == MsgType::kPublishShard, m.channel, m.message);
   } else if (t >= cluster::kMsgTypeCount) {
     Log(kWarning, StrCat("Received unknown packet type: ", t));
   }
-  // PUBLISH / PUBLISHSHARD, failover auth, MFSTART, MODULE: not handled yet.
+  // MODULE: not handled (no modules).
 }
 
 // ---- cron ----
@@ -697,6 +727,14 @@ void ClusterBus::Cron(int64_t now_ms) {
 
   for (Node* n : nodes) {
     if (n->flags & (cluster::kFlagMyself | cluster::kFlagNoAddr | cluster::kFlagHandshake)) continue;
+    // A master paused for a replica's manual failover pings it every turn.
+    if (mf_end_ != 0 && st.myself().is_master() && mf_replica_ == n->name && n->link != 0) {
+      auto lit = links_.find(n->link);
+      if (lit != links_.end() && lit->second.connected) {
+        SendPing(lit->second, MsgType::kPing);
+        continue;
+      }
+    }
     const int64_t ping_delay = now_ms - n->ping_sent_ms;
     const int64_t data_delay = now_ms - n->data_received_ms;
     auto lit = n->link ? links_.find(n->link) : links_.end();
@@ -719,12 +757,26 @@ void ClusterBus::Cron(int64_t now_ms) {
       todo_update_ = true;
     }
   }
-  if (st.myself().is_replica()) HandleReplicaFailover(now_ms);
+  if (mf_end_ != 0 && mf_end_ < now_ms) {  // Redis's manualFailoverCheckTimeout
+    Log(kWarning, "Manual failover timed out.");
+    ResetManualFailover();
+  }
+  // Redis's clusterNodeAddSlave: a master that has a replica is meant to
+  // keep one (an orphan for replica migration once it has none).
+  for (const auto& p : st.nodes()) {
+    if (!p->is_replica()) continue;
+    if (Node* m = st.MasterOf(*p); m != nullptr && m->is_master()) m->flags |= cluster::kFlagMigrateTo;
+  }
+  if (st.myself().is_replica()) {
+    HandleManualFailover();
+    HandleReplicaFailover(now_ms);
+    if (st.myself().is_replica()) HandleReplicaMigration(now_ms);
+  }
   // A replica (from nodes.conf, or whose master's address was unknown)
   // whose replication is off starts it once its master has an address.
-  if (st.myself().is_replica() && !replicating_()) {
+  if (st.myself().is_replica() && !hooks_.replicating()) {
     const Node* master = st.MasterOf(st.myself());
-    if (master != nullptr && !master->ip.empty() && master->port > 0) set_master_(master->ip, master->port);
+    if (master != nullptr && !master->ip.empty() && master->port > 0) hooks_.set_master(master->ip, master->port);
   }
   if (!st.ok()) todo_update_ = true;
   FlushTodo();

@@ -6,14 +6,17 @@
 // failure reports, FAIL by a majority of masters and its broadcast.
 //
 // Replicas: CLUSTER REPLICATE, and the automatic failover of a FAIL master
-// (Redis's clusterHandleSlaveFailover: election delayed by rank,
-// FAILOVER_AUTH_REQUEST, votes of the masters, the slots taken with the
-// election's epoch); a master whose slots all went to another follows it
-// as a replica.
+// (Redis's clusterHandleSlaveFailover: the validity factor, election
+// delayed by rank, FAILOVER_AUTH_REQUEST, votes of the masters, the slots
+// taken with the election's epoch); a master whose slots all went to
+// another follows it as a replica, one that lost some deletes their keys;
+// replica migration to orphaned masters.
 //
-// Not yet: the default manual failover (CLUSTER FAILOVER without FORCE or
-// TAKEOVER: MFSTART and the master's pause), PUBLISH over the
-// bus, replica migration to orphaned masters (docs/cluster.md).
+// The default manual failover (CLUSTER FAILOVER: MFSTART, the master's
+// write pause and PAUSED pings, the election with FORCEACK once the replica
+// reached the master's offset); PUBLISH / SPUBLISH over the bus.
+//
+// Not here: MODULE messages, TLS (docs/cluster.md).
 //
 // Thread-safety: none. REQUIRES: the main command thread.
 #pragma once
@@ -23,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,6 +35,7 @@
 #include "core/cluster/bus_message.h"
 #include "core/cluster/cluster_state.h"
 #include "server/cluster/bus_net.h"
+#include "server/cluster/cluster_hooks.h"
 
 namespace ringkv::server {
 
@@ -50,11 +55,8 @@ struct BusLinkInfo {
 
 class ClusterBus {
  public:
-  // `repl_offset`: the offset PING headers carry (master_repl_offset).
-  // `set_master`: REPLICAOF host port (Server::ReplicaOf); `replicating`:
-  // whether the server has a primary now.
-  ClusterBus(ClusterMode& mode, Config& config, std::function<void()> notify, std::function<int64_t()> repl_offset,
-             std::function<void(const std::string&, int)> set_master, std::function<bool()> replicating);
+  // `hooks`: what the bus asks of the server (cluster_hooks.h).
+  ClusterBus(ClusterMode& mode, Config& config, ClusterHooks hooks);
   ~ClusterBus();
 
   // Listens on myself's bus port (cluster-port, else port + 10000) on the
@@ -73,10 +75,19 @@ class ClusterBus {
   // clusterSetMaster: open slots closed, replication started).
   // REQUIRES: `master` is a master other than myself; myself has no slots.
   void SetMaster(cluster::Node& master);
-  // CLUSTER FAILOVER FORCE / TAKEOVER on a replica: "" or the error text
-  // (Redis's). TAKEOVER takes the slots at once with a new epoch; FORCE
-  // runs an election now, the masters voting although its master is up.
+  // CLUSTER FAILOVER [FORCE | TAKEOVER] on a replica: "" (OK at once) or
+  // the error text (Redis's). TAKEOVER takes the slots at once with a new
+  // epoch; FORCE runs an election now, the masters voting although its
+  // master is up; the default sends MFSTART to the master, which pauses
+  // writes and tells its offset, and the election starts once this replica
+  // processed that offset (within CLUSTER_MF_TIMEOUT, 5 s).
   std::string ManualFailover(bool force, bool takeover);
+  // Whether a manual failover is under way (mf_end): a master paused for one
+  // sends its replicas no replication PING.
+  bool manual_failover_in_progress() const { return mf_end_ != 0; }
+  // Redis's clusterPropagatePublish: PUBLISH to every node, SPUBLISH
+  // (`shard`) to the other nodes of myself's shard.
+  void PropagatePublish(bool shard, std::string_view channel, std::string_view message);
   // CLUSTER FORGET: the node may not come back by gossip for 60 s.
   void Blacklist(const std::string& name);
   // A node left the table (FORGET, RESET): its links are closed.
@@ -128,15 +139,31 @@ class ClusterBus {
   int ReplicaRank();
   void ReplaceMyMaster();
   void BroadcastPong(bool local_replicas_only);
+  // Redis's resetManualFailover: a master paused for a replica resumes.
+  void ResetManualFailover();
+  // Redis's clusterHandleManualFailover: the replica may start its election
+  // once its offset reached the one its paused master announced.
+  void HandleManualFailover();
+  // Redis's clusterLogCantFailover, for the data-age reason.
+  void LogCantFailover(const char* why, const cluster::Node& master, int64_t now);
+  // Redis's clusterHandleSlaveMigration (core/cluster/replica_rules.h).
+  void HandleReplicaMigration(int64_t now);
+  // MFSTART from `sender`, one of my replicas, on `link`.
+  void OnMfStart(cluster::Node& sender, Link& link);
   void MaybeVote(cluster::Node& requester, const cluster::BusMessage& m);
-  // After slots moved to `sender`: follow it if my (master's) slots are gone.
-  void FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+  // After slots moved to `sender`: follow it if my (master's) slots are gone
+  // (Redis's clusterUpdateSlotsConfigWith); true when myself now follows it.
+  bool FollowIfMySlotsMoved(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before);
+  // The end of Redis's clusterUpdateSlotsConfigWith, after slots moved to
+  // `sender`: follow it (FollowIfMySlotsMoved), or, a replica of a replica,
+  // follow the grandmaster; else delete the keys of the slots myself lost
+  // (a master that keeps serving others).
+  void AfterSlotsUpdate(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before,
+                        const std::vector<int>& lost);
 
   ClusterMode& mode_;
   Config& config_;
-  std::function<int64_t()> repl_offset_;
-  std::function<void(const std::string&, int)> set_master_;
-  std::function<bool()> replicating_;
+  ClusterHooks hooks_;
   std::unique_ptr<BusNet> net_;
   absl::flat_hash_map<uint64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)
@@ -145,8 +172,17 @@ class ClusterBus {
   uint64_t pings_sent_ = 0;
   int64_t next_cron_ms_ = 0;
   int stats_pfail_nodes_ = 0;
-  int64_t mf_end_ = 0;  // a manual failover (FORCE) runs until then
+  // A manual failover runs until mf_end_ (0: none). On a replica,
+  // mf_can_start_ once the election may start, mf_master_offset_ the offset
+  // its paused master announced (-1: not yet); on a master, mf_replica_ the
+  // replica that asked.
+  int64_t mf_end_ = 0;
   bool mf_can_start_ = false;
+  int64_t mf_master_offset_ = -1;
+  std::string mf_replica_;
+  const char* cant_failover_reason_ = nullptr;
+  int64_t cant_failover_logged_ms_ = 0;
+  absl::flat_hash_map<std::string, int64_t> orphaned_since_;  // master name -> orphaned since (ms)
   int64_t failover_auth_time_ = 0;
   int failover_auth_count_ = 0;
   bool failover_auth_sent_ = false;

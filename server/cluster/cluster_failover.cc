@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/cluster/cluster_gossip.h"
+#include "core/cluster/replica_rules.h"
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/cluster/cluster_bus.h"
@@ -18,20 +19,44 @@ using cluster::BusMessage;
 using cluster::MsgType;
 using cluster::Node;
 
-void ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
+constexpr int64_t kMfTimeoutMs = 5000;  // Redis's CLUSTER_MF_TIMEOUT
+constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT: the master's pause is twice as long
+
+bool ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
   cluster::ClusterState& st = mode_.state();
-  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return;
-  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) return;
-  if (st.myself().is_replica() && st.myself().master == sender.name) return;
+  if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return false;
+  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) {
+    return false;
+  }
+  if (st.myself().is_replica() && st.myself().master == sender.name) return false;
   Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", sender.name));
   SetMaster(sender);
+  return true;
+}
+
+void ClusterBus::AfterSlotsUpdate(Node& sender, Node* curmaster, int before, const std::vector<int>& lost) {
+  if (FollowIfMySlotsMoved(sender, curmaster, before)) return;
+  cluster::ClusterState& st = mode_.state();
+  Node* master = st.MasterOf(st.myself());
+  Node* grand = master != nullptr && master->is_replica() ? st.MasterOf(*master) : nullptr;
+  if (grand != nullptr && grand != &st.myself()) {
+    // My master turned replica when its last slot went (its PING came
+    // before the new owner's claim): no slot moved from it now, so follow
+    // its master, as Redis's sub-replica safeguard.
+    Log(kWarning, StrCat("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster ", grand->name));
+    SetMaster(*grand);
+    return;
+  }
+  // Still a master serving other slots: the keys of the slots it lost go,
+  // so keys and slots agree (Redis's delKeysInSlot on its dirty slots).
+  for (int s : lost) hooks_.delete_keys_in_slot(s);
 }
 
 int ClusterBus::ReplicaRank() {
   cluster::ClusterState& st = mode_.state();
   Node* master = st.MasterOf(st.myself());
   if (master == nullptr) return 0;
-  const int64_t my_offset = repl_offset_();
+  const int64_t my_offset = hooks_.repl_offset();
   int rank = 0;
   for (Node* r : st.ReplicasOf(*master)) {
     if (r == &st.myself() || (r->flags & cluster::kFlagNoFailover)) continue;
@@ -65,12 +90,8 @@ std::string ClusterBus::ManualFailover(bool force, bool takeover) {
   if (!force && (master->failed() || master->link == 0)) {
     return "Master is down or failed, please use CLUSTER FAILOVER FORCE";
   }
-  if (!force) {
-    return "CLUSTER FAILOVER without FORCE or TAKEOVER needs the manual failover handshake (MFSTART), which this "
-           "ringkv version does not have yet";
-  }
-  mf_end_ = UnixMs() + 5000;  // Redis's CLUSTER_MF_TIMEOUT
-  mf_can_start_ = false;
+  ResetManualFailover();
+  mf_end_ = UnixMs() + kMfTimeoutMs;
   if (takeover) {
     // No consensus: a new epoch, the slots, and everyone told.
     Log(kWarning, "Taking over the master (user request).");
@@ -80,29 +101,72 @@ std::string ClusterBus::ManualFailover(bool force, bool takeover) {
       Log(kWarning, StrCat("New configEpoch set to ", me.config_epoch));
     }
     ReplaceMyMaster();
-    mf_end_ = 0;
     return "";
   }
-  Log(kWarning, "Forced failover user request accepted.");
+  if (force) {
+    Log(kWarning, "Forced failover user request accepted.");
+    mf_can_start_ = true;
+    failover_auth_time_ = 0;  // a new election at once
+    HandleReplicaFailover(UnixMs());
+    FlushTodo();
+    return "";
+  }
+  // The master pauses its writes and announces its offset (OnMfStart);
+  // HandleManualFailover starts the election once we processed it all.
+  Log(kWarning, "Manual failover user request accepted.");
+  if (master->link != 0) SendTo(master->link, Header(MsgType::kMfStart));
+  return "";
+}
+
+void ClusterBus::ResetManualFailover() {
+  if (!mf_replica_.empty()) hooks_.unpause_writes();  // a master paused for a replica: writes resume
+  mf_end_ = 0;
+  mf_can_start_ = false;
+  mf_replica_.clear();
+  mf_master_offset_ = -1;
+}
+
+void ClusterBus::OnMfStart(Node& sender, Link& link) {
+  cluster::ClusterState& st = mode_.state();
+  if (sender.master != st.myself().name || !st.myself().is_master()) return;  // only from one of my replicas
+  ResetManualFailover();
+  const int64_t now = UnixMs();
+  mf_end_ = now + kMfTimeoutMs;
+  mf_replica_ = sender.name;
+  hooks_.pause_writes(now + kMfTimeoutMs * kMfPauseMult);
+  Log(kWarning, StrCat("Manual failover requested by replica ", sender.name, "."));
+  // The PING carries the offset at which writes stopped (PAUSED flag), so
+  // the replica can start as soon as it processed it.
+  SendPing(link, MsgType::kPing);
+}
+
+void ClusterBus::HandleManualFailover() {
+  if (mf_end_ == 0 || mf_can_start_ || mf_master_offset_ == -1) return;
+  if (mf_master_offset_ != hooks_.repl_offset()) return;  // still catching up
   mf_can_start_ = true;
+  Log(kWarning, "All master replication stream processed, manual failover can start.");
   failover_auth_time_ = 0;  // a new election at once
   HandleReplicaFailover(UnixMs());
   FlushTodo();
-  return "";
 }
 
 void ClusterBus::HandleReplicaFailover(int64_t now) {
   cluster::ClusterState& st = mode_.state();
   Node& me = st.myself();
   Node* master = st.MasterOf(me);
-  if (mf_end_ != 0 && mf_end_ < now) {
-    Log(kWarning, "Manual failover timed out.");
-    mf_end_ = 0;
-    mf_can_start_ = false;
-  }
   const bool manual = mf_end_ != 0 && mf_can_start_;
   if (me.is_master() || master == nullptr || (!master->failed() && !manual) ||
       (config_.Bool("cluster-replica-no-failover") && !manual) || master->num_slots == 0) {
+    return;
+  }
+  // Data too old to be trusted (cluster-replica-validity-factor); a manual
+  // failover goes on anyway.
+  if (!manual && cluster::ReplicaDataTooOld(hooks_.master_data_age_ms(), NodeTimeout(),
+                                            config_.Int("cluster-replica-validity-factor"),
+                                            config_.Int("repl-ping-replica-period"))) {
+    LogCantFailover("Disconnected from master for longer than allowed. Please check the "
+                    "'cluster-replica-validity-factor' configuration option.",
+                    *master, now);
     return;
   }
   const int64_t auth_timeout = std::max<int64_t>(NodeTimeout() * 2, 2000);
@@ -119,8 +183,8 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       failover_auth_time_ = now;
       failover_auth_rank_ = 0;
     }
-    Log(kNotice, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
-                        failover_auth_rank_, ", offset ", repl_offset_(), ")."));
+    Log(kWarning, StrCat("Start of election delayed for ", failover_auth_time_ - now, " milliseconds (rank #",
+                        failover_auth_rank_, ", offset ", hooks_.repl_offset(), ")."));
     BroadcastPong(true);
     if (mf_end_ == 0) return;
     auth_age = now - failover_auth_time_;  // a manual failover goes on at once
@@ -131,7 +195,7 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
       const int64_t added = (newrank - failover_auth_rank_) * 1000;
       failover_auth_time_ += added;
       failover_auth_rank_ = newrank;
-      Log(kNotice, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
+      Log(kWarning, StrCat("Replica rank updated to #", newrank, ", added ", added, " milliseconds of delay."));
     }
   }
   if (now < failover_auth_time_) return;  // waiting for the delay
@@ -139,24 +203,43 @@ void ClusterBus::HandleReplicaFailover(int64_t now) {
   if (!failover_auth_sent_) {
     ++st.current_epoch;
     failover_auth_epoch_ = st.current_epoch;
-    Log(kNotice, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
+    Log(kWarning, StrCat("Starting a failover election for epoch ", st.current_epoch, "."));
     BusMessage req = Header(MsgType::kFailoverAuthRequest);
-    if (manual) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
+    if (mf_end_ != 0) req.mflags[0] |= cluster::kMsgFlagForceAck;  // the masters vote although mine is up
     Broadcast(req);
     failover_auth_sent_ = true;
     todo_save_ = todo_update_ = true;
     return;
   }
   if (failover_auth_count_ >= needed_quorum) {
-    Log(kNotice, "Failover election won: I'm the new master.");
+    Log(kWarning, "Failover election won: I'm the new master.");
     if (me.config_epoch < failover_auth_epoch_) {
       me.config_epoch = failover_auth_epoch_;
-      Log(kNotice, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
+      Log(kWarning, StrCat("configEpoch set to ", me.config_epoch, " after successful failover"));
     }
     ReplaceMyMaster();
-    mf_end_ = 0;
-    mf_can_start_ = false;
   }
+}
+
+// Redis's clusterLogCantFailover (for the reason this file checks): not
+// while the master failed recently, not again for the same reason within
+// CLUSTER_CANT_FAILOVER_RELOG_PERIOD (10 s).
+void ClusterBus::LogCantFailover(const char* why, const Node& master, int64_t now) {
+  if (cant_failover_reason_ == why && now - cant_failover_logged_ms_ < 10 * 1000) return;
+  cant_failover_reason_ = why;
+  if (master.failed() && now - master.fail_time_ms < NodeTimeout() + 5000) return;
+  cant_failover_logged_ms_ = now;
+  Log(kWarning, StrCat("Currently unable to failover: ", why));
+}
+
+void ClusterBus::HandleReplicaMigration(int64_t now) {
+  cluster::ClusterState& st = mode_.state();
+  if (!config_.Bool("cluster-allow-replica-migration")) return;
+  Node* target = cluster::ReplicaMigrationTarget(st, st.ok(), config_.Int("cluster-migration-barrier"), now,
+                                                 &orphaned_since_);
+  if (target == nullptr) return;
+  Log(kWarning, StrCat("Migrating to orphaned master ", target->name));
+  SetMaster(*target);
 }
 
 // Redis's clusterFailoverReplaceYourMaster.
@@ -168,7 +251,7 @@ void ClusterBus::ReplaceMyMaster() {
   me.master.clear();
   me.flags &= ~cluster::kFlagReplica;
   me.flags |= cluster::kFlagMaster;
-  set_master_("", 0);  // REPLICAOF NO ONE
+  hooks_.set_master("", 0);  // REPLICAOF NO ONE
   for (int s = 0; s < cluster::kClusterSlots; ++s) {
     if (st.owner(s) != old) continue;
     st.UnassignSlot(s);
@@ -177,6 +260,7 @@ void ClusterBus::ReplaceMyMaster() {
   todo_save_ = todo_update_ = true;
   FlushTodo();
   BroadcastPong(false);
+  ResetManualFailover();
 }
 
 // Redis's clusterSendFailoverAuthIfNeeded.

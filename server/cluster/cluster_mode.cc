@@ -49,12 +49,8 @@ ClusterMode::ClusterMode(Config& config, std::string path, std::unique_ptr<clust
 
 ClusterMode::~ClusterMode() = default;
 
-absl::Status ClusterMode::StartBus(const std::vector<std::string>& addresses, std::function<void()> notify,
-                                   std::function<int64_t()> repl_offset,
-                                   std::function<void(const std::string&, int)> set_master,
-                                   std::function<bool()> replicating) {
-  auto bus = std::make_unique<ClusterBus>(*this, config_, std::move(notify), std::move(repl_offset),
-                                          std::move(set_master), std::move(replicating));
+absl::Status ClusterMode::StartBus(const std::vector<std::string>& addresses, ClusterHooks hooks) {
+  auto bus = std::make_unique<ClusterBus>(*this, config_, std::move(hooks));
   const int64_t bus_port = config_.Int("cluster-port");
   if (absl::Status s = bus->Start(addresses, bus_port != 0 ? static_cast<int>(bus_port) : port_ + 10000); !s.ok()) {
     return s;

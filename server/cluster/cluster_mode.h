@@ -10,9 +10,8 @@
 // CheckClusterSlot: MOVED, ASK, TRYAGAIN, CROSSSLOT, CLUSTERDOWN, as Redis's
 // getNodeByQuery) and holds the per-connection ASKING / READONLY flags.
 //
-// Not here yet (docs/cluster.md): the bus's networking, gossip, failure
-// detection and failover. Without the bus, other nodes come only from the
-// config file and are shown disconnected; none is ever marked failing.
+// The bus (gossip, failure detection, failover, PUBLISH) is ClusterBus
+// (cluster_bus.h), owned here and started by StartBus.
 //
 // Thread-safety: none. REQUIRES: the main command thread.
 #pragma once
@@ -28,6 +27,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "core/cluster/cluster_state.h"
+#include "server/cluster/cluster_hooks.h"
 
 namespace ringkv::server {
 
@@ -92,13 +92,9 @@ class ClusterMode {
 
   // ---- the bus (cluster_bus.h) ----
   // Listens on the bus port on `addresses` (the bind list) and starts the
-  // bus thread; `notify` wakes the main thread (IoSystem::Notify), which
-  // then calls OnBusEvents; `repl_offset` is the offset headers carry.
-  // `set_master` / `replicating`: the server's REPLICAOF and whether it has
-  // a primary (a replica of a cluster node replicates it).
-  absl::Status StartBus(const std::vector<std::string>& addresses, std::function<void()> notify,
-                        std::function<int64_t()> repl_offset, std::function<void(const std::string&, int)> set_master,
-                        std::function<bool()> replicating);
+  // bus thread; `hooks` are what the bus asks of the server (its notify
+  // wakes the main thread, which then calls OnBusEvents).
+  absl::Status StartBus(const std::vector<std::string>& addresses, ClusterHooks hooks);
   ClusterBus* bus() { return bus_.get(); }
   void OnBusEvents();
   // From the server's cron (the bus's own cron runs every 100 ms).

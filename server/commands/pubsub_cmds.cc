@@ -77,9 +77,8 @@ void CmdSunsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kShard); }
 
 void Publish(CommandContext& ctx, Kind kind) {
   const size_t receivers = ctx.server.Publish(kind, ctx.argv[1], ctx.argv[2]);
-  // Replicas deliver it to their own subscribers (Redis propagates it there,
-  // not to the AOF).
-  ctx.server.PropagateToReplicas(ctx.client.db, ctx.argv);
+  // To the replicas, or in cluster mode over the bus (Server::PropagatePublish).
+  ctx.server.PropagatePublish(kind, ctx.argv, ctx.client.db);
   ctx.reply.Integer(static_cast<int64_t>(receivers));
 }
 

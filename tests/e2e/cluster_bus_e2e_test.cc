@@ -18,74 +18,11 @@
 #include <vector>
 
 #include "core/cluster/bus_message.h"
+#include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing {
 namespace {
-
-const std::string kRedisSrc = "/usr/bin/redis-server";
-
-std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
-  c.Send(Resp(argv));
-  return c.ReadReply();
-}
-
-// The text of a bulk (or verbatim) reply.
-std::string Text(const std::string& reply) {
-  const size_t nl = reply.find("\r\n");
-  if (nl == std::string::npos || reply.size() < nl + 4) return reply;
-  std::string body = reply.substr(nl + 2, reply.size() - nl - 4);
-  if (reply[0] == '=') body = body.substr(4);  // "txt:"
-  return body;
-}
-
-struct BusNode {
-  std::unique_ptr<TestServer> server;
-  std::unique_ptr<RawConn> conn;
-  int cport = 0;
-  std::string id;
-  int port() const { return server->port(); }
-};
-
-BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, const std::string& timeout = "1000") {
-  BusNode n;
-  n.cport = FreePort();
-  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
-                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes"};
-  n.server = std::make_unique<TestServer>(args, binary);
-  if (n.server->ready()) {
-    n.conn = std::make_unique<RawConn>(n.server->port());
-    n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
-  }
-  return n;
-}
-
-// Polls `pred` every 50 ms until it holds or `seconds` pass.
-bool WaitFor(const std::function<bool()>& pred, int seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return pred();
-}
-
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-// The CLUSTER NODES line of `id`, "" when not listed.
-std::string NodeLine(RawConn& c, const std::string& id) {
-  const std::string nodes = "\n" + Text(Cmd(c, {"CLUSTER", "NODES"}));
-  size_t at = nodes.find("\n" + id + " ");  // at a line's start (a replica's line names its master)
-  if (at == std::string::npos) return "";
-  ++at;
-  return nodes.substr(at, nodes.find('\n', at) - at);
-}
-
-int CountLines(const std::string& s) {
-  int n = 0;
-  for (char ch : s) n += ch == '\n';
-  return n;
-}
 
 TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
   std::vector<BusNode> nodes;

@@ -1,0 +1,75 @@
+// The server's side of the cluster bus (server/cluster/cluster_hooks.h):
+// REPLICAOF for CLUSTER REPLICATE and failovers, the manual-failover write
+// pause, the keys of a lost slot deleted, PUBLISH over the bus.
+#include <string>
+#include <vector>
+
+#include "io/thread_check.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_mode.h"
+#include "server/keyspace_events.h"
+#include "server/server.h"
+
+namespace ringkv::server {
+
+ClusterHooks Server::MakeClusterHooks() {
+  ClusterHooks h;
+  h.notify = [this] { io_->Notify(); };
+  h.repl_offset = [this] { return static_cast<int64_t>(master_repl_offset()); };
+  h.set_master = [this](const std::string& host, int port) { (void)ReplicaOf(host, port); };
+  h.replicating = [this] { return is_replica(); };
+  h.pause_writes = [this](int64_t until_ms) {
+    // Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLIENT_PAUSE_WRITE):
+    // one purpose among others; the pause it replaced comes back after.
+    if (!cluster_mf_paused_) pause_before_cluster_mf_ = pause_.window();
+    cluster_mf_paused_ = true;
+    PauseClients(until_ms, /*all=*/false);
+  };
+  h.unpause_writes = [this] {
+    if (!cluster_mf_paused_) return;
+    cluster_mf_paused_ = false;
+    if (pause_before_cluster_mf_.until_ms > UnixMs()) {
+      pause_.Restore(pause_before_cluster_mf_);
+    } else {
+      UnpauseClients();
+    }
+  };
+  h.delete_keys_in_slot = [this](int slot) {
+    RINGKV_DCHECK_MAIN_THREAD();
+    core::Database& db = keyspace_.db(0);
+    const core::SlotIndex* index = db.slot_index();
+    if (index == nullptr) return size_t{0};
+    std::vector<std::string> keys;
+    for (std::string_view k : index->Keys(slot, index->Count(slot))) keys.emplace_back(k);
+    for (const std::string& k : keys) {
+      KeyEvent(notify::kGeneric, "del", 0, k, /*by_server=*/true);  // told before the entry goes
+      db.Erase(k);
+      if (!master_) {
+        std::string_view del[] = {lazy_server_del_ ? "UNLINK" : "DEL", k};
+        Propagate(0, del);
+      }
+      ++stats_.dirty;
+    }
+    return keys.size();
+  };
+  h.master_data_age_ms = [this] {
+    const int64_t last = master_ ? master_->last_io_ms : 0;
+    return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
+  };
+  h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {
+    Publish(shard ? PubSub::Kind::kShard : PubSub::Kind::kChannel, channel, message);
+  };
+  return h;
+}
+
+void Server::PropagatePublish(PubSub::Kind kind, Argv argv, int db) {
+  if (cluster_ != nullptr && cluster_->bus() != nullptr) {
+    cluster_->bus()->PropagatePublish(kind == PubSub::Kind::kShard, argv[1], argv[2]);
+    return;
+  }
+  // Replicas deliver it to their own subscribers (Redis propagates it there,
+  // not to the AOF).
+  PropagateToReplicas(db, argv);
+}
+
+}  // namespace ringkv::server

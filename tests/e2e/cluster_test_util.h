@@ -1,0 +1,145 @@
+// Helpers for the cluster e2e tests: nodes started with the bus
+// (cluster-node-timeout 1000 ms by default, so failures are seen fast on a
+// 2-core CI), a cluster of masters and replicas built by MEET and
+// REPLICATE, CLUSTER NODES lines, polling.
+#pragma once
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+
+inline const std::string kRedisSrc = "/usr/bin/redis-server";
+
+inline std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
+  c.Send(Resp(argv));
+  return c.ReadReply();
+}
+
+// The text of a bulk (or verbatim) reply.
+inline std::string Text(const std::string& reply) {
+  const size_t nl = reply.find("\r\n");
+  if (nl == std::string::npos || reply.size() < nl + 4) return reply;
+  std::string body = reply.substr(nl + 2, reply.size() - nl - 4);
+  if (reply[0] == '=') body = body.substr(4);  // "txt:"
+  return body;
+}
+
+inline bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// Polls `pred` every 50 ms until it holds or `seconds` pass.
+inline bool WaitFor(const std::function<bool()>& pred, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+struct BusNode {
+  std::unique_ptr<TestServer> server;
+  std::unique_ptr<RawConn> conn;
+  int cport = 0;
+  std::string id;
+  int port() const { return server->port(); }
+  // The node's log (ringkv nodes log to node.log in their folder).
+  std::string Log() const {
+    std::ifstream in(server->dir() + "/node.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+};
+
+// A node with the bus on a free port; `extra` arguments are appended.
+inline BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, const std::string& timeout = "1000",
+                            const std::vector<std::string>& extra = {}) {
+  BusNode n;
+  n.cport = FreePort();
+  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
+                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes"};
+  if (binary == RINGKV_SERVER_PATH) args.insert(args.end(), {"--logfile", "node.log"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  n.server = std::make_unique<TestServer>(args, binary);
+  if (n.server->ready()) {
+    n.conn = std::make_unique<RawConn>(n.server->port());
+    n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
+  }
+  return n;
+}
+
+// The CLUSTER NODES line of `id`, "" when not listed.
+inline std::string NodeLine(RawConn& c, const std::string& id) {
+  const std::string nodes = "\n" + Text(Cmd(c, {"CLUSTER", "NODES"}));
+  size_t at = nodes.find("\n" + id + " ");  // at a line's start (a replica's line names its master)
+  if (at == std::string::npos) return "";
+  ++at;
+  return nodes.substr(at, nodes.find('\n', at) - at);
+}
+
+inline int CountLines(const std::string& s) {
+  int n = 0;
+  for (char ch : s) n += ch == '\n';
+  return n;
+}
+
+// `ranges.size()` masters, each given its inclusive slot range, then one
+// replica per entry of `replica_of` (the index of its master); node 0 MEETs
+// the others. Returns once every node shows cluster_state:ok, knows every
+// node, lists each replica under its master, and each replica's link is up.
+// ASSERT in the caller that the result has every node (a start failed
+// otherwise).
+inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>& ranges,
+                                         const std::vector<int>& replica_of,
+                                         const std::vector<std::string>& extra = {}) {
+  std::vector<BusNode> nodes;
+  const size_t total = ranges.size() + replica_of.size();
+  for (size_t i = 0; i < total; ++i) {
+    nodes.push_back(StartBusNode(RINGKV_SERVER_PATH, "1000", extra));
+    if (!nodes.back().server->ready()) return {};
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(ranges[i].first), std::to_string(ranges[i].second)});
+  }
+  for (size_t i = 1; i < total; ++i) {
+    Cmd(*nodes[0].conn,
+        {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()), std::to_string(nodes[i].cport)});
+  }
+  for (size_t r = 0; r < replica_of.size(); ++r) {
+    BusNode& replica = nodes[ranges.size() + r];
+    const BusNode& master = nodes[replica_of[r]];
+    if (!WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected "); }, 30)) return {};
+    if (Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}) != "+OK\r\n") return {};
+  }
+  const std::string known = "cluster_known_nodes:" + std::to_string(total) + "\r\n";
+  for (BusNode& n : nodes) {
+    const bool ok = WaitFor(
+        [&] {
+          if (!Has(Text(Cmd(*n.conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n")) return false;
+          if (!Has(Text(Cmd(*n.conn, {"CLUSTER", "INFO"})), known)) return false;
+          for (size_t r = 0; r < replica_of.size(); ++r) {
+            const std::string master = nodes[replica_of[r]].id;
+            if (!Has(NodeLine(*n.conn, nodes[ranges.size() + r].id), "slave " + master)) return false;
+          }
+          return true;
+        },
+        30);
+    if (!ok) return {};
+  }
+  for (size_t r = 0; r < replica_of.size(); ++r) {
+    RawConn& c = *nodes[ranges.size() + r].conn;
+    if (!WaitFor([&] { return Has(Cmd(c, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30)) return {};
+  }
+  return nodes;
+}
+
+}  // namespace ringkv::testing

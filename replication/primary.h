@@ -39,6 +39,19 @@ enum class ReplicaState : uint8_t {
   kOnline,           // receiving the stream
 };
 
+// The state as INFO's slaveN line and the shutdown log name it:
+// "online", "send_bulk", otherwise "wait_bgsave" (as redis-server 7.0).
+inline const char* ReplicaStateName(ReplicaState state) {
+  switch (state) {
+    case ReplicaState::kOnline:
+      return "online";
+    case ReplicaState::kSendBulk:
+      return "send_bulk";
+    default:
+      return "wait_bgsave";
+  }
+}
+
 // What the primary knows of one replica connection.
 struct ReplicaLink {
   uint64_t client_id = 0;

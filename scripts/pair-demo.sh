@@ -40,9 +40,15 @@ fail() {
   for f in "$work"/*.log; do echo "--- $f" >&2; tail -n 15 "$f" >&2; done
   exit 1
 }
-# A free TCP port on 127.0.0.1 (the kernel picks; nothing else binds it in
-# the instant before the server does, in practice).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# N distinct free TCP ports on 127.0.0.1: the kernel picks them while all N
+# sockets are open, so no two are the same (picked one at a time, a port
+# closed after its pick can be handed out again: two sentinels once got one).
+free_ports() {
+  python3 -c 'import socket,sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
 pass=demo-secret
 acl=${PAIR_ACL:-0}
 repl_pass=replicator-secret sentinel_pass=sentinel-secret
@@ -58,8 +64,7 @@ wait_for() {
   done
 }
 
-p1=$(free_port); p2=$(free_port)
-s1=$(free_port); s2=$(free_port); s3=$(free_port)
+read -r p1 p2 s1 s2 s3 <<<"$(free_ports 5)"
 echo "primary 127.0.0.1:$p1, replica 127.0.0.1:$p2, sentinels $s1 $s2 $s3 (in $work)"
 
 # 1. The data nodes: the same file but for the port, dir and replicaof.

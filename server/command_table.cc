@@ -80,9 +80,10 @@ size_t CommandTable::SlotOf(const Folded& f, size_t len, size_t mask) {
 
 void CommandTable::Insert(const CommandSpec* spec) {
   const size_t mask = slots_.size() - 1;
-  for (size_t i = SlotOf(Fold(spec->name), spec->name.size(), mask);; i = (i + 1) & mask) {
+  const Folded folded = Fold(spec->name);
+  for (size_t i = SlotOf(folded, spec->name.size(), mask);; i = (i + 1) & mask) {
     if (slots_[i].spec == nullptr) {
-      slots_[i] = Slot{Fold(spec->name), spec, static_cast<uint32_t>(spec->name.size())};
+      slots_[i] = Slot{folded, spec, static_cast<uint32_t>(spec->name.size())};
       return;
     }
   }

@@ -11,20 +11,6 @@
 #include "server/server.h"
 
 namespace ringkv::server {
-namespace {
-
-const char* ReplicaStateName(repl::ReplicaState state) {
-  switch (state) {
-    case repl::ReplicaState::kOnline:
-      return "online";
-    case repl::ReplicaState::kSendBulk:
-      return "send_bulk";
-    default:
-      return "wait_bgsave";
-  }
-}
-
-}  // namespace
 
 // ---- BlockedClients::Hooks -----------------------------------------------------------
 
@@ -99,7 +85,7 @@ void Server::LogReplicasAtShutdown() {
     const int64_t lag = r->state == repl::ReplicaState::kOnline ? now_s - r->last_ack_ms / 1000 : 0;
     Log(kWarning, StrCat("Lagging replica ", r->ip(), ":", r->listening_port, " reported offset ",
                          primary_->offset() - r->ack_offset, " behind master, lag=", lag,
-                         ", state=", ReplicaStateName(r->state), "."));
+                         ", state=", repl::ReplicaStateName(r->state), "."));
   }
   if (replicas > 0) {
     Log(kNotice, StrCat(replicas - lagging, " of ", replicas, " replicas are in sync when shutting down."));

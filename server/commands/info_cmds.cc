@@ -307,10 +307,7 @@ void InfoReplication(Server& s, std::string* out) {
   for (const auto& r : p->replicas()) {
     if (r->state == repl::ReplicaState::kHandshake) continue;
     const std::string ip = r->ip();
-    const char* state = r->state == repl::ReplicaState::kOnline ? "online"
-                        : r->state == repl::ReplicaState::kSendBulk ? "send_bulk"
-                                                                          : "wait_bgsave";
-    StrAppend(&lines, "slave", n++, ":ip=", ip, ",port=", r->listening_port, ",state=", state,
+    StrAppend(&lines, "slave", n++, ":ip=", ip, ",port=", r->listening_port, ",state=", repl::ReplicaStateName(r->state),
               ",offset=", r->ack_offset, ",lag=", std::max<int64_t>(0, (now_ms - r->last_ack_ms) / 1000), "\r\n");
   }
   const repl::ReplicationIds& ids = s.repl_ids();

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing {
@@ -28,20 +29,7 @@ const std::string k3 = "3333333333333333333333333333333333333333";
 
 bool HaveRedis() { return access(kRedis.c_str(), X_OK) == 0; }
 
-std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
-  c.Send(Resp(argv));
-  return c.ReadReply();
-}
-
 std::string Bulk(const std::string& s) { return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n"; }
-
-// The text of a bulk (or verbatim) reply.
-std::string Text(const std::string& reply) {
-  const size_t nl = reply.find("\r\n");
-  std::string body = reply.substr(nl + 2, reply.size() - nl - 4);
-  if (reply[0] == '=') body = body.substr(4);  // "txt:"
-  return body;
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -73,25 +61,11 @@ std::string Normalized(std::string reply, const std::string& id, int port, int c
   return std::regex_replace(reply, std::regex("([$=])[0-9]+\r\n"), "$1\r\n");
 }
 
-struct Node {
-  std::unique_ptr<TestServer> server;
-  std::unique_ptr<RawConn> conn;
-  int cport = 0;
-  std::string id;
-};
+using Node = BusNode;
 
+// A node whose peers never time out: the tests here compare replies, not failures.
 Node StartNode(const std::string& binary, std::vector<std::string> extra = {}) {
-  Node n;
-  n.cport = FreePort();
-  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
-                                   "--cluster-node-timeout", "3600000"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  n.server = std::make_unique<TestServer>(args, binary);
-  if (n.server->ready()) {
-    n.conn = std::make_unique<RawConn>(n.server->port());
-    n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
-  }
-  return n;
+  return StartBusNode(binary, "3600000", extra);
 }
 
 TEST(ClusterE2E, DisabledByDefault) {

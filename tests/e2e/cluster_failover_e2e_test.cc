@@ -13,7 +13,11 @@
 // - PUBLISH reaches subscribers on every node, SPUBLISH the nodes of the
 //   channel's shard.
 // node-timeout is 1000 ms throughout, so each test takes seconds.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,6 +35,23 @@ namespace ringkv::testing {
 namespace {
 
 const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+
+// True when the server on `port` leaves a PING unanswered for 500 ms: its
+// main thread is busy (e.g. in DEBUG SLEEP).
+bool MainThreadBusy(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{0, 500 * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[16];
+  const bool busy = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+                    send(fd, "PING\r\n", 6, MSG_NOSIGNAL) == 6 && recv(fd, buf, sizeof(buf), 0) < 0;
+  close(fd);
+  return busy;
+}
 
 std::string Moved(int slot, const BusNode& to) {
   return "-MOVED " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(to.port()) + "\r\n";
@@ -172,7 +193,10 @@ TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
   // No automatic failover: the master's silence must not promote the replica.
   EXPECT_EQ(Cmd(*replica.conn, {"CONFIG", "SET", "cluster-replica-no-failover", "yes"}), "+OK\r\n");
   RawConn sleeper(master.port());
-  sleeper.Send(Resp({"DEBUG", "SLEEP", "6"}));  // MFSTART waits in its socket meanwhile
+  sleeper.Send(Resp({"DEBUG", "SLEEP", "8"}));  // MFSTART waits in its socket past the 5 s limit
+  // The sleep must have begun before MFSTART is sent: the master reads the
+  // bus and client sockets in no fixed order.
+  ASSERT_TRUE(WaitFor([&] { return MainThreadBusy(master.port()); }, 5));
   EXPECT_EQ(Cmd(*replica.conn, {"CLUSTER", "FAILOVER"}), "+OK\r\n");
   EXPECT_TRUE(WaitFor([&] { return Has(replica.Log(), "Manual failover timed out."); }, 15)) << replica.Log();
   EXPECT_TRUE(Has(NodeLine(*replica.conn, replica.id), "myself,slave,nofailover " + master.id))

@@ -186,7 +186,10 @@ TEST(ClusterFailoverE2E, DefaultFailoverWithRedisServerBothWays) {
 }
 
 TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
-  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {"--enable-debug-command", "yes"});
+  // A node timeout longer than the sleep: the replica refuses a default
+  // failover once its master is failed or its link dropped (which a 1 s
+  // timeout does within the sleep on a loaded machine).
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {"--enable-debug-command", "yes"}, "30000");
   ASSERT_EQ(nodes.size(), 4u);
   BusNode& master = nodes[0];
   BusNode& replica = nodes[3];

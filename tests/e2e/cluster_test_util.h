@@ -97,14 +97,15 @@ inline int CountLines(const std::string& s) {
 // the others. Returns once every node shows cluster_state:ok, knows every
 // node, lists each replica under its master, and each replica's link is up.
 // ASSERT in the caller that the result has every node (a start failed
-// otherwise).
+// otherwise). `node_timeout` is cluster-node-timeout in ms.
 inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>& ranges,
                                          const std::vector<int>& replica_of,
-                                         const std::vector<std::string>& extra = {}) {
+                                         const std::vector<std::string>& extra = {},
+                                         const std::string& node_timeout = "1000") {
   std::vector<BusNode> nodes;
   const size_t total = ranges.size() + replica_of.size();
   for (size_t i = 0; i < total; ++i) {
-    nodes.push_back(StartBusNode(RINGKV_SERVER_PATH, "1000", extra));
+    nodes.push_back(StartBusNode(RINGKV_SERVER_PATH, node_timeout, extra));
     if (!nodes.back().server->ready()) return {};
   }
   for (size_t i = 0; i < ranges.size(); ++i) {

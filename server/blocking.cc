@@ -196,9 +196,11 @@ void BlockedClients::ServeReadyKeys() {
   serving_ready_ = false;
 }
 
-void BlockedClients::ExpireDue(int64_t now_ms) {
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now_ms) {
+void BlockedClients::ExpireDue(int64_t now_us) {
+  while (!deadlines_.empty() && deadlines_.begin()->first * 1000 <= now_us) {
     const uint64_t id = deadlines_.begin()->second;
+    if (!lateness_) lateness_ = std::make_unique<core::LatencyHistogram>();
+    lateness_->Record(static_cast<uint64_t>(now_us - deadlines_.begin()->first * 1000));
     if (Client* c = hooks_.BlockedClient(id)) {
       Unblock(*c, UnblockReason::kTimeout);
     } else {

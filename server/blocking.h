@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/latency_histogram.h"
 #include "core/string_hash.h"
 #include "server/client.h"
 #include "server/wait_registry.h"
@@ -181,8 +182,16 @@ class BlockedClients {
   bool has_deadlines() const { return !deadlines_.empty(); }
   // REQUIRES: has_deadlines().
   int64_t next_deadline_ms() const { return deadlines_.begin()->first; }
-  // Times out every client whose deadline is at or before `now_ms`.
-  void ExpireDue(int64_t now_ms);
+  // Times out every client whose deadline is at or before `now_us` (the
+  // wall clock in microseconds), and records how late each one fired.
+  void ExpireDue(int64_t now_us);
+  // How late deadlines fired: per timed-out client, the microseconds between
+  // its deadline and the ExpireDue that timed it out (what issue 24 holds to
+  // within 1 ms at p99). DEBUG DEADLINE-LATENESS reads and resets it. Null
+  // until a deadline fires: the histogram is 14 KiB, and a server whose
+  // clients never time out does not allocate it.
+  const core::LatencyHistogram* deadline_lateness() const { return lateness_.get(); }
+  void ResetDeadlineLateness() { lateness_.reset(); }
 
   // The blocked command of `id` ran `us` microseconds before it blocked (its
   // latency if it times out). False when `id` is not blocked.
@@ -205,6 +214,7 @@ class BlockedClients {
   std::set<std::pair<int64_t, uint64_t>> deadlines_;
   KeyWaiters key_waiters_;
   WaitRegistry waits_;
+  std::unique_ptr<core::LatencyHistogram> lateness_;
   bool serving_ready_ = false;  // ServeReadyKeys is on the stack
 };
 

@@ -565,10 +565,11 @@ void Server::ClientsCron(int64_t now_ms) {
 
 int Server::OnTimer() {
   RINGKV_DCHECK_MAIN_THREAD();
-  const int64_t now_ms = UnixMs();
+  const int64_t now_us = UnixUs();
+  const int64_t now_ms = now_us / 1000;
   // Deadlines of blocked clients (BLPOP, WAIT, ...) fire on time, not on
   // the next cron tick -- and before the cron's own work.
-  if (blocking_.has_deadlines()) blocking_.ExpireDue(now_ms);
+  if (blocking_.has_deadlines()) blocking_.ExpireDue(now_us);
   if (now_ms >= next_cron_ms_) {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;

@@ -293,6 +293,42 @@ void DebugClientComponents(CommandContext& ctx) {
   for (const std::string& n : names) ctx.reply.Bulk(n);
 }
 
+// DEBUG DEADLINE-LATENESS [RESET] (ringkv's own; not in Redis): how late
+// blocked clients' deadlines (BLPOP & co., WAIT, WAITAOF timeouts) fired,
+// measured in the server: a map of calls, p50/p99/p999/max in microseconds
+// and LATENCY HISTOGRAM's cumulative histogram_usec. RESET clears it (+OK).
+void DebugDeadlineLateness(CommandContext& ctx) {
+  if (ctx.argv.size() == 3) {
+    if (!Is(ctx.argv[2], "RESET")) {
+      ctx.reply.Error(errors::kSyntax);
+      return;
+    }
+    ctx.server.blocking().ResetDeadlineLateness();
+    ctx.reply.Ok();
+    return;
+  }
+  const core::LatencyHistogram empty;
+  const core::LatencyHistogram* found = ctx.server.blocking().deadline_lateness();
+  const core::LatencyHistogram& h = found != nullptr ? *found : empty;
+  std::vector<std::pair<int64_t, uint64_t>> steps;
+  h.ForEachCumulativeStep([&](int64_t us, uint64_t count) { steps.emplace_back(us, count); });
+  ctx.reply.MapHeader(6);
+  ctx.reply.Bulk("calls");
+  ctx.reply.Integer(static_cast<int64_t>(h.total()));
+  const std::pair<const char*, double> percentiles[] = {
+      {"p50_usec", 50}, {"p99_usec", 99}, {"p999_usec", 99.9}, {"max_usec", 100}};
+  for (const auto& [name, p] : percentiles) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Integer(h.ValueAtPercentile(p) / 1000);
+  }
+  ctx.reply.Bulk("histogram_usec");
+  ctx.reply.MapHeader(static_cast<int64_t>(steps.size()));
+  for (const auto& [us, count] : steps) {
+    ctx.reply.Integer(us);
+    ctx.reply.Integer(static_cast<int64_t>(count));
+  }
+}
+
 void DebugHelp(CommandContext& ctx);
 
 // A DEBUG subcommand: its name (any case on the wire), the argument counts it
@@ -361,6 +397,10 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"PAUSE-CRON", 3, 3, DebugPauseCron, "PAUSE-CRON <0|1>\n    Stop periodic cron job processing."},
     {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
     {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
+    {"DEADLINE-LATENESS", 2, 3, DebugDeadlineLateness,
+     "DEADLINE-LATENESS [RESET]\n"
+     "    How late blocked clients' timeouts (BLPOP, WAIT, ...) fired, in microseconds\n"
+     "    (calls, p50, p99, p999, max and a cumulative histogram). RESET clears it."},
     {"HELP", 2, 2, DebugHelp, "HELP\n    Print this help."},
 };
 

@@ -145,6 +145,38 @@ TEST(ClientStateE2E, TimeoutsUnblockAndPipelinedCommandsWait) {
   EXPECT_NE(Cmd(admin.get(), {"INFO", "commandstats"}).find("cmdstat_blpop:calls=2,"), std::string::npos);
 }
 
+TEST(ClientStateE2E, DeadlineLatenessCountsEveryTimeoutAndOnlyTimeouts) {
+  TestServer s({"--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  Redis admin = Connect(s.port());
+  Redis c = Connect(s.port());
+  // Nothing timed out yet: no calls, no histogram steps.
+  EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS"}),
+            "[calls,0,p50_usec,0,p99_usec,0,p999_usec,0,max_usec,0,histogram_usec,[]]");
+  EXPECT_EQ(Cmd(c.get(), {"BLPOP", "none", "0.01"}), "(nil)");
+  EXPECT_EQ(Cmd(c.get(), {"BZPOPMIN", "none", "0.01"}), "(nil)");
+  EXPECT_EQ(Cmd(c.get(), {"WAIT", "1", "10"}), "0");  // no replica: its deadline fires
+  // Served, unblocked and immediately answered commands are not timeouts.
+  EXPECT_EQ(Cmd(c.get(), {"WAIT", "0", "10"}), "0");
+  Append(c.get(), {"BLPOP", "q", "5"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "q", "x"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "[q,x]");
+  const std::string id = Cmd(c.get(), {"CLIENT", "ID"});
+  Append(c.get(), {"BLPOP", "q", "5"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id}), "1");
+  EXPECT_EQ(NextReply(c.get()), "(nil)");
+
+  const std::string report = Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS"});
+  EXPECT_EQ(report.rfind("[calls,3,p50_usec,", 0), 0u) << report;
+  // The cumulative histogram ends at all three calls.
+  EXPECT_EQ(report.substr(report.size() - 4), ",3]]") << report;
+  EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS", "RESET"}), "OK");
+  EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS"}).rfind("[calls,0,", 0), 0u);
+  EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS", "BOGUS"}), "(error) ERR syntax error");
+}
+
 TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
   TestServer s;
   ASSERT_TRUE(s.ready());

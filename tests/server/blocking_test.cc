@@ -196,9 +196,17 @@ TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {
   EXPECT_EQ(blocking.next_deadline_ms(), deadline);
   EXPECT_EQ(blocking.with_deadline(), 1u);
 
-  blocking.ExpireDue(deadline - 1);  // not yet
+  blocking.ExpireDue(deadline * 1000 - 1);  // not yet
   EXPECT_TRUE(a.blocked);
-  blocking.ExpireDue(deadline);
+  EXPECT_EQ(blocking.deadline_lateness(), nullptr);  // nothing timed out yet
+  blocking.ExpireDue(deadline * 1000 + 300);  // fired 300 us late
+  ASSERT_NE(blocking.deadline_lateness(), nullptr);
+  EXPECT_EQ(blocking.deadline_lateness()->total(), 1u);
+  const int64_t late_us = blocking.deadline_lateness()->ValueAtPercentile(100) / 1000;
+  EXPECT_GE(late_us, 299);
+  EXPECT_LE(late_us, 303);  // HdrHistogram's bucket around 300 us is 1 us wide
+  blocking.ResetDeadlineLateness();
+  EXPECT_EQ(blocking.deadline_lateness(), nullptr);
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"timeout 7", "count blpop 42", "resume 7"}));
   EXPECT_FALSE(a.blocked);
   EXPECT_FALSE(blocking.has_deadlines());
@@ -254,7 +262,7 @@ TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
   state->wait = spec;
   blocking.Block(a, std::move(state));
   EXPECT_FALSE(blocking.waits().empty());
-  blocking.ExpireDue(1000);
+  blocking.ExpireDue(1000 * 1000);
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"wait-reply 4 2", "resume 4"}));  // WAIT is not re-counted
   EXPECT_TRUE(blocking.waits().empty());
 }
@@ -310,7 +318,7 @@ TEST(BlockedClientsTest, AGoneClientsDeadlineIsDropped) {
   const std::vector<std::string> argv = {"blpop", "q", "1"};
   blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, 50);
   hooks.RemoveClient(1);
-  blocking.ExpireDue(50);
+  blocking.ExpireDue(50 * 1000);
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_EQ(blocking.size(), 0u);
 }

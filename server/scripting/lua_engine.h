@@ -95,6 +95,9 @@ class LuaEngine {
   std::vector<std::string_view> call_argv_;
   std::vector<std::string> call_numbers_;
   std::string call_reply_;
+  // Runs since the last explicit collector step (see Run).
+  static constexpr int kGcPeriod = 50;
+  int runs_since_gc_ = 0;
   // FUNCTION LOAD in progress: register_function collects here.
   std::vector<Registration>* registering_ = nullptr;
   int64_t load_start_ms_ = 0;

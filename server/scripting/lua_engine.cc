@@ -437,7 +437,7 @@ void LuaEngine::Run(ScriptRun& run, int nargs, io::ReplyBuilder& rb) {
   lua_settop(L_, handler - 1);
   // An explicit incremental step every kGcPeriod runs (of kGcPeriod KiB of
   // work) keeps memory flat without a full collection's pause, as Redis's
-  // LUA_GC_CYCLE_PERIOD does. A step after every run cost about a quarter of
+  // LUA_GC_CYCLE_PERIOD does. A step after every run cost about a third of
   // the CPU of `EVALSHA` of `return redis.call('INCR', KEYS[1])`: each step
   // traverses a fixed amount of the heap however little the script
   // allocated (the allocation-driven collector runs besides, as in Redis).

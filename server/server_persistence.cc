@@ -52,6 +52,11 @@ void Server::Propagate(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (loading_) return;
   if (propagation_depth_ > 0) {  // inside EXEC or a script: one block at its end
+    // Nothing would receive it (no AOF, no stream of our own): not copied.
+    // Neither can appear inside the block (a replica attaches between
+    // commands; an AOF turned on inside EXEC starts from a rewrite that
+    // forks after the commands before it ran, so it has them already).
+    if (!aof_->enabled() && !(primary_ && !master_)) return;
     propagation_block_.push_back(
         PropagatedCommand{db, propagate_targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;

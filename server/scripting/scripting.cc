@@ -167,7 +167,7 @@ std::string Scripting::PreRunError(uint32_t flags, bool read_only) const {
 }
 
 void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
-                           const std::function<void(ScriptRun&, io::ReplyBuilder&)>& body) {
+                           absl::FunctionRef<void(ScriptRun&, io::ReplyBuilder&)> body) {
   if (running_ != nullptr) {  // a script calling EVAL is refused before; this is a bug guard
     ctx.reply.Error("ERR a script is already running");
     return;

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "server/client.h"
 #include "server/scripting/function_libraries.h"
@@ -96,7 +97,7 @@ class Scripting final : public ScriptHost {
   // Runs `body` (the script or the function) as the running script: its
   // client set up from the caller's, its writes in one propagation block.
   void RunChecked(CommandContext& ctx, ScriptRun& run,
-                  const std::function<void(ScriptRun&, io::ReplyBuilder&)>& body);
+                  absl::FunctionRef<void(ScriptRun&, io::ReplyBuilder&)> body);
   // The refusal of a script about to run with `flags` (ScriptFlag bits), or
   // "": what the gate's checks leave, the _RO commands' rule.
   std::string PreRunError(uint32_t flags, bool read_only) const;

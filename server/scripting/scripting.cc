@@ -103,6 +103,7 @@ absl::StatusOr<std::string> Scripting::Compile(std::string_view body, std::strin
   absl::StatusOr<int> ref = EnsureEval().CompileScript(body);
   if (!ref.ok()) return ref.status();
   scripts_bytes_ += body.size();
+  last_script_ = nullptr;
   scripts_[sha] = CachedScript{sha, std::string(body), *flags, *ref};
   return sha;
 }
@@ -112,14 +113,19 @@ absl::StatusOr<std::string> Scripting::LoadScript(std::string_view body) { retur
 bool Scripting::ScriptExists(std::string_view sha) const { return FindScript(sha) != nullptr; }
 
 const Scripting::CachedScript* Scripting::FindScript(std::string_view sha) const {
+  if (last_script_ != nullptr && sha == last_sha_) return last_script_;
   // Shas are kept in lower case; a lower-case one is looked up as it is.
   const bool lower = std::none_of(sha.begin(), sha.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
   auto it = lower ? scripts_.find(ToAbsl(sha)) : scripts_.find(LowerSha(sha));
-  return it == scripts_.end() ? nullptr : &it->second;
+  if (it == scripts_.end()) return nullptr;
+  last_sha_.assign(sha);
+  last_script_ = &it->second;
+  return last_script_;
 }
 
 void Scripting::FlushScripts() {
   scripts_.clear();
+  last_script_ = nullptr;
   scripts_bytes_ = 0;
   eval_.reset();
 }

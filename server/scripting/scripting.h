@@ -113,6 +113,11 @@ class Scripting final : public ScriptHost {
   // The cached script of a sha (any case), or null.
   const CachedScript* FindScript(std::string_view sha) const;
   absl::flat_hash_map<std::string, CachedScript> scripts_;  // by sha
+  // The last sha FindScript found, as it was asked (EVALSHA looks its sha up
+  // twice: for the gate's flags, then to run it). Cleared whenever scripts_
+  // changes: flat_hash_map moves its entries when it grows.
+  mutable std::string last_sha_;
+  mutable const CachedScript* last_script_ = nullptr;
   size_t scripts_bytes_ = 0;
   FunctionLibraries functions_;
   Client script_client_;  // runs the commands scripts call (no connection)

@@ -5,6 +5,7 @@
 // and AOF files, moved both ways between ringkv and redis-server.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -29,6 +30,29 @@ bool WaitPing(RawConn& c, const std::string& prefix, int timeout_ms = 5000) {
 
 bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
   return WaitInfo(replica, "master_link_status", "up", timeout_ms, "replication");
+}
+
+// EVALSHA's sha is found once per call and remembered for the run: the
+// memory must not outlive SCRIPT FLUSH or the cache growing (its entries move).
+TEST(ScriptingE2E, EvalshaFindsTheRightScriptAcrossLoadsAndFlush) {
+  TestServer server({"--save", ""});
+  ASSERT_TRUE(server.ready());
+  RawConn c(server.port());
+  const std::string sha_line = Call(c, {"SCRIPT", "LOAD", "return 'first'"});
+  ASSERT_EQ(sha_line.size(), 1 + 40 + 2 + 4u) << sha_line;  // $40\r\n<sha>\r\n
+  const std::string sha = sha_line.substr(5, 40);
+  EXPECT_EQ(Call(c, {"EVALSHA", sha, "0"}), "$5\r\nfirst\r\n");
+  for (int i = 0; i < 300; ++i) Call(c, {"SCRIPT", "LOAD", "return " + std::to_string(i)});
+  EXPECT_EQ(Call(c, {"EVALSHA", sha, "0"}), "$5\r\nfirst\r\n");
+  std::string upper = sha;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  EXPECT_EQ(Call(c, {"EVALSHA", upper, "0"}), "$5\r\nfirst\r\n");
+  const std::string other = Call(c, {"SCRIPT", "LOAD", "return 'second'"}).substr(5, 40);
+  EXPECT_EQ(Call(c, {"EVALSHA", other, "0"}), "$6\r\nsecond\r\n");
+  EXPECT_EQ(Call(c, {"EVALSHA", sha, "0"}), "$5\r\nfirst\r\n");
+  EXPECT_EQ(Call(c, {"SCRIPT", "FLUSH"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"EVALSHA", sha, "0"}), "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+  EXPECT_EQ(Call(c, {"EVALSHA", other, "0"}), "-NOSCRIPT No matching script. Please use EVAL.\r\n");
 }
 
 TEST(ScriptingE2E, BusyScriptAnswersBusyThenScriptKill) {

@@ -480,7 +480,12 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
-  keyspace_.db(c->db).Prefetch(argv[at], stage);
+  const core::Database& db = keyspace_.db(c->db);
+  if (stage < 2) {
+    db.Prefetch(argv[at], stage);
+  } else if (spec->prefetch_value != nullptr) {
+    if (const core::Entry* e = db.PeekQuiet(argv[at])) spec->prefetch_value(e->value, argv);
+  }
 }
 
 void Server::Defer(Client& c, Argv argv) {

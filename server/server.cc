@@ -235,6 +235,7 @@ void Server::BindMemoryConfig() {
   c.Bind("zset-max-listpack-value", &limits.zset.max_listpack_value);
   c.Bind("stream-node-max-bytes", &limits.stream.node_max_bytes);
   c.Bind("stream-node-max-entries", &limits.stream.node_max_entries);
+  c.Bind("hll-sparse-max-bytes", &limits.hll_sparse_max_bytes);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
 }

@@ -57,7 +57,7 @@ int HexValue(char c) {
 inline bool ReadShortHeader(std::string_view data, size_t pos, int64_t* value, size_t* next) {
   const size_t n = data.size();
   const size_t start = pos;
-  int64_t v = 0;
+  uint64_t v = 0;  // unsigned: a longer run wraps harmlessly before it is refused
   while (pos < n) {
     const unsigned d = static_cast<unsigned char>(data[pos]) - '0';
     if (d > 9) break;
@@ -67,7 +67,7 @@ inline bool ReadShortHeader(std::string_view data, size_t pos, int64_t* value, s
   const size_t digits = pos - start;
   if (digits == 0 || digits > 18 || (digits > 1 && data[start] == '0')) return false;
   if (pos + 1 >= n || data[pos] != '\r') return false;
-  *value = v;
+  *value = static_cast<int64_t>(v);
   *next = pos + 2;
   return true;
 }

@@ -194,19 +194,21 @@ bool RespParser::ParseWholeMultibulk(std::string_view data, const ParserLimits& 
   if (!ReadShortHeader(data, 1, &n, &pos) || n <= 0 || n > kMaxMultibulk) return false;
   if (n > 10 && !limits.authenticated) return false;
   // Not more arguments than the bytes could hold (4 bytes each at least):
-  // a huge count in a short buffer is incomplete, not worth a reservation.
+  // a huge count in a short buffer is incomplete, not worth sizing argv for.
   if (static_cast<uint64_t>(n) > (data.size() - pos) / 4) return false;
   cmd->clear();
-  cmd->argv.reserve(static_cast<size_t>(n));
+  // Sized once and filled by index: no per-argument growth check.
+  cmd->argv.resize(static_cast<size_t>(n));
+  std::string_view* argv = cmd->argv.data();
   const int64_t bulk_limit = limits.authenticated ? limits.max_bulk_len : std::min<int64_t>(limits.max_bulk_len, 16384);
-  for (int64_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
     int64_t len;
     if (pos >= data.size() || data[pos] != '$' || !ReadShortHeader(data, pos + 1, &len, &pos) || len > bulk_limit ||
         data.size() - pos < static_cast<size_t>(len) + 2) {
       cmd->clear();
       return false;
     }
-    cmd->argv.push_back(data.substr(pos, static_cast<size_t>(len)));
+    argv[i] = std::string_view(data.data() + pos, static_cast<size_t>(len));
     pos += static_cast<size_t>(len) + 2;
   }
   *consumed = pos;

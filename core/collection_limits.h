@@ -1,7 +1,8 @@
 // CollectionLimits: the encoding thresholds of every collection type
 // (hash-max-listpack-*, list-max-listpack-size, list-compress-depth,
-// set-max-intset-entries, zset-max-listpack-*, stream-node-max-*), as the
-// server's config sets them. Commands pass the relevant part to a value's
+// set-max-intset-entries, zset-max-listpack-*, stream-node-max-*) and of the
+// HyperLogLog strings (hll-sparse-max-bytes), as the server's config sets
+// them. Commands pass the relevant part to a value's
 // mutators; the RDB loader uses them to pick the encoding of what it loads,
 // as Redis does.
 #pragma once
@@ -20,6 +21,9 @@ struct CollectionLimits {
   SetLimits set;
   ZSetLimits zset;
   StreamLimits stream;
+  // hll-sparse-max-bytes: a sparse HLL an update would grow past this many
+  // bytes turns dense (hll::Set).
+  size_t hll_sparse_max_bytes = 3000;
 };
 
 }  // namespace ringkv::core

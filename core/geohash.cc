@@ -235,6 +235,39 @@ bool WithinShape(const Shape& shape, double score, double xy[2], double* meters)
   return true;
 }
 
+ShapeFilter::ShapeFilter(const Shape& shape)
+    : shape_(shape),
+      lat_r_(shape.latitude * kDegToRad),
+      lon_r_(shape.longitude * kDegToRad),
+      cos_lat_(std::cos(shape.latitude * kDegToRad)),
+      radius_m_(shape.radius * shape.to_meters),
+      // Relative and absolute slack far above the rounding of either formula.
+      lat_reject_m_(shape.radius * shape.to_meters * (1 + 1e-9) + 1e-6),
+      half_height_m_(shape.height * shape.to_meters / 2),
+      half_width_m_(shape.width * shape.to_meters / 2) {}
+
+double ShapeFilter::DistanceFromCentre(double lon, double lat) const {
+  const double lat2r = lat * kDegToRad, lon2r = lon * kDegToRad;
+  const double u = std::sin((lat2r - lat_r_) / 2);
+  const double v = std::sin((lon2r - lon_r_) / 2);
+  if (v == 0.0) return kEarthRadiusMeters * std::fabs(lat2r - lat_r_);
+  const double a = u * u + cos_lat_ * std::cos(lat2r) * v * v;
+  return 2.0 * kEarthRadiusMeters * std::asin(std::sqrt(a));
+}
+
+bool ShapeFilter::Contains(double score, double xy[2], double* meters) const {
+  DecodeScore(score, xy);
+  if (!shape_.box) {
+    if (LatDistance(xy[1], shape_.latitude) > lat_reject_m_) return false;
+    *meters = DistanceFromCentre(xy[0], xy[1]);
+    return *meters <= radius_m_;
+  }
+  if (LatDistance(xy[1], shape_.latitude) > half_height_m_) return false;
+  if (Distance(xy[0], xy[1], shape_.longitude, xy[1]) > half_width_m_) return false;
+  *meters = DistanceFromCentre(xy[0], xy[1]);
+  return true;
+}
+
 double UnitToMeters(std::string_view unit) {
   auto is = [&](std::string_view name) {
     if (unit.size() != name.size()) return false;

@@ -65,4 +65,26 @@ std::vector<ScoreBox> SearchBoxes(const Shape& shape);
 // *meters its distance from the centre.
 bool WithinShape(const Shape& shape, double score, double xy[2], double* meters);
 
+// WithinShape for one shape and many candidates (a search's scan): the
+// centre's trigonometry computed once, and a latitude check -- the distance
+// along the meridian never exceeds the great-circle one -- that rejects the
+// points plainly outside a circle before the haversine. Answers exactly as
+// WithinShape (the check keeps a margin for rounding; what passes it gets
+// the very same arithmetic).
+class ShapeFilter {
+ public:
+  explicit ShapeFilter(const Shape& shape);
+  bool Contains(double score, double xy[2], double* meters) const;
+
+ private:
+  // Distance(shape.longitude, shape.latitude, lon, lat), step for step.
+  double DistanceFromCentre(double lon, double lat) const;
+
+  Shape shape_;
+  double lat_r_, lon_r_, cos_lat_;
+  double radius_m_;        // circle: radius in meters
+  double lat_reject_m_;    // circle: a meridian distance past this is outside
+  double half_height_m_, half_width_m_;  // box
+};
+
 }  // namespace ringkv::core::geo

@@ -147,7 +147,7 @@ class Database {
   // are deleted (kDelete only), as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
   // Hints that `key` will be looked up soon (stage 0: its bucket, stage 1:
-  // its node). Changes nothing.
+  // its node; later stages have nothing to add). Changes nothing.
   void Prefetch(std::string_view key, int stage) const { dict_.Prefetch(key, stage); }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
@@ -159,6 +159,10 @@ class Database {
     *when_ms = r.when_ms;
     return true;
   }
+  // The stored entry of key, expired or not, looked up without changing
+  // anything: no rehash step, no expiry, no LRU/LFU access, no hit/miss
+  // statistics (the prefetcher's lookup). Valid until the next change.
+  const Entry* PeekQuiet(std::string_view key) const { return dict_.FindQuiet(key); }
   // Looks an entry up without expiring it or counting an access (eviction).
   Entry* Peek(std::string_view key) { return dict_.Find(key); }
   // True when `key` is still stored but its TTL has passed (WATCH).

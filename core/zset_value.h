@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -88,6 +89,39 @@ class ZSetValue {
   // lowest -- or from the highest with `reverse`) onwards in that direction,
   // until fn returns false or the set ends. Views are valid during the call.
   void Walk(size_t start, bool reverse, const std::function<bool(std::string_view, double)>& fn) const;
+  // Calls fn(member, score, stable) for the elements whose score is inside
+  // `range`, lowest first, until fn returns false -- without ranks: the
+  // skiplist is entered at the range's first node (O(log n)), a listpack
+  // scanned from its start. `stable` says whether member's bytes live in the
+  // set itself (valid until the set changes): true for the skiplist and for
+  // a listpack's string entries, false for an integer-encoded listpack
+  // entry, whose text is formatted into a buffer valid only during the call
+  // (copy it to keep it).
+  template <typename Fn>
+  void WalkRange(const ScoreRange& range, Fn&& fn) const {
+    if (range.Empty()) return;
+    if (const Table* t = rep_.table()) {
+      for (const Skiplist::Node* node = t->list.FirstInRange(range); node != nullptr && range.BelowMax(node->score);
+           node = node->next()) {
+        if (!fn(node->member(), node->score, true)) return;
+      }
+      return;
+    }
+    const Listpack& lp = rep_.packed();
+    char scratch[24];
+    for (size_t pos = lp.First(); pos != Listpack::kEnd; pos = lp.Next(lp.Next(pos))) {
+      const double score = PackedScore(pos);
+      if (!range.AboveMin(score)) continue;
+      if (!range.BelowMax(score)) return;
+      const ListpackValue v = lp.Get(pos);
+      if (!v.is_int) {
+        if (!fn(v.str, score, true)) return;
+        continue;
+      }
+      const int len = std::snprintf(scratch, sizeof(scratch), "%lld", static_cast<long long>(v.int_value));
+      if (!fn(std::string_view(scratch, static_cast<size_t>(len)), score, false)) return;
+    }
+  }
   // The rank (as Walk counts it) of the first element inside the range, or
   // size() when the range holds none. O(log n) for a skiplist. As in Redis,
   // a lex range holds none unless the last member is at least its min and

@@ -17,6 +17,9 @@
 
 namespace ringkv::io {
 
+// The prefetch rounds a pipelined batch gets (CommandSink::Prefetch).
+inline constexpr int kPrefetchStages = 3;
+
 class CommandSink {
  public:
   virtual ~CommandSink() = default;
@@ -28,9 +31,12 @@ class CommandSink {
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
-  // Commands of a pipelined batch, before any of them runs: stage 0 then
-  // stage 1 for every command, so the sink can prefetch what they will touch
-  // in two rounds of overlapping memory loads. Optional; must not change state.
+  // Commands of a pipelined batch, before any of them runs: stage 0, then
+  // stage 1, ... up to kPrefetchStages - 1 for every command, so the sink can
+  // prefetch what they will touch in rounds of overlapping memory loads, each
+  // round following pointers the previous one brought in (the server: the
+  // key's bucket, its node, then the value's bytes the command will read).
+  // Optional; must not change state.
   virtual void Prefetch(Connection* conn, std::span<const std::string_view> argv, int stage) {
     (void)conn;
     (void)argv;

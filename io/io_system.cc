@@ -562,7 +562,7 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
     offset += len;
   }
   if (b.argc.size() > 1) {
-    for (int stage = 0; stage < 2; ++stage) {
+    for (int stage = 0; stage < kPrefetchStages; ++stage) {
       size_t first = 0;
       for (uint32_t argc : b.argc) {
         sink_->Prefetch(conn, std::span<const std::string_view>(args.data() + first, argc), stage);

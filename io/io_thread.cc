@@ -413,8 +413,9 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     }
     if (execute_here) {
       if (n > 1) {
-        for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, 0);
-        for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, 1);
+        for (int stage = 0; stage < kPrefetchStages; ++stage) {
+          for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, stage);
+        }
       }
       for (size_t i = 0; i < n; ++i) {
         sink_->OnCommand(conn, ahead[i].argv);

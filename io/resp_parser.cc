@@ -1,5 +1,6 @@
 #include "io/resp_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
@@ -46,6 +47,29 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+// Reads the decimal header at data[pos..] up to its '\r' in the same pass:
+// only the plain form ParseHeaderInt accepts as a non-negative value of at
+// most 18 digits (no overflow possible), with the '\r' and the byte after it
+// present. Sets *value and *next (past the two terminator bytes, which the
+// incremental parser does not inspect either). False for anything else.
+inline bool ReadShortHeader(std::string_view data, size_t pos, int64_t* value, size_t* next) {
+  const size_t n = data.size();
+  const size_t start = pos;
+  uint64_t v = 0;  // unsigned: a longer run wraps harmlessly before it is refused
+  while (pos < n) {
+    const unsigned d = static_cast<unsigned char>(data[pos]) - '0';
+    if (d > 9) break;
+    v = v * 10 + d;
+    ++pos;
+  }
+  const size_t digits = pos - start;
+  if (digits == 0 || digits > 18 || (digits > 1 && data[start] == '0')) return false;
+  if (pos + 1 >= n || data[pos] != '\r') return false;
+  *value = static_cast<int64_t>(v);
+  *next = pos + 2;
+  return true;
 }
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'; }
@@ -141,7 +165,10 @@ RespParser::Result RespParser::Fail(std::string msg) {
 RespParser::Result RespParser::Parse(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd,
                                      size_t* consumed) {
   if (data.empty()) return Result::kNeedMore;
-  if (data[0] == '*') return ParseMultibulk(data, limits, cmd, consumed);
+  if (data[0] == '*') {
+    if (multibulk_ < 0 && ParseWholeMultibulk(data, limits, cmd, consumed)) return Result::kCommand;
+    return ParseMultibulk(data, limits, cmd, consumed);
+  }
   return ParseInline(data, cmd, consumed);
 }
 
@@ -158,6 +185,34 @@ RespParser::Result RespParser::ParseInline(std::string_view data, ParsedCommand*
   if (!SplitInlineArgs(line, &cmd->owned, &cmd->argv)) return Fail("Protocol error: unbalanced quotes in request");
   Reset();
   return cmd->argv.empty() ? Result::kEmpty : Result::kCommand;
+}
+
+bool RespParser::ParseWholeMultibulk(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd,
+                                     size_t* consumed) {
+  int64_t n;
+  size_t pos;
+  if (!ReadShortHeader(data, 1, &n, &pos) || n <= 0 || n > kMaxMultibulk) return false;
+  if (n > 10 && !limits.authenticated) return false;
+  // Not more arguments than the bytes could hold (4 bytes each at least):
+  // a huge count in a short buffer is incomplete, not worth sizing argv for.
+  if (static_cast<uint64_t>(n) > (data.size() - pos) / 4) return false;
+  cmd->clear();
+  // Sized once and filled by index: no per-argument growth check.
+  cmd->argv.resize(static_cast<size_t>(n));
+  std::string_view* argv = cmd->argv.data();
+  const int64_t bulk_limit = limits.authenticated ? limits.max_bulk_len : std::min<int64_t>(limits.max_bulk_len, 16384);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    int64_t len;
+    if (pos >= data.size() || data[pos] != '$' || !ReadShortHeader(data, pos + 1, &len, &pos) || len > bulk_limit ||
+        data.size() - pos < static_cast<size_t>(len) + 2) {
+      cmd->clear();
+      return false;
+    }
+    argv[i] = std::string_view(data.data() + pos, static_cast<size_t>(len));
+    pos += static_cast<size_t>(len) + 2;
+  }
+  *consumed = pos;
+  return true;
 }
 
 RespParser::Result RespParser::ParseMultibulk(std::string_view data, const ParserLimits& limits,

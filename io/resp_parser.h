@@ -8,6 +8,13 @@
 // stopped instead of rescanning, so a 512 MB argument split over thousands of
 // reads costs O(n). After kCommand the parser is reset for the next command.
 //
+// The common case -- a whole, well-formed multibulk request already in the
+// buffer (every pipelined command but perhaps the last) -- takes a one-pass
+// fast path (ParseWholeMultibulk) that reads each header's digits once and
+// writes argv directly; anything else (an incomplete request, an odd or
+// invalid header, a limit) is left to the incremental parser, so results and
+// error strings are the same whichever path ran.
+//
 // Thread-safety: one parser per connection, used by the connection's thread.
 #pragma once
 
@@ -55,6 +62,13 @@ class RespParser {
 
  private:
   Result ParseInline(std::string_view data, ParsedCommand* cmd, size_t* consumed);
+  // The fast path: true with *cmd and *consumed set when `data` starts with
+  // a complete multibulk request of at least one argument that the
+  // incremental parser would accept as it is; false (and *cmd cleared)
+  // otherwise, touching no parser state.
+  // REQUIRES: no command in progress (multibulk_ < 0), data[0] == '*'.
+  static bool ParseWholeMultibulk(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd,
+                                  size_t* consumed);
   Result ParseMultibulk(std::string_view data, const ParserLimits& limits, ParsedCommand* cmd,
                         size_t* consumed);
   Result Fail(std::string msg);

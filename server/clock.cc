@@ -69,9 +69,9 @@ void Clock::Anchor() {
   anchor_ticks_ = now_ticks - std::min(into_ms, now_ticks);
 }
 
-int64_t Clock::WallMs() const {
+int64_t Clock::WallMsAt(uint64_t ticks) const {
   if (!tsc_) return UnixMs();
-  return anchor_ms_ + static_cast<int64_t>(static_cast<double>(Ticks() - anchor_ticks_) * ms_per_tick_);
+  return anchor_ms_ + static_cast<int64_t>(static_cast<double>(ticks - anchor_ticks_) * ms_per_tick_);
 }
 
 }  // namespace ringkv::server

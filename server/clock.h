@@ -22,7 +22,11 @@ class Clock {
   static uint64_t Ticks();
   int64_t TicksToMicros(uint64_t ticks) const { return static_cast<int64_t>(ticks * micros_per_tick_); }
   // Unix time in milliseconds.
-  int64_t WallMs() const;
+  int64_t WallMs() const { return WallMsAt(Ticks()); }
+  // Unix time in milliseconds at `ticks` (a Ticks() reading taken since the
+  // last Anchor()): the command path reads the TSC once and derives both the
+  // wall time and the start of its duration from that one reading.
+  int64_t WallMsAt(uint64_t ticks) const;
   // Re-reads the system clock (called by the cron every tick).
   void Anchor();
 

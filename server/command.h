@@ -17,6 +17,10 @@
 #include "io/reply_builder.h"
 #include "server/effects.h"
 
+namespace ringkv::core {
+class Value;
+}  // namespace ringkv::core
+
 namespace ringkv::server {
 
 class Server;
@@ -91,6 +95,12 @@ struct CommandSpec {
   // Where a `numkeys key [key ...]` count sits (0: none); its first key
   // follows it. Read by the prefetcher, which looks at the first key only.
   uint8_t numkeys_index = 0;
+  // The last prefetch stage of a pipelined batch (Server::Prefetch): given
+  // the first key's stored value (expired or not, of any type) and the
+  // command's arguments, hints the bytes the handler will read from it (the
+  // byte GETBIT reads). Must change nothing and not trust the arguments.
+  using ValuePrefetcher = void (*)(const core::Value& value, std::span<const std::string_view> argv);
+  ValuePrefetcher prefetch_value = nullptr;
   // EVAL & co., FCALL & co.: the script's declared flags, not these, decide
   // the gate's write / OOM / stale checks (Scripting::GateFlags), from the
   // script's body, a cached script's sha, or a function's name.
@@ -125,6 +135,12 @@ inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_ke
   s.since = std::move(since);
   s.handler = handler;
   s.subcommands = std::move(subcommands);
+  return s;
+}
+
+// Gives a command a value prefetcher (CommandSpec::prefetch_value).
+inline CommandSpec PrefetchValue(CommandSpec s, CommandSpec::ValuePrefetcher prefetcher) {
+  s.prefetch_value = prefetcher;
   return s;
 }
 

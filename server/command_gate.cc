@@ -425,7 +425,8 @@ struct Server::GateRun {
 
 void Server::Execute(Client& c, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
-  const int64_t now_ms = clock_.WallMs();
+  const uint64_t start_ticks = Clock::Ticks();
+  const int64_t now_ms = clock_.WallMsAt(start_ticks);
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   const bool replying = TakeReplyMode(c);
   const CommandSpec* spec = commands_.Find(argv[0]);
@@ -447,14 +448,14 @@ void Server::Execute(Client& c, Argv argv) {
                     run.CheckPersistence() && run.CheckReplication() && run.CheckLoading() &&
                     run.CheckBusyScript() && run.CheckReplicaLink() && run.HoldIfPaused() && run.QueueIfInMulti();
   if (!runs) return;
-  Call(c, *run.spec, argv, rb, now_ms);
+  Call(c, *run.spec, argv, rb, now_ms, start_ticks);
   run.AfterCall();
 }
 
-void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms) {
+void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms,
+                  uint64_t start_ticks) {
   RINGKV_DCHECK_MAIN_THREAD();
   c.last_command = &spec;  // CLIENT LIST shows the command being run, as Redis does
-  const uint64_t start = Clock::Ticks();
   CommandContext ctx{*this, c, rb, argv, now_ms};
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
@@ -479,7 +480,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   PropagateCall(c, spec, argv, dirty_before);
   if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
   LimitClientOutput(c, now_ms);
-  const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start);
+  const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start_ticks);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
   if (c.blocked && !was_blocked && blocking_.NoteFirstCall(c.id(), duration)) return;

@@ -458,7 +458,7 @@ constexpr Rule kRules[] = {
     {.name = "zset-max-listpack-value", .min = 0},
     {.name = "stream-node-max-bytes", .min = 0},
     {.name = "stream-node-max-entries", .min = 0},
-    {.name = "hll-sparse-max-bytes", .min = 0},  // read by PFADD / PFMERGE
+    {.name = "hll-sparse-max-bytes", .min = 0},  // CollectionLimits: PFADD / PFMERGE
     // Persistence.
     {.name = "rdbcompression"},
     {.name = "rdbchecksum", .mutability = kImmutable},

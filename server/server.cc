@@ -235,6 +235,7 @@ void Server::BindMemoryConfig() {
   c.Bind("zset-max-listpack-value", &limits.zset.max_listpack_value);
   c.Bind("stream-node-max-bytes", &limits.stream.node_max_bytes);
   c.Bind("stream-node-max-entries", &limits.stream.node_max_entries);
+  c.Bind("hll-sparse-max-bytes", &limits.hll_sparse_max_bytes);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
 }
@@ -480,7 +481,12 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
-  keyspace_.db(c->db).Prefetch(argv[at], stage);
+  const core::Database& db = keyspace_.db(c->db);
+  if (stage < 2) {
+    db.Prefetch(argv[at], stage);
+  } else if (spec->prefetch_value != nullptr) {
+    if (const core::Entry* e = db.PeekQuiet(argv[at])) spec->prefetch_value(e->value, argv);
+  }
 }
 
 void Server::Defer(Client& c, Argv argv) {

@@ -428,8 +428,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void Execute(Client& c, Argv argv);
   // The part of Execute after the checks: the handler, propagation, output
   // limits, MONITOR, stats, slowlog. Also runs EXEC's queued commands and
-  // re-runs a blocked client's command when a key is ready.
-  void Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms);
+  // re-runs a blocked client's command when a key is ready. `start_ticks`
+  // (Clock::Ticks()) starts the command's duration: Execute passes the one
+  // reading it derived now_ms from, so a command reads the TSC twice (start
+  // and end), not three times.
+  void Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms,
+            uint64_t start_ticks);
   // Call's steps: propagating what the command wrote (its own argv or the
   // form it asked for; not EXEC's or a script's, which propagate their
   // commands), client-output-buffer-limit and maxmemory-clients, and the

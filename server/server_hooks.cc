@@ -36,7 +36,8 @@ void Server::ReplyBlockTimeout(Client& c) {
 void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv) {
   ClientErrors errors(*this, c);
   io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
-  Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMs());
+  const uint64_t start_ticks = Clock::Ticks();
+  Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMsAt(start_ticks), start_ticks);
   // What it changed of its own tracked keys: told after its reply.
   if (c.tracking) tracking_.FlushPending(c);
 }

@@ -112,7 +112,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   if (write) run.wrote = true;
   propagate_targets_ = run.repl;
   // Time stands still inside a script: its keys expire as of its start.
-  Call(sc, *spec, argv, rb, run.now_ms);
+  Call(sc, *spec, argv, rb, run.now_ms, Clock::Ticks());
   propagate_targets_ = scripting::kReplAll;
   // A read tracks the keys the script declared, for its caller (Redis's
   // call() tracks the caller's command); a script that reads nothing,

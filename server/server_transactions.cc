@@ -41,7 +41,7 @@ void Server::Exec(CommandContext& ctx) {
         continue;
       }
     }
-    Call(c, *q.spec, argv, ctx.reply, now_ms);  // one clock for the whole transaction, as Redis
+    Call(c, *q.spec, argv, ctx.reply, now_ms, Clock::Ticks());  // one clock for the whole transaction, as Redis
     if (c.closing) break;
   }
   transactions_.set_in_exec(false);

@@ -9,6 +9,7 @@
 // REQUIRES: main thread.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -234,12 +235,19 @@ bool MemberPosition(const ZSetValue* z, std::string_view member, geo::Shape* sha
   return true;
 }
 
-// One member found by a search.
+// One member found by a search. The member's bytes are viewed in the sorted
+// set where they live there (valid while it is unchanged: until the reply or
+// the STORE copy is made); an integer-encoded listpack member has no bytes
+// there, so its text is copied into `digits`. Trivially copyable, for the
+// sorts; member() reads whichever holds it.
 struct GeoPoint {
-  std::string member;
-  double score;   // its geohash
-  double meters;  // from the centre
+  const char* data;  // nullptr: the text is in digits
+  uint32_t size;
+  char digits[20];   // an int64's decimal text: at most 20 bytes
+  double score;      // its geohash
+  double meters;     // from the centre
   double xy[2];
+  std::string_view member() const { return std::string_view(data != nullptr ? data : digits, size); }
 };
 
 // Orders v[lo, lo + n) by `cmp` (negative, zero, positive) only as far as
@@ -308,24 +316,35 @@ void PartialQuicksort(std::vector<T>& v, size_t lo, size_t n, const Cmp& cmp, si
 
 // The members of z inside `shape`, cell by cell in Redis's order; with
 // `limit` (ANY), stops once that many were found.
+// The members are walked straight from the set (ZSetValue::WalkRange), and
+// each candidate goes through one ShapeFilter.
 std::vector<GeoPoint> FindInShape(const ZSetValue& z, const geo::Shape& shape, size_t limit) {
   std::vector<GeoPoint> found;
+  const geo::ShapeFilter filter(shape);
   for (const geo::ScoreBox& box : geo::SearchBoxes(shape)) {
     if (limit != 0 && found.size() >= limit) break;
     core::ScoreRange range;
     range.min = static_cast<double>(box.min);
     range.max = static_cast<double>(box.max);
     range.max_exclusive = true;
-    z.Walk(z.RankOfFirstIn(range, false), false, [&](std::string_view member, double score) {
-      if (!range.BelowMax(score)) return false;
-      GeoPoint p;
-      if (geo::WithinShape(shape, score, p.xy, &p.meters)) {
-        p.member = std::string(member);
-        p.score = score;
-        found.push_back(std::move(p));
-        if (limit != 0 && found.size() >= limit) return false;
+    z.WalkRange(range, [&](std::string_view member, double score, bool stable) {
+      double xy[2], meters;
+      if (!filter.Contains(score, xy, &meters)) return true;
+      GeoPoint p{};
+      p.xy[0] = xy[0];
+      p.xy[1] = xy[1];
+      p.meters = meters;
+      p.size = static_cast<uint32_t>(member.size());
+      if (stable) {
+        p.data = member.data();
+      } else {
+        // Formatted into WalkRange's buffer: copied (an int64's text fits).
+        p.data = nullptr;
+        std::memcpy(p.digits, member.data(), std::min(member.size(), sizeof(p.digits)));
       }
-      return true;
+      p.score = score;
+      found.push_back(p);
+      return limit == 0 || found.size() < limit;
     });
   }
   return found;
@@ -461,7 +480,7 @@ void GeoSearch(CommandContext& ctx, SearchKind kind) {
     for (size_t i = 0; i < returned; ++i) {
       const GeoPoint& p = found[i];
       if (options != 0) ctx.reply.ArrayHeader(options + 1);
-      ctx.reply.Bulk(p.member);
+      ctx.reply.Bulk(p.member());
       if (with_dist) {
         char buf[128];
         const int len = std::snprintf(buf, sizeof(buf), "%.4f", p.meters / shape.to_meters);
@@ -479,7 +498,7 @@ void GeoSearch(CommandContext& ctx, SearchKind kind) {
   std::vector<std::pair<std::string, double>> elements;
   elements.reserve(returned);
   for (size_t i = 0; i < returned; ++i) {
-    elements.emplace_back(std::move(found[i].member), store_dist ? found[i].meters / shape.to_meters : found[i].score);
+    elements.emplace_back(std::string(found[i].member()), store_dist ? found[i].meters / shape.to_meters : found[i].score);
   }
   std::sort(elements.begin(), elements.end(),
             [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });

@@ -49,10 +49,8 @@ std::string_view BytesOf(const Entry* e) {
   return e->value.str().View(scratch);
 }
 
-// hll-sparse-max-bytes, read when a sparse HLL may grow.
-size_t SparseMaxBytes(CommandContext& ctx) {
-  return static_cast<size_t>(ctx.server.config().Int("hll-sparse-max-bytes"));
-}
+// hll-sparse-max-bytes (bound to CollectionLimits), read when a sparse HLL may grow.
+size_t SparseMaxBytes(CommandContext& ctx) { return ctx.server.keyspace().limits().hll_sparse_max_bytes; }
 
 // PFADD: 1 when a register changed or the key was created ("pfadd", one
 // dirty change per update), else 0.

@@ -48,6 +48,34 @@ TEST(DictTest, NoOperationDoesAFullRehash) {
   for (int i = 0; i < 1 << 16; ++i) ASSERT_NE(d.Find(K(i)), nullptr);  // lookups see both tables
 }
 
+TEST(DictTest, FindQuietSeesBothTablesAndNeverRehashes) {
+  Dict<int> d;
+  EXPECT_EQ(d.FindQuiet("none"), nullptr);  // empty: no table yet
+  for (int i = 0; i < 1 << 12; ++i) *d.Insert(K(i)).first = i;
+  while (d.Rehash(1000)) {
+  }
+  d.Insert("trigger");  // starts a resize that is then in progress
+  d.Insert("one-more");
+  ASSERT_TRUE(d.rehashing());
+  const size_t buckets = d.buckets();
+  const Dict<int>& quiet = d;
+  for (int i = 0; i < 1 << 12; ++i) {
+    const int* v = quiet.FindQuiet(K(i));
+    ASSERT_NE(v, nullptr) << i;
+    ASSERT_EQ(*v, i);
+  }
+  EXPECT_EQ(quiet.FindQuiet("missing"), nullptr);
+  // No lookup moved a bucket: the rehash is exactly where it was.
+  EXPECT_TRUE(d.rehashing());
+  EXPECT_EQ(d.buckets(), buckets);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_NE(quiet.FindQuiet(K(round)), nullptr);
+    d.Prefetch(K(round), 0);
+    d.Prefetch(K(round), 1);
+  }
+  EXPECT_TRUE(d.rehashing());
+}
+
 // Every key present for the whole scan is returned, whatever happens between
 // cursor calls: growth (with rehashing in progress) and shrinking.
 TEST(DictTest, ScanGuaranteeUnderGrowthAndShrink) {

@@ -55,6 +55,33 @@ TEST(HyperLogLogTest, SparseAndDenseAgree) {
   EXPECT_EQ(converted.substr(kHeaderSize), dense.substr(kHeaderSize));
 }
 
+// Redis's rule (hllSparseSet): an update that grows the sparse form promotes
+// it exactly when the grown size would pass the limit -- reaching the limit
+// stays sparse. Checked against the same update without a limit, for limits
+// around every size the HLL passes through.
+TEST(HyperLogLogTest, PromotesExactlyWhenTheGrownSizeWouldPassTheLimit) {
+  for (size_t limit = 16; limit <= 120; ++limit) {
+    std::string s = NewSparse();
+    for (int i = 0; i < 400 && EncodingOf(s) == kSparse; ++i) {
+      const std::string element = "e" + std::to_string(i);
+      std::string unlimited = s;
+      const int changed = Add(&unlimited, element, SIZE_MAX);
+      ASSERT_EQ(EncodingOf(unlimited), kSparse);
+      ASSERT_EQ(Add(&s, element, limit), changed) << "limit " << limit << " element " << i;
+      if (unlimited.size() > limit) {
+        ASSERT_EQ(EncodingOf(s), kDense) << "limit " << limit << " element " << i;
+        std::string promoted = unlimited;
+        ASSERT_TRUE(SparseToDense(&promoted));
+        EXPECT_EQ(s.substr(kHeaderSize), promoted.substr(kHeaderSize));
+      } else {
+        ASSERT_EQ(EncodingOf(s), kSparse) << "limit " << limit << " element " << i;
+        ASSERT_EQ(s, unlimited);
+      }
+    }
+    EXPECT_EQ(EncodingOf(s), kDense) << "limit " << limit;
+  }
+}
+
 TEST(HyperLogLogTest, TurnsDensePastTheSparseLimit) {
   std::string s = NewSparse();
   int i = 0;

@@ -27,6 +27,31 @@ TEST(KeyspaceTest, LazyExpiryHidesAndDeletes) {
   EXPECT_EQ(ks.stats().expired_keys, 1u);
 }
 
+TEST(KeyspaceTest, PeekQuietTouchesNoAccessExpiryOrStats) {
+  Keyspace ks(16);
+  Database& db = ks.db(0);
+  bool created;
+  Entry* e = db.FindOrInsert("k", 1000, &created);
+  e->value = StringValue("v");
+  db.SetExpire("k", e, 2000);
+  e->lru = 7;
+  const KeyspaceStats before = ks.stats();
+  const Database& quiet = db;
+  // Past its deadline: still returned, not deleted, nothing counted.
+  const Entry* q = quiet.PeekQuiet("k");
+  ASSERT_EQ(q, e);
+  EXPECT_EQ(q->lru, 7u);
+  EXPECT_EQ(quiet.PeekQuiet("missing"), nullptr);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.expires(), 1u);
+  EXPECT_EQ(ks.stats().expired_keys, before.expired_keys);
+  EXPECT_EQ(ks.stats().keyspace_hits, before.keyspace_hits);
+  EXPECT_EQ(ks.stats().keyspace_misses, before.keyspace_misses);
+  // The ordinary lookup, by contrast, expires it.
+  EXPECT_EQ(db.Find("k", 2000), nullptr);
+  EXPECT_EQ(quiet.PeekQuiet("k"), nullptr);
+}
+
 TEST(KeyspaceTest, ExpiryIndexStaysConsistentUnderSwapRemove) {
   Keyspace ks(1);
   Database& db = ks.db(0);

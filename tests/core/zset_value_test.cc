@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <random>
@@ -126,6 +127,56 @@ TEST(ZSetValueTest, LexRangesWalkFromTheFirstMemberInRangeAsRedisDoes) {
   EXPECT_EQ(z.RankOfFirstIn(Lex("f", "g"), false), z.size());
   EXPECT_EQ(z.RankOfFirstIn(Lex("a", "b"), false), z.size());
   EXPECT_EQ(z.Count(Lex("a", "b")), 0u);
+}
+
+// WalkRange visits exactly the elements Walk finds in the range, in order,
+// on both encodings; members are stable bytes except integer-encoded
+// listpack entries.
+TEST(ZSetValueTest, WalkRangeVisitsTheRangeOnBothEncodings) {
+  std::mt19937 rng(5);
+  for (const bool packed : {true, false}) {
+    ZSetValue z;
+    ZSetLimits limits;
+    if (!packed) limits.max_listpack_entries = 0;
+    double unused;
+    for (int i = 0; i < 100; ++i) {
+      const std::string member = i % 3 == 0 ? std::to_string(i * 7 - 50) : "m" + std::to_string(i);
+      z.Add(member, static_cast<double>(rng() % 40), ZAddFlags{}, limits, &unused);
+    }
+    ASSERT_EQ(z.encoding(), packed ? ZSetValue::Encoding::kListpack : ZSetValue::Encoding::kSkiplist);
+    const auto all = All(z);
+    for (int lo = -1; lo <= 41; lo += 3) {
+      for (int hi = lo - 1; hi <= 42; hi += 4) {
+        for (const bool excl : {false, true}) {
+          ScoreRange range;
+          range.min = lo;
+          range.max = hi;
+          range.min_exclusive = excl;
+          range.max_exclusive = !excl;
+          std::vector<std::pair<std::string, double>> want, got;
+          for (const auto& [m, sc] : all) {
+            if (range.AboveMin(sc) && range.BelowMax(sc)) want.emplace_back(m, sc);
+          }
+          z.WalkRange(range, [&](std::string_view m, double sc, bool stable) {
+            long long as_int;
+            const bool integer = std::sscanf(std::string(m).c_str(), "%lld", &as_int) == 1 &&
+                                 std::to_string(as_int) == m;
+            EXPECT_EQ(stable, !(packed && integer)) << m;
+            got.emplace_back(m, sc);
+            return true;
+          });
+          ASSERT_EQ(got, want) << lo << " " << hi << " " << excl << " packed " << packed;
+        }
+      }
+    }
+    // fn returning false stops the walk.
+    ScoreRange everything;
+    everything.min = -kInf;
+    everything.max = kInf;
+    int calls = 0;
+    z.WalkRange(everything, [&](std::string_view, double, bool) { return ++calls < 5; });
+    EXPECT_EQ(calls, 5);
+  }
 }
 
 TEST(ZSetValueTest, BothEncodingsMatchAModel) {

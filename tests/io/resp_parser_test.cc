@@ -171,5 +171,120 @@ TEST(RespParserTest, FuzzChunkingNeverChangesTheResult) {
   }
 }
 
+// The one-pass fast path (a whole request in the buffer) must answer exactly
+// as the incremental parser does when the same bytes arrive one at a time:
+// same commands, same error, for odd but valid headers, limits, malformed
+// and random inputs, and at every two-way split.
+void ExpectSameAsByteByByte(const std::string& input, ParserLimits limits, const std::string& what) {
+  const Feed slow = FeedInChunks(input, 1, limits);
+  const Feed whole = FeedInChunks(input, input.size() == 0 ? 1 : input.size(), limits);
+  ASSERT_EQ(whole.error, slow.error) << what;
+  ASSERT_EQ(whole.commands, slow.commands) << what;
+  if (input.size() > 96) return;
+  for (size_t split = 1; split < input.size(); ++split) {
+    Feed two;
+    {
+      RespParser parser;
+      std::string pending;
+      for (const std::string& piece : {input.substr(0, split), input.substr(split)}) {
+        pending += piece;
+        bool stop = false;
+        while (!pending.empty()) {
+          ParsedCommand cmd;
+          size_t consumed = 0;
+          Result r = parser.Parse(pending, limits, &cmd, &consumed);
+          if (r == Result::kNeedMore) break;
+          if (r == Result::kError) {
+            two.error = parser.error();
+            stop = true;
+            break;
+          }
+          if (r == Result::kCommand) two.commands.emplace_back(cmd.argv.begin(), cmd.argv.end());
+          pending.erase(0, consumed);
+        }
+        if (stop) break;
+      }
+    }
+    ASSERT_EQ(two.error, slow.error) << what << " split " << split;
+    ASSERT_EQ(two.commands, slow.commands) << what << " split " << split;
+  }
+}
+
+TEST(RespParserTest, OddHeadersParseAsWhenFedByteByByte) {
+  ParserLimits open;
+  ParserLimits guest;
+  guest.authenticated = false;
+  ParserLimits small;
+  small.max_bulk_len = 5;
+  const std::vector<std::string> inputs = {
+      "*1\r\n$0\r\n\r\n",                      // an empty argument
+      "*2\r\n$0\r\n\r\n$0\r\n\r\n*1\r\n$1\r\nx\r\n",
+      "*0\r\n*1\r\n$4\r\nPING\r\n",            // an empty request, then one
+      "*-1\r\n*1\r\n$4\r\nPING\r\n",
+      "*01\r\n$4\r\nPING\r\n",                 // a leading zero
+      "*1\r\n$04\r\nPING\r\n",
+      "*+1\r\n$4\r\nPING\r\n",                 // a sign
+      "*1\r\n$-1\r\n",                         // a null bulk in a request
+      "*1\r\n$+4\r\nPING\r\n",
+      "*1 \r\n$4\r\nPING\r\n",                 // a space
+      "*1\r\n$4 \r\nPING\r\n",
+      "*1\rX$4\rXPINGXX*1\r\n$1\r\na\r\n",     // terminators the parser does not inspect
+      "*1\r\n$4\r\nPINGxx",                    // the same, at the end of a bulk
+      "*1\r\n:4\r\nPING\r\n",                  // not '$'
+      "*2\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n",
+      "*\r\n",                                 // no digits
+      "*1\r\n$\r\n\r\n",
+      "*abc\r\n",
+      "*2147483647\r\n$1\r\na\r\n",            // the largest count, incomplete
+      "*2147483648\r\n$1\r\na\r\n",            // one too many
+      "*9223372036854775807\r\n",
+      "*99999999999999999999\r\n",
+      "*1\r\n$9223372036854775807\r\n",
+      "*1\r\n$99999999999999999999\r\n",
+      "*1\r\n$999999999999999999\r\nab\r\n",   // 18 digits
+      "*1\r\n$1000000000000000000\r\nab\r\n",  // 19 digits
+      "*11\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n",
+      "*1\r\n$6\r\nabcdef\r\n",                // over `small`'s bulk limit
+      "*1\r\n$5\r\nabcde\r\n",
+      "*1\r\n$16385\r\n" + std::string(16385, 'q') + "\r\n",  // over the unauthenticated limit
+      "*1\r\n$16384\r\n" + std::string(16384, 'q') + "\r\n",
+      "PING\r\n*1\r\n$4\r\nPING\r\n",          // inline, then multibulk
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\r\n\r\n",  // CRLF inside a bulk
+  };
+  for (const std::string& in : inputs) {
+    ExpectSameAsByteByByte(in, open, "open: " + in.substr(0, 40));
+    ExpectSameAsByteByByte(in, guest, "guest: " + in.substr(0, 40));
+    ExpectSameAsByteByByte(in, small, "small: " + in.substr(0, 40));
+  }
+  // Random pipelines of valid requests with a few bytes mutated, truncated or inserted.
+  std::mt19937 rng(20261203);
+  const std::string alphabet = "*$\r\n0123456789-+ :ab";
+  for (int round = 0; round < 3000; ++round) {
+    std::string in;
+    const int commands = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < commands; ++c) {
+      const int argc = 1 + static_cast<int>(rng() % (round % 7 == 0 ? 14 : 4));
+      in += "*" + std::to_string(argc) + "\r\n";
+      for (int a = 0; a < argc; ++a) {
+        std::string arg(rng() % 8, 'x');
+        for (char& ch : arg) ch = alphabet[rng() % alphabet.size()];
+        in += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+      }
+    }
+    const int mutations = static_cast<int>(rng() % 3);
+    for (int m = 0; m < mutations && !in.empty(); ++m) {
+      const size_t at = rng() % in.size();
+      switch (rng() % 3) {
+        case 0: in[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: in.insert(in.begin() + static_cast<std::ptrdiff_t>(at), alphabet[rng() % alphabet.size()]); break;
+        default: in.resize(at + 1); break;
+      }
+    }
+    ExpectSameAsByteByByte(in, open, "random " + std::to_string(round));
+    ExpectSameAsByteByByte(in, round % 2 ? guest : small, "random limited " + std::to_string(round));
+    if (HasFatalFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace ringkv::io

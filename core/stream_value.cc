@@ -66,10 +66,14 @@ class NodeReader {
     size_t next = Listpack::kEnd;  // the following entry's flags
     size_t fields = 0;             // field/value pairs
     int64_t lp_count = 0;          // the entry's trailing element count
+    size_t body = 0;               // ReadHead -> ReadBody: the first field (or value)
   };
   // Reads the entry at `pos` (its flags); with `want_fv`, fills fv() with
   // its fields and values. False when malformed.
-  bool Read(size_t pos, Entry* e, bool want_fv) {
+  bool Read(size_t pos, Entry* e, bool want_fv) { return ReadHead(pos, e) && ReadBody(e, want_fv); }
+  // The two halves of Read: the ID, flags and field count first, so a walk
+  // decides from the ID whether it wants the fields before reading them.
+  bool ReadHead(size_t pos, Entry* e) {
     e->flags_pos = pos;
     int64_t ms_diff, seq_diff;
     if (!IntAt(lp_, pos, &e->flags)) return false;
@@ -79,20 +83,28 @@ class NodeReader {
     if (!IntAt(lp_, p, &seq_diff)) return false;
     p = lp_.Next(p);
     e->id = {master_.ms + static_cast<uint64_t>(ms_diff), master_.seq + static_cast<uint64_t>(seq_diff)};
-    if (want_fv) {
-      text_.clear();
-      fv_.clear();
-    }
     int64_t n = master_fields_;
-    const bool same = e->flags & kFlagSameFields;
-    if (!same) {
+    if (!(e->flags & kFlagSameFields)) {
       if (!IntAt(lp_, p, &n) || n < 0) return false;
       p = lp_.Next(p);
     }
     e->fields = static_cast<size_t>(n);
-    if (want_fv) text_.reserve(static_cast<size_t>(n) * 2);
+    e->body = p;
+    return true;
+  }
+  bool ReadBody(Entry* e, bool want_fv) {
+    const size_t n = e->fields;
+    const bool same = e->flags & kFlagSameFields;
+    size_t p = e->body;
+    if (want_fv) {
+      views_.clear();
+      text_.clear();
+      // Integers are formatted into text_, which never grows past this
+      // reservation, so the views into it stay valid.
+      text_.reserve(n * 2 * kMaxIntText);
+    }
     size_t mp = master_pos_;
-    for (int64_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (same) {
         if (want_fv) Push(mp);
         mp = lp_.Next(mp);
@@ -109,24 +121,20 @@ class NodeReader {
     e->next = lp_.Next(p);
     return true;
   }
-  FieldValues fv() {
-    views_.clear();
-    for (const Piece& pc : fv_) views_.push_back(pc.text_index >= 0 ? std::string_view(text_[pc.text_index]) : pc.view);
-    return views_;
-  }
+  FieldValues fv() const { return views_; }
 
  private:
-  struct Piece {
-    std::string_view view;
-    int text_index = -1;
-  };
+  static constexpr size_t kMaxIntText = 20;  // "-9223372036854775808"
   void Push(size_t pos) {
     ListpackValue v = lp_.Get(pos);
     if (v.is_int) {
-      text_.push_back(std::to_string(v.int_value));
-      fv_.push_back({{}, static_cast<int>(text_.size() - 1)});
+      const size_t at = text_.size();
+      text_.resize(at + kMaxIntText);
+      char* end = std::to_chars(text_.data() + at, text_.data() + at + kMaxIntText, v.int_value).ptr;
+      text_.resize(static_cast<size_t>(end - text_.data()));
+      views_.emplace_back(text_.data() + at, text_.size() - at);
     } else {
-      fv_.push_back({v.str, -1});
+      views_.push_back(v.str);
     }
   }
 
@@ -135,8 +143,7 @@ class NodeReader {
   int64_t count_ = 0, deleted_ = 0, master_fields_ = 0;
   size_t master_pos_ = Listpack::kEnd;
   size_t first_ = Listpack::kEnd;
-  std::vector<std::string> text_;
-  std::vector<Piece> fv_;
+  std::string text_;
   std::vector<std::string_view> views_;
 };
 
@@ -162,7 +169,17 @@ bool LastEntryId(StreamId master, const Listpack& lp, StreamId* out) {
 
 }  // namespace
 
-std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+std::string StreamId::ToString() const {
+  char buf[kMaxText];
+  return std::string(buf, Format(buf));
+}
+
+size_t StreamId::Format(char* buf) const {
+  char* p = std::to_chars(buf, buf + 20, ms).ptr;
+  *p++ = '-';
+  p = std::to_chars(p, p + 20, seq).ptr;
+  return static_cast<size_t>(p - buf);
+}
 
 bool StreamId::Incr() {
   if (seq == UINT64_MAX) {
@@ -261,8 +278,7 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
     flags = kFlagSameFields;
   } else {
     size_t p = lp->First();
-    const int64_t count = IntAt(*lp, p);
-    lp->Replace(p, std::to_string(count + 1));
+    lp->ReplaceInt(p, IntAt(*lp, p) + 1);  // in place unless its encoding grows
     p = lp->Next(lp->Next(lp->First()));
     if (IntAt(*lp, p) == static_cast<int64_t>(nfields)) {
       p = lp->Next(p);
@@ -273,17 +289,24 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
       if (i == nfields) flags = kFlagSameFields;
     }
   }
-  lp->AppendInt(flags);
-  lp->AppendInt(static_cast<int64_t>(id.ms - master.ms));
-  lp->AppendInt(static_cast<int64_t>(id.seq - master.seq));
+  // The whole entry is encoded first and moved into the node at once.
+  static thread_local std::string entry;
+  entry.clear();
+  ListpackEncodeIntTo(flags, &entry);
+  ListpackEncodeIntTo(static_cast<int64_t>(id.ms - master.ms), &entry);
+  ListpackEncodeIntTo(static_cast<int64_t>(id.seq - master.seq), &entry);
+  uint32_t elements;
   if (flags & kFlagSameFields) {
-    for (size_t i = 0; i < nfields; ++i) lp->Append(fv[2 * i + 1]);
-    lp->AppendInt(static_cast<int64_t>(nfields + 3));
+    for (size_t i = 0; i < nfields; ++i) ListpackEncodeTo(fv[2 * i + 1], &entry);
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields + 3), &entry);
+    elements = static_cast<uint32_t>(nfields + 4);
   } else {
-    lp->AppendInt(static_cast<int64_t>(nfields));
-    for (std::string_view s : fv) lp->Append(s);
-    lp->AppendInt(static_cast<int64_t>(nfields * 2 + 4));
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields), &entry);
+    for (std::string_view s : fv) ListpackEncodeTo(s, &entry);
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields * 2 + 4), &entry);
+    elements = static_cast<uint32_t>(nfields * 2 + 5);
   }
+  lp->AppendEncoded(entry, elements);
   if (length_ == 0) first_id_ = id;
   ++length_;
   ++entries_added_;
@@ -291,7 +314,7 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
 }
 
 void StreamValue::Range(StreamId start, StreamId end, bool reverse,
-                        const std::function<bool(StreamId, FieldValues)>& fn) const {
+                        absl::FunctionRef<bool(StreamId, FieldValues)> fn) const {
   if (start > end || nodes_.empty()) return;
   // The node holding `start` is the last one whose master is <= start.
   auto first = nodes_.upper_bound(start);
@@ -304,11 +327,11 @@ void StreamValue::Range(StreamId start, StreamId end, bool reverse,
     NodeReader::Entry e;
     if (!reverse) {
       for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
-        if (!r.Read(p, &e, false)) return true;
+        if (!r.ReadHead(p, &e)) return true;
         if (e.id > end) return false;
-        if (e.id < start || (e.flags & kFlagDeleted)) continue;
-        r.Read(p, &e, true);
-        if (!fn(e.id, r.fv())) return false;
+        const bool wanted = e.id >= start && !(e.flags & kFlagDeleted);
+        if (!r.ReadBody(&e, wanted)) return true;
+        if (wanted && !fn(e.id, r.fv())) return false;
       }
       return true;
     }

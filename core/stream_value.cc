@@ -33,26 +33,30 @@ int64_t IntAt(const Listpack& lp, size_t pos) {
 // `text_` so every field and value can be handed out as a view.
 class NodeReader {
  public:
-  NodeReader(StreamId master, const Listpack& lp) : master_(master), lp_(lp) {}
+  NodeReader(StreamId master, const Listpack& lp)
+      : master_(master),
+        lp_(lp),
+        base_(reinterpret_cast<const uint8_t*>(lp.bytes().data())),
+        size_(lp.byte_size()) {}
 
   // Reads the master entry; false when malformed. first_entry() is then
   // the position of the first entry's flags (kEnd: no entries).
   bool Start() {
     size_t p = lp_.First();
-    if (!IntAt(lp_, p, &count_)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &deleted_)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &master_fields_) || master_fields_ < 0) return false;
-    p = lp_.Next(p);
+    if (!Int(p, &count_)) return false;
+    p = Next(p);
+    if (!Int(p, &deleted_)) return false;
+    p = Next(p);
+    if (!Int(p, &master_fields_) || master_fields_ < 0) return false;
+    p = Next(p);
     master_pos_ = p;
     for (int64_t i = 0; i < master_fields_; ++i) {
       if (p == Listpack::kEnd) return false;
-      p = lp_.Next(p);
+      p = Next(p);
     }
     int64_t zero;
-    if (!IntAt(lp_, p, &zero) || zero != 0) return false;
-    first_ = lp_.Next(p);
+    if (!Int(p, &zero) || zero != 0) return false;
+    first_ = Next(p);
     return true;
   }
   size_t first_entry() const { return first_; }
@@ -76,17 +80,17 @@ class NodeReader {
   bool ReadHead(size_t pos, Entry* e) {
     e->flags_pos = pos;
     int64_t ms_diff, seq_diff;
-    if (!IntAt(lp_, pos, &e->flags)) return false;
-    size_t p = lp_.Next(pos);
-    if (!IntAt(lp_, p, &ms_diff)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &seq_diff)) return false;
-    p = lp_.Next(p);
+    if (!Int(pos, &e->flags)) return false;
+    size_t p = Next(pos);
+    if (!Int(p, &ms_diff)) return false;
+    p = Next(p);
+    if (!Int(p, &seq_diff)) return false;
+    p = Next(p);
     e->id = {master_.ms + static_cast<uint64_t>(ms_diff), master_.seq + static_cast<uint64_t>(seq_diff)};
     int64_t n = master_fields_;
     if (!(e->flags & kFlagSameFields)) {
-      if (!IntAt(lp_, p, &n) || n < 0) return false;
-      p = lp_.Next(p);
+      if (!Int(p, &n) || n < 0) return false;
+      p = Next(p);
     }
     e->fields = static_cast<size_t>(n);
     e->body = p;
@@ -107,23 +111,45 @@ class NodeReader {
     for (size_t i = 0; i < n; ++i) {
       if (same) {
         if (want_fv) Push(mp);
-        mp = lp_.Next(mp);
+        mp = Next(mp);
       } else {
         if (p == Listpack::kEnd) return false;
         if (want_fv) Push(p);
-        p = lp_.Next(p);
+        p = Next(p);
       }
       if (p == Listpack::kEnd) return false;
       if (want_fv) Push(p);
-      p = lp_.Next(p);
+      p = Next(p);
     }
-    if (!IntAt(lp_, p, &e->lp_count)) return false;
-    e->next = lp_.Next(p);
+    if (!Int(p, &e->lp_count)) return false;
+    e->next = Next(p);
     return true;
   }
   FieldValues fv() const { return views_; }
 
  private:
+  // Listpack::Next and IntAt, inlined into the walk (every element of a
+  // node passes through them on each read that starts inside it), with the
+  // small integers of flags, ID deltas and counts decoded on the spot.
+  [[gnu::always_inline]] size_t Next(size_t pos) const {
+    const size_t part = listpack_internal::EncodedPartSize(base_ + pos, size_ - pos);
+    const size_t next = pos + part + listpack_internal::BacklenSize(part);
+    return next >= size_ - 1 ? Listpack::kEnd : next;
+  }
+  [[gnu::always_inline]] bool Int(size_t pos, int64_t* out) const {
+    if (pos == Listpack::kEnd) return false;
+    const uint8_t b = base_[pos];
+    if ((b & 0x80) == 0) {  // 7-bit uint
+      *out = b;
+      return true;
+    }
+    if ((b & 0xE0) == 0xC0) {  // 13-bit int
+      *out = listpack_internal::SignExtend((static_cast<uint64_t>(b & 0x1F) << 8) | base_[pos + 1], 13);
+      return true;
+    }
+    return IntAt(lp_, pos, out);
+  }
+
   static constexpr size_t kMaxIntText = 20;  // "-9223372036854775808"
   void Push(size_t pos) {
     ListpackValue v = lp_.Get(pos);
@@ -140,6 +166,8 @@ class NodeReader {
 
   StreamId master_;
   const Listpack& lp_;
+  const uint8_t* base_;
+  size_t size_;
   int64_t count_ = 0, deleted_ = 0, master_fields_ = 0;
   size_t master_pos_ = Listpack::kEnd;
   size_t first_ = Listpack::kEnd;

@@ -29,8 +29,8 @@ int64_t IntAt(const Listpack& lp, size_t pos) {
   return v;
 }
 
-// Walks the entries of one node. Strings of integer elements are kept in
-// `text_` so every field and value can be handed out as a view.
+// Walks the entries of one node. The text of integer elements is kept in
+// `ints_` so every field and value can be handed out as a view.
 class NodeReader {
  public:
   NodeReader(StreamId master, const Listpack& lp)

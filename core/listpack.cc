@@ -9,17 +9,12 @@
 namespace ringkv::core {
 namespace {
 
+using listpack_internal::BacklenSize;
+using listpack_internal::EncodedPartSize;
+using listpack_internal::ReadLe;
+
 constexpr uint8_t kEof = 0xFF;
 constexpr uint16_t kUnknownCount = 65535;
-
-// Size in bytes of the back-length that records an entry part of `len` bytes.
-size_t BacklenSize(uint64_t len) {
-  if (len <= 127) return 1;
-  if (len < 16383) return 2;
-  if (len < 2097151) return 3;
-  if (len < 268435455) return 4;
-  return 5;
-}
 
 // Appends the back-length: big-end first, every byte but the first with the
 // high bit set, so it can be read right to left.
@@ -37,72 +32,6 @@ void AppendLe(uint64_t v, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
-uint64_t ReadLe(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
-// Two's complement of a `bits`-wide field back to int64.
-int64_t SignExtend(uint64_t v, int bits) {
-  if (bits == 64) return static_cast<int64_t>(v);
-  const uint64_t sign = uint64_t{1} << (bits - 1);
-  return v >= sign ? static_cast<int64_t>(v) - static_cast<int64_t>(uint64_t{1} << bits) : static_cast<int64_t>(v);
-}
-
-// Length of an entry's encoding + data, from its first bytes; 0 when the
-// encoding byte is invalid. `avail` bounds what may be read.
-size_t EncodedPartSize(const uint8_t* p, size_t avail) {
-  if (avail == 0) return 0;
-  const uint8_t b = p[0];
-  if ((b & 0x80) == 0) return 1;                     // 7-bit uint
-  if ((b & 0xC0) == 0x80) return 1 + (b & 0x3F);     // 6-bit string
-  if ((b & 0xE0) == 0xC0) return 2;                  // 13-bit int
-  if ((b & 0xF0) == 0xE0) {                          // 12-bit string
-    if (avail < 2) return 0;
-    return 2 + ((static_cast<size_t>(b & 0x0F) << 8) | p[1]);
-  }
-  switch (b) {
-    case 0xF0:
-      if (avail < 5) return 0;
-      return 5 + static_cast<size_t>(ReadLe(p + 1, 4));
-    case 0xF1: return 3;
-    case 0xF2: return 4;
-    case 0xF3: return 5;
-    case 0xF4: return 9;
-    default: return 0;  // 0xF5..0xFE unused; 0xFF is the terminator
-  }
-}
-
-ListpackValue Decode(const uint8_t* p) {
-  ListpackValue v;
-  const uint8_t b = p[0];
-  auto as_int = [&v](int64_t x) {
-    v.is_int = true;
-    v.int_value = x;
-  };
-  if ((b & 0x80) == 0) {
-    as_int(b & 0x7F);
-  } else if ((b & 0xC0) == 0x80) {
-    v.str = std::string_view(reinterpret_cast<const char*>(p + 1), b & 0x3F);
-  } else if ((b & 0xE0) == 0xC0) {
-    as_int(SignExtend((static_cast<uint64_t>(b & 0x1F) << 8) | p[1], 13));
-  } else if ((b & 0xF0) == 0xE0) {
-    v.str = std::string_view(reinterpret_cast<const char*>(p + 2), (static_cast<size_t>(b & 0x0F) << 8) | p[1]);
-  } else if (b == 0xF0) {
-    v.str = std::string_view(reinterpret_cast<const char*>(p + 5), static_cast<size_t>(ReadLe(p + 1, 4)));
-  } else if (b == 0xF1) {
-    as_int(SignExtend(ReadLe(p + 1, 2), 16));
-  } else if (b == 0xF2) {
-    as_int(SignExtend(ReadLe(p + 1, 3), 24));
-  } else if (b == 0xF3) {
-    as_int(SignExtend(ReadLe(p + 1, 4), 32));
-  } else {
-    as_int(static_cast<int64_t>(ReadLe(p + 1, 8)));
-  }
-  return v;
-}
-
 }  // namespace
 
 bool ListpackValue::Equals(std::string_view s) const {
@@ -111,47 +40,57 @@ bool ListpackValue::Equals(std::string_view s) const {
   return StringToInt64(s, &v) && v == int_value;
 }
 
-std::string ListpackEncodeInt(int64_t v) {
-  std::string out;
+void ListpackEncodeIntTo(int64_t v, std::string* out) {
+  const size_t start = out->size();
   if (v >= 0 && v <= 127) {
-    out.push_back(static_cast<char>(v));
+    out->push_back(static_cast<char>(v));
   } else if (v >= -4096 && v <= 4095) {
     const uint64_t u = static_cast<uint64_t>(v < 0 ? (int64_t{1} << 13) + v : v);
-    out.push_back(static_cast<char>((u >> 8) | 0xC0));
-    out.push_back(static_cast<char>(u & 0xFF));
+    out->push_back(static_cast<char>((u >> 8) | 0xC0));
+    out->push_back(static_cast<char>(u & 0xFF));
   } else if (v >= -32768 && v <= 32767) {
-    out.push_back(static_cast<char>(0xF1));
-    AppendLe(static_cast<uint64_t>(v), 2, &out);
+    out->push_back(static_cast<char>(0xF1));
+    AppendLe(static_cast<uint64_t>(v), 2, out);
   } else if (v >= -8388608 && v <= 8388607) {
-    out.push_back(static_cast<char>(0xF2));
-    AppendLe(static_cast<uint64_t>(v), 3, &out);
+    out->push_back(static_cast<char>(0xF2));
+    AppendLe(static_cast<uint64_t>(v), 3, out);
   } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    out.push_back(static_cast<char>(0xF3));
-    AppendLe(static_cast<uint64_t>(v), 4, &out);
+    out->push_back(static_cast<char>(0xF3));
+    AppendLe(static_cast<uint64_t>(v), 4, out);
   } else {
-    out.push_back(static_cast<char>(0xF4));
-    AppendLe(static_cast<uint64_t>(v), 8, &out);
+    out->push_back(static_cast<char>(0xF4));
+    AppendLe(static_cast<uint64_t>(v), 8, out);
   }
-  AppendBacklen(out.size(), &out);
+  AppendBacklen(out->size() - start, out);
+}
+
+void ListpackEncodeTo(std::string_view s, std::string* out) {
+  int64_t v;
+  if (StringToInt64(s, &v)) return ListpackEncodeIntTo(v, out);
+  const size_t start = out->size();
+  const size_t n = s.size();
+  if (n < 64) {
+    out->push_back(static_cast<char>(0x80 | n));
+  } else if (n < 4096) {
+    out->push_back(static_cast<char>(0xE0 | (n >> 8)));
+    out->push_back(static_cast<char>(n & 0xFF));
+  } else {
+    out->push_back(static_cast<char>(0xF0));
+    AppendLe(n, 4, out);
+  }
+  out->append(s);
+  AppendBacklen(out->size() - start, out);
+}
+
+std::string ListpackEncodeInt(int64_t v) {
+  std::string out;
+  ListpackEncodeIntTo(v, &out);
   return out;
 }
 
 std::string ListpackEncode(std::string_view s) {
-  int64_t v;
-  if (StringToInt64(s, &v)) return ListpackEncodeInt(v);
   std::string out;
-  const size_t n = s.size();
-  if (n < 64) {
-    out.push_back(static_cast<char>(0x80 | n));
-  } else if (n < 4096) {
-    out.push_back(static_cast<char>(0xE0 | (n >> 8)));
-    out.push_back(static_cast<char>(n & 0xFF));
-  } else {
-    out.push_back(static_cast<char>(0xF0));
-    AppendLe(n, 4, &out);
-  }
-  out.append(s);
-  AppendBacklen(out.size(), &out);
+  ListpackEncodeTo(s, &out);
   return out;
 }
 
@@ -217,11 +156,6 @@ size_t Listpack::EntrySize(size_t pos) const {
 
 size_t Listpack::First() const { return buf_.aux() == 0 ? kEnd : kHeaderSize; }
 
-size_t Listpack::Next(size_t pos) const {
-  const size_t next = pos + EntrySize(pos);
-  return next >= buf_.size() - 1 ? kEnd : next;
-}
-
 size_t Listpack::Prev(size_t pos) const {
   if (pos == kHeaderSize || pos == kEnd) return kEnd;
   // Read the previous entry's back-length right to left.
@@ -257,8 +191,6 @@ size_t Listpack::Seek(int64_t index) const {
   return pos;
 }
 
-ListpackValue Listpack::Get(size_t pos) const { return Decode(reinterpret_cast<const uint8_t*>(buf_.data()) + pos); }
-
 size_t Listpack::Find(size_t pos, std::string_view s, size_t skip) const {
   int64_t as_int;
   const bool numeric = StringToInt64(s, &as_int);
@@ -286,11 +218,29 @@ void Listpack::AppendInt(int64_t v) { InsertEncoded(kEnd, ListpackEncodeInt(v));
 void Listpack::Prepend(std::string_view s) { InsertEncoded(kHeaderSize, ListpackEncode(s)); }
 size_t Listpack::InsertBefore(size_t pos, std::string_view s) { return InsertEncoded(pos, ListpackEncode(s)); }
 
+void Listpack::AppendEncoded(std::string_view encoded, uint32_t count) {
+  buf_.Insert(buf_.size() - 1, encoded);
+  buf_.set_aux(buf_.aux() + count);
+  SetHeader();
+}
+
 size_t Listpack::Replace(size_t pos, std::string_view s) {
   const std::string encoded = ListpackEncode(s);
   buf_.Replace(pos, EntrySize(pos), encoded);
   SetHeader();
   return pos;
+}
+
+void Listpack::ReplaceInt(size_t pos, int64_t v) {
+  std::string encoded;  // at most 10 bytes: within the small-string buffer, no allocation
+  ListpackEncodeIntTo(v, &encoded);
+  const size_t old = EntrySize(pos);
+  if (old == encoded.size()) {
+    std::memcpy(buf_.data() + pos, encoded.data(), old);  // the header (size, count) is unchanged
+    return;
+  }
+  buf_.Replace(pos, old, encoded);
+  SetHeader();
 }
 
 size_t Listpack::Delete(size_t pos, size_t n) {

@@ -62,26 +62,33 @@ class Listpack {
   size_t size() const { return buf_.aux(); }  // the count lives in the buffer's spare word
   bool empty() const { return buf_.aux() == 0; }
 
-  // Entry positions; kEnd past either end.
+  // Entry positions; kEnd past either end. Next and Get are inline: a
+  // stream node is walked element by element on every read.
   size_t First() const;
   size_t Last() const;
-  size_t Next(size_t pos) const;
+  inline size_t Next(size_t pos) const;
   size_t Prev(size_t pos) const;
   // The entry at `index` (negative: from the end, -1 is the last), or kEnd.
   size_t Seek(int64_t index) const;
-  ListpackValue Get(size_t pos) const;
+  inline ListpackValue Get(size_t pos) const;
   // The first entry at or after `pos` equal to `s`, looking at every
   // `skip + 1`-th entry (skip 1 walks the fields of field/value pairs), or kEnd.
   size_t Find(size_t pos, std::string_view s, size_t skip = 0) const;
 
   void Append(std::string_view s);
   void AppendInt(int64_t v);
+  // Appends `count` elements already encoded back to back (ListpackEncodeTo):
+  // one move of the bytes for a whole group of elements (a stream entry).
+  void AppendEncoded(std::string_view encoded, uint32_t count);
   void Prepend(std::string_view s);
   // Inserts s before the entry at pos (pos == kEnd: appends). Returns the
   // position of the new entry.
   size_t InsertBefore(size_t pos, std::string_view s);
   // Replaces the entry at pos; returns its (new) position.
   size_t Replace(size_t pos, std::string_view s);
+  // Replaces the entry at pos with the integer v, in place when its encoding
+  // keeps the entry's size (a stream node's counters).
+  void ReplaceInt(size_t pos, int64_t v);
   // Deletes `n` consecutive entries from pos; returns the position of the
   // entry that followed them (or kEnd).
   size_t Delete(size_t pos, size_t n = 1);
@@ -100,5 +107,99 @@ class Listpack {
 // int64 text as an integer. Exposed for tests.
 std::string ListpackEncode(std::string_view s);
 std::string ListpackEncodeInt(int64_t v);
+
+// The same, appended to *out (no temporary string per element).
+void ListpackEncodeTo(std::string_view s, std::string* out);
+void ListpackEncodeIntTo(int64_t v, std::string* out);
+
+namespace listpack_internal {
+
+// Size in bytes of the back-length that records an entry part of `len` bytes.
+inline size_t BacklenSize(uint64_t len) {
+  if (len <= 127) return 1;
+  if (len < 16383) return 2;
+  if (len < 2097151) return 3;
+  if (len < 268435455) return 4;
+  return 5;
+}
+
+inline uint64_t ReadLe(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Two's complement of a `bits`-wide field back to int64.
+inline int64_t SignExtend(uint64_t v, int bits) {
+  if (bits == 64) return static_cast<int64_t>(v);
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  return v >= sign ? static_cast<int64_t>(v) - static_cast<int64_t>(uint64_t{1} << bits) : static_cast<int64_t>(v);
+}
+
+// Length of an entry's encoding + data, from its first bytes; 0 when the
+// encoding byte is invalid. `avail` bounds what may be read.
+inline size_t EncodedPartSize(const uint8_t* p, size_t avail) {
+  if (avail == 0) return 0;
+  const uint8_t b = p[0];
+  if ((b & 0x80) == 0) return 1;                  // 7-bit uint
+  if ((b & 0xC0) == 0x80) return 1 + (b & 0x3F);  // 6-bit string
+  if ((b & 0xE0) == 0xC0) return 2;               // 13-bit int
+  if ((b & 0xF0) == 0xE0) {                       // 12-bit string
+    if (avail < 2) return 0;
+    return 2 + ((static_cast<size_t>(b & 0x0F) << 8) | p[1]);
+  }
+  switch (b) {
+    case 0xF0:
+      if (avail < 5) return 0;
+      return 5 + static_cast<size_t>(ReadLe(p + 1, 4));
+    case 0xF1: return 3;
+    case 0xF2: return 4;
+    case 0xF3: return 5;
+    case 0xF4: return 9;
+    default: return 0;  // 0xF5..0xFE unused; 0xFF is the terminator
+  }
+}
+
+inline ListpackValue Decode(const uint8_t* p) {
+  ListpackValue v;
+  const uint8_t b = p[0];
+  auto as_int = [&v](int64_t x) {
+    v.is_int = true;
+    v.int_value = x;
+  };
+  if ((b & 0x80) == 0) {
+    as_int(b & 0x7F);
+  } else if ((b & 0xC0) == 0x80) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 1), b & 0x3F);
+  } else if ((b & 0xE0) == 0xC0) {
+    as_int(SignExtend((static_cast<uint64_t>(b & 0x1F) << 8) | p[1], 13));
+  } else if ((b & 0xF0) == 0xE0) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 2), (static_cast<size_t>(b & 0x0F) << 8) | p[1]);
+  } else if (b == 0xF0) {
+    v.str = std::string_view(reinterpret_cast<const char*>(p + 5), static_cast<size_t>(ReadLe(p + 1, 4)));
+  } else if (b == 0xF1) {
+    as_int(SignExtend(ReadLe(p + 1, 2), 16));
+  } else if (b == 0xF2) {
+    as_int(SignExtend(ReadLe(p + 1, 3), 24));
+  } else if (b == 0xF3) {
+    as_int(SignExtend(ReadLe(p + 1, 4), 32));
+  } else {
+    as_int(static_cast<int64_t>(ReadLe(p + 1, 8)));
+  }
+  return v;
+}
+
+}  // namespace listpack_internal
+
+inline size_t Listpack::Next(size_t pos) const {
+  const auto* p = reinterpret_cast<const uint8_t*>(buf_.data()) + pos;
+  const size_t part = listpack_internal::EncodedPartSize(p, buf_.size() - pos);
+  const size_t next = pos + part + listpack_internal::BacklenSize(part);
+  return next >= buf_.size() - 1 ? kEnd : next;
+}
+
+inline ListpackValue Listpack::Get(size_t pos) const {
+  return listpack_internal::Decode(reinterpret_cast<const uint8_t*>(buf_.data()) + pos);
+}
 
 }  // namespace ringkv::core

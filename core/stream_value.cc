@@ -29,30 +29,34 @@ int64_t IntAt(const Listpack& lp, size_t pos) {
   return v;
 }
 
-// Walks the entries of one node. Strings of integer elements are kept in
-// `text_` so every field and value can be handed out as a view.
+// Walks the entries of one node. The text of integer elements is kept in
+// `ints_` so every field and value can be handed out as a view.
 class NodeReader {
  public:
-  NodeReader(StreamId master, const Listpack& lp) : master_(master), lp_(lp) {}
+  NodeReader(StreamId master, const Listpack& lp)
+      : master_(master),
+        lp_(lp),
+        base_(reinterpret_cast<const uint8_t*>(lp.bytes().data())),
+        size_(lp.byte_size()) {}
 
   // Reads the master entry; false when malformed. first_entry() is then
   // the position of the first entry's flags (kEnd: no entries).
   bool Start() {
     size_t p = lp_.First();
-    if (!IntAt(lp_, p, &count_)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &deleted_)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &master_fields_) || master_fields_ < 0) return false;
-    p = lp_.Next(p);
+    if (!Int(p, &count_)) return false;
+    p = Next(p);
+    if (!Int(p, &deleted_)) return false;
+    p = Next(p);
+    if (!Int(p, &master_fields_) || master_fields_ < 0) return false;
+    p = Next(p);
     master_pos_ = p;
     for (int64_t i = 0; i < master_fields_; ++i) {
       if (p == Listpack::kEnd) return false;
-      p = lp_.Next(p);
+      p = Next(p);
     }
     int64_t zero;
-    if (!IntAt(lp_, p, &zero) || zero != 0) return false;
-    first_ = lp_.Next(p);
+    if (!Int(p, &zero) || zero != 0) return false;
+    first_ = Next(p);
     return true;
   }
   size_t first_entry() const { return first_; }
@@ -66,77 +70,126 @@ class NodeReader {
     size_t next = Listpack::kEnd;  // the following entry's flags
     size_t fields = 0;             // field/value pairs
     int64_t lp_count = 0;          // the entry's trailing element count
+    size_t body = 0;               // ReadHead -> ReadBody: the first field (or value)
   };
   // Reads the entry at `pos` (its flags); with `want_fv`, fills fv() with
   // its fields and values. False when malformed.
-  bool Read(size_t pos, Entry* e, bool want_fv) {
+  bool Read(size_t pos, Entry* e, bool want_fv) { return ReadHead(pos, e) && ReadBody(e, want_fv); }
+  // The two halves of Read: the ID, flags and field count first, so a walk
+  // decides from the ID whether it wants the fields before reading them.
+  bool ReadHead(size_t pos, Entry* e) {
     e->flags_pos = pos;
     int64_t ms_diff, seq_diff;
-    if (!IntAt(lp_, pos, &e->flags)) return false;
-    size_t p = lp_.Next(pos);
-    if (!IntAt(lp_, p, &ms_diff)) return false;
-    p = lp_.Next(p);
-    if (!IntAt(lp_, p, &seq_diff)) return false;
-    p = lp_.Next(p);
+    if (!Int(pos, &e->flags)) return false;
+    size_t p = Next(pos);
+    if (!Int(p, &ms_diff)) return false;
+    p = Next(p);
+    if (!Int(p, &seq_diff)) return false;
+    p = Next(p);
     e->id = {master_.ms + static_cast<uint64_t>(ms_diff), master_.seq + static_cast<uint64_t>(seq_diff)};
-    if (want_fv) {
-      text_.clear();
-      fv_.clear();
-    }
     int64_t n = master_fields_;
-    const bool same = e->flags & kFlagSameFields;
-    if (!same) {
-      if (!IntAt(lp_, p, &n) || n < 0) return false;
-      p = lp_.Next(p);
+    if (!(e->flags & kFlagSameFields)) {
+      if (!Int(p, &n) || n < 0) return false;
+      p = Next(p);
     }
     e->fields = static_cast<size_t>(n);
-    if (want_fv) text_.reserve(static_cast<size_t>(n) * 2);
+    e->body = p;
+    return true;
+  }
+  bool ReadBody(Entry* e, bool want_fv) {
+    const size_t n = e->fields;
+    const bool same = e->flags & kFlagSameFields;
+    size_t p = e->body;
+    if (want_fv) {
+      views_.clear();
+      // Integers are formatted into ints_, sized here for every element of
+      // the entry, so the views into it stay valid.
+      ints_used_ = 0;
+      if (n * 2 * kMaxIntText > ints_cap_) {
+        ints_cap_ = n * 2 * kMaxIntText;
+        ints_ = std::make_unique<char[]>(ints_cap_);
+      }
+    }
     size_t mp = master_pos_;
-    for (int64_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       if (same) {
         if (want_fv) Push(mp);
-        mp = lp_.Next(mp);
+        mp = Next(mp);
       } else {
         if (p == Listpack::kEnd) return false;
         if (want_fv) Push(p);
-        p = lp_.Next(p);
+        p = Next(p);
       }
       if (p == Listpack::kEnd) return false;
       if (want_fv) Push(p);
-      p = lp_.Next(p);
+      p = Next(p);
     }
-    if (!IntAt(lp_, p, &e->lp_count)) return false;
-    e->next = lp_.Next(p);
+    if (!Int(p, &e->lp_count)) return false;
+    e->next = Next(p);
     return true;
   }
-  FieldValues fv() {
-    views_.clear();
-    for (const Piece& pc : fv_) views_.push_back(pc.text_index >= 0 ? std::string_view(text_[pc.text_index]) : pc.view);
-    return views_;
-  }
+  FieldValues fv() const { return views_; }
 
  private:
-  struct Piece {
-    std::string_view view;
-    int text_index = -1;
-  };
-  void Push(size_t pos) {
-    ListpackValue v = lp_.Get(pos);
-    if (v.is_int) {
-      text_.push_back(std::to_string(v.int_value));
-      fv_.push_back({{}, static_cast<int>(text_.size() - 1)});
-    } else {
-      fv_.push_back({v.str, -1});
+  // Listpack::Next and IntAt, inlined into the walk (every element of a
+  // node passes through them on each read that starts inside it), with the
+  // small integers of flags, ID deltas and counts decoded on the spot.
+  [[gnu::always_inline]] size_t Next(size_t pos) const {
+    const size_t part = listpack_internal::EncodedPartSize(base_ + pos, size_ - pos);
+    const size_t next = pos + part + listpack_internal::BacklenSize(part);
+    return next >= size_ - 1 ? Listpack::kEnd : next;
+  }
+  [[gnu::always_inline]] bool Int(size_t pos, int64_t* out) const {
+    if (pos == Listpack::kEnd) return false;
+    const uint8_t b = base_[pos];
+    if ((b & 0x80) == 0) {  // 7-bit uint
+      *out = b;
+      return true;
     }
+    if ((b & 0xE0) == 0xC0) {  // 13-bit int
+      *out = listpack_internal::SignExtend((static_cast<uint64_t>(b & 0x1F) << 8) | base_[pos + 1], 13);
+      return true;
+    }
+    return IntAt(lp_, pos, out);
+  }
+
+  static constexpr size_t kMaxIntText = 20;  // "-9223372036854775808"
+  // Strings are recognised from their encoding byte here rather than
+  // through a ListpackValue (returned through memory, then read back wider:
+  // a store-forwarding stall that was most of this function's profile).
+  void Push(size_t pos) {
+    const uint8_t* const p = base_ + pos;
+    const uint8_t b = p[0];
+    const char* const text = reinterpret_cast<const char*>(p);
+    if ((b & 0xC0) == 0x80) {  // 6-bit string length
+      views_.emplace_back(text + 1, b & 0x3F);
+      return;
+    }
+    if ((b & 0xF0) == 0xE0) {  // 12-bit string length
+      views_.emplace_back(text + 2, (static_cast<size_t>(b & 0x0F) << 8) | p[1]);
+      return;
+    }
+    if (b == 0xF0) {  // 32-bit string length
+      views_.emplace_back(text + 5, static_cast<size_t>(listpack_internal::ReadLe(p + 1, 4)));
+      return;
+    }
+    int64_t v = 0;
+    Int(pos, &v);
+    char* const at = ints_.get() + ints_used_;
+    char* const end = std::to_chars(at, at + kMaxIntText, v).ptr;
+    ints_used_ += static_cast<size_t>(end - at);
+    views_.emplace_back(at, static_cast<size_t>(end - at));
   }
 
   StreamId master_;
   const Listpack& lp_;
+  const uint8_t* base_;
+  size_t size_;
   int64_t count_ = 0, deleted_ = 0, master_fields_ = 0;
   size_t master_pos_ = Listpack::kEnd;
   size_t first_ = Listpack::kEnd;
-  std::vector<std::string> text_;
-  std::vector<Piece> fv_;
+  std::unique_ptr<char[]> ints_;
+  size_t ints_cap_ = 0, ints_used_ = 0;
   std::vector<std::string_view> views_;
 };
 
@@ -162,7 +215,17 @@ bool LastEntryId(StreamId master, const Listpack& lp, StreamId* out) {
 
 }  // namespace
 
-std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+std::string StreamId::ToString() const {
+  char buf[kMaxText];
+  return std::string(buf, Format(buf));
+}
+
+size_t StreamId::Format(char* buf) const {
+  char* p = std::to_chars(buf, buf + 20, ms).ptr;
+  *p++ = '-';
+  p = std::to_chars(p, p + 20, seq).ptr;
+  return static_cast<size_t>(p - buf);
+}
 
 bool StreamId::Incr() {
   if (seq == UINT64_MAX) {
@@ -261,8 +324,7 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
     flags = kFlagSameFields;
   } else {
     size_t p = lp->First();
-    const int64_t count = IntAt(*lp, p);
-    lp->Replace(p, std::to_string(count + 1));
+    lp->ReplaceInt(p, IntAt(*lp, p) + 1);  // in place unless its encoding grows
     p = lp->Next(lp->Next(lp->First()));
     if (IntAt(*lp, p) == static_cast<int64_t>(nfields)) {
       p = lp->Next(p);
@@ -273,17 +335,24 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
       if (i == nfields) flags = kFlagSameFields;
     }
   }
-  lp->AppendInt(flags);
-  lp->AppendInt(static_cast<int64_t>(id.ms - master.ms));
-  lp->AppendInt(static_cast<int64_t>(id.seq - master.seq));
+  // The whole entry is encoded first and moved into the node at once.
+  static thread_local std::string entry;
+  entry.clear();
+  ListpackEncodeIntTo(flags, &entry);
+  ListpackEncodeIntTo(static_cast<int64_t>(id.ms - master.ms), &entry);
+  ListpackEncodeIntTo(static_cast<int64_t>(id.seq - master.seq), &entry);
+  uint32_t elements;
   if (flags & kFlagSameFields) {
-    for (size_t i = 0; i < nfields; ++i) lp->Append(fv[2 * i + 1]);
-    lp->AppendInt(static_cast<int64_t>(nfields + 3));
+    for (size_t i = 0; i < nfields; ++i) ListpackEncodeTo(fv[2 * i + 1], &entry);
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields + 3), &entry);
+    elements = static_cast<uint32_t>(nfields + 4);
   } else {
-    lp->AppendInt(static_cast<int64_t>(nfields));
-    for (std::string_view s : fv) lp->Append(s);
-    lp->AppendInt(static_cast<int64_t>(nfields * 2 + 4));
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields), &entry);
+    for (std::string_view s : fv) ListpackEncodeTo(s, &entry);
+    ListpackEncodeIntTo(static_cast<int64_t>(nfields * 2 + 4), &entry);
+    elements = static_cast<uint32_t>(nfields * 2 + 5);
   }
+  lp->AppendEncoded(entry, elements);
   if (length_ == 0) first_id_ = id;
   ++length_;
   ++entries_added_;
@@ -291,7 +360,7 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
 }
 
 void StreamValue::Range(StreamId start, StreamId end, bool reverse,
-                        const std::function<bool(StreamId, FieldValues)>& fn) const {
+                        absl::FunctionRef<bool(StreamId, FieldValues)> fn) const {
   if (start > end || nodes_.empty()) return;
   // The node holding `start` is the last one whose master is <= start.
   auto first = nodes_.upper_bound(start);
@@ -304,11 +373,11 @@ void StreamValue::Range(StreamId start, StreamId end, bool reverse,
     NodeReader::Entry e;
     if (!reverse) {
       for (size_t p = r.first_entry(); p != Listpack::kEnd; p = e.next) {
-        if (!r.Read(p, &e, false)) return true;
+        if (!r.ReadHead(p, &e)) return true;
         if (e.id > end) return false;
-        if (e.id < start || (e.flags & kFlagDeleted)) continue;
-        r.Read(p, &e, true);
-        if (!fn(e.id, r.fv())) return false;
+        const bool wanted = e.id >= start && !(e.flags & kFlagDeleted);
+        if (!r.ReadBody(&e, wanted)) return true;
+        if (wanted && !fn(e.id, r.fv())) return false;
       }
       return true;
     }

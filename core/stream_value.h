@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/functional/function_ref.h"
 #include "core/listpack.h"
 
 namespace ringkv::core {
@@ -54,6 +55,9 @@ struct StreamId {
   static constexpr StreamId Max() { return {UINT64_MAX, UINT64_MAX}; }
   bool is_zero() const { return ms == 0 && seq == 0; }
   std::string ToString() const;
+  // Writes "<ms>-<seq>" into buf (at least kMaxText bytes); returns its length.
+  static constexpr size_t kMaxText = 41;
+  size_t Format(char* buf) const;
   // The next / previous ID; false on overflow / underflow (ID unchanged).
   bool Incr();
   bool Decr();
@@ -128,7 +132,7 @@ class StreamValue {
   // Calls fn(id, fields and values) for live entries with start <= id <= end,
   // ascending (or descending with `reverse`), until fn returns false.
   void Range(StreamId start, StreamId end, bool reverse,
-             const std::function<bool(StreamId, FieldValues)>& fn) const;
+             absl::FunctionRef<bool(StreamId, FieldValues)> fn) const;
   // The first (or last) live entry's ID; false when empty.
   bool EdgeId(bool first, StreamId* out) const;
   // Whether the entry `id` is live.

@@ -124,12 +124,14 @@ void CmdXadd(CommandContext& ctx) {
   StreamResult<XaddOutcome> r = OpXadd(OpArgsOf(ctx), ctx.argv[1], args, ctx.argv.subspan(id_pos + 1));
   if (r.missing) return ctx.reply.Null();
   if (r.error) return ctx.reply.Error(r.error);
-  ctx.reply.Bulk(r.value.id.ToString());
+  char id[StreamId::kMaxText];
+  const std::string_view id_text(id, r.value.id.Format(id));
+  ctx.reply.Bulk(id_text);
   const bool rewrite_id = !args.id_given || !args.seq_given;
   if (rewrite_id || args.trim.approx) {
     std::vector<std::string> argv(ctx.argv.begin(), ctx.argv.end());
     RewriteApproxTrim(args.trim, r.value.trim, &argv);
-    if (rewrite_id) argv[id_pos] = r.value.id.ToString();
+    if (rewrite_id) argv[id_pos].assign(id_text);
     ctx.effects.PropagateAs(std::move(argv));
   }
 }

@@ -24,6 +24,9 @@ bool ParseStreamId(std::string_view arg, uint64_t missing_seq, bool strict, bool
 bool ParseStreamIdOrReply(CommandContext& ctx, std::string_view arg, uint64_t missing_seq, bool strict,
                           core::StreamId* out);
 
+// One entry's reply, [id, [field, value, ...]], as RESP appended to *out
+// (the same bytes in RESP2 and RESP3).
+void AppendStreamEntryResp(core::StreamId id, core::FieldValues fv, std::string* out);
 // One entry: [id, [field, value, ...]].
 void ReplyStreamEntry(CommandContext& ctx, core::StreamId id, core::FieldValues fv);
 // Entries in [start, end], ascending (or descending), at most `count`

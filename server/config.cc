@@ -81,8 +81,9 @@ const ConfigParam* Config::FindOrDie(std::string_view name) const {
 
 int64_t Config::IntValue(const ConfigParam& p) {
   int64_t v = 0;
-  (void)absl::SimpleAtoi(p.value, &v);
-  return v;
+  if (absl::SimpleAtoi(p.value, &v)) return v;
+  uint64_t u = 0;  // an unsigned memory size past INT64_MAX (maxmemory): as good as unlimited
+  return absl::SimpleAtoi(p.value, &u) ? INT64_MAX : 0;
 }
 
 const std::string& Config::Str(std::string_view name) const { return FindOrDie(name)->value; }

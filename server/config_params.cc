@@ -20,6 +20,7 @@ namespace config_types {
 extern const ParamType kShutdownFlags;   // shutdown-on-sig*: "default" or save|nosave, now, force
 extern const ParamType kOomScoreAdj;     // no, yes (= relative), absolute
 extern const ParamType kOomScoreValues;  // three integers in [-2000, 2000]
+extern const ParamType kHostname;        // cluster-announce-hostname: alphanumerics, '-' and '.'
 }  // namespace config_types
 namespace {
 
@@ -32,6 +33,33 @@ std::vector<std::string> Words(std::span<const std::string> args) {
     for (std::string_view w : Split(a, ' ', /*skip_empty=*/true)) words.emplace_back(w);
   }
   return words;
+}
+
+// Redis 7.0's memtoull: digits, then nothing or one unit of b, k, kb, m, mb,
+// g, gb in any case. No sign (a leading '-' is an error), no spaces; no
+// digits reads as 0 ("" and "k" are 0); digits past 2^64-1 saturate (as
+// strtoull), a unit that overflows is an error.
+bool MemToUll(std::string_view s, uint64_t* out) {
+  if (!s.empty() && s[0] == '-') return false;
+  size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  const std::string unit = AsciiLower(s.substr(digits));
+  static constexpr std::pair<const char*, uint64_t> kUnits[] = {
+      {"", 1},       {"b", 1},          {"k", 1000}, {"kb", 1024}, {"m", 1000ULL * 1000}, {"mb", 1024ULL * 1024},
+      {"g", 1000ULL * 1000 * 1000}, {"gb", 1024ULL * 1024 * 1024}};
+  uint64_t mul = 0;
+  for (auto [name, m] : kUnits) {
+    if (unit == name) mul = m;
+  }
+  if (mul == 0 || digits >= 128) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    const uint64_t d = static_cast<uint64_t>(s[i] - '0');
+    v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+  }
+  if (v > UINT64_MAX / mul) return false;
+  *out = v * mul;
+  return true;
 }
 
 bool Fail(std::string* reason, std::string text) {
@@ -72,19 +100,23 @@ bool ParseInt(const ConfigParam& p, std::span<const std::string> args, std::stri
   return InRange(p, v, value, reason);
 }
 
+// Memory sizes are read as Redis's memtoull reads them (MemToUll): a value
+// past INT64_MAX is a negative number to a signed parameter, so it fails the
+// range check, as in Redis.
 bool ParseMemory(const ConfigParam& p, std::span<const std::string> args, std::string* value, std::string* reason) {
-  int64_t v;
-  if (!ParseMemoryValue(args[0], &v)) return Fail(reason, "argument must be a memory value");
-  return InRange(p, v, value, reason);
+  uint64_t v;
+  if (!MemToUll(args[0], &v)) return Fail(reason, "argument must be a memory value");
+  return InRange(p, static_cast<int64_t>(v), value, reason);
 }
 
-// Memory sizes Redis keeps unsigned: a negative one is not a memory value,
-// and one past 2^63 is not one ringkv keeps (Redis saturates at 2^64-1).
-bool ParseUnsignedMemory(const ConfigParam& p, std::span<const std::string> args, std::string* value,
+// Memory sizes Redis keeps in an unsigned long long (maxmemory,
+// cluster-link-sendbuf-limit): any size up to 2^64-1, shown as given.
+bool ParseUnsignedMemory(const ConfigParam&, std::span<const std::string> args, std::string* value,
                          std::string* reason) {
-  int64_t v;
-  if (args[0].starts_with('-') || !ParseMemoryValue(args[0], &v)) return Fail(reason, "argument must be a memory value");
-  return InRange(p, v, value, reason);
+  uint64_t v;
+  if (!MemToUll(args[0], &v)) return Fail(reason, "argument must be a memory value");
+  *value = StrCat(v);
+  return true;
 }
 
 // proc-title-template: Redis's {variables}, checked by expanding it with an
@@ -107,6 +139,17 @@ bool ParseProcTitle(const ConfigParam&, std::span<const std::string> args, std::
 }
 
 bool ParseString(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string*) {
+  *value = args[0];
+  return true;
+}
+
+// cluster-announce-hostname: letters, digits, '-' and '.', or nothing.
+bool ParseHostname(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string* reason) {
+  for (char c : args[0]) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
+      return Fail(reason, "Hostnames may only contain alphanumeric characters, hyphens or dots");
+    }
+  }
   *value = args[0];
   return true;
 }
@@ -153,7 +196,9 @@ bool ParseBind(const ConfigParam&, std::span<const std::string> args, std::strin
 }
 
 // "normal H S T slave H S T pubsub H S T": the classes named are replaced,
-// the others keep their current limits.
+// the others keep their current limits. Checked group by group, class
+// first, as Redis: H and S as memory sizes (MemToUll), T as strtoll reads
+// it into an int, the whole argument, not negative.
 bool ParseOutputBufferLimit(const ConfigParam& p, std::span<const std::string> args, std::string* value,
                             std::string* reason) {
   std::vector<std::string> words = Words(args);
@@ -164,12 +209,16 @@ bool ParseOutputBufferLimit(const ConfigParam& p, std::span<const std::string> a
   for (size_t i = 0; i < words.size(); i += 4) {
     std::string cls = AsciiLower(words[i]);
     if (cls == "replica") cls = "slave";
-    int64_t hard, soft, secs;
     auto slot = std::find(limits.begin(), limits.end(), cls);
-    if ((cls != "normal" && cls != "slave" && cls != "pubsub") || limits.end() - slot < 4 ||
-        !ParseMemoryValue(words[i + 1], &hard) || !ParseMemoryValue(words[i + 2], &soft) ||
-        !absl::SimpleAtoi(words[i + 3], &secs) || hard < 0 || soft < 0 || secs < 0) {
+    if ((cls != "normal" && cls != "slave" && cls != "pubsub") || limits.end() - slot < 4) {
       return Fail(reason, "Invalid client class specified in buffer limit configuration.");
+    }
+    uint64_t hard, soft;
+    const bool sizes_ok = MemToUll(words[i + 1], &hard) && MemToUll(words[i + 2], &soft);
+    char* end = nullptr;
+    const int secs = static_cast<int>(std::strtoll(words[i + 3].c_str(), &end, 10));
+    if (!sizes_ok || secs < 0 || *end != '\0') {
+      return Fail(reason, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
     }
     slot[1] = StrCat(hard);
     slot[2] = StrCat(soft);
@@ -403,7 +452,7 @@ constexpr Rule kRules[] = {
     {.name = "unixsocket", .mutability = kImmutable},
     {.name = "unixsocketperm", .min = 0, .max = 777, .mutability = kImmutable},  // octal digits
     {.name = "databases", .min = 1, .max = kIntMax, .mutability = kImmutable},
-    {.name = "maxclients", .min = 1, .max = kIntMax},
+    {.name = "maxclients", .min = 1, .max = 4294967295},  // an unsigned int in Redis
     {.name = "timeout", .min = 0, .max = kIntMax},
     {.name = "tcp-keepalive", .min = 0, .max = kIntMax},
     {.name = "tcp-backlog", .min = 0, .max = kIntMax, .mutability = kImmutable},
@@ -412,7 +461,7 @@ constexpr Rule kRules[] = {
     // are kept apart (Config::users()).
     {.name = "aclfile", .mutability = kImmutable},
     {.name = "acl-pubsub-default", .enums = "allchannels,resetchannels"},
-    {.name = "acllog-max-len", .min = 0, .max = kIntMax},
+    {.name = "acllog-max-len", .min = 0},
     {.name = "loglevel", .enums = "debug,verbose,notice,warning"},
     {.name = "logfile", .mutability = kImmutable},
     {.name = "dir", .mutability = kProtected},
@@ -436,7 +485,7 @@ constexpr Rule kRules[] = {
     {.name = "latency-tracking"},
     {.name = "latency-tracking-info-percentiles", .type = &kPercentiles},
     // Memory and eviction.
-    {.name = "maxmemory", .min = 0},
+    {.name = "maxmemory", .type = &kUnsignedMemory},
     {.name = "maxmemory-policy",
      .enums = "volatile-lru,volatile-lfu,volatile-random,volatile-ttl,allkeys-lru,allkeys-lfu,allkeys-random,"
               "noeviction"},
@@ -490,7 +539,7 @@ constexpr Rule kRules[] = {
     {.name = "replica-announce-port", .min = 0, .max = 65535},
     {.name = "replica-priority", .min = 0, .max = kIntMax},
     {.name = "replica-serve-stale-data"},
-    {.name = "repl-backlog-ttl", .min = 0, .max = kIntMax},
+    {.name = "repl-backlog-ttl", .min = 0},
     {.name = "min-replicas-to-write", .min = 0, .max = kIntMax},
     {.name = "min-replicas-max-lag", .min = 0, .max = kIntMax},
     {.name = "repl-timeout", .min = 1, .max = kIntMax},
@@ -597,7 +646,7 @@ constexpr Rule kRules[] = {
     {.name = "cluster-allow-reads-when-down"},
     {.name = "cluster-allow-replica-migration"},
     {.name = "cluster-announce-bus-port", .min = 0, .max = 65535},
-    {.name = "cluster-announce-hostname"},
+    {.name = "cluster-announce-hostname", .type = &kHostname},
     {.name = "cluster-announce-ip"},
     {.name = "cluster-announce-port", .min = 0, .max = 65535},
     {.name = "cluster-announce-tls-port", .min = 0, .max = 65535},
@@ -664,6 +713,7 @@ const ParamType kOomScoreAdj{ParseOomScoreAdj, RewriteQuoted, false};
 const ParamType kOomScoreValues{ParseOomScoreValues, RewriteWords, true};
 const ParamType kUnsignedMemory{ParseUnsignedMemory, RewriteQuoted, false};
 const ParamType kProcTitle{ParseProcTitle, RewriteQuoted, false};
+const ParamType kHostname{ParseHostname, RewriteQuoted, false};
 }  // namespace config_types
 
 ConfigParams BuildConfigParams() {
@@ -701,5 +751,6 @@ bool ParseMemoryValue(std::string_view s, int64_t* out) {
   *out = v * mul;
   return true;
 }
+
 
 }  // namespace ringkv::server

@@ -177,11 +177,12 @@ void Server::BindListenerConfig() {
       return absl::OkStatus();
     };
   };
-  config_->OnChange("port", rebind("Unable to listen on this port"));
+  constexpr const char* kPortError = "Unable to listen on this port. Check server logs.";  // Redis's words
+  config_->OnChange("port", rebind(kPortError));
   config_->OnChange("bind", rebind("Failed to bind to specified addresses."));
   // A TLS port opened by CONFIG SET needs the certificates first (as Redis's
   // applyTLSPort).
-  config_->OnChange("tls-port", [this, listen = rebind("Unable to listen on this port")]() -> absl::Status {
+  config_->OnChange("tls-port", [this, listen = rebind(kPortError)]() -> absl::Status {
     if (start_time_ms_ == 0) return absl::OkStatus();
     if (config_->Int("tls-port") != 0 && !io_->tls().configured() && !ConfigureTls(*config_, *io_).ok()) {
       return absl::InvalidArgumentError(kTlsConfigError);

@@ -461,7 +461,7 @@ void Server::ReplicationCron(int64_t now_ms) {
   if (primary_->replicas().empty() && !master_) {
     if (no_replicas_since_ms_ == 0) no_replicas_since_ms_ = now_ms;
     const int64_t ttl_s = config_->Int("repl-backlog-ttl");
-    if (ttl_s > 0 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
+    if (ttl_s > 0 && ttl_s < INT64_MAX / 1000 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
       Log(kNotice, StrCat("Replication backlog freed after ", ttl_s, " seconds without connected replicas."));
       const int64_t offset = static_cast<int64_t>(primary_->offset());
       primary_.reset();

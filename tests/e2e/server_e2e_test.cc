@@ -368,7 +368,8 @@ TEST(ServerE2E, ConfigSetPortAndBindRebindAtRuntime) {
   ASSERT_EQ(listen(holder, 1), 0);
   c.Send(Resp({"CONFIG", "SET", "port", std::to_string(taken)}));
   EXPECT_EQ(c.ReadReply(),
-            "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port\r\n");
+            "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check "
+            "server logs.\r\n");
   close(holder);
   c.Send(Resp({"CONFIG", "GET", "port"}));
   EXPECT_EQ(c.ReadReply(), "*2\r\n$4\r\nport\r\n$" + std::to_string(std::to_string(new_port).size()) + "\r\n" +

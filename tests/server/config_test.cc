@@ -395,9 +395,11 @@ TEST(ConfigParamsTest, OutputBufferLimitMergesIntoTheCurrentClasses) {
             "normal 0 0 0 slave 1 2 3 pubsub 1048576 2000 3");
   EXPECT_EQ(ParseWith(kOutputBufferLimit, {"normal 1 1"}, p).second,
             "Wrong number of arguments in buffer limit configuration.");
-  for (const char* bad : {"foo 1 1 1", "normal x 1 1", "normal 1 1 -1", "normal -1 0 0"}) {
+  EXPECT_EQ(ParseWith(kOutputBufferLimit, {"foo 1 1 1"}, p).second,
+            "Invalid client class specified in buffer limit configuration.");
+  for (const char* bad : {"normal x 1 1", "normal 1 1 -1", "normal -1 0 0"}) {
     EXPECT_EQ(ParseWith(kOutputBufferLimit, {bad}, p).second,
-              "Invalid client class specified in buffer limit configuration.")
+              "Error in hard, soft or soft_seconds setting in buffer limit configuration.")
         << bad;
   }
 }

@@ -343,5 +343,21 @@ TEST(ClusterReshard, ABlockedClientIsRedirectedWhenItsSlotMoves) {
   EXPECT_EQ(blocked_stays.ReadReply(), Resp({stays, "v"}));
 }
 
+// A master whose last slot is given away by SETSLOT NODE becomes a replica
+// of the new owner (Redis 7.0 with cluster-allow-replica-migration, what
+// `redis-cli --cluster reshard` of a node's last slots relies on).
+TEST(ClusterReshard, AMasterWhoseLastSlotMovesBecomesAReplica) {
+  NodesOnTmpfs();
+  std::vector<BusNode> nodes =
+      StartMasters({RINGKV_SERVER_PATH, RINGKV_SERVER_PATH, RINGKV_SERVER_PATH}, {{0, 8191}, {8192, 16382}, {16383, 16383}});
+  ASSERT_EQ(nodes.size(), 3u);
+  ASSERT_EQ(Cmd(*nodes[0].conn, {"CLUSTER", "SETSLOT", "16383", "NODE", nodes[0].id}), "+OK\r\n");
+  ASSERT_EQ(Cmd(*nodes[2].conn, {"CLUSTER", "SETSLOT", "16383", "NODE", nodes[0].id}), "+OK\r\n");
+  EXPECT_TRUE(Has(NodeLine(*nodes[2].conn, nodes[2].id), "myself,slave " + nodes[0].id)) << NodeLine(*nodes[2].conn, nodes[2].id);
+  EXPECT_TRUE(Has(nodes[2].Log(), "Configuration change detected. Reconfiguring myself as a replica of " + nodes[0].id));
+  EXPECT_TRUE(WaitFor([&] { return Has(Cmd(*nodes[2].conn, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 20));
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[1].conn, nodes[2].id), "slave " + nodes[0].id); }, 20));
+}
+
 }  // namespace
 }  // namespace ringkv::testing

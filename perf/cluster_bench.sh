@@ -16,6 +16,8 @@
 #   e.g. perf/cluster_bench.sh /usr/bin/redis-server build/ringkv-server
 # Env: N (200000 requests per test), CLIENTS (50), P (16), KEYS (1000000),
 #      SLOTS (5461: all of master 1's), NODE_TIMEOUT (5000 ms), BASEPORT (32000).
+# The replicas may always run for election (cluster-replica-validity-factor
+# 0): an idle master's replica is otherwise judged stale after the reshard.
 # Figures are only meaningful on a quiet machine.
 set -euo pipefail
 (($# >= 1)) || { echo "usage: $0 SERVER_BIN..." >&2; exit 2; }
@@ -52,7 +54,8 @@ for bin in "$@"; do
     port=$((BASEPORT + i)) dir=$WORKDIR/$name-$port
     rm -rf "$dir" && mkdir -p "$dir"
     (cd "$dir" && exec "$bin_abs" --port "$port" --cluster-enabled yes \
-      --cluster-node-timeout "$NODE_TIMEOUT" --save "" --appendonly no --logfile node.log) &
+      --cluster-node-timeout "$NODE_TIMEOUT" --cluster-replica-validity-factor 0 \
+      --save "" --appendonly no --logfile node.log) &
     pids+=($!) ports+=("$port")
   done
   for p in "${ports[@]}"; do
@@ -91,7 +94,9 @@ for bin in "$@"; do
 
   # 3. Failover after kill -9 of a master that has slots (master 2 now).
   victim=$dst
-  for i in "${!ports[@]}"; do [[ ${ports[$i]} == "$victim" ]] && victim_pid=${pids[$i]}; done
+  for i in "${!ports[@]}"; do
+    if [[ ${ports[$i]} == "$victim" ]]; then victim_pid=${pids[$i]}; fi
+  done
   victim_id=$(redis-cli -p "$victim" cluster myid)
   replica=$(redis-cli -p "${masters[0]}" cluster nodes | awk -v m="$victim_id" '$4 == m {split($2, a, "[:@]"); print a[2]}')
   start=$(date +%s.%N)

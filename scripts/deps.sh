@@ -8,7 +8,7 @@ PACKAGES=(
   libssl-dev openssl liburing-dev libsystemd-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
   libhiredis-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
   redis-server redis-tools redis-sentinel tcl python3
-  python3-redis  # redis-py: the Unix-socket e2e test's client (run with /usr/bin/python3)
+  python3-redis  # redis-py: the Unix-socket e2e test's client and cluster_client_e2e_test's RedisCluster (run with /usr/bin/python3)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -243,6 +243,23 @@ std::vector<uint64_t> BlockedClients::BlockedWith(BlockKind kind) const {
   return ids;
 }
 
+void BlockedClients::UnblockKeyBlocksWith(const std::function<std::string(uint64_t, const BlockState&)>& error_for) {
+  std::vector<std::pair<uint64_t, std::string>> ended;
+  for (const auto& [id, state] : blocked_) {
+    if (state->kind != BlockKind::kList && state->kind != BlockKind::kZSet && state->kind != BlockKind::kStream) {
+      continue;
+    }
+    if (std::string error = error_for(id, *state); !error.empty()) ended.emplace_back(id, std::move(error));
+  }
+  for (auto& [id, error] : ended) {
+    Client* c = hooks_.BlockedClient(id);
+    auto it = blocked_.find(id);
+    if (c == nullptr || it == blocked_.end()) continue;
+    it->second->error = std::move(error);
+    Unblock(*c, UnblockReason::kError);
+  }
+}
+
 bool BlockedClients::NoteFirstCall(uint64_t id, int64_t us) {
   auto it = blocked_.find(id);
   if (it == blocked_.end()) return false;

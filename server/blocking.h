@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <set>
@@ -167,6 +168,12 @@ class BlockedClients {
   void DisconnectAll(std::string_view error);
   // The ids of the clients blocked with this kind, in no particular order.
   std::vector<uint64_t> BlockedWith(BlockKind kind) const;
+  // Cluster mode (Redis's clusterRedirectBlockedClientIfNeeded): every
+  // client blocked on keys (list, zset, stream) for which `error_for` gives
+  // an error (its keys' slot moved away, the cluster is down) is unblocked
+  // with -that error, a failed call; it is given the client's id and
+  // state. "" keeps it blocked.
+  void UnblockKeyBlocksWith(const std::function<std::string(uint64_t, const BlockState&)>& error_for);
 
   // ---- keys: writes mark them ready, ServeReadyKeys serves their waiters --------
   void SignalWrite(int db, std::string_view key) { key_waiters_.SignalWrite(db, key); }

@@ -242,7 +242,9 @@ struct Server::GateRun {
     ClusterMode& cm = *s.cluster_;
     RouteQuery q;
     q.write = (flags & cmd::kWrite) != 0;
-    q.asking = cm.asking(c.id());
+    // RESTORE-ASKING (the kAsking flag) enters an importing slot as if
+    // ASKING had been sent, as Redis's getNodeByQuery.
+    q.asking = cm.asking(c.id()) || (!is_exec && (flags & cmd::kAsking) != 0);
     q.readonly = cm.readonly(c.id());
     core::Database& db0 = s.keyspace_.db(0);
     auto exists = [&](std::string_view key) { return db0.FindNoTouch(key, now_ms) != nullptr; };

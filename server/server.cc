@@ -612,7 +612,10 @@ void Server::Cron(int64_t now_ms) {
   if (master_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
-  if (cluster_) cluster_->Cron(now_ms);
+  if (cluster_) {
+    cluster_->Cron(now_ms);
+    RedirectBlockedClients();
+  }
   (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.

@@ -302,6 +302,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   ClusterMode* cluster() { return cluster_.get(); }
   // What the cluster bus asks of this server (server_cluster.cc).
   ClusterHooks MakeClusterHooks();
+  // Cluster mode: clients blocked on keys whose slot moved away (or with
+  // the cluster down) are answered with the redirect and unblocked, as
+  // Redis's clientsCron does (clusterRedirectBlockedClientIfNeeded).
+  void RedirectBlockedClients();
   // A PUBLISH / SPUBLISH run here: in cluster mode, sent over the bus
   // (Redis 7.0 then does not propagate it to replicas); else to replicas.
   void PropagatePublish(PubSub::Kind kind, Argv argv, int db);

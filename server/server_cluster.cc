@@ -1,9 +1,11 @@
 // The server's side of the cluster bus (server/cluster/cluster_hooks.h):
 // REPLICAOF for CLUSTER REPLICATE and failovers, the manual-failover write
-// pause, the keys of a lost slot deleted, PUBLISH over the bus.
+// pause, the keys of a lost slot deleted, PUBLISH over the bus; clients
+// blocked on keys of a slot that moved away redirected.
 #include <string>
 #include <vector>
 
+#include "core/strings.h"
 #include "io/thread_check.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/cluster/cluster_mode.h"
@@ -70,6 +72,15 @@ void Server::PropagatePublish(PubSub::Kind kind, Argv argv, int db) {
   // Replicas deliver it to their own subscribers (Redis propagates it there,
   // not to the AOF).
   PropagateToReplicas(db, argv);
+}
+
+void Server::RedirectBlockedClients() {
+  if (blocking_.size() == 0) return;
+  blocking_.UnblockKeyBlocksWith([&](uint64_t id, const BlockState& b) -> std::string {
+    if (b.places.empty()) return "";
+    const bool readonly_read = cluster_->readonly(id) && !b.argv.empty() && EqualsIgnoreCase(b.argv[0], "xread");
+    return cluster_->BlockedKeyError(b.places.front().first, readonly_read);
+  });
 }
 
 }  // namespace ringkv::server

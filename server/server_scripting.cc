@@ -90,9 +90,9 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     refuse("OOM command not allowed when used memory > 'maxmemory'.");
     return;
   }
-  // Cluster mode: the script's own calls stay on this node's slots, as
-  // Redis 7.0's scriptVerifyClusterState; the caller's ASKING and READONLY
-  // apply.
+  // Cluster mode: the script's own calls stay on this node's slots (and in
+  // one slot, but for a plain EVAL or allow-cross-slot-keys), as Redis
+  // 7.0's scriptVerifyClusterState; the caller's ASKING and READONLY apply.
   if (cluster_ != nullptr && !obey && (spec->first_key > 0 || spec->find_keys != nullptr)) {
     RouteQuery q;
     q.write = write;
@@ -102,8 +102,18 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     }
     core::Database& db0 = keyspace_.db(0);
     const int64_t now_ms = run.now_ms;
-    const std::string error = cluster_->ScriptCallError(
-        CommandKeys(*spec, argv), q, [&](std::string_view key) { return db0.FindNoTouch(key, now_ms) != nullptr; });
+    int slot = -1;
+    std::string error = cluster_->ScriptCallError(
+        CommandKeys(*spec, argv), q, [&](std::string_view key) { return db0.FindNoTouch(key, now_ms) != nullptr; },
+        &slot);
+    // Keys of one slot, unless a plain EVAL or allow-cross-slot-keys.
+    if (error.empty() && slot != -1 && !(run.flags & (scripting::kAllowCrossSlotKeys | scripting::kEvalCompat))) {
+      if (run.slot == -1) {
+        run.slot = slot;
+      } else if (run.slot != slot) {
+        error = "ERR Script attempted to access keys that do not hash to the same slot";
+      }
+    }
     if (!error.empty()) {
       refuse(error);
       return;

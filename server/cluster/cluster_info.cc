@@ -170,8 +170,9 @@ void Info(CommandContext& ctx) {
 
 void Nodes(CommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
 
-// Redis's clusterReplyMultiBulkSlots: one entry per range of each master,
-// its available replicas after it.
+// Redis 7.0's clusterReplyMultiBulkSlots: one entry per run of slots with
+// one owner, in slot order (so every node of a cluster answers alike), its
+// available replicas after it.
 void Slots(CommandContext& ctx) {
   ClusterMode& cm = *ctx.server.cluster();
   const cluster::ClusterState& st = cm.state();
@@ -180,9 +181,14 @@ void Slots(CommandContext& ctx) {
     int start, end;
   };
   std::vector<Entry> entries;
-  for (const auto& n : st.nodes()) {
-    if (!n->is_master() || n->num_slots == 0) continue;
-    for (const auto& [a, b] : st.SlotRanges(*n)) entries.push_back({n.get(), a, b});
+  for (int slot = 0; slot < cluster::kClusterSlots; ++slot) {
+    const Node* n = st.owner(slot);
+    if (n == nullptr) continue;
+    if (!entries.empty() && entries.back().master == n && entries.back().end == slot - 1) {
+      entries.back().end = slot;
+    } else {
+      entries.push_back({n, slot, slot});
+    }
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(entries.size()));
   for (const Entry& e : entries) {

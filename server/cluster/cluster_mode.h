@@ -108,15 +108,24 @@ class ClusterMode {
   Route Finish(const RouteBuilder& b, const RouteQuery& q) const;
   // The error reply for a redirect (without the leading '-').
   std::string RedirectError(const Route& r) const;
+  // A client blocked on `key` (its first key) must be unblocked with this
+  // error, "" when it stays blocked (Redis's
+  // clusterRedirectBlockedClientIfNeeded): CLUSTERDOWN when the cluster is
+  // down, MOVED when the slot is served elsewhere and not imported here,
+  // CLUSTERDOWN Hash slot not served when unassigned. `readonly_read`: a
+  // READONLY connection's read, which a replica serves for its master.
+  std::string BlockedKeyError(std::string_view key, bool readonly_read) const;
   // MOVED / ASK's address: the node's preferred endpoint.
   std::string Endpoint(const cluster::Node& n) const;
   const std::string& preferred_endpoint() const { return preferred_endpoint_; }
 
   // ---- scripts (Redis 7.0's scriptVerifyClusterState) ----
   // "" when a script's call with these keys may run here; else its error.
-  // (Redis 7.0 lets a script's undeclared keys span slots this node serves.)
+  // `*slot` is the keys' slot (-1: none), for the caller's same-slot rule
+  // (a script with a shebang or a function stays in one slot unless it has
+  // allow-cross-slot-keys; a plain EVAL may span the slots served here).
   std::string ScriptCallError(std::span<const std::string_view> keys, const RouteQuery& q,
-                              const std::function<bool(std::string_view)>& exists) const;
+                              const std::function<bool(std::string_view)>& exists, int* slot) const;
 
   // ---- per connection ----
   void SetAsking(uint64_t client) { asking_.insert(client); }

@@ -101,10 +101,11 @@ Route ClusterMode::Finish(const RouteBuilder& b, const RouteQuery& q) const {
 }
 
 std::string ClusterMode::ScriptCallError(std::span<const std::string_view> keys, const RouteQuery& q,
-                                         const std::function<bool(std::string_view)>& exists) const {
+                                         const std::function<bool(std::string_view)>& exists, int* slot) const {
   RouteBuilder b;
   AddKeys(keys, q, exists, &b);
   const Route r = Finish(b, q);
+  *slot = r.slot;
   switch (r.redirect) {
     case Redirect::kNone:
       return "";
@@ -115,6 +116,21 @@ std::string ClusterMode::ScriptCallError(std::span<const std::string_view> keys,
     default:
       return "ERR Script attempted to access a non local key in a cluster node";
   }
+}
+
+std::string ClusterMode::BlockedKeyError(std::string_view key, bool readonly_read) const {
+  Route r;
+  if (!state_->ok()) {
+    r.redirect = Redirect::kDownState;
+    return RedirectError(r);
+  }
+  r.slot = core::KeyHashSlot(key);
+  r.node = state_->owner(r.slot);
+  const cluster::Node& me = state_->myself();
+  if (readonly_read && r.node != nullptr && me.is_replica() && r.node->name == me.master) r.node = &me;
+  if (r.node == &me || state_->importing_from(r.slot) != nullptr) return "";
+  r.redirect = r.node == nullptr ? Redirect::kDownUnbound : Redirect::kMoved;
+  return RedirectError(r);
 }
 
 std::string ClusterMode::RedirectError(const Route& r) const {

@@ -203,10 +203,18 @@ void CmdSetSlot(CommandContext& ctx) {
                              " to a different node while I still hold keys for this hash slot."));
       return;
     }
+    const bool was_mine = st.owner(slot) == &st.myself();
     // A migration with no keys left ends with the assignment.
     if (keys == 0) st.SetMigrating(slot, nullptr);
     st.UnassignSlot(slot);
     st.AssignSlot(slot, n);
+    // A master left without slots becomes a replica of the new owner
+    // (Redis 7.0, with cluster-allow-replica-migration).
+    if (was_mine && n != &st.myself() && st.myself().num_slots == 0 && cm->bus() != nullptr &&
+        ctx.server.config().Bool("cluster-allow-replica-migration")) {
+      Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", n->name));
+      cm->bus()->SetMaster(*n);
+    }
     // Assigning an imported slot to myself ends the import and takes a new
     // epoch, so the cluster's other nodes would let this config win.
     if (n == &st.myself() && st.importing_from(slot) != nullptr) {

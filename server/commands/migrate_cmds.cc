@@ -2,7 +2,7 @@
 //         [AUTH password] [AUTH2 username password] [KEYS key [key ...]]
 //
 // Moves keys to another server as Redis 7.0 does: one RESTORE per key
-// (relative TTL, the DUMP payload, REPLACE when asked) on a cached
+// (RESTORE-ASKING in cluster mode; relative TTL, the DUMP payload, REPLACE when asked) on a cached
 // connection (server/migrate_sockets.h), preceded by AUTH when a password
 // is given and SELECT when the target database changed. Each key the
 // target acknowledged is deleted here unless COPY, and the command is
@@ -117,6 +117,9 @@ void CmdMigrate(CommandContext& ctx) {
     const bool select = s->last_db != a.db;
     const std::string db_text = StrCat(a.db);
     if (select) AppendCommand({"SELECT", db_text}, &out);
+    // In cluster mode RESTORE-ASKING, which the target accepts into a
+    // slot it is importing (Redis's migrateCommand).
+    const std::string_view restore = ctx.server.cluster() != nullptr ? "RESTORE-ASKING" : "RESTORE";
     std::vector<std::string_view> sent;
     for (std::string_view key : keys) {
       core::Entry* e = db.FindForRead(key, ctx.now_ms, /*touch=*/false);
@@ -130,9 +133,9 @@ void CmdMigrate(CommandContext& ctx) {
       const std::string ttl_text = StrCat(ttl);
       const std::string payload = core::DumpPayload(e->value, compress);
       if (a.replace) {
-        AppendCommand({"RESTORE", key, ttl_text, payload, "REPLACE"}, &out);
+        AppendCommand({restore, key, ttl_text, payload, "REPLACE"}, &out);
       } else {
-        AppendCommand({"RESTORE", key, ttl_text, payload}, &out);
+        AppendCommand({restore, key, ttl_text, payload}, &out);
       }
       sent.push_back(key);
     }

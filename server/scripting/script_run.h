@@ -50,6 +50,10 @@ struct ScriptRun {
   int64_t start_ms = 0;      // monotonic clock at the start
   int64_t now_ms = 0;        // wall clock at the start: the script's time for expiry
   Argv command;              // the EVAL / FCALL command (FUNCTION STATS); valid while it runs
+  // Cluster mode: the slot of the declared keys, else of the first key a
+  // redis.call touched (-1: none yet); later calls must stay in it unless
+  // cross-slot keys are allowed (Redis's c->slot in scriptVerifyClusterState).
+  int slot = -1;
 };
 
 // What the Lua side needs from the server. Implemented by the scripting

@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "core/key_slot.h"
 #include "core/strings.h"
 #include "absl/strings/str_split.h"
 #include "core/strings.h"
@@ -226,6 +227,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   run.flags = script->flags;
   run.read_only = read_only || (script->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
+  if (!keys.empty()) run.slot = core::KeyHashSlot(keys[0]);
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = script->ref;
   RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) { eval_->RunScript(r, ref, keys, args, rb); });
@@ -249,6 +251,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
   run.is_function = true;
   run.read_only = read_only || (f->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
+  if (!keys.empty()) run.slot = core::KeyHashSlot(keys[0]);
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = f->callback_ref;
   LuaEngine* engine = functions_.engine();

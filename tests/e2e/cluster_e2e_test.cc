@@ -263,6 +263,13 @@ const std::vector<Step> kRoutingSteps = {
     {{"EVAL", "redis.call('get','c') return redis.call('get','f')", "0"}, "$-1\r\n"},  // 7.0: no slot check
     {{"EVAL", "return redis.call('get','c')", "1", "f"}, "$-1\r\n"},
     {{"EVAL", "return redis.call('get','c')", "0"}, "$-1\r\n"},
+    // A script with a shebang, or a function, keeps to one slot (the
+    // declared keys' or its first call's) unless allow-cross-slot-keys.
+    {{"EVAL", "#!lua\nredis.call('get','c') return redis.call('get','f')", "0"}, ""},
+    {{"EVAL", "#!lua\nreturn redis.call('get','c')", "1", "f"}, ""},
+    {{"EVAL", "#!lua flags=allow-cross-slot-keys\nredis.call('get','c') return redis.call('get','f')", "0"},
+     "$-1\r\n"},
+    {{"EVAL", "#!lua\nredis.call('get','c') return redis.call('get','c')", "0"}, "$-1\r\n"},
     {{"CLUSTER", "SETSLOT", "1", "MIGRATING", k3}, "-ERR Target node is not a master\r\n"},
     {{"CLUSTER", "DELSLOTS", "1584"}, "+OK\r\n"},
     {{"GET", "3"}, "-CLUSTERDOWN Hash slot not served\r\n"},

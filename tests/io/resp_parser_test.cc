@@ -18,12 +18,14 @@ struct Feed {
   std::vector<std::vector<std::string>> commands;
   std::string error;
 };
-Feed FeedInChunks(const std::string& input, size_t chunk, ParserLimits limits = {}) {
+
+// Feeds `pieces` one after another to one parser, as reads arriving.
+Feed FeedPieces(const std::vector<std::string>& pieces, ParserLimits limits = {}) {
   Feed out;
   RespParser parser;
   std::string pending;
-  for (size_t off = 0; off < input.size(); off += chunk) {
-    pending.append(input.substr(off, chunk));
+  for (const std::string& piece : pieces) {
+    pending.append(piece);
     while (!pending.empty()) {
       ParsedCommand cmd;
       size_t consumed = 0;
@@ -38,6 +40,12 @@ Feed FeedInChunks(const std::string& input, size_t chunk, ParserLimits limits = 
     }
   }
   return out;
+}
+
+Feed FeedInChunks(const std::string& input, size_t chunk, ParserLimits limits = {}) {
+  std::vector<std::string> pieces;
+  for (size_t off = 0; off < input.size(); off += chunk) pieces.push_back(input.substr(off, chunk));
+  return FeedPieces(pieces, limits);
 }
 
 TEST(RespParserTest, MultibulkAtEveryByteBoundary) {
@@ -182,29 +190,7 @@ void ExpectSameAsByteByByte(const std::string& input, ParserLimits limits, const
   ASSERT_EQ(whole.commands, slow.commands) << what;
   if (input.size() > 96) return;
   for (size_t split = 1; split < input.size(); ++split) {
-    Feed two;
-    {
-      RespParser parser;
-      std::string pending;
-      for (const std::string& piece : {input.substr(0, split), input.substr(split)}) {
-        pending += piece;
-        bool stop = false;
-        while (!pending.empty()) {
-          ParsedCommand cmd;
-          size_t consumed = 0;
-          Result r = parser.Parse(pending, limits, &cmd, &consumed);
-          if (r == Result::kNeedMore) break;
-          if (r == Result::kError) {
-            two.error = parser.error();
-            stop = true;
-            break;
-          }
-          if (r == Result::kCommand) two.commands.emplace_back(cmd.argv.begin(), cmd.argv.end());
-          pending.erase(0, consumed);
-        }
-        if (stop) break;
-      }
-    }
+    const Feed two = FeedPieces({input.substr(0, split), input.substr(split)}, limits);
     ASSERT_EQ(two.error, slow.error) << what << " split " << split;
     ASSERT_EQ(two.commands, slow.commands) << what << " split " << split;
   }

@@ -122,6 +122,11 @@ absl::Status Config::SetValue(std::string_view name, const std::vector<std::stri
   return absl::OkStatus();
 }
 
+void Config::StoreAppliedInt(std::string_view name, int64_t applied) {
+  ConfigParam* p = FindOrDie(name)->primary;
+  if (IntValue(*p) != applied) p->value = std::to_string(applied);
+}
+
 // ---- loading files -------------------------------------------------------------
 
 absl::Status Config::LoadFile(const std::string& path) {

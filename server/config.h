@@ -111,6 +111,12 @@ class Config {
     });
   }
 
+  // For an apply callback whose owner applies another value than the one set
+  // (hz above 500, a watchdog period under two cron ticks): stores what is
+  // applied, as Redis writes its adjusted value back, so CONFIG GET, INFO and
+  // CONFIG REWRITE show it. Runs no callback. REQUIRES: an integer parameter.
+  void StoreAppliedInt(std::string_view name, int64_t applied);
+
   // Programmatic set that bypasses mutability and callbacks (start-up, CONFIG
   // REWRITE's replicaof, tests).
   absl::Status SetValue(std::string_view name, const std::vector<std::string>& args);

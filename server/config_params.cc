@@ -435,6 +435,9 @@ struct Rule {
   const char* enums = nullptr;  // comma-separated, in Redis's order
   Mutability mutability = Mutability::kMutable;
   bool implemented = true;  // false: only the type is special
+  // Redis's SENSITIVE_CONFIG: a CONFIG SET of it shows its value as
+  // "(redacted)" in SLOWLOG and MONITOR (IsSensitiveConfig).
+  bool sensitive = false;
 };
 
 constexpr int64_t kIntMax = 2147483647;
@@ -456,7 +459,7 @@ constexpr Rule kRules[] = {
     {.name = "timeout", .min = 0, .max = kIntMax},
     {.name = "tcp-keepalive", .min = 0, .max = kIntMax},
     {.name = "tcp-backlog", .min = 0, .max = kIntMax, .mutability = kImmutable},
-    {.name = "requirepass"},
+    {.name = "requirepass", .sensitive = true},
     // ACL (server/acl/): the users live in the Acl component, `user` lines
     // are kept apart (Config::users()).
     {.name = "aclfile", .mutability = kImmutable},
@@ -532,8 +535,8 @@ constexpr Rule kRules[] = {
     {.name = "repl-backlog-size", .min = 1},
     {.name = "shutdown-timeout", .min = 0, .max = kIntMax},  // seconds SHUTDOWN waits for lagging replicas
     {.name = "replicaof", .type = &kWords, .mutability = kImmutable},
-    {.name = "masterauth"},
-    {.name = "masteruser"},
+    {.name = "masterauth", .sensitive = true},
+    {.name = "masteruser", .sensitive = true},
     {.name = "replica-read-only"},
     {.name = "replica-announce-ip"},
     {.name = "replica-announce-port", .min = 0, .max = 65535},
@@ -573,8 +576,9 @@ constexpr Rule kRules[] = {
     {.name = "active-defrag-threshold-upper", .min = 0, .max = 1000},
     {.name = "active-defrag-ignore-bytes", .min = 1},
     {.name = "active-defrag-max-scan-fields", .min = 1},
-    // TLS (io/tls_context.h, server/tls_config.cc). tls-cluster is accepted
-    // (there is no cluster bus); like tls-replication it needs a CA.
+    // TLS (io/tls_context.h, server/tls_config.cc). tls-cluster, like
+    // tls-replication, needs a CA; the cluster bus does not speak TLS
+    // (docs/cluster.md, "Differences that remain").
     {.name = "tls-port", .min = 0, .max = 65535},
     {.name = "tls-cert-file"},
     {.name = "tls-key-file"},
@@ -635,10 +639,8 @@ constexpr Rule kRules[] = {
     {.name = "crash-memcheck-enabled"},
     {.name = "ignore-warnings"},
     // Cluster mode (server/cluster/, docs/cluster.md): chosen at start-up
-    // as in Redis. The rest apply in cluster mode where they mean something
-    // without the bus (announced address, coverage, reads when down,
-    // endpoints, nofailover); those about gossip, failover and links are
-    // kept for when the bus runs, as Redis without cluster mode keeps them.
+    // as in Redis; the rest are read by the cluster component and its bus.
+    // Without cluster mode they are kept and shown, as Redis keeps them.
     {.name = "cluster-enabled", .mutability = kImmutable},
     {.name = "cluster-config-file", .mutability = kImmutable},
     {.name = "cluster-port", .min = 0, .max = 65535, .mutability = kImmutable},
@@ -688,6 +690,7 @@ void ApplyRule(const Rule& r, ConfigParam* p) {
   if (r.implemented) p->mutability = r.mutability;
   if (r.enums != nullptr) p->enum_values = absl::StrSplit(r.enums, ',');
   p->type = r.enums != nullptr ? &kEnum : r.type != nullptr ? r.type : p->type;
+  p->sensitive = r.sensitive;
 }
 
 }  // namespace
@@ -730,6 +733,13 @@ ConfigParams BuildConfigParams() {
   for (const DirectiveRow& row : kHiddenDirectives) params.at(row.name).primary = &params.at(row.name);
   for (const DirectiveRow& row : kRingkvDirectives) params.at(row.name).primary = &params.at(row.name);
   return params;
+}
+
+bool IsSensitiveConfig(std::string_view name) {
+  // The rules are few and CONFIG SET is rare on the paths that ask (a slow
+  // log entry, a monitored command): a scan beats building an index.
+  return std::any_of(std::begin(kRules), std::end(kRules),
+                     [name](const Rule& r) { return r.sensitive && EqualsIgnoreCase(name, r.name); });
 }
 
 bool ParseMemoryValue(std::string_view s, int64_t* out) {

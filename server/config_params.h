@@ -10,7 +10,7 @@
 //
 // Example: config_types::kInt.parse(param, args, &value, &reason).
 //
-// Only Config and its tests use this header. Thread-safety: none (the table
+// Config and its tests use this header; redaction asks IsSensitiveConfig. Thread-safety: none (the table
 // is main-thread state of a Config).
 #pragma once
 
@@ -71,6 +71,7 @@ struct ConfigParam {
   Mutability mutability = Mutability::kMutable;
   bool implemented = false;
   bool hidden = false;    // a test hook: CONFIG GET shows it only when asked by its exact name
+  bool sensitive = false;  // Redis's SENSITIVE_CONFIG: CONFIG SET's value is redacted
   int64_t min = INT64_MIN;
   int64_t max = INT64_MAX;
   std::vector<std::string> enum_values;  // kEnum: the accepted values, in Redis's order
@@ -81,6 +82,11 @@ using ConfigParams = std::map<std::string, ConfigParam, std::less<>>;
 
 // Every parameter with its default value; `primary` points into the map.
 ConfigParams BuildConfigParams();
+
+// Whether `name` (any case) is a parameter whose CONFIG SET value SLOWLOG and
+// MONITOR show as "(redacted)": requirepass, masteruser, masterauth, as
+// Redis 7.0 marks them (its TLS key passphrases are not).
+bool IsSensitiveConfig(std::string_view name);
 
 // Memory sizes as Redis reads them: "1gb", "100k", "42".
 bool ParseMemoryValue(std::string_view s, int64_t* out);

@@ -1,6 +1,7 @@
 #include "server/redaction.h"
 
 #include "core/strings.h"
+#include "server/config_params.h"
 
 namespace ringkv::server {
 
@@ -24,12 +25,9 @@ std::vector<bool> RedactedArguments(std::span<const std::string_view> argv) {
   } else if (EqualsIgnoreCase(name, "acl") && argv.size() >= 3 && EqualsIgnoreCase(argv[1], "setuser")) {
     hide(2, argv.size());  // the user and its rules (passwords), as Redis
   } else if (EqualsIgnoreCase(name, "config") && argv.size() >= 4 && EqualsIgnoreCase(argv[1], "set")) {
-    // Sensitive parameters' values (Redis's SENSITIVE_CONFIG).
+    // Sensitive parameters' values: the config table marks them.
     for (size_t i = 2; i + 1 < argv.size(); i += 2) {
-      if (EqualsIgnoreCase(argv[i], "requirepass") || EqualsIgnoreCase(argv[i], "masterauth") ||
-          EqualsIgnoreCase(argv[i], "tls-key-file-pass") || EqualsIgnoreCase(argv[i], "tls-client-key-file-pass")) {
-        hide(i + 1, 1);
-      }
+      if (IsSensitiveConfig(argv[i])) hide(i + 1, 1);
     }
   } else if (EqualsIgnoreCase(name, "migrate")) {
     // Options from the 7th argument up to KEYS, which takes the rest.

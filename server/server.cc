@@ -127,11 +127,19 @@ void Server::BindConnectionConfig() {
   c.Bind("acllog-max-len", [this] { acl_->set_log_max_len(static_cast<size_t>(config_->Int("acllog-max-len"))); });
   c.Bind("maxclients", &maxclients_);
   c.Bind("timeout", &timeout_s_);
-  c.Bind("hz", [this] { hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500)); });
+  // Redis keeps hz within [1, 500] and a watchdog period of at least two
+  // cron ticks, and shows the value it applies (CONFIG GET, INFO configured_hz).
+  c.Bind("hz", [this] {
+    hz_ = static_cast<int>(std::clamp<int64_t>(config_->Int("hz"), 1, 500));
+    config_->StoreAppliedInt("hz", hz_);
+  });
   c.Bind("watchdog-period", [this] {
     const int64_t period = config_->Int("watchdog-period");
     if (period > 0 && !watchdog_) watchdog_ = std::make_unique<Watchdog>();
-    if (watchdog_) watchdog_->SetPeriod(period, hz_);
+    if (watchdog_) {
+      watchdog_->SetPeriod(period, hz_);
+      config_->StoreAppliedInt("watchdog-period", watchdog_->period_ms());
+    }
   });
   c.Bind("crash-log-enabled", [this] { SetCrashLog(config_->Bool("crash-log-enabled")); });
   c.Bind("loglevel", [this] { SetLogLevel(LogLevelFromName(config_->Str("loglevel"))); });

@@ -80,9 +80,12 @@ void Server::BindReplicationConfig() {
   // A new repl-backlog-size applies at once, as Redis resizes its backlog in
   // CONFIG SET: the end of this loop turn already trims to it, so a replica
   // reconnecting right after writes that overflowed it gets a full resync,
-  // not a partial one from bytes Redis would no longer hold.
-  config_->Bind("repl-backlog-size", [this] {
+  // not a partial one from bytes Redis would no longer hold. A CONFIG SET
+  // under 16kb gets 16kb, as in Redis (a start-up value is kept as it is).
+  config_->OnChange("repl-backlog-size", [this] {
+    config_->StoreAppliedInt("repl-backlog-size", std::max<int64_t>(config_->Int("repl-backlog-size"), 16 * 1024));
     if (primary_) primary_->backlog().set_capacity(static_cast<size_t>(config_->Int("repl-backlog-size")));
+    return absl::OkStatus();
   });
 }
 

@@ -41,6 +41,40 @@ bool Eventually(Fn done, int timeout_ms = 5000) {
   return false;
 }
 
+std::string GetConfig(RawConn& c, const std::string& name) {
+  const std::string r = Call(c, {"CONFIG", "GET", name});
+  const size_t last = r.rfind("$");
+  const size_t body = r.find("\r\n", last) + 2;
+  return r.substr(body, r.size() - body - 2);
+}
+
+// Values Redis adjusts after setting them and shows adjusted: hz within
+// [1, 500] (also INFO configured_hz), a watchdog period of at least two
+// cron ticks, a repl-backlog-size set under 16kb. A start-up hz or watchdog
+// period is adjusted the same way; a start-up repl-backlog-size is kept.
+TEST(ConfigParamsE2E, AdjustedValuesAreShownAsApplied) {
+  TestServer s(Args({"--hz", "1000", "--watchdog-period", "1", "--repl-backlog-size", "100"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(GetConfig(c, "hz"), "500");
+  EXPECT_EQ(GetConfig(c, "watchdog-period"), "4");  // 2 ticks of 1000/500 ms
+  EXPECT_EQ(GetConfig(c, "repl-backlog-size"), "100");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "hz", "0"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "hz"), "1");
+  EXPECT_NE(Call(c, {"INFO", "server"}).find("configured_hz:1\r\n"), std::string::npos);
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "watchdog-period", "5"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "watchdog-period"), "2000");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "watchdog-period", "0"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "watchdog-period"), "0");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "hz", "1000"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "hz"), "500");
+  EXPECT_NE(Call(c, {"INFO", "server"}).find("configured_hz:500\r\n"), std::string::npos);
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "repl-backlog-size", "1"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "repl-backlog-size"), "16384");
+  ASSERT_EQ(Call(c, {"CONFIG", "SET", "repl-backlog-size", "1mb"}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "repl-backlog-size"), "1048576");
+}
+
 // bind-source-addr: the replica connects from the address given, which is
 // the one its primary sees (127.0.0.2 is a loopback address on Linux).
 TEST(ConfigParamsE2E, BindSourceAddrIsWhereTheReplicaConnectsFrom) {

@@ -218,5 +218,26 @@ TEST(ConfigTableTest, MultiParameterSetIsAtomic) {
   EXPECT_EQ(Get(c, "hz"), "20");
 }
 
+TEST(ConfigTableTest, SensitiveParametersAreRedisSensitiveConfigs) {
+  for (const char* name : {"requirepass", "masterauth", "masteruser", "MasterAuth"}) {
+    EXPECT_TRUE(IsSensitiveConfig(name)) << name;
+  }
+  for (const char* name : {"tls-key-file-pass", "tls-client-key-file-pass", "maxmemory", "dbfilename", ""}) {
+    EXPECT_FALSE(IsSensitiveConfig(name)) << name;
+  }
+}
+
+TEST(ConfigTableTest, StoreAppliedIntIsWhatGetShowsAndRunsNoCallback) {
+  Config c;
+  int calls = 0;
+  c.OnChange("hz", [&] {
+    ++calls;
+    return absl::OkStatus();
+  });
+  c.StoreAppliedInt("hz", 500);
+  EXPECT_EQ(Get(c, "hz"), "500");
+  EXPECT_EQ(calls, 0);
+}
+
 }  // namespace
 }  // namespace ringkv::server

@@ -2,15 +2,16 @@
 
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "core/strings.h"
 #include "absl/strings/str_split.h"
 #include "core/crc64.h"
 #include "core/rdb_format.h"
 #include "core/rdb_input.h"
 #include "core/rdb_reader.h"
 #include "core/rdb_string.h"
+#include "core/strings.h"
 
 namespace ringkv::server::scripting {
 namespace {
@@ -159,7 +160,11 @@ void FunctionLibraries::Flush() {
 }
 
 const FunctionInfo* FunctionLibraries::FindFunction(std::string_view name) const {
-  auto it = functions_.find(AsciiLower(name));
+  // Names are kept lower-case (Redis matches them in any case); FCALL's name
+  // is lowered on the stack, as FCALL runs per request.
+  absl::InlinedVector<char, 64> lower(name.begin(), name.end());
+  for (char& ch : lower) ch = absl::ascii_tolower(static_cast<unsigned char>(ch));
+  auto it = functions_.find(absl::string_view(lower.data(), lower.size()));
   return it == functions_.end() ? nullptr : &it->second;
 }
 

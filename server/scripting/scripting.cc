@@ -227,7 +227,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   run.flags = script->flags;
   run.read_only = read_only || (script->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
-  if (!keys.empty()) run.slot = core::KeyHashSlot(keys[0]);
+  if (!keys.empty() && server_.cluster() != nullptr) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = script->ref;
   RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) { eval_->RunScript(r, ref, keys, args, rb); });
@@ -251,7 +251,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
   run.is_function = true;
   run.read_only = read_only || (f->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
-  if (!keys.empty()) run.slot = core::KeyHashSlot(keys[0]);
+  if (!keys.empty() && server_.cluster() != nullptr) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = f->callback_ref;
   LuaEngine* engine = functions_.engine();

@@ -34,6 +34,24 @@ bool WaitLinkUp(RawConn& replica, int timeout_ms = 10000) {
 
 // EVALSHA's sha is found once per call and remembered for the run: the
 // memory must not outlive SCRIPT FLUSH or the cache growing (its entries move).
+// Function names match in any case, as in Redis; a name longer than the
+// lookup's stack buffer is found too.
+TEST(ScriptingE2E, FcallFindsFunctionsInAnyCase) {
+  TestServer server({"--save", ""});
+  ASSERT_TRUE(server.ready());
+  RawConn c(server.port());
+  const std::string long_name(100, 'f');
+  ASSERT_EQ(Call(c, {"FUNCTION", "LOAD",
+                     "#!lua name=cases\nredis.register_function('Bump', function(keys, args) return 5 end)\n"
+                     "redis.register_function('" + long_name + "', function(keys, args) return 6 end)"}),
+            "$5\r\ncases\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "bump", "0"}), ":5\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "BUMP", "0"}), ":5\r\n");
+  EXPECT_EQ(Call(c, {"FCALL_RO", "bUmP", "0"}), "-ERR Can not execute a script with write flag using *_ro command.\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", std::string(100, 'F'), "0"}), ":6\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "bump2", "0"}), "-ERR Function not found\r\n");
+}
+
 TEST(ScriptingE2E, EvalshaFindsTheRightScriptAcrossLoadsAndFlush) {
   TestServer server({"--save", ""});
   ASSERT_TRUE(server.ready());

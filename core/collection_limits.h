@@ -24,6 +24,9 @@ struct CollectionLimits {
   // hll-sparse-max-bytes: a sparse HLL an update would grow past this many
   // bytes turns dense (hll::Set).
   size_t hll_sparse_max_bytes = 3000;
+  // proto-max-bulk-len: SETRANGE, APPEND, SETBIT and BITFIELD refuse to grow
+  // a string past this many bytes (Redis's checkStringLength).
+  int64_t max_string_len = 512LL * 1024 * 1024;
 };
 
 }  // namespace ringkv::core

@@ -13,7 +13,12 @@ covers what include paths cannot:
   - a relative "../" include, which bypasses include roots;
   - rules inside a layer: I/O threads know nothing of IoSystem (the main
     loop reaches them through io/main_loop_hooks.h), and perf/ok_server.cc
-    sees only io/.
+    sees only io/;
+  - the data families' command files (strings, bitmaps, hashes, lists, sets,
+    sorted sets, streams, HyperLogLog, geo, blocking pops) never reach the
+    server through their CommandContext (`ctx.server`): the keyspace, the
+    client's database, the arguments and the reply are theirs
+    (server/command.h).
 
 Usage: check_layering.py [--root DIR]    (exit 1 and one line per violation)
        check_layering.py --self-test     (only: the checker catches planted violations)
@@ -39,6 +44,10 @@ FILE_RULES = {
     "io/main_loop_hooks.h": ({"io"}, {"io/io_system.h", "io/io_thread.h"}),
     "perf/ok_server.cc": ({"io"}, set()),
 }
+# Data family files: they use ctx.keyspace / ctx.db, never ctx.server.
+DATA_FAMILY = re.compile(
+    r"^server/commands/(string|bitmap|hash|list|set|zset|stream|hyperloglog|geo|blocking)_[a-z_]+\.(h|cc)$")
+SERVER_ACCESS = re.compile(r"\bctx\.server\b")
 SOURCE_EXTENSIONS = (".h", ".cc", ".c", ".inc", ".hpp", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 
@@ -55,8 +64,11 @@ def scan(root):
                 path = os.path.join(dirpath, name)
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
                 allowed, forbidden = FILE_RULES.get(rel, (ALLOWED.get(folder), set()))
+                data_family = DATA_FAMILY.match(rel) is not None
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for number, line in enumerate(f, 1):
+                        if data_family and SERVER_ACCESS.search(line.split("//", 1)[0]):
+                            yield f"{rel}:{number}: a data family reaches the server (ctx.server): use ctx.keyspace / ctx.db"
                         m = INCLUDE.match(line)
                         if not m:
                             continue
@@ -84,9 +96,11 @@ def self_test():
         "server/d.cc": '#include "replication/primary.h"\n#include "../core/x.h"\n',
         "perf/ok_server.cc": '#include "io/io_system.h"\n#include "core/keyspace.h"\n',
         "server/ok.cc": '// #include "tests/x.h"\n#include "core/keyspace.h"\n',
+        "server/commands/hash_cmds.cc": '// ctx.server in a comment\n  ctx.server.db(ctx.client);\n',
+        "server/commands/client_cmds.cc": '  ctx.server.FindClient(1);\n',
     }
     expected = {"core/a.h:2", "io/b.cc:2", "io/io_thread.cc:1", "replication/c.cc:2", "server/d.cc:2",
-                "perf/ok_server.cc:2"}
+                "perf/ok_server.cc:2", "server/commands/hash_cmds.cc:2"}
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
@@ -114,7 +128,7 @@ def main():
     for v in violations:
         print(v)
     if violations:
-        print(f"{len(violations)} include(s) against the layering (docs/architecture.md)")
+        print(f"{len(violations)} violation(s) of the layering (docs/architecture.md)")
         return 1
     return 0
 

@@ -19,6 +19,8 @@
 
 namespace ringkv::core {
 class Value;
+class Database;
+class Keyspace;
 }  // namespace ringkv::core
 
 namespace ringkv::server {
@@ -58,15 +60,26 @@ enum Flag : uint32_t {
 
 using Argv = std::span<const std::string_view>;
 
+// A data family's handler (strings, hashes, lists, sets, sorted sets,
+// streams, bitmaps, HyperLogLog, SORT) needs only the keyspace, the client's
+// database, its arguments and its reply, and never reaches `server`
+// (scripts/check_layering.py holds that); the server-level families (CLIENT,
+// CONFIG, REPLICAOF, DEBUG, ...) use `server`.
 struct CommandContext {
   Server& server;
   Client& client;
   io::ReplyBuilder& reply;
   Argv argv;
   int64_t now_ms;  // wall clock at dispatch (one read per command)
+  core::Keyspace& keyspace;  // its limits (the encodings, proto-max-bulk-len) and random generator
+  core::Database& db;        // the client's database when the command started
   // What the command's Op* functions change is reported here; bound to the
   // server, which applies each report as it comes (server/effects.h).
   Effects effects{&server};
+
+  // The same command with other arguments (a blocked command is re-run on an
+  // argv rewritten now, XREAD's `$` turned into the ID it stands for).
+  CommandContext WithArgv(Argv other) const { return {server, client, reply, other, now_ms, keyspace, db}; }
 };
 
 using CommandHandler = void (*)(CommandContext& ctx);

@@ -458,7 +458,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
                   uint64_t start_ticks) {
   RINGKV_DCHECK_MAIN_THREAD();
   c.last_command = &spec;  // CLIENT LIST shows the command being run, as Redis does
-  CommandContext ctx{*this, c, rb, argv, now_ms};
+  CommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   // EVAL & co. and FCALL & co. (skip_monitor) are shown before the

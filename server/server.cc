@@ -145,6 +145,7 @@ void Server::BindConnectionConfig() {
   c.Bind("loglevel", [this] { SetLogLevel(LogLevelFromName(config_->Str("loglevel"))); });
   c.Bind("proto-max-bulk-len", [this] {
     io_->limits().max_bulk_len.store(config_->Int("proto-max-bulk-len"), std::memory_order_relaxed);
+    keyspace_.limits().max_string_len = config_->Int("proto-max-bulk-len");
   });
   c.Bind("client-query-buffer-limit", [this] {
     io_->limits().query_buffer_limit.store(config_->Int("client-query-buffer-limit"), std::memory_order_relaxed);

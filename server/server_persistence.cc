@@ -162,7 +162,7 @@ absl::Status Server::ApplyOne(Argv argv) {
   ClientErrors errors(*this, *aof_client_);
   io::ReplyBuilder rb(&discard, 2, &errors);
   aof_client_->last_command = spec;
-  CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs()};
+  CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs(), keyspace_, keyspace_.db(aof_client_->db)};
   spec->handler(ctx);
   propagate_as_.clear();
   return absl::OkStatus();

@@ -21,7 +21,7 @@ constexpr char kBadBit[] = "ERR bit is not an integer or out of range";
 constexpr char kBadFieldType[] =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
-int64_t MaxBulk(CommandContext& ctx) { return ctx.server.io().limits().max_bulk_len.load(std::memory_order_relaxed); }
+int64_t MaxBulk(CommandContext& ctx) { return ctx.keyspace.limits().max_string_len; }
 
 // A bit offset (Redis's getBitOffsetFromArgument): an int64 >= 0 whose byte
 // lies within proto-max-bulk-len -- not checked for the primary's link and
@@ -94,7 +94,7 @@ void CmdSetbit(CommandContext& ctx) {
 void CmdGetbit(CommandContext& ctx) {
   uint64_t offset;
   if (!ParseBitOffset(ctx, ctx.argv[2], 0, &offset)) return;
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   int64_t bit = 0;
   if (e != nullptr) {
@@ -109,7 +109,7 @@ void CmdGetbit(CommandContext& ctx) {
 // BITCOUNT key [start end [BYTE|BIT]]. As Redis 7.0, a missing key answers
 // 0 before the arguments are looked at.
 void CmdBitcount(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) return ctx.reply.Integer(0);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
@@ -135,7 +135,7 @@ void CmdBitpos(CommandContext& ctx) {
   if (!ParseInt(ctx, ctx.argv[2], &bit)) return;
   if (bit != 0 && bit != 1) return ctx.reply.Error("ERR The bit argument must be 1 or 0.");
   // A missing key is an endless run of zeros.
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) return ctx.reply.Integer(bit ? -1 : 0);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
@@ -243,7 +243,7 @@ void Bitfield(CommandContext& ctx, bool read_only_command) {
   }
   std::vector<std::optional<int64_t>> results;
   if (!writes) {
-    core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+    core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
     if (!CheckType(ctx, e, core::ValueType::kString)) return;
     char scratch[24];
     std::string_view s = e != nullptr ? BytesOf(e, scratch) : std::string_view();

@@ -69,7 +69,7 @@ void CmdBrpop(CommandContext& ctx) { BlockingPop(ctx, false); }
 void BlockingMove(CommandContext& ctx, bool from_head, bool to_head, std::string_view timeout) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, timeout, &deadline)) return;
-  core::OpResult<ListValue*> src = core::FindTyped<ListValue>(ctx.server.db(ctx.client), ctx.argv[1], ctx.now_ms);
+  core::OpResult<ListValue*> src = core::FindTyped<ListValue>(ctx.db, ctx.argv[1], ctx.now_ms);
   if (src.status() == core::OpStatus::kNotFound) {
     BlockOnKeys(ctx, BlockKind::kList, {std::string(ctx.argv[1])}, deadline);
     return;

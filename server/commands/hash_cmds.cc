@@ -154,7 +154,7 @@ void RandomFieldsWithCount(CommandContext& ctx, int64_t l, bool withvalues) {
     ctx.reply.ArrayHeader(0);
     return;
   }
-  absl::BitGen& rng = ctx.server.keyspace().rng();
+  absl::BitGen& rng = ctx.keyspace.rng();
   const size_t size = h->size();
   const bool unique = l > 0;
   const uint64_t count = unique ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
@@ -209,7 +209,7 @@ void CmdHrandfield(CommandContext& ctx) {
     return;
   }
   std::string f, v;
-  h->RandomPair(ctx.server.keyspace().rng(), &f, &v);
+  h->RandomPair(ctx.keyspace.rng(), &f, &v);
   ctx.reply.Bulk(f);
 }
 

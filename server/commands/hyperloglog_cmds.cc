@@ -50,7 +50,7 @@ std::string_view BytesOf(const Entry* e) {
 }
 
 // hll-sparse-max-bytes (bound to CollectionLimits), read when a sparse HLL may grow.
-size_t SparseMaxBytes(CommandContext& ctx) { return ctx.server.keyspace().limits().hll_sparse_max_bytes; }
+size_t SparseMaxBytes(CommandContext& ctx) { return ctx.keyspace.limits().hll_sparse_max_bytes; }
 
 // PFADD: 1 when a register changed or the key was created ("pfadd", one
 // dirty change per update), else 0.

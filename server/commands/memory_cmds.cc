@@ -30,7 +30,7 @@ void CmdMemoryUsage(CommandContext& ctx) {
       return;
     }
   }
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   core::Entry* e = db.FindNoTouch(ctx.argv[2], ctx.now_ms);
   if (e == nullptr) {
     ctx.reply.Null();

@@ -104,7 +104,7 @@ void CmdSrandmember(CommandContext& ctx) {
     if (s == nullptr) {
       ctx.reply.Null();
     } else {
-      ctx.reply.Bulk(s->RandomMember(ctx.server.keyspace().rng()));
+      ctx.reply.Bulk(s->RandomMember(ctx.keyspace.rng()));
     }
     return;
   }
@@ -117,7 +117,7 @@ void CmdSrandmember(CommandContext& ctx) {
     ctx.reply.ArrayHeader(0);
     return;
   }
-  absl::BitGen& rng = ctx.server.keyspace().rng();
+  absl::BitGen& rng = ctx.keyspace.rng();
   const size_t size = s->size();
   const uint64_t count = l > 0 ? static_cast<uint64_t>(l) : static_cast<uint64_t>(-l);
   if (l < 0 || count == 1) {

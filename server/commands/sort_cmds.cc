@@ -42,7 +42,7 @@ std::optional<std::string> LookupByPattern(CommandContext& ctx, std::string_view
     rest = rest.substr(0, arrow);
   }
   const std::string key = StrCat(pattern.substr(0, star), element, rest);
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(key, ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(key, ctx.now_ms);
   if (e == nullptr) return std::nullopt;
   if (!field.empty()) {
     if (e->value.type() != core::ValueType::kHash) return std::nullopt;
@@ -246,7 +246,7 @@ void ReplySorted(CommandContext& ctx, const SortOptions& o, const std::vector<So
 
 void StoreSorted(CommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
   const int64_t output_len = o.gets.empty() ? range.count() : range.count() * static_cast<int64_t>(o.gets.size());
-  auto list = std::make_unique<core::ListValue>(ctx.server.keyspace().limits().list);
+  auto list = std::make_unique<core::ListValue>(ctx.keyspace.limits().list);
   for (int64_t j = range.start; j <= range.end; ++j) {
     const std::string& element = items[static_cast<size_t>(j)].element;
     if (o.gets.empty()) list->PushBack(element);
@@ -261,7 +261,7 @@ void StoreSorted(CommandContext& ctx, const SortOptions& o, const std::vector<So
 void Sort(CommandContext& ctx, bool readonly) {
   SortOptions o;
   if (!ParseSortOptions(ctx, readonly, &o)) return;
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   const core::ValueType type = e ? e->value.type() : core::ValueType::kList;
   if (e != nullptr && type != core::ValueType::kList && type != core::ValueType::kSet &&
       type != core::ValueType::kZSet) {

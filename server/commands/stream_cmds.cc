@@ -100,7 +100,7 @@ size_t ParseAddOrTrim(CommandContext& ctx, bool xadd, XaddArgs* args) {
       return 0;
     }
   } else {
-    trim.limit = trim.approx ? 100 * ctx.server.keyspace().limits().stream.node_max_entries : 0;
+    trim.limit = trim.approx ? 100 * ctx.keyspace.limits().stream.node_max_entries : 0;
   }
   return i;
 }
@@ -193,7 +193,7 @@ void CmdXrevrange(CommandContext& ctx) { RangeCommand(ctx, true); }
 
 void CmdXdel(CommandContext& ctx) {
   // A missing key answers 0 before the IDs are looked at, as in Redis.
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.Find(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) return ctx.reply.Integer(0);
   if (e->value.type() != core::ValueType::kStream) return ctx.reply.Error(errors::kWrongType);
   std::vector<StreamId> ids(ctx.argv.size() - 2);

@@ -33,7 +33,7 @@ void ReplySubcommandSyntax(CommandContext& ctx) {
 // The stream and group XGROUP's subcommands work on (Redis's checks, in its
 // order). False after replying an error.
 bool XgroupTarget(CommandContext& ctx, bool mkstream, bool group_required, StreamValue** s, StreamGroup** g) {
-  core::Entry* e = ctx.server.db(ctx.client).Find(ctx.argv[2], ctx.now_ms);
+  core::Entry* e = ctx.db.Find(ctx.argv[2], ctx.now_ms);
   *s = nullptr;
   *g = nullptr;
   if (e != nullptr) {

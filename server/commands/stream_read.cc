@@ -125,7 +125,7 @@ void Read(CommandContext& ctx, bool group_read) {
     ctx.reply.Error("ERR Missing GROUP option for XREADGROUP");
     return;
   }
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   // Resolve every key's ID (and group) first: errors come before any read.
   std::vector<StreamId> ids(a.nstreams);
   std::vector<StreamGroup*> groups(a.nstreams, nullptr);
@@ -242,7 +242,7 @@ void Read(CommandContext& ctx, bool group_read) {
     if (dollar[k]) argv[a.streams_at + a.nstreams + k] = ids[k].ToString();
   }
   std::vector<std::string_view> views(argv.begin(), argv.end());
-  CommandContext blocked{ctx.server, ctx.client, ctx.reply, views, ctx.now_ms};
+  CommandContext blocked = ctx.WithArgv(views);
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
   BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline);

@@ -14,7 +14,7 @@ namespace {
 using core::OpStatus;
 
 // proto-max-bulk-len, as the I/O layer already holds it (no config parsing per call).
-int64_t MaxBulk(CommandContext& ctx) { return ctx.server.io().limits().max_bulk_len.load(std::memory_order_relaxed); }
+int64_t MaxBulk(CommandContext& ctx) { return ctx.keyspace.limits().max_string_len; }
 
 // Converts a relative or absolute expire argument into an absolute deadline
 // in ms. On a value Redis rejects, *error is its error text.
@@ -106,7 +106,7 @@ void ReplyValueOrNull(CommandContext& ctx, core::Entry* e) {
 }
 
 void CmdGet(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   ReplyValueOrNull(ctx, e);
 }
@@ -192,7 +192,7 @@ void CmdGetex(CommandContext& ctx) {
 }
 
 void CmdMget(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 1));
   for (size_t i = 1; i < ctx.argv.size(); ++i) ReplyValueOrNull(ctx, db.FindForRead(ctx.argv[i], ctx.now_ms));
 }
@@ -217,7 +217,7 @@ void CmdAppend(CommandContext& ctx) {
 }
 
 void CmdStrlen(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   ctx.reply.Integer(e ? static_cast<int64_t>(e->value.str().size()) : 0);
 }
@@ -251,7 +251,7 @@ void CmdIncrbyfloat(CommandContext& ctx) {
 void CmdGetrange(CommandContext& ctx) {
   int64_t start, end;
   if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) {
     ctx.reply.Bulk("");
     return;
@@ -274,7 +274,7 @@ void CmdSetrange(CommandContext& ctx) {
 // LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]
 void CmdLcs(CommandContext& ctx) {
   // Redis looks the keys up and checks their type before the options.
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   core::Entry* ea = db.FindForRead(ctx.argv[1], ctx.now_ms);
   core::Entry* eb = db.FindForRead(ctx.argv[2], ctx.now_ms);
   if ((ea && !ea->value.is_string()) || (eb && !eb->value.is_string())) {

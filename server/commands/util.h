@@ -143,7 +143,7 @@ bool ParseMpopArgs(CommandContext& ctx, size_t numkeys_index, std::string_view f
 // The Op* arguments of the running command: its client's database, its
 // clock, its effects record.
 inline OpArgs OpArgsOf(CommandContext& ctx) {
-  return OpArgs{ctx.server.db(ctx.client), ctx.server.keyspace(), ctx.now_ms, ctx.effects};
+  return OpArgs{ctx.db, ctx.keyspace, ctx.now_ms, ctx.effects};
 }
 
 // A read command's lookup of the T at `key` (counted in keyspace_hits /
@@ -151,7 +151,7 @@ inline OpArgs OpArgsOf(CommandContext& ctx) {
 // after replying WRONGTYPE, when the key holds another type.
 template <typename T>
 bool LookupForRead(CommandContext& ctx, std::string_view key, T** out) {
-  core::OpResult<T*> r = core::FindTyped<T>(ctx.server.db(ctx.client), key, ctx.now_ms, core::Access::kRead);
+  core::OpResult<T*> r = core::FindTyped<T>(ctx.db, key, ctx.now_ms, core::Access::kRead);
   if (r.status() == core::OpStatus::kWrongType) {
     ctx.reply.Error(errors::kWrongType);
     return false;

@@ -89,7 +89,7 @@ bool ParseRequest(CommandContext& ctx, size_t numkeys_index, Op op, bool store, 
     ctx.reply.Error(errors::kSyntax);
     return false;
   }
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   size_t j = numkeys_index + 1;
   for (int64_t i = 0; i < setnum; ++i, ++j) {
     Operand o;

@@ -230,7 +230,7 @@ namespace {
 
 // ZRANDMEMBER key [count [WITHSCORES]]
 void CmdZrandmember(CommandContext& ctx) {
-  absl::BitGen& rng = ctx.server.keyspace().rng();
+  absl::BitGen& rng = ctx.keyspace.rng();
   std::string member;
   double score;
   if (ctx.argv.size() == 2) {

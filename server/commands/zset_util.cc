@@ -9,7 +9,7 @@
 
 namespace ringkv::server {
 
-const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx) { return ctx.server.keyspace().limits().zset; }
+const core::ZSetLimits& ZSetLimitsOf(CommandContext& ctx) { return ctx.keyspace.limits().zset; }
 
 namespace {
 

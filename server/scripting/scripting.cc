@@ -167,6 +167,9 @@ uint32_t Scripting::ShebangGateFlags(const CommandSpec& spec, Argv argv, uint32_
 
 std::string Scripting::PreRunError(uint32_t flags, bool read_only) const {
   if (flags & kEvalCompat) return "";
+  if ((flags & kNoCluster) && server_.cluster() != nullptr) {
+    return "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+  }
   // The gate already refused what the declared flags forbid (OOM, READONLY,
   // MASTERDOWN, MISCONF, NOREPLICAS); what is left is the _RO variants.
   if (read_only && !(flags & kNoWrites)) return "ERR Can not execute a script with write flag using *_ro command.";

@@ -80,6 +80,27 @@ TEST(ClusterE2E, DisabledByDefault) {
 
 // A node of one: what it answers after ADDSLOTSRANGE 0 16383, and the same
 // from redis-server 7.0 when it is installed.
+// Scripts and functions flagged no-cluster are refused in cluster mode,
+// before the _RO check, as Redis 7.0's scriptPrepareForRun; a script without
+// a shebang (EVAL's compatible mode) ignores flags.
+TEST(ClusterE2E, ScriptsFlaggedNoClusterAreRefused) {
+  Node r = StartNode(RINGKV_SERVER_PATH);
+  ASSERT_TRUE(r.server->ready());
+  RawConn& c = *r.conn;
+  EXPECT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  ASSERT_TRUE(WaitStateOk(c));
+  const std::string refused = "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n";
+  EXPECT_EQ(Cmd(c, {"EVAL", "#!lua flags=no-cluster\nreturn 1", "0"}), refused);
+  EXPECT_EQ(Cmd(c, {"EVAL", "#!lua flags=no-cluster,no-writes\nreturn 1", "0"}), refused);
+  EXPECT_EQ(Cmd(c, {"EVAL", "return 1", "0"}), ":1\r\n");
+  EXPECT_EQ(Cmd(c, {"FUNCTION", "LOAD",
+                    "#!lua name=t\nredis.register_function{function_name='f1', callback=function() return 'hello' "
+                    "end, flags={'no-cluster'}}"}),
+            "$1\r\nt\r\n");
+  EXPECT_EQ(Cmd(c, {"FCALL", "f1", "0"}), refused);
+  EXPECT_EQ(Cmd(c, {"FCALL_RO", "f1", "0"}), refused);
+}
+
 TEST(ClusterE2E, SingleNodeRepliesAsRedis) {
   Node r = StartNode(RINGKV_SERVER_PATH);
   ASSERT_TRUE(r.server->ready());

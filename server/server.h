@@ -41,7 +41,6 @@
 #include "server/latency_stats.h"
 #include "server/loading_progress.h"
 #include "server/lazy_free.h"
-#include "server/master_link.h"
 #include "server/migrate_sockets.h"
 #include "server/monitors.h"
 #include "server/output_limits.h"
@@ -67,7 +66,8 @@
 #include "replication/primary.h"
 #include "replication/replication_info.h"
 #include "replication/replica_key_expiry.h"
-#include "replication/sync_worker.h"
+#include "replication/replica_host.h"
+#include "replication/replica_side.h"
 
 namespace ringkv::server {
 
@@ -82,7 +82,8 @@ class ClusterMode;
 // Final: the hooks it implements for its components (private bases) are
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
-                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks {
+                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
+                     private repl::ReplicaHost {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -392,7 +393,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- replication (replica side) -----------------------------------------------------
   // REPLICAOF host port (empty host: NO ONE). Returns the reply line.
   std::string ReplicaOf(const std::string& host, int port);
-  bool is_replica() const { return master_ != nullptr; }
+  bool is_replica() const { return replica_ != nullptr; }
   // REPLCONF GETACK from the primary: answer with our offsets now.
   void SendAckToMaster();
   // FAILOVER [TO host port] [TIMEOUT ms] [FORCE]: returns the error text or "".
@@ -400,11 +401,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::string AbortFailover();
   // "no-failover", "waiting-for-sync" or "failover-in-progress".
   const char* failover_state() const;
-  // ROLE / INFO: the link to the primary (master_link.h); null unless a replica.
-  const MasterLink* master_link() const { return master_.get(); }
-  // The link's state as ROLE names it: connect, connecting, handshake, sync,
-  // connected. REQUIRES: this server is a replica.
-  const char* MasterLinkStateName() const;
+  // ROLE / INFO: the replica side (replication/replica_side.h) and its link
+  // to the primary (master_link.h); null unless a replica.
+  const repl::ReplicaSide* replica() const { return replica_.get(); }
+  const repl::MasterLink* master_link() const { return replica_ ? &replica_->link() : nullptr; }
   // Replication info saved in RDB files (so a restart can PSYNC).
   RdbSaveOptions ReplSaveInfo() const;
   // Where a reply to `c` goes: its connection, or -- with appendfsync always,
@@ -528,20 +528,38 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const char* ReplicationGate(uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
-  void StartMasterSync();
-  void OnSyncResult(repl::SyncResult result);
+  // ---- repl::ReplicaHost (server_replica.cc) ------------------------------------------
+  int64_t NowMs() override;
+  int64_t StartTimeMs() override { return start_time_ms_; }
+  void WakeMainThread() override;
+  repl::SyncRequest NewSyncRequest() override;
+  void DropStagedLoad() override { sync_staging_.reset(); }
+  repl::ReplicationIds& History() override { return repl_ids_; }
+  repl::Primary* Backlog() override { return primary_.get(); }
+  uint64_t ReplOffset() override { return master_repl_offset(); }
+  void DropReplicas() override { DisconnectReplicas(); }
+  bool LoadFullSync(repl::SyncResult& r, int64_t now_ms) override;
+  uint64_t AdoptMasterSocket(repl::SyncResult& r, int db) override;
+  void CloseMasterClient(uint64_t client_id) override;
+  bool MasterClientOpen(uint64_t client_id) override;
+  std::optional<int> MasterClientDb(uint64_t client_id) override;
+  bool WriteToMaster(uint64_t client_id, std::string_view bytes) override;
+  bool ApplyMasterCommand(uint64_t client_id, Argv argv) override;
+  bool ScriptBusy() override { return script_busy_; }
+  bool AofSynced() override;
+  void SupervisorStatus(std::string_view status) override;
+  bool FailoverInProgress() override;
+  void EndFailover(bool ok, std::string_view why) override;
+  // One of the primary's commands, through the gate on its client; its
+  // bytes then go to our backlog (ReplicaSide::Applied).
   void ExecuteFromMaster(Client& c, Argv argv);
   // A command on a replica's link (REPLCONF ACK): one that replies is a
   // rogue replica's, which is dropped.
   void ExecuteFromReplica(Client& c, Argv argv);
-  // Applies MasterLink::held once no script is busy (end of the loop turn).
-  void ApplyHeldMasterCommands();
+  // A writable replica's own expired keys, then the link's cron.
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);
-  // Keeps what outlives the primary's client (its database) and forgets the
-  // client and its unapplied transaction.
-  void DetachMasterClient(const Client& link);
   // The database the replication stream after a snapshot taken now is in
   // (AUX repl-stream-db).
   int SnapshotStreamDb() const;
@@ -555,13 +573,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // past their deadline, through the replication stream when there is one.
   // Returns how many.
   uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
-  // When a lost or failed link to the primary is tried again: the next
-  // second of Redis's once-a-second replication cron.
-  int64_t NextReplicationCronMs(int64_t now_ms) const;
-  // Stops a sync in progress and closes the link to the primary.
-  void CloseMasterLink();
   void FailoverCron(int64_t now_ms);
-  void EndFailover(bool ok, std::string_view why);
   void ResumeClient(Client& c) override;
   // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
   bool LoadingDataset() override { return loading_; }
@@ -669,9 +681,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_s_ = -1;  // second since start-up of the last PING to replicas
-  std::unique_ptr<MasterLink> master_;               // set while this server is a replica
+  std::unique_ptr<repl::ReplicaSide> replica_;  // set while this server is a replica
   std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
-  std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
   // Diskless load: the keyspace the sync worker parses the payload into
   // (touched by the worker only until its result is polled), and its stats.
   std::unique_ptr<core::Keyspace> sync_staging_;
@@ -679,9 +690,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::atomic<bool> async_loading_{false};  // INFO async_loading
   std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
-  // A replica with an AOF: (AOF offset written, replication offset then),
-  // so an fsync completion tells how far the stream is durable (FACK).
-  std::deque<std::pair<uint64_t, uint64_t>> aof_repl_marks_;
   struct Failover {
     std::string host;         // the chosen replica (empty: the first in sync)
     int port = 0;

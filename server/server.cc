@@ -1,5 +1,6 @@
 #include "core/strings.h"
 #include "server/server.h"
+#include "server/replica_glue.h"
 
 #include <sched.h>
 #include <sys/time.h>

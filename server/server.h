@@ -63,10 +63,10 @@
 #include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
+#include "replication/failover.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
 #include "replication/replica_key_expiry.h"
-#include "replication/replica_host.h"
 #include "replication/replica_side.h"
 
 namespace ringkv::server {
@@ -82,8 +82,7 @@ class ClusterMode;
 // Final: the hooks it implements for its components (private bases) are
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
-                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
-                     private repl::ReplicaHost {
+                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -400,7 +399,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force);
   std::string AbortFailover();
   // "no-failover", "waiting-for-sync" or "failover-in-progress".
-  const char* failover_state() const;
+  const char* failover_state() const { return failover_ ? failover_->StateName() : "no-failover"; }
   // ROLE / INFO: the replica side (replication/replica_side.h) and its link
   // to the primary (master_link.h); null unless a replica.
   const repl::ReplicaSide* replica() const { return replica_.get(); }
@@ -528,28 +527,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const char* ReplicationGate(uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
-  // ---- repl::ReplicaHost (server_replica.cc) ------------------------------------------
-  int64_t NowMs() override;
-  int64_t StartTimeMs() override { return start_time_ms_; }
-  void WakeMainThread() override;
-  repl::SyncRequest NewSyncRequest() override;
-  void DropStagedLoad() override { sync_staging_.reset(); }
-  repl::ReplicationIds& History() override { return repl_ids_; }
-  repl::Primary* Backlog() override { return primary_.get(); }
-  uint64_t ReplOffset() override { return master_repl_offset(); }
-  void DropReplicas() override { DisconnectReplicas(); }
-  bool LoadFullSync(repl::SyncResult& r, int64_t now_ms) override;
-  uint64_t AdoptMasterSocket(repl::SyncResult& r, int db) override;
-  void CloseMasterClient(uint64_t client_id) override;
-  bool MasterClientOpen(uint64_t client_id) override;
-  std::optional<int> MasterClientDb(uint64_t client_id) override;
-  bool WriteToMaster(uint64_t client_id, std::string_view bytes) override;
-  bool ApplyMasterCommand(uint64_t client_id, Argv argv) override;
-  bool ScriptBusy() override { return script_busy_; }
-  bool AofSynced() override;
-  void SupervisorStatus(std::string_view status) override;
-  bool FailoverInProgress() override;
-  void EndFailover(bool ok, std::string_view why) override;
   // One of the primary's commands, through the gate on its client; its
   // bytes then go to our backlog (ReplicaSide::Applied).
   void ExecuteFromMaster(Client& c, Argv argv);
@@ -574,6 +551,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Returns how many.
   uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
   void FailoverCron(int64_t now_ms);
+  void EndFailover(bool ok, std::string_view why);
+  // For the ReplicaGlue (server_replica.cc): a sync attempt's settings and
+  // diskless loader; a full sync's payload into the dataset.
+  repl::SyncRequest NewSyncRequest();
+  bool LoadFullSync(repl::SyncResult& r, int64_t now_ms);
   void ResumeClient(Client& c) override;
   // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
   bool LoadingDataset() override { return loading_; }
@@ -681,6 +663,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_s_ = -1;  // second since start-up of the last PING to replicas
+  // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
+  // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
+  class ReplicaGlue;
+  std::unique_ptr<ReplicaGlue> replica_glue_;
   std::unique_ptr<repl::ReplicaSide> replica_;  // set while this server is a replica
   std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
   // Diskless load: the keyspace the sync worker parses the payload into
@@ -690,15 +676,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::atomic<bool> async_loading_{false};  // INFO async_loading
   std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
-  struct Failover {
-    std::string host;         // the chosen replica (empty: the first in sync)
-    int port = 0;
-    bool force = false;
-    int64_t deadline_ms = 0;  // 0: no timeout
-    bool in_progress = false; // demoted, syncing with the target
-    bool ack_requested = false;  // the one GETACK sent; the stream is frozen after it
-  };
-  std::unique_ptr<Failover> failover_;
+  std::unique_ptr<repl::Failover> failover_;  // while FAILOVER runs
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool has_save_points_ = false;  // cached from `save`
   // (st_dev, st_ino) of the RDB file last written to feed replicas; {} when none.

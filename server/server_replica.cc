@@ -20,6 +20,7 @@
 #include "server/server.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/supervision.h"
+#include "server/replica_glue.h"
 
 namespace ringkv::server {
 RdbSaveOptions Server::ReplSaveInfo() const {
@@ -78,8 +79,8 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
         "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)");
     // A primary turning replica starts from db 0 (the new primary's stream
     // starts with SELECT: it promoted itself).
-    repl::ReplicaHost& self = *this;  // a private base: converted here, where it is accessible
-    replica_ = std::make_unique<repl::ReplicaSide>(self, host, port, /*db=*/0);
+    if (!replica_glue_) replica_glue_ = std::make_unique<ReplicaGlue>(*this);
+    replica_ = std::make_unique<repl::ReplicaSide>(*replica_glue_, host, port, /*db=*/0);
   }
   // Expired keys stay until the primary's DEL (reads do not see them).
   keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
@@ -94,12 +95,6 @@ void Server::OnNotify() {
   if (cluster_) cluster_->OnBusEvents();  // the cluster bus's thread has news
   if (replica_) replica_->PollSync();
 }
-
-// ---- repl::ReplicaHost ------------------------------------------------------------
-
-int64_t Server::NowMs() { return UnixMs(); }
-
-void Server::WakeMainThread() { io_->Notify(); }
 
 repl::SyncRequest Server::NewSyncRequest() {
   repl::SyncRequest req;
@@ -237,51 +232,6 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
   return true;
 }
 
-uint64_t Server::AdoptMasterSocket(repl::SyncResult& r, int db) {
-  io::Connection* conn = io_->AdoptSocket(r.fd, std::move(r.tls));
-  io_->MarkReplication(conn, io::Connection::kReplInput);
-  auto* c = static_cast<Client*>(conn->owner);
-  c->is_master = true;
-  c->authenticated = true;
-  c->db = db;
-  return c->id();
-}
-
-void Server::CloseMasterClient(uint64_t client_id) {
-  if (Client* m = FindClient(client_id)) {
-    m->closing = true;
-    io_->CloseNow(m->conn);
-  }
-}
-
-bool Server::MasterClientOpen(uint64_t client_id) {
-  const Client* m = FindClient(client_id);
-  return m != nullptr && !m->closing;
-}
-
-std::optional<int> Server::MasterClientDb(uint64_t client_id) {
-  const Client* m = FindClient(client_id);
-  return m != nullptr ? std::optional<int>(m->db) : std::nullopt;
-}
-
-bool Server::WriteToMaster(uint64_t client_id, std::string_view bytes) {
-  Client* m = FindClient(client_id);
-  if (m == nullptr) return false;
-  io_->PrepareWrite(m->conn).Append(bytes);
-  return true;
-}
-
-bool Server::ApplyMasterCommand(uint64_t client_id, Argv argv) {
-  if (Client* m = FindClient(client_id)) ExecuteFromMaster(*m, argv);
-  return replica_ != nullptr;
-}
-
-bool Server::AofSynced() { return aof_->enabled() && !aof_->has_unsynced(); }
-
-void Server::SupervisorStatus(std::string_view status) { NotifyStatus(status); }
-
-bool Server::FailoverInProgress() { return failover_ && failover_->in_progress; }
-
 }  // namespace ringkv::server
 
 namespace ringkv::server {
@@ -327,28 +277,10 @@ void Server::ReplicaCron(int64_t now_ms) {
 
 namespace ringkv::server {
 
-const char* Server::failover_state() const {
-  if (!failover_) return "no-failover";
-  return failover_->in_progress ? "failover-in-progress" : "waiting-for-sync";
-}
-
 std::string Server::StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force) {
-  if (replica_) return "ERR FAILOVER is not valid when server is a replica.";
-  if (failover_) return "ERR FAILOVER already in progress.";
-  if (!primary_ || primary_->online() == 0) return "ERR FAILOVER requires connected replicas.";
-  if (!host.empty()) {
-    bool found = false;
-    for (const auto& r : primary_->replicas()) {
-      const std::string ip = r->ip();
-      found |= r->state == repl::ReplicaState::kOnline && ip == host && r->listening_port == port;
-    }
-    if (!found) return "ERR FAILOVER target HOST and PORT is not a replica.";
-  }
-  failover_ = std::make_unique<Failover>();
-  failover_->host = host;
-  failover_->port = port;
-  failover_->force = force;
-  failover_->deadline_ms = timeout_ms > 0 ? UnixMs() + timeout_ms : 0;
+  std::string refusal = repl::Failover::Refusal(replica_ != nullptr, failover_ != nullptr, primary_.get(), host, port);
+  if (!refusal.empty()) return refusal;
+  failover_ = std::make_unique<repl::Failover>(host, port, force, timeout_ms > 0 ? UnixMs() + timeout_ms : 0);
   // No new writes while the target catches up (Redis pauses writes too).
   PauseClients(INT64_MAX / 2, /*all=*/false);
   get_ack_pending_ = true;
@@ -365,7 +297,7 @@ std::string Server::AbortFailover() {
 
 void Server::EndFailover(bool ok, std::string_view why) {
   if (!failover_) return;
-  const bool demoted = failover_->in_progress;
+  const bool demoted = failover_->in_progress();
   failover_.reset();
   if (!ok && demoted) ReplicaOf("", 0);  // the target did not take over: back to primary
   UnpauseClients();
@@ -374,43 +306,13 @@ void Server::EndFailover(bool ok, std::string_view why) {
 }
 
 void Server::FailoverCron(int64_t now_ms) {
-  if (failover_->in_progress) return;  // the sync decides
-  const uint64_t offset = master_repl_offset();
-  const repl::ReplicaLink* target = nullptr;
-  if (!primary_) {
-    EndFailover(false, "no replicas");
-    return;
+  const repl::Failover::Step step = failover_->Cron(primary_.get(), master_repl_offset(), now_ms);
+  if (step.kind == repl::Failover::Step::Kind::kAbort) {
+    EndFailover(false, step.why);
+  } else if (step.kind == repl::Failover::Step::Kind::kHandOver) {
+    const std::string host = failover_->host();
+    ReplicaOf(host, failover_->port());
   }
-  for (const auto& r : primary_->replicas()) {
-    if (r->state != repl::ReplicaState::kOnline) continue;
-    const std::string ip = r->ip();
-    const bool chosen = failover_->host.empty() ? r->ack_offset == offset
-                                                : ip == failover_->host && r->listening_port == failover_->port;
-    if (!chosen) continue;
-    if (failover_->host.empty()) {
-      failover_->host = ip;
-      failover_->port = r->listening_port;
-    }
-    target = r.get();
-    break;
-  }
-  const bool timed_out = failover_->deadline_ms > 0 && now_ms >= failover_->deadline_ms;
-  if (target == nullptr || (target->ack_offset < offset && !(timed_out && failover_->force))) {
-    if (timed_out) EndFailover(false, "timeout waiting for the target to catch up");
-    return;
-  }
-  // The target has everything (or FORCE and the timeout passed): become its
-  // replica, asking it to take over with PSYNC ... FAILOVER (it promotes
-  // itself and continues our history).
-  if (target->ack_offset < offset) {
-    Log(kNotice, StrCat("FAILOVER to ", failover_->host, ":", failover_->port, " time out exceeded, failing over."));
-  } else {
-    Log(kNotice, StrCat("Failover target ", failover_->host, ":", failover_->port, " is synced, failing over."));
-  }
-  failover_->in_progress = true;
-  const std::string host = failover_->host;
-  const int port = failover_->port;
-  ReplicaOf(host, port);
 }
 
 }  // namespace ringkv::server

@@ -408,11 +408,11 @@ void Server::BeforeFlushReplication() {
   // The request stays pending while no replica is online yet (one still
   // syncing): it is sent as soon as there is one to answer.
   // A replica relays its primary's stream only: nothing of its own.
-  if (get_ack_pending_ && !replica_ && (!failover_ || !failover_->ack_requested) && primary_->online() > 0) {
+  if (get_ack_pending_ && !replica_ && (!failover_ || !failover_->ack_requested()) && primary_->online() > 0) {
     get_ack_pending_ = false;
     const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
     primary_->FeedRaw(getack);
-    if (failover_) failover_->ack_requested = true;
+    if (failover_) failover_->set_ack_requested();
   }
   std::vector<uint64_t> drop;
   // A replica needing more than the replica class's hard output limit

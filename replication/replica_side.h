@@ -5,8 +5,9 @@
 // It owns the link's state (MasterLink: where it points, how far it got,
 // the primary's open transaction and the commands held while a script is
 // busy), the SyncWorker that does the handshake and payload transfer on its
-// own thread, and the acknowledgements (REPLCONF ACK offset FACK offset,
-// once a second, on GETACK and when more of the stream is fsynced). The
+// own thread, the acknowledgements (REPLCONF ACK offset FACK offset,
+// once a second, on GETACK and when more of the stream is fsynced) and the
+// keys a writable replica's own clients gave a deadline. The
 // server does the rest through ReplicaHost (replica_host.h): loading the
 // payload, turning the socket into its primary's client, running that
 // client's commands through its command gate.
@@ -34,6 +35,7 @@
 #include <utility>
 
 #include "replication/master_link.h"
+#include "replication/replica_key_expiry.h"
 #include "replication/replica_host.h"
 #include "replication/sync_worker.h"
 
@@ -109,6 +111,17 @@ class ReplicaSide {
   // once a second.
   void Cron(int64_t now_ms);
 
+  // ---- a writable replica's own keys with a deadline ----------------------------------
+  // They are expired here, not by the primary (made on the first such write).
+  ReplicaKeyExpiry& own_expiry() {
+    if (!own_expiry_) own_expiry_ = std::make_unique<ReplicaKeyExpiry>();
+    return *own_expiry_;
+  }
+  ReplicaKeyExpiry* own_expiry_if_any() { return own_expiry_.get(); }
+  size_t own_expiry_count() const { return own_expiry_ ? own_expiry_->size() : 0; }
+  // A full sync replaced the dataset: the keys it remembered are gone.
+  void ForgetOwnExpiry() { own_expiry_.reset(); }
+
  private:
   void OnSyncResult(SyncResult r);
   // Forgets the primary's client (keeping its database) and what of its
@@ -122,6 +135,7 @@ class ReplicaSide {
   // (AOF offset written, replication offset then), so an fsync completion
   // tells how far the stream is durable (FACK).
   std::deque<std::pair<uint64_t, uint64_t>> aof_marks_;
+  std::unique_ptr<ReplicaKeyExpiry> own_expiry_;  // keys a writable replica's clients gave a TTL
   // Last: destroyed first, so its thread stops before anything it reports to.
   std::unique_ptr<SyncWorker> worker_;
 };

@@ -66,7 +66,6 @@
 #include "replication/failover.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
-#include "replication/replica_key_expiry.h"
 #include "replication/replica_side.h"
 
 namespace ringkv::server {
@@ -158,7 +157,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const Clock& clock() const { return clock_; }
   // Keys a writable replica's own clients gave a deadline (INFO
   // slave_expires_tracked_keys).
-  size_t replica_tracked_expires() const { return replica_key_expiry_ ? replica_key_expiry_->size() : 0; }
+  size_t replica_tracked_expires() const { return replica_ ? replica_->own_expiry_count() : 0; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
   PubSub& pubsub() { return pubsub_; }
@@ -668,7 +667,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   class ReplicaGlue;
   std::unique_ptr<ReplicaGlue> replica_glue_;
   std::unique_ptr<repl::ReplicaSide> replica_;  // set while this server is a replica
-  std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
   // Diskless load: the keyspace the sync worker parses the payload into
   // (touched by the worker only until its result is polled), and its stats.
   std::unique_ptr<core::Keyspace> sync_staging_;

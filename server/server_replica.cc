@@ -42,9 +42,8 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
   if (host.empty()) {  // REPLICAOF NO ONE
     if (!replica_) return "+OK";
     replica_->CloseLink();
-    replica_.reset();
+    replica_.reset();  // with the keys its own clients gave a deadline
     keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // every key expires here now
-    replica_key_expiry_.reset();
     if (primary_) {
       // Our own writes follow the primary's stream: the first one selects
       // its database (the stream's last SELECT was the old primary's).
@@ -213,7 +212,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
     primary_.reset();
   }
   rdb_->set_load_stats(*loaded);
-  replica_key_expiry_.reset();  // the keys it remembered are gone
+  replica_->ForgetOwnExpiry();  // the keys it remembered are gone
   // The stream after the snapshot continues in the database it names
   // (a primary's starts with SELECT anyway; a chained replica's may not).
   replica_->set_stream_db(loaded->repl_stream_db);
@@ -255,15 +254,15 @@ void Server::OnMasterLinkClosed(const Client& link) {
 }
 
 void Server::RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv) {
-  if (!replica_key_expiry_) replica_key_expiry_ = std::make_unique<repl::ReplicaKeyExpiry>();
+  repl::ReplicaKeyExpiry& own = replica_->own_expiry();
   core::Database& db = keyspace_.db(c.db);
-  for (std::string_view key : CommandKeys(spec, argv)) replica_key_expiry_->RememberIfVolatile(db, key);
+  for (std::string_view key : CommandKeys(spec, argv)) own.RememberIfVolatile(db, key);
 }
 
 void Server::ReplicaCron(int64_t now_ms) {
-  if (replica_key_expiry_) {
+  if (repl::ReplicaKeyExpiry* own = replica_->own_expiry_if_any()) {
     // As Redis's expireSlaveKeys: deleted here, the DEL goes to our AOF.
-    replica_key_expiry_->ExpireDue(keyspace_, now_ms, [this](int db, std::string_view key) {
+    own->ExpireDue(keyspace_, now_ms, [this](int db, std::string_view key) {
       std::string k(key);
       std::string_view del[] = {"DEL", k};
       Propagate(db, del);

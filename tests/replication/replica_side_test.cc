@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/keyspace.h"
 #include "core/resp_command.h"
+#include "core/string_value.h"
 
 namespace ringkv::repl {
 namespace {
@@ -300,6 +302,23 @@ TEST(ReplicaSideTest, ClosingTheLinkKeepsTheDatabaseTheClientHadSelected) {
   side.Retarget("other", 2);
   EXPECT_EQ(side.StreamDb(), 5);
   EXPECT_STREQ(side.LinkStateName(), "connect");
+}
+
+TEST(ReplicaSideTest, OwnKeysWithADeadlineAreRememberedOnlyOnceWrittenAndForgottenOnAFullSync) {
+  FakeHost host;
+  ReplicaSide side(host, "h", 1, 0);
+  EXPECT_EQ(side.own_expiry_if_any(), nullptr);  // nothing until a client of ours sets a TTL
+  EXPECT_EQ(side.own_expiry_count(), 0u);
+  core::Keyspace ks(1);
+  core::Database& db = ks.db(0);
+  bool created;
+  core::Entry* e = db.FindOrInsert("k", 0, &created);
+  e->value = core::Value(core::StringValue("v"));
+  db.SetExpire("k", e, 5000);
+  side.own_expiry().RememberIfVolatile(db, "k");
+  EXPECT_EQ(side.own_expiry_count(), 1u);
+  side.ForgetOwnExpiry();
+  EXPECT_EQ(side.own_expiry_if_any(), nullptr);
 }
 
 TEST(ReplicaSideTest, AHeldReplicaofNoOneStopsTheLoop) {

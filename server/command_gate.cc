@@ -288,7 +288,7 @@ struct Server::GateRun {
   // never refused, whatever the setting.
   bool CheckMemory() {
     s.pre_command_oom_ = false;
-    if (s.maxmemory_ > 0 && !(s.master_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
+    if (s.maxmemory_ > 0 && !(s.replica_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
         !s.pause_.active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
@@ -333,7 +333,7 @@ struct Server::GateRun {
   // 10. Replication's checks and RESP2's subscribed mode, in Redis's order:
   // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
   bool CheckReplication() {
-    const bool repl_gated = (s.master_ || s.min_replicas_to_write_ > 0) && !c.is_master;
+    const bool repl_gated = (s.replica_ || s.min_replicas_to_write_ > 0) && !c.is_master;
     const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
     if (!repl_gated && !pubsub_refused) return true;
     const char* err = repl_gated ? s.ReplicationGate(flags) : nullptr;
@@ -509,7 +509,7 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
   c.woff = aof_->fed_offset();
   c.repl_woff = master_repl_offset();
   // A writable replica's own writes: the deadlines they set are its to keep.
-  if (master_ && !c.is_master) RememberOwnVolatileKeys(c, spec, argv);
+  if (replica_ && !c.is_master) RememberOwnVolatileKeys(c, spec, argv);
 }
 
 void Server::LimitClientOutput(Client& c, int64_t now_ms) {

@@ -1,5 +1,6 @@
 #include "core/strings.h"
 #include "server/server.h"
+#include "server/replica_glue.h"
 
 #include <sched.h>
 #include <sys/time.h>
@@ -92,10 +93,10 @@ Server::Server(std::unique_ptr<Config> config)
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
   // the cron follows role changes (server/oom_score.h).
   config_->OnChange("oom-score-adj", [this] {
-    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, false);
+    return ApplyOomScoreAfterConfigSet(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary, false);
   });
   config_->OnChange("oom-score-adj-values", [this] {
-    return ApplyOomScoreAfterConfigSet(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary, true);
+    return ApplyOomScoreAfterConfigSet(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary, true);
   });
 }
 
@@ -104,7 +105,7 @@ Server::~Server() {
   // sync_staging_ and writing the loading flags and statistics: it is
   // stopped (its socket closed, the thread joined) before any member it
   // uses is destroyed.
-  sync_worker_.reset();
+  replica_.reset();
 }
 
 bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async) {
@@ -214,7 +215,7 @@ void Server::BindMemoryConfig() {
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
     // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (master_ && replica_ignore_maxmemory_)) return;
+    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (replica_ && replica_ignore_maxmemory_)) return;
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -253,7 +254,7 @@ void Server::BindMemoryConfig() {
 // Goes on with an eviction cut short by its time limit, under the same
 // conditions as before a command (command_gate.cc's CheckMemory).
 void Server::EvictForCron(int64_t now_ms) {
-  if (maxmemory_ <= 0 || (master_ && replica_ignore_maxmemory_) || script_busy_ || pause_.active()) return;
+  if (maxmemory_ <= 0 || (replica_ && replica_ignore_maxmemory_) || script_busy_ || pause_.active()) return;
   const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
   const uint64_t evicted_before = stats_.evicted_keys;
   const bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,
@@ -347,7 +348,7 @@ absl::Status Server::Start() {
     int64_t port = 0;
     core::StringToInt64(primary[1], &port);
     ReplicaOf(std::string(primary[0]), static_cast<int>(port));
-    master_->db = restored_stream_db_;  // the stream after our own RDB continues there
+    replica_->set_stream_db(restored_stream_db_);  // the stream after our own RDB continues there
   }
   return absl::OkStatus();
 }
@@ -412,7 +413,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   output_limits_.Forget(*c);
   ForgetReplica(c->id());  // replicas, and links still in their handshake
-  if (c->is_master && master_ && master_->client_id == c->id()) OnMasterLinkClosed(*c);
+  if (c->is_master && replica_ && replica_->link().client_id == c->id()) OnMasterLinkClosed(*c);
   clients_.Erase(c->id());
 }
 
@@ -440,8 +441,8 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     return;
   }
   if (c->is_master) {
-    if (script_busy_ || (master_ && !master_->held.empty())) {
-      if (master_) master_->held.emplace_back(argv.begin(), argv.end());
+    if (script_busy_ || (replica_ && replica_->holding())) {
+      if (replica_) replica_->Hold(argv);
       return;
     }
     ExecuteFromMaster(*c, argv);
@@ -528,7 +529,7 @@ void Server::UnpauseClients() {
   pause_.End();
   if (pause_.expiry_paused) {
     pause_.expiry_paused = false;
-    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !master_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
   }
   ReplayDeferred();
 }
@@ -618,18 +619,18 @@ void Server::Cron(int64_t now_ms) {
   rdb_->Cron(now_ms, stats_.dirty);
   if (primary_) ReplicationCron(now_ms);
   if (repl_rdb_file_.second != 0) RemoveReplicationRdbIfUseless();
-  if (master_) ReplicaCron(now_ms);
+  if (replica_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) {
     cluster_->Cron(now_ms);
     RedirectBlockedClients();
   }
-  (void)ApplyOomScore(*config_, master_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
+  (void)ApplyOomScore(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !master_ && !pause_.active()) {
+  if (active_expire_ && !replica_ && !pause_.active()) {
     const uint64_t start = Clock::Ticks();
     // active-expire-effort raises the share of the period by 2% a step
     // (25% to 43%), as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.
@@ -651,16 +652,13 @@ void Server::BeforeFlush() {
   // holds the cron (SHUTDOWN ABORT may still cancel it then).
   if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
   if (primary_) BeforeFlushReplication();
-  if (master_ && !master_->held.empty() && !script_busy_) ApplyHeldMasterCommands();
+  if (replica_ && replica_->holding() && !script_busy_) replica_->ApplyHeld();
   aof_->BeforeSleep();
   // Held replies whose commands wrote nothing (an error, a no-op) need no
   // fsync: they go out now rather than wait for somebody else's write.
   if (durable_.clients() > 0) ReleaseDurableReplies();
   if (tracking_.has_broadcasts()) tracking_.Broadcast();
-  if (master_ && aof_->enabled() &&
-      (aof_repl_marks_.empty() || aof_repl_marks_.back().second != master_repl_offset())) {
-    aof_repl_marks_.emplace_back(aof_->fed_offset(), master_repl_offset());
-  }
+  if (replica_ && aof_->enabled()) replica_->NoteAofFed(aof_->fed_offset());
   if (aof_always_ && aof_->write_failed()) {
     // As Redis: with appendfsync always, a write that cannot reach the AOF
     // cannot be acknowledged, and held replies would wait forever.

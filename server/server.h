@@ -41,7 +41,6 @@
 #include "server/latency_stats.h"
 #include "server/loading_progress.h"
 #include "server/lazy_free.h"
-#include "server/master_link.h"
 #include "server/migrate_sockets.h"
 #include "server/monitors.h"
 #include "server/output_limits.h"
@@ -64,10 +63,10 @@
 #include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
 #include "replication/diskless_transfer.h"
+#include "replication/failover.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
-#include "replication/replica_key_expiry.h"
-#include "replication/sync_worker.h"
+#include "replication/replica_side.h"
 
 namespace ringkv::server {
 
@@ -158,7 +157,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const Clock& clock() const { return clock_; }
   // Keys a writable replica's own clients gave a deadline (INFO
   // slave_expires_tracked_keys).
-  size_t replica_tracked_expires() const { return replica_key_expiry_ ? replica_key_expiry_->size() : 0; }
+  size_t replica_tracked_expires() const { return replica_ ? replica_->own_expiry_count() : 0; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
   PubSub& pubsub() { return pubsub_; }
@@ -392,19 +391,18 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- replication (replica side) -----------------------------------------------------
   // REPLICAOF host port (empty host: NO ONE). Returns the reply line.
   std::string ReplicaOf(const std::string& host, int port);
-  bool is_replica() const { return master_ != nullptr; }
+  bool is_replica() const { return replica_ != nullptr; }
   // REPLCONF GETACK from the primary: answer with our offsets now.
   void SendAckToMaster();
   // FAILOVER [TO host port] [TIMEOUT ms] [FORCE]: returns the error text or "".
   std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force);
   std::string AbortFailover();
   // "no-failover", "waiting-for-sync" or "failover-in-progress".
-  const char* failover_state() const;
-  // ROLE / INFO: the link to the primary (master_link.h); null unless a replica.
-  const MasterLink* master_link() const { return master_.get(); }
-  // The link's state as ROLE names it: connect, connecting, handshake, sync,
-  // connected. REQUIRES: this server is a replica.
-  const char* MasterLinkStateName() const;
+  const char* failover_state() const { return failover_ ? failover_->StateName() : "no-failover"; }
+  // ROLE / INFO: the replica side (replication/replica_side.h) and its link
+  // to the primary (master_link.h); null unless a replica.
+  const repl::ReplicaSide* replica() const { return replica_.get(); }
+  const repl::MasterLink* master_link() const { return replica_ ? &replica_->link() : nullptr; }
   // Replication info saved in RDB files (so a restart can PSYNC).
   RdbSaveOptions ReplSaveInfo() const;
   // Where a reply to `c` goes: its connection, or -- with appendfsync always,
@@ -528,20 +526,16 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const char* ReplicationGate(uint32_t flags) const;
   // Replicas online that acknowledged within min-replicas-max-lag.
   int GoodReplicas(int64_t now_ms) const;
-  void StartMasterSync();
-  void OnSyncResult(repl::SyncResult result);
+  // One of the primary's commands, through the gate on its client; its
+  // bytes then go to our backlog (ReplicaSide::Applied).
   void ExecuteFromMaster(Client& c, Argv argv);
   // A command on a replica's link (REPLCONF ACK): one that replies is a
   // rogue replica's, which is dropped.
   void ExecuteFromReplica(Client& c, Argv argv);
-  // Applies MasterLink::held once no script is busy (end of the loop turn).
-  void ApplyHeldMasterCommands();
+  // A writable replica's own expired keys, then the link's cron.
   void ReplicaCron(int64_t now_ms);
   // The link to the primary closed: what outlives it is kept, a retry planned.
   void OnMasterLinkClosed(const Client& link);
-  // Keeps what outlives the primary's client (its database) and forgets the
-  // client and its unapplied transaction.
-  void DetachMasterClient(const Client& link);
   // The database the replication stream after a snapshot taken now is in
   // (AUX repl-stream-db).
   int SnapshotStreamDb() const;
@@ -555,13 +549,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // past their deadline, through the replication stream when there is one.
   // Returns how many.
   uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
-  // When a lost or failed link to the primary is tried again: the next
-  // second of Redis's once-a-second replication cron.
-  int64_t NextReplicationCronMs(int64_t now_ms) const;
-  // Stops a sync in progress and closes the link to the primary.
-  void CloseMasterLink();
   void FailoverCron(int64_t now_ms);
   void EndFailover(bool ok, std::string_view why);
+  // For the ReplicaGlue (server_replica.cc): a sync attempt's settings and
+  // diskless loader; a full sync's payload into the dataset.
+  repl::SyncRequest NewSyncRequest();
+  bool LoadFullSync(repl::SyncResult& r, int64_t now_ms);
   void ResumeClient(Client& c) override;
   // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
   bool LoadingDataset() override { return loading_; }
@@ -669,9 +662,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
   int64_t last_replica_ping_s_ = -1;  // second since start-up of the last PING to replicas
-  std::unique_ptr<MasterLink> master_;               // set while this server is a replica
-  std::unique_ptr<repl::ReplicaKeyExpiry> replica_key_expiry_;  // keys a writable replica's clients gave a TTL
-  std::unique_ptr<repl::SyncWorker> sync_worker_;    // the handshake thread, while syncing
+  // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
+  // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
+  class ReplicaGlue;
+  std::unique_ptr<ReplicaGlue> replica_glue_;
+  std::unique_ptr<repl::ReplicaSide> replica_;  // set while this server is a replica
   // Diskless load: the keyspace the sync worker parses the payload into
   // (touched by the worker only until its result is polled), and its stats.
   std::unique_ptr<core::Keyspace> sync_staging_;
@@ -679,18 +674,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::atomic<bool> async_loading_{false};  // INFO async_loading
   std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
-  // A replica with an AOF: (AOF offset written, replication offset then),
-  // so an fsync completion tells how far the stream is durable (FACK).
-  std::deque<std::pair<uint64_t, uint64_t>> aof_repl_marks_;
-  struct Failover {
-    std::string host;         // the chosen replica (empty: the first in sync)
-    int port = 0;
-    bool force = false;
-    int64_t deadline_ms = 0;  // 0: no timeout
-    bool in_progress = false; // demoted, syncing with the target
-    bool ack_requested = false;  // the one GETACK sent; the stream is frozen after it
-  };
-  std::unique_ptr<Failover> failover_;
+  std::unique_ptr<repl::Failover> failover_;  // while FAILOVER runs
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool has_save_points_ = false;  // cached from `save`
   // (st_dev, st_ino) of the RDB file last written to feed replicas; {} when none.

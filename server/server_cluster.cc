@@ -46,7 +46,7 @@ ClusterHooks Server::MakeClusterHooks() {
     for (const std::string& k : keys) {
       KeyEvent(notify::kGeneric, "del", 0, k, /*by_server=*/true);  // told before the entry goes
       db.Erase(k);
-      if (!master_) {
+      if (!replica_) {
         std::string_view del[] = {lazy_server_del_ ? "UNLINK" : "DEL", k};
         Propagate(0, del);
       }
@@ -55,7 +55,7 @@ ClusterHooks Server::MakeClusterHooks() {
     return keys.size();
   };
   h.master_data_age_ms = [this] {
-    const int64_t last = master_ ? master_->last_io_ms : 0;
+    const int64_t last = replica_ ? replica_->link().last_io_ms : 0;
     return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
   };
   h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {

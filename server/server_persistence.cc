@@ -56,7 +56,7 @@ void Server::Propagate(int db, Argv argv) {
     // Neither can appear inside the block (a replica attaches between
     // commands; an AOF turned on inside EXEC starts from a rewrite that
     // forks after the commands before it ran, so it has them already).
-    if (!aof_->enabled() && !(primary_ && !master_)) return;
+    if (!aof_->enabled() && !(primary_ && !replica_)) return;
     propagation_block_.push_back(
         PropagatedCommand{db, propagate_targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
@@ -66,7 +66,7 @@ void Server::Propagate(int db, Argv argv) {
   // its primary's stream, verbatim (ExecuteFromMaster), so offsets mean the
   // same bytes on every node of the chain: a writable replica's own writes
   // go to its AOF only, as in Redis.
-  if (primary_ && !master_ && (propagate_targets_ & scripting::kReplReplica)) primary_->Feed(db, argv);
+  if (primary_ && !replica_ && (propagate_targets_ & scripting::kReplReplica)) primary_->Feed(db, argv);
 }
 
 void Server::BeginPropagationBlock() { ++propagation_depth_; }
@@ -99,12 +99,12 @@ void Server::EndPropagationBlock(bool discard) {
     if (n > 1) feed(-1, exec);
   };
   send(scripting::kReplAof, [&](int db, Argv argv) { aof_->Feed(db, argv); });
-  if (primary_ && !master_) send(scripting::kReplReplica, [&](int db, Argv argv) { primary_->Feed(db, argv); });
+  if (primary_ && !replica_) send(scripting::kReplReplica, [&](int db, Argv argv) { primary_->Feed(db, argv); });
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (master_) return;  // a replica never propagates deletions of its own
+  if (replica_) return;  // a replica never propagates deletions of its own
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
@@ -114,7 +114,7 @@ void Server::OnKeyExpired(int db, std::string_view key) {
 void Server::OnKeyEvicted(int db, std::string_view key) {
   RINGKV_DCHECK_MAIN_THREAD();
   std::string k(key);
-  if (!master_) {
+  if (!replica_) {
     std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
     Propagate(db, del);
   }
@@ -330,16 +330,7 @@ void Server::AfterAofSync() {
   ReleaseDurableReplies();
   if (!blocking_.waits().empty()) UnblockWaiters(UnixMs());
   // A replica tells its primary at once how far its AOF is durable (WAITAOF).
-  if (master_ && !aof_repl_marks_.empty()) {
-    const uint64_t synced = aof_->synced_offset();
-    bool advanced = false;
-    while (!aof_repl_marks_.empty() && aof_repl_marks_.front().first <= synced) {
-      master_->fsynced_offset = std::max(master_->fsynced_offset, aof_repl_marks_.front().second);
-      aof_repl_marks_.pop_front();
-      advanced = true;
-    }
-    if (advanced) SendAckToMaster();
-  }
+  if (replica_) replica_->OnAofSynced(aof_->synced_offset());
 }
 
 std::string Server::PersistenceError() const {

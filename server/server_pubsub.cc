@@ -60,7 +60,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
 
 void Server::PropagateToReplicas(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (primary_ && !master_ && !loading_) primary_->Feed(db, argv);  // a replica only relays its primary's stream
+  if (primary_ && !replica_ && !loading_) primary_->Feed(db, argv);  // a replica only relays its primary's stream
 }
 
 }  // namespace ringkv::server

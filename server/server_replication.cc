@@ -100,12 +100,12 @@ int Server::GoodReplicas(int64_t now_ms) const {
 
 const char* Server::ReplicationGate(uint32_t flags) const {
   const bool write = flags & cmd::kWrite;
-  if (!master_ && write && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
+  if (!replica_ && write && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
       GoodReplicas(UnixMs()) < min_replicas_to_write_) {
     return "NOREPLICAS Not enough good replicas to write.";
   }
-  if (master_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
-  if (master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ && !(flags & cmd::kStale)) {
+  if (replica_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
+  if (replica_ && !replica_->link_up() && !serve_stale_data_ && !(flags & cmd::kStale)) {
     return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
   }
   return nullptr;
@@ -411,11 +411,11 @@ void Server::BeforeFlushReplication() {
   // The request stays pending while no replica is online yet (one still
   // syncing): it is sent as soon as there is one to answer.
   // A replica relays its primary's stream only: nothing of its own.
-  if (get_ack_pending_ && !master_ && (!failover_ || !failover_->ack_requested) && primary_->online() > 0) {
+  if (get_ack_pending_ && !replica_ && (!failover_ || !failover_->ack_requested()) && primary_->online() > 0) {
     get_ack_pending_ = false;
     const std::string_view getack[] = {"REPLCONF", "GETACK", "*"};
     primary_->FeedRaw(getack);
-    if (failover_) failover_->ack_requested = true;
+    if (failover_) failover_->set_ack_requested();
   }
   std::vector<uint64_t> drop;
   // A replica needing more than the replica class's hard output limit
@@ -461,7 +461,7 @@ void Server::RemoveReplicationRdbIfUseless() {
 void Server::ReplicationCron(int64_t now_ms) {
   // A primary without replicas frees its backlog after repl-backlog-ttl
   // seconds (a new history then starts, as in Redis).
-  if (primary_->replicas().empty() && !master_) {
+  if (primary_->replicas().empty() && !replica_) {
     if (no_replicas_since_ms_ == 0) no_replicas_since_ms_ = now_ms;
     const int64_t ttl_s = config_->Int("repl-backlog-ttl");
     if (ttl_s > 0 && ttl_s < INT64_MAX / 1000 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
@@ -494,7 +494,7 @@ void Server::ReplicationCron(int64_t now_ms) {
   const int64_t second = (now_ms - start_time_ms_) / 1000;
   // Not during a failover's pause (FAILOVER, or a cluster manual failover):
   // the PING would move the offset the replica must reach.
-  if (primary_->online() > 0 && !master_ && !failover_ && !cluster_mf_paused_ && second > 0 && second != last_replica_ping_s_ &&
+  if (primary_->online() > 0 && !replica_ && !failover_ && !cluster_mf_paused_ && second > 0 && second != last_replica_ping_s_ &&
       second % period_s == 0) {
     last_replica_ping_s_ = second;
     const std::string_view ping[] = {"PING"};
@@ -538,7 +538,7 @@ void Server::ReplicationCron(int64_t now_ms) {
 }
 
 void Server::ReplicateVerbatim(Argv argv) {
-  if (primary_ && !master_) primary_->FeedRaw(argv);  // a replica only relays its primary's stream
+  if (primary_ && !replica_) primary_->FeedRaw(argv);  // a replica only relays its primary's stream
 }
 
 }  // namespace ringkv::server

@@ -55,7 +55,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   }
   // What the primary's stream or the AOF runs is never refused.
   const bool obey = sc.is_master || loading_;
-  if (!obey && master_ && master_->state != MasterLink::State::kConnected && !serve_stale_data_ &&
+  if (!obey && replica_ && !replica_->link_up() && !serve_stale_data_ &&
       !(spec->flags & cmd::kStale)) {
     refuse("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
            "enable it.");
@@ -69,7 +69,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   // Once a script wrote, it is never failed on the server's state: it could
   // not be undone (Redis's SCRIPT_WRITE_DIRTY).
   if (write && !run.wrote && !obey) {
-    if (master_ && replica_read_only_) {
+    if (replica_ && replica_read_only_) {
       refuse("READONLY You can't write against a read only replica.");
       return;
     }
@@ -79,7 +79,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
         return;
       }
     }
-    if (!master_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
+    if (!replica_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
         GoodReplicas(UnixMs()) < min_replicas_to_write_) {
       refuse("NOREPLICAS Not enough good replicas to write.");
       return;

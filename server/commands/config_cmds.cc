@@ -49,7 +49,7 @@ void CmdConfigRewrite(CommandContext& ctx) {
   // replicaof is written as the server replicates now (REPLICAOF changes it
   // at run time), so a restart continues the replication -- with the RDB's
   // replication info, by partial resync.
-  const MasterLink* m = ctx.server.master_link();
+  const repl::MasterLink* m = ctx.server.master_link();
   std::vector<std::string> primary;
   if (m != nullptr) primary = {m->host, std::to_string(m->port)};
   if (absl::Status set = ctx.server.config().SetValue("replicaof", primary); !set.ok()) {

@@ -269,8 +269,8 @@ void InfoStats(Server& s, std::string* out) {
 void InfoReplication(Server& s, std::string* out) {
   const repl::Primary* p = s.primary();
   const int64_t now_s = UnixMs() / 1000;
-  if (const MasterLink* m = s.master_link()) {
-    using St = MasterLink::State;
+  if (const repl::MasterLink* m = s.master_link()) {
+    using St = repl::MasterLink::State;
     Field(out, "role", "slave");
     Field(out, "master_host", m->host);
     Field(out, "master_port", m->port);

@@ -158,8 +158,8 @@ void CmdPsync(CommandContext& ctx) {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
     return;
   }
-  if (const MasterLink* m = ctx.server.master_link();
-      m != nullptr && m->state != MasterLink::State::kConnected) {
+  if (const repl::MasterLink* m = ctx.server.master_link();
+      m != nullptr && m->state != repl::MasterLink::State::kConnected) {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
     return;
   }
@@ -253,13 +253,13 @@ void CmdFailover(CommandContext& ctx) {
 
 void CmdRole(CommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
-  if (const MasterLink* m = ctx.server.master_link()) {
-    using S = MasterLink::State;
+  if (const repl::MasterLink* m = ctx.server.master_link()) {
+    using S = repl::MasterLink::State;
     rb.ArrayHeader(5);
     rb.Bulk("slave");
     rb.Bulk(m->host);
     rb.Integer(m->port);
-    rb.Bulk(ctx.server.MasterLinkStateName());
+    rb.Bulk(ctx.server.replica()->LinkStateName());
     rb.Integer(m->state == S::kConnected ? static_cast<int64_t>(ctx.server.master_repl_offset()) : -1);
     return;
   }

@@ -1,7 +1,7 @@
 // MasterLink: what a replica keeps of its link to its primary -- where it
 // points, how far the link got, and what of the primary's stream is not
-// applied yet. The Server owns one while it is a replica (REPLICAOF host
-// port) and none otherwise; ROLE and INFO replication read it.
+// applied yet. ReplicaSide (replica_side.h) owns it; ROLE and INFO
+// replication read it.
 //
 // Thread-safety: main thread only.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace ringkv::server {
+namespace ringkv::repl {
 
 struct MasterLink {
   std::string host;
@@ -36,4 +36,4 @@ struct MasterLink {
   std::deque<std::vector<std::string>> held;
 };
 
-}  // namespace ringkv::server
+}  // namespace ringkv::repl

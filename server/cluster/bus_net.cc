@@ -19,6 +19,8 @@ namespace {
 
 constexpr uint64_t kTagEventfd = 0;
 constexpr uint64_t kTagListener = uint64_t{1} << 63;  // | index into listeners_
+// An emptied send buffer bigger than this is freed.
+constexpr size_t kKeptBuffer = 16 * 1024;
 
 std::string AddrString(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {0};
@@ -118,10 +120,10 @@ absl::Status BusNet::Start(const std::vector<std::string>& addresses, int port) 
   return absl::OkStatus();
 }
 
-uint64_t BusNet::Connect(const std::string& ip, int port) {
+uint64_t BusNet::Connect(const std::string& ip, int port, std::shared_ptr<BusSendMeter> meter) {
   const uint64_t id = next_out_;
   next_out_ += 2;
-  cmds_.Post(Cmd{Cmd::Kind::kConnect, id, ip, port});
+  cmds_.Post(Cmd{Cmd::Kind::kConnect, id, ip, port, std::move(meter)});
   return id;
 }
 
@@ -189,6 +191,7 @@ void BusNet::HandleCmd(Cmd& c) {
       Sock& s = socks_[c.link];
       s.fd = fd;
       s.connecting = true;
+      s.meter = std::move(c.meter);
       epoll_event ev{};
       ev.events = EPOLLOUT | EPOLLIN;
       ev.data.u64 = c.link;
@@ -206,7 +209,11 @@ void BusNet::HandleCmd(Cmd& c) {
       } else {
         s.out.append(c.data);
       }
-      if (!s.connecting) Flush(c.link, s);
+      if (s.connecting) {
+        s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
+      } else {
+        Flush(c.link, s);
+      }
       return;
     }
     case Cmd::Kind::kClose:
@@ -228,11 +235,12 @@ void BusNet::Accept(int lfd) {
     next_in_ += 2;
     Sock& s = socks_[id];
     s.fd = fd;
+    s.meter = std::make_shared<BusSendMeter>();
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = id;
     epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
-    pending_.push_back({BusEvent::Kind::kAccepted, id, AddrString(ss), LocalAddr(fd)});
+    pending_.push_back({BusEvent::Kind::kAccepted, id, AddrString(ss), LocalAddr(fd), s.meter});
   }
 }
 
@@ -256,6 +264,7 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     const ssize_t n = send(s.fd, s.out.data() + s.out_off, s.out.size() - s.out_off, MSG_NOSIGNAL);
     if (n > 0) {
       s.out_off += static_cast<size_t>(n);
+      s.meter->written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -264,9 +273,16 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     return;
   }
   if (s.out_off == s.out.size()) {
-    s.out.clear();
+    // Emptied: a buffer grown by a backlog is given back (as Redis's
+    // clusterNodeCronResizeBuffers does for an idle sndbuf).
+    if (s.out.capacity() > kKeptBuffer) {
+      std::string().swap(s.out);
+    } else {
+      s.out.clear();
+    }
     s.out_off = 0;
   }
+  s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
   Rearm(id, s);
 }
 

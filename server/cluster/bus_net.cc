@@ -19,8 +19,6 @@ namespace {
 
 constexpr uint64_t kTagEventfd = 0;
 constexpr uint64_t kTagListener = uint64_t{1} << 63;  // | index into listeners_
-// An emptied send buffer bigger than this is freed.
-constexpr size_t kKeptBuffer = 16 * 1024;
 
 std::string AddrString(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {0};
@@ -273,13 +271,9 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     return;
   }
   if (s.out_off == s.out.size()) {
-    // Emptied: a buffer grown by a backlog is given back (as Redis's
-    // clusterNodeCronResizeBuffers does for an idle sndbuf).
-    if (s.out.capacity() > kKeptBuffer) {
-      std::string().swap(s.out);
-    } else {
-      s.out.clear();
-    }
+    // Emptied: the buffer (usually one message's own string) is given back,
+    // so an idle link shows none, as Redis's after clusterNodeCronResizeBuffers.
+    std::string().swap(s.out);
     s.out_off = 0;
   }
   s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);

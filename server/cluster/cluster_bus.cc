@@ -632,8 +632,11 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
     }
     if (sender != nullptr) {
       ProcessGossip(m, l);
-      if (m.ext.hostname && *m.ext.hostname != sender->hostname) {
-        sender->hostname = *m.ext.hostname;
+      // No hostname extension: the sender announces none (Redis's
+      // updateAnnouncedHostname with NULL), so a removed one is forgotten.
+      const std::string hostname = m.ext.hostname.value_or("");
+      if (hostname != sender->hostname) {
+        sender->hostname = hostname;
         todo_save_ = true;
       }
     }

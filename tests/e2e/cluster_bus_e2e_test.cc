@@ -411,5 +411,20 @@ TEST(ClusterBusE2E, MixedWithRedisServer) {
   std::filesystem::remove_all(std::filesystem::path(redis).parent_path());
 }
 
+// cluster-announce-hostname reaches the other nodes in the ping extension;
+// emptied, the extension is no longer sent and the others forget the name
+// (Redis's updateAnnouncedHostname; runtest-cluster 27-endpoints).
+TEST(ClusterBusE2E, AnnouncedHostnameIsPropagatedAndRemoved) {
+  std::vector<BusNode> nodes = StartCluster({{0, 8191}, {8192, 16383}}, {}, {}, "500");
+  ASSERT_EQ(nodes.size(), 2u);
+  RawConn& a = *nodes[0].conn;
+  RawConn& b = *nodes[1].conn;
+  EXPECT_EQ(Cmd(a, {"CONFIG", "SET", "cluster-announce-hostname", "host-a.example"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(b, nodes[0].id), ",host-a.example "); }, 10));
+  EXPECT_EQ(Cmd(a, {"CONFIG", "SET", "cluster-announce-hostname", ""}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return !Has(NodeLine(b, nodes[0].id), "host-a.example"); }, 10))
+      << NodeLine(b, nodes[0].id);
+}
+
 }  // namespace
 }  // namespace ringkv::testing

@@ -424,6 +424,13 @@ TEST(ClusterBusE2E, AnnouncedHostnameIsPropagatedAndRemoved) {
   EXPECT_EQ(Cmd(a, {"CONFIG", "SET", "cluster-announce-hostname", ""}), "+OK\r\n");
   EXPECT_TRUE(WaitFor([&] { return !Has(NodeLine(b, nodes[0].id), "host-a.example"); }, 10))
       << NodeLine(b, nodes[0].id);
+  // Redirects name the preferred endpoint; with unknown-endpoint, none
+  // ("foo" is slot 12182, node b's; "bar" slot 5061, node a's).
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 127.0.0.1:" + std::to_string(nodes[0].port()) + "\r\n");
+  EXPECT_EQ(Cmd(b, {"CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 ?:" + std::to_string(nodes[0].port()) + "\r\n");
+  EXPECT_EQ(Cmd(b, {"CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 :" + std::to_string(nodes[0].port()) + "\r\n");
 }
 
 }  // namespace

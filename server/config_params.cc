@@ -143,8 +143,10 @@ bool ParseString(const ConfigParam&, std::span<const std::string> args, std::str
   return true;
 }
 
-// cluster-announce-hostname: letters, digits, '-' and '.', or nothing.
+// cluster-announce-hostname: under 256 letters, digits, '-' and '.', or
+// nothing (Redis's isValidAuxString checks, the length first).
 bool ParseHostname(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string* reason) {
+  if (args[0].size() >= 256) return Fail(reason, "Hostnames must be less than 256 characters");
   for (char c : args[0]) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
       return Fail(reason, "Hostnames may only contain alphanumeric characters, hyphens or dots");

@@ -118,10 +118,10 @@ absl::Status BusNet::Start(const std::vector<std::string>& addresses, int port) 
   return absl::OkStatus();
 }
 
-uint64_t BusNet::Connect(const std::string& ip, int port) {
+uint64_t BusNet::Connect(const std::string& ip, int port, std::shared_ptr<BusSendMeter> meter) {
   const uint64_t id = next_out_;
   next_out_ += 2;
-  cmds_.Post(Cmd{Cmd::Kind::kConnect, id, ip, port});
+  cmds_.Post(Cmd{Cmd::Kind::kConnect, id, ip, port, std::move(meter)});
   return id;
 }
 
@@ -189,6 +189,7 @@ void BusNet::HandleCmd(Cmd& c) {
       Sock& s = socks_[c.link];
       s.fd = fd;
       s.connecting = true;
+      s.meter = std::move(c.meter);
       epoll_event ev{};
       ev.events = EPOLLOUT | EPOLLIN;
       ev.data.u64 = c.link;
@@ -206,7 +207,11 @@ void BusNet::HandleCmd(Cmd& c) {
       } else {
         s.out.append(c.data);
       }
-      if (!s.connecting) Flush(c.link, s);
+      if (s.connecting) {
+        s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
+      } else {
+        Flush(c.link, s);
+      }
       return;
     }
     case Cmd::Kind::kClose:
@@ -228,11 +233,12 @@ void BusNet::Accept(int lfd) {
     next_in_ += 2;
     Sock& s = socks_[id];
     s.fd = fd;
+    s.meter = std::make_shared<BusSendMeter>();
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = id;
     epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
-    pending_.push_back({BusEvent::Kind::kAccepted, id, AddrString(ss), LocalAddr(fd)});
+    pending_.push_back({BusEvent::Kind::kAccepted, id, AddrString(ss), LocalAddr(fd), s.meter});
   }
 }
 
@@ -256,6 +262,7 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     const ssize_t n = send(s.fd, s.out.data() + s.out_off, s.out.size() - s.out_off, MSG_NOSIGNAL);
     if (n > 0) {
       s.out_off += static_cast<size_t>(n);
+      s.meter->written.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -264,9 +271,12 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     return;
   }
   if (s.out_off == s.out.size()) {
-    s.out.clear();
+    // Emptied: the buffer (usually one message's own string) is given back,
+    // so an idle link shows none, as Redis's after clusterNodeCronResizeBuffers.
+    std::string().swap(s.out);
     s.out_off = 0;
   }
+  s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
   Rearm(id, s);
 }
 

@@ -13,8 +13,15 @@
 // Link ids: outbound links are even (given by Connect on the main thread),
 // inbound ones odd (given by the bus thread when it accepts).
 //
+// Send buffers: what the main thread gave Send and the bus thread has not
+// written to the socket yet is the link's send buffer (Redis's sndbuf). Each
+// link has a BusSendMeter, shared by both threads, through which the main
+// thread sees how much was written and how big the bus thread's buffer is
+// (CLUSTER LINKS, cluster-link-sendbuf-limit).
+//
 // Thread-safety: every public method is for the main thread; the bus
-// thread talks to it only through the two mailboxes.
+// thread talks to it only through the two mailboxes and the meters'
+// atomics.
 #pragma once
 
 #include <atomic>
@@ -31,9 +38,16 @@
 
 namespace ringkv::server {
 
+// One link's send-side counters, written by the bus thread, read by the main
+// thread (relaxed: they are statistics and a limit checked every 100 ms).
+struct BusSendMeter {
+  std::atomic<uint64_t> written{0};   // bytes written to the socket, in all
+  std::atomic<uint64_t> capacity{0};  // the bus thread's send buffer, allocated
+};
+
 struct BusEvent {
   enum class Kind : uint8_t {
-    kAccepted,   // inbound link; data = the peer's ip, aux = our own address
+    kAccepted,   // inbound link; data = the peer's ip, aux = our own address, meter = its meter
     kConnected,  // outbound link connected; aux = our own address on it
     kClosed,     // the link is gone; data = why
     kFrame,      // one whole message; data = its bytes
@@ -42,6 +56,7 @@ struct BusEvent {
   uint64_t link;
   std::string data;
   std::string aux;
+  std::shared_ptr<BusSendMeter> meter = nullptr;  // kAccepted only
 };
 
 class BusNet {
@@ -59,8 +74,8 @@ class BusNet {
   absl::Status Start(const std::vector<std::string>& addresses, int port);
 
   // Starts connecting to ip:port; returns the new link's id. Its
-  // kConnected or kClosed event follows.
-  uint64_t Connect(const std::string& ip, int port);
+  // kConnected or kClosed event follows. `meter` counts its sends.
+  uint64_t Connect(const std::string& ip, int port, std::shared_ptr<BusSendMeter> meter);
   void Send(uint64_t link, std::string bytes);
   // Closes a link (no kClosed event follows for it).
   void Close(uint64_t link);
@@ -74,6 +89,7 @@ class BusNet {
     uint64_t link;
     std::string data;
     int port = 0;
+    std::shared_ptr<BusSendMeter> meter = nullptr;  // kConnect
   };
   struct Sock {
     int fd = -1;
@@ -82,6 +98,7 @@ class BusNet {
     std::string out;
     size_t out_off = 0;
     bool want_write = false;
+    std::shared_ptr<BusSendMeter> meter;
   };
 
   void Loop();

@@ -76,6 +76,11 @@ void ClusterBus::SetMaster(Node& master) {
   ResetManualFailover();  // a master paused for a manual failover resumes (as a replica now)
   todo_save_ = todo_update_ = true;
   FlushTodo();
+  // The new role is told at once rather than at the next pings (up to half
+  // a node timeout later): a master that does not know its new replica yet
+  // leaves it out of SPUBLISH's shard (Redis 7.0 waits for the pings; its
+  // unit/cluster/links starts publishing right after CLUSTER REPLICATE).
+  BroadcastPong(false);
 }
 
 ClusterBus::~ClusterBus() = default;
@@ -139,10 +144,30 @@ std::vector<BusLinkInfo> ClusterBus::Links() const {
       auto it = links_.find(id);
       if (it == links_.end()) continue;
       const Link& l = it->second;
-      out.push_back({l.inbound, n->name, l.ctime_ms, l.connected, l.max_sent});
+      out.push_back({l.inbound, n->name, l.ctime_ms, l.connected, l.allocated(), l.used()});
     }
   }
   return out;
+}
+
+void ClusterBus::KillLinks(Node& n, LinkDirection dir) {
+  if (dir != LinkDirection::kFrom && n.link != 0) FreeLink(n.link);
+  if (dir != LinkDirection::kTo && n.inbound_link != 0) FreeLink(n.inbound_link);
+}
+
+void ClusterBus::FreeLinksOverBufferLimit(Node& n) {
+  const int64_t limit = config_.Int("cluster-link-sendbuf-limit");
+  if (limit <= 0) return;
+  for (uint64_t id : {n.link, n.inbound_link}) {
+    auto it = id == 0 ? links_.end() : links_.find(id);
+    if (it == links_.end()) continue;
+    const uint64_t mem = it->second.allocated();
+    if (mem <= static_cast<uint64_t>(limit)) continue;
+    Log(kWarning, StrCat("Freeing cluster link(", it->second.inbound ? "from" : "to", " node ", n.name,
+                         ", used memory: ", mem, ") due to exceeding send buffer memory limit."));
+    FreeLink(id);
+    ++links_buffer_limit_exceeded_;
+  }
 }
 
 bool ClusterBus::Meet(const std::string& ip, int64_t port, int64_t cport) {
@@ -194,7 +219,7 @@ void ClusterBus::SendTo(uint64_t link, const BusMessage& m) {
   auto it = links_.find(link);
   if (it == links_.end()) return;
   std::string bytes = cluster::Encode(m);
-  it->second.max_sent = std::max<uint64_t>(it->second.max_sent, bytes.size());
+  it->second.queued += bytes.size();
   net_->Send(link, std::move(bytes));
   if (static_cast<uint16_t>(m.type) < cluster::kMsgTypeCount) ++sent_[static_cast<uint16_t>(m.type)];
 }
@@ -271,6 +296,7 @@ void ClusterBus::OnEvents() {
         l.connected = true;
         l.peer_ip = std::move(e.data);
         l.local_ip = std::move(e.aux);
+        l.meter = std::move(e.meter);
         l.ctime_ms = now;
         Log(kVerbose, StrCat("Accepting cluster node connection from ", l.peer_ip));
         break;
@@ -435,6 +461,10 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
   const MsgType type = m.type;
   const uint16_t t = static_cast<uint16_t>(type);
   if (t < cluster::kMsgTypeCount) ++received_[t];
+  if (drop_packet_filter_ >= 0 && t == drop_packet_filter_) {
+    Log(kWarning, "Dropping packet that matches debug drop filter");
+    return;
+  }
   const int64_t now = UnixMs();
   Node* sender = st.Find(m.sender);
   if (sender == &st.myself()) sender = nullptr;  // a loop to ourselves: not a peer
@@ -602,8 +632,11 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
     }
     if (sender != nullptr) {
       ProcessGossip(m, l);
-      if (m.ext.hostname && *m.ext.hostname != sender->hostname) {
-        sender->hostname = *m.ext.hostname;
+      // No hostname extension: the sender announces none (Redis's
+      // updateAnnouncedHostname with NULL), so a removed one is forgotten.
+      const std::string hostname = m.ext.hostname.value_or("");
+      if (hostname != sender->hostname) {
+        sender->hostname = hostname;
         todo_save_ = true;
       }
     }
@@ -663,9 +696,11 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
 // ---- cron ----
 
 void ClusterBus::Connect(Node& n, int64_t now_ms) {
-  const uint64_t id = net_->Connect(n.ip, n.cport);
+  auto meter = std::make_shared<BusSendMeter>();
+  const uint64_t id = net_->Connect(n.ip, n.cport, meter);
   Link& l = links_[id];
   l.id = id;
+  l.meter = std::move(meter);
   l.inbound = false;
   l.node = n.name;
   l.ctime_ms = now_ms;
@@ -707,6 +742,7 @@ void ClusterBus::Cron(int64_t now_ms) {
       continue;
     }
     if (n->link == 0 && !n->ip.empty() && n->cport > 0) Connect(*n, now_ms);
+    FreeLinksOverBufferLimit(*n);
   }
   nodes.clear();
   for (const auto& p : st.nodes()) nodes.push_back(p.get());

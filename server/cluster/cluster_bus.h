@@ -21,6 +21,7 @@
 // Thread-safety: none. REQUIRES: the main command thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -50,8 +51,14 @@ struct BusLinkInfo {
   std::string node;
   int64_t ctime_ms = 0;
   bool connected = false;
-  uint64_t max_sent = 0;
+  // Redis's sdsalloc / sdslen of the link's sndbuf: the bus thread's buffer
+  // (at least what is used) and the bytes not written to the socket yet.
+  uint64_t buffer_allocated = 0;
+  uint64_t buffer_used = 0;
 };
+
+// DEBUG CLUSTERLINK KILL's direction.
+enum class LinkDirection : uint8_t { kTo, kFrom, kAll };
 
 class ClusterBus {
  public:
@@ -96,6 +103,17 @@ class ClusterBus {
 
   // CLUSTER LINKS, node by node (outbound first, then inbound).
   std::vector<BusLinkInfo> Links() const;
+  // DEBUG CLUSTERLINK KILL: frees myself's link(s) to / from node `n`
+  // (Redis's freeClusterLink); a link that is not there is no error. The
+  // cron connects a new outbound link within 100 ms; the peer reconnects an
+  // inbound one. REQUIRES: `n` is not myself.
+  void KillLinks(cluster::Node& n, LinkDirection dir);
+  // DEBUG DROP-CLUSTER-PACKET-FILTER: received messages of this type are
+  // dropped after being counted (-1: none), as Redis's test hook.
+  void set_drop_packet_filter(int64_t type) { drop_packet_filter_ = type; }
+  // CLUSTER INFO's total_cluster_links_buffer_limit_exceeded: links freed
+  // because their send buffer passed cluster-link-sendbuf-limit.
+  uint64_t links_buffer_limit_exceeded() const { return links_buffer_limit_exceeded_; }
   const std::array<uint64_t, cluster::kMsgTypeCount>& sent() const { return sent_; }
   const std::array<uint64_t, cluster::kMsgTypeCount>& received() const { return received_; }
 
@@ -108,7 +126,12 @@ class ClusterBus {
     std::string peer_ip;   // inbound: the peer's address
     std::string local_ip;  // our address on this link
     int64_t ctime_ms = 0;
-    uint64_t max_sent = 0;
+    uint64_t queued = 0;                  // bytes given to BusNet::Send, in all
+    std::shared_ptr<BusSendMeter> meter;  // what the bus thread wrote of them
+    uint64_t used() const { return meter ? queued - meter->written.load(std::memory_order_relaxed) : 0; }
+    uint64_t allocated() const {
+      return meter ? std::max(used(), meter->capacity.load(std::memory_order_relaxed)) : 0;
+    }
   };
 
   int64_t NodeTimeout() const;
@@ -116,6 +139,9 @@ class ClusterBus {
   void FreeLink(uint64_t id);
   void DelNode(cluster::Node* n);
   void Connect(cluster::Node& n, int64_t now_ms);
+  // Redis's clusterNodeCronFreeLinkOnBufferLimitReached: n's links whose
+  // send buffer passed cluster-link-sendbuf-limit are freed.
+  void FreeLinksOverBufferLimit(cluster::Node& n);
 
   void OnFrame(Link& l, const std::string& bytes);
   void ProcessPacket(Link& l, cluster::BusMessage& m);
@@ -189,6 +215,8 @@ class ClusterBus {
   int failover_auth_rank_ = 0;
   uint64_t failover_auth_epoch_ = 0;
   absl::flat_hash_map<std::string, int64_t> voted_time_;  // master name -> when we voted about it
+  int64_t drop_packet_filter_ = -1;
+  uint64_t links_buffer_limit_exceeded_ = 0;
   bool todo_save_ = false;
   bool todo_update_ = false;
   std::array<uint64_t, cluster::kMsgTypeCount> sent_{};

@@ -165,7 +165,8 @@ void Info(CommandContext& ctx) {
                             "\r\ncluster_size:", st.size(),
                             "\r\ncluster_current_epoch:", st.current_epoch,
                             "\r\ncluster_my_epoch:", st.ShownEpoch(st.myself()),
-                            "\r\n", stats, "total_cluster_links_buffer_limit_exceeded:0\r\n"));
+                            "\r\n", stats, "total_cluster_links_buffer_limit_exceeded:",
+                            bus == nullptr ? 0 : bus->links_buffer_limit_exceeded(), "\r\n"));
 }
 
 void Nodes(CommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
@@ -232,8 +233,8 @@ void Shards(CommandContext& ctx) {
 }
 
 // Redis 7.0's clusterReplyLinks: node by node, its outbound link then its
-// inbound one. (send-buffer-allocated: the largest message sent on the
-// link; the bus thread's buffer is not sampled.)
+// inbound one. events: "r" once connected, "w" added while bytes wait to be
+// written (Redis's write handler), "w" alone while connecting.
 void Links(CommandContext& ctx) {
   const ClusterBus* bus = ctx.server.cluster()->bus();
   const std::vector<BusLinkInfo> links = bus == nullptr ? std::vector<BusLinkInfo>{} : bus->Links();
@@ -247,11 +248,11 @@ void Links(CommandContext& ctx) {
     ctx.reply.Bulk("create-time");
     ctx.reply.Integer(l.ctime_ms);
     ctx.reply.Bulk("events");
-    ctx.reply.Bulk(l.connected ? "r" : "w");
+    ctx.reply.Bulk(!l.connected ? "w" : l.buffer_used > 0 ? "rw" : "r");
     ctx.reply.Bulk("send-buffer-allocated");
-    ctx.reply.Integer(static_cast<int64_t>(l.max_sent));
+    ctx.reply.Integer(static_cast<int64_t>(l.buffer_allocated));
     ctx.reply.Bulk("send-buffer-used");
-    ctx.reply.Integer(0);
+    ctx.reply.Integer(static_cast<int64_t>(l.buffer_used));
   }
 }
 

@@ -126,7 +126,7 @@ void ClusterMode::Changed() {
 std::string ClusterMode::Endpoint(const cluster::Node& n) const {
   if (preferred_endpoint_ == "ip") return n.ip;
   if (preferred_endpoint_ == "hostname") return n.hostname.empty() ? "?" : n.hostname;
-  return "?";
+  return "";  // unknown-endpoint: Redis's clusterNodePreferredEndpoint gives ""
 }
 
 }  // namespace ringkv::server

@@ -16,6 +16,8 @@
 #include "core/rdb_reader.h"
 #include "absl/strings/str_format.h"
 #include "core/glob.h"
+#include "server/cluster/cluster_bus.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/command_table.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
@@ -329,6 +331,64 @@ void DebugDeadlineLateness(CommandContext& ctx) {
   }
 }
 
+void ReplyUnknownSubcommand(CommandContext& ctx) {
+  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
+                         "'. Try DEBUG HELP."));
+}
+
+// DEBUG CLUSTERLINK KILL <to|from|all> <node-id>: frees this node's bus
+// link(s) with a node; they are re-created as after a network error. Redis
+// 7.0.15 crashes on a link that is not there (or myself's) and answers an
+// unknown direction with its error and then OK; ringkv answers OK, the error
+// of later Redis versions, and the error alone.
+void DebugClusterLink(CommandContext& ctx) {
+  if (!Is(ctx.argv[2], "KILL")) {
+    ReplyUnknownSubcommand(ctx);
+    return;
+  }
+  ClusterMode* cm = ctx.server.cluster();
+  if (cm == nullptr || cm->bus() == nullptr) {
+    ctx.reply.Error("ERR Debug option only available for cluster mode enabled setup!");
+    return;
+  }
+  cluster::Node* n = cm->state().Find(ctx.argv[4]);
+  if (n == nullptr) {
+    ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[4]));
+    return;
+  }
+  if (n->is_myself()) {
+    ctx.reply.Error("ERR Cannot free cluster link(s) to myself");
+    return;
+  }
+  const std::string_view dir = ctx.argv[3];
+  if (Is(dir, "to")) {
+    cm->bus()->KillLinks(*n, LinkDirection::kTo);
+  } else if (Is(dir, "from")) {
+    cm->bus()->KillLinks(*n, LinkDirection::kFrom);
+  } else if (Is(dir, "all")) {
+    cm->bus()->KillLinks(*n, LinkDirection::kAll);
+  } else {
+    ctx.reply.Error(StrCat("ERR Unknown direction ", dir));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+// DEBUG DROP-CLUSTER-PACKET-FILTER <type>: bus messages of that type are
+// dropped on arrival (-1: none). Outside cluster mode it does nothing, as in
+// Redis.
+void DebugDropClusterPacketFilter(CommandContext& ctx) {
+  int64_t type;
+  if (!core::StringToInt64(ctx.argv[2], &type)) {
+    ctx.reply.Error(errors::kNotInteger);
+    return;
+  }
+  if (ClusterMode* cm = ctx.server.cluster(); cm != nullptr && cm->bus() != nullptr) {
+    cm->bus()->set_drop_packet_filter(type);
+  }
+  ctx.reply.Ok();
+}
+
 void DebugHelp(CommandContext& ctx);
 
 // A DEBUG subcommand: its name (any case on the wire), the argument counts it
@@ -355,6 +415,9 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"REPLICATE", 3, -1, DebugReplicate,
      "REPLICATE <string>\n    Replicates the provided string to replicas, allowing data divergence."},
     {"OBJECT", 3, 3, DebugObject, "OBJECT <key>\n    Show low level info about the `key` and associated value."},
+    {"DROP-CLUSTER-PACKET-FILTER", 3, 3, DebugDropClusterPacketFilter,
+     "DROP-CLUSTER-PACKET-FILTER <packet-type>\n"
+     "    Drop all packets that match the filtered type. Set to -1 allow all packets."},
     {"POPULATE", 3, 5, DebugPopulate,
      "POPULATE <count> [<prefix>] [<size>]\n"
      "    Create <count> string keys named key:<num>. If <prefix> is specified then\n"
@@ -395,6 +458,9 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"STRINGMATCH-LEN", 2, 2, DebugStringmatchLen,
      "STRINGMATCH-LEN\n    Run a fuzz tester against the stringmatchlen() function."},
     {"PAUSE-CRON", 3, 3, DebugPauseCron, "PAUSE-CRON <0|1>\n    Stop periodic cron job processing."},
+    {"CLUSTERLINK", 5, 5, DebugClusterLink,
+     "CLUSTERLINK KILL <to|from|all> <node-id>\n"
+     "    Kills the link based on the direction to/from (both) with the provided node."},
     {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
     {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
     {"DEADLINE-LATENESS", 2, 3, DebugDeadlineLateness,
@@ -423,7 +489,7 @@ void CmdDebug(CommandContext& ctx) {
     sub.run(ctx);
     return;
   }
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", name, "'. Try DEBUG HELP."));
+  ReplyUnknownSubcommand(ctx);
 }
 
 }  // namespace

@@ -411,5 +411,27 @@ TEST(ClusterBusE2E, MixedWithRedisServer) {
   std::filesystem::remove_all(std::filesystem::path(redis).parent_path());
 }
 
+// cluster-announce-hostname reaches the other nodes in the ping extension;
+// emptied, the extension is no longer sent and the others forget the name
+// (Redis's updateAnnouncedHostname; runtest-cluster 27-endpoints).
+TEST(ClusterBusE2E, AnnouncedHostnameIsPropagatedAndRemoved) {
+  std::vector<BusNode> nodes = StartCluster({{0, 8191}, {8192, 16383}}, {}, {}, "500");
+  ASSERT_EQ(nodes.size(), 2u);
+  RawConn& a = *nodes[0].conn;
+  RawConn& b = *nodes[1].conn;
+  EXPECT_EQ(Cmd(a, {"CONFIG", "SET", "cluster-announce-hostname", "host-a.example"}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(b, nodes[0].id), ",host-a.example "); }, 10));
+  EXPECT_EQ(Cmd(a, {"CONFIG", "SET", "cluster-announce-hostname", ""}), "+OK\r\n");
+  EXPECT_TRUE(WaitFor([&] { return !Has(NodeLine(b, nodes[0].id), "host-a.example"); }, 10))
+      << NodeLine(b, nodes[0].id);
+  // Redirects name the preferred endpoint; with unknown-endpoint, none
+  // ("foo" is slot 12182, node b's; "bar" slot 5061, node a's).
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 127.0.0.1:" + std::to_string(nodes[0].port()) + "\r\n");
+  EXPECT_EQ(Cmd(b, {"CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 ?:" + std::to_string(nodes[0].port()) + "\r\n");
+  EXPECT_EQ(Cmd(b, {"CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(b, {"SET", "bar", "1"}), "-MOVED 5061 :" + std::to_string(nodes[0].port()) + "\r\n");
+}
+
 }  // namespace
 }  // namespace ringkv::testing

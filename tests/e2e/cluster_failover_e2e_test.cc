@@ -350,5 +350,19 @@ TEST(ClusterFailoverE2E, PublishReachesEveryNodeAndShardPublishItsShard) {
   EXPECT_EQ(Cmd(ssub_r, {"PING"}), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
 }
 
+// CLUSTER RESET of a replica ends its replication (Redis's
+// replicationUnsetMaster): given slots, it takes writes instead of READONLY
+// (runtest-cluster resets every node between units and reuses them).
+TEST(ClusterFailoverE2E, ResetReplicaBecomesAWritableMaster) {
+  std::vector<BusNode> nodes = StartCluster({{0, 16383}}, {0});
+  ASSERT_EQ(nodes.size(), 2u);
+  RawConn& r = *nodes[1].conn;
+  EXPECT_EQ(Cmd(r, {"CLUSTER", "RESET", "HARD"}), "+OK\r\n");
+  EXPECT_TRUE(Has(Cmd(r, {"INFO", "replication"}), "role:master\r\n"));
+  EXPECT_EQ(Cmd(r, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  ASSERT_TRUE(WaitFor([&] { return Has(Text(Cmd(r, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n"); }, 10));
+  EXPECT_EQ(Cmd(r, {"SET", "k", "v"}), "+OK\r\n");
+}
+
 }  // namespace
 }  // namespace ringkv::testing

@@ -198,6 +198,9 @@ TEST(ConfigTableTest, OutputBufferLimitErrorsGroupByGroup) {
 TEST(ConfigTableTest, AnnouncedHostnameIsCheckedAsRedisChecksIt) {
   Config c;
   for (const char* ok : {"a-b.c", "-", "", "A9"}) EXPECT_EQ(Set(c, "cluster-announce-hostname", ok), "") << ok;
+  EXPECT_EQ(Set(c, "cluster-announce-hostname", std::string(255, 'x')), "");
+  EXPECT_EQ(Set(c, "cluster-announce-hostname", std::string(256, 'x')),
+            Failed("cluster-announce-hostname", "Hostnames must be less than 256 characters"));
   for (const char* bad : {"a_b", "a:b", "a/b", "a,b", "a b", "50%"}) {
     EXPECT_EQ(Set(c, "cluster-announce-hostname", bad),
               Failed("cluster-announce-hostname", "Hostnames may only contain alphanumeric characters, hyphens or dots"))

@@ -562,13 +562,18 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
     offset += len;
   }
   if (b.argc.size() > 1) {
-    for (int stage = 0; stage < kPrefetchStages; ++stage) {
-      size_t first = 0;
-      for (uint32_t argc : b.argc) {
-        sink_->Prefetch(conn, std::span<const std::string_view>(args.data() + first, argc), stage);
-        first += argc;
-      }
+    // Scratch of the prefetch rounds only: they end before the first
+    // command runs, so a DeliverBatch from inside one (a turn while busy)
+    // may reuse it.
+    prefetch_cmds_.clear();
+    size_t first = 0;
+    for (uint32_t argc : b.argc) {
+      prefetch_cmds_.emplace_back(args.data() + first, argc);
+      first += argc;
     }
+    prefetch_slots_.resize(b.argc.size());
+    PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(prefetch_slots_),
+                   [this](size_t i) { return prefetch_cmds_[i]; });
   }
   size_t first = 0;
   for (uint32_t argc : b.argc) {

@@ -288,6 +288,9 @@ class IoSystem final : private MainLoopHooks {
   std::vector<ToMain> inbox_scratch_;
   size_t inbox_pos_ = 0;  // the next of inbox_scratch_ to dispatch
   std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
+  // DeliverBatch's prefetch rounds: each command's arguments and slot.
+  std::vector<std::span<const std::string_view>> prefetch_cmds_;
+  std::vector<PrefetchSlot> prefetch_slots_;
   // Messages a turn while busy kept for the next normal turn (in order).
   std::vector<ToMain> held_;
   std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn

@@ -413,9 +413,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     }
     if (execute_here) {
       if (n > 1) {
-        for (int stage = 0; stage < kPrefetchStages; ++stage) {
-          for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, stage);
-        }
+        PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(scratch_[scratch_level_].prefetch.data(), n),
+                       [&ahead](size_t i) { return std::span<const std::string_view>(ahead[i].argv); });
       }
       for (size_t i = 0; i < n; ++i) {
         sink_->OnCommand(conn, ahead[i].argv);

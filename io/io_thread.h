@@ -323,6 +323,7 @@ class IoThread {
     // Commands parsed ahead of execution (see ParseAndDispatch). Never
     // moved: inline commands' argv views point into their own storage.
     std::array<ParsedCommand, 16> ahead;
+    std::array<PrefetchSlot, 16> prefetch;  // one per command of `ahead`
   };
   ParseScratch scratch_[2];
   // Completions reaped and not handled yet (see ReapCompletions).

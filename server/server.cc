@@ -468,9 +468,23 @@ void Server::ExecuteFromReplica(Client& c, Argv argv) {
   DropReplica(c.id());
 }
 
-void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) {
+void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage, io::PrefetchSlot& slot) {
   auto* c = static_cast<Client*>(conn->owner);
-  if (c == nullptr || argv.size() < 2) return;
+  if (c == nullptr) return;
+  const core::Database& db = keyspace_.db(c->db);
+  const auto bucket = static_cast<core::Database::PrefetchedBucket>(slot.where);
+  if (stage == 1) {
+    // An empty bucket: the key is not there, no value to hint.
+    if (!core::Database::PrefetchChain(bucket)) slot.stages = 2;
+    return;
+  }
+  if (stage == 2) {  // only commands with a prefetch_value ask for it
+    const auto* spec = static_cast<const CommandSpec*>(slot.what);
+    if (const core::Entry* e = db.PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
+    return;
+  }
+  // Stage 0: the one command lookup of the batch's prefetch.
+  if (argv.size() < 2) return;
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec == nullptr) return;
   // The first key: at its fixed position, or after a key count (EVAL &
@@ -482,12 +496,11 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
-  const core::Database& db = keyspace_.db(c->db);
-  if (stage < 2) {
-    db.Prefetch(argv[at], stage);
-  } else if (spec->prefetch_value != nullptr) {
-    if (const core::Entry* e = db.PeekQuiet(argv[at])) spec->prefetch_value(e->value, argv);
-  }
+  slot.where = db.PrefetchBucket(argv[at]);
+  if (slot.where == nullptr) return;  // an empty database
+  slot.what = spec;
+  slot.arg = static_cast<uint32_t>(at);
+  slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }
 
 void Server::Defer(Client& c, Argv argv) {

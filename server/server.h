@@ -105,7 +105,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::string OnAccept(const io::SocketAddress& peer) override;
   void OnOpen(io::Connection* conn) override;
   void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
-  void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) override;
+  void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
+                io::PrefetchSlot& slot) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
   void OnClose(io::Connection* conn) override;
   int OnTimer() override;

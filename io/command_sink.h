@@ -68,8 +68,11 @@ class CommandSink {
   virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
   // The connection is gone: the sink drops every reference to it.
   virtual void OnClose(Connection* conn) = 0;
-  // Periodic work; returns milliseconds until it wants to run again.
-  virtual int OnTimer() = 0;
+  // Periodic work and deadlines; returns the microseconds until it wants to
+  // run again (at least 1). The loop sleeps that long at most, to the
+  // microsecond (IoBackend::Wait), so a deadline reported here fires within
+  // the kernel's timer slack of its time on an idle server.
+  virtual int64_t OnTimer() = 0;
   // The end of a loop turn, before replies are flushed.
   virtual void BeforeFlush() = 0;
   // Another thread called IoSystem::Notify() (background work finished).

@@ -665,9 +665,9 @@ void IoThread::Loop() {
 
     // The main loop: this turn may have set a nearer timer (a command that
     // blocked).
-    int wait_ms = runs_main_loop() ? main_->WaitMs() : -1;
-    if (!detaching_.empty()) wait_ms = wait_ms < 0 ? DetachWaitMs() : std::min(wait_ms, DetachWaitMs());
-    backend_->Wait(wait_ms);
+    int64_t wait_us = runs_main_loop() ? main_->WaitUs() : -1;
+    if (!detaching_.empty()) wait_us = wait_us < 0 ? DetachWaitUs() : std::min(wait_us, DetachWaitUs());
+    backend_->Wait(wait_us);
     ReapCompletions();
   }
 }

@@ -583,7 +583,7 @@ void Server::ClientsCron(int64_t now_ms) {
   }
 }
 
-int Server::OnTimer() {
+int64_t Server::OnTimer() {
   RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_us = UnixUs();
   const int64_t now_ms = now_us / 1000;
@@ -594,10 +594,13 @@ int Server::OnTimer() {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
-  int64_t wake = next_cron_ms_;
-  if (pause_.active()) wake = std::min(wake, pause_.until_ms());
-  if (blocking_.has_deadlines()) wake = std::min(wake, blocking_.next_deadline_ms());
-  return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
+  // The cron and a pause's end keep whole milliseconds (at least 1 ms
+  // ahead, as before); deadlines are kept to the microsecond.
+  int64_t wake_ms = next_cron_ms_;
+  if (pause_.active()) wake_ms = std::min(wake_ms, pause_.until_ms());
+  int64_t wake_us = std::max(wake_ms * 1000, (now_ms + 1) * 1000);
+  if (blocking_.has_deadlines()) wake_us = std::min(wake_us, blocking_.next_deadline_us());
+  return std::clamp<int64_t>(wake_us - now_us, 1, 1'000'000);
 }
 
 void Server::Cron(int64_t now_ms) {

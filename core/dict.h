@@ -259,19 +259,37 @@ class Dict {
     return nullptr;
   }
 
-  // Cache hints for a lookup of `key` that will follow: stage 0 prefetches
-  // its bucket slot, stage 1 (after stage 0 had time to land) the first node
-  // of its chain. Pure hints: no state changes, safe during rehashing.
-  void Prefetch(std::string_view key, int stage) const {
-    if (size() == 0) return;
+  // A lookup of `key` prefetched in rounds, ahead of the commands of a
+  // pipelined batch, hashing the key once:
+  //   Bucket b = d.PrefetchBucket(key);     // round 0: hints its bucket slot
+  //   Dict::PrefetchChain(b);               // round 1: hints the chain's first node
+  //   const V* v = d.FindInBucket(b, key);  // round 2: the value, if present
+  // The bucket is the one that holds the key now (rehashing or not) and
+  // stays valid until the dict changes (an insert, erase or rehash step).
+  // Pure hints and const lookups: no state changes.
+  using Bucket = Node* const*;
+  // nullptr when the dict is empty (nothing to look up).
+  Bucket PrefetchBucket(std::string_view key) const {
+    if (size() == 0) return nullptr;
     const uint64_t h = Hash(key);
     const Table& t = (rehashing() && (h & t_[0].mask()) < static_cast<uint64_t>(rehash_index_)) ? t_[1] : t_[0];
-    Node* const* slot = &t.buckets[h & t.mask()];
-    if (stage == 0) {
-      __builtin_prefetch(slot);
-    } else if (stage == 1 && *slot != nullptr) {
-      __builtin_prefetch(*slot);
+    Bucket slot = &t.buckets[h & t.mask()];
+    __builtin_prefetch(slot);
+    return slot;
+  }
+  // False when the bucket is empty (the key is not there).
+  // REQUIRES: `b` from PrefetchBucket, the dict unchanged since.
+  static bool PrefetchChain(Bucket b) {
+    if (*b == nullptr) return false;
+    __builtin_prefetch(*b);
+    return true;
+  }
+  // REQUIRES: `b` from PrefetchBucket(key), the dict unchanged since.
+  const V* FindInBucket(Bucket b, std::string_view key) const {
+    for (const Node* n = *b; n != nullptr; n = n->next) {
+      if (n->key.view() == key) return &n->value;
     }
+    return nullptr;
   }
 
   // Sizes an empty table for n keys up front (RDB load: RESIZEDB), so loading

@@ -146,9 +146,14 @@ class Database {
   // A random live key ("" and false when empty). Expired keys met on the way
   // are deleted (kDelete only), as Redis's RANDOMKEY does.
   bool RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key);
-  // Hints that `key` will be looked up soon (stage 0: its bucket, stage 1:
-  // its node; later stages have nothing to add). Changes nothing.
-  void Prefetch(std::string_view key, int stage) const { dict_.Prefetch(key, stage); }
+  // A lookup of `key` prefetched in rounds (Dict::PrefetchBucket): its
+  // bucket, the bucket's first node, then its entry (expired or not, no
+  // access counted) without hashing again. The bucket is valid until the
+  // next change. Changes nothing.
+  using PrefetchedBucket = Dict<Entry>::Bucket;
+  PrefetchedBucket PrefetchBucket(std::string_view key) const { return dict_.PrefetchBucket(key); }
+  static bool PrefetchChain(PrefetchedBucket b) { return Dict<Entry>::PrefetchChain(b); }
+  const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) const { return dict_.FindInBucket(b, key); }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
   Dict<Entry>::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
@@ -161,7 +166,7 @@ class Database {
   }
   // The stored entry of key, expired or not, looked up without changing
   // anything: no rehash step, no expiry, no LRU/LFU access, no hit/miss
-  // statistics (the prefetcher's lookup). Valid until the next change.
+  // statistics. Valid until the next change.
   const Entry* PeekQuiet(std::string_view key) const { return dict_.FindQuiet(key); }
   // Looks an entry up without expiring it or counting an access (eviction).
   Entry* Peek(std::string_view key) { return dict_.Find(key); }

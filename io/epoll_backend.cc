@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -204,13 +206,26 @@ void EpollBackend::FsyncWorker() {
   }
 }
 
-void EpollBackend::Collect(int timeout_ms) {
+int EpollBackend::EpollWait(epoll_event* events, int max, int64_t timeout_us) {
+  if (!ms_waits_) {
+    timespec ts{static_cast<time_t>(timeout_us / 1000000), static_cast<long>(timeout_us % 1000000) * 1000};
+    const int n = epoll_pwait2(epfd_, events, max, timeout_us < 0 ? nullptr : &ts, nullptr);
+    if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n;
+    ms_waits_ = true;
+    Log(3, absl::StrCat("epoll_pwait2 unavailable (", std::strerror(errno),
+                        "): timers wait in whole milliseconds (epoll_wait)"));
+  }
+  const int64_t ms = timeout_us < 0 ? -1 : std::min<int64_t>((timeout_us + 999) / 1000, INT32_MAX);
+  return epoll_wait(epfd_, events, max, static_cast<int>(ms));
+}
+
+void EpollBackend::Collect(int64_t timeout_us) {
   if (ready_pos_ == ready_.size()) {
     ready_.clear();
     ready_pos_ = 0;
   }
   epoll_event events[64];
-  const int n = epoll_wait(epfd_, events, 64, timeout_ms);
+  const int n = EpollWait(events, 64, timeout_us);
   if (n < 0 && errno != EINTR) Log(3, absl::StrCat("epoll_wait failed: ", std::strerror(errno)));
   for (int i = 0; i < n; ++i) {
     const int fd = events[i].data.fd;

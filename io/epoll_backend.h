@@ -12,7 +12,10 @@
 // eventfd in the interest set.
 #pragma once
 
+#include <sys/epoll.h>
+
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -44,7 +47,7 @@ class EpollBackend final : public IoBackend {
   void RecycleBuffer(uint16_t bid) override { free_buffers_.push_back(bid); }
   void Recycled() override {}
   void Submit() override {}
-  void Wait(int timeout_ms) override { Collect(ready_pos_ < ready_.size() ? 0 : timeout_ms); }
+  void Wait(int64_t timeout_us) override { Collect(ready_pos_ < ready_.size() ? 0 : timeout_us); }
   void Poll() override { Collect(0); }
   unsigned Take(Completion* out, unsigned max) override;
   bool InputWaiting(uint8_t send_op) override;
@@ -65,14 +68,19 @@ class EpollBackend final : public IoBackend {
   FdState& State(int fd);
   // Brings the interest set in line with fd's state.
   void Update(int fd);
-  // epoll_wait, then readiness turned into completions.
-  void Collect(int timeout_ms);
+  // epoll_pwait2 (epoll_wait where the kernel lacks it), then readiness
+  // turned into completions.
+  void Collect(int64_t timeout_us);
+  int EpollWait(epoll_event* events, int max, int64_t timeout_us);
   void OnConnReady(int fd, uint32_t events);
   void OnListenerReady(int fd);
   void Push(uint64_t tag, int32_t res, uint32_t flags) { ready_.push_back(Completion{tag, res, flags}); }
   void FsyncWorker();
 
   int epfd_ = -1;
+  // epoll_pwait2 answered ENOSYS (a kernel before 5.11) or EPERM (a seccomp
+  // profile that predates it): waits are epoll_wait's, in whole ms rounded up.
+  bool ms_waits_ = false;
   int wake_fd_ = -1;
   std::vector<FdState> fds_;  // by fd number
   std::vector<Completion> ready_;

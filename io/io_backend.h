@@ -92,9 +92,12 @@ class IoBackend {
 
   // Starts what was queued (io_uring: submits; epoll: nothing to do).
   virtual void Submit() = 0;
-  // Starts what was queued and waits up to `timeout_ms` (-1: no limit) for
-  // at least one completion.
-  virtual void Wait(int timeout_ms) = 0;
+  // Starts what was queued and waits up to `timeout_us` microseconds (-1: no
+  // limit) for at least one completion. The timeout is passed with the wait
+  // itself (no timer to arm or re-arm: no extra system call); io_uring and
+  // epoll_pwait2 keep its microseconds, plain epoll_wait (a kernel before
+  // 5.11) rounds it up to a millisecond, so it never ends early.
+  virtual void Wait(int64_t timeout_us) = 0;
   // Starts what was queued and collects what is ready, without waiting.
   virtual void Poll() = 0;
   // Takes up to `max` ready completions (0: none ready).

@@ -24,8 +24,8 @@
 namespace ringkv::io {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -374,9 +374,9 @@ void IoSystem::RequestStop() {
 
 void IoSystem::WakeMain() { inbox_->Wake(); }
 
-void IoSystem::WakeTimerIn(int ms) {
+void IoSystem::WakeTimerInUs(int64_t us) {
   RINGKV_DCHECK_MAIN_THREAD();
-  next_timer_ms_ = std::min(next_timer_ms_, NowMs() + std::max(0, ms));
+  next_timer_us_ = std::min(next_timer_us_, NowUs() + std::max<int64_t>(0, us));
 }
 
 void IoSystem::SubmitFsync(int fd, uint32_t token) {
@@ -562,13 +562,18 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
     offset += len;
   }
   if (b.argc.size() > 1) {
-    for (int stage = 0; stage < kPrefetchStages; ++stage) {
-      size_t first = 0;
-      for (uint32_t argc : b.argc) {
-        sink_->Prefetch(conn, std::span<const std::string_view>(args.data() + first, argc), stage);
-        first += argc;
-      }
+    // Scratch of the prefetch rounds only: they end before the first
+    // command runs, so a DeliverBatch from inside one (a turn while busy)
+    // may reuse it.
+    prefetch_cmds_.clear();
+    size_t first = 0;
+    for (uint32_t argc : b.argc) {
+      prefetch_cmds_.emplace_back(args.data() + first, argc);
+      first += argc;
     }
+    prefetch_slots_.resize(b.argc.size());
+    PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(prefetch_slots_),
+                   [this](size_t i) { return prefetch_cmds_[i]; });
   }
   size_t first = 0;
   for (uint32_t argc : b.argc) {
@@ -669,15 +674,15 @@ void IoSystem::PostRemoteReplies(Connection* keep) {
   for (size_t t = 1; t < outbox_.size(); ++t) threads_[t]->mailbox().PostAll(outbox_[t]);
 }
 
-int IoSystem::TimerWaitMs() const {
+int64_t IoSystem::TimerWaitUs() const {
   // A step of SetThreads waits to be applied at the start of the next turn.
   if (target_ != active_ && static_cast<int>(threads_.size()) == active_) return 0;
-  return static_cast<int>(std::max<int64_t>(0, next_timer_ms_ - NowMs()));
+  return std::max<int64_t>(0, next_timer_us_ - NowUs());
 }
 
 void IoSystem::RunTimers() {
-  const int64_t now = NowMs();
-  if (now >= next_timer_ms_) next_timer_ms_ = now + std::max(1, sink_->OnTimer());
+  const int64_t now = NowUs();
+  if (now >= next_timer_us_) next_timer_us_ = now + std::max<int64_t>(1, sink_->OnTimer());
 }
 
 }  // namespace ringkv::io

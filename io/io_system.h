@@ -96,9 +96,12 @@ class IoSystem final : private MainLoopHooks {
   // Async-signal-safe: asks Run() to return at the end of the current turn.
   void RequestStop();
   bool stop_requested() const;
-  // Runs CommandSink::OnTimer within `ms` milliseconds (sooner than it asked
-  // for last time; a WAIT deadline, for example). Main thread.
-  void WakeTimerIn(int ms);
+  // Runs CommandSink::OnTimer within `us` microseconds (sooner than it asked
+  // for last time; a WAIT deadline, for example). Main thread. Moves the
+  // loop's next wake-up only when it is earlier; no system call (the wait
+  // of the turn carries the timeout).
+  void WakeTimerInUs(int64_t us);
+  void WakeTimerIn(int ms) { WakeTimerInUs(int64_t{ms} * 1000); }
   // Thread-safe: the main thread calls CommandSink::OnNotify() in its next turn.
   void Notify();
   // Main thread, from inside a command that runs long (a script past
@@ -219,7 +222,7 @@ class IoSystem final : private MainLoopHooks {
   // ---- MainLoopHooks (I/O thread 0, once per loop turn or per connection) ----
   void BeforeFlush() override;
   void AfterFlush() override { ReapGraveyard(); }
-  int WaitMs() override { return TimerWaitMs(); }
+  int64_t WaitUs() override { return TimerWaitUs(); }
   void BeforeBusyTurn(Connection* busy) override;
   void AfterBusyTurn(Connection* busy) override { PostRemoteReplies(busy); }
   void OnAccepted(int fd, int listener) override { Accept(fd, listener); }
@@ -245,7 +248,7 @@ class IoSystem final : private MainLoopHooks {
   void DeliverBatch(ToMain& msg, std::vector<std::string_view>& args);
   void Dispatch(ToMain& msg);
   void RunTimers();  // runs the timer if it is due
-  int TimerWaitMs() const;  // ms until the next timer (0: due), running nothing
+  int64_t TimerWaitUs() const;  // µs until the next timer (0: due), running nothing
   void ReapGraveyard();
   // `in_use` (optional): the failure was a port already in use.
   absl::Status OpenListeners(const std::vector<std::string>& bind, int port, int tls_port, bool* in_use = nullptr);
@@ -280,7 +283,7 @@ class IoSystem final : private MainLoopHooks {
   int tcp_backlog_ = 511;
   std::vector<std::string> bind_;
   int port_ = 6379;
-  int64_t next_timer_ms_ = 0;
+  int64_t next_timer_us_ = 0;  // steady clock, µs
   std::atomic<bool> stop_{false};
   std::vector<Connection*> remote_pending_;
   std::vector<Connection*> graveyard_;
@@ -288,6 +291,9 @@ class IoSystem final : private MainLoopHooks {
   std::vector<ToMain> inbox_scratch_;
   size_t inbox_pos_ = 0;  // the next of inbox_scratch_ to dispatch
   std::vector<std::string_view> batch_args_;  // DeliverBatch scratch
+  // DeliverBatch's prefetch rounds: each command's arguments and slot.
+  std::vector<std::span<const std::string_view>> prefetch_cmds_;
+  std::vector<PrefetchSlot> prefetch_slots_;
   // Messages a turn while busy kept for the next normal turn (in order).
   std::vector<ToMain> held_;
   std::vector<std::vector<ToIo>> outbox_;  // per thread, posted once per turn

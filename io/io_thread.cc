@@ -413,9 +413,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     }
     if (execute_here) {
       if (n > 1) {
-        for (int stage = 0; stage < kPrefetchStages; ++stage) {
-          for (size_t i = 0; i < n; ++i) sink_->Prefetch(conn, ahead[i].argv, stage);
-        }
+        PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(scratch_[scratch_level_].prefetch.data(), n),
+                       [&ahead](size_t i) { return std::span<const std::string_view>(ahead[i].argv); });
       }
       for (size_t i = 0; i < n; ++i) {
         sink_->OnCommand(conn, ahead[i].argv);
@@ -666,9 +665,9 @@ void IoThread::Loop() {
 
     // The main loop: this turn may have set a nearer timer (a command that
     // blocked).
-    int wait_ms = runs_main_loop() ? main_->WaitMs() : -1;
-    if (!detaching_.empty()) wait_ms = wait_ms < 0 ? DetachWaitMs() : std::min(wait_ms, DetachWaitMs());
-    backend_->Wait(wait_ms);
+    int64_t wait_us = runs_main_loop() ? main_->WaitUs() : -1;
+    if (!detaching_.empty()) wait_us = wait_us < 0 ? DetachWaitUs() : std::min(wait_us, DetachWaitUs());
+    backend_->Wait(wait_us);
     ReapCompletions();
   }
 }

@@ -102,7 +102,7 @@ class IoThread {
   size_t releasing() const { return detaching_.size(); }
   // How long the loop may sleep while connections are being released (their
   // stalled sends are cancelled after kDetachSendWait): -1 when none is.
-  int DetachWaitMs() const { return detaching_.empty() ? -1 : 100; }
+  int64_t DetachWaitUs() const { return detaching_.empty() ? -1 : 100'000; }
   [[gnu::always_inline]] inline void MarkPending(Connection* conn) {
     if (!conn->send_pending) {
       conn->send_pending = true;
@@ -323,6 +323,7 @@ class IoThread {
     // Commands parsed ahead of execution (see ParseAndDispatch). Never
     // moved: inline commands' argv views point into their own storage.
     std::array<ParsedCommand, 16> ahead;
+    std::array<PrefetchSlot, 16> prefetch;  // one per command of `ahead`
   };
   ParseScratch scratch_[2];
   // Completions reaped and not handled yet (see ReapCompletions).

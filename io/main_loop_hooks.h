@@ -14,7 +14,7 @@
 //   BeforeFlush()                          BeforeBusyTurn(busy)
 //   send, re-arm receives, recycle         send, reap and handle what is ready,
 //   AfterFlush()                           send, re-arm receives
-//   wait at most WaitMs() for completions  AfterBusyTurn(busy)
+//   wait at most WaitUs() for completions  AfterBusyTurn(busy)
 //   handle them: OnAccepted / OnClosed     (never blocks)
 //
 // Cost: a virtual call at those points of a loop turn, and per accepted or
@@ -37,8 +37,8 @@ class MainLoopHooks {
   virtual void BeforeFlush() = 0;
   // After the turn's sends were queued: connections closed this turn are freed.
   virtual void AfterFlush() = 0;
-  // How long the loop may sleep waiting for a completion (ms; 0: do not sleep).
-  virtual int WaitMs() = 0;
+  // How long the loop may sleep waiting for a completion (µs; 0: do not sleep).
+  virtual int64_t WaitUs() = 0;
   // A turn while a command of `busy` runs long: the batches other threads
   // posted are delivered (except `busy`'s, kept for later) before the
   // thread's own completions...

@@ -32,7 +32,7 @@ class UringBackend final : public IoBackend {
   void RecycleBuffer(uint16_t bid) override;
   void Recycled() override;
   void Submit() override { io_uring_submit(&ring_); }
-  void Wait(int timeout_ms) override;
+  void Wait(int64_t timeout_us) override;
   void Poll() override { io_uring_submit_and_get_events(&ring_); }
   unsigned Take(Completion* out, unsigned max) override;
   bool InputWaiting(uint8_t send_op) override;

@@ -30,7 +30,7 @@ class OkSink : public ringkv::io::CommandSink {
     io->CloseAfterReply(conn);
   }
   void OnClose(ringkv::io::Connection*) override {}
-  int OnTimer() override { return 100; }
+  int64_t OnTimer() override { return 100'000; }
   void BeforeFlush() override {}
 };
 

@@ -81,19 +81,25 @@ void BlockedClients::Block(Client& c, std::unique_ptr<BlockState> state) {
   c.blocked = true;
   if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
   state->blocked_at_us = UnixUs();
-  if (state->deadline_ms > 0) {
-    deadlines_.emplace(state->deadline_ms, c.id());
-    hooks_.WakeTimerIn(static_cast<int>(std::clamp<int64_t>(state->deadline_ms - UnixMs(), 0, 1000)));
+  if (state->deadline_us == 0 && state->deadline_ms > 0) {
+    state->deadline_us = state->deadline_ms > INT64_MAX / 1000 ? INT64_MAX : state->deadline_ms * 1000;
+  }
+  if (state->deadline_us > 0) {
+    // A re-arm only when this deadline is the earliest: the loop's timer
+    // is already due by the others.
+    const bool earliest = deadlines_.empty() || state->deadline_us < deadlines_.begin()->first;
+    deadlines_.emplace(state->deadline_us, c.id());
+    if (earliest) hooks_.WakeTimerInUs(std::clamp<int64_t>(state->deadline_us - state->blocked_at_us, 0, 1'000'000));
   }
   blocked_[c.id()] = std::move(state);
 }
 
 void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
-                                 std::vector<std::string> keys, int64_t deadline_ms) {
+                                 std::vector<std::string> keys, int64_t deadline_us) {
   auto state = std::make_unique<BlockState>();
   state->kind = kind;
   state->db = c.db;
-  state->deadline_ms = deadline_ms;
+  state->deadline_us = deadline_us;
   state->argv.assign(argv.begin(), argv.end());
   // Each key once: BLPOP k k waits in k's list once.
   std::sort(keys.begin(), keys.end());
@@ -107,7 +113,7 @@ std::unique_ptr<BlockState> BlockedClients::Take(uint64_t id) {
   if (it == blocked_.end()) return nullptr;
   std::unique_ptr<BlockState> state = std::move(it->second);
   blocked_.erase(it);
-  if (state->deadline_ms > 0) deadlines_.erase({state->deadline_ms, id});
+  if (state->deadline_us > 0) deadlines_.erase({state->deadline_us, id});
   if (state->kind == BlockKind::kWait) {
     waits_.Remove(id);
   } else if (state->kind != BlockKind::kShutdown) {
@@ -197,10 +203,10 @@ void BlockedClients::ServeReadyKeys() {
 }
 
 void BlockedClients::ExpireDue(int64_t now_us) {
-  while (!deadlines_.empty() && deadlines_.begin()->first * 1000 <= now_us) {
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now_us) {
     const uint64_t id = deadlines_.begin()->second;
     if (!lateness_) lateness_ = std::make_unique<core::LatencyHistogram>();
-    lateness_->Record(static_cast<uint64_t>(now_us - deadlines_.begin()->first * 1000));
+    lateness_->Record(static_cast<uint64_t>(now_us - deadlines_.begin()->first));
     if (Client* c = hooks_.BlockedClient(id)) {
       Unblock(*c, UnblockReason::kTimeout);
     } else {

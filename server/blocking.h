@@ -64,7 +64,11 @@ enum class BlockKind : uint8_t {
 struct BlockState {
   BlockKind kind = BlockKind::kWait;
   int db = 0;
-  int64_t deadline_ms = 0;  // 0: none
+  // The deadline on the wall clock (UnixUs), to the microsecond; 0: none.
+  int64_t deadline_us = 0;
+  // A deadline in whole milliseconds (UnixMs), for a caller that has only
+  // those (Server::WaitFor): Block makes it deadline_us when that is unset.
+  int64_t deadline_ms = 0;
   int64_t blocked_at_us = 0;
   int64_t first_call_us = 0;  // how long the call that blocked ran (its latency if it times out)
   // Key blocks: the command, re-run for the client when a key is ready.
@@ -125,8 +129,8 @@ class BlockedClients {
     // The live value at (db, key) now (an expired key is none), without
     // touching its LRU.
     virtual const core::Value* PeekValue(int db, std::string_view key) = 0;
-    // The timer fires again within `ms` (a deadline was set).
-    virtual void WakeTimerIn(int ms) = 0;
+    // The timer fires again within `us` microseconds (a deadline was set).
+    virtual void WakeTimerInUs(int64_t us) = 0;
     // Replies to `c`: an error; a key block's timeout (a null array);
     // WAIT / WAITAOF's answer from the acknowledgements now.
     virtual void ReplyUnblockError(Client& c, std::string_view msg) = 0;
@@ -156,9 +160,9 @@ class BlockedClients {
   void Block(Client& c, std::unique_ptr<BlockState> state);
   // Blocks `c` on `keys` (duplicates allowed) in its database until a write
   // makes one of them hold a value of the kind's type -- `argv` then runs
-  // again -- or `deadline_ms` (0: none) passes.
+  // again -- or `deadline_us` (UnixUs; 0: none) passes.
   void BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv, std::vector<std::string> keys,
-                   int64_t deadline_ms);
+                   int64_t deadline_us);
   // Ends `c`'s block, answering as `reason` says (nothing when not blocked).
   void Unblock(Client& c, UnblockReason reason);
   // CLIENT UNBLOCK: true when the client was blocked (not by SHUTDOWN); it
@@ -187,10 +191,11 @@ class BlockedClients {
 
   // ---- deadlines --------------------------------------------------------------
   bool has_deadlines() const { return !deadlines_.empty(); }
-  // REQUIRES: has_deadlines().
-  int64_t next_deadline_ms() const { return deadlines_.begin()->first; }
+  // The earliest deadline (UnixUs). REQUIRES: has_deadlines().
+  int64_t next_deadline_us() const { return deadlines_.begin()->first; }
   // Times out every client whose deadline is at or before `now_us` (the
-  // wall clock in microseconds), and records how late each one fired.
+  // wall clock in microseconds: never before its time), and records how
+  // late each one fired.
   void ExpireDue(int64_t now_us);
   // How late deadlines fired: per timed-out client, the microseconds between
   // its deadline and the ExpireDue that timed it out (what issue 24 holds to
@@ -218,7 +223,7 @@ class BlockedClients {
 
   Hooks& hooks_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
-  std::set<std::pair<int64_t, uint64_t>> deadlines_;
+  std::set<std::pair<int64_t, uint64_t>> deadlines_;  // (deadline_us, client id)
   KeyWaiters key_waiters_;
   WaitRegistry waits_;
   std::unique_ptr<core::LatencyHistogram> lateness_;

@@ -478,9 +478,23 @@ void Server::ExecuteFromReplica(Client& c, Argv argv) {
   DropReplica(c.id());
 }
 
-void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) {
+void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage, io::PrefetchSlot& slot) {
   auto* c = static_cast<Client*>(conn->owner);
-  if (c == nullptr || argv.size() < 2) return;
+  if (c == nullptr) return;
+  const core::Database& db = keyspace_.db(c->db);
+  const auto bucket = static_cast<core::Database::PrefetchedBucket>(slot.where);
+  if (stage == 1) {
+    // An empty bucket: the key is not there, no value to hint.
+    if (!core::Database::PrefetchChain(bucket)) slot.stages = 2;
+    return;
+  }
+  if (stage == 2) {  // only commands with a prefetch_value ask for it
+    const auto* spec = static_cast<const CommandSpec*>(slot.what);
+    if (const core::Entry* e = db.PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
+    return;
+  }
+  // Stage 0: the one command lookup of the batch's prefetch.
+  if (argv.size() < 2) return;
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec == nullptr) return;
   // The first key: at its fixed position, or after a key count (EVAL &
@@ -492,12 +506,11 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
-  const core::Database& db = keyspace_.db(c->db);
-  if (stage < 2) {
-    db.Prefetch(argv[at], stage);
-  } else if (spec->prefetch_value != nullptr) {
-    if (const core::Entry* e = db.PeekQuiet(argv[at])) spec->prefetch_value(e->value, argv);
-  }
+  slot.where = db.PrefetchBucket(argv[at]);
+  if (slot.where == nullptr) return;  // an empty database
+  slot.what = spec;
+  slot.arg = static_cast<uint32_t>(at);
+  slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }
 
 void Server::Defer(Client& c, Argv argv) {
@@ -580,7 +593,7 @@ void Server::ClientsCron(int64_t now_ms) {
   }
 }
 
-int Server::OnTimer() {
+int64_t Server::OnTimer() {
   RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_us = UnixUs();
   const int64_t now_ms = now_us / 1000;
@@ -591,10 +604,13 @@ int Server::OnTimer() {
     Cron(now_ms);
     next_cron_ms_ = now_ms + 1000 / hz_;
   }
-  int64_t wake = next_cron_ms_;
-  if (pause_.active()) wake = std::min(wake, pause_.until_ms());
-  if (blocking_.has_deadlines()) wake = std::min(wake, blocking_.next_deadline_ms());
-  return static_cast<int>(std::clamp<int64_t>(wake - now_ms, 1, 1000));
+  // The cron and a pause's end keep whole milliseconds (at least 1 ms
+  // ahead, as before); deadlines are kept to the microsecond.
+  int64_t wake_ms = next_cron_ms_;
+  if (pause_.active()) wake_ms = std::min(wake_ms, pause_.until_ms());
+  int64_t wake_us = std::max(wake_ms * 1000, (now_ms + 1) * 1000);
+  if (blocking_.has_deadlines()) wake_us = std::min(wake_us, blocking_.next_deadline_us());
+  return std::clamp<int64_t>(wake_us - now_us, 1, 1'000'000);
 }
 
 void Server::Cron(int64_t now_ms) {

@@ -104,10 +104,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::string OnAccept(const io::SocketAddress& peer) override;
   void OnOpen(io::Connection* conn) override;
   void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
-  void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage) override;
+  void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
+                io::PrefetchSlot& slot) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
   void OnClose(io::Connection* conn) override;
-  int OnTimer() override;
+  int64_t OnTimer() override;
   void BeforeFlush() override;
   void OnFsyncDone(uint32_t token, int result) override;
   void OnReadable(uint32_t token, int result) override;
@@ -446,7 +447,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
   Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }
   const core::Value* PeekValue(int db, std::string_view key) override;
-  void WakeTimerIn(int ms) override;
+  void WakeTimerInUs(int64_t us) override;
   void ReplyUnblockError(Client& c, std::string_view msg) override;
   void ReplyBlockTimeout(Client& c) override;
   void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;

@@ -19,7 +19,7 @@ const core::Value* Server::PeekValue(int db, std::string_view key) {
   return e == nullptr ? nullptr : &e->value;
 }
 
-void Server::WakeTimerIn(int ms) { io_->WakeTimerIn(ms); }
+void Server::WakeTimerInUs(int64_t us) { io_->WakeTimerInUs(us); }
 
 void Server::ReplyUnblockError(Client& c, std::string_view msg) {
   ClientErrors errors(*this, c);

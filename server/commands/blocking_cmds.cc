@@ -22,8 +22,9 @@ namespace {
 using core::ListValue;
 
 // A timeout in seconds (a float, 0: forever) as Redis 7.0's
-// getTimeoutFromObjectOrReply: the absolute deadline in ms, 0 for none.
-bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
+// getTimeoutFromObjectOrReply (rounded up to whole milliseconds as there):
+// the absolute deadline in µs (UnixUs), 0 for none.
+bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_us) {
   long double seconds;
   if (!core::StringToLongDouble(arg, &seconds)) {
     ctx.reply.Error("ERR timeout is not a float or out of range");
@@ -37,9 +38,11 @@ bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadl
   }
   const int64_t tval = static_cast<int64_t>(ms);
   // From the system clock, the one deadlines are checked against (the
-  // command's cached clock may run a few ms off between cron re-anchors).
-  const int64_t now = UnixMs();
-  *deadline_ms = tval == 0 ? 0 : (tval > INT64_MAX - now ? INT64_MAX : now + tval);
+  // command's cached clock may run a few ms off between cron re-anchors),
+  // to the microsecond: the timeout is counted from now, not from the
+  // start of the current millisecond.
+  const int64_t now = UnixUs();
+  *deadline_us = tval == 0 ? 0 : (tval > (INT64_MAX - now) / 1000 ? INT64_MAX : now + tval * 1000);
   return true;
 }
 

@@ -23,7 +23,10 @@ bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline
     ctx.reply.Error("ERR timeout is negative");
     return false;
   }
-  *deadline_ms = ms > 0 ? UnixMs() + ms : 0;  // the clock deadlines are checked against
+  // The clock deadlines are checked against; Server::WaitFor takes whole
+  // milliseconds, so the deadline is rounded up: never before `ms` from now.
+  const int64_t now_ms = (UnixUs() + 999) / 1000;
+  *deadline_ms = ms == 0 ? 0 : (ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + ms);
   return true;
 }
 

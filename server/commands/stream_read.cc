@@ -235,7 +235,10 @@ void Read(CommandContext& ctx, bool group_read) {
   if (a.timeout_ms < 0) return ctx.reply.NullArray();
   const int64_t now = UnixMs();
   if (a.timeout_ms > 0 && a.timeout_ms > INT64_MAX - now) return ctx.reply.Error("ERR timeout is out of range");
-  const int64_t deadline = a.timeout_ms == 0 ? 0 : now + a.timeout_ms;
+  // Deadlines are kept in µs (UnixUs), counted from now.
+  const int64_t now_us = UnixUs();
+  const int64_t deadline =
+      a.timeout_ms == 0 ? 0 : (a.timeout_ms > (INT64_MAX - now_us) / 1000 ? INT64_MAX : now_us + a.timeout_ms * 1000);
   // The re-run must read after the IDs resolved now: `$` becomes the ID.
   std::vector<std::string> argv(ctx.argv.begin(), ctx.argv.end());
   for (size_t k = 0; k < a.nstreams; ++k) {

@@ -15,7 +15,7 @@
 
 namespace ringkv::server {
 
-void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms) {
+void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us) {
   if (!ctx.server.MayBlock(ctx.client)) {
     if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {
       ctx.reply.Null();
@@ -24,7 +24,7 @@ void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> k
     }
     return;
   }
-  ctx.server.blocking().BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_ms);
+  ctx.server.blocking().BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_us);
 }
 
 bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {

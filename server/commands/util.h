@@ -35,11 +35,11 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out);
 bool ParseDouble(std::string_view s, double* out);
 
 // Blocks the running command's client on `keys` (BlockedClients::BlockOnKeys)
-// until a write makes one of them ready or `deadline_ms` (0: none) passes.
+// until a write makes one of them ready or `deadline_us` (UnixUs; 0: none) passes.
 // Where the client may not block (inside EXEC, the primary's link, the AOF
 // loader) it answers as on timeout -- BLMOVE and BRPOPLPUSH as LMOVE on an
 // empty list.
-void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_ms);
+void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us);
 
 // Replies with a HELP text: one simple string per line, as Redis does.
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);

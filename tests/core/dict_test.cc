@@ -68,12 +68,21 @@ TEST(DictTest, FindQuietSeesBothTablesAndNeverRehashes) {
   // No lookup moved a bucket: the rehash is exactly where it was.
   EXPECT_TRUE(d.rehashing());
   EXPECT_EQ(d.buckets(), buckets);
-  for (int round = 0; round < 3; ++round) {
-    ASSERT_NE(quiet.FindQuiet(K(round)), nullptr);
-    d.Prefetch(K(round), 0);
-    d.Prefetch(K(round), 1);
+  // The prefetch rounds find every key, in either table, and move nothing.
+  for (int i = 0; i < 1 << 12; ++i) {
+    const Dict<int>::Bucket b = quiet.PrefetchBucket(K(i));
+    ASSERT_NE(b, nullptr);
+    ASSERT_TRUE(Dict<int>::PrefetchChain(b)) << i;
+    const int* v = quiet.FindInBucket(b, K(i));
+    ASSERT_NE(v, nullptr) << i;
+    ASSERT_EQ(*v, i);
   }
+  const Dict<int>::Bucket missing = quiet.PrefetchBucket("missing");
+  EXPECT_EQ(quiet.FindInBucket(missing, "missing"), nullptr);
   EXPECT_TRUE(d.rehashing());
+  EXPECT_EQ(d.buckets(), buckets);
+  Dict<int> empty;
+  EXPECT_EQ(static_cast<const Dict<int>&>(empty).PrefetchBucket("k"), nullptr);
 }
 
 // Every key present for the whole scan is returned, whatever happens between

@@ -177,6 +177,26 @@ TEST(ClientStateE2E, DeadlineLatenessCountsEveryTimeoutAndOnlyTimeouts) {
   EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS", "BOGUS"}), "(error) ERR syntax error");
 }
 
+// Deadlines are kept to the microsecond from the moment the command
+// arrived: a 5 ms timeout on an idle server answers as a timeout and never
+// before 5 ms have passed (measured from before the request was sent, so
+// the client's interval contains the server's). No upper bound is asserted.
+TEST(ClientStateE2E, FiveMillisecondTimeoutsNeverFireEarly) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis c = Connect(s.port());
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kTimeout = std::chrono::milliseconds(5);
+  for (int i = 0; i < 20; ++i) {
+    Clock::time_point start = Clock::now();
+    EXPECT_EQ(Cmd(c.get(), {"BLPOP", "none", "0.005"}), "(nil)");
+    EXPECT_GE(Clock::now() - start, kTimeout) << "BLPOP round " << i;
+    start = Clock::now();
+    EXPECT_EQ(Cmd(c.get(), {"WAIT", "1", "5"}), "0");  // no replica: the deadline fires
+    EXPECT_GE(Clock::now() - start, kTimeout) << "WAIT round " << i;
+  }
+}
+
 TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
   TestServer s;
   ASSERT_TRUE(s.ready());

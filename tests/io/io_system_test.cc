@@ -70,7 +70,7 @@ class TestSink : public CommandSink {
     io->CloseAfterReply(conn);
   }
   void OnClose(Connection*) override {}
-  int OnTimer() override { return 100; }
+  int64_t OnTimer() override { return 100'000; }
   void BeforeFlush() override {}
 
  private:

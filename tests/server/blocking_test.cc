@@ -99,7 +99,7 @@ class FakeHooks final : public BlockedClients::Hooks {
     auto it = values_.find({db, std::string(key)});
     return it == values_.end() ? nullptr : &it->second;
   }
-  void WakeTimerIn(int ms) override { wakes.push_back(ms); }
+  void WakeTimerInUs(int64_t us) override { wakes.push_back(us); }
   void ReplyUnblockError(Client& c, std::string_view msg) override {
     log.push_back("error " + std::to_string(c.id()) + " " + std::string(msg));
   }
@@ -123,7 +123,7 @@ class FakeHooks final : public BlockedClients::Hooks {
   std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
 
   std::vector<std::string> log;
-  std::vector<int> wakes;
+  std::vector<int64_t> wakes;  // µs
   bool consume_on_rerun = true;
 
  private:
@@ -185,21 +185,21 @@ TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {
   spec.name = "blpop";
   a.last_command = &spec;
   const std::vector<std::string> argv = {"blpop", "q", "1"};
-  const int64_t deadline = UnixMs() + 500;
+  const int64_t deadline = UnixUs() + 500'000;
   blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, deadline);
   ASSERT_TRUE(blocking.NoteFirstCall(7, 42));
   EXPECT_FALSE(blocking.NoteFirstCall(8, 1));  // not blocked
   ASSERT_EQ(hooks.wakes.size(), 1u);
   EXPECT_GE(hooks.wakes[0], 0);
-  EXPECT_LE(hooks.wakes[0], 500);
+  EXPECT_LE(hooks.wakes[0], 500'000);
   ASSERT_TRUE(blocking.has_deadlines());
-  EXPECT_EQ(blocking.next_deadline_ms(), deadline);
+  EXPECT_EQ(blocking.next_deadline_us(), deadline);
   EXPECT_EQ(blocking.with_deadline(), 1u);
 
-  blocking.ExpireDue(deadline * 1000 - 1);  // not yet
+  blocking.ExpireDue(deadline - 1);  // not yet: one microsecond early
   EXPECT_TRUE(a.blocked);
   EXPECT_EQ(blocking.deadline_lateness(), nullptr);  // nothing timed out yet
-  blocking.ExpireDue(deadline * 1000 + 300);  // fired 300 us late
+  blocking.ExpireDue(deadline + 300);  // fired 300 us late
   ASSERT_NE(blocking.deadline_lateness(), nullptr);
   EXPECT_EQ(blocking.deadline_lateness()->total(), 1u);
   const int64_t late_us = blocking.deadline_lateness()->ValueAtPercentile(100) / 1000;
@@ -262,6 +262,10 @@ TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
   state->wait = spec;
   blocking.Block(a, std::move(state));
   EXPECT_FALSE(blocking.waits().empty());
+  ASSERT_TRUE(blocking.has_deadlines());
+  EXPECT_EQ(blocking.next_deadline_us(), 1000 * 1000);  // whole ms, kept in µs
+  blocking.ExpireDue(1000 * 1000 - 1);
+  EXPECT_TRUE(a.blocked);
   blocking.ExpireDue(1000 * 1000);
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"wait-reply 4 2", "resume 4"}));  // WAIT is not re-counted
   EXPECT_TRUE(blocking.waits().empty());
@@ -272,7 +276,7 @@ TEST(BlockedClientsTest, ClosingAnswersNothingAndForgetsTheKeys) {
   BlockedClients blocking(hooks);
   Client& a = hooks.AddClient(1);
   const std::vector<std::string> argv = {"blpop", "q", "0"};
-  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, UnixMs() + 10000);
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, UnixUs() + 10'000'000);
   blocking.Unblock(a, UnblockReason::kClosed);
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_FALSE(blocking.has_deadlines());
@@ -321,6 +325,34 @@ TEST(BlockedClientsTest, AGoneClientsDeadlineIsDropped) {
   blocking.ExpireDue(50 * 1000);
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_EQ(blocking.size(), 0u);
+}
+
+// The loop's timer is moved only by a deadline earlier than every other:
+// a later one is already covered by the wake-up the earliest asked for.
+TEST(BlockedClientsTest, OnlyANewEarliestDeadlineMovesTheTimer) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(1);
+  Client& b = hooks.AddClient(2);
+  Client& c = hooks.AddClient(3);
+  const std::vector<std::string> argv = {"blpop", "q", "1"};
+  const int64_t now = UnixUs();
+  blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, now + 200'000);
+  blocking.BlockOnKeys(b, BlockKind::kList, Views(argv), {"q"}, now + 300'000);  // later: no wake
+  ASSERT_EQ(hooks.wakes.size(), 1u);
+  EXPECT_GT(hooks.wakes[0], 100'000);  // counted in µs
+  EXPECT_LE(hooks.wakes[0], 200'000);
+  blocking.BlockOnKeys(c, BlockKind::kList, Views(argv), {"q"}, now + 5'000);  // earlier: wakes
+  ASSERT_EQ(hooks.wakes.size(), 2u);
+  EXPECT_LE(hooks.wakes[1], 5'000);
+  EXPECT_EQ(blocking.next_deadline_us(), now + 5'000);
+  // Each fires at its microsecond, not before.
+  blocking.ExpireDue(now + 4'999);
+  EXPECT_EQ(blocking.size(), 3u);
+  blocking.ExpireDue(now + 5'000);
+  EXPECT_EQ(blocking.size(), 2u);
+  EXPECT_FALSE(c.blocked);
+  EXPECT_EQ(blocking.next_deadline_us(), now + 200'000);
 }
 
 }  // namespace

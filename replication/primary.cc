@@ -178,6 +178,13 @@ ReplicaLink* Primary::Find(uint64_t client_id) {
   return nullptr;
 }
 
+const ReplicaLink* Primary::Find(uint64_t client_id) const {
+  for (const auto& r : replicas_) {
+    if (r->client_id == client_id) return r.get();
+  }
+  return nullptr;
+}
+
 void Primary::Detach(uint64_t client_id) {
   RINGKV_DCHECK_MAIN_THREAD();
   std::erase_if(replicas_, [&](const std::unique_ptr<ReplicaLink>& r) {

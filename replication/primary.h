@@ -31,6 +31,9 @@
 
 namespace ringkv::repl {
 
+class PrimaryHost;
+struct PrimaryCronSettings;
+
 enum class ReplicaState : uint8_t {
   kHandshake,        // REPLCONF seen, no SYNC/PSYNC yet
   kWaitBgsaveStart,  // full sync wanted; waiting for the fork child to be free
@@ -124,6 +127,7 @@ class Primary {
 
   ReplicaLink& Attach(uint64_t client_id, io::Connection* conn);
   ReplicaLink* Find(uint64_t client_id);
+  const ReplicaLink* Find(uint64_t client_id) const;
   void Detach(uint64_t client_id);
   const std::vector<std::unique_ptr<ReplicaLink>>& replicas() const { return replicas_; }
 
@@ -162,6 +166,20 @@ class Primary {
   // The n-th highest acknowledged offset (n >= 1), -1 with fewer online replicas.
   int64_t NthAck(int64_t n, bool fsynced) const;
   int online() const;
+  // Online replicas that acknowledged within `max_lag_s` seconds
+  // (min-replicas-to-write's "good" replicas).
+  int GoodReplicas(int64_t now_ms, int64_t max_lag_s) const;
+  // "ip:port" as the replica announced itself (Redis's replica name in
+  // logs), "?" when it is not attached.
+  std::string ReplicaName(uint64_t client_id) const;
+
+  // The primary side's once-a-tick duties (primary_cron.cc): frees the
+  // backlog after repl-backlog-ttl without replicas (through `host`, which
+  // destroys this Primary: false is returned then, and nothing more is
+  // done), keeps replicas waiting for a snapshot alive, PINGs the replicas
+  // every repl-ping-replica-period, and drops (through `host`) replicas that
+  // timed out or stayed over the soft output limit. True otherwise.
+  bool Cron(PrimaryHost& host, const PrimaryCronSettings& settings, int64_t now_ms);
 
  private:
   // One turn of a kSendBulk link: false when its file ended early (the
@@ -175,6 +193,8 @@ class Primary {
   int stream_db_ = -1;
   std::string scratch_;
   std::vector<std::unique_ptr<ReplicaLink>> replicas_;
+  int64_t no_replicas_since_ms_ = 0;  // repl-backlog-ttl: since when none is attached (0: some are)
+  int64_t last_ping_s_ = -1;          // second since start-up of the last PING to replicas
 };
 
 }  // namespace ringkv::repl

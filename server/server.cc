@@ -1,5 +1,6 @@
 #include "core/strings.h"
 #include "server/server.h"
+#include "server/primary_glue.h"
 #include "server/replica_glue.h"
 
 #include <sched.h>

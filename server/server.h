@@ -497,15 +497,14 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override;
   WaitRegistry::Progress WaitProgress() const;
   void Cron(int64_t now_ms);
+  // The primary side's tick: repl::Primary::Cron (through PrimaryGlue),
+  // then the full syncs that may start now.
   void ReplicationCron(int64_t now_ms);
   void BeforeFlushReplication();
   void StartFullSyncIfNeeded(int64_t now_ms);
   void FinishFullSync(const ChildResult& result);
   // Diskless full sync (server_diskless.cc): the fork child writes the RDB
   // into a pipe, the primary streams it to the replicas.
-  // Whether a full sync for these replicas streams the RDB (repl-diskless-sync
-  // and every one of them announced capa eof).
-  bool UseDiskless(const std::vector<repl::ReplicaLink*>& replicas) const;
   void StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, int64_t now_ms);
   void PumpDiskless();
   // The child exited or the pipe ended: when both, the replicas go online.
@@ -516,8 +515,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Removes a replica's link (its connection closed or is being closed), and
   // stops a disk snapshot nobody waits for any more.
   void ForgetReplica(uint64_t client_id);
-  // "ip:port" as the replica announced itself (Redis's replica name in logs).
-  std::string ReplicaName(uint64_t client_id);
   // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
   void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -662,7 +659,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::optional<ChildResult> diskless_child_;  // reaped before the pipe was drained
   bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
   uint64_t repl_save_offset_ = 0;       // master offset at that fork
-  int64_t last_replica_ping_s_ = -1;  // second since start-up of the last PING to replicas
+  // repl::PrimaryHost for primary_'s cron (server/primary_glue.h): made by
+  // the first cron tick with a backlog.
+  class PrimaryGlue;
+  std::unique_ptr<PrimaryGlue> primary_glue_;
   // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
   // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
   class ReplicaGlue;
@@ -691,7 +691,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   UnexpectedErrors unexpected_errors_;
   bool replica_ignore_maxmemory_ = true;
   bool serve_stale_data_ = true;
-  int64_t no_replicas_since_ms_ = 0;   // repl-backlog-ttl
 };
 
 // The error listener of the reply builders of one client's command: each

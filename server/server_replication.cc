@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "core/strings.h"
+#include "replication/full_sync_plan.h"
 #include "server/logging.h"
+#include "server/primary_glue.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -90,12 +92,7 @@ void Server::BindReplicationConfig() {
 }
 
 int Server::GoodReplicas(int64_t now_ms) const {
-  if (!primary_) return 0;
-  int n = 0;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kOnline && now_ms - r->last_ack_ms <= min_replicas_max_lag_ * 1000) ++n;
-  }
-  return n;
+  return primary_ ? primary_->GoodReplicas(now_ms, min_replicas_max_lag_) : 0;
 }
 
 const char* Server::ReplicationGate(uint32_t flags) const {
@@ -225,59 +222,32 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   StartFullSyncIfNeeded(UnixMs());
 }
 
-bool Server::UseDiskless(const std::vector<repl::ReplicaLink*>& replicas) const {
-  if (!config_->Bool("repl-diskless-sync")) return false;
-  // Every replica of one transfer must read the EOF-marked form.
-  for (const repl::ReplicaLink* r : replicas) {
-    if (!r->capa_eof) return false;
-  }
-  return true;
-}
-
 void Server::StartFullSyncIfNeeded(int64_t now_ms) {
   // Retried from the cron, and when a diskless transfer ends: its child may
   // be reaped while its pipe is still being read, and a second transfer
   // would replace the first one's replicas' payload.
   if (!primary_ || child_.running() || diskless_) return;
-  std::vector<repl::ReplicaLink*> waiting;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kWaitBgsaveStart) waiting.push_back(r.get());
+  repl::FullSyncSettings settings;
+  settings.diskless_sync = config_->Bool("repl-diskless-sync");
+  settings.delay_s = config_->Int("repl-diskless-sync-delay");
+  settings.max_replicas = config_->Int("repl-diskless-sync-max-replicas");
+  const repl::FullSyncPlan plan = repl::PlanFullSync(*primary_, settings, now_ms);
+  for (repl::ReplicaLink* r : plan.refused) {
+    Log(kWarning, StrCat("Replica ", r->ip(), ":", r->listening_port,
+                         " asks for a filtered snapshot without the EOF capability: disconnected"));
+    DropReplica(r->client_id);
   }
-  if (waiting.empty()) return;
-  // One snapshot per request: the replicas asking for what the first one
-  // asks for (REPLCONF rdb-filter-only) go now, the others after it. A
-  // filtered snapshot is always streamed (as Redis: it is never a file other
-  // replicas or a restart could read), so it needs the EOF capability.
-  const repl::ReplicaLink* first = waiting.front();
-  std::erase_if(waiting, [first](const repl::ReplicaLink* r) { return !r->SameSnapshotAs(*first); });
-  if (first->filtered()) {
-    std::vector<repl::ReplicaLink*> streamable;
-    for (repl::ReplicaLink* r : waiting) {
-      if (r->capa_eof) {
-        streamable.push_back(r);
-      } else {
-        Log(kWarning, StrCat("Replica ", r->ip(), ":", r->listening_port,
-                             " asks for a filtered snapshot without the EOF capability: disconnected"));
-        DropReplica(r->client_id);
-      }
-    }
-    waiting = std::move(streamable);
+  switch (plan.kind) {
+    case repl::FullSyncPlan::Kind::kNone:
+    case repl::FullSyncPlan::Kind::kDelay:  // the cron tries again
+      return;
+    case repl::FullSyncPlan::Kind::kDiskless:
+      StartDisklessSync(plan.replicas, now_ms);
+      return;
+    case repl::FullSyncPlan::Kind::kDisk:
+      break;
   }
-  if (waiting.empty()) return;
-  if (UseDiskless(waiting) || waiting.front()->filtered()) {
-    // Wait repl-diskless-sync-delay seconds after the first request, so that
-    // replicas arriving together share one child (or until enough came).
-    const int64_t delay_ms = config_->Int("repl-diskless-sync-delay") * 1000;
-    const int64_t max_replicas = config_->Int("repl-diskless-sync-max-replicas");
-    int64_t first_ms = now_ms;
-    for (const repl::ReplicaLink* r : waiting) first_ms = std::min(first_ms, r->sync_requested_ms);
-    const bool enough = max_replicas > 0 && static_cast<int64_t>(waiting.size()) >= max_replicas;
-    // (A filtered request on a disk-based primary is streamed at once.)
-    const bool delayed = config_->Bool("repl-diskless-sync");
-    if (delayed && now_ms - first_ms < delay_ms && !enough) return;  // the cron tries again
-    StartDisklessSync(waiting, now_ms);
-    return;
-  }
+  const std::vector<repl::ReplicaLink*>& waiting = plan.replicas;
   primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
   const uint64_t offset = primary_->offset();
   RdbSaveOptions info;
@@ -367,12 +337,6 @@ void Server::DisconnectReplicas() {
   for (uint64_t id : ids) DropReplica(id);
 }
 
-std::string Server::ReplicaName(uint64_t client_id) {
-  const repl::ReplicaLink* link = primary_ ? primary_->Find(client_id) : nullptr;
-  if (link == nullptr) return "?";
-  return StrCat(link->ip(), ":", link->listening_port);
-}
-
 void Server::ForgetReplica(uint64_t client_id) {
   if (!primary_) return;
   const repl::ReplicaLink* link = primary_->Find(client_id);
@@ -459,81 +423,20 @@ void Server::RemoveReplicationRdbIfUseless() {
 }
 
 void Server::ReplicationCron(int64_t now_ms) {
-  // A primary without replicas frees its backlog after repl-backlog-ttl
-  // seconds (a new history then starts, as in Redis).
-  if (primary_->replicas().empty() && !replica_) {
-    if (no_replicas_since_ms_ == 0) no_replicas_since_ms_ = now_ms;
-    const int64_t ttl_s = config_->Int("repl-backlog-ttl");
-    if (ttl_s > 0 && ttl_s < INT64_MAX / 1000 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
-      Log(kNotice, StrCat("Replication backlog freed after ", ttl_s, " seconds without connected replicas."));
-      const int64_t offset = static_cast<int64_t>(primary_->offset());
-      primary_.reset();
-      repl_ids_ = repl::ReplicationIds::Fresh();
-      repl_ids_.offset = offset;
-      no_replicas_since_ms_ = 0;
-      return;
-    }
-  } else {
-    no_replicas_since_ms_ = 0;
-  }
-  // Replicas waiting for a snapshot get a newline each second, so their
-  // read timeout does not fire during a long BGSAVE (as Redis). Not while a
-  // diskless payload streams to them: the newline would land inside it.
-  if (now_ms / 1000 != (now_ms - 1000 / hz_) / 1000) {
-    for (const auto& r : primary_->replicas()) {
-      if (r->state == repl::ReplicaState::kWaitBgsaveStart ||
-          (r->state == repl::ReplicaState::kWaitBgsaveEnd && !diskless_)) {
-        io_->PrepareWrite(r->conn).Append("\n");
-      }
-    }
-  }
-  // PING on the seconds since start-up that are multiples of the period, as
-  // Redis's replicationCron counts its loops (not in the first second, when
-  // Redis has no replica yet): a replica attaching does not get one at once.
-  const int64_t period_s = std::max<int64_t>(1, config_->Int("repl-ping-replica-period"));
-  const int64_t second = (now_ms - start_time_ms_) / 1000;
-  // Not during a failover's pause (FAILOVER, or a cluster manual failover):
-  // the PING would move the offset the replica must reach.
-  if (primary_->online() > 0 && !replica_ && !failover_ && !cluster_mf_paused_ && second > 0 && second != last_replica_ping_s_ &&
-      second % period_s == 0) {
-    last_replica_ping_s_ = second;
-    const std::string_view ping[] = {"PING"};
-    primary_->FeedRaw(ping);
-  }
-  const int64_t timeout_ms = config_->Int("repl-timeout") * 1000;
-  std::vector<uint64_t> stale;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kOnline && !r->old_sync && now_ms - r->last_ack_ms > timeout_ms) {
-      stale.push_back(r->client_id);
-    }
-  }
-  for (uint64_t id : stale) {
-    Log(kWarning, StrCat("Disconnecting timedout replica (streaming sync): ", ReplicaName(id)));
-    DropReplica(id);
-  }
-  // A disk-based payload is read from the file at the replica's pace, but a
-  // diskless one holds the fork child: a replica stuck in it is dropped.
-  if (diskless_) {
-    stale.clear();
-    primary_->CheckStalledTransfers(timeout_ms, now_ms, &stale);
-    for (uint64_t id : stale) {
-      Log(kWarning, StrCat("Disconnecting timedout replica (full sync): ", ReplicaName(id)));
-      DropReplica(id);
-    }
-  }
-  // client-output-buffer-limit replica: the soft limit here (the hard one,
-  // raised to repl-backlog-size as Redis 7.0 does, in BeforeFlushReplication).
-  // A replica cut while the backlog still holds its offset resyncs partially.
-  std::vector<uint64_t> over;
+  if (!primary_glue_) primary_glue_ = std::make_unique<PrimaryGlue>(*this);
+  repl::PrimaryCronSettings settings;
+  settings.hz = hz_;
+  settings.start_time_ms = start_time_ms_;
+  settings.backlog_ttl_s = config_->Int("repl-backlog-ttl");
+  settings.ping_period_s = config_->Int("repl-ping-replica-period");
+  settings.timeout_ms = config_->Int("repl-timeout") * 1000;
   const Config::OutputBufferLimit& replica_limit = output_limits_.replica();
-  primary_->CheckSoftLimit(replica_limit.soft, replica_limit.soft_seconds * 1000, now_ms, &over);
-  for (uint64_t id : over) {
-    if (Client* c = FindClient(id)) {
-      Log(kWarning, StrCat("Client ", ClientInfoLine(*c, now_ms),
-                           " scheduled to be closed ASAP for overcoming of output buffer limits."));
-    }
-    DropReplica(id);
-  }
+  settings.soft_limit_bytes = replica_limit.soft;
+  settings.soft_limit_ms = replica_limit.soft_seconds * 1000;
+  settings.is_replica = replica_ != nullptr;
+  settings.stream_frozen = failover_ != nullptr || cluster_mf_paused_;
+  settings.diskless_transfer = diskless_ != nullptr;
+  if (!primary_->Cron(*primary_glue_, settings, now_ms)) return;  // the backlog was freed
   StartFullSyncIfNeeded(now_ms);
 }
 

@@ -81,9 +81,6 @@ void BlockedClients::Block(Client& c, std::unique_ptr<BlockState> state) {
   c.blocked = true;
   if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
   state->blocked_at_us = UnixUs();
-  if (state->deadline_us == 0 && state->deadline_ms > 0) {
-    state->deadline_us = state->deadline_ms > INT64_MAX / 1000 ? INT64_MAX : state->deadline_ms * 1000;
-  }
   if (state->deadline_us > 0) {
     // A re-arm only when this deadline is the earliest: the loop's timer
     // is already due by the others.

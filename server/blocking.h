@@ -66,9 +66,6 @@ struct BlockState {
   int db = 0;
   // The deadline on the wall clock (UnixUs), to the microsecond; 0: none.
   int64_t deadline_us = 0;
-  // A deadline in whole milliseconds (UnixMs), for a caller that has only
-  // those (Server::WaitFor): Block makes it deadline_us when that is unset.
-  int64_t deadline_ms = 0;
   int64_t blocked_at_us = 0;
   int64_t first_call_us = 0;  // how long the call that blocked ran (its latency if it times out)
   // Key blocks: the command, re-run for the client when a key is ready.

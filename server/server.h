@@ -256,8 +256,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status SetAppendOnly(bool on);
   // WAIT / WAITAOF: replies at once when the conditions already hold (or
   // `c` may not block), else blocks `c` (its later commands wait) until they
-  // do or `deadline_ms` (0: none) passes.
-  void WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms);
+  // do or `deadline_us` (UnixUs; 0: none) passes.
+  void WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_us);
 
   // ---- keys changed: WATCH, blocked clients, keyspace notifications (server_notify.cc) ----
   // A command wrote `key`: watchers of it become dirty, clients blocked on

@@ -43,7 +43,7 @@ void Server::ReplyToWaiter(Client& c, const WaitSpec& spec) {
   rb.Integer(replicas);
 }
 
-void Server::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms) {
+void Server::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_us) {
   const WaitRegistry::Progress progress = WaitProgress();
   // Inside EXEC (or from the AOF) the answer is the count now, as Redis's.
   if (WaitRegistry::Satisfied(spec, progress) || !MayBlock(c)) {
@@ -55,7 +55,7 @@ void Server::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_ms) {
   auto state = std::make_unique<BlockState>();
   state->kind = BlockKind::kWait;
   state->db = c.db;
-  state->deadline_ms = deadline_ms;
+  state->deadline_us = deadline_us;
   state->wait = spec;
   blocking_.Block(c, std::move(state));
 }

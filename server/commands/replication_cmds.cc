@@ -12,8 +12,9 @@ namespace {
 
 using namespace cmd;  // NOLINT: flag names in the table below
 
-// Redis's getTimeoutFromObjectOrReply for millisecond timeouts.
-bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
+// Redis's getTimeoutFromObjectOrReply for millisecond timeouts: the deadline
+// in µs of the wall clock (UnixUs), 0 for none.
+bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_us) {
   int64_t ms;
   if (!core::StringToInt64(arg, &ms)) {
     ctx.reply.Error("ERR timeout is not an integer or out of range");
@@ -23,10 +24,8 @@ bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* deadline
     ctx.reply.Error("ERR timeout is negative");
     return false;
   }
-  // The clock deadlines are checked against; Server::WaitFor takes whole
-  // milliseconds, so the deadline is rounded up: never before `ms` from now.
-  const int64_t now_ms = (UnixUs() + 999) / 1000;
-  *deadline_ms = ms == 0 ? 0 : (ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + ms);
+  const int64_t now_us = UnixUs();
+  *deadline_us = ms == 0 ? 0 : (ms > (INT64_MAX - now_us) / 1000 ? INT64_MAX : now_us + ms * 1000);
   return true;
 }
 
@@ -41,19 +40,19 @@ void CmdWait(CommandContext& ctx) {
     return;
   }
   WaitSpec spec;
-  int64_t deadline_ms;
-  if (!ParseTimeoutMs(ctx, ctx.argv[2], &deadline_ms)) return;
+  int64_t deadline_us;
+  if (!ParseTimeout(ctx, ctx.argv[2], &deadline_us)) return;
   if (!ParseInt(ctx, ctx.argv[1], &spec.numreplicas)) return;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec, deadline_ms);
+  ctx.server.WaitFor(ctx.client, spec, deadline_us);
 }
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2): [numlocal, numreplicas].
 void CmdWaitaof(CommandContext& ctx) {
   WaitSpec spec;
   spec.aof = true;
-  int64_t deadline_ms;
-  if (!ParseTimeoutMs(ctx, ctx.argv[3], &deadline_ms)) return;
+  int64_t deadline_us;
+  if (!ParseTimeout(ctx, ctx.argv[3], &deadline_us)) return;
   if (!core::StringToInt64(ctx.argv[1], &spec.numlocal) || spec.numlocal < 0 ||
       !core::StringToInt64(ctx.argv[2], &spec.numreplicas) || spec.numreplicas < 0) {
     ctx.reply.Error("ERR value is out of range, must be positive");
@@ -71,7 +70,7 @@ void CmdWaitaof(CommandContext& ctx) {
   }
   spec.aof_target = ctx.client.woff;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec, deadline_ms);
+  ctx.server.WaitFor(ctx.client, spec, deadline_us);
 }
 
 // REPLCONF <option> <value> [<option> <value> ...]

@@ -258,12 +258,12 @@ TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
   blocking.waits().Add(4, spec, none);
   auto state = std::make_unique<BlockState>();
   state->kind = BlockKind::kWait;
-  state->deadline_ms = 1000;
+  state->deadline_us = 1000 * 1000;
   state->wait = spec;
   blocking.Block(a, std::move(state));
   EXPECT_FALSE(blocking.waits().empty());
   ASSERT_TRUE(blocking.has_deadlines());
-  EXPECT_EQ(blocking.next_deadline_us(), 1000 * 1000);  // whole ms, kept in µs
+  EXPECT_EQ(blocking.next_deadline_us(), 1000 * 1000);
   blocking.ExpireDue(1000 * 1000 - 1);
   EXPECT_TRUE(a.blocked);
   blocking.ExpireDue(1000 * 1000);

@@ -243,22 +243,6 @@ class Dict {
     return found[absl::Uniform<size_t>(rng, 0, n)];
   }
 
-  // The value of key, looked up without a rehash step: a const lookup that
-  // changes nothing (for the prefetcher, which runs before the commands).
-  const V* FindQuiet(std::string_view key) const {
-    if (size() == 0) return nullptr;
-    const uint64_t h = Hash(key);
-    for (int i = 0; i < 2; ++i) {
-      const Table& t = t_[i];
-      if (t.buckets == nullptr) continue;
-      for (const Node* n = t.buckets[h & t.mask()]; n != nullptr; n = n->next) {
-        if (n->key.view() == key) return &n->value;
-      }
-      if (!rehashing()) break;
-    }
-    return nullptr;
-  }
-
   // A lookup of `key` prefetched in rounds, ahead of the commands of a
   // pipelined batch, hashing the key once:
   //   Bucket b = d.PrefetchBucket(key);     // round 0: hints its bucket slot

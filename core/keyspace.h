@@ -164,10 +164,6 @@ class Database {
     *when_ms = r.when_ms;
     return true;
   }
-  // The stored entry of key, expired or not, looked up without changing
-  // anything: no rehash step, no expiry, no LRU/LFU access, no hit/miss
-  // statistics. Valid until the next change.
-  const Entry* PeekQuiet(std::string_view key) const { return dict_.FindQuiet(key); }
   // Looks an entry up without expiring it or counting an access (eviction).
   Entry* Peek(std::string_view key) { return dict_.Find(key); }
   // True when `key` is still stored but its TTL has passed (WATCH).

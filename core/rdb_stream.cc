@@ -58,11 +58,11 @@ absl::Status ReadGroups(RdbInput& in, uint8_t type, StreamValue* s) {
     if (absl::Status st = in.Length(&pel); !st.ok()) return st;
     for (uint64_t i = 0; i < pel; ++i) {
       StreamId id;
-      auto nack = std::make_unique<StreamNack>();
+      StreamNack nack;
       if (absl::Status st = ReadRawId(in, &id); !st.ok()) return st;
-      if (absl::Status st = ReadMs(in, &nack->delivery_time); !st.ok()) return st;
-      if (absl::Status st = in.Length(&nack->delivery_count); !st.ok()) return st;
-      if (!cg->pel.emplace(id, std::move(nack)).second) {
+      if (absl::Status st = ReadMs(in, &nack.delivery_time); !st.ok()) return st;
+      if (absl::Status st = in.Length(&nack.delivery_count); !st.ok()) return st;
+      if (!cg->pel.emplace(id, nack).second) {
         return in.Error("Duplicated global PEL entry loading stream consumer group");
       }
     }
@@ -81,14 +81,14 @@ absl::Status ReadGroups(RdbInput& in, uint8_t type, StreamValue* s) {
         if (absl::Status st = ReadRawId(in, &id); !st.ok()) return st;
         auto it = cg->pel.find(id);
         if (it == cg->pel.end()) return in.Error("Consumer entry not found in group global PEL");
-        if (it->second->consumer != nullptr || !consumer->pel.emplace(id, it->second.get()).second) {
+        if (it->second.consumer != nullptr || !consumer->pel.insert(id).second) {
           return in.Error("Duplicated consumer PEL entry loading a stream consumer group");
         }
-        it->second->consumer = consumer;
+        it->second.consumer = consumer;
       }
     }
     for (const auto& [id, nack] : cg->pel) {
-      if (nack->consumer == nullptr) return in.Error("Stream CG PEL entry without consumer");
+      if (nack.consumer == nullptr) return in.Error("Stream CG PEL entry without consumer");
     }
   }
   return absl::OkStatus();
@@ -119,15 +119,15 @@ void RdbAppendStream(const StreamValue& s, bool compress, std::string* out) {
     RdbAppendLength(cg->pel.size(), out);
     for (const auto& [id, nack] : cg->pel) {
       AppendRawId(id, out);
-      AppendMs(nack->delivery_time, out);
-      RdbAppendLength(nack->delivery_count, out);
+      AppendMs(nack.delivery_time, out);
+      RdbAppendLength(nack.delivery_count, out);
     }
     RdbAppendLength(cg->consumers.size(), out);
     for (const auto& [cname, c] : cg->consumers) {
       RdbEncodeString(cname, compress, out);
       AppendMs(c->seen_time, out);
       RdbAppendLength(c->pel.size(), out);
-      for (const auto& [id, nack] : c->pel) AppendRawId(id, out);
+      for (StreamId id : c->pel) AppendRawId(id, out);
     }
   }
 }

@@ -286,7 +286,7 @@ size_t StreamGroup::DeleteConsumer(std::string_view name) {
   auto it = consumers.find(name);
   if (it == consumers.end()) return 0;
   const size_t pending = it->second->pel.size();
-  for (const auto& [id, nack] : it->second->pel) pel.erase(id);
+  for (StreamId id : it->second->pel) pel.erase(id);
   consumers.erase(it);
   return pending;
 }
@@ -647,12 +647,12 @@ std::unique_ptr<StreamValue> StreamValue::Clone() const {
       StreamGroup* ng = c->CreateGroup(name, g->last_id, g->entries_read);
       for (const auto& [cname, cons] : g->consumers) ng->CreateConsumer(cname, cons->seen_time);
       for (const auto& [id, nack] : g->pel) {
-        auto n = std::make_unique<StreamNack>(*nack);
-        if (nack->consumer != nullptr) {
-          n->consumer = ng->FindConsumer(nack->consumer->name);
-          n->consumer->pel.emplace(id, n.get());
+        StreamNack n = nack;
+        if (nack.consumer != nullptr) {
+          n.consumer = ng->FindConsumer(nack.consumer->name);
+          n.consumer->pel.insert(id);
         }
-        ng->pel.emplace(id, std::move(n));
+        ng->pel.emplace_hint(ng->pel.end(), id, n);
       }
     }
   }
@@ -667,8 +667,11 @@ size_t StreamValue::heap_bytes() const {
   for (const auto& [id, lp] : nodes_) n += PackedBuffer::RoundUp(lp.byte_size()) + 48;
   if (groups_) {
     for (const auto& [name, g] : *groups_) {
-      n += sizeof(StreamGroup) + name.size() + g->pel.size() * (sizeof(StreamNack) + 48);
-      for (const auto& [cname, c] : g->consumers) n += sizeof(StreamConsumer) + cname.size() + c->pel.size() * 32;
+      // B-tree slots (key and nack in place) about nine-tenths full.
+      n += sizeof(StreamGroup) + name.size() + g->pel.size() * (sizeof(StreamId) + sizeof(StreamNack)) * 10 / 9;
+      for (const auto& [cname, c] : g->consumers) {
+        n += sizeof(StreamConsumer) + cname.size() + c->pel.size() * sizeof(StreamId) * 10 / 9;
+      }
     }
   }
   return n;

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/functional/function_ref.h"
 #include "core/listpack.h"
 
@@ -84,17 +85,24 @@ struct StreamNack {
   StreamConsumer* consumer = nullptr;
 };
 
+// Memory per pending entry: a 40-byte slot in the group's B-tree (the nack
+// in place) and a 16-byte one in its consumer's -- about 60 bytes with the
+// trees' nodes, where Redis keeps a rax entry in each and a separate
+// 24-byte streamNACK (about 85).
 struct StreamConsumer {
   std::string name;
   int64_t seen_time = 0;
-  absl::btree_map<StreamId, StreamNack*> pel;  // the group's nacks it owns
+  // The ids of the group's nacks it owns; each nack is in StreamGroup::pel.
+  absl::btree_set<StreamId> pel;
 };
 
 struct StreamGroup {
   static constexpr int64_t kInvalidEntriesRead = -1;
   StreamId last_id;
   int64_t entries_read = kInvalidEntriesRead;
-  absl::btree_map<StreamId, std::unique_ptr<StreamNack>> pel;
+  // The nacks in place: a pointer to one stays valid until the next insert
+  // or erase in this map (never across one).
+  absl::btree_map<StreamId, StreamNack> pel;
   absl::btree_map<std::string, std::unique_ptr<StreamConsumer>, std::less<>> consumers;
 
   // The consumer named `name`, or nullptr.

@@ -273,10 +273,10 @@ void CmdXpending(CommandContext& ctx) {
   if (consumer_given) {
     StreamConsumer* c = g->FindConsumer(consumer_name);
     if (c == nullptr) return ctx.reply.ArrayHeader(0);
-    for (auto it = c->pel.lower_bound(start); it != c->pel.end() && take(it->first, it->second); ++it) {
+    for (auto it = c->pel.lower_bound(start); it != c->pel.end() && take(*it, &g->pel.find(*it)->second); ++it) {
     }
   } else {
-    for (auto it = g->pel.lower_bound(start); it != g->pel.end() && take(it->first, it->second.get()); ++it) {
+    for (auto it = g->pel.lower_bound(start); it != g->pel.end() && take(it->first, &it->second); ++it) {
     }
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(rows.size()));
@@ -370,7 +370,7 @@ void CmdXclaim(CommandContext& ctx) {
   uint64_t changes = 0;
   for (StreamId id : ids) {
     auto it = g->pel.find(id);
-    StreamNack* nack = it == g->pel.end() ? nullptr : it->second.get();
+    StreamNack* nack = it == g->pel.end() ? nullptr : &it->second;
     if (!s->Contains(id)) {
       if (nack != nullptr) {
         op.effects.AlsoPropagate(XclaimPropagation(ctx.argv[1], ctx.argv[2], *g, id, *nack));
@@ -445,7 +445,7 @@ void CmdXautoclaim(CommandContext& ctx) {
   auto it = g->pel.lower_bound(start);
   while (attempts-- > 0 && count > 0 && it != g->pel.end()) {
     const StreamId id = it->first;
-    StreamNack* nack = it->second.get();
+    StreamNack* nack = &it->second;  // valid: nothing below inserts into g->pel before it is used
     if (!s->Contains(id)) {
       op.effects.AlsoPropagate(XclaimPropagation(ctx.argv[1], ctx.argv[2], *g, id, *nack));
       ++changes;

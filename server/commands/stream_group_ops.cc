@@ -38,25 +38,22 @@ std::vector<std::string> XclaimPropagation(std::string_view key, std::string_vie
 
 StreamNack* ClaimNack(StreamGroup& g, StreamConsumer& c, StreamId id, bool create) {
   auto it = g.pel.find(id);
-  StreamNack* nack;
   if (it == g.pel.end()) {
     if (!create) return nullptr;
-    auto fresh = std::make_unique<StreamNack>();
-    nack = fresh.get();
-    g.pel.emplace(id, std::move(fresh));
-  } else {
-    nack = it->second.get();
-    if (nack->consumer != nullptr) nack->consumer->pel.erase(id);
+    it = g.pel.emplace(id, StreamNack{}).first;
+  } else if (it->second.consumer != nullptr) {
+    it->second.consumer->pel.erase(id);
   }
+  StreamNack* nack = &it->second;
   nack->consumer = &c;
-  c.pel[id] = nack;
+  c.pel.insert(id);
   return nack;
 }
 
 bool AckNack(StreamGroup& g, StreamId id) {
   auto it = g.pel.find(id);
   if (it == g.pel.end()) return false;
-  if (it->second->consumer != nullptr) it->second->consumer->pel.erase(id);
+  if (it->second.consumer != nullptr) it->second.consumer->pel.erase(id);
   g.pel.erase(it);
   return true;
 }
@@ -97,19 +94,21 @@ std::vector<StreamRow> DeliverNew(const OpArgs& op, std::string_view key, std::s
   return rows;
 }
 
-std::vector<StreamRow> DeliverHistory(const OpArgs& op, const StreamValue& s, StreamConsumer& c, StreamId start,
-                                      size_t count) {
+std::vector<StreamRow> DeliverHistory(const OpArgs& op, const StreamValue& s, StreamGroup& g,
+                                      const StreamConsumer& c, StreamId start, size_t count) {
   std::vector<StreamRow> rows;
   for (auto it = c.pel.lower_bound(start); it != c.pel.end() && (count == 0 || rows.size() < count); ++it) {
-    StreamRow row{it->first, true, {}};
-    s.Range(it->first, it->first, false, [&](StreamId, core::FieldValues fv) {
+    const StreamId id = *it;
+    StreamRow row{id, true, {}};
+    s.Range(id, id, false, [&](StreamId, core::FieldValues fv) {
       row.deleted = false;
       row.fv.assign(fv.begin(), fv.end());
       return false;
     });
     if (!row.deleted) {
-      it->second->delivery_time = op.now_ms;
-      ++it->second->delivery_count;
+      StreamNack& nack = g.pel.find(id)->second;  // a consumer's ids are all in its group's PEL
+      nack.delivery_time = op.now_ms;
+      ++nack.delivery_count;
     }
     rows.push_back(std::move(row));
   }

@@ -44,17 +44,18 @@ core::StreamConsumer* LookupOrCreateConsumer(const OpArgs& op, std::string_view 
 std::vector<StreamRow> DeliverNew(const OpArgs& op, std::string_view key, std::string_view group_name,
                                   core::StreamValue& s, core::StreamGroup& g, core::StreamConsumer& c, size_t count,
                                   bool noack);
-// XREADGROUP with an ID: `c`'s pending entries from `start` (at most
-// `count`), each delivered once more (time now, count + 1).
-std::vector<StreamRow> DeliverHistory(const OpArgs& op, const core::StreamValue& s, core::StreamConsumer& c,
-                                      core::StreamId start, size_t count);
+// XREADGROUP with an ID: `c`'s pending entries (in `g`) from `start` (at
+// most `count`), each delivered once more (time now, count + 1).
+std::vector<StreamRow> DeliverHistory(const OpArgs& op, const core::StreamValue& s, core::StreamGroup& g,
+                                      const core::StreamConsumer& c, core::StreamId start, size_t count);
 
 // XGROUP CREATE's `entries_read` default and XGROUP SETID's: the counter
 // for a group whose last ID is `id`.
 int64_t EntriesReadFor(const core::StreamValue& s, core::StreamId id);
 
 // Gives the pending entry `id` (which must be pending in `g`) to `c`,
-// creating it when `create` (XCLAIM FORCE). Returns the nack.
+// creating it when `create` (XCLAIM FORCE). Returns the nack, in `g.pel`:
+// valid until the next insert or erase there.
 core::StreamNack* ClaimNack(core::StreamGroup& g, core::StreamConsumer& c, core::StreamId id, bool create);
 // Removes a pending entry from the group and its owner; false if not pending.
 bool AckNack(core::StreamGroup& g, core::StreamId id);

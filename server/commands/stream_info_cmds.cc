@@ -112,9 +112,9 @@ void ReplyFull(CommandContext& ctx, const StreamValue& s, int64_t count) {
     for (auto it = g->pel.begin(); n > 0; ++it, --n) {
       ctx.reply.ArrayHeader(4);
       ctx.reply.Bulk(it->first.ToString());
-      ctx.reply.Bulk(it->second->consumer->name);
-      ctx.reply.Integer(it->second->delivery_time);
-      ctx.reply.Integer(static_cast<int64_t>(it->second->delivery_count));
+      ctx.reply.Bulk(it->second.consumer->name);
+      ctx.reply.Integer(it->second.delivery_time);
+      ctx.reply.Integer(static_cast<int64_t>(it->second.delivery_count));
     }
     ctx.reply.Bulk("consumers");
     ctx.reply.ArrayHeader(static_cast<int64_t>(g->consumers.size()));
@@ -130,10 +130,11 @@ void ReplyFull(CommandContext& ctx, const StreamValue& s, int64_t count) {
       size_t m = limit(c->pel.size());
       ctx.reply.ArrayHeader(static_cast<int64_t>(m));
       for (auto it = c->pel.begin(); m > 0; ++it, --m) {
+        const core::StreamNack& nack = g->pel.find(*it)->second;
         ctx.reply.ArrayHeader(3);
-        ctx.reply.Bulk(it->first.ToString());
-        ctx.reply.Integer(it->second->delivery_time);
-        ctx.reply.Integer(static_cast<int64_t>(it->second->delivery_count));
+        ctx.reply.Bulk(it->ToString());
+        ctx.reply.Integer(nack.delivery_time);
+        ctx.reply.Integer(static_cast<int64_t>(nack.delivery_count));
       }
     }
   }

@@ -212,7 +212,7 @@ void Read(CommandContext& ctx, bool group_read) {
     // Both kinds of reads start after the given ID (history included).
     StreamId after = ids[k];
     after.Incr();
-    std::vector<StreamRow> rows = history ? DeliverHistory(op, s, *c, after, count)
+    std::vector<StreamRow> rows = history ? DeliverHistory(op, s, g, *c, after, count)
                                           : DeliverNew(op, key, a.group, s, g, *c, count, a.noack);
     if (!history && !rows.empty()) propagated = true;
     served.emplace_back(key, std::move(rows));

@@ -84,9 +84,10 @@ void AppendStream(std::string_view key, const core::StreamValue& s, std::string*
         Emit(cc, out);
         continue;
       }
-      for (const auto& [id, nack] : c->pel) {
-        const std::string ids = id.ToString(), time = std::to_string(nack->delivery_time),
-                          count = std::to_string(nack->delivery_count);
+      for (core::StreamId id : c->pel) {
+        const core::StreamNack& nack = g->pel.find(id)->second;
+        const std::string ids = id.ToString(), time = std::to_string(nack.delivery_time),
+                          count = std::to_string(nack.delivery_count);
         std::string_view claim[] = {"XCLAIM", key, name, cname, "0", ids, "TIME", time, "RETRYCOUNT", count,
                                     "JUSTID", "FORCE"};
         Emit(claim, out);

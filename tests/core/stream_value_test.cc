@@ -173,15 +173,18 @@ TEST(StreamValueTest, GroupsAndClone) {
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(s.CreateGroup("g", {0, 0}, 0), nullptr);
   StreamConsumer* c = g->CreateConsumer("alice", 100);
-  auto nack = std::make_unique<StreamNack>();
-  nack->consumer = c;
-  c->pel.emplace(StreamId{1, 0}, nack.get());
-  g->pel.emplace(StreamId{1, 0}, std::move(nack));
+  StreamNack nack;
+  nack.consumer = c;
+  nack.delivery_count = 3;
+  c->pel.insert(StreamId{1, 0});
+  g->pel.emplace(StreamId{1, 0}, nack);
   std::unique_ptr<StreamValue> copy = s.Clone();
   StreamGroup* cg = copy->FindGroup("g");
   ASSERT_NE(cg, nullptr);
   ASSERT_EQ(cg->pel.size(), 1u);
-  EXPECT_EQ(cg->pel.begin()->second->consumer, cg->FindConsumer("alice"));
+  // The copy's nack names the copy's consumer, not the original's.
+  EXPECT_EQ(cg->pel.begin()->second.consumer, cg->FindConsumer("alice"));
+  EXPECT_EQ(cg->pel.begin()->second.delivery_count, 3u);
   EXPECT_EQ(cg->FindConsumer("alice")->pel.size(), 1u);
   EXPECT_EQ(g->DeleteConsumer("alice"), 1u);
   EXPECT_TRUE(g->pel.empty());
@@ -232,12 +235,12 @@ TEST(StreamValueTest, DumpRoundTripAndCorruptPayloads) {
   StreamGroup* g = s->CreateGroup("grp", {5, 2}, 5);
   StreamConsumer* c = g->CreateConsumer("alice", 1234);
   for (uint64_t i : {1, 2, 4}) {
-    auto nack = std::make_unique<StreamNack>();
-    nack->consumer = c;
-    nack->delivery_time = 99;
-    nack->delivery_count = i;
-    c->pel.emplace(StreamId{i, i % 3}, nack.get());
-    g->pel.emplace(StreamId{i, i % 3}, std::move(nack));
+    StreamNack nack;
+    nack.consumer = c;
+    nack.delivery_time = 99;
+    nack.delivery_count = i;
+    c->pel.insert(StreamId{i, i % 3});
+    g->pel.emplace(StreamId{i, i % 3}, nack);
   }
   g->CreateConsumer("bob", 5678);
   const Value v(std::move(s));

@@ -494,7 +494,7 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
   // reset of dirty (SAVE) is no write.
   if ((stats_.dirty <= dirty_before && propagate_as_.empty()) || &spec == exec_spec_) return;
   if (spec.script != CommandSpec::Script::kNone) {
-    propagate_as_.clear();
+    ResetPropagateAs();
   } else if (propagate_as_.empty()) {
     Propagate(c.db, argv);
   } else {
@@ -504,7 +504,7 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
       Propagate(c.db, views);
     }
     if (propagate_as_.size() > 1) EndPropagationBlock(false);
-    propagate_as_.clear();
+    ResetPropagateAs();
   }
   c.woff = aof_->fed_offset();
   c.repl_woff = master_repl_offset();

@@ -164,7 +164,7 @@ absl::Status Server::ApplyOne(Argv argv) {
   aof_client_->last_command = spec;
   CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs(), keyspace_, keyspace_.db(aof_client_->db)};
   spec->handler(ctx);
-  propagate_as_.clear();
+  ResetPropagateAs();
   return absl::OkStatus();
 }
 

@@ -383,8 +383,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::Primary* primary() { return primary_.get(); }
   repl::ReplicationIds& repl_ids() { return repl_ids_; }
   uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
-  // PSYNC / SYNC from `c`: answers +CONTINUE or +FULLRESYNC (or, for SYNC,
-  // the RDB alone) and makes `c` a replica.
+  // PSYNC / SYNC from `c`: makes `c` a replica (its connection moves to the
+  // main thread) and hands the request to repl::FullSync, which answers
+  // +CONTINUE or +FULLRESYNC (or, for SYNC, the RDB alone).
   void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
   // REPLCONF ACK from a replica.
   void OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset);

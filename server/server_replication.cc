@@ -153,7 +153,6 @@ uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
 }
 
 void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync) {
-  EnsurePrimary();
   c.is_replica = true;
   io_->MarkReplication(c.conn, io::Connection::kReplOutput);
   // A replica is sent the stream by offset from the backlog (io::ReplicaSend),

@@ -631,11 +631,11 @@ void Server::Cron(int64_t now_ms) {
   EvictClientsIfNeeded(now_ms);
   tracking_.LimitTable();
   ReapChild(now_ms);
-  if (diskless_) MaybeFinishDiskless();  // a transfer whose child was reaped before its pipe's EOF
+  if (full_sync_) full_sync_->MaybeFinishTransfer();  // a transfer whose child was reaped before its pipe's EOF
   aof_->Cron(now_ms);
   rdb_->Cron(now_ms, stats_.dirty);
   if (primary_) ReplicationCron(now_ms);
-  if (repl_rdb_file_.second != 0) RemoveReplicationRdbIfUseless();
+  if (full_sync_ && full_sync_->has_sync_rdb_file()) full_sync_->RemoveRdbIfUseless();
   if (replica_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);

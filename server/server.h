@@ -62,7 +62,7 @@
 #include "server/transactions.h"
 #include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
-#include "replication/diskless_transfer.h"
+#include "replication/full_sync.h"
 #include "replication/failover.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
@@ -393,8 +393,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::Primary* primary() { return primary_.get(); }
   repl::ReplicationIds& repl_ids() { return repl_ids_; }
   uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
-  // PSYNC / SYNC from `c`: answers +CONTINUE or +FULLRESYNC (or, for SYNC,
-  // the RDB alone) and makes `c` a replica.
+  // PSYNC / SYNC from `c`: makes `c` a replica (its connection moves to the
+  // main thread) and hands the request to repl::FullSync, which answers
+  // +CONTINUE or +FULLRESYNC (or, for SYNC, the RDB alone).
   void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
   // REPLCONF ACK from a replica.
   void OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset);
@@ -484,7 +485,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void EvictForCron(int64_t now_ms);
   // No save points and no AOF (Redis's allPersistenceDisabled).
   bool PersistenceDisabled() const;
-  void RemoveReplicationRdbIfUseless();
   // aclfile / user directives, at start-up.
   absl::Status LoadUsers();
   // The start-up load (AOF or RDB). Clients are served between keys (see
@@ -508,19 +508,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   WaitRegistry::Progress WaitProgress() const;
   void Cron(int64_t now_ms);
   // The primary side's tick: repl::Primary::Cron (through PrimaryGlue),
-  // then the full syncs that may start now.
+  // then the full syncs that may start now (repl::FullSync).
   void ReplicationCron(int64_t now_ms);
   void BeforeFlushReplication();
-  void StartFullSyncIfNeeded(int64_t now_ms);
-  void FinishFullSync(const ChildResult& result);
-  // Diskless full sync (server_diskless.cc): the fork child writes the RDB
-  // into a pipe, the primary streams it to the replicas.
-  void StartDisklessSync(const std::vector<repl::ReplicaLink*>& replicas, int64_t now_ms);
-  void PumpDiskless();
-  // The child exited or the pipe ended: when both, the replicas go online.
-  void MaybeFinishDiskless();
-  void AbortDiskless(std::string_view why);
-  void OnlineIfLoadedDiskless(repl::ReplicaLink& link);
+  // The PrimaryHost, and the full syncs' executor: made on first use.
+  repl::PrimaryHost& EnsurePrimaryGlue();
+  repl::FullSync& EnsureFullSync();
   void DropReplica(uint64_t client_id);
   // Removes a replica's link (its connection closed or is being closed), and
   // stops a disk snapshot nobody waits for any more.
@@ -663,16 +656,14 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();
   std::unique_ptr<repl::Primary> primary_;
   bool get_ack_pending_ = false;  // a waiter blocked this turn: ask replicas to ACK
-  bool repl_save_in_progress_ = false;  // the running RDB child serves replicas (a file)
-  std::unique_ptr<repl::DisklessTransfer> diskless_;  // the running child streams to them
-  uint32_t diskless_token_ = 0;         // tells this transfer's pipe polls from older ones
-  std::optional<ChildResult> diskless_child_;  // reaped before the pipe was drained
-  bool retry_diskless_ = false;  // the transfer waits for replica sockets to drain
-  uint64_t repl_save_offset_ = 0;       // master offset at that fork
-  // repl::PrimaryHost for primary_'s cron (server/primary_glue.h): made by
-  // the first cron tick with a backlog.
+  // repl::PrimaryHost for primary_'s cron and full_sync_ (server/primary_glue.h):
+  // made by the first SYNC / PSYNC or cron tick with a backlog, then kept.
   class PrimaryGlue;
   std::unique_ptr<PrimaryGlue> primary_glue_;
+  // SYNC / PSYNC and the full syncs they start (the snapshot file for
+  // replicas, the diskless transfer): made by the first SYNC / PSYNC, then
+  // kept (it outlives a freed backlog).
+  std::unique_ptr<repl::FullSync> full_sync_;
   // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
   // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
   class ReplicaGlue;
@@ -688,8 +679,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::unique_ptr<repl::Failover> failover_;  // while FAILOVER runs
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool has_save_points_ = false;  // cached from `save`
-  // (st_dev, st_ino) of the RDB file last written to feed replicas; {} when none.
-  std::pair<uint64_t, uint64_t> repl_rdb_file_;
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
   bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily

@@ -289,13 +289,11 @@ bool Server::ServeWhileLoading(uint64_t consumed) {
 void Server::ReapChild(int64_t now_ms) {
   ChildResult r;
   if (!child_.Poll(&r)) return;
-  if (r.type == ChildType::kRdb && diskless_) {  // streamed to replicas: no file, no save stats
-    if (!r.ok) Log(kWarning, "Background transfer error");
-    diskless_child_ = r;
-    MaybeFinishDiskless();
+  if (r.type == ChildType::kRdb && full_sync_ && full_sync_->transfer_running()) {
+    full_sync_->OnTransferChildExited(r.ok);  // streamed to replicas: no file, no save stats
   } else if (r.type == ChildType::kRdb) {
     rdb_->OnChildDone(r, now_ms, &stats_.dirty);
-    if (repl_save_in_progress_) FinishFullSync(r);
+    if (full_sync_) full_sync_->OnSaveDone(r.ok);
   } else if (r.type == ChildType::kAof) {
     aof_->OnRewriteDone(r);
     aof_always_ = aof_->always();
@@ -396,13 +394,13 @@ void Server::OnFlushAll(int64_t now_ms) {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
   // Replicas it was for start over with a full sync of the new dataset.
-  if (diskless_) {
-    AbortDiskless("FLUSHALL: stopping the diskless transfer to replicas");
+  if (full_sync_ && full_sync_->transfer_running()) {
+    full_sync_->AbortTransfer("FLUSHALL: stopping the diskless transfer to replicas");
   } else if (child_.type() == ChildType::kRdb) {
     ChildResult r;
     child_.Kill(&r);
     ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
-    if (repl_save_in_progress_) FinishFullSync(r);  // not ok: its replicas are dropped
+    if (full_sync_) full_sync_->OnSaveDone(false);  // its replicas (if any) are dropped
   }
   if (has_save_points_) (void)rdb_->Save(now_ms, &stats_.dirty, /*counted=*/false);
 }

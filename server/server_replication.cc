@@ -1,19 +1,13 @@
 // Server: the primary side of replication and the WAIT / WAITAOF waiters.
 // The Primary component (backlog, replica links) is created the first time a
-// replica attaches; until then none of this allocates anything.
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// replica attaches, the FullSync component (SYNC / PSYNC, snapshots for
+// replicas) on the first SYNC / PSYNC; until then none of this allocates
+// anything.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/strings.h"
-#include "replication/full_sync_plan.h"
 #include "server/logging.h"
 #include "server/primary_glue.h"
 #include "server/server.h"
@@ -159,7 +153,6 @@ uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
 }
 
 void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync) {
-  repl::Primary& p = EnsurePrimary();
   c.is_replica = true;
   io_->MarkReplication(c.conn, io::Connection::kReplOutput);
   // A replica is sent the stream by offset from the backlog (io::ReplicaSend),
@@ -168,150 +161,21 @@ void Server::StartReplicaSync(Client& c, std::string_view replid, int64_t psync_
   // A TLS link's bytes must be encrypted on the way out: it stays on its
   // thread and is handed its range by reference (repl::Backlog::RefTo).
   if (c.conn->tls() == nullptr) io_->MoveToMainThread(c.conn);
-  repl::ReplicaLink& link = p.Attach(c.id(), c.conn);
-  link.old_sync = old_sync;
-  const std::string peer = c.conn->peer.ToString();
-  const bool known_history =
-      replid == repl_ids_.replid ||
-      (replid == repl_ids_.replid2 && psync_offset <= repl_ids_.second_offset + 1 && repl_ids_.second_offset >= 0);
-  if (!old_sync && known_history && psync_offset > 0 && p.backlog().Has(static_cast<uint64_t>(psync_offset))) {
-    link.state = repl::ReplicaState::kOnline;
-    link.next_offset = static_cast<uint64_t>(psync_offset);
-    link.last_ack_ms = UnixMs();
-    io_->PrepareWrite(c.conn).Append(link.capa_psync2 ? StrCat("+CONTINUE ", repl_ids_.replid, "\r\n")
-                                                      : std::string("+CONTINUE\r\n"));
-    ++stats_.sync_partial_ok;
-    Log(kNotice, StrCat("Partial resynchronization request from ", peer, " accepted. Sending ",
-                        p.offset() + 1 - link.next_offset, " bytes of backlog starting from offset ", psync_offset,
-                        "."));
-    return;
-  }
-  if (!old_sync && replid != "?") ++stats_.sync_partial_err;
-  ++stats_.sync_full;
-  Log(kNotice, StrCat("Replica ", peer, " asks for synchronization; full resync"));
-  // repl-disable-tcp-nodelay: fewer, bigger packets to a replica that
-  // synchronises from scratch, as Redis's syncCommand (a partial resync keeps
-  // its socket as it was). Best effort; a Unix socket has no such option.
-  if (config_->Bool("repl-disable-tcp-nodelay") && c.conn->peer.family != AF_UNIX) {
-    int off = 0;
-    ::setsockopt(c.conn->fd, IPPROTO_TCP, TCP_NODELAY, &off, sizeof(off));
-  }
-  link.state = repl::ReplicaState::kWaitBgsaveStart;
-  link.sync_requested_ms = UnixMs();
-  // A file is being written for replicas: an unfiltered one may share it,
-  // from its offset.
-  if (repl_save_in_progress_ && !link.filtered()) {
-    link.state = repl::ReplicaState::kWaitBgsaveEnd;
-    link.next_offset = repl_save_offset_ + 1;
-    if (!old_sync) {
-      io_->PrepareWrite(c.conn).Append(StrCat("+FULLRESYNC ", repl_ids_.replid, " ", repl_save_offset_, "\r\n"));
-    }
-    return;
-  }
-  if (diskless_) {
-    Log(kNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
-    return;
-  }
-  // A streamed transfer (diskless, or a filtered snapshot, always streamed)
-  // waits repl-diskless-sync-delay on a diskless primary.
-  if (config_->Bool("repl-diskless-sync") && (link.capa_eof || link.filtered()) &&
-      config_->Int("repl-diskless-sync-delay") > 0) {
-    Log(kNotice, "Delay next BGSAVE for diskless SYNC");
-    return;  // the cron starts it, so replicas arriving meanwhile share it
-  }
-  StartFullSyncIfNeeded(UnixMs());
+  EnsureFullSync().OnSyncRequest(c.id(), c.conn, replid, psync_offset, old_sync);
 }
 
-void Server::StartFullSyncIfNeeded(int64_t now_ms) {
-  // Retried from the cron, and when a diskless transfer ends: its child may
-  // be reaped while its pipe is still being read, and a second transfer
-  // would replace the first one's replicas' payload.
-  if (!primary_ || child_.running() || diskless_) return;
-  repl::FullSyncSettings settings;
-  settings.diskless_sync = config_->Bool("repl-diskless-sync");
-  settings.delay_s = config_->Int("repl-diskless-sync-delay");
-  settings.max_replicas = config_->Int("repl-diskless-sync-max-replicas");
-  const repl::FullSyncPlan plan = repl::PlanFullSync(*primary_, settings, now_ms);
-  for (repl::ReplicaLink* r : plan.refused) {
-    Log(kWarning, StrCat("Replica ", r->ip(), ":", r->listening_port,
-                         " asks for a filtered snapshot without the EOF capability: disconnected"));
-    DropReplica(r->client_id);
-  }
-  switch (plan.kind) {
-    case repl::FullSyncPlan::Kind::kNone:
-    case repl::FullSyncPlan::Kind::kDelay:  // the cron tries again
-      return;
-    case repl::FullSyncPlan::Kind::kDiskless:
-      StartDisklessSync(plan.replicas, now_ms);
-      return;
-    case repl::FullSyncPlan::Kind::kDisk:
-      break;
-  }
-  const std::vector<repl::ReplicaLink*>& waiting = plan.replicas;
-  primary_->ForceSelect();  // the stream after the snapshot starts with SELECT
-  const uint64_t offset = primary_->offset();
-  RdbSaveOptions info;
-  info.repl_id = repl_ids_.replid;
-  info.repl_offset = static_cast<int64_t>(offset);
-  info.repl_stream_db = SnapshotStreamDb();
-  if (absl::Status s = rdb_->BackgroundSave(now_ms, stats_.dirty, &info); !s.ok()) {
-    Log(kWarning, StrCat("BGSAVE for replication failed: ", s.message()));
-    for (repl::ReplicaLink* r : waiting) DropReplica(r->client_id);
-    return;
-  }
-  Log(kNotice, StrCat("Starting BGSAVE for SYNC with target: disk"));
-  repl_save_in_progress_ = true;
-  repl_save_offset_ = offset;
-  for (repl::ReplicaLink* r : waiting) {
-    r->state = repl::ReplicaState::kWaitBgsaveEnd;
-    r->next_offset = offset + 1;
-    if (!r->old_sync) {
-      io_->PrepareWrite(r->conn).Append(StrCat("+FULLRESYNC ", repl_ids_.replid, " ", offset, "\r\n"));
-    }
-  }
+repl::PrimaryHost& Server::EnsurePrimaryGlue() {
+  if (!primary_glue_) primary_glue_ = std::make_unique<PrimaryGlue>(*this);
+  return *primary_glue_;
 }
 
-void Server::FinishFullSync(const ChildResult& result) {
-  repl_save_in_progress_ = false;
-  // The file this save wrote for replicas (rdb-del-sync-files may delete it
-  // once nothing needs it; a later save replaces it with another inode).
-  if (struct stat st; result.ok && ::stat(config_->Str("dbfilename").c_str(), &st) == 0) {
-    repl_rdb_file_ = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  }
-  if (!primary_) return;
-  std::vector<repl::ReplicaLink*> waiting;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kWaitBgsaveEnd) waiting.push_back(r.get());
-  }
-  // The file is opened once and read once for all of them (a later save
-  // may replace dbfilename meanwhile: the descriptor keeps this one).
-  std::shared_ptr<repl::SharedSnapshot> snapshot;
-  if (result.ok && !waiting.empty()) {
-    const int fd = ::open(config_->Str("dbfilename").c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd >= 0 && ::fstat(fd, &st) == 0) {
-      snapshot = std::make_shared<repl::SharedSnapshot>(fd, static_cast<uint64_t>(st.st_size));
-    } else if (fd >= 0) {
-      ::close(fd);
-    }
-  }
-  for (repl::ReplicaLink* r : waiting) {
-    if (!result.ok) {
-      Log(kWarning, "SYNC failed. BGSAVE child returned an error");
-      DropReplica(r->client_id);
-      continue;
-    }
-    if (snapshot == nullptr) {
-      Log(kWarning, "SYNC failed: can't open the RDB file just written");
-      DropReplica(r->client_id);
-      continue;
-    }
-    primary_->StartBulk(*r, snapshot, *io_);
-    r->last_ack_ms = UnixMs();
-    Log(kNotice, StrCat("Synchronization with replica ", r->conn->peer.ToString(), " started: sending ",
-                        snapshot->size(), " bytes of RDB"));
-  }
-  StartFullSyncIfNeeded(UnixMs());  // replicas that asked during this save
+repl::FullSync& Server::EnsureFullSync() {
+  if (!full_sync_) full_sync_ = std::make_unique<repl::FullSync>(EnsurePrimaryGlue());
+  return *full_sync_;
+}
+
+void Server::OnReadable(uint32_t token, int /*result*/) {
+  if (full_sync_) full_sync_->OnReadable(token);
 }
 
 void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
@@ -320,7 +184,7 @@ void Server::OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset) {
   if (link == nullptr) return;
   link->stream_on_ack = false;  // after a diskless payload: the replica has loaded it
   link->acked = true;
-  OnlineIfLoadedDiskless(*link);
+  if (full_sync_) full_sync_->OnReplicaAck(*link);
   link->ack_offset = std::max(link->ack_offset, offset);
   link->fack_offset = std::max(link->fack_offset, fsynced_offset);
   link->last_ack_ms = UnixMs();
@@ -342,18 +206,7 @@ void Server::ForgetReplica(uint64_t client_id) {
   const repl::ReplicaLink* link = primary_->Find(client_id);
   const bool waited_for_save = link != nullptr && link->state == repl::ReplicaState::kWaitBgsaveEnd;
   primary_->Detach(client_id);
-  // A snapshot written only for replicas that are all gone is of no use: the
-  // child is stopped (it would hold memory and the next full sync back), as
-  // Redis does -- unless save points make the file worth having anyway.
-  if (!waited_for_save || !repl_save_in_progress_ || has_save_points_ || child_.type() != ChildType::kRdb) return;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kWaitBgsaveEnd) return;
-  }
-  Log(kNotice, "Background saving for replication is useless now (no replica waits for it): killing the child");
-  ChildResult r;
-  child_.Kill(&r);
-  ::unlink(StrCat("temp-", r.pid, ".rdb").c_str());
-  repl_save_in_progress_ = false;
+  if (waited_for_save && full_sync_) full_sync_->OnWaitingReplicaGone();
 }
 
 void Server::DropReplica(uint64_t client_id) {
@@ -366,10 +219,7 @@ void Server::DropReplica(uint64_t client_id) {
 }
 
 void Server::BeforeFlushReplication() {
-  if (retry_diskless_ && diskless_) {
-    retry_diskless_ = false;
-    PumpDiskless();
-  }
+  if (full_sync_) full_sync_->BeforeFlush();
   // During a failover the stream is frozen after one GETACK, so the target's
   // acknowledgement can catch up with the offset (as Redis pauses it).
   // The request stays pending while no replica is online yet (one still
@@ -399,31 +249,8 @@ void Server::BeforeFlushReplication() {
 
 bool Server::PersistenceDisabled() const { return !has_save_points_ && !aof_->enabled(); }
 
-// rdb-del-sync-files, as Redis's removeRDBUsedToSyncReplicas: with no save
-// points and no AOF, the RDB file written only to feed replicas is deleted
-// once no child runs and no replica waits for it or is being sent it.
-void Server::RemoveReplicationRdbIfUseless() {
-  if (!config_->Bool("rdb-del-sync-files") || !PersistenceDisabled() || child_.running()) return;
-  if (primary_) {
-    for (const auto& r : primary_->replicas()) {
-      if (r->state == repl::ReplicaState::kWaitBgsaveStart || r->state == repl::ReplicaState::kWaitBgsaveEnd ||
-          r->state == repl::ReplicaState::kSendBulk) {
-        return;
-      }
-    }
-  }
-  const std::string& path = config_->Str("dbfilename");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == repl_rdb_file_.first &&
-      static_cast<uint64_t>(st.st_ino) == repl_rdb_file_.second) {
-    Log(kNotice, "Removing the RDB file used to feed replicas in a persistence-less instance");
-    ::unlink(path.c_str());
-  }
-  repl_rdb_file_ = {};
-}
-
 void Server::ReplicationCron(int64_t now_ms) {
-  if (!primary_glue_) primary_glue_ = std::make_unique<PrimaryGlue>(*this);
+  repl::PrimaryHost& host = EnsurePrimaryGlue();
   repl::PrimaryCronSettings settings;
   settings.hz = hz_;
   settings.start_time_ms = start_time_ms_;
@@ -435,9 +262,9 @@ void Server::ReplicationCron(int64_t now_ms) {
   settings.soft_limit_ms = replica_limit.soft_seconds * 1000;
   settings.is_replica = replica_ != nullptr;
   settings.stream_frozen = failover_ != nullptr || cluster_mf_paused_;
-  settings.diskless_transfer = diskless_ != nullptr;
-  if (!primary_->Cron(*primary_glue_, settings, now_ms)) return;  // the backlog was freed
-  StartFullSyncIfNeeded(now_ms);
+  settings.diskless_transfer = full_sync_ && full_sync_->transfer_running();
+  if (!primary_->Cron(host, settings, now_ms)) return;  // the backlog was freed
+  if (full_sync_) full_sync_->StartIfNeeded(now_ms);
 }
 
 void Server::ReplicateVerbatim(Argv argv) {

@@ -11,36 +11,14 @@
 #include "io/connection.h"
 #include "replication/primary.h"
 #include "replication/primary_host.h"
+#include "tests/replication/fake_primary_host.h"
 
 namespace ringkv::repl {
 namespace {
 
 constexpr uint64_t kPingBytes = 14;  // "*1\r\n$4\r\nPING\r\n"
 
-class FakeHost final : public PrimaryHost {
- public:
-  explicit FakeHost(std::unique_ptr<Primary>& primary) : primary_(primary) {}
-
-  void DropReplica(uint64_t client_id) override {
-    dropped.push_back(client_id);
-    primary_->Detach(client_id);
-  }
-  std::optional<std::string> ClientInfoLine(uint64_t client_id, int64_t /*now_ms*/) override {
-    return "id=" + std::to_string(client_id);
-  }
-  void FreeBacklog(int64_t offset) override {
-    freed_at = offset;
-    primary_.reset();
-  }
-  void SendKeepAlive(ReplicaLink& link) override { keep_alive.push_back(link.client_id); }
-
-  std::vector<uint64_t> dropped;
-  std::vector<uint64_t> keep_alive;
-  int64_t freed_at = -1;
-
- private:
-  std::unique_ptr<Primary>& primary_;
-};
+using FakeHost = FakePrimaryHost;
 
 class PrimaryCronTest : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -640,6 +641,10 @@ void Server::Cron(int64_t now_ms) {
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) {
+    if (deferred_cluster_master_ && !loading_) {
+      const auto [host, port] = *std::exchange(deferred_cluster_master_, std::nullopt);
+      (void)ReplicaOf(host, port);
+    }
     cluster_->Cron(now_ms);
     RedirectBlockedClients();
   }

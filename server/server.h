@@ -383,6 +383,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::Primary* primary() { return primary_.get(); }
   repl::ReplicationIds& repl_ids() { return repl_ids_; }
   uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
+  // The offset the cluster bus announces and CLUSTER SHARDS shows for
+  // myself (Redis's replicationGetSlaveOffset on a replica): 0 during a full
+  // sync -- the others then see this replica `loading` -- else
+  // master_repl_offset.
+  uint64_t announced_repl_offset() const {
+    return replica_ && replica_->full_sync_in_progress() ? 0 : master_repl_offset();
+  }
   // PSYNC / SYNC from `c`: answers +CONTINUE or +FULLRESYNC (or, for SYNC,
   // the RDB alone) and makes `c` a replica.
   void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
@@ -601,6 +608,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // it replaced (put back when it ends).
   bool cluster_mf_paused_ = false;
   ClientPause::Window pause_before_cluster_mf_;
+  // A REPLICAOF the cluster bus asked for while a load ran on the main
+  // thread (the bus is served meanwhile): done by the cron once it ended,
+  // so the load and its ReplicaSide are never swapped from under it.
+  std::optional<std::pair<std::string, int>> deferred_cluster_master_;
   std::string run_id_;
   std::string executable_;
   int64_t maxclients_ = 10000;

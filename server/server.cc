@@ -323,6 +323,9 @@ absl::Status Server::Start() {
     absl::StatusOr<std::unique_ptr<ClusterMode>> cluster = ClusterMode::Start(*config_, static_cast<int>(config_->Int("port")));
     if (!cluster.ok()) return cluster.status();
     cluster_ = std::move(*cluster);
+    cluster_->state().set_on_slot_unassigned([this](int slot, const cluster::Node& owner) {
+      if (cluster_->state().SharesShardWithMyself(owner)) UnsubscribeShardChannelsInSlot(slot);
+    });
     keyspace_.EnableSlotIndexes();
   }
   // Serving starts before the load, as in Redis: clients connecting during

@@ -165,6 +165,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
   // per protocol version and pattern) and returns how many there were.
   size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
+  // A slot of myself's shard was unassigned (Redis's removeChannelsInSlot):
+  // each shard channel hashing to it is dropped, its subscribers told
+  // "sunsubscribe <channel> <their shard channels left>".
+  void UnsubscribeShardChannelsInSlot(int slot);
   // client-output-buffer-limit (output_limits.h; measured in
   // server_output_limits.cc): true when the client's unsent output passed
   // the hard limit, or stayed above the soft one for longer than its seconds.

@@ -309,7 +309,7 @@ void NodesOnTmpfs() {
 // (node-timeout 60 s: a node pings one other node a second), and before
 // another node's later epoch bump can make them answer with an UPDATE that
 // takes the slot back (runtest-cluster's 25-pubsubshard-slot-migration).
-TEST(ClusterReshardE2E, AnEndedImportIsBroadcastAtOnce) {
+TEST(ClusterReshard, AnEndedImportIsBroadcastAtOnce) {
   std::vector<BusNode> nodes = StartCluster({{0, 5460}, {5461, 10922}, {10923, 16383}}, {}, {}, "60000");
   ASSERT_EQ(nodes.size(), 3u);
   BusNode& a = nodes[0];

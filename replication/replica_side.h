@@ -57,6 +57,12 @@ class ReplicaSide {
   const MasterLink& link() const { return link_; }
   bool link_up() const { return link_.state == MasterLink::State::kConnected; }
   bool syncing() const { return link_.state == MasterLink::State::kSyncing; }
+  // From the primary's +FULLRESYNC until its payload is loaded: Redis's
+  // replica then has neither a master client nor a cached one, so the offset
+  // it announces (replicationGetSlaveOffset) is 0.
+  bool full_sync_in_progress() const {
+    return syncing() && worker_ != nullptr && worker_->phase() == SyncPhase::kTransfer;
+  }
   // The link's state as ROLE names it: connect, connecting, handshake,
   // sync, connected.
   const char* LinkStateName() const;

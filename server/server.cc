@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -322,6 +323,9 @@ absl::Status Server::Start() {
     absl::StatusOr<std::unique_ptr<ClusterMode>> cluster = ClusterMode::Start(*config_, static_cast<int>(config_->Int("port")));
     if (!cluster.ok()) return cluster.status();
     cluster_ = std::move(*cluster);
+    cluster_->state().set_on_slot_unassigned([this](int slot, const cluster::Node& owner) {
+      if (cluster_->state().SharesShardWithMyself(owner)) UnsubscribeShardChannelsInSlot(slot);
+    });
     keyspace_.EnableSlotIndexes();
   }
   // Serving starts before the load, as in Redis: clients connecting during
@@ -640,6 +644,10 @@ void Server::Cron(int64_t now_ms) {
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) {
+    if (deferred_cluster_master_ && !loading_) {
+      const auto [host, port] = *std::exchange(deferred_cluster_master_, std::nullopt);
+      (void)ReplicaOf(host, port);
+    }
     cluster_->Cron(now_ms);
     RedirectBlockedClients();
   }

@@ -165,6 +165,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
   // per protocol version and pattern) and returns how many there were.
   size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
+  // A slot of myself's shard was unassigned (Redis's removeChannelsInSlot):
+  // each shard channel hashing to it is dropped, its subscribers told
+  // "sunsubscribe <channel> <their shard channels left>".
+  void UnsubscribeShardChannelsInSlot(int slot);
   // client-output-buffer-limit (output_limits.h; measured in
   // server_output_limits.cc): true when the client's unsent output passed
   // the hard limit, or stayed above the soft one for longer than its seconds.
@@ -393,6 +397,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::Primary* primary() { return primary_.get(); }
   repl::ReplicationIds& repl_ids() { return repl_ids_; }
   uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
+  // The offset the cluster bus announces and CLUSTER SHARDS shows for
+  // myself (Redis's replicationGetSlaveOffset on a replica): 0 during a full
+  // sync -- the others then see this replica `loading` -- else
+  // master_repl_offset.
+  uint64_t announced_repl_offset() const {
+    return replica_ && replica_->full_sync_in_progress() ? 0 : master_repl_offset();
+  }
   // PSYNC / SYNC from `c`: makes `c` a replica (its connection moves to the
   // main thread) and hands the request to repl::FullSync, which answers
   // +CONTINUE or +FULLRESYNC (or, for SYNC, the RDB alone).
@@ -604,6 +615,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // it replaced (put back when it ends).
   bool cluster_mf_paused_ = false;
   ClientPause::Window pause_before_cluster_mf_;
+  // A REPLICAOF the cluster bus asked for while a load ran on the main
+  // thread (the bus is served meanwhile): done by the cron once it ended,
+  // so the load and its ReplicaSide are never swapped from under it.
+  std::optional<std::pair<std::string, int>> deferred_cluster_master_;
   std::string run_id_;
   std::string executable_;
   int64_t maxclients_ = 10000;

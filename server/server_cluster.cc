@@ -17,8 +17,15 @@ namespace ringkv::server {
 ClusterHooks Server::MakeClusterHooks() {
   ClusterHooks h;
   h.notify = [this] { io_->Notify(); };
-  h.repl_offset = [this] { return static_cast<int64_t>(master_repl_offset()); };
-  h.set_master = [this](const std::string& host, int port) { (void)ReplicaOf(host, port); };
+  h.repl_offset = [this] { return static_cast<int64_t>(announced_repl_offset()); };
+  h.set_master = [this](const std::string& host, int port) {
+    if (loading_) {  // the bus is served from inside a load (ServeWhileLoading)
+      deferred_cluster_master_.emplace(host, port);
+      return;
+    }
+    deferred_cluster_master_.reset();
+    (void)ReplicaOf(host, port);
+  };
   h.replicating = [this] { return is_replica(); };
   h.pause_writes = [this](int64_t until_ms) {
     // Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLIENT_PAUSE_WRITE):

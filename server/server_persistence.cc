@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
 #include "io/thread_check.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/logging.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/server.h"
@@ -283,6 +284,10 @@ bool Server::ServeWhileLoading(uint64_t consumed) {
   loading_progress_.set_loaded_bytes(consumed);
   NotifyLoading(consumed);
   io_->ProcessEventsWhileBusy(nullptr);
+  // The cluster bus too, as Redis's processEventsWhileBlocked: PINGs are
+  // answered (a replica's PONGs announce offset 0 during its full sync),
+  // so the load is not taken for a failure. Its cron waits for the end.
+  if (cluster_) cluster_->OnBusEvents();
   return !shutdown_.stopping();
 }
 

@@ -4,6 +4,10 @@
 // an AOF fsync, so a message never overtakes an earlier reply; otherwise the
 // fan-out path, which gathers a busy channel's messages into fewer writes
 // (IoSystem::PrepareFanoutWrite).
+#include <string>
+#include <vector>
+
+#include "core/key_slot.h"
 #include "core/strings.h"
 #include "io/reply_builder.h"
 #include "io/thread_check.h"
@@ -56,6 +60,31 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
   });
   for (Client* c : over_limit) CloseForOutputLimit(*c, now_ms);
   return receivers;
+}
+
+void Server::UnsubscribeShardChannelsInSlot(int slot) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (pubsub_.NumChannels(PubSub::Kind::kShard) == 0) return;
+  for (const std::string& channel : pubsub_.Channels(PubSub::Kind::kShard, "")) {
+    if (core::KeyHashSlot(channel) != slot) continue;
+    std::vector<uint64_t> subscribers;
+    pubsub_.ForEachReceiver(PubSub::Kind::kShard, channel,
+                            [&](uint64_t id, std::string_view) { subscribers.push_back(id); });
+    for (uint64_t id : subscribers) {
+      pubsub_.Unsubscribe(id, PubSub::Kind::kShard, channel);
+      Client* c = FindClient(id);
+      if (c == nullptr) continue;
+      c->pubsub = pubsub_.Subscribed(id);
+      if (c->closing) continue;
+      io::OutBuffer out;
+      io::ReplyBuilder rb(&out, c->resp);
+      rb.PushHeader(3);
+      rb.Bulk("sunsubscribe");
+      rb.Bulk(channel);
+      rb.Integer(static_cast<int64_t>(pubsub_.Count(id, PubSub::Kind::kShard)));
+      FanoutTarget(*c).Append(out.ToString());
+    }
+  }
 }
 
 void Server::PropagateToReplicas(int db, Argv argv) {

@@ -7,6 +7,7 @@
 // client and running its commands through the gate -- with their replies
 // suppressed, every byte going to this server's own backlog (for its
 // replicas and a later PSYNC after a promotion), writes also to its AOF.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -184,8 +185,18 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
     Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
     NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
     loading_ = true;
-    loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms);
-    loading_ = false;
+    // Clients and the cluster bus are served every
+    // loading-process-events-interval-bytes, as Redis's replica loads
+    // (loading-ok commands run, the others get -LOADING).
+    struct stat st {};
+    loading_progress_.Start(now_ms, ::stat(r.rdb_path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+    LoadProgressHook progress;
+    progress.interval_bytes = static_cast<uint64_t>(config_->Int("loading-process-events-interval-bytes"));
+    progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
+    loaded = LoadRdbFile(r.rdb_path, keyspace_, now_ms, /*replace=*/false, &progress);
+    // Stopped by a shutdown: loading_ stays set, so the half-loaded data is
+    // never saved, and the main loop's next turn completes the shutdown.
+    if (!absl::IsCancelled(loaded.status())) loading_ = false;
     if (!loaded.ok()) {
       Log(kWarning,
           StrCat("Failed trying to load the MASTER synchronization DB from disk: ", loaded.status().message()));

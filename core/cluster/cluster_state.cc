@@ -84,9 +84,15 @@ bool ClusterState::AssignSlot(int slot, Node* node) {
 bool ClusterState::UnassignSlot(int slot) {
   Node* n = slots_[slot];
   if (n == nullptr) return false;
+  if (on_slot_unassigned_) on_slot_unassigned_(slot, *n);
   --n->num_slots;
   slots_[slot] = nullptr;
   return true;
+}
+
+bool ClusterState::SharesShardWithMyself(const Node& n) const {
+  const std::string& shard = n.is_replica() && !n.master.empty() ? n.master : n.name;
+  return myself_->name == shard || (myself_->is_replica() && myself_->master == shard);
 }
 
 std::vector<std::pair<int, int>> ClusterState::SlotRanges(const Node& node) const {

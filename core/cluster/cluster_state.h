@@ -13,9 +13,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -110,6 +112,16 @@ class ClusterState {
   // assigned / already free.
   bool AssignSlot(int slot, Node* node);
   bool UnassignSlot(int slot);
+  // Called by UnassignSlot before the slot leaves `owner` (every path: a
+  // SETSLOT, DELSLOTS, a claim of a greater epoch, a node forgotten), so the
+  // server can drop what it keeps per slot -- Redis's clusterDelSlot
+  // removing the slot's shard channels (removeChannelsInSlot).
+  void set_on_slot_unassigned(std::function<void(int slot, const Node& owner)> fn) {
+    on_slot_unassigned_ = std::move(fn);
+  }
+  // Whether `n` is in myself's shard: myself, myself's master, or a replica
+  // of either (Redis's clusterGetNodesServingMySlots(n) holding myself).
+  bool SharesShardWithMyself(const Node& n) const;
   void SetMigrating(int slot, Node* to) { migrating_to_[slot] = to; }
   void SetImporting(int slot, Node* from) { importing_from_[slot] = from; }
   // The [start, end] ranges of the slots `node` serves, ascending.
@@ -149,6 +161,7 @@ class ClusterState {
   std::array<Node*, kClusterSlots> slots_{};
   std::array<Node*, kClusterSlots> migrating_to_{};
   std::array<Node*, kClusterSlots> importing_from_{};
+  std::function<void(int slot, const Node& owner)> on_slot_unassigned_;
   bool ok_ = false;
 };
 

@@ -100,6 +100,10 @@ class ClusterBus {
   // A node left the table (FORGET, RESET): its links are closed.
   void NodeRemoved(const std::string& name);
   int CountFailureReports(cluster::Node& n);
+  // A PONG to every node now (Redis's clusterBroadcastPong(ALL)): after a
+  // SETSLOT NODE ends an import, so the new owner's claim and epoch spread
+  // before an older claim of a node whose epoch is bumped meanwhile.
+  void BroadcastPongToAll() { BroadcastPong(/*local_replicas_only=*/false); }
 
   // CLUSTER LINKS, node by node (outbound first, then inbound).
   std::vector<BusLinkInfo> Links() const;

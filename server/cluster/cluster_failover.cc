@@ -25,9 +25,11 @@ constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT: the master's p
 bool ClusterBus::FollowIfMySlotsMoved(Node& sender, Node* curmaster, int before) {
   cluster::ClusterState& st = mode_.state();
   if (curmaster == nullptr || before == 0 || curmaster->num_slots != 0 || &sender == &st.myself()) return false;
-  if (st.myself().is_master() && !config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) {
-    return false;
-  }
+  // Without cluster-allow-replica-migration only a takeover of exactly my
+  // (master's) slots is followed -- by a master and by its replicas alike,
+  // as Redis's `sender_slots == migrated_our_slots`: a shard whose slots
+  // were resharded away keeps its replicas.
+  if (!config_.Bool("cluster-allow-replica-migration") && before != sender.num_slots) return false;
   if (st.myself().is_replica() && st.myself().master == sender.name) return false;
   Log(kWarning, StrCat("Configuration change detected. Reconfiguring myself as a replica of ", sender.name));
   SetMaster(sender);

@@ -13,7 +13,7 @@ using cluster::Node;
 
 // A node's offset as CLUSTER SHARDS shows it (myself: this server's).
 int64_t Offset(CommandContext& ctx, const Node& n) {
-  return n.is_myself() ? static_cast<int64_t>(ctx.server.master_repl_offset()) : n.repl_offset;
+  return n.is_myself() ? static_cast<int64_t>(ctx.server.announced_repl_offset()) : n.repl_offset;
 }
 
 // Redis's isReplicaAvailable: a replica is listed in CLUSTER SLOTS once it

@@ -220,6 +220,10 @@ void CmdSetSlot(CommandContext& ctx) {
     if (n == &st.myself() && st.importing_from(slot) != nullptr) {
       if (BumpEpoch(st)) Log(kWarning, StrCat("configEpoch updated after importing slot ", slot));
       st.SetImporting(slot, nullptr);
+      // The others learn it at once, as Redis 7.0 does: gossip alone lets
+      // a later epoch bump of the old owner (another import) reach them
+      // first, and their UPDATE would then take the slot back.
+      if (cm->bus() != nullptr) cm->bus()->BroadcastPongToAll();
     }
   } else {
     ctx.reply.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP");

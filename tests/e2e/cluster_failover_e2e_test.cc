@@ -321,6 +321,33 @@ TEST(ClusterFailoverE2E, LostSlotsLoseTheirKeysAndAnEmptiedMasterFollows) {
   }
 }
 
+// cluster-allow-replica-migration no (runtest-cluster's
+// 12.1-replica-migration-3): a master whose slots were all resharded to
+// another (which had slots of its own) stays a master, and its replica
+// stays with it, as Redis's `sender_slots == migrated_our_slots`.
+TEST(ClusterFailoverE2E, WithoutReplicaMigrationAReshardedAwayShardKeepsItsReplica) {
+  std::vector<BusNode> nodes = StartCluster({{0, 9}, {10, 16383}}, {0}, {"--cluster-allow-replica-migration", "no"});
+  ASSERT_EQ(nodes.size(), 3u);
+  BusNode& a = nodes[0];
+  BusNode& b = nodes[1];
+  BusNode& r = nodes[2];  // a's replica
+  for (int s = 0; s <= 9; ++s) {
+    EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s), "IMPORTING", a.id}), "+OK\r\n");
+    EXPECT_EQ(Cmd(*b.conn, {"CLUSTER", "SETSLOT", std::to_string(s), "NODE", b.id}), "+OK\r\n");
+  }
+  // Every node learns b's claim of all the slots.
+  for (BusNode* n : {&a, &r}) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n->conn, b.id), " 0-16383"); }, 20))
+        << Text(Cmd(*n->conn, {"CLUSTER", "NODES"}));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // more pings, nothing else changes
+  EXPECT_TRUE(Has(NodeLine(*a.conn, a.id), "myself,master - ")) << NodeLine(*a.conn, a.id);
+  EXPECT_TRUE(Has(NodeLine(*r.conn, r.id), "myself,slave " + a.id)) << NodeLine(*r.conn, r.id);
+  EXPECT_TRUE(Has(NodeLine(*b.conn, r.id), "slave " + a.id)) << NodeLine(*b.conn, r.id);
+  EXPECT_TRUE(Has(Cmd(*a.conn, {"INFO", "replication"}), "connected_slaves:1\r\n"));
+  EXPECT_TRUE(Has(Cmd(*r.conn, {"INFO", "replication"}), "master_port:" + std::to_string(a.port()) + "\r\n"));
+}
+
 TEST(ClusterFailoverE2E, PublishReachesEveryNodeAndShardPublishItsShard) {
   std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0});
   ASSERT_EQ(nodes.size(), 4u);

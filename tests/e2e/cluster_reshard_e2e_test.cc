@@ -303,6 +303,40 @@ void NodesOnTmpfs() {
   if (std::filesystem::is_directory("/dev/shm")) setenv("TMPDIR", "/dev/shm", 1);
 }
 
+// SETSLOT NODE ending an import on the new owner bumps its epoch and
+// broadcasts a PONG at once (Redis's clusterBroadcastPong after an
+// import), so every node learns the new owner before a ping would carry it
+// (node-timeout 60 s: a node pings one other node a second), and before
+// another node's later epoch bump can make them answer with an UPDATE that
+// takes the slot back (runtest-cluster's 25-pubsubshard-slot-migration).
+TEST(ClusterReshard, AnEndedImportIsBroadcastAtOnce) {
+  std::vector<BusNode> nodes = StartCluster({{0, 5460}, {5461, 10922}, {10923, 16383}}, {}, {}, "60000");
+  ASSERT_EQ(nodes.size(), 3u);
+  BusNode& a = nodes[0];
+  BusNode& c = nodes[2];
+  ASSERT_EQ(Cmd(*a.conn, {"CLUSTER", "SETSLOT", "100", "MIGRATING", c.id}), "+OK\r\n");
+  ASSERT_EQ(Cmd(*c.conn, {"CLUSTER", "SETSLOT", "100", "IMPORTING", a.id}), "+OK\r\n");
+  ASSERT_EQ(Cmd(*a.conn, {"CLUSTER", "SETSLOT", "100", "NODE", c.id}), "+OK\r\n");
+  ASSERT_EQ(Cmd(*c.conn, {"CLUSTER", "SETSLOT", "100", "NODE", c.id}), "+OK\r\n");
+  const auto start = std::chrono::steady_clock::now();
+  // b heard nothing of the migration but the broadcast.
+  BusNode& b = nodes[1];
+  bool learnt = false;
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500) && !learnt) {
+    learnt = Has(NodeLine(*b.conn, c.id), " 100 10923-16383");
+    if (!learnt) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(learnt) << NodeLine(*b.conn, c.id);
+  // c took the greatest epoch, and b knows it.
+  const std::string info = Text(Cmd(*c.conn, {"CLUSTER", "INFO"}));
+  const auto field = [&](const std::string& name) {
+    const size_t at = info.find(name + ":") + name.size() + 1;
+    return info.substr(at, info.find("\r\n", at) - at);
+  };
+  EXPECT_EQ(field("cluster_my_epoch"), field("cluster_current_epoch")) << info;
+  EXPECT_TRUE(Has(NodeLine(*b.conn, c.id), " " + field("cluster_my_epoch") + " connected 100 ")) << NodeLine(*b.conn, c.id);
+}
+
 TEST(ClusterReshard, ReshardAndRebalanceUnderLoad) {
   if (!HaveRedisCli()) GTEST_SKIP() << "redis-cli not installed";
   NodesOnTmpfs();

@@ -7,7 +7,9 @@
 # used_memory, per entry, and MEMORY USAGE s, XINFO STREAM's
 # radix-tree-keys / radix-tree-nodes, with the ratio to the first server.
 # Then a consumer group reads 100,000 of the entries (pending) and the
-# growth of used_memory and MEMORY USAGE is printed again.
+# growth of used_memory and MEMORY USAGE is printed again (the growth
+# includes what the first big reply leaves behind, such as ringkv's reply
+# chunk pool), and what XGROUP DESTROY frees then: the PEL alone.
 #   perf/streams_memory.sh SERVER_CMD [SERVER_CMD...]
 #   e.g. perf/streams_memory.sh redis-server build/ringkv-server
 # Env: ENTRIES (1000000).
@@ -34,8 +36,8 @@ used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}
 xinfo() { redis-cli -p "$1" xinfo stream s | awk -v f="$2" 'prev == f {print; exit} {prev = $0}'; }
 
 printf "# streams_memory.sh %s ENTRIES=%d load %s\n" "$(date -u +%FT%TZ)" "$ENTRIES" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf "| server | RSS growth MiB | RSS B/entry | used_memory B/entry | MEMORY USAGE s | radix-tree-keys | radix-tree-nodes | used_memory growth with 100,000 pending B | MEMORY USAGE with them |\n"
-printf "|---|---|---|---|---|---|---|---|---|\n"
+printf "| server | RSS growth MiB | RSS B/entry | used_memory B/entry | MEMORY USAGE s | radix-tree-keys | radix-tree-nodes | used_memory growth with 100,000 pending B | MEMORY USAGE with them | PEL B (freed by XGROUP DESTROY) |\n"
+printf "|---|---|---|---|---|---|---|---|---|---|\n"
 i=0
 for server in "$@"; do
   i=$((i + 1))
@@ -56,10 +58,12 @@ for server in "$@"; do
   redis-cli -p "$port" xreadgroup group g alice count 100000 streams s '>' >/dev/null
   u2=$(used "$port")
   mu2=$(redis-cli -p "$port" memory usage s)
-  printf "| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |\n" "$server" "$(awk -v a="$r0" -v b="$r1" 'BEGIN { print (b - a) / 1024 }')" \
+  redis-cli -p "$port" xgroup destroy s g >/dev/null
+  u3=$(used "$port")
+  printf "| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n" "$server" "$(awk -v a="$r0" -v b="$r1" 'BEGIN { print (b - a) / 1024 }')" \
     "$(awk -v a="$r0" -v b="$r1" -v n="$ENTRIES" 'BEGIN { print (b - a) * 1024 / n }')" \
     "$(awk -v a="$u0" -v b="$u1" -v n="$ENTRIES" 'BEGIN { print (b - a) / n }')" "$mu" "$keys" "$nodes" \
-    "$((u2 - u1))" "$mu2"
+    "$((u2 - u1))" "$mu2" "$((u2 - u3))"
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   wait "$spid" 2>/dev/null || true
 done

@@ -63,15 +63,24 @@ struct LuaApi {
     // The arguments are done with: their stack room is the reply's (a call
     // with thousands of arguments leaves none otherwise).
     lua_settop(L, 0);
-    std::string& reply = e->call_reply_;
-    reply.clear();
-    while (!out.empty()) {
-      std::string_view front = out.Front();
-      reply.append(front);
-      out.Consume(front.size());
+    // A reply in one chunk (nearly all) is read where it is; a longer one
+    // is copied out in one piece first.
+    std::string_view reply = out.Front();
+    if (out.MultiLink()) {
+      std::string& joined = e->call_reply_;
+      joined.clear();
+      while (!out.empty()) {
+        std::string_view front = out.Front();
+        joined.append(front);
+        out.Consume(front.size());
+      }
+      reply = joined;
     }
-    if (!PushRespAsLua(L, reply)) return fail("reply from the command could not be converted");
-    if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
+    const bool converted = PushRespAsLua(L, reply);
+    const bool is_error = !reply.empty() && reply[0] == '-';
+    out.Clear();  // before a raise unwinds past this frame
+    if (!converted) return fail("reply from the command could not be converted");
+    if (raise && is_error) lua_error(L);
     return 1;
   }
   static int Call(lua_State* L) { return Command(L, true); }

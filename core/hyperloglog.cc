@@ -101,9 +101,9 @@ uint64_t Estimate(const int* histogram) {
   return static_cast<uint64_t>(std::llround(kAlphaInf * m * m / z));
 }
 
-}  // namespace
-
-uint64_t MurmurHash64A(const void* key, size_t len, uint64_t seed) {
+// MurmurHash64A's body, inlined into PFADD's per-element path (a call per
+// element showed in its profile).
+[[gnu::always_inline]] inline uint64_t Murmur64A(const void* key, size_t len, uint64_t seed) {
   const uint64_t m = 0xc6a4a7935bd1e995ULL;
   const int r = 47;
   uint64_t h = seed ^ (static_cast<uint64_t>(len) * m);
@@ -130,8 +130,12 @@ uint64_t MurmurHash64A(const void* key, size_t len, uint64_t seed) {
   return h;
 }
 
+}  // namespace
+
+uint64_t MurmurHash64A(const void* key, size_t len, uint64_t seed) { return Murmur64A(key, len, seed); }
+
 uint8_t PatternLength(std::string_view element, uint32_t* index) {
-  uint64_t hash = MurmurHash64A(element.data(), element.size(), 0xadc83b19ULL);
+  uint64_t hash = Murmur64A(element.data(), element.size(), 0xadc83b19ULL);
   *index = static_cast<uint32_t>(hash & kIndexMask);
   hash >>= kP;
   hash |= uint64_t{1} << kQ;  // the run ends by bit kQ at the latest

@@ -85,13 +85,9 @@ size_t StringValue::size() const {
   return inline_ ? inline_len_ : heap_.size;
 }
 
-std::string_view StringValue::View(char* scratch) const {
-  if (encoding_ == StringEncoding::kInt) {
-    auto r = std::to_chars(scratch, scratch + 21, int_);
-    return {scratch, static_cast<size_t>(r.ptr - scratch)};
-  }
-  if (inline_) return {inline_bytes_, inline_len_};
-  return {heap_.data, heap_.size};
+std::string_view StringValue::IntView(char* scratch) const {
+  auto r = std::to_chars(scratch, scratch + 21, int_);
+  return {scratch, static_cast<size_t>(r.ptr - scratch)};
 }
 
 std::string StringValue::ToString() const {
@@ -133,7 +129,7 @@ void StringValue::SetRange(size_t offset, std::string_view s) {
   heap_.size = static_cast<uint32_t>(need);
 }
 
-char* StringValue::MutableBytes(size_t min_size) {
+char* StringValue::MutableBytesSlow(size_t min_size) {
   const size_t old = size();
   const size_t need = std::max(old, min_size);
   MakeHeap(need);

@@ -56,7 +56,12 @@ class StringValue {
   int64_t int_value() const { return int_; }
   size_t size() const;
   // The bytes. For kInt, `scratch` (at least 21 bytes) receives the text.
-  std::string_view View(char* scratch) const;
+  // Inline: every string command reads its value through it.
+  std::string_view View(char* scratch) const {
+    if (encoding_ == StringEncoding::kInt) return IntView(scratch);
+    if (inline_) return {inline_bytes_, inline_len_};
+    return {heap_.data, heap_.size};
+  }
   std::string ToString() const;
   // OBJECT REFCOUNT as Redis reports it: the integers 0..9999 are shared
   // objects there (OBJ_SHARED_INTEGERS) with refcount INT_MAX; others are 1.
@@ -69,7 +74,12 @@ class StringValue {
   void SetRange(size_t offset, std::string_view s);
   // The bytes for editing in place (SETBIT, BITFIELD): the value becomes
   // kRaw, zero-padded to at least min_size bytes. Valid until the next edit.
-  char* MutableBytes(size_t min_size);
+  char* MutableBytes(size_t min_size) {
+    // Already raw on the heap and long enough (PFADD, SETBIT on a grown
+    // bitmap): nothing to convert, pad or allocate.
+    if (encoding_ == StringEncoding::kRaw && !inline_ && min_size <= heap_.size) return heap_.data;
+    return MutableBytesSlow(min_size);
+  }
 
  private:
   void Init(std::string_view s, bool try_int);
@@ -107,6 +117,8 @@ class StringValue {
   }
   // Ensures heap storage of at least n bytes holding the current bytes.
   void MakeHeap(size_t n);
+  std::string_view IntView(char* scratch) const;
+  char* MutableBytesSlow(size_t min_size);
 
   union {
     int64_t int_;

@@ -41,19 +41,19 @@ int64_t UnixUs() {
 uint64_t Clock::Ticks() { return __rdtsc(); }
 
 Clock::Clock() {
+  // The rate is calibrated even without an invariant TSC: durations
+  // (TicksToMicros) are then approximate, the wall clock is not derived.
+  // 20 ms against the monotonic clock: enough for well under 0.1% error.
   tsc_ = InvariantTsc();
-  if (tsc_) {
-    // 20 ms against the monotonic clock: enough for well under 0.1% error.
-    uint64_t n0 = MonoNanos(), t0 = Ticks();
-    timespec req{0, 20000000};
-    nanosleep(&req, nullptr);
-    uint64_t n1 = MonoNanos(), t1 = Ticks();
-    if (t1 > t0 && n1 > n0) {
-      micros_per_tick_ = static_cast<double>(n1 - n0) / 1000.0 / static_cast<double>(t1 - t0);
-      ms_per_tick_ = micros_per_tick_ / 1000.0;
-    } else {
-      tsc_ = false;
-    }
+  uint64_t n0 = MonoNanos(), t0 = Ticks();
+  timespec req{0, 20000000};
+  nanosleep(&req, nullptr);
+  uint64_t n1 = MonoNanos(), t1 = Ticks();
+  if (t1 > t0 && n1 > n0) {
+    micros_per_tick_ = static_cast<double>(n1 - n0) / 1000.0 / static_cast<double>(t1 - t0);
+    ms_per_tick_ = micros_per_tick_ / 1000.0;
+  } else {
+    tsc_ = false;
   }
   Anchor();
 }

@@ -5,8 +5,13 @@
 // expiry) and two timestamps (for INFO commandstats and SLOWLOG). Clock reads
 // the TSC and converts, with the rate calibrated at start-up and the wall
 // clock re-anchored by the cron (Anchor()) so it never drifts by more than a
-// tick's worth of TSC error. Without an invariant TSC it falls back to
-// clock_gettime.
+// tick's worth of TSC error. Without an invariant TSC the wall time falls
+// back to gettimeofday and durations (TicksToMicros / TicksToMillis, also
+// a running script's age for busy-reply-threshold) are approximate.
+//
+// Ticks() is static (a plain TSC read): code without the Server's Clock,
+// such as a script's start, takes a reading and converts it later through
+// Server::clock().
 //
 // Thread-safety: main thread only (Anchor and WallMs share state).
 #pragma once
@@ -21,6 +26,7 @@ class Clock {
   // Monotonic ticks; TicksToMicros converts a difference.
   static uint64_t Ticks();
   int64_t TicksToMicros(uint64_t ticks) const { return static_cast<int64_t>(ticks * micros_per_tick_); }
+  int64_t TicksToMillis(uint64_t ticks) const { return static_cast<int64_t>(ticks * ms_per_tick_); }
   // Unix time in milliseconds.
   int64_t WallMs() const { return WallMsAt(Ticks()); }
   // Unix time in milliseconds at `ticks` (a Ticks() reading taken since the

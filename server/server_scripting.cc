@@ -42,7 +42,8 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   }
   // ACL: the script runs as its caller's user (Redis's scriptVerifyACL).
   if (Client* caller = current_client_; caller != nullptr && caller->conn != nullptr && !caller->is_master) {
-    const acl::Verdict v = AclCheck(*this, *caller, *spec, argv, acl::LogContext::kLua, UnixMs());
+    // The TSC clock's wall time (as the gate's): only a denial logs it.
+    const acl::Verdict v = AclCheck(*this, *caller, *spec, argv, acl::LogContext::kLua, clock_.WallMs());
     if (!v.ok()) {
       refuse(v.denied == acl::Denied::kCommand
                  ? "ERR The user executing the script can't run this command or subcommand"

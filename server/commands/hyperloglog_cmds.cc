@@ -68,20 +68,25 @@ HllResult OpPfAdd(const OpArgs& op, std::string_view key, Argv elements, size_t 
   StringValue& sv = e->value.str();
   HllStatus status = HllStatus::kOk;
   if (hll::EncodingOf(BytesOf(e)) == hll::kDense) {
-    auto* regs = reinterpret_cast<uint8_t*>(sv.MutableBytes(0) + hll::kHeaderSize);
+    // The common case: the bytes stay put, made writable once.
+    char* bytes = sv.MutableBytes(0);
+    auto* regs = reinterpret_cast<uint8_t*>(bytes + hll::kHeaderSize);
     for (std::string_view el : elements) updated += hll::DenseAdd(regs, el) ? 1 : 0;
-  } else {
-    std::string s(BytesOf(e));
-    for (std::string_view el : elements) {
-      const int r = hll::Add(&s, el, sparse_max);
-      if (r < 0) {
-        status = HllStatus::kCorrupted;
-        break;
-      }
-      updated += r;
-    }
-    sv = StringValue::Raw(s);
+    if (updated == 0) return {HllStatus::kOk, 0};
+    hll::InvalidateCache(bytes);
+    op.Changed(notify::kString, "pfadd", key, static_cast<uint64_t>(updated));
+    return {HllStatus::kOk, 1};
   }
+  std::string s(BytesOf(e));
+  for (std::string_view el : elements) {
+    const int r = hll::Add(&s, el, sparse_max);
+    if (r < 0) {
+      status = HllStatus::kCorrupted;
+      break;
+    }
+    updated += r;
+  }
+  sv = StringValue::Raw(s);
   if (status != HllStatus::kOk) return {status, 0};
   if (updated > 0) {
     hll::InvalidateCache(sv.MutableBytes(0));

@@ -99,6 +99,7 @@ absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, co
 }
 
 void FunctionLibraries::Install(LibraryInfo lib, std::vector<FunctionInfo> functions) {
+  last_function_ = nullptr;
   for (FunctionInfo& f : functions) {
     std::string key = AsciiLower(f.name);
     functions_[key] = std::move(f);
@@ -110,6 +111,7 @@ void FunctionLibraries::Install(LibraryInfo lib, std::vector<FunctionInfo> funct
 void FunctionLibraries::Remove(const std::string& library) {
   auto it = libraries_.find(library);
   if (it == libraries_.end()) return;
+  last_function_ = nullptr;
   for (const std::string& f : it->second.functions) {
     auto fit = functions_.find(AsciiLower(f));
     if (fit == functions_.end()) continue;
@@ -156,16 +158,21 @@ bool FunctionLibraries::Delete(std::string_view library) {
 void FunctionLibraries::Flush() {
   libraries_.clear();
   functions_.clear();
+  last_function_ = nullptr;
   engine_.reset();
 }
 
 const FunctionInfo* FunctionLibraries::FindFunction(std::string_view name) const {
+  if (last_function_ != nullptr && name == last_name_) return last_function_;
   // Names are kept lower-case (Redis matches them in any case); FCALL's name
   // is lowered on the stack, as FCALL runs per request.
   absl::InlinedVector<char, 64> lower(name.begin(), name.end());
   for (char& ch : lower) ch = absl::ascii_tolower(static_cast<unsigned char>(ch));
   auto it = functions_.find(absl::string_view(lower.data(), lower.size()));
-  return it == functions_.end() ? nullptr : &it->second;
+  if (it == functions_.end()) return nullptr;
+  last_name_.assign(name);
+  last_function_ = &it->second;
+  return last_function_;
 }
 
 std::string FunctionLibraries::Dump() const {
@@ -225,6 +232,7 @@ absl::Status FunctionLibraries::Restore(std::string_view payload, std::string_vi
   // Take the staged engine and tables (their references belong to it).
   libraries_ = std::move(staged.libraries_);
   functions_ = std::move(staged.functions_);
+  last_function_ = nullptr;
   engine_ = std::move(staged.engine_);
   return absl::OkStatus();
 }

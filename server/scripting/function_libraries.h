@@ -86,6 +86,11 @@ class FunctionLibraries {
   std::unique_ptr<LuaEngine> engine_;
   std::map<std::string, LibraryInfo, std::less<>> libraries_;  // FUNCTION LIST order: by name
   absl::flat_hash_map<std::string, FunctionInfo> functions_;
+  // The last name FindFunction found, as it was asked (FCALL looks its
+  // function up twice: for the gate's flags, then to run it). Cleared
+  // whenever functions_ changes: flat_hash_map moves its entries.
+  mutable std::string last_name_;
+  mutable const FunctionInfo* last_function_ = nullptr;
 };
 
 }  // namespace ringkv::server::scripting

@@ -313,6 +313,8 @@ void LuaEngine::Protect() {
   }
   lua_pushvalue(L_, LUA_GLOBALSINDEX);
   lua_setfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  lua_pushvalue(L_, LUA_GLOBALSINDEX);
+  globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 2, 0) != 0) {
     std::abort();  // the sandbox is part of the binary: it always compiles
   }
@@ -320,7 +322,9 @@ void LuaEngine::Protect() {
   const int protect = lua_gettop(L_);
   const int globals_proxy = protect - 1;
   lua_getglobal(L_, "__redis__err__handler");
+  lua_pushvalue(L_, -1);
   lua_setfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  handler_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_pushnil(L_);
   lua_setglobal(L_, "debug");
   auto protect_field = [&](int table, const char* name) {
@@ -402,19 +406,19 @@ void PushArgs(lua_State* L, Argv args) {
 }  // namespace
 
 void LuaEngine::RunScript(ScriptRun& run, int ref, Argv keys, Argv args, io::ReplyBuilder& rb) {
-  lua_getfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
   PushArgs(L_, keys);
   lua_setfield(L_, -2, "KEYS");
   PushArgs(L_, args);
   lua_setfield(L_, -2, "ARGV");
   lua_pop(L_, 1);
-  lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, ref);
   Run(run, 0, rb);
 }
 
 void LuaEngine::RunFunction(ScriptRun& run, int callback_ref, Argv keys, Argv args, io::ReplyBuilder& rb) {
-  lua_getfield(L_, LUA_REGISTRYINDEX, kHandlerKey);
+  lua_rawgeti(L_, LUA_REGISTRYINDEX, handler_ref_);
   lua_rawgeti(L_, LUA_REGISTRYINDEX, callback_ref);
   PushArgs(L_, keys);
   PushArgs(L_, args);

@@ -90,6 +90,10 @@ class LuaEngine {
   ScriptHost* host_;
   lua_State* L_ = nullptr;
   ScriptRun* current_ = nullptr;
+  // Registry references (integer keys: no string lookup per run) of the
+  // real globals table and the error handler, set by Protect().
+  int globals_ref_ = 0;
+  int handler_ref_ = 0;
   // redis.call's scratch (one call at a time per engine: scripts cannot
   // run scripts): the arguments, formatted numbers, the reply's bytes.
   std::vector<std::string_view> call_argv_;

@@ -1,6 +1,7 @@
 // The `redis` table scripts see: its C functions and LuaEngine::InstallRedisApi.
-// Split from lua_engine.cc (the interpreter, sandbox and runs); the API
-// functions reach their engine through the Lua registry (EngineOf).
+// Split from lua_engine.cc (the interpreter, sandbox and runs). The API
+// functions are C closures whose one upvalue is their engine (a registry
+// lookup by name per redis.call showed in profiles).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -22,7 +23,7 @@ namespace ringkv::server::scripting {
 
 // The `redis` API's C functions (they reach the engine through the registry).
 struct LuaApi {
-  static LuaEngine* Engine(lua_State* L) { return EngineOf(L); }
+  static LuaEngine* Engine(lua_State* L) { return static_cast<LuaEngine*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
   // redis.call / redis.pcall
   static int Command(lua_State* L, bool raise) {
@@ -63,15 +64,24 @@ struct LuaApi {
     // The arguments are done with: their stack room is the reply's (a call
     // with thousands of arguments leaves none otherwise).
     lua_settop(L, 0);
-    std::string& reply = e->call_reply_;
-    reply.clear();
-    while (!out.empty()) {
-      std::string_view front = out.Front();
-      reply.append(front);
-      out.Consume(front.size());
+    // A reply in one chunk (nearly all) is read where it is; a longer one
+    // is copied out in one piece first.
+    std::string_view reply = out.Front();
+    if (out.MultiLink()) {
+      std::string& joined = e->call_reply_;
+      joined.clear();
+      while (!out.empty()) {
+        std::string_view front = out.Front();
+        joined.append(front);
+        out.Consume(front.size());
+      }
+      reply = joined;
     }
-    if (!PushRespAsLua(L, reply)) return fail("reply from the command could not be converted");
-    if (raise && !reply.empty() && reply[0] == '-') lua_error(L);
+    const bool converted = PushRespAsLua(L, reply);
+    const bool is_error = !reply.empty() && reply[0] == '-';
+    out.Clear();  // before a raise unwinds past this frame
+    if (!converted) return fail("reply from the command could not be converted");
+    if (raise && is_error) lua_error(L);
     return 1;
   }
   static int Call(lua_State* L) { return Command(L, true); }
@@ -292,7 +302,8 @@ void LuaEngine::InstallRedisApi() {
   auto make_api = [this](bool load_time) {
     lua_newtable(L_);
     auto fn = [this](const char* name, lua_CFunction f) {
-      lua_pushcfunction(L_, f);
+      lua_pushlightuserdata(L_, this);
+      lua_pushcclosure(L_, f, 1);
       lua_setfield(L_, -2, name);
     };
     auto num = [this](const char* name, lua_Number v) {

@@ -47,7 +47,7 @@ struct ScriptRun {
   bool killed = false;       // SCRIPT KILL / FUNCTION KILL asked for it to stop
   bool shutdown_nosave = false;  // SHUTDOWN NOSAVE while it ran: stop it, then the server
   bool timed_out = false;    // ran past busy-reply-threshold: other clients got -BUSY
-  int64_t start_ms = 0;      // monotonic clock at the start
+  uint64_t start_ticks = 0;  // Clock::Ticks() at the start (Scripting::ElapsedMs)
   int64_t now_ms = 0;        // wall clock at the start: the script's time for expiry
   Argv command;              // the EVAL / FCALL command (FUNCTION STATS); valid while it runs
   // Cluster mode: the slot of the declared keys, else of the first key a

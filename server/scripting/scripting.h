@@ -101,6 +101,8 @@ class Scripting final : public ScriptHost {
   // The refusal of a script about to run with `flags` (ScriptFlag bits), or
   // "": what the gate's checks leave, the _RO commands' rule.
   std::string PreRunError(uint32_t flags, bool read_only) const;
+  // Milliseconds since `run` started (the server's TSC clock).
+  int64_t ElapsedMs(const ScriptRun& run) const;
 
   Server& server_;
   std::unique_ptr<LuaEngine> eval_;

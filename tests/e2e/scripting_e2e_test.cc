@@ -52,6 +52,39 @@ TEST(ScriptingE2E, FcallFindsFunctionsInAnyCase) {
   EXPECT_EQ(Call(c, {"FCALL", "bump2", "0"}), "-ERR Function not found\r\n");
 }
 
+// FCALL remembers the function it found last: that must not outlive a
+// library replaced, deleted, restored or flushed (the table's entries move
+// or go), nor a load that grows the table.
+TEST(ScriptingE2E, FcallFindsTheRightFunctionAcrossReplaceDeleteRestoreAndFlush) {
+  TestServer server({"--save", ""});
+  ASSERT_TRUE(server.ready());
+  RawConn c(server.port());
+  auto lib = [](const std::string& name, const std::string& fn, int value) {
+    return "#!lua name=" + name + "\nredis.register_function('" + fn + "', function(keys, args) return " +
+           std::to_string(value) + " end)";
+  };
+  ASSERT_EQ(Call(c, {"FUNCTION", "LOAD", lib("l1", "f1", 1)}), "$2\r\nl1\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), ":1\r\n");
+  ASSERT_EQ(Call(c, {"FUNCTION", "LOAD", "REPLACE", lib("l1", "f1", 2)}), "$2\r\nl1\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), ":2\r\n");
+  // Many more functions: the table grows (and moves its entries).
+  for (int i = 0; i < 64; ++i) {
+    const std::string n = std::to_string(i);
+    ASSERT_EQ(Call(c, {"FUNCTION", "LOAD", lib("g" + n, "g" + n, i)}).rfind("$", 0), 0u);
+  }
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), ":2\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "g63", "0"}), ":63\r\n");
+  const std::string dump = Call(c, {"FUNCTION", "DUMP"});
+  ASSERT_EQ(Call(c, {"FUNCTION", "DELETE", "l1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), "-ERR Function not found\r\n");
+  ASSERT_EQ(Call(c, {"FUNCTION", "RESTORE", BulkPayload(dump), "FLUSH"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), ":2\r\n");
+  ASSERT_EQ(Call(c, {"FUNCTION", "FLUSH"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), "-ERR Function not found\r\n");
+  ASSERT_EQ(Call(c, {"FUNCTION", "LOAD", lib("l1", "f1", 3)}), "$2\r\nl1\r\n");
+  EXPECT_EQ(Call(c, {"FCALL", "f1", "0"}), ":3\r\n");
+}
+
 TEST(ScriptingE2E, EvalshaFindsTheRightScriptAcrossLoadsAndFlush) {
   TestServer server({"--save", ""});
   ASSERT_TRUE(server.ready());

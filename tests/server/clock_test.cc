@@ -40,5 +40,17 @@ TEST(ClockTest, TicksToMicrosMeasuresADuration) {
   EXPECT_LT(us, 200000);
 }
 
+// A running script's age (busy-reply-threshold) is read this way.
+TEST(ClockTest, TicksToMillisMeasuresADuration) {
+  Clock clock;
+  const uint64_t start = Clock::Ticks();
+  const int64_t start_us = UnixUs();
+  while (UnixUs() - start_us < 5000) {
+  }
+  const int64_t ms = clock.TicksToMillis(Clock::Ticks() - start);
+  EXPECT_GE(ms, 4);
+  EXPECT_LT(ms, 200);
+}
+
 }  // namespace
 }  // namespace ringkv::server

@@ -153,11 +153,7 @@ void IoSystem::Shutdown() {
   CloseListeners();
   // Commands still queued are dropped; closes already reported are delivered,
   // and a connection detached on its way to another thread is closed here.
-  inbox_scratch_.erase(inbox_scratch_.begin(), inbox_scratch_.begin() + static_cast<std::ptrdiff_t>(inbox_pos_));
-  inbox_pos_ = 0;
-  std::vector<ToMain> arrived;  // Drain swaps: it takes an empty vector
-  inbox_->Drain(&arrived);
-  for (ToMain& m : arrived) inbox_scratch_.push_back(std::move(m));
+  inbox_->Drain(&inbox_scratch_);
   for (ToMain& m : inbox_scratch_) {
     if (m.kind == ToMain::Kind::kClosed) {
       HandleClosed(m.conn);
@@ -488,22 +484,10 @@ void IoSystem::DrainInbox() {
     held.swap(held_);
     for (ToMain& m : held) Dispatch(m);
   }
-  // What a turn ended by its timer left (below) goes before what arrived since.
-  if (inbox_pos_ == inbox_scratch_.size()) {
-    inbox_scratch_.clear();
-    inbox_pos_ = 0;
-    inbox_->Drain(&inbox_scratch_);
-  }
+  inbox_->Drain(&inbox_scratch_);
   // A member position: a turn while busy, run from inside one of these
   // messages, goes on with the rest of them.
-  unsigned since_timer_check = 0;
-  while (inbox_pos_ < inbox_scratch_.size()) {
-    if (++since_timer_check == kTimerCheckEvery) {
-      since_timer_check = 0;
-      if (NowUs() >= next_timer_us_) return;  // kTimerCheckEvery: the turn ends
-    }
-    Dispatch(inbox_scratch_[inbox_pos_++]);
-  }
+  for (inbox_pos_ = 0; inbox_pos_ < inbox_scratch_.size();) Dispatch(inbox_scratch_[inbox_pos_++]);
   inbox_scratch_.clear();
   inbox_pos_ = 0;
 }
@@ -693,7 +677,6 @@ void IoSystem::PostRemoteReplies(Connection* keep) {
 int64_t IoSystem::TimerWaitUs() const {
   // A step of SetThreads waits to be applied at the start of the next turn.
   if (target_ != active_ && static_cast<int>(threads_.size()) == active_) return 0;
-  if (inbox_pos_ < inbox_scratch_.size()) return 0;  // left by a turn its timer ended
   return std::max<int64_t>(0, next_timer_us_ - NowUs());
 }
 

@@ -667,7 +667,6 @@ void IoThread::Loop() {
     // blocked).
     int64_t wait_us = runs_main_loop() ? main_->WaitUs() : -1;
     if (!detaching_.empty()) wait_us = wait_us < 0 ? DetachWaitUs() : std::min(wait_us, DetachWaitUs());
-    if (reaped_pos_ < reaped_count_) wait_us = 0;  // a turn ended by its timer (ReapCompletions)
     backend_->Wait(wait_us);
     ReapCompletions();
   }
@@ -677,20 +676,12 @@ void IoThread::ReapCompletions() {
   // The batch and the position in it are members: a turn while busy, run
   // from inside one of these handlers, continues with the rest of the batch
   // (a client waiting there must be answered too) before reaping more.
-  unsigned since_timer_check = 0;
   while (true) {
     if (reaped_pos_ == reaped_count_) {
       const unsigned n = backend_->Take(reaped_, kReapBatch);
       if (n == 0) return;
       reaped_pos_ = 0;
       reaped_count_ = n;
-    }
-    // On the main loop's thread a due timer ends the turn (kTimerCheckEvery);
-    // the rest of the batch is handled next turn, which does not sleep
-    // (Loop). A turn while busy runs no timers: it goes on.
-    if (++since_timer_check == kTimerCheckEvery) {
-      since_timer_check = 0;
-      if (runs_main_loop() && !in_busy_turn_ && main_->WaitUs() == 0) return;
     }
     const Completion c = reaped_[reaped_pos_++];
     HandleCompletion(c);

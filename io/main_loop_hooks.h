@@ -29,17 +29,6 @@
 
 namespace ringkv::io {
 
-// A saturated main loop ends its turn early when its timer is due, so that
-// deadlines (WAIT, BLPOP timeouts) fire and are answered within a few
-// commands of their time: each turn would otherwise grow with the answers
-// the one before it sent, and every deadline due inside a turn waits for its
-// end. The loop looks at the clock once per this many completions (thread
-// 0's own connections) or inbox messages (other threads' batches); at ~5 µs
-// of work each, a due deadline waits at most ~80 µs for its turn to end.
-// What the turn leaves is handled first in the next one, which does not
-// sleep (WaitUs answers 0).
-inline constexpr unsigned kTimerCheckEvery = 16;
-
 class MainLoopHooks {
  public:
   // The start of a turn, before its replies are sent: due timers, the
@@ -48,8 +37,7 @@ class MainLoopHooks {
   virtual void BeforeFlush() = 0;
   // After the turn's sends were queued: connections closed this turn are freed.
   virtual void AfterFlush() = 0;
-  // How long the loop may sleep waiting for a completion (µs; 0: do not
-  // sleep: the timer is due, or a turn ended by it left messages).
+  // How long the loop may sleep waiting for a completion (µs; 0: do not sleep).
   virtual int64_t WaitUs() = 0;
   // A turn while a command of `busy` runs long: the batches other threads
   // posted are delivered (except `busy`'s, kept for later) before the

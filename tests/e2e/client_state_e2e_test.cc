@@ -197,67 +197,6 @@ TEST(ClientStateE2E, FiveMillisecondTimeoutsNeverFireEarly) {
   }
 }
 
-// A loop with deadlines constantly due ends its turns early
-// (io/main_loop_hooks.h, kTimerCheckEvery) and handles what a turn left in
-// the next one -- completions of its own connections, and with io-threads 2
-// the batches other threads posted. Nothing is lost or reordered: writers
-// pipelining INCRs see 1, 2, 3, ... in order, every short BLPOP and WAIT
-// answers as a timeout, and every one of them went through the deadline
-// path (DEBUG DEADLINE-LATENESS counts them).
-TEST(ClientStateE2E, TurnsEndedByDueDeadlinesLoseAndReorderNothing) {
-  for (const char* threads : {"1", "2"}) {
-    SCOPED_TRACE(std::string("io-threads ") + threads);
-    TestServer s({"--enable-debug-command", "yes", "--io-threads", threads});
-    ASSERT_TRUE(s.ready());
-    constexpr int kWriters = 48, kBlockers = 16, kRounds = 10, kPipeline = 100;
-    std::atomic<int> writers_left{kWriters};
-    std::atomic<long> timeouts{0};
-    std::vector<std::thread> workers;
-    for (int w = 0; w < kWriters; ++w) {
-      workers.emplace_back([&, w] {
-        auto write = [&] {  // a failed ASSERT returns from here, and the blockers still stop
-          Redis c = Connect(s.port());
-          const std::string key = "counter:" + std::to_string(w);
-          long expected = 0;
-          for (int round = 0; round < kRounds; ++round) {
-            for (int i = 0; i < kPipeline; ++i) redisAppendCommand(c.get(), "INCR %s", key.c_str());
-            for (int i = 0; i < kPipeline; ++i) {
-              void* raw = nullptr;
-              ASSERT_EQ(redisGetReply(c.get(), &raw), REDIS_OK) << key;
-              std::unique_ptr<redisReply, decltype(&freeReplyObject)> r(static_cast<redisReply*>(raw),
-                                                                        freeReplyObject);
-              ASSERT_EQ(r->type, REDIS_REPLY_INTEGER) << key;
-              ASSERT_EQ(r->integer, ++expected) << key;
-            }
-          }
-        };
-        write();
-        --writers_left;
-      });
-    }
-    for (int b = 0; b < kBlockers; ++b) {
-      workers.emplace_back([&] {
-        Redis c = Connect(s.port());
-        while (writers_left.load() > 0) {
-          ASSERT_EQ(Cmd(c.get(), {"BLPOP", "none", "0.001"}), "(nil)");
-          ASSERT_EQ(Cmd(c.get(), {"WAIT", "1", "1"}), "0");  // no replica: the deadline answers
-          timeouts += 2;
-        }
-      });
-    }
-    for (auto& t : workers) t.join();
-    Redis c = Connect(s.port());
-    for (int w = 0; w < kWriters; ++w) {
-      EXPECT_EQ(Cmd(c.get(), {"GET", "counter:" + std::to_string(w)}), std::to_string(kRounds * kPipeline));
-    }
-    std::smatch m;
-    const std::string lateness = Cmd(c.get(), {"DEBUG", "DEADLINE-LATENESS"});
-    ASSERT_TRUE(std::regex_search(lateness, m, std::regex("calls,([0-9]+)"))) << lateness;
-    EXPECT_EQ(std::stol(m[1].str()), timeouts.load()) << lateness;
-    EXPECT_GT(timeouts.load(), 0);
-  }
-}
-
 TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
   TestServer s;
   ASSERT_TRUE(s.ready());

@@ -29,23 +29,8 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 SPID=$!
 trap 'kill "$SPID" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-SCRIPT_INCR="return redis.call('INCR', KEYS[1])"
-BODY10="local k = KEYS[1]
-redis.call('SET', k, ARGV[1])
-redis.call('INCR', k)
-redis.call('INCR', k)
-redis.call('GET', k)
-redis.call('INCR', k)
-redis.call('INCR', k)
-redis.call('GET', k)
-redis.call('INCR', k)
-redis.call('SET', k, ARGV[1])
-return redis.call('GET', k)"
-LIBRARY="#!lua name=benchlib
-redis.register_function('incr1', function(keys, args) return redis.call('INCR', keys[1]) end)
-redis.register_function('cmd10', function(KEYS, ARGV)
-$BODY10
-end)"
+# shellcheck source=scripting_workloads.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scripting_workloads.sh"
 SHA_INCR=$(redis-cli -p "$PORT" script load "$SCRIPT_INCR")
 SHA_10=$(redis-cli -p "$PORT" script load "$BODY10")
 redis-cli -p "$PORT" function load "$LIBRARY" >/dev/null

@@ -78,24 +78,9 @@ bench_raise_nofile $((CLIENTS + 256))
 command -v "$REDIS_BENCHMARK" >/dev/null || bench_die "no $REDIS_BENCHMARK"
 command -v "$REDIS_CLI" >/dev/null || bench_die "no $REDIS_CLI (needed to load scripts and read INFO)"
 
-SCRIPT_INCR="return redis.call('INCR', KEYS[1])"
-BODY10="local k = KEYS[1]
-redis.call('SET', k, ARGV[1])
-redis.call('INCR', k)
-redis.call('INCR', k)
-redis.call('GET', k)
-redis.call('INCR', k)
-redis.call('INCR', k)
-redis.call('GET', k)
-redis.call('INCR', k)
-redis.call('SET', k, ARGV[1])
-return redis.call('GET', k)"
+# shellcheck source=scripting_workloads.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scripting_workloads.sh"
 SCRIPT_10=$BODY10
-LIBRARY="#!lua name=benchlib
-redis.register_function('incr1', function(keys, args) return redis.call('INCR', keys[1]) end)
-redis.register_function('cmd10', function(KEYS, ARGV)
-$BODY10
-end)"
 SHA_INCR=$(printf '%s' "$SCRIPT_INCR" | sha1sum | cut -d' ' -f1)
 SHA_10=$(printf '%s' "$SCRIPT_10" | sha1sum | cut -d' ' -f1)
 

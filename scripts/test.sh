@@ -2,10 +2,13 @@
 # Installs what is missing, builds, and runs every test:
 #   1. Release build: unit and integration tests (ctest), including the
 #      differential tests against Debian's redis-server.
-#   2. The release build's integration tests again with every ringkv server
+#   2. The release build's integration tests that exercise the I/O backend
+#      (label "backend", tests/CMakeLists.txt) again with every ringkv server
 #      on the epoll backend (RINGKV_TEST_IO_BACKEND=epoll, read by
 #      tests/e2e/test_server.h and the Python harnesses).
-#   3. ASan + UBSan build: the same tests as 1.
+#   3. ASan + UBSan build: the unit and integration tests of 1 (not the
+#      "deploy" ones: packaging and sentinel scripts, no server code of
+#      their own to check).
 # Prints a summary and exits non-zero on any failure.
 #   SKIP_ASAN=1 scripts/test.sh    only the release passes (a quick local run)
 #   SKIP_EPOLL=1 scripts/test.sh   without pass 2
@@ -38,13 +41,13 @@ run_pass() {  # name build-kind build-dir [ctest args...]
 run_pass "release" release build
 if [[ ${SKIP_EPOLL:-0} != 1 ]]; then
   export RINGKV_TEST_IO_BACKEND=epoll
-  run_pass "release, epoll backend" release build -L integration
+  run_pass "release, epoll backend" release build -L backend
   unset RINGKV_TEST_IO_BACKEND
 fi
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_pass "asan+ubsan" asan build-asan
+  run_pass "asan+ubsan" asan build-asan -LE deploy
 fi
 
 echo

@@ -3,12 +3,14 @@
 #include <algorithm>
 
 #include "core/glob.h"
+#include "core/key_slot.h"
 
 namespace ringkv::server {
 
 bool PubSub::Subscribe(uint64_t client, Kind kind, std::string_view name) {
   std::vector<uint64_t>& subscribers = Table(kind)[name];
   if (std::find(subscribers.begin(), subscribers.end(), client) != subscribers.end()) return false;
+  if (kind == Kind::kShard && subscribers.empty()) IndexShardChannel(name, true);
   subscribers.push_back(client);
   clients_[client].of_kind[static_cast<int>(kind)].emplace_back(name);
   return true;
@@ -21,7 +23,10 @@ bool PubSub::Unsubscribe(uint64_t client, Kind kind, std::string_view name) {
   auto pos = std::find(it->second.begin(), it->second.end(), client);
   if (pos == it->second.end()) return false;
   it->second.erase(pos);
-  if (it->second.empty()) table.erase(it);
+  if (it->second.empty()) {
+    if (kind == Kind::kShard) IndexShardChannel(name, false);
+    table.erase(it);
+  }
   auto c = clients_.find(client);
   std::vector<std::string>& mine = c->second.of_kind[static_cast<int>(kind)];
   mine.erase(std::find(mine.begin(), mine.end(), name));
@@ -69,6 +74,28 @@ std::vector<std::string> PubSub::Channels(Kind kind, std::string_view pattern) c
     if (pattern.empty() || core::GlobMatch(pattern, name)) out.push_back(name);
   }
   return out;
+}
+
+void PubSub::IndexShardChannel(std::string_view name, bool add) {
+  const auto slot = static_cast<uint16_t>(core::KeyHashSlot(name));
+  if (add) {
+    shard_channels_by_slot_[slot].emplace_back(name);
+    return;
+  }
+  auto it = shard_channels_by_slot_.find(slot);
+  if (it == shard_channels_by_slot_.end()) return;
+  std::vector<std::string>& names = it->second;
+  auto pos = std::find(names.begin(), names.end(), name);
+  if (pos != names.end()) {
+    *pos = std::move(names.back());
+    names.pop_back();
+  }
+  if (names.empty()) shard_channels_by_slot_.erase(it);
+}
+
+std::vector<std::string> PubSub::ShardChannelsInSlot(int slot) const {
+  auto it = shard_channels_by_slot_.find(static_cast<uint16_t>(slot));
+  return it == shard_channels_by_slot_.end() ? std::vector<std::string>{} : it->second;
 }
 
 size_t PubSub::NumSub(Kind kind, std::string_view channel) const {

@@ -55,6 +55,10 @@ class PubSub {
   size_t NumSub(Kind kind, std::string_view channel) const;
   size_t NumPatterns() const { return patterns_.size(); }
   size_t NumChannels(Kind kind) const { return Table(kind).size(); }
+  // The shard channels with subscribers whose key slot is `slot` (cluster
+  // mode drops them when the slot leaves the node's shard): from an index
+  // kept beside the table, so the cost is the channels of that slot only.
+  std::vector<std::string> ShardChannelsInSlot(int slot) const;
 
  private:
   struct ClientSubscriptions {  // a client's pub/sub component
@@ -68,7 +72,12 @@ class PubSub {
     return kind == Kind::kChannel ? channels_ : kind == Kind::kPattern ? patterns_ : shard_channels_;
   }
 
+  // Keeps shard_channels_by_slot_ in step when a shard channel gains its
+  // first subscriber or loses its last.
+  void IndexShardChannel(std::string_view name, bool add);
+
   Subscribers channels_, patterns_, shard_channels_;
+  absl::flat_hash_map<uint16_t, std::vector<std::string>> shard_channels_by_slot_;
   absl::flat_hash_map<uint64_t, ClientSubscriptions> clients_;
 };
 

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "core/key_slot.h"
 #include "core/strings.h"
 #include "io/reply_builder.h"
 #include "io/thread_check.h"
@@ -65,8 +64,7 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
 void Server::UnsubscribeShardChannelsInSlot(int slot) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (pubsub_.NumChannels(PubSub::Kind::kShard) == 0) return;
-  for (const std::string& channel : pubsub_.Channels(PubSub::Kind::kShard, "")) {
-    if (core::KeyHashSlot(channel) != slot) continue;
+  for (const std::string& channel : pubsub_.ShardChannelsInSlot(slot)) {
     std::vector<uint64_t> subscribers;
     pubsub_.ForEachReceiver(PubSub::Kind::kShard, channel,
                             [&](uint64_t id, std::string_view) { subscribers.push_back(id); });

@@ -95,6 +95,21 @@ bool HandleEpochCollision(ClusterState& st, const Node& sender) {
   return true;
 }
 
+bool BumpEpochWithoutConsensus(ClusterState& st, bool unless_shared) {
+  Node& me = st.myself();
+  const uint64_t max = st.MaxEpoch();
+  bool shared = false;
+  if (unless_shared) {
+    for (const auto& n : st.nodes()) {
+      shared = shared || (n.get() != &me && n->is_master() && n->config_epoch == me.config_epoch);
+    }
+  }
+  if (me.config_epoch != 0 && me.config_epoch == max && !shared) return false;
+  st.current_epoch = max + 1;
+  me.config_epoch = st.current_epoch;
+  return true;
+}
+
 std::vector<int> TakeClaimedSlots(ClusterState& st, Node& sender, uint64_t sender_epoch, const SlotBitmap& slots,
                                   bool* changed) {
   std::vector<int> dirty;

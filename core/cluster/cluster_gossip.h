@@ -51,6 +51,16 @@ bool ReachedFailQuorum(ClusterState& st, Node& n, int64_t now_ms, int64_t node_t
 // when myself's epoch changed.
 bool HandleEpochCollision(ClusterState& st, const Node& sender);
 
+// Redis's clusterBumpConfigEpochWithoutConsensus: myself takes a new epoch,
+// greater than every epoch known, unless its epoch is nonzero and already
+// the greatest. True when it changed. With `unless_shared`, a greatest
+// epoch that another master also holds (a collision not resolved yet) is
+// bumped too -- ringkv's rule when an import ends or a takeover starts:
+// left tied, the collision's resolution could give the other master the
+// greater epoch, and its older claim would then win the slots back (and
+// their keys would be deleted here). Redis 7.0 keeps the tie.
+bool BumpEpochWithoutConsensus(ClusterState& st, bool unless_shared);
+
 // Redis's clusterUpdateSlotsConfigWith, the part on the slot table: every
 // slot `sender` claims that is unassigned or served by a node with a lower
 // config epoch (and not being imported) moves to `sender`. Returns the

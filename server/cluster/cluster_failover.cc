@@ -97,9 +97,7 @@ std::string ClusterBus::ManualFailover(bool force, bool takeover) {
   if (takeover) {
     // No consensus: a new epoch, the slots, and everyone told.
     Log(kWarning, "Taking over the master (user request).");
-    if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
-      ++st.current_epoch;
-      me.config_epoch = st.current_epoch;
+    if (cluster::BumpEpochWithoutConsensus(st, /*unless_shared=*/true)) {
       Log(kWarning, StrCat("New configEpoch set to ", me.config_epoch));
     }
     ReplaceMyMaster();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cluster/cluster_gossip.h"
 #include "core/cluster/nodes_conf.h"
 #include "core/key_slot.h"
 #include "server/cluster/cluster_bus.h"
@@ -143,16 +144,6 @@ void CmdDelSlotsRange(CommandContext& ctx) { SlotRangesCommand(ctx, true); }
 
 // Redis's clusterBumpConfigEpochWithoutConsensus: a new epoch for myself
 // unless it already holds the greatest one.
-bool BumpEpoch(cluster::ClusterState& st) {
-  Node& me = st.myself();
-  if (me.config_epoch == 0 || me.config_epoch != st.MaxEpoch()) {
-    ++st.current_epoch;
-    me.config_epoch = st.current_epoch;
-    return true;
-  }
-  return false;
-}
-
 void CmdSetSlot(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
@@ -218,7 +209,9 @@ void CmdSetSlot(CommandContext& ctx) {
     // Assigning an imported slot to myself ends the import and takes a new
     // epoch, so the cluster's other nodes would let this config win.
     if (n == &st.myself() && st.importing_from(slot) != nullptr) {
-      if (BumpEpoch(st)) Log(kWarning, StrCat("configEpoch updated after importing slot ", slot));
+      if (cluster::BumpEpochWithoutConsensus(st, /*unless_shared=*/true)) {
+        Log(kWarning, StrCat("configEpoch updated after importing slot ", slot));
+      }
       st.SetImporting(slot, nullptr);
       // The others learn it at once, as Redis 7.0 does: gossip alone lets
       // a later epoch bump of the old owner (another import) reach them
@@ -317,7 +310,7 @@ void CmdSetConfigEpoch(CommandContext& ctx) {
 void CmdBumpEpoch(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
-  const bool bumped = BumpEpoch(cm->state());
+  const bool bumped = cluster::BumpEpochWithoutConsensus(cm->state(), /*unless_shared=*/false);  // as Redis
   if (bumped) cm->Changed();
   ctx.reply.SimpleString(StrCat(bumped ? "BUMPED " : "STILL ", cm->state().myself().config_epoch));
 }

@@ -66,33 +66,31 @@ HllResult OpPfAdd(const OpArgs& op, std::string_view key, Argv elements, size_t 
     return {st, 0};
   }
   StringValue& sv = e->value.str();
-  HllStatus status = HllStatus::kOk;
-  if (hll::EncodingOf(BytesOf(e)) == hll::kDense) {
-    // The common case: the bytes stay put, made writable once.
-    char* bytes = sv.MutableBytes(0);
-    auto* regs = reinterpret_cast<uint8_t*>(bytes + hll::kHeaderSize);
-    for (std::string_view el : elements) updated += hll::DenseAdd(regs, el) ? 1 : 0;
+  // Both encodings end alike: a change drops the cached cardinality and is
+  // reported once, whatever the number of registers it moved.
+  const auto finish = [&]() -> HllResult {
     if (updated == 0) return {HllStatus::kOk, 0};
-    hll::InvalidateCache(bytes);
+    hll::InvalidateCache(sv.MutableBytes(0));
     op.Changed(notify::kString, "pfadd", key, static_cast<uint64_t>(updated));
     return {HllStatus::kOk, 1};
+  };
+  if (hll::EncodingOf(BytesOf(e)) == hll::kDense) {
+    // The common case: the bytes stay put, made writable once.
+    auto* regs = reinterpret_cast<uint8_t*>(sv.MutableBytes(0) + hll::kHeaderSize);
+    for (std::string_view el : elements) updated += hll::DenseAdd(regs, el) ? 1 : 0;
+    return finish();
   }
   std::string s(BytesOf(e));
   for (std::string_view el : elements) {
     const int r = hll::Add(&s, el, sparse_max);
     if (r < 0) {
-      status = HllStatus::kCorrupted;
-      break;
+      sv = StringValue::Raw(s);
+      return {HllStatus::kCorrupted, 0};
     }
     updated += r;
   }
   sv = StringValue::Raw(s);
-  if (status != HllStatus::kOk) return {status, 0};
-  if (updated > 0) {
-    hll::InvalidateCache(sv.MutableBytes(0));
-    op.Changed(notify::kString, "pfadd", key, static_cast<uint64_t>(updated));
-  }
-  return {HllStatus::kOk, updated > 0 ? 1 : 0};
+  return finish();
 }
 
 // PFCOUNT of one key: the cached cardinality, or a fresh estimate stored

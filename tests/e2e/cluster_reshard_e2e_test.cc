@@ -217,16 +217,26 @@ void ExpectCheckClean(const BusNode& n) {
   EXPECT_FALSE(Has(out, "[ERR]")) << out;
 }
 
+// Every node's CLUSTER NODES, for a failure's message.
+std::string AllViews(std::vector<BusNode>& nodes) {
+  std::string out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out += "node " + std::to_string(i) + " (" + nodes[i].id + ") sees:\n" + Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"}));
+  }
+  return out;
+}
+
 // Every node lists the same single owner, one of the masters, for every slot.
 void ExpectEverySlotCoveredOnce(std::vector<BusNode>& nodes) {
   const std::vector<std::string> first = SlotOwners(*nodes[0].conn);
   for (int s = 0; s < kSlots; ++s) {
     bool known = false;
     for (const BusNode& n : nodes) known = known || first[s] == n.id;
-    ASSERT_TRUE(known) << "slot " << s << " owner '" << first[s] << "'";
+    ASSERT_TRUE(known) << "slot " << s << " owner '" << first[s] << "'\n" << AllViews(nodes);
   }
   for (size_t i = 1; i < nodes.size(); ++i) {
-    ASSERT_TRUE(WaitFor([&] { return SlotOwners(*nodes[i].conn) == first; }, 10)) << "node " << i << " disagrees";
+    ASSERT_TRUE(WaitFor([&] { return SlotOwners(*nodes[i].conn) == first; }, 10))
+        << "node " << i << " disagrees\n" << AllViews(nodes);
   }
   // CLUSTER SLOTS lists the ranges in slot order, so every node answers
   // alike (Redis's test suite compares them to see the cluster settled).
@@ -266,7 +276,8 @@ void ReshardAndRebalance(std::vector<BusNode>& nodes, int from, int to, int slot
                                     nodes[from].id + " --cluster-to " + nodes[to].id + " --cluster-slots " +
                                     std::to_string(slots) + " --cluster-yes");
   EXPECT_FALSE(Has(reshard, "ERR")) << reshard;
-  EXPECT_TRUE(WaitFor([&] { return SlotCount(*nodes[0].conn, nodes[to].id) == to_before + slots; }, 10));
+  EXPECT_TRUE(WaitFor([&] { return SlotCount(*nodes[0].conn, nodes[to].id) == to_before + slots; }, 10))
+      << AllViews(nodes);
   ExpectCheckClean(nodes[0]);
   LetLoadRun(load, 1000);
 

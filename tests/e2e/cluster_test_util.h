@@ -95,7 +95,10 @@ inline int CountLines(const std::string& s) {
 // `ranges.size()` masters, each given its inclusive slot range, then one
 // replica per entry of `replica_of` (the index of its master); node 0 MEETs
 // the others. Returns once every node shows cluster_state:ok, knows every
-// node, lists each replica under its master, and each replica's link is up.
+// node, lists each replica under its master, sees every other node's link
+// connected (cluster_state:ok does not wait for the full mesh: a node that
+// learnt a peer by gossip may still be connecting to it), and each
+// replica's link is up.
 // ASSERT in the caller that the result has every node (a start failed
 // otherwise). `node_timeout` is cluster-node-timeout in ms.
 inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>& ranges,
@@ -135,6 +138,12 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
         },
         30);
     if (!ok) return {};
+  }
+  for (BusNode& n : nodes) {
+    for (const BusNode& peer : nodes) {
+      if (peer.id == n.id) continue;
+      if (!WaitFor([&] { return Has(NodeLine(*n.conn, peer.id), " connected"); }, 30)) return {};
+    }
   }
   for (size_t r = 0; r < replica_of.size(); ++r) {
     RawConn& c = *nodes[ranges.size() + r].conn;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/key_slot.h"
 
 namespace ringkv::server {
 namespace {
@@ -56,6 +59,29 @@ TEST(PubSubTest, ChannelsFilterByGlob) {
   EXPECT_EQ(ps.Channels(Kind::kChannel, "a.*").size(), 2u);
   EXPECT_EQ(ps.Channels(Kind::kChannel, "").size(), 3u);
   EXPECT_EQ(ps.Subscriptions(1, Kind::kChannel), (std::vector<std::string>{"a.1", "a.2", "b.1"}));
+}
+
+// The slot index holds a shard channel while it has a subscriber, and only
+// shard channels: what a slot leaving the shard must unsubscribe.
+TEST(PubSubTest, ShardChannelsAreIndexedBySlot) {
+  PubSub ps;
+  const int slot = core::KeyHashSlot("{x}a");
+  ASSERT_EQ(core::KeyHashSlot("{x}b"), slot);
+  ASSERT_NE(core::KeyHashSlot("y"), slot);
+  ps.Subscribe(1, Kind::kShard, "{x}a");
+  ps.Subscribe(2, Kind::kShard, "{x}a");
+  ps.Subscribe(2, Kind::kShard, "{x}b");
+  ps.Subscribe(2, Kind::kShard, "y");
+  ps.Subscribe(3, Kind::kChannel, "{x}c");  // not a shard channel
+  std::vector<std::string> in_slot = ps.ShardChannelsInSlot(slot);
+  std::sort(in_slot.begin(), in_slot.end());
+  EXPECT_EQ(in_slot, (std::vector<std::string>{"{x}a", "{x}b"}));
+  EXPECT_EQ(ps.ShardChannelsInSlot(core::KeyHashSlot("y")), (std::vector<std::string>{"y"}));
+  ps.Unsubscribe(1, Kind::kShard, "{x}a");  // one subscriber left: still indexed
+  EXPECT_EQ(ps.ShardChannelsInSlot(slot).size(), 2u);
+  ps.RemoveClient(2);
+  EXPECT_TRUE(ps.ShardChannelsInSlot(slot).empty());
+  EXPECT_TRUE(ps.ShardChannelsInSlot(core::KeyHashSlot("y")).empty());
 }
 
 }  // namespace

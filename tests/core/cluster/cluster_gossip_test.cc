@@ -152,6 +152,34 @@ TEST(ClusterGossip, EpochCollisionBumpsTheNodeWithTheSmallerName) {
   EXPECT_FALSE(HandleEpochCollision(st, *higher));
 }
 
+TEST(ClusterGossip, BumpWithoutConsensusTakesAGreatestEpochOfItsOwn) {
+  ClusterState st(Name('5'));
+  Node* other = AddMaster(st, '1', 3);
+  st.current_epoch = 3;
+  // Epoch 0 always moves; then the greatest, alone, stays.
+  EXPECT_TRUE(BumpEpochWithoutConsensus(st, false));
+  EXPECT_EQ(st.myself().config_epoch, 4u);
+  EXPECT_EQ(st.current_epoch, 4u);
+  EXPECT_FALSE(BumpEpochWithoutConsensus(st, true));
+  EXPECT_FALSE(BumpEpochWithoutConsensus(st, false));
+  // Below another's epoch: moves above it.
+  other->config_epoch = 6;
+  st.current_epoch = 6;
+  EXPECT_TRUE(BumpEpochWithoutConsensus(st, false));
+  EXPECT_EQ(st.myself().config_epoch, 7u);
+  // Tied at the greatest with another master: Redis's rule keeps the tie,
+  // ringkv's moves on.
+  other->config_epoch = 7;
+  EXPECT_FALSE(BumpEpochWithoutConsensus(st, false));
+  EXPECT_TRUE(BumpEpochWithoutConsensus(st, true));
+  EXPECT_EQ(st.myself().config_epoch, 8u);
+  EXPECT_EQ(st.current_epoch, 8u);
+  // A replica carries its master's epoch: no tie.
+  Node* replica = AddMaster(st, '2', 8);
+  replica->flags = kFlagReplica;
+  EXPECT_FALSE(BumpEpochWithoutConsensus(st, true));
+}
+
 TEST(ClusterGossip, ClaimedSlotsMoveOnlyToAGreaterEpoch) {
   ClusterState st(Name('0'));
   st.myself().config_epoch = 3;

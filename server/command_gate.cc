@@ -318,8 +318,8 @@ struct Server::GateRun {
   // but not the primary's: a replica panics rather than diverge, unless
   // replica-ignore-disk-write-errors.
   bool CheckPersistence() {
-    if (!s.persistence_ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
-      if (std::string misconf = s.PersistenceError(); !misconf.empty()) {
+    if (!s.persistence_.ok() && ((flags & cmd::kWrite) || spec->name == "ping")) {
+      if (std::string misconf = s.persistence_.Error(); !misconf.empty()) {
         if (!c.is_master) {
           Reject(misconf, spec);
           return false;
@@ -480,7 +480,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
     tracking_.TrackRead(c, spec, argv);
   }
   PropagateCall(c, spec, argv, dirty_before);
-  if (c.held_replies) durable_.Require(c.id(), aof_->fed_offset());
+  if (c.held_replies) persistence_.RequireDurable(c.id());
   LimitClientOutput(c, now_ms);
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start_ticks);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
@@ -506,7 +506,7 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
     if (propagate_as_.size() > 1) EndPropagationBlock(false);
     ResetPropagateAs();
   }
-  c.woff = aof_->fed_offset();
+  c.woff = persistence_.aof().fed_offset();
   c.repl_woff = master_repl_offset();
   // A writable replica's own writes: the deadlines they set are its to keep.
   if (replica_ && !c.is_master) RememberOwnVolatileKeys(c, spec, argv);

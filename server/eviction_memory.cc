@@ -14,7 +14,7 @@ uint64_t MemoryNotCountedForEvict(Server& s) {
     const uint64_t stream = p->backlog().memory(), backlog = p->backlog().capacity();
     if (stream > backlog) n += stream - backlog;
   }
-  if (s.aof().enabled()) n += s.aof().buffer_allocated();
+  if (s.persistence().aof().enabled()) n += s.persistence().aof().buffer_allocated();
   return n;
 }
 

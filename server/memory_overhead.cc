@@ -28,7 +28,7 @@ MemoryOverhead GatherMemoryOverhead(Server& s) {
       mh.clients_normal += s.MemoryOf(*c).total;
     }
   }
-  if (s.aof().enabled()) mh.aof_buffer = s.aof().buffer_allocated();
+  if (s.persistence().aof().enabled()) mh.aof_buffer = s.persistence().aof().buffer_allocated();
   if (const scripting::Scripting* sc = s.scripting()) {
     mh.lua_caches = sc->eval_scripts_memory();
     mh.cached_scripts = sc->cached_scripts();

@@ -37,8 +37,8 @@ repl::FullSyncConfig Server::PrimaryGlue::ReadFullSyncConfig() {
   c.plan.max_replicas = config.Int("repl-diskless-sync-max-replicas");
   c.disable_tcp_nodelay = config.Bool("repl-disable-tcp-nodelay");
   c.rdb_path = config.Str("dbfilename");
-  c.has_save_points = s_.has_save_points_;
-  c.remove_sync_rdb = config.Bool("rdb-del-sync-files") && s_.PersistenceDisabled();
+  c.has_save_points = s_.persistence_.has_save_points();
+  c.remove_sync_rdb = config.Bool("rdb-del-sync-files") && s_.persistence_.disabled();
   return c;
 }
 
@@ -58,7 +58,7 @@ void Server::PrimaryGlue::CountSync(repl::SyncCount what) {
 
 void Server::PrimaryGlue::KillRdbChild(bool remove_temp_file) {
   ChildResult r;
-  s_.child_.Kill(&r);
+  s_.persistence_.child().Kill(&r);
   if (remove_temp_file) ::unlink(StrCat("temp-", r.pid, ".rdb").c_str());
 }
 
@@ -67,7 +67,7 @@ absl::Status Server::PrimaryGlue::SaveForReplicas(const repl::SnapshotSpec& spec
   info.repl_id = spec.replid;
   info.repl_offset = static_cast<int64_t>(spec.offset);
   info.repl_stream_db = s_.SnapshotStreamDb();
-  return s_.rdb_->BackgroundSave(now_ms, s_.stats_.dirty, &info);
+  return s_.persistence_.BackgroundSave(now_ms, &info);
 }
 
 absl::StatusOr<int> Server::PrimaryGlue::ForkSnapshotToPipe(const repl::SnapshotSpec& spec, int64_t now_ms,
@@ -80,7 +80,8 @@ absl::StatusOr<int> Server::PrimaryGlue::ForkSnapshotToPipe(const repl::Snapshot
   options.repl_offset = static_cast<int64_t>(spec.offset);
   options.repl_stream_db = s_.SnapshotStreamDb();
   core::Keyspace* ks = &s_.keyspace_;
-  absl::Status s = s_.child_.Start(ChildType::kRdb, [ks, read_fd, write_fd, options, prefix, suffix]() {
+  ChildProcess& child = s_.persistence_.child();
+  absl::Status s = child.Start(ChildType::kRdb, [ks, read_fd, write_fd, options, prefix, suffix]() {
     ::close(read_fd);
     if (!WriteAll(write_fd, prefix)) return 1;
     if (absl::Status w = WriteRdb(*ks, write_fd, options); !w.ok()) {
@@ -90,7 +91,7 @@ absl::StatusOr<int> Server::PrimaryGlue::ForkSnapshotToPipe(const repl::Snapshot
     return WriteAll(write_fd, suffix) ? 0 : 1;
   });
   if (!s.ok()) return s;
-  return static_cast<int>(s_.child_.pid());
+  return static_cast<int>(child.pid());
 }
 
 }  // namespace ringkv::server

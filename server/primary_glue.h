@@ -57,10 +57,10 @@ class Server::PrimaryGlue final : public repl::PrimaryHost {
   void StartBulk(repl::ReplicaLink& link, std::shared_ptr<repl::SharedSnapshot> snapshot) override {
     s_.primary_->StartBulk(link, std::move(snapshot), *s_.io_);
   }
-  bool ChildRunning() override { return s_.child_.running(); }
-  bool RdbChildRunning() override { return s_.child_.type() == ChildType::kRdb; }
+  bool ChildRunning() override { return s_.persistence_.child().running(); }
+  bool RdbChildRunning() override { return s_.persistence_.child().type() == ChildType::kRdb; }
   void KillRdbChild(bool remove_temp_file) override;
-  void ReapChild() override { s_.ReapChild(UnixMs()); }
+  void ReapChild() override { s_.persistence_.ReapChild(UnixMs()); }
   absl::Status SaveForReplicas(const repl::SnapshotSpec& spec, int64_t now_ms) override;
   absl::StatusOr<int> ForkSnapshotToPipe(const repl::SnapshotSpec& spec, int64_t now_ms, int read_fd, int write_fd,
                                          std::string prefix, std::string suffix) override;

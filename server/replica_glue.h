@@ -72,7 +72,7 @@ class Server::ReplicaGlue final : public repl::ReplicaHost {
     return s_.replica_ != nullptr;
   }
   bool ScriptBusy() override { return s_.script_busy_; }
-  bool AofSynced() override { return s_.aof_->enabled() && !s_.aof_->has_unsynced(); }
+  bool AofSynced() override { return s_.persistence_.aof().enabled() && !s_.persistence_.aof().has_unsynced(); }
   void SupervisorStatus(std::string_view status) override { NotifyStatus(status); }
   bool FailoverInProgress() override { return s_.failover_ && s_.failover_->in_progress(); }
   void EndFailover(bool ok, std::string_view why) override { s_.EndFailover(ok, why); }

@@ -72,24 +72,19 @@ Server::Server(std::unique_ptr<Config> config)
   acl_ = std::make_unique<acl::Acl>(commands_);
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
-  rdb_ = std::make_unique<RdbSaver>(config_.get(), &keyspace_, &child_);
-  aof_ = std::make_unique<Aof>(config_.get(), &keyspace_, &child_,
-                               [this](int fd, uint32_t token) { io_->SubmitFsync(fd, token); });
   keyspace_.set_observer(this);
-  child_.set_on_running_changed([this](bool running) {
+  persistence_.child().set_on_running_changed([this](bool running) {
     keyspace_.SetForkChildActive(running);
-    if (running) latency_.OnForked(child_.last_fork_us(), AllocatedBytes());
+    if (running) latency_.OnForked(persistence_.child().last_fork_us(), AllocatedBytes());
   });
-  rdb_->set_repl_info([this] { return ReplSaveInfo(); });
-  rdb_->set_functions_source([this] { return FunctionLibraryCodes(); });
-  aof_->set_functions_source([this] { return FunctionLibraryCodes(); });
-  rdb_->set_latency_monitor(&latency_.monitor());
-  aof_->set_latency_monitor(&latency_.monitor());
+  persistence_.rdb().set_repl_info([this] { return ReplSaveInfo(); });
+  persistence_.rdb().set_functions_source([this] { return FunctionLibraryCodes(); });
+  persistence_.aof().set_functions_source([this] { return FunctionLibraryCodes(); });
   BindConnectionConfig();
   BindListenerConfig();
   BindTlsConfig(*config_, *io_);
   BindMemoryConfig();
-  BindPersistenceConfig();
+  persistence_.BindConfig();
   BindReplicationConfig();
   tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
@@ -251,6 +246,9 @@ void Server::BindMemoryConfig() {
   c.Bind("hll-sparse-max-bytes", &limits.hll_sparse_max_bytes);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
+  // Expired and evicted keys propagate as UNLINK (server_propagation.cc).
+  c.Bind("lazyfree-lazy-expire", &lazy_expire_);
+  c.Bind("lazyfree-lazy-eviction", &lazy_eviction_);
 }
 
 // Goes on with an eviction cut short by its time limit, under the same
@@ -413,7 +411,7 @@ void Server::OnClose(io::Connection* conn) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr) return;
   conn->owner = nullptr;
-  if (c->held_replies) durable_.Drop(c->id());
+  if (c->held_replies) persistence_.DropHeldReplies(c->id());
   ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   output_limits_.Forget(*c);
@@ -634,10 +632,9 @@ void Server::Cron(int64_t now_ms) {
   ClientsCron(now_ms);
   EvictClientsIfNeeded(now_ms);
   tracking_.LimitTable();
-  ReapChild(now_ms);
+  persistence_.ReapChild(now_ms);
   if (full_sync_) full_sync_->MaybeFinishTransfer();  // a transfer whose child was reaped before its pipe's EOF
-  aof_->Cron(now_ms);
-  rdb_->Cron(now_ms, stats_.dirty);
+  persistence_.Cron(now_ms);
   if (primary_) ReplicationCron(now_ms);
   if (full_sync_ && full_sync_->has_sync_rdb_file()) full_sync_->RemoveRdbIfUseless();
   if (replica_) ReplicaCron(now_ms);
@@ -678,20 +675,10 @@ void Server::BeforeFlush() {
   if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
   if (primary_) BeforeFlushReplication();
   if (replica_ && replica_->holding() && !script_busy_) replica_->ApplyHeld();
-  aof_->BeforeSleep();
-  // Held replies whose commands wrote nothing (an error, a no-op) need no
-  // fsync: they go out now rather than wait for somebody else's write.
-  if (durable_.clients() > 0) ReleaseDurableReplies();
+  persistence_.BeforeSleep();  // the AOF written; held replies that need no fsync sent
   if (tracking_.has_broadcasts()) tracking_.Broadcast();
-  if (replica_ && aof_->enabled()) replica_->NoteAofFed(aof_->fed_offset());
-  if (aof_always_ && aof_->write_failed()) {
-    // As Redis: with appendfsync always, a write that cannot reach the AOF
-    // cannot be acknowledged, and held replies would wait forever.
-    Log(kWarning, StrCat("Can't recover from AOF write error when the AOF fsync policy is 'always' (",
-                         std::strerror(aof_->write_errno()), "). Exiting..."));
-    _exit(1);
-  }
-  ++turn_;
+  if (replica_ && persistence_.aof().enabled()) replica_->NoteAofFed(persistence_.aof().fed_offset());
+  persistence_.EndTurn();
   if (shutdown_.requested()) io_->RequestStop();
 }
 

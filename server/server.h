@@ -46,11 +46,8 @@
 #include "server/output_limits.h"
 #include "server/pubsub.h"
 #include "server/server_stats.h"
-#include "server/persistence/aof.h"
-#include "server/persistence/child_process.h"
-#include "server/persistence/durable_replies.h"
+#include "server/persistence/persistence.h"
 #include "server/persistence/rdb_snapshot.h"
-#include "server/persistence/rdb_saver.h"
 #include "server/wait_registry.h"
 #include "server/watchdog.h"
 #include "server/blocking.h"
@@ -81,7 +78,8 @@ class ClusterMode;
 // Final: the hooks it implements for its components (private bases) are
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
-                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks {
+                     private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
+                     private Persistence::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -110,7 +108,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void OnClose(io::Connection* conn) override;
   int64_t OnTimer() override;
   void BeforeFlush() override;
-  void OnFsyncDone(uint32_t token, int result) override;
+  void OnFsyncDone(uint32_t token, int result) override { persistence_.OnFsyncDone(token, result); }
   void OnReadable(uint32_t token, int result) override;
   void OnNotify() override;
 
@@ -236,9 +234,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   size_t migrate_cached_sockets() const { return migrate_sockets_ ? migrate_sockets_->size() : 0; }
   // Appends a command to the AOF (and, later, the replication stream) now.
   void Propagate(int db, Argv argv);
-  Aof& aof() { return *aof_; }
-  RdbSaver& rdb() { return *rdb_; }
-  ChildProcess& child() { return child_; }
+  // RDB snapshots, the AOF, the fork child, replies held for an fsync
+  // (server/persistence/persistence.h; its hooks: server_hooks.cc).
+  Persistence& persistence() { return persistence_; }
   bool loading() const { return loading_; }
   const LoadingProgress& loading_progress() const { return loading_progress_; }
   // Whether a command setting a deadline already past deletes the key at
@@ -250,24 +248,15 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // A replica parsing a payload of another history (a diskless load that is
   // not async): clients get -LOADING meanwhile, as during a start-up load.
   bool sync_loading() const { return sync_loading_.load(std::memory_order_relaxed); }
-  // SHUTDOWN's persistence work before stopping: kill a child, flush the
-  // AOF, save the RDB when asked or when save points exist. An error means
-  // "do not stop".
-  absl::Status PrepareForShutdown(ShutdownSave save, bool force) override;
+  // SHUTDOWN's persistence work (Persistence::PrepareForShutdown).
+  absl::Status PrepareForShutdown(ShutdownSave save, bool force) override {
+    return persistence_.PrepareForShutdown(save, force);
+  }
   // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
   // load dbfilename (with merge, its keys replace existing ones).
   absl::Status DebugReload(bool save, bool flush, bool merge);
   // DEBUG LOADAOF: flush the AOF, empty the keyspace, replay the AOF.
   absl::Status DebugLoadAof();
-  // FLUSHALL: a running RDB child is killed and, with save points, an empty
-  // dump is written (Redis 7.0's flushAllDataAndResetRDB).
-  void OnFlushAll(int64_t now_ms);
-  // The MISCONF error a write (or PING) gets while persistence is failing, or "".
-  std::string PersistenceError() const;
-  // Cheap check before PersistenceError(): no save or AOF write is failing.
-  bool persistence_ok() const { return rdb_->last_bgsave_ok() && !aof_->write_failed(); }
-  // CONFIG SET appendonly.
-  absl::Status SetAppendOnly(bool on);
   // WAIT / WAITAOF: replies at once when the conditions already hold (or
   // `c` may not block), else blocks `c` (its later commands wait) until they
   // do or `deadline_us` (UnixUs; 0: none) passes.
@@ -433,16 +422,16 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // command is a write) or replies are already held -- a held segment
   // (DurableReplies). On the path of every reply: inlined.
   [[gnu::always_inline]] inline io::OutBuffer& ReplyTarget(Client& c, bool writes = false) {
-    if (c.held_replies || (aof_always_ && (writes || aof_->has_unsynced()))) {
+    if (c.held_replies || persistence_.MustHoldReply(writes)) {
       c.held_replies = true;
-      return durable_.Target(c.id(), turn_, aof_->fed_offset());
+      return persistence_.HeldReplyTarget(c.id());
     }
     return io_->PrepareWrite(c.conn);
   }
   // ReplyTarget for bytes the client did not ask for in this turn (a
   // published message): sent with the held fan-out (IoSystem::PrepareFanoutWrite).
   io::OutBuffer& FanoutTarget(Client& c) {
-    if (c.held_replies || (aof_always_ && aof_->has_unsynced())) return ReplyTarget(c);
+    if (c.held_replies || persistence_.MustHoldReply(false)) return ReplyTarget(c);
     return io_->PrepareFanoutWrite(c.conn);
   }
 
@@ -488,14 +477,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void BindConnectionConfig();   // server.cc: auth, limits, cron, log level
   void BindListenerConfig();     // server.cc: port, bind, tcp-keepalive
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
-  void BindPersistenceConfig();  // server_persistence.cc
   void BindReplicationConfig();  // server_replication.cc
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
   void EvictForCron(int64_t now_ms);
-  // No save points and no AOF (Redis's allPersistenceDisabled).
-  bool PersistenceDisabled() const;
   // aclfile / user directives, at start-up.
   absl::Status LoadUsers();
   // The start-up load (AOF or RDB). Clients are served between keys (see
@@ -508,11 +494,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool ServeWhileLoading(uint64_t consumed);
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
-  void ReapChild(int64_t now_ms);
-  void ReleaseDurableReplies();
-  // More AOF bytes are durable (or an fsync failed): release held replies
-  // and WAITAOF waiters.
-  void AfterAofSync();
   // Replies to waiters whose conditions hold or whose deadline passed.
   void UnblockWaiters(int64_t now_ms);
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override;
@@ -568,13 +549,22 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   repl::SyncRequest NewSyncRequest();
   bool LoadFullSync(repl::SyncResult& r, int64_t now_ms);
   void ResumeClient(Client& c) override;
-  // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: server_persistence.cc) ----
+  // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: above) -------------------
   bool LoadingDataset() override { return loading_; }
   bool ReplicasCaughtUp() override;
   ClientPause::Window PauseWritesForShutdown() override;
   void RestorePause(const ClientPause::Window& before) override;
   void LogReplicasAtShutdown() override;
   void FailShutdownWaiters() override;
+  // ---- Persistence::Hooks (server_hooks.cc) ---------------------------------------------
+  void SubmitFsync(int fd, uint32_t token) override { io_->SubmitFsync(fd, token); }
+  void DeliverHeldReplies(uint64_t id, io::OutBuffer& out) override;
+  void HeldRepliesReleased(uint64_t id) override;
+  void OnAofDurable() override;
+  bool DisklessTransferRunning() override;
+  void OnDisklessTransferExited(bool ok) override;
+  void AbortDisklessTransfer(std::string_view why) override;
+  void OnRdbFileDone(bool ok) override;
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -626,14 +616,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
 
-  // Persistence. The Aof object is small until appendonly turns it on (its
-  // syncer and files exist only then).
-  ChildProcess child_;
-  std::unique_ptr<RdbSaver> rdb_;
-  std::unique_ptr<Aof> aof_;
-  bool aof_always_ = false;  // cached aof_->always(): checked for every reply
-  DurableReplies durable_;
-  uint64_t turn_ = 0;        // main loop turns: a held-reply segment per turn
+  // RDB, AOF, the fork child, held replies: a member (not behind a
+  // pointer), as the reply path reads it for every reply.
+  Persistence persistence_{*this, *config_, keyspace_, stats_.dirty, latency_.monitor()};
   bool loading_ = false;
   LoadingProgress loading_progress_;  // INFO loading_* while loading_
   std::vector<std::vector<std::string>> propagate_as_;
@@ -693,7 +678,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   std::unique_ptr<repl::Failover> failover_;  // while FAILOVER runs
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
-  bool has_save_points_ = false;  // cached from `save`
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
   bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily

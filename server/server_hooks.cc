@@ -1,8 +1,10 @@
 // Server: its side of the components' hooks -- what BlockedClients
-// (blocking.h) and Shutdown (shutdown.h) ask of the server; Tracking's
-// Delivery is inline in server.h. None is called once per command: only
-// when a client blocks, is served, times out or is unblocked, and while a
-// shutdown starts, waits, finishes or is cancelled.
+// (blocking.h), Shutdown (shutdown.h) and Persistence
+// (persistence/persistence.h) ask of the server; Tracking's Delivery is
+// inline in server.h. None is called once per command: only when a client
+// blocks, is served, times out or is unblocked, while a shutdown starts,
+// waits, finishes or is cancelled, when held replies are released, an
+// fsync completes or the fork child ends.
 #include <algorithm>
 
 #include "core/keyspace.h"
@@ -102,6 +104,33 @@ void Server::FailShutdownWaiters() {
     ++stats_.total_error_replies;
     blocking_.Unblock(*c, UnblockReason::kServed);
   }
+}
+
+// ---- Persistence::Hooks ---------------------------------------------------------------
+
+void Server::DeliverHeldReplies(uint64_t id, io::OutBuffer& out) {
+  Client* c = FindClient(id);
+  if (c != nullptr && !c->closing) io_->PrepareWrite(c->conn).Splice(out);
+}
+
+void Server::HeldRepliesReleased(uint64_t id) {
+  if (Client* c = FindClient(id)) c->held_replies = false;
+}
+
+void Server::OnAofDurable() {
+  if (!blocking_.waits().empty()) UnblockWaiters(UnixMs());
+  // A replica tells its primary at once how far its AOF is durable (WAITAOF).
+  if (replica_) replica_->OnAofSynced(persistence_.aof().synced_offset());
+}
+
+bool Server::DisklessTransferRunning() { return full_sync_ && full_sync_->transfer_running(); }
+
+void Server::OnDisklessTransferExited(bool ok) { full_sync_->OnTransferChildExited(ok); }
+
+void Server::AbortDisklessTransfer(std::string_view why) { full_sync_->AbortTransfer(why); }
+
+void Server::OnRdbFileDone(bool ok) {
+  if (full_sync_) full_sync_->OnSaveDone(ok);
 }
 
 }  // namespace ringkv::server

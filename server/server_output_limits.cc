@@ -16,7 +16,7 @@ bool Server::OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, 
   const io::Connection& conn = *c.conn;
   const uint64_t unsent = (conn.thread == 0 ? io::QueuedOutput(conn)
                                             : conn.stat_obuf() + conn.main_out_size()) +
-                          (c.held_replies ? durable_.held_bytes(c.id()) : 0);
+                          (c.held_replies ? persistence_.held_bytes(c.id()) : 0);
   return output_limits_.Over(c, limit, unsent, now_ms);
 }
 

@@ -205,7 +205,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
       ::close(r.fd);
       return false;
     }
-    if (config_->Bool("rdb-del-sync-files") && PersistenceDisabled()) {
+    if (config_->Bool("rdb-del-sync-files") && persistence_.disabled()) {
       // rdb-del-sync-files: a replica without persistence keeps no copy.
       Log(kNotice, "Removing the RDB file obtained from the master. This replica has persistence disabled");
       ::unlink(r.rdb_path.c_str());
@@ -222,7 +222,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
     DisconnectReplicas();
     primary_.reset();
   }
-  rdb_->set_load_stats(*loaded);
+  persistence_.rdb().set_load_stats(*loaded);
   replica_->ForgetOwnExpiry();  // the keys it remembered are gone
   // The stream after the snapshot continues in the database it names
   // (a primary's starts with SELECT anyway; a chained replica's may not).
@@ -234,11 +234,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
   primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
                                              static_cast<uint64_t>(r.offset));
   // The AOF described the old dataset: rebuild it from the new one.
-  if (aof_->enabled()) {
-    aof_->Disable();
-    if (absl::Status s = aof_->Enable(now_ms); !s.ok()) Log(kWarning, std::string(s.message()));
-    aof_always_ = aof_->always();
-  }
+  persistence_.RestartAof(now_ms);
   return true;
 }
 

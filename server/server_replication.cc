@@ -20,8 +20,8 @@ WaitRegistry::Progress Server::WaitProgress() const {
   WaitRegistry::Progress p;
   const repl::Primary* primary = primary_.get();
   p.nth_ack = [primary](int64_t n, bool fsynced) -> int64_t { return primary ? primary->NthAck(n, fsynced) : -1; };
-  p.aof_on = aof_->enabled();
-  p.aof_synced = aof_->synced_offset();
+  p.aof_on = persistence_.aof().enabled();
+  p.aof_synced = persistence_.aof().synced_offset();
   return p;
 }
 
@@ -33,7 +33,7 @@ void Server::ReplyToWaiter(Client& c, const WaitSpec& spec) {
     return;
   }
   rb.ArrayHeader(2);
-  rb.Integer(aof_->enabled() && aof_->synced_offset() >= spec.aof_target ? 1 : 0);
+  rb.Integer(persistence_.aof().enabled() && persistence_.aof().synced_offset() >= spec.aof_target ? 1 : 0);
   rb.Integer(replicas);
 }
 
@@ -246,8 +246,6 @@ void Server::BeforeFlushReplication() {
     DropReplica(id);
   }
 }
-
-bool Server::PersistenceDisabled() const { return !has_save_points_ && !aof_->enabled(); }
 
 void Server::ReplicationCron(int64_t now_ms) {
   repl::PrimaryHost& host = EnsurePrimaryGlue();

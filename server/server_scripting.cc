@@ -74,8 +74,8 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
       refuse("READONLY You can't write against a read only replica.");
       return;
     }
-    if (!persistence_ok()) {
-      if (std::string misconf = PersistenceError(); !misconf.empty()) {
+    if (!persistence_.ok()) {
+      if (std::string misconf = persistence_.Error(); !misconf.empty()) {
         refuse(misconf);
         return;
       }

@@ -47,7 +47,7 @@ void Server::Exec(CommandContext& ctx) {
   transactions_.set_in_exec(false);
   EndPropagationBlock();
   c.last_command = exec_spec_;
-  c.woff = aof_->fed_offset();
+  c.woff = persistence_.aof().fed_offset();
   c.repl_woff = master_repl_offset();
 }
 

@@ -173,7 +173,7 @@ void DebugAofFlushSleep(CommandContext& ctx) {
     ctx.reply.Error(errors::kNotInteger);
     return;
   }
-  ctx.server.aof().set_flush_sleep_us(std::max<int64_t>(0, us));
+  ctx.server.persistence().aof().set_flush_sleep_us(std::max<int64_t>(0, us));
   ctx.reply.Ok();
 }
 

@@ -181,12 +181,12 @@ void InfoMemory(Server& s, std::string* out) {
 
 void InfoPersistence(Server& s, std::string* out) {
   const int64_t now_ms = UnixMs();
-  const ChildProcess& child = s.child();
-  const Aof& aof = s.aof();
+  const ChildProcess& child = s.persistence().child();
+  const Aof& aof = s.persistence().aof();
   Field(out, "loading", s.loading() || s.sync_loading() ? 1 : 0);
   Field(out, "async_loading", s.async_loading() ? 1 : 0);
   child.AppendCurrentInfo(out, now_ms);
-  s.rdb().AppendInfo(out, now_ms, s.stats().dirty);
+  s.persistence().rdb().AppendInfo(out, now_ms, s.stats().dirty);
   const AofStats& as = aof.stats();
   const bool aof_child = child.type() == ChildType::kAof;
   Field(out, "aof_enabled", aof.enabled() ? 1 : 0);
@@ -241,8 +241,8 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "pubsub_channels", s.pubsub().NumChannels(PubSub::Kind::kChannel));
   Field(out, "pubsub_patterns", s.pubsub().NumPatterns());
   Field(out, "pubsubshard_channels", s.pubsub().NumChannels(PubSub::Kind::kShard));
-  Field(out, "latest_fork_usec", s.child().last_fork_us());
-  Field(out, "total_forks", s.child().total_forks());
+  Field(out, "latest_fork_usec", s.persistence().child().last_fork_us());
+  Field(out, "total_forks", s.persistence().child().total_forks());
   Field(out, "migrate_cached_sockets", s.migrate_cached_sockets());
   Field(out, "slave_expires_tracked_keys", s.replica_tracked_expires());
   // No active defragmentation (mimalloc has none to drive): Redis's zeros.

@@ -130,7 +130,7 @@ void CmdFlushall(CommandContext& ctx) {
   if (!ParseFlushMode(ctx, &async)) return;
   for (int i = 0; i < ctx.server.keyspace().count(); ++i) FlushDatabase(ctx, ctx.server.keyspace().db(i), async);
   ctx.server.tracking().Flushed(/*all=*/true, ctx.server.current_client_id());
-  ctx.server.OnFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
+  ctx.server.persistence().OnFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
   ctx.server.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }

@@ -11,11 +11,12 @@ namespace {
 using namespace cmd;  // NOLINT: flag names in the table below
 
 void CmdSave(CommandContext& ctx) {
-  if (ctx.server.child().type() == ChildType::kRdb) {
+  Persistence& persistence = ctx.server.persistence();
+  if (persistence.child().type() == ChildType::kRdb) {
     ctx.reply.Error("ERR Background save already in progress");
     return;
   }
-  if (ctx.server.rdb().Save(ctx.now_ms, &ctx.server.stats().dirty).ok()) {
+  if (persistence.Save(ctx.now_ms).ok()) {
     ctx.reply.Ok();
   } else {
     ctx.reply.Error("ERR");
@@ -34,35 +35,37 @@ void CmdBgsave(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  ChildProcess& child = ctx.server.child();
+  Persistence& persistence = ctx.server.persistence();
+  const ChildProcess& child = persistence.child();
   if (child.type() == ChildType::kRdb) {
     ctx.reply.Error("ERR Background save already in progress");
   } else if (child.running()) {
     if (schedule) {
-      ctx.server.rdb().Schedule();
+      persistence.rdb().Schedule();
       ctx.reply.SimpleString("Background saving scheduled");
     } else {
       ctx.reply.Error(
           "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to "
           "schedule a BGSAVE whenever possible.");
     }
-  } else if (ctx.server.rdb().BackgroundSave(ctx.now_ms, ctx.server.stats().dirty).ok()) {
+  } else if (persistence.BackgroundSave(ctx.now_ms).ok()) {
     ctx.reply.SimpleString("Background saving started");
   } else {
     ctx.reply.Error("ERR");
   }
 }
 
-void CmdLastsave(CommandContext& ctx) { ctx.reply.Integer(ctx.server.rdb().lastsave_s()); }
+void CmdLastsave(CommandContext& ctx) { ctx.reply.Integer(ctx.server.persistence().rdb().lastsave_s()); }
 
 void CmdBgrewriteaof(CommandContext& ctx) {
-  ChildProcess& child = ctx.server.child();
+  Persistence& persistence = ctx.server.persistence();
+  const ChildProcess& child = persistence.child();
   if (child.type() == ChildType::kAof) {
     ctx.reply.Error("ERR Background append only file rewriting already in progress");
   } else if (child.running()) {
-    ctx.server.aof().ScheduleRewrite();
+    persistence.aof().ScheduleRewrite();
     ctx.reply.SimpleString("Background append only file rewriting scheduled");
-  } else if (ctx.server.aof().StartRewrite(ctx.now_ms).ok()) {
+  } else if (persistence.aof().StartRewrite(ctx.now_ms).ok()) {
     ctx.reply.SimpleString("Background append only file rewriting started");
   } else {
     ctx.reply.Error(

@@ -64,7 +64,7 @@ void CmdWaitaof(CommandContext& ctx) {
         "local and are not propagated.");
     return;
   }
-  if (spec.numlocal > 0 && !ctx.server.aof().enabled()) {
+  if (spec.numlocal > 0 && !ctx.server.persistence().aof().enabled()) {
     ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
     return;
   }

@@ -1,0 +1,183 @@
+// Persistence: the server's RDB snapshots, its AOF and the one fork child,
+// with their glue -- the persistence settings, reaping the child, the
+// replies held for an fsync (appendfsync always) and their release, the
+// MISCONF error, and the persistence steps of CONFIG SET appendonly,
+// SHUTDOWN and FLUSHALL.
+//
+// It owns `RdbSaver` (SAVE, BGSAVE, save points, INFO's rdb_* fields), `Aof`
+// (files, feed, fsyncs, rewrite), `ChildProcess` and `DurableReplies`. What
+// it needs from the server -- the fsync ring, the clients' connections, the
+// waiters on AOF durability and the full syncs that share the fork child --
+// comes through its Hooks, which the Server implements; the keyspace, the
+// config, the dirty counter and the latency monitor are borrowed at
+// construction and must outlive it. Not here: the start-up load and DEBUG
+// RELOAD / LOADAOF (they run command handlers and restore replication
+// history: server_loading.cc) and the propagation of writes
+// (server_propagation.cc), which feeds `aof()`.
+//
+//   Persistence persistence(hooks, config, keyspace, stats.dirty, latency);
+//   persistence.BindConfig();
+//   if (persistence.MustHoldReply(writes)) out = &persistence.HeldReplyTarget(id);
+//   persistence.ReapChild(now_ms);  // each cron tick, then Cron(now_ms)
+//
+// Cost: the per-reply and per-command checks (MustHoldReply, RequireDurable,
+// ok()) are inline and make no virtual call; a hook is called per fsync
+// submitted, per client whose held replies are released, per completed
+// fsync and when a child ends or FLUSHALL stops one.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "core/keyspace.h"
+#include "io/out_buffer.h"
+#include "server/config.h"
+#include "server/latency_monitor.h"
+#include "server/persistence/aof.h"
+#include "server/persistence/child_process.h"
+#include "server/persistence/durable_replies.h"
+#include "server/persistence/rdb_saver.h"
+#include "server/shutdown.h"
+
+namespace ringkv::server {
+
+class Persistence {
+ public:
+  // What persistence asks of the server.
+  class Hooks {
+   public:
+    // Queues an fdatasync of `fd` on the I/O ring; its completion comes back
+    // as OnFsyncDone(token, result).
+    virtual void SubmitFsync(int fd, uint32_t token) = 0;
+    // Held replies of client `id` are durable now: `out` goes to its
+    // connection (spliced), unless the client is gone or closing.
+    virtual void DeliverHeldReplies(uint64_t id, io::OutBuffer& out) = 0;
+    // Client `id` has no reply held any more.
+    virtual void HeldRepliesReleased(uint64_t id) = 0;
+    // More AOF bytes are durable (or an fsync failed), after the held
+    // replies went out: WAITAOF's waiters, a replica's FACK.
+    virtual void OnAofDurable() = 0;
+    // The fork child is streaming a diskless transfer to replicas (it is an
+    // RDB child, but writes no file).
+    virtual bool DisklessTransferRunning() = 0;
+    // That child exited (`ok`: status 0).
+    virtual void OnDisklessTransferExited(bool ok) = 0;
+    // FLUSHALL stops that transfer (`why` is logged).
+    virtual void AbortDisklessTransfer(std::string_view why) = 0;
+    // An RDB child that wrote a file ended (`ok`: the file is complete), or
+    // was stopped by FLUSHALL (false): the full syncs waiting for a snapshot.
+    virtual void OnRdbFileDone(bool ok) = 0;
+
+   protected:
+    ~Hooks() = default;
+  };
+
+  // Makes the RdbSaver and the (disabled) Aof. REQUIRES: the arguments
+  // outlive this object; `dirty` is the server's write counter (SAVE sets
+  // it back, save points read it).
+  Persistence(Hooks& hooks, Config& config, core::Keyspace& keyspace, uint64_t& dirty, LatencyMonitor& latency);
+  Persistence(const Persistence&) = delete;
+  Persistence& operator=(const Persistence&) = delete;
+
+  // Binds save points, key-load-delay, the AOF's settings (appendonly,
+  // appendfsync, aof-timestamp-enabled, aof-disable-auto-gc) and dir.
+  void BindConfig();
+
+  RdbSaver& rdb() { return *rdb_; }
+  const RdbSaver& rdb() const { return *rdb_; }
+  Aof& aof() { return *aof_; }
+  const Aof& aof() const { return *aof_; }
+  ChildProcess& child() { return child_; }
+  const ChildProcess& child() const { return child_; }
+  // Whether `save` has save points.
+  bool has_save_points() const { return has_save_points_; }
+  // No save points and no AOF (Redis's allPersistenceDisabled).
+  bool disabled() const { return !has_save_points_ && !aof_->enabled(); }
+
+  // ---- the reply path (appendfsync always) -----------------------------------------
+  // Whether a reply written now may depend on AOF bytes not yet fsynced
+  // (`writes`: its command is a write). On the path of every reply: inlined.
+  [[gnu::always_inline]] bool MustHoldReply(bool writes) const {
+    return aof_always_ && (writes || aof_->has_unsynced());
+  }
+  // The held segment of client `id` for this loop turn.
+  io::OutBuffer& HeldReplyTarget(uint64_t id) { return durable_.Target(id, turn_, aof_->fed_offset()); }
+  // After a command of a client with held replies: they need what it fed.
+  void RequireDurable(uint64_t id) { durable_.Require(id, aof_->fed_offset()); }
+  // The client is gone: its held replies are dropped.
+  void DropHeldReplies(uint64_t id) { durable_.Drop(id); }
+  uint64_t held_bytes(uint64_t id) const { return durable_.held_bytes(id); }
+
+  // ---- the main loop ------------------------------------------------------------------
+  // Reaps an ended child: the save's or rewrite's outcome, or the hooks'
+  // for a diskless transfer and the full syncs waiting for a file.
+  void ReapChild(int64_t now_ms);
+  // The AOF's and the save points' cron.
+  void Cron(int64_t now_ms) {
+    aof_->Cron(now_ms);
+    rdb_->Cron(now_ms, *dirty_);
+  }
+  // An fsync completion from the ring.
+  void OnFsyncDone(uint32_t token, int result);
+  // Before the loop sleeps: the AOF buffer is written, and held replies
+  // whose commands wrote nothing (an error, a no-op) go out now rather
+  // than wait for somebody else's write.
+  void BeforeSleep() {
+    aof_->BeforeSleep();
+    if (durable_.clients() > 0) ReleaseDurableReplies();
+  }
+  // The end of a loop turn: exits when the AOF cannot be written with
+  // appendfsync always (held replies would wait forever), as Redis does.
+  void EndTurn();
+
+  // ---- commands -----------------------------------------------------------------------
+  // SAVE (dirty back to 0) and BGSAVE (`repl`: the replication info a save
+  // for replicas carries): RdbSaver's, with the server's dirty counter.
+  absl::Status Save(int64_t now_ms) { return rdb_->Save(now_ms, dirty_); }
+  absl::Status BackgroundSave(int64_t now_ms, const RdbSaveOptions* repl = nullptr) {
+    return rdb_->BackgroundSave(now_ms, *dirty_, repl);
+  }
+  // The MISCONF error a write (or PING) gets while persistence is failing, or "".
+  std::string Error() const;
+  // Cheap check before Error(): no save or AOF write is failing.
+  bool ok() const { return rdb_->last_bgsave_ok() && !aof_->write_failed(); }
+  // CONFIG SET appendonly.
+  absl::Status SetAppendOnly(bool on);
+  // After a replica's full sync replaced the dataset: an enabled AOF starts
+  // over from a rewrite of the new data (a failure is logged).
+  void RestartAof(int64_t now_ms);
+  // The AOF was opened or switched (by this object, or by the start-up
+  // load through aof()): the reply path's cached fsync policy follows.
+  void RefreshAlways() { aof_always_ = aof_->always(); }
+  // SHUTDOWN's persistence work before stopping: kill a child, flush the
+  // AOF, save the RDB when asked or when save points exist. An error means
+  // "do not stop" (unless `force`).
+  absl::Status PrepareForShutdown(ShutdownSave save, bool force);
+  // FLUSHALL: a running RDB child is killed and, with save points, an empty
+  // dump is written (Redis 7.0's flushAllDataAndResetRDB).
+  void OnFlushAll(int64_t now_ms);
+
+ private:
+  void ReleaseDurableReplies();
+  // More AOF bytes are durable (or an fsync failed).
+  void AfterAofSync();
+  Hooks& hooks_;
+  Config& config_;
+  uint64_t* const dirty_;
+  // Declared first: the savers hold its address, and it outlives them.
+  ChildProcess child_;
+  std::unique_ptr<RdbSaver> rdb_;
+  // Small until appendonly turns it on (its syncer and files exist only then).
+  std::unique_ptr<Aof> aof_;
+  bool aof_always_ = false;  // cached aof_->always(): checked for every reply
+  bool has_save_points_ = false;  // cached from `save`
+  DurableReplies durable_;
+  uint64_t turn_ = 0;  // main loop turns: a held-reply segment per turn
+};
+
+}  // namespace ringkv::server

@@ -1,0 +1,213 @@
+// Persistence (server/persistence/persistence.h) driven through a fake
+// server: saves, the fork child and its reaping, FLUSHALL's stop of a
+// diskless transfer, SHUTDOWN's persistence work, and replies held for
+// an fsync with appendfsync always. Each test runs in its own temporary
+// directory (the RDB and AOF files are relative to the working directory).
+#include "server/persistence/persistence.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/string_value.h"
+#include "server/clock.h"
+
+namespace ringkv::server {
+namespace {
+
+// A fake server: a log of what persistence asked for, the fsyncs it
+// submitted, and the held replies it delivered.
+class FakeHooks final : public Persistence::Hooks {
+ public:
+  void SubmitFsync(int fd, uint32_t token) override {
+    (void)fd;
+    fsyncs.push_back(token);
+  }
+  void DeliverHeldReplies(uint64_t id, io::OutBuffer& out) override {
+    log.push_back("deliver " + std::to_string(id) + " " + out.ToString());
+  }
+  void HeldRepliesReleased(uint64_t id) override { log.push_back("released " + std::to_string(id)); }
+  void OnAofDurable() override { log.push_back("aof-durable"); }
+  bool DisklessTransferRunning() override { return transfer_running; }
+  void OnDisklessTransferExited(bool ok) override {
+    log.push_back(std::string("transfer-exited ") + (ok ? "ok" : "err"));
+  }
+  void AbortDisklessTransfer(std::string_view why) override { log.push_back("abort-transfer " + std::string(why)); }
+  void OnRdbFileDone(bool ok) override { log.push_back(std::string("rdb-file-done ") + (ok ? "ok" : "err")); }
+
+  std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
+
+  bool transfer_running = false;
+  std::vector<uint32_t> fsyncs;
+  std::vector<std::string> log;
+};
+
+void Set(Config& config, const std::string& name, const std::string& value) {
+  std::string error;
+  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
+}
+
+bool Exists(const char* path) {
+  struct stat st {};
+  return ::stat(path, &st) == 0;
+}
+
+class PersistenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ringkv-persistence-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    old_cwd_ = std::filesystem::current_path();
+    std::filesystem::current_path(dir_);
+    persistence_.BindConfig();
+  }
+  void TearDown() override {
+    // A child still running (a failed test) must not outlive the test.
+    if (persistence_.child().running()) {
+      ChildResult r;
+      persistence_.child().Kill(&r);
+    }
+    std::filesystem::current_path(old_cwd_);
+    std::filesystem::remove_all(dir_);
+  }
+  // Reaps the fork child, waiting up to ten seconds for it to end.
+  void WaitForChild() {
+    for (int i = 0; i < 1000 && persistence_.child().running(); ++i) {
+      persistence_.ReapChild(UnixMs());
+      if (persistence_.child().running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(persistence_.child().running());
+  }
+  void AddKey(const std::string& key) {
+    bool created = false;
+    core::Entry* e = keyspace_.db(0).FindOrInsert(key, UnixMs(), &created);
+    e->value = core::StringValue("v");
+    ++dirty_;
+  }
+
+  std::string dir_;
+  std::filesystem::path old_cwd_;
+  FakeHooks hooks_;
+  Config config_;
+  core::Keyspace keyspace_{16};
+  uint64_t dirty_ = 0;
+  LatencyMonitor latency_;
+  Persistence persistence_{hooks_, config_, keyspace_, dirty_, latency_};
+};
+
+TEST_F(PersistenceTest, SaveWritesTheFileAndResetsDirty) {
+  AddKey("k");
+  ASSERT_TRUE(persistence_.Save(UnixMs()).ok());
+  EXPECT_TRUE(Exists("dump.rdb"));
+  EXPECT_EQ(dirty_, 0u);
+  EXPECT_TRUE(persistence_.ok());
+  EXPECT_EQ(persistence_.Error(), "");
+  EXPECT_TRUE(hooks_.TakeLog().empty());
+}
+
+TEST_F(PersistenceTest, SavePointsAndTheAofDecideWhetherPersistenceIsDisabled) {
+  EXPECT_TRUE(persistence_.has_save_points());  // Redis's default save points
+  EXPECT_FALSE(persistence_.disabled());
+  Set(config_, "save", "");
+  EXPECT_FALSE(persistence_.has_save_points());
+  EXPECT_TRUE(persistence_.disabled());
+}
+
+TEST_F(PersistenceTest, AReapedBackgroundSaveTellsTheFullSyncsWaitingForAFile) {
+  AddKey("k");
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  EXPECT_EQ(persistence_.child().type(), ChildType::kRdb);
+  WaitForChild();
+  EXPECT_EQ(hooks_.TakeLog(), (std::vector<std::string>{"rdb-file-done ok"}));
+  EXPECT_TRUE(Exists("dump.rdb"));
+  EXPECT_EQ(dirty_, 0u);
+}
+
+TEST_F(PersistenceTest, ADisklessTransfersChildIsHandedBackWithoutSaveStats) {
+  AddKey("k");
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  hooks_.transfer_running = true;  // the fake says the RDB child is a transfer's
+  WaitForChild();
+  EXPECT_EQ(hooks_.TakeLog(), (std::vector<std::string>{"transfer-exited ok"}));
+  EXPECT_EQ(dirty_, 1u);  // no save was counted
+}
+
+TEST_F(PersistenceTest, FlushAllStopsADisklessTransferAndSavesWithSavePoints) {
+  hooks_.transfer_running = true;
+  persistence_.OnFlushAll(UnixMs());
+  EXPECT_EQ(hooks_.TakeLog(),
+            (std::vector<std::string>{"abort-transfer FLUSHALL: stopping the diskless transfer to replicas"}));
+  EXPECT_TRUE(Exists("dump.rdb"));  // the empty dump
+}
+
+TEST_F(PersistenceTest, FlushAllKillsAnRdbChildAndFailsItsFullSyncs) {
+  Set(config_, "save", "");
+  Set(config_, "rdb-key-save-delay", "1000000");  // the child stays busy
+  AddKey("k");
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  persistence_.OnFlushAll(UnixMs());
+  EXPECT_FALSE(persistence_.child().running());
+  EXPECT_EQ(hooks_.TakeLog(), (std::vector<std::string>{"rdb-file-done err"}));
+  EXPECT_FALSE(Exists("dump.rdb"));  // no save points: nothing written
+}
+
+TEST_F(PersistenceTest, ShutdownSavesAsAskedOrAsTheSavePointsSay) {
+  AddKey("k");
+  ASSERT_TRUE(persistence_.PrepareForShutdown(ShutdownSave::kNoSave, false).ok());
+  EXPECT_FALSE(Exists("dump.rdb"));
+  Set(config_, "save", "");
+  ASSERT_TRUE(persistence_.PrepareForShutdown(ShutdownSave::kDefault, false).ok());
+  EXPECT_FALSE(Exists("dump.rdb"));
+  ASSERT_TRUE(persistence_.PrepareForShutdown(ShutdownSave::kSave, false).ok());
+  EXPECT_TRUE(Exists("dump.rdb"));
+}
+
+TEST_F(PersistenceTest, ShutdownRefusesWhileTheInitialAofIsWritten) {
+  Set(config_, "appendonly", "yes");  // starts the initial rewrite (a child)
+  ASSERT_EQ(persistence_.aof().state(), AofState::kWaitRewrite);
+  absl::Status s = persistence_.PrepareForShutdown(ShutdownSave::kNoSave, false);
+  EXPECT_EQ(s.message(), "Writing initial AOF, can't exit.");
+  EXPECT_TRUE(persistence_.child().running());
+}
+
+TEST_F(PersistenceTest, WithAppendfsyncAlwaysRepliesWaitForTheirFsync) {
+  Set(config_, "appendfsync", "always");
+  Set(config_, "appendonly", "yes");
+  WaitForChild();  // the initial rewrite
+  ASSERT_EQ(persistence_.aof().state(), AofState::kOn);
+  EXPECT_FALSE(persistence_.MustHoldReply(false));
+  EXPECT_TRUE(persistence_.MustHoldReply(true));  // a write's reply
+
+  const std::string_view set[] = {"SET", "k", "v"};
+  persistence_.aof().Feed(0, set);
+  EXPECT_TRUE(persistence_.MustHoldReply(false));  // it may have read unsynced bytes
+  persistence_.HeldReplyTarget(7).Append("+OK\r\n");
+  persistence_.RequireDurable(7);
+  EXPECT_EQ(persistence_.held_bytes(7), 5u);
+  hooks_.TakeLog();
+
+  persistence_.BeforeSleep();  // writes the AOF, asks for its fsync
+  persistence_.EndTurn();
+  EXPECT_TRUE(hooks_.TakeLog().empty());  // still held
+  ASSERT_FALSE(hooks_.fsyncs.empty());
+  for (size_t i = 0; i < hooks_.fsyncs.size(); ++i) persistence_.OnFsyncDone(hooks_.fsyncs[i], 0);
+  const std::vector<std::string> log = hooks_.TakeLog();
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[0], "deliver 7 +OK\r\n");
+  EXPECT_EQ(log[1], "released 7");
+  EXPECT_EQ(log[2], "aof-durable");
+  EXPECT_EQ(persistence_.held_bytes(7), 0u);
+  EXPECT_FALSE(persistence_.MustHoldReply(false));
+}
+
+}  // namespace
+}  // namespace ringkv::server

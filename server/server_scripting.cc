@@ -15,7 +15,7 @@ namespace ringkv::server {
 
 void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
   RINGKV_DCHECK_MAIN_THREAD();
-  const CommandSpec* spec = scripting_->FindCalledCommand(argv[0]);
+  const CommandSpec* spec = commands_.Find(argv[0]);
   // A container called with an unknown subcommand is an unknown command
   // (alone, it fails its arity).
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);

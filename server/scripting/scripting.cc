@@ -299,18 +299,6 @@ void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
   server_.CallFromScript(script_client_, run, argv, rb);
 }
 
-const CommandSpec* Scripting::FindCalledCommand(std::string_view name) {
-  const auto address = reinterpret_cast<uintptr_t>(name.data());
-  CalledCommand& slot = called_commands_[((address >> 4) ^ address) % called_commands_.size()];
-  if (slot.spec != nullptr && slot.data == name.data() && slot.len == name.size() &&
-      EqualsIgnoreCase(name, slot.spec->name)) {
-    return slot.spec;
-  }
-  const CommandSpec* spec = server_.commands().Find(name);
-  if (spec != nullptr) slot = CalledCommand{name.data(), name.size(), spec};
-  return spec;
-}
-
 bool Scripting::AclCheckCmd(Argv argv, bool* allowed) {
   const CommandSpec* spec = server_.commands().Find(argv[0]);
   if (spec == nullptr) return false;

@@ -12,7 +12,6 @@
 // Thread-safety: main thread only.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,16 +78,6 @@ class Scripting final : public ScriptHost {
   // SHUTDOWN NOSAVE while a script runs: stop it, whatever it wrote.
   void KillForShutdown();
 
-  // ---- redis.call -----------------------------------------------------------------
-  // The command redis.call names (`name` is argv[0]): CommandTable::Find,
-  // remembered by where the name's bytes lie. Scripts name their commands
-  // with Lua string constants, which keep one address while the script is
-  // cached, so a call finds its command by that address and a
-  // case-insensitive compare of the name with the command's own; the compare
-  // keeps an address reused by another string from ever giving another
-  // command (the table never changes after start-up). nullptr when unknown.
-  const CommandSpec* FindCalledCommand(std::string_view name);
-
   // ---- INFO -------------------------------------------------------------------------
   size_t eval_memory() const { return eval_ ? eval_->memory() : 0; }
   size_t eval_scripts_memory() const { return scripts_bytes_; }
@@ -133,12 +122,6 @@ class Scripting final : public ScriptHost {
   mutable const CachedScript* last_script_ = nullptr;
   size_t scripts_bytes_ = 0;
   FunctionLibraries functions_;
-  struct CalledCommand {
-    const char* data = nullptr;  // where the name's bytes were
-    size_t len = 0;
-    const CommandSpec* spec = nullptr;
-  };
-  std::array<CalledCommand, 16> called_commands_{};  // FindCalledCommand's, by address
   Client script_client_;  // runs the commands scripts call (no connection)
   ScriptRun* running_ = nullptr;
 };

@@ -79,11 +79,11 @@ TEST(ScriptingE2E, ReplyTablesHoldTheirFieldsAndCallsAreCounted) {
   EXPECT_NE(stats.find("cmdstat_eval:calls=1,"), std::string::npos) << stats;
 }
 
-// redis.call remembers the command it found by where the name's bytes lie
-// (Scripting::FindCalledCommand): names in any case, an unknown name, a
+// redis.call's command lookup: names in any case, an unknown name, a
 // subcommand, and names built at run time whose strings are collected
-// between calls (an address may come back holding another name) must each
-// find what CommandTable::Find finds, and be counted as that command.
+// between calls (an address may come back holding another name: a cache by
+// address, tried in docs/performance.md 22.2, must not be fooled) each find
+// their command and are counted as it, as in Redis 7.0.
 TEST(ScriptingE2E, RedisCallFindsTheNamedCommandWhereverItsNameLies) {
   TestServer server({"--save", ""});
   ASSERT_TRUE(server.ready());

@@ -127,7 +127,7 @@ class RespReader {
         lua_pushboolean(L_, line == "t");
         return true;
       case ',': {
-        lua_newtable(L_);
+        lua_createtable(L_, 0, 1);
         lua_pushstring(L_, "double");
         lua_pushnumber(L_, ParseDouble(line));
         lua_rawset(L_, -3);
@@ -156,8 +156,12 @@ class RespReader {
   // A nested element: an attribute before it is skipped by Push itself.
   bool PushValue(int depth) { return Push(depth + 1); }
 
+  // {field = value}: the table is made with room for its one field, so the
+  // field goes in without growing it (lua_newtable's empty table was resized
+  // on its first key: luaH_resize, about 290 instructions per status reply
+  // of redis.call; docs/performance.md 22.2).
   void PushField(const char* field, std::string_view value) {
-    lua_newtable(L_);
+    lua_createtable(L_, 0, 1);
     lua_pushstring(L_, field);
     lua_pushlstring(L_, value.data(), value.size());
     lua_rawset(L_, -3);
@@ -383,7 +387,9 @@ void PushErrorTable(lua_State* L, std::string_view error) {
   }
   while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
   const std::string text = StrCat(code, " ", msg);
-  lua_newtable(L);
+  // Room for err and for kErrorCountedField, which a command's error gets
+  // next (RespReader): neither grows the table.
+  lua_createtable(L, 0, 2);
   lua_pushstring(L, "err");
   lua_pushlstring(L, text.data(), text.size());
   lua_rawset(L, -3);

@@ -21,15 +21,7 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source "$(dirname "$0")/servers.sh"
 
-python3 - "$ENTRIES" >"$work/fill.resp" <<'PY'
-import random, sys
-out = sys.stdout.buffer
-rnd = random.Random(21)
-for i in range(int(sys.argv[1])):
-    args = [b"XADD", b"s", b"*", b"sensor", b"%d" % (i % 1000), b"temperature", b"%d" % rnd.randrange(10, 40),
-            b"humidity", b"%d" % rnd.randrange(10, 99)]
-    out.write(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in args))
-PY
+python3 "$(dirname "$0")/streams_fill.py" "$ENTRIES" >"$work/fill.resp"
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }

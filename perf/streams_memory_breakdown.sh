@@ -28,16 +28,7 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source "$(dirname "$0")/servers.sh"
 
-# The same fill as perf/streams_memory.sh.
-python3 - "$ENTRIES" >"$work/fill.resp" <<'PY'
-import random, sys
-out = sys.stdout.buffer
-rnd = random.Random(21)
-for i in range(int(sys.argv[1])):
-    args = [b"XADD", b"s", b"*", b"sensor", b"%d" % (i % 1000), b"temperature", b"%d" % rnd.randrange(10, 40),
-            b"humidity", b"%d" % rnd.randrange(10, 99)]
-    out.write(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in args))
-PY
+python3 "$(dirname "$0")/streams_fill.py" "$ENTRIES" >"$work/fill.resp"
 
 # nodes.py RDB: "nodes exact_bytes class_bytes page_tail_bytes classes" for the
 # stream key of an uncompressed RDB file holding only it.

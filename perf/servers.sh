@@ -19,6 +19,16 @@ start_server() {
   return 1
 }
 
+# used_memory PORT: INFO's used_memory, in bytes.
+used_memory() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }
+
+# pipe_and_settle PORT FILE: sends FILE's commands through `redis-cli
+# --pipe`, then waits a second for the server to settle (memory scripts).
+pipe_and_settle() {
+  redis-cli -p "$1" --pipe <"$2" >/dev/null
+  sleep 1
+}
+
 # cpu_ticks PID: the process's user + system CPU so far, in clock ticks
 # (getconf CLK_TCK per second).
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

@@ -24,7 +24,6 @@ source "$(dirname "$0")/servers.sh"
 python3 "$(dirname "$0")/streams_fill.py" "$ENTRIES" >"$work/fill.resp"
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }
 xinfo() { redis-cli -p "$1" xinfo stream s | awk -v f="$2" 'prev == f {print; exit} {prev = $0}'; }
 
 printf "# streams_memory.sh %s ENTRIES=%d load %s\n" "$(date -u +%FT%TZ)" "$ENTRIES" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -38,20 +37,19 @@ for server in "$@"; do
   spid=${pids[-1]}
   sleep 1
   r0=$(rss_kb "$spid")
-  u0=$(used "$port")
-  redis-cli -p "$port" --pipe <"$work/fill.resp" >/dev/null
-  sleep 1
+  u0=$(used_memory "$port")
+  pipe_and_settle "$port" "$work/fill.resp"
   r1=$(rss_kb "$spid")
-  u1=$(used "$port")
+  u1=$(used_memory "$port")
   mu=$(redis-cli -p "$port" memory usage s)
   keys=$(xinfo "$port" radix-tree-keys)
   nodes=$(xinfo "$port" radix-tree-nodes)
   redis-cli -p "$port" xgroup create s g 0 >/dev/null
   redis-cli -p "$port" xreadgroup group g alice count 100000 streams s '>' >/dev/null
-  u2=$(used "$port")
+  u2=$(used_memory "$port")
   mu2=$(redis-cli -p "$port" memory usage s)
   redis-cli -p "$port" xgroup destroy s g >/dev/null
-  u3=$(used "$port")
+  u3=$(used_memory "$port")
   printf "| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |\n" "$server" "$(awk -v a="$r0" -v b="$r1" 'BEGIN { print (b - a) / 1024 }')" \
     "$(awk -v a="$r0" -v b="$r1" -v n="$ENTRIES" 'BEGIN { print (b - a) * 1024 / n }')" \
     "$(awk -v a="$u0" -v b="$u1" -v n="$ENTRIES" 'BEGIN { print (b - a) / n }')" "$mu" "$keys" "$nodes" \

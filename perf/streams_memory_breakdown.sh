@@ -76,7 +76,6 @@ print(count, sum(sizes), class_bytes, exact_classes, tail, ' '.join('%d:%d' % ck
 PY
 
 kb() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/smaps_rollup"; }
-used() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }
 
 printf "| server | RSS growth KiB | anonymous KiB | file-backed KiB | used_memory growth KiB | nodes | exact listpack KiB | in size classes KiB | shrunk to exact size, in classes KiB | classes (bytes:nodes) | mimalloc page tails KiB | rest of used_memory KiB | anonymous - used_memory KiB |\n"
 printf "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
@@ -88,11 +87,10 @@ for server in "$@"; do
   spid=${pids[-1]}
   sleep 1
   r0=$(kb "$spid" Rss); a0=$(kb "$spid" Anonymous)
-  u0=$(used "$port")
-  redis-cli -p "$port" --pipe <"$work/fill.resp" >/dev/null
-  sleep 1
+  u0=$(used_memory "$port")
+  pipe_and_settle "$port" "$work/fill.resp"
   r1=$(kb "$spid" Rss); a1=$(kb "$spid" Anonymous)
-  u1=$(used "$port")
+  u1=$(used_memory "$port")
   redis-cli -p "$port" config set rdbcompression no >/dev/null
   redis-cli -p "$port" save >/dev/null
   read -r n exact cls xcls tail dist < <(python3 "$work/nodes.py" "$work/s$i/dump.rdb")

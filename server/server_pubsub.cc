@@ -63,7 +63,6 @@ size_t Server::Publish(PubSub::Kind kind, std::string_view channel, std::string_
 
 void Server::UnsubscribeShardChannelsInSlot(int slot) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (pubsub_.NumChannels(PubSub::Kind::kShard) == 0) return;
   for (const std::string& channel : pubsub_.ShardChannelsInSlot(slot)) {
     std::vector<uint64_t> subscribers;
     pubsub_.ForEachReceiver(PubSub::Kind::kShard, channel,

@@ -36,7 +36,7 @@ void Persistence::BindConfig() {
   // Turning the AOF's garbage collection back on deletes the history kept
   // meanwhile, as Redis does.
   c.Bind("aof-disable-auto-gc", [this] {
-    if (aof_ && !config_.Bool("aof-disable-auto-gc")) aof_->DeleteHistory();
+    if (!config_.Bool("aof-disable-auto-gc")) aof_->DeleteHistory();
   });
   c.OnChange("appendonly", [this] { return SetAppendOnly(config_.Bool("appendonly")); });
   c.OnChange("appendfsync", [this] {

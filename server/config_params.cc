@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
@@ -745,20 +744,21 @@ bool IsSensitiveConfig(std::string_view name) {
 }
 
 bool ParseMemoryValue(std::string_view s, int64_t* out) {
-  std::string lower = AsciiLower(s);
+  const std::string lower = AsciiLower(s);
+  std::string_view number = lower;
   int64_t mul = 1;
-  static constexpr std::pair<const char*, int64_t> kUnits[] = {
+  static constexpr std::pair<std::string_view, int64_t> kUnits[] = {
       {"gb", 1024LL * 1024 * 1024}, {"mb", 1024LL * 1024}, {"kb", 1024}, {"g", 1000LL * 1000 * 1000},
       {"m", 1000LL * 1000},         {"k", 1000},           {"b", 1}};
   for (auto [suffix, m] : kUnits) {
-    if (lower.ends_with(suffix)) {
-      lower.resize(lower.size() - std::strlen(suffix));
+    if (number.ends_with(suffix)) {
+      number.remove_suffix(suffix.size());
       mul = m;
       break;
     }
   }
   int64_t v;
-  if (lower.empty() || !absl::SimpleAtoi(lower, &v)) return false;
+  if (number.empty() || !absl::SimpleAtoi(ToAbsl(number), &v)) return false;
   if (v != 0 && (v > INT64_MAX / mul || v < INT64_MIN / mul)) return false;
   *out = v * mul;
   return true;

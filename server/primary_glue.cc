@@ -56,12 +56,6 @@ void Server::PrimaryGlue::CountSync(repl::SyncCount what) {
   }
 }
 
-void Server::PrimaryGlue::KillRdbChild(bool remove_temp_file) {
-  ChildResult r;
-  s_.persistence_.child().Kill(&r);
-  if (remove_temp_file) ::unlink(StrCat("temp-", r.pid, ".rdb").c_str());
-}
-
 absl::Status Server::PrimaryGlue::SaveForReplicas(const repl::SnapshotSpec& spec, int64_t now_ms) {
   RdbSaveOptions info;
   info.repl_id = spec.replid;

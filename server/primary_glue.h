@@ -59,7 +59,7 @@ class Server::PrimaryGlue final : public repl::PrimaryHost {
   }
   bool ChildRunning() override { return s_.persistence_.child().running(); }
   bool RdbChildRunning() override { return s_.persistence_.child().type() == ChildType::kRdb; }
-  void KillRdbChild(bool remove_temp_file) override;
+  void KillRdbChild(bool remove_temp_file) override { s_.persistence_.KillChild(remove_temp_file); }
   void ReapChild() override { s_.persistence_.ReapChild(UnixMs()); }
   absl::Status SaveForReplicas(const repl::SnapshotSpec& spec, int64_t now_ms) override;
   absl::StatusOr<int> ForkSnapshotToPipe(const repl::SnapshotSpec& spec, int64_t now_ms, int read_fd, int write_fd,

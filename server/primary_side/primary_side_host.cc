@@ -43,7 +43,9 @@ void PrimarySide::FreeBacklog(int64_t offset) {
   ids_.offset = offset;
 }
 
-void PrimarySide::SendKeepAlive(repl::ReplicaLink& link) { hooks_.ReplicationIo().PrepareWrite(link.conn).Append("\n"); }
+void PrimarySide::SendKeepAlive(repl::ReplicaLink& link) {
+  hooks_.ReplicationIo().PrepareWrite(link.conn).Append("\n");
+}
 
 // ---- full syncs ----
 

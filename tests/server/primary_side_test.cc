@@ -20,7 +20,8 @@ namespace ringkv::server {
 namespace {
 
 // The clients, their replies, and a log of what the primary side asked for.
-// Its I/O system is never started: a test that reached it would fail.
+// Its I/O system is never started: the tests stay off the paths that write
+// to replicas' sockets, and a call for it is logged ("io").
 class FakeServer final : public PrimarySide::Hooks, public BlockedClients::Hooks, public Persistence::Hooks {
  public:
   Client& AddClient(uint64_t id) {

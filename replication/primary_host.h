@@ -4,8 +4,8 @@
 // full sync (FullSync, full_sync.h): the replication history, the Primary,
 // the sync counters, bytes to a replica's socket, and the fork child that
 // writes the snapshot (to the RDB file, or into a pipe). replication/
-// cannot see server/, so the server implements this interface
-// (Server::PrimaryGlue, server/primary_glue.h).
+// cannot see server/, so the server's primary side implements this
+// interface (PrimarySide, server/primary_side/primary_side.h).
 //
 // Only the cron and replication's own commands (SYNC / PSYNC, a replica's
 // ACK) call through it, on a server with replicas or a backlog: a

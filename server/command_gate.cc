@@ -333,7 +333,7 @@ struct Server::GateRun {
   // 10. Replication's checks and RESP2's subscribed mode, in Redis's order:
   // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
   bool CheckReplication() {
-    const bool repl_gated = (s.replica_ || s.min_replicas_to_write_ > 0) && !c.is_master;
+    const bool repl_gated = (s.replica_ || s.primary_side_.min_replicas_set()) && !c.is_master;
     const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
     if (!repl_gated && !pubsub_refused) return true;
     const char* err = repl_gated ? s.ReplicationGate(flags) : nullptr;
@@ -424,6 +424,20 @@ struct Server::GateRun {
     if (s.blocking_.has_ready()) s.blocking_.ServeReadyKeys();
   }
 };
+
+// Step 10's rules: the primary side's min-replicas (NOREPLICAS), the replica
+// side's READONLY and MASTERDOWN.
+const char* Server::ReplicationGate(uint32_t flags) const {
+  const bool write = flags & cmd::kWrite;
+  if (!replica_ && write && primary_side_.TooFewGoodReplicas(UnixMs())) {
+    return "NOREPLICAS Not enough good replicas to write.";
+  }
+  if (replica_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
+  if (replica_ && !replica_->link_up() && !serve_stale_data_ && !(flags & cmd::kStale)) {
+    return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+  }
+  return nullptr;
+}
 
 void Server::Execute(Client& c, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();

@@ -10,7 +10,7 @@ uint64_t MemoryNotCountedForEvict(Server& s) {
   uint64_t n = 0;
   // The stream's blocks are shared by the backlog and the replicas: what
   // exceeds the backlog's size is the replicas' unread part.
-  if (const repl::Primary* p = s.primary()) {
+  if (const repl::Primary* p = s.primary_side().primary()) {
     const uint64_t stream = p->backlog().memory(), backlog = p->backlog().capacity();
     if (stream > backlog) n += stream - backlog;
   }

@@ -17,7 +17,7 @@ MemoryOverhead GatherMemoryOverhead(Server& s) {
   mh.startup_allocated = s.startup_allocated();
   mh.process_rss = m.rss;
   mh.allocator = ReadAllocatorStats(m);
-  if (const repl::Primary* p = s.primary()) mh.repl_backlog = p->backlog().histlen();
+  if (const repl::Primary* p = s.primary_side().primary()) mh.repl_backlog = p->backlog().histlen();
   for (const auto& [id, c] : s.clients()) {
     if (c->conn == nullptr) continue;
     ++mh.clients;

@@ -33,9 +33,9 @@ class Server::ReplicaGlue final : public repl::ReplicaHost {
   repl::SyncRequest NewSyncRequest() override { return s_.NewSyncRequest(); }
   void DropStagedLoad() override { s_.sync_staging_.reset(); }
   repl::ReplicationIds& History() override { return s_.repl_ids_; }
-  repl::Primary* Backlog() override { return s_.primary_.get(); }
+  repl::Primary* Backlog() override { return s_.primary_side_.primary(); }
   uint64_t ReplOffset() override { return s_.master_repl_offset(); }
-  void DropReplicas() override { s_.DisconnectReplicas(); }
+  void DropReplicas() override { s_.primary_side_.DisconnectReplicas(); }
   bool LoadFullSync(repl::SyncResult& r, int64_t now_ms) override { return s_.LoadFullSync(r, now_ms); }
 
   uint64_t AdoptMasterSocket(repl::SyncResult& r, int db) override {

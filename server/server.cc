@@ -1,6 +1,5 @@
 #include "core/strings.h"
 #include "server/server.h"
-#include "server/primary_glue.h"
 #include "server/replica_glue.h"
 
 #include <sched.h>
@@ -85,7 +84,8 @@ Server::Server(std::unique_ptr<Config> config)
   BindTlsConfig(*config_, *io_);
   BindMemoryConfig();
   persistence_.BindConfig();
-  BindReplicationConfig();
+  primary_side_.BindConfig();
+  BindReplicaConfig();
   tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
   // the cron follows role changes (server/oom_score.h).
@@ -415,7 +415,7 @@ void Server::OnClose(io::Connection* conn) {
   ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   output_limits_.Forget(*c);
-  ForgetReplica(c->id());  // replicas, and links still in their handshake
+  primary_side_.ForgetReplica(c->id());  // replicas, and links still in their handshake
   if (c->is_master && replica_ && replica_->link().client_id == c->id()) OnMasterLinkClosed(*c);
   clients_.Erase(c->id());
 }
@@ -478,7 +478,7 @@ void Server::ExecuteFromReplica(Client& c, Argv argv) {
                          std::string_view(reply).substr(1, reply.find("\r\n") - 1), "' after processing the command '",
                          name, "'"));
   }
-  DropReplica(c.id());
+  primary_side_.DropReplica(c.id());
 }
 
 void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage, io::PrefetchSlot& slot) {
@@ -633,10 +633,9 @@ void Server::Cron(int64_t now_ms) {
   EvictClientsIfNeeded(now_ms);
   tracking_.LimitTable();
   persistence_.ReapChild(now_ms);
-  if (full_sync_) full_sync_->MaybeFinishTransfer();  // a transfer whose child was reaped before its pipe's EOF
+  primary_side_.AfterChildReaped();
   persistence_.Cron(now_ms);
-  if (primary_) ReplicationCron(now_ms);
-  if (full_sync_ && full_sync_->has_sync_rdb_file()) full_sync_->RemoveRdbIfUseless();
+  primary_side_.Cron(now_ms);
   if (replica_) ReplicaCron(now_ms);
   if (failover_) FailoverCron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
@@ -673,7 +672,7 @@ void Server::BeforeFlush() {
   // As Redis's serverCron takes the signal: not while DEBUG PAUSE-CRON
   // holds the cron (SHUTDOWN ABORT may still cancel it then).
   if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
-  if (primary_) BeforeFlushReplication();
+  primary_side_.BeforeFlush();
   if (replica_ && replica_->holding() && !script_busy_) replica_->ApplyHeld();
   persistence_.BeforeSleep();  // the AOF written; held replies that need no fsync sent
   if (tracking_.has_broadcasts()) tracking_.Broadcast();

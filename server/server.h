@@ -48,6 +48,7 @@
 #include "server/server_stats.h"
 #include "server/persistence/persistence.h"
 #include "server/persistence/rdb_snapshot.h"
+#include "server/primary_side/primary_side.h"
 #include "server/wait_registry.h"
 #include "server/watchdog.h"
 #include "server/blocking.h"
@@ -79,7 +80,7 @@ class ClusterMode;
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
-                     private Persistence::Hooks {
+                     private Persistence::Hooks, private PrimarySide::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -109,7 +110,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int64_t OnTimer() override;
   void BeforeFlush() override;
   void OnFsyncDone(uint32_t token, int result) override { persistence_.OnFsyncDone(token, result); }
-  void OnReadable(uint32_t token, int result) override;
+  void OnReadable(uint32_t token, int /*result*/) override { primary_side_.OnReadable(token); }
   void OnNotify() override;
 
   // ---- core::KeyspaceObserver: expired and evicted keys propagate as DEL --------
@@ -180,9 +181,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
   // A command that changes nothing but must reach the replicas (PUBLISH).
   void PropagateToReplicas(int db, Argv argv);
-  // DEBUG REPLICATE: `argv` reaches the replicas as it is -- not run here,
-  // no SELECT before it, not in the AOF.
-  void ReplicateVerbatim(Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
@@ -257,10 +255,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status DebugReload(bool save, bool flush, bool merge);
   // DEBUG LOADAOF: flush the AOF, empty the keyspace, replay the AOF.
   absl::Status DebugLoadAof();
-  // WAIT / WAITAOF: replies at once when the conditions already hold (or
-  // `c` may not block), else blocks `c` (its later commands wait) until they
-  // do or `deadline_us` (UnixUs; 0: none) passes.
-  void WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_us);
 
   // ---- keys changed: WATCH, blocked clients, keyspace notifications (server_notify.cc) ----
   // A command wrote `key`: watchers of it become dirty, clients blocked on
@@ -380,12 +374,16 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // components (DEBUG CLIENT-COMPONENTS).
   std::vector<std::string> ClientComponents(const Client& c) const;
 
-  // ---- replication (primary side) ------------------------------------------------------
-  // The replication component, created on first use (a replica attaching).
-  repl::Primary& EnsurePrimary();
-  repl::Primary* primary() { return primary_.get(); }
+  // ---- replication (primary side: server/primary_side/primary_side.h) ------------------
+  // The backlog, replicas, SYNC / PSYNC, REPLCONF ACK, WAIT / WAITAOF, the
+  // min-replicas gate; its heavy parts are made on first use.
+  PrimarySide& primary_side() { return primary_side_; }
+  const PrimarySide& primary_side() const { return primary_side_; }
   repl::ReplicationIds& repl_ids() { return repl_ids_; }
-  uint64_t master_repl_offset() const { return primary_ ? primary_->offset() : repl_ids_.offset; }
+  uint64_t master_repl_offset() const {
+    const repl::Primary* p = primary_side_.primary();
+    return p != nullptr ? p->offset() : repl_ids_.offset;
+  }
   // The offset the cluster bus announces and CLUSTER SHARDS shows for
   // myself (Redis's replicationGetSlaveOffset on a replica): 0 during a full
   // sync -- the others then see this replica `loading` -- else
@@ -393,12 +391,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   uint64_t announced_repl_offset() const {
     return replica_ && replica_->full_sync_in_progress() ? 0 : master_repl_offset();
   }
-  // PSYNC / SYNC from `c`: makes `c` a replica (its connection moves to the
-  // main thread) and hands the request to repl::FullSync, which answers
-  // +CONTINUE or +FULLRESYNC (or, for SYNC, the RDB alone).
-  void StartReplicaSync(Client& c, std::string_view replid, int64_t psync_offset, bool old_sync);
-  // REPLCONF ACK from a replica.
-  void OnReplicaAck(Client& c, uint64_t offset, uint64_t fsynced_offset);
 
   // ---- replication (replica side) -----------------------------------------------------
   // REPLICAOF host port (empty host: NO ONE). Returns the reply line.
@@ -477,7 +469,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void BindConnectionConfig();   // server.cc: auth, limits, cron, log level
   void BindListenerConfig();     // server.cc: port, bind, tcp-keepalive
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
-  void BindReplicationConfig();  // server_replication.cc
+  void BindReplicaConfig();      // server_replica.cc: replica-read-only, replica-serve-stale-data
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -494,31 +486,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool ServeWhileLoading(uint64_t consumed);
   absl::Status ApplyFromAof(Argv argv);
   absl::Status ApplyOne(Argv argv);
-  // Replies to waiters whose conditions hold or whose deadline passed.
-  void UnblockWaiters(int64_t now_ms);
-  void ReplyToWaiter(Client& c, const WaitSpec& spec) override;
-  WaitRegistry::Progress WaitProgress() const;
+  void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary_side_.ReplyToWaiter(c, spec); }
   void Cron(int64_t now_ms);
-  // The primary side's tick: repl::Primary::Cron (through PrimaryGlue),
-  // then the full syncs that may start now (repl::FullSync).
-  void ReplicationCron(int64_t now_ms);
-  void BeforeFlushReplication();
-  // The PrimaryHost, and the full syncs' executor: made on first use.
-  repl::PrimaryHost& EnsurePrimaryGlue();
-  repl::FullSync& EnsureFullSync();
-  void DropReplica(uint64_t client_id);
-  // Removes a replica's link (its connection closed or is being closed), and
-  // stops a disk snapshot nobody waits for any more.
-  void ForgetReplica(uint64_t client_id);
-  // Drops every synced replica (they reconnect and PSYNC); handshakes stay.
-  void DisconnectReplicas();
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
-  // MASTERDOWN), or nullptr.
+  // MASTERDOWN), or nullptr (command_gate.cc).
   // `flags`: the command's (a script's: as it declares), or for EXEC those of
   // what it will run.
   const char* ReplicationGate(uint32_t flags) const;
-  // Replicas online that acknowledged within min-replicas-max-lag.
-  int GoodReplicas(int64_t now_ms) const;
   // One of the primary's commands, through the gate on its client; its
   // bytes then go to our backlog (ReplicaSide::Applied).
   void ExecuteFromMaster(Client& c, Argv argv);
@@ -535,9 +509,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // A write of a replica's own client: its keys with a deadline are expired
   // by this replica (ReplicaKeyExpiry), not by its primary.
   void RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv);
-  // A primary restarted from its own RDB continues the file's replication
-  // history (as its secondary id), so its replicas resync partially.
-  void RestoreHistoryAsPrimary(const std::string& replid, int64_t offset);
   // After a primary loaded an RDB with nothing expiring: deletes the keys
   // past their deadline, through the replication stream when there is one.
   // Returns how many.
@@ -565,6 +536,21 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void OnDisklessTransferExited(bool ok) override;
   void AbortDisklessTransfer(std::string_view why) override;
   void OnRdbFileDone(bool ok) override;
+  // ---- PrimarySide::Hooks (server_hooks.cc) ---------------------------------------------
+  io::IoSystem& ReplicationIo() override { return *io_; }
+  Client* ReplicaClient(uint64_t id) override { return clients_.Find(id); }
+  void CloseReplicaNow(Client& c) override;
+  std::string ReplicaInfoLine(const Client& c, int64_t now_ms) override { return ClientInfoLine(c, now_ms); }
+  io::OutBuffer& WaiterReplyTarget(Client& c) override { return ReplyTarget(c); }
+  bool MayBlockWaiter(const Client& c) override { return MayBlock(c); }
+  bool RelaysPrimaryStream() override { return replica_ != nullptr; }
+  bool StreamFrozen() override { return failover_ != nullptr || cluster_mf_paused_; }
+  bool MayRequestAcks() override;
+  void AcksRequested() override;
+  int CronHz() override { return hz_; }
+  int64_t ServingSinceMs() override { return start_time_ms_; }
+  int StreamDbAtSnapshot() override { return SnapshotStreamDb(); }
+  std::vector<std::string> SnapshotFunctions() override { return FunctionLibraryCodes(); }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -654,16 +640,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int64_t next_cron_ms_ = 0;
   // Replication: ids always (INFO, PSYNC); the rest only once a replica attaches.
   repl::ReplicationIds repl_ids_ = repl::ReplicationIds::Fresh();
-  std::unique_ptr<repl::Primary> primary_;
-  bool get_ack_pending_ = false;  // a waiter blocked this turn: ask replicas to ACK
-  // repl::PrimaryHost for primary_'s cron and full_sync_ (server/primary_glue.h):
-  // made by the first SYNC / PSYNC or cron tick with a backlog, then kept.
-  class PrimaryGlue;
-  std::unique_ptr<PrimaryGlue> primary_glue_;
-  // SYNC / PSYNC and the full syncs they start (the snapshot file for
-  // replicas, the diskless transfer): made by the first SYNC / PSYNC, then
-  // kept (it outlives a freed backlog).
-  std::unique_ptr<repl::FullSync> full_sync_;
+  // The primary side: a member (its checks on the command path are inline
+  // loads, no pointer to follow); what it allocates, it allocates when a
+  // replica first attaches or syncs.
+  PrimarySide primary_side_{*this, *config_, repl_ids_, persistence_, blocking_, stats_, keyspace_, output_limits_};
   // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
   // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
   class ReplicaGlue;
@@ -682,9 +662,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
   bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK
-  int64_t min_replicas_to_write_ = 0;  // cached replication gate settings
-  int64_t min_replicas_max_lag_ = 10;
-  bool replica_read_only_ = true;
+  bool replica_read_only_ = true;  // cached replication gate settings
   // Errors on the primary's stream or the AOF, a replica unable to persist.
   UnexpectedErrors unexpected_errors_;
   bool replica_ignore_maxmemory_ = true;

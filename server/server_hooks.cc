@@ -1,10 +1,11 @@
 // Server: its side of the components' hooks -- what BlockedClients
-// (blocking.h), Shutdown (shutdown.h) and Persistence
-// (persistence/persistence.h) ask of the server; Tracking's Delivery is
-// inline in server.h. None is called once per command: only when a client
-// blocks, is served, times out or is unblocked, while a shutdown starts,
-// waits, finishes or is cancelled, when held replies are released, an
-// fsync completes or the fork child ends.
+// (blocking.h), Shutdown (shutdown.h), Persistence
+// (persistence/persistence.h) and PrimarySide (primary_side/primary_side.h)
+// ask of the server; Tracking's Delivery and PrimarySide's one-line hooks
+// are inline in server.h. None is called once per command: only when a
+// client blocks, is served, times out or is unblocked, while a shutdown
+// starts, waits, finishes or is cancelled, when held replies are released,
+// an fsync completes, the fork child ends, or a replica acts.
 #include <algorithm>
 
 #include "core/keyspace.h"
@@ -51,18 +52,12 @@ void Server::CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) 
 
 // ---- Shutdown::Hooks ------------------------------------------------------------------
 
-bool Server::ReplicasCaughtUp() {
-  if (!primary_) return true;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state != repl::ReplicaState::kHandshake && r->ack_offset != primary_->offset()) return false;
-  }
-  return true;
-}
+bool Server::ReplicasCaughtUp() { return primary_side_.ReplicasCaughtUp(); }
 
 ClientPause::Window Server::PauseWritesForShutdown() {
   // Ask for acknowledgements now (unless the stream is held still, as
   // during a failover), and let no write move our offset meanwhile.
-  if (!pause_.active()) get_ack_pending_ = true;
+  if (!pause_.active()) primary_side_.RequestAcks();
   const ClientPause::Window before = pause_.window();
   PauseClients(INT64_MAX / 2, /*all=*/false);
   return before;
@@ -76,24 +71,7 @@ void Server::RestorePause(const ClientPause::Window& before) {
   }
 }
 
-void Server::LogReplicasAtShutdown() {
-  if (!primary_) return;
-  const int64_t now_s = UnixMs() / 1000;
-  int replicas = 0, lagging = 0;
-  for (const auto& r : primary_->replicas()) {
-    if (r->state == repl::ReplicaState::kHandshake) continue;
-    ++replicas;
-    if (r->ack_offset == primary_->offset()) continue;
-    ++lagging;
-    const int64_t lag = r->state == repl::ReplicaState::kOnline ? now_s - r->last_ack_ms / 1000 : 0;
-    Log(kWarning, StrCat("Lagging replica ", r->ip(), ":", r->listening_port, " reported offset ",
-                         primary_->offset() - r->ack_offset, " behind master, lag=", lag,
-                         ", state=", repl::ReplicaStateName(r->state), "."));
-  }
-  if (replicas > 0) {
-    Log(kNotice, StrCat(replicas - lagging, " of ", replicas, " replicas are in sync when shutting down."));
-  }
-}
+void Server::LogReplicasAtShutdown() { primary_side_.LogReplicasAtShutdown(UnixMs()); }
 
 void Server::FailShutdownWaiters() {
   for (uint64_t id : blocking_.BlockedWith(BlockKind::kShutdown)) {
@@ -118,19 +96,33 @@ void Server::HeldRepliesReleased(uint64_t id) {
 }
 
 void Server::OnAofDurable() {
-  if (!blocking_.waits().empty()) UnblockWaiters(UnixMs());
+  if (!blocking_.waits().empty()) primary_side_.UnblockWaiters();
   // A replica tells its primary at once how far its AOF is durable (WAITAOF).
   if (replica_) replica_->OnAofSynced(persistence_.aof().synced_offset());
 }
 
-bool Server::DisklessTransferRunning() { return full_sync_ && full_sync_->transfer_running(); }
+bool Server::DisklessTransferRunning() { return primary_side_.DisklessTransferRunning(); }
 
-void Server::OnDisklessTransferExited(bool ok) { full_sync_->OnTransferChildExited(ok); }
+void Server::OnDisklessTransferExited(bool ok) { primary_side_.OnDisklessTransferExited(ok); }
 
-void Server::AbortDisklessTransfer(std::string_view why) { full_sync_->AbortTransfer(why); }
+void Server::AbortDisklessTransfer(std::string_view why) { primary_side_.AbortDisklessTransfer(why); }
 
-void Server::OnRdbFileDone(bool ok) {
-  if (full_sync_) full_sync_->OnSaveDone(ok);
+void Server::OnRdbFileDone(bool ok) { primary_side_.OnRdbFileDone(ok); }
+
+// ---- PrimarySide::Hooks ---------------------------------------------------------------
+
+void Server::CloseReplicaNow(Client& c) {
+  c.closing = true;
+  io_->CloseNow(c.conn);
+}
+
+bool Server::MayRequestAcks() {
+  // A replica relays its primary's stream only; a failover asks once.
+  return !replica_ && (!failover_ || !failover_->ack_requested());
+}
+
+void Server::AcksRequested() {
+  if (failover_) failover_->set_ack_requested();
 }
 
 }  // namespace ringkv::server

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
@@ -142,11 +144,10 @@ absl::Status Server::LoadData() {
         // file's replication id and offset become ours, so PSYNC can resume.
         repl_ids_.replid = r->repl_id;
         repl_ids_.offset = r->repl_offset;
-        primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
-                                                   static_cast<uint64_t>(r->repl_offset));
+        primary_side_.CreateBacklogAt(r->repl_offset);
         restored_stream_db_ = r->repl_stream_db;
       } else if (has_history) {
-        RestoreHistoryAsPrimary(r->repl_id, r->repl_offset);
+        primary_side_.RestoreHistoryAsPrimary(r->repl_id, r->repl_offset);
       }
       if (!as_replica) {  // loaded counts the keys that stay (INFO rdb_last_load_keys_loaded)
         const uint64_t dropped = DeleteKeysExpiredAtLoad(now_ms);
@@ -280,6 +281,30 @@ absl::Status Server::DebugLoadAof() {
   stats_.dirty = 0;  // what was loaded is no change to save or propagate
   Log(kNotice, "Append Only File loaded by DEBUG LOADAOF");
   return absl::OkStatus();
+}
+
+uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
+  const char* del = config_->Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL";
+  repl::Primary* primary = primary_side_.primary();
+  uint64_t deleted = 0;
+  for (int i = 0; i < keyspace_.count(); ++i) {
+    core::Database& db = keyspace_.db(i);
+    if (db.expires() == 0) continue;
+    std::vector<std::string> stale;
+    db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
+      const int64_t when = db.GetExpire(&e);
+      if (when >= 0 && when <= now_ms) stale.emplace_back(key);
+    });
+    for (const std::string& key : stale) {
+      db.Erase(key);
+      ++deleted;
+      // With a restored history the replicas hold these keys: they go
+      // through the stream, as Redis feeds them to its new backlog.
+      const std::string_view argv[] = {del, key};
+      if (primary != nullptr) primary->Feed(i, argv);
+    }
+  }
+  return deleted;
 }
 
 }  // namespace ringkv::server

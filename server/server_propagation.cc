@@ -19,7 +19,7 @@ void Server::Propagate(int db, Argv argv) {
     // Neither can appear inside the block (a replica attaches between
     // commands; an AOF turned on inside EXEC starts from a rewrite that
     // forks after the commands before it ran, so it has them already).
-    if (!persistence_.aof().enabled() && !(primary_ && !replica_)) return;
+    if (!persistence_.aof().enabled() && !(primary_side_.primary() && !replica_)) return;
     propagation_block_.push_back(
         PropagatedCommand{db, propagate_targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
@@ -29,7 +29,8 @@ void Server::Propagate(int db, Argv argv) {
   // its primary's stream, verbatim (ExecuteFromMaster), so offsets mean the
   // same bytes on every node of the chain: a writable replica's own writes
   // go to its AOF only, as in Redis.
-  if (primary_ && !replica_ && (propagate_targets_ & scripting::kReplReplica)) primary_->Feed(db, argv);
+  repl::Primary* primary = primary_side_.primary();
+  if (primary && !replica_ && (propagate_targets_ & scripting::kReplReplica)) primary->Feed(db, argv);
 }
 
 void Server::BeginPropagationBlock() { ++propagation_depth_; }
@@ -62,7 +63,9 @@ void Server::EndPropagationBlock(bool discard) {
     if (n > 1) feed(-1, exec);
   };
   send(scripting::kReplAof, [&](int db, Argv argv) { persistence_.aof().Feed(db, argv); });
-  if (primary_ && !replica_) send(scripting::kReplReplica, [&](int db, Argv argv) { primary_->Feed(db, argv); });
+  if (repl::Primary* primary = primary_side_.primary(); primary && !replica_) {
+    send(scripting::kReplReplica, [&](int db, Argv argv) { primary->Feed(db, argv); });
+  }
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {

@@ -86,7 +86,8 @@ void Server::UnsubscribeShardChannelsInSlot(int slot) {
 
 void Server::PropagateToReplicas(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (primary_ && !replica_ && !loading_) primary_->Feed(db, argv);  // a replica only relays its primary's stream
+  // A replica only relays its primary's stream.
+  if (repl::Primary* p = primary_side_.primary(); p && !replica_ && !loading_) p->Feed(db, argv);
 }
 
 }  // namespace ringkv::server

@@ -24,9 +24,15 @@
 #include "server/replica_glue.h"
 
 namespace ringkv::server {
+// The replica side's write gates (READONLY, MASTERDOWN) read these.
+void Server::BindReplicaConfig() {
+  config_->Bind("replica-read-only", &replica_read_only_);
+  config_->Bind("replica-serve-stale-data", &serve_stale_data_);
+}
+
 RdbSaveOptions Server::ReplSaveInfo() const {
   RdbSaveOptions o;
-  if (primary_ || replica_) {
+  if (primary_side_.primary() || replica_) {
     o.repl_id = repl_ids_.replid;
     o.repl_offset = static_cast<int64_t>(master_repl_offset());
     o.repl_stream_db = SnapshotStreamDb();
@@ -45,17 +51,17 @@ std::string Server::ReplicaOf(const std::string& host, int port) {
     replica_->CloseLink();
     replica_.reset();  // with the keys its own clients gave a deadline
     keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // every key expires here now
-    if (primary_) {
+    if (repl::Primary* primary = primary_side_.primary()) {
       // Our own writes follow the primary's stream: the first one selects
       // its database (the stream's last SELECT was the old primary's).
-      primary_->ForceSelect();
+      primary->ForceSelect();
       // Keep the history: the old primary's id becomes the secondary one, so
       // its other replicas can continue here with a partial resync.
       repl_ids_.replid2 = repl_ids_.replid;
       repl_ids_.second_offset = static_cast<int64_t>(master_repl_offset()) + 1;
       repl_ids_.replid = repl::ReplicationIds::Fresh().replid;
       // Our replicas reconnect and continue with PSYNC under the new id.
-      DisconnectReplicas();
+      primary_side_.DisconnectReplicas();
     }
     SetLogRoleReplica(false);
     Log(kNotice, "MASTER MODE enabled");
@@ -218,10 +224,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
     Log(kWarning, StrCat("MASTER <-> REPLICA sync: ", f.message()));
   }
   // Our history is replaced: replicas of ours must resync too.
-  if (primary_) {
-    DisconnectReplicas();
-    primary_.reset();
-  }
+  primary_side_.DropBacklog();
   persistence_.rdb().set_load_stats(*loaded);
   replica_->ForgetOwnExpiry();  // the keys it remembered are gone
   // The stream after the snapshot continues in the database it names
@@ -231,8 +234,7 @@ bool Server::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
   repl_ids_ = repl::ReplicationIds{};
   repl_ids_.replid = r.replid;
   repl_ids_.offset = r.offset;
-  primary_ = std::make_unique<repl::Primary>(static_cast<size_t>(config_->Int("repl-backlog-size")),
-                                             static_cast<uint64_t>(r.offset));
+  primary_side_.CreateBacklogAt(r.offset);
   // The AOF described the old dataset: rebuild it from the new one.
   persistence_.RestartAof(now_ms);
   return true;
@@ -284,12 +286,12 @@ void Server::ReplicaCron(int64_t now_ms) {
 namespace ringkv::server {
 
 std::string Server::StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force) {
-  std::string refusal = repl::Failover::Refusal(replica_ != nullptr, failover_ != nullptr, primary_.get(), host, port);
+  std::string refusal = repl::Failover::Refusal(replica_ != nullptr, failover_ != nullptr, primary_side_.primary(), host, port);
   if (!refusal.empty()) return refusal;
   failover_ = std::make_unique<repl::Failover>(host, port, force, timeout_ms > 0 ? UnixMs() + timeout_ms : 0);
   // No new writes while the target catches up (Redis pauses writes too).
   PauseClients(INT64_MAX / 2, /*all=*/false);
-  get_ack_pending_ = true;
+  primary_side_.RequestAcks();
   Log(kNotice, host.empty() ? std::string("FAILOVER requested to any replica.")
                             : StrCat("FAILOVER requested to ", host, ":", port, "."));
   return "";
@@ -312,7 +314,7 @@ void Server::EndFailover(bool ok, std::string_view why) {
 }
 
 void Server::FailoverCron(int64_t now_ms) {
-  const repl::Failover::Step step = failover_->Cron(primary_.get(), master_repl_offset(), now_ms);
+  const repl::Failover::Step step = failover_->Cron(primary_side_.primary(), master_repl_offset(), now_ms);
   if (step.kind == repl::Failover::Step::Kind::kAbort) {
     EndFailover(false, step.why);
   } else if (step.kind == repl::Failover::Step::Kind::kHandOver) {

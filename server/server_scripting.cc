@@ -80,8 +80,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
         return;
       }
     }
-    if (!replica_ && min_replicas_to_write_ > 0 && min_replicas_max_lag_ > 0 &&
-        GoodReplicas(UnixMs()) < min_replicas_to_write_) {
+    if (!replica_ && primary_side_.TooFewGoodReplicas(UnixMs())) {
       refuse("NOREPLICAS Not enough good replicas to write.");
       return;
     }

@@ -180,7 +180,9 @@ void DebugAofFlushSleep(CommandContext& ctx) {
 // DEBUG REPLICATE <arg> ...: the arguments go to the replicas as a command,
 // unrun here: a test hook for data divergence (propagation-error-behavior).
 void DebugReplicate(CommandContext& ctx) {
-  ctx.server.ReplicateVerbatim(ctx.argv.subspan(2));
+  // No SELECT before it, not in the AOF; a replica only relays its primary's stream.
+  repl::Primary* p = ctx.server.primary_side().primary();
+  if (p != nullptr && !ctx.server.is_replica()) p->FeedRaw(ctx.argv.subspan(2));
   ctx.reply.Ok();
 }
 

@@ -129,7 +129,7 @@ void InfoMemory(Server& s, std::string* out) {
   // The stream's blocks are shared by the backlog and the replicas (Redis
   // 7.0's replication buffer): what exceeds repl-backlog-size is counted as
   // the replicas', as Redis counts it.
-  const repl::Primary* p = s.primary();
+  const repl::Primary* p = s.primary_side().primary();
   const uint64_t repl_buffers = p ? p->backlog().memory() : 0;
   uint64_t repl_backlog = repl_buffers;
   const uint64_t backlog_size = static_cast<uint64_t>(s.config().Int("repl-backlog-size"));
@@ -267,7 +267,7 @@ void InfoStats(Server& s, std::string* out) {
 }
 
 void InfoReplication(Server& s, std::string* out) {
-  const repl::Primary* p = s.primary();
+  const repl::Primary* p = s.primary_side().primary();
   const int64_t now_s = UnixMs() / 1000;
   if (const repl::MasterLink* m = s.master_link()) {
     using St = repl::MasterLink::State;

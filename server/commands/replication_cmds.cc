@@ -44,7 +44,7 @@ void CmdWait(CommandContext& ctx) {
   if (!ParseTimeout(ctx, ctx.argv[2], &deadline_us)) return;
   if (!ParseInt(ctx, ctx.argv[1], &spec.numreplicas)) return;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec, deadline_us);
+  ctx.server.primary_side().WaitFor(ctx.client, spec, deadline_us);
 }
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2): [numlocal, numreplicas].
@@ -70,7 +70,7 @@ void CmdWaitaof(CommandContext& ctx) {
   }
   spec.aof_target = ctx.client.woff;
   spec.repl_target = ctx.client.repl_woff;
-  ctx.server.WaitFor(ctx.client, spec, deadline_us);
+  ctx.server.primary_side().WaitFor(ctx.client, spec, deadline_us);
 }
 
 // REPLCONF <option> <value> [<option> <value> ...]
@@ -81,7 +81,7 @@ void CmdReplconf(CommandContext& ctx) {
   }
   repl::ReplicaLink* link = nullptr;
   auto ensure_link = [&]() -> repl::ReplicaLink& {
-    if (link == nullptr) link = &ctx.server.EnsurePrimary().Attach(ctx.client.id(), ctx.client.conn);
+    if (link == nullptr) link = &ctx.server.primary_side().EnsurePrimary().Attach(ctx.client.id(), ctx.client.conn);
     return *link;
   };
   for (size_t i = 1; i + 1 < ctx.argv.size(); i += 2) {
@@ -94,7 +94,8 @@ void CmdReplconf(CommandContext& ctx) {
       if (i + 3 < ctx.argv.size() + 1 && i + 2 < ctx.argv.size() && Is(ctx.argv[i + 2], "fack")) {
         core::StringToInt64(ctx.argv[i + 3], &fack);
       }
-      ctx.server.OnReplicaAck(ctx.client, static_cast<uint64_t>(offset), static_cast<uint64_t>(std::max<int64_t>(0, fack)));
+      ctx.server.primary_side().OnReplicaAck(ctx.client, static_cast<uint64_t>(offset),
+                                             static_cast<uint64_t>(std::max<int64_t>(0, fack)), UnixMs());
       return;
     }
     if (Is(opt, "getack")) {
@@ -172,13 +173,13 @@ void CmdPsync(CommandContext& ctx) {
     ctx.reply.Error(errors::kNotInteger);
     return;
   }
-  ctx.server.StartReplicaSync(ctx.client, ctx.argv[1], offset, /*old_sync=*/false);
+  ctx.server.primary_side().StartReplicaSync(ctx.client, ctx.argv[1], offset, /*old_sync=*/false);
 }
 
 // SYNC: the pre-PSYNC protocol (an RDB, then the stream; no offsets).
 void CmdSync(CommandContext& ctx) {
   if (ctx.client.is_replica) return;
-  ctx.server.StartReplicaSync(ctx.client, "?", -1, /*old_sync=*/true);
+  ctx.server.primary_side().StartReplicaSync(ctx.client, "?", -1, /*old_sync=*/true);
 }
 
 // REPLICAOF host port | NO ONE (and SLAVEOF).
@@ -268,7 +269,7 @@ void CmdRole(CommandContext& ctx) {
   rb.ArrayHeader(3);
   rb.Bulk("master");
   rb.Integer(static_cast<int64_t>(ctx.server.master_repl_offset()));
-  repl::Primary* p = ctx.server.primary();
+  const repl::Primary* p = ctx.server.primary_side().primary();
   int64_t n = 0;
   if (p != nullptr) {
     for (const auto& r : p->replicas()) n += r->state != repl::ReplicaState::kHandshake;

@@ -138,10 +138,7 @@ absl::Status Persistence::PrepareForShutdown(ShutdownSave save, bool force) {
   if (child_.running()) {
     Log(kWarning, child_.type() == ChildType::kRdb ? "There is a child saving an .rdb. Killing it!"
                                                    : "There is a child rewriting the AOF. Killing it!");
-    ChildResult r;
-    child_.Kill(&r);
-    ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
-    ::unlink(absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(r.pid)).c_str());
+    KillChild(/*remove_temp_file=*/true);
   }
   if (aof_->enabled()) {
     Log(kNotice, "Calling fsync() on the AOF file.");
@@ -171,12 +168,19 @@ void Persistence::OnFlushAll(int64_t now_ms) {
   if (hooks_.DisklessTransferRunning()) {
     hooks_.AbortDisklessTransfer("FLUSHALL: stopping the diskless transfer to replicas");
   } else if (child_.type() == ChildType::kRdb) {
-    ChildResult r;
-    child_.Kill(&r);
-    ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(r.pid)).c_str());
+    KillChild(/*remove_temp_file=*/true);
     hooks_.OnRdbFileDone(false);  // its replicas (if any) are dropped
   }
   if (has_save_points_) (void)rdb_->Save(now_ms, dirty_, /*counted=*/false);
+}
+
+void Persistence::KillChild(bool remove_temp_file) {
+  if (!child_.running()) return;
+  ChildResult r;
+  child_.Kill(&r);
+  if (!remove_temp_file) return;
+  const char* pattern = r.type == ChildType::kAof ? "temp-rewriteaof-bg-%d.aof" : "temp-%d.rdb";
+  ::unlink(absl::StrFormat(pattern, static_cast<int>(r.pid)).c_str());
 }
 
 }  // namespace ringkv::server

@@ -161,6 +161,11 @@ class Persistence {
   // FLUSHALL: a running RDB child is killed and, with save points, an empty
   // dump is written (Redis 7.0's flushAllDataAndResetRDB).
   void OnFlushAll(int64_t now_ms);
+  // Kills the fork child (no-op without one) and, when `remove_temp_file`,
+  // deletes the file it was writing (temp-<pid>.rdb, or an AOF rewrite's
+  // temp-rewriteaof-bg-<pid>.aof). The one place a child is stopped early:
+  // SHUTDOWN, FLUSHALL and the full syncs (a snapshot no replica wants).
+  void KillChild(bool remove_temp_file);
 
  private:
   void ReleaseDurableReplies();

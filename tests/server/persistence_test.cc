@@ -160,6 +160,20 @@ TEST_F(PersistenceTest, FlushAllKillsAnRdbChildAndFailsItsFullSyncs) {
   EXPECT_FALSE(Exists("dump.rdb"));  // no save points: nothing written
 }
 
+TEST_F(PersistenceTest, KillChildStopsItAndRemovesTheFileItWasWriting) {
+  persistence_.KillChild(/*remove_temp_file=*/true);  // none running: nothing happens
+  Set(config_, "rdb-key-save-delay", "1000000");     // the child stays busy
+  AddKey("k");
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  const std::string temp = "temp-" + std::to_string(persistence_.child().pid()) + ".rdb";
+  for (int i = 0; i < 500 && !Exists(temp.c_str()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(Exists(temp.c_str()));
+  persistence_.KillChild(/*remove_temp_file=*/true);
+  EXPECT_FALSE(persistence_.child().running());
+  EXPECT_FALSE(Exists(temp.c_str()));
+  EXPECT_TRUE(hooks_.TakeLog().empty());  // the caller tells whom it concerns
+}
+
 TEST_F(PersistenceTest, ShutdownSavesAsAskedOrAsTheSavePointsSay) {
   AddKey("k");
   ASSERT_TRUE(persistence_.PrepareForShutdown(ShutdownSave::kNoSave, false).ok());

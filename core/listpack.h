@@ -61,6 +61,12 @@ class Listpack {
   size_t byte_size() const { return buf_.size(); }
   size_t size() const { return buf_.aux(); }  // the count lives in the buffer's spare word
   bool empty() const { return buf_.aux() == 0; }
+  // Bytes allocated (MEMORY USAGE).
+  size_t capacity() const { return buf_.capacity(); }
+  // Keeps the bytes at their exact size from now on (PackedBuffer::MakeExact):
+  // for a listpack that will rarely change again, a stream's sealed node.
+  void MakeExact() { buf_.MakeExact(); }
+  bool exact() const { return buf_.exact(); }
 
   // Entry positions; kEnd past either end. Next and Get are inline: a
   // stream node is walked element by element on every read.

@@ -4,14 +4,22 @@
 // would be most of the memory of the many small packed values a keyspace
 // holds. 16 bytes; an empty buffer allocates nothing.
 //
-// The 4 bytes the layout leaves over are the owner's (aux()): a listpack
-// keeps its element count there, so it stays 16 bytes too.
+// The 31 bits the layout leaves over are the owner's (aux(), below 2^31): a
+// listpack keeps its element count there (each element takes at least 2
+// bytes of a buffer below 4 GiB), so it stays 16 bytes too.
 //
 // Capacity is not stored: it is a function of the size (RoundUp), so a
 // change that stays within the same step reallocates nothing, and one that
 // leaves it moves the bytes to a buffer of the new step (as a realloc would).
 //
-// Thread-safety: none.
+// Exact buffers (MakeExact): a buffer that will no longer grow -- a stream's
+// sealed node -- moves to ExactSizeSlabs (core/exact_size_slabs.h), its
+// capacity its size rounded up to 8 bytes. It stays exact through every later
+// change, copy and move (each change of its 8-byte step moves the bytes, so
+// growing one byte by byte costs a copy per 8 bytes); the spare word's top
+// bit says which storage it is in.
+//
+// Thread-safety: none (an exact buffer's storage may be freed on any thread).
 #pragma once
 
 #include <cstddef>
@@ -19,17 +27,22 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/exact_size_slabs.h"
+
 namespace ringkv::core {
 
 class PackedBuffer {
  public:
   PackedBuffer() = default;
   explicit PackedBuffer(std::string_view bytes) { Assign(bytes); }
-  PackedBuffer(const PackedBuffer& o) : aux_(o.aux_) { Assign(o.view()); }
+  PackedBuffer(const PackedBuffer& o) : aux_(o.aux_) { Assign(o.view()); }  // exact if o is
   PackedBuffer& operator=(const PackedBuffer& o) {
     if (this != &o) {
-      Assign(o.view());
+      Release();
+      p_ = nullptr;
+      size_ = 0;
       aux_ = o.aux_;
+      Assign(o.view());
     }
     return *this;
   }
@@ -40,7 +53,7 @@ class PackedBuffer {
   }
   PackedBuffer& operator=(PackedBuffer&& o) noexcept {
     if (this != &o) {
-      delete[] p_;
+      Release();
       p_ = o.p_;
       size_ = o.size_;
       aux_ = o.aux_;
@@ -52,7 +65,7 @@ class PackedBuffer {
   }
   ~PackedBuffer() {
     static_assert(offsetof(PackedBuffer, size_) == kSizeOffset);
-    delete[] p_;
+    Release();
   }
 
   // Where the size lives: PackedOrTable (core/packed_or_table.h) marks its
@@ -64,10 +77,22 @@ class PackedBuffer {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   std::string_view view() const { return {p_, size_}; }
-  uint32_t aux() const { return aux_; }
-  void set_aux(uint32_t v) { aux_ = v; }
+  uint32_t aux() const { return aux_ & ~kExactBit; }
+  // REQUIRES: v < 2^31.
+  void set_aux(uint32_t v) { aux_ = (aux_ & kExactBit) | v; }
   // Bytes allocated (MEMORY USAGE).
-  size_t capacity() const { return p_ ? RoundUp(size_) : 0; }
+  size_t capacity() const { return p_ ? Capacity(size_) : 0; }
+
+  bool exact() const { return aux_ & kExactBit; }
+  // Moves the bytes to exact storage (see above); no-op when already there.
+  void MakeExact() {
+    if (exact()) return;
+    char* q = p_ == nullptr ? nullptr : static_cast<char*>(ExactSizeSlabs::Global().Allocate(size_));
+    if (q != nullptr) std::memcpy(q, p_, size_);
+    delete[] p_;
+    p_ = q;
+    aux_ |= kExactBit;
+  }
 
   void Assign(std::string_view s) { Replace(0, size_, s); }
   // Inserts s before byte pos (pos == size(): appends).
@@ -77,18 +102,18 @@ class PackedBuffer {
   void Replace(size_t pos, size_t len, std::string_view s) {
     const size_t tail = size_ - pos - len;
     const size_t new_size = size_ - len + s.size();
-    if (p_ != nullptr && RoundUp(new_size) == RoundUp(size_)) {
+    if (p_ != nullptr && Capacity(new_size) == Capacity(size_)) {
       std::memmove(p_ + pos + s.size(), p_ + pos + len, tail);
     } else if (new_size == 0) {
-      delete[] p_;
+      Release();
       p_ = nullptr;
     } else {
-      char* q = new char[RoundUp(new_size)];
+      char* q = exact() ? static_cast<char*>(ExactSizeSlabs::Global().Allocate(new_size)) : new char[RoundUp(new_size)];
       if (p_ != nullptr) {
         std::memcpy(q, p_, pos);
         std::memcpy(q + pos + s.size(), p_ + pos + len, tail);
       }
-      delete[] p_;
+      Release();
       p_ = q;
     }
     if (!s.empty()) std::memcpy(p_ + pos, s.data(), s.size());
@@ -105,6 +130,19 @@ class PackedBuffer {
   }
 
  private:
+  static constexpr uint32_t kExactBit = uint32_t{1} << 31;
+
+  size_t Capacity(size_t n) const { return exact() ? ExactSizeSlabs::RoundUp(n) : RoundUp(n); }
+  // Frees the bytes (p_ dangles until reassigned).
+  void Release() {
+    if (p_ == nullptr) return;
+    if (exact()) {
+      ExactSizeSlabs::Global().Free(p_, size_);
+    } else {
+      delete[] p_;
+    }
+  }
+
   char* p_ = nullptr;
   uint32_t size_ = 0;
   uint32_t aux_ = 0;

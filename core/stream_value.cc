@@ -309,6 +309,8 @@ void StreamValue::Append(StreamId id, FieldValues fv, const StreamLimits& limits
     if (!fresh) {
       lp = &last->second;
       master = last->first;
+    } else {
+      last->second.MakeExact();  // sealed: a new node takes the entries from now on
     }
   }
   int64_t flags = 0;
@@ -605,7 +607,10 @@ void StreamValue::ForEachNode(const std::function<void(StreamId, const Listpack&
   for (const auto& [id, lp] : nodes_) fn(id, lp);
 }
 
-void StreamValue::AppendNode(StreamId master, Listpack lp) { nodes_.emplace_hint(nodes_.end(), master, std::move(lp)); }
+void StreamValue::AppendNode(StreamId master, Listpack lp) {
+  if (!nodes_.empty()) std::prev(nodes_.end())->second.MakeExact();  // no longer the open node
+  nodes_.emplace_hint(nodes_.end(), master, std::move(lp));
+}
 
 bool StreamValue::ValidateNode(StreamId master, const Listpack& lp, size_t* live, StreamId* last) {
   NodeReader r(master, lp);
@@ -661,10 +666,11 @@ std::unique_ptr<StreamValue> StreamValue::Clone() const {
 
 size_t StreamValue::heap_bytes() const {
   size_t n = 0;
-  // Each listpack's allocation (PackedBuffer's size classes) and its share of
-  // the B-tree: a 16-byte key and a 16-byte Listpack per slot, slots about
+  // Each listpack's allocation (PackedBuffer's size classes for the open
+  // node, the exact size rounded to 8 for sealed ones) and its share of the
+  // B-tree: a 16-byte key and a 16-byte Listpack per slot, slots about
   // two-thirds full, plus node headers.
-  for (const auto& [id, lp] : nodes_) n += PackedBuffer::RoundUp(lp.byte_size()) + 48;
+  for (const auto& [id, lp] : nodes_) n += lp.capacity() + 48;
   if (groups_) {
     for (const auto& [name, g] : *groups_) {
       // B-tree slots (key and nack in place) about nine-tenths full.

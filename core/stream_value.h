@@ -17,6 +17,15 @@
 // (counting the new entry's field and value bytes) or stream-node-max-entries
 // (live plus deleted entries), as Redis's streamAppendItem decides.
 //
+// Sealed nodes: every node but the last (the open node, which XADD appends
+// to) is kept at its exact size rounded to 8 bytes (Listpack::MakeExact,
+// core/exact_size_slabs.h) rather than in a size class: the node that
+// XADD leaves behind is sealed then, and a node read from an RDB file or a
+// DUMP payload when the next one follows it. After sealing a node only
+// changes in place (XDEL's and trimming's deleted flags, its counters) or
+// goes whole, and when the open node is deleted whole the last sealed node
+// takes appends again (each one then moves its bytes, a rare case).
+//
 // Consumer groups keep their pending entries (PEL) as Redis does: the
 // group owns one Nack per pending ID, and each consumer indexes the Nacks it
 // owns.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exact_size_slabs.h"
 #include "tests/core/hex.h"
 
 namespace ringkv::core {
@@ -149,6 +150,51 @@ TEST(ListpackTest, LargeCountsUseTheUnknownMarker) {
   Listpack read = Listpack::FromBytes(std::string(lp.bytes()));
   EXPECT_EQ(read.size(), 70000u);
   EXPECT_EQ(read.Get(read.Seek(69999)).int_value, 69999);
+}
+
+
+// An exact listpack (a stream's sealed node) keeps its bytes at their size
+// rounded to 8 through every change, copy and move, and its element count
+// beside the storage bit.
+TEST(ListpackTest, ExactStorageSurvivesChangesCopiesAndMoves) {
+  Listpack lp;
+  for (int i = 0; i < 40; ++i) lp.Append("value-" + std::to_string(i));
+  const std::vector<std::string> before = Elements(lp);
+  EXPECT_FALSE(lp.exact());
+  lp.MakeExact();
+  ASSERT_TRUE(lp.exact());
+  EXPECT_EQ(Elements(lp), before);
+  EXPECT_EQ(lp.size(), 40u);
+  EXPECT_EQ(lp.capacity(), ExactSizeSlabs::RoundUp(lp.byte_size()));
+  lp.ReplaceInt(lp.First(), 1000);  // grows the entry: the bytes move
+  lp.Replace(lp.Seek(5), "x");
+  lp.Delete(lp.Seek(10), 3);
+  lp.Append("tail");
+  EXPECT_TRUE(lp.exact());
+  EXPECT_EQ(lp.size(), 38u);
+  EXPECT_EQ(lp.capacity(), ExactSizeSlabs::RoundUp(lp.byte_size()));
+  ASSERT_TRUE(Listpack::Validate(lp.bytes()).ok());
+  const std::vector<std::string> after = Elements(lp);
+  EXPECT_EQ(after.front(), "1000");
+  EXPECT_EQ(after.back(), "tail");
+
+  Listpack copy(lp);
+  EXPECT_TRUE(copy.exact());
+  EXPECT_EQ(Elements(copy), after);
+  Listpack plain;
+  plain.Append("a");
+  copy = plain;  // takes plain's storage kind
+  EXPECT_FALSE(copy.exact());
+  EXPECT_EQ(Elements(copy), std::vector<std::string>{"a"});
+  plain = lp;
+  EXPECT_TRUE(plain.exact());
+  EXPECT_EQ(Elements(plain), after);
+  Listpack moved(std::move(lp));
+  EXPECT_TRUE(moved.exact());
+  EXPECT_EQ(Elements(moved), after);
+  moved.Delete(moved.First(), moved.size());
+  EXPECT_TRUE(moved.empty());
+  EXPECT_TRUE(Listpack::Validate(moved.bytes()).ok());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "core/crc64.h"
 #include "core/dump_payload.h"
+#include "core/exact_size_slabs.h"
 #include "core/rax_shape.h"
 #include "core/value.h"
 
@@ -278,6 +279,70 @@ TEST(StreamValueTest, DumpRoundTripAndCorruptPayloads) {
     });
     EXPECT_EQ(n, r->stream().size());
   }
+}
+
+// Every node but the open one is sealed at its exact size (slab blocks of
+// ExactSizeSlabs), in a stream built by XADD, in its copy and in one rebuilt
+// node by node as RDB loading does; XDEL and trimming still work on sealed
+// nodes, and the slab blocks go back when the streams do.
+TEST(StreamValueTest, SealedNodesAreExactAndFreedWithTheStream) {
+  ExactSizeSlabs& slabs = ExactSizeSlabs::Global();
+  const size_t blocks_before = slabs.stats().live_blocks;
+  auto s = std::make_unique<StreamValue>();
+  Entries model;
+  for (uint64_t i = 1; i <= 1050; ++i) {
+    const std::string v = std::to_string(i * 7919 % 1000);
+    Add(s.get(), {i, 0}, {"sensor", v, "temperature", "21"});
+    model[{i, 0}] = {"sensor", v, "temperature", "21"};
+  }
+  ASSERT_EQ(s->node_count(), 11u);
+  auto check_sealed = [](const StreamValue& v) {
+    size_t seen = 0, capacity = 0;
+    v.ForEachNode([&](StreamId, const Listpack& lp) {
+      const bool open = ++seen == v.node_count();
+      EXPECT_EQ(lp.exact(), !open);
+      if (!open) {
+        EXPECT_EQ(lp.capacity(), ExactSizeSlabs::RoundUp(lp.byte_size()));
+      }
+      capacity += lp.capacity();
+    });
+    return capacity;
+  };
+  const size_t capacity = check_sealed(*s);
+  EXPECT_EQ(s->heap_bytes(), capacity + 48 * s->node_count());
+  EXPECT_EQ(slabs.stats().live_blocks, blocks_before + 10);
+
+  std::unique_ptr<StreamValue> copy = s->Clone();
+  check_sealed(*copy);
+  EXPECT_EQ(All(*copy), model);
+  EXPECT_EQ(slabs.stats().live_blocks, blocks_before + 20);
+
+  StreamValue loaded;
+  s->ForEachNode([&](StreamId master, const Listpack& lp) {
+    loaded.AppendNode(master, Listpack::FromBytes(std::string(lp.bytes())));
+  });
+  loaded.set_length(s->size());
+  check_sealed(loaded);
+  EXPECT_EQ(All(loaded), model);
+
+  // XDEL in sealed nodes: 150..200 of the node of 101..200 (its counters
+  // rewritten), and the whole node of 201..300.
+  for (uint64_t i = 150; i <= 300; ++i) {
+    ASSERT_TRUE(s->Delete({i, 0}));
+    model.erase({i, 0});
+  }
+  EXPECT_EQ(s->node_count(), 10u);
+  // 899 entries down to 700: the first two nodes whole, then 301..350 flagged.
+  EXPECT_EQ(s->TrimByLength(700, false, 0), 199);
+  for (uint64_t i = 1; i <= 350; ++i) model.erase({i, 0});
+  check_sealed(*s);
+  EXPECT_EQ(All(*s), model);
+  EXPECT_EQ(All(*s, true), model);
+
+  s.reset();
+  copy.reset();
+  loaded = StreamValue();
+  EXPECT_EQ(slabs.stats().live_blocks, blocks_before);
 }
 
 // Node counts of Redis's rax for the same keys (XINFO STREAM's

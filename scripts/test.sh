@@ -27,17 +27,20 @@ run_pass() {  # name build-kind build-dir test-jobs [ctest args...]
   local name=$1 kind=$2 dir=$3 jobs=$4
   shift 4
   echo "=== $name: build"
+  local t0=$SECONDS
   if ! scripts/build.sh "$kind"; then
     summary+=("$name: BUILD FAILED")
     status=1
     return
   fi
+  local t1=$SECONDS
   echo "=== $name: ctest"
   local log
   log=$(mktemp)
   (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300 "$@") 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
-  summary+=("$name: $(grep -E 'tests passed|tests failed' "$log" | tail -1)")
+  summary+=("$name: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
+            "  (build $((t1 - t0)) s, ctest -j $jobs $((SECONDS - t1)) s)")
   rm -f "$log"
   ((rc == 0)) || status=1
 }

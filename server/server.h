@@ -8,9 +8,10 @@
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
-// The entry points (Execute, Call, CallFromScript, ExecuteFromMaster,
-// Propagate, KeyEvent, the timer and end-of-turn work, the keyspace
-// observer's deletions) check it in debug builds (RINGKV_DCHECK_MAIN_THREAD).
+// The entry points (Execute, Call, CallFromScript, Propagate, KeyEvent,
+// the timer and end-of-turn work, the keyspace observer's deletions; the
+// primary's stream enters through ReplicaSide::ExecuteFromMaster) check it
+// in debug builds (RINGKV_DCHECK_MAIN_THREAD).
 #pragma once
 
 #include <cstdint>

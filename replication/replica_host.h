@@ -2,7 +2,8 @@
 // replica_side.h) needs from the server that owns it -- the dataset, the
 // primary's client connection, the replication history, configuration.
 // replication/ cannot see server/, so the server implements this interface
-// (server/server_replica.cc) and hands itself to ReplicaSide.
+// (server::ReplicaSide, server/replica_side/replica_side_host.cc) and
+// hands itself to ReplicaSide.
 //
 // Only a replica calls through it: a standalone server or a primary never
 // does, and no client's command pays a virtual call for it. A replica

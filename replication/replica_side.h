@@ -18,11 +18,11 @@
 //   kSyncing --PollSync: full or continue--> kConnected (socket adopted, ACK sent)
 //   kConnected --OnLinkClosed--> kConnect
 //
-// Usage (server/server_replica.cc):
-//   replica_ = std::make_unique<repl::ReplicaSide>(*this, host, port, db);
-//   replica_->StartSync();                 // once serving
-//   ... OnNotify: replica_->PollSync();  cron: replica_->Cron(now_ms);
-//   ... each of the primary's commands, once run: replica_->Applied(argv, in_multi);
+// Usage (server/replica_side/replica_side.cc, which owns it as link_):
+//   link_ = std::make_unique<repl::ReplicaSide>(*this, host, port, db);
+//   link_->StartSync();                    // once serving
+//   ... OnNotify: link_->PollSync();  cron: link_->Cron(now_ms);
+//   ... each of the primary's commands, once run: link_->Applied(argv, in_multi);
 //
 // Thread-safety: main thread only. The sync worker's thread touches only
 // what the host's SyncRequest gives it; the destructor stops and joins it.

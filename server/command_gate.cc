@@ -288,7 +288,7 @@ struct Server::GateRun {
   // never refused, whatever the setting.
   bool CheckMemory() {
     s.pre_command_oom_ = false;
-    if (s.maxmemory_ > 0 && !(s.replica_ && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
+    if (s.maxmemory_ > 0 && !(s.replica_side_.is_replica() && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
         !s.pause_.active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
@@ -333,7 +333,7 @@ struct Server::GateRun {
   // 10. Replication's checks and RESP2's subscribed mode, in Redis's order:
   // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
   bool CheckReplication() {
-    const bool repl_gated = (s.replica_ || s.primary_side_.min_replicas_set()) && !c.is_master;
+    const bool repl_gated = (s.replica_side_.is_replica() || s.primary_side_.min_replicas_set()) && !c.is_master;
     const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
     if (!repl_gated && !pubsub_refused) return true;
     const char* err = repl_gated ? s.ReplicationGate(flags) : nullptr;
@@ -356,9 +356,9 @@ struct Server::GateRun {
   // queued one must be; Redis's order: before BUSY). During an async
   // (swapdb) load, what is flagged `no-async-loading` waits for its end.
   bool CheckLoading() {
-    if ((((s.loading_ && !s.async_loading()) || s.sync_loading()) &&
+    if ((((s.loading_ && !s.replica_side_.async_loading()) || s.replica_side_.sync_loading()) &&
          (!(flags & cmd::kLoading) || (is_exec && !s.transactions_.QueueRunsWhileLoading(c)))) ||
-        (s.async_loading() && (flags & cmd::kNoAsyncLoading))) {
+        (s.replica_side_.async_loading() && (flags & cmd::kNoAsyncLoading))) {
       Reject(errors::kLoading, spec);
       return false;
     }
@@ -429,13 +429,8 @@ struct Server::GateRun {
 // side's READONLY and MASTERDOWN.
 const char* Server::ReplicationGate(uint32_t flags) const {
   const bool write = flags & cmd::kWrite;
-  if (!replica_ && write && primary_side_.TooFewGoodReplicas(UnixMs())) {
-    return "NOREPLICAS Not enough good replicas to write.";
-  }
-  if (replica_ && write && replica_read_only_) return "READONLY You can't write against a read only replica.";
-  if (replica_ && !replica_->link_up() && !serve_stale_data_ && !(flags & cmd::kStale)) {
-    return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
-  }
+  if (replica_side_.is_replica()) return replica_side_.GateRefusal(flags);
+  if (write && primary_side_.TooFewGoodReplicas(UnixMs())) return "NOREPLICAS Not enough good replicas to write.";
   return nullptr;
 }
 
@@ -523,7 +518,7 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
   c.woff = persistence_.aof().fed_offset();
   c.repl_woff = master_repl_offset();
   // A writable replica's own writes: the deadlines they set are its to keep.
-  if (replica_ && !c.is_master) RememberOwnVolatileKeys(c, spec, argv);
+  if (replica_side_.is_replica() && !c.is_master) replica_side_.RememberOwnVolatileKeys(c, spec, argv);
 }
 
 void Server::LimitClientOutput(Client& c, int64_t now_ms) {

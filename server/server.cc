@@ -1,6 +1,5 @@
 #include "core/strings.h"
 #include "server/server.h"
-#include "server/replica_glue.h"
 
 #include <sched.h>
 #include <sys/time.h>
@@ -85,24 +84,25 @@ Server::Server(std::unique_ptr<Config> config)
   BindMemoryConfig();
   persistence_.BindConfig();
   primary_side_.BindConfig();
-  BindReplicaConfig();
+  replica_side_.BindConfig();
   tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
   // the cron follows role changes (server/oom_score.h).
   config_->OnChange("oom-score-adj", [this] {
-    return ApplyOomScoreAfterConfigSet(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary, false);
+    const OomClass role = replica_side_.is_replica() ? OomClass::kReplica : OomClass::kPrimary;
+    return ApplyOomScoreAfterConfigSet(*config_, role, false);
   });
   config_->OnChange("oom-score-adj-values", [this] {
-    return ApplyOomScoreAfterConfigSet(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary, true);
+    const OomClass role = replica_side_.is_replica() ? OomClass::kReplica : OomClass::kPrimary;
+    return ApplyOomScoreAfterConfigSet(*config_, role, true);
   });
 }
 
 Server::~Server() {
-  // A replica's sync thread may still be loading a payload into
-  // sync_staging_ and writing the loading flags and statistics: it is
-  // stopped (its socket closed, the thread joined) before any member it
-  // uses is destroyed.
-  replica_.reset();
+  // A replica's sync thread may still be loading a payload into the
+  // staging keyspace: it is stopped (its socket closed, the thread joined)
+  // before any member it uses is destroyed.
+  replica_side_.Stop();
 }
 
 bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async) {
@@ -212,7 +212,7 @@ void Server::BindMemoryConfig() {
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
     // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (replica_ && replica_ignore_maxmemory_)) return;
+    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (replica_side_.is_replica() && replica_ignore_maxmemory_)) return;
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -254,7 +254,7 @@ void Server::BindMemoryConfig() {
 // Goes on with an eviction cut short by its time limit, under the same
 // conditions as before a command (command_gate.cc's CheckMemory).
 void Server::EvictForCron(int64_t now_ms) {
-  if (maxmemory_ <= 0 || (replica_ && replica_ignore_maxmemory_) || script_busy_ || pause_.active()) return;
+  if (maxmemory_ <= 0 || (replica_side_.is_replica() && replica_ignore_maxmemory_) || script_busy_ || pause_.active()) return;
   const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
   const uint64_t evicted_before = stats_.evicted_keys;
   const bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,
@@ -350,8 +350,8 @@ absl::Status Server::Start() {
   if (primary.size() == 2) {
     int64_t port = 0;
     core::StringToInt64(primary[1], &port);
-    ReplicaOf(std::string(primary[0]), static_cast<int>(port));
-    replica_->set_stream_db(restored_stream_db_);  // the stream after our own RDB continues there
+    replica_side_.ReplicaOf(std::string(primary[0]), static_cast<int>(port));
+    replica_side_.replica()->set_stream_db(restored_stream_db_);  // the stream after our own RDB continues there
   }
   return absl::OkStatus();
 }
@@ -416,7 +416,7 @@ void Server::OnClose(io::Connection* conn) {
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   output_limits_.Forget(*c);
   primary_side_.ForgetReplica(c->id());  // replicas, and links still in their handshake
-  if (c->is_master && replica_ && replica_->link().client_id == c->id()) OnMasterLinkClosed(*c);
+  replica_side_.OnClientClosed(*c);  // the primary's link: a retry planned
   clients_.Erase(c->id());
 }
 
@@ -444,11 +444,7 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     return;
   }
   if (c->is_master) {
-    if (script_busy_ || (replica_ && replica_->holding())) {
-      if (replica_) replica_->Hold(argv);
-      return;
-    }
-    ExecuteFromMaster(*c, argv);
+    replica_side_.OnMasterCommand(*c, argv);
     return;
   }
   if (c->is_replica) {
@@ -545,7 +541,9 @@ void Server::UnpauseClients() {
   pause_.End();
   if (pause_.expiry_paused) {
     pause_.expiry_paused = false;
-    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_) keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_side_.is_replica()) {
+      keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+    }
   }
   ReplayDeferred();
 }
@@ -636,22 +634,22 @@ void Server::Cron(int64_t now_ms) {
   primary_side_.AfterChildReaped();
   persistence_.Cron(now_ms);
   primary_side_.Cron(now_ms);
-  if (replica_) ReplicaCron(now_ms);
-  if (failover_) FailoverCron(now_ms);
+  replica_side_.Cron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) {
     if (deferred_cluster_master_ && !loading_) {
       const auto [host, port] = *std::exchange(deferred_cluster_master_, std::nullopt);
-      (void)ReplicaOf(host, port);
+      (void)replica_side_.ReplicaOf(host, port);
     }
     cluster_->Cron(now_ms);
     RedirectBlockedClients();
   }
-  (void)ApplyOomScore(*config_, replica_ ? OomClass::kReplica : OomClass::kPrimary);  // logs its own failure
+  // Logs its own failure.
+  (void)ApplyOomScore(*config_, replica_side_.is_replica() ? OomClass::kReplica : OomClass::kPrimary);
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !replica_ && !pause_.active()) {
+  if (active_expire_ && !replica_side_.is_replica() && !pause_.active()) {
     const uint64_t start = Clock::Ticks();
     // active-expire-effort raises the share of the period by 2% a step
     // (25% to 43%), as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.
@@ -667,16 +665,32 @@ void Server::Cron(int64_t now_ms) {
   if (evictor_.running()) EvictForCron(now_ms);
 }
 
+void Server::OnNotify() {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (cluster_) cluster_->OnBusEvents();  // the cluster bus's thread has news
+  replica_side_.PollSync();              // the sync worker's
+}
+
+RdbSaveOptions Server::ReplSaveInfo() const {
+  RdbSaveOptions o;
+  if (primary_side_.primary() || replica_side_.is_replica()) {
+    o.repl_id = repl_ids_.replid;
+    o.repl_offset = static_cast<int64_t>(master_repl_offset());
+    o.repl_stream_db = replica_side_.StreamDb();
+  }
+  return o;
+}
+
 void Server::BeforeFlush() {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis's serverCron takes the signal: not while DEBUG PAUSE-CRON
   // holds the cron (SHUTDOWN ABORT may still cancel it then).
   if (shutdown_.signal_pending() && !shutdown_.requested() && !cron_paused_) shutdown_.HandleSignal();
   primary_side_.BeforeFlush();
-  if (replica_ && replica_->holding() && !script_busy_) replica_->ApplyHeld();
+  replica_side_.ApplyHeld();
   persistence_.BeforeSleep();  // the AOF written; held replies that need no fsync sent
   if (tracking_.has_broadcasts()) tracking_.Broadcast();
-  if (replica_ && persistence_.aof().enabled()) replica_->NoteAofFed(persistence_.aof().fed_offset());
+  replica_side_.NoteAofFed();
   persistence_.EndTurn();
   if (shutdown_.requested()) io_->RequestStop();
 }

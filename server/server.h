@@ -8,9 +8,10 @@
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
-// The entry points (Execute, Call, CallFromScript, ExecuteFromMaster,
-// Propagate, KeyEvent, the timer and end-of-turn work, the keyspace
-// observer's deletions) check it in debug builds (RINGKV_DCHECK_MAIN_THREAD).
+// The entry points (Execute, Call, CallFromScript, Propagate, KeyEvent,
+// the timer and end-of-turn work, the keyspace observer's deletions; the
+// primary's stream enters through ReplicaSide::ExecuteFromMaster) check it
+// in debug builds (RINGKV_DCHECK_MAIN_THREAD).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@
 #include "server/persistence/persistence.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/primary_side/primary_side.h"
+#include "server/replica_side/replica_side.h"
 #include "server/wait_registry.h"
 #include "server/watchdog.h"
 #include "server/blocking.h"
@@ -61,10 +63,8 @@
 #include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
 #include "replication/full_sync.h"
-#include "replication/failover.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
-#include "replication/replica_side.h"
 
 namespace ringkv::server {
 
@@ -80,7 +80,7 @@ class ClusterMode;
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
-                     private Persistence::Hooks, private PrimarySide::Hooks {
+                     private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -155,9 +155,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }
   const Clock& clock() const { return clock_; }
-  // Keys a writable replica's own clients gave a deadline (INFO
-  // slave_expires_tracked_keys).
-  size_t replica_tracked_expires() const { return replica_ ? replica_->own_expiry_count() : 0; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
   PubSub& pubsub() { return pubsub_; }
@@ -240,12 +237,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Whether a command setting a deadline already past deletes the key at
   // once (Redis's checkAlreadyExpired): not while loading, nor on a replica.
   bool DeletesPastDeadlines() const { return keyspace_.expiry_mode() == core::ExpiryMode::kDelete; }
-  // A replica parsing its primary's payload off the main thread (diskless
-  // load) while it serves its current data.
-  bool async_loading() const { return async_loading_.load(std::memory_order_relaxed); }
-  // A replica parsing a payload of another history (a diskless load that is
-  // not async): clients get -LOADING meanwhile, as during a start-up load.
-  bool sync_loading() const { return sync_loading_.load(std::memory_order_relaxed); }
   // SHUTDOWN's persistence work (Persistence::PrepareForShutdown).
   absl::Status PrepareForShutdown(ShutdownSave save, bool force) override {
     return persistence_.PrepareForShutdown(save, force);
@@ -389,24 +380,14 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // sync -- the others then see this replica `loading` -- else
   // master_repl_offset.
   uint64_t announced_repl_offset() const {
-    return replica_ && replica_->full_sync_in_progress() ? 0 : master_repl_offset();
+    return replica_side_.full_sync_in_progress() ? 0 : master_repl_offset();
   }
 
   // ---- replication (replica side) -----------------------------------------------------
-  // REPLICAOF host port (empty host: NO ONE). Returns the reply line.
-  std::string ReplicaOf(const std::string& host, int port);
-  bool is_replica() const { return replica_ != nullptr; }
-  // REPLCONF GETACK from the primary: answer with our offsets now.
-  void SendAckToMaster();
-  // FAILOVER [TO host port] [TIMEOUT ms] [FORCE]: returns the error text or "".
-  std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force);
-  std::string AbortFailover();
-  // "no-failover", "waiting-for-sync" or "failover-in-progress".
-  const char* failover_state() const { return failover_ ? failover_->StateName() : "no-failover"; }
-  // ROLE / INFO: the replica side (replication/replica_side.h) and its link
-  // to the primary (master_link.h); null unless a replica.
-  const repl::ReplicaSide* replica() const { return replica_.get(); }
-  const repl::MasterLink* master_link() const { return replica_ ? &replica_->link() : nullptr; }
+  // REPLICAOF, the link to the primary, the READONLY / MASTERDOWN gates,
+  // FAILOVER (server/replica_side/replica_side.h; its hooks: server_hooks.cc).
+  ReplicaSide& replica_side() { return replica_side_; }
+  const ReplicaSide& replica_side() const { return replica_side_; }
   // Replication info saved in RDB files (so a restart can PSYNC).
   RdbSaveOptions ReplSaveInfo() const;
   // Where a reply to `c` goes: its connection, or -- with appendfsync always,
@@ -469,7 +450,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void BindConnectionConfig();   // server.cc: auth, limits, cron, log level
   void BindListenerConfig();     // server.cc: port, bind, tcp-keepalive
   void BindMemoryConfig();       // server.cc: maxmemory, eviction, encodings, lazy frees
-  void BindReplicaConfig();      // server_replica.cc: replica-read-only, replica-serve-stale-data
   // After the eviction a command triggered (started at `start_ticks`):
   // "eviction-cycle" when there was something to do, "eviction-del".
   void NoteEvictionLatency(uint64_t start_ticks, uint64_t evicted_before, bool fits);
@@ -493,32 +473,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // `flags`: the command's (a script's: as it declares), or for EXEC those of
   // what it will run.
   const char* ReplicationGate(uint32_t flags) const;
-  // One of the primary's commands, through the gate on its client; its
-  // bytes then go to our backlog (ReplicaSide::Applied).
-  void ExecuteFromMaster(Client& c, Argv argv);
   // A command on a replica's link (REPLCONF ACK): one that replies is a
   // rogue replica's, which is dropped.
   void ExecuteFromReplica(Client& c, Argv argv);
-  // A writable replica's own expired keys, then the link's cron.
-  void ReplicaCron(int64_t now_ms);
-  // The link to the primary closed: what outlives it is kept, a retry planned.
-  void OnMasterLinkClosed(const Client& link);
-  // The database the replication stream after a snapshot taken now is in
-  // (AUX repl-stream-db).
-  int SnapshotStreamDb() const;
-  // A write of a replica's own client: its keys with a deadline are expired
-  // by this replica (ReplicaKeyExpiry), not by its primary.
-  void RememberOwnVolatileKeys(const Client& c, const CommandSpec& spec, Argv argv);
   // After a primary loaded an RDB with nothing expiring: deletes the keys
   // past their deadline, through the replication stream when there is one.
   // Returns how many.
   uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
-  void FailoverCron(int64_t now_ms);
-  void EndFailover(bool ok, std::string_view why);
-  // For the ReplicaGlue (server_replica.cc): a sync attempt's settings and
-  // diskless loader; a full sync's payload into the dataset.
-  repl::SyncRequest NewSyncRequest();
-  bool LoadFullSync(repl::SyncResult& r, int64_t now_ms);
   void ResumeClient(Client& c) override;
   // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: above) -------------------
   bool LoadingDataset() override { return loading_; }
@@ -543,14 +504,25 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::string ReplicaInfoLine(const Client& c, int64_t now_ms) override { return ClientInfoLine(c, now_ms); }
   io::OutBuffer& WaiterReplyTarget(Client& c) override { return ReplyTarget(c); }
   bool MayBlockWaiter(const Client& c) override { return MayBlock(c); }
-  bool RelaysPrimaryStream() override { return replica_ != nullptr; }
-  bool StreamFrozen() override { return failover_ != nullptr || cluster_mf_paused_; }
+  bool RelaysPrimaryStream() override { return replica_side_.is_replica(); }
+  bool StreamFrozen() override { return replica_side_.failover() != nullptr || cluster_mf_paused_; }
   bool MayRequestAcks() override;
   void AcksRequested() override;
   int CronHz() override { return hz_; }
   int64_t ServingSinceMs() override { return start_time_ms_; }
-  int StreamDbAtSnapshot() override { return SnapshotStreamDb(); }
+  int StreamDbAtSnapshot() override { return replica_side_.StreamDb(); }
   std::vector<std::string> SnapshotFunctions() override { return FunctionLibraryCodes(); }
+  // ---- ReplicaSide::Hooks (server_hooks.cc; ReplicationIo, ReplicaClient and
+  // ServingSinceMs: above, shared with PrimarySide::Hooks) -------------------------------
+  void ExecuteMasterCommand(Client& c, Argv argv) override { Execute(c, argv); }
+  bool ScriptBusy() override { return script_busy_; }
+  absl::StatusOr<RdbLoadStats> LoadSyncFile(const std::string& path, int64_t now_ms) override;
+  absl::Status ReplaceFunctions(const std::vector<std::string>& codes) override {
+    return LoadFunctionLibraries(codes);
+  }
+  void PauseWritesForFailover() override { PauseClients(INT64_MAX / 2, /*all=*/false); }
+  void ResumeWritesAfterFailover() override { UnpauseClients(); }
+  void PropagateOwnExpiry(int db, std::string_view key) override;
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -644,29 +616,18 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // loads, no pointer to follow); what it allocates, it allocates when a
   // replica first attaches or syncs.
   PrimarySide primary_side_{*this, *config_, repl_ids_, persistence_, blocking_, stats_, keyspace_, output_limits_};
-  // repl::ReplicaHost for replica_ (server_replica.cc): made by the first
-  // REPLICAOF host port, then kept (a held REPLICAOF NO ONE returns into it).
-  class ReplicaGlue;
-  std::unique_ptr<ReplicaGlue> replica_glue_;
-  std::unique_ptr<repl::ReplicaSide> replica_;  // set while this server is a replica
-  // Diskless load: the keyspace the sync worker parses the payload into
-  // (touched by the worker only until its result is polled), and its stats.
-  std::unique_ptr<core::Keyspace> sync_staging_;
-  RdbLoadStats sync_staging_stats_;
-  std::atomic<bool> async_loading_{false};  // INFO async_loading
-  std::atomic<bool> sync_loading_{false};   // INFO loading (a diskless load of another history)
+  // The replica side: a member (the command path's is_replica() is an
+  // inline load); it allocates only when REPLICAOF makes this a replica.
+  ReplicaSide replica_side_{*this, *config_, repl_ids_, primary_side_, persistence_, blocking_, keyspace_, lazy_freer_};
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
-  std::unique_ptr<repl::Failover> failover_;  // while FAILOVER runs
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK
   bool lazy_user_del_ = false;    // lazyfree-lazy-user-del: DEL frees as UNLINK does
   bool lazy_server_del_ = false;  // lazyfree-lazy-server-del: implicit deletions free lazily
   bool lazy_eviction_ = false;    // lazyfree-lazy-eviction: eviction propagates as UNLINK
-  bool replica_read_only_ = true;  // cached replication gate settings
   // Errors on the primary's stream or the AOF, a replica unable to persist.
   UnexpectedErrors unexpected_errors_;
-  bool replica_ignore_maxmemory_ = true;
-  bool serve_stale_data_ = true;
+  bool replica_ignore_maxmemory_ = true;  // cached for eviction: a replica evicts nothing of its own
 };
 
 // The error listener of the reply builders of one client's command: each

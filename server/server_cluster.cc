@@ -24,9 +24,9 @@ ClusterHooks Server::MakeClusterHooks() {
       return;
     }
     deferred_cluster_master_.reset();
-    (void)ReplicaOf(host, port);
+    (void)replica_side_.ReplicaOf(host, port);
   };
-  h.replicating = [this] { return is_replica(); };
+  h.replicating = [this] { return replica_side_.is_replica(); };
   h.pause_writes = [this](int64_t until_ms) {
     // Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLIENT_PAUSE_WRITE):
     // one purpose among others; the pause it replaced comes back after.
@@ -53,7 +53,7 @@ ClusterHooks Server::MakeClusterHooks() {
     for (const std::string& k : keys) {
       KeyEvent(notify::kGeneric, "del", 0, k, /*by_server=*/true);  // told before the entry goes
       db.Erase(k);
-      if (!replica_) {
+      if (!replica_side_.is_replica()) {
         std::string_view del[] = {lazy_server_del_ ? "UNLINK" : "DEL", k};
         Propagate(0, del);
       }
@@ -62,7 +62,7 @@ ClusterHooks Server::MakeClusterHooks() {
     return keys.size();
   };
   h.master_data_age_ms = [this] {
-    const int64_t last = replica_ ? replica_->link().last_io_ms : 0;
+    const int64_t last = replica_side_.is_replica() ? replica_side_.master_link()->last_io_ms : 0;
     return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
   };
   h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {

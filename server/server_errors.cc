@@ -17,7 +17,7 @@ void Server::CountErrorReply(Client& c, std::string_view msg, bool update_stats)
   }
   if (c.is_master || c.is_replica || (aof_client_ && &c == aof_client_.get())) {
     ++stats_.unexpected_error_replies;
-    unexpected_errors_.OnErrorReply(c, msg, replica_read_only_);
+    unexpected_errors_.OnErrorReply(c, msg, replica_side_.refuses_writes());  // a read-only replica
   }
 }
 

@@ -1,17 +1,23 @@
 // Server: its side of the components' hooks -- what BlockedClients
 // (blocking.h), Shutdown (shutdown.h), Persistence
-// (persistence/persistence.h) and PrimarySide (primary_side/primary_side.h)
-// ask of the server; Tracking's Delivery and PrimarySide's one-line hooks
-// are inline in server.h. None is called once per command: only when a
-// client blocks, is served, times out or is unblocked, while a shutdown
-// starts, waits, finishes or is cancelled, when held replies are released,
-// an fsync completes, the fork child ends, or a replica acts.
+// (persistence/persistence.h), PrimarySide (primary_side/primary_side.h)
+// and ReplicaSide (replica_side/replica_side.h) ask of the server;
+// Tracking's Delivery and the one-line hooks are inline in server.h. None
+// is called once per client command: only when a client blocks, is served,
+// times out or is unblocked, while a shutdown starts, waits, finishes or is
+// cancelled, when held replies are released, an fsync completes, the fork
+// child ends, a replica acts, or -- on a replica -- a full sync loads or
+// one of its own keys expires (ReplicaSide's ExecuteMasterCommand, inline,
+// runs once per command of the primary's stream).
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "core/keyspace.h"
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/server.h"
+#include "server/supervision.h"
 
 namespace ringkv::server {
 
@@ -98,7 +104,7 @@ void Server::HeldRepliesReleased(uint64_t id) {
 void Server::OnAofDurable() {
   if (!blocking_.waits().empty()) primary_side_.UnblockWaiters();
   // A replica tells its primary at once how far its AOF is durable (WAITAOF).
-  if (replica_) replica_->OnAofSynced(persistence_.aof().synced_offset());
+  replica_side_.OnAofSynced();
 }
 
 bool Server::DisklessTransferRunning() { return primary_side_.DisklessTransferRunning(); }
@@ -118,11 +124,40 @@ void Server::CloseReplicaNow(Client& c) {
 
 bool Server::MayRequestAcks() {
   // A replica relays its primary's stream only; a failover asks once.
-  return !replica_ && (!failover_ || !failover_->ack_requested());
+  const repl::Failover* failover = replica_side_.failover();
+  return !replica_side_.is_replica() && (failover == nullptr || !failover->ack_requested());
 }
 
 void Server::AcksRequested() {
-  if (failover_) failover_->set_ack_requested();
+  if (repl::Failover* failover = replica_side_.failover()) failover->set_ack_requested();
+}
+
+// ---- ReplicaSide::Hooks ---------------------------------------------------------------
+
+absl::StatusOr<RdbLoadStats> Server::LoadSyncFile(const std::string& path, int64_t now_ms) {
+  Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+  NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
+  loading_ = true;
+  // Clients and the cluster bus are served every
+  // loading-process-events-interval-bytes, as Redis's replica loads
+  // (loading-ok commands run, the others get -LOADING).
+  struct stat st {};
+  loading_progress_.Start(now_ms, ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+  LoadProgressHook progress;
+  progress.interval_bytes = static_cast<uint64_t>(config_->Int("loading-process-events-interval-bytes"));
+  progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
+  absl::StatusOr<RdbLoadStats> loaded = LoadRdbFile(path, keyspace_, now_ms, /*replace=*/false, &progress);
+  // Stopped by a shutdown: loading_ stays set, so the half-loaded data is
+  // never saved, and the main loop's next turn completes the shutdown.
+  if (!absl::IsCancelled(loaded.status())) loading_ = false;
+  return loaded;
+}
+
+void Server::PropagateOwnExpiry(int db, std::string_view key) {
+  std::string k(key);
+  std::string_view del[] = {"DEL", k};
+  Propagate(db, del);
+  KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
 }
 
 }  // namespace ringkv::server

@@ -19,7 +19,7 @@ void Server::Propagate(int db, Argv argv) {
     // Neither can appear inside the block (a replica attaches between
     // commands; an AOF turned on inside EXEC starts from a rewrite that
     // forks after the commands before it ran, so it has them already).
-    if (!persistence_.aof().enabled() && !(primary_side_.primary() && !replica_)) return;
+    if (!persistence_.aof().enabled() && !(primary_side_.primary() && !replica_side_.is_replica())) return;
     propagation_block_.push_back(
         PropagatedCommand{db, propagate_targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
@@ -30,7 +30,7 @@ void Server::Propagate(int db, Argv argv) {
   // same bytes on every node of the chain: a writable replica's own writes
   // go to its AOF only, as in Redis.
   repl::Primary* primary = primary_side_.primary();
-  if (primary && !replica_ && (propagate_targets_ & scripting::kReplReplica)) primary->Feed(db, argv);
+  if (primary && !replica_side_.is_replica() && (propagate_targets_ & scripting::kReplReplica)) primary->Feed(db, argv);
 }
 
 void Server::BeginPropagationBlock() { ++propagation_depth_; }
@@ -63,14 +63,14 @@ void Server::EndPropagationBlock(bool discard) {
     if (n > 1) feed(-1, exec);
   };
   send(scripting::kReplAof, [&](int db, Argv argv) { persistence_.aof().Feed(db, argv); });
-  if (repl::Primary* primary = primary_side_.primary(); primary && !replica_) {
+  if (repl::Primary* primary = primary_side_.primary(); primary && !replica_side_.is_replica()) {
     send(scripting::kReplReplica, [&](int db, Argv argv) { primary->Feed(db, argv); });
   }
 }
 
 void Server::OnKeyExpired(int db, std::string_view key) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (replica_) return;  // a replica never propagates deletions of its own
+  if (replica_side_.is_replica()) return;  // a replica never propagates deletions of its own
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   Propagate(db, del);
@@ -80,7 +80,7 @@ void Server::OnKeyExpired(int db, std::string_view key) {
 void Server::OnKeyEvicted(int db, std::string_view key) {
   RINGKV_DCHECK_MAIN_THREAD();
   std::string k(key);
-  if (!replica_) {
+  if (!replica_side_.is_replica()) {
     std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
     Propagate(db, del);
   }

@@ -87,7 +87,7 @@ void Server::UnsubscribeShardChannelsInSlot(int slot) {
 void Server::PropagateToReplicas(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
   // A replica only relays its primary's stream.
-  if (repl::Primary* p = primary_side_.primary(); p && !replica_ && !loading_) p->Feed(db, argv);
+  if (repl::Primary* p = primary_side_.primary(); p && !replica_side_.is_replica() && !loading_) p->Feed(db, argv);
 }
 
 }  // namespace ringkv::server

@@ -56,8 +56,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   }
   // What the primary's stream or the AOF runs is never refused.
   const bool obey = sc.is_master || loading_;
-  if (!obey && replica_ && !replica_->link_up() && !serve_stale_data_ &&
-      !(spec->flags & cmd::kStale)) {
+  if (!obey && replica_side_.refuses_stale(spec->flags)) {
     refuse("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
            "enable it.");
     return;
@@ -70,7 +69,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   // Once a script wrote, it is never failed on the server's state: it could
   // not be undone (Redis's SCRIPT_WRITE_DIRTY).
   if (write && !run.wrote && !obey) {
-    if (replica_ && replica_read_only_) {
+    if (replica_side_.refuses_writes()) {
       refuse("READONLY You can't write against a read only replica.");
       return;
     }
@@ -80,7 +79,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
         return;
       }
     }
-    if (!replica_ && primary_side_.TooFewGoodReplicas(UnixMs())) {
+    if (!replica_side_.is_replica() && primary_side_.TooFewGoodReplicas(UnixMs())) {
       refuse("NOREPLICAS Not enough good replicas to write.");
       return;
     }

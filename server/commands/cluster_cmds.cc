@@ -439,7 +439,7 @@ void CmdReset(CommandContext& ctx) {
     // A replica becomes an empty master (Redis's emptyData).
     me.flags = static_cast<uint16_t>((me.flags & ~cluster::kFlagReplica) | cluster::kFlagMaster);
     me.master.clear();
-    ctx.server.ReplicaOf("", 0);  // Redis's replicationUnsetMaster: writable again
+    ctx.server.replica_side().ReplicaOf("", 0);  // Redis's replicationUnsetMaster: writable again
     for (int i = 0; i < ctx.server.keyspace().count(); ++i) ctx.server.keyspace().db(i).Clear();
   }
   for (int slot = 0; slot < kClusterSlots; ++slot) {

@@ -29,7 +29,7 @@ void CmdConfigSet(CommandContext& ctx) {
   for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) pairs.emplace_back(ctx.argv[i], ctx.argv[i + 1]);
   // As Redis's DENY_LOADING_CONFIG: the AOF is not switched while a
   // replica loads its primary's payload (it will be rebuilt from it).
-  if (ctx.server.async_loading() || ctx.server.sync_loading()) {
+  if (ctx.server.replica_side().async_loading() || ctx.server.replica_side().sync_loading()) {
     for (const auto& [name, value] : pairs) {
       if (Is(name, "appendonly")) {
         ctx.reply.Error(errors::kLoading);
@@ -49,7 +49,7 @@ void CmdConfigRewrite(CommandContext& ctx) {
   // replicaof is written as the server replicates now (REPLICAOF changes it
   // at run time), so a restart continues the replication -- with the RDB's
   // replication info, by partial resync.
-  const repl::MasterLink* m = ctx.server.master_link();
+  const repl::MasterLink* m = ctx.server.replica_side().master_link();
   std::vector<std::string> primary;
   if (m != nullptr) primary = {m->host, std::to_string(m->port)};
   if (absl::Status set = ctx.server.config().SetValue("replicaof", primary); !set.ok()) {

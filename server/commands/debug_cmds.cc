@@ -182,7 +182,7 @@ void DebugAofFlushSleep(CommandContext& ctx) {
 void DebugReplicate(CommandContext& ctx) {
   // No SELECT before it, not in the AOF; a replica only relays its primary's stream.
   repl::Primary* p = ctx.server.primary_side().primary();
-  if (p != nullptr && !ctx.server.is_replica()) p->FeedRaw(ctx.argv.subspan(2));
+  if (p != nullptr && !ctx.server.replica_side().is_replica()) p->FeedRaw(ctx.argv.subspan(2));
   ctx.reply.Ok();
 }
 

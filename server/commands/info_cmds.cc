@@ -183,8 +183,9 @@ void InfoPersistence(Server& s, std::string* out) {
   const int64_t now_ms = UnixMs();
   const ChildProcess& child = s.persistence().child();
   const Aof& aof = s.persistence().aof();
-  Field(out, "loading", s.loading() || s.sync_loading() ? 1 : 0);
-  Field(out, "async_loading", s.async_loading() ? 1 : 0);
+  const ReplicaSide& replica = s.replica_side();
+  Field(out, "loading", s.loading() || replica.sync_loading() ? 1 : 0);
+  Field(out, "async_loading", replica.async_loading() ? 1 : 0);
   child.AppendCurrentInfo(out, now_ms);
   s.persistence().rdb().AppendInfo(out, now_ms, s.stats().dirty);
   const AofStats& as = aof.stats();
@@ -202,7 +203,7 @@ void InfoPersistence(Server& s, std::string* out) {
   Field(out, "module_fork_in_progress", 0);
   Field(out, "module_fork_last_cow_size", 0);
   if (aof.enabled()) aof.AppendInfo(out);
-  if (s.loading() && !s.sync_loading() && !s.async_loading()) s.loading_progress().AppendInfo(out, now_ms);
+  if (s.loading() && !replica.sync_loading() && !replica.async_loading()) s.loading_progress().AppendInfo(out, now_ms);
 }
 
 void InfoStats(Server& s, std::string* out) {
@@ -244,7 +245,7 @@ void InfoStats(Server& s, std::string* out) {
   Field(out, "latest_fork_usec", s.persistence().child().last_fork_us());
   Field(out, "total_forks", s.persistence().child().total_forks());
   Field(out, "migrate_cached_sockets", s.migrate_cached_sockets());
-  Field(out, "slave_expires_tracked_keys", s.replica_tracked_expires());
+  Field(out, "slave_expires_tracked_keys", s.replica_side().tracked_expires());
   // No active defragmentation (mimalloc has none to drive): Redis's zeros.
   for (const char* f : {"active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
                         "active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time"}) {
@@ -269,7 +270,7 @@ void InfoStats(Server& s, std::string* out) {
 void InfoReplication(Server& s, std::string* out) {
   const repl::Primary* p = s.primary_side().primary();
   const int64_t now_s = UnixMs() / 1000;
-  if (const repl::MasterLink* m = s.master_link()) {
+  if (const repl::MasterLink* m = s.replica_side().master_link()) {
     using St = repl::MasterLink::State;
     Field(out, "role", "slave");
     Field(out, "master_host", m->host);
@@ -283,7 +284,7 @@ void InfoReplication(Server& s, std::string* out) {
     Field(out, "slave_read_only", s.config().Bool("replica-read-only") ? 1 : 0);
     Field(out, "replica_announced", s.config().Bool("replica-announced") ? 1 : 0);
   }
-  if (p == nullptr && s.master_link() != nullptr) {
+  if (p == nullptr && s.replica_side().master_link() != nullptr) {
     const repl::ReplicationIds& ids = s.repl_ids();
     Field(out, "connected_slaves", 0);
     Field(out, "master_failover_state", "no-failover");
@@ -311,10 +312,10 @@ void InfoReplication(Server& s, std::string* out) {
               ",offset=", r->ack_offset, ",lag=", std::max<int64_t>(0, (now_ms - r->last_ack_ms) / 1000), "\r\n");
   }
   const repl::ReplicationIds& ids = s.repl_ids();
-  if (s.master_link() == nullptr) Field(out, "role", "master");
+  if (s.replica_side().master_link() == nullptr) Field(out, "role", "master");
   Field(out, "connected_slaves", n);
   out->append(lines);
-  Field(out, "master_failover_state", s.failover_state());
+  Field(out, "master_failover_state", s.replica_side().failover_state());
   Field(out, "master_replid", ids.replid);
   Field(out, "master_replid2", ids.replid2);
   Field(out, "master_repl_offset", p->offset());

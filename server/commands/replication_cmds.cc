@@ -32,7 +32,7 @@ bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_u
 // WAIT numreplicas timeout: the replicas that acknowledged this client's
 // last write (Redis 7.2 semantics, also what 7.0 answers).
 void CmdWait(CommandContext& ctx) {
-  if (ctx.server.is_replica()) {
+  if (ctx.server.replica_side().is_replica()) {
     ctx.reply.Error(
         "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is "
         "configured to be writable (which is not the default) writes to replicas are just local and are not "
@@ -58,7 +58,7 @@ void CmdWaitaof(CommandContext& ctx) {
     ctx.reply.Error("ERR value is out of range, must be positive");
     return;
   }
-  if (ctx.server.is_replica()) {
+  if (ctx.server.replica_side().is_replica()) {
     ctx.reply.Error(
         "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just "
         "local and are not propagated.");
@@ -99,7 +99,7 @@ void CmdReplconf(CommandContext& ctx) {
       return;
     }
     if (Is(opt, "getack")) {
-      if (ctx.client.is_master) ctx.server.SendAckToMaster();  // from our primary: answer now
+      if (ctx.client.is_master) ctx.server.replica_side().SendAck();  // from our primary: answer now
       return;
     }
     if (Is(opt, "listening-port")) {
@@ -155,13 +155,13 @@ void CmdPsync(CommandContext& ctx) {
       ctx.reply.Error("ERR PSYNC FAILOVER replid must match my replid.");
       return;
     }
-    ctx.server.ReplicaOf("", 0);
+    ctx.server.replica_side().ReplicaOf("", 0);
   }
-  if (std::string_view(ctx.server.failover_state()) != "no-failover") {
+  if (std::string_view(ctx.server.replica_side().failover_state()) != "no-failover") {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
     return;
   }
-  if (const repl::MasterLink* m = ctx.server.master_link();
+  if (const repl::MasterLink* m = ctx.server.replica_side().master_link();
       m != nullptr && m->state != repl::MasterLink::State::kConnected) {
     ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
     return;
@@ -189,7 +189,7 @@ void CmdReplicaof(CommandContext& ctx) {
     return;
   }
   if (Is(ctx.argv[1], "no") && Is(ctx.argv[2], "one")) {
-    ctx.reply.SimpleString(ctx.server.ReplicaOf("", 0).substr(1));
+    ctx.reply.SimpleString(ctx.server.replica_side().ReplicaOf("", 0).substr(1));
     return;
   }
   int64_t port;
@@ -197,7 +197,8 @@ void CmdReplicaof(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid master port");
     return;
   }
-  ctx.reply.SimpleString(ctx.server.ReplicaOf(std::string(ctx.argv[1]), static_cast<int>(port)).substr(1));
+  const std::string line = ctx.server.replica_side().ReplicaOf(std::string(ctx.argv[1]), static_cast<int>(port));
+  ctx.reply.SimpleString(line.substr(1));
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
@@ -234,7 +235,7 @@ void CmdFailover(CommandContext& ctx) {
       ctx.reply.Error("ERR FAILOVER abort cannot be used with other options.");
       return;
     }
-    std::string err = ctx.server.AbortFailover();
+    std::string err = ctx.server.replica_side().AbortFailover();
     if (err.empty()) {
       ctx.reply.Ok();
     } else {
@@ -246,7 +247,7 @@ void CmdFailover(CommandContext& ctx) {
     ctx.reply.Error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
     return;
   }
-  std::string err = ctx.server.StartFailover(host, static_cast<int>(port), timeout, force);
+  std::string err = ctx.server.replica_side().StartFailover(host, static_cast<int>(port), timeout, force);
   if (err.empty()) {
     ctx.reply.Ok();
   } else {
@@ -256,13 +257,13 @@ void CmdFailover(CommandContext& ctx) {
 
 void CmdRole(CommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
-  if (const repl::MasterLink* m = ctx.server.master_link()) {
+  if (const repl::MasterLink* m = ctx.server.replica_side().master_link()) {
     using S = repl::MasterLink::State;
     rb.ArrayHeader(5);
     rb.Bulk("slave");
     rb.Bulk(m->host);
     rb.Integer(m->port);
-    rb.Bulk(ctx.server.replica()->LinkStateName());
+    rb.Bulk(ctx.server.replica_side().replica()->LinkStateName());
     rb.Integer(m->state == S::kConnected ? static_cast<int64_t>(ctx.server.master_repl_offset()) : -1);
     return;
   }

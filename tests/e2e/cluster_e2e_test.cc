@@ -175,6 +175,63 @@ TEST(ClusterE2E, SingleNodeRepliesAsRedis) {
   }
 }
 
+// Redis 7.0 keeps cluster mode to database 0: COPY ... DB n (n != 0),
+// SELECT n, MOVE and SWAPDB are refused. The expected replies are
+// redis-server 7.0.15's (--cluster-enabled yes, all slots added), and are
+// compared with it again when it is installed.
+TEST(ClusterE2E, OtherDatabasesAreRefusedAsRedis) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {{"SET", "{a}1", "1"}, "+OK\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1", "REPLACE"},
+       "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}nokey", "{a}2", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      // Checked before the same-key check, after every option is parsed.
+      {{"COPY", "{a}1", "{a}1", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "0", "DB", "1"},
+       "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1", "FOO"}, "-ERR syntax error\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "16"}, "-ERR DB index is out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "-1"}, "-ERR DB index is out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "x"}, "-ERR value is not an integer or out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB"}, "-ERR syntax error\r\n"},
+      // DB 0 is this database: allowed.
+      {{"COPY", "{a}1", "{a}2", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "0"}, ":0\r\n"},
+      {{"COPY", "{a}1", "{a}2", "REPLACE", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}3", "DB", "1", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}1", "DB", "0"}, "-ERR source and destination objects are the same\r\n"},
+      {{"COPY", "{a}1", "{a}1"}, "-ERR source and destination objects are the same\r\n"},
+      {{"COPY", "a", "b", "DB", "1"}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+      {{"SELECT", "0"}, "+OK\r\n"},
+      {{"SELECT", "1"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "-1"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "16"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "x"}, "-ERR value is not an integer or out of range\r\n"},
+      {{"MOVE", "{a}1", "0"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"MOVE", "{a}1", "1"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"MOVE", "{a}1", "x"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "0", "0"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "0", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "x", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"DBSIZE"}, ":3\r\n"},
+  };
+  std::vector<std::string> binaries = {RINGKV_SERVER_PATH};
+  if (HaveRedis()) binaries.push_back(kRedis);
+  for (const std::string& binary : binaries) {
+    Node n = StartNode(binary);
+    ASSERT_TRUE(n.server->ready()) << binary;
+    RawConn& c = *n.conn;
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+    ASSERT_TRUE(WaitStateOk(c)) << binary;
+    for (const auto& [argv, want] : steps) {
+      std::string line;
+      for (const std::string& a : argv) line += a + " ";
+      EXPECT_EQ(Cmd(c, argv), want) << binary << ": " << line;
+    }
+  }
+}
+
 // Other nodes loaded from a nodes.conf, as Redis loads them: MOVED, ASK,
 // TRYAGAIN, CROSSSLOT, CLUSTERDOWN, ASKING, MULTI/EXEC and scripts -- every
 // reply compared with redis-server's when it is installed.

@@ -3,6 +3,7 @@
 // with other nodes loaded from a nodes.conf written here, the slot index,
 // nodes.conf across a restart.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -489,6 +490,58 @@ TEST(ClusterE2E, NodesConfSurvivesARestart) {
   EXPECT_EQ(ReadFile(dir + "/nodes.conf"), new_id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
                                                ",node-a myself,master - 0 0 0 connected\n"
                                                "vars currentEpoch 0 lastVoteEpoch 0\n");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+// Every node its own nodes.conf: while one runs, a second server started on
+// the same file refuses to start, as Redis's clusterLockConfig makes it; the
+// lock follows the file across saves (ringkv replaces it by rename), and
+// goes with the node.
+TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::string refused =
+      "# Sorry, the cluster configuration file nodes.conf is already used by a different Redis Cluster node. "
+      "Please make sure that different nodes use different cluster configuration files.\n";
+  auto args = [&](const std::string& log) {
+    return std::vector<std::string>{"--dir", dir, "--cluster-enabled", "yes", "--cluster-port",
+                                    std::to_string(FreePort()), "--logfile", log};
+  };
+  auto first = std::make_unique<TestServer>(args("first.log"));
+  ASSERT_TRUE(first->ready());
+  {
+    RawConn c(first->port());
+    // Saves: the file the lock was taken on is replaced twice.
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "SAVECONFIG"}), "+OK\r\n");
+    // A fork child (BGSAVE, kept busy) must not hold the lock after the
+    // node is gone.
+    ASSERT_EQ(Cmd(c, {"MSET", "{a}1", "1", "{a}2", "2", "{a}3", "3"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CONFIG", "SET", "rdb-key-save-delay", "1000000"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"BGSAVE"}), "+Background saving started\r\n");
+  }
+  const std::string conf = ReadFile(dir + "/nodes.conf");
+  {
+    TestServer second(args("second.log"));
+    EXPECT_FALSE(second.ready());
+    const int status = second.Stop();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    EXPECT_NE(ReadFile(dir + "/second.log").find(refused), std::string::npos) << ReadFile(dir + "/second.log");
+  }
+  if (HaveRedis()) {  // redis-server honours ringkv's lock, and says the same
+    TestServer redis({"--dir", dir, "--cluster-enabled", "yes", "--logfile", "redis.log"}, kRedis);
+    EXPECT_FALSE(redis.ready());
+    const int status = redis.Stop();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    EXPECT_NE(ReadFile(dir + "/redis.log").find(refused), std::string::npos) << ReadFile(dir + "/redis.log");
+  }
+  EXPECT_EQ(ReadFile(dir + "/nodes.conf"), conf);  // the refused starts did not touch it
+  first->Kill();  // even a kill -9 leaves nothing holding the lock
+  first.reset();
+  TestServer third(args("third.log"));
+  ASSERT_TRUE(third.ready());
+  RawConn c(third.port());
+  EXPECT_NE(Cmd(c, {"CLUSTER", "INFO"}).find("cluster_slots_assigned:16384\r\n"), std::string::npos);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

@@ -59,8 +59,11 @@ TEST_F(NodesConfLockTest, FollowsTheFileAcrossSaves) {
   ASSERT_TRUE(lock.ok()) << lock.status();
   const ino_t before = Inode();
   ASSERT_TRUE(WriteFileDurably(path_, "first\n", lock->get()).ok());
-  ASSERT_TRUE(WriteFileDurably(path_, "second\n", lock->get()).ok());
+  // A new file (the old one was still open while it was made; a later save
+  // may reuse the freed inode number).
   EXPECT_NE(Inode(), before);
+  EXPECT_TRUE(absl::IsUnavailable(NodesConfLock::Acquire(path_).status()));
+  ASSERT_TRUE(WriteFileDurably(path_, "second\n", lock->get()).ok());
   EXPECT_EQ(*ReadWholeFile(path_), "second\n");
   EXPECT_TRUE(absl::IsUnavailable(NodesConfLock::Acquire(path_).status()));
   lock->reset();

@@ -1,6 +1,7 @@
 #include "core/cluster/nodes_conf.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -227,7 +228,7 @@ absl::StatusOr<std::unique_ptr<ClusterState>> ParseNodesConf(std::string_view te
   return state;
 }
 
-absl::Status WriteFileDurably(const std::string& path, std::string_view content) {
+absl::Status WriteFileDurably(const std::string& path, std::string_view content, NodesConfLock* lock) {
   const std::string tmp = StrCat(path, ".tmp-", getpid());
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return absl::ErrnoToStatus(errno, StrCat("open ", tmp));
@@ -249,11 +250,23 @@ absl::Status WriteFileDurably(const std::string& path, std::string_view content)
     unlink(tmp.c_str());
     return absl::ErrnoToStatus(err, StrCat("fsync ", tmp));
   }
-  close(fd);
+  // No other process knows the temporary file yet: this cannot block.
+  if (lock != nullptr && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(tmp.c_str());
+    return absl::ErrnoToStatus(err, StrCat("flock ", tmp));
+  }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
+    close(fd);
     unlink(tmp.c_str());
     return absl::ErrnoToStatus(err, StrCat("rename ", tmp));
+  }
+  if (lock != nullptr) {
+    lock->Adopt(fd);
+  } else {
+    close(fd);
   }
   // The rename itself is durable once the folder is synced.
   const size_t slash = path.rfind('/');

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/cluster/cluster_state.h"
+#include "core/cluster/nodes_conf_lock.h"
 
 namespace ringkv::cluster {
 
@@ -36,8 +37,10 @@ absl::StatusOr<std::unique_ptr<ClusterState>> ParseNodesConf(std::string_view te
 
 // Writes `content` to `path` atomically: a temporary file in the same
 // folder, fsync, rename over `path`, fsync of the folder. The file is the
-// old one or the new one, never a mix, whatever crashes when.
-absl::Status WriteFileDurably(const std::string& path, std::string_view content);
+// old one or the new one, never a mix, whatever crashes when. With `lock`
+// (this process's lock on `path`), the new file is locked before the rename
+// and the lock moves to it, so the name never points at an unlocked file.
+absl::Status WriteFileDurably(const std::string& path, std::string_view content, NodesConfLock* lock = nullptr);
 // Reads the whole file; NotFound when it does not exist.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 

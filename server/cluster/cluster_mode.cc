@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/cluster/nodes_conf.h"
+#include "core/cluster/nodes_conf_lock.h"
 #include "core/strings.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/config.h"
@@ -18,6 +19,10 @@ absl::StatusOr<std::unique_ptr<ClusterMode>> ClusterMode::Start(Config& config, 
         "port. Your Redis port number must be 55535 or less.");
   }
   const std::string path = config.Str("cluster-config-file");
+  // As Redis: locked before it is read, so that every node uses its own
+  // file; the lock is held until the process exits.
+  absl::StatusOr<std::unique_ptr<cluster::NodesConfLock>> lock = cluster::NodesConfLock::Acquire(path);
+  if (!lock.ok()) return lock.status();
   std::unique_ptr<cluster::ClusterState> state;
   absl::StatusOr<std::string> text = cluster::ReadWholeFile(path);
   if (text.ok() && !text->empty()) {
@@ -34,7 +39,7 @@ absl::StatusOr<std::unique_ptr<ClusterMode>> ClusterMode::Start(Config& config, 
   } else {
     return absl::InvalidArgumentError(StrCat("Cannot read cluster config file ", path, ": ", text.status().message()));
   }
-  std::unique_ptr<ClusterMode> mode(new ClusterMode(config, path, std::move(state)));
+  std::unique_ptr<ClusterMode> mode(new ClusterMode(config, path, std::move(*lock), std::move(state)));
   mode->BindConfig(port);
   // Written at once: a new node's name must survive a restart, and a loaded
   // one's addresses follow this start's ports (as Redis saves after init).
@@ -44,8 +49,9 @@ absl::StatusOr<std::unique_ptr<ClusterMode>> ClusterMode::Start(Config& config, 
   return mode;
 }
 
-ClusterMode::ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::ClusterState> state)
-    : config_(config), path_(std::move(path)), state_(std::move(state)) {}
+ClusterMode::ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::NodesConfLock> lock,
+                         std::unique_ptr<cluster::ClusterState> state)
+    : config_(config), path_(std::move(path)), lock_(std::move(lock)), state_(std::move(state)) {}
 
 ClusterMode::~ClusterMode() = default;
 
@@ -113,7 +119,9 @@ void ClusterMode::ApplyAnnounced() {
   me.hostname = config_.Str("cluster-announce-hostname");
 }
 
-absl::Status ClusterMode::Save() { return cluster::WriteFileDurably(path_, cluster::FormatNodesConf(*state_)); }
+absl::Status ClusterMode::Save() {
+  return cluster::WriteFileDurably(path_, cluster::FormatNodesConf(*state_), lock_.get());
+}
 
 void ClusterMode::Changed() {
   UpdateState();

@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "core/cluster/cluster_state.h"
+#include "core/cluster/nodes_conf_lock.h"
 #include "server/cluster/cluster_hooks.h"
 
 namespace ringkv::server {
@@ -148,13 +149,15 @@ class ClusterMode {
   }
 
  private:
-  ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::ClusterState> state);
+  ClusterMode(Config& config, std::string path, std::unique_ptr<cluster::NodesConfLock> lock,
+              std::unique_ptr<cluster::ClusterState> state);
   void BindConfig(int port);
   void ApplyAnnounced();
 
   Config& config_;
   std::unique_ptr<ClusterBus> bus_;
   std::string path_;
+  std::unique_ptr<cluster::NodesConfLock> lock_;  // held for the process's life
   std::unique_ptr<cluster::ClusterState> state_;
   int port_ = 0;
   std::string preferred_endpoint_ = "ip";

@@ -252,6 +252,12 @@ void CmdCopy(CommandContext& ctx) {
       return;
     }
   }
+  // As Redis 7.0: after every option parsed (a syntax error or a DB out of
+  // range answers first), before the same-key check; DB 0 is allowed.
+  if (ctx.server.cluster() != nullptr && (ctx.client.db != 0 || dst_index != 0)) {
+    ctx.reply.Error("ERR Copying to another database is not allowed in cluster mode");
+    return;
+  }
   if (dst_index == ctx.client.db && ctx.argv[1] == ctx.argv[2]) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;

@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "absl/strings/str_format.h"
+#include "core/cluster/nodes_conf_lock.h"
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/oom_score.h"
@@ -108,6 +109,9 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
+    // The child must not keep the nodes.conf lock alive after the server
+    // exits (see nodes_conf_lock.h).
+    cluster::NodesConfLock::CloseAllInForkChild();
     // The parent's handlers would touch the parent's event loop state.
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGINT, SIG_DFL);

@@ -3,6 +3,7 @@
 // with other nodes loaded from a nodes.conf written here, the slot index,
 // nodes.conf across a restart.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -171,6 +172,63 @@ TEST(ClusterE2E, SingleNodeRepliesAsRedis) {
       const std::string want = Normalized(Cmd(rc, theirs), o.id, o.server->port(), o.cport);
       EXPECT_EQ(got, want) << "RESP" << resp << ": " << argv[0] << " " << (argv.size() > 1 ? argv[1] : "") << " "
                            << (argv.size() > 2 ? argv[2] : "");
+    }
+  }
+}
+
+// Redis 7.0 keeps cluster mode to database 0: COPY ... DB n (n != 0),
+// SELECT n, MOVE and SWAPDB are refused. The expected replies are
+// redis-server 7.0.15's (--cluster-enabled yes, all slots added), and are
+// compared with it again when it is installed.
+TEST(ClusterE2E, OtherDatabasesAreRefusedAsRedis) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {{"SET", "{a}1", "1"}, "+OK\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1", "REPLACE"},
+       "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}nokey", "{a}2", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      // Checked before the same-key check, after every option is parsed.
+      {{"COPY", "{a}1", "{a}1", "DB", "1"}, "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "0", "DB", "1"},
+       "-ERR Copying to another database is not allowed in cluster mode\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "1", "FOO"}, "-ERR syntax error\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "16"}, "-ERR DB index is out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "-1"}, "-ERR DB index is out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "x"}, "-ERR value is not an integer or out of range\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB"}, "-ERR syntax error\r\n"},
+      // DB 0 is this database: allowed.
+      {{"COPY", "{a}1", "{a}2", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}2", "DB", "0"}, ":0\r\n"},
+      {{"COPY", "{a}1", "{a}2", "REPLACE", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}3", "DB", "1", "DB", "0"}, ":1\r\n"},
+      {{"COPY", "{a}1", "{a}1", "DB", "0"}, "-ERR source and destination objects are the same\r\n"},
+      {{"COPY", "{a}1", "{a}1"}, "-ERR source and destination objects are the same\r\n"},
+      {{"COPY", "a", "b", "DB", "1"}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+      {{"SELECT", "0"}, "+OK\r\n"},
+      {{"SELECT", "1"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "-1"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "16"}, "-ERR SELECT is not allowed in cluster mode\r\n"},
+      {{"SELECT", "x"}, "-ERR value is not an integer or out of range\r\n"},
+      {{"MOVE", "{a}1", "0"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"MOVE", "{a}1", "1"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"MOVE", "{a}1", "x"}, "-ERR MOVE is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "0", "0"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "0", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"SWAPDB", "x", "1"}, "-ERR SWAPDB is not allowed in cluster mode\r\n"},
+      {{"DBSIZE"}, ":3\r\n"},
+  };
+  std::vector<std::string> binaries = {RINGKV_SERVER_PATH};
+  if (HaveRedis()) binaries.push_back(kRedis);
+  for (const std::string& binary : binaries) {
+    Node n = StartNode(binary);
+    ASSERT_TRUE(n.server->ready()) << binary;
+    RawConn& c = *n.conn;
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+    ASSERT_TRUE(WaitStateOk(c)) << binary;
+    for (const auto& [argv, want] : steps) {
+      std::string line;
+      for (const std::string& a : argv) line += a + " ";
+      EXPECT_EQ(Cmd(c, argv), want) << binary << ": " << line;
     }
   }
 }
@@ -432,6 +490,58 @@ TEST(ClusterE2E, NodesConfSurvivesARestart) {
   EXPECT_EQ(ReadFile(dir + "/nodes.conf"), new_id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
                                                ",node-a myself,master - 0 0 0 connected\n"
                                                "vars currentEpoch 0 lastVoteEpoch 0\n");
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+// Every node its own nodes.conf: while one runs, a second server started on
+// the same file refuses to start, as Redis's clusterLockConfig makes it; the
+// lock follows the file across saves (ringkv replaces it by rename), and
+// goes with the node.
+TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::string refused =
+      "# Sorry, the cluster configuration file nodes.conf is already used by a different Redis Cluster node. "
+      "Please make sure that different nodes use different cluster configuration files.\n";
+  auto args = [&](const std::string& log) {
+    return std::vector<std::string>{"--dir", dir, "--cluster-enabled", "yes", "--cluster-port",
+                                    std::to_string(FreePort()), "--logfile", log};
+  };
+  auto first = std::make_unique<TestServer>(args("first.log"));
+  ASSERT_TRUE(first->ready());
+  {
+    RawConn c(first->port());
+    // Saves: the file the lock was taken on is replaced twice.
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CLUSTER", "SAVECONFIG"}), "+OK\r\n");
+    // A fork child (BGSAVE, kept busy) must not hold the lock after the
+    // node is gone.
+    ASSERT_EQ(Cmd(c, {"MSET", "{a}1", "1", "{a}2", "2", "{a}3", "3"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"CONFIG", "SET", "rdb-key-save-delay", "1000000"}), "+OK\r\n");
+    ASSERT_EQ(Cmd(c, {"BGSAVE"}), "+Background saving started\r\n");
+  }
+  const std::string conf = ReadFile(dir + "/nodes.conf");
+  {
+    TestServer second(args("second.log"));
+    EXPECT_FALSE(second.ready());
+    const int status = second.Stop();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    EXPECT_NE(ReadFile(dir + "/second.log").find(refused), std::string::npos) << ReadFile(dir + "/second.log");
+  }
+  if (HaveRedis()) {  // redis-server honours ringkv's lock, and says the same
+    TestServer redis({"--dir", dir, "--cluster-enabled", "yes", "--logfile", "redis.log"}, kRedis);
+    EXPECT_FALSE(redis.ready());
+    const int status = redis.Stop();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+    EXPECT_NE(ReadFile(dir + "/redis.log").find(refused), std::string::npos) << ReadFile(dir + "/redis.log");
+  }
+  EXPECT_EQ(ReadFile(dir + "/nodes.conf"), conf);  // the refused starts did not touch it
+  first->Kill();  // even a kill -9 leaves nothing holding the lock
+  first.reset();
+  TestServer third(args("third.log"));
+  ASSERT_TRUE(third.ready());
+  RawConn c(third.port());
+  EXPECT_NE(Cmd(c, {"CLUSTER", "INFO"}).find("cluster_slots_assigned:16384\r\n"), std::string::npos);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

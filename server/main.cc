@@ -98,15 +98,16 @@ void IoLog(int level, std::string_view message) { ringkv::server::Log(level, mes
 void LogStartupBanner(const ringkv::server::Config& config) {
   using namespace ringkv::server;  // NOLINT: Log, kNotice, the version strings
   const int64_t port = config.Int("port");
+  const char* mode = config.Bool("cluster-enabled") ? "cluster" : "standalone";
   if (!config.Bool("always-show-logo") && !LogIsTerminal()) {
-    Log(kNotice, absl::StrCat("Running mode=standalone, port=", port, "."));
+    Log(kNotice, absl::StrCat("Running mode=", mode, ", port=", port, "."));
     return;
   }
   LogRaw(kNotice, absl::StrCat("\n",                                                                   //
                                "    .--------------.    ringkv ", kRingkvVersion,                        //
                                " (Redis ", kRedisVersion, " compatible) 64 bit\n",                      //
                                "    |  r i n g k v |\n",                                                //
-                               "    |   ( o---o )  |    Running in standalone mode\n",                  //
+                               "    |   ( o---o )  |    Running in ", mode, " mode\n",                     //
                                "    |  io_uring    |    Port: ", port, "\n",                            //
                                "    '--------------'    PID: ", getpid(), "\n\n"));
 }
@@ -300,6 +301,12 @@ int main(int argc, char** argv) {
   if (absl::Status s = server.Listen(); !s.ok()) {
     Log(kWarning, std::string(s.message()));
     Log(kWarning, StrCat("Failed listening on port ", server.config().Int("port"), " (TCP), aborting."));
+    return 1;
+  }
+  // As Redis's initServer: the cluster's nodes.conf lock before
+  // the pidfile, which a node refused the lock must leave to its owner.
+  if (absl::Status s = server.Init(); !s.ok()) {
+    Log(kWarning, std::string(s.message()));
     return 1;
   }
   // As Redis: the pidfile once the port is ours, before the (maybe long)

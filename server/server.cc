@@ -307,14 +307,11 @@ absl::Status Server::LoadUsers() {
   return absl::OkStatus();
 }
 
-absl::Status Server::Start() {
-  io::IoOptions opts = ListenerOptions();
-  opts.threads = CappedIoThreads(static_cast<int>(config_->Int("io-threads")));
+absl::Status Server::Init() {
+  initialized_ = true;
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   startup_allocated_ = AllocatedBytes();
-  // Users before anything is served (aclfile / user directives).
-  if (absl::Status s = LoadUsers(); !s.ok()) return s;
   // Cluster mode: the node's identity and slots before any key is loaded
   // (the load fills the slot index as it inserts).
   if (config_->Bool("cluster-enabled")) {
@@ -326,6 +323,18 @@ absl::Status Server::Start() {
     });
     keyspace_.EnableSlotIndexes();
   }
+  return absl::OkStatus();
+}
+
+absl::Status Server::Start() {
+  if (!initialized_) {
+    if (absl::Status s = Init(); !s.ok()) return s;
+  }
+  // Users before anything is served (aclfile / user directives), after the
+  // pidfile and the banner as in Redis.
+  if (absl::Status s = LoadUsers(); !s.ok()) return s;
+  io::IoOptions opts = ListenerOptions();
+  opts.threads = CappedIoThreads(static_cast<int>(config_->Int("io-threads")));
   // Serving starts before the load, as in Redis: clients connecting during
   // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;

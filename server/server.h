@@ -90,6 +90,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status Listen();
   // port, bind, tcp-backlog and tcp-keepalive as the I/O layer takes them.
   io::IoOptions ListenerOptions() const;
+  // What Redis's initServer does after listening and before the pidfile is
+  // written: in cluster mode, the node's locked nodes.conf -- so that a second node refused the lock never
+  // touches the first one's pidfile. Start runs it when main did not.
+  absl::Status Init();
   // Loads the dataset (AOF when appendonly is on, else the RDB file), then
   // starts the rings and serves the listeners (opened here unless Listen
   // did). Errors name the cause.
@@ -573,6 +577,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int64_t timeout_s_ = 0;
   LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
+  bool initialized_ = false;  // Init has run
 
   // RDB, AOF, the fork child, held replies: a member (not behind a
   // pointer), as the reply path reads it for every reply.

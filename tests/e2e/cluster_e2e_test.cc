@@ -504,13 +504,22 @@ TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
       "# Sorry, the cluster configuration file nodes.conf is already used by a different Redis Cluster node. "
       "Please make sure that different nodes use different cluster configuration files.\n";
   auto args = [&](const std::string& log) {
+    // One pidfile for all, as two nodes started from one config file: the
+    // refused node must leave it to the node that holds the lock.
     return std::vector<std::string>{"--dir", dir, "--cluster-enabled", "yes", "--cluster-port",
-                                    std::to_string(FreePort()), "--logfile", log};
+                                    std::to_string(FreePort()), "--logfile", log, "--pidfile", dir + "/node.pid"};
   };
   auto first = std::make_unique<TestServer>(args("first.log"));
   ASSERT_TRUE(first->ready());
+  std::string first_pid;
   {
     RawConn c(first->port());
+    const std::string info = Cmd(c, {"INFO", "server"});
+    const size_t at = info.find("process_id:");
+    ASSERT_NE(at, std::string::npos);
+    first_pid = info.substr(at + 11, info.find('\r', at) - at - 11);
+    EXPECT_EQ(ReadFile(dir + "/node.pid"), first_pid + "\n");
+    EXPECT_NE(ReadFile(dir + "/first.log").find("Running mode=cluster, port="), std::string::npos);
     // Saves: the file the lock was taken on is replaced twice.
     ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
     ASSERT_EQ(Cmd(c, {"CLUSTER", "SAVECONFIG"}), "+OK\r\n");
@@ -536,6 +545,7 @@ TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
     EXPECT_NE(ReadFile(dir + "/redis.log").find(refused), std::string::npos) << ReadFile(dir + "/redis.log");
   }
   EXPECT_EQ(ReadFile(dir + "/nodes.conf"), conf);  // the refused starts did not touch it
+  EXPECT_EQ(ReadFile(dir + "/node.pid"), first_pid + "\n");  // nor the pidfile
   first->Kill();  // even a kill -9 leaves nothing holding the lock
   first.reset();
   TestServer third(args("third.log"));

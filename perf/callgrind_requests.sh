@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage: perf/callgrind_requests.sh BINARY WORKLOAD [N]  -> user-space instructions per request
-# WORKLOAD: EVALSHA_10, FCALL_10, EVALSHA_INCR, FCALL_INCR (the scripts of perf/scripting_workloads.sh).
+# WORKLOAD: EVALSHA_10, FCALL_10, EVALSHA_INCR, FCALL_INCR (the scripts of perf/scripting_workloads.sh),
+# or PING, SET, GET (redis-benchmark's own, 64-byte values, 100,000 keys): the hot path.
 # No hardware counters on this VM (perf stat: instructions <not supported>),
 # so the count is callgrind's Ir: the server runs under valgrind with
 # instrumentation off; after a 5,000-request warm-up it is switched on for
@@ -23,8 +24,13 @@ case $W in
   EVALSHA_10) ARGS="-r 100000 evalsha $SHA_10 1 key:__rand_int__ 7" ;;
   FCALL_INCR) ARGS="-r 100000 fcall incr1 1 key:__rand_int__" ;;
   FCALL_10) ARGS="-r 100000 fcall cmd10 1 key:__rand_int__ 7" ;;
+  PING) ARGS="-t ping_mbulk" ;;
+  SET) ARGS="-t set -r 100000 -d 64" ;;
+  GET) ARGS="-t get -r 100000 -d 64" ;;
   *) echo "unknown workload $W" >&2; exit 2 ;;
 esac
+# GET reads keys that exist (most of the 100,000).
+[[ $W == GET ]] && redis-benchmark -p "$PORT" -c 50 -P 16 -n 300000 -t set -r 100000 -d 64 -q >/dev/null
 # shellcheck disable=SC2086
 redis-benchmark -p "$PORT" -c 50 -P 16 -n 5000 $ARGS -q >/dev/null
 callgrind_control -i on "$SPID" >/dev/null

@@ -60,7 +60,9 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
       }
       bytes = &patterned[v];
     }
-    if (bytes->empty()) *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
+    if (bytes->empty()) {
+      *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
+    }
     FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {
       over_limit.push_back(c);

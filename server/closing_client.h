@@ -10,11 +10,12 @@
 // and the receiver count PUBLISH replies no longer count it, as in Redis,
 // which frees such a client before it runs another command.
 //
-// REQUIRES: main thread; not called while PubSub::ForEachReceiver iterates.
+// REQUIRES: main thread; not called while PubSub delivers (PubSub::Publish closes
+// the subscribers it finds over the limit once it is done).
 #pragma once
 
 #include "server/client.h"
-#include "server/pubsub.h"
+#include "server/pubsub/pubsub.h"
 
 namespace ringkv::server {
 

@@ -4,9 +4,8 @@
 // Owns the enabled classes (bound to the config at construction). It also
 // tells the keyspace's observer whether "new" and "keymiss" events are
 // wanted, so that creating keys and missing lookups cost one test when they
-// are not. Publishing is the server's (Server::PublishKeyspaceEvent): it
-// delivers through pub/sub. Every write asks Enabled(): inlined, two tests
-// of a bit mask.
+// are not. A member of PubSub (server/pubsub/pubsub.h), which publishes
+// the events. Every write asks Enabled(): inlined, two tests of a bit mask.
 //
 // Thread-safety: main thread only.
 #pragma once

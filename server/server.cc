@@ -64,7 +64,6 @@ Server::Server(std::unique_ptr<Config> config)
       output_limits_(*config_),
       slowlog_(*config_),
       latency_(*config_, evictor_),
-      notifications_(*config_, *this),
       unexpected_errors_(*config_) {
   RegisterAllCommands(commands_);
   acl_ = std::make_unique<acl::Acl>(commands_);
@@ -319,7 +318,7 @@ absl::Status Server::Init() {
     if (!cluster.ok()) return cluster.status();
     cluster_ = std::move(*cluster);
     cluster_->state().set_on_slot_unassigned([this](int slot, const cluster::Node& owner) {
-      if (cluster_->state().SharesShardWithMyself(owner)) UnsubscribeShardChannelsInSlot(slot);
+      if (cluster_->state().SharesShardWithMyself(owner)) pubsub_.UnsubscribeShardChannelsInSlot(slot);
     });
     keyspace_.EnableSlotIndexes();
   }

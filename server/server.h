@@ -45,7 +45,8 @@
 #include "server/migrate_sockets.h"
 #include "server/monitors.h"
 #include "server/output_limits.h"
-#include "server/pubsub.h"
+#include "server/pubsub/pubsub.h"
+#include "server/reply_paths.h"
 #include "server/server_stats.h"
 #include "server/persistence/persistence.h"
 #include "server/persistence/rdb_snapshot.h"
@@ -55,7 +56,6 @@
 #include "server/watchdog.h"
 #include "server/blocking.h"
 #include "server/keyspace_events.h"
-#include "server/keyspace_notifications.h"
 #include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/tracking.h"
@@ -80,7 +80,8 @@ class ClusterMode;
 // called directly, not through a vtable, from its own code.
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
-                     private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks {
+                     private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks,
+                     private PubSub::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -161,14 +162,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const Clock& clock() const { return clock_; }
   int hz() const { return hz_; }
   LazyFreer& lazy_freer() { return lazy_freer_; }
+  // Subscriptions, PUBLISH's delivery, keyspace notifications
+  // (server/pubsub/pubsub.h; its hook: CloseSlowSubscriber, below).
   PubSub& pubsub() { return pubsub_; }
-  // PUBLISH / SPUBLISH: delivers the message to every receiver (encoded once
-  // per protocol version and pattern) and returns how many there were.
-  size_t Publish(PubSub::Kind kind, std::string_view channel, std::string_view message);
-  // A slot of myself's shard was unassigned (Redis's removeChannelsInSlot):
-  // each shard channel hashing to it is dropped, its subscribers told
-  // "sunsubscribe <channel> <their shard channels left>".
-  void UnsubscribeShardChannelsInSlot(int slot);
   // client-output-buffer-limit (output_limits.h; measured in
   // server_output_limits.cc): true when the client's unsent output passed
   // the hard limit, or stayed above the soft one for longer than its seconds.
@@ -270,7 +266,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
     if (!tracking_.empty()) tracking_.KeyWritten(key, current_client_id(), by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
-    if (notifications_.Enabled(type)) PublishKeyspaceEvent(type, event, db, key);
+    pubsub_.NotifyKeyspaceEvent(type, event, db, key);
   }
   // FLUSHDB / FLUSHALL (before emptying `db`), SWAPDB (after swapping):
   // watched keys that existed are touched; for SWAPDB, keys clients block
@@ -398,18 +394,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // when the reply may depend on AOF bytes not yet fsynced (`writes`: the
   // command is a write) or replies are already held -- a held segment
   // (DurableReplies). On the path of every reply: inlined.
+  // (server/reply_paths.h, shared with PubSub's delivery).
   [[gnu::always_inline]] inline io::OutBuffer& ReplyTarget(Client& c, bool writes = false) {
-    if (c.held_replies || persistence_.MustHoldReply(writes)) {
-      c.held_replies = true;
-      return persistence_.HeldReplyTarget(c.id());
-    }
-    return io_->PrepareWrite(c.conn);
-  }
-  // ReplyTarget for bytes the client did not ask for in this turn (a
-  // published message): sent with the held fan-out (IoSystem::PrepareFanoutWrite).
-  io::OutBuffer& FanoutTarget(Client& c) {
-    if (c.held_replies || persistence_.MustHoldReply(false)) return ReplyTarget(c);
-    return io_->PrepareFanoutWrite(c.conn);
+    return ReplyTargetOf(c, persistence_, *io_, writes);
   }
 
  private:
@@ -440,7 +427,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void ReplyBlockTimeout(Client& c) override;
   void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;
   void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override;
-  void PublishKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key);
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
   io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
@@ -527,6 +513,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PauseWritesForFailover() override { PauseClients(INT64_MAX / 2, /*all=*/false); }
   void ResumeWritesAfterFailover() override { UnpauseClients(); }
   void PropagateOwnExpiry(int db, std::string_view key) override;
+  // ---- PubSub::Hooks ----------------------------------------------------------------------
+  void CloseSlowSubscriber(Client& c, int64_t now_ms) override { CloseForOutputLimit(c, now_ms); }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -547,7 +535,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::unique_ptr<MigrateSockets> migrate_sockets_;  // lazily: see migrate_sockets()
   std::unique_ptr<Watchdog> watchdog_;               // only once watchdog-period is set
   LazyFreer lazy_freer_;
-  PubSub pubsub_;
   OutputLimits output_limits_;  // client-output-buffer-limit, maxmemory-clients
   int64_t maxmemory_ = 0;
   SlowLog slowlog_;
@@ -609,7 +596,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool script_busy_ = false;
   bool disable_deny_scripts_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
-  KeyspaceNotifications notifications_;  // notify-keyspace-events
+  // Subscriptions, their delivery, notify-keyspace-events: after what it
+  // borrows (the clients, the I/O system, persistence, the output limits).
+  PubSub pubsub_{*this, *config_, *this, clients_, persistence_, *io_, output_limits_};
   Tracking tracking_{*this};  // CLIENT TRACKING clients, what they read, invalidations
   // The connection whose command is running; a script's commands run on
   // behalf of its caller (Redis's server.current_client).

@@ -66,7 +66,7 @@ ClusterHooks Server::MakeClusterHooks() {
     return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
   };
   h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {
-    Publish(shard ? PubSub::Kind::kShard : PubSub::Kind::kChannel, channel, message);
+    pubsub_.Publish(shard ? PubSub::Kind::kShard : PubSub::Kind::kChannel, channel, message);
   };
   return h;
 }

@@ -1,21 +1,10 @@
 // Server: what follows a change to the keyspace beyond the change itself --
-// keyspace notifications, WATCH invalidation on FLUSH / SWAPDB -- and
-// MONITOR's feed of every command (its clients and lines: monitors.h).
-#include "core/strings.h"
+// WATCH invalidation and blocked clients on FLUSH / SWAPDB (keyspace
+// notifications are PubSub's: server/pubsub/pubsub.h) -- and MONITOR's feed
+// of every command (its clients and lines: monitors.h).
 #include "server/server.h"
 
 namespace ringkv::server {
-
-void Server::PublishKeyspaceEvent(uint32_t /*type*/, std::string_view event, int db, std::string_view key) {
-  // __keyspace@<db>__:<key> <event>, then __keyevent@<db>__:<event> <key>,
-  // as Redis's notifyKeyspaceEvent.
-  if (notifications_.keyspace_channel()) {
-    Publish(PubSub::Kind::kChannel, StrCat("__keyspace@", db, "__:", key), event);
-  }
-  if (notifications_.keyevent_channel()) {
-    Publish(PubSub::Kind::kChannel, StrCat("__keyevent@", db, "__:", event), key);
-  }
-}
 
 void Server::SignalFlushingDb(int db) {
   // Clients blocked on its keys are looked at once it is empty (a consumer

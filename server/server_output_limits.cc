@@ -13,11 +13,7 @@
 namespace ringkv::server {
 
 bool Server::OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms) {
-  const io::Connection& conn = *c.conn;
-  const uint64_t unsent = (conn.thread == 0 ? io::QueuedOutput(conn)
-                                            : conn.stat_obuf() + conn.main_out_size()) +
-                          (c.held_replies ? persistence_.held_bytes(c.id()) : 0);
-  return output_limits_.Over(c, limit, unsent, now_ms);
+  return output_limits_.Over(c, limit, UnsentOutputOf(c, persistence_), now_ms);
 }
 
 void Server::EvictClientsIfNeeded(int64_t now_ms, const Client* c) {

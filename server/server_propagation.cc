@@ -33,6 +33,12 @@ void Server::Propagate(int db, Argv argv) {
   if (primary && !replica_side_.is_replica() && (propagate_targets_ & scripting::kReplReplica)) primary->Feed(db, argv);
 }
 
+void Server::PropagateToReplicas(int db, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  // A replica only relays its primary's stream.
+  if (repl::Primary* p = primary_side_.primary(); p && !replica_side_.is_replica() && !loading_) p->Feed(db, argv);
+}
+
 void Server::BeginPropagationBlock() { ++propagation_depth_; }
 
 void Server::EndPropagationBlock(bool discard) {

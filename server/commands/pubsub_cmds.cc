@@ -76,7 +76,7 @@ void CmdPunsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kPattern); }
 void CmdSunsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kShard); }
 
 void Publish(CommandContext& ctx, Kind kind) {
-  const size_t receivers = ctx.server.Publish(kind, ctx.argv[1], ctx.argv[2]);
+  const size_t receivers = ctx.server.pubsub().Publish(kind, ctx.argv[1], ctx.argv[2]);
   // To the replicas, or in cluster mode over the bus (Server::PropagatePublish).
   ctx.server.PropagatePublish(kind, ctx.argv, ctx.client.db);
   ctx.reply.Integer(static_cast<int64_t>(receivers));

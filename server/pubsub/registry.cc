@@ -1,4 +1,4 @@
-#include "server/pubsub.h"
+#include "server/pubsub/registry.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 
 namespace ringkv::server {
 
-bool PubSub::Subscribe(uint64_t client, Kind kind, std::string_view name) {
+bool PubSubRegistry::Subscribe(uint64_t client, Kind kind, std::string_view name) {
   std::vector<uint64_t>& subscribers = Table(kind)[name];
   if (std::find(subscribers.begin(), subscribers.end(), client) != subscribers.end()) return false;
   if (kind == Kind::kShard && subscribers.empty()) IndexShardChannel(name, true);
@@ -16,7 +16,7 @@ bool PubSub::Subscribe(uint64_t client, Kind kind, std::string_view name) {
   return true;
 }
 
-bool PubSub::Unsubscribe(uint64_t client, Kind kind, std::string_view name) {
+bool PubSubRegistry::Unsubscribe(uint64_t client, Kind kind, std::string_view name) {
   Subscribers& table = Table(kind);
   auto it = table.find(name);
   if (it == table.end()) return false;
@@ -35,40 +35,23 @@ bool PubSub::Unsubscribe(uint64_t client, Kind kind, std::string_view name) {
   return true;
 }
 
-std::vector<std::string> PubSub::Subscriptions(uint64_t client, Kind kind) const {
+std::vector<std::string> PubSubRegistry::Subscriptions(uint64_t client, Kind kind) const {
   auto c = clients_.find(client);
   return c == clients_.end() ? std::vector<std::string>{} : c->second.of_kind[static_cast<int>(kind)];
 }
 
-size_t PubSub::Count(uint64_t client, Kind kind) const {
+size_t PubSubRegistry::Count(uint64_t client, Kind kind) const {
   auto c = clients_.find(client);
   return c == clients_.end() ? 0 : c->second.of_kind[static_cast<int>(kind)].size();
 }
 
-void PubSub::RemoveClient(uint64_t client) {
+void PubSubRegistry::RemoveClient(uint64_t client) {
   for (Kind kind : {Kind::kChannel, Kind::kPattern, Kind::kShard}) {
     for (const std::string& name : Subscriptions(client, kind)) Unsubscribe(client, kind, name);
   }
 }
 
-size_t PubSub::ForEachReceiver(Kind kind, std::string_view channel,
-                               const std::function<void(uint64_t, std::string_view)>& fn) const {
-  size_t n = 0;
-  const Subscribers& table = Table(kind);
-  if (auto it = table.find(channel); it != table.end()) {
-    for (uint64_t client : it->second) fn(client, {});
-    n += it->second.size();
-  }
-  if (kind != Kind::kChannel) return n;
-  for (const auto& [pattern, subscribers] : patterns_) {
-    if (!core::GlobMatch(pattern, channel)) continue;
-    for (uint64_t client : subscribers) fn(client, pattern);
-    n += subscribers.size();
-  }
-  return n;
-}
-
-std::vector<std::string> PubSub::Channels(Kind kind, std::string_view pattern) const {
+std::vector<std::string> PubSubRegistry::Channels(Kind kind, std::string_view pattern) const {
   std::vector<std::string> out;
   for (const auto& [name, subscribers] : Table(kind)) {
     if (pattern.empty() || core::GlobMatch(pattern, name)) out.push_back(name);
@@ -76,7 +59,7 @@ std::vector<std::string> PubSub::Channels(Kind kind, std::string_view pattern) c
   return out;
 }
 
-void PubSub::IndexShardChannel(std::string_view name, bool add) {
+void PubSubRegistry::IndexShardChannel(std::string_view name, bool add) {
   const auto slot = static_cast<uint16_t>(core::KeyHashSlot(name));
   if (add) {
     shard_channels_by_slot_[slot].emplace_back(name);
@@ -93,12 +76,12 @@ void PubSub::IndexShardChannel(std::string_view name, bool add) {
   if (names.empty()) shard_channels_by_slot_.erase(it);
 }
 
-std::vector<std::string> PubSub::ShardChannelsInSlot(int slot) const {
+std::vector<std::string> PubSubRegistry::ShardChannelsInSlot(int slot) const {
   auto it = shard_channels_by_slot_.find(static_cast<uint16_t>(slot));
   return it == shard_channels_by_slot_.end() ? std::vector<std::string>{} : it->second;
 }
 
-size_t PubSub::NumSub(Kind kind, std::string_view channel) const {
+size_t PubSubRegistry::NumSub(Kind kind, std::string_view channel) const {
   const Subscribers& table = Table(kind);
   auto it = table.find(channel);
   return it == table.end() ? 0 : it->second.size();

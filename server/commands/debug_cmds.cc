@@ -177,6 +177,13 @@ void DebugAofFlushSleep(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG AOF-FSYNCS (ringkv's own; not in Redis): how many fdatasyncs of the
+// AOF have completed since start. With the requests a load generator counted
+// over the same interval it gives writes per fsync (docs/performance.md).
+void DebugAofFsyncs(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.persistence().aof().stats().fsyncs));
+}
+
 // DEBUG REPLICATE <arg> ...: the arguments go to the replicas as a command,
 // unrun here: a test hook for data divergence (propagation-error-behavior).
 void DebugReplicate(CommandContext& ctx) {
@@ -465,6 +472,7 @@ constexpr DebugSubcommand kSubcommands[] = {
      "    Kills the link based on the direction to/from (both) with the provided node."},
     {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
     {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
+    {"AOF-FSYNCS", 2, 2, DebugAofFsyncs, ""},
     {"DEADLINE-LATENESS", 2, 3, DebugDeadlineLateness,
      "DEADLINE-LATENESS [RESET]\n"
      "    How late blocked clients' timeouts (BLPOP, WAIT, ...) fired, in microseconds\n"

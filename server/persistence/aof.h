@@ -57,6 +57,9 @@ struct AofStats {
   int last_write_errno = 0;
   uint64_t last_cow_bytes = 0;
   uint64_t delayed_fsync = 0;
+  // fdatasyncs of the AOF completed without error since start (group commit:
+  // one covers every write fed before it was submitted; DEBUG AOF-FSYNCS).
+  uint64_t fsyncs = 0;
 };
 
 class Aof {
@@ -138,6 +141,7 @@ class Aof {
   bool OnFsyncDone(uint32_t token, int result) {
     if (!syncer_) return false;
     const bool advanced = syncer_->OnDone(token, result);
+    if (result >= 0) ++stats_.fsyncs;
     // With `always` replies wait for it: the latency event Redis takes
     // around its blocking fsync.
     if (latency_ != nullptr && always()) {

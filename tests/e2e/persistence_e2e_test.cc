@@ -667,6 +667,30 @@ TEST(PersistenceE2E, WaitaofCountsTheLocalFsync) {
   }
 }
 
+// DEBUG AOF-FSYNCS counts the AOF's completed fdatasyncs: with `always`
+// each acknowledged write of a lone client waited for one of its own; with
+// the AOF off there are none.
+TEST(PersistenceE2E, DebugAofFsyncsCountsTheFsyncsWritesWaitedFor) {
+  {
+    TestServer s({"--save", "", "--enable-debug-command", "yes"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    ASSERT_EQ(Call(c, {"SET", "k", "v"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"DEBUG", "AOF-FSYNCS"}), ":0\r\n");
+  }
+  TestServer s({"--save", "", "--enable-debug-command", "yes", "--appendonly", "yes", "--appendfsync", "always"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const std::string before = Call(c, {"DEBUG", "AOF-FSYNCS"});
+  ASSERT_EQ(before.front(), ':') << before;
+  const int64_t f0 = std::stoll(before.substr(1));
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Call(c, {"SET", "k" + std::to_string(i), "v"}), "+OK\r\n");
+  const std::string after = Call(c, {"DEBUG", "AOF-FSYNCS"});
+  ASSERT_EQ(after.front(), ':') << after;
+  EXPECT_GE(std::stoll(after.substr(1)) - f0, 20) << before << after;
+  EXPECT_EQ(Call(c, {"DEBUG", "AOF-FSYNCS", "x"}).rfind("-ERR unknown subcommand", 0), 0u);
+}
+
 TEST(PersistenceE2E, BgsaveAndRewriteShareOneChild) {
   TempDir dir;
   TestServer s({"--dir", dir.path(), "--save", "", "--appendonly", "yes"});

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SET with the AOF on, appendfsync always against everysec (issue 24: always
+# >= 1.5x redis-server's rps and >= 0.9x ringkv's own everysec rate; show
+# the fsyncs per second and the writes each one acknowledges).
+#
+# For each round, binary and policy: a fresh server on CPU 1 with a fresh
+# folder (same disk for all), `appendonly yes`, then on CPU 0
+#   redis-benchmark -c 50 -P 1 -n N -t set -r 100000 -d 64
+# and the server's CPU over the run (/proc/PID/stat). For ringkv binaries,
+# DEBUG AOF-FSYNCS before and after gives the fdatasyncs of the run:
+# fsyncs/s over the run's wall time, and writes per fsync = N / fsyncs.
+# redis-server has no such counter (its fdatasync runs on the main thread
+# for `always`; tracing it would slow it), so its columns show "-".
+# Prints one line per run and a table of medians.
+#   perf/aof_always.sh [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]
+#   e.g. perf/aof_always.sh -r 3 /usr/bin/redis-server /tmp/ringkv-old build/ringkv-server
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=3
+N=100000
+CLIENTS=50
+while getopts "r:n:c:" opt; do
+  case $opt in
+    r) ROUNDS=$OPTARG ;;
+    n) N=$OPTARG ;;
+    c) CLIENTS=$OPTARG ;;
+    *) echo "usage: $0 [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+(($# > 0)) || { echo "usage: $0 [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2; }
+# shellcheck source=servers.sh
+source perf/servers.sh
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END { print a[int((NR + 1) / 2)] }'; }
+pids=()
+SERVER_EXTRA=()
+work=$(mktemp -d "${TMPDIR:-/tmp}/aof_always.XXXXXX")
+trap 'stop_servers; rm -rf "$work"' EXIT
+hz=$(getconf CLK_TCK)
+declare -A runs  # "binary|policy|column" -> space-separated values
+
+fsyncs() {  # PORT: ringkv's count, or "-" for a server without it
+  local v
+  v=$(redis-cli -p "$1" debug aof-fsyncs 2>/dev/null || true)
+  [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo "-"
+}
+
+echo "# aof_always.sh $(date -u +%FT%TZ) rounds=$ROUNDS clients=$CLIENTS requests=$N, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for bin in "$@"; do
+    for policy in always everysec; do
+      port=$(free_port)
+      dir="$work/$(basename "$bin").$policy.$r"
+      start_server "$bin" "$dir" "$port" --appendonly yes --appendfsync "$policy"
+      pid=${pids[-1]}
+      # The AOF's first files are written at start: wait for the base.
+      sleep 0.5
+      f0=$(fsyncs "$port")
+      c0=$(cpu_ticks "$pid")
+      t0=$(date +%s.%N)
+      out=$(taskset -c 0 redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -t set -r 100000 -d 64 -q 2>/dev/null | tr '\r' '\n' | grep -a "requests per second" | tail -1)
+      t1=$(date +%s.%N)
+      c1=$(cpu_ticks "$pid")
+      f1=$(fsyncs "$port")
+      rps=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' <<<"$out")
+      cpu_us=$(awk -v d=$((c1 - c0)) -v hz="$hz" -v n="$N" 'BEGIN {printf "%.2f", d / hz * 1e6 / n}')
+      if [[ $f0 != - && $f1 != - ]]; then
+        df=$((f1 - f0))
+        per_s=$(awk -v d="$df" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", d / (b - a)}')
+        per_fsync=$(awk -v d="$df" -v n="$N" 'BEGIN {printf "%.1f", (d > 0 ? n / d : 0)}')
+      else
+        per_s=- per_fsync=-
+      fi
+      echo "  round $r $(basename "$bin") $policy: $rps rps, $cpu_us us/req, fsyncs/s $per_s, writes/fsync $per_fsync"
+      key="$bin|$policy"
+      runs[$key|rps]+="$rps "
+      runs[$key|cpu]+="$cpu_us "
+      runs[$key|fps]+="$per_s "
+      runs[$key|wpf]+="$per_fsync "
+      stop_servers
+    done
+  done
+done
+
+med() { local v=$1; [[ $v == *-* ]] && echo "-" || median <<<"$v"; }
+echo
+echo "| server | appendfsync | rps | CPU µs/req | fsyncs/s | writes/fsync | rps / first server's (same policy) | always / own everysec |"
+echo "|---|---|---|---|---|---|---|---|"
+first=$1
+for bin in "$@"; do
+  for policy in always everysec; do
+    key="$bin|$policy"
+    rps=$(med "${runs[$key|rps]}")
+    base=$(med "${runs[$first|$policy|rps]}")
+    ratio=$(awk -v a="$rps" -v b="$base" 'BEGIN {printf "%.2f", a / b}')
+    own=-
+    if [[ $policy == always ]]; then
+      own=$(awk -v a="$rps" -v b="$(med "${runs[$bin|everysec|rps]}")" 'BEGIN {printf "%.2f", a / b}')
+    fi
+    echo "| $(basename "$bin") | $policy | $rps | $(med "${runs[$key|cpu]}") | $(med "${runs[$key|fps]}") | $(med "${runs[$key|wpf]}") | $ratio | $own |"
+  done
+done

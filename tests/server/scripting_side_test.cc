@@ -94,9 +94,8 @@ TEST_F(ScriptingSideTest, SnapshotLibrariesLoadAllOrNothing) {
   EXPECT_EQ(side_.FunctionLibraryCodes(), std::vector<std::string>{Library("c", "fc")});
 
   // MERGE: it replaces the one of the same name, keeps the others.
-  ASSERT_TRUE(
-      side_.LoadFunctionLibraries({Library("c", "fc2"), Library("d", "fd")}, ScriptingSide::FunctionLoadMode::kReplaceSame)
-          .ok());
+  const auto merge = ScriptingSide::FunctionLoadMode::kReplaceSame;
+  ASSERT_TRUE(side_.LoadFunctionLibraries({Library("c", "fc2"), Library("d", "fd")}, merge).ok());
   EXPECT_EQ(side_.FunctionLibraryCodes(), (std::vector<std::string>{Library("c", "fc2"), Library("d", "fd")}));
 
   // A bad library fails a full load: the ones before it are kept.

@@ -40,5 +40,7 @@ callgrind_control -i off "$SPID" >/dev/null
 errors=$(redis-cli -p "$PORT" info stats | tr -d '\r' | awk -F: '$1 == "total_error_replies" {print $2}')
 kill "$SPID"; wait "$SPID" || true
 trap - EXIT
-ir=$(callgrind_annotate "$OUT" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+# awk reads to the end: an early exit made callgrind_annotate die of SIGPIPE
+# on a long profile (EVALSHA_10), and pipefail ended the script unprinted.
+ir=$(callgrind_annotate "$OUT" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}')
 echo "$W $(basename "$BIN") Ir/req=$((ir / N)) errors=$errors out=$OUT"

@@ -29,7 +29,7 @@ MemoryOverhead GatherMemoryOverhead(Server& s) {
     }
   }
   if (s.persistence().aof().enabled()) mh.aof_buffer = s.persistence().aof().buffer_allocated();
-  if (const scripting::Scripting* sc = s.scripting()) {
+  if (const scripting::Scripting* sc = s.scripting().get()) {
     mh.lua_caches = sc->eval_scripts_memory();
     mh.cached_scripts = sc->cached_scripts();
     for (const auto& [name, lib] : sc->functions().libraries()) mh.functions_caches += name.size() + lib.code.size();

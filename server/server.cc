@@ -75,8 +75,8 @@ Server::Server(std::unique_ptr<Config> config)
     if (running) latency_.OnForked(persistence_.child().last_fork_us(), AllocatedBytes());
   });
   persistence_.rdb().set_repl_info([this] { return ReplSaveInfo(); });
-  persistence_.rdb().set_functions_source([this] { return FunctionLibraryCodes(); });
-  persistence_.aof().set_functions_source([this] { return FunctionLibraryCodes(); });
+  persistence_.rdb().set_functions_source([this] { return scripting_.FunctionLibraryCodes(); });
+  persistence_.aof().set_functions_source([this] { return scripting_.FunctionLibraryCodes(); });
   BindConnectionConfig();
   BindListenerConfig();
   BindTlsConfig(*config_, *io_);
@@ -253,7 +253,10 @@ void Server::BindMemoryConfig() {
 // Goes on with an eviction cut short by its time limit, under the same
 // conditions as before a command (command_gate.cc's CheckMemory).
 void Server::EvictForCron(int64_t now_ms) {
-  if (maxmemory_ <= 0 || (replica_side_.is_replica() && replica_ignore_maxmemory_) || script_busy_ || pause_.active()) return;
+  if (maxmemory_ <= 0 || (replica_side_.is_replica() && replica_ignore_maxmemory_) || scripting_.busy() ||
+      pause_.active()) {
+    return;
+  }
   const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
   const uint64_t evicted_before = stats_.evicted_keys;
   const bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,

@@ -62,15 +62,13 @@
 #include "server/transactions.h"
 #include "server/unexpected_errors.h"
 #include "server/scripting/script_run.h"
+#include "server/scripting/scripting_side.h"
 #include "replication/full_sync.h"
 #include "replication/primary.h"
 #include "replication/replication_info.h"
 
 namespace ringkv::server {
 
-namespace scripting {
-class Scripting;
-}  // namespace scripting
 namespace acl {
 class Acl;
 }  // namespace acl
@@ -81,7 +79,7 @@ class ClusterMode;
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
                      private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks,
-                     private PubSub::Hooks {
+                     private PubSub::Hooks, private scripting::ScriptingSide::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -282,9 +280,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   Monitors& monitors() { return monitors_; }
 
   // ---- scripting (EVAL, FUNCTION; server/scripting/) ---------------------------------
-  // The component, created by the first script command.
-  scripting::Scripting& EnsureScripting();
-  scripting::Scripting* scripting() { return scripting_.get(); }
+  // The component's owner: Ensure() makes it on the first script command.
+  scripting::ScriptingSide& scripting() { return scripting_; }
 
   // ---- cluster mode (server/cluster/): null unless cluster-enabled yes ----------------
   ClusterMode* cluster() { return cluster_.get(); }
@@ -297,31 +294,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // A PUBLISH / SPUBLISH run here: in cluster mode, sent over the bus
   // (Redis 7.0 then does not propagate it to replicas); else to replicas.
   void PropagatePublish(PubSub::Kind kind, Argv argv, int db);
-  // The command gate for redis.call / redis.pcall: lookup, arity, what
-  // scripts may not run, the read-only / OOM / replica / persistence
-  // refusals with Redis's script errors, then the command on the script's
-  // client (no connection). The reply is written to `rb`.
+  // The command gate for redis.call / redis.pcall (server_scripting.cc): a
+  // part of the gate, not of scripting -- lookup, arity, what scripts may
+  // not run, ACL, the read-only / OOM / replica / persistence / cluster
+  // refusals with Redis's script errors, then Call on the script's client
+  // (no connection). The reply is written to `rb`.
   void CallFromScript(Client& script_client, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb);
-  // Whether used memory was over maxmemory when the gate last checked (the
-  // command now running): a script's first write is refused then.
-  bool pre_command_oom() const { return pre_command_oom_; }
-  // A script ran past busy-reply-threshold: other clients get -BUSY until
-  // it ends; the script's hook serves them through ProcessEventsWhileBusy.
-  void ScriptBusyStarted();
-  void ScriptBusyEnded();
-  void ProcessEventsWhileBusy();
-  bool script_busy() const { return script_busy_; }
-  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands.
-  void set_disable_deny_scripts(bool on) { disable_deny_scripts_ = on; }
-  // The FUNCTION libraries' code (what a snapshot carries).
-  std::vector<std::string> FunctionLibraryCodes() const;
-  // Loads a snapshot's FUNCTION libraries: kReplaceAll (what a full load
-  // does: they replace every library), kReplaceSame (DEBUG RELOAD MERGE: a
-  // library of the same name is replaced), kAddOnly (DEBUG RELOAD NOFLUSH: a
-  // clash is an error). On error the libraries are left as they were.
-  enum class FunctionLoadMode : uint8_t { kReplaceAll, kReplaceSame, kAddOnly };
-  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes,
-                                     FunctionLoadMode mode = FunctionLoadMode::kReplaceAll);
 
   // ---- atomic propagation: EXEC and scripts ------------------------------------------
   // Between Begin and End, what commands propagate is collected, then sent
@@ -501,20 +479,35 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int CronHz() override { return hz_; }
   int64_t ServingSinceMs() override { return start_time_ms_; }
   int StreamDbAtSnapshot() override { return replica_side_.StreamDb(); }
-  std::vector<std::string> SnapshotFunctions() override { return FunctionLibraryCodes(); }
+  std::vector<std::string> SnapshotFunctions() override { return scripting_.FunctionLibraryCodes(); }
   // ---- ReplicaSide::Hooks (server_hooks.cc; ReplicationIo, ReplicaClient and
   // ServingSinceMs: above, shared with PrimarySide::Hooks) -------------------------------
   void ExecuteMasterCommand(Client& c, Argv argv) override { Execute(c, argv); }
-  bool ScriptBusy() override { return script_busy_; }
+  bool ScriptBusy() override { return scripting_.busy(); }
   absl::StatusOr<RdbLoadStats> LoadSyncFile(const std::string& path, int64_t now_ms) override;
   absl::Status ReplaceFunctions(const std::vector<std::string>& codes) override {
-    return LoadFunctionLibraries(codes);
+    return scripting_.LoadFunctionLibraries(codes);
   }
   void PauseWritesForFailover() override { PauseClients(INT64_MAX / 2, /*all=*/false); }
   void ResumeWritesAfterFailover() override { UnpauseClients(); }
   void PropagateOwnExpiry(int db, std::string_view key) override;
   // ---- PubSub::Hooks ----------------------------------------------------------------------
   void CloseSlowSubscriber(Client& c, int64_t now_ms) override { CloseForOutputLimit(c, now_ms); }
+  // ---- ScriptingSide::Hooks (server_scripting.cc) ---------------------------------------
+  void RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) override;
+  void BeginScriptPropagation() override { BeginPropagationBlock(); }
+  void EndScriptPropagation(bool discard) override { EndPropagationBlock(discard); }
+  bool ClusterEnabled() override { return cluster_ != nullptr; }
+  bool OomAtCommandStart() override { return pre_command_oom_; }
+  bool CallerMayRun(const CommandSpec& spec, Argv argv) override;
+  void ServeWhileBusy() override;
+  // Loading's names for ScriptingSide's (server_loading.cc calls them; they
+  // go once it calls scripting_ directly).
+  using FunctionLoadMode = scripting::ScriptingSide::FunctionLoadMode;
+  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes,
+                                     FunctionLoadMode mode = FunctionLoadMode::kReplaceAll) {
+    return scripting_.LoadFunctionLibraries(codes, mode);
+  }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -591,10 +584,13 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int propagation_depth_ = 0;
   // Where Propagate sends (redis.set_repl inside a script): AOF, replicas.
   int propagate_targets_ = scripting::kReplAll;
-  std::unique_ptr<scripting::Scripting> scripting_;
+  // Scripting: a member (the gate's busy check is a load); the component
+  // behind it is made by the first script command.
+  scripting::ScriptingSide scripting_{*this, *config_, clock_, commands_};
+  // The gate's name for scripting_.busy() (command_gate.cc reads it; it goes
+  // once the gate reads scripting_.busy()).
+  const bool& script_busy_ = scripting_.busy_flag();
   bool pre_command_oom_ = false;
-  bool script_busy_ = false;
-  bool disable_deny_scripts_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
   // Subscriptions, their delivery, notify-keyspace-events: after what it
   // borrows (the clients, the I/O system, persistence, the output limits).

@@ -1,7 +1,7 @@
 // Server: the command gate's entrance for scripts (redis.call without a
-// connection, with Redis's script refusals), the scripting component's
-// creation, the FUNCTION libraries a snapshot carries, and the busy state of
-// a long script. The scripts themselves: server/scripting/.
+// connection, with Redis's script refusals), and its side of
+// ScriptingSide's hooks (server/scripting/scripting_side.h). The scripts,
+// their state and the busy state of a long script: server/scripting/.
 #include "server/acl/acl.h"
 #include "server/cluster/cluster_mode.h"
 #include "server/command_table.h"
@@ -36,7 +36,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     refuse("ERR Wrong number of args calling Redis command from script");
     return;
   }
-  if ((spec->flags & cmd::kNoscript) && !disable_deny_scripts_) {
+  if ((spec->flags & cmd::kNoscript) && !scripting_.noscript_allowed()) {
     refuse("ERR This Redis command is not allowed from script");
     return;
   }
@@ -132,40 +132,22 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
   }
 }
 
-scripting::Scripting& Server::EnsureScripting() {
-  if (!scripting_) scripting_ = std::make_unique<scripting::Scripting>(*this);
-  return *scripting_;
+// ---- ScriptingSide::Hooks ------------------------------------------------------------
+
+void Server::RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) {
+  // The script's client counts its errors as any client does (Redis's Lua
+  // client is a client like the others).
+  ClientErrors errors(*this, script_client);
+  io::ReplyBuilder rb(&out, run.resp, &errors);
+  CallFromScript(script_client, run, argv, rb);
 }
 
-std::vector<std::string> Server::FunctionLibraryCodes() const {
-  std::vector<std::string> codes;
-  if (scripting_) {
-    for (const auto& [name, lib] : scripting_->functions().libraries()) codes.push_back(lib.code);
-  }
-  return codes;
+bool Server::CallerMayRun(const CommandSpec& spec, Argv argv) {
+  const acl::User& u = current_client_ != nullptr ? AclUserOf(*this, *current_client_) : acl_->default_user();
+  return u.unrestricted || acl_->Check(u, spec, argv).ok();
 }
 
-absl::Status Server::LoadFunctionLibraries(const std::vector<std::string>& codes, FunctionLoadMode mode) {
-  if (codes.empty() && (!scripting_ || mode != FunctionLoadMode::kReplaceAll)) return absl::OkStatus();
-  scripting::FunctionLibraries& functions = EnsureScripting().functions();
-  // All or nothing: the new set is built from a dump of the current one.
-  const std::string before = functions.Dump();
-  if (mode == FunctionLoadMode::kReplaceAll) functions.Flush();
-  for (const std::string& code : codes) {
-    absl::StatusOr<std::string> r = functions.Load(code, /*replace=*/mode != FunctionLoadMode::kAddOnly);
-    if (!r.ok()) {
-      (void)functions.Restore(before, "flush");
-      return absl::DataLossError(StrCat("Failed loading library: ", ToStd(r.status().message())));
-    }
-  }
-  return absl::OkStatus();
-}
-
-void Server::ScriptBusyStarted() { script_busy_ = true; }
-
-void Server::ScriptBusyEnded() { script_busy_ = false; }
-
-void Server::ProcessEventsWhileBusy() {
+void Server::ServeWhileBusy() {
   if (current_client_ == nullptr || current_client_->conn == nullptr) return;  // AOF loading: no clients yet
   io_->ProcessEventsWhileBusy(current_client_->conn);
 }

@@ -217,7 +217,7 @@ void DebugPauseCron(CommandContext& ctx) {
 
 // A test hook: scripts may call commands flagged noscript.
 void DebugSetDisableDenyScripts(CommandContext& ctx) {
-  ctx.server.set_disable_deny_scripts(SwitchArg(ctx));
+  ctx.server.scripting().set_noscript_allowed(SwitchArg(ctx));
   ctx.reply.Ok();
 }
 

@@ -16,8 +16,8 @@ namespace {
 using scripting::FunctionInfo;
 using scripting::LibraryInfo;
 
-void CmdFCall(CommandContext& ctx) { ctx.server.EnsureScripting().FCall(ctx, false); }
-void CmdFCallRo(CommandContext& ctx) { ctx.server.EnsureScripting().FCall(ctx, true); }
+void CmdFCall(CommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, false); }
+void CmdFCallRo(CommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, true); }
 
 void CmdFunctionLoad(CommandContext& ctx) {
   bool replace = false;
@@ -34,7 +34,7 @@ void CmdFunctionLoad(CommandContext& ctx) {
     ctx.reply.Error("ERR Function code is missing");
     return;
   }
-  absl::StatusOr<std::string> name = ctx.server.EnsureScripting().functions().Load(ctx.argv[i], replace);
+  absl::StatusOr<std::string> name = ctx.server.scripting().Ensure().functions().Load(ctx.argv[i], replace);
   if (!name.ok()) {
     ctx.reply.Error(ToStd(name.status().message()));
     return;
@@ -44,7 +44,7 @@ void CmdFunctionLoad(CommandContext& ctx) {
 }
 
 void CmdFunctionDelete(CommandContext& ctx) {
-  scripting::Scripting* s = ctx.server.scripting();
+  scripting::Scripting* s = ctx.server.scripting().get();
   if (s == nullptr || !s->functions().Delete(ctx.argv[2])) {
     ctx.reply.Error("ERR Library not found");
     return;
@@ -62,7 +62,7 @@ void CmdFunctionFlush(CommandContext& ctx) {
     ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     return;
   }
-  if (scripting::Scripting* s = ctx.server.scripting()) s->functions().Flush();
+  if (scripting::Scripting* s = ctx.server.scripting().get()) s->functions().Flush();
   ctx.effects.Dirty(1);
   ctx.reply.Ok();
 }
@@ -107,7 +107,7 @@ void CmdFunctionList(CommandContext& ctx) {
       return;
     }
   }
-  scripting::Scripting* s = ctx.server.scripting();
+  scripting::Scripting* s = ctx.server.scripting().get();
   std::vector<const LibraryInfo*> libs;
   if (s != nullptr) {
     for (const auto& [name, lib] : s->functions().libraries()) {
@@ -133,7 +133,7 @@ void CmdFunctionList(CommandContext& ctx) {
 }
 
 void CmdFunctionDump(CommandContext& ctx) {
-  scripting::Scripting& s = ctx.server.EnsureScripting();
+  scripting::Scripting& s = ctx.server.scripting().Ensure();
   ctx.reply.Bulk(s.functions().Dump());
 }
 
@@ -150,7 +150,7 @@ void CmdFunctionRestore(CommandContext& ctx) {
       return;
     }
   }
-  if (absl::Status st = ctx.server.EnsureScripting().functions().Restore(ctx.argv[2], policy); !st.ok()) {
+  if (absl::Status st = ctx.server.scripting().Ensure().functions().Restore(ctx.argv[2], policy); !st.ok()) {
     ctx.reply.Error(ToStd(st.message()));
     return;
   }
@@ -160,7 +160,7 @@ void CmdFunctionRestore(CommandContext& ctx) {
 
 void CmdFunctionStats(CommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
-  scripting::Scripting* s = ctx.server.scripting();
+  scripting::Scripting* s = ctx.server.scripting().get();
   rb.MapHeader(2);
   rb.Bulk("running_script");
   const scripting::ScriptRun* run = s != nullptr ? s->running() : nullptr;
@@ -187,7 +187,7 @@ void CmdFunctionStats(CommandContext& ctx) {
 }
 
 void CmdFunctionKill(CommandContext& ctx) {
-  scripting::Scripting* s = ctx.server.scripting();
+  scripting::Scripting* s = ctx.server.scripting().get();
   const std::string err = s == nullptr ? "NOTBUSY No scripts in execution right now." : s->Kill(true);
   if (!err.empty()) {
     ctx.reply.Error(err);

@@ -38,7 +38,7 @@ void Field(std::string* out, std::string_view name, const auto& value) { StrAppe
 // ones are the older names of the EVAL interpreter's). A server that never
 // ran a script has no interpreter: zeros.
 void AppendScriptingMemory(Server& s, std::string* out) {
-  const scripting::Scripting* sc = s.scripting();
+  const scripting::Scripting* sc = s.scripting().get();
   const uint64_t vm_eval = sc ? sc->eval_memory() : 0;
   const uint64_t vm_functions = sc ? sc->functions_memory() : 0;
   const uint64_t scripts_eval = sc ? sc->eval_scripts_memory() : 0;

@@ -8,13 +8,13 @@
 namespace ringkv::server {
 namespace {
 
-void CmdEval(CommandContext& ctx) { ctx.server.EnsureScripting().Eval(ctx, false, false); }
-void CmdEvalSha(CommandContext& ctx) { ctx.server.EnsureScripting().Eval(ctx, true, false); }
-void CmdEvalRo(CommandContext& ctx) { ctx.server.EnsureScripting().Eval(ctx, false, true); }
-void CmdEvalShaRo(CommandContext& ctx) { ctx.server.EnsureScripting().Eval(ctx, true, true); }
+void CmdEval(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, false); }
+void CmdEvalSha(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, false); }
+void CmdEvalRo(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, true); }
+void CmdEvalShaRo(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, true); }
 
 void CmdScriptLoad(CommandContext& ctx) {
-  absl::StatusOr<std::string> sha = ctx.server.EnsureScripting().LoadScript(ctx.argv[2]);
+  absl::StatusOr<std::string> sha = ctx.server.scripting().Ensure().LoadScript(ctx.argv[2]);
   if (!sha.ok()) {
     ctx.reply.Error(ToStd(sha.status().message()));
     return;
@@ -23,7 +23,7 @@ void CmdScriptLoad(CommandContext& ctx) {
 }
 
 void CmdScriptExists(CommandContext& ctx) {
-  const scripting::Scripting* s = ctx.server.scripting();
+  const scripting::Scripting* s = ctx.server.scripting().get();
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) ctx.reply.Integer(s != nullptr && s->ScriptExists(ctx.argv[i]) ? 1 : 0);
 }
@@ -35,12 +35,12 @@ void CmdScriptFlush(CommandContext& ctx) {
   }
   // ASYNC and SYNC end the same way here: the interpreter is closed now
   // (freeing it is quick next to what a background thread would save).
-  if (scripting::Scripting* s = ctx.server.scripting()) s->FlushScripts();
+  if (scripting::Scripting* s = ctx.server.scripting().get()) s->FlushScripts();
   ctx.reply.Ok();
 }
 
 void CmdScriptKill(CommandContext& ctx) {
-  scripting::Scripting* s = ctx.server.scripting();
+  scripting::Scripting* s = ctx.server.scripting().get();
   const std::string err = s == nullptr ? "NOTBUSY No scripts in execution right now." : s->Kill(false);
   if (!err.empty()) {
     ctx.reply.Error(err);

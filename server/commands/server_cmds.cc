@@ -63,7 +63,7 @@ void CmdShutdown(CommandContext& ctx) {
   }
   // A script past busy-reply-threshold: only SHUTDOWN NOSAVE, which stops
   // it (its writes are neither saved nor propagated).
-  if (ctx.server.script_busy()) {
+  if (ctx.server.scripting().busy()) {
     if (!nosave) {
       ctx.reply.Error(ctx.server.scripting()->BusyError());
       return;

@@ -1,21 +1,20 @@
 #include "server/scripting/scripting.h"
 
-#include "server/acl/acl.h"
-#include "server/acl/acl_clients.h"
-
 #include <functional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "core/key_slot.h"
+#include "core/string_value.h"
 #include "core/strings.h"
 #include "absl/strings/str_split.h"
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/command.h"
 #include "server/logging.h"
-#include "server/server.h"
+#include "server/command_table.h"
+#include "server/config.h"
 
 namespace ringkv::server::scripting {
 namespace {
@@ -78,7 +77,7 @@ absl::StatusOr<uint32_t> ParseShebangFlags(std::string_view body) {
   return flags;
 }
 
-Scripting::Scripting(Server& server) : server_(server), functions_(this) {
+Scripting::Scripting(ScriptingSide& side) : side_(side), functions_(this) {
   script_client_.authenticated = true;
   script_client_.is_script = true;
 }
@@ -160,7 +159,7 @@ uint32_t Scripting::ShebangGateFlags(const CommandSpec& spec, Argv argv, uint32_
 
 std::string Scripting::PreRunError(uint32_t flags, bool read_only) const {
   if (flags & kEvalCompat) return "";
-  if ((flags & kNoCluster) && server_.cluster() != nullptr) {
+  if ((flags & kNoCluster) && side_.hooks().ClusterEnabled()) {
     return "ERR Can not run script on cluster, 'no-cluster' flag is set.";
   }
   // The gate already refused what the declared flags forbid (OOM, READONLY,
@@ -178,19 +177,19 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
   run.start_ticks = Clock::Ticks();  // a TSC read: clock_gettime per script showed in profiles
   run.now_ms = ctx.now_ms;
   run.command = ctx.argv;
-  run.oom_at_start = server_.pre_command_oom();
+  run.oom_at_start = side_.hooks().OomAtCommandStart();
   script_client_.db = ctx.client.db;
   script_client_.resp = 2;
   script_client_.is_master = ctx.client.is_master;  // the primary's scripts obey no refusal
   running_ = &run;
-  server_.BeginPropagationBlock();
+  side_.hooks().BeginScriptPropagation();
   body(run, ctx.reply);
   // Stopped by SHUTDOWN NOSAVE: what it wrote is not propagated either.
-  server_.EndPropagationBlock(/*discard=*/run.shutdown_nosave);
+  side_.hooks().EndScriptPropagation(/*discard=*/run.shutdown_nosave);
   running_ = nullptr;
   if (run.timed_out) {
     Log(kWarning, "Slow script finished");
-    server_.ScriptBusyEnded();
+    side_.BusyEnded();
   }
 }
 
@@ -223,7 +222,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   run.flags = script->flags;
   run.read_only = read_only || (script->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
-  if (!keys.empty() && server_.cluster() != nullptr) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
+  if (!keys.empty() && side_.hooks().ClusterEnabled()) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = script->ref;
   RunChecked(ctx, run, [&](ScriptRun& r, io::ReplyBuilder& rb) { eval_->RunScript(r, ref, keys, args, rb); });
@@ -247,7 +246,7 @@ void Scripting::FCall(CommandContext& ctx, bool read_only) {
   run.is_function = true;
   run.read_only = read_only || (f->flags & kNoWrites);
   Argv keys = ctx.argv.subspan(3, static_cast<size_t>(numkeys));
-  if (!keys.empty() && server_.cluster() != nullptr) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
+  if (!keys.empty() && side_.hooks().ClusterEnabled()) run.slot = core::KeyHashSlot(keys[0]);  // cluster mode only
   Argv args = ctx.argv.subspan(3 + static_cast<size_t>(numkeys));
   const int ref = f->callback_ref;
   LuaEngine* engine = functions_.engine();
@@ -281,7 +280,7 @@ std::string Scripting::BusyError() const {
 int64_t Scripting::RunningMs() const { return running_ == nullptr ? 0 : ElapsedMs(*running_); }
 
 int64_t Scripting::ElapsedMs(const ScriptRun& run) const {
-  return server_.clock().TicksToMillis(Clock::Ticks() - run.start_ticks);
+  return side_.clock().TicksToMillis(Clock::Ticks() - run.start_ticks);
 }
 
 void Scripting::KillForShutdown() {
@@ -292,24 +291,18 @@ void Scripting::KillForShutdown() {
 
 void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
   script_client_.resp = static_cast<uint8_t>(run.resp);
-  // The script's client counts its errors as any client does (Redis's Lua
-  // client is a client like the others).
-  ClientErrors errors(server_, script_client_);
-  io::ReplyBuilder rb(&out, run.resp, &errors);
-  server_.CallFromScript(script_client_, run, argv, rb);
+  side_.hooks().RunScriptCommand(script_client_, run, argv, out);
 }
 
 bool Scripting::AclCheckCmd(Argv argv, bool* allowed) {
-  const CommandSpec* spec = server_.commands().Find(argv[0]);
+  const CommandSpec* spec = side_.commands().Find(argv[0]);
   if (spec == nullptr) return false;
   if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
     if (argv.size() < 2) return false;
     spec = CommandTable::FindSub(*spec, argv[1]);
     if (spec == nullptr) return false;
   }
-  Client* caller = server_.current_client();
-  const acl::User& u = caller != nullptr ? AclUserOf(server_, *caller) : server_.acl().default_user();
-  *allowed = u.unrestricted || server_.acl().Check(u, *spec, argv).ok();
+  *allowed = side_.hooks().CallerMayRun(*spec, argv);
   return true;
 }
 
@@ -318,17 +311,17 @@ void Scripting::Log(int level, std::string_view message) { server::Log(level, me
 bool Scripting::OnScriptHook(ScriptRun& run) {
   if (!run.timed_out) {
     const int64_t elapsed = ElapsedMs(run);
-    if (elapsed >= server_.config().Int("busy-reply-threshold")) {
+    if (elapsed >= side_.config().Int("busy-reply-threshold")) {
       run.timed_out = true;
       server::Log(kWarning,
                   StrCat("Slow script detected: still in execution after ", elapsed,
                                " milliseconds. You can try killing the script using the ",
                                run.is_function ? "FUNCTION KILL" : "SCRIPT KILL", " command. Script name is: ",
                                run.name, "."));
-      server_.ScriptBusyStarted();
+      side_.BusyStarted();
     }
   }
-  if (run.timed_out) server_.ProcessEventsWhileBusy();
+  if (run.timed_out) side_.hooks().ServeWhileBusy();
   return run.killed;
 }
 

@@ -3,7 +3,8 @@
 //
 // Created on the first script command (a server that never runs a script
 // allocates none of it); each Lua interpreter is created on first use too.
-// Scripts call commands through the server's command gate
+// Owned by ScriptingSide (scripting_side.h), whose Hooks are its only way
+// to the server. Scripts call commands through the server's command gate
 // (Server::CallFromScript) on a connection-less client of their own, so
 // every check of the gate applies inside scripts too. A script's writes
 // reach the AOF and the replicas as one MULTI ... EXEC (effects
@@ -26,9 +27,9 @@
 #include "server/scripting/function_libraries.h"
 #include "server/scripting/lua_engine.h"
 #include "server/scripting/script_run.h"
+#include "server/scripting/scripting_side.h"
 
 namespace ringkv::server {
-class Server;
 struct CommandContext;
 struct CommandSpec;
 }  // namespace ringkv::server
@@ -37,7 +38,8 @@ namespace ringkv::server::scripting {
 
 class Scripting final : public ScriptHost {
  public:
-  explicit Scripting(Server& server);
+  // REQUIRES: `side` outlives this object (it owns it).
+  explicit Scripting(ScriptingSide& side);
   ~Scripting() override;
 
   // ---- EVAL family ---------------------------------------------------------
@@ -104,7 +106,7 @@ class Scripting final : public ScriptHost {
   // Milliseconds since `run` started (the server's TSC clock).
   int64_t ElapsedMs(const ScriptRun& run) const;
 
-  Server& server_;
+  ScriptingSide& side_;
   std::unique_ptr<LuaEngine> eval_;
   struct CachedScript {
     std::string sha;

@@ -51,7 +51,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     for policy in always everysec; do
       port=$(free_port)
       dir="$work/$(basename "$bin").$policy.$r"
-      start_server "$bin" "$dir" "$port" --appendonly yes --appendfsync "$policy"
+      start_server "$bin" "$dir" "$port" --appendonly yes --appendfsync "$policy" --enable-debug-command yes
       pid=${pids[-1]}
       # The AOF's first files are written at start: wait for the base.
       sleep 0.5

@@ -140,9 +140,10 @@ struct Server::GateRun {
   // LookUp's refusals. The AOF loader's is Redis's load error, whatever
   // was not found (loadSingleAppendOnlyFile's "Unknown command"): an
   // unknown command or subcommand, or a container without one. Uncounted:
-  // the load stops there.
-  bool RefuseLookUp(std::string_view error, const CommandSpec* refused) {
-    if (load_error != nullptr) [[unlikely]] {
+  // the load stops there. Out of line, as CheckArity's: the checks that
+  // pass stay small enough to inline.
+  [[gnu::cold, gnu::noinline]] bool RefuseLookUp(std::string_view error, const CommandSpec* refused) {
+    if (load_error != nullptr) {
       *load_error = absl::DataLossError(StrCat("Unknown command '", argv[0].substr(0, 128), "'"));
     } else {
       Reject(error, refused);
@@ -179,18 +180,21 @@ struct Server::GateRun {
     return true;
   }
 
-  // 2. The AOF loader's refusal is its load error (uncounted).
+  // 2.
   bool CheckArity() {
     const int argc = static_cast<int>(argv.size());
-    if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
-      if (load_error != nullptr) [[unlikely]] {
-        *load_error = absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
-      } else {
-        Reject(WrongArity(*spec), spec);
-      }
-      return false;
-    }
+    if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) return RefuseArity();
     return true;
+  }
+
+  // The AOF loader's refusal is its load error (uncounted).
+  [[gnu::cold, gnu::noinline]] bool RefuseArity() {
+    if (load_error != nullptr) {
+      *load_error = absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
+    } else {
+      Reject(WrongArity(*spec), spec);
+    }
+    return false;
   }
 
   // 2b. DEBUG and MODULE LOAD / LOADEX / UNLOAD where enable-debug-command /

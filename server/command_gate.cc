@@ -1,7 +1,9 @@
 // The command gate: Server::Execute, every command a client sends, as a
 // fixed sequence of named steps in Redis 7.0's processCommand order, and
 // Server::Call, the part shared with EXEC's queue, blocked clients' re-runs
-// and scripts (the handler, propagation, limits, statistics).
+// and scripts (the handler, propagation, limits, statistics). The AOF
+// loader enters without a connection (Server::ExecuteFromAof): lookup and
+// arity with Redis's load errors, then the handler alone.
 //
 // Execute's steps, in order (each refusal is a Reject, which also dooms an
 // open MULTI, or discards it when the refused command is EXEC):
@@ -117,6 +119,9 @@ struct Server::GateRun {
   int64_t now_ms;
   bool is_exec;   // EXEC of an open MULTI
   bool replying;  // CLIENT REPLY lets this command's reply through
+  // The AOF loader's pass (ExecuteFromAof): a refusal is the load's error,
+  // set here, not a reply. Null for every other caller.
+  absl::Status* load_error = nullptr;
 
   // A refused command (counted as a rejected call of `refused` when there is
   // one); inside MULTI it also dooms the transaction (EXECABORT), and a
@@ -132,27 +137,35 @@ struct Server::GateRun {
     if (c.in_multi) s.transactions_.Abort(c);
   }
 
+  // LookUp's refusals. The AOF loader's is Redis's load error, whatever
+  // was not found (loadSingleAppendOnlyFile's "Unknown command"): an
+  // unknown command or subcommand, or a container without one. Uncounted:
+  // the load stops there. Out of line, as CheckArity's: the checks that
+  // pass stay small enough to inline.
+  [[gnu::cold, gnu::noinline]] bool RefuseLookUp(std::string_view error, const CommandSpec* refused) {
+    if (load_error != nullptr) {
+      *load_error = absl::DataLossError(StrCat("Unknown command '", argv[0].substr(0, 128), "'"));
+    } else {
+      Reject(error, refused);
+    }
+    return false;
+  }
+
   // 1. As Redis's lastcmd, the command looked up is remembered even when
   // refused (CLIENT LIST, the log line of an error sent to the primary). A
   // container resolves its subcommand; one with a handler of its own
   // (COMMAND) runs that handler when called alone.
   bool LookUp() {
     c.last_command = spec;
-    if (spec == nullptr) {
-      Reject(UnknownCommandError(argv), nullptr);
-      return false;
-    }
+    if (spec == nullptr) return RefuseLookUp(UnknownCommandError(argv), nullptr);
     if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
-      if (argv.size() < 2) {
-        Reject(WrongArity(*spec), spec);
-        return false;
-      }
+      if (argv.size() < 2) return RefuseLookUp(WrongArity(*spec), spec);
       const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
       c.last_command = sub;
       if (sub == nullptr) {
-        Reject(StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
-               nullptr);
-        return false;
+        return RefuseLookUp(
+            StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
+            nullptr);
       }
       spec = sub;
     }
@@ -170,11 +183,18 @@ struct Server::GateRun {
   // 2.
   bool CheckArity() {
     const int argc = static_cast<int>(argv.size());
-    if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
-      Reject(WrongArity(*spec), spec);
-      return false;
-    }
+    if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) return RefuseArity();
     return true;
+  }
+
+  // The AOF loader's refusal is its load error (uncounted).
+  [[gnu::cold, gnu::noinline]] bool RefuseArity() {
+    if (load_error != nullptr) {
+      *load_error = absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
+    } else {
+      Reject(WrongArity(*spec), spec);
+    }
+    return false;
   }
 
   // 2b. DEBUG and MODULE LOAD / LOADEX / UNLOAD where enable-debug-command /
@@ -461,6 +481,31 @@ void Server::Execute(Client& c, Argv argv) {
   if (!runs) return;
   Call(c, *run.spec, argv, rb, now_ms, start_ticks);
   run.AfterCall();
+}
+
+absl::Status Server::ExecuteFromAof(Client& c, Argv argv) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  const int64_t now_ms = UnixMs();
+  // Replies are dropped. Errors in them (wrong type & co.) do not stop the
+  // load, as in Redis: they are counted and logged, or panic
+  // (propagation-error-behavior; CountErrorReply knows the AOF client).
+  io::OutBuffer discard;
+  ClientErrors errors(*this, c);
+  io::ReplyBuilder rb(&discard, 2, &errors);
+  absl::Status refused;
+  GateRun run{*this, c, argv, rb, commands_.Find(argv[0]), 0, now_ms, false, false, &refused};
+  // The file is obeyed, as the primary's link is: after the lookup and the
+  // arity, no check refuses, holds or queues it (ACL, cluster slot, OOM,
+  // MISCONF, READONLY, LOADING, BUSY, pause; MULTI blocks are the reader's,
+  // ReplayAofFile).
+  if (!run.LookUp() || !run.CheckArity()) return refused;
+  // Step 16 reduced to the handler, as Redis's loader calls cmd->proc
+  // without call(): nothing is propagated (the file is what was), counted
+  // in commandstats, fed to MONITOR or logged as slow.
+  CommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
+  run.spec->handler(ctx);
+  ResetPropagateAs();
+  return absl::OkStatus();
 }
 
 void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms,

@@ -8,10 +8,11 @@
 // keyspace, the clients, the command table and the statistics INFO reports.
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
-// The entry points (Execute, Call, CallFromScript, Propagate, KeyEvent,
-// the timer and end-of-turn work, the keyspace observer's deletions; the
-// primary's stream enters through ReplicaSide::ExecuteFromMaster) check it
-// in debug builds (RINGKV_DCHECK_MAIN_THREAD).
+// The entry points (Execute, Call, CallFromScript, ExecuteFromAof,
+// Propagate, KeyEvent, the timer and end-of-turn work, the keyspace
+// observer's deletions; the primary's stream enters through
+// ReplicaSide::ExecuteFromMaster) check it in debug builds
+// (RINGKV_DCHECK_MAIN_THREAD).
 #pragma once
 
 #include <cstdint>
@@ -432,8 +433,15 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // `loading` run (the gate answers the rest -LOADING). `consumed`: input
   // bytes loaded so far. False when a shutdown was asked for meanwhile.
   bool ServeWhileLoading(uint64_t consumed);
-  absl::Status ApplyFromAof(Argv argv);
-  absl::Status ApplyOne(Argv argv);
+  // The command gate's entrance for the AOF loader (command_gate.cc): one
+  // command of the file on `c`, its fake client (no connection). Only
+  // LookUp and CheckArity judge it; their refusals are the load's error
+  // (DataLoss: "Unknown command 'X'", "Wrong number of arguments for 'x'"),
+  // as Redis's loadSingleAppendOnlyFile. The file is otherwise obeyed, as the
+  // primary's link is, and the handler runs as Redis's loader runs a
+  // command: without propagation, commandstats, MONITOR or slowlog. Errors
+  // in its reply do not stop the load (unexpected_error_replies).
+  absl::Status ExecuteFromAof(Client& c, Argv argv);
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary_side_.ReplyToWaiter(c, spec); }
   void Cron(int64_t now_ms);
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -566,8 +574,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   LoadingProgress loading_progress_;  // INFO loading_* while loading_
   std::vector<std::vector<std::string>> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
-  // Commands of a MULTI block being read from the AOF, applied at its EXEC.
-  std::unique_ptr<std::vector<std::vector<std::string>>> aof_transaction_;
   // Blocked clients (any kind): their states, deadlines, the keys BLPOP &
   // co. wait on, WAIT / WAITAOF's conditions.
   BlockedClients blocking_{*this};

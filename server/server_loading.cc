@@ -1,7 +1,8 @@
 // Server: loading the dataset -- at start-up (the AOF, else the RDB file,
 // serving clients between keys), and DEBUG RELOAD / DEBUG LOADAOF. The AOF
-// is replayed through the command handlers on a fake client; an RDB that
-// carries a replication history restores it.
+// is replayed through the command gate (ExecuteFromAof) on a fake client,
+// its MULTI blocks applied whole at their EXEC by the reader
+// (ReplayAofFile); an RDB that carries a replication history restores it.
 #include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,50 +24,6 @@
 #include "server/supervision.h"
 
 namespace ringkv::server {
-
-absl::Status Server::ApplyFromAof(Argv argv) {
-  // A MULTI ... EXEC block is applied at its EXEC, whole; a file that ends
-  // inside one loses the incomplete transaction, as with Redis.
-  if (EqualsIgnoreCase(argv[0], "multi")) {
-    aof_transaction_ = std::make_unique<std::vector<std::vector<std::string>>>();
-    return absl::OkStatus();
-  }
-  if (EqualsIgnoreCase(argv[0], "exec") && aof_transaction_) {
-    std::unique_ptr<std::vector<std::vector<std::string>>> queued = std::move(aof_transaction_);
-    for (const std::vector<std::string>& args : *queued) {
-      std::vector<std::string_view> views(args.begin(), args.end());
-      if (absl::Status s = ApplyOne(views); !s.ok()) return s;
-    }
-    return absl::OkStatus();
-  }
-  if (aof_transaction_) {
-    aof_transaction_->emplace_back(argv.begin(), argv.end());
-    return absl::OkStatus();
-  }
-  return ApplyOne(argv);
-}
-
-absl::Status Server::ApplyOne(Argv argv) {
-  const CommandSpec* spec = commands_.Find(argv[0]);
-  if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
-  if (spec == nullptr || spec->handler == nullptr) {
-    return absl::DataLossError(StrCat("Unknown command '", argv[0].substr(0, 128), "'"));
-  }
-  const int argc = static_cast<int>(argv.size());
-  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity) {
-    return absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));
-  }
-  io::OutBuffer discard;
-  // Errors in replies (wrong type & co.) do not stop the load, as in Redis:
-  // they are counted and logged, or panic (propagation-error-behavior).
-  ClientErrors errors(*this, *aof_client_);
-  io::ReplyBuilder rb(&discard, 2, &errors);
-  aof_client_->last_command = spec;
-  CommandContext ctx{*this, *aof_client_, rb, argv, UnixMs(), keyspace_, keyspace_.db(aof_client_->db)};
-  spec->handler(ctx);
-  ResetPropagateAs();
-  return absl::OkStatus();
-}
 
 namespace {
 
@@ -114,10 +71,9 @@ absl::Status Server::LoadData() {
           if (++applied % 1024 == 0 && !ServeWhileLoading(0)) {
             return absl::CancelledError("loading stopped by a shutdown");
           }
-          return ApplyFromAof(argv);
+          return ExecuteFromAof(*aof_client_, argv);
         },
         &keys);
-    aof_transaction_.reset();
     aof_client_.reset();
     if (status.ok()) {
       Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", seconds()));
@@ -264,9 +220,8 @@ absl::Status Server::DebugLoadAof() {
   aof_client_ = std::make_unique<Client>();
   aof_client_->authenticated = true;
   uint64_t keys = 0;
-  absl::Status s =
-      persistence_.aof().ReloadFromDisk(UnixMs(), [this](Argv argv) { return ApplyFromAof(argv); }, &keys);
-  aof_transaction_.reset();
+  absl::Status s = persistence_.aof().ReloadFromDisk(
+      UnixMs(), [this](Argv argv) { return ExecuteFromAof(*aof_client_, argv); }, &keys);
   aof_client_.reset();
   keyspace_.set_expiry_mode(mode);
   loading_ = false;

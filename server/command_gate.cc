@@ -308,7 +308,7 @@ struct Server::GateRun {
   // never refused, whatever the setting.
   bool CheckMemory() {
     s.pre_command_oom_ = false;
-    if (s.maxmemory_ > 0 && !(s.replica_side_.is_replica() && s.replica_ignore_maxmemory_) && !s.script_busy_ &&
+    if (s.maxmemory_ > 0 && !(s.replica_side_.is_replica() && s.replica_ignore_maxmemory_) && !s.scripting_.busy() &&
         !s.pause_.active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
@@ -389,7 +389,7 @@ struct Server::GateRun {
   // KILL, FUNCTION KILL, SHUTDOWN NOSAVE, connection and transaction
   // commands).
   bool CheckBusyScript() {
-    if (s.script_busy_ && !(spec->flags & cmd::kAllowBusy)) {
+    if (s.scripting_.busy() && !(spec->flags & cmd::kAllowBusy)) {
       Reject(s.scripting_->BusyError(), spec);
       return false;
     }

@@ -509,13 +509,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool OomAtCommandStart() override { return pre_command_oom_; }
   bool CallerMayRun(const CommandSpec& spec, Argv argv) override;
   void ServeWhileBusy() override;
-  // Loading's names for ScriptingSide's (server_loading.cc calls them; they
-  // go once it calls scripting_ directly).
-  using FunctionLoadMode = scripting::ScriptingSide::FunctionLoadMode;
-  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes,
-                                     FunctionLoadMode mode = FunctionLoadMode::kReplaceAll) {
-    return scripting_.LoadFunctionLibraries(codes, mode);
-  }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -593,9 +586,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Scripting: a member (the gate's busy check is a load); the component
   // behind it is made by the first script command.
   scripting::ScriptingSide scripting_{*this, *config_, clock_, commands_};
-  // The gate's name for scripting_.busy() (command_gate.cc reads it; it goes
-  // once the gate reads scripting_.busy()).
-  const bool& script_busy_ = scripting_.busy_flag();
   bool pre_command_oom_ = false;
   Monitors monitors_;                // MONITOR clients, in the order they started
   // Subscriptions, their delivery, notify-keyspace-events: after what it

@@ -91,7 +91,7 @@ absl::Status Server::LoadData() {
     progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
     absl::StatusOr<RdbLoadStats> r = LoadRdbFile(file, keyspace_, now_ms, /*replace=*/false, &progress);
     if (r.ok()) {
-      if (absl::Status f = LoadFunctionLibraries(r->function_libraries); !f.ok()) r = f;
+      if (absl::Status f = scripting_.LoadFunctionLibraries(r->function_libraries); !f.ok()) r = f;
     }
     if (r.ok()) {
       const bool has_history = !r->repl_id.empty() && r->repl_offset >= 0;
@@ -165,9 +165,9 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   }
   // The file's libraries first: a clash (NOFLUSH without MERGE) refuses the
   // reload before any key changes.
-  const FunctionLoadMode mode =
-      flush ? FunctionLoadMode::kReplaceAll : (merge ? FunctionLoadMode::kReplaceSame : FunctionLoadMode::kAddOnly);
-  if (absl::Status f = LoadFunctionLibraries(r->function_libraries, mode); !f.ok()) {
+  using Mode = scripting::ScriptingSide::FunctionLoadMode;
+  const Mode mode = flush ? Mode::kReplaceAll : (merge ? Mode::kReplaceSame : Mode::kAddOnly);
+  if (absl::Status f = scripting_.LoadFunctionLibraries(r->function_libraries, mode); !f.ok()) {
     Log(kWarning, StrCat("Error loading the RDB dump: ", f.message()));
     return f;
   }

@@ -100,8 +100,6 @@ class ScriptingSide {
   // Other clients get -BUSY (Scripting::BusyError) until it ends; a
   // replica holds its primary's stream; nothing is evicted.
   bool busy() const { return busy_; }
-  // The flag itself, for a reader that keeps a reference (the gate's).
-  const bool& busy_flag() const { return busy_; }
 
   // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands.
   bool noscript_allowed() const { return noscript_allowed_; }

@@ -187,7 +187,9 @@ struct Server::GateRun {
     return true;
   }
 
-  // The AOF loader's refusal is its load error (uncounted).
+  // The AOF loader's refusal is its load error (uncounted). Redis's loader
+  // checks no arity; ringkv's handlers rely on it, so a file holding such a
+  // command (which no Redis writes) stops the load.
   [[gnu::cold, gnu::noinline]] bool RefuseArity() {
     if (load_error != nullptr) {
       *load_error = absl::DataLossError(StrCat("Wrong number of arguments for '", spec->name, "'"));

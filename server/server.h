@@ -436,8 +436,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The command gate's entrance for the AOF loader (command_gate.cc): one
   // command of the file on `c`, its fake client (no connection). Only
   // LookUp and CheckArity judge it; their refusals are the load's error
-  // (DataLoss: "Unknown command 'X'", "Wrong number of arguments for 'x'"),
-  // as Redis's loadSingleAppendOnlyFile. The file is otherwise obeyed, as the
+  // (DataLoss: "Unknown command 'X'" as Redis's loadSingleAppendOnlyFile;
+  // "Wrong number of arguments for 'x'" is ringkv's own: Redis's loader
+  // does not check arity, but no Redis writes such a command and ringkv's
+  // handlers rely on the check). The file is otherwise obeyed, as the
   // primary's link is, and the handler runs as Redis's loader runs a
   // command: without propagation, commandstats, MONITOR or slowlog. Errors
   // in its reply do not stop the load (unexpected_error_replies).

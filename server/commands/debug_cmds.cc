@@ -274,11 +274,14 @@ void DebugReload(CommandContext& ctx) {
 }
 
 void DebugLoadAof(CommandContext& ctx) {
-  if (absl::Status s = ctx.server.DebugLoadAof(); !s.ok()) {
+  const absl::Status s = ctx.server.DebugLoadAof();
+  // What the load did is not a write of this command's (Redis's
+  // "Prevent AOF / replication"), whether or not it failed.
+  ctx.server.stats().dirty = 0;
+  if (!s.ok()) {
     ctx.reply.Error(StrCat("ERR Error loading the AOF: ", s.message()));
     return;
   }
-  ctx.server.stats().dirty = 0;
   ctx.reply.Ok();
 }
 

@@ -43,7 +43,9 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
   // closed rather than let its output grow without bound -- after the
   // delivery, as closing one changes the subscriptions being walked.
   const int64_t now_ms = UnixMs();
-  std::vector<Client*> over_limit;
+  // By id, each once: a client listed twice (a channel and a matching
+  // pattern) may be freed by its first close, which can finish at once.
+  std::vector<uint64_t> over_limit;
   std::string plain[2];  // RESP2, RESP3: built on first need
   std::string_view last_pattern;
   std::string patterned[2];
@@ -65,10 +67,12 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
     }
     FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {
-      over_limit.push_back(c);
+      if (over_limit.empty() || over_limit.back() != id) over_limit.push_back(id);
     }
   });
-  for (Client* c : over_limit) hooks_.CloseSlowSubscriber(*c, now_ms);
+  for (uint64_t id : over_limit) {
+    if (Client* c = connected_.Find(id); c != nullptr && !c->closing) hooks_.CloseSlowSubscriber(*c, now_ms);
+  }
   return receivers;
 }
 

@@ -133,7 +133,8 @@ TEST_F(AofGateTest, MultiBlocksApplyWholeAndACutOffOneIsDropped) {
   EXPECT_EQ(Spec("exec").calls, 0u);
 }
 
-// The gate's lookup and arity refuse with Redis's load errors; DEBUG LOADAOF
+// The gate's lookup refuses with Redis's load error, its arity check (ringkv's
+// own: Redis's loader has none) with a load error too; DEBUG LOADAOF
 // then keeps the data it had. Nothing is counted as rejected.
 TEST_F(AofGateTest, LookUpAndArityRefuseWithLoadErrors) {
   Server& s = MakeServer();

@@ -12,6 +12,7 @@
 #include "core/value.h"
 #include "server/clock.h"
 #include "server/command.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -74,16 +75,7 @@ TEST(KeyWaitersTest, OnlyWritesToAwaitedKeysBecomeReadyOnceEach) {
 // Records what the component asked of its server; keys hold real values.
 class FakeHooks final : public BlockedClients::Hooks {
  public:
-  Client& AddClient(uint64_t id) {
-    auto conn = std::make_unique<io::Connection>();
-    conn->id = id;
-    auto c = std::make_unique<Client>();
-    c->conn = conn.get();
-    Client& ref = *c;
-    conns_.push_back(std::move(conn));
-    clients_[id] = std::move(c);
-    return ref;
-  }
+  Client& AddClient(uint64_t id) { return test_fakes::AddFakeClient(id, conns_, clients_); }
   void RemoveClient(uint64_t id) { clients_.erase(id); }
   void SetList(int db, const std::string& key) {
     values_[{db, key}] = core::Value(std::make_unique<core::ListValue>(core::ListLimits{}));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/clock.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -22,18 +23,11 @@ namespace {
 // The clients, their replies, and a log of what the primary side asked for.
 // Its I/O system is never started: the tests stay off the paths that write
 // to replicas' sockets, and a call for it is logged ("io").
-class FakeServer final : public PrimarySide::Hooks, public BlockedClients::Hooks, public Persistence::Hooks {
+class FakeServer final : public PrimarySide::Hooks,
+                         public BlockedClients::Hooks,
+                         public test_fakes::NoPersistenceHooks {
  public:
-  Client& AddClient(uint64_t id) {
-    auto conn = std::make_unique<io::Connection>();
-    conn->id = id;
-    auto c = std::make_unique<Client>();
-    c->conn = conn.get();
-    Client& ref = *c;
-    conns_.push_back(std::move(conn));
-    clients_[id] = std::move(c);
-    return ref;
-  }
+  Client& AddClient(uint64_t id) { return test_fakes::AddFakeClient(id, conns_, clients_); }
   std::string Replies(uint64_t id) {
     io::OutBuffer& out = replies_[id];
     std::string s = out.ToString();
@@ -81,16 +75,6 @@ class FakeServer final : public PrimarySide::Hooks, public BlockedClients::Hooks
   void CountUnblockedCommand(const CommandSpec&, int64_t) override {}
   void ResumeClient(Client& c) override { log.push_back("resume " + std::to_string(c.id())); }
   void CloseClient(Client&) override {}
-
-  // ---- Persistence::Hooks (no AOF, no child here) ----
-  void SubmitFsync(int, uint32_t) override {}
-  void DeliverHeldReplies(uint64_t, io::OutBuffer&) override {}
-  void HeldRepliesReleased(uint64_t) override {}
-  void OnAofDurable() override {}
-  bool DisklessTransferRunning() override { return false; }
-  void OnDisklessTransferExited(bool) override {}
-  void AbortDisklessTransfer(std::string_view) override {}
-  void OnRdbFileDone(bool) override {}
 
   PrimarySide* primary = nullptr;
   bool may_block = true;

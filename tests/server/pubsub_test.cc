@@ -18,28 +18,20 @@
 
 #include "core/key_slot.h"
 #include "server/keyspace_events.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
 
 using Kind = PubSub::Kind;
 
-class FakeServer final : public PubSub::Hooks, public Persistence::Hooks, public core::KeyspaceObserver {
+class FakeServer final : public PubSub::Hooks, public test_fakes::NoPersistenceHooks, public core::KeyspaceObserver {
  public:
   // ---- PubSub::Hooks ----
   void CloseSlowSubscriber(Client& c, int64_t) override {
     c.closing = true;
     log.push_back("close " + std::to_string(c.id()));
   }
-  // ---- Persistence::Hooks (no AOF, no child here) ----
-  void SubmitFsync(int, uint32_t) override {}
-  void DeliverHeldReplies(uint64_t, io::OutBuffer&) override {}
-  void HeldRepliesReleased(uint64_t) override {}
-  void OnAofDurable() override {}
-  bool DisklessTransferRunning() override { return false; }
-  void OnDisklessTransferExited(bool) override {}
-  void AbortDisklessTransfer(std::string_view) override {}
-  void OnRdbFileDone(bool) override {}
   // ---- core::KeyspaceObserver (not called here) ----
   void OnKeyExpired(int, std::string_view) override {}
   void OnKeyEvicted(int, std::string_view) override {}

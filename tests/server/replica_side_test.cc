@@ -18,6 +18,7 @@
 
 #include "server/clock.h"
 #include "server/output_limits.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -27,20 +28,11 @@ namespace {
 class FakeServer final : public ReplicaSide::Hooks,
                          public PrimarySide::Hooks,
                          public BlockedClients::Hooks,
-                         public Persistence::Hooks {
+                         public test_fakes::NoPersistenceHooks {
  public:
   explicit FakeServer(core::Keyspace& keyspace) : keyspace_(keyspace) {}
 
-  Client& AddClient(uint64_t id) {
-    auto conn = std::make_unique<io::Connection>();
-    conn->id = id;
-    auto c = std::make_unique<Client>();
-    c->conn = conn.get();
-    Client& ref = *c;
-    conns_.push_back(std::move(conn));
-    clients_[id] = std::move(c);
-    return ref;
-  }
+  Client& AddClient(uint64_t id) { return test_fakes::AddFakeClient(id, conns_, clients_); }
   std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
 
   // ---- ReplicaSide::Hooks (and the ones shared with PrimarySide::Hooks) ----
@@ -94,16 +86,6 @@ class FakeServer final : public ReplicaSide::Hooks,
   void CountUnblockedCommand(const CommandSpec&, int64_t) override {}
   void ResumeClient(Client&) override {}
   void CloseClient(Client&) override {}
-
-  // ---- Persistence::Hooks (no AOF, no child here) ----
-  void SubmitFsync(int, uint32_t) override {}
-  void DeliverHeldReplies(uint64_t, io::OutBuffer&) override {}
-  void HeldRepliesReleased(uint64_t) override {}
-  void OnAofDurable() override {}
-  bool DisklessTransferRunning() override { return false; }
-  void OnDisklessTransferExited(bool) override {}
-  void AbortDisklessTransfer(std::string_view) override {}
-  void OnRdbFileDone(bool) override {}
 
   bool script_busy = false;
   std::vector<std::string> log;

@@ -1,0 +1,48 @@
+// Parts the component tests' fake servers share (tests/server/*_test.cc):
+// clients whose connections no I/O thread runs, and the Persistence hooks of
+// a server without an AOF, a fork child or a diskless transfer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "io/connection.h"
+#include "server/client.h"
+#include "server/persistence/persistence.h"
+
+namespace ringkv::server::test_fakes {
+
+// Adds client `id` with a connection of its own to `clients`; the
+// connection is kept in `conns`, which must outlive the clients (declare it
+// first).
+inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns,
+                             std::map<uint64_t, std::unique_ptr<Client>>& clients) {
+  auto conn = std::make_unique<io::Connection>();
+  conn->id = id;
+  auto c = std::make_unique<Client>();
+  c->conn = conn.get();
+  Client& ref = *c;
+  conns.push_back(std::move(conn));
+  clients[id] = std::move(c);
+  return ref;
+}
+
+// Persistence::Hooks with nothing behind them: no AOF to fsync, no held
+// replies, no fork child or diskless transfer. A fake server derives from
+// this instead of Persistence::Hooks when its test does not persist.
+class NoPersistenceHooks : public Persistence::Hooks {
+ public:
+  void SubmitFsync(int, uint32_t) override {}
+  void DeliverHeldReplies(uint64_t, io::OutBuffer&) override {}
+  void HeldRepliesReleased(uint64_t) override {}
+  void OnAofDurable() override {}
+  bool DisklessTransferRunning() override { return false; }
+  void OnDisklessTransferExited(bool) override {}
+  void AbortDisklessTransfer(std::string_view) override {}
+  void OnRdbFileDone(bool) override {}
+};
+
+}  // namespace ringkv::server::test_fakes

@@ -11,24 +11,30 @@
 # fsyncs/s over the run's wall time, and writes per fsync = N / fsyncs.
 # redis-server has no such counter (its fdatasync runs on the main thread
 # for `always`; tracing it would slow it), so its columns show "-".
+# With -l the load generator is build/perf/lean_load (the same SETs, 64-byte
+# values over 100,000 keys): redis-benchmark's one core caps both servers at
+# about their everysec rate here, which hides what `always` costs.
 # Prints one line per run and a table of medians.
-#   perf/aof_always.sh [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]
+#   perf/aof_always.sh [-l] [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]
 #   e.g. perf/aof_always.sh -r 3 /usr/bin/redis-server /tmp/ringkv-old build/ringkv-server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=3
 N=100000
 CLIENTS=50
-while getopts "r:n:c:" opt; do
+LEAN=0
+LEAN_LOAD=${LEAN_LOAD:-build/perf/lean_load}
+while getopts "lr:n:c:" opt; do
   case $opt in
+    l) LEAN=1 ;;
     r) ROUNDS=$OPTARG ;;
     n) N=$OPTARG ;;
     c) CLIENTS=$OPTARG ;;
-    *) echo "usage: $0 [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-l] [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-(($# > 0)) || { echo "usage: $0 [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2; }
+(($# > 0)) || { echo "usage: $0 [-l] [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]" >&2; exit 2; }
 # shellcheck source=servers.sh
 source perf/servers.sh
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END { print a[int((NR + 1) / 2)] }'; }
@@ -45,7 +51,7 @@ fsyncs() {  # PORT: ringkv's count, or "-" for a server without it
   [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo "-"
 }
 
-echo "# aof_always.sh $(date -u +%FT%TZ) rounds=$ROUNDS clients=$CLIENTS requests=$N, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
+echo "# aof_always.sh $(date -u +%FT%TZ) generator=$( ((LEAN)) && echo lean_load || echo redis-benchmark) rounds=$ROUNDS clients=$CLIENTS requests=$N, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
 for ((r = 1; r <= ROUNDS; r++)); do
   for bin in "$@"; do
     for policy in always everysec; do
@@ -58,11 +64,16 @@ for ((r = 1; r <= ROUNDS; r++)); do
       f0=$(fsyncs "$port")
       c0=$(cpu_ticks "$pid")
       t0=$(date +%s.%N)
-      out=$(taskset -c 0 redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -t set -r 100000 -d 64 -q 2>/dev/null | tr '\r' '\n' | grep -a "requests per second" | tail -1)
+      if ((LEAN)); then
+        rps=$(taskset -c 0 "$LEAN_LOAD" -p "$port" -c "$CLIENTS" -n "$N" -P 1 -r 100000 \
+          set key:__rand_int__ "$(printf 'v%.0s' {1..64})" | tail -1 | cut -d, -f2 | tr -d '"')
+      else
+        out=$(taskset -c 0 redis-benchmark -p "$port" -c "$CLIENTS" -n "$N" -t set -r 100000 -d 64 -q 2>/dev/null | tr '\r' '\n' | grep -a "requests per second" | tail -1)
+        rps=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' <<<"$out")
+      fi
       t1=$(date +%s.%N)
       c1=$(cpu_ticks "$pid")
       f1=$(fsyncs "$port")
-      rps=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "requests") print $i}' <<<"$out")
       cpu_us=$(awk -v d=$((c1 - c0)) -v hz="$hz" -v n="$N" 'BEGIN {printf "%.2f", d / hz * 1e6 / n}')
       if [[ $f0 != - && $f1 != - ]]; then
         df=$((f1 - f0))

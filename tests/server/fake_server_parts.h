@@ -1,19 +1,30 @@
 // Parts the component tests' fake servers share (tests/server/*_test.cc):
-// clients whose connections no I/O thread runs, and the Persistence hooks of
-// a server without an AOF, a fork child or a diskless transfer.
+// setting a config parameter, clients whose connections no I/O thread runs,
+// and the Persistence hooks of a server without an AOF, a fork child or a
+// diskless transfer.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "io/connection.h"
 #include "server/client.h"
+#include "server/config.h"
 #include "server/persistence/persistence.h"
 
 namespace ringkv::server::test_fakes {
+
+// Sets a parameter as CONFIG SET would; the test fails if it is refused.
+inline void Set(Config& config, const std::string& name, const std::string& value) {
+  std::string error;
+  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
+}
 
 // Adds client `id` with a connection of its own to `clients`; the
 // connection is kept in `conns`, which must outlive the clients (declare it

@@ -19,6 +19,7 @@
 
 #include "core/string_value.h"
 #include "server/clock.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -50,10 +51,7 @@ class FakeHooks final : public Persistence::Hooks {
   std::vector<std::string> log;
 };
 
-void Set(Config& config, const std::string& name, const std::string& value) {
-  std::string error;
-  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
-}
+using test_fakes::Set;
 
 bool Exists(const char* path) {
   struct stat st {};

@@ -91,10 +91,7 @@ class FakeServer final : public PrimarySide::Hooks,
   io::IoSystem io_{nullptr};
 };
 
-void Set(Config& config, const std::string& name, const std::string& value) {
-  std::string error;
-  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
-}
+using test_fakes::Set;
 
 class PrimarySideTest : public ::testing::Test {
  protected:

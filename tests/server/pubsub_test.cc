@@ -39,10 +39,7 @@ class FakeServer final : public PubSub::Hooks, public test_fakes::NoPersistenceH
   std::vector<std::string> log;
 };
 
-void Set(Config& config, const std::string& name, const std::string& value) {
-  std::string error;
-  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
-}
+using test_fakes::Set;
 
 class PubSubTest : public ::testing::Test {
  protected:

@@ -10,6 +10,7 @@
 #include "server/clock.h"
 #include "server/config.h"
 #include "server/signalled_shutdown.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -47,10 +48,7 @@ class FakeHooks final : public Shutdown::Hooks {
   std::vector<std::string> log;
 };
 
-void Set(Config& config, const std::string& name, const std::string& value) {
-  std::string error;
-  ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
-}
+using test_fakes::Set;
 
 TEST(ShutdownTest, WithNoLaggingReplicaItSavesAsAskedAndStops) {
   FakeHooks hooks;

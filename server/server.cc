@@ -310,7 +310,6 @@ absl::Status Server::LoadUsers() {
 }
 
 absl::Status Server::Init() {
-  initialized_ = true;
   start_time_ms_ = UnixMs();
   lru_clock_ = static_cast<uint32_t>(start_time_ms_ / 1000);
   startup_allocated_ = AllocatedBytes();
@@ -329,9 +328,6 @@ absl::Status Server::Init() {
 }
 
 absl::Status Server::Start() {
-  if (!initialized_) {
-    if (absl::Status s = Init(); !s.ok()) return s;
-  }
   // Users before anything is served (aclfile / user directives), after the
   // pidfile and the banner as in Redis.
   if (absl::Status s = LoadUsers(); !s.ok()) return s;

@@ -91,12 +91,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // port, bind, tcp-backlog and tcp-keepalive as the I/O layer takes them.
   io::IoOptions ListenerOptions() const;
   // What Redis's initServer does after listening and before the pidfile is
-  // written: in cluster mode, the node's locked nodes.conf -- so that a second node refused the lock never
-  // touches the first one's pidfile. Start runs it when main did not.
+  // written: in cluster mode, the node's nodes.conf, locked -- so that a
+  // second node refused the lock never touches the first one's pidfile.
   absl::Status Init();
   // Loads the dataset (AOF when appendonly is on, else the RDB file), then
   // starts the rings and serves the listeners (opened here unless Listen
-  // did). Errors name the cause.
+  // did). Errors name the cause. REQUIRES: Init succeeded.
   absl::Status Start();
   // Serves until SHUTDOWN or a signal; returns the process exit code.
   int Run();
@@ -560,7 +560,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int64_t timeout_s_ = 0;
   LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
-  bool initialized_ = false;  // Init has run
 
   // RDB, AOF, the fork child, held replies: a member (not behind a
   // pointer), as the reply path reads it for every reply.

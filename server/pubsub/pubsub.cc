@@ -43,8 +43,9 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
   // closed rather than let its output grow without bound -- after the
   // delivery, as closing one changes the subscriptions being walked.
   const int64_t now_ms = UnixMs();
-  // By id, each once: a client listed twice (a channel and a matching
-  // pattern) may be freed by its first close, which can finish at once.
+  // By id, looked up again at the close: a client listed twice (a channel
+  // and a matching pattern) may be freed by its first close, which can
+  // finish at once; one already closing is skipped.
   std::vector<uint64_t> over_limit;
   std::string plain[2];  // RESP2, RESP3: built on first need
   std::string_view last_pattern;
@@ -67,7 +68,7 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
     }
     FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {
-      if (over_limit.empty() || over_limit.back() != id) over_limit.push_back(id);
+      over_limit.push_back(id);
     }
   });
   for (uint64_t id : over_limit) {

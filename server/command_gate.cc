@@ -485,7 +485,7 @@ void Server::Execute(Client& c, Argv argv) {
   run.AfterCall();
 }
 
-absl::Status Server::ExecuteFromAof(Client& c, Argv argv) {
+absl::Status Server::ExecuteFromAof(Client& c, Argv argv, bool in_transaction) {
   RINGKV_DCHECK_MAIN_THREAD();
   const int64_t now_ms = UnixMs();
   // Replies are dropped. Errors in them (wrong type & co.) do not stop the
@@ -504,9 +504,16 @@ absl::Status Server::ExecuteFromAof(Client& c, Argv argv) {
   // Step 16 reduced to the handler, as Redis's loader calls cmd->proc
   // without call(): nothing is propagated (the file is what was), counted
   // in commandstats, fed to MONITOR or logged as slow.
+  // A command of a MULTI block runs, at its EXEC, on a client still in
+  // MULTI, as Redis's loader runs it: a nested MULTI or a WATCH answers
+  // its error, logged as "after processing the command 'exec'" (the command
+  // running, as in Redis).
+  c.in_multi = in_transaction;
+  if (in_transaction) c.last_command = exec_spec_;
   CommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
   run.spec->handler(ctx);
-  ResetPropagateAs();
+  c.in_multi = false;
+  propagation_.DropForms();
   return absl::OkStatus();
 }
 
@@ -548,19 +555,11 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
 void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before) {
   // EXEC and scripts propagate what their commands wrote themselves; a
   // reset of dirty (SAVE) is no write.
-  if ((stats_.dirty <= dirty_before && propagate_as_.empty()) || &spec == exec_spec_) return;
+  if ((stats_.dirty <= dirty_before && !propagation_.has_forms()) || &spec == exec_spec_) return;
   if (spec.script != CommandSpec::Script::kNone) {
-    ResetPropagateAs();
-  } else if (propagate_as_.empty()) {
-    Propagate(c.db, argv);
+    propagation_.DropForms();  // a script's commands propagated themselves
   } else {
-    if (propagate_as_.size() > 1) BeginPropagationBlock();
-    for (const std::vector<std::string>& argv_as : propagate_as_) {
-      std::vector<std::string_view> views(argv_as.begin(), argv_as.end());
-      Propagate(c.db, views);
-    }
-    if (propagate_as_.size() > 1) EndPropagationBlock(false);
-    ResetPropagateAs();
+    propagation_.PropagateCommand(c.db, argv);
   }
   c.woff = persistence_.aof().fed_offset();
   c.repl_woff = master_repl_offset();

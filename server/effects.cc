@@ -28,7 +28,7 @@ void Effects::PropagateAs(std::vector<std::string> argv) {
     recorded_->propagate_as = std::move(argv);
     return;
   }
-  server_->PropagateAs(std::move(argv));
+  server_->propagation().ReplaceWith(std::move(argv));
 }
 
 void Effects::AlsoPropagate(std::vector<std::string> argv) {
@@ -36,7 +36,7 @@ void Effects::AlsoPropagate(std::vector<std::string> argv) {
     recorded_->also.push_back(std::move(argv));
     return;
   }
-  server_->AlsoPropagate(std::move(argv));
+  server_->propagation().Add(std::move(argv));
 }
 
 bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy) {

@@ -245,7 +245,7 @@ void Server::BindMemoryConfig() {
   c.Bind("hll-sparse-max-bytes", &limits.hll_sparse_max_bytes);
   c.Bind("lazyfree-lazy-user-del", &lazy_user_del_);
   c.Bind("lazyfree-lazy-server-del", &lazy_server_del_);
-  // Expired and evicted keys propagate as UNLINK (server_propagation.cc).
+  // Expired and evicted keys propagate as UNLINK (server_notify.cc).
   c.Bind("lazyfree-lazy-expire", &lazy_expire_);
   c.Bind("lazyfree-lazy-eviction", &lazy_eviction_);
 }

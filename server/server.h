@@ -9,7 +9,7 @@
 //
 // Thread-safety: main thread only, except RequestShutdown() (signal-safe).
 // The entry points (Execute, Call, CallFromScript, ExecuteFromAof,
-// Propagate, KeyEvent, the timer and end-of-turn work, the keyspace
+// Propagation, KeyEvent, the timer and end-of-turn work, the keyspace
 // observer's deletions; the primary's stream enters through
 // ReplicaSide::ExecuteFromMaster) check it in debug builds
 // (RINGKV_DCHECK_MAIN_THREAD).
@@ -52,6 +52,7 @@
 #include "server/persistence/persistence.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/primary_side/primary_side.h"
+#include "server/propagation.h"
 #include "server/replica_side/replica_side.h"
 #include "server/wait_registry.h"
 #include "server/watchdog.h"
@@ -175,8 +176,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
   // a full pass only when it is over the limit by itself).
   void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
-  // A command that changes nothing but must reach the replicas (PUBLISH).
-  void PropagateToReplicas(int db, Argv argv);
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
@@ -201,33 +200,15 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   ClientMemoryUse MemoryOf(const Client& c) const;
 
   // ---- persistence and propagation -------------------------------------------------
-  // The running command propagates `argv` instead of its own arguments (the
-  // replayable form: SET ... PXAT for SET EX, PEXPIREAT for EXPIRE, ...).
-  void PropagateAs(std::vector<std::string> argv) {
-    propagate_as_.clear();
-    propagate_as_.push_back(std::move(argv));
-  }
-  // ... or propagates one more command in its place (XREADGROUP's XCLAIMs):
-  // several are wrapped in MULTI / EXEC.
-  void AlsoPropagate(std::vector<std::string> argv) { propagate_as_.push_back(std::move(argv)); }
-  // After the command: its replacements are dropped, and so is the room a
-  // big one needed (an XREADGROUP of 100,000 entries: 100,000 XCLAIMs,
-  // 3 MiB of vector kept for ever otherwise).
-  void ResetPropagateAs() {
-    if (propagate_as_.capacity() > 16) {
-      std::vector<std::vector<std::string>>().swap(propagate_as_);
-    } else {
-      propagate_as_.clear();
-    }
-  }
+  // Writes to the AOF and the replicas' stream, EXEC's and scripts' blocks,
+  // the running command's replayable forms (server/propagation.h).
+  Propagation& propagation() { return propagation_; }
   // MIGRATE's cached connections, created on the first MIGRATE.
   MigrateSockets& migrate_sockets() {
     if (!migrate_sockets_) migrate_sockets_ = std::make_unique<MigrateSockets>();
     return *migrate_sockets_;
   }
   size_t migrate_cached_sockets() const { return migrate_sockets_ ? migrate_sockets_->size() : 0; }
-  // Appends a command to the AOF (and, later, the replication stream) now.
-  void Propagate(int db, Argv argv);
   // RDB snapshots, the AOF, the fork child, replies held for an fsync
   // (server/persistence/persistence.h; its hooks: server_hooks.cc).
   Persistence& persistence() { return persistence_; }
@@ -301,15 +282,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // refusals with Redis's script errors, then Call on the script's client
   // (no connection). The reply is written to `rb`.
   void CallFromScript(Client& script_client, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb);
-
-  // ---- atomic propagation: EXEC and scripts ------------------------------------------
-  // Between Begin and End, what commands propagate is collected, then sent
-  // as one MULTI ... EXEC to the AOF and to the replicas (each wrapped only
-  // when it gets more than one command, as Redis 7.0). Nests: only the
-  // outermost End sends.
-  void BeginPropagationBlock();
-  // `discard`: drop what was collected (a script stopped by SHUTDOWN NOSAVE).
-  void EndPropagationBlock(bool discard = false);
 
   // ---- latency monitoring and tracking (server_latency.cc) ----------------------------
   // LATENCY's events (latency-monitor-threshold).
@@ -443,7 +415,14 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // primary's link is, and the handler runs as Redis's loader runs a
   // command: without propagation, commandstats, MONITOR or slowlog. Errors
   // in its reply do not stop the load (unexpected_error_replies).
-  absl::Status ExecuteFromAof(Client& c, Argv argv);
+  // `in_transaction`: a command of a MULTI block, run at its EXEC
+  // (AofApply).
+  absl::Status ExecuteFromAof(Client& c, Argv argv, bool in_transaction);
+  // The AOF reader's callbacks: each file on a new fake client (aof_client_),
+  // its commands through ExecuteFromAof; with `serve_clients`, clients are
+  // served every 1024 commands, as Redis's start-up load does (the load is
+  // then Cancelled by a shutdown asked for meanwhile).
+  AofApply AofReplayer(bool serve_clients);
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary_side_.ReplyToWaiter(c, spec); }
   void Cron(int64_t now_ms);
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -505,8 +484,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void CloseSlowSubscriber(Client& c, int64_t now_ms) override { CloseForOutputLimit(c, now_ms); }
   // ---- ScriptingSide::Hooks (server_scripting.cc) ---------------------------------------
   void RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) override;
-  void BeginScriptPropagation() override { BeginPropagationBlock(); }
-  void EndScriptPropagation(bool discard) override { EndPropagationBlock(discard); }
+  void BeginScriptPropagation() override { propagation_.BeginBlock(); }
+  void EndScriptPropagation(bool discard) override { propagation_.EndBlock(discard); }
   bool ClusterEnabled() override { return cluster_ != nullptr; }
   bool OomAtCommandStart() override { return pre_command_oom_; }
   bool CallerMayRun(const CommandSpec& spec, Argv argv) override;
@@ -566,24 +545,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   Persistence persistence_{*this, *config_, keyspace_, stats_.dirty, latency_.monitor()};
   bool loading_ = false;
   LoadingProgress loading_progress_;  // INFO loading_* while loading_
-  std::vector<std::vector<std::string>> propagate_as_;
   std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
   // Blocked clients (any kind): their states, deadlines, the keys BLPOP &
   // co. wait on, WAIT / WAITAOF's conditions.
   BlockedClients blocking_{*this};
   Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
-  // EXEC and scripts collect what their commands propagate, to wrap it in
-  // MULTI ... EXEC (BeginPropagationBlock).
-  struct PropagatedCommand {
-    int db;
-    int targets;  // scripting::ReplTarget bits
-    std::vector<std::string> argv;
-  };
-  std::vector<PropagatedCommand> propagation_block_;
-  int propagation_depth_ = 0;
-  // Where Propagate sends (redis.set_repl inside a script): AOF, replicas.
-  int propagate_targets_ = scripting::kReplAll;
   // Scripting: a member (the gate's busy check is a load); the component
   // behind it is made by the first script command.
   scripting::ScriptingSide scripting_{*this, *config_, clock_, commands_};
@@ -606,6 +573,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The replica side: a member (the command path's is_replica() is an
   // inline load); it allocates only when REPLICAOF makes this a replica.
   ReplicaSide replica_side_{*this, *config_, repl_ids_, primary_side_, persistence_, blocking_, keyspace_, lazy_freer_};
+  // Where writes go: after what it feeds (and the loading flag it reads).
+  Propagation propagation_{persistence_, primary_side_, replica_side_, loading_};
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only
   bool lazy_expire_ = false;      // lazyfree-lazy-expire: expiry propagates as UNLINK

@@ -55,7 +55,7 @@ ClusterHooks Server::MakeClusterHooks() {
       db.Erase(k);
       if (!replica_side_.is_replica()) {
         std::string_view del[] = {lazy_server_del_ ? "UNLINK" : "DEL", k};
-        Propagate(0, del);
+        propagation_.Propagate(0, del);
       }
       ++stats_.dirty;
     }
@@ -78,7 +78,7 @@ void Server::PropagatePublish(PubSub::Kind kind, Argv argv, int db) {
   }
   // Replicas deliver it to their own subscribers (Redis propagates it there,
   // not to the AOF).
-  PropagateToReplicas(db, argv);
+  propagation_.ToReplicas(db, argv);
 }
 
 void Server::RedirectBlockedClients() {

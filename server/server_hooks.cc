@@ -156,7 +156,7 @@ absl::StatusOr<RdbLoadStats> Server::LoadSyncFile(const std::string& path, int64
 void Server::PropagateOwnExpiry(int db, std::string_view key) {
   std::string k(key);
   std::string_view del[] = {"DEL", k};
-  Propagate(db, del);
+  propagation_.Propagate(db, del);
   KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
 }
 

@@ -42,6 +42,21 @@ absl::Status CorruptRdbError(const std::string& path, const absl::Status& status
 
 }  // namespace
 
+AofApply Server::AofReplayer(bool serve_clients) {
+  AofApply apply;
+  apply.begin_file = [this] {
+    aof_client_ = std::make_unique<Client>();
+    aof_client_->authenticated = true;
+  };
+  apply.command = [this, serve_clients, applied = uint64_t{0}](Argv argv, bool in_transaction) mutable {
+    if (serve_clients && ++applied % 1024 == 0 && !ServeWhileLoading(0)) {
+      return absl::CancelledError("loading stopped by a shutdown");
+    }
+    return ExecuteFromAof(*aof_client_, argv, in_transaction);
+  };
+  return apply;
+}
+
 absl::Status Server::LoadData() {
   const int64_t now_ms = UnixMs();
   const auto start = std::chrono::steady_clock::now();
@@ -59,21 +74,9 @@ absl::Status Server::LoadData() {
   const bool as_replica = !config_->Str("replicaof").empty();
   keyspace_.set_expiry_mode(config_->Bool("appendonly") ? core::ExpiryMode::kKeep : core::ExpiryMode::kHide);
   if (config_->Bool("appendonly")) {
-    aof_client_ = std::make_unique<Client>();
-    aof_client_->authenticated = true;
     uint64_t keys = 0;
-    // Clients are served every 1024 commands, as Redis's AOF loading does.
-    uint64_t applied = 0;
     loading_progress_.Start(now_ms, 0);
-    status = persistence_.aof().OpenAndLoad(
-        now_ms,
-        [this, &applied](Argv argv) -> absl::Status {
-          if (++applied % 1024 == 0 && !ServeWhileLoading(0)) {
-            return absl::CancelledError("loading stopped by a shutdown");
-          }
-          return ExecuteFromAof(*aof_client_, argv);
-        },
-        &keys);
+    status = persistence_.aof().OpenAndLoad(now_ms, AofReplayer(/*serve_clients=*/true), &keys);
     aof_client_.reset();
     if (status.ok()) {
       Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", seconds()));
@@ -217,11 +220,8 @@ absl::Status Server::DebugLoadAof() {
   loading_ = true;
   const core::ExpiryMode mode = keyspace_.expiry_mode();
   keyspace_.set_expiry_mode(core::ExpiryMode::kKeep);  // replayed as written
-  aof_client_ = std::make_unique<Client>();
-  aof_client_->authenticated = true;
   uint64_t keys = 0;
-  absl::Status s = persistence_.aof().ReloadFromDisk(
-      UnixMs(), [this](Argv argv) { return ExecuteFromAof(*aof_client_, argv); }, &keys);
+  absl::Status s = persistence_.aof().ReloadFromDisk(UnixMs(), AofReplayer(/*serve_clients=*/false), &keys);
   aof_client_.reset();
   keyspace_.set_expiry_mode(mode);
   loading_ = false;

@@ -1,7 +1,12 @@
 // Server: what follows a change to the keyspace beyond the change itself --
-// WATCH invalidation and blocked clients on FLUSH / SWAPDB (keyspace
-// notifications are PubSub's: server/pubsub/pubsub.h) -- and MONITOR's feed
-// of every command (its clients and lines: monitors.h).
+// WATCH invalidation and blocked clients on FLUSH / SWAPDB, and the
+// keyspace's own deletions (expiry, eviction: propagated as DEL or UNLINK,
+// core::KeyspaceObserver) -- keyspace notifications are PubSub's
+// (server/pubsub/pubsub.h) -- and MONITOR's feed of every command (its
+// clients and lines: monitors.h).
+#include <string>
+
+#include "io/thread_check.h"
 #include "server/server.h"
 
 namespace ringkv::server {
@@ -60,5 +65,27 @@ std::vector<std::string> Server::ClientComponents(const Client& c) const {
   if (c.over_soft_limit) names.emplace_back("output-soft-limit");
   return names;
 }
+
+void Server::OnKeyExpired(int db, std::string_view key) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  if (replica_side_.is_replica()) return;  // a replica never propagates deletions of its own
+  std::string k(key);  // the key's storage goes away with the entry
+  std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
+  propagation_.Propagate(db, del);
+  KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
+}
+
+void Server::OnKeyEvicted(int db, std::string_view key) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  std::string k(key);
+  if (!replica_side_.is_replica()) {
+    std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
+    propagation_.Propagate(db, del);
+  }
+  KeyEvent(notify::kEvicted, "evicted", db, k, /*by_server=*/true);
+}
+
+void Server::OnKeyCreated(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kNew, "new", db, key); }
+void Server::OnKeyMiss(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kKeyMiss, "keymiss", db, key); }
 
 }  // namespace ringkv::server

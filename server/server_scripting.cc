@@ -119,10 +119,10 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     }
   }
   if (write) run.wrote = true;
-  propagate_targets_ = run.repl;
+  propagation_.set_targets(run.repl);
   // Time stands still inside a script: its keys expire as of its start.
   Call(sc, *spec, argv, rb, run.now_ms, Clock::Ticks());
-  propagate_targets_ = scripting::kReplAll;
+  propagation_.set_targets(scripting::kReplAll);
   // A read tracks the keys the script declared, for its caller (Redis's
   // call() tracks the caller's command); a script that reads nothing,
   // EVAL_RO included, tracks nothing (Server::Call skips script commands).

@@ -25,7 +25,7 @@ void Server::Exec(CommandContext& ctx) {
     return;
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(m->commands.size()));
-  BeginPropagationBlock();
+  propagation_.BeginBlock();
   transactions_.set_in_exec(true);
   for (const QueuedCommand& q : m->commands) {
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
@@ -45,7 +45,7 @@ void Server::Exec(CommandContext& ctx) {
     if (c.closing) break;
   }
   transactions_.set_in_exec(false);
-  EndPropagationBlock();
+  propagation_.EndBlock();
   c.last_command = exec_spec_;
   c.woff = persistence_.aof().fed_offset();
   c.repl_woff = master_repl_offset();

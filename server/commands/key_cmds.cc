@@ -121,7 +121,7 @@ void CmdFlushdb(CommandContext& ctx) {
   FlushDatabase(ctx, ctx.server.db(ctx.client), async);
   ctx.server.tracking().Flushed(/*all=*/false, ctx.server.current_client_id());
   // Propagated even when the database was empty, as Redis 7.0 forces it.
-  ctx.server.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
+  ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }
 
@@ -131,7 +131,7 @@ void CmdFlushall(CommandContext& ctx) {
   for (int i = 0; i < ctx.server.keyspace().count(); ++i) FlushDatabase(ctx, ctx.server.keyspace().db(i), async);
   ctx.server.tracking().Flushed(/*all=*/true, ctx.server.current_client_id());
   ctx.server.persistence().OnFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
-  ctx.server.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
+  ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }
 

@@ -176,7 +176,7 @@ void CmdMigrate(CommandContext& ctx) {
     if (!deleted.empty()) {
       std::vector<std::string> del{"DEL"};
       for (std::string_view k : deleted) del.emplace_back(k);
-      ctx.server.PropagateAs(std::move(del));
+      ctx.effects.PropagateAs(std::move(del));
     }
     if (!target_error.empty()) {
       if (socket_error) sockets.Close(host, port);

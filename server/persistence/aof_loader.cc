@@ -46,6 +46,7 @@ absl::StatusOr<AofReplayResult> ReplayAofFile(const std::string& path, bool may_
   AofReplayResult result;
   result.size = static_cast<uint64_t>(st.st_size);
   core::FdSource src(fd);
+  apply.begin_file();
   auto fail = [&](absl::Status s) {
     ::close(fd);
     return s;
@@ -66,7 +67,7 @@ absl::StatusOr<AofReplayResult> ReplayAofFile(const std::string& path, bool may_
     // The base's function libraries, as the commands that load them.
     for (const std::string& code : rdb->function_libraries) {
       const std::string_view load[] = {"FUNCTION", "LOAD", "REPLACE", code};
-      if (absl::Status s = apply(load); !s.ok()) return fail(s);
+      if (absl::Status s = apply.command(load, false); !s.ok()) return fail(s);
     }
   }
 
@@ -116,15 +117,19 @@ absl::StatusOr<AofReplayResult> ReplayAofFile(const std::string& path, bool may_
       eof_mid_command = true;
       break;
     }
-    if (EqualsIgnoreCase(args[0], "multi")) {
-      if (in_multi) return bad_format();
+    // Redis's loader: a MULTI marks where a cut-off block would be cut
+    // back to (a nested one too, which is then queued); an EXEC inside a
+    // block runs it; anything else inside one is queued.
+    const bool is_multi = EqualsIgnoreCase(args[0], "multi");
+    if (is_multi) valid_before_multi = valid_up_to;
+    if (is_multi && !in_multi) {
       in_multi = true;
-      valid_before_multi = valid_up_to;
-    } else if (EqualsIgnoreCase(args[0], "exec")) {
-      if (!in_multi) return bad_format();
+    } else if (in_multi && EqualsIgnoreCase(args[0], "exec")) {
       for (auto& q : queued) {
         views.assign(q.begin(), q.end());
-        if (absl::Status s = apply(views); !s.ok()) return fail(s);
+        if (absl::Status s = apply.command(views, /*in_transaction=*/true); !s.ok()) {
+          return fail(absl::DataLossError(StrCat(s.message(), " reading the append only file ", name)));
+        }
         ++result.commands;
       }
       queued.clear();
@@ -134,7 +139,7 @@ absl::StatusOr<AofReplayResult> ReplayAofFile(const std::string& path, bool may_
       args = {};
     } else {
       views.assign(args.begin(), args.end());
-      if (absl::Status s = apply(views); !s.ok()) {
+      if (absl::Status s = apply.command(views, /*in_transaction=*/false); !s.ok()) {
         return fail(absl::DataLossError(StrCat(s.message(), " reading the append only file ", name)));
       }
       ++result.commands;

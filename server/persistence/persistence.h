@@ -13,7 +13,7 @@
 // construction and must outlive it. Not here: the start-up load and DEBUG
 // RELOAD / LOADAOF (they run command handlers and restore replication
 // history: server_loading.cc) and the propagation of writes
-// (server_propagation.cc), which feeds `aof()`.
+// (server/propagation.h), which feeds `aof()`.
 //
 //   Persistence persistence(hooks, config, keyspace, stats.dirty, latency);
 //   persistence.BindConfig();

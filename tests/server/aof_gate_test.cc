@@ -158,9 +158,45 @@ TEST_F(AofGateTest, LookUpAndArityRefuseWithLoadErrors) {
   }
   EXPECT_EQ(Spec("get").rejected_calls, 0u);
   EXPECT_EQ(Spec("config").rejected_calls, 0u);
-  // Inside a MULTI block the error is the command's alone, as before.
+  // Inside a MULTI block too.
   WriteAof(Resp({"MULTI"}) + Resp({"NOSUCH"}) + Resp({"EXEC"}));
-  EXPECT_EQ(s.DebugLoadAof().message(), "Unknown command 'NOSUCH'");
+  EXPECT_EQ(s.DebugLoadAof().message(), "Unknown command 'NOSUCH' reading the append only file appendonly.aof.1.incr.aof");
+}
+
+// As Redis's loader: EXEC without MULTI runs as a command, whose error reply
+// is counted (and logged) and the load goes on; a MULTI inside a block is
+// queued and answers "nested" when the block runs, on a client still in
+// MULTI; the block's other commands apply.
+TEST_F(AofGateTest, ExecWithoutMultiAndNestedMultiAnswerErrorsAndTheLoadGoesOn) {
+  Server& s = MakeServer();
+  WriteAof(Resp({"EXEC"}) + Resp({"SET", "a", "1"}) + Resp({"MULTI"}) + Resp({"SET", "b", "1"}) + Resp({"MULTI"}) +
+           Resp({"WATCH", "a"}) + Resp({"INCR", "b"}) + Resp({"EXEC"}) + Resp({"SET", "c", "1"}));
+  ASSERT_TRUE(s.DebugLoadAof().ok());
+  EXPECT_EQ(Get(0, "a"), "1");
+  EXPECT_EQ(Get(0, "b"), "2");
+  EXPECT_EQ(Get(0, "c"), "1");
+  // EXEC without MULTI, MULTI calls can not be nested, WATCH inside MULTI.
+  EXPECT_EQ(s.stats().unexpected_error_replies, 3u);
+  std::string errorstats;
+  s.error_stats().AppendInfo(&errorstats);
+  EXPECT_EQ(errorstats, "errorstat_ERR:count=3\r\n");
+  EXPECT_TRUE(s.transactions().watched().empty());  // the refused WATCH watches nothing
+}
+
+// Each file is replayed as by a new client, in database 0, as Redis makes
+// its fake client per file: a SELECT in one file does not carry into the
+// next.
+TEST_F(AofGateTest, EachFileStartsInDatabaseZero) {
+  Server& s = MakeServer();
+  std::ofstream("appendonlydir/appendonly.aof.manifest")
+      << "file appendonly.aof.1.incr.aof seq 1 type i\nfile appendonly.aof.2.incr.aof seq 2 type i\n";
+  std::ofstream("appendonlydir/appendonly.aof.1.incr.aof", std::ios::binary)
+      << Resp({"SELECT", "3"}) + Resp({"SET", "a", "1"});
+  std::ofstream("appendonlydir/appendonly.aof.2.incr.aof", std::ios::binary) << Resp({"SET", "b", "2"});
+  ASSERT_TRUE(s.DebugLoadAof().ok());
+  EXPECT_EQ(Get(3, "a"), "1");
+  EXPECT_EQ(Get(0, "b"), "2");
+  EXPECT_EQ(Get(3, "b"), "(nil)");
 }
 
 }  // namespace

@@ -31,12 +31,19 @@ class AofLoaderTest : public ::testing::Test {
 
   absl::StatusOr<AofReplayResult> Replay(bool may_truncate) {
     applied_.clear();
-    return ReplayAofFile(path_, may_truncate, ks_, 1000, [this](std::span<const std::string_view> argv) {
-      std::string line;
+    AofApply apply;
+    apply.begin_file = [this] { applied_.push_back("(file)"); };
+    apply.command = [this](std::span<const std::string_view> argv, bool in_transaction) {
+      std::string line = in_transaction ? "[multi] " : "";
       for (std::string_view a : argv) line += std::string(a) + " ";
       applied_.push_back(line);
       return absl::OkStatus();
-    });
+    };
+    auto r = ReplayAofFile(path_, may_truncate, ks_, 1000, apply);
+    // Every replay starts a file, before anything of it is applied.
+    EXPECT_TRUE(!applied_.empty() && applied_.front() == "(file)");
+    if (!applied_.empty()) applied_.erase(applied_.begin());
+    return r;
   }
 
   std::string dir_, path_;
@@ -58,7 +65,7 @@ TEST_F(AofLoaderTest, AppliesCommandsInOrder) {
 TEST_F(AofLoaderTest, AppliesTransactionsOnlyWhenComplete) {
   Write(kSet + "*1\r\n$5\r\nMULTI\r\n" + kIncr + "*1\r\n$4\r\nEXEC\r\n");
   ASSERT_TRUE(Replay(false).ok());
-  EXPECT_EQ(applied_.size(), 2u);
+  EXPECT_EQ(applied_, (std::vector<std::string>{"SET a 1 ", "[multi] INCR b "}));
 
   // Cut inside the transaction: nothing of it is applied, and the file is
   // truncated back to before MULTI.
@@ -120,6 +127,27 @@ TEST_F(AofLoaderTest, EmptyFileLoadsNothing) {
   auto r = Replay(false);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->commands, 0u);
+}
+
+// Redis's loader: an EXEC with no MULTI is run as a command (its error
+// reply does not stop the load); a MULTI inside a block is queued like any
+// command, and a cut-off block is cut back to the last MULTI read.
+TEST_F(AofLoaderTest, ExecWithoutMultiAndNestedMultiAreAppliedAsRedisDoes) {
+  const std::string multi = "*1\r\n$5\r\nMULTI\r\n";
+  const std::string exec = "*1\r\n$4\r\nEXEC\r\n";
+  Write(exec + kSet + multi + kIncr + multi + kSet + exec + kIncr);
+  auto r = Replay(false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(applied_, (std::vector<std::string>{"EXEC ", "SET a 1 ", "[multi] INCR b ", "[multi] MULTI ",
+                                                "[multi] SET a 1 ", "INCR b "}));
+
+  const std::string kept = kSet + multi + kIncr;
+  Write(kept + multi + kSet);
+  r = Replay(true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->truncated);
+  EXPECT_EQ(Size(), kept.size());
+  EXPECT_EQ(applied_, (std::vector<std::string>{"SET a 1 "}));
 }
 
 }  // namespace

@@ -16,9 +16,10 @@ covers what include paths cannot:
     sees only io/;
   - the data families' command files (strings, bitmaps, hashes, lists, sets,
     sorted sets, streams, HyperLogLog, geo, blocking pops) never reach the
-    server through their CommandContext (`ctx.server`): the keyspace, the
-    client's database, the arguments and the reply are theirs
-    (server/command.h).
+    server through their CommandContext (`ctx.server`), and do not include
+    server/server.h (neither does server/commands/util.h, which they all
+    include), so the compiler sees to it too: the keyspace, the client's
+    database, the arguments and the reply are theirs (server/command.h).
 
 Usage: check_layering.py [--root DIR]    (exit 1 and one line per violation)
        check_layering.py --self-test     (only: the checker catches planted violations)
@@ -43,6 +44,7 @@ FILE_RULES = {
     "io/io_thread.cc": ({"io"}, {"io/io_system.h"}),
     "io/main_loop_hooks.h": ({"io"}, {"io/io_system.h", "io/io_thread.h"}),
     "perf/ok_server.cc": ({"io"}, set()),
+    "server/commands/util.h": ({"server", "replication", "io", "core"}, {"server/server.h"}),
 }
 # Data family files: they use ctx.keyspace / ctx.db, never ctx.server.
 DATA_FAMILY = re.compile(
@@ -77,6 +79,9 @@ def scan(root):
                         if ".." in target.split("/"):
                             yield f"{where}: relative include \"{target}\": write it from the source root"
                             continue
+                        if data_family and target == "server/server.h":
+                            yield f"{where}: a data family includes server/server.h: it sees only its context"
+                            continue
                         if target in forbidden:
                             yield f"{where}: {rel} must not include {target}"
                             continue
@@ -97,10 +102,13 @@ def self_test():
         "perf/ok_server.cc": '#include "io/io_system.h"\n#include "core/keyspace.h"\n',
         "server/ok.cc": '// #include "tests/x.h"\n#include "core/keyspace.h"\n',
         "server/commands/hash_cmds.cc": '// ctx.server in a comment\n  ctx.server.db(ctx.client);\n',
-        "server/commands/client_cmds.cc": '  ctx.server.FindClient(1);\n',
+        "server/commands/client_cmds.cc": '  ctx.server.FindClient(1);\n#include "server/server.h"\n',
+        "server/commands/set_cmds.cc": '#include "server/command.h"\n#include "server/server.h"\n',
+        "server/commands/util.h": '#include "server/server.h"\n',
     }
     expected = {"core/a.h:2", "io/b.cc:2", "io/io_thread.cc:1", "replication/c.cc:2", "server/d.cc:2",
-                "perf/ok_server.cc:2", "server/commands/hash_cmds.cc:2"}
+                "perf/ok_server.cc:2", "server/commands/hash_cmds.cc:2", "server/commands/set_cmds.cc:2",
+                "server/commands/util.h:1"}
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)

@@ -42,6 +42,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/latency_histogram.h"
 #include "core/string_hash.h"
+#include "server/block_kind.h"
 #include "server/client.h"
 #include "server/wait_registry.h"
 
@@ -50,15 +51,6 @@ class Value;
 }  // namespace ringkv::core
 
 namespace ringkv::server {
-
-// What a blocked client waits for.
-enum class BlockKind : uint8_t {
-  kWait,  // WAIT / WAITAOF: acknowledgements (WaitRegistry holds the conditions)
-  kList,  // BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP: a list at one of its keys
-  kZSet,  // BZPOPMIN BZPOPMAX BZMPOP: a sorted set at one of its keys
-  kStream,  // XREAD XREADGROUP: new entries in a stream at one of its keys
-  kShutdown,  // SHUTDOWN waiting for lagging replicas: answered only if it fails
-};
 
 // A blocked client's blocking component.
 struct BlockState {

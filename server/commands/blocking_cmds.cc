@@ -9,12 +9,12 @@
 
 #include "core/string_ops.h"
 #include "core/strings.h"
+#include "server/clock.h"
 #include "server/command_table.h"
 #include "server/commands/list_util.h"
 #include "server/commands/util.h"
 #include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

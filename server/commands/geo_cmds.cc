@@ -22,7 +22,6 @@
 #include "server/commands/util.h"
 #include "server/commands/zset_ops.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

@@ -10,7 +10,6 @@
 #include "server/commands/hash_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

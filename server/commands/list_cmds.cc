@@ -12,7 +12,6 @@
 #include "server/commands/list_util.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 

@@ -11,7 +11,6 @@
 #include "server/commands/set_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

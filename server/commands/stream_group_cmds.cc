@@ -14,7 +14,6 @@
 #include "server/commands/stream_util.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

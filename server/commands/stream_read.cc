@@ -12,13 +12,14 @@
 
 #include "core/stream_value.h"
 #include "core/strings.h"
+#include "server/client.h"
+#include "server/clock.h"
 #include "server/command_table.h"
 #include "server/commands/stream_group_ops.h"
 #include "server/commands/stream_read.h"
 #include "server/commands/stream_util.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

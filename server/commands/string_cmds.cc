@@ -6,7 +6,6 @@
 #include "server/commands/string_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

@@ -1,5 +1,7 @@
 // Small helpers shared by the command families: argument parsing with
-// Redis's error replies.
+// Redis's error replies. Does not include server/server.h: the data
+// families see the keyspace, their context and these helpers, not the
+// server (scripts/check_layering.py holds that).
 #pragma once
 
 #include <cstdint>
@@ -16,8 +18,8 @@
 #include "core/typed_lookup.h"
 #include "server/command.h"
 #include "server/commands/op_args.h"
+#include "server/block_kind.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 

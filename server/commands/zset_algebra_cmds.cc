@@ -15,7 +15,6 @@
 #include "server/commands/zset_ops.h"
 #include "server/commands/zset_util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "server/commands/util.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 

@@ -4,9 +4,10 @@
 // or only those that may write (WRITE), and the clients whose commands wait
 // for its end, in the order they were held (a client's `paused_wait` bit
 // says it is listed). What a pause does to the server -- expiry and
-// eviction stop, the held commands run again at its end -- is the server's
-// glue (Server::PauseClients, UnpauseClients, Defer). SHUTDOWN and FAILOVER
-// pause writes themselves and put back the pause they replaced (Window).
+// eviction stop, the held commands run again at its end -- is done by its
+// owner, Clients (server/clients.h: Pause, Unpause, Defer). SHUTDOWN and
+// FAILOVER pause writes themselves and put back the pause they replaced
+// (Window).
 //
 // Thread-safety: main thread only.
 #pragma once

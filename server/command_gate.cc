@@ -311,7 +311,7 @@ struct Server::GateRun {
   bool CheckMemory() {
     s.pre_command_oom_ = false;
     if (s.maxmemory_ > 0 && !(s.replica_side_.is_replica() && s.replica_ignore_maxmemory_) && !s.scripting_.busy() &&
-        !s.pause_.active()) {
+        !s.clients_.pause().active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
       const uint64_t evicted_before = s.stats_.evicted_keys;
       bool fits = s.evictor_.EvictUntil(s.keyspace_, s.keyspace_.access_policy(), s.counted_memory_,
@@ -411,9 +411,9 @@ struct Server::GateRun {
   // 14. CLIENT PAUSE WRITE holds back what may write: EXEC by its queue, a
   // script by what it declares. The command runs when the pause ends.
   bool HoldIfPaused() {
-    if (s.pause_.Holds(flags) && !c.is_master) {
+    if (s.clients_.pause().Holds(flags) && !c.is_master) {
       if (!replying) c.reply_mode = ReplyMode::kSkipNext;  // the skip applies when it runs
-      s.Defer(c, argv);
+      s.clients_.Defer(c, argv);
       return false;
     }
     return true;
@@ -544,7 +544,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   }
   PropagateCall(c, spec, argv, dirty_before);
   if (c.held_replies) persistence_.RequireDurable(c.id());
-  LimitClientOutput(c, now_ms);
+  clients_.LimitOutput(c, now_ms);  // client-output-buffer-limit, maxmemory-clients
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start_ticks);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
   // A command that blocked is counted when it unblocks, as Redis does.
@@ -565,15 +565,6 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64
   c.repl_woff = master_repl_offset();
   // A writable replica's own writes: the deadlines they set are its to keep.
   if (replica_side_.is_replica() && !c.is_master) replica_side_.RememberOwnVolatileKeys(c, spec, argv);
-}
-
-void Server::LimitClientOutput(Client& c, int64_t now_ms) {
-  // client-output-buffer-limit normal / pubsub (replicas: the replication
-  // component bounds their lag). One cached flag when no limit is set.
-  if (output_limits_.on(c) && !c.is_replica && !c.is_master && c.conn != nullptr) {
-    if (OverOutputLimit(c, output_limits_.of(c), now_ms)) CloseForOutputLimit(c, now_ms);
-  }
-  if (output_limits_.client_eviction_limit() != 0 && !c.closing && c.conn != nullptr) EvictClientsIfNeeded(now_ms, &c);
 }
 
 void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms) {

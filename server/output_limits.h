@@ -6,8 +6,9 @@
 // limit bounds how far a replica may fall behind the backlog; the soft one
 // is checked by the replication component). A client over its hard limit,
 // or over its soft limit for longer than the soft seconds, is to be closed
-// at once (Server::CloseForOutputLimit); maxmemory-clients closes the
-// biggest clients (Server::EvictClientsIfNeeded). What a client holds is
+// at once (Clients::CloseForOutputLimit, server/clients.h);
+// maxmemory-clients closes the biggest clients (Clients::EvictIfNeeded).
+// What a client holds is
 // measured by the server, which knows its buffers; this component judges.
 //
 // Owns: the cached limits, and since when each client over its soft limit

@@ -122,8 +122,6 @@ void Server::BindConnectionConfig() {
   c.Bind("requirepass", [this] { acl_->SetDefaultPassword(config_->Str("requirepass")); });
   c.Bind("acl-pubsub-default", [this] { acl_->set_pubsub_default_all(config_->Str("acl-pubsub-default") == "allchannels"); });
   c.Bind("acllog-max-len", [this] { acl_->set_log_max_len(static_cast<size_t>(config_->Int("acllog-max-len"))); });
-  c.Bind("maxclients", &maxclients_);
-  c.Bind("timeout", &timeout_s_);
   // Redis keeps hz within [1, 500] and a watchdog period of at least two
   // cron ticks, and shows the value it applies (CONFIG GET, INFO configured_hz).
   c.Bind("hz", [this] {
@@ -211,7 +209,7 @@ void Server::BindMemoryConfig() {
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
     // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.empty() || pause_.active() || (replica_side_.is_replica() && replica_ignore_maxmemory_)) return;
+    if (maxmemory_ <= 0 || clients_.registry().empty() || clients_.pause().active() || (replica_side_.is_replica() && replica_ignore_maxmemory_)) return;
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -254,7 +252,7 @@ void Server::BindMemoryConfig() {
 // conditions as before a command (command_gate.cc's CheckMemory).
 void Server::EvictForCron(int64_t now_ms) {
   if (maxmemory_ <= 0 || (replica_side_.is_replica() && replica_ignore_maxmemory_) || scripting_.busy() ||
-      pause_.active()) {
+      clients_.pause().active()) {
     return;
   }
   const uint64_t start = latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
@@ -389,7 +387,7 @@ void Server::RequestShutdown(int signal) {
 }
 
 std::string Server::OnAccept(const io::SocketAddress& peer) {
-  if (static_cast<int64_t>(clients_.size()) >= maxclients_) {
+  if (clients_.Full()) {
     ++stats_.rejected_connections;
     return StrCat("-", errors::kMaxClients, "\r\n");
   }
@@ -411,7 +409,7 @@ void Server::OnOpen(io::Connection* conn) {
   conn->owner = client.get();
   io_->SetAuthenticated(conn, client->authenticated);
   ++stats_.total_connections;
-  clients_.Add(std::move(client));
+  clients_.registry().Add(std::move(client));
 }
 
 void Server::OnClose(io::Connection* conn) {
@@ -424,7 +422,7 @@ void Server::OnClose(io::Connection* conn) {
   output_limits_.Forget(*c);
   primary_side_.ForgetReplica(c->id());  // replicas, and links still in their handshake
   replica_side_.OnClientClosed(*c);  // the primary's link: a retry planned
-  clients_.Erase(c->id());
+  clients_.registry().Erase(c->id());
 }
 
 void Server::CloseClient(Client& c) {
@@ -447,7 +445,7 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
   if (c->deferred) {  // keep order behind commands held back by CLIENT PAUSE
-    Defer(*c, argv);
+    clients_.Defer(*c, argv);
     return;
   }
   if (c->is_master) {
@@ -519,51 +517,7 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }
 
-void Server::Defer(Client& c, Argv argv) {
-  if (!c.deferred) c.deferred = std::make_unique<DeferredCommands>();
-  c.deferred->commands.emplace_back(argv.begin(), argv.end());
-  if (!c.blocked) pause_.Hold(c);  // a blocked client resumes on unblocking
-}
-
-void Server::PauseClients(int64_t until_ms, bool all) {
-  pause_.Pause(until_ms, all);
-  // As Redis: nothing expires or is evicted while paused (a failover may be
-  // under way); expired keys look missing until the pause ends.
-  if (keyspace_.expiry_mode() == core::ExpiryMode::kDelete) {
-    keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
-    pause_.expiry_paused = true;
-  }
-}
-
-size_t Server::blocked_clients() const {
-  size_t paused = 0;
-  for (uint64_t id : pause_.held()) {
-    const Client* c = clients_.Find(id);
-    if (c != nullptr && c->paused_wait && !c->closing) ++paused;
-  }
-  return blocking_.size() + paused;
-}
-
-void Server::UnpauseClients() {
-  pause_.End();
-  if (pause_.expiry_paused) {
-    pause_.expiry_paused = false;
-    if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_side_.is_replica()) {
-      keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
-    }
-  }
-  ReplayDeferred();
-}
-
-void Server::ReplayDeferred() {
-  for (uint64_t id : pause_.TakeHeld()) {
-    Client* c = FindClient(id);
-    if (c == nullptr) continue;
-    c->paused_wait = false;
-    if (c->blocked) continue;  // resumes when it is unblocked
-    ResumeClient(*c);
-  }
-}
+size_t Server::blocked_clients() const { return blocking_.size() + clients_.held_waiting(); }
 
 void Server::ResetClientState(Client& c) {
   if (c.blocked) blocking_.Unblock(c, UnblockReason::kClosed);
@@ -581,23 +535,10 @@ void Server::ResumeClient(Client& c) {
     std::vector<std::string_view> views(args.begin(), args.end());
     if (c.closing) break;
     if (c.deferred) {  // paused or blocked again: the rest waits behind
-      Defer(c, views);
+      clients_.Defer(c, views);
       continue;
     }
     Execute(c, views);
-  }
-}
-
-void Server::ClientsCron(int64_t now_ms) {
-  if (timeout_s_ <= 0) return;
-  std::vector<Client*> idle;
-  for (const auto& [id, c] : clients_) {
-    if (!c->closing && now_ms / 1000 - c->last_interaction_s > timeout_s_) idle.push_back(c);
-  }
-  for (Client* c : idle) {
-    Log(kVerbose, "Closing idle client");
-    MarkClosing(pubsub_, *c);
-    io_->CloseNow(c->conn);
   }
 }
 
@@ -615,7 +556,7 @@ int64_t Server::OnTimer() {
   // The cron and a pause's end keep whole milliseconds (at least 1 ms
   // ahead, as before); deadlines are kept to the microsecond.
   int64_t wake_ms = next_cron_ms_;
-  if (pause_.active()) wake_ms = std::min(wake_ms, pause_.until_ms());
+  wake_ms = clients_.NextWakeMs(wake_ms);
   int64_t wake_us = std::max(wake_ms * 1000, (now_ms + 1) * 1000);
   if (blocking_.has_deadlines()) wake_us = std::min(wake_us, blocking_.next_deadline_us());
   return std::clamp<int64_t>(wake_us - now_us, 1, 1'000'000);
@@ -633,9 +574,7 @@ void Server::Cron(int64_t now_ms) {
   stats_.net_output.Sample(now_ms, net.output_bytes);
   stats_.net_repl_input.Sample(now_ms, net.repl_input_bytes);
   stats_.net_repl_output.Sample(now_ms, net.repl_output_bytes);
-  if (pause_.active() && now_ms >= pause_.until_ms()) UnpauseClients();
-  ClientsCron(now_ms);
-  EvictClientsIfNeeded(now_ms);
+  clients_.Cron(now_ms);  // a pause's end, idle clients, client eviction
   tracking_.LimitTable();
   persistence_.ReapChild(now_ms);
   primary_side_.AfterChildReaped();
@@ -656,7 +595,7 @@ void Server::Cron(int64_t now_ms) {
   ReadMemoryStats();  // keeps used_memory_peak current
   // Active expiry: at most 25% of each cron period, as Redis's slow cycle.
   // Replicas do not expire keys on their own: the primary's DELs do it.
-  if (active_expire_ && !replica_side_.is_replica() && !pause_.active()) {
+  if (active_expire_ && !replica_side_.is_replica() && !clients_.pause().active()) {
     const uint64_t start = Clock::Ticks();
     // active-expire-effort raises the share of the period by 2% a step
     // (25% to 43%), as Redis's ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC.

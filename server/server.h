@@ -32,8 +32,8 @@
 #include "io/io_system.h"
 #include "io/thread_check.h"
 #include "server/client.h"
-#include "server/client_registry.h"
 #include "server/client_pause.h"
+#include "server/clients.h"
 #include "server/cluster/cluster_hooks.h"
 #include "server/clock.h"
 #include "server/command_table.h"
@@ -81,7 +81,7 @@ class ClusterMode;
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
                      private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks,
-                     private PubSub::Hooks, private scripting::ScriptingSide::Hooks {
+                     private PubSub::Hooks, private scripting::ScriptingSide::Hooks, private Clients::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -151,7 +151,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // is also unexpected: logged, and a panic where propagation-error-behavior
   // says so.
   void CountErrorReply(Client& c, std::string_view msg, bool update_stats);
-  const ClientRegistry& clients() const { return clients_; }
+  const ClientRegistry& clients() const { return clients_.registry(); }
   Client* FindClient(uint64_t id) { return clients_.Find(id); }
   const Client* FindClient(uint64_t id) const { return clients_.Find(id); }
   // Closes a client after the replies already queued for it are sent.
@@ -165,26 +165,16 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Subscriptions, PUBLISH's delivery, keyspace notifications
   // (server/pubsub/pubsub.h; its hook: CloseSlowSubscriber, below).
   PubSub& pubsub() { return pubsub_; }
-  // client-output-buffer-limit (output_limits.h; measured in
-  // server_output_limits.cc): true when the client's unsent output passed
-  // the hard limit, or stayed above the soft one for longer than its seconds.
-  bool OverOutputLimit(Client& c, const Config::OutputBufferLimit& limit, int64_t now_ms);
-  // Closes it at once, dropping its output, and logs it as Redis does.
-  void CloseForOutputLimit(Client& c, int64_t now_ms);
-  // maxmemory-clients: while normal and pub/sub clients together hold more
-  // than the limit, closes the biggest ones (not NO-EVICT ones), as Redis
-  // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
-  // a full pass only when it is over the limit by itself).
-  void EvictClientsIfNeeded(int64_t now_ms, const Client* c = nullptr);
+  // The registry, CLIENT PAUSE, and the closes the server decides on its
+  // own: timeout, output limits, client eviction (server/clients.h; its
+  // hooks: server_hooks.cc).
+  Clients& client_control() { return clients_; }
   // DEBUG SET-ACTIVE-EXPIRE.
   void set_active_expire(bool on) { active_expire_ = on; }
   // DEBUG PAUSE-CRON: the cron (hz) does nothing while paused.
   void set_cron_paused(bool on) { cron_paused_ = on; }
   uint64_t instantaneous_ops() const { return stats_.ops.rate(); }
-  // CLIENT PAUSE / UNPAUSE.
-  void PauseClients(int64_t until_ms, bool all);
-  void UnpauseClients();
-  bool paused_all() const { return pause_.paused_all(); }
+  bool paused_all() const { return clients_.pause().paused_all(); }
   // ---- SHUTDOWN and SIGTERM / SIGINT (shutdown.h; its hooks: server_hooks.cc) ------
   Shutdown& shutdown() { return shutdown_; }
   std::string run_id() const { return run_id_; }
@@ -368,7 +358,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // commands), client-output-buffer-limit and maxmemory-clients, and the
   // command's statistics and slowlog entry.
   void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
-  void LimitClientOutput(Client& c, int64_t now_ms);
   void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
   // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
   Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }
@@ -383,9 +372,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
-  void Defer(Client& c, Argv argv);
-  void ReplayDeferred();
-  void ClientsCron(int64_t now_ms);
   // Apply callbacks: each binds one concern's cached settings to the config
   // (set now, refreshed by CONFIG SET), in the file that owns that state.
   void BindConnectionConfig();   // server.cc: auth, limits, cron, log level
@@ -477,11 +463,19 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status ReplaceFunctions(const std::vector<std::string>& codes) override {
     return scripting_.LoadFunctionLibraries(codes);
   }
-  void PauseWritesForFailover() override { PauseClients(INT64_MAX / 2, /*all=*/false); }
-  void ResumeWritesAfterFailover() override { UnpauseClients(); }
+  void PauseWritesForFailover() override { clients_.Pause(INT64_MAX / 2, /*all=*/false); }
+  void ResumeWritesAfterFailover() override { clients_.Unpause(); }
   void PropagateOwnExpiry(int db, std::string_view key) override;
   // ---- PubSub::Hooks ----------------------------------------------------------------------
-  void CloseSlowSubscriber(Client& c, int64_t now_ms) override { CloseForOutputLimit(c, now_ms); }
+  void CloseSlowSubscriber(Client& c, int64_t now_ms) override { clients_.CloseForOutputLimit(c, now_ms); }
+  // ---- Clients::Hooks (server_hooks.cc; ResumeClient: above, shared with
+  // BlockedClients::Hooks) ------------------------------------------------------------------
+  std::string DescribeClient(const Client& c, int64_t now_ms) override { return ClientInfoLine(c, now_ms); }
+  uint64_t ClientMemory(const Client& c) override { return MemoryOf(c).total; }
+  uint64_t UnsentOutput(const Client& c) override { return UnsentOutputOf(c, persistence_); }
+  void CloseNow(Client& c) override;
+  void PauseStarted() override;
+  void PauseEnded() override;
   // ---- ScriptingSide::Hooks (server_scripting.cc) ---------------------------------------
   void RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) override;
   void BeginScriptPropagation() override { propagation_.BeginBlock(); }
@@ -496,7 +490,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::unique_ptr<acl::Acl> acl_;
   core::Keyspace keyspace_;
   std::unique_ptr<io::IoSystem> io_;
-  ClientRegistry clients_;
   ServerStats stats_;
   ErrorStats error_stats_;
   // total_error_replies when the innermost Call last started or ended (Redis's
@@ -511,6 +504,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::unique_ptr<Watchdog> watchdog_;               // only once watchdog-period is set
   LazyFreer lazy_freer_;
   OutputLimits output_limits_;  // client-output-buffer-limit, maxmemory-clients
+  // The clients, CLIENT PAUSE, the server's own closes (timeout, limits).
+  Clients clients_{*this, *config_, output_limits_, stats_.evicted_clients};
   int64_t maxmemory_ = 0;
   SlowLog slowlog_;
   int64_t start_time_ms_ = 0;
@@ -520,7 +515,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   int active_expire_effort_ = 1;  // active-expire-effort, 1 to 10
   bool active_rehashing_ = true;  // activerehashing
   bool cron_paused_ = false;
-  ClientPause pause_;  // CLIENT PAUSE's window and the clients it holds
   // What a replica's link was answered by the command running for it
   // (ExecuteFromReplica): empty unless the replica is a rogue one.
   io::OutBuffer replica_replies_;
@@ -535,8 +529,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   std::optional<std::pair<std::string, int>> deferred_cluster_master_;
   std::string run_id_;
   std::string executable_;
-  int64_t maxclients_ = 10000;
-  int64_t timeout_s_ = 0;
   LatencyStats latency_;  // LATENCY's events, latency-tracking, the fork rate
   uint64_t startup_allocated_ = 0;
 
@@ -558,7 +550,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   Monitors monitors_;                // MONITOR clients, in the order they started
   // Subscriptions, their delivery, notify-keyspace-events: after what it
   // borrows (the clients, the I/O system, persistence, the output limits).
-  PubSub pubsub_{*this, *config_, *this, clients_, persistence_, *io_, output_limits_};
+  PubSub pubsub_{*this, *config_, *this, clients_.registry(), persistence_, *io_, output_limits_};
   Tracking tracking_{*this};  // CLIENT TRACKING clients, what they read, invalidations
   // The connection whose command is running; a script's commands run on
   // behalf of its caller (Redis's server.current_client).

@@ -30,17 +30,17 @@ ClusterHooks Server::MakeClusterHooks() {
   h.pause_writes = [this](int64_t until_ms) {
     // Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLIENT_PAUSE_WRITE):
     // one purpose among others; the pause it replaced comes back after.
-    if (!cluster_mf_paused_) pause_before_cluster_mf_ = pause_.window();
+    if (!cluster_mf_paused_) pause_before_cluster_mf_ = clients_.pause().window();
     cluster_mf_paused_ = true;
-    PauseClients(until_ms, /*all=*/false);
+    clients_.Pause(until_ms, /*all=*/false);
   };
   h.unpause_writes = [this] {
     if (!cluster_mf_paused_) return;
     cluster_mf_paused_ = false;
     if (pause_before_cluster_mf_.until_ms > UnixMs()) {
-      pause_.Restore(pause_before_cluster_mf_);
+      clients_.pause().Restore(pause_before_cluster_mf_);
     } else {
-      UnpauseClients();
+      clients_.Unpause();
     }
   };
   h.delete_keys_in_slot = [this](int slot) {

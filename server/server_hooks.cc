@@ -16,6 +16,7 @@
 #include "core/keyspace.h"
 #include "core/strings.h"
 #include "server/logging.h"
+#include "server/closing_client.h"
 #include "server/server.h"
 #include "server/supervision.h"
 
@@ -63,17 +64,17 @@ bool Server::ReplicasCaughtUp() { return primary_side_.ReplicasCaughtUp(); }
 ClientPause::Window Server::PauseWritesForShutdown() {
   // Ask for acknowledgements now (unless the stream is held still, as
   // during a failover), and let no write move our offset meanwhile.
-  if (!pause_.active()) primary_side_.RequestAcks();
-  const ClientPause::Window before = pause_.window();
-  PauseClients(INT64_MAX / 2, /*all=*/false);
+  if (!clients_.pause().active()) primary_side_.RequestAcks();
+  const ClientPause::Window before = clients_.pause().window();
+  clients_.Pause(INT64_MAX / 2, /*all=*/false);
   return before;
 }
 
 void Server::RestorePause(const ClientPause::Window& before) {
   if (before.until_ms == 0) {
-    UnpauseClients();
+    clients_.Unpause();
   } else {  // a CLIENT PAUSE (or a failover) from before: it continues
-    pause_.Restore(before);
+    clients_.pause().Restore(before);
   }
 }
 
@@ -158,6 +159,30 @@ void Server::PropagateOwnExpiry(int db, std::string_view key) {
   std::string_view del[] = {"DEL", k};
   propagation_.Propagate(db, del);
   KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
+}
+
+// ---- Clients::Hooks ------------------------------------------------------------------
+
+void Server::CloseNow(Client& c) {
+  MarkClosing(pubsub_, c);
+  io_->CloseNow(c.conn);
+}
+
+// As Redis: nothing expires or is evicted while paused (a failover may be
+// under way); expired keys look missing until the pause ends.
+void Server::PauseStarted() {
+  if (keyspace_.expiry_mode() == core::ExpiryMode::kDelete) {
+    keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
+    clients_.pause().expiry_paused = true;
+  }
+}
+
+void Server::PauseEnded() {
+  if (!clients_.pause().expiry_paused) return;
+  clients_.pause().expiry_paused = false;
+  if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_side_.is_replica()) {
+    keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
+  }
 }
 
 }  // namespace ringkv::server

@@ -289,13 +289,13 @@ void CmdClientPause(CommandContext& ctx) {
     ctx.reply.Error(errors::kSyntax);
     return;
   }
-  ctx.server.PauseClients(ctx.now_ms + ms, all);
+  ctx.server.client_control().Pause(ctx.now_ms + ms, all);
   ctx.reply.Ok();
 }
 
 void CmdClientUnpause(CommandContext& ctx) {
   ctx.reply.Ok();
-  ctx.server.UnpauseClients();
+  ctx.server.client_control().Unpause();
 }
 
 void CmdClientReply(CommandContext& ctx) {

@@ -56,7 +56,7 @@ class PubSub final : private PubSubRegistry {
   class Hooks {
    public:
     // Closes `c` at once, dropping its output, and logs why: a subscriber
-    // past client-output-buffer-limit pubsub (Server::CloseForOutputLimit).
+    // past client-output-buffer-limit pubsub (Clients::CloseForOutputLimit).
     virtual void CloseSlowSubscriber(Client& c, int64_t now_ms) = 0;
 
    protected:

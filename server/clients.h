@@ -1,0 +1,123 @@
+// Clients: the connected clients and what the server does to them as a
+// whole -- the registry (by CLIENT ID, owning them) and `maxclients`,
+// CLIENT PAUSE (its window, the clients it holds back and the commands they
+// deferred), and the closes the server decides on its own: the idle
+// `timeout`, client-output-buffer-limit (OutputLimits judges, this closes)
+// and maxmemory-clients (client eviction, biggest first).
+//
+// What it cannot see it asks through Hooks: a client's CLIENT LIST line
+// and memory (the log lines, eviction), its unsent output (its connection's
+// buffers and the replies held for an fsync), closing it at once, running
+// what it deferred, and the start and end of a pause (expiry and eviction
+// stop while paused, as in Redis). The config, the output limits and the
+// evicted_clients counter (INFO) are borrowed and outlive it.
+//
+// Cost: the per-command step (LimitOutput) is two cached flags when no
+// limit is set; nothing is allocated while no client is held.
+//
+// Thread-safety: main thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "server/client.h"
+#include "server/client_pause.h"
+#include "server/client_registry.h"
+#include "server/config.h"
+#include "server/output_limits.h"
+
+namespace ringkv::server {
+
+class Clients {
+ public:
+  using Argv = std::span<const std::string_view>;
+
+  class Hooks {
+   public:
+    // CLIENT LIST's line for `c` (the log lines of the closes).
+    virtual std::string DescribeClient(const Client& c, int64_t now_ms) = 0;
+    // Everything `c` holds (CLIENT LIST's tot-mem): what eviction weighs.
+    virtual uint64_t ClientMemory(const Client& c) = 0;
+    // `c`'s output not yet sent: what its output limit is judged on.
+    virtual uint64_t UnsentOutput(const Client& c) = 0;
+    // Closes `c` at once, dropping its output (its subscriptions go now).
+    virtual void CloseNow(Client& c) = 0;
+    // Runs the commands `c` deferred, in order (the pause ended).
+    virtual void ResumeClient(Client& c) = 0;
+    // A pause began / ended: expiry stops / resumes.
+    virtual void PauseStarted() = 0;
+    virtual void PauseEnded() = 0;
+
+   protected:
+    ~Hooks() = default;
+  };
+
+  // Binds maxclients and timeout (set now, refreshed by CONFIG SET).
+  Clients(Hooks& hooks, Config& config, OutputLimits& output_limits, uint64_t& evicted_clients);
+  Clients(const Clients&) = delete;
+  Clients& operator=(const Clients&) = delete;
+
+  // ---- the registry -------------------------------------------------------------
+  const ClientRegistry& registry() const { return registry_; }
+  ClientRegistry& registry() { return registry_; }
+  Client* Find(uint64_t id) const { return registry_.Find(id); }
+  // `maxclients` reached: a new connection is refused.
+  bool Full() const { return static_cast<int64_t>(registry_.size()) >= maxclients_; }
+
+  // ---- CLIENT PAUSE ----------------------------------------------------------------
+  // CLIENT PAUSE (and SHUTDOWN's, FAILOVER's and a cluster manual
+  // failover's pause of writes): a later pause extends, ALL wins.
+  void Pause(int64_t until_ms, bool all);
+  // The pause ends: the held clients run what they deferred, in order.
+  void Unpause();
+  // The window, to save and put back (Window, Restore).
+  ClientPause& pause() { return pause_; }
+  const ClientPause& pause() const { return pause_; }
+  // `c`'s command waits behind what it deferred (a held or blocked client);
+  // a client not blocked is held until the pause ends.
+  void Defer(Client& c, Argv argv);
+  // Clients held by the pause and waiting (INFO's blocked_clients counts them).
+  size_t held_waiting() const;
+
+  // ---- closes ----------------------------------------------------------------------
+  // After a command of `c` (a normal or pub/sub client with a connection):
+  // client-output-buffer-limit, then maxmemory-clients.
+  void LimitOutput(Client& c, int64_t now_ms) {
+    if (output_limits_.on(c) && !c.is_replica && !c.is_master && c.conn != nullptr) {
+      if (output_limits_.Over(c, output_limits_.of(c), hooks_.UnsentOutput(c), now_ms)) CloseForOutputLimit(c, now_ms);
+    }
+    if (output_limits_.client_eviction_limit() != 0 && !c.closing && c.conn != nullptr) EvictIfNeeded(now_ms, &c);
+  }
+  // Closes `c` for its output limit, logged as Redis logs it (a subscriber
+  // listed twice is closed once).
+  void CloseForOutputLimit(Client& c, int64_t now_ms);
+  // maxmemory-clients: while normal and pub/sub clients together hold more
+  // than the limit, closes the biggest ones (not NO-EVICT ones), as Redis
+  // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
+  // a full pass only when it is over the limit by itself). Each close is
+  // counted in evicted_clients.
+  void EvictIfNeeded(int64_t now_ms, const Client* c = nullptr);
+
+  // The cron's part: a pause that ran out ends, idle clients (`timeout`)
+  // are closed, client eviction.
+  void Cron(int64_t now_ms);
+  // When the timer must wake for the pause's end (`wake_ms` if sooner).
+  int64_t NextWakeMs(int64_t wake_ms) const {
+    return pause_.active() && pause_.until_ms() < wake_ms ? pause_.until_ms() : wake_ms;
+  }
+
+ private:
+  Hooks& hooks_;
+  OutputLimits& output_limits_;
+  uint64_t& evicted_clients_;
+  ClientRegistry registry_;
+  ClientPause pause_;
+  int64_t maxclients_ = 10000;
+  int64_t timeout_s_ = 0;
+};
+
+}  // namespace ringkv::server

@@ -10,7 +10,8 @@
 namespace ringkv::core {
 namespace {
 
-void AppendLe64(uint64_t v, std::string* out) {
+// The 8-byte little-endian CRC-64 that ends a DUMP payload.
+void AppendCrcTrailer(uint64_t v, std::string* out) {
   for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
@@ -21,7 +22,7 @@ std::string DumpPayload(const Value& value, bool compress) {
   RdbAppendValue(value, compress, &out);
   out.push_back(static_cast<char>(rdb::kVersion & 0xFF));
   out.push_back(static_cast<char>((rdb::kVersion >> 8) & 0xFF));
-  AppendLe64(Crc64(0, out), &out);
+  AppendCrcTrailer(Crc64(0, out), &out);
   return out;
 }
 

@@ -11,4 +11,11 @@ using LogFunction = void (*)(int level, std::string_view message);
 void SetLogFunction(LogFunction fn);
 void Log(int level, std::string_view message);
 
+// The levels by name, for the layers below the server (whose LogLevel,
+// server/logging.h, has the same values).
+inline constexpr int kLogDebug = 0;
+inline constexpr int kLogVerbose = 1;
+inline constexpr int kLogNotice = 2;
+inline constexpr int kLogWarning = 3;
+
 }  // namespace ringkv::io

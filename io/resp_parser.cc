@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 
@@ -247,7 +248,13 @@ RespParser::Result RespParser::ParseMultibulk(std::string_view data, const Parse
         return Result::kNeedMore;
       }
       if (data[pos_] != '$') {
-        return Fail(std::string("Protocol error: expected '$', got '") + data[pos_] + "'");
+        // Appended rather than `std::string(...) + data[pos_] + "'"`: GCC 12
+        // warns on that (a false -Warray-bounds in the inlined string move)
+        // when this file is compiled with the others of its unity batch.
+        std::string msg = "Protocol error: expected '$', got '";
+        msg += data[pos_];
+        msg += '\'';
+        return Fail(std::move(msg));
       }
       int64_t len;
       if (!ParseHeaderInt(data.substr(pos_ + 1, nl - pos_ - 1), &len) || len < 0 || len > limits.max_bulk_len) {

@@ -13,7 +13,7 @@ namespace {
 // stops: what the pipe and the sockets buffer anyway, not the payload.
 constexpr size_t kBlockSize = 64 * 1024;
 constexpr int kBlocksPerPump = 16;
-constexpr uint64_t kUnsentLimit = 4 << 20;
+constexpr uint64_t kPumpUnsentLimit = 4 << 20;
 
 uint64_t Unsent(const io::Connection* conn) {
   return conn->thread == 0 ? io::QueuedOutput(*conn)
@@ -41,7 +41,7 @@ DisklessTransfer::Progress DisklessTransfer::Pump(Primary& primary, io::IoSystem
   if (links.empty()) return Progress::kNoReplicas;
   for (int i = 0; i < kBlocksPerPump; ++i) {
     for (ReplicaLink* link : links) {
-      if (Unsent(link->conn) > kUnsentLimit) return Progress::kThrottled;
+      if (Unsent(link->conn) > kPumpUnsentLimit) return Progress::kThrottled;
     }
     io::SharedBlock* block = io::SharedBlock::Create(kBlockSize);
     const ssize_t n = ::read(fd_, block->data(), kBlockSize);

@@ -6,12 +6,6 @@
 #include "io/io_log.h"
 
 namespace ringkv::repl {
-namespace {
-
-constexpr int kNotice = 2;  // io::Log's level (Redis's)
-
-}  // namespace
-
 std::string Failover::Refusal(bool is_replica, bool running, const Primary* primary, const std::string& host,
                               int port) {
   if (is_replica) return "ERR FAILOVER is not valid when server is a replica.";
@@ -56,9 +50,9 @@ Failover::Step Failover::Cron(const Primary* primary, uint64_t offset, int64_t n
   // replica, asking it to take over with PSYNC ... FAILOVER (it promotes
   // itself and continues our history).
   if (target->ack_offset < offset) {
-    io::Log(kNotice, absl::StrCat("FAILOVER to ", host_, ":", port_, " time out exceeded, failing over."));
+    io::Log(io::kLogNotice, absl::StrCat("FAILOVER to ", host_, ":", port_, " time out exceeded, failing over."));
   } else {
-    io::Log(kNotice, absl::StrCat("Failover target ", host_, ":", port_, " is synced, failing over."));
+    io::Log(io::kLogNotice, absl::StrCat("Failover target ", host_, ":", port_, " is synced, failing over."));
   }
   in_progress_ = true;
   return {Step::Kind::kHandOver, ""};

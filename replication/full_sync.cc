@@ -17,14 +17,6 @@
 #include "replication/primary_host.h"
 
 namespace ringkv::repl {
-namespace {
-
-// Levels as io::Log takes them (Redis's).
-constexpr int kNotice = 2;
-constexpr int kWarning = 3;
-
-}  // namespace
-
 void FullSync::SendFullResync(ReplicaLink& link, uint64_t offset) {
   if (!link.old_sync) {
     host_.SendToReplica(link, absl::StrCat("+FULLRESYNC ", host_.History().replid, " ", offset, "\r\n"));
@@ -48,14 +40,14 @@ void FullSync::OnSyncRequest(uint64_t client_id, io::Connection* conn, std::stri
     host_.SendToReplica(link, link.capa_psync2 ? absl::StrCat("+CONTINUE ", ids.replid, "\r\n")
                                                : std::string("+CONTINUE\r\n"));
     host_.CountSync(SyncCount::kPartialOk);
-    io::Log(kNotice, absl::StrCat("Partial resynchronization request from ", peer, " accepted. Sending ",
-                                  p.offset() + 1 - link.next_offset, " bytes of backlog starting from offset ",
-                                  psync_offset, "."));
+    io::Log(io::kLogNotice, absl::StrCat("Partial resynchronization request from ", peer, " accepted. Sending ",
+                                         p.offset() + 1 - link.next_offset, " bytes of backlog starting from offset ",
+                                         psync_offset, "."));
     return;
   }
   if (!old_sync && replid != "?") host_.CountSync(SyncCount::kPartialErr);
   host_.CountSync(SyncCount::kFull);
-  io::Log(kNotice, absl::StrCat("Replica ", peer, " asks for synchronization; full resync"));
+  io::Log(io::kLogNotice, absl::StrCat("Replica ", peer, " asks for synchronization; full resync"));
   const FullSyncConfig config = host_.ReadFullSyncConfig();
   // repl-disable-tcp-nodelay: fewer, bigger packets to a replica that
   // synchronises from scratch, as Redis's syncCommand (a partial resync keeps
@@ -75,13 +67,13 @@ void FullSync::OnSyncRequest(uint64_t client_id, io::Connection* conn, std::stri
     return;
   }
   if (transfer_) {
-    io::Log(kNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
+    io::Log(io::kLogNotice, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
     return;
   }
   // A streamed transfer (diskless, or a filtered snapshot, always streamed)
   // waits repl-diskless-sync-delay on a diskless primary.
   if (config.plan.diskless_sync && (link.capa_eof || link.filtered()) && config.plan.delay_s > 0) {
-    io::Log(kNotice, "Delay next BGSAVE for diskless SYNC");
+    io::Log(io::kLogNotice, "Delay next BGSAVE for diskless SYNC");
     return;  // the cron starts it, so replicas arriving meanwhile share it
   }
   StartIfNeeded(host_.NowMs());
@@ -95,8 +87,8 @@ void FullSync::StartIfNeeded(int64_t now_ms) {
   if (primary == nullptr || host_.ChildRunning() || transfer_) return;
   const FullSyncPlan plan = PlanFullSync(*primary, host_.ReadFullSyncConfig().plan, now_ms);
   for (ReplicaLink* r : plan.refused) {
-    io::Log(kWarning, absl::StrCat("Replica ", r->ip(), ":", r->listening_port,
-                                   " asks for a filtered snapshot without the EOF capability: disconnected"));
+    io::Log(io::kLogWarning, absl::StrCat("Replica ", r->ip(), ":", r->listening_port,
+                                          " asks for a filtered snapshot without the EOF capability: disconnected"));
     host_.DropReplica(r->client_id);
   }
   switch (plan.kind) {
@@ -119,11 +111,11 @@ void FullSync::StartDiskSave(Primary& primary, const std::vector<ReplicaLink*>& 
   spec.replid = host_.History().replid;
   spec.offset = offset;
   if (absl::Status s = host_.SaveForReplicas(spec, now_ms); !s.ok()) {
-    io::Log(kWarning, absl::StrCat("BGSAVE for replication failed: ", s.message()));
+    io::Log(io::kLogWarning, absl::StrCat("BGSAVE for replication failed: ", s.message()));
     for (ReplicaLink* r : replicas) host_.DropReplica(r->client_id);
     return;
   }
-  io::Log(kNotice, "Starting BGSAVE for SYNC with target: disk");
+  io::Log(io::kLogNotice, "Starting BGSAVE for SYNC with target: disk");
   save_in_progress_ = true;
   save_offset_ = offset;
   for (ReplicaLink* r : replicas) {
@@ -162,19 +154,19 @@ void FullSync::OnSaveDone(bool ok) {
   }
   for (ReplicaLink* r : waiting) {
     if (!ok) {
-      io::Log(kWarning, "SYNC failed. BGSAVE child returned an error");
+      io::Log(io::kLogWarning, "SYNC failed. BGSAVE child returned an error");
       host_.DropReplica(r->client_id);
       continue;
     }
     if (snapshot == nullptr) {
-      io::Log(kWarning, "SYNC failed: can't open the RDB file just written");
+      io::Log(io::kLogWarning, "SYNC failed: can't open the RDB file just written");
       host_.DropReplica(r->client_id);
       continue;
     }
     host_.StartBulk(*r, snapshot);
     r->last_ack_ms = host_.NowMs();
-    io::Log(kNotice, absl::StrCat("Synchronization with replica ", r->conn->peer.ToString(), " started: sending ",
-                                  snapshot->size(), " bytes of RDB"));
+    io::Log(io::kLogNotice, absl::StrCat("Synchronization with replica ", r->conn->peer.ToString(),
+                                         " started: sending ", snapshot->size(), " bytes of RDB"));
   }
   StartIfNeeded(host_.NowMs());  // replicas that asked during this save
 }
@@ -190,7 +182,8 @@ void FullSync::OnWaitingReplicaGone() {
       if (r->state == ReplicaState::kWaitBgsaveEnd) return;
     }
   }
-  io::Log(kNotice, "Background saving for replication is useless now (no replica waits for it): killing the child");
+  io::Log(io::kLogNotice,
+          "Background saving for replication is useless now (no replica waits for it): killing the child");
   host_.KillRdbChild(/*remove_temp_file=*/true);
   save_in_progress_ = false;
 }
@@ -209,7 +202,8 @@ void FullSync::RemoveRdbIfUseless() {
   struct stat st;
   if (::stat(config.rdb_path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == sync_rdb_file_.first &&
       static_cast<uint64_t>(st.st_ino) == sync_rdb_file_.second) {
-    io::Log(kNotice, "Removing the RDB file used to feed replicas in a persistence-less instance");
+    io::Log(io::kLogNotice,
+            "Removing the RDB file used to feed replicas in a persistence-less instance");
     ::unlink(config.rdb_path.c_str());
   }
   sync_rdb_file_ = {};

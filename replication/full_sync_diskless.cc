@@ -18,17 +18,11 @@
 #include "replication/primary_host.h"
 
 namespace ringkv::repl {
-namespace {
-
-constexpr int kNotice = 2;
-constexpr int kWarning = 3;
-
-}  // namespace
-
 void FullSync::StartTransfer(Primary& primary, const std::vector<ReplicaLink*>& replicas, int64_t now_ms) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    io::Log(kWarning, absl::StrCat("Can't start diskless SYNC: pipe: ", std::strerror(errno)));
+    io::Log(io::kLogWarning,
+            absl::StrCat("Can't start diskless SYNC: pipe: ", std::strerror(errno)));
     for (ReplicaLink* r : replicas) host_.DropReplica(r->client_id);
     return;
   }
@@ -47,13 +41,14 @@ void FullSync::StartTransfer(Primary& primary, const std::vector<ReplicaLink*>& 
   ::close(write_fd);
   if (!pid.ok()) {
     ::close(read_fd);
-    io::Log(kWarning, absl::StrCat("BGSAVE for replication failed: ", pid.status().message()));
+    io::Log(io::kLogWarning,
+            absl::StrCat("BGSAVE for replication failed: ", pid.status().message()));
     for (ReplicaLink* r : replicas) host_.DropReplica(r->client_id);
     return;
   }
   ::fcntl(read_fd, F_SETFL, O_NONBLOCK);
-  io::Log(kNotice, "Starting BGSAVE for SYNC with target: replicas sockets");
-  io::Log(kNotice, absl::StrCat("Background RDB transfer started by pid ", *pid));
+  io::Log(io::kLogNotice, "Starting BGSAVE for SYNC with target: replicas sockets");
+  io::Log(io::kLogNotice, absl::StrCat("Background RDB transfer started by pid ", *pid));
   std::vector<uint64_t> ids;
   for (ReplicaLink* r : replicas) {
     r->state = ReplicaState::kWaitBgsaveEnd;
@@ -96,7 +91,7 @@ void FullSync::PumpTransfer() {
         const ReplicaLink* link = primary != nullptr ? primary->Find(id) : nullptr;
         up += link != nullptr && link->state == ReplicaState::kWaitBgsaveEnd;
       }
-      io::Log(kNotice,
+      io::Log(io::kLogNotice,
               absl::StrCat("Diskless rdb transfer, done reading from pipe, ", up, " replicas still up."));
       for (uint64_t id : transfer_->replica_ids()) {  // those that already loaded it and ACKed
         if (ReplicaLink* link = primary != nullptr ? primary->Find(id) : nullptr) OnlineIfLoaded(*link);
@@ -132,13 +127,13 @@ void FullSync::OnlineIfLoaded(ReplicaLink& link) {
 }
 
 void FullSync::OnTransferChildExited(bool ok) {
-  if (!ok) io::Log(kWarning, "Background transfer error");
+  if (!ok) io::Log(io::kLogWarning, "Background transfer error");
   transfer_child_ok_ = ok;
   MaybeFinishTransfer();
 }
 
 void FullSync::AbortTransfer(std::string_view why) {
-  io::Log(kWarning, why);
+  io::Log(io::kLogWarning, why);
   if (!transfer_child_ok_ && host_.RdbChildRunning()) host_.KillRdbChild(/*remove_temp_file=*/false);
   std::vector<uint64_t> ids = transfer_->replica_ids();
   transfer_.reset();
@@ -160,15 +155,15 @@ void FullSync::MaybeFinishTransfer() {
     AbortTransfer("Background transfer error");
     return;
   }
-  io::Log(kNotice, "Background RDB transfer terminated with success");
+  io::Log(io::kLogNotice, "Background RDB transfer terminated with success");
   const int64_t now_ms = host_.NowMs();
   Primary* primary = host_.CurrentPrimary();
   for (uint64_t id : transfer_->replica_ids()) {
     ReplicaLink* link = primary != nullptr ? primary->Find(id) : nullptr;
     if (link == nullptr || link->state != ReplicaState::kWaitBgsaveEnd) continue;
     if (link->rdb_only) {  // redis-cli --rdb: the snapshot was all it wanted
-      io::Log(kNotice, absl::StrCat("RDB transfer completed, rdb only replica (", link->conn->peer.ToString(),
-                                    ") should be disconnected asap"));
+      io::Log(io::kLogNotice, absl::StrCat("RDB transfer completed, rdb only replica (", link->conn->peer.ToString(),
+                                           ") should be disconnected asap"));
       link->state = ReplicaState::kOnline;
       link->stream_on_ack = true;  // it never ACKs: no stream is sent to it
       host_.CloseReplicaAfterReply(*link);
@@ -179,8 +174,9 @@ void FullSync::MaybeFinishTransfer() {
     // SYNC replica never ACKs, and one may have ACKed already.
     link->stream_on_ack = !link->old_sync && !link->acked;
     link->last_ack_ms = now_ms;
-    io::Log(kNotice, absl::StrCat("Streamed RDB transfer with replica ", link->conn->peer.ToString(),
-                                  " succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming"));
+    io::Log(io::kLogNotice,
+            absl::StrCat("Streamed RDB transfer with replica ", link->conn->peer.ToString(),
+                         " succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming"));
   }
   transfer_.reset();
   transfer_child_ok_.reset();

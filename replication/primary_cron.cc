@@ -13,14 +13,6 @@
 #include "replication/primary_host.h"
 
 namespace ringkv::repl {
-namespace {
-
-// Levels as io::Log takes them (Redis's).
-constexpr int kNotice = 2;
-constexpr int kWarning = 3;
-
-}  // namespace
-
 std::string Primary::ReplicaName(uint64_t client_id) const {
   const ReplicaLink* link = Find(client_id);
   if (link == nullptr) return "?";
@@ -42,8 +34,8 @@ bool Primary::Cron(PrimaryHost& host, const PrimaryCronSettings& s, int64_t now_
     if (no_replicas_since_ms_ == 0) no_replicas_since_ms_ = now_ms;
     const int64_t ttl_s = s.backlog_ttl_s;
     if (ttl_s > 0 && ttl_s < INT64_MAX / 1000 && now_ms - no_replicas_since_ms_ > ttl_s * 1000) {
-      io::Log(kNotice, absl::StrCat("Replication backlog freed after ", ttl_s,
-                                    " seconds without connected replicas."));
+      io::Log(io::kLogNotice, absl::StrCat("Replication backlog freed after ", ttl_s,
+                                           " seconds without connected replicas."));
       host.FreeBacklog(static_cast<int64_t>(offset()));  // destroys this
       return false;
     }
@@ -81,7 +73,7 @@ bool Primary::Cron(PrimaryHost& host, const PrimaryCronSettings& s, int64_t now_
     }
   }
   for (uint64_t id : stale) {
-    io::Log(kWarning, absl::StrCat("Disconnecting timedout replica (streaming sync): ", ReplicaName(id)));
+    io::Log(io::kLogWarning, absl::StrCat("Disconnecting timedout replica (streaming sync): ", ReplicaName(id)));
     host.DropReplica(id);
   }
   // A disk-based payload is read from the file at the replica's pace, but a
@@ -90,7 +82,7 @@ bool Primary::Cron(PrimaryHost& host, const PrimaryCronSettings& s, int64_t now_
     stale.clear();
     CheckStalledTransfers(s.timeout_ms, now_ms, &stale);
     for (uint64_t id : stale) {
-      io::Log(kWarning, absl::StrCat("Disconnecting timedout replica (full sync): ", ReplicaName(id)));
+      io::Log(io::kLogWarning, absl::StrCat("Disconnecting timedout replica (full sync): ", ReplicaName(id)));
       host.DropReplica(id);
     }
   }
@@ -101,8 +93,8 @@ bool Primary::Cron(PrimaryHost& host, const PrimaryCronSettings& s, int64_t now_
   CheckSoftLimit(s.soft_limit_bytes, s.soft_limit_ms, now_ms, &over);
   for (uint64_t id : over) {
     if (std::optional<std::string> info = host.ClientInfoLine(id, now_ms)) {
-      io::Log(kWarning, absl::StrCat("Client ", *info,
-                                     " scheduled to be closed ASAP for overcoming of output buffer limits."));
+      io::Log(io::kLogWarning, absl::StrCat("Client ", *info,
+                                            " scheduled to be closed ASAP for overcoming of output buffer limits."));
     }
     host.DropReplica(id);
   }

@@ -9,14 +9,6 @@
 #include "io/io_log.h"
 
 namespace ringkv::repl {
-namespace {
-
-// Levels as io::Log takes them (Redis's).
-constexpr int kNotice = 2;
-constexpr int kWarning = 3;
-
-}  // namespace
-
 ReplicaSide::ReplicaSide(ReplicaHost& server, std::string host, int port, int db) : server_(server) {
   link_.host = std::move(host);
   link_.port = port;
@@ -72,7 +64,7 @@ void ReplicaSide::StartSync() {
     req.psync_offset = static_cast<int64_t>(server_.ReplOffset()) + 1;
   }
   link_.state = MasterLink::State::kSyncing;
-  io::Log(kNotice, absl::StrCat("MASTER <-> REPLICA sync started; PSYNC ", req.replid, " ", req.psync_offset));
+  io::Log(io::kLogNotice, absl::StrCat("MASTER <-> REPLICA sync started; PSYNC ", req.replid, " ", req.psync_offset));
   worker_->Start(req);
 }
 
@@ -85,7 +77,7 @@ void ReplicaSide::PollSync() {
 void ReplicaSide::OnSyncResult(SyncResult r) {
   const int64_t now_ms = server_.NowMs();
   if (r.kind == SyncResult::Kind::kFailed) {
-    io::Log(kWarning, r.error);
+    io::Log(io::kLogWarning, r.error);
     server_.DropStagedLoad();
     if (server_.FailoverInProgress()) {  // the target refused: stay the primary
       // An error answered to PSYNC FAILOVER is logged with Redis's reason,
@@ -121,8 +113,8 @@ void ReplicaSide::OnSyncResult(SyncResult r) {
   link_.state = MasterLink::State::kConnected;
   link_.last_io_ms = now_ms;
   const bool partial = r.kind == SyncResult::Kind::kContinue;
-  io::Log(kNotice, partial ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
-                           : "MASTER <-> REPLICA sync: Finished with success");
+  io::Log(io::kLogNotice, partial ? "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization."
+                                  : "MASTER <-> REPLICA sync: Finished with success");
   server_.SupervisorStatus(partial ? "MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept "
                                  "connections in read-write mode."
                                : "MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in "
@@ -159,7 +151,7 @@ void ReplicaSide::Retarget(std::string host, int port) {
 }
 
 void ReplicaSide::OnLinkClosed(int client_db) {
-  io::Log(kWarning, "Connection with master lost.");
+  io::Log(io::kLogWarning, "Connection with master lost.");
   Detach(client_db);
   link_.state = MasterLink::State::kConnect;
   link_.retry_at_ms = NextCronMs(server_.NowMs());

@@ -17,7 +17,7 @@
 namespace ringkv::server {
 namespace {
 
-int64_t MonotonicMs() {
+int64_t DeadlineNowMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
@@ -27,7 +27,7 @@ int64_t MonotonicMs() {
 // ETIMEDOUT then).
 bool WaitFor(int fd, short events, int64_t deadline_ms) {
   while (true) {
-    const int64_t left = deadline_ms - MonotonicMs();
+    const int64_t left = deadline_ms - DeadlineNowMs();
     if (left <= 0) {
       errno = ETIMEDOUT;
       return false;
@@ -48,7 +48,7 @@ int Connect(std::string_view host, std::string_view port, int64_t timeout_ms) {
   addrinfo* res = nullptr;
   if (::getaddrinfo(std::string(host).c_str(), std::string(port).c_str(), &hints, &res) != 0) return -1;
   int fd = -1;
-  const int64_t deadline = MonotonicMs() + timeout_ms;
+  const int64_t deadline = DeadlineNowMs() + timeout_ms;
   for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
@@ -107,7 +107,7 @@ void MigrateSockets::CloseIdle(int64_t now_ms) {
 }
 
 bool MigrateSockets::WriteAll(int fd, std::string_view data, int64_t timeout_ms) {
-  const int64_t deadline = MonotonicMs() + timeout_ms;
+  const int64_t deadline = DeadlineNowMs() + timeout_ms;
   while (!data.empty()) {
     const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -125,7 +125,7 @@ bool MigrateSockets::WriteAll(int fd, std::string_view data, int64_t timeout_ms)
 }
 
 bool MigrateSockets::ReadLine(int fd, std::string* line, size_t max, int64_t timeout_ms) {
-  const int64_t deadline = MonotonicMs() + timeout_ms;
+  const int64_t deadline = DeadlineNowMs() + timeout_ms;
   line->clear();
   while (true) {
     char c;

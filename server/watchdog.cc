@@ -49,7 +49,7 @@ void LogFromHandler(const char* message) {
   LogRawFromHandler(line, len);
 }
 
-int64_t MonotonicMs() {
+int64_t WatchdogNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -174,7 +174,7 @@ void Watchdog::Feed() {
 void Watchdog::CheckBlockingWork() {
   const pid_t tid = g_blocking_tid.load(std::memory_order_acquire);
   if (tid == 0 || g_blocking_reported.load(std::memory_order_acquire)) return;
-  if (MonotonicMs() - g_blocking_since_ms.load(std::memory_order_relaxed) < period_ms_) return;
+  if (WatchdogNowMs() - g_blocking_since_ms.load(std::memory_order_relaxed) < period_ms_) return;
   g_blocking_reported.store(true, std::memory_order_relaxed);
   // The handler is installed (have_timer_), so the signal only logs. The
   // BlockingWork may have just ended; its thread is then still alive (its
@@ -190,7 +190,7 @@ Watchdog::BlockingWork::BlockingWork() {
   if (!registered_) return;
   // `since` is published by the release store of `reported`: the main
   // thread reads `since` only after it saw reported == false.
-  g_blocking_since_ms.store(MonotonicMs(), std::memory_order_relaxed);
+  g_blocking_since_ms.store(WatchdogNowMs(), std::memory_order_relaxed);
   g_blocking_reported.store(false, std::memory_order_release);
 }
 

@@ -20,7 +20,7 @@ constexpr char kBadBit[] = "ERR bit is not an integer or out of range";
 constexpr char kBadFieldType[] =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
-int64_t MaxBulk(CommandContext& ctx) { return ctx.keyspace.limits().max_string_len; }
+int64_t MaxBitmapBytes(CommandContext& ctx) { return ctx.keyspace.limits().max_string_len; }
 
 // A bit offset (Redis's getBitOffsetFromArgument): an int64 >= 0 whose byte
 // lies within proto-max-bulk-len -- not checked for the primary's link and
@@ -33,7 +33,7 @@ bool ParseBitOffset(CommandContext& ctx, std::string_view arg, unsigned field_bi
   bool ok = core::StringToInt64(fields ? arg.substr(1) : arg, &v);
   if (ok && fields) ok = !__builtin_mul_overflow(v, static_cast<int64_t>(field_bits), &v);
   const bool must_obey = ctx.client.is_master || (ctx.client.id() == 0 && !ctx.client.is_script);
-  if (!ok || v < 0 || (!must_obey && (v >> 3) >= MaxBulk(ctx))) {
+  if (!ok || v < 0 || (!must_obey && (v >> 3) >= MaxBitmapBytes(ctx))) {
     ctx.reply.Error(kBadOffset);
     return false;
   }

@@ -414,7 +414,7 @@ void CmdForget(CommandContext& ctx) {
 
 // Redis's clusterReset: open slots closed, slots unassigned, every other
 // node forgotten; HARD also zeroes the epochs and takes a new name.
-void CmdReset(CommandContext& ctx) {
+void CmdClusterReset(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   bool hard = false;
@@ -468,7 +468,7 @@ void CmdReset(CommandContext& ctx) {
 
 // Redis's CLUSTER FAILOVER [FORCE|TAKEOVER] on a replica (the default,
 // coordinated with the master by MFSTART, is not there yet: its error says so).
-void CmdFailover(CommandContext& ctx) {
+void CmdClusterFailover(CommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() > 3) {
@@ -563,7 +563,7 @@ constexpr ClusterSub kClusterSubs[] = {
     {"delslots", -3, kAdminFlags, true, "Set hash slots as unbound in receiving node", "3.0.0", CmdDelSlots},
     {"delslotsrange", -4, kAdminFlags, true, "Set hash slots as unbound in receiving node", "7.0.0", CmdDelSlotsRange},
     {"failover", -2, kAdminFlags, true, "Forces a replica to perform a manual failover of its master.", "3.0.0",
-     CmdFailover},
+     CmdClusterFailover},
     {"flushslots", 2, kAdminFlags, true, "Delete a node's own slots information", "3.0.0", CmdFlushSlots},
     {"forget", 3, kAdminFlags, true, "Remove a node from the nodes table", "3.0.0", CmdForget},
     {"getkeysinslot", 4, kStale, false, "Return local key names in the specified hash slot", "3.0.0",
@@ -581,7 +581,7 @@ constexpr ClusterSub kClusterSubs[] = {
     {"replicas", 3, kAdmin | kStale, true, "List replica nodes of the specified master node", "5.0.0", CmdReplicas},
     {"replicate", 3, kAdminFlags, true, "Reconfigure a node as a replica of the specified master node", "3.0.0",
      CmdReplicate},
-    {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0", CmdReset},
+    {"reset", -2, kAdmin | kNoscript | kStale, true, "Reset a Redis Cluster node", "3.0.0", CmdClusterReset},
     {"saveconfig", 2, kAdminFlags, true, "Forces the node to save cluster state on disk", "3.0.0", CmdSaveConfig},
     {"set-config-epoch", 3, kAdminFlags, true, "Set the configuration epoch in a new node", "3.0.0",
      CmdSetConfigEpoch},

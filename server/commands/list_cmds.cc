@@ -32,7 +32,7 @@ void CmdLpushx(CommandContext& ctx) { Push(ctx, true, true); }
 void CmdRpushx(CommandContext& ctx) { Push(ctx, false, true); }
 
 // LPOP / RPOP key [count]
-void Pop(CommandContext& ctx, bool head) {
+void ListPop(CommandContext& ctx, bool head) {
   if (ctx.argv.size() > 3) {
     ctx.reply.Error(StrCat("ERR wrong number of arguments for '", AsciiLower(ctx.argv[0]), "' command"));
     return;
@@ -66,8 +66,8 @@ void Pop(CommandContext& ctx, bool head) {
   }
 }
 
-void CmdLpop(CommandContext& ctx) { Pop(ctx, true); }
-void CmdRpop(CommandContext& ctx) { Pop(ctx, false); }
+void CmdLpop(CommandContext& ctx) { ListPop(ctx, true); }
+void CmdRpop(CommandContext& ctx) { ListPop(ctx, false); }
 
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first
 // non-empty list; propagated as LPOP/RPOP of that key with the count.

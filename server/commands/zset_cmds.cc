@@ -176,7 +176,7 @@ void CmdZremrangebyscore(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kSco
 void CmdZremrangebylex(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kLex); }
 
 // ZPOPMIN / ZPOPMAX key [count]
-void Pop(CommandContext& ctx, bool max) {
+void ZsetPop(CommandContext& ctx, bool max) {
   if (ctx.argv.size() > 3) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -198,8 +198,8 @@ void Pop(CommandContext& ctx, bool max) {
   if (!r.ok()) ReplyOpError(ctx, r.status());
 }
 
-void CmdZpopmin(CommandContext& ctx) { Pop(ctx, false); }
-void CmdZpopmax(CommandContext& ctx) { Pop(ctx, true); }
+void CmdZpopmin(CommandContext& ctx) { ZsetPop(ctx, false); }
+void CmdZpopmax(CommandContext& ctx) { ZsetPop(ctx, true); }
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first
 // non-empty set; propagated as ZPOPMIN/ZPOPMAX of that key.

@@ -21,7 +21,7 @@ namespace {
 
 std::atomic<int> g_key_load_delay_us{0};
 
-absl::Status Errno(std::string_view what, const std::string& path) {
+absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
   return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
@@ -162,21 +162,21 @@ absl::Status SyncDirectoryOf(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Errno("Opening directory", dir);
+  if (fd < 0) return ErrnoStatus("Opening directory", dir);
   int r = ::fsync(fd);
   ::close(fd);
-  if (r != 0) return Errno("Syncing directory", dir);
+  if (r != 0) return ErrnoStatus("Syncing directory", dir);
   return absl::OkStatus();
 }
 
 absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std::string& tmp_path,
                          const RdbSaveOptions& options) {
   int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("Failed opening the temp RDB file", tmp_path);
+  if (fd < 0) return ErrnoStatus("Failed opening the temp RDB file", tmp_path);
   absl::Status s = WriteRdb(ks, fd, options);
-  if (s.ok() && ::fsync(fd) != 0) s = Errno("Failed syncing", tmp_path);
+  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("Failed syncing", tmp_path);
   ::close(fd);
-  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) s = Errno("Failed renaming the temp RDB file to", path);
+  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) s = ErrnoStatus("Failed renaming the temp RDB file to", path);
   if (s.ok()) s = SyncDirectoryOf(path);
   if (!s.ok()) ::unlink(tmp_path.c_str());
   return s;
@@ -197,7 +197,7 @@ absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(StrCat(path, " does not exist"));
-    return Errno("Opening", path);
+    return ErrnoStatus("Opening", path);
   }
   core::FdSource src(fd);
   absl::StatusOr<RdbLoadStats> r = LoadRdbInto(&src, ks, now_ms, replace, progress);

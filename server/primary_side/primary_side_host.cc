@@ -18,7 +18,7 @@ namespace ringkv::server {
 namespace {
 
 // Writes all of s to fd (a blocking pipe, in the child).
-bool WriteAll(int fd, std::string_view s) {
+bool WriteAllToPipe(int fd, std::string_view s) {
   while (!s.empty()) {
     const ssize_t n = ::write(fd, s.data(), s.size());
     if (n < 0 && errno == EINTR) continue;
@@ -109,12 +109,12 @@ absl::StatusOr<int> PrimarySide::ForkSnapshotToPipe(const repl::SnapshotSpec& sp
   ChildProcess& child = persistence_.child();
   absl::Status s = child.Start(ChildType::kRdb, [ks, read_fd, write_fd, options, prefix, suffix]() {
     ::close(read_fd);
-    if (!WriteAll(write_fd, prefix)) return 1;
+    if (!WriteAllToPipe(write_fd, prefix)) return 1;
     if (absl::Status w = WriteRdb(*ks, write_fd, options); !w.ok()) {
       Log(kWarning, StrCat("Failed streaming the RDB to replicas: ", w.message()));
       return 1;
     }
-    return WriteAll(write_fd, suffix) ? 0 : 1;
+    return WriteAllToPipe(write_fd, suffix) ? 0 : 1;
   });
   if (!s.ok()) return s;
   return static_cast<int>(child.pid());

@@ -197,7 +197,7 @@ lua_Number GetInteger(const unsigned char* buff, int endian, bool is_signed, siz
 }
 
 // struct.pack(fmt, ...)
-int Pack(lua_State* L) {
+int StructPack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   Header h;
   DefaultOptions(&h);
@@ -266,7 +266,7 @@ int Pack(lua_State* L) {
 }
 
 // struct.unpack(fmt, s [, i]): the values, then the next position.
-int Unpack(lua_State* L) {
+int StructUnpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
   const auto* data = reinterpret_cast<const unsigned char*>(luaL_checklstring(L, 2, &ld));
@@ -371,8 +371,8 @@ int Size(lua_State* L) {
 }
 
 constexpr luaL_Reg kStructFunctions[] = {
-    {"pack", Pack},
-    {"unpack", Unpack},
+    {"pack", StructPack},
+    {"unpack", StructUnpack},
     {"size", Size},
     {nullptr, nullptr},
 };

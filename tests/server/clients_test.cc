@@ -20,16 +20,7 @@ namespace {
 
 class ClientsTest : public ::testing::Test, public Clients::Hooks {
  protected:
-  Client& Add(uint64_t id) {
-    auto conn = std::make_unique<io::Connection>();
-    conn->id = id;
-    auto c = std::make_unique<Client>();
-    c->conn = conn.get();
-    Client& ref = *c;
-    conns_.push_back(std::move(conn));
-    clients_.registry().Add(std::move(c));
-    return ref;
-  }
+  Client& Add(uint64_t id) { return test_fakes::AddFakeClient(id, conns_, clients_.registry()); }
   void Defer(Client& c, std::vector<std::string_view> argv) { clients_.Defer(c, argv); }
 
   // ---- Clients::Hooks ----

@@ -15,6 +15,7 @@
 
 #include "io/connection.h"
 #include "server/client.h"
+#include "server/client_registry.h"
 #include "server/config.h"
 #include "server/persistence/persistence.h"
 
@@ -38,6 +39,20 @@ inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connec
   Client& ref = *c;
   conns.push_back(std::move(conn));
   clients[id] = std::move(c);
+  return ref;
+}
+
+// The same, listed in a ClientRegistry (the components that borrow the
+// server's registry: PubSub, Clients).
+inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns,
+                             ClientRegistry& clients) {
+  auto conn = std::make_unique<io::Connection>();
+  conn->id = id;
+  auto c = std::make_unique<Client>();
+  c->conn = conn.get();
+  Client& ref = *c;
+  conns.push_back(std::move(conn));
+  clients.Add(std::move(c));
   return ref;
 }
 

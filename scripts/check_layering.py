@@ -18,7 +18,9 @@ covers what include paths cannot:
     sorted sets, streams, HyperLogLog, geo, blocking pops) never reach the
     server through their CommandContext (`ctx.server`), and do not include
     server/server.h (neither does server/commands/util.h, which they all
-    include), so the compiler sees to it too: the keyspace, the client's
+    include), so compiled on their own (-DRINGKV_UNITY=OFF) the compiler
+    sees to it too (a unity batch may put them after a file that includes
+    it, hence this check): the keyspace, the client's
     database, the arguments and the reply are theirs (server/command.h).
 
 Usage: check_layering.py [--root DIR]    (exit 1 and one line per violation)

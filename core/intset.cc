@@ -11,7 +11,7 @@ uint32_t EncodingFor(int64_t v) {
   return 8;
 }
 
-uint64_t ReadLe(const char* p, size_t bytes) {
+uint64_t ReadIntsetField(const char* p, size_t bytes) {
   uint64_t v = 0;
   for (size_t i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
   return v;
@@ -22,7 +22,7 @@ void WriteLe(char* p, uint64_t v, size_t bytes) {
 }
 
 int64_t ReadElement(const char* p, uint32_t encoding) {
-  const uint64_t raw = ReadLe(p, encoding);
+  const uint64_t raw = ReadIntsetField(p, encoding);
   switch (encoding) {
     case 2: return static_cast<int16_t>(raw);
     case 4: return static_cast<int32_t>(raw);
@@ -45,9 +45,9 @@ Intset Intset::FromBytes(std::string bytes) {
 
 absl::Status Intset::Validate(std::string_view bytes) {
   if (bytes.size() < kHeaderSize) return absl::DataLossError("intset shorter than its header");
-  const uint64_t encoding = ReadLe(bytes.data(), 4);
+  const uint64_t encoding = ReadIntsetField(bytes.data(), 4);
   if (encoding != 2 && encoding != 4 && encoding != 8) return absl::DataLossError("bad intset encoding");
-  const uint64_t length = ReadLe(bytes.data() + 4, 4);
+  const uint64_t length = ReadIntsetField(bytes.data() + 4, 4);
   if (length == 0) return absl::DataLossError("empty intset");
   if (kHeaderSize + length * encoding != bytes.size()) return absl::DataLossError("intset size mismatch");
   int64_t prev = 0;
@@ -59,8 +59,8 @@ absl::Status Intset::Validate(std::string_view bytes) {
   return absl::OkStatus();
 }
 
-uint32_t Intset::encoding() const { return static_cast<uint32_t>(ReadLe(buf_.data(), 4)); }
-size_t Intset::size() const { return static_cast<size_t>(ReadLe(buf_.data() + 4, 4)); }
+uint32_t Intset::encoding() const { return static_cast<uint32_t>(ReadIntsetField(buf_.data(), 4)); }
+size_t Intset::size() const { return static_cast<size_t>(ReadIntsetField(buf_.data() + 4, 4)); }
 
 int64_t Intset::Get(size_t i) const {
   const uint32_t enc = encoding();

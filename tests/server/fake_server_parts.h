@@ -27,31 +27,28 @@ inline void Set(Config& config, const std::string& name, const std::string& valu
   ASSERT_TRUE(config.SetFromCommand({{name, value}}, &error)) << error;
 }
 
-// Adds client `id` with a connection of its own to `clients`; the
-// connection is kept in `conns`, which must outlive the clients (declare it
-// first).
-inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns,
-                             std::map<uint64_t, std::unique_ptr<Client>>& clients) {
+// Client `id` with a connection of its own, kept in `conns`, which must
+// outlive the clients (declare it first). AddFakeClient lists it in
+// `clients` too.
+inline std::unique_ptr<Client> MakeFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns) {
   auto conn = std::make_unique<io::Connection>();
   conn->id = id;
   auto c = std::make_unique<Client>();
   c->conn = conn.get();
-  Client& ref = *c;
   conns.push_back(std::move(conn));
-  clients[id] = std::move(c);
-  return ref;
+  return c;
+}
+inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns,
+                             std::map<uint64_t, std::unique_ptr<Client>>& clients) {
+  return *(clients[id] = MakeFakeClient(id, conns));
 }
 
 // The same, listed in a ClientRegistry (the components that borrow the
 // server's registry: PubSub, Clients).
 inline Client& AddFakeClient(uint64_t id, std::vector<std::unique_ptr<io::Connection>>& conns,
                              ClientRegistry& clients) {
-  auto conn = std::make_unique<io::Connection>();
-  conn->id = id;
-  auto c = std::make_unique<Client>();
-  c->conn = conn.get();
+  std::unique_ptr<Client> c = MakeFakeClient(id, conns);
   Client& ref = *c;
-  conns.push_back(std::move(conn));
   clients.Add(std::move(c));
   return ref;
 }

@@ -378,7 +378,7 @@ struct Server::GateRun {
   // queued one must be; Redis's order: before BUSY). During an async
   // (swapdb) load, what is flagged `no-async-loading` waits for its end.
   bool CheckLoading() {
-    if ((((s.loading_ && !s.replica_side_.async_loading()) || s.replica_side_.sync_loading()) &&
+    if ((((s.loading_.active() && !s.replica_side_.async_loading()) || s.replica_side_.sync_loading()) &&
          (!(flags & cmd::kLoading) || (is_exec && !s.transactions_.QueueRunsWhileLoading(c)))) ||
         (s.replica_side_.async_loading() && (flags & cmd::kNoAsyncLoading))) {
       Reject(errors::kLoading, spec);

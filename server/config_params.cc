@@ -558,7 +558,7 @@ constexpr Rule kRules[] = {
     // an RDB; a negative value -N sleeps 1 microsecond once in N keys.
     {.name = "rdb-key-save-delay", .min = INT32_MIN, .max = kIntMax},
     {.name = "key-load-delay", .min = INT32_MIN, .max = kIntMax},
-    // How often a start-up RDB load serves clients (Server::ServeWhileLoading);
+    // How often a start-up RDB load serves clients (Loading: its ServeWhileLoading hook);
     // a diskless replica load is parsed by a worker thread while the main
     // thread keeps serving, so it does not apply there.
     {.name = "loading-process-events-interval-bytes", .min = 1024, .max = kIntMax},

@@ -2,6 +2,7 @@
 
 #include "io/thread_check.h"
 #include "replication/primary.h"
+#include "server/loading.h"
 #include "server/persistence/persistence.h"
 #include "server/primary_side/primary_side.h"
 #include "server/replica_side/replica_side.h"
@@ -12,7 +13,7 @@ bool Propagation::FeedsStream() const { return !replica_side_.is_replica(); }
 
 void Propagation::Propagate(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (loading_) return;
+  if (loading_.active()) return;
   repl::Primary* primary = primary_side_.primary();
   if (depth_ > 0) {  // inside EXEC or a script: one block at its end
     // Nothing would receive it (no AOF, no stream of our own): not copied.
@@ -29,7 +30,7 @@ void Propagation::Propagate(int db, Argv argv) {
 
 void Propagation::ToReplicas(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (repl::Primary* p = primary_side_.primary(); p != nullptr && FeedsStream() && !loading_) p->Feed(db, argv);
+  if (repl::Primary* p = primary_side_.primary(); p != nullptr && FeedsStream() && !loading_.active()) p->Feed(db, argv);
 }
 
 void Propagation::PropagateCommand(int db, Argv argv) {

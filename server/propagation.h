@@ -22,6 +22,7 @@
 
 namespace ringkv::server {
 
+class Loading;
 class Persistence;
 class PrimarySide;
 class ReplicaSide;
@@ -30,10 +31,10 @@ class Propagation {
  public:
   using Argv = std::span<const std::string_view>;
 
-  // Borrows what it feeds and the server's `loading` flag, read on every
-  // call; all must outlive it.
+  // Borrows what it feeds and the dataset's Loading (its active() is read
+  // on every call); all must outlive it.
   Propagation(Persistence& persistence, PrimarySide& primary_side, const ReplicaSide& replica_side,
-              const bool& loading)
+              const Loading& loading)
       : persistence_(persistence), primary_side_(primary_side), replica_side_(replica_side), loading_(loading) {}
   Propagation(const Propagation&) = delete;
   Propagation& operator=(const Propagation&) = delete;
@@ -86,7 +87,7 @@ class Propagation {
   Persistence& persistence_;
   PrimarySide& primary_side_;
   const ReplicaSide& replica_side_;
-  const bool& loading_;
+  const Loading& loading_;
   std::vector<std::vector<std::string>> forms_;
   struct Collected {
     int db;

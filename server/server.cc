@@ -342,7 +342,7 @@ absl::Status Server::Start() {
       return s;
     }
   }
-  if (absl::Status s = LoadData(); absl::IsCancelled(s)) {
+  if (absl::Status s = loading_.LoadAtStartup(); absl::IsCancelled(s)) {
     Log(kWarning, "Loading stopped by a shutdown request: the dataset is not saved.");
     return absl::OkStatus();  // the first turn of Run() shuts down
   } else if (!s.ok()) {
@@ -583,7 +583,7 @@ void Server::Cron(int64_t now_ms) {
   replica_side_.Cron(now_ms);
   if (shutdown_.waiting()) shutdown_.Cron(now_ms);
   if (cluster_) {
-    if (deferred_cluster_master_ && !loading_) {
+    if (deferred_cluster_master_ && !loading_.active()) {
       const auto [host, port] = *std::exchange(deferred_cluster_master_, std::nullopt);
       (void)replica_side_.ReplicaOf(host, port);
     }

@@ -41,7 +41,7 @@
 #include "server/error_stats.h"
 #include "server/eviction_memory.h"
 #include "server/latency_stats.h"
-#include "server/loading_progress.h"
+#include "server/loading.h"
 #include "server/lazy_free.h"
 #include "server/migrate_sockets.h"
 #include "server/monitors.h"
@@ -81,7 +81,8 @@ class ClusterMode;
 class Server final : public io::CommandSink, public core::KeyspaceObserver,
                      private BlockedClients::Hooks, private Tracking::Delivery, private Shutdown::Hooks,
                      private Persistence::Hooks, private PrimarySide::Hooks, private ReplicaSide::Hooks,
-                     private PubSub::Hooks, private scripting::ScriptingSide::Hooks, private Clients::Hooks {
+                     private PubSub::Hooks, private scripting::ScriptingSide::Hooks, private Clients::Hooks,
+                     private Loading::Hooks {
  public:
   explicit Server(std::unique_ptr<Config> config);
   ~Server() override;
@@ -202,8 +203,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // RDB snapshots, the AOF, the fork child, replies held for an fsync
   // (server/persistence/persistence.h; its hooks: server_hooks.cc).
   Persistence& persistence() { return persistence_; }
-  bool loading() const { return loading_; }
-  const LoadingProgress& loading_progress() const { return loading_progress_; }
+  // The dataset's loads (start-up, a replica's sync file, DEBUG RELOAD /
+  // LOADAOF) and the `loading` state (server/loading.h; its hooks:
+  // server_hooks.cc).
+  Loading& loading() { return loading_; }
+  const Loading& loading() const { return loading_; }
   // Whether a command setting a deadline already past deletes the key at
   // once (Redis's checkAlreadyExpired): not while loading, nor on a replica.
   bool DeletesPastDeadlines() const { return keyspace_.expiry_mode() == core::ExpiryMode::kDelete; }
@@ -211,11 +215,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status PrepareForShutdown(ShutdownSave save, bool force) override {
     return persistence_.PrepareForShutdown(save, force);
   }
-  // DEBUG RELOAD: save (unless !save), empty the keyspace (unless !flush),
-  // load dbfilename (with merge, its keys replace existing ones).
-  absl::Status DebugReload(bool save, bool flush, bool merge);
-  // DEBUG LOADAOF: flush the AOF, empty the keyspace, replay the AOF.
-  absl::Status DebugLoadAof();
 
   // ---- keys changed: WATCH, blocked clients, keyspace notifications (server_notify.cc) ----
   // A command wrote `key`: watchers of it become dirty, clients blocked on
@@ -383,14 +382,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void EvictForCron(int64_t now_ms);
   // aclfile / user directives, at start-up.
   absl::Status LoadUsers();
-  // The start-up load (AOF or RDB). Clients are served between keys (see
-  // ServeWhileLoading); Cancelled when a shutdown stopped it part way.
-  absl::Status LoadData();
-  // Redis's processEventsWhileBlocked during a start-up load: one
-  // non-blocking turn of the main loop, in which only commands flagged
-  // `loading` run (the gate answers the rest -LOADING). `consumed`: input
-  // bytes loaded so far. False when a shutdown was asked for meanwhile.
-  bool ServeWhileLoading(uint64_t consumed);
   // The command gate's entrance for the AOF loader (command_gate.cc): one
   // command of the file on `c`, its fake client (no connection). Only
   // LookUp and CheckArity judge it; their refusals are the load's error
@@ -404,11 +395,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // `in_transaction`: a command of a MULTI block, run at its EXEC
   // (AofApply).
   absl::Status ExecuteFromAof(Client& c, Argv argv, bool in_transaction);
-  // The AOF reader's callbacks: each file on a new fake client (aof_client_),
-  // its commands through ExecuteFromAof; with `serve_clients`, clients are
-  // served every 1024 commands, as Redis's start-up load does (the load is
-  // then Cancelled by a shutdown asked for meanwhile).
-  AofApply AofReplayer(bool serve_clients);
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary_side_.ReplyToWaiter(c, spec); }
   void Cron(int64_t now_ms);
   // The error a command gets from replication's rules (NOREPLICAS, READONLY,
@@ -419,13 +405,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // A command on a replica's link (REPLCONF ACK): one that replies is a
   // rogue replica's, which is dropped.
   void ExecuteFromReplica(Client& c, Argv argv);
-  // After a primary loaded an RDB with nothing expiring: deletes the keys
-  // past their deadline, through the replication stream when there is one.
-  // Returns how many.
-  uint64_t DeleteKeysExpiredAtLoad(int64_t now_ms);
   void ResumeClient(Client& c) override;
   // ---- Shutdown::Hooks (server_hooks.cc; PrepareForShutdown: above) -------------------
-  bool LoadingDataset() override { return loading_; }
+  bool LoadingDataset() override { return loading_.active(); }
   bool ReplicasCaughtUp() override;
   ClientPause::Window PauseWritesForShutdown() override;
   void RestorePause(const ClientPause::Window& before) override;
@@ -459,7 +441,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ServingSinceMs: above, shared with PrimarySide::Hooks) -------------------------------
   void ExecuteMasterCommand(Client& c, Argv argv) override { Execute(c, argv); }
   bool ScriptBusy() override { return scripting_.busy(); }
-  absl::StatusOr<RdbLoadStats> LoadSyncFile(const std::string& path, int64_t now_ms) override;
+  absl::StatusOr<RdbLoadStats> LoadSyncFile(const std::string& path, int64_t now_ms) override {
+    return loading_.LoadSyncFile(path, now_ms);
+  }
   absl::Status ReplaceFunctions(const std::vector<std::string>& codes) override {
     return scripting_.LoadFunctionLibraries(codes);
   }
@@ -484,6 +468,17 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   bool OomAtCommandStart() override { return pre_command_oom_; }
   bool CallerMayRun(const CommandSpec& spec, Argv argv) override;
   void ServeWhileBusy() override;
+  // ---- Loading::Hooks (server_hooks.cc; ReplayAofCommand: command_gate.cc) ---------------
+  absl::Status ReplayAofCommand(Client& fake_client, Argv argv, bool in_transaction) override {
+    return ExecuteFromAof(fake_client, argv, in_transaction);
+  }
+  bool ServeWhileLoading() override;
+  void RestoreReplicationHistory(const RdbLoadStats& loaded, bool as_replica) override;
+  void FeedExpiredAtLoad(int db, Argv argv) override;
+  absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes,
+                                     Loading::FunctionLoadMode mode) override {
+    return scripting_.LoadFunctionLibraries(codes, mode);
+  }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;
@@ -535,9 +530,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // RDB, AOF, the fork child, held replies: a member (not behind a
   // pointer), as the reply path reads it for every reply.
   Persistence persistence_{*this, *config_, keyspace_, stats_.dirty, latency_.monitor()};
-  bool loading_ = false;
-  LoadingProgress loading_progress_;  // INFO loading_* while loading_
-  std::unique_ptr<Client> aof_client_;  // the fake client replaying the AOF
+  // The dataset's loads and the `loading` state the gate reads.
+  Loading loading_{*this, *config_, keyspace_, persistence_, stats_.dirty};
   // Blocked clients (any kind): their states, deadlines, the keys BLPOP &
   // co. wait on, WAIT / WAITAOF's conditions.
   BlockedClients blocking_{*this};
@@ -565,7 +559,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The replica side: a member (the command path's is_replica() is an
   // inline load); it allocates only when REPLICAOF makes this a replica.
   ReplicaSide replica_side_{*this, *config_, repl_ids_, primary_side_, persistence_, blocking_, keyspace_, lazy_freer_};
-  // Where writes go: after what it feeds (and the loading flag it reads).
+  // Where writes go: after what it feeds (and the Loading it reads).
   Propagation propagation_{persistence_, primary_side_, replica_side_, loading_};
   int restored_stream_db_ = 0;  // AUX repl-stream-db of the RDB a replica restarted from
   std::unique_ptr<ClusterMode> cluster_;  // cluster-enabled yes only

@@ -19,7 +19,7 @@ ClusterHooks Server::MakeClusterHooks() {
   h.notify = [this] { io_->Notify(); };
   h.repl_offset = [this] { return static_cast<int64_t>(announced_repl_offset()); };
   h.set_master = [this](const std::string& host, int port) {
-    if (loading_) {  // the bus is served from inside a load (ServeWhileLoading)
+    if (loading_.active()) {  // the bus is served from inside a load (ServeWhileLoading)
       deferred_cluster_master_.emplace(host, port);
       return;
     }

@@ -15,7 +15,7 @@ void Server::CountErrorReply(Client& c, std::string_view msg, bool update_stats)
     // still failed.
     ++c.last_command->failed_calls;
   }
-  if (c.is_master || c.is_replica || (aof_client_ && &c == aof_client_.get())) {
+  if (c.is_master || c.is_replica || loading_.IsAofClient(c)) {
     ++stats_.unexpected_error_replies;
     unexpected_errors_.OnErrorReply(c, msg, replica_side_.refuses_writes());  // a read-only replica
   }

@@ -1,24 +1,22 @@
 // Server: its side of the components' hooks -- what BlockedClients
 // (blocking.h), Shutdown (shutdown.h), Persistence
-// (persistence/persistence.h), PrimarySide (primary_side/primary_side.h)
-// and ReplicaSide (replica_side/replica_side.h) ask of the server;
+// (persistence/persistence.h), PrimarySide (primary_side/primary_side.h),
+// ReplicaSide (replica_side/replica_side.h), Clients (clients.h) and
+// Loading (loading.h) ask of the server;
 // Tracking's Delivery and the one-line hooks are inline in server.h. None
 // is called once per client command: only when a client blocks, is served,
 // times out or is unblocked, while a shutdown starts, waits, finishes or is
 // cancelled, when held replies are released, an fsync completes, the fork
-// child ends, a replica acts, or -- on a replica -- a full sync loads or
+// child ends, a replica acts, a load serves a turn, or -- on a replica --
 // one of its own keys expires (ReplicaSide's ExecuteMasterCommand, inline,
 // runs once per command of the primary's stream).
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "core/keyspace.h"
 #include "core/strings.h"
-#include "server/logging.h"
 #include "server/closing_client.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/server.h"
-#include "server/supervision.h"
 
 namespace ringkv::server {
 
@@ -135,25 +133,6 @@ void Server::AcksRequested() {
 
 // ---- ReplicaSide::Hooks ---------------------------------------------------------------
 
-absl::StatusOr<RdbLoadStats> Server::LoadSyncFile(const std::string& path, int64_t now_ms) {
-  Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
-  NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
-  loading_ = true;
-  // Clients and the cluster bus are served every
-  // loading-process-events-interval-bytes, as Redis's replica loads
-  // (loading-ok commands run, the others get -LOADING).
-  struct stat st {};
-  loading_progress_.Start(now_ms, ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
-  LoadProgressHook progress;
-  progress.interval_bytes = static_cast<uint64_t>(config_->Int("loading-process-events-interval-bytes"));
-  progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
-  absl::StatusOr<RdbLoadStats> loaded = LoadRdbFile(path, keyspace_, now_ms, /*replace=*/false, &progress);
-  // Stopped by a shutdown: loading_ stays set, so the half-loaded data is
-  // never saved, and the main loop's next turn completes the shutdown.
-  if (!absl::IsCancelled(loaded.status())) loading_ = false;
-  return loaded;
-}
-
 void Server::PropagateOwnExpiry(int db, std::string_view key) {
   std::string k(key);
   std::string_view del[] = {"DEL", k};
@@ -183,6 +162,38 @@ void Server::PauseEnded() {
   if (keyspace_.expiry_mode() == core::ExpiryMode::kHide && !replica_side_.is_replica()) {
     keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);
   }
+}
+
+// ---- Loading::Hooks ------------------------------------------------------------------
+
+// Redis's processEventsWhileBlocked during a load: one non-blocking turn of
+// the main loop, in which only commands flagged `loading` run.
+bool Server::ServeWhileLoading() {
+  io_->ProcessEventsWhileBusy(nullptr);
+  // The cluster bus too: PINGs are answered (a replica's PONGs announce
+  // offset 0 during its full sync), so the load is not taken for a
+  // failure. Its cron waits for the end.
+  if (cluster_) cluster_->OnBusEvents();
+  return !shutdown_.stopping();
+}
+
+void Server::RestoreReplicationHistory(const RdbLoadStats& loaded, bool as_replica) {
+  if (as_replica) {
+    // A replica restarting from its own save continues where it was: the
+    // file's replication id and offset become ours, so PSYNC can resume.
+    repl_ids_.replid = loaded.repl_id;
+    repl_ids_.offset = loaded.repl_offset;
+    primary_side_.CreateBacklogAt(loaded.repl_offset);
+    restored_stream_db_ = loaded.repl_stream_db;
+  } else {
+    primary_side_.RestoreHistoryAsPrimary(loaded.repl_id, loaded.repl_offset);
+  }
+}
+
+void Server::FeedExpiredAtLoad(int db, Argv argv) {
+  // With a restored history the replicas hold these keys: they go through
+  // the stream, as Redis feeds them to its new backlog.
+  if (repl::Primary* primary = primary_side_.primary(); primary != nullptr) primary->Feed(db, argv);
 }
 
 }  // namespace ringkv::server

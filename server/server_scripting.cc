@@ -55,7 +55,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     }
   }
   // What the primary's stream or the AOF runs is never refused.
-  const bool obey = sc.is_master || loading_;
+  const bool obey = sc.is_master || loading_.active();
   if (!obey && replica_side_.refuses_stale(spec->flags)) {
     refuse("ERR Can not execute the command on a stale replica. The allow-stale flag must be set on the script to "
            "enable it.");

@@ -263,7 +263,7 @@ void DebugReload(CommandContext& ctx) {
       return;
     }
   }
-  absl::Status s = ctx.server.DebugReload(save, flush, merge);
+  absl::Status s = ctx.server.loading().DebugReload(save, flush, merge);
   if (s.ok()) {
     ctx.reply.Ok();
   } else if (absl::IsDataLoss(s) || absl::IsNotFound(s)) {
@@ -274,7 +274,7 @@ void DebugReload(CommandContext& ctx) {
 }
 
 void DebugLoadAof(CommandContext& ctx) {
-  const absl::Status s = ctx.server.DebugLoadAof();
+  const absl::Status s = ctx.server.loading().DebugLoadAof();
   // What the load did is not a write of this command's (Redis's
   // "Prevent AOF / replication"), whether or not it failed.
   ctx.server.stats().dirty = 0;

@@ -184,7 +184,7 @@ void InfoPersistence(Server& s, std::string* out) {
   const ChildProcess& child = s.persistence().child();
   const Aof& aof = s.persistence().aof();
   const ReplicaSide& replica = s.replica_side();
-  Field(out, "loading", s.loading() || replica.sync_loading() ? 1 : 0);
+  Field(out, "loading", s.loading().active() || replica.sync_loading() ? 1 : 0);
   Field(out, "async_loading", replica.async_loading() ? 1 : 0);
   child.AppendCurrentInfo(out, now_ms);
   s.persistence().rdb().AppendInfo(out, now_ms, s.stats().dirty);
@@ -203,7 +203,9 @@ void InfoPersistence(Server& s, std::string* out) {
   Field(out, "module_fork_in_progress", 0);
   Field(out, "module_fork_last_cow_size", 0);
   if (aof.enabled()) aof.AppendInfo(out);
-  if (s.loading() && !replica.sync_loading() && !replica.async_loading()) s.loading_progress().AppendInfo(out, now_ms);
+  if (s.loading().active() && !replica.sync_loading() && !replica.async_loading()) {
+    s.loading().progress().AppendInfo(out, now_ms);
+  }
 }
 
 void InfoStats(Server& s, std::string* out) {

@@ -79,7 +79,7 @@ TEST_F(AofGateTest, ReplaysThroughTheGateWithoutCountingOrDirtying) {
   WriteAof(Resp({"SET", "a", "1"}) + Resp({"select", "1"}) + Resp({"SET", "b", "2"}) +
            Resp({"HSET", "h", "f", "v"}) + Resp({"XADD", "s", "1-1", "f", "v"}) +
            Resp({"XGROUP", "CREATE", "s", "g", "0"}));  // a container's subcommand
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "a"), "1");
   EXPECT_EQ(Get(1, "b"), "2");  // SELECT moved the fake client
   EXPECT_NE(s.keyspace().db(1).Peek("h"), nullptr);
@@ -98,7 +98,7 @@ TEST_F(AofGateTest, TheFileIsObeyed) {
   // loads: the file is applied all the same.
   Server& s = MakeServer({{"maxmemory", "1"}, {"maxmemory-policy", "noeviction"}, {"min-replicas-to-write", "1"}});
   WriteAof(Resp({"SET", "k", "v"}) + Resp({"RPUSH", "l", "x", "y"}));
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "k"), "v");
   EXPECT_NE(s.keyspace().db(0).Peek("l"), nullptr);
   EXPECT_EQ(Spec("set").rejected_calls, 0u);
@@ -109,14 +109,14 @@ TEST_F(AofGateTest, NothingExpiresWhileLoading) {
   // it did when the file was written.
   Server& s = MakeServer();
   WriteAof(Resp({"SET", "a", "1"}) + Resp({"PEXPIREAT", "a", "1"}) + Resp({"APPEND", "a", "2"}));
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "a"), "12");
 }
 
 TEST_F(AofGateTest, ErrorsInRepliesDoNotStopTheLoad) {
   Server& s = MakeServer();
   WriteAof(Resp({"SET", "a", "1"}) + Resp({"LPUSH", "a", "x"}) + Resp({"SET", "b", "2"}));
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "b"), "2");
   EXPECT_EQ(s.stats().total_error_replies, 1u);
   EXPECT_EQ(s.stats().unexpected_error_replies, 1u);
@@ -126,7 +126,7 @@ TEST_F(AofGateTest, MultiBlocksApplyWholeAndACutOffOneIsDropped) {
   Server& s = MakeServer({{"aof-load-truncated", "yes"}});
   const std::string done = Resp({"MULTI"}) + Resp({"SET", "t", "1"}) + Resp({"INCR", "t"}) + Resp({"EXEC"});
   WriteAof(done + Resp({"MULTI"}) + Resp({"SET", "u", "1"}));
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "t"), "2");
   EXPECT_EQ(Get(0, "u"), "(nil)");
   EXPECT_EQ(std::filesystem::file_size("appendonlydir/appendonly.aof.1.incr.aof"), done.size());
@@ -151,7 +151,7 @@ TEST_F(AofGateTest, LookUpAndArityRefuseWithLoadErrors) {
   };
   for (const Case& c : cases) {
     WriteAof(Resp({"SET", "a", "1"}) + Resp(c.argv) + Resp({"SET", "b", "2"}));
-    absl::Status st = s.DebugLoadAof();
+    absl::Status st = s.loading().DebugLoadAof();
     EXPECT_TRUE(absl::IsDataLoss(st)) << st;
     EXPECT_EQ(st.message(), c.error + " reading the append only file appendonly.aof.1.incr.aof");
     EXPECT_EQ(Get(0, "a"), "(nil)");  // the data before the load
@@ -160,7 +160,7 @@ TEST_F(AofGateTest, LookUpAndArityRefuseWithLoadErrors) {
   EXPECT_EQ(Spec("config").rejected_calls, 0u);
   // Inside a MULTI block too.
   WriteAof(Resp({"MULTI"}) + Resp({"NOSUCH"}) + Resp({"EXEC"}));
-  EXPECT_EQ(s.DebugLoadAof().message(), "Unknown command 'NOSUCH' reading the append only file appendonly.aof.1.incr.aof");
+  EXPECT_EQ(s.loading().DebugLoadAof().message(), "Unknown command 'NOSUCH' reading the append only file appendonly.aof.1.incr.aof");
 }
 
 // As Redis's loader: EXEC without MULTI runs as a command, whose error reply
@@ -171,7 +171,7 @@ TEST_F(AofGateTest, ExecWithoutMultiAndNestedMultiAnswerErrorsAndTheLoadGoesOn) 
   Server& s = MakeServer();
   WriteAof(Resp({"EXEC"}) + Resp({"SET", "a", "1"}) + Resp({"MULTI"}) + Resp({"SET", "b", "1"}) + Resp({"MULTI"}) +
            Resp({"WATCH", "a"}) + Resp({"INCR", "b"}) + Resp({"EXEC"}) + Resp({"SET", "c", "1"}));
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(0, "a"), "1");
   EXPECT_EQ(Get(0, "b"), "2");
   EXPECT_EQ(Get(0, "c"), "1");
@@ -193,7 +193,7 @@ TEST_F(AofGateTest, EachFileStartsInDatabaseZero) {
   std::ofstream("appendonlydir/appendonly.aof.1.incr.aof", std::ios::binary)
       << Resp({"SELECT", "3"}) + Resp({"SET", "a", "1"});
   std::ofstream("appendonlydir/appendonly.aof.2.incr.aof", std::ios::binary) << Resp({"SET", "b", "2"});
-  ASSERT_TRUE(s.DebugLoadAof().ok());
+  ASSERT_TRUE(s.loading().DebugLoadAof().ok());
   EXPECT_EQ(Get(3, "a"), "1");
   EXPECT_EQ(Get(0, "b"), "2");
   EXPECT_EQ(Get(3, "b"), "(nil)");

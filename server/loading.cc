@@ -1,26 +1,18 @@
-// Server: loading the dataset -- at start-up (the AOF, else the RDB file,
-// serving clients between keys), and DEBUG RELOAD / DEBUG LOADAOF. The AOF
-// is replayed through the command gate (ExecuteFromAof) on a fake client,
-// its MULTI blocks applied whole at their EXEC by the reader
-// (ReplayAofFile); an RDB that carries a replication history restores it.
+// Loading (server/loading.h): the start-up load, a replica's sync file,
+// DEBUG RELOAD and DEBUG LOADAOF.
+#include "server/loading.h"
+
 #include <sys/stat.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "core/strings.h"
-#include "io/thread_check.h"
-#include "server/cluster/cluster_mode.h"
 #include "server/logging.h"
-#include "server/persistence/rdb_snapshot.h"
-#include "server/server.h"
 #include "server/supervision.h"
 
 namespace ringkv::server {
@@ -40,30 +32,48 @@ absl::Status CorruptRdbError(const std::string& path, const absl::Status& status
   return absl::DataLossError("Terminating server after rdb file reading failure.");
 }
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
-AofApply Server::AofReplayer(bool serve_clients) {
+Loading::Loading(Hooks& hooks, const Config& config, core::Keyspace& keyspace, Persistence& persistence,
+                 uint64_t& dirty)
+    : hooks_(hooks), config_(config), keyspace_(keyspace), persistence_(persistence), dirty_(dirty) {}
+
+AofApply Loading::AofReplayer(bool serve_clients) {
   AofApply apply;
   apply.begin_file = [this] {
     aof_client_ = std::make_unique<Client>();
     aof_client_->authenticated = true;
   };
   apply.command = [this, serve_clients, applied = uint64_t{0}](Argv argv, bool in_transaction) mutable {
-    if (serve_clients && ++applied % 1024 == 0 && !ServeWhileLoading(0)) {
+    if (serve_clients && ++applied % 1024 == 0 && !ServeAt(0)) {
       return absl::CancelledError("loading stopped by a shutdown");
     }
-    return ExecuteFromAof(*aof_client_, argv, in_transaction);
+    return hooks_.ReplayAofCommand(*aof_client_, argv, in_transaction);
   };
   return apply;
 }
 
-absl::Status Server::LoadData() {
+bool Loading::ServeAt(uint64_t consumed) {
+  progress_.set_loaded_bytes(consumed);
+  NotifyLoading(consumed);
+  return hooks_.ServeWhileLoading();
+}
+
+LoadProgressHook Loading::ProgressHook() {
+  LoadProgressHook progress;
+  progress.interval_bytes = static_cast<uint64_t>(config_.Int("loading-process-events-interval-bytes"));
+  progress.serve = [this](uint64_t consumed) { return ServeAt(consumed); };
+  return progress;
+}
+
+absl::Status Loading::LoadAtStartup() {
   const int64_t now_ms = UnixMs();
   const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  loading_ = true;
+  active_ = true;
   absl::Status status;
   bool rdb_corrupt = false;  // status is CorruptRdbError's, logged as it is
   // Nothing expires while loading: an AOF replays as it was written
@@ -71,87 +81,91 @@ absl::Status Server::LoadData() {
   // keeps its expired keys for its primary's DELs, and a primary deletes
   // them after the load (DeleteKeysExpiredAtLoad), through its stream when
   // it continues a replication history.
-  const bool as_replica = !config_->Str("replicaof").empty();
-  keyspace_.set_expiry_mode(config_->Bool("appendonly") ? core::ExpiryMode::kKeep : core::ExpiryMode::kHide);
-  if (config_->Bool("appendonly")) {
+  const bool as_replica = !config_.Str("replicaof").empty();
+  const bool aof = config_.Bool("appendonly");
+  keyspace_.set_expiry_mode(aof ? core::ExpiryMode::kKeep : core::ExpiryMode::kHide);
+  if (aof) {
     uint64_t keys = 0;
-    loading_progress_.Start(now_ms, 0);
+    progress_.Start(now_ms, 0);
     status = persistence_.aof().OpenAndLoad(now_ms, AofReplayer(/*serve_clients=*/true), &keys);
     aof_client_.reset();
     if (status.ok()) {
-      Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", seconds()));
-      if (std::string rdb = config_->Str("dbfilename"); access(rdb.c_str(), F_OK) == 0) {
+      Log(kNotice, absl::StrFormat("DB loaded from append only file: %.3f seconds", SecondsSince(start)));
+      if (const std::string& rdb = config_.Str("dbfilename"); access(rdb.c_str(), F_OK) == 0) {
         Log(kVerbose, StrCat("appendonly is yes: ", rdb, " is not loaded (the AOF is the source of truth)"));
       }
     }
     persistence_.RefreshAlways();
   } else {
-    const std::string& file = config_->Str("dbfilename");
-    struct stat st {};
-    loading_progress_.Start(now_ms, ::stat(file.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
-    LoadProgressHook progress;
-    progress.interval_bytes = static_cast<uint64_t>(config_->Int("loading-process-events-interval-bytes"));
-    progress.serve = [this](uint64_t consumed) { return ServeWhileLoading(consumed); };
-    absl::StatusOr<RdbLoadStats> r = LoadRdbFile(file, keyspace_, now_ms, /*replace=*/false, &progress);
-    if (r.ok()) {
-      if (absl::Status f = scripting_.LoadFunctionLibraries(r->function_libraries); !f.ok()) r = f;
-    }
-    if (r.ok()) {
-      const bool has_history = !r->repl_id.empty() && r->repl_offset >= 0;
-      if (has_history && as_replica) {
-        // A replica restarting from its own save continues where it was: the
-        // file's replication id and offset become ours, so PSYNC can resume.
-        repl_ids_.replid = r->repl_id;
-        repl_ids_.offset = r->repl_offset;
-        primary_side_.CreateBacklogAt(r->repl_offset);
-        restored_stream_db_ = r->repl_stream_db;
-      } else if (has_history) {
-        primary_side_.RestoreHistoryAsPrimary(r->repl_id, r->repl_offset);
-      }
-      if (!as_replica) {  // loaded counts the keys that stay (INFO rdb_last_load_keys_loaded)
-        const uint64_t dropped = DeleteKeysExpiredAtLoad(now_ms);
-        r->loaded -= std::min(r->loaded, dropped);
-        r->expired += dropped;
-      }
-      persistence_.rdb().set_load_stats(*r);
-      Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired,
-                          r->empty_skipped ? StrCat(", empty keys skipped: ", r->empty_skipped) : "", "."));
-      Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", seconds()));
-    } else if (absl::IsDataLoss(r.status())) {
-      status = CorruptRdbError(config_->Str("dbfilename"), r.status());
-      rdb_corrupt = true;
-    } else if (!absl::IsNotFound(r.status())) {
-      status = r.status();
-    }
+    status = LoadRdbAtStartup(now_ms, start, as_replica, &rdb_corrupt);
   }
-  // A shutdown during the load: loading_ stays set, so nothing half-loaded
+  // A shutdown during the load: active_ stays set, so nothing half-loaded
   // is ever saved, and the main loop's first turn completes the shutdown.
   if (absl::IsCancelled(status)) return status;
-  loading_ = false;
-  keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // ReplicaOf makes it kHide
+  active_ = false;
+  keyspace_.set_expiry_mode(core::ExpiryMode::kDelete);  // REPLICAOF makes it kHide
   persistence_.rdb().set_lastsave(UnixMs());
-  stats_.dirty = 0;
+  dirty_ = 0;
   // A corrupt RDB, or an AOF error already logged as Redis logs it.
   if (rdb_corrupt || absl::IsAborted(status)) return status;
   if (!status.ok()) return absl::DataLossError(StrCat("Fatal error loading the DB: ", status.message(), ". Exiting."));
   return absl::OkStatus();
 }
 
-bool Server::ServeWhileLoading(uint64_t consumed) {
-  loading_progress_.set_loaded_bytes(consumed);
-  NotifyLoading(consumed);
-  io_->ProcessEventsWhileBusy(nullptr);
-  // The cluster bus too, as Redis's processEventsWhileBlocked: PINGs are
-  // answered (a replica's PONGs announce offset 0 during its full sync),
-  // so the load is not taken for a failure. Its cron waits for the end.
-  if (cluster_) cluster_->OnBusEvents();
-  return !shutdown_.stopping();
+absl::Status Loading::LoadRdbAtStartup(int64_t now_ms, std::chrono::steady_clock::time_point start, bool as_replica,
+                                       bool* corrupt) {
+  const std::string& file = config_.Str("dbfilename");
+  struct stat st {};
+  progress_.Start(now_ms, ::stat(file.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+  const LoadProgressHook progress = ProgressHook();
+  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(file, keyspace_, now_ms, /*replace=*/false, &progress);
+  if (r.ok()) {
+    if (absl::Status f = hooks_.LoadFunctionLibraries(r->function_libraries, FunctionLoadMode::kReplaceAll);
+        !f.ok()) {
+      r = f;
+    }
+  }
+  if (!r.ok()) {
+    if (absl::IsDataLoss(r.status())) {
+      *corrupt = true;
+      return CorruptRdbError(file, r.status());
+    }
+    return absl::IsNotFound(r.status()) ? absl::OkStatus() : r.status();  // no file: an empty dataset
+  }
+  if (!r->repl_id.empty() && r->repl_offset >= 0) hooks_.RestoreReplicationHistory(*r, as_replica);
+  if (!as_replica) {  // loaded counts the keys that stay (INFO rdb_last_load_keys_loaded)
+    const uint64_t dropped = DeleteKeysExpiredAtLoad(now_ms);
+    r->loaded -= std::min(r->loaded, dropped);
+    r->expired += dropped;
+  }
+  persistence_.rdb().set_load_stats(*r);
+  Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired,
+                      r->empty_skipped ? StrCat(", empty keys skipped: ", r->empty_skipped) : "", "."));
+  Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", SecondsSince(start)));
+  return absl::OkStatus();
 }
 
-absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
+absl::StatusOr<RdbLoadStats> Loading::LoadSyncFile(const std::string& path, int64_t now_ms) {
+  Log(kNotice, "MASTER <-> REPLICA sync: Loading DB in memory");
+  NotifyStatus("MASTER <-> REPLICA sync: Loading DB in memory");
+  active_ = true;
+  // Clients and the cluster bus are served every
+  // loading-process-events-interval-bytes, as Redis's replica loads
+  // (loading-ok commands run, the others get -LOADING).
+  struct stat st {};
+  progress_.Start(now_ms, ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0);
+  const LoadProgressHook progress = ProgressHook();
+  absl::StatusOr<RdbLoadStats> loaded = LoadRdbFile(path, keyspace_, now_ms, /*replace=*/false, &progress);
+  // Stopped by a shutdown: active_ stays set, so the half-loaded data is
+  // never saved, and the main loop's next turn completes the shutdown.
+  if (!absl::IsCancelled(loaded.status())) active_ = false;
+  return loaded;
+}
+
+absl::Status Loading::DebugReload(bool save, bool flush, bool merge) {
   const int64_t now_ms = UnixMs();
   if (save) {
-    if (absl::Status s = persistence_.rdb().Save(now_ms, &stats_.dirty, /*counted=*/false); !s.ok()) return s;
+    if (absl::Status s = persistence_.rdb().Save(now_ms, &dirty_, /*counted=*/false); !s.ok()) return s;
   }
   // The file is loaded aside first: a corrupt file leaves the dataset as it
   // was (nothing half-loaded).
@@ -159,18 +173,18 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   staging.limits() = keyspace_.limits();
   staging.access_policy() = keyspace_.access_policy();
   staging.access_policy().frozen = false;
-  loading_ = true;
-  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_->Str("dbfilename"), staging, now_ms);
-  loading_ = false;
+  active_ = true;
+  absl::StatusOr<RdbLoadStats> r = LoadRdbFile(config_.Str("dbfilename"), staging, now_ms);
+  active_ = false;
   if (!r.ok()) {
     Log(kWarning, StrCat("Error loading the RDB dump: ", r.status().message()));
     return r.status();
   }
   // The file's libraries first: a clash (NOFLUSH without MERGE) refuses the
   // reload before any key changes.
-  using Mode = scripting::ScriptingSide::FunctionLoadMode;
-  const Mode mode = flush ? Mode::kReplaceAll : (merge ? Mode::kReplaceSame : Mode::kAddOnly);
-  if (absl::Status f = scripting_.LoadFunctionLibraries(r->function_libraries, mode); !f.ok()) {
+  const FunctionLoadMode mode = flush ? FunctionLoadMode::kReplaceAll
+                                     : (merge ? FunctionLoadMode::kReplaceSame : FunctionLoadMode::kAddOnly);
+  if (absl::Status f = hooks_.LoadFunctionLibraries(r->function_libraries, mode); !f.ok()) {
     Log(kWarning, StrCat("Error loading the RDB dump: ", f.message()));
     return f;
   }
@@ -208,8 +222,8 @@ absl::Status Server::DebugReload(bool save, bool flush, bool merge) {
   return absl::OkStatus();
 }
 
-absl::Status Server::DebugLoadAof() {
-  if (loading_) return absl::FailedPreconditionError("DEBUG LOADAOF while loading");
+absl::Status Loading::DebugLoadAof() {
+  if (active_) return absl::FailedPreconditionError("DEBUG LOADAOF while loading");
   if (persistence_.aof().enabled()) {
     if (absl::Status s = persistence_.aof().FlushAndSync(); !s.ok()) return s;
   }
@@ -217,14 +231,14 @@ absl::Status Server::DebugLoadAof() {
   // AOF turns out to be unreadable.
   core::Keyspace previous(keyspace_.count());
   for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(previous.db(i));
-  loading_ = true;
+  active_ = true;
   const core::ExpiryMode mode = keyspace_.expiry_mode();
   keyspace_.set_expiry_mode(core::ExpiryMode::kKeep);  // replayed as written
   uint64_t keys = 0;
   absl::Status s = persistence_.aof().ReloadFromDisk(UnixMs(), AofReplayer(/*serve_clients=*/false), &keys);
   aof_client_.reset();
   keyspace_.set_expiry_mode(mode);
-  loading_ = false;
+  active_ = false;
   if (!s.ok()) {
     for (int i = 0; i < keyspace_.count(); ++i) {
       keyspace_.db(i).Clear();
@@ -233,14 +247,13 @@ absl::Status Server::DebugLoadAof() {
     Log(kWarning, StrCat("Error loading the AOF: ", s.message()));
     return s;
   }
-  stats_.dirty = 0;  // what was loaded is no change to save or propagate
+  dirty_ = 0;  // what was loaded is no change to save or propagate
   Log(kNotice, "Append Only File loaded by DEBUG LOADAOF");
   return absl::OkStatus();
 }
 
-uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
-  const char* del = config_->Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL";
-  repl::Primary* primary = primary_side_.primary();
+uint64_t Loading::DeleteKeysExpiredAtLoad(int64_t now_ms) {
+  const char* del = config_.Bool("lazyfree-lazy-expire") ? "UNLINK" : "DEL";
   uint64_t deleted = 0;
   for (int i = 0; i < keyspace_.count(); ++i) {
     core::Database& db = keyspace_.db(i);
@@ -256,7 +269,7 @@ uint64_t Server::DeleteKeysExpiredAtLoad(int64_t now_ms) {
       // With a restored history the replicas hold these keys: they go
       // through the stream, as Redis feeds them to its new backlog.
       const std::string_view argv[] = {del, key};
-      if (primary != nullptr) primary->Feed(i, argv);
+      hooks_.FeedExpiredAtLoad(i, argv);
     }
   }
   return deleted;

@@ -14,8 +14,9 @@ covers what include paths cannot:
   - rules inside a layer: I/O threads know nothing of IoSystem (the main
     loop reaches them through io/main_loop_hooks.h), and perf/ok_server.cc
     sees only io/;
-  - the data families' command files (strings, bitmaps, hashes, lists, sets,
-    sorted sets, streams, HyperLogLog, geo, blocking pops) never reach the
+  - the data families' command files (generic key commands, strings,
+    bitmaps, hashes, lists, sets, sorted sets, streams, HyperLogLog, geo,
+    blocking pops) never reach the
     server through their CommandContext (`ctx.server`), and do not include
     server/server.h (neither does server/commands/util.h, which they all
     include), so compiled on their own (-DRINGKV_UNITY=OFF) the compiler
@@ -50,7 +51,7 @@ FILE_RULES = {
 }
 # Data family files: they use ctx.keyspace / ctx.db, never ctx.server.
 DATA_FAMILY = re.compile(
-    r"^server/commands/(string|bitmap|hash|list|set|zset|stream|hyperloglog|geo|blocking)_[a-z_]+\.(h|cc)$")
+    r"^server/commands/(string|bitmap|hash|list|set|zset|stream|hyperloglog|geo|blocking|key)_[a-z_]+\.(h|cc)$")
 SERVER_ACCESS = re.compile(r"\bctx\.server\b")
 SOURCE_EXTENSIONS = (".h", ".cc", ".c", ".inc", ".hpp", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')

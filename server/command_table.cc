@@ -156,6 +156,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterZSetRangeCommands(table);
   RegisterZSetAlgebraCommands(table);
   RegisterKeyCommands(table);
+  RegisterFlushCommands(table);
   RegisterInfoCommand(table);
   RegisterDebugCommand(table);
   RegisterMemoryCommands(table);

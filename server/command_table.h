@@ -83,6 +83,7 @@ void RegisterZSetCommands(CommandTable& table);
 void RegisterZSetRangeCommands(CommandTable& table);
 void RegisterZSetAlgebraCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
+void RegisterFlushCommands(CommandTable& table);  // FLUSHDB, FLUSHALL, SWAPDB
 void RegisterInfoCommand(CommandTable& table);
 void RegisterDebugCommand(CommandTable& table);
 void RegisterMemoryCommands(CommandTable& table);

@@ -46,6 +46,10 @@ bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms
 
 bool Effects::lazy_server_del() const { return server_ != nullptr && server_->lazy_server_del(); }
 
+bool Effects::lazy_user_del() const { return server_ != nullptr && server_->lazy_user_del(); }
+
+bool Effects::cluster_enabled() const { return server_ != nullptr && server_->cluster() != nullptr; }
+
 bool Effects::lazy_expire() const {
   return server_ != nullptr && server_->config().Bool("lazyfree-lazy-expire");
 }

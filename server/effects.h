@@ -78,6 +78,12 @@ class Effects {
   // lazyfree-lazy-server-del (false when unbound): whether a whole value a
   // command deletes propagates as UNLINK rather than DEL.
   bool lazy_server_del() const;
+  // lazyfree-lazy-user-del (false when unbound): whether DEL frees as
+  // UNLINK does.
+  bool lazy_user_del() const;
+  // cluster-enabled (false when unbound): MOVE and COPY to another
+  // database are refused.
+  bool cluster_enabled() const;
   // lazyfree-lazy-expire (false when unbound): whether a key deleted for a
   // deadline already past propagates as UNLINK rather than DEL.
   bool lazy_expire() const;

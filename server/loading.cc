@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "core/access_policy.h"
 #include "core/strings.h"
+#include "server/clock.h"
 #include "server/logging.h"
 #include "server/supervision.h"
 

@@ -1,4 +1,6 @@
-// Generic key commands: DEL, EXISTS, TYPE, KEYS, expiry, RENAME, databases.
+// Generic key commands: DEL, EXISTS, TYPE, KEYS, SCAN, expiry, RENAME, MOVE,
+// COPY, OBJECT. A data family: it reaches the keyspace through its context
+// (FLUSHDB, FLUSHALL and SWAPDB, which tell the server, are flush_cmds.cc).
 #include "core/strings.h"
 #include <cerrno>
 #include <cctype>
@@ -7,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/access_policy.h"
 #include "core/glob.h"
+#include "server/client.h"
 #include "server/command_table.h"
 #include "server/commands/key_ops.h"
 #include "server/commands/util.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 namespace {
@@ -20,18 +22,18 @@ void Delete(CommandContext& ctx, bool async) {
   ctx.reply.Integer(OpDel(OpArgsOf(ctx), ctx.argv.subspan(1), async));
 }
 
-void CmdDel(CommandContext& ctx) { Delete(ctx, ctx.server.lazy_user_del()); }
+void CmdDel(CommandContext& ctx) { Delete(ctx, ctx.effects.lazy_user_del()); }
 void CmdUnlink(CommandContext& ctx) { Delete(ctx, /*async=*/true); }
 
 void CmdExists(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) n += db.FindForRead(ctx.argv[i], ctx.now_ms, /*touch=*/false) != nullptr;
   ctx.reply.Integer(n);
 }
 
 void CmdTouch(CommandContext& ctx) {
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) ++n;  // Find records the access
@@ -40,7 +42,7 @@ void CmdTouch(CommandContext& ctx) {
 }
 
 void CmdType(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false);
   ctx.reply.SimpleString(e != nullptr ? core::TypeName(e->value.type()) : "none");
 }
 
@@ -48,7 +50,7 @@ void CmdKeys(CommandContext& ctx) {
   std::vector<std::string> keys;
   std::string_view pattern = ctx.argv[1];
   bool all = pattern == "*";
-  ctx.server.db(ctx.client).ForEach(ctx.now_ms, [&](std::string_view key, const core::Entry&) {
+  ctx.db.ForEach(ctx.now_ms, [&](std::string_view key, const core::Entry&) {
     if (all || core::GlobMatch(pattern, key)) keys.emplace_back(key);
   });
   ctx.reply.ArrayHeader(static_cast<int64_t>(keys.size()));
@@ -61,7 +63,7 @@ void CmdScan(CommandContext& ctx) {
   ScanOptions opts;
   if (!ParseScanCursor(ctx, ctx.argv[1], &cursor) || !ParseScanOptions(ctx, 2, /*allow_type=*/true, &opts)) return;
   std::vector<std::string> keys, stale;
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   int64_t budget = opts.count * 10;  // bounds the work on sparse tables, as Redis
   do {
     cursor = db.Scan(
@@ -83,57 +85,14 @@ void CmdScan(CommandContext& ctx) {
 
 void CmdRandomkey(CommandContext& ctx) {
   std::string key;
-  if (ctx.server.db(ctx.client).RandomKey(ctx.now_ms, ctx.server.keyspace().rng(), &key)) {
+  if (ctx.db.RandomKey(ctx.now_ms, ctx.keyspace.rng(), &key)) {
     ctx.reply.Bulk(key);
   } else {
     ctx.reply.Null();
   }
 }
 
-void CmdDbsize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.db(ctx.client).size())); }
-
-// FLUSHDB / FLUSHALL [ASYNC|SYNC]; without a flag, lazyfree-lazy-user-flush
-// decides. *async tells which; false on a syntax error (already replied).
-bool ParseFlushMode(CommandContext& ctx, bool* async) {
-  if (ctx.argv.size() > 2 || (ctx.argv.size() == 2 && !Is(ctx.argv[1], "ASYNC") && !Is(ctx.argv[1], "SYNC"))) {
-    ctx.reply.Error(errors::kSyntax);
-    return false;
-  }
-  *async = ctx.argv.size() == 2 ? Is(ctx.argv[1], "ASYNC") : ctx.server.config().Bool("lazyfree-lazy-user-flush");
-  return true;
-}
-
-// Empties one database: inline, or in O(1) with the freeing on the lazy-free thread.
-void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
-  ctx.server.SignalFlushingDb(db.index());
-  ctx.effects.Dirty(db.size());
-  if (async && db.size() > 0) {
-    size_t keys = db.size();
-    ctx.server.lazy_freer().Free(db.Detach(), keys);
-  } else {
-    db.Clear();
-  }
-}
-
-void CmdFlushdb(CommandContext& ctx) {
-  bool async;
-  if (!ParseFlushMode(ctx, &async)) return;
-  FlushDatabase(ctx, ctx.server.db(ctx.client), async);
-  ctx.server.tracking().Flushed(/*all=*/false, ctx.server.current_client_id());
-  // Propagated even when the database was empty, as Redis 7.0 forces it.
-  ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
-  ctx.reply.Ok();
-}
-
-void CmdFlushall(CommandContext& ctx) {
-  bool async;
-  if (!ParseFlushMode(ctx, &async)) return;
-  for (int i = 0; i < ctx.server.keyspace().count(); ++i) FlushDatabase(ctx, ctx.server.keyspace().db(i), async);
-  ctx.server.tracking().Flushed(/*all=*/true, ctx.server.current_client_id());
-  ctx.server.persistence().OnFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
-  ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
-  ctx.reply.Ok();
-}
+void CmdDbsize(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.db.size())); }
 
 // EXPIRE family: relative or absolute, seconds or ms, with NX XX GT LT.
 void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
@@ -176,7 +135,7 @@ void CmdPexpireat(CommandContext& ctx) { Expire(ctx, 1, true); }
 
 // TTL family: -2 missing, -1 persistent.
 void Ttl(CommandContext& ctx, bool ms, bool absolute) {
-  core::Database& db = ctx.server.db(ctx.client);
+  core::Database& db = ctx.db;
   core::Entry* e = db.FindForRead(ctx.argv[1], ctx.now_ms, /*touch=*/false);
   if (e == nullptr) {
     ctx.reply.Integer(-2);
@@ -216,7 +175,7 @@ void CmdRenamenx(CommandContext& ctx) { Rename(ctx, true); }
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   int64_t v;
   if (!ParseInt(ctx, arg, &v)) return false;
-  if (v < 0 || v >= ctx.server.keyspace().count()) {
+  if (v < 0 || v >= ctx.keyspace.count()) {
     ctx.reply.Error(errors::kDbIndexRange);
     return false;
   }
@@ -225,7 +184,7 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
 }
 
 void CmdMove(CommandContext& ctx) {
-  if (ctx.server.cluster() != nullptr) {
+  if (ctx.effects.cluster_enabled()) {
     ctx.reply.Error("ERR MOVE is not allowed in cluster mode");
     return;
   }
@@ -235,7 +194,7 @@ void CmdMove(CommandContext& ctx) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;
   }
-  ctx.reply.Integer(OpMove(OpArgsOf(ctx), ctx.argv[1], ctx.server.keyspace().db(dst_index)) ? 1 : 0);
+  ctx.reply.Integer(OpMove(OpArgsOf(ctx), ctx.argv[1], ctx.keyspace.db(dst_index)) ? 1 : 0);
 }
 
 // COPY source destination [DB destination-db] [REPLACE]
@@ -254,7 +213,7 @@ void CmdCopy(CommandContext& ctx) {
   }
   // As Redis 7.0: after every option parsed (a syntax error or a DB out of
   // range answers first), before the same-key check; DB 0 is allowed.
-  if (ctx.server.cluster() != nullptr && (ctx.client.db != 0 || dst_index != 0)) {
+  if (ctx.effects.cluster_enabled() && (ctx.client.db != 0 || dst_index != 0)) {
     ctx.reply.Error("ERR Copying to another database is not allowed in cluster mode");
     return;
   }
@@ -262,35 +221,13 @@ void CmdCopy(CommandContext& ctx) {
     ctx.reply.Error("ERR source and destination objects are the same");
     return;
   }
-  core::Database& dst = ctx.server.keyspace().db(dst_index);
+  core::Database& dst = ctx.keyspace.db(dst_index);
   ctx.reply.Integer(OpCopy(OpArgsOf(ctx), ctx.argv[1], dst, ctx.argv[2], replace) ? 1 : 0);
-}
-
-void CmdSwapdb(CommandContext& ctx) {
-  if (ctx.server.cluster() != nullptr) {
-    ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
-    return;
-  }
-  int64_t a, b;
-  if (!core::StringToInt64(ctx.argv[1], &a) || !core::StringToInt64(ctx.argv[2], &b)) {
-    ctx.reply.Error("ERR invalid first DB index");
-    return;
-  }
-  if (a < 0 || a >= ctx.server.keyspace().count() || b < 0 || b >= ctx.server.keyspace().count()) {
-    ctx.reply.Error(errors::kDbIndexRange);
-    return;
-  }
-  if (a != b) {
-    ctx.server.keyspace().SwapDb(static_cast<int>(a), static_cast<int>(b));
-    ctx.server.SignalSwappedDbs(static_cast<int>(a), static_cast<int>(b));
-  }
-  ctx.effects.Dirty(1);
-  ctx.reply.Ok();
 }
 
 // OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}.
 core::Entry* ObjectTarget(CommandContext& ctx) {
-  core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[2], ctx.now_ms, /*touch=*/false);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[2], ctx.now_ms, /*touch=*/false);
   if (e == nullptr) ctx.reply.Null();
   return e;
 }
@@ -310,7 +247,7 @@ void CmdObjectRefcount(CommandContext& ctx) {
 void CmdObjectIdletime(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  if (ctx.server.keyspace().access_policy().lfu()) {
+  if (ctx.keyspace.access_policy().lfu()) {
     ctx.reply.Error(
         "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between "
         "policies at runtime LRU and LFU data will take some time to adjust.");
@@ -322,7 +259,7 @@ void CmdObjectIdletime(CommandContext& ctx) {
 void CmdObjectFreq(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  const core::AccessPolicy& p = ctx.server.keyspace().access_policy();
+  const core::AccessPolicy& p = ctx.keyspace.access_policy();
   if (!p.lfu()) {
     ctx.reply.Error(
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching "
@@ -366,8 +303,6 @@ void RegisterKeyCommands(CommandTable& t) {
   t.Add(Cmd("scan", -2, kReadonly, 0, 0, 0, "@keyspace @read @slow", "generic", "Iterates over the key names in the database.", "2.8.0", CmdScan));
   t.Add(Cmd("randomkey", 1, kReadonly, 0, 0, 0, "@keyspace @read @slow", "generic", "Returns a random key name from the database.", "1.0.0", CmdRandomkey));
   t.Add(Cmd("dbsize", 1, kReadonly | kFast, 0, 0, 0, "@keyspace @read @fast", "server", "Returns the number of keys in the database.", "1.0.0", CmdDbsize));
-  t.Add(Cmd("flushdb", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Remove all keys from the current database.", "1.0.0", CmdFlushdb));
-  t.Add(Cmd("flushall", -1, kWrite, 0, 0, 0, "@keyspace @write @slow @dangerous", "server", "Removes all keys from all databases.", "1.0.0", CmdFlushall));
   t.Add(Cmd("expire", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key in seconds.", "1.0.0", CmdExpire));
   t.Add(Cmd("pexpire", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key in milliseconds.", "2.6.0", CmdPexpire));
   t.Add(Cmd("expireat", -3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", CmdExpireat));
@@ -381,7 +316,6 @@ void RegisterKeyCommands(CommandTable& t) {
   t.Add(Cmd("renamenx", 3, kWrite | kFast, 1, 2, 1, "@keyspace @write @fast", "generic", "Renames a key only when the target key name doesn't exist.", "1.0.0", CmdRenamenx));
   t.Add(Cmd("move", 3, kWrite | kFast, 1, 1, 1, "@keyspace @write @fast", "generic", "Moves a key to another database.", "1.0.0", CmdMove));
   t.Add(Cmd("copy", -3, kWrite | kDenyOom, 1, 2, 1, "@keyspace @write @slow", "generic", "Copies the value of a key to a new key.", "6.2.0", CmdCopy));
-  t.Add(Cmd("swapdb", 3, kWrite | kFast, 0, 0, 0, "@keyspace @write @fast @dangerous", "server", "Swaps two Redis databases.", "4.0.0", CmdSwapdb));
   std::vector<CommandSpec> object;
   object.push_back(Cmd("object|encoding", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the internal encoding of a Redis object.", "2.2.3", CmdObjectEncoding));
   object.push_back(Cmd("object|freq", 3, kReadonly, 2, 2, 1, "@keyspace @read @slow", "generic", "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0", CmdObjectFreq));

@@ -16,13 +16,12 @@ covers what include paths cannot:
     sees only io/;
   - the data families' command files (generic key commands, strings,
     bitmaps, hashes, lists, sets, sorted sets, streams, HyperLogLog, geo,
-    blocking pops) never reach the
-    server through their CommandContext (`ctx.server`), and do not include
-    server/server.h (neither does server/commands/util.h, which they all
-    include), so compiled on their own (-DRINGKV_UNITY=OFF) the compiler
-    sees to it too (a unity batch may put them after a file that includes
-    it, hence this check): the keyspace, the client's
-    database, the arguments and the reply are theirs (server/command.h).
+    blocking pops) do not include server/server.h (neither does
+    server/commands/util.h, which they all include) nor name `ctx.server`:
+    their handlers take a CommandContext, which has no server in it
+    (server/command.h; the server-level families take a
+    ServerCommandContext), so the compiler refuses `ctx.server` there; this
+    check also catches a data family that takes a ServerCommandContext.
 
 Usage: check_layering.py [--root DIR]    (exit 1 and one line per violation)
        check_layering.py --self-test     (only: the checker catches planted violations)
@@ -48,11 +47,12 @@ FILE_RULES = {
     "io/main_loop_hooks.h": ({"io"}, {"io/io_system.h", "io/io_thread.h"}),
     "perf/ok_server.cc": ({"io"}, set()),
     "server/commands/util.h": ({"server", "replication", "io", "core"}, {"server/server.h"}),
+    "server/commands/util.cc": ({"server", "replication", "io", "core"}, {"server/server.h"}),
 }
 # Data family files: they use ctx.keyspace / ctx.db, never ctx.server.
 DATA_FAMILY = re.compile(
     r"^server/commands/(string|bitmap|hash|list|set|zset|stream|hyperloglog|geo|blocking|key)_[a-z_]+\.(h|cc)$")
-SERVER_ACCESS = re.compile(r"\bctx\.server\b")
+SERVER_ACCESS = re.compile(r"\bctx\.server\b|\bServerCommandContext\b")
 SOURCE_EXTENSIONS = (".h", ".cc", ".c", ".inc", ".hpp", ".cpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 
@@ -73,7 +73,8 @@ def scan(root):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for number, line in enumerate(f, 1):
                         if data_family and SERVER_ACCESS.search(line.split("//", 1)[0]):
-                            yield f"{rel}:{number}: a data family reaches the server (ctx.server): use ctx.keyspace / ctx.db"
+                            yield (f"{rel}:{number}: a data family reaches the server (ctx.server, ServerCommandContext): "
+                                   "use ctx.keyspace / ctx.db / ctx.effects")
                         m = INCLUDE.match(line)
                         if not m:
                             continue

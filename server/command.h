@@ -6,6 +6,7 @@
 // once in the gate (Server::Execute, command_gate.cc), never in handlers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -60,13 +61,20 @@ enum Flag : uint32_t {
 
 using Argv = std::span<const std::string_view>;
 
-// A data family's handler (strings, hashes, lists, sets, sorted sets,
-// streams, bitmaps, HyperLogLog, SORT) needs only the keyspace, the client's
-// database, its arguments and its reply, and never reaches `server`
-// (scripts/check_layering.py holds that); the server-level families (CLIENT,
-// CONFIG, REPLICAOF, DEBUG, ...) use `server`.
+// What a data family's handler has (generic keys, strings, hashes, lists,
+// sets, sorted sets, streams, bitmaps, HyperLogLog, geo, blocking pops): the
+// keyspace, the client's database, its arguments, its reply, and the effects
+// record through which it reports what it changed (and blocks its client).
+// It has no way to the server: the type carries none.
 struct CommandContext {
-  Server& server;
+  // `server`: what the effects record is bound to (null: unbound, the Op*
+  // unit tests).
+  CommandContext(Server* server, Client& client, io::ReplyBuilder& reply, Argv argv, int64_t now_ms,
+                 core::Keyspace& keyspace, core::Database& db)
+      : client(client), reply(reply), argv(argv), now_ms(now_ms), keyspace(keyspace), db(db), effects(server) {}
+  CommandContext(const CommandContext&) = delete;
+  CommandContext& operator=(const CommandContext&) = delete;
+
   Client& client;
   io::ReplyBuilder& reply;
   Argv argv;
@@ -75,14 +83,29 @@ struct CommandContext {
   core::Database& db;        // the client's database when the command started
   // What the command's Op* functions change is reported here; bound to the
   // server, which applies each report as it comes (server/effects.h).
-  Effects effects{&server};
+  Effects effects;
 
-  // The same command with other arguments (a blocked command is re-run on an
-  // argv rewritten now, XREAD's `$` turned into the ID it stands for).
-  CommandContext WithArgv(Argv other) const { return {server, client, reply, other, now_ms, keyspace, db}; }
+  // The same command with other arguments, reporting to the same server (a
+  // blocked command is re-run on an argv rewritten now, XREAD's `$` turned
+  // into the ID it stands for).
+  CommandContext WithArgv(Argv other) const {
+    return CommandContext(effects.bound_server(), client, reply, other, now_ms, keyspace, db);
+  }
+};
+
+// What a server-level family's handler has: the command's context and the
+// server it administers (CLIENT, CONFIG, DEBUG, INFO, REPLICAOF, ACL,
+// CLUSTER, SCRIPT / FUNCTION, FLUSHALL, ...). A handler says which it is by
+// its parameter's type; Cmd() keeps the two kinds apart in CommandSpec.
+struct ServerCommandContext : CommandContext {
+  ServerCommandContext(Server& server, Client& client, io::ReplyBuilder& reply, Argv argv, int64_t now_ms,
+                       core::Keyspace& keyspace, core::Database& db)
+      : CommandContext(&server, client, reply, argv, now_ms, keyspace, db), server(server) {}
+  Server& server;
 };
 
 using CommandHandler = void (*)(CommandContext& ctx);
+using ServerCommandHandler = void (*)(ServerCommandContext& ctx);
 
 struct CommandSpec {
   std::string name;         // lower case; "config|get" for subcommands
@@ -93,7 +116,19 @@ struct CommandSpec {
   std::string group;        // COMMAND DOCS group
   std::string summary;
   std::string since;
-  CommandHandler handler;   // null for containers (dispatch picks a subcommand)
+  // One of the two is set, by the handler's kind; neither for containers
+  // (dispatch picks a subcommand).
+  CommandHandler handler = nullptr;
+  ServerCommandHandler server_handler = nullptr;
+  bool container() const { return handler == nullptr && server_handler == nullptr; }
+  // Runs the handler, of either kind. REQUIRES: not a container.
+  void Run(ServerCommandContext& ctx) const {
+    if (handler != nullptr) {
+      handler(ctx);
+    } else {
+      server_handler(ctx);
+    }
+  }
   std::vector<CommandSpec> subcommands;
   // The positions named by first/last/step are channels, not keys (the
   // shard pub/sub commands): COMMAND INFO's key spec says "not_key".
@@ -134,7 +169,7 @@ struct CommandSpec {
 //       "Returns the string value of a key.", "1.0.0", CmdGet)
 inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
                        std::string acl, std::string group, std::string summary, std::string since,
-                       CommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
+                       std::nullptr_t /*container*/, std::vector<CommandSpec> subcommands = {}) {
   CommandSpec s;
   s.name = std::move(name);
   s.arity = arity;
@@ -146,8 +181,23 @@ inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_ke
   s.group = std::move(group);
   s.summary = std::move(summary);
   s.since = std::move(since);
-  s.handler = handler;
   s.subcommands = std::move(subcommands);
+  return s;
+}
+inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
+                       std::string acl, std::string group, std::string summary, std::string since,
+                       CommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
+  CommandSpec s = Cmd(std::move(name), arity, flags, first_key, last_key, step, std::move(acl), std::move(group),
+                      std::move(summary), std::move(since), nullptr, std::move(subcommands));
+  s.handler = handler;
+  return s;
+}
+inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
+                       std::string acl, std::string group, std::string summary, std::string since,
+                       ServerCommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
+  CommandSpec s = Cmd(std::move(name), arity, flags, first_key, last_key, step, std::move(acl), std::move(group),
+                      std::move(summary), std::move(since), nullptr, std::move(subcommands));
+  s.server_handler = handler;
   return s;
 }
 

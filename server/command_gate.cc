@@ -158,7 +158,7 @@ struct Server::GateRun {
   bool LookUp() {
     c.last_command = spec;
     if (spec == nullptr) return RefuseLookUp(UnknownCommandError(argv), nullptr);
-    if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
+    if (!spec->subcommands.empty() && (spec->container() || argv.size() >= 2)) {
       if (argv.size() < 2) return RefuseLookUp(WrongArity(*spec), spec);
       const CommandSpec* sub = CommandTable::FindSub(*spec, argv[1]);
       c.last_command = sub;
@@ -510,8 +510,8 @@ absl::Status Server::ExecuteFromAof(Client& c, Argv argv, bool in_transaction) {
   // running, as in Redis).
   c.in_multi = in_transaction;
   if (in_transaction) c.last_command = exec_spec_;
-  CommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
-  run.spec->handler(ctx);
+  ServerCommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
+  run.spec->Run(ctx);
   c.in_multi = false;
   propagation_.DropForms();
   return absl::OkStatus();
@@ -521,7 +521,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
                   uint64_t start_ticks) {
   RINGKV_DCHECK_MAIN_THREAD();
   c.last_command = &spec;  // CLIENT LIST shows the command being run, as Redis does
-  CommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
+  ServerCommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   // EVAL & co. and FCALL & co. (skip_monitor) are shown before the
@@ -531,7 +531,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   Client* const outer_client = current_client_;
   if (c.conn != nullptr || outer_client == nullptr) current_client_ = &c;
   errors_mark_ = stats_.total_error_replies;
-  spec.handler(ctx);
+  spec.Run(ctx);
   current_client_ = outer_client;
   // Failed: an error was counted since the last command that ran inside
   // this one (EXEC's queue, a script's calls) or since the start -- Redis's

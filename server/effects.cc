@@ -44,6 +44,13 @@ bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms
   return server_->DeleteKey(db, key, now_ms, lazy);
 }
 
+bool Effects::BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
+                          std::vector<std::string> keys, int64_t deadline_us) {
+  if (server_ == nullptr || !server_->MayBlock(client)) return false;
+  server_->blocking().BlockOnKeys(client, kind, argv, std::move(keys), deadline_us);
+  return true;
+}
+
 bool Effects::lazy_server_del() const { return server_ != nullptr && server_->lazy_server_del(); }
 
 bool Effects::lazy_user_del() const { return server_ != nullptr && server_->lazy_user_del(); }

@@ -32,9 +32,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "server/block_kind.h"
 
 namespace ringkv::core {
 class Database;
@@ -43,6 +46,7 @@ class Database;
 namespace ringkv::server {
 
 class Server;
+struct Client;
 
 // One reported change.
 struct KeyChange {
@@ -78,6 +82,13 @@ class Effects {
   // lazyfree-lazy-server-del (false when unbound): whether a whole value a
   // command deletes propagates as UNLINK rather than DEL.
   bool lazy_server_del() const;
+  // Blocks `client`, running `argv`, on `keys` (BLPOP & co.;
+  // BlockedClients::BlockOnKeys) until `deadline_us` (0: no deadline). False,
+  // and nothing done, where the client may not block -- inside EXEC or a
+  // script, the primary's link, the AOF loader, or unbound: the handler
+  // then answers as on a timeout.
+  bool BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
+                   std::vector<std::string> keys, int64_t deadline_us);
   // lazyfree-lazy-user-del (false when unbound): whether DEL frees as
   // UNLINK does.
   bool lazy_user_del() const;
@@ -87,6 +98,10 @@ class Effects {
   // lazyfree-lazy-expire (false when unbound): whether a key deleted for a
   // deadline already past propagates as UNLINK rather than DEL.
   bool lazy_expire() const;
+
+  // The server it reports to (null: unbound), for a context made from this
+  // one (CommandContext::WithArgv).
+  Server* bound_server() const { return server_; }
 
   // ---- unbound only: what was reported, in order ----
   const std::vector<KeyChange>& changes() const { return recorded_->changes; }

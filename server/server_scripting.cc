@@ -32,7 +32,7 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
     return;
   }
   const int argc = static_cast<int>(argv.size());
-  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity || spec->handler == nullptr) {
+  if ((spec->arity > 0 && argc != spec->arity) || argc < -spec->arity || spec->container()) {
     refuse("ERR Wrong number of args calling Redis command from script");
     return;
   }

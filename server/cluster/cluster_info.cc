@@ -12,17 +12,17 @@ namespace {
 using cluster::Node;
 
 // A node's offset as CLUSTER SHARDS shows it (myself: this server's).
-int64_t Offset(CommandContext& ctx, const Node& n) {
+int64_t Offset(ServerCommandContext& ctx, const Node& n) {
   return n.is_myself() ? static_cast<int64_t>(ctx.server.announced_repl_offset()) : n.repl_offset;
 }
 
 // Redis's isReplicaAvailable: a replica is listed in CLUSTER SLOTS once it
 // is known to have data and is not failing.
-bool ReplicaAvailable(CommandContext& ctx, const Node& n) { return !n.failed() && Offset(ctx, n) != 0; }
+bool ReplicaAvailable(ServerCommandContext& ctx, const Node& n) { return !n.failed() && Offset(ctx, n) != 0; }
 
 // Redis's addNodeToNodeReply: endpoint, port, id, then a map of the
 // networking details the endpoint did not give.
-void NodeEntry(CommandContext& ctx, const ClusterMode& cm, const Node& n) {
+void NodeEntry(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) {
   io::ReplyBuilder& rb = ctx.reply;
   const std::string& pref = cm.preferred_endpoint();
   rb.ArrayHeader(4);
@@ -49,7 +49,7 @@ void NodeEntry(CommandContext& ctx, const ClusterMode& cm, const Node& n) {
 }
 
 // Redis's addNodeDetailsToShardReply.
-void ShardNode(CommandContext& ctx, const ClusterMode& cm, const Node& n) {
+void ShardNode(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) {
   io::ReplyBuilder& rb = ctx.reply;
   const int64_t offset = Offset(ctx, n);
   const bool port = n.port != 0;
@@ -138,7 +138,7 @@ constexpr const char* kHelp[] = {
 
 }  // namespace
 
-void Info(CommandContext& ctx) {
+void Info(ServerCommandContext& ctx) {
   const cluster::ClusterState& st = ctx.server.cluster()->state();
   const int assigned = st.slots_assigned(), pfail = st.slots_pfail(), fail = st.slots_fail();
   // Redis's genClusterInfoString: a line per message type sent / received
@@ -169,12 +169,12 @@ void Info(CommandContext& ctx) {
                             bus == nullptr ? 0 : bus->links_buffer_limit_exceeded(), "\r\n"));
 }
 
-void Nodes(CommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
+void Nodes(ServerCommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
 
 // Redis 7.0's clusterReplyMultiBulkSlots: one entry per run of slots with
 // one owner, in slot order (so every node of a cluster answers alike), its
 // available replicas after it.
-void Slots(CommandContext& ctx) {
+void Slots(ServerCommandContext& ctx) {
   ClusterMode& cm = *ctx.server.cluster();
   const cluster::ClusterState& st = cm.state();
   struct Entry {
@@ -207,7 +207,7 @@ void Slots(CommandContext& ctx) {
 
 // Redis 7.0's clusterReplyShards: one shard per master (with or without
 // slots): its ranges, then the master and its replicas.
-void Shards(CommandContext& ctx) {
+void Shards(ServerCommandContext& ctx) {
   ClusterMode& cm = *ctx.server.cluster();
   const cluster::ClusterState& st = cm.state();
   std::vector<const Node*> masters;
@@ -235,7 +235,7 @@ void Shards(CommandContext& ctx) {
 // Redis 7.0's clusterReplyLinks: node by node, its outbound link then its
 // inbound one. events: "r" once connected, "w" added while bytes wait to be
 // written (Redis's write handler), "w" alone while connecting.
-void Links(CommandContext& ctx) {
+void Links(ServerCommandContext& ctx) {
   const ClusterBus* bus = ctx.server.cluster()->bus();
   const std::vector<BusLinkInfo> links = bus == nullptr ? std::vector<BusLinkInfo>{} : bus->Links();
   ctx.reply.ArrayHeader(static_cast<int64_t>(links.size()));
@@ -256,6 +256,6 @@ void Links(CommandContext& ctx) {
   }
 }
 
-void Help(CommandContext& ctx) { ReplyHelp(ctx, kHelp); }
+void Help(ServerCommandContext& ctx) { ReplyHelp(ctx, kHelp); }
 
 }  // namespace ringkv::server::cluster_replies

@@ -7,11 +7,11 @@
 
 namespace ringkv::server::cluster_replies {
 
-void Info(CommandContext& ctx);
-void Nodes(CommandContext& ctx);
-void Slots(CommandContext& ctx);
-void Shards(CommandContext& ctx);
-void Links(CommandContext& ctx);
-void Help(CommandContext& ctx);
+void Info(ServerCommandContext& ctx);
+void Nodes(ServerCommandContext& ctx);
+void Slots(ServerCommandContext& ctx);
+void Shards(ServerCommandContext& ctx);
+void Links(ServerCommandContext& ctx);
+void Help(ServerCommandContext& ctx);
 
 }  // namespace ringkv::server::cluster_replies

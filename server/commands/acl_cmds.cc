@@ -12,7 +12,7 @@ namespace ringkv::server {
 namespace {
 
 // Redis's addReplySubcommandSyntaxError: the subcommand as typed.
-void SubcommandSyntaxError(CommandContext& ctx) {
+void SubcommandSyntaxError(ServerCommandContext& ctx) {
   ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
                          "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
 }
@@ -26,7 +26,7 @@ void ReplySelector(io::ReplyBuilder& rb, const acl::CommandIndex& index, const a
   rb.Bulk(acl::DescribeChannels(s));
 }
 
-void CmdAclSetuser(CommandContext& ctx) {
+void CmdAclSetuser(ServerCommandContext& ctx) {
   std::string_view name = ctx.argv[2];
   if (acl::HasSpaces(name)) {
     ctx.reply.Error("ERR Usernames can't contain spaces or null characters");
@@ -42,7 +42,7 @@ void CmdAclSetuser(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdAclDeluser(CommandContext& ctx) {
+void CmdAclDeluser(ServerCommandContext& ctx) {
   for (std::string_view name : ctx.argv.subspan(2)) {
     if (name == "default") {
       ctx.reply.Error("ERR The 'default' user cannot be removed");
@@ -58,7 +58,7 @@ void CmdAclDeluser(CommandContext& ctx) {
   for (const auto& u : deleted) CloseClientsOfUser(ctx.server, u.get());
 }
 
-void CmdAclGetuser(CommandContext& ctx) {
+void CmdAclGetuser(ServerCommandContext& ctx) {
   std::shared_ptr<acl::User> u = ctx.server.acl().Find(ctx.argv[2]);
   if (u == nullptr) {
     ctx.reply.Null();
@@ -82,20 +82,20 @@ void CmdAclGetuser(CommandContext& ctx) {
   }
 }
 
-void CmdAclList(CommandContext& ctx) {
+void CmdAclList(ServerCommandContext& ctx) {
   const std::vector<std::string> lines = ctx.server.acl().UserLines();
   ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()));
   for (const std::string& l : lines) ctx.reply.Bulk(l);
 }
 
-void CmdAclUsers(CommandContext& ctx) {
+void CmdAclUsers(ServerCommandContext& ctx) {
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.server.acl().users().size()));
   for (const auto& [name, u] : ctx.server.acl().users()) ctx.reply.Bulk(name);
 }
 
-void CmdAclWhoami(CommandContext& ctx) { ctx.reply.Bulk(AclUserOf(ctx.server, ctx.client).name); }
+void CmdAclWhoami(ServerCommandContext& ctx) { ctx.reply.Bulk(AclUserOf(ctx.server, ctx.client).name); }
 
-bool CheckAclFile(CommandContext& ctx) {
+bool CheckAclFile(ServerCommandContext& ctx) {
   if (!ctx.server.config().Str("aclfile").empty()) return true;
   ctx.reply.Error(
       "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL "
@@ -104,7 +104,7 @@ bool CheckAclFile(CommandContext& ctx) {
   return false;
 }
 
-void CmdAclLoad(CommandContext& ctx) {
+void CmdAclLoad(ServerCommandContext& ctx) {
   if (!CheckAclFile(ctx)) return;
   std::string err;
   std::vector<std::shared_ptr<acl::User>> dropped;
@@ -116,7 +116,7 @@ void CmdAclLoad(CommandContext& ctx) {
   for (const auto& u : dropped) CloseClientsOfUser(ctx.server, u.get());
 }
 
-void CmdAclSave(CommandContext& ctx) {
+void CmdAclSave(ServerCommandContext& ctx) {
   if (!CheckAclFile(ctx)) return;
   std::string err;
   if (!ctx.server.acl().SaveFile(ctx.server.config().Str("aclfile"), &err)) {
@@ -126,7 +126,7 @@ void CmdAclSave(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdAclCat(CommandContext& ctx) {
+void CmdAclCat(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
     SubcommandSyntaxError(ctx);
     return;
@@ -150,7 +150,7 @@ void CmdAclCat(CommandContext& ctx) {
   for (std::string_view n : names) ctx.reply.Bulk(n);
 }
 
-void CmdAclGenpass(CommandContext& ctx) {
+void CmdAclGenpass(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
     SubcommandSyntaxError(ctx);
     return;
@@ -202,7 +202,7 @@ const char* ContextName(acl::LogContext c) {
   return "unknown";
 }
 
-void CmdAclLog(CommandContext& ctx) {
+void CmdAclLog(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
     SubcommandSyntaxError(ctx);
     return;
@@ -240,7 +240,7 @@ void CmdAclLog(CommandContext& ctx) {
   }
 }
 
-void CmdAclDryrun(CommandContext& ctx) {
+void CmdAclDryrun(ServerCommandContext& ctx) {
   std::shared_ptr<acl::User> u = ctx.server.acl().Find(ctx.argv[2]);
   if (u == nullptr) {
     ctx.reply.Error(StrCat("ERR User '", ctx.argv[2], "' not found"));
@@ -268,7 +268,7 @@ void CmdAclDryrun(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdAclHelp(CommandContext& ctx) {
+void CmdAclHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CAT [<category>]",

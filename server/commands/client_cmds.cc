@@ -88,9 +88,9 @@ bool ValidClientName(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char ch) { return ch >= '!' && ch <= '~'; });
 }
 
-void CmdClientId(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id())); }
+void CmdClientId(ServerCommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id())); }
 
-void CmdClientInfo(CommandContext& ctx) {
+void CmdClientInfo(ServerCommandContext& ctx) {
   ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms, ctx.argv) + "\n");
 }
 
@@ -116,7 +116,7 @@ ClientType TypeOf(const Client& c) {
   return c.is_master ? ClientType::kMaster : c.is_replica ? ClientType::kReplica : ClientType::kNormal;
 }
 
-void CmdClientList(CommandContext& ctx) {
+void CmdClientList(ServerCommandContext& ctx) {
   // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...]
   bool only_ids = false;
   std::vector<uint64_t> ids;
@@ -159,7 +159,7 @@ void CmdClientList(CommandContext& ctx) {
   ctx.reply.Verbatim(out);
 }
 
-void CmdClientSetname(CommandContext& ctx) {
+void CmdClientSetname(ServerCommandContext& ctx) {
   if (!ValidClientName(ctx.argv[2])) {
     ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
     return;
@@ -168,7 +168,7 @@ void CmdClientSetname(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdClientGetname(CommandContext& ctx) {
+void CmdClientGetname(ServerCommandContext& ctx) {
   if (!ctx.client.meta || ctx.client.meta->name.empty()) {
     ctx.reply.Null();
   } else {
@@ -176,7 +176,7 @@ void CmdClientGetname(CommandContext& ctx) {
   }
 }
 
-void CmdClientSetinfo(CommandContext& ctx) {
+void CmdClientSetinfo(ServerCommandContext& ctx) {
   std::string_view attr = ctx.argv[2], value = ctx.argv[3];
   if (!ValidClientName(value) && !value.empty()) {
     ctx.reply.Error(StrCat("ERR ", attr, " cannot contain spaces, newlines or special characters."));
@@ -193,7 +193,7 @@ void CmdClientSetinfo(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdClientKill(CommandContext& ctx) {
+void CmdClientKill(ServerCommandContext& ctx) {
   Server& s = ctx.server;
   if (ctx.argv.size() == 3) {  // old form: CLIENT KILL addr:port
     for (const auto& [id, c] : s.clients()) {
@@ -271,7 +271,7 @@ void CmdClientKill(CommandContext& ctx) {
   for (Client* c : victims) s.CloseClient(*c);
 }
 
-void CmdClientPause(CommandContext& ctx) {
+void CmdClientPause(ServerCommandContext& ctx) {
   int64_t ms;
   if (!core::StringToInt64(ctx.argv[2], &ms) || ms < 0) {
     ctx.reply.Error(errors::kTimeout);
@@ -293,12 +293,12 @@ void CmdClientPause(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdClientUnpause(CommandContext& ctx) {
+void CmdClientUnpause(ServerCommandContext& ctx) {
   ctx.reply.Ok();
   ctx.server.client_control().Unpause();
 }
 
-void CmdClientReply(CommandContext& ctx) {
+void CmdClientReply(ServerCommandContext& ctx) {
   Client& c = ctx.client;
   if (Is(ctx.argv[2], "ON")) {
     // Redis checks for silence as each reply is added: ON answers +OK even
@@ -319,7 +319,7 @@ void CmdClientReply(CommandContext& ctx) {
   }
 }
 
-void CmdClientNoEvict(CommandContext& ctx) {
+void CmdClientNoEvict(ServerCommandContext& ctx) {
   if (Is(ctx.argv[2], "ON")) {
     ctx.client.no_evict = true;
   } else if (Is(ctx.argv[2], "OFF")) {
@@ -331,7 +331,7 @@ void CmdClientNoEvict(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdClientHelp(CommandContext& ctx) {
+void CmdClientHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GETNAME",
@@ -379,7 +379,7 @@ void CmdClientHelp(CommandContext& ctx) {
 }
 
 // CLIENT TRACKING ON|OFF [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]
-void CmdClientTracking(CommandContext& ctx) {
+void CmdClientTracking(ServerCommandContext& ctx) {
   bool on;
   if (Is(ctx.argv[2], "on")) {
     on = true;
@@ -433,7 +433,7 @@ void CmdClientTracking(CommandContext& ctx) {
 }
 
 // CLIENT CACHING YES|NO: whether the next command's reads are tracked.
-void CmdClientCaching(CommandContext& ctx) {
+void CmdClientCaching(ServerCommandContext& ctx) {
   ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
   if (t == nullptr) {
     ctx.reply.Error(
@@ -460,12 +460,12 @@ void CmdClientCaching(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdClientGetredir(CommandContext& ctx) {
+void CmdClientGetredir(ServerCommandContext& ctx) {
   const ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
   ctx.reply.Integer(t == nullptr ? -1 : static_cast<int64_t>(t->options.redirect));
 }
 
-void CmdClientTrackinginfo(CommandContext& ctx) {
+void CmdClientTrackinginfo(ServerCommandContext& ctx) {
   const ClientTracking* t = ctx.client.tracking ? ctx.server.tracking().Find(ctx.client.id()) : nullptr;
   std::vector<std::string_view> flags;
   if (t == nullptr) {
@@ -494,7 +494,7 @@ void CmdClientTrackinginfo(CommandContext& ctx) {
 
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: 1 when that client was blocked
 // (BLPOP & co., WAIT); it answers as on timeout, or with -UNBLOCKED.
-void CmdClientUnblock(CommandContext& ctx) {
+void CmdClientUnblock(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 4) {
     ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
                            "'. Try CLIENT HELP."));

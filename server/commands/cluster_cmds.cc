@@ -30,21 +30,21 @@ using cluster::Node;
 constexpr char kDisabled[] = "ERR This instance has cluster support disabled";
 
 // The cluster component, or null after answering "cluster support disabled".
-ClusterMode* Cluster(CommandContext& ctx) {
+ClusterMode* Cluster(ServerCommandContext& ctx) {
   ClusterMode* cm = ctx.server.cluster();
   if (cm == nullptr) ctx.reply.Error(kDisabled);
   return cm;
 }
 
 // The node named by argv[2], or null after answering "Unknown node".
-const Node* NodeOrReply(CommandContext& ctx, ClusterMode& cm) {
+const Node* NodeOrReply(ServerCommandContext& ctx, ClusterMode& cm) {
   const Node* n = cm.state().Find(ctx.argv[2]);
   if (n == nullptr) ctx.reply.Error(StrCat("ERR Unknown node ", ctx.argv[2]));
   return n;
 }
 
 // Redis's getSlotOrReply.
-bool ParseSlot(CommandContext& ctx, std::string_view arg, int* slot) {
+bool ParseSlot(ServerCommandContext& ctx, std::string_view arg, int* slot) {
   int64_t v;
   if (!core::StringToInt64(arg, &v) || v < 0 || v >= kClusterSlots) {
     ctx.reply.Error("ERR Invalid or out of range slot");
@@ -54,14 +54,14 @@ bool ParseSlot(CommandContext& ctx, std::string_view arg, int* slot) {
   return true;
 }
 
-size_t KeysInSlot(CommandContext& ctx, int slot) {
+size_t KeysInSlot(ServerCommandContext& ctx, int slot) {
   const core::SlotIndex* index = ctx.server.keyspace().db(0).slot_index();
   return index == nullptr ? 0 : index->Count(slot);
 }
 
 // Redis's checkSlotAssignmentsOrReply: each slot free (ADD) or assigned
 // (DEL), and named once.
-bool CheckAssignments(CommandContext& ctx, const cluster::ClusterState& st, bool del, int start, int end,
+bool CheckAssignments(ServerCommandContext& ctx, const cluster::ClusterState& st, bool del, int start, int end,
                       std::vector<uint8_t>* seen) {
   for (int slot = start; slot <= end; ++slot) {
     if (del && st.owner(slot) == nullptr) {
@@ -97,7 +97,7 @@ void UpdateSlots(ClusterMode& cm, const std::vector<uint8_t>& seen, bool del) {
 }
 
 // ADDSLOTS / DELSLOTS <slot>...
-void SlotsCommand(CommandContext& ctx, bool del) {
+void SlotsCommand(ServerCommandContext& ctx, bool del) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   std::vector<int> slots;
@@ -115,7 +115,7 @@ void SlotsCommand(CommandContext& ctx, bool del) {
 }
 
 // ADDSLOTSRANGE / DELSLOTSRANGE <start> <end>...
-void SlotRangesCommand(CommandContext& ctx, bool del) {
+void SlotRangesCommand(ServerCommandContext& ctx, bool del) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() % 2 == 1) {
@@ -137,14 +137,14 @@ void SlotRangesCommand(CommandContext& ctx, bool del) {
   ctx.reply.Ok();
 }
 
-void CmdAddSlots(CommandContext& ctx) { SlotsCommand(ctx, false); }
-void CmdDelSlots(CommandContext& ctx) { SlotsCommand(ctx, true); }
-void CmdAddSlotsRange(CommandContext& ctx) { SlotRangesCommand(ctx, false); }
-void CmdDelSlotsRange(CommandContext& ctx) { SlotRangesCommand(ctx, true); }
+void CmdAddSlots(ServerCommandContext& ctx) { SlotsCommand(ctx, false); }
+void CmdDelSlots(ServerCommandContext& ctx) { SlotsCommand(ctx, true); }
+void CmdAddSlotsRange(ServerCommandContext& ctx) { SlotRangesCommand(ctx, false); }
+void CmdDelSlotsRange(ServerCommandContext& ctx) { SlotRangesCommand(ctx, true); }
 
 // Redis's clusterBumpConfigEpochWithoutConsensus: a new epoch for myself
 // unless it already holds the greatest one.
-void CmdSetSlot(CommandContext& ctx) {
+void CmdSetSlot(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
@@ -226,7 +226,7 @@ void CmdSetSlot(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdFlushSlots(CommandContext& ctx) {
+void CmdFlushSlots(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.server.keyspace().db(0).size() != 0) {
@@ -241,7 +241,7 @@ void CmdFlushSlots(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdCountKeysInSlot(CommandContext& ctx) {
+void CmdCountKeysInSlot(ServerCommandContext& ctx) {
   if (Cluster(ctx) == nullptr) return;
   int64_t slot;
   if (!ParseInt(ctx, ctx.argv[2], &slot)) return;
@@ -252,7 +252,7 @@ void CmdCountKeysInSlot(CommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(KeysInSlot(ctx, static_cast<int>(slot))));
 }
 
-void CmdGetKeysInSlot(CommandContext& ctx) {
+void CmdGetKeysInSlot(ServerCommandContext& ctx) {
   if (Cluster(ctx) == nullptr) return;
   int64_t slot, max_keys;
   if (!ParseInt(ctx, ctx.argv[2], &slot) || !ParseInt(ctx, ctx.argv[3], &max_keys)) return;
@@ -267,16 +267,16 @@ void CmdGetKeysInSlot(CommandContext& ctx) {
   for (std::string_view k : keys) ctx.reply.Bulk(k);
 }
 
-void CmdKeySlot(CommandContext& ctx) {
+void CmdKeySlot(ServerCommandContext& ctx) {
   if (Cluster(ctx) == nullptr) return;
   ctx.reply.Integer(core::KeyHashSlot(ctx.argv[2]));
 }
 
-void CmdMyId(CommandContext& ctx) {
+void CmdMyId(ServerCommandContext& ctx) {
   if (ClusterMode* cm = Cluster(ctx)) ctx.reply.Bulk(cm->state().myself().name);
 }
 
-void CmdSaveConfig(CommandContext& ctx) {
+void CmdSaveConfig(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (absl::Status s = cm->Save(); !s.ok()) {
@@ -286,7 +286,7 @@ void CmdSaveConfig(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdSetConfigEpoch(CommandContext& ctx) {
+void CmdSetConfigEpoch(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   int64_t epoch;
@@ -307,7 +307,7 @@ void CmdSetConfigEpoch(CommandContext& ctx) {
   }
 }
 
-void CmdBumpEpoch(CommandContext& ctx) {
+void CmdBumpEpoch(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   const bool bumped = cluster::BumpEpochWithoutConsensus(cm->state(), /*unless_shared=*/false);  // as Redis
@@ -315,7 +315,7 @@ void CmdBumpEpoch(CommandContext& ctx) {
   ctx.reply.SimpleString(StrCat(bumped ? "BUMPED " : "STILL ", cm->state().myself().config_epoch));
 }
 
-void CmdCountFailureReports(CommandContext& ctx) {
+void CmdCountFailureReports(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   Node* n = cm->state().Find(ctx.argv[2]);
@@ -328,7 +328,7 @@ void CmdCountFailureReports(CommandContext& ctx) {
 
 // Redis's CLUSTER REPLICATE <node-id>: myself replicates a master of the
 // cluster (the server's REPLICAOF path), and says so in its PINGs.
-void CmdReplicate(CommandContext& ctx) {
+void CmdReplicate(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
@@ -359,7 +359,7 @@ void CmdReplicate(CommandContext& ctx) {
 
 // Redis's CLUSTER MEET <ip> <port> [<bus-port>]: a handshake starts (the
 // node shows as "handshake" until its PONG names it).
-void CmdMeet(CommandContext& ctx) {
+void CmdMeet(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() > 5) {
@@ -387,7 +387,7 @@ void CmdMeet(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdForget(CommandContext& ctx) {
+void CmdForget(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
@@ -414,7 +414,7 @@ void CmdForget(CommandContext& ctx) {
 
 // Redis's clusterReset: open slots closed, slots unassigned, every other
 // node forgotten; HARD also zeroes the epochs and takes a new name.
-void CmdClusterReset(CommandContext& ctx) {
+void CmdClusterReset(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   bool hard = false;
@@ -468,7 +468,7 @@ void CmdClusterReset(CommandContext& ctx) {
 
 // Redis's CLUSTER FAILOVER [FORCE|TAKEOVER] on a replica (the default,
 // coordinated with the master by MFSTART, is not there yet: its error says so).
-void CmdClusterFailover(CommandContext& ctx) {
+void CmdClusterFailover(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() > 3) {
@@ -499,7 +499,7 @@ void CmdClusterFailover(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdReplicas(CommandContext& ctx) {
+void CmdReplicas(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   cluster::ClusterState& st = cm->state();
@@ -514,26 +514,26 @@ void CmdReplicas(CommandContext& ctx) {
   for (const Node* r : replicas) ctx.reply.Bulk(cluster::NodeLine(st, *r));
 }
 
-template <void (*Fn)(CommandContext&)>
-void Reporting(CommandContext& ctx) {
+template <void (*Fn)(ServerCommandContext&)>
+void Reporting(ServerCommandContext& ctx) {
   if (Cluster(ctx) != nullptr) Fn(ctx);
 }
 
-void CmdAsking(CommandContext& ctx) {
+void CmdAsking(ServerCommandContext& ctx) {
   if (ClusterMode* cm = Cluster(ctx)) {
     cm->SetAsking(ctx.client.id());
     ctx.reply.Ok();
   }
 }
 
-void CmdReadonly(CommandContext& ctx) {
+void CmdReadonly(ServerCommandContext& ctx) {
   if (ClusterMode* cm = Cluster(ctx)) {
     cm->SetReadonly(ctx.client.id(), true);
     ctx.reply.Ok();
   }
 }
 
-void CmdReadwrite(CommandContext& ctx) {
+void CmdReadwrite(ServerCommandContext& ctx) {
   if (ClusterMode* cm = Cluster(ctx)) {
     cm->SetReadonly(ctx.client.id(), false);
     ctx.reply.Ok();
@@ -548,7 +548,7 @@ struct ClusterSub {
   bool admin;  // @admin @slow @dangerous, else @slow
   const char* summary;
   const char* since;
-  CommandHandler handler;
+  ServerCommandHandler handler;
 };
 
 constexpr uint32_t kAdminFlags = kAdmin | kStale | kNoAsyncLoading;

@@ -161,23 +161,23 @@ void ReplyCommandDocs(io::ReplyBuilder& rb, const CommandSpec& c) {
   }
 }
 
-void CmdCommand(CommandContext& ctx) {
+void CmdCommand(ServerCommandContext& ctx) {
   const auto& all = ctx.server.commands().all();
   ctx.reply.ArrayHeader(static_cast<int64_t>(all.size()));
   for (const auto& c : all) ReplyCommandInfo(ctx.reply, *c);
 }
 
-void CmdCommandCount(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().size())); }
+void CmdCommandCount(ServerCommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().size())); }
 
 // A command by its full name: "get", or "config|get" for a subcommand.
-const CommandSpec* FindByFullName(CommandContext& ctx, std::string_view name) {
+const CommandSpec* FindByFullName(ServerCommandContext& ctx, std::string_view name) {
   const size_t bar = name.find('|');
   if (bar == std::string_view::npos) return ctx.server.commands().Find(name);
   const CommandSpec* container = ctx.server.commands().Find(name.substr(0, bar));
   return container == nullptr ? nullptr : CommandTable::FindSub(*container, name.substr(bar + 1));
 }
 
-void CmdCommandInfo(CommandContext& ctx) {
+void CmdCommandInfo(ServerCommandContext& ctx) {
   if (ctx.argv.size() == 2) {
     CmdCommand(ctx);
     return;
@@ -193,7 +193,7 @@ void CmdCommandInfo(CommandContext& ctx) {
   }
 }
 
-void CmdCommandDocs(CommandContext& ctx) {
+void CmdCommandDocs(ServerCommandContext& ctx) {
   std::vector<const CommandSpec*> list;
   if (ctx.argv.size() == 2) {
     for (const auto& c : ctx.server.commands().all()) list.push_back(c.get());
@@ -206,7 +206,7 @@ void CmdCommandDocs(CommandContext& ctx) {
   for (const CommandSpec* c : list) ReplyCommandDocs(ctx.reply, *c);
 }
 
-void CmdCommandList(CommandContext& ctx) {
+void CmdCommandList(ServerCommandContext& ctx) {
   std::string_view kind, value;
   if (ctx.argv.size() == 5 && Is(ctx.argv[2], "FILTERBY")) {
     kind = ctx.argv[3];
@@ -237,7 +237,7 @@ void CmdCommandList(CommandContext& ctx) {
 // The command GETKEYS / GETKEYSANDFLAGS asks about and its keys (views
 // into argv), with Redis's errors in its order (getkeysSubcommandImpl).
 // False: the error is the reply.
-bool FindCommandKeys(CommandContext& ctx, const CommandSpec** spec, std::vector<std::string_view>* keys) {
+bool FindCommandKeys(ServerCommandContext& ctx, const CommandSpec** spec, std::vector<std::string_view>* keys) {
   Argv args = ctx.argv.subspan(2);
   const CommandSpec* c = ctx.server.commands().Find(args[0]);
   if (c == nullptr) {
@@ -268,7 +268,7 @@ bool FindCommandKeys(CommandContext& ctx, const CommandSpec** spec, std::vector<
   return true;
 }
 
-void CmdCommandGetkeys(CommandContext& ctx) {
+void CmdCommandGetkeys(ServerCommandContext& ctx) {
   const CommandSpec* c;
   std::vector<std::string_view> keys;
   if (!FindCommandKeys(ctx, &c, &keys)) return;
@@ -387,7 +387,7 @@ bool SpecCovers(const ParsedKeySpec& k, Argv args, size_t pos) {
 
 // COMMAND GETKEYSANDFLAGS: each key with the flags of the key spec it
 // belongs to (KeysWithFlags).
-void CmdCommandGetkeysandflags(CommandContext& ctx) {
+void CmdCommandGetkeysandflags(ServerCommandContext& ctx) {
   const CommandSpec* c;
   std::vector<std::string_view> keys;
   if (!FindCommandKeys(ctx, &c, &keys)) return;
@@ -402,7 +402,7 @@ void CmdCommandGetkeysandflags(CommandContext& ctx) {
   }
 }
 
-void CmdCommandHelp(CommandContext& ctx) {
+void CmdCommandHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "(no subcommand)",

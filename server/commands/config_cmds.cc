@@ -10,7 +10,7 @@
 namespace ringkv::server {
 namespace {
 
-void CmdConfigGet(CommandContext& ctx) {
+void CmdConfigGet(ServerCommandContext& ctx) {
   std::vector<std::string> patterns(ctx.argv.begin() + 2, ctx.argv.end());
   auto pairs = ctx.server.config().Match(patterns);
   ctx.reply.MapHeader(static_cast<int64_t>(pairs.size()));
@@ -20,7 +20,7 @@ void CmdConfigGet(CommandContext& ctx) {
   }
 }
 
-void CmdConfigSet(CommandContext& ctx) {
+void CmdConfigSet(ServerCommandContext& ctx) {
   if ((ctx.argv.size() - 2) % 2 != 0) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -45,7 +45,7 @@ void CmdConfigSet(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdConfigRewrite(CommandContext& ctx) {
+void CmdConfigRewrite(ServerCommandContext& ctx) {
   // replicaof is written as the server replicates now (REPLICAOF changes it
   // at run time), so a restart continues the replication -- with the RDB's
   // replication info, by partial resync.
@@ -66,7 +66,7 @@ void CmdConfigRewrite(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdConfigResetstat(CommandContext& ctx) {
+void CmdConfigResetstat(ServerCommandContext& ctx) {
   Server& s = ctx.server;
   s.stats().ResetCounters();
   s.stats().net_base = s.io().net_totals();
@@ -77,7 +77,7 @@ void CmdConfigResetstat(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdConfigHelp(CommandContext& ctx) {
+void CmdConfigHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET <pattern>",

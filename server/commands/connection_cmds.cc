@@ -13,7 +13,7 @@
 namespace ringkv::server {
 namespace {
 
-void CmdPing(CommandContext& ctx) {
+void CmdPing(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 2) {
     ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
     return;
@@ -31,9 +31,9 @@ void CmdPing(CommandContext& ctx) {
   }
 }
 
-void CmdEcho(CommandContext& ctx) { ctx.reply.Bulk(ctx.argv[1]); }
+void CmdEcho(ServerCommandContext& ctx) { ctx.reply.Bulk(ctx.argv[1]); }
 
-void CmdQuit(CommandContext& ctx) {
+void CmdQuit(ServerCommandContext& ctx) {
   ctx.reply.Ok();
   ctx.server.CloseClient(ctx.client);
 }
@@ -41,7 +41,7 @@ void CmdQuit(CommandContext& ctx) {
 // Authenticates the client as `user` (ACL users; requirepass is the default
 // user's password). Replies with the error and returns false when the pair
 // does not match or the user is disabled.
-bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view pass) {
+bool CheckPassword(ServerCommandContext& ctx, std::string_view user, std::string_view pass) {
   if (!AclAuthenticate(ctx.server, ctx.client, user, pass, ctx.argv[0], ctx.now_ms)) {
     ctx.reply.Error(errors::kWrongPass);
     return false;
@@ -49,7 +49,7 @@ bool CheckPassword(CommandContext& ctx, std::string_view user, std::string_view 
   return true;
 }
 
-void CmdAuth(CommandContext& ctx) {
+void CmdAuth(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -62,7 +62,7 @@ void CmdAuth(CommandContext& ctx) {
   if (CheckPassword(ctx, user, ctx.argv.back())) ctx.reply.Ok();
 }
 
-void CmdHello(CommandContext& ctx) {
+void CmdHello(ServerCommandContext& ctx) {
   Client& c = ctx.client;
   int64_t ver = c.resp;
   size_t i = 1;
@@ -133,7 +133,7 @@ void CmdHello(CommandContext& ctx) {
 }
 
 // READONLY / READWRITE: cluster commands; ACL rules may name them.
-void CmdSelect(CommandContext& ctx) {
+void CmdSelect(ServerCommandContext& ctx) {
   int64_t index;
   if (!ParseInt(ctx, ctx.argv[1], &index)) return;
   if (ctx.server.cluster() != nullptr && index != 0) {
@@ -148,7 +148,7 @@ void CmdSelect(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdReset(CommandContext& ctx) {
+void CmdReset(ServerCommandContext& ctx) {
   Client& c = ctx.client;
   c.db = 0;
   c.resp = 2;

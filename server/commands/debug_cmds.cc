@@ -46,7 +46,7 @@ std::string QuicklistDetails(const core::Value& value) {
                          l.packed_bytes());
 }
 
-void DebugProtocol(CommandContext& ctx, std::string_view type) {
+void DebugProtocol(ServerCommandContext& ctx, std::string_view type) {
   io::ReplyBuilder& rb = ctx.reply;
   if (Is(type, "string")) {
     rb.Bulk("Hello World");
@@ -118,7 +118,7 @@ void StringmatchFuzz() {
 // One handler per subcommand. Each runs with argc already checked against
 // its row in kSubcommands.
 
-void DebugSleep(CommandContext& ctx) {
+void DebugSleep(ServerCommandContext& ctx) {
   // Redis parses with strtod: a non-number sleeps 0 s. Blocking the main
   // thread is the point of this command.
   double secs = std::strtod(std::string(ctx.argv[2]).c_str(), nullptr);
@@ -128,7 +128,7 @@ void DebugSleep(CommandContext& ctx) {
 
 // DEBUG POPULATE <count> [<prefix>] [<size>]: keys prefix:N holding "value:N"
 // (cut or zero-padded to size); existing keys are left alone.
-void DebugPopulate(CommandContext& ctx) {
+void DebugPopulate(ServerCommandContext& ctx) {
   const size_t argc = ctx.argv.size();
   int64_t count = 0, size = 0;
   if (!core::StringToInt64(ctx.argv[2], &count) || (argc == 5 && !core::StringToInt64(ctx.argv[4], &size)) ||
@@ -152,22 +152,22 @@ void DebugPopulate(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void DebugLog(CommandContext& ctx) {
+void DebugLog(ServerCommandContext& ctx) {
   Log(kWarning, StrCat("DEBUG LOG: ", ctx.argv[2]));
   ctx.reply.Ok();
 }
 
 // Redis reads these 0/1 switches with atoi: anything not a number is 0.
-bool SwitchArg(const CommandContext& ctx) { return std::atoi(std::string(ctx.argv[2]).c_str()) != 0; }
+bool SwitchArg(const ServerCommandContext& ctx) { return std::atoi(std::string(ctx.argv[2]).c_str()) != 0; }
 
-void DebugSetSkipChecksumValidation(CommandContext& ctx) {
+void DebugSetSkipChecksumValidation(ServerCommandContext& ctx) {
   core::SetSkipChecksumValidation(SwitchArg(ctx));
   ctx.reply.Ok();
 }
 
 // DEBUG AOF-FLUSH-SLEEP <microseconds>: each AOF flush sleeps first (a test
 // hook for writes that land while a flush is slow).
-void DebugAofFlushSleep(CommandContext& ctx) {
+void DebugAofFlushSleep(ServerCommandContext& ctx) {
   int64_t us;
   if (!core::StringToInt64(ctx.argv[2], &us)) {
     ctx.reply.Error(errors::kNotInteger);
@@ -180,27 +180,27 @@ void DebugAofFlushSleep(CommandContext& ctx) {
 // DEBUG AOF-FSYNCS (ringkv's own; not in Redis): how many fdatasyncs of the
 // AOF have completed since start. With the requests a load generator counted
 // over the same interval it gives writes per fsync (docs/performance.md).
-void DebugAofFsyncs(CommandContext& ctx) {
+void DebugAofFsyncs(ServerCommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(ctx.server.persistence().aof().stats().fsyncs));
 }
 
 // DEBUG REPLICATE <arg> ...: the arguments go to the replicas as a command,
 // unrun here: a test hook for data divergence (propagation-error-behavior).
-void DebugReplicate(CommandContext& ctx) {
+void DebugReplicate(ServerCommandContext& ctx) {
   // No SELECT before it, not in the AOF; a replica only relays its primary's stream.
   repl::Primary* p = ctx.server.primary_side().primary();
   if (p != nullptr && !ctx.server.replica_side().is_replica()) p->FeedRaw(ctx.argv.subspan(2));
   ctx.reply.Ok();
 }
 
-void DebugSetActiveExpire(CommandContext& ctx) {
+void DebugSetActiveExpire(ServerCommandContext& ctx) {
   ctx.server.set_active_expire(SwitchArg(ctx));
   ctx.reply.Ok();
 }
 
 // DEBUG QUICKLIST-PACKED-THRESHOLD <size>: elements of at least <size>
 // bytes get a list node of their own (0: back to 1 GiB).
-void DebugQuicklistPackedThreshold(CommandContext& ctx) {
+void DebugQuicklistPackedThreshold(ServerCommandContext& ctx) {
   int64_t bytes;
   if (!Config::ParseMemory(ctx.argv[2], &bytes) || bytes < 0 ||
       !core::SetListPackedThreshold(static_cast<uint64_t>(bytes))) {
@@ -210,18 +210,18 @@ void DebugQuicklistPackedThreshold(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void DebugPauseCron(CommandContext& ctx) {
+void DebugPauseCron(ServerCommandContext& ctx) {
   ctx.server.set_cron_paused(SwitchArg(ctx));
   ctx.reply.Ok();
 }
 
 // A test hook: scripts may call commands flagged noscript.
-void DebugSetDisableDenyScripts(CommandContext& ctx) {
+void DebugSetDisableDenyScripts(ServerCommandContext& ctx) {
   ctx.server.scripting().set_noscript_allowed(SwitchArg(ctx));
   ctx.reply.Ok();
 }
 
-void DebugObject(CommandContext& ctx) {
+void DebugObject(ServerCommandContext& ctx) {
   // The stored entry, expired or not (Redis looks in the dict directly).
   core::Entry* e = ctx.server.db(ctx.client).Peek(ctx.argv[2]);
   if (e == nullptr) {
@@ -237,11 +237,11 @@ void DebugObject(CommandContext& ctx) {
       QuicklistDetails(e->value)));
 }
 
-void DebugDigest(CommandContext& ctx) {
+void DebugDigest(ServerCommandContext& ctx) {
   ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace())));
 }
 
-void DebugDigestValue(CommandContext& ctx) {
+void DebugDigestValue(ServerCommandContext& ctx) {
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     ctx.reply.SimpleString(core::DigestHex(core::ValueDigest(ctx.server.db(ctx.client), ctx.argv[i])));
@@ -249,7 +249,7 @@ void DebugDigestValue(CommandContext& ctx) {
 }
 
 // DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
-void DebugReload(CommandContext& ctx) {
+void DebugReload(ServerCommandContext& ctx) {
   bool save = true, flush = true, merge = false;
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     if (Is(ctx.argv[i], "MERGE")) {
@@ -273,7 +273,7 @@ void DebugReload(CommandContext& ctx) {
   }
 }
 
-void DebugLoadAof(CommandContext& ctx) {
+void DebugLoadAof(ServerCommandContext& ctx) {
   const absl::Status s = ctx.server.loading().DebugLoadAof();
   // What the load did is not a write of this command's (Redis's
   // "Prevent AOF / replication"), whether or not it failed.
@@ -285,16 +285,16 @@ void DebugLoadAof(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void DebugProtocolCmd(CommandContext& ctx) { DebugProtocol(ctx, ctx.argv[2]); }
+void DebugProtocolCmd(ServerCommandContext& ctx) { DebugProtocol(ctx, ctx.argv[2]); }
 
-void DebugStringmatchLen(CommandContext& ctx) {
+void DebugStringmatchLen(ServerCommandContext& ctx) {
   StringmatchFuzz();
   ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
 }
 
 // ringkv only: the components a client has allocated beyond its base struct
 // (a client that uses no feature has none).
-void DebugClientComponents(CommandContext& ctx) {
+void DebugClientComponents(ServerCommandContext& ctx) {
   int64_t id;
   if (!ParseInt(ctx, ctx.argv[2], &id)) return;
   const Client* c = ctx.server.FindClient(static_cast<uint64_t>(id));
@@ -311,7 +311,7 @@ void DebugClientComponents(CommandContext& ctx) {
 // blocked clients' deadlines (BLPOP & co., WAIT, WAITAOF timeouts) fired,
 // measured in the server: a map of calls, p50/p99/p999/max in microseconds
 // and LATENCY HISTOGRAM's cumulative histogram_usec. RESET clears it (+OK).
-void DebugDeadlineLateness(CommandContext& ctx) {
+void DebugDeadlineLateness(ServerCommandContext& ctx) {
   if (ctx.argv.size() == 3) {
     if (!Is(ctx.argv[2], "RESET")) {
       ctx.reply.Error(errors::kSyntax);
@@ -343,7 +343,7 @@ void DebugDeadlineLateness(CommandContext& ctx) {
   }
 }
 
-void ReplyUnknownSubcommand(CommandContext& ctx) {
+void ReplyUnknownSubcommand(ServerCommandContext& ctx) {
   ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
                          "'. Try DEBUG HELP."));
 }
@@ -353,7 +353,7 @@ void ReplyUnknownSubcommand(CommandContext& ctx) {
 // 7.0.15 crashes on a link that is not there (or myself's) and answers an
 // unknown direction with its error and then OK; ringkv answers OK, the error
 // of later Redis versions, and the error alone.
-void DebugClusterLink(CommandContext& ctx) {
+void DebugClusterLink(ServerCommandContext& ctx) {
   if (!Is(ctx.argv[2], "KILL")) {
     ReplyUnknownSubcommand(ctx);
     return;
@@ -389,7 +389,7 @@ void DebugClusterLink(CommandContext& ctx) {
 // DEBUG DROP-CLUSTER-PACKET-FILTER <type>: bus messages of that type are
 // dropped on arrival (-1: none). Outside cluster mode it does nothing, as in
 // Redis.
-void DebugDropClusterPacketFilter(CommandContext& ctx) {
+void DebugDropClusterPacketFilter(ServerCommandContext& ctx) {
   int64_t type;
   if (!core::StringToInt64(ctx.argv[2], &type)) {
     ctx.reply.Error(errors::kNotInteger);
@@ -401,7 +401,7 @@ void DebugDropClusterPacketFilter(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void DebugHelp(CommandContext& ctx);
+void DebugHelp(ServerCommandContext& ctx);
 
 // A DEBUG subcommand: its name (any case on the wire), the argument counts it
 // accepts (argc counts DEBUG and the subcommand; max -1 = no limit), its
@@ -411,7 +411,7 @@ struct DebugSubcommand {
   std::string_view name;
   size_t min_argc;
   int max_argc;
-  void (*run)(CommandContext&);
+  void (*run)(ServerCommandContext&);
   std::string_view help;
 };
 
@@ -483,7 +483,7 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"HELP", 2, 2, DebugHelp, "HELP\n    Print this help."},
 };
 
-void DebugHelp(CommandContext& ctx) {
+void DebugHelp(ServerCommandContext& ctx) {
   std::vector<std::string> lines = {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"};
   for (const DebugSubcommand& sub : kSubcommands) {
     if (sub.help.empty()) continue;
@@ -493,7 +493,7 @@ void DebugHelp(CommandContext& ctx) {
   for (const std::string& l : lines) ctx.reply.SimpleString(l);
 }
 
-void CmdDebug(CommandContext& ctx) {
+void CmdDebug(ServerCommandContext& ctx) {
   const std::string_view name = ctx.argv[1];
   const size_t argc = ctx.argv.size();
   for (const DebugSubcommand& sub : kSubcommands) {

@@ -17,7 +17,7 @@ namespace {
 
 using namespace cmd;  // NOLINT: flag names in the table below
 
-void CmdDump(CommandContext& ctx) {
+void CmdDump(ServerCommandContext& ctx) {
   core::Entry* e = ctx.server.db(ctx.client).FindForRead(ctx.argv[1], ctx.now_ms);
   if (e == nullptr) {
     ctx.reply.Null();
@@ -27,7 +27,7 @@ void CmdDump(CommandContext& ctx) {
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
-void CmdRestore(CommandContext& ctx) {
+void CmdRestore(ServerCommandContext& ctx) {
   bool replace = false, absttl = false;
   int64_t idle = -1, freq = -1;
   for (size_t j = 4; j < ctx.argv.size(); ++j) {

@@ -17,7 +17,7 @@ namespace {
 
 // FLUSHDB / FLUSHALL [ASYNC|SYNC]; without a flag, lazyfree-lazy-user-flush
 // decides. *async tells which; false on a syntax error (already replied).
-bool ParseFlushMode(CommandContext& ctx, bool* async) {
+bool ParseFlushMode(ServerCommandContext& ctx, bool* async) {
   if (ctx.argv.size() > 2 || (ctx.argv.size() == 2 && !Is(ctx.argv[1], "ASYNC") && !Is(ctx.argv[1], "SYNC"))) {
     ctx.reply.Error(errors::kSyntax);
     return false;
@@ -27,7 +27,7 @@ bool ParseFlushMode(CommandContext& ctx, bool* async) {
 }
 
 // Empties one database: inline, or in O(1) with the freeing on the lazy-free thread.
-void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
+void FlushDatabase(ServerCommandContext& ctx, core::Database& db, bool async) {
   ctx.server.SignalFlushingDb(db.index());
   ctx.effects.Dirty(db.size());
   if (async && db.size() > 0) {
@@ -38,7 +38,7 @@ void FlushDatabase(CommandContext& ctx, core::Database& db, bool async) {
   }
 }
 
-void CmdFlushdb(CommandContext& ctx) {
+void CmdFlushdb(ServerCommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
   FlushDatabase(ctx, ctx.db, async);
@@ -48,7 +48,7 @@ void CmdFlushdb(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdFlushall(CommandContext& ctx) {
+void CmdFlushall(ServerCommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
   for (int i = 0; i < ctx.keyspace.count(); ++i) FlushDatabase(ctx, ctx.keyspace.db(i), async);
@@ -58,7 +58,7 @@ void CmdFlushall(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdSwapdb(CommandContext& ctx) {
+void CmdSwapdb(ServerCommandContext& ctx) {
   if (ctx.server.cluster() != nullptr) {
     ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
     return;

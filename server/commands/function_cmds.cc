@@ -16,10 +16,10 @@ namespace {
 using scripting::FunctionInfo;
 using scripting::LibraryInfo;
 
-void CmdFCall(CommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, false); }
-void CmdFCallRo(CommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, true); }
+void CmdFCall(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, false); }
+void CmdFCallRo(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().FCall(ctx, true); }
 
-void CmdFunctionLoad(CommandContext& ctx) {
+void CmdFunctionLoad(ServerCommandContext& ctx) {
   bool replace = false;
   size_t i = 2;
   for (; i + 1 < ctx.argv.size(); ++i) {
@@ -43,7 +43,7 @@ void CmdFunctionLoad(CommandContext& ctx) {
   ctx.reply.Bulk(*name);
 }
 
-void CmdFunctionDelete(CommandContext& ctx) {
+void CmdFunctionDelete(ServerCommandContext& ctx) {
   scripting::Scripting* s = ctx.server.scripting().get();
   if (s == nullptr || !s->functions().Delete(ctx.argv[2])) {
     ctx.reply.Error("ERR Library not found");
@@ -53,7 +53,7 @@ void CmdFunctionDelete(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdFunctionFlush(CommandContext& ctx) {
+void CmdFunctionFlush(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
     ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.");
     return;
@@ -67,7 +67,7 @@ void CmdFunctionFlush(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void ReplyFunction(CommandContext& ctx, const FunctionInfo& f) {
+void ReplyFunction(ServerCommandContext& ctx, const FunctionInfo& f) {
   io::ReplyBuilder& rb = ctx.reply;
   rb.MapHeader(3);
   rb.Bulk("name");
@@ -89,7 +89,7 @@ void ReplyFunction(CommandContext& ctx, const FunctionInfo& f) {
   for (const char* flag : flags) rb.SimpleString(flag);
 }
 
-void CmdFunctionList(CommandContext& ctx) {
+void CmdFunctionList(ServerCommandContext& ctx) {
   bool with_code = false;
   std::optional<std::string_view> pattern;
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
@@ -132,12 +132,12 @@ void CmdFunctionList(CommandContext& ctx) {
   }
 }
 
-void CmdFunctionDump(CommandContext& ctx) {
+void CmdFunctionDump(ServerCommandContext& ctx) {
   scripting::Scripting& s = ctx.server.scripting().Ensure();
   ctx.reply.Bulk(s.functions().Dump());
 }
 
-void CmdFunctionRestore(CommandContext& ctx) {
+void CmdFunctionRestore(ServerCommandContext& ctx) {
   std::string_view policy = "append";
   if (ctx.argv.size() > 4) {
     ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.");
@@ -158,7 +158,7 @@ void CmdFunctionRestore(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdFunctionStats(CommandContext& ctx) {
+void CmdFunctionStats(ServerCommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
   scripting::Scripting* s = ctx.server.scripting().get();
   rb.MapHeader(2);
@@ -186,7 +186,7 @@ void CmdFunctionStats(CommandContext& ctx) {
   rb.Integer(s != nullptr ? static_cast<int64_t>(s->functions().function_count()) : 0);
 }
 
-void CmdFunctionKill(CommandContext& ctx) {
+void CmdFunctionKill(ServerCommandContext& ctx) {
   scripting::Scripting* s = ctx.server.scripting().get();
   const std::string err = s == nullptr ? "NOTBUSY No scripts in execution right now." : s->Kill(true);
   if (!err.empty()) {
@@ -196,7 +196,7 @@ void CmdFunctionKill(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdFunctionHelp(CommandContext& ctx) {
+void CmdFunctionHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "LOAD [REPLACE] <FUNCTION CODE>",

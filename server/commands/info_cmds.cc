@@ -411,7 +411,7 @@ constexpr Section kSections[] = {
     {"keyspace", "Keyspace", InfoKeyspace, true},
 };
 
-void CmdInfo(CommandContext& ctx) {
+void CmdInfo(ServerCommandContext& ctx) {
   bool all = false, everything = false, defaults = ctx.argv.size() == 1;
   std::vector<std::string> wanted;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {

@@ -12,7 +12,7 @@
 namespace ringkv::server {
 namespace {
 
-void CmdLatencyLatest(CommandContext& ctx) {
+void CmdLatencyLatest(ServerCommandContext& ctx) {
   const auto& events = ctx.server.latency().events();
   ctx.reply.ArrayHeader(static_cast<int64_t>(events.size()));
   for (const auto& ts : events) {
@@ -24,7 +24,7 @@ void CmdLatencyLatest(CommandContext& ctx) {
   }
 }
 
-void CmdLatencyHistory(CommandContext& ctx) {
+void CmdLatencyHistory(ServerCommandContext& ctx) {
   const LatencyMonitor::Series* ts = ctx.server.latency().Find(ctx.argv[2]);
   if (ts == nullptr) {
     ctx.reply.ArrayHeader(0);
@@ -39,7 +39,7 @@ void CmdLatencyHistory(CommandContext& ctx) {
   }
 }
 
-void CmdLatencyGraph(CommandContext& ctx) {
+void CmdLatencyGraph(ServerCommandContext& ctx) {
   const LatencyMonitor::Series* ts = ctx.server.latency().Find(ctx.argv[2]);
   if (ts == nullptr) {
     ctx.reply.Error(StrCat("ERR No samples available for event '", ctx.argv[2], "'"));
@@ -48,12 +48,12 @@ void CmdLatencyGraph(CommandContext& ctx) {
   ctx.reply.Verbatim(LatencyGraph(*ts, LatencyMonitor::NowSeconds()));
 }
 
-void CmdLatencyDoctor(CommandContext& ctx) {
+void CmdLatencyDoctor(ServerCommandContext& ctx) {
   ctx.reply.Verbatim(
       LatencyDoctorReport(ctx.server.latency(), ctx.server.LatencyDoctorInputs(), LatencyMonitor::NowSeconds()));
 }
 
-void CmdLatencyReset(CommandContext& ctx) {
+void CmdLatencyReset(ServerCommandContext& ctx) {
   LatencyMonitor& m = ctx.server.latency();
   if (ctx.argv.size() == 2) {
     ctx.reply.Integer(m.ResetAll());
@@ -95,7 +95,7 @@ void CollectWithHistograms(const CommandSpec& c, std::vector<const CommandSpec*>
 // LATENCY HISTOGRAM [command ...]: every command with data, or the named
 // ones ("config|get" names a subcommand; a container brings its
 // subcommands); unknown names are skipped.
-void CmdLatencyHistogram(CommandContext& ctx) {
+void CmdLatencyHistogram(ServerCommandContext& ctx) {
   const CommandTable& table = ctx.server.commands();
   std::vector<const CommandSpec*> found;
   if (ctx.argv.size() == 2) {
@@ -112,7 +112,7 @@ void CmdLatencyHistogram(CommandContext& ctx) {
   for (const CommandSpec* c : found) ReplyHistogram(ctx.reply, *c);
 }
 
-void CmdLatencyHelp(CommandContext& ctx) {
+void CmdLatencyHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DOCTOR",

@@ -17,7 +17,7 @@ namespace {
 // table node (key inline up to 23 bytes, entry, chain link), heap bytes of a
 // long key and of the value, one bucket slot, and its expiry record if any.
 // (SAMPLES is accepted for compatibility: strings need no sampling.)
-void CmdMemoryUsage(CommandContext& ctx) {
+void CmdMemoryUsage(ServerCommandContext& ctx) {
   if (ctx.argv.size() != 3 && !(ctx.argv.size() == 5 && Is(ctx.argv[3], "SAMPLES"))) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -44,7 +44,7 @@ void CmdMemoryUsage(CommandContext& ctx) {
 }
 
 // MEMORY STATS: Redis 7.0's fields in its order (a map in RESP3).
-void CmdMemoryStats(CommandContext& ctx) {
+void CmdMemoryStats(ServerCommandContext& ctx) {
   const MemoryOverhead mh = GatherMemoryOverhead(ctx.server);
   io::ReplyBuilder& rb = ctx.reply;
   auto integer = [&](std::string_view name, uint64_t v) {
@@ -96,12 +96,12 @@ void CmdMemoryStats(CommandContext& ctx) {
   signed_integer("fragmentation.bytes", mh.total_frag_bytes);
 }
 
-void CmdMemoryDoctor(CommandContext& ctx) {
+void CmdMemoryDoctor(ServerCommandContext& ctx) {
   ctx.reply.Verbatim(MemoryDoctorReport(GatherMemoryOverhead(ctx.server), ReadMemoryStats().allocator));
 }
 
 // MEMORY MALLOC-STATS: mimalloc's own report (Redis prints jemalloc's).
-void CmdMemoryMallocStats(CommandContext& ctx) {
+void CmdMemoryMallocStats(ServerCommandContext& ctx) {
   const std::string text = AllocatorStatsText();
   if (text.empty()) {
     ctx.reply.Bulk("Stats not supported for the current allocator");
@@ -110,14 +110,14 @@ void CmdMemoryMallocStats(CommandContext& ctx) {
   ctx.reply.Verbatim(text);
 }
 
-void CmdMemoryPurge(CommandContext& ctx) {
+void CmdMemoryPurge(ServerCommandContext& ctx) {
 #ifdef RINGKV_WITH_MIMALLOC
   mi_collect(true);  // return freed pages to the OS, as jemalloc's purge does for Redis
 #endif
   ctx.reply.Ok();
 }
 
-void CmdMemoryHelp(CommandContext& ctx) {
+void CmdMemoryHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DOCTOR",

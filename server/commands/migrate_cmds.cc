@@ -37,7 +37,7 @@ struct MigrateArgs {
 };
 
 // Options first, then the integers, in Redis's order of errors.
-bool ParseMigrateArgs(CommandContext& ctx, MigrateArgs* a) {
+bool ParseMigrateArgs(ServerCommandContext& ctx, MigrateArgs* a) {
   const Argv argv = ctx.argv;
   for (size_t j = 6; j < argv.size(); ++j) {
     const size_t more = argv.size() - 1 - j;
@@ -82,7 +82,7 @@ void AppendCommand(std::initializer_list<std::string_view> argv, std::string* ou
   core::AppendRespCommand(std::span<const std::string_view>(argv.begin(), argv.size()), out);
 }
 
-void CmdMigrate(CommandContext& ctx) {
+void CmdMigrate(ServerCommandContext& ctx) {
   MigrateArgs a;
   if (!ParseMigrateArgs(ctx, &a)) return;
   const std::string_view host = ctx.argv[1], port = ctx.argv[2];

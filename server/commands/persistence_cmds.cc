@@ -10,7 +10,7 @@ namespace {
 
 using namespace cmd;  // NOLINT: flag names in the table below
 
-void CmdSave(CommandContext& ctx) {
+void CmdSave(ServerCommandContext& ctx) {
   Persistence& persistence = ctx.server.persistence();
   if (persistence.child().type() == ChildType::kRdb) {
     ctx.reply.Error("ERR Background save already in progress");
@@ -23,7 +23,7 @@ void CmdSave(CommandContext& ctx) {
   }
 }
 
-void CmdBgsave(CommandContext& ctx) {
+void CmdBgsave(ServerCommandContext& ctx) {
   bool schedule = false;
   if (ctx.argv.size() == 2) {
     if (!Is(ctx.argv[1], "SCHEDULE")) {
@@ -55,9 +55,9 @@ void CmdBgsave(CommandContext& ctx) {
   }
 }
 
-void CmdLastsave(CommandContext& ctx) { ctx.reply.Integer(ctx.server.persistence().rdb().lastsave_s()); }
+void CmdLastsave(ServerCommandContext& ctx) { ctx.reply.Integer(ctx.server.persistence().rdb().lastsave_s()); }
 
-void CmdBgrewriteaof(CommandContext& ctx) {
+void CmdBgrewriteaof(ServerCommandContext& ctx) {
   Persistence& persistence = ctx.server.persistence();
   const ChildProcess& child = persistence.child();
   if (child.type() == ChildType::kAof) {

@@ -28,7 +28,7 @@ int64_t ConfirmCount(Server& server, const Client& c, Kind kind) {
 }
 
 // A confirmation is a push: CLIENT REPLY OFF / SKIP does not silence it.
-void Confirm(CommandContext& ctx, std::string_view verb, const std::string* name, int64_t count) {
+void Confirm(ServerCommandContext& ctx, std::string_view verb, const std::string* name, int64_t count) {
   Client& c = ctx.client;
   std::optional<io::ReplyBuilder> pushed;
   if (c.replies_silenced() && c.conn != nullptr && !c.is_replica && !c.is_master) {
@@ -45,7 +45,7 @@ void Confirm(CommandContext& ctx, std::string_view verb, const std::string* name
   rb.Integer(count);
 }
 
-void Subscribe(CommandContext& ctx, Kind kind) {
+void Subscribe(ServerCommandContext& ctx, Kind kind) {
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
     const std::string name(ctx.argv[i]);
     if (ctx.server.pubsub().Subscribe(ctx.client.id(), kind, name)) ctx.client.pubsub = true;
@@ -53,7 +53,7 @@ void Subscribe(CommandContext& ctx, Kind kind) {
   }
 }
 
-void Unsubscribe(CommandContext& ctx, Kind kind) {
+void Unsubscribe(ServerCommandContext& ctx, Kind kind) {
   std::vector<std::string> names;
   if (ctx.argv.size() > 1) {
     names.assign(ctx.argv.begin() + 1, ctx.argv.end());
@@ -68,24 +68,24 @@ void Unsubscribe(CommandContext& ctx, Kind kind) {
   ctx.client.pubsub = ctx.server.pubsub().Subscribed(ctx.client.id());
 }
 
-void CmdSubscribe(CommandContext& ctx) { Subscribe(ctx, Kind::kChannel); }
-void CmdPsubscribe(CommandContext& ctx) { Subscribe(ctx, Kind::kPattern); }
-void CmdSsubscribe(CommandContext& ctx) { Subscribe(ctx, Kind::kShard); }
-void CmdUnsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kChannel); }
-void CmdPunsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kPattern); }
-void CmdSunsubscribe(CommandContext& ctx) { Unsubscribe(ctx, Kind::kShard); }
+void CmdSubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kChannel); }
+void CmdPsubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kPattern); }
+void CmdSsubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kShard); }
+void CmdUnsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kChannel); }
+void CmdPunsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kPattern); }
+void CmdSunsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kShard); }
 
-void Publish(CommandContext& ctx, Kind kind) {
+void Publish(ServerCommandContext& ctx, Kind kind) {
   const size_t receivers = ctx.server.pubsub().Publish(kind, ctx.argv[1], ctx.argv[2]);
   // To the replicas, or in cluster mode over the bus (Server::PropagatePublish).
   ctx.server.PropagatePublish(kind, ctx.argv, ctx.client.db);
   ctx.reply.Integer(static_cast<int64_t>(receivers));
 }
 
-void CmdPublish(CommandContext& ctx) { Publish(ctx, Kind::kChannel); }
-void CmdSpublish(CommandContext& ctx) { Publish(ctx, Kind::kShard); }
+void CmdPublish(ServerCommandContext& ctx) { Publish(ctx, Kind::kChannel); }
+void CmdSpublish(ServerCommandContext& ctx) { Publish(ctx, Kind::kShard); }
 
-void ReplyChannels(CommandContext& ctx, Kind kind) {
+void ReplyChannels(ServerCommandContext& ctx, Kind kind) {
   if (ctx.argv.size() > 3) {
     ctx.reply.Error(StrCat("ERR wrong number of arguments for 'pubsub|", ctx.argv[1], "' command"));
     return;
@@ -96,7 +96,7 @@ void ReplyChannels(CommandContext& ctx, Kind kind) {
   for (const std::string& n : names) ctx.reply.Bulk(n);
 }
 
-void ReplyNumSub(CommandContext& ctx, Kind kind) {
+void ReplyNumSub(ServerCommandContext& ctx, Kind kind) {
   ctx.reply.MapHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     ctx.reply.Bulk(ctx.argv[i]);
@@ -104,15 +104,15 @@ void ReplyNumSub(CommandContext& ctx, Kind kind) {
   }
 }
 
-void CmdPubsubChannels(CommandContext& ctx) { ReplyChannels(ctx, Kind::kChannel); }
-void CmdPubsubShardchannels(CommandContext& ctx) { ReplyChannels(ctx, Kind::kShard); }
-void CmdPubsubNumsub(CommandContext& ctx) { ReplyNumSub(ctx, Kind::kChannel); }
-void CmdPubsubShardnumsub(CommandContext& ctx) { ReplyNumSub(ctx, Kind::kShard); }
-void CmdPubsubNumpat(CommandContext& ctx) {
+void CmdPubsubChannels(ServerCommandContext& ctx) { ReplyChannels(ctx, Kind::kChannel); }
+void CmdPubsubShardchannels(ServerCommandContext& ctx) { ReplyChannels(ctx, Kind::kShard); }
+void CmdPubsubNumsub(ServerCommandContext& ctx) { ReplyNumSub(ctx, Kind::kChannel); }
+void CmdPubsubShardnumsub(ServerCommandContext& ctx) { ReplyNumSub(ctx, Kind::kShard); }
+void CmdPubsubNumpat(ServerCommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(ctx.server.pubsub().NumPatterns()));
 }
 
-void CmdPubsubHelp(CommandContext& ctx) {
+void CmdPubsubHelp(ServerCommandContext& ctx) {
   static const char* const kLines[] = {
       "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CHANNELS [<pattern>]",

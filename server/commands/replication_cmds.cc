@@ -14,7 +14,7 @@ using namespace cmd;  // NOLINT: flag names in the table below
 
 // Redis's getTimeoutFromObjectOrReply for millisecond timeouts: the deadline
 // in µs of the wall clock (UnixUs), 0 for none.
-bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_us) {
+bool ParseTimeout(ServerCommandContext& ctx, std::string_view arg, int64_t* deadline_us) {
   int64_t ms;
   if (!core::StringToInt64(arg, &ms)) {
     ctx.reply.Error("ERR timeout is not an integer or out of range");
@@ -31,7 +31,7 @@ bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_u
 
 // WAIT numreplicas timeout: the replicas that acknowledged this client's
 // last write (Redis 7.2 semantics, also what 7.0 answers).
-void CmdWait(CommandContext& ctx) {
+void CmdWait(ServerCommandContext& ctx) {
   if (ctx.server.replica_side().is_replica()) {
     ctx.reply.Error(
         "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is "
@@ -48,7 +48,7 @@ void CmdWait(CommandContext& ctx) {
 }
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2): [numlocal, numreplicas].
-void CmdWaitaof(CommandContext& ctx) {
+void CmdWaitaof(ServerCommandContext& ctx) {
   WaitSpec spec;
   spec.aof = true;
   int64_t deadline_us;
@@ -74,7 +74,7 @@ void CmdWaitaof(CommandContext& ctx) {
 }
 
 // REPLCONF <option> <value> [<option> <value> ...]
-void CmdReplconf(CommandContext& ctx) {
+void CmdReplconf(ServerCommandContext& ctx) {
   if (ctx.argv.size() % 2 == 0) {
     ctx.reply.Error(errors::kSyntax);
     return;
@@ -146,7 +146,7 @@ void CmdReplconf(CommandContext& ctx) {
 }
 
 // PSYNC replid offset
-void CmdPsync(CommandContext& ctx) {
+void CmdPsync(ServerCommandContext& ctx) {
   if (ctx.client.is_replica) return;  // already one: ignored, as Redis
   // PSYNC replid offset FAILOVER: our primary hands over to us (FAILOVER on
   // its side); take over if it is really our primary's history.
@@ -177,13 +177,13 @@ void CmdPsync(CommandContext& ctx) {
 }
 
 // SYNC: the pre-PSYNC protocol (an RDB, then the stream; no offsets).
-void CmdSync(CommandContext& ctx) {
+void CmdSync(ServerCommandContext& ctx) {
   if (ctx.client.is_replica) return;
   ctx.server.primary_side().StartReplicaSync(ctx.client, "?", -1, /*old_sync=*/true);
 }
 
 // REPLICAOF host port | NO ONE (and SLAVEOF).
-void CmdReplicaof(CommandContext& ctx) {
+void CmdReplicaof(ServerCommandContext& ctx) {
   if (ctx.server.cluster() != nullptr) {
     ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
     return;
@@ -202,7 +202,7 @@ void CmdReplicaof(CommandContext& ctx) {
 }
 
 // FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
-void CmdFailover(CommandContext& ctx) {
+void CmdFailover(ServerCommandContext& ctx) {
   std::string host;
   int64_t port = 0, timeout = 0;
   bool force = false, abort = false, has_timeout = false;
@@ -255,7 +255,7 @@ void CmdFailover(CommandContext& ctx) {
   }
 }
 
-void CmdRole(CommandContext& ctx) {
+void CmdRole(ServerCommandContext& ctx) {
   io::ReplyBuilder& rb = ctx.reply;
   if (const repl::MasterLink* m = ctx.server.replica_side().master_link()) {
     using S = repl::MasterLink::State;

@@ -8,12 +8,12 @@
 namespace ringkv::server {
 namespace {
 
-void CmdEval(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, false); }
-void CmdEvalSha(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, false); }
-void CmdEvalRo(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, true); }
-void CmdEvalShaRo(CommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, true); }
+void CmdEval(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, false); }
+void CmdEvalSha(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, false); }
+void CmdEvalRo(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, false, true); }
+void CmdEvalShaRo(ServerCommandContext& ctx) { ctx.server.scripting().Ensure().Eval(ctx, true, true); }
 
-void CmdScriptLoad(CommandContext& ctx) {
+void CmdScriptLoad(ServerCommandContext& ctx) {
   absl::StatusOr<std::string> sha = ctx.server.scripting().Ensure().LoadScript(ctx.argv[2]);
   if (!sha.ok()) {
     ctx.reply.Error(ToStd(sha.status().message()));
@@ -22,13 +22,13 @@ void CmdScriptLoad(CommandContext& ctx) {
   ctx.reply.Bulk(*sha);
 }
 
-void CmdScriptExists(CommandContext& ctx) {
+void CmdScriptExists(ServerCommandContext& ctx) {
   const scripting::Scripting* s = ctx.server.scripting().get();
   ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2));
   for (size_t i = 2; i < ctx.argv.size(); ++i) ctx.reply.Integer(s != nullptr && s->ScriptExists(ctx.argv[i]) ? 1 : 0);
 }
 
-void CmdScriptFlush(CommandContext& ctx) {
+void CmdScriptFlush(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3 || (ctx.argv.size() == 3 && !Is(ctx.argv[2], "sync") && !Is(ctx.argv[2], "async"))) {
     ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     return;
@@ -39,7 +39,7 @@ void CmdScriptFlush(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdScriptKill(CommandContext& ctx) {
+void CmdScriptKill(ServerCommandContext& ctx) {
   scripting::Scripting* s = ctx.server.scripting().get();
   const std::string err = s == nullptr ? "NOTBUSY No scripts in execution right now." : s->Kill(false);
   if (!err.empty()) {
@@ -49,11 +49,11 @@ void CmdScriptKill(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdScriptDebug(CommandContext& ctx) {
+void CmdScriptDebug(ServerCommandContext& ctx) {
   ctx.reply.Error("ERR SCRIPT DEBUG is not supported: ringkv has no Lua debugger");
 }
 
-void CmdScriptHelp(CommandContext& ctx) {
+void CmdScriptHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DEBUG (YES|SYNC|NO)",

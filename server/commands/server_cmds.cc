@@ -15,14 +15,14 @@
 namespace ringkv::server {
 namespace {
 
-void CmdTime(CommandContext& ctx) {
+void CmdTime(ServerCommandContext& ctx) {
   int64_t us = UnixUs();
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk(StrCat(us / 1000000));
   ctx.reply.Bulk(StrCat(us % 1000000));
 }
 
-void CmdShutdown(CommandContext& ctx) {
+void CmdShutdown(ServerCommandContext& ctx) {
   // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
   ShutdownFlags flags;
   bool nosave = false, save = false, abort = false;
@@ -80,7 +80,7 @@ void CmdShutdown(CommandContext& ctx) {
   if (ctx.server.shutdown().Initiate(flags) == Shutdown::Result::kDone) ctx.server.CloseClient(ctx.client);
 }
 
-void CmdSlowlogGet(CommandContext& ctx) {
+void CmdSlowlogGet(ServerCommandContext& ctx) {
   int64_t count = 10;
   if (ctx.argv.size() == 3) {
     if (!core::StringToInt64(ctx.argv[2], &count) || count < -1) {
@@ -108,14 +108,14 @@ void CmdSlowlogGet(CommandContext& ctx) {
   }
 }
 
-void CmdSlowlogLen(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().entries().size())); }
+void CmdSlowlogLen(ServerCommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.server.slowlog().entries().size())); }
 
-void CmdSlowlogReset(CommandContext& ctx) {
+void CmdSlowlogReset(ServerCommandContext& ctx) {
   ctx.server.slowlog().Reset();
   ctx.reply.Ok();
 }
 
-void CmdSlowlogHelp(CommandContext& ctx) {
+void CmdSlowlogHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
       "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET [<count>]",

@@ -30,7 +30,7 @@ namespace {
 // the first '*' is replaced by the element and the key read -- a string,
 // or with "->field" after the '*' a hash's field. nullopt when there is no
 // '*', no key, or a key of the wrong type (Redis's lookupKeyByPattern).
-std::optional<std::string> LookupByPattern(CommandContext& ctx, std::string_view pattern, std::string_view element) {
+std::optional<std::string> LookupByPattern(ServerCommandContext& ctx, std::string_view pattern, std::string_view element) {
   if (pattern == "#") return std::string(element);
   const size_t star = pattern.find('*');
   if (star == std::string_view::npos) return std::nullopt;
@@ -91,7 +91,7 @@ struct SortOptions {
 
 // SORT key [BY pattern] [LIMIT offset count] [GET pattern ...] [ASC|DESC]
 // [ALPHA] [STORE destination]. False after replying with an error.
-bool ParseSortOptions(CommandContext& ctx, bool readonly, SortOptions* o) {
+bool ParseSortOptions(ServerCommandContext& ctx, bool readonly, SortOptions* o) {
   // BY with a pattern and GET read keys the arguments do not name: only for
   // a user that may read every key (Redis's user_has_full_key_access).
   auto full_key_read = [&] {
@@ -207,7 +207,7 @@ void LoadRange(const core::Value& v, bool desc, SortRange* range, std::vector<So
 // Fills each item's sort key (its score, or with ALPHA and BY the compared
 // value) and sorts. False when a score is not a number (the sort still ran,
 // as in Redis, whose error comes after).
-bool SortItems(CommandContext& ctx, const SortOptions& o, std::vector<SortItem>* items) {
+bool SortItems(ServerCommandContext& ctx, const SortOptions& o, std::vector<SortItem>* items) {
   bool conversion_error = false;
   for (SortItem& item : *items) {
     std::optional<std::string> byval = o.by ? LookupByPattern(ctx, *o.by, item.element) : item.element;
@@ -228,7 +228,7 @@ bool SortItems(CommandContext& ctx, const SortOptions& o, std::vector<SortItem>*
   return !conversion_error;
 }
 
-void ReplySorted(CommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
+void ReplySorted(ServerCommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
   ctx.reply.ArrayHeader(o.gets.empty() ? range.count() : range.count() * static_cast<int64_t>(o.gets.size()));
   for (int64_t j = range.start; j <= range.end; ++j) {
     const std::string& element = items[static_cast<size_t>(j)].element;
@@ -244,7 +244,7 @@ void ReplySorted(CommandContext& ctx, const SortOptions& o, const std::vector<So
   }
 }
 
-void StoreSorted(CommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
+void StoreSorted(ServerCommandContext& ctx, const SortOptions& o, const std::vector<SortItem>& items, SortRange range) {
   const int64_t output_len = o.gets.empty() ? range.count() : range.count() * static_cast<int64_t>(o.gets.size());
   auto list = std::make_unique<core::ListValue>(ctx.keyspace.limits().list);
   for (int64_t j = range.start; j <= range.end; ++j) {
@@ -258,7 +258,7 @@ void StoreSorted(CommandContext& ctx, const SortOptions& o, const std::vector<So
   ctx.reply.Integer(output_len);
 }
 
-void Sort(CommandContext& ctx, bool readonly) {
+void Sort(ServerCommandContext& ctx, bool readonly) {
   SortOptions o;
   if (!ParseSortOptions(ctx, readonly, &o)) return;
   core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
@@ -296,8 +296,8 @@ void Sort(CommandContext& ctx, bool readonly) {
   }
 }
 
-void CmdSort(CommandContext& ctx) { Sort(ctx, false); }
-void CmdSortRo(CommandContext& ctx) { Sort(ctx, true); }
+void CmdSort(ServerCommandContext& ctx) { Sort(ctx, false); }
+void CmdSortRo(ServerCommandContext& ctx) { Sort(ctx, true); }
 
 }  // namespace
 

@@ -7,7 +7,7 @@
 namespace ringkv::server {
 namespace {
 
-void CmdMulti(CommandContext& ctx) {
+void CmdMulti(ServerCommandContext& ctx) {
   if (ctx.client.in_multi) {
     ctx.reply.Error("ERR MULTI calls can not be nested");
     return;
@@ -16,7 +16,7 @@ void CmdMulti(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdExec(CommandContext& ctx) {
+void CmdExec(ServerCommandContext& ctx) {
   if (!ctx.client.in_multi) {
     ctx.reply.Error("ERR EXEC without MULTI");
     return;
@@ -24,7 +24,7 @@ void CmdExec(CommandContext& ctx) {
   ctx.server.Exec(ctx);
 }
 
-void CmdDiscard(CommandContext& ctx) {
+void CmdDiscard(ServerCommandContext& ctx) {
   if (!ctx.client.in_multi) {
     ctx.reply.Error("ERR DISCARD without MULTI");
     return;
@@ -33,7 +33,7 @@ void CmdDiscard(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdWatch(CommandContext& ctx) {
+void CmdWatch(ServerCommandContext& ctx) {
   if (ctx.client.in_multi) {
     ctx.reply.Error("ERR WATCH inside MULTI is not allowed");
     return;
@@ -42,12 +42,12 @@ void CmdWatch(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void CmdUnwatch(CommandContext& ctx) {
+void CmdUnwatch(ServerCommandContext& ctx) {
   ctx.server.transactions().Unwatch(ctx.client);
   ctx.reply.Ok();
 }
 
-void CmdMonitor(CommandContext& ctx) {
+void CmdMonitor(ServerCommandContext& ctx) {
   // A client that expects one reply per command (inside EXEC) cannot.
   if (!ctx.server.MayBlock(ctx.client)) {
     ctx.reply.Error("ERR MONITOR isn't allowed for DENY BLOCKING client");

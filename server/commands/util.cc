@@ -11,20 +11,16 @@
 #include "core/string_value.h"
 #include "core/strings.h"
 #include "server/errors.h"
-#include "server/server.h"
 
 namespace ringkv::server {
 
 void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us) {
-  if (!ctx.server.MayBlock(ctx.client)) {
-    if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {
-      ctx.reply.Null();
-    } else {
-      ctx.reply.NullArray();  // every key-blocking command's timeout, as in Redis 7.0
-    }
-    return;
+  if (ctx.effects.BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_us)) return;
+  if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {
+    ctx.reply.Null();
+  } else {
+    ctx.reply.NullArray();  // every key-blocking command's timeout, as in Redis 7.0
   }
-  ctx.server.blocking().BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_us);
 }
 
 bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {

@@ -297,7 +297,7 @@ void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
 bool Scripting::AclCheckCmd(Argv argv, bool* allowed) {
   const CommandSpec* spec = side_.commands().Find(argv[0]);
   if (spec == nullptr) return false;
-  if (!spec->subcommands.empty() && (spec->handler == nullptr || argv.size() >= 2)) {
+  if (!spec->subcommands.empty() && (spec->container() || argv.size() >= 2)) {
     if (argv.size() < 2) return false;
     spec = CommandTable::FindSub(*spec, argv[1]);
     if (spec == nullptr) return false;

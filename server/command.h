@@ -164,12 +164,20 @@ struct CommandSpec {
   mutable std::unique_ptr<core::LatencyHistogram> latency_histogram;
 };
 
+// Files a handler by its kind (Cmd below).
+inline void SetHandler(CommandSpec& s, CommandHandler handler) { s.handler = handler; }
+inline void SetHandler(CommandSpec& s, ServerCommandHandler handler) { s.server_handler = handler; }
+inline void SetHandler(CommandSpec&, std::nullptr_t /*a container*/) {}
+
 // A command row for the family tables:
 //   Cmd("get", 2, cmd::kReadonly | cmd::kFast, 1, 1, 1, "@read @string @fast", "string",
 //       "Returns the string value of a key.", "1.0.0", CmdGet)
-inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
-                       std::string acl, std::string group, std::string summary, std::string since,
-                       std::nullptr_t /*container*/, std::vector<CommandSpec> subcommands = {}) {
+// `handler`: a data family's (CommandHandler), a server-level family's
+// (ServerCommandHandler), or nullptr for a container of subcommands.
+template <typename Handler>
+CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step, std::string acl,
+                std::string group, std::string summary, std::string since, Handler handler,
+                std::vector<CommandSpec> subcommands = {}) {
   CommandSpec s;
   s.name = std::move(name);
   s.arity = arity;
@@ -181,23 +189,8 @@ inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_ke
   s.group = std::move(group);
   s.summary = std::move(summary);
   s.since = std::move(since);
+  SetHandler(s, handler);
   s.subcommands = std::move(subcommands);
-  return s;
-}
-inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
-                       std::string acl, std::string group, std::string summary, std::string since,
-                       CommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
-  CommandSpec s = Cmd(std::move(name), arity, flags, first_key, last_key, step, std::move(acl), std::move(group),
-                      std::move(summary), std::move(since), nullptr, std::move(subcommands));
-  s.handler = handler;
-  return s;
-}
-inline CommandSpec Cmd(std::string name, int arity, uint32_t flags, int first_key, int last_key, int step,
-                       std::string acl, std::string group, std::string summary, std::string since,
-                       ServerCommandHandler handler, std::vector<CommandSpec> subcommands = {}) {
-  CommandSpec s = Cmd(std::move(name), arity, flags, first_key, last_key, step, std::move(acl), std::move(group),
-                      std::move(summary), std::move(since), nullptr, std::move(subcommands));
-  s.server_handler = handler;
   return s;
 }
 

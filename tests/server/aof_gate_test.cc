@@ -18,6 +18,7 @@
 
 #include "server/config.h"
 #include "server/server.h"
+#include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
 namespace {
@@ -33,17 +34,8 @@ class AofGateTest : public ::testing::Test {
   // The AOF directory is relative to the working directory (appenddirname),
   // as the server's is to `dir`: each test works in a directory of its own.
   void SetUp() override {
-    char tmpl[] = "/tmp/aof_gate_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    old_cwd_ = std::filesystem::current_path();
-    std::filesystem::current_path(dir_);
+    dir_.Enter("ringkv-aof-gate-test-");
     std::filesystem::create_directory("appendonlydir");
-  }
-  void TearDown() override {
-    server_.reset();
-    std::filesystem::current_path(old_cwd_);
-    std::filesystem::remove_all(dir_);
   }
 
   // The server, made after the settings the test wants (its constructor
@@ -69,8 +61,7 @@ class AofGateTest : public ::testing::Test {
 
   const CommandSpec& Spec(std::string_view name) { return *server_->commands().Find(name); }
 
-  std::string dir_;
-  std::filesystem::path old_cwd_;
+  test_fakes::TempWorkingDir dir_;  // left after the server is gone
   std::unique_ptr<Server> server_;
 };
 

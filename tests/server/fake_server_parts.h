@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +22,34 @@
 #include "server/persistence/persistence.h"
 
 namespace ringkv::server::test_fakes {
+
+// A fresh directory under /tmp that a test works in (the RDB and AOF files
+// are relative to the working directory, as the server's are to `dir`).
+// Declare it before what writes there: it is left and removed last.
+class TempWorkingDir {
+ public:
+  TempWorkingDir() = default;
+  TempWorkingDir(const TempWorkingDir&) = delete;
+  TempWorkingDir& operator=(const TempWorkingDir&) = delete;
+  ~TempWorkingDir() {
+    if (dir_.empty()) return;
+    std::filesystem::current_path(old_cwd_);
+    std::filesystem::remove_all(dir_);
+  }
+  // Makes /tmp/<prefix>XXXXXX and enters it (the test fails if it cannot).
+  void Enter(const std::string& prefix) {
+    std::string tmpl = "/tmp/" + prefix + "XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    old_cwd_ = std::filesystem::current_path();
+    dir_ = tmpl;
+    std::filesystem::current_path(dir_);
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::filesystem::path old_cwd_;
+};
 
 // Sets a parameter as CONFIG SET would; the test fails if it is refused.
 inline void Set(Config& config, const std::string& name, const std::string& value) {

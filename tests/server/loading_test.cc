@@ -79,16 +79,8 @@ class FakeHooks final : public Loading::Hooks {
 class LoadingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/loading_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    old_cwd_ = std::filesystem::current_path();
-    std::filesystem::current_path(dir_);
+    dir_.Enter("ringkv-loading-test-");
     hooks_.loading = &loading_;
-  }
-  void TearDown() override {
-    std::filesystem::current_path(old_cwd_);
-    std::filesystem::remove_all(dir_);
   }
 
   void AddKey(int db, const std::string& key, const std::string& value, int64_t expire_ms = -1) {
@@ -124,8 +116,7 @@ class LoadingTest : public ::testing::Test {
     }
   }
 
-  std::string dir_;
-  std::filesystem::path old_cwd_;
+  test_fakes::TempWorkingDir dir_;
   FakeHooks hooks_;
   test_fakes::NoPersistenceHooks persistence_hooks_;
   Config config_;

@@ -61,11 +61,7 @@ bool Exists(const char* path) {
 class PersistenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ringkv-persistence-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    old_cwd_ = std::filesystem::current_path();
-    std::filesystem::current_path(dir_);
+    dir_.Enter("ringkv-persistence-test-");
     persistence_.BindConfig();
   }
   void TearDown() override {
@@ -74,8 +70,6 @@ class PersistenceTest : public ::testing::Test {
       ChildResult r;
       persistence_.child().Kill(&r);
     }
-    std::filesystem::current_path(old_cwd_);
-    std::filesystem::remove_all(dir_);
   }
   // Reaps the fork child, waiting up to ten seconds for it to end.
   void WaitForChild() {
@@ -92,8 +86,7 @@ class PersistenceTest : public ::testing::Test {
     ++dirty_;
   }
 
-  std::string dir_;
-  std::filesystem::path old_cwd_;
+  test_fakes::TempWorkingDir dir_;
   FakeHooks hooks_;
   Config config_;
   core::Keyspace keyspace_{16};

@@ -125,7 +125,9 @@ absl::StatusOr<int> ReadRdbHeader(RdbInput& r) {
   // As Redis: fewer than 9 bytes is a short read (a payload cut before its
   // header), not a wrong signature.
   if (!r.Bytes(header, sizeof(header))) return r.ShortRead();
-  if (std::string_view(header, 5) != rdb::kMagic) return absl::DataLossError("Wrong signature trying to load DB from file");
+  if (std::string_view(header, 5) != rdb::kMagic) {
+    return absl::DataLossError("Wrong signature trying to load DB from file");
+  }
   int version = 0;
   for (int i = 5; i < 9; ++i) {
     if (header[i] < '0' || header[i] > '9') return absl::DataLossError("Wrong signature trying to load DB from file");

@@ -11,8 +11,8 @@ using LogFunction = void (*)(int level, std::string_view message);
 void SetLogFunction(LogFunction fn);
 void Log(int level, std::string_view message);
 
-// The levels by name, for the layers below the server (whose LogLevel,
-// server/logging.h, has the same values).
+// The levels by name, for the layers below the server (the server's
+// LogLevel, server/logging.h, is defined by them).
 inline constexpr int kLogDebug = 0;
 inline constexpr int kLogVerbose = 1;
 inline constexpr int kLogNotice = 2;

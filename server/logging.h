@@ -7,9 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include "io/io_log.h"
+
 namespace ringkv::server {
 
-enum LogLevel { kDebug = 0, kVerbose = 1, kNotice = 2, kWarning = 3 };
+// The I/O layer's levels (io/io_log.h): its lines come through this log.
+enum LogLevel {
+  kDebug = io::kLogDebug,
+  kVerbose = io::kLogVerbose,
+  kNotice = io::kLogNotice,
+  kWarning = io::kLogWarning,
+};
 
 // REQUIRES: called before other threads start. Empty path = stdout.
 bool OpenLog(const std::string& path);

@@ -109,10 +109,14 @@ def self_test():
         "server/commands/client_cmds.cc": '  ctx.server.FindClient(1);\n#include "server/server.h"\n',
         "server/commands/set_cmds.cc": '#include "server/command.h"\n#include "server/server.h"\n',
         "server/commands/util.h": '#include "server/server.h"\n',
+        "server/commands/util.cc": '#include "server/commands/util.h"\n#include "server/server.h"\n',
+        "server/commands/key_cmds.cc": '#include "server/command.h"\n  ctx.server.cluster();\n',
+        "server/commands/zset_cmds.cc": 'void CmdZadd(ServerCommandContext& ctx);\n',
     }
     expected = {"core/a.h:2", "io/b.cc:2", "io/io_thread.cc:1", "replication/c.cc:2", "server/d.cc:2",
                 "perf/ok_server.cc:2", "server/commands/hash_cmds.cc:2", "server/commands/set_cmds.cc:2",
-                "server/commands/util.h:1"}
+                "server/commands/util.h:1", "server/commands/util.cc:2", "server/commands/key_cmds.cc:2",
+                "server/commands/zset_cmds.cc:1"}
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)

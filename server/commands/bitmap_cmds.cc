@@ -42,7 +42,7 @@ bool ParseBitOffset(CommandContext& ctx, std::string_view arg, unsigned field_bi
 }
 
 // The bytes of a string entry (through `scratch` for an integer).
-std::string_view BytesOf(const core::Entry* e, char* scratch) { return e->value.str().View(scratch); }
+std::string_view BitmapBytes(const core::Entry* e, char* scratch) { return e->value.str().View(scratch); }
 
 // GETBIT's and SETBIT's value prefetcher: the byte holding the bit, when the
 // value is a string that already has it (anything else: nothing to hint).
@@ -67,7 +67,7 @@ bool ClampRange(int64_t total, int64_t* start, int64_t* end) {
 }
 
 // BIT or BYTE at argv[i]; replies a syntax error otherwise.
-bool ParseUnit(CommandContext& ctx, size_t i, bool* is_bit) {
+bool ParseBitUnit(CommandContext& ctx, size_t i, bool* is_bit) {
   if (Is(ctx.argv[i], "BIT")) {
     *is_bit = true;
   } else if (Is(ctx.argv[i], "BYTE")) {
@@ -98,7 +98,7 @@ void CmdGetbit(CommandContext& ctx) {
   int64_t bit = 0;
   if (e != nullptr) {
     char scratch[24];
-    std::string_view s = BytesOf(e, scratch);
+    std::string_view s = BitmapBytes(e, scratch);
     const uint64_t byte = offset >> 3;
     if (byte < s.size()) bit = (static_cast<uint8_t>(s[byte]) >> (7 - (offset & 7))) & 1;
   }
@@ -112,7 +112,7 @@ void CmdBitcount(CommandContext& ctx) {
   if (e == nullptr) return ctx.reply.Integer(0);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
-  std::string_view s = BytesOf(e, scratch);
+  std::string_view s = BitmapBytes(e, scratch);
   const auto* p = reinterpret_cast<const uint8_t*>(s.data());
   const size_t argc = ctx.argv.size();
   if (argc == 2) return ctx.reply.Integer(static_cast<int64_t>(core::PopCount(p, s.size())));
@@ -121,7 +121,7 @@ void CmdBitcount(CommandContext& ctx) {
   if (!ParseInt(ctx, ctx.argv[2], &start) || !ParseInt(ctx, ctx.argv[3], &end)) return;
   if (start < 0 && end < 0 && start > end) return ctx.reply.Integer(0);
   bool is_bit = false;
-  if (argc == 5 && !ParseUnit(ctx, 4, &is_bit)) return;
+  if (argc == 5 && !ParseBitUnit(ctx, 4, &is_bit)) return;
   const auto len = static_cast<int64_t>(s.size());
   if (!ClampRange(is_bit ? len * 8 : len, &start, &end)) return ctx.reply.Integer(0);
   const uint64_t first = is_bit ? start : start * 8, last = is_bit ? end : end * 8 + 7;
@@ -138,14 +138,14 @@ void CmdBitpos(CommandContext& ctx) {
   if (e == nullptr) return ctx.reply.Integer(bit ? -1 : 0);
   if (!CheckType(ctx, e, core::ValueType::kString)) return;
   char scratch[24];
-  std::string_view s = BytesOf(e, scratch);
+  std::string_view s = BitmapBytes(e, scratch);
   const auto len = static_cast<int64_t>(s.size());
   const size_t argc = ctx.argv.size();
   int64_t start = 0, end = len - 1;
   bool is_bit = false, end_given = false;
   if (argc >= 4 && argc <= 6) {
     if (!ParseInt(ctx, ctx.argv[3], &start)) return;
-    if (argc == 6 && !ParseUnit(ctx, 5, &is_bit)) return;
+    if (argc == 6 && !ParseBitUnit(ctx, 5, &is_bit)) return;
     if (argc >= 5) {
       if (!ParseInt(ctx, ctx.argv[4], &end)) return;
       end_given = true;
@@ -245,7 +245,7 @@ void Bitfield(CommandContext& ctx, bool read_only_command) {
     core::Entry* e = ctx.db.FindForRead(ctx.argv[1], ctx.now_ms);
     if (!CheckType(ctx, e, core::ValueType::kString)) return;
     char scratch[24];
-    std::string_view s = e != nullptr ? BytesOf(e, scratch) : std::string_view();
+    std::string_view s = e != nullptr ? BitmapBytes(e, scratch) : std::string_view();
     // Only GETs: RunBitfield writes nothing.
     uint64_t changes = 0;
     results = RunBitfield(reinterpret_cast<uint8_t*>(const_cast<char*>(s.data())), s.size(), ops, false, &changes);

@@ -179,7 +179,7 @@ bool ParseLongLat(CommandContext& ctx, size_t i, double* lon, double* lat) {
 }
 
 // A unit at argv[i]: meters per unit, or replies the error.
-bool ParseUnit(CommandContext& ctx, size_t i, double* to_meters) {
+bool ParseDistanceUnit(CommandContext& ctx, size_t i, double* to_meters) {
   *to_meters = geo::UnitToMeters(ctx.argv[i]);
   if (*to_meters >= 0) return true;
   ctx.reply.Error("ERR unsupported unit provided. please use M, KM, FT, MI");
@@ -199,7 +199,7 @@ bool ParseRadius(CommandContext& ctx, size_t i, geo::Shape* shape) {
   }
   shape->radius = r;
   shape->box = false;
-  return ParseUnit(ctx, i + 1, &shape->to_meters);
+  return ParseDistanceUnit(ctx, i + 1, &shape->to_meters);
 }
 
 // width height unit at argv[i].
@@ -220,7 +220,7 @@ bool ParseBox(CommandContext& ctx, size_t i, geo::Shape* shape) {
   shape->width = w;
   shape->height = h;
   shape->box = true;
-  return ParseUnit(ctx, i + 2, &shape->to_meters);
+  return ParseDistanceUnit(ctx, i + 2, &shape->to_meters);
 }
 
 // The position of `member` in z.

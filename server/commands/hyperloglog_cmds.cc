@@ -43,7 +43,7 @@ HllStatus CheckHll(const Entry* e) {
   return hll::LooksValid(s.View(scratch)) ? HllStatus::kOk : HllStatus::kNotHll;
 }
 
-std::string_view BytesOf(const Entry* e) {
+std::string_view HllBytes(const Entry* e) {
   char scratch[24];  // unused: an HLL is never integer-encoded
   return e->value.str().View(scratch);
 }
@@ -73,13 +73,13 @@ HllResult OpPfAdd(const OpArgs& op, std::string_view key, Argv elements, size_t 
     op.Changed(notify::kString, "pfadd", key, static_cast<uint64_t>(updated));
     return {HllStatus::kOk, 1};
   };
-  if (hll::EncodingOf(BytesOf(e)) == hll::kDense) {
+  if (hll::EncodingOf(HllBytes(e)) == hll::kDense) {
     // The common case: the bytes stay put, made writable once.
     auto* regs = reinterpret_cast<uint8_t*>(sv.MutableBytes(0) + hll::kHeaderSize);
     for (std::string_view el : elements) updated += hll::DenseAdd(regs, el) ? 1 : 0;
     return finish();
   }
-  std::string s(BytesOf(e));
+  std::string s(HllBytes(e));
   for (std::string_view el : elements) {
     const int r = hll::Add(&s, el, sparse_max);
     if (r < 0) {
@@ -101,9 +101,9 @@ HllResult OpPfCountOne(const OpArgs& op, std::string_view key) {
   if (HllStatus st = CheckHll(e); st != HllStatus::kOk) return {st, 0};
   char* bytes = e->value.str().MutableBytes(0);
   uint64_t card;
-  if (hll::CachedCardinality(BytesOf(e), &card)) return {HllStatus::kOk, static_cast<int64_t>(card)};
+  if (hll::CachedCardinality(HllBytes(e), &card)) return {HllStatus::kOk, static_cast<int64_t>(card)};
   bool invalid = false;
-  card = hll::Count(BytesOf(e), &invalid);
+  card = hll::Count(HllBytes(e), &invalid);
   if (invalid) return {HllStatus::kCorrupted, 0};
   hll::StoreCardinality(bytes, card);
   op.Changed(0, "", key, 1);  // no event class: signalled and counted only
@@ -117,8 +117,8 @@ HllStatus MergeKeys(const OpArgs& op, Argv keys, uint8_t* max, bool* any_dense) 
     Entry* e = op.db.FindForRead(key, op.now_ms);
     if (e == nullptr) continue;
     if (HllStatus st = CheckHll(e); st != HllStatus::kOk) return st;
-    if (hll::EncodingOf(BytesOf(e)) == hll::kDense) *any_dense = true;
-    if (!hll::MergeInto(max, BytesOf(e))) return HllStatus::kCorrupted;
+    if (hll::EncodingOf(HllBytes(e)) == hll::kDense) *any_dense = true;
+    if (!hll::MergeInto(max, HllBytes(e))) return HllStatus::kCorrupted;
   }
   return HllStatus::kOk;
 }
@@ -135,7 +135,7 @@ HllStatus OpPfMerge(const OpArgs& op, std::string_view dest, Argv sources, size_
     e = op.db.FindOrInsert(dest, op.now_ms, &created);
     e->value = StringValue::Raw(hll::NewSparse());
   }
-  std::string s(BytesOf(e));
+  std::string s(HllBytes(e));
   if (any_dense && !hll::SparseToDense(&s)) return HllStatus::kCorrupted;
   for (uint32_t i = 0; i < hll::kRegisters; ++i) {
     if (max[i] != 0) hll::Set(&s, i, max[i], sparse_max);
@@ -198,9 +198,9 @@ void CmdPfdebug(CommandContext& ctx) {
   if (e == nullptr) return ctx.reply.Error("ERR The specified key does not exist");
   if (HllStatus st = CheckHll(e); st != HllStatus::kOk) return ReplyHllError(ctx, st);
   e->value.str().MutableBytes(0);  // made raw, as Redis unshares it
-  const bool sparse = hll::EncodingOf(BytesOf(e)) == hll::kSparse;
+  const bool sparse = hll::EncodingOf(HllBytes(e)) == hll::kSparse;
   auto to_dense = [&] {
-    std::string s(BytesOf(e));
+    std::string s(HllBytes(e));
     if (!hll::SparseToDense(&s)) return false;
     e->value.str() = StringValue::Raw(s);
     op.effects.Dirty(1);
@@ -208,12 +208,12 @@ void CmdPfdebug(CommandContext& ctx) {
   };
   if (Is(sub, "GETREG")) {
     if (sparse && !to_dense()) return ctx.reply.Error(kCorrupted);
-    const auto* regs = reinterpret_cast<const uint8_t*>(BytesOf(e).data() + hll::kHeaderSize);
+    const auto* regs = reinterpret_cast<const uint8_t*>(HllBytes(e).data() + hll::kHeaderSize);
     ctx.reply.ArrayHeader(hll::kRegisters);
     for (uint32_t i = 0; i < hll::kRegisters; ++i) ctx.reply.Integer(hll::DenseGet(regs, i));
   } else if (Is(sub, "DECODE")) {
     if (!sparse) return ctx.reply.Error("ERR HLL encoding is not sparse");
-    ctx.reply.Bulk(hll::DecodeSparse(BytesOf(e)));
+    ctx.reply.Bulk(hll::DecodeSparse(HllBytes(e)));
   } else if (Is(sub, "ENCODING")) {
     ctx.reply.SimpleString(sparse ? "sparse" : "dense");
   } else if (Is(sub, "TODENSE")) {

@@ -77,7 +77,7 @@ struct Request {
 };
 
 // Parses `numkeys key... [options]` starting at argv[numkeys_index].
-bool ParseRequest(CommandContext& ctx, size_t numkeys_index, Op op, bool store, bool cardinality_only, Request* r) {
+bool ParseAlgebraRequest(CommandContext& ctx, size_t numkeys_index, Op op, bool store, bool cardinality_only, Request* r) {
   int64_t setnum;
   if (!ParseInt(ctx, ctx.argv[numkeys_index], &setnum)) return false;
   if (setnum < 1) {
@@ -200,7 +200,7 @@ Elements Compute(const Request& r, Op op, size_t limit = 0) {
 
 void Generic(CommandContext& ctx, Op op, bool store) {
   Request r;
-  if (!ParseRequest(ctx, store ? 2 : 1, op, store, false, &r)) return;
+  if (!ParseAlgebraRequest(ctx, store ? 2 : 1, op, store, false, &r)) return;
   const Elements result = Compute(r, op);
   if (store) {
     static constexpr std::string_view kEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
@@ -221,7 +221,7 @@ void CmdZdiffstore(CommandContext& ctx) { Generic(ctx, Op::kDiff, true); }
 
 void CmdZintercard(CommandContext& ctx) {
   Request r;
-  if (!ParseRequest(ctx, 1, Op::kInter, false, true, &r)) return;
+  if (!ParseAlgebraRequest(ctx, 1, Op::kInter, false, true, &r)) return;
   ctx.reply.Integer(static_cast<int64_t>(Compute(r, Op::kInter, static_cast<size_t>(r.limit)).size()));
 }
 

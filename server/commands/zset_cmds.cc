@@ -144,7 +144,7 @@ void CmdZlexcount(CommandContext& ctx) {
 // ZREMRANGEBYRANK / BYSCORE / BYLEX: the range is parsed before the lookup.
 enum class RangeKind { kRank, kScore, kLex };
 
-void RemoveRange(CommandContext& ctx, RangeKind kind) {
+void ZRemRangeBy(CommandContext& ctx, RangeKind kind) {
   int64_t start = 0, end = 0;
   core::ScoreRange score_range;
   core::LexRange lex_range;
@@ -171,9 +171,9 @@ void RemoveRange(CommandContext& ctx, RangeKind kind) {
                                                 : OpZremRangeByLex(op, ctx.argv[1], lex_range));
 }
 
-void CmdZremrangebyrank(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kRank); }
-void CmdZremrangebyscore(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kScore); }
-void CmdZremrangebylex(CommandContext& ctx) { RemoveRange(ctx, RangeKind::kLex); }
+void CmdZremrangebyrank(CommandContext& ctx) { ZRemRangeBy(ctx, RangeKind::kRank); }
+void CmdZremrangebyscore(CommandContext& ctx) { ZRemRangeBy(ctx, RangeKind::kScore); }
+void CmdZremrangebylex(CommandContext& ctx) { ZRemRangeBy(ctx, RangeKind::kLex); }
 
 // ZPOPMIN / ZPOPMAX key [count]
 void ZsetPop(CommandContext& ctx, bool max) {

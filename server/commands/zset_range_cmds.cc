@@ -36,7 +36,7 @@ struct RangeRequest {
 
 // Parses options from argv[first + 3] on and the range at argv[first + 1],
 // argv[first + 2]. `type` and `direction` are preset by the legacy commands.
-bool ParseRequest(CommandContext& ctx, size_t first, bool store, RangeRequest* r) {
+bool ParseRangeRequest(CommandContext& ctx, size_t first, bool store, RangeRequest* r) {
   for (size_t j = first + 3; j < ctx.argv.size(); ++j) {
     const size_t left = ctx.argv.size() - j - 1;
     std::string_view a = ctx.argv[j];
@@ -144,7 +144,7 @@ void RangeGeneric(CommandContext& ctx, size_t first, bool store, RangeType type,
   RangeRequest r;
   r.type = type;
   r.direction = direction;
-  if (!ParseRequest(ctx, first, store, &r)) return;
+  if (!ParseRangeRequest(ctx, first, store, &r)) return;
   ZSetValue* z;
   if (!LookupForRead(ctx, ctx.argv[first], &z)) return;
   size_t start = 0, count = 0;

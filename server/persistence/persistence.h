@@ -12,7 +12,7 @@
 // config, the dirty counter and the latency monitor are borrowed at
 // construction and must outlive it. Not here: the start-up load and DEBUG
 // RELOAD / LOADAOF (they run command handlers and restore replication
-// history: server_loading.cc) and the propagation of writes
+// history: the Loading component, server/loading.h) and the propagation of writes
 // (server/propagation.h), which feeds `aof()`.
 //
 //   Persistence persistence(hooks, config, keyspace, stats.dirty, latency);

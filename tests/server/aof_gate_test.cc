@@ -34,7 +34,7 @@ class AofGateTest : public ::testing::Test {
   // The AOF directory is relative to the working directory (appenddirname),
   // as the server's is to `dir`: each test works in a directory of its own.
   void SetUp() override {
-    dir_.Enter("ringkv-aof-gate-test-");
+    ASSERT_NO_FATAL_FAILURE(dir_.Enter("ringkv-aof-gate-test-"));
     std::filesystem::create_directory("appendonlydir");
   }
 

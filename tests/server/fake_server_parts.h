@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "io/connection.h"
@@ -33,10 +34,12 @@ class TempWorkingDir {
   TempWorkingDir& operator=(const TempWorkingDir&) = delete;
   ~TempWorkingDir() {
     if (dir_.empty()) return;
-    std::filesystem::current_path(old_cwd_);
-    std::filesystem::remove_all(dir_);
+    std::error_code ignored;  // a destructor must not throw
+    std::filesystem::current_path(old_cwd_, ignored);
+    std::filesystem::remove_all(dir_, ignored);
   }
-  // Makes /tmp/<prefix>XXXXXX and enters it (the test fails if it cannot).
+  // Makes /tmp/<prefix>XXXXXX and enters it; the test fails if it cannot
+  // (call it as ASSERT_NO_FATAL_FAILURE(dir.Enter(...)) to stop there).
   void Enter(const std::string& prefix) {
     std::string tmpl = "/tmp/" + prefix + "XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);

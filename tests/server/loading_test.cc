@@ -79,7 +79,7 @@ class FakeHooks final : public Loading::Hooks {
 class LoadingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_.Enter("ringkv-loading-test-");
+    ASSERT_NO_FATAL_FAILURE(dir_.Enter("ringkv-loading-test-"));
     hooks_.loading = &loading_;
   }
 

@@ -61,7 +61,7 @@ bool Exists(const char* path) {
 class PersistenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_.Enter("ringkv-persistence-test-");
+    ASSERT_NO_FATAL_FAILURE(dir_.Enter("ringkv-persistence-test-"));
     persistence_.BindConfig();
   }
   void TearDown() override {

@@ -100,15 +100,21 @@ inline int CountLines(const std::string& s) {
 // learnt a peer by gossip may still be connecting to it), and each
 // replica's link is up.
 // ASSERT in the caller that the result has every node (a start failed
-// otherwise). `node_timeout` is cluster-node-timeout in ms.
+// otherwise). `node_timeout` is cluster-node-timeout in ms. `binaries`, when
+// given, names each node's server binary in the same order (masters, then
+// replicas; "" for ringkv): a mixed cluster (`extra` goes to ringkv nodes
+// only).
 inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>& ranges,
                                          const std::vector<int>& replica_of,
                                          const std::vector<std::string>& extra = {},
-                                         const std::string& node_timeout = "1000") {
+                                         const std::string& node_timeout = "1000",
+                                         const std::vector<std::string>& binaries = {}) {
   std::vector<BusNode> nodes;
   const size_t total = ranges.size() + replica_of.size();
   for (size_t i = 0; i < total; ++i) {
-    nodes.push_back(StartBusNode(RINGKV_SERVER_PATH, node_timeout, extra));
+    const bool other = i < binaries.size() && !binaries[i].empty();
+    nodes.push_back(other ? StartBusNode(binaries[i], node_timeout)
+                          : StartBusNode(RINGKV_SERVER_PATH, node_timeout, extra));
     if (!nodes.back().server->ready()) return {};
   }
   for (size_t i = 0; i < ranges.size(); ++i) {

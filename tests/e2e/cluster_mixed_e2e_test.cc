@@ -1,0 +1,146 @@
+// Mixed clusters of ringkv and redis-server 7.0 nodes, against the real
+// binaries: what crosses the bus between the two implementations besides
+// the failover (cluster_failover_e2e_test) and resharding
+// (cluster_reshard_e2e_test):
+// - PUBLISH on either kind of node reaches the subscribers of every node,
+//   masters and replicas, once; SPUBLISH reaches the replicas of the
+//   channel's shard, whichever implementation publishes or subscribes;
+// - replica migration: a ringkv replica moves to an orphaned redis-server
+//   master. (The other way round is not asserted: in this layout a
+//   redis-server replica, in an all-redis-server cluster too, moved to the
+//   master that never had a replica rather than to the orphan;
+//   docs/cluster.md, "Next".)
+// node-timeout is 1000 ms throughout. Skipped without Debian's redis-server.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/key_slot.h"
+#include "tests/e2e/cluster_test_util.h"
+#include "tests/e2e/test_server.h"
+
+namespace ringkv::testing {
+namespace {
+
+const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+const std::string kPong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";  // PING's answer while subscribed
+
+// A copy of redis-server under a path of its own (Redis checks its name for
+// sentinel mode); "" when Debian's is not installed.
+std::string RedisBinary() {
+  if (access(kRedisSrc.c_str(), X_OK) != 0) return "";
+  const std::string bin = TestServer::MakeTempDir() + "/redis-server";
+  return system(("cp " + kRedisSrc + " " + bin).c_str()) == 0 ? bin : "";
+}
+
+// A channel name whose slot is in [first, last].
+std::string ChannelInSlots(int first, int last) {
+  for (int i = 0;; ++i) {
+    std::string name = "ch" + std::to_string(i);
+    const int slot = core::KeyHashSlot(name);
+    if (slot >= first && slot <= last) return name;
+  }
+}
+
+std::string Message(const std::string& kind, const std::string& channel, const std::string& text) {
+  return "*3\r\n$" + std::to_string(kind.size()) + "\r\n" + kind + "\r\n$" + std::to_string(channel.size()) + "\r\n" +
+         channel + "\r\n$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
+}
+
+TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
+  const std::string redis = RedisBinary();
+  if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
+  // Masters: ringkv, redis-server, ringkv. Replicas: a ringkv one of the
+  // redis-server master, a redis-server one of the first ringkv master.
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {1, 0}, {}, "1000", {"", redis, "", "", redis});
+  ASSERT_EQ(nodes.size(), 5u);
+  BusNode& ringkv_master = nodes[0];
+  BusNode& redis_master = nodes[1];
+  BusNode& ringkv_replica = nodes[3];  // of redis_master
+  BusNode& redis_replica = nodes[4];   // of ringkv_master
+
+  // A subscriber on every node but the first.
+  std::vector<std::unique_ptr<RawConn>> subs;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    subs.push_back(std::make_unique<RawConn>(nodes[i].port()));
+    EXPECT_EQ(Cmd(*subs.back(), {"SUBSCRIBE", "news"}), "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+  }
+  // From a ringkv node: every subscriber, once (the replicas are not also
+  // sent it by replication). PUBLISH counts this node's receivers only.
+  EXPECT_EQ(Cmd(*ringkv_master.conn, {"PUBLISH", "news", "from-ringkv"}), ":0\r\n");
+  for (auto& c : subs) {
+    EXPECT_EQ(c->ReadReply(), Message("message", "news", "from-ringkv"));
+    EXPECT_EQ(Cmd(*c, {"PING"}), kPong);
+  }
+  // From a redis-server node: the same, the ringkv nodes included.
+  RawConn publisher(redis_master.port());
+  EXPECT_EQ(Cmd(publisher, {"PUBLISH", "news", "from-redis"}), ":1\r\n");  // its own subscriber
+  for (auto& c : subs) {
+    EXPECT_EQ(c->ReadReply(), Message("message", "news", "from-redis"));
+    EXPECT_EQ(Cmd(*c, {"PING"}), kPong);
+  }
+
+  // SPUBLISH on the redis-server master reaches its ringkv replica; on the
+  // ringkv master, its redis-server replica.
+  const std::string in_redis_shard = ChannelInSlots(5461, 10922);
+  const std::string in_ringkv_shard = ChannelInSlots(0, 5460);
+  RawConn ssub_ringkv(ringkv_replica.port());
+  EXPECT_EQ(Cmd(ssub_ringkv, {"SSUBSCRIBE", in_redis_shard}),
+            "*3\r\n$10\r\nssubscribe\r\n$" + std::to_string(in_redis_shard.size()) + "\r\n" + in_redis_shard +
+                "\r\n:1\r\n");
+  RawConn ssub_redis(redis_replica.port());
+  EXPECT_EQ(Cmd(ssub_redis, {"SSUBSCRIBE", in_ringkv_shard}),
+            "*3\r\n$10\r\nssubscribe\r\n$" + std::to_string(in_ringkv_shard.size()) + "\r\n" + in_ringkv_shard +
+                "\r\n:1\r\n");
+  EXPECT_EQ(Cmd(publisher, {"SPUBLISH", in_redis_shard, "s1"}), ":0\r\n");
+  EXPECT_EQ(ssub_ringkv.ReadReply(), Message("smessage", in_redis_shard, "s1"));
+  EXPECT_EQ(Cmd(ssub_ringkv, {"PING"}), kPong);
+  EXPECT_EQ(Cmd(*ringkv_master.conn, {"SPUBLISH", in_ringkv_shard, "s2"}), ":0\r\n");
+  EXPECT_EQ(ssub_redis.ReadReply(), Message("smessage", in_ringkv_shard, "s2"));
+  EXPECT_EQ(Cmd(ssub_redis, {"PING"}), kPong);
+}
+
+// `binaries` for StartCluster(kThreeMasters, {0, 0, 1}): the first master
+// and its two replicas ringkv, the second master, its (doomed) replica and
+// the third master redis-server.
+void ExpectRingkvReplicaMigratesToOrphan(const std::vector<std::string>& binaries) {
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0, 0, 1}, {}, "1000", binaries);
+  ASSERT_EQ(nodes.size(), 6u);
+  BusNode& orphan = nodes[1];
+  nodes[5].server->Kill();
+  // The smaller-named of the first master's replicas moves once the orphan
+  // has stayed so for 5 s (cluster-migration-barrier 1); the other stays.
+  BusNode& mover = nodes[3].id < nodes[4].id ? nodes[3] : nodes[4];
+  BusNode& stayer = nodes[3].id < nodes[4].id ? nodes[4] : nodes[3];
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*mover.conn, mover.id), "myself,slave " + orphan.id); }, 40))
+      << Text(Cmd(*mover.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(Has(mover.Log(), "Migrating to orphaned master " + orphan.id)) << mover.Log();
+  EXPECT_TRUE(Has(NodeLine(*stayer.conn, stayer.id), "myself,slave " + nodes[0].id));
+  // Every live node agrees, and the mover replicates the orphan.
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[i].conn, mover.id), "slave " + orphan.id); }, 20))
+        << i << ": " << Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const std::string info = Cmd(*mover.conn, {"INFO", "replication"});
+        return Has(info, "master_port:" + std::to_string(orphan.port()) + "\r\n") &&
+               Has(info, "master_link_status:up\r\n");
+      },
+      20));
+  EXPECT_EQ(Cmd(*orphan.conn, {"SET", "{" + ChannelInSlots(5461, 10922) + "}k", "v"}), "+OK\r\n");
+  EXPECT_EQ(Cmd(*orphan.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+}
+
+TEST(ClusterMixedE2E, ARingkvReplicaMigratesToAnOrphanedRedisServerMaster) {
+  const std::string redis = RedisBinary();
+  if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
+  ExpectRingkvReplicaMigratesToOrphan({"", redis, redis, "", "", redis});
+}
+
+}  // namespace
+}  // namespace ringkv::testing

@@ -5,12 +5,12 @@
 //
 // Group commit: at most one fdatasync is in flight. Requests made meanwhile
 // merge into one queued job per file (the newest offset wins), submitted the
-// moment the running one completes -- or, when the completion is told to hold
-// the next (OnDone's hold_next: appendfsync always's fsync window, see
+// moment the running one completes -- or, when the completion is told to
+// hold the next (OnDone's hold_next: appendfsync always's fsync window, see
 // fsync_window.h), when Resume() is called. One fsync acknowledges every
-// write of the loop turns it covers. Jobs complete in order, which keeps synced()
-// exact across file switches (a retired file is synced, then closed, before
-// anything written after it counts as durable).
+// write of the loop turns it covers. Jobs complete in order, which keeps
+// synced() exact across file switches (a retired file is synced, then
+// closed, before anything written after it counts as durable).
 //
 // Offsets are the AOF's running byte count (see Aof). Thread-safety: main
 // thread only.

@@ -415,6 +415,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void FailShutdownWaiters() override;
   // ---- Persistence::Hooks (server_hooks.cc) ---------------------------------------------
   void SubmitFsync(int fd, uint32_t token) override { io_->SubmitFsync(fd, token); }
+  void WakeInUs(int64_t us) override { io_->WakeTimerInUs(us); }
   void DeliverHeldReplies(uint64_t id, io::OutBuffer& out) override;
   void HeldRepliesReleased(uint64_t id) override;
   void OnAofDurable() override;

@@ -137,10 +137,11 @@ class Aof {
   // A write error stops writes (MISCONF) until the file accepts data again.
   bool write_failed() const { return !stats_.last_write_ok; }
   int write_errno() const { return stats_.last_write_errno; }
-  // An fdatasync finished. True when more bytes are now durable.
-  bool OnFsyncDone(uint32_t token, int result) {
+  // An fdatasync finished. True when more bytes are now durable. With
+  // hold_next the next fsync waits for ResumeSyncs() (the fsync window).
+  bool OnFsyncDone(uint32_t token, int result, bool hold_next = false) {
     if (!syncer_) return false;
-    const bool advanced = syncer_->OnDone(token, result);
+    const bool advanced = syncer_->OnDone(token, result, hold_next);
     if (result >= 0) ++stats_.fsyncs;
     // With `always` replies wait for it: the latency event Redis takes
     // around its blocking fsync.
@@ -149,6 +150,12 @@ class Aof {
     }
     return advanced;
   }
+  // Ends OnFsyncDone's hold: the queued fsync, if any, starts now.
+  void ResumeSyncs() {
+    if (syncer_) syncer_->Resume();
+  }
+  // How long the last fdatasync took, submission to completion (µs).
+  int64_t last_fsync_us() const { return syncer_ ? syncer_->last_duration_us() : 0; }
   // LATENCY's aof-write* / aof-fsync-always / aof-fstat / aof-rename events.
   void set_latency_monitor(LatencyMonitor* m) { latency_ = m; }
   // An fsync failed (with `always` the server must stop).

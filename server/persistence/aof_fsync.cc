@@ -24,14 +24,14 @@ void AofSyncer::Request(int fd, uint64_t offset, bool close_after) {
 }
 
 void AofSyncer::SubmitNext() {
-  if (queue_.empty()) return;
+  if (held_ || queue_.empty()) return;
   running_ = queue_.front();
   queue_.pop_front();
   submitted_at_ = std::chrono::steady_clock::now();
   submit_(running_->fd, ++token_);
 }
 
-bool AofSyncer::OnDone(uint32_t token, int result) {
+bool AofSyncer::OnDone(uint32_t token, int result, bool hold_next) {
   if (!running_ || token != token_) return false;  // settled by SyncAllNow
   const Job job = *running_;
   running_.reset();
@@ -45,6 +45,7 @@ bool AofSyncer::OnDone(uint32_t token, int result) {
     advanced = true;
   }
   if (job.close_after) ::close(job.fd);
+  held_ = hold_next;
   SubmitNext();
   return advanced;
 }

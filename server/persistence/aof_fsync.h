@@ -5,10 +5,12 @@
 //
 // Group commit: at most one fdatasync is in flight. Requests made meanwhile
 // merge into one queued job per file (the newest offset wins), submitted the
-// moment the running one completes, so one fsync acknowledges every write of
-// the loop turns it covers. Jobs complete in order, which keeps synced()
-// exact across file switches (a retired file is synced, then closed, before
-// anything written after it counts as durable).
+// moment the running one completes -- or, when the completion is told to
+// hold the next (OnDone's hold_next: appendfsync always's fsync window, see
+// fsync_window.h), when Resume() is called. One fsync acknowledges every
+// write of the loop turns it covers. Jobs complete in order, which keeps
+// synced() exact across file switches (a retired file is synced, then
+// closed, before anything written after it counts as durable).
 //
 // Offsets are the AOF's running byte count (see Aof). Thread-safety: main
 // thread only.
@@ -35,7 +37,15 @@ class AofSyncer {
   // (the file was replaced). Offsets must not decrease.
   void Request(int fd, uint64_t offset, bool close_after = false);
   // The fdatasync `token` finished. Returns true when synced() advanced.
-  bool OnDone(uint32_t token, int result);
+  // The next queued job starts now, or with hold_next when Resume() is
+  // called (jobs requested meanwhile merge into it as usual).
+  bool OnDone(uint32_t token, int result, bool hold_next = false);
+  // Ends a hold: the queued job, if any and none is running, starts now.
+  void Resume() {
+    held_ = false;
+    if (!running_) SubmitNext();
+  }
+  bool held() const { return held_; }
   uint64_t synced() const { return synced_; }
   // Jobs queued or running (INFO aof_pending_bio_fsync).
   int pending() const { return static_cast<int>(queue_.size()) + (running_ ? 1 : 0); }
@@ -63,6 +73,7 @@ class AofSyncer {
   int64_t last_duration_us_ = 0;
   uint64_t synced_ = 0;
   int last_error_ = 0;
+  bool held_ = false;  // OnDone(hold_next) until Resume(): nothing is submitted
 };
 
 }  // namespace ringkv::server

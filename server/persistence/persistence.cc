@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -64,15 +65,52 @@ void Persistence::ReapChild(int64_t now_ms) {
   }
 }
 
-void Persistence::ReleaseDurableReplies() {
+void Persistence::ReleaseDurableReplies(bool from_fsync) {
   if (durable_.clients() == 0) return;
   durable_.Release(
       aof_->reply_release_offset(), [this](uint64_t id, io::OutBuffer& out) { hooks_.DeliverHeldReplies(id, out); },
-      [this](uint64_t id) { hooks_.HeldRepliesReleased(id); });
+      [this, from_fsync](uint64_t id) {
+        hooks_.HeldRepliesReleased(id);
+        if (from_fsync) window_.AddReleased(id);
+      });
 }
 
 void Persistence::OnFsyncDone(uint32_t token, int result) {
-  if (aof_->OnFsyncDone(token, result) || result < 0) AfterAofSync();
+  // With appendfsync always the next fsync is held until the window
+  // decides (OpenFsyncWindow).
+  const bool hold = aof_always_;
+  if (aof_->OnFsyncDone(token, result, hold) || result < 0) AfterAofSync();
+  if (hold) OpenFsyncWindow();
+}
+
+namespace {
+
+int64_t SteadyUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// The cap: half of the last fsync's time. The released clients come back
+// within a round trip plus the server's time for their commands; a longer
+// wait leaves the disk idle while every client waits (26.1).
+void Persistence::OpenFsyncWindow() {
+  const int64_t cap_us = aof_->last_fsync_us() / 2;
+  if (window_.Open(SteadyUs(), cap_us)) {
+    hooks_.WakeInUs(cap_us);
+  } else {
+    aof_->ResumeSyncs();
+  }
+}
+
+void Persistence::CloseFsyncWindowIfDue() {
+  if (window_.Due(SteadyUs())) CloseFsyncWindow();
+}
+
+void Persistence::CloseFsyncWindow() {
+  window_.Close();
+  aof_->ResumeSyncs();
 }
 
 void Persistence::AfterAofSync() {
@@ -83,7 +121,7 @@ void Persistence::AfterAofSync() {
                          ") and the AOF fsync policy is 'always'. Exiting..."));
     _exit(1);
   }
-  ReleaseDurableReplies();
+  ReleaseDurableReplies(/*from_fsync=*/true);
   hooks_.OnAofDurable();
 }
 

@@ -4,6 +4,10 @@
 // MISCONF error, and the persistence steps of CONFIG SET appendonly,
 // SHUTDOWN and FLUSHALL.
 //
+// With appendfsync always, a completed fsync that released clients holds
+// the next one open until they have written again, or until half the last
+// fsync's time has passed (FsyncWindow; docs/performance.md 26.1).
+//
 // It owns `RdbSaver` (SAVE, BGSAVE, save points, INFO's rdb_* fields), `Aof`
 // (files, feed, fsyncs, rewrite), `ChildProcess` and `DurableReplies`. What
 // it needs from the server -- the fsync ring, the clients' connections, the
@@ -23,7 +27,9 @@
 // Cost: the per-reply and per-command checks (MustHoldReply, RequireDurable,
 // ok()) are inline and make no virtual call; a hook is called per fsync
 // submitted, per client whose held replies are released, per completed
-// fsync and when a child ends or FLUSHALL stops one.
+// fsync (and its window's wake-up) and when a child ends or FLUSHALL stops
+// one. The fsync window costs nothing unless appendfsync is always: it is
+// touched on the held-reply path and, while open, once per loop turn.
 //
 // Thread-safety: main thread only.
 #pragma once
@@ -41,6 +47,7 @@
 #include "server/persistence/aof.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/durable_replies.h"
+#include "server/persistence/fsync_window.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/shutdown.h"
 
@@ -59,6 +66,9 @@ class Persistence {
     virtual void DeliverHeldReplies(uint64_t id, io::OutBuffer& out) = 0;
     // Client `id` has no reply held any more.
     virtual void HeldRepliesReleased(uint64_t id) = 0;
+    // The main loop must run a turn (and BeforeSleep) within `us`
+    // microseconds even if nothing arrives: the fsync window's cap.
+    virtual void WakeInUs(int64_t us) = 0;
     // More AOF bytes are durable (or an fsync failed), after the held
     // replies went out: WAITAOF's waiters, a replica's FACK.
     virtual void OnAofDurable() = 0;
@@ -106,11 +116,18 @@ class Persistence {
     return aof_always_ && (writes || aof_->has_unsynced());
   }
   // The held segment of client `id` for this loop turn.
-  io::OutBuffer& HeldReplyTarget(uint64_t id) { return durable_.Target(id, turn_, aof_->fed_offset()); }
+  // A released client back with a new reply counts for the fsync window.
+  io::OutBuffer& HeldReplyTarget(uint64_t id) {
+    if (window_.open()) window_.Returned(id);
+    return durable_.Target(id, turn_, aof_->fed_offset());
+  }
   // After a command of a client with held replies: they need what it fed.
   void RequireDurable(uint64_t id) { durable_.Require(id, aof_->fed_offset()); }
   // The client is gone: its held replies are dropped.
-  void DropHeldReplies(uint64_t id) { durable_.Drop(id); }
+  void DropHeldReplies(uint64_t id) {
+    durable_.Drop(id);
+    if (window_.open()) window_.Returned(id);
+  }
   uint64_t held_bytes(uint64_t id) const { return durable_.held_bytes(id); }
 
   // ---- the main loop ------------------------------------------------------------------
@@ -124,13 +141,18 @@ class Persistence {
   }
   // An fsync completion from the ring.
   void OnFsyncDone(uint32_t token, int result);
-  // Before the loop sleeps: the AOF buffer is written, and held replies
-  // whose commands wrote nothing (an error, a no-op) go out now rather
-  // than wait for somebody else's write.
+  // Before the loop sleeps: the AOF buffer is written, an fsync window
+  // that is due closes (the held fsync starts, covering this turn's
+  // writes), and held replies whose commands wrote nothing (an error, a
+  // no-op) go out now rather than wait for somebody else's write.
   void BeforeSleep() {
     aof_->BeforeSleep();
+    if (window_.open()) CloseFsyncWindowIfDue();
     if (durable_.clients() > 0) ReleaseDurableReplies();
   }
+  // appendfsync always: whether the next fsync is held for the clients the
+  // last one released (tests).
+  bool fsync_window_open() const { return window_.open(); }
   // The end of a loop turn: exits when the AOF cannot be written with
   // appendfsync always (held replies would wait forever), as Redis does.
   void EndTurn();
@@ -153,7 +175,10 @@ class Persistence {
   void RestartAof(int64_t now_ms);
   // The AOF was opened or switched (by this object, or by the start-up
   // load through aof()): the reply path's cached fsync policy follows.
-  void RefreshAlways() { aof_always_ = aof_->always(); }
+  void RefreshAlways() {
+    aof_always_ = aof_->always();
+    if (!aof_always_ && window_.open()) CloseFsyncWindow();
+  }
   // SHUTDOWN's persistence work before stopping: kill a child, flush the
   // AOF, save the RDB when asked or when save points exist. An error means
   // "do not stop" (unless `force`).
@@ -168,9 +193,15 @@ class Persistence {
   void KillChild(bool remove_temp_file);
 
  private:
-  void ReleaseDurableReplies();
+  // `from_fsync`: a completion releases them (they count for the window).
+  void ReleaseDurableReplies(bool from_fsync = false);
   // More AOF bytes are durable (or an fsync failed).
   void AfterAofSync();
+  // After a completion with appendfsync always: opens the window, or
+  // starts the held fsync at once when nobody was released.
+  void OpenFsyncWindow();
+  void CloseFsyncWindowIfDue();
+  void CloseFsyncWindow();
   Hooks& hooks_;
   Config& config_;
   uint64_t* const dirty_;
@@ -182,6 +213,7 @@ class Persistence {
   bool aof_always_ = false;  // cached aof_->always(): checked for every reply
   bool has_save_points_ = false;  // cached from `save`
   DurableReplies durable_;
+  FsyncWindow window_;
   uint64_t turn_ = 0;  // main loop turns: a held-reply segment per turn
 };
 

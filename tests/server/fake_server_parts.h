@@ -94,6 +94,7 @@ class NoPersistenceHooks : public Persistence::Hooks {
   void SubmitFsync(int, uint32_t) override {}
   void DeliverHeldReplies(uint64_t, io::OutBuffer&) override {}
   void HeldRepliesReleased(uint64_t) override {}
+  void WakeInUs(int64_t) override {}
   void OnAofDurable() override {}
   bool DisklessTransferRunning() override { return false; }
   void OnDisklessTransferExited(bool) override {}

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +37,7 @@ class FakeHooks final : public Persistence::Hooks {
     log.push_back("deliver " + std::to_string(id) + " " + out.ToString());
   }
   void HeldRepliesReleased(uint64_t id) override { log.push_back("released " + std::to_string(id)); }
+  void WakeInUs(int64_t us) override { wakes.push_back(us); }
   void OnAofDurable() override { log.push_back("aof-durable"); }
   bool DisklessTransferRunning() override { return transfer_running; }
   void OnDisklessTransferExited(bool ok) override {
@@ -48,6 +50,7 @@ class FakeHooks final : public Persistence::Hooks {
 
   bool transfer_running = false;
   std::vector<uint32_t> fsyncs;
+  std::vector<int64_t> wakes;  // WakeInUs's arguments
   std::vector<std::string> log;
 };
 
@@ -212,6 +215,150 @@ TEST_F(PersistenceTest, WithAppendfsyncAlwaysRepliesWaitForTheirFsync) {
   EXPECT_EQ(log[2], "aof-durable");
   EXPECT_EQ(persistence_.held_bytes(7), 0u);
   EXPECT_FALSE(persistence_.MustHoldReply(false));
+}
+
+// The fsync window (appendfsync always): a completion that released
+// clients holds the next fsync until they have written again or half the
+// last fsync's time has passed. The fake's fsyncs take as long as the test
+// waits between submitting and completing them.
+class FsyncWindowTest : public PersistenceTest {
+ protected:
+  void SetUp() override {
+    PersistenceTest::SetUp();
+    Set(config_, "appendfsync", "always");
+    Set(config_, "appendonly", "yes");
+    WaitForChild();  // the initial rewrite
+    ASSERT_EQ(persistence_.aof().state(), AofState::kOn);
+    CompleteAll();  // the rewrite's own fsyncs
+    hooks_.TakeLog();
+    hooks_.wakes.clear();
+  }
+  // Client `id` runs a SET: fed, its reply held until its fsync.
+  void Write(uint64_t id) {
+    const std::string_view set[] = {"SET", "k", "v"};
+    persistence_.aof().Feed(0, set);
+    persistence_.HeldReplyTarget(id).Append(":" + std::to_string(id) + "\r\n");
+    persistence_.RequireDurable(id);
+  }
+  // The end of a loop turn.
+  void EndTurn() {
+    persistence_.BeforeSleep();
+    persistence_.EndTurn();
+  }
+  // Fsyncs submitted and not completed yet.
+  size_t Submitted() const { return hooks_.fsyncs.size() - completed_; }
+  // Completes the oldest submitted fsync, `took` after it was submitted;
+  // returns the clients it released, sorted.
+  std::vector<std::string> Complete(std::chrono::milliseconds took = std::chrono::milliseconds(0)) {
+    std::this_thread::sleep_for(took);
+    persistence_.OnFsyncDone(hooks_.fsyncs.at(completed_++), 0);
+    std::vector<std::string> released;
+    for (const std::string& line : hooks_.TakeLog()) {
+      if (line.rfind("released ", 0) == 0) released.push_back(line.substr(9));
+    }
+    std::sort(released.begin(), released.end());
+    return released;
+  }
+  void CompleteAll() {
+    while (Submitted() > 0) Complete();
+  }
+
+  size_t completed_ = 0;
+};
+
+using Ids = std::vector<std::string>;
+constexpr std::chrono::milliseconds kFsyncTime{200};  // the window's cap: half of it
+
+TEST_F(FsyncWindowTest, TheNextFsyncWaitsUntilTheReleasedClientsWriteAgain) {
+  Write(1);
+  Write(2);
+  EndTurn();
+  ASSERT_EQ(Submitted(), 1u);  // fsync A: clients 1 and 2
+  Write(3);                    // arrives during A: joins the next one
+  EndTurn();
+  EXPECT_EQ(Submitted(), 1u);  // one fsync in flight at a time
+
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"1", "2"}));
+  EXPECT_TRUE(persistence_.fsync_window_open());
+  EXPECT_EQ(Submitted(), 0u);  // client 3's write is queued, held
+  ASSERT_EQ(hooks_.wakes.size(), 1u);
+  EXPECT_GE(hooks_.wakes[0], kFsyncTime.count() * 1000 / 2);  // the loop wakes at the cap
+  EndTurn();
+  EXPECT_EQ(Submitted(), 0u);
+
+  Write(1);  // back; client 2 is not yet
+  EndTurn();
+  EXPECT_EQ(Submitted(), 0u);
+  Write(2);  // every released client is back: the window closes this turn
+  EndTurn();
+  EXPECT_FALSE(persistence_.fsync_window_open());
+  ASSERT_EQ(Submitted(), 1u);  // fsync B, after this turn's write
+  Write(4);                    // arrives during B
+  EndTurn();
+
+  // B releases every client whose write came before it was submitted:
+  // 3 (during A), 1 and 2 (during the window); 4 waits for the next.
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"1", "2", "3"}));
+  EXPECT_GT(persistence_.held_bytes(4), 0u);
+  EXPECT_EQ(persistence_.held_bytes(1), 0u);
+}
+
+TEST_F(FsyncWindowTest, TheWindowClosesAtItsCapWhenAReleasedClientDoesNotWrite) {
+  Write(1);
+  EndTurn();
+  Write(2);  // during fsync A
+  EndTurn();
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"1"}));
+  ASSERT_TRUE(persistence_.fsync_window_open());
+  EndTurn();
+  EXPECT_EQ(Submitted(), 0u);  // client 1 has not written again
+  std::this_thread::sleep_for(kFsyncTime / 2 + std::chrono::milliseconds(20));
+  EndTurn();  // the turn the cap's wake-up runs
+  EXPECT_FALSE(persistence_.fsync_window_open());
+  ASSERT_EQ(Submitted(), 1u);
+  EXPECT_EQ(Complete(), (Ids{"2"}));
+}
+
+TEST_F(FsyncWindowTest, AReleasedClientThatIsGoneDoesNotHoldTheWindow) {
+  Write(1);
+  Write(2);
+  EndTurn();
+  Write(3);
+  EndTurn();
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"1", "2"}));
+  Write(1);
+  persistence_.DropHeldReplies(2);  // client 2 disconnected
+  EndTurn();
+  EXPECT_FALSE(persistence_.fsync_window_open());
+  EXPECT_EQ(Submitted(), 1u);
+}
+
+TEST_F(FsyncWindowTest, NoWindowWhenTheFsyncReleasedNobody) {
+  const std::string_view set[] = {"SET", "k", "v"};
+  persistence_.aof().Feed(0, set);  // a write whose client holds nothing (a script's, a replica's)
+  EndTurn();
+  ASSERT_EQ(Submitted(), 1u);
+  Write(1);
+  EndTurn();
+  EXPECT_TRUE(Complete(kFsyncTime).empty());
+  EXPECT_FALSE(persistence_.fsync_window_open());
+  EXPECT_TRUE(hooks_.wakes.empty());
+  EXPECT_EQ(Submitted(), 1u);  // client 1's fsync started at once
+  EXPECT_EQ(Complete(), (Ids{"1"}));
+}
+
+TEST_F(FsyncWindowTest, LeavingAppendfsyncAlwaysEndsTheWindow) {
+  Write(1);
+  EndTurn();
+  Write(2);
+  EndTurn();
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"1"}));
+  ASSERT_TRUE(persistence_.fsync_window_open());
+  Set(config_, "appendfsync", "everysec");
+  EXPECT_FALSE(persistence_.fsync_window_open());
+  EXPECT_EQ(Submitted(), 1u);  // the held fsync went at once
+  EXPECT_EQ(Complete(kFsyncTime), (Ids{"2"}));
+  EXPECT_FALSE(persistence_.fsync_window_open());  // everysec: never held
 }
 
 }  // namespace

@@ -104,42 +104,10 @@ TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
   EXPECT_EQ(Cmd(ssub_redis, {"PING"}), kPong);
 }
 
-// `binaries` for StartCluster(kThreeMasters, {0, 0, 1}): the first master
-// and its two replicas ringkv, the second master, its (doomed) replica and
-// the third master redis-server.
-void ExpectRingkvReplicaMigratesToOrphan(const std::vector<std::string>& binaries) {
-  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0, 0, 1}, {}, "1000", binaries);
-  ASSERT_EQ(nodes.size(), 6u);
-  BusNode& orphan = nodes[1];
-  nodes[5].server->Kill();
-  // The smaller-named of the first master's replicas moves once the orphan
-  // has stayed so for 5 s (cluster-migration-barrier 1); the other stays.
-  BusNode& mover = nodes[3].id < nodes[4].id ? nodes[3] : nodes[4];
-  BusNode& stayer = nodes[3].id < nodes[4].id ? nodes[4] : nodes[3];
-  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*mover.conn, mover.id), "myself,slave " + orphan.id); }, 40))
-      << Text(Cmd(*mover.conn, {"CLUSTER", "NODES"}));
-  EXPECT_TRUE(Has(mover.Log(), "Migrating to orphaned master " + orphan.id)) << mover.Log();
-  EXPECT_TRUE(Has(NodeLine(*stayer.conn, stayer.id), "myself,slave " + nodes[0].id));
-  // Every live node agrees, and the mover replicates the orphan.
-  for (size_t i = 0; i < 5; ++i) {
-    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[i].conn, mover.id), "slave " + orphan.id); }, 20))
-        << i << ": " << Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"}));
-  }
-  EXPECT_TRUE(WaitFor(
-      [&] {
-        const std::string info = Cmd(*mover.conn, {"INFO", "replication"});
-        return Has(info, "master_port:" + std::to_string(orphan.port()) + "\r\n") &&
-               Has(info, "master_link_status:up\r\n");
-      },
-      20));
-  EXPECT_EQ(Cmd(*orphan.conn, {"SET", "{" + ChannelInSlots(5461, 10922) + "}k", "v"}), "+OK\r\n");
-  EXPECT_EQ(Cmd(*orphan.conn, {"WAIT", "1", "5000"}), ":1\r\n");
-}
-
 TEST(ClusterMixedE2E, ARingkvReplicaMigratesToAnOrphanedRedisServerMaster) {
   const std::string redis = RedisBinary();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
-  ExpectRingkvReplicaMigratesToOrphan({"", redis, redis, "", "", redis});
+  ExpectRingkvReplicaMigratesToOrphan({"", redis, redis, "", "", redis});  // masters ringkv, redis, redis
 }
 
 }  // namespace

@@ -158,4 +158,41 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
   return nodes;
 }
 
+// Replica migration as Redis 7.0 does it: three masters (slots split in
+// three), the first with two ringkv replicas, the second with one that is
+// killed. The smaller-named of the first master's replicas moves to the
+// orphan once it has stayed so for 5 s (cluster-migration-barrier 1), logged
+// as Redis logs it; the other stays; every live node lists it under the
+// orphan, its link is up, and a write there is acknowledged by WAIT 1.
+// `binaries` as StartCluster's (the two replicas of the first master must be
+// ringkv: the log line is checked).
+inline void ExpectRingkvReplicaMigratesToOrphan(const std::vector<std::string>& binaries = {}) {
+  const std::vector<std::pair<int, int>> three_masters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+  std::vector<BusNode> nodes = StartCluster(three_masters, {0, 0, 1}, {}, "1000", binaries);
+  ASSERT_EQ(nodes.size(), 6u);
+  BusNode& orphan = nodes[1];
+  nodes[5].server->Kill();
+  BusNode& mover = nodes[3].id < nodes[4].id ? nodes[3] : nodes[4];
+  BusNode& stayer = nodes[3].id < nodes[4].id ? nodes[4] : nodes[3];
+  EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*mover.conn, mover.id), "myself,slave " + orphan.id); }, 40))
+      << Text(Cmd(*mover.conn, {"CLUSTER", "NODES"}));
+  EXPECT_TRUE(Has(mover.Log(), "Migrating to orphaned master " + orphan.id)) << mover.Log();
+  EXPECT_TRUE(Has(NodeLine(*stayer.conn, stayer.id), "myself,slave " + nodes[0].id));
+  // Every live node agrees, and the mover replicates the orphan.
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*nodes[i].conn, mover.id), "slave " + orphan.id); }, 20))
+        << i << ": " << Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"}));
+  }
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const std::string info = Cmd(*mover.conn, {"INFO", "replication"});
+        return Has(info, "master_port:" + std::to_string(orphan.port()) + "\r\n") &&
+               Has(info, "master_link_status:up\r\n");
+      },
+      20));
+  EXPECT_EQ(Cmd(*orphan.conn, {"SET", "{ch1}k", "v"}), "+OK\r\n");  // slot 9930: the orphan's
+  EXPECT_EQ(Cmd(*orphan.conn, {"WAIT", "1", "5000"}), ":1\r\n");
+}
+
+
 }  // namespace ringkv::testing

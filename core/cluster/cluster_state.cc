@@ -77,8 +77,18 @@ void ClusterState::Remove(std::string_view name) {
 bool ClusterState::AssignSlot(int slot, Node* node) {
   if (slots_[slot] != nullptr) return false;
   slots_[slot] = node;
-  ++node->num_slots;
+  // redis/redis#3043: a new master with slots is a valid migration target
+  // when the rest of the cluster is not replica-less.
+  if (++node->num_slots == 1 && MastersHaveReplicas()) node->flags |= kFlagMigrateTo;
   return true;
+}
+
+bool ClusterState::MastersHaveReplicas() const {
+  for (const auto& n : nodes_) {
+    if (!n->is_replica() || n->master.empty()) continue;
+    if (const Node* m = Find(n->master); m != nullptr && m->is_master()) return true;
+  }
+  return false;
 }
 
 bool ClusterState::UnassignSlot(int slot) {

@@ -109,7 +109,9 @@ class ClusterState {
   Node* migrating_to(int slot) const { return migrating_to_[slot]; }
   Node* importing_from(int slot) const { return importing_from_[slot]; }
   // Redis's clusterAddSlot / clusterDelSlot: false when the slot is already
-  // assigned / already free.
+  // assigned / already free. A master given its first slot while some master
+  // has a replica becomes a replica-migration target (kFlagMigrateTo), though
+  // it never had a replica itself, as Redis's clusterNodeSetSlotBit.
   bool AssignSlot(int slot, Node* node);
   bool UnassignSlot(int slot);
   // Called by UnassignSlot before the slot leaves `owner` (every path: a
@@ -122,6 +124,8 @@ class ClusterState {
   // Whether `n` is in myself's shard: myself, myself's master, or a replica
   // of either (Redis's clusterGetNodesServingMySlots(n) holding myself).
   bool SharesShardWithMyself(const Node& n) const;
+  // Some master has a replica (Redis's clusterMastersHaveSlaves).
+  bool MastersHaveReplicas() const;
   void SetMigrating(int slot, Node* to) { migrating_to_[slot] = to; }
   void SetImporting(int slot, Node* from) { importing_from_[slot] = from; }
   // The [start, end] ranges of the slots `node` serves, ascending.

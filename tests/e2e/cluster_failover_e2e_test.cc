@@ -208,7 +208,7 @@ TEST(ClusterFailoverE2E, DefaultFailoverTimesOutWhenTheMasterDoesNotAnswer) {
   EXPECT_EQ(sleeper.ReadReply(), "+OK\r\n");
 }
 
-TEST(ClusterFailoverE2E, AReplicaMigratesToAnOrphanedMaster) { ExpectRingkvReplicaMigratesToOrphan(); }
+TEST(ClusterFailoverE2E, AReplicaMigratesToAnOrphanedMaster) { ExpectReplicaMigratesToOrphan(); }
 
 TEST(ClusterFailoverE2E, AStaleReplicaIsNotElectedUnlessForced) {
   std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0});

@@ -5,11 +5,8 @@
 // - PUBLISH on either kind of node reaches the subscribers of every node,
 //   masters and replicas, once; SPUBLISH reaches the replicas of the
 //   channel's shard, whichever implementation publishes or subscribes;
-// - replica migration: a ringkv replica moves to an orphaned redis-server
-//   master. (The other way round is not asserted: in this layout a
-//   redis-server replica, in an all-redis-server cluster too, moved to the
-//   master that never had a replica rather than to the orphan;
-//   docs/cluster.md, "Next".)
+// - replica migration to an orphaned master, a ringkv replica to a
+//   redis-server master and a redis-server replica to a ringkv master.
 // node-timeout is 1000 ms throughout. Skipped without Debian's redis-server.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -107,7 +104,13 @@ TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
 TEST(ClusterMixedE2E, ARingkvReplicaMigratesToAnOrphanedRedisServerMaster) {
   const std::string redis = RedisBinary();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
-  ExpectRingkvReplicaMigratesToOrphan({"", redis, redis, "", "", redis});  // masters ringkv, redis, redis
+  ExpectReplicaMigratesToOrphan({"", redis, redis, "", "", redis, redis});  // masters ringkv, redis, redis
+}
+
+TEST(ClusterMixedE2E, ARedisServerReplicaMigratesToAnOrphanedRingkvMaster) {
+  const std::string redis = RedisBinary();
+  if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
+  ExpectReplicaMigratesToOrphan({redis, "", "", redis, redis, "", ""});  // masters redis, ringkv, ringkv
 }
 
 }  // namespace

@@ -84,5 +84,34 @@ TEST(ReplicaRules, OnlyMastersMeantToHaveReplicasAreOrphaned) {
   EXPECT_EQ(ReplicaMigrationTarget(back.st, true, 1, 99999, &back.since), nullptr);
 }
 
+// Redis's clusterNodeSetSlotBit (redis/redis#3043): a master given its first
+// slot while another master has a replica is a migration target though it
+// never had a replica; before any replica exists, or for a master that had
+// slots already, nothing changes.
+TEST(ReplicaRules, AMasterGivenItsFirstSlotWhileOthersHaveReplicasIsMeantToHaveOne) {
+  ClusterState st(Name('m'));
+  Node* early = Add(st, 'e');
+  st.AssignSlot(10, early);  // no replica anywhere yet
+  EXPECT_FALSE(early->flags & kFlagMigrateTo);
+  Node* a = Add(st, 'a');
+  st.AssignSlot(0, a);
+  Add(st, 'r', a->name);  // a's replica
+  EXPECT_TRUE(st.MastersHaveReplicas());
+  st.AssignSlot(11, early);  // not its first slot
+  EXPECT_FALSE(early->flags & kFlagMigrateTo);
+  Node* late = Add(st, 'l');
+  st.AssignSlot(20, late);
+  EXPECT_TRUE(late->flags & kFlagMigrateTo);
+  // So an orphan that never had a replica draws a migration, as in Redis.
+  Node& self = st.myself();
+  self.flags = kFlagMyself | kFlagReplica;
+  self.master = a->name;
+  absl::flat_hash_map<std::string, int64_t> since;
+  EXPECT_EQ(ReplicaMigrationTarget(st, true, 1, 0, &since), nullptr);  // the delay starts
+  const Node* target = ReplicaMigrationTarget(st, true, 1, 99999, &since);
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(target->name, late->name);
+}
+
 }  // namespace
 }  // namespace ringkv::cluster

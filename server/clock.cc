@@ -6,6 +6,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <chrono>
 
 
 namespace ringkv::server {
@@ -36,6 +37,11 @@ int64_t UnixUs() {
   timeval tv;
   gettimeofday(&tv, nullptr);
   return static_cast<int64_t>(tv.tv_sec) * 1000000 + tv.tv_usec;
+}
+
+int64_t SteadyUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 uint64_t Clock::Ticks() { return __rdtsc(); }

@@ -48,5 +48,8 @@ class Clock {
 // for what is not on the command path).
 int64_t UnixMs();
 int64_t UnixUs();
+// Monotonic microseconds (steady_clock): for durations and deadlines that
+// must not move with the wall clock.
+int64_t SteadyUs();
 
 }  // namespace ringkv::server

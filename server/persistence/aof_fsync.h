@@ -45,7 +45,6 @@ class AofSyncer {
     held_ = false;
     if (!running_) SubmitNext();
   }
-  bool held() const { return held_; }
   uint64_t synced() const { return synced_; }
   // Jobs queued or running (INFO aof_pending_bio_fsync).
   int pending() const { return static_cast<int>(queue_.size()) + (running_ ? 1 : 0); }

@@ -46,8 +46,6 @@ class FsyncWindow {
   void Returned(uint64_t id) { awaiting_.erase(id); }
   // Every released client is back, or the cap has passed.
   bool Due(int64_t now_us) const { return awaiting_.empty() || now_us >= deadline_us_; }
-  // Clients released by the last completion that have not written again.
-  size_t awaiting() const { return awaiting_.size(); }
   void Close() {
     open_ = false;
     awaiting_.clear();

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -82,15 +81,6 @@ void Persistence::OnFsyncDone(uint32_t token, int result) {
   if (aof_->OnFsyncDone(token, result, hold) || result < 0) AfterAofSync();
   if (hold) OpenFsyncWindow();
 }
-
-namespace {
-
-int64_t SteadyUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 // The cap: half of the last fsync's time. The released clients come back
 // within a round trip plus the server's time for their commands; a longer

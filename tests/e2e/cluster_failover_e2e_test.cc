@@ -119,10 +119,8 @@ TEST(ClusterFailoverE2E, DefaultFailoverSwapsRolesAndKeepsAckedWrites) {
 // fails over a ringkv master, then the ringkv node (its replica now) fails
 // back over the redis-server master.
 TEST(ClusterFailoverE2E, DefaultFailoverWithRedisServerBothWays) {
-  if (access(kRedisSrc.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << kRedisSrc;
-  // Redis must run from a path of its own (it checks its name for sentinel).
-  const std::string redis_bin = TestServer::MakeTempDir() + "/redis-server";
-  ASSERT_EQ(system(("cp " + kRedisSrc + " " + redis_bin).c_str()), 0);
+  const std::string redis_bin = RedisBinary();
+  if (redis_bin.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   std::vector<BusNode> nodes;
   for (int i = 0; i < 3; ++i) {
     nodes.push_back(StartBusNode());

@@ -9,9 +9,7 @@
 //   redis-server master and a redis-server replica to a ringkv master.
 // node-timeout is 1000 ms throughout. Skipped without Debian's redis-server.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,14 +24,6 @@ namespace {
 const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
 const std::string kPong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";  // PING's answer while subscribed
 
-// A copy of redis-server under a path of its own (Redis checks its name for
-// sentinel mode); "" when Debian's is not installed.
-std::string RedisBinary() {
-  if (access(kRedisSrc.c_str(), X_OK) != 0) return "";
-  const std::string bin = TestServer::MakeTempDir() + "/redis-server";
-  return system(("cp " + kRedisSrc + " " + bin).c_str()) == 0 ? bin : "";
-}
-
 // A channel name whose slot is in [first, last].
 std::string ChannelInSlots(int first, int last) {
   for (int i = 0;; ++i) {
@@ -41,11 +31,6 @@ std::string ChannelInSlots(int first, int last) {
     const int slot = core::KeyHashSlot(name);
     if (slot >= first && slot <= last) return name;
   }
-}
-
-std::string Message(const std::string& kind, const std::string& channel, const std::string& text) {
-  return "*3\r\n$" + std::to_string(kind.size()) + "\r\n" + kind + "\r\n$" + std::to_string(channel.size()) + "\r\n" +
-         channel + "\r\n$" + std::to_string(text.size()) + "\r\n" + text + "\r\n";
 }
 
 TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
@@ -70,14 +55,14 @@ TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
   // sent it by replication). PUBLISH counts this node's receivers only.
   EXPECT_EQ(Cmd(*ringkv_master.conn, {"PUBLISH", "news", "from-ringkv"}), ":0\r\n");
   for (auto& c : subs) {
-    EXPECT_EQ(c->ReadReply(), Message("message", "news", "from-ringkv"));
+    EXPECT_EQ(c->ReadReply(), Resp({"message", "news", "from-ringkv"}));
     EXPECT_EQ(Cmd(*c, {"PING"}), kPong);
   }
   // From a redis-server node: the same, the ringkv nodes included.
   RawConn publisher(redis_master.port());
   EXPECT_EQ(Cmd(publisher, {"PUBLISH", "news", "from-redis"}), ":1\r\n");  // its own subscriber
   for (auto& c : subs) {
-    EXPECT_EQ(c->ReadReply(), Message("message", "news", "from-redis"));
+    EXPECT_EQ(c->ReadReply(), Resp({"message", "news", "from-redis"}));
     EXPECT_EQ(Cmd(*c, {"PING"}), kPong);
   }
 
@@ -94,10 +79,10 @@ TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
             "*3\r\n$10\r\nssubscribe\r\n$" + std::to_string(in_ringkv_shard.size()) + "\r\n" + in_ringkv_shard +
                 "\r\n:1\r\n");
   EXPECT_EQ(Cmd(publisher, {"SPUBLISH", in_redis_shard, "s1"}), ":0\r\n");
-  EXPECT_EQ(ssub_ringkv.ReadReply(), Message("smessage", in_redis_shard, "s1"));
+  EXPECT_EQ(ssub_ringkv.ReadReply(), Resp({"smessage", in_redis_shard, "s1"}));
   EXPECT_EQ(Cmd(ssub_ringkv, {"PING"}), kPong);
   EXPECT_EQ(Cmd(*ringkv_master.conn, {"SPUBLISH", in_ringkv_shard, "s2"}), ":0\r\n");
-  EXPECT_EQ(ssub_redis.ReadReply(), Message("smessage", in_ringkv_shard, "s2"));
+  EXPECT_EQ(ssub_redis.ReadReply(), Resp({"smessage", in_ringkv_shard, "s2"}));
   EXPECT_EQ(Cmd(ssub_redis, {"PING"}), kPong);
 }
 

@@ -1,10 +1,15 @@
 // Helpers for the cluster e2e tests: nodes started with the bus
 // (cluster-node-timeout 1000 ms by default, so failures are seen fast on a
 // 2-core CI), a cluster of masters and replicas built by MEET and
-// REPLICATE, CLUSTER NODES lines, polling.
+// REPLICATE (of ringkv nodes, or mixed with copies of redis-server), CLUSTER
+// NODES lines, polling, and the replica-migration check the ringkv-only and
+// mixed-cluster tests share.
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -18,6 +23,14 @@
 namespace ringkv::testing {
 
 inline const std::string kRedisSrc = "/usr/bin/redis-server";
+
+// A copy of Debian's redis-server under a path of its own (Redis checks its
+// name for sentinel mode), for mixed clusters; "" when it is not installed.
+inline std::string RedisBinary() {
+  if (access(kRedisSrc.c_str(), X_OK) != 0) return "";
+  const std::string bin = TestServer::MakeTempDir() + "/redis-server";
+  return system(("cp " + kRedisSrc + " " + bin).c_str()) == 0 ? bin : "";
+}
 
 inline std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
   c.Send(Resp(argv));

@@ -23,11 +23,7 @@
 namespace ringkv::server {
 namespace {
 
-std::string Resp(const std::vector<std::string>& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
-  return out;
-}
+using test_fakes::Resp;
 
 class AofGateTest : public ::testing::Test {
  protected:

@@ -54,6 +54,13 @@ class TempWorkingDir {
   std::filesystem::path old_cwd_;
 };
 
+// `argv` in RESP, as a client sends it and an AOF file holds it.
+inline std::string Resp(const std::vector<std::string>& argv) {
+  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
+  for (const std::string& a : argv) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
 // Sets a parameter as CONFIG SET would; the test fails if it is refused.
 inline void Set(Config& config, const std::string& name, const std::string& value) {
   std::string error;

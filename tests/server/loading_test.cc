@@ -26,15 +26,11 @@
 namespace ringkv::server {
 namespace {
 
+using test_fakes::Resp;
+
 std::string Join(std::span<const std::string_view> argv) {
   std::string out;
   for (std::string_view a : argv) out += (out.empty() ? "" : " ") + std::string(a);
-  return out;
-}
-
-std::string Resp(const std::vector<std::string>& argv) {
-  std::string out = "*" + std::to_string(argv.size()) + "\r\n";
-  for (const std::string& a : argv) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
   return out;
 }
 

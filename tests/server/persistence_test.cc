@@ -267,7 +267,9 @@ class FsyncWindowTest : public PersistenceTest {
 };
 
 using Ids = std::vector<std::string>;
-constexpr std::chrono::milliseconds kFsyncTime{200};  // the window's cap: half of it
+// The window's cap is half of it: long enough that a slow (sanitized,
+// loaded) test machine does not reach it between two steps of a test.
+constexpr std::chrono::milliseconds kFsyncTime{500};
 
 TEST_F(FsyncWindowTest, TheNextFsyncWaitsUntilTheReleasedClientsWriteAgain) {
   Write(1);

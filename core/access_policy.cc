@@ -6,6 +6,7 @@ namespace ringkv::core {
 namespace {
 
 uint32_t MinutesClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 60000) & 0xFFFF; }
+uint32_t LruClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000) & kAccessMask; }
 
 uint32_t DecayedCounter(const AccessPolicy& p, uint32_t access, int64_t now_ms) {
   uint32_t ldt = access >> 8;
@@ -35,33 +36,29 @@ bool ParseEvictionPolicy(std::string_view name, EvictionPolicy* out) {
 
 uint32_t InitialAccess(const AccessPolicy& p, int64_t now_ms) {
   if (p.lfu()) return (MinutesClock(now_ms) << 8) | kLfuInitValue;
-  return static_cast<uint32_t>(now_ms / 1000);
+  return LruClock(now_ms);
 }
 
-void RecordAccess(const AccessPolicy& p, uint32_t* access, int64_t now_ms, absl::BitGen& rng) {
-  if (p.frozen) return;
-  if (!p.lfu()) {
-    const uint32_t now_s = static_cast<uint32_t>(now_ms / 1000);
-    if (*access != now_s) *access = now_s;  // no store when unchanged: keeps the line (and page) clean
-    return;
-  }
-  uint32_t counter = DecayedCounter(p, *access, now_ms);
+uint32_t RecordLfuAccess(const AccessPolicy& p, uint32_t access, int64_t now_ms, absl::BitGen& rng) {
+  uint32_t counter = DecayedCounter(p, access, now_ms);
   if (counter < 255) {
     double base = std::max(0.0, static_cast<double>(counter) - kLfuInitValue);
     if (absl::Uniform(rng, 0.0, 1.0) < 1.0 / (base * p.lfu_log_factor + 1)) ++counter;
   }
-  *access = (MinutesClock(now_ms) << 8) | counter;
+  return (MinutesClock(now_ms) << 8) | counter;
 }
 
 uint32_t LfuFrequency(const AccessPolicy& p, uint32_t access, int64_t now_ms) { return DecayedCounter(p, access, now_ms); }
 
 int64_t IdleSeconds(uint32_t access, int64_t now_ms) {
-  return std::max<int64_t>(0, now_ms / 1000 - static_cast<int64_t>(access));
+  // Modulo the clock's range: an access before the clock wrapped is still
+  // in the past (Redis's estimateObjectIdleTime).
+  return (LruClock(now_ms) - (access & kAccessMask)) & kAccessMask;
 }
 
 uint32_t RestoredAccess(const AccessPolicy& p, int64_t idle_s, int freq, int64_t now_ms, uint32_t current) {
   if (p.lfu()) return freq >= 0 ? (MinutesClock(now_ms) << 8) | static_cast<uint32_t>(freq & 0xFF) : current;
-  if (idle_s >= 0) return static_cast<uint32_t>(std::max<int64_t>(0, now_ms / 1000 - idle_s));
+  if (idle_s >= 0) return LruClock(std::max<int64_t>(0, now_ms - std::min<int64_t>(idle_s, kAccessMask) * 1000));
   return current;
 }
 

@@ -1,7 +1,8 @@
-// Access tracking for maxmemory policies, as Redis 7.0 keeps it: the 32 bits
+// Access tracking for maxmemory policies, as Redis 7.0 keeps it: the 24 bits
 // of access state every entry carries (Entry::lru), and the policy that says
 // how to read them.
-//   LRU policies: the LRU clock in seconds at the last access.
+//   LRU policies: the LRU clock in seconds at the last access, modulo 2^24
+//                 (Redis's LRU_CLOCK_MAX: it wraps every 194 days).
 //   LFU policies: (minutes clock & 0xFFFF) << 8 | logarithmic counter (8 bits),
 //                 decayed by one per lfu-decay-time minutes, incremented with
 //                 probability 1 / ((counter - 5) * lfu-log-factor + 1).
@@ -37,10 +38,20 @@ struct AccessPolicy {
 
 inline constexpr uint8_t kLfuInitValue = 5;
 
+// Every access state fits in these bits (Entry::lru is a 24-bit field).
+inline constexpr uint32_t kAccessMask = 0xFFFFFF;
+
 // The access state a new entry starts with.
 uint32_t InitialAccess(const AccessPolicy& p, int64_t now_ms);
-// Records an access (GET, SET, ... not OBJECT or TTL).
-void RecordAccess(const AccessPolicy& p, uint32_t* access, int64_t now_ms, absl::BitGen& rng);
+// The LFU state after an access (RecordAccess's LFU half).
+uint32_t RecordLfuAccess(const AccessPolicy& p, uint32_t access, int64_t now_ms, absl::BitGen& rng);
+// The state after an access (GET, SET, ... not OBJECT or TTL); `access`
+// itself when nothing is to change (frozen). Inline: every lookup calls it.
+inline uint32_t RecordAccess(const AccessPolicy& p, uint32_t access, int64_t now_ms, absl::BitGen& rng) {
+  if (p.frozen) return access;
+  if (!p.lfu()) return static_cast<uint32_t>(now_ms / 1000) & kAccessMask;  // the LRU clock
+  return RecordLfuAccess(p, access, now_ms, rng);
+}
 // LFU counter after decay (OBJECT FREQ).
 uint32_t LfuFrequency(const AccessPolicy& p, uint32_t access, int64_t now_ms);
 // Seconds since the last access (OBJECT IDLETIME, LRU policies).

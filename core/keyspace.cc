@@ -6,13 +6,7 @@
 
 namespace ringkv::core {
 
-Entry* Database::Find(std::string_view key, int64_t now_ms) {
-  Entry* e = FindNoTouch(key, now_ms);
-  if (e != nullptr) RecordAccess(*access_, &e->lru, now_ms, *rng_);
-  return e;
-}
-
-Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
+inline Entry* Database::LookUp(std::string_view key, int64_t now_ms) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return nullptr;
   if (IsExpired(*e, now_ms)) {
@@ -29,10 +23,33 @@ Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
   return e;
 }
 
+Entry* Database::Find(std::string_view key, int64_t now_ms) {
+  Entry* e = LookUp(key, now_ms);
+  if (e != nullptr) {
+    // A write lookup: a running snapshot gets the entry before the change.
+    BeforeChange(key, *e);
+    const uint32_t access = RecordAccess(*access_, e->lru, now_ms, *rng_);
+    if (access != e->lru) e->lru = access;  // no store when unchanged: keeps the line (and page) clean
+  }
+  return e;
+}
+
+Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) { return LookUp(key, now_ms); }
+
+Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch) {
+  Entry* e = LookUp(key, now_ms);
+  if (e != nullptr && touch) {
+    const uint32_t access = RecordAccess(*access_, e->lru, now_ms, *rng_);
+    if (access != e->lru) e->lru = access;
+  }
+  return e;
+}
+
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
   auto [node, inserted] = dict_.InsertNode(key);
   Entry& e = node->value;
   if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key.view());
+  if (!inserted) BeforeChange(key, e);
   if (!inserted && *expiry_mode_ != ExpiryMode::kKeep && IsExpired(e, now_ms)) {
     if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
     RemoveExpireRecord(e.expire_index);
@@ -43,9 +60,11 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
   *created = inserted;
   if (inserted) {
     e.lru = InitialAccess(*access_, now_ms);
+    e.snap = epoch_;  // not in a running snapshot: it began after
     if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
   } else {
-    RecordAccess(*access_, &e.lru, now_ms, *rng_);
+    const uint32_t access = RecordAccess(*access_, e.lru, now_ms, *rng_);
+    if (access != e.lru) e.lru = access;
   }
   return &e;
 }
@@ -64,12 +83,14 @@ void Database::Evict(std::string_view key) {
 bool Database::Erase(std::string_view key) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return false;
+  BeforeChange(key, *e);
   if (e->expire_index >= 0) RemoveExpireRecord(e->expire_index);
   if (slot_index_ != nullptr) slot_index_->Remove(key);  // before the node (and the bytes it views) goes
   return dict_.Erase(key);
 }
 
 void Database::SetExpire(std::string_view key, Entry* e, int64_t when_ms) {
+  BeforeChange(key, *e);
   if (when_ms < 0) {
     if (e->expire_index >= 0) {
       RemoveExpireRecord(e->expire_index);
@@ -105,12 +126,14 @@ int64_t Database::AverageTtl(int64_t now_ms) const {
 }
 
 void Database::Clear() {
+  BeforeTableChange();
   if (slot_index_ != nullptr) slot_index_->Clear();
   dict_.Clear();
   expires_.clear();
 }
 
 std::unique_ptr<DetachedData> Database::Detach() {
+  BeforeTableChange();
   if (slot_index_ != nullptr) slot_index_->Clear();
   auto out = std::make_unique<DetachedData>();
   out->dict.Swap(dict_);
@@ -119,8 +142,13 @@ std::unique_ptr<DetachedData> Database::Detach() {
 }
 
 void Database::Swap(Database& other) {
+  BeforeTableChange();
+  other.BeforeTableChange();
   dict_.Swap(other.dict_);
   expires_.swap(other.expires_);
+  // The entries' marks are relative to their own database's epochs.
+  std::swap(epoch_, other.epoch_);
+  std::swap(epochs_since_full_walk_, other.epochs_since_full_walk_);
   // An index describes its own database's keys: swapped along when both
   // keep one, rebuilt when only one does (a staging keyspace swapped in).
   if (slot_index_ != nullptr && other.slot_index_ != nullptr) {
@@ -138,6 +166,28 @@ void Database::EnableSlotIndex() {
   if (slot_index_ != nullptr) return;
   slot_index_ = std::make_unique<SlotIndex>();
   dict_.ForEach([&](const Key& key, Entry&) { slot_index_->Add(key.view()); });
+}
+
+void Database::CaptureForSnapshot(std::string_view key, Entry& e) {
+  capture_->Capture(*this, key, e);
+  e.snap = epoch_;
+}
+
+void Database::AttachSnapshot(SnapshotCapture* capture) {
+  if (epochs_since_full_walk_ >= 254) {
+    // Marks of 254 abandoned snapshots: the next epoch could be one an
+    // entry still carries. Renumber every entry to the current one.
+    dict_.ForEach([&](const Key&, Entry& e) { e.snap = epoch_; });
+    epochs_since_full_walk_ = 0;
+  }
+  ++epoch_;
+  ++epochs_since_full_walk_;
+  capture_ = capture;
+}
+
+void Database::DetachSnapshot(bool walked_all) {
+  capture_ = nullptr;
+  if (walked_all) epochs_since_full_walk_ = 0;
 }
 
 void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) {

@@ -37,8 +37,26 @@ namespace ringkv::core {
 
 struct Entry {
   Value value;
-  uint32_t lru = 0;            // seconds clock at last access (OBJECT IDLETIME)
+  uint32_t lru : 24 = 0;       // access state (core/access_policy.h): OBJECT IDLETIME / FREQ
+  // Which snapshot has this entry (KeyspaceSnapshot): equal to its
+  // database's snapshot epoch once written or created after the start.
+  uint32_t snap : 8 = 0;
   int32_t expire_index = -1;   // position in the expiry index, -1 = persistent
+};
+static_assert(sizeof(Entry) == 32);
+
+class Database;
+
+// What a database tells a running snapshot (core/keyspace_snapshot.h) before
+// it changes: the snapshot writes the old state first.
+class SnapshotCapture {
+ public:
+  virtual ~SnapshotCapture() = default;
+  // `e` of `db` is about to change or go and the snapshot has not written it.
+  virtual void Capture(Database& db, std::string_view key, const Entry& e) = 0;
+  // The whole table of `db` is about to be emptied or replaced: the
+  // snapshot writes what it still lacks of it and lets go of it.
+  virtual void CaptureRest(Database& db) = 0;
 };
 
 struct KeyspaceStats {
@@ -95,19 +113,27 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   // The live entry for key, or nullptr. An expired key is deleted here
-  // (kDelete), looks missing (kHide) or is returned (kKeep). Records an access (LRU clock / LFU counter) on a hit.
+  // (kDelete), looks missing (kHide) or is returned (kKeep). Records an
+  // access (LRU clock / LFU counter) on a hit. The lookup of a write: the
+  // entry may be changed through the pointer (a running snapshot has it
+  // first).
   Entry* Find(std::string_view key, int64_t now_ms);
   // As Find, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT,
-  // TYPE, TTL, EXISTS).
+  // TYPE, TTL, EXISTS), for reading: a change through the pointer must
+  // call PrepareChange first.
   Entry* FindNoTouch(std::string_view key, int64_t now_ms);
-  // The lookups of read commands: as Find / FindNoTouch, and counted in
-  // keyspace_hits / keyspace_misses (write lookups are not, as in Redis).
+  // The lookups of read commands: as FindNoTouch (for reading), recording
+  // an access unless `touch` is false, and counted in keyspace_hits /
+  // keyspace_misses (write lookups are not, as in Redis).
   Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true) {
-    Entry* e = touch ? Find(key, now_ms) : FindNoTouch(key, now_ms);
+    Entry* e = FindForReadLookUp(key, now_ms, touch);
     ++(e ? stats_->keyspace_hits : stats_->keyspace_misses);
     if (e == nullptr && *observer_ != nullptr && (*observer_)->wants_key_misses) (*observer_)->OnKeyMiss(index_, key);
     return e;
   }
+  // A read lookup's entry is about to change after all (PFCOUNT's cached
+  // cardinality): a running snapshot gets it first.
+  void PrepareChange(std::string_view key, Entry& e) { BeforeChange(key, e); }
   // Inserts an empty entry or returns the existing live one; *created tells.
   // One probe of the table (an expired entry found there is reset in place,
   // except in kKeep, where it counts as live).
@@ -192,7 +218,42 @@ class Database {
   void EnableSlotIndex();
   const SlotIndex* slot_index() const { return slot_index_.get(); }
 
+  // Snapshots without fork (KeyspaceSnapshot). Attach starts a new snapshot
+  // epoch: every entry is then "not written" until the snapshot writes it
+  // (Snapshotted), and every change to an entry -- through Find*, Erase,
+  // SetExpire, or the whole table -- first gives `capture` the old state.
+  // Entries created meanwhile belong to the next snapshot. One snapshot at
+  // a time; Detach before the capture object goes.
+  void AttachSnapshot(SnapshotCapture* capture);
+  // `walked_all`: every entry was written (or the table emptied) by it.
+  void DetachSnapshot(bool walked_all);
+  bool snapshot_attached() const { return capture_ != nullptr; }
+  bool Snapshotted(const Entry& e) const { return e.snap == epoch_; }
+  void MarkSnapshotted(Entry& e) const { e.snap = epoch_; }
+  // One SCAN step over every entry, expired ones included (the walk).
+  template <typename Fn>
+  uint64_t SnapshotScan(uint64_t cursor, Fn&& fn) {
+    return dict_.Scan(cursor, [&](const Key& key, Entry& entry) { fn(key.view(), entry); });
+  }
+  // Every entry, expired ones included (CaptureRest).
+  template <typename Fn>
+  void ForEachEntry(Fn&& fn) {
+    dict_.ForEach([&](const Key& key, Entry& entry) { fn(key.view(), entry); });
+  }
+
  private:
+  // The write barrier of a running snapshot: one test when none runs.
+  void BeforeChange(std::string_view key, Entry& e) {
+    if (capture_ != nullptr && e.snap != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
+  }
+  Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
+  // FindNoTouch's body, inlined into Find too (keyspace.cc).
+  [[gnu::always_inline]] inline Entry* LookUp(std::string_view key, int64_t now_ms);
+  // Out of line and cold, so the lookups that call BeforeChange stay small.
+  [[gnu::noinline, gnu::cold]] void CaptureForSnapshot(std::string_view key, Entry& e);
+  void BeforeTableChange() {
+    if (capture_ != nullptr) [[unlikely]] capture_->CaptureRest(*this);
+  }
   // Removes an expired key, telling the observer first.
   void DeleteExpired(std::string_view key);
   void RemoveExpireRecord(int32_t index);
@@ -209,6 +270,12 @@ class Database {
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
   const ExpiryMode* expiry_mode_;      // the keyspace's mode
   std::unique_ptr<SlotIndex> slot_index_;  // cluster mode only
+  SnapshotCapture* capture_ = nullptr;     // the running snapshot's, if any
+  // The snapshot epoch, and how many snapshots started since the last one
+  // that wrote every entry: while that stays under 255, an entry's mark is
+  // one of the last few epochs and never mistaken for the current one.
+  uint8_t epoch_ = 0;
+  uint8_t epochs_since_full_walk_ = 0;
 };
 
 class Keyspace {

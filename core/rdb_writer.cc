@@ -97,6 +97,7 @@ void RdbWriter::Flush() {
   if (buf_.empty()) return;
   if (checksum_) crc_ = Crc64(crc_, buf_);
   if (status_.ok()) status_ = sink_->Write(buf_);
+  flushed_ += buf_.size();
   buf_.clear();
 }
 

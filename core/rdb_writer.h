@@ -59,6 +59,9 @@ class FdSink : public ByteSink {
 
 class RdbWriter {
  public:
+  // Bytes buffered before they go to the sink (the most the writer holds).
+  static constexpr size_t kFlushAt = 64 * 1024;
+
   RdbWriter(ByteSink* sink, bool compress, bool checksum)
       : sink_(sink), compress_(compress), checksum_(checksum) {}
 
@@ -73,6 +76,12 @@ class RdbWriter {
   void Entry(std::string_view key, const Value& value, int64_t expire_ms, KeyMeta meta = {});
   // EOF opcode and checksum, then flushes. Returns the first error met.
   absl::Status Finish();
+  // Bytes produced so far (handed to the sink or still buffered).
+  uint64_t bytes() const { return flushed_ + buf_.size(); }
+  // Bytes buffered, not yet handed to the sink.
+  size_t buffered() const { return buf_.size(); }
+  // The first sink error so far (OK while there is none).
+  const absl::Status& status() const { return status_; }
 
  private:
   void MaybeFlush() {
@@ -80,11 +89,11 @@ class RdbWriter {
   }
   void Flush();
 
-  static constexpr size_t kFlushAt = 64 * 1024;
   ByteSink* sink_;
   bool compress_;
   bool checksum_;
   uint64_t crc_ = 0;
+  uint64_t flushed_ = 0;
   std::string buf_;
   absl::Status status_;
 };

@@ -424,6 +424,11 @@ constexpr DirectiveRow kRingkvDirectives[] = {
     // The I/O backend: auto (io_uring, or epoll where it is refused or lacks
     // a feature), io_uring (fail if it cannot be used), epoll.
     {"io-backend", "auto", Mutability::kImmutable, ConfigKind::kString, ""},
+    // How BGSAVE, a full sync and BGREWRITEAOF (RDB preamble) take their
+    // snapshot: yes = a forked child, as Redis; no = in this process, a step
+    // per loop turn, each key written before it changes
+    // (server/persistence/background_save.h).
+    {"snapshot-fork", "yes", Mutability::kMutable, ConfigKind::kBool, ""},
 };
 
 // ringkv's rules for a parameter, with the ranges and values Redis 7.0
@@ -618,6 +623,7 @@ constexpr Rule kRules[] = {
     // Persistence: fsync pacing of the fork child's files and of the AOF
     // while a child runs; replication-only RDB files.
     {.name = "rdb-save-incremental-fsync"},
+    {.name = "snapshot-fork"},
     {.name = "aof-rewrite-incremental-fsync"},
     {.name = "no-appendfsync-on-rewrite"},
     {.name = "rdb-del-sync-files"},

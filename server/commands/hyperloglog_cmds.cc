@@ -99,6 +99,7 @@ HllResult OpPfCountOne(const OpArgs& op, std::string_view key) {
   Entry* e = op.db.FindForRead(key, op.now_ms);
   if (e == nullptr) return {};
   if (HllStatus st = CheckHll(e); st != HllStatus::kOk) return {st, 0};
+  op.db.PrepareChange(key, *e);  // unshared (made raw) here and its cache written below, as Redis
   char* bytes = e->value.str().MutableBytes(0);
   uint64_t card;
   if (hll::CachedCardinality(HllBytes(e), &card)) return {HllStatus::kOk, static_cast<int64_t>(card)};

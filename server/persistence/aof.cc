@@ -17,6 +17,7 @@
 #include "io/thread_check.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/persistence/background_save.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "core/resp_command.h"
@@ -512,22 +513,33 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   const RdbSaveOptions o = BaseOptions(now_ms);
   core::Keyspace* ks = keyspace_;
   const bool timestamps = timestamps_;
-  absl::Status started = child_->Start(ChildType::kAof, [ks, rdb, o, timestamps]() {
-    std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return 1;
-    // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
-    absl::Status s = rdb || !timestamps ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(::time(nullptr)));
-    if (s.ok()) s = WriteBase(*ks, fd, rdb, o);
-    if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError("fsync");
-    ::close(fd);
-    if (!s.ok()) {
-      ::unlink(tmp.c_str());
-      return 1;
-    }
-    Log(kNotice, StrCat("Successfully created the temporary AOF base file ", tmp));
-    return 0;
-  }, TotalKeys(*ks));
+  absl::Status started;
+  if (rdb && !config_->Bool("snapshot-fork")) {
+    // In this process (background_save.h); a base in the command format
+    // (aof-use-rdb-preamble no) still forks.
+    absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToKeptFile(
+        absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid())), o.fsync_every);
+    started = file.ok() ? child_->StartInProcess(ChildType::kAof, BackgroundRdbSave::Start(*ks, std::move(*file), o),
+                                                 TotalKeys(*ks))
+                        : file.status();
+  } else {
+    started = child_->Start(ChildType::kAof, [ks, rdb, o, timestamps]() {
+      std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
+      int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) return 1;
+      // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
+      absl::Status s = rdb || !timestamps ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(::time(nullptr)));
+      if (s.ok()) s = WriteBase(*ks, fd, rdb, o);
+      if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError("fsync");
+      ::close(fd);
+      if (!s.ok()) {
+        ::unlink(tmp.c_str());
+        return 1;
+      }
+      Log(kNotice, StrCat("Successfully created the temporary AOF base file ", tmp));
+      return 0;
+    }, TotalKeys(*ks));
+  }
   if (!started.ok()) {
     ++stats_.consecutive_failures;
     stats_.last_rewrite_ok = false;
@@ -536,7 +548,9 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   rewrite_tmp_ = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(child_->pid()));
   ++stats_.rewrites;
   rewrite_scheduled_ = false;
-  Log(kNotice, StrCat("Background append only file rewriting started by pid ", child_->pid()));
+  Log(kNotice, child_->in_process()
+                   ? std::string("Background append only file rewriting started in this process (snapshot-fork no)")
+                   : StrCat("Background append only file rewriting started by pid ", child_->pid()));
   return absl::OkStatus();
 }
 

@@ -81,14 +81,52 @@ uint64_t ChildDirtyBytes() {
 }
 
 ChildProcess::~ChildProcess() {
-  if (pid_ > 0) {
+  if (running()) {
     ChildResult ignored;
     Kill(&ignored);
   }
 }
 
+pid_t ChildProcess::pid() const { return work_ != nullptr ? ::getpid() : pid_; }
+
+absl::Status ChildProcess::StartInProcess(ChildType type, std::unique_ptr<InProcessWork> work, uint64_t keys_total) {
+  if (running()) return absl::FailedPreconditionError("a child process is already running");
+  work_ = std::move(work);
+  work_finished_ = false;
+  type_ = type;
+  start_ms_ = NowMs();
+  killing_ = false;
+  ResetProgress();
+  keys_total_ = keys_total;
+  return absl::OkStatus();
+}
+
+int64_t ChildProcess::StepInProcess() {
+  if (work_ == nullptr || work_finished_) return -1;
+  const int64_t next = work_->Step();
+  keys_processed_ = work_->keys_processed();
+  cow_bytes_ = work_->copied_bytes();
+  cow_peak_ = cow_bytes_;  // it only grows
+  cow_updated_ms_ = NowMs();
+  if (next == InProcessWork::kFinished) work_finished_ = true;
+  return work_finished_ ? -1 : next;
+}
+
+void ChildProcess::FinishInProcess(bool killed, ChildResult* result) {
+  result->type = type_;
+  result->pid = 0;
+  result->in_process = true;
+  result->ok = !killed && work_->ok();
+  result->killed_by_us = killed;
+  result->duration_ms = NowMs() - start_ms_;
+  result->cow_bytes = work_->copied_bytes();
+  work_.reset();  // an unfinished one removes what it wrote
+  type_ = ChildType::kNone;
+  ResetProgress();
+}
+
 absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& work, uint64_t keys_total) {
-  if (pid_ > 0) return absl::FailedPreconditionError("a child process is already running");
+  if (running()) return absl::FailedPreconditionError("a child process is already running");
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
   auto start = std::chrono::steady_clock::now();
@@ -186,6 +224,11 @@ void ChildProcess::AppendCurrentInfo(std::string* out, int64_t now_ms) const {
 }
 
 bool ChildProcess::Poll(ChildResult* result) {
+  if (work_ != nullptr) {
+    if (!work_finished_) return false;
+    FinishInProcess(/*killed=*/false, result);
+    return true;
+  }
   if (pid_ <= 0) return false;
   DrainReports();
   int status;
@@ -197,6 +240,10 @@ bool ChildProcess::Poll(ChildResult* result) {
 }
 
 void ChildProcess::Kill(ChildResult* result) {
+  if (work_ != nullptr) {
+    FinishInProcess(/*killed=*/!work_finished_, result);
+    return;
+  }
   if (pid_ <= 0) return;
   killing_ = true;
   ::kill(pid_, SIGUSR1);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -27,11 +28,32 @@ enum class ChildType : uint8_t { kNone, kRdb, kAof };
 
 struct ChildResult {
   ChildType type = ChildType::kNone;
-  pid_t pid = -1;
+  pid_t pid = -1;             // 0 for in-process work (no child, no pid-named temp file)
+  bool in_process = false;
   bool ok = false;            // exited with status 0
   bool killed_by_us = false;  // stopped with Kill() (not an error, as in Redis)
   uint64_t cow_bytes = 0;
   int64_t duration_ms = 0;
+};
+
+// Work done in this process instead of a forked child (snapshot-fork no),
+// driven a bounded step at a time from the event loop. Its destructor
+// abandons unfinished work and removes what it wrote.
+class InProcessWork {
+ public:
+  static constexpr int64_t kFinished = -1;
+  virtual ~InProcessWork() = default;
+  // A bounded share of the work. Returns the microseconds until it wants
+  // its next step (0: the next loop turn), or kFinished once all is done
+  // (ok() then says how it went).
+  virtual int64_t Step() = 0;
+  virtual bool ok() const = 0;
+  virtual uint64_t keys_processed() const = 0;
+  // What it had to copy ahead of its order because the data was about to
+  // change: the counterpart of a child's copy-on-write (current_cow_size).
+  virtual uint64_t copied_bytes() const = 0;
+  // Memory it holds for its output (not the dataset's: maxmemory leaves it out).
+  virtual uint64_t buffered_bytes() const = 0;
 };
 
 class ChildProcess {
@@ -47,9 +69,20 @@ class ChildProcess {
   // Forks and runs `work` in the child; its return value is the exit status.
   // `keys_total`: the keys the child is to write (INFO current_save_keys_total).
   absl::Status Start(ChildType type, const std::function<int()>& work, uint64_t keys_total = 0);
-  bool running() const { return pid_ > 0; }
-  ChildType type() const { return pid_ > 0 ? type_ : ChildType::kNone; }
-  pid_t pid() const { return pid_; }
+  // The same job done in this process: it counts as the running child for
+  // everyone (running(), type(), INFO, Poll, Kill) but forks nothing, so
+  // on_running_changed is not called and no fork is counted.
+  absl::Status StartInProcess(ChildType type, std::unique_ptr<InProcessWork> work, uint64_t keys_total);
+  // Runs a step of in-process work; returns when it wants the next one
+  // (microseconds, 0 = next turn), or -1 when none runs or it has finished
+  // (Poll then reaps it).
+  int64_t StepInProcess();
+  bool running() const { return pid_ > 0 || work_ != nullptr; }
+  bool in_process() const { return work_ != nullptr; }
+  uint64_t in_process_buffered_bytes() const { return work_ != nullptr ? work_->buffered_bytes() : 0; }
+  ChildType type() const { return running() ? type_ : ChildType::kNone; }
+  // The child's pid; this process's for in-process work.
+  pid_t pid() const;
   int64_t start_ms() const { return start_ms_; }
   // Reaps the child if it has exited; returns true and fills *result then.
   bool Poll(ChildResult* result);
@@ -64,6 +97,7 @@ class ChildProcess {
 
  private:
   void Finish(int status, ChildResult* result);
+  void FinishInProcess(bool killed, ChildResult* result);
   // Reads the reports the child has sent so far (never blocking).
   void DrainReports();
   void ResetProgress();
@@ -82,6 +116,8 @@ class ChildProcess {
   uint64_t cow_peak_ = 0;
   int64_t cow_updated_ms_ = 0;  // 0: no copy-on-write reported yet
   uint64_t final_cow_ = 0;      // from the child's last report, sent as it exits
+  std::unique_ptr<InProcessWork> work_;  // in-process work, instead of pid_
+  bool work_finished_ = false;
 };
 
 // In a child started by ChildProcess: reports that `keys_processed` keys are

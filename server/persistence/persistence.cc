@@ -53,6 +53,18 @@ void Persistence::BindConfig() {
 void Persistence::ReapChild(int64_t now_ms) {
   ChildResult r;
   if (!child_.Poll(&r)) return;
+  OnChildEnded(r, now_ms);
+}
+
+void Persistence::StopInProcessChild(std::string_view why) {
+  if (!child_.in_process()) return;
+  Log(kWarning, std::string(why));
+  ChildResult r;
+  child_.Kill(&r);
+  OnChildEnded(r, UnixMs());
+}
+
+void Persistence::OnChildEnded(const ChildResult& r, int64_t now_ms) {
   if (r.type == ChildType::kRdb && hooks_.DisklessTransferRunning()) {
     hooks_.OnDisklessTransferExited(r.ok);  // streamed to replicas: no file, no save stats
   } else if (r.type == ChildType::kRdb) {
@@ -189,7 +201,7 @@ absl::Status Persistence::PrepareForShutdown(ShutdownSave save, bool force) {
   return absl::OkStatus();
 }
 
-void Persistence::OnFlushAll(int64_t now_ms) {
+void Persistence::BeforeFlushAll() {
   RINGKV_DCHECK_MAIN_THREAD();
   // As Redis, FLUSHALL stops a running RDB child: its snapshot is obsolete.
   // Replicas it was for start over with a full sync of the new dataset.
@@ -199,6 +211,10 @@ void Persistence::OnFlushAll(int64_t now_ms) {
     KillChild(/*remove_temp_file=*/true);
     hooks_.OnRdbFileDone(false);  // its replicas (if any) are dropped
   }
+}
+
+void Persistence::OnFlushAll(int64_t now_ms) {
+  BeforeFlushAll();
   if (has_save_points_) (void)rdb_->Save(now_ms, dirty_, /*counted=*/false);
 }
 
@@ -206,7 +222,7 @@ void Persistence::KillChild(bool remove_temp_file) {
   if (!child_.running()) return;
   ChildResult r;
   child_.Kill(&r);
-  if (!remove_temp_file) return;
+  if (!remove_temp_file || r.in_process) return;  // in-process work removes its own
   const char* pattern = r.type == ChildType::kAof ? "temp-rewriteaof-bg-%d.aof" : "temp-%d.rdb";
   ::unlink(absl::StrFormat(pattern, static_cast<int>(r.pid)).c_str());
 }

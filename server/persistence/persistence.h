@@ -145,10 +145,12 @@ class Persistence {
   // that is due closes (the held fsync starts, covering this turn's
   // writes), and held replies whose commands wrote nothing (an error, a
   // no-op) go out now rather than wait for somebody else's write.
+  // An in-process snapshot (snapshot-fork no) takes its step here too.
   void BeforeSleep() {
     aof_->BeforeSleep();
     if (window_.open()) CloseFsyncWindowIfDue();
     if (durable_.clients() > 0) ReleaseDurableReplies();
+    if (child_.in_process()) StepInProcessChild();
   }
   // appendfsync always: whether the next fsync is held for the clients the
   // last one released (tests).
@@ -156,6 +158,11 @@ class Persistence {
   // The end of a loop turn: exits when the AOF cannot be written with
   // appendfsync always (held replies would wait forever), as Redis does.
   void EndTurn();
+  // A step of the in-process snapshot; the loop comes back when it asks.
+  // Its end is reaped by the cron, as a child's exit is.
+  void StepInProcessChild() {
+    if (const int64_t next_us = child_.StepInProcess(); next_us >= 0) hooks_.WakeInUs(next_us);
+  }
 
   // ---- commands -----------------------------------------------------------------------
   // SAVE (dirty back to 0) and BGSAVE (`repl`: the replication info a save
@@ -183,8 +190,17 @@ class Persistence {
   // AOF, save the RDB when asked or when save points exist. An error means
   // "do not stop" (unless `force`).
   absl::Status PrepareForShutdown(ShutdownSave save, bool force);
-  // FLUSHALL: a running RDB child is killed and, with save points, an empty
-  // dump is written (Redis 7.0's flushAllDataAndResetRDB).
+  // Before the dataset is replaced wholesale (a replica's full-sync load,
+  // DEBUG RELOAD / LOADAOF): an in-process snapshot is stopped, as Redis
+  // stops its RDB child for a full sync's load -- it would otherwise write
+  // out every database being replaced first. Logs `why`.
+  void StopInProcessChild(std::string_view why);
+  // FLUSHALL, before the databases are emptied: a running RDB child (or
+  // diskless transfer) is stopped -- first, so that an in-process snapshot
+  // does not write out the databases being flushed.
+  void BeforeFlushAll();
+  // FLUSHALL, after: the same stop if it was not done, and with save points
+  // an empty dump written (Redis 7.0's flushAllDataAndResetRDB).
   void OnFlushAll(int64_t now_ms);
   // Kills the fork child (no-op without one) and, when `remove_temp_file`,
   // deletes the file it was writing (temp-<pid>.rdb, or an AOF rewrite's
@@ -193,6 +209,8 @@ class Persistence {
   void KillChild(bool remove_temp_file);
 
  private:
+  // Routes a reaped or stopped child's result (RDB save, diskless transfer, AOF rewrite).
+  void OnChildEnded(const ChildResult& r, int64_t now_ms);
   // `from_fsync`: a completion releases them (they count for the window).
   void ReleaseDurableReplies(bool from_fsync = false);
   // More AOF bytes are durable (or an fsync failed).

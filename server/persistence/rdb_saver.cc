@@ -6,6 +6,7 @@
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/memory_stats.h"
+#include "server/persistence/background_save.h"
 
 namespace ringkv::server {
 
@@ -74,23 +75,36 @@ absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbS
   }
   core::Keyspace* ks = keyspace_;
   last_try_ms_ = now_ms;
-  absl::Status s = child_->Start(ChildType::kRdb, [ks, path, options]() {
-    std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
-    absl::Status r = SaveRdbFile(*ks, path, tmp, options);
-    if (!r.ok()) {
-      Log(kWarning, StrCat("Failed saving the DB: ", r.message()));
-      return 1;
-    }
-    Log(kNotice, "DB saved on disk");
-    return 0;
-  }, TotalKeys(*ks));
+  absl::Status s;
+  if (!config_->Bool("snapshot-fork")) {
+    // In this process: no child, no copy-on-write (background_save.h).
+    absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToFile(
+        path, absl::StrFormat("temp-bg-%d.rdb", static_cast<int>(getpid())), options.fsync_every);
+    s = file.ok() ? child_->StartInProcess(ChildType::kRdb, BackgroundRdbSave::Start(*ks, std::move(*file), options),
+                                           TotalKeys(*ks))
+                  : file.status();
+  } else {
+    s = child_->Start(ChildType::kRdb, [ks, path, options]() {
+      std::string tmp = absl::StrFormat("temp-%d.rdb", static_cast<int>(getpid()));
+      absl::Status r = SaveRdbFile(*ks, path, tmp, options);
+      if (!r.ok()) {
+        Log(kWarning, StrCat("Failed saving the DB: ", r.message()));
+        return 1;
+      }
+      Log(kNotice, "DB saved on disk");
+      return 0;
+    }, TotalKeys(*ks));
+  }
   if (!s.ok()) {
     last_bgsave_ok_ = false;
     Log(kWarning, StrCat("Can't save in background: ", s.message()));
     return s;
   }
   dirty_at_fork_ = dirty;
-  Log(kNotice, StrCat("Background saving started by pid ", child_->pid()));
+  // No pid for the in-process save: a script must not take the server's
+  // own for a child to kill.
+  Log(kNotice, child_->in_process() ? std::string("Background saving started in this process (snapshot-fork no)")
+                                    : StrCat("Background saving started by pid ", child_->pid()));
   return absl::OkStatus();
 }
 
@@ -105,9 +119,11 @@ void RdbSaver::OnChildDone(const ChildResult& result, int64_t now_ms, uint64_t* 
     ++saves_;
   } else if (result.killed_by_us) {
     Log(kWarning, "Background saving terminated by signal");
-    const LatencyTimer timer(latency_);
-    ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(result.pid)).c_str());
-    timer.End("rdb-unlink-temp-file");
+    if (!result.in_process) {  // in-process work removed its own
+      const LatencyTimer timer(latency_);
+      ::unlink(absl::StrFormat("temp-%d.rdb", static_cast<int>(result.pid)).c_str());
+      timer.End("rdb-unlink-temp-file");
+    }
   } else {
     Log(kWarning, "Background saving error");
     last_bgsave_ok_ = false;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/access_policy.h"
+#include "core/keyspace_snapshot.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
 #include "server/logging.h"
@@ -120,9 +121,7 @@ uint64_t TotalKeys(core::Keyspace& ks) {
   return keys;
 }
 
-absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
-  core::FdSink sink(fd, options.fsync_every);
-  core::RdbWriter w(&sink, options.compress, options.checksum);
+void WriteRdbPreamble(core::RdbWriter& w, const RdbSaveOptions& options) {
   w.Header();
   w.Aux("redis-ver", kRedisVersion);
   w.AuxInt("redis-bits", 64);
@@ -135,10 +134,13 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
   }
   w.AuxInt("aof-base", options.aof_base ? 1 : 0);
   for (const std::string& code : options.function_libraries) w.FunctionLibrary(code);
+}
+
+absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
+  core::FdSink sink(fd, options.fsync_every);
+  core::RdbWriter w(&sink, options.compress, options.checksum);
+  WriteRdbPreamble(w, options);
   const core::AccessPolicy& access = ks.access_policy();
-  const bool save_lfu = access.lfu();
-  const bool save_lru = access.policy == core::EvictionPolicy::kAllKeysLru ||
-                        access.policy == core::EvictionPolicy::kVolatileLru;
   uint64_t keys_done = 0;
   for (int i = 0; i < (options.exclude_data ? 0 : ks.count()); ++i) {
     core::Database& db = ks.db(i);
@@ -148,10 +150,7 @@ absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options)
     // Keys past their deadline are still written, as Redis does: loading
     // drops them, and a snapshot must not change what it snapshots.
     db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
-      core::KeyMeta meta;
-      if (save_lru) meta.idle_s = core::IdleSeconds(e.lru, options.now_ms);
-      if (save_lfu) meta.freq = static_cast<int>(core::LfuFrequency(access, e.lru, options.now_ms));
-      w.Entry(key, e.value, db.GetExpire(&e), meta);
+      w.Entry(key, e.value, db.GetExpire(&e), core::SnapshotKeyMeta(access, e, options.now_ms));
       AfterKeySaved(++keys_done, options.key_save_delay_us);
     });
   }

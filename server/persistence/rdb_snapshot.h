@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "core/keyspace.h"
 #include "core/rdb_reader.h"
+#include "core/rdb_writer.h"
 
 namespace ringkv::server {
 
@@ -62,6 +63,8 @@ void AfterKeySaved(uint64_t keys_done, int key_save_delay_us);
 // call from any thread.
 void SetKeyLoadDelay(int usec);
 
+// The header, AUX fields and FUNCTION libraries every RDB file starts with.
+void WriteRdbPreamble(core::RdbWriter& w, const RdbSaveOptions& options);
 // Writes the whole keyspace as RDB to fd (not closed, not synced).
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options);
 // Writes to `tmp_path`, fsyncs, renames over `path` and fsyncs the directory:

@@ -3,13 +3,16 @@
 // counters, and the fork child writing the snapshot for replicas (to the
 // RDB file, or into the pipe of a diskless transfer). Persistence owns the
 // child; a full sync starts, reaps and kills it through Persistence.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/logging.h"
+#include "server/persistence/background_save.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/persistence/rdb_snapshot.h"
 #include "server/primary_side/primary_side.h"
@@ -107,6 +110,19 @@ absl::StatusOr<int> PrimarySide::ForkSnapshotToPipe(const repl::SnapshotSpec& sp
   options.repl_stream_db = hooks_.StreamDbAtSnapshot();
   core::Keyspace* ks = &keyspace_;
   ChildProcess& child = persistence_.child();
+  if (!config_.Bool("snapshot-fork")) {
+    // In this process (background_save.h): a thread writes into its own
+    // copy of the pipe's write end, which the caller closes.
+    const int own_fd = ::fcntl(write_fd, F_DUPFD_CLOEXEC, 0);
+    if (own_fd < 0) return absl::InternalError(StrCat("dup: ", std::strerror(errno)));
+    absl::StatusOr<std::unique_ptr<SnapshotOutput>> pipe = SnapshotOutput::ToPipe(own_fd);
+    if (!pipe.ok()) return pipe.status();
+    absl::Status s = child.StartInProcess(
+        ChildType::kRdb, BackgroundRdbSave::Start(*ks, std::move(*pipe), options, prefix, std::move(suffix)),
+        options.exclude_data ? 0 : TotalKeys(*ks));
+    if (!s.ok()) return s;
+    return static_cast<int>(child.pid());
+  }
   absl::Status s = child.Start(ChildType::kRdb, [ks, read_fd, write_fd, options, prefix, suffix]() {
     ::close(read_fd);
     if (!WriteAllToPipe(write_fd, prefix)) return 1;

@@ -88,6 +88,7 @@ bool ReplicaSide::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
   Log(kNotice, StrCat("MASTER <-> REPLICA sync: received ", r.payload_bytes, " bytes of ",
                       r.eof_payload ? "diskless (EOF-marked) " : "", "RDB payload"));
   absl::StatusOr<RdbLoadStats> loaded;
+  persistence_.StopInProcessChild("Stopping the background save: a full sync replaces the dataset");
   if (r.rdb_path.empty()) {  // parsed from the socket into the staging keyspace
     Log(kNotice, "MASTER <-> REPLICA sync: Swapping the loaded data in (diskless load)");
     for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(staging_->db(i));

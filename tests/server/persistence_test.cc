@@ -20,6 +20,7 @@
 
 #include "core/string_value.h"
 #include "server/clock.h"
+#include "server/persistence/rdb_snapshot.h"
 #include "tests/server/fake_server_parts.h"
 
 namespace ringkv::server {
@@ -74,9 +75,11 @@ class PersistenceTest : public ::testing::Test {
       persistence_.child().Kill(&r);
     }
   }
-  // Reaps the fork child, waiting up to ten seconds for it to end.
+  // Reaps the fork child, waiting up to ten seconds for it to end (and
+  // stepping an in-process one, as the loop's turns do).
   void WaitForChild() {
     for (int i = 0; i < 1000 && persistence_.child().running(); ++i) {
+      persistence_.BeforeSleep();
       persistence_.ReapChild(UnixMs());
       if (persistence_.child().running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -166,6 +169,45 @@ TEST_F(PersistenceTest, KillChildStopsItAndRemovesTheFileItWasWriting) {
   EXPECT_FALSE(persistence_.child().running());
   EXPECT_FALSE(Exists(temp.c_str()));
   EXPECT_TRUE(hooks_.TakeLog().empty());  // the caller tells whom it concerns
+}
+
+TEST_F(PersistenceTest, AnInProcessSaveIsSteppedByTheLoopAndWritesTheKeysOfItsStart) {
+  Set(config_, "snapshot-fork", "no");
+  for (int i = 0; i < 5000; ++i) AddKey("k" + std::to_string(i));
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  EXPECT_TRUE(persistence_.child().in_process());
+  EXPECT_EQ(persistence_.child().type(), ChildType::kRdb);
+  EXPECT_EQ(persistence_.child().total_forks(), 0u);
+  keyspace_.db(0).Erase("k1");  // after the start: still in the file
+  AddKey("late");                // after the start: not in the file
+  EXPECT_FALSE(persistence_.BackgroundSave(UnixMs()).ok());  // one at a time
+  WaitForChild();
+  EXPECT_FALSE(hooks_.wakes.empty());  // it asked the loop for its turns
+  EXPECT_EQ(hooks_.TakeLog(), (std::vector<std::string>{"rdb-file-done ok"}));
+  EXPECT_EQ(dirty_, 1u);  // AddKey("late") came after the start: still to be saved
+  core::Keyspace loaded(16);
+  absl::StatusOr<RdbLoadStats> stats = LoadRdbFile("dump.rdb", loaded, UnixMs(), /*replace=*/false);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(loaded.db(0).size(), 5000u);
+  EXPECT_NE(loaded.db(0).Find("k1", UnixMs()), nullptr);
+  EXPECT_EQ(loaded.db(0).Find("late", UnixMs()), nullptr);
+  EXPECT_FALSE(Exists(("temp-bg-" + std::to_string(getpid()) + ".rdb").c_str()));
+}
+
+TEST_F(PersistenceTest, KillChildAbandonsAnInProcessSaveAndRemovesItsFile) {
+  Set(config_, "snapshot-fork", "no");
+  Set(config_, "rdb-key-save-delay", "1000000");  // one key a second
+  for (int i = 0; i < 10; ++i) AddKey("k" + std::to_string(i));
+  ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
+  persistence_.BeforeSleep();
+  const std::string temp = "temp-bg-" + std::to_string(getpid()) + ".rdb";
+  EXPECT_TRUE(Exists(temp.c_str()));
+  EXPECT_TRUE(keyspace_.db(0).snapshot_attached());
+  persistence_.KillChild(/*remove_temp_file=*/true);
+  EXPECT_FALSE(persistence_.child().running());
+  EXPECT_FALSE(keyspace_.db(0).snapshot_attached());  // the keyspace is let go
+  EXPECT_FALSE(Exists(temp.c_str()));
+  EXPECT_FALSE(Exists("dump.rdb"));
 }
 
 TEST_F(PersistenceTest, ShutdownSavesAsAskedOrAsTheSavePointsSay) {

@@ -1,0 +1,100 @@
+#include "core/keyspace_snapshot.h"
+
+#include <algorithm>
+
+#include "core/access_policy.h"
+
+namespace ringkv::core {
+
+KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_ms) {
+  KeyMeta meta;
+  if (access.lfu()) {
+    meta.freq = static_cast<int>(LfuFrequency(access, e.lru, now_ms));
+  } else if (access.policy == EvictionPolicy::kAllKeysLru || access.policy == EvictionPolicy::kVolatileLru) {
+    meta.idle_s = IdleSeconds(e.lru, now_ms);
+  }
+  return meta;
+}
+
+KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, RdbWriter* writer, int64_t now_ms)
+    : ks_(ks), writer_(writer), now_ms_(now_ms) {
+  dbs_.reserve(static_cast<size_t>(ks.count()));
+  for (int i = 0; i < ks.count(); ++i) {
+    Database& db = ks.db(i);
+    if (db.size() == 0) continue;  // an insert there is after the start
+    dbs_.push_back(DbState{.db = &db, .number = i, .keys_at_start = db.size(), .expires_at_start = db.expires()});
+    keys_total_ += db.size();
+    db.AttachSnapshot(this);
+  }
+}
+
+KeyspaceSnapshot::~KeyspaceSnapshot() {
+  for (DbState& s : dbs_) {
+    if (s.attached) s.db->DetachSnapshot(/*walked_all=*/false);
+  }
+}
+
+bool KeyspaceSnapshot::Step(size_t max_keys) {
+  const uint64_t stop_at = keys_written_ + max_keys;
+  size_t buckets_left = 16 * std::max<size_t>(max_keys, 1);
+  while (current_ < dbs_.size() && keys_written_ < stop_at && buckets_left-- > 0) {
+    DbState& s = dbs_[current_];
+    if (!s.attached) {
+      ++current_;
+      continue;
+    }
+    s.cursor = s.db->SnapshotScan(s.cursor, [&](std::string_view key, Entry& e) {
+      if (s.db->Snapshotted(e)) return;  // created after the start, captured, or a SCAN duplicate
+      Write(s, key, e);
+      s.db->MarkSnapshotted(e);
+    });
+    if (s.cursor == 0) Finish(s);
+  }
+  return done();
+}
+
+void KeyspaceSnapshot::Capture(Database& db, std::string_view key, const Entry& e) {
+  const uint64_t before = writer_->bytes();
+  Write(StateOf(db), key, e);
+  ++keys_captured_;
+  bytes_captured_ += writer_->bytes() - before;
+}
+
+void KeyspaceSnapshot::CaptureRest(Database& db) {
+  DbState& s = StateOf(db);
+  const uint64_t before = writer_->bytes();
+  db.ForEachEntry([&](std::string_view key, Entry& e) {
+    if (db.Snapshotted(e)) return;
+    Write(s, key, e);
+    db.MarkSnapshotted(e);
+    ++keys_captured_;
+  });
+  bytes_captured_ += writer_->bytes() - before;
+  Finish(s);
+}
+
+KeyspaceSnapshot::DbState& KeyspaceSnapshot::StateOf(Database& db) {
+  // A database is attached only while its state is: it is in the list.
+  for (DbState& s : dbs_) {
+    if (s.db == &db) return s;
+  }
+  __builtin_unreachable();
+}
+
+void KeyspaceSnapshot::Write(DbState& s, std::string_view key, const Entry& e) {
+  if (selected_ != s.number) {
+    writer_->SelectDb(s.number);
+    if (!s.resize_written) writer_->ResizeDb(s.keys_at_start, s.expires_at_start);  // a hint: once
+    s.resize_written = true;
+    selected_ = s.number;
+  }
+  writer_->Entry(key, e.value, s.db->GetExpire(&e), SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
+  ++keys_written_;
+}
+
+void KeyspaceSnapshot::Finish(DbState& s) {
+  s.attached = false;
+  s.db->DetachSnapshot(/*walked_all=*/true);
+}
+
+}  // namespace ringkv::core

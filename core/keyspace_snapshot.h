@@ -1,0 +1,100 @@
+// KeyspaceSnapshot: a point-in-time RDB image of a keyspace, written while
+// the keyspace keeps changing -- a snapshot without fork().
+//
+// Start (the constructor) fixes the instant. From then on the snapshot
+// writes every key as it was at that instant exactly once:
+//  * the walk (Step) visits each database with the SCAN cursor, a bounded
+//    number of keys at a time, and writes the entries not yet written;
+//  * before an entry not yet written changes or goes (any lookup, insert
+//    over it, Erase, SetExpire; a FLUSHDB, a swap of the whole table), the
+//    database hands it over (SnapshotCapture) and it is written first, out
+//    of the walk's order;
+//  * an entry created after the start is marked written at birth, so it is
+//    never part of this snapshot.
+// A mark per entry (Entry::snap against the database's epoch) says which is
+// which: it also drops the duplicates SCAN may return across resizes. The
+// cost while no snapshot runs is one test per lookup.
+//
+// The records go through the caller's RdbWriter, which holds the header and
+// AUX fields already, in whatever database order they come: a SELECTDB
+// precedes each run of one database's keys (the loader takes SELECTDB any
+// number of times). Databases are known by the object, not their number,
+// so a SWAPDB during the snapshot changes nothing: each key is written under
+// the number its database had at the start.
+//
+// A captured entry is serialized whole, so the first change of a very large
+// collection during a snapshot pays for writing it (a fork pays with copied
+// pages instead).
+//
+// Thread-safety: none; the keyspace's thread. The keyspace and its
+// databases must outlive the snapshot, or the snapshot be destroyed (which
+// detaches it: an abandoned snapshot) first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/keyspace.h"
+#include "core/rdb_writer.h"
+
+namespace ringkv::core {
+
+// The LRU idle time / LFU counter a snapshot records for `e` under the
+// keyspace's maxmemory policy (none for other policies), as Redis's rdbSave.
+KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_ms);
+
+class KeyspaceSnapshot final : public SnapshotCapture {
+ public:
+  // Starts the snapshot of every database of `ks` now (nothing is written
+  // yet). `writer` must outlive it. `now_ms`: the start, for LRU/LFU meta.
+  KeyspaceSnapshot(Keyspace& ks, RdbWriter* writer, int64_t now_ms);
+  ~KeyspaceSnapshot() override;
+  KeyspaceSnapshot(const KeyspaceSnapshot&) = delete;
+  KeyspaceSnapshot& operator=(const KeyspaceSnapshot&) = delete;
+
+  // Walks on until `max_keys` more keys were written by the walk, or
+  // 16 x `max_keys` buckets were visited (buckets of keys already written
+  // or empty ones cost the walk too), or every database is done; returns
+  // done(). Once done, every key of the instant
+  // is in the writer (the caller then calls RdbWriter::Finish) and the
+  // databases are let go.
+  bool Step(size_t max_keys);
+  bool done() const { return current_ == dbs_.size(); }
+
+  uint64_t keys_total() const { return keys_total_; }        // at the start
+  uint64_t keys_written() const { return keys_written_; }    // by the walk and captures
+  uint64_t keys_captured() const { return keys_captured_; }  // written ahead of the walk
+  uint64_t bytes_captured() const { return bytes_captured_; }
+
+ private:
+  struct DbState {
+    Database* db;
+    int number;             // the database's number at the start
+    uint64_t keys_at_start;
+    uint64_t expires_at_start;
+    uint64_t cursor = 0;
+    bool attached = true;   // false once walked whole (or captured whole)
+    bool resize_written = false;  // its RESIZEDB hint went out
+  };
+
+  void Capture(Database& db, std::string_view key, const Entry& e) override;
+  void CaptureRest(Database& db) override;
+  DbState& StateOf(Database& db);
+  void Write(DbState& s, std::string_view key, const Entry& e);
+  void Finish(DbState& s);
+
+  Keyspace& ks_;
+  RdbWriter* writer_;
+  int64_t now_ms_;
+  std::vector<DbState> dbs_;
+  size_t current_ = 0;  // the database the walk is in
+  int selected_ = -1;   // the number the last SELECTDB named
+  uint64_t keys_total_ = 0;
+  uint64_t keys_written_ = 0;
+  uint64_t keys_captured_ = 0;
+  uint64_t bytes_captured_ = 0;
+};
+
+}  // namespace ringkv::core

@@ -150,9 +150,12 @@ TEST(ForklessSnapshotE2E, FlushallAndShutdownStopItAndLeaveNoFile) {
   EXPECT_EQ(ReadFile((dir / "dump.rdb")), saved);
 }
 
-TEST(ForklessSnapshotE2E, DiskFullSyncFromItLeavesTheReplicaEqual) {
+// A full sync made from an in-process snapshot while the primary's clients
+// write on: the replica ends equal to its primary.
+void ExpectFullSyncUnderWritesLeavesTheReplicaEqual(bool diskless) {
   TempDir pdir, rdir;
-  TestServer primary(Forkless(pdir, {"--save", "", "--repl-diskless-sync", "no", "--rdb-key-save-delay", "50"}));
+  TestServer primary(Forkless(pdir, {"--save", "", "--repl-diskless-sync", diskless ? "yes" : "no",
+                                     "--repl-diskless-sync-delay", "0", "--rdb-key-save-delay", "50"}));
   TestServer replica(InDir(rdir, {"--save", "", "--enable-debug-command", "yes"}));
   ASSERT_TRUE(primary.ready() && replica.ready());
   RawConn p(primary.port()), r(replica.port());
@@ -166,24 +169,16 @@ TEST(ForklessSnapshotE2E, DiskFullSyncFromItLeavesTheReplicaEqual) {
   EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
   EXPECT_EQ(Digest(p), Digest(r));
   EXPECT_EQ(Info(p, "total_forks", "stats"), "0");
+  // Diskless: no file was written.
+  EXPECT_EQ(std::filesystem::exists(pdir / "dump.rdb"), !diskless);
+}
+
+TEST(ForklessSnapshotE2E, DiskFullSyncFromItLeavesTheReplicaEqual) {
+  ExpectFullSyncUnderWritesLeavesTheReplicaEqual(/*diskless=*/false);
 }
 
 TEST(ForklessSnapshotE2E, DisklessFullSyncFromItLeavesTheReplicaEqual) {
-  TempDir pdir, rdir;
-  TestServer primary(Forkless(pdir, {"--save", "", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-                                     "--rdb-key-save-delay", "50"}));
-  TestServer replica(InDir(rdir, {"--save", "", "--enable-debug-command", "yes"}));
-  ASSERT_TRUE(primary.ready() && replica.ready());
-  RawConn p(primary.port()), r(replica.port());
-  Fill(p);
-  ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
-  ASSERT_TRUE(WaitInfo(p, "rdb_bgsave_in_progress", "1", 5000));
-  for (int round = 0; round < 3; ++round) ChangeEverything(p, round);
-  ASSERT_TRUE(WaitInfo(r, "master_link_status", "up", 30000, "replication"));
-  EXPECT_EQ(Call(p, {"WAIT", "1", "5000"}), ":1\r\n");
-  EXPECT_EQ(Digest(p), Digest(r));
-  EXPECT_EQ(Info(p, "total_forks", "stats"), "0");
-  EXPECT_FALSE(std::filesystem::exists(pdir / "dump.rdb"));  // diskless: no file was written
+  ExpectFullSyncUnderWritesLeavesTheReplicaEqual(/*diskless=*/true);
 }
 
 TEST(ForklessSnapshotE2E, AofRewriteFromItKeepsEveryWrite) {

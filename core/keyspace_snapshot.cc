@@ -16,8 +16,8 @@ KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_
   return meta;
 }
 
-KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, RdbWriter* writer, int64_t now_ms)
-    : ks_(ks), writer_(writer), now_ms_(now_ms) {
+KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, SnapshotRecordSink* sink, int64_t now_ms)
+    : ks_(ks), sink_(sink), now_ms_(now_ms) {
   dbs_.reserve(static_cast<size_t>(ks.count()));
   for (int i = 0; i < ks.count(); ++i) {
     Database& db = ks.db(i);
@@ -54,22 +54,22 @@ bool KeyspaceSnapshot::Step(size_t max_keys) {
 }
 
 void KeyspaceSnapshot::Capture(Database& db, std::string_view key, const Entry& e) {
-  const uint64_t before = writer_->bytes();
+  const uint64_t before = sink_->bytes();
   Write(StateOf(db), key, e);
   ++keys_captured_;
-  bytes_captured_ += writer_->bytes() - before;
+  bytes_captured_ += sink_->bytes() - before;
 }
 
 void KeyspaceSnapshot::CaptureRest(Database& db) {
   DbState& s = StateOf(db);
-  const uint64_t before = writer_->bytes();
+  const uint64_t before = sink_->bytes();
   db.ForEachEntry([&](std::string_view key, Entry& e) {
     if (db.Snapshotted(e)) return;
     Write(s, key, e);
     db.MarkSnapshotted(e);
     ++keys_captured_;
   });
-  bytes_captured_ += writer_->bytes() - before;
+  bytes_captured_ += sink_->bytes() - before;
   Finish(s);
 }
 
@@ -83,12 +83,11 @@ KeyspaceSnapshot::DbState& KeyspaceSnapshot::StateOf(Database& db) {
 
 void KeyspaceSnapshot::Write(DbState& s, std::string_view key, const Entry& e) {
   if (selected_ != s.number) {
-    writer_->SelectDb(s.number);
-    if (!s.resize_written) writer_->ResizeDb(s.keys_at_start, s.expires_at_start);  // a hint: once
-    s.resize_written = true;
+    sink_->SelectDb(s.number, !s.selected_before, s.keys_at_start, s.expires_at_start);
+    s.selected_before = true;
     selected_ = s.number;
   }
-  writer_->Entry(key, e.value, s.db->GetExpire(&e), SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
+  sink_->Key(key, e.value, s.db->GetExpire(&e), SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
   ++keys_written_;
 }
 

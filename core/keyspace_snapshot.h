@@ -15,10 +15,11 @@
 // which: it also drops the duplicates SCAN may return across resizes. The
 // cost while no snapshot runs is one test per lookup.
 //
-// The records go through the caller's RdbWriter, which holds the header and
-// AUX fields already, in whatever database order they come: a SELECTDB
-// precedes each run of one database's keys (the loader takes SELECTDB any
-// number of times). Databases are known by the object, not their number,
+// The records go to the caller's SnapshotRecordSink -- an RDB writer that
+// holds the header and AUX fields already (RdbRecordSink), or an AOF base of
+// commands -- in whatever database order they come: SelectDb precedes each
+// run of one database's keys (the RDB loader takes SELECTDB any number of
+// times, an AOF replays SELECT as it comes). Databases are known by the object, not their number,
 // so a SWAPDB during the snapshot changes nothing: each key is written under
 // the number its database had at the start.
 //
@@ -45,11 +46,40 @@ namespace ringkv::core {
 // keyspace's maxmemory policy (none for other policies), as Redis's rdbSave.
 KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_ms);
 
+// Where a snapshot's records go.
+class SnapshotRecordSink {
+ public:
+  virtual ~SnapshotRecordSink() = default;
+  // The records that follow are database `db`'s. `first`: its first run;
+  // `keys` / `expires`: its size at the start (a hint).
+  virtual void SelectDb(int db, bool first, uint64_t keys, uint64_t expires) = 0;
+  virtual void Key(std::string_view key, const Value& value, int64_t expire_ms, const KeyMeta& meta) = 0;
+  // Bytes produced so far.
+  virtual uint64_t bytes() const = 0;
+};
+
+// The records as RDB: SELECTDB (RESIZEDB the first time), then the entries.
+class RdbRecordSink final : public SnapshotRecordSink {
+ public:
+  explicit RdbRecordSink(RdbWriter* writer) : writer_(writer) {}
+  void SelectDb(int db, bool first, uint64_t keys, uint64_t expires) override {
+    writer_->SelectDb(db);
+    if (first) writer_->ResizeDb(keys, expires);
+  }
+  void Key(std::string_view key, const Value& value, int64_t expire_ms, const KeyMeta& meta) override {
+    writer_->Entry(key, value, expire_ms, meta);
+  }
+  uint64_t bytes() const override { return writer_->bytes(); }
+
+ private:
+  RdbWriter* writer_;
+};
+
 class KeyspaceSnapshot final : public SnapshotCapture {
  public:
   // Starts the snapshot of every database of `ks` now (nothing is written
-  // yet). `writer` must outlive it. `now_ms`: the start, for LRU/LFU meta.
-  KeyspaceSnapshot(Keyspace& ks, RdbWriter* writer, int64_t now_ms);
+  // yet). `sink` must outlive it. `now_ms`: the start, for LRU/LFU meta.
+  KeyspaceSnapshot(Keyspace& ks, SnapshotRecordSink* sink, int64_t now_ms);
   ~KeyspaceSnapshot() override;
   KeyspaceSnapshot(const KeyspaceSnapshot&) = delete;
   KeyspaceSnapshot& operator=(const KeyspaceSnapshot&) = delete;
@@ -57,9 +87,8 @@ class KeyspaceSnapshot final : public SnapshotCapture {
   // Walks on until `max_keys` more keys were written by the walk, or
   // 16 x `max_keys` buckets were visited (buckets of keys already written
   // or empty ones cost the walk too), or every database is done; returns
-  // done(). Once done, every key of the instant
-  // is in the writer (the caller then calls RdbWriter::Finish) and the
-  // databases are let go.
+  // done(). Once done, every key of the instant is in the sink (the caller
+  // then ends the file) and the databases are let go.
   bool Step(size_t max_keys);
   bool done() const { return current_ == dbs_.size(); }
 
@@ -76,7 +105,7 @@ class KeyspaceSnapshot final : public SnapshotCapture {
     uint64_t expires_at_start;
     uint64_t cursor = 0;
     bool attached = true;   // false once walked whole (or captured whole)
-    bool resize_written = false;  // its RESIZEDB hint went out
+    bool selected_before = false;  // a run of its records was begun
   };
 
   void Capture(Database& db, std::string_view key, const Entry& e) override;
@@ -86,7 +115,7 @@ class KeyspaceSnapshot final : public SnapshotCapture {
   void Finish(DbState& s);
 
   Keyspace& ks_;
-  RdbWriter* writer_;
+  SnapshotRecordSink* sink_;
   int64_t now_ms_;
   std::vector<DbState> dbs_;
   size_t current_ = 0;  // the database the walk is in

@@ -424,7 +424,7 @@ constexpr DirectiveRow kRingkvDirectives[] = {
     // The I/O backend: auto (io_uring, or epoll where it is refused or lacks
     // a feature), io_uring (fail if it cannot be used), epoll.
     {"io-backend", "auto", Mutability::kImmutable, ConfigKind::kString, ""},
-    // How BGSAVE, a full sync and BGREWRITEAOF (RDB preamble) take their
+    // How BGSAVE, a full sync and BGREWRITEAOF take their
     // snapshot: yes = a forked child, as Redis; no = in this process, a step
     // per loop turn, each key written before it changes
     // (server/persistence/background_save.h).

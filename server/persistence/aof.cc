@@ -514,12 +514,15 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   core::Keyspace* ks = keyspace_;
   const bool timestamps = timestamps_;
   absl::Status started;
-  if (rdb && !config_->Bool("snapshot-fork")) {
-    // In this process (background_save.h); a base in the command format
-    // (aof-use-rdb-preamble no) still forks.
+  if (!config_->Bool("snapshot-fork")) {
+    // In this process (background_save.h), in either base format.
     absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToKeptFile(
         absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid())), o.fsync_every);
-    started = file.ok() ? child_->StartInProcess(ChildType::kAof, BackgroundRdbSave::Start(*ks, std::move(*file), o),
+    // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
+    const std::string stamp = rdb || !timestamps ? std::string() : TimestampAnnotation(::time(nullptr));
+    const auto format = rdb ? BackgroundSnapshot::Format::kRdb : BackgroundSnapshot::Format::kAofCommands;
+    started = file.ok() ? child_->StartInProcess(ChildType::kAof,
+                                                 BackgroundSnapshot::Start(*ks, std::move(*file), o, format, stamp),
                                                  TotalKeys(*ks))
                         : file.status();
   } else {

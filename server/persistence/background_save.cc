@@ -10,9 +10,11 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/resp_command.h"
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/logging.h"
+#include "server/persistence/aof_rewrite_value.h"
 
 namespace ringkv::server {
 namespace {
@@ -196,35 +198,115 @@ absl::Status SnapshotOutput::Complete() {
   return SyncDirectoryOf(path_);
 }
 
-// ---- BackgroundRdbSave ------------------------------------------------------
+// ---- Encoders ---------------------------------------------------------------
 
-std::unique_ptr<BackgroundRdbSave> BackgroundRdbSave::Start(core::Keyspace& ks, std::unique_ptr<SnapshotOutput> output,
-                                                          const RdbSaveOptions& options, std::string_view prefix,
-                                                          std::string suffix) {
+namespace {
+
+class RdbEncoder final : public SnapshotEncoder {
+ public:
+  RdbEncoder(core::ByteSink* out, const RdbSaveOptions& options)
+      : writer_(out, options.compress, options.checksum), records_(&writer_) {}
+  void Begin(const RdbSaveOptions& options) override { WriteRdbPreamble(writer_, options); }
+  void End() override { (void)writer_.Finish(); }  // EOF and checksum; an error shows in status()
+  absl::Status status() const override { return writer_.status(); }
+  size_t buffered() const override { return writer_.buffered(); }
+  void SelectDb(int db, bool first, uint64_t keys, uint64_t expires) override {
+    records_.SelectDb(db, first, keys, expires);
+  }
+  void Key(std::string_view key, const core::Value& value, int64_t expire_ms, const core::KeyMeta& meta) override {
+    records_.Key(key, value, expire_ms, meta);
+  }
+  uint64_t bytes() const override { return records_.bytes(); }
+
+ private:
+  core::RdbWriter writer_;
+  core::RdbRecordSink records_;
+};
+
+// The AOF base as commands, as WriteAofCommands writes it in a child:
+// FUNCTION LOADs, then per run of a database SELECT and each key's commands
+// with a PEXPIREAT for a deadline.
+class AofCommandEncoder final : public SnapshotEncoder {
+ public:
+  explicit AofCommandEncoder(core::ByteSink* out) : out_(out) {}
+  void Begin(const RdbSaveOptions& options) override {
+    for (const std::string& code : options.function_libraries) {
+      std::string_view load[] = {"FUNCTION", "LOAD", code};
+      core::AppendRespCommand(load, &buf_);
+    }
+  }
+  void End() override { Flush(); }
+  absl::Status status() const override { return status_; }
+  size_t buffered() const override { return buf_.size(); }
+  void SelectDb(int db, bool, uint64_t, uint64_t) override {
+    const std::string index = StrCat(db);
+    std::string_view select[] = {"SELECT", index};
+    core::AppendRespCommand(select, &buf_);
+  }
+  void Key(std::string_view key, const core::Value& value, int64_t expire_ms, const core::KeyMeta&) override {
+    AppendRewriteCommands(key, value, &buf_);
+    if (expire_ms >= 0) {
+      const std::string ms = StrCat(expire_ms);
+      std::string_view expire[] = {"PEXPIREAT", key, ms};
+      core::AppendRespCommand(expire, &buf_);
+    }
+    if (buf_.size() >= core::RdbWriter::kFlushAt) Flush();
+  }
+  uint64_t bytes() const override { return flushed_ + buf_.size(); }
+
+ private:
+  void Flush() {
+    if (status_.ok() && !buf_.empty()) status_ = out_->Write(buf_);
+    flushed_ += buf_.size();
+    buf_.clear();
+  }
+  core::ByteSink* out_;
+  std::string buf_;
+  uint64_t flushed_ = 0;
+  absl::Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<SnapshotEncoder> MakeRdbEncoder(core::ByteSink* out, const RdbSaveOptions& options) {
+  return std::make_unique<RdbEncoder>(out, options);
+}
+
+std::unique_ptr<SnapshotEncoder> MakeAofCommandEncoder(core::ByteSink* out) {
+  return std::make_unique<AofCommandEncoder>(out);
+}
+
+// ---- BackgroundSnapshot ------------------------------------------------------
+
+std::unique_ptr<BackgroundSnapshot> BackgroundSnapshot::Start(core::Keyspace& ks,
+                                                              std::unique_ptr<SnapshotOutput> output,
+                                                              const RdbSaveOptions& options, Format format,
+                                                              std::string_view prefix, std::string suffix) {
   if (!prefix.empty()) (void)output->Write(prefix);  // outside the RDB image and its checksum
-  std::unique_ptr<BackgroundRdbSave> save(new BackgroundRdbSave(std::move(output), options, std::move(suffix)));
-  WriteRdbPreamble(save->writer_, options);
+  std::unique_ptr<BackgroundSnapshot> save(
+      new BackgroundSnapshot(std::move(output), options, format, std::move(suffix)));
+  save->encoder_->Begin(options);
   if (options.exclude_data) {
     save->EndWalk();
   } else {
-    save->snapshot_ = std::make_unique<core::KeyspaceSnapshot>(ks, &save->writer_, options.now_ms);
+    save->snapshot_ = std::make_unique<core::KeyspaceSnapshot>(ks, save->encoder_.get(), options.now_ms);
   }
   return save;
 }
 
-BackgroundRdbSave::BackgroundRdbSave(std::unique_ptr<SnapshotOutput> output, const RdbSaveOptions& options,
-                                     std::string suffix)
+BackgroundSnapshot::BackgroundSnapshot(std::unique_ptr<SnapshotOutput> output, const RdbSaveOptions& options,
+                                       Format format, std::string suffix)
     : file_(std::move(output)),
       suffix_(std::move(suffix)),
-      writer_(file_.get(), options.compress, options.checksum),
+      encoder_(format == Format::kRdb ? MakeRdbEncoder(file_.get(), options) : MakeAofCommandEncoder(file_.get())),
       key_save_delay_us_(options.key_save_delay_us),
       start_us_(SteadyUs()) {}
 
 // Members go in reverse order: the snapshot lets go of the keyspace, then
-// the file's thread stops and removes an unfinished file.
-BackgroundRdbSave::~BackgroundRdbSave() = default;
+// the output's thread stops and removes an unfinished file.
+BackgroundSnapshot::~BackgroundSnapshot() = default;
 
-uint64_t BackgroundRdbSave::KeysAllowed() const {
+uint64_t BackgroundSnapshot::KeysAllowed() const {
   if (key_save_delay_us_ == 0) return UINT64_MAX;
   const auto elapsed = static_cast<uint64_t>(SteadyUs() - start_us_);
   // A negative delay -N is one microsecond per N keys (DebugDelay).
@@ -234,15 +316,15 @@ uint64_t BackgroundRdbSave::KeysAllowed() const {
   return allowed > done ? allowed - done : 0;
 }
 
-int64_t BackgroundRdbSave::Step() {
+int64_t BackgroundSnapshot::Step() {
   if (finished_) return kFinished;
   if (walk_done_) {
     if (!file_->finished()) return 10'000;  // the disk's turn (the cron reaps the end anyway)
     Finish(file_->result());
     return kFinished;
   }
-  if (!writer_.status().ok()) {
-    Finish(writer_.status());
+  if (!encoder_->status().ok()) {
+    Finish(encoder_->status());
     return kFinished;
   }
   if (file_->queued_bytes() > kMaxQueuedBytes) return 1000;
@@ -253,12 +335,12 @@ int64_t BackgroundRdbSave::Step() {
   constexpr int64_t kTurnBudgetUs = 1000;
   constexpr uint64_t kTurnBudgetBytes = 4u << 20;
   const int64_t turn_start = SteadyUs();
-  const uint64_t bytes_start = writer_.bytes();
+  const uint64_t bytes_start = encoder_->bytes();
   do {
     const uint64_t allowed = KeysAllowed();
     if (allowed == 0) return key_save_delay_us_ > 0 ? key_save_delay_us_ : 1;
     if (snapshot_->Step(std::min<uint64_t>(kBatch, allowed))) break;
-  } while (SteadyUs() - turn_start < kTurnBudgetUs && writer_.bytes() - bytes_start < kTurnBudgetBytes);
+  } while (SteadyUs() - turn_start < kTurnBudgetUs && encoder_->bytes() - bytes_start < kTurnBudgetBytes);
   if (!snapshot_->done()) return 0;
   keys_written_ = snapshot_->keys_written();
   bytes_captured_ = snapshot_->bytes_captured();
@@ -267,22 +349,22 @@ int64_t BackgroundRdbSave::Step() {
   return 1000;
 }
 
-void BackgroundRdbSave::EndWalk() {
+void BackgroundSnapshot::EndWalk() {
   walk_done_ = true;
-  (void)writer_.Finish();  // EOF and checksum; an error shows in Finish
+  encoder_->End();
   if (!suffix_.empty()) (void)file_->Write(suffix_);
   file_->Close();
 }
 
-void BackgroundRdbSave::Finish(absl::Status status) {
+void BackgroundSnapshot::Finish(absl::Status status) {
   finished_ = true;
   if (snapshot_) {  // failed mid-walk: let go of the keyspace now, not when reaped
     keys_written_ = snapshot_->keys_written();
     bytes_captured_ = snapshot_->bytes_captured();
     snapshot_.reset();
   }
-  ok_ = status.ok() && writer_.status().ok();
-  const std::string error((status.ok() ? writer_.status() : status).message());
+  ok_ = status.ok() && encoder_->status().ok();
+  const std::string error((status.ok() ? encoder_->status() : status).message());
   // The fork child's lines for the same work.
   switch (file_->kind()) {
     case SnapshotOutput::Kind::kPipe:

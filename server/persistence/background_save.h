@@ -3,7 +3,7 @@
 // put on the disk -- or into a diskless full sync's pipe -- by a thread of
 // its own.
 //
-//  * BackgroundRdbSave is the InProcessWork a ChildProcess runs in place of
+//  * BackgroundSnapshot is the InProcessWork a ChildProcess runs in place of
 //    a forked child. Its core::KeyspaceSnapshot fixes the instant at Start
 //    and writes each key as it was then: the walk writes a few thousand
 //    keys a step, and a key about to change is written first (core/
@@ -24,7 +24,7 @@
 // sleeps after each key in a child, paces the walk instead: no sooner than
 // one key per that many microseconds.
 //
-// Thread-safety: BackgroundRdbSave is the main thread's; SnapshotOutput is
+// Thread-safety: BackgroundSnapshot is the main thread's; SnapshotOutput is
 // called from the main thread and runs its own thread.
 #pragma once
 
@@ -107,35 +107,55 @@ class SnapshotOutput final : public core::ByteSink {
   std::thread thread_;
 };
 
-class BackgroundRdbSave final : public InProcessWork {
+// How a background snapshot encodes its records (background_save.cc):
+// RDB (BGSAVE, full syncs, an AOF base with aof-use-rdb-preamble yes), or
+// the AOF base's commands (aof-use-rdb-preamble no).
+class SnapshotEncoder : public core::SnapshotRecordSink {
  public:
+  // What comes before the keys (RDB's header, AUX fields and functions; the
+  // commands' FUNCTION LOADs).
+  virtual void Begin(const RdbSaveOptions& options) = 0;
+  // After the last key (RDB's EOF and checksum); everything reaches the sink.
+  virtual void End() = 0;
+  // The first error of the output (OK while there is none).
+  virtual absl::Status status() const = 0;
+  // Bytes held, not yet handed to the output.
+  virtual size_t buffered() const = 0;
+};
+std::unique_ptr<SnapshotEncoder> MakeRdbEncoder(core::ByteSink* out, const RdbSaveOptions& options);
+std::unique_ptr<SnapshotEncoder> MakeAofCommandEncoder(core::ByteSink* out);
+
+class BackgroundSnapshot final : public InProcessWork {
+ public:
+  enum class Format : uint8_t { kRdb, kAofCommands };
   static constexpr uint64_t kMaxQueuedBytes = 64u << 20;
 
-  // Starts the snapshot of `ks` now, into `output`: `prefix`, the RDB image,
-  // `suffix` (a diskless sync's EOF marks; empty for a file). The keyspace
-  // must outlive this object.
-  static std::unique_ptr<BackgroundRdbSave> Start(core::Keyspace& ks, std::unique_ptr<SnapshotOutput> output,
-                                                  const RdbSaveOptions& options, std::string_view prefix = {},
-                                                  std::string suffix = {});
-  ~BackgroundRdbSave() override;
+  // Starts the snapshot of `ks` now, into `output`: `prefix`, the records
+  // in `format`, `suffix` (a diskless sync's EOF marks, an AOF base's
+  // timestamp; empty for a file). The keyspace must outlive this object.
+  static std::unique_ptr<BackgroundSnapshot> Start(core::Keyspace& ks, std::unique_ptr<SnapshotOutput> output,
+                                                   const RdbSaveOptions& options, Format format = Format::kRdb,
+                                                   std::string_view prefix = {}, std::string suffix = {});
+  ~BackgroundSnapshot() override;
 
   int64_t Step() override;
   bool ok() const override { return ok_; }
   uint64_t keys_processed() const override { return snapshot_ ? snapshot_->keys_written() : keys_written_; }
   uint64_t copied_bytes() const override { return snapshot_ ? snapshot_->bytes_captured() : bytes_captured_; }
-  uint64_t buffered_bytes() const override { return file_->queued_bytes() + writer_.buffered(); }
+  uint64_t buffered_bytes() const override { return file_->queued_bytes() + encoder_->buffered(); }
 
  private:
-  BackgroundRdbSave(std::unique_ptr<SnapshotOutput> output, const RdbSaveOptions& options, std::string suffix);
+  BackgroundSnapshot(std::unique_ptr<SnapshotOutput> output, const RdbSaveOptions& options, Format format,
+                     std::string suffix);
   // Keys the rdb-key-save-delay pacing allows the walk now (or unlimited).
   uint64_t KeysAllowed() const;
-  // Every key is in the writer: the trailer, then the file is closed.
+  // Every key is in the encoder: the end, then the output is closed.
   void EndWalk();
   void Finish(absl::Status status);
 
   std::unique_ptr<SnapshotOutput> file_;
   const std::string suffix_;
-  core::RdbWriter writer_;
+  std::unique_ptr<SnapshotEncoder> encoder_;
   std::unique_ptr<core::KeyspaceSnapshot> snapshot_;  // until the walk is done
   const int key_save_delay_us_;
   const int64_t start_us_;

@@ -80,7 +80,7 @@ absl::Status RdbSaver::BackgroundSave(int64_t now_ms, uint64_t dirty, const RdbS
     // In this process: no child, no copy-on-write (background_save.h).
     absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToFile(
         path, absl::StrFormat("temp-bg-%d.rdb", static_cast<int>(getpid())), options.fsync_every);
-    s = file.ok() ? child_->StartInProcess(ChildType::kRdb, BackgroundRdbSave::Start(*ks, std::move(*file), options),
+    s = file.ok() ? child_->StartInProcess(ChildType::kRdb, BackgroundSnapshot::Start(*ks, std::move(*file), options),
                                            TotalKeys(*ks))
                   : file.status();
   } else {

@@ -118,7 +118,8 @@ absl::StatusOr<int> PrimarySide::ForkSnapshotToPipe(const repl::SnapshotSpec& sp
     absl::StatusOr<std::unique_ptr<SnapshotOutput>> pipe = SnapshotOutput::ToPipe(own_fd);
     if (!pipe.ok()) return pipe.status();
     absl::Status s = child.StartInProcess(
-        ChildType::kRdb, BackgroundRdbSave::Start(*ks, std::move(*pipe), options, prefix, std::move(suffix)),
+        ChildType::kRdb, BackgroundSnapshot::Start(*ks, std::move(*pipe), options, BackgroundSnapshot::Format::kRdb, prefix,
+                                 std::move(suffix)),
         options.exclude_data ? 0 : TotalKeys(*ks));
     if (!s.ok()) return s;
     return static_cast<int>(child.pid());

@@ -164,7 +164,8 @@ TEST_P(SnapshotPointInTime, TheFileIsTheKeyspaceAtTheStart) {
   w.Header();
   int serial = 0;
   {
-    KeyspaceSnapshot snap(ks, &w, kNow);
+    RdbRecordSink records(&w);
+    KeyspaceSnapshot snap(ks, &records, kNow);
     EXPECT_EQ(snap.keys_total(), at_start.size());
     const size_t step = GetParam() % 3 == 0 ? 1 : 1 + rng() % 60;
     while (!snap.Step(step)) {
@@ -182,7 +183,8 @@ TEST_P(SnapshotPointInTime, TheFileIsTheKeyspaceAtTheStart) {
   StringSink again;
   RdbWriter w2(&again, true, true);
   w2.Header();
-  KeyspaceSnapshot second(ks, &w2, kNow);
+  RdbRecordSink records2(&w2);
+  KeyspaceSnapshot second(ks, &records2, kNow);
   while (!second.Step(1000)) {
   }
   ASSERT_TRUE(w2.Finish().ok());
@@ -200,7 +202,8 @@ TEST(KeyspaceSnapshotTest, CapturedEntriesAreWrittenBeforeTheyChange) {
   RdbWriter w(&sink, false, true);
   w.Header();
   {
-    KeyspaceSnapshot snap(ks, &w, kNow);
+    RdbRecordSink records(&w);
+    KeyspaceSnapshot snap(ks, &records, kNow);
     Put(ks.db(0), "a", "new");     // overwritten before the walk came
     ks.db(0).Erase("b");           // deleted
     Put(ks.db(0), "later", "x");   // created after the start
@@ -223,7 +226,8 @@ TEST(KeyspaceSnapshotTest, SwapDbKeepsEachKeyUnderItsNumberAtTheStart) {
   RdbWriter w(&sink, false, true);
   w.Header();
   {
-    KeyspaceSnapshot snap(ks, &w, kNow);
+    RdbRecordSink records(&w);
+    KeyspaceSnapshot snap(ks, &records, kNow);
     ks.SwapDb(0, 1);
     Put(ks.db(0), "one", "changed");  // db 0 now is the former db 1
     while (!snap.Step(10)) {
@@ -242,14 +246,16 @@ TEST(KeyspaceSnapshotTest, AbandonedSnapshotsNeverHideAKeyFromALaterOne) {
   for (int round = 0; round < 600; ++round) {
     StringSink sink;
     RdbWriter w(&sink, false, false);
-    KeyspaceSnapshot snap(ks, &w, kNow);
+    RdbRecordSink records(&w);
+    KeyspaceSnapshot snap(ks, &records, kNow);
     snap.Step(static_cast<size_t>(round % 7));
   }
   StringSink sink;
   RdbWriter w(&sink, false, true);
   w.Header();
   {
-    KeyspaceSnapshot snap(ks, &w, kNow);
+    RdbRecordSink records(&w);
+    KeyspaceSnapshot snap(ks, &records, kNow);
     while (!snap.Step(3)) {
     }
     EXPECT_EQ(snap.keys_written(), 100u);

@@ -181,11 +181,14 @@ TEST(ForklessSnapshotE2E, DisklessFullSyncFromItLeavesTheReplicaEqual) {
   ExpectFullSyncUnderWritesLeavesTheReplicaEqual(/*diskless=*/true);
 }
 
-TEST(ForklessSnapshotE2E, AofRewriteFromItKeepsEveryWrite) {
+// BGREWRITEAOF without fork, its base in `preamble` (RDB) or commands:
+// every write before, during and after the rewrite comes back on restart.
+void ExpectAofRewriteKeepsEveryWrite(const std::string& preamble) {
   TempDir dir;
   std::string digest;
   {
-    TestServer s(Forkless(dir, {"--appendonly", "yes", "--appendfsync", "everysec"}));
+    TestServer s(Forkless(dir, {"--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", preamble,
+                                "--aof-timestamp-enabled", "yes"}));
     ASSERT_TRUE(s.ready());
     RawConn c(s.port());
     Fill(c);
@@ -207,6 +210,10 @@ TEST(ForklessSnapshotE2E, AofRewriteFromItKeepsEveryWrite) {
   RawConn c(s.port());
   EXPECT_EQ(Digest(c), digest);
 }
+
+TEST(ForklessSnapshotE2E, AofRewriteWithAnRdbBaseKeepsEveryWrite) { ExpectAofRewriteKeepsEveryWrite("yes"); }
+
+TEST(ForklessSnapshotE2E, AofRewriteWithACommandBaseKeepsEveryWrite) { ExpectAofRewriteKeepsEveryWrite("no"); }
 
 // The transfer's thread waits for room in a full pipe while the only
 // replica is stopped; the replica's death ends the transfer, and the

@@ -34,10 +34,15 @@ Entry* Database::Find(std::string_view key, int64_t now_ms) {
   return e;
 }
 
-Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) { return LookUp(key, now_ms); }
+Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
+  Entry* e = LookUp(key, now_ms);
+  if (e != nullptr && *in_write_command_) BeforeChange(key, *e);
+  return e;
+}
 
 Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch) {
   Entry* e = LookUp(key, now_ms);
+  if (e != nullptr && *in_write_command_) BeforeChange(key, *e);
   if (e != nullptr && touch) {
     const uint32_t access = RecordAccess(*access_, e->lru, now_ms, *rng_);
     if (access != e->lru) e->lru = access;
@@ -249,7 +254,8 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
 
 Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
   for (int i = 0; i < databases; ++i) {
-    dbs_.push_back(std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_, &expiry_mode_));
+    dbs_.push_back(
+        std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_, &expiry_mode_, &in_write_command_));
   }
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -107,8 +108,14 @@ struct DetachedData {
 class Database {
  public:
   Database(int index, KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng,
-           KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode)
-      : index_(index), stats_(stats), access_(access), rng_(rng), observer_(observer), expiry_mode_(expiry_mode) {}
+           KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode, const bool* in_write_command)
+      : index_(index),
+        stats_(stats),
+        access_(access),
+        rng_(rng),
+        observer_(observer),
+        expiry_mode_(expiry_mode),
+        in_write_command_(in_write_command) {}
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
@@ -119,10 +126,12 @@ class Database {
   // first).
   Entry* Find(std::string_view key, int64_t now_ms);
   // As Find, without recording an access (Redis's LOOKUP_NOTOUCH: OBJECT,
-  // TYPE, TTL, EXISTS), for reading: a change through the pointer must
-  // call PrepareChange first.
+  // TYPE, TTL, EXISTS), for reading: outside a write command (the
+  // keyspace's in_write_command) a change through the pointer must call
+  // PrepareChange first.
   Entry* FindNoTouch(std::string_view key, int64_t now_ms);
-  // The lookups of read commands: as FindNoTouch (for reading), recording
+  // The lookups of read commands: as FindNoTouch (for reading; a write
+  // command's read lookups pass the snapshot barrier too), recording
   // an access unless `touch` is false, and counted in keyspace_hits /
   // keyspace_misses (write lookups are not, as in Redis).
   Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true) {
@@ -269,6 +278,7 @@ class Database {
   absl::BitGen* rng_;
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
   const ExpiryMode* expiry_mode_;      // the keyspace's mode
+  const bool* in_write_command_;       // the keyspace's flag
   std::unique_ptr<SlotIndex> slot_index_;  // cluster mode only
   SnapshotCapture* capture_ = nullptr;     // the running snapshot's, if any
   // The snapshot epoch, and how many snapshots started since the last one
@@ -302,6 +312,12 @@ class Keyspace {
   void EnableSlotIndexes() {
     for (auto& db : dbs_) db->EnableSlotIndex();
   }
+  // A write command runs (the server says so around each command): then
+  // even its read lookups (XACK's, XCLAIM's) pass a running snapshot's
+  // barrier, so no command flagged write can change an entry the snapshot
+  // has not written. Returns the previous value (commands nest: EXEC,
+  // scripts).
+  bool set_in_write_command(bool on) { return std::exchange(in_write_command_, on); }
   // What lookups do with expired keys (kDelete until the server says otherwise).
   ExpiryMode expiry_mode() const { return expiry_mode_; }
   void set_expiry_mode(ExpiryMode mode) { expiry_mode_ = mode; }
@@ -325,6 +341,7 @@ class Keyspace {
   CollectionLimits limits_;
   KeyspaceObserver* observer_ = nullptr;
   ExpiryMode expiry_mode_ = ExpiryMode::kDelete;
+  bool in_write_command_ = false;
   bool fork_child_active_ = false;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;

@@ -1,17 +1,26 @@
 #include "core/keyspace_snapshot.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "core/access_policy.h"
 
 namespace ringkv::core {
 
 KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_ms) {
+  // A key read after `now_ms` was taken carries a later stamp: it counts as
+  // accessed now (not as wrapped around the clock), up to an hour ahead.
+  constexpr uint32_t kAheadSeconds = 3600;
   KeyMeta meta;
   if (access.lfu()) {
-    meta.freq = static_cast<int>(LfuFrequency(access, e.lru, now_ms));
+    const uint32_t stamp_min = e.lru >> 8;
+    const uint32_t now_min = static_cast<uint32_t>(now_ms / 60000) & 0xFFFF;
+    const uint32_t ahead = (stamp_min - now_min) & 0xFFFF;
+    meta.freq = ahead > 0 && ahead <= kAheadSeconds / 60 ? static_cast<int>(e.lru & 0xFF)
+                                                           : static_cast<int>(LfuFrequency(access, e.lru, now_ms));
   } else if (access.policy == EvictionPolicy::kAllKeysLru || access.policy == EvictionPolicy::kVolatileLru) {
-    meta.idle_s = IdleSeconds(e.lru, now_ms);
+    const int64_t idle = IdleSeconds(e.lru, now_ms);
+    meta.idle_s = idle > int64_t{kAccessMask} - kAheadSeconds ? 0 : idle;
   }
   return meta;
 }
@@ -22,6 +31,7 @@ KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, SnapshotRecordSink* sink, int64
   for (int i = 0; i < ks.count(); ++i) {
     Database& db = ks.db(i);
     if (db.size() == 0) continue;  // an insert there is after the start
+    assert(!db.snapshot_attached());  // one snapshot at a time (ChildProcess runs one job)
     dbs_.push_back(DbState{.db = &db, .number = i, .keys_at_start = db.size(), .expires_at_start = db.expires()});
     keys_total_ += db.size();
     db.AttachSnapshot(this);

@@ -44,6 +44,7 @@ namespace ringkv::core {
 
 // The LRU idle time / LFU counter a snapshot records for `e` under the
 // keyspace's maxmemory policy (none for other policies), as Redis's rdbSave.
+// A stamp up to an hour later than `now_ms` counts as an access at `now_ms`.
 KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_ms);
 
 // Where a snapshot's records go.
@@ -91,6 +92,9 @@ class KeyspaceSnapshot final : public SnapshotCapture {
   // then ends the file) and the databases are let go.
   bool Step(size_t max_keys);
   bool done() const { return current_ == dbs_.size(); }
+  // The time LRU idle times and LFU counters are written against from now
+  // on (the caller keeps it current: keys read meanwhile carry newer stamps).
+  void set_now(int64_t now_ms) { now_ms_ = now_ms; }
 
   uint64_t keys_total() const { return keys_total_; }        // at the start
   uint64_t keys_written() const { return keys_written_; }    // by the walk and captures

@@ -168,7 +168,11 @@ void FullSync::OnSaveDone(bool ok) {
     io::Log(io::kLogNotice, absl::StrCat("Synchronization with replica ", r->conn->peer.ToString(),
                                          " started: sending ", snapshot->size(), " bytes of RDB"));
   }
-  StartIfNeeded(host_.NowMs());  // replicas that asked during this save
+  // Replicas that asked during this save. After a failed or stopped one,
+  // the cron starts the next (as Redis's): a save stopped by FLUSHALL or a
+  // dataset about to be replaced must not be followed at once by another
+  // of the data going away.
+  if (ok) StartIfNeeded(host_.NowMs());
 }
 
 void FullSync::OnWaitingReplicaGone() {

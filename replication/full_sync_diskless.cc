@@ -48,7 +48,9 @@ void FullSync::StartTransfer(Primary& primary, const std::vector<ReplicaLink*>& 
   }
   ::fcntl(read_fd, F_SETFL, O_NONBLOCK);
   io::Log(io::kLogNotice, "Starting BGSAVE for SYNC with target: replicas sockets");
-  io::Log(io::kLogNotice, absl::StrCat("Background RDB transfer started by pid ", *pid));
+  // pid 0: the snapshot is written by this process (snapshot-fork no).
+  io::Log(io::kLogNotice, *pid > 0 ? absl::StrCat("Background RDB transfer started by pid ", *pid)
+                                   : std::string("Background RDB transfer started in this process"));
   std::vector<uint64_t> ids;
   for (ReplicaLink* r : replicas) {
     r->state = ReplicaState::kWaitBgsaveEnd;
@@ -146,7 +148,7 @@ void FullSync::AbortTransfer(std::string_view why) {
       host_.DropReplica(id);
     }
   }
-  StartIfNeeded(host_.NowMs());
+  // Replicas still waiting get their sync from the cron (see OnSaveDone).
 }
 
 void FullSync::MaybeFinishTransfer() {

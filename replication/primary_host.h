@@ -116,8 +116,10 @@ class PrimaryHost {
   virtual absl::Status SaveForReplicas(const SnapshotSpec& spec, int64_t now_ms) = 0;
   // Forks a child that closes `read_fd` (the pipe's read end) and writes
   // `prefix`, the RDB of `spec` and `suffix` into `write_fd` (its write
-  // end; the caller closes both ends of its own); its pid. The child's
-  // exit: FullSync::OnTransferChildExited.
+  // end; the caller closes both ends of its own); its pid, or 0 when the
+  // server writes the snapshot itself (snapshot-fork no: a thread writes
+  // into its own copy of `write_fd`). The child's exit (or the in-process
+  // work's end): FullSync::OnTransferChildExited.
   virtual absl::StatusOr<int> ForkSnapshotToPipe(const SnapshotSpec& spec, int64_t now_ms, int read_fd,
                                                  int write_fd, std::string prefix, std::string suffix) = 0;
   // Calls FullSync::OnReadable(token) once, when `fd` is readable.

@@ -531,7 +531,10 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   Client* const outer_client = current_client_;
   if (c.conn != nullptr || outer_client == nullptr) current_client_ = &c;
   errors_mark_ = stats_.total_error_replies;
+  // A write command's every lookup passes a running snapshot's barrier.
+  const bool outer_write = keyspace_.set_in_write_command((spec.flags & cmd::kWrite) != 0);
   spec.Run(ctx);
+  keyspace_.set_in_write_command(outer_write);
   current_client_ = outer_client;
   // Failed: an error was counted since the last command that ran inside
   // this one (EXEC's queue, a script's calls) or since the start -- Redis's

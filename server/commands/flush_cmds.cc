@@ -54,7 +54,7 @@ void CmdFlushall(ServerCommandContext& ctx) {
   ctx.server.persistence().BeforeFlushAll();  // a snapshot of what is flushed stops first
   for (int i = 0; i < ctx.keyspace.count(); ++i) FlushDatabase(ctx, ctx.keyspace.db(i), async);
   ctx.server.tracking().Flushed(/*all=*/true, ctx.server.current_client_id());
-  ctx.server.persistence().OnFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
+  ctx.server.persistence().AfterFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
   ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
 }

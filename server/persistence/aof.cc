@@ -514,10 +514,14 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   core::Keyspace* ks = keyspace_;
   const bool timestamps = timestamps_;
   absl::Status started;
+  std::string tmp_path;  // the base being written
   if (!config_->Bool("snapshot-fork")) {
-    // In this process (background_save.h), in either base format.
+    // In this process (background_save.h), in either base format; the path
+    // is absolute, as the thread that writes it does not follow a CONFIG
+    // SET dir.
     absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToKeptFile(
         absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid())), o.fsync_every);
+    if (file.ok()) tmp_path = (*file)->name();
     // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
     const std::string stamp = rdb || !timestamps ? std::string() : TimestampAnnotation(::time(nullptr));
     const auto format = rdb ? BackgroundSnapshot::Format::kRdb : BackgroundSnapshot::Format::kAofCommands;
@@ -548,7 +552,9 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     stats_.last_rewrite_ok = false;
     return absl::InternalError(StrCat("Can't rewrite append only file in background: ", started.message()));
   }
-  rewrite_tmp_ = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(child_->pid()));
+  rewrite_tmp_ = child_->in_process()
+                     ? tmp_path
+                     : absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(child_->pid()));
   ++stats_.rewrites;
   rewrite_scheduled_ = false;
   Log(kNotice, child_->in_process()
@@ -680,7 +686,8 @@ void Aof::Disable() {
   buf_.clear();
   if (fd_ >= 0) SwitchFd(-1);  // synced, then closed, by the syncer
   if (child_->type() == ChildType::kAof) {
-    Log(kNotice, StrCat("Killing running AOF rewrite child: ", child_->pid()));
+    Log(kNotice, child_->in_process() ? std::string("Stopping the running AOF rewrite (in this process)")
+                                      : StrCat("Killing running AOF rewrite child: ", child_->pid()));
     ChildResult r;
     child_->Kill(&r);
     ::unlink(rewrite_tmp_.c_str());

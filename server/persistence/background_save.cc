@@ -39,7 +39,10 @@ absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::ToFile(std::stri
 }
 
 absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::ToKeptFile(std::string tmp_path, uint64_t sync_every) {
-  return OpenFile(Kind::kKeptFile, "", std::move(tmp_path), sync_every);
+  std::error_code ec;
+  const std::filesystem::path abs_tmp = std::filesystem::absolute(tmp_path, ec);
+  if (ec) return absl::InternalError(StrCat("Failed resolving ", tmp_path, ": ", ec.message()));
+  return OpenFile(Kind::kKeptFile, "", abs_tmp.string(), sync_every);
 }
 
 absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::OpenFile(Kind kind, std::string path,
@@ -336,6 +339,7 @@ int64_t BackgroundSnapshot::Step() {
   constexpr uint64_t kTurnBudgetBytes = 4u << 20;
   const int64_t turn_start = SteadyUs();
   const uint64_t bytes_start = encoder_->bytes();
+  snapshot_->set_now(UnixMs());  // LRU/LFU meta against the time of writing
   do {
     const uint64_t allowed = KeysAllowed();
     if (allowed == 0) return key_save_delay_us_ > 0 ? key_save_delay_us_ : 1;

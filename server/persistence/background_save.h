@@ -54,8 +54,8 @@ class SnapshotOutput final : public core::ByteSink {
   // bytes between two fdatasyncs (0: only the fsync at the end).
   static absl::StatusOr<std::unique_ptr<SnapshotOutput>> ToFile(std::string path, std::string tmp_path,
                                                                 uint64_t sync_every);
-  // Creates `tmp_path`, left in place (fsynced) once complete, for its
-  // owner to rename (an AOF rewrite's base).
+  // Creates `tmp_path` (made absolute: name() says where), left in place
+  // (fsynced) once complete, for its owner to rename (an AOF rewrite's base).
   static absl::StatusOr<std::unique_ptr<SnapshotOutput>> ToKeptFile(std::string tmp_path, uint64_t sync_every);
   // Writes into `fd` (a pipe's write end, owned from now on), closed once
   // complete or abandoned.

@@ -87,7 +87,7 @@ ChildProcess::~ChildProcess() {
   }
 }
 
-pid_t ChildProcess::pid() const { return work_ != nullptr ? ::getpid() : pid_; }
+pid_t ChildProcess::pid() const { return work_ != nullptr ? 0 : pid_; }
 
 absl::Status ChildProcess::StartInProcess(ChildType type, std::unique_ptr<InProcessWork> work, uint64_t keys_total) {
   if (running()) return absl::FailedPreconditionError("a child process is already running");

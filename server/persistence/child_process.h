@@ -81,7 +81,8 @@ class ChildProcess {
   bool in_process() const { return work_ != nullptr; }
   uint64_t in_process_buffered_bytes() const { return work_ != nullptr ? work_->buffered_bytes() : 0; }
   ChildType type() const { return running() ? type_ : ChildType::kNone; }
-  // The child's pid; this process's for in-process work.
+  // The child's pid; 0 for in-process work (there is no other process to
+  // name, and the server's own must never be taken for a child's).
   pid_t pid() const;
   int64_t start_ms() const { return start_ms_; }
   // Reaps the child if it has exited; returns true and fills *result then.

@@ -210,11 +210,14 @@ void Persistence::BeforeFlushAll() {
   } else if (child_.type() == ChildType::kRdb) {
     KillChild(/*remove_temp_file=*/true);
     hooks_.OnRdbFileDone(false);  // its replicas (if any) are dropped
+  } else if (child_.type() == ChildType::kAof && child_.in_process()) {
+    // Not Redis's (a forked rewrite goes on with its copy), but an
+    // in-process one would write out every database being flushed first.
+    StopInProcessChild("Stopping the AOF rewrite: FLUSHALL empties the dataset");
   }
 }
 
-void Persistence::OnFlushAll(int64_t now_ms) {
-  BeforeFlushAll();
+void Persistence::AfterFlushAll(int64_t now_ms) {
   if (has_save_points_) (void)rdb_->Save(now_ms, dirty_, /*counted=*/false);
 }
 

@@ -280,5 +280,20 @@ TEST(KeyspaceSnapshotTest, LruClockWrapsAs24BitsAsRedisDoes) {
   EXPECT_EQ(IdleSeconds(e.lru, t0), 3600);
 }
 
+TEST(KeyspaceSnapshotTest, KeysReadAfterTheClockWasTakenCountAsJustAccessed) {
+  absl::BitGen rng;
+  AccessPolicy lru;
+  lru.policy = EvictionPolicy::kAllKeysLru;
+  Entry e;
+  e.lru = InitialAccess(lru, kNow + 2'000);  // read 2 s after the time the walk holds
+  EXPECT_EQ(SnapshotKeyMeta(lru, e, kNow).idle_s, 0);
+  e.lru = InitialAccess(lru, kNow - 7'000'000);  // idle 7,000 s
+  EXPECT_EQ(SnapshotKeyMeta(lru, e, kNow).idle_s, 7000);
+  AccessPolicy lfu;
+  lfu.policy = EvictionPolicy::kAllKeysLfu;
+  e.lru = RecordAccess(lfu, InitialAccess(lfu, kNow + 120'000), kNow + 120'000, rng);  // two minutes ahead
+  EXPECT_GE(SnapshotKeyMeta(lfu, e, kNow).freq, int{kLfuInitValue});  // not decayed to 0 by a wrap
+}
+
 }  // namespace
 }  // namespace ringkv::core

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -66,6 +67,34 @@ Collector Load(const std::string& data) {
   EXPECT_TRUE(s.ok()) << s;
   return c;
 }
+
+// An RDB image in memory: the header, then a snapshot of `ks` started now
+// writes into it; Finish() ends the file and loads it back.
+class InMemorySnapshot {
+ public:
+  explicit InMemorySnapshot(Keyspace& ks) : writer_(&sink_, /*compress=*/true, /*checksum=*/true), records_(&writer_) {
+    writer_.Header();
+    snapshot_.emplace(ks, &records_, kNow);
+  }
+  KeyspaceSnapshot& operator*() { return *snapshot_; }
+  KeyspaceSnapshot* operator->() { return &*snapshot_; }
+  void WalkToTheEnd(size_t step) {
+    while (!snapshot_->Step(step)) {
+    }
+  }
+  // Lets go of the keyspace, ends the file and loads it.
+  Collector Finish() {
+    snapshot_.reset();
+    EXPECT_TRUE(writer_.Finish().ok());
+    return Load(sink_.data);
+  }
+
+ private:
+  StringSink sink_;
+  RdbWriter writer_;
+  RdbRecordSink records_;
+  std::optional<KeyspaceSnapshot> snapshot_;
+};
 
 // One random change of the kinds the server makes, through the keyspace's
 // own entry points.
@@ -159,36 +188,23 @@ TEST_P(SnapshotPointInTime, TheFileIsTheKeyspaceAtTheStart) {
   Fill(ks, rng);
   const Image at_start = ImageOf(ks);
 
-  StringSink sink;
-  RdbWriter w(&sink, /*compress=*/true, /*checksum=*/true);
-  w.Header();
   int serial = 0;
-  {
-    RdbRecordSink records(&w);
-    KeyspaceSnapshot snap(ks, &records, kNow);
-    EXPECT_EQ(snap.keys_total(), at_start.size());
-    const size_t step = GetParam() % 3 == 0 ? 1 : 1 + rng() % 60;
-    while (!snap.Step(step)) {
-      for (int i = 0, n = static_cast<int>(rng() % 6); i < n; ++i) RandomChange(ks, rng, &serial);
-    }
-    EXPECT_EQ(snap.keys_written(), at_start.size());
-    for (int d = 0; d < 16; ++d) EXPECT_FALSE(ks.db(d).snapshot_attached());
+  InMemorySnapshot snap(ks);
+  EXPECT_EQ(snap->keys_total(), at_start.size());
+  const size_t step = GetParam() % 3 == 0 ? 1 : 1 + rng() % 60;
+  while (!snap->Step(step)) {
+    for (int i = 0, n = static_cast<int>(rng() % 6); i < n; ++i) RandomChange(ks, rng, &serial);
   }
-  ASSERT_TRUE(w.Finish().ok());
-  const Collector loaded = Load(sink.data);
+  EXPECT_EQ(snap->keys_written(), at_start.size());
+  for (int d = 0; d < 16; ++d) EXPECT_FALSE(ks.db(d).snapshot_attached());
+  const Collector loaded = snap.Finish();
   EXPECT_EQ(loaded.duplicates, 0);
   EXPECT_EQ(loaded.image.size(), at_start.size());
   EXPECT_TRUE(loaded.image == at_start);
   // The keyspace went on: a second snapshot, without changes, is its image now.
-  StringSink again;
-  RdbWriter w2(&again, true, true);
-  w2.Header();
-  RdbRecordSink records2(&w2);
-  KeyspaceSnapshot second(ks, &records2, kNow);
-  while (!second.Step(1000)) {
-  }
-  ASSERT_TRUE(w2.Finish().ok());
-  EXPECT_TRUE(Load(again.data).image == ImageOf(ks));
+  InMemorySnapshot again(ks);
+  again.WalkToTheEnd(1000);
+  EXPECT_TRUE(again.Finish().image == ImageOf(ks));
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SnapshotPointInTime, ::testing::Range(1, 61));
@@ -198,44 +214,28 @@ TEST(KeyspaceSnapshotTest, CapturedEntriesAreWrittenBeforeTheyChange) {
   Put(ks.db(0), "a", "old");
   Put(ks.db(0), "b", "gone", kNow + 1000);
   Put(ks.db(2), "c", "other-db");
-  StringSink sink;
-  RdbWriter w(&sink, false, true);
-  w.Header();
-  {
-    RdbRecordSink records(&w);
-    KeyspaceSnapshot snap(ks, &records, kNow);
-    Put(ks.db(0), "a", "new");     // overwritten before the walk came
-    ks.db(0).Erase("b");           // deleted
-    Put(ks.db(0), "later", "x");   // created after the start
-    EXPECT_EQ(snap.keys_captured(), 2u);
-    EXPECT_GT(snap.bytes_captured(), 0u);
-    while (!snap.Step(1)) {
-    }
-    EXPECT_EQ(snap.keys_written(), 3u);
-  }
-  ASSERT_TRUE(w.Finish().ok());
+  InMemorySnapshot snap(ks);
+  Put(ks.db(0), "a", "new");     // overwritten before the walk came
+  ks.db(0).Erase("b");           // deleted
+  Put(ks.db(0), "later", "x");   // created after the start
+  EXPECT_EQ(snap->keys_captured(), 2u);
+  EXPECT_GT(snap->bytes_captured(), 0u);
+  snap.WalkToTheEnd(1);
+  EXPECT_EQ(snap->keys_written(), 3u);
   const Image expected = {{{0, "a"}, {"old", -1}}, {{0, "b"}, {"gone", kNow + 1000}}, {{2, "c"}, {"other-db", -1}}};
-  EXPECT_TRUE(Load(sink.data).image == expected);
+  EXPECT_TRUE(snap.Finish().image == expected);
 }
 
 TEST(KeyspaceSnapshotTest, SwapDbKeepsEachKeyUnderItsNumberAtTheStart) {
   Keyspace ks(16);
   Put(ks.db(0), "zero", "0");
   Put(ks.db(1), "one", "1");
-  StringSink sink;
-  RdbWriter w(&sink, false, true);
-  w.Header();
-  {
-    RdbRecordSink records(&w);
-    KeyspaceSnapshot snap(ks, &records, kNow);
-    ks.SwapDb(0, 1);
-    Put(ks.db(0), "one", "changed");  // db 0 now is the former db 1
-    while (!snap.Step(10)) {
-    }
-  }
-  ASSERT_TRUE(w.Finish().ok());
+  InMemorySnapshot snap(ks);
+  ks.SwapDb(0, 1);
+  Put(ks.db(0), "one", "changed");  // db 0 now is the former db 1
+  snap.WalkToTheEnd(10);
   const Image expected = {{{0, "zero"}, {"0", -1}}, {{1, "one"}, {"1", -1}}};
-  EXPECT_TRUE(Load(sink.data).image == expected);
+  EXPECT_TRUE(snap.Finish().image == expected);
 }
 
 TEST(KeyspaceSnapshotTest, AbandonedSnapshotsNeverHideAKeyFromALaterOne) {
@@ -244,24 +244,13 @@ TEST(KeyspaceSnapshotTest, AbandonedSnapshotsNeverHideAKeyFromALaterOne) {
   // Far more abandoned snapshots than the 8-bit epoch has values, each
   // writing a few keys before it is dropped.
   for (int round = 0; round < 600; ++round) {
-    StringSink sink;
-    RdbWriter w(&sink, false, false);
-    RdbRecordSink records(&w);
-    KeyspaceSnapshot snap(ks, &records, kNow);
-    snap.Step(static_cast<size_t>(round % 7));
+    InMemorySnapshot abandoned(ks);
+    abandoned->Step(static_cast<size_t>(round % 7));
   }
-  StringSink sink;
-  RdbWriter w(&sink, false, true);
-  w.Header();
-  {
-    RdbRecordSink records(&w);
-    KeyspaceSnapshot snap(ks, &records, kNow);
-    while (!snap.Step(3)) {
-    }
-    EXPECT_EQ(snap.keys_written(), 100u);
-  }
-  ASSERT_TRUE(w.Finish().ok());
-  EXPECT_EQ(Load(sink.data).image.size(), 100u);
+  InMemorySnapshot snap(ks);
+  snap.WalkToTheEnd(3);
+  EXPECT_EQ(snap->keys_written(), 100u);
+  EXPECT_EQ(snap.Finish().image.size(), 100u);
 }
 
 TEST(KeyspaceSnapshotTest, LruClockWrapsAs24BitsAsRedisDoes) {

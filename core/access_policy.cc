@@ -6,7 +6,6 @@ namespace ringkv::core {
 namespace {
 
 uint32_t MinutesClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 60000) & 0xFFFF; }
-uint32_t LruClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000) & kAccessMask; }
 
 uint32_t DecayedCounter(const AccessPolicy& p, uint32_t access, int64_t now_ms) {
   uint32_t ldt = access >> 8;

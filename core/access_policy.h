@@ -43,13 +43,15 @@ inline constexpr uint32_t kAccessMask = 0xFFFFFF;
 
 // The access state a new entry starts with.
 uint32_t InitialAccess(const AccessPolicy& p, int64_t now_ms);
+// The LRU clock: seconds, modulo 2^24.
+inline uint32_t LruClock(int64_t now_ms) { return static_cast<uint32_t>(now_ms / 1000) & kAccessMask; }
 // The LFU state after an access (RecordAccess's LFU half).
 uint32_t RecordLfuAccess(const AccessPolicy& p, uint32_t access, int64_t now_ms, absl::BitGen& rng);
 // The state after an access (GET, SET, ... not OBJECT or TTL); `access`
 // itself when nothing is to change (frozen). Inline: every lookup calls it.
 inline uint32_t RecordAccess(const AccessPolicy& p, uint32_t access, int64_t now_ms, absl::BitGen& rng) {
   if (p.frozen) return access;
-  if (!p.lfu()) return static_cast<uint32_t>(now_ms / 1000) & kAccessMask;  // the LRU clock
+  if (!p.lfu()) return LruClock(now_ms);
   return RecordLfuAccess(p, access, now_ms, rng);
 }
 // LFU counter after decay (OBJECT FREQ).

@@ -23,30 +23,32 @@ inline Entry* Database::LookUp(std::string_view key, int64_t now_ms) {
   return e;
 }
 
+inline void Database::Touch(Entry& e, int64_t now_ms) {
+  const uint32_t access = RecordAccess(*access_, e.lru, now_ms, *rng_);
+  if (access != e.lru) e.lru = access;  // no store when unchanged: keeps the line (and page) clean
+}
+
 Entry* Database::Find(std::string_view key, int64_t now_ms) {
   Entry* e = LookUp(key, now_ms);
   if (e != nullptr) {
     // A write lookup: a running snapshot gets the entry before the change.
     BeforeChange(key, *e);
-    const uint32_t access = RecordAccess(*access_, e->lru, now_ms, *rng_);
-    if (access != e->lru) e->lru = access;  // no store when unchanged: keeps the line (and page) clean
+    Touch(*e, now_ms);
   }
   return e;
 }
 
 Entry* Database::FindNoTouch(std::string_view key, int64_t now_ms) {
   Entry* e = LookUp(key, now_ms);
-  if (e != nullptr && *in_write_command_) BeforeChange(key, *e);
+  if (e != nullptr && capture_ != nullptr && *in_write_command_) BeforeChange(key, *e);
   return e;
 }
 
 Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch) {
   Entry* e = LookUp(key, now_ms);
-  if (e != nullptr && *in_write_command_) BeforeChange(key, *e);
-  if (e != nullptr && touch) {
-    const uint32_t access = RecordAccess(*access_, e->lru, now_ms, *rng_);
-    if (access != e->lru) e->lru = access;
-  }
+  if (e == nullptr) return nullptr;
+  if (capture_ != nullptr && *in_write_command_) BeforeChange(key, *e);
+  if (touch) Touch(*e, now_ms);
   return e;
 }
 
@@ -68,8 +70,7 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
     e.snap = epoch_;  // not in a running snapshot: it began after
     if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
   } else {
-    const uint32_t access = RecordAccess(*access_, e.lru, now_ms, *rng_);
-    if (access != e.lru) e.lru = access;
+    Touch(e, now_ms);
   }
   return &e;
 }

@@ -256,6 +256,8 @@ class Database {
     if (capture_ != nullptr && e.snap != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
   }
   Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
+  // Records an access (LRU clock / LFU counter) on e.
+  inline void Touch(Entry& e, int64_t now_ms);
   // FindNoTouch's body, inlined into Find too (keyspace.cc).
   [[gnu::always_inline]] inline Entry* LookUp(std::string_view key, int64_t now_ms);
   // Out of line and cold, so the lookups that call BeforeChange stay small.

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -34,9 +33,7 @@ absl::Status CorruptRdbError(const std::string& path, const absl::Status& status
   return absl::DataLossError("Terminating server after rdb file reading failure.");
 }
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+double SecondsSince(int64_t start_us) { return static_cast<double>(SteadyUs() - start_us) / 1e6; }
 
 }  // namespace
 
@@ -74,7 +71,7 @@ LoadProgressHook Loading::ProgressHook() {
 
 absl::Status Loading::LoadAtStartup() {
   const int64_t now_ms = UnixMs();
-  const auto start = std::chrono::steady_clock::now();
+  const int64_t start = SteadyUs();
   active_ = true;
   absl::Status status;
   bool rdb_corrupt = false;  // status is CorruptRdbError's, logged as it is
@@ -114,7 +111,7 @@ absl::Status Loading::LoadAtStartup() {
   return absl::OkStatus();
 }
 
-absl::Status Loading::LoadRdbAtStartup(int64_t now_ms, std::chrono::steady_clock::time_point start, bool as_replica,
+absl::Status Loading::LoadRdbAtStartup(int64_t now_ms, int64_t start_us, bool as_replica,
                                        bool* corrupt) {
   const std::string& file = config_.Str("dbfilename");
   struct stat st {};
@@ -143,7 +140,7 @@ absl::Status Loading::LoadRdbAtStartup(int64_t now_ms, std::chrono::steady_clock
   persistence_.rdb().set_load_stats(*r);
   Log(kNotice, StrCat("Done loading RDB, keys loaded: ", r->loaded, ", keys expired: ", r->expired,
                       r->empty_skipped ? StrCat(", empty keys skipped: ", r->empty_skipped) : "", "."));
-  Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", SecondsSince(start)));
+  Log(kNotice, absl::StrFormat("DB loaded from disk: %.3f seconds", SecondsSince(start_us)));
   return absl::OkStatus();
 }
 

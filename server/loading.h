@@ -26,7 +26,6 @@
 // Thread-safety: main thread only.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -90,6 +89,8 @@ class Loading {
   // `c` is the fake client replaying an AOF file (its error replies are
   // unexpected ones).
   bool IsAofClient(const Client& c) const { return aof_client_ != nullptr && &c == aof_client_.get(); }
+  // An AOF file is being replayed (its fake client exists).
+  bool has_aof_client() const { return aof_client_ != nullptr; }
 
   // The start-up load: the AOF when appendonly is on, else dbfilename (a
   // missing file is an empty dataset). Nothing expires while it runs; a
@@ -119,7 +120,7 @@ class Loading {
   bool ServeAt(uint64_t consumed);
   // The RDB at start-up (dbfilename; the load began at `start`). `corrupt`:
   // the status is CorruptRdbError's, already logged.
-  absl::Status LoadRdbAtStartup(int64_t now_ms, std::chrono::steady_clock::time_point start, bool as_replica,
+  absl::Status LoadRdbAtStartup(int64_t now_ms, int64_t start_us, bool as_replica,
                                 bool* corrupt);
   // After a primary loaded an RDB: deletes the keys past their deadline
   // (FeedExpiredAtLoad each). Returns how many.

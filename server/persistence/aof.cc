@@ -20,16 +20,13 @@
 #include "server/persistence/background_save.h"
 #include "server/persistence/rdb_saver.h"
 #include "server/persistence/rdb_snapshot.h"
+#include "server/persistence/snapshot_encoder.h"
 #include "core/resp_command.h"
 
 namespace ringkv::server {
 namespace {
 
 constexpr std::string_view kManifestSuffix = ".manifest";
-
-absl::Status Errno(std::string_view what, const std::string& path) {
-  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
 
 int OpenAppend(const std::string& path) { return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644); }
 
@@ -50,13 +47,13 @@ constexpr char kFatalAofError[] = "Exiting on a fatal error loading the append-o
 // The whole (small) file, or an error naming it.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("Can't open", path);
+  if (fd < 0) return FileError("Can't open", path);
   std::string text;
   char chunk[4096];
   ssize_t n;
   while ((n = ::read(fd, chunk, sizeof(chunk))) > 0) text.append(chunk, static_cast<size_t>(n));
   ::close(fd);
-  if (n < 0) return Errno("Can't read", path);
+  if (n < 0) return FileError("Can't read", path);
   return text;
 }
 
@@ -65,53 +62,19 @@ absl::Status WriteAll(int fd, std::string_view data) {
   return sink.Write(data);
 }
 
+// The base a rewrite writes before it is renamed in (Redis's name).
+std::string RewriteTempName(pid_t pid) { return absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(pid)); }
+
 // Redis's AOF annotation line: "#TS:<unix seconds>".
 std::string TimestampAnnotation(int64_t unix_s) { return StrCat("#TS:", unix_s, "\r\n"); }
 
 }  // namespace
 
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us,
-                              const std::vector<std::string>& function_libraries, uint64_t fsync_every) {
-  core::FdSink sink(fd, fsync_every);
-  std::string buf;
-  absl::Status status;
-  // Functions first, as Redis's rewrite writes them: keys may need them
-  // no more than a replica does, but a replay must end with every library.
-  for (const std::string& code : function_libraries) {
-    std::string_view load[] = {"FUNCTION", "LOAD", code};
-    core::AppendRespCommand(load, &buf);
-  }
-  auto flush = [&](bool force) {
-    if (status.ok() && (force || buf.size() >= 64 * 1024)) {
-      status = sink.Write(buf);
-      buf.clear();
-    }
-  };
-  uint64_t keys_done = 0;
-  for (int i = 0; i < ks.count() && status.ok(); ++i) {
-    core::Database& db = ks.db(i);
-    if (db.size() == 0) continue;
-    std::string index = StrCat(i);
-    std::string_view select[] = {"SELECT", index};
-    core::AppendRespCommand(select, &buf);
-    db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
-      AppendRewriteCommands(key, e.value, &buf);
-      if (int64_t when = db.GetExpire(&e); when >= 0) {
-        std::string ms = StrCat(when);
-        std::string_view expire[] = {"PEXPIREAT", key, ms};
-        core::AppendRespCommand(expire, &buf);
-      }
-      flush(false);
-      AfterKeySaved(++keys_done, key_save_delay_us);
-    });
-  }
-  flush(true);
-  return status;
-}
-
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options) {
-  return rdb_preamble ? WriteRdb(ks, fd, options) : WriteAofCommands(ks, fd, options.key_save_delay_us, options.function_libraries,
-                                                                   options.fsync_every);
+  core::FdSink sink(fd, options.fsync_every);
+  const std::unique_ptr<SnapshotEncoder> encoder =
+      rdb_preamble ? MakeRdbEncoder(&sink, options) : MakeAofCommandEncoder(&sink);
+  return WriteKeyspace(ks, *encoder, options);
 }
 
 RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
@@ -162,11 +125,11 @@ absl::Status Aof::PersistManifest(const AofManifest& manifest) {
   const std::string name = StrCat(prefix(), kManifestSuffix);
   const std::string tmp = PathOf(StrCat("temp-", name));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("Can't open the AOF manifest file", tmp);
+  if (fd < 0) return FileError("Can't open the AOF manifest file", tmp);
   absl::Status s = WriteAll(fd, manifest.Serialize());
-  if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", tmp);
+  if (s.ok() && ::fsync(fd) != 0) s = FileError("Can't sync", tmp);
   ::close(fd);
-  if (s.ok() && ::rename(tmp.c_str(), PathOf(name).c_str()) != 0) s = Errno("Can't rename the AOF manifest", tmp);
+  if (s.ok() && ::rename(tmp.c_str(), PathOf(name).c_str()) != 0) s = FileError("Can't rename the AOF manifest", tmp);
   if (s.ok()) s = SyncDirectoryOf(PathOf(name));
   return s;
 }
@@ -215,7 +178,7 @@ absl::Status Aof::OpenNewIncr(bool persist) {
   AofManifest next = manifest_;
   const AofFile& f = next.NewIncr(prefix());
   int fd = ::open(PathOf(f.name).c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("Can't open the append-only file", f.name);
+  if (fd < 0) return FileError("Can't open the append-only file", f.name);
   if (persist) {
     if (absl::Status s = PersistManifest(next); !s.ok()) {
       ::close(fd);
@@ -232,10 +195,10 @@ absl::Status Aof::CreateBaseNow(int64_t now_ms) {
   const AofFile& base = manifest_.NewBase(prefix(), rdb);
   const std::string path = PathOf(base.name);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("Can't create the AOF base file", path);
+  if (fd < 0) return FileError("Can't create the AOF base file", path);
   absl::Status s = rdb || !timestamps_ ? absl::OkStatus() : WriteAll(fd, TimestampAnnotation(now_ms / 1000));
   if (s.ok()) s = WriteBase(*keyspace_, fd, rdb, BaseOptions(now_ms));
-  if (s.ok() && ::fsync(fd) != 0) s = Errno("Can't sync", path);
+  if (s.ok() && ::fsync(fd) != 0) s = FileError("Can't sync", path);
   ::close(fd);
   if (!s.ok()) return s;
   base_size_ = FileSize(base.name);
@@ -300,7 +263,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
     if (absl::Status s = ReplayFiles(now_ms, apply, keys_loaded); !s.ok()) return s;
   }
   if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
-    return Errno("Can't open or create append-only dir", DirPath());
+    return FileError("Can't open or create append-only dir", DirPath());
   }
   if (manifest_.empty()) {
     if (absl::Status s = CreateBaseNow(now_ms); !s.ok()) return s;
@@ -313,7 +276,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
     Log(kNotice, StrCat("Creating AOF incr file ", manifest_.incrs().back().name, " on server start"));
   } else {
     int fd = OpenAppend(PathOf(manifest_.incrs().back().name));
-    if (fd < 0) return Errno("Can't open the append-only file", manifest_.incrs().back().name);
+    if (fd < 0) return FileError("Can't open the append-only file", manifest_.incrs().back().name);
     SwitchFd(fd);
     incr_size_ = FileSize(manifest_.incrs().back().name);
     Log(kNotice, StrCat("Opening AOF incr file ", manifest_.incrs().back().name, " on server start"));
@@ -326,7 +289,7 @@ absl::Status Aof::OpenAndLoad(int64_t now_ms, const AofApply& apply, uint64_t* k
 
 absl::Status Aof::UpgradeSingleFile() {
   if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
-    return Errno("Can't open or create append-only dir", DirPath());
+    return FileError("Can't open or create append-only dir", DirPath());
   }
   // The manifest first, then the move: a crash in between leaves the state
   // the condition above recognizes, and the next start finishes the job.
@@ -335,7 +298,7 @@ absl::Status Aof::UpgradeSingleFile() {
   if (absl::Status s = PersistManifest(next); !s.ok()) return s;
   manifest_ = std::move(next);
   if (::rename(prefix().c_str(), PathOf(prefix()).c_str()) != 0) {
-    return Errno(StrCat("Error trying to move the old AOF file ", prefix(), " into dir"), DirPath());
+    return FileError(StrCat("Error trying to move the old AOF file ", prefix(), " into dir"), DirPath());
   }
   Log(kNotice, StrCat("Successfully migrated an old-style AOF file (", prefix(), ") into the AOF directory (",
                       DirPath(), ")."));
@@ -483,7 +446,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   if (child_->running()) return absl::FailedPreconditionError("another child process is running");
   if (::mkdir(DirPath().c_str(), 0755) != 0 && errno != EEXIST) {
     stats_.last_rewrite_ok = false;
-    return Errno("Can't open or create append-only dir", DirPath());
+    return FileError("Can't open or create append-only dir", DirPath());
   }
   WriteBuffer();
   // From the fork on, writes go to a new incremental file; the child's base
@@ -498,7 +461,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     int fd = ::open(PathOf(temp).c_str(), O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
       stats_.last_rewrite_ok = false;
-      return Errno("Can't open the append-only file", temp);
+      return FileError("Can't open the append-only file", temp);
     }
     SwitchFd(fd);
     Log(kNotice, StrCat("Creating AOF incr file ", temp, " on background rewrite"));
@@ -520,7 +483,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
     // is absolute, as the thread that writes it does not follow a CONFIG
     // SET dir.
     absl::StatusOr<std::unique_ptr<SnapshotOutput>> file = SnapshotOutput::ToKeptFile(
-        absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid())), o.fsync_every);
+        RewriteTempName(getpid()), o.fsync_every);
     if (file.ok()) tmp_path = (*file)->name();
     // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
     const std::string stamp = rdb || !timestamps ? std::string() : TimestampAnnotation(::time(nullptr));
@@ -531,7 +494,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
                         : file.status();
   } else {
     started = child_->Start(ChildType::kAof, [ks, rdb, o, timestamps]() {
-      std::string tmp = absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(getpid()));
+      std::string tmp = RewriteTempName(getpid());
       int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0) return 1;
       // An AOF base starts with its time (aof-timestamp-enabled), as Redis's.
@@ -554,7 +517,7 @@ absl::Status Aof::StartRewrite(int64_t now_ms) {
   }
   rewrite_tmp_ = child_->in_process()
                      ? tmp_path
-                     : absl::StrFormat("temp-rewriteaof-bg-%d.aof", static_cast<int>(child_->pid()));
+                     : RewriteTempName(child_->pid());
   ++stats_.rewrites;
   rewrite_scheduled_ = false;
   Log(kNotice, child_->in_process()

@@ -228,13 +228,9 @@ class Aof {
   AofStats stats_;
 };
 
-// Writes the keyspace as AOF commands (SELECT, SET, PEXPIREAT) to fd: the
-// base file when aof-use-rdb-preamble is off. `key_save_delay_us`: the
-// rdb-key-save-delay test hook, slept after each key (as Redis's rewrite);
-// `fsync_every`: RdbSaveOptions::fsync_every.
-absl::Status WriteAofCommands(core::Keyspace& ks, int fd, int key_save_delay_us = 0,
-                              const std::vector<std::string>& function_libraries = {}, uint64_t fsync_every = 0);
-// Writes a base file: an RDB (aof-use-rdb-preamble yes) or AOF commands.
+// Writes a base file to fd: an RDB (aof-use-rdb-preamble yes) or AOF
+// commands (SELECT, SET & co., PEXPIREAT; snapshot_encoder.h), with
+// `options`' functions, fsync pacing and rdb-key-save-delay.
 absl::Status WriteBase(core::Keyspace& ks, int fd, bool rdb_preamble, const RdbSaveOptions& options);
 
 }  // namespace ringkv::server

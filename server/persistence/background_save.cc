@@ -10,20 +10,11 @@
 #include <filesystem>
 #include <utility>
 
-#include "core/resp_command.h"
 #include "core/strings.h"
 #include "server/clock.h"
 #include "server/logging.h"
-#include "server/persistence/aof_rewrite_value.h"
 
 namespace ringkv::server {
-namespace {
-
-absl::Status SaveFileError(std::string_view what, std::string_view path) {
-  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-}  // namespace
 
 // ---- SnapshotOutput ---------------------------------------------------------
 
@@ -47,22 +38,17 @@ absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::ToKeptFile(std::
 
 absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::OpenFile(Kind kind, std::string path,
                                                                        std::string tmp_path, uint64_t sync_every) {
-  const int wake_fd = ::eventfd(0, EFD_CLOEXEC);
-  if (wake_fd < 0) return SaveFileError("Failed creating an eventfd for", tmp_path);
   const int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const absl::Status s = SaveFileError("Failed opening the temp file", tmp_path);
-    ::close(wake_fd);
-    return s;
-  }
+  if (fd < 0) return FileError("Failed opening the temp file", tmp_path);
+  // A file's writes never wait to be woken: no eventfd.
   return std::unique_ptr<SnapshotOutput>(
-      new SnapshotOutput(kind, std::move(path), std::move(tmp_path), fd, sync_every, wake_fd));
+      new SnapshotOutput(kind, std::move(path), std::move(tmp_path), fd, sync_every, /*wake_fd=*/-1));
 }
 
 absl::StatusOr<std::unique_ptr<SnapshotOutput>> SnapshotOutput::ToPipe(int fd) {
   const int wake_fd = ::eventfd(0, EFD_CLOEXEC);
   if (wake_fd < 0) {
-    const absl::Status s = SaveFileError("Failed creating an eventfd for", "the replicas' pipe");
+    const absl::Status s = FileError("Failed creating an eventfd for", "the replicas' pipe");
     ::close(fd);
     return s;
   }
@@ -85,10 +71,12 @@ SnapshotOutput::~SnapshotOutput() {
     stopping_.store(true);
   }
   wake_.notify_one();
-  const uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof(one));
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
   thread_.join();
-  ::close(wake_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 absl::Status SnapshotOutput::Write(std::string_view bytes) {
@@ -172,18 +160,18 @@ absl::Status SnapshotOutput::WriteAll(const std::string& chunk) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) {  // a full pipe: wait for room, or for the destructor
         pollfd fds[2] = {{fd_, POLLOUT, 0}, {wake_fd_, POLLIN, 0}};
-        if (::poll(fds, 2, -1) < 0 && errno != EINTR) return SaveFileError("Failed waiting for", tmp_path_);
+        if (::poll(fds, 2, -1) < 0 && errno != EINTR) return FileError("Failed waiting for", tmp_path_);
         if (fds[1].revents != 0 || stopping_.load()) return absl::CancelledError("abandoned");
         continue;
       }
-      return SaveFileError("Failed writing", tmp_path_);
+      return FileError("Failed writing", tmp_path_);
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
   unsynced_ += chunk.size();
   if (sync_every_ > 0 && unsynced_ >= sync_every_ && !stopping_.load()) {
-    if (::fdatasync(fd_) != 0) return SaveFileError("Failed syncing", tmp_path_);
+    if (::fdatasync(fd_) != 0) return FileError("Failed syncing", tmp_path_);
     unsynced_ = 0;
   }
   return absl::OkStatus();
@@ -193,90 +181,12 @@ absl::Status SnapshotOutput::Complete() {
   if (kind_ == Kind::kPipe) return absl::OkStatus();  // Run closes it: the reader sees the end
   // Abandoned meanwhile: no final fsync for the one waiting to join.
   if (stopping_.load()) return absl::CancelledError("abandoned");
-  if (::fsync(fd_) != 0) return SaveFileError("Failed syncing", tmp_path_);
+  if (::fsync(fd_) != 0) return FileError("Failed syncing", tmp_path_);
   ::close(fd_);
   fd_ = -1;
   if (kind_ == Kind::kKeptFile) return absl::OkStatus();
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) return SaveFileError("Failed renaming the temp RDB file to", path_);
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) return FileError("Failed renaming the temp RDB file to", path_);
   return SyncDirectoryOf(path_);
-}
-
-// ---- Encoders ---------------------------------------------------------------
-
-namespace {
-
-class RdbEncoder final : public SnapshotEncoder {
- public:
-  RdbEncoder(core::ByteSink* out, const RdbSaveOptions& options)
-      : writer_(out, options.compress, options.checksum), records_(&writer_) {}
-  void Begin(const RdbSaveOptions& options) override { WriteRdbPreamble(writer_, options); }
-  void End() override { (void)writer_.Finish(); }  // EOF and checksum; an error shows in status()
-  absl::Status status() const override { return writer_.status(); }
-  size_t buffered() const override { return writer_.buffered(); }
-  void SelectDb(int db, bool first, uint64_t keys, uint64_t expires) override {
-    records_.SelectDb(db, first, keys, expires);
-  }
-  void Key(std::string_view key, const core::Value& value, int64_t expire_ms, const core::KeyMeta& meta) override {
-    records_.Key(key, value, expire_ms, meta);
-  }
-  uint64_t bytes() const override { return records_.bytes(); }
-
- private:
-  core::RdbWriter writer_;
-  core::RdbRecordSink records_;
-};
-
-// The AOF base as commands, as WriteAofCommands writes it in a child:
-// FUNCTION LOADs, then per run of a database SELECT and each key's commands
-// with a PEXPIREAT for a deadline.
-class AofCommandEncoder final : public SnapshotEncoder {
- public:
-  explicit AofCommandEncoder(core::ByteSink* out) : out_(out) {}
-  void Begin(const RdbSaveOptions& options) override {
-    for (const std::string& code : options.function_libraries) {
-      std::string_view load[] = {"FUNCTION", "LOAD", code};
-      core::AppendRespCommand(load, &buf_);
-    }
-  }
-  void End() override { Flush(); }
-  absl::Status status() const override { return status_; }
-  size_t buffered() const override { return buf_.size(); }
-  void SelectDb(int db, bool, uint64_t, uint64_t) override {
-    const std::string index = StrCat(db);
-    std::string_view select[] = {"SELECT", index};
-    core::AppendRespCommand(select, &buf_);
-  }
-  void Key(std::string_view key, const core::Value& value, int64_t expire_ms, const core::KeyMeta&) override {
-    AppendRewriteCommands(key, value, &buf_);
-    if (expire_ms >= 0) {
-      const std::string ms = StrCat(expire_ms);
-      std::string_view expire[] = {"PEXPIREAT", key, ms};
-      core::AppendRespCommand(expire, &buf_);
-    }
-    if (buf_.size() >= core::RdbWriter::kFlushAt) Flush();
-  }
-  uint64_t bytes() const override { return flushed_ + buf_.size(); }
-
- private:
-  void Flush() {
-    if (status_.ok() && !buf_.empty()) status_ = out_->Write(buf_);
-    flushed_ += buf_.size();
-    buf_.clear();
-  }
-  core::ByteSink* out_;
-  std::string buf_;
-  uint64_t flushed_ = 0;
-  absl::Status status_;
-};
-
-}  // namespace
-
-std::unique_ptr<SnapshotEncoder> MakeRdbEncoder(core::ByteSink* out, const RdbSaveOptions& options) {
-  return std::make_unique<RdbEncoder>(out, options);
-}
-
-std::unique_ptr<SnapshotEncoder> MakeAofCommandEncoder(core::ByteSink* out) {
-  return std::make_unique<AofCommandEncoder>(out);
 }
 
 // ---- BackgroundSnapshot ------------------------------------------------------

@@ -45,6 +45,7 @@
 #include "core/rdb_writer.h"
 #include "server/persistence/child_process.h"
 #include "server/persistence/rdb_snapshot.h"
+#include "server/persistence/snapshot_encoder.h"
 
 namespace ringkv::server {
 
@@ -94,7 +95,7 @@ class SnapshotOutput final : public core::ByteSink {
   const std::string tmp_path_;  // the file written, or "the replicas' pipe"
   int fd_;
   const uint64_t sync_every_;
-  const int wake_fd_;      // an eventfd: the destructor wakes a thread waiting for the pipe
+  const int wake_fd_;      // kPipe: an eventfd, the destructor wakes a thread waiting for the pipe; else -1
   uint64_t unsynced_ = 0;  // the thread's
   mutable std::mutex mu_;
   std::condition_variable wake_;
@@ -106,24 +107,6 @@ class SnapshotOutput final : public core::ByteSink {
   absl::Status status_;            // guarded by mu_
   std::thread thread_;
 };
-
-// How a background snapshot encodes its records (background_save.cc):
-// RDB (BGSAVE, full syncs, an AOF base with aof-use-rdb-preamble yes), or
-// the AOF base's commands (aof-use-rdb-preamble no).
-class SnapshotEncoder : public core::SnapshotRecordSink {
- public:
-  // What comes before the keys (RDB's header, AUX fields and functions; the
-  // commands' FUNCTION LOADs).
-  virtual void Begin(const RdbSaveOptions& options) = 0;
-  // After the last key (RDB's EOF and checksum); everything reaches the sink.
-  virtual void End() = 0;
-  // The first error of the output (OK while there is none).
-  virtual absl::Status status() const = 0;
-  // Bytes held, not yet handed to the output.
-  virtual size_t buffered() const = 0;
-};
-std::unique_ptr<SnapshotEncoder> MakeRdbEncoder(core::ByteSink* out, const RdbSaveOptions& options);
-std::unique_ptr<SnapshotEncoder> MakeAofCommandEncoder(core::ByteSink* out);
 
 class BackgroundSnapshot final : public InProcessWork {
  public:

@@ -202,11 +202,6 @@ class Persistence {
   // FLUSHALL, after: with save points, an empty dump written (Redis 7.0's
   // flushAllDataAndResetRDB).
   void AfterFlushAll(int64_t now_ms);
-  // Both, for a FLUSHALL with nothing between them.
-  void OnFlushAll(int64_t now_ms) {
-    BeforeFlushAll();
-    AfterFlushAll(now_ms);
-  }
   // Kills the fork child (no-op without one) and, when `remove_temp_file`,
   // deletes the file it was writing (temp-<pid>.rdb, or an AOF rewrite's
   // temp-rewriteaof-bg-<pid>.aof). The one place a child is stopped early:

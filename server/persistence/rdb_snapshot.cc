@@ -10,21 +10,17 @@
 #include <thread>
 
 #include "core/access_policy.h"
-#include "core/keyspace_snapshot.h"
 #include "core/rdb_writer.h"
 #include "core/strings.h"
 #include "server/logging.h"
 #include "server/persistence/child_process.h"
+#include "server/persistence/snapshot_encoder.h"
 #include "server/version.h"
 
 namespace ringkv::server {
 namespace {
 
 std::atomic<int> g_key_load_delay_us{0};
-
-absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
-  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
 
 class KeyspaceLoader : public core::RdbVisitor {
  public:
@@ -121,61 +117,34 @@ uint64_t TotalKeys(core::Keyspace& ks) {
   return keys;
 }
 
-void WriteRdbPreamble(core::RdbWriter& w, const RdbSaveOptions& options) {
-  w.Header();
-  w.Aux("redis-ver", kRedisVersion);
-  w.AuxInt("redis-bits", 64);
-  w.AuxInt("ctime", options.now_ms / 1000);
-  w.AuxInt("used-mem", options.used_memory);
-  if (!options.repl_id.empty()) {
-    w.AuxInt("repl-stream-db", options.repl_stream_db);
-    w.Aux("repl-id", options.repl_id);
-    w.AuxInt("repl-offset", options.repl_offset);
-  }
-  w.AuxInt("aof-base", options.aof_base ? 1 : 0);
-  for (const std::string& code : options.function_libraries) w.FunctionLibrary(code);
-}
-
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options) {
   core::FdSink sink(fd, options.fsync_every);
-  core::RdbWriter w(&sink, options.compress, options.checksum);
-  WriteRdbPreamble(w, options);
-  const core::AccessPolicy& access = ks.access_policy();
-  uint64_t keys_done = 0;
-  for (int i = 0; i < (options.exclude_data ? 0 : ks.count()); ++i) {
-    core::Database& db = ks.db(i);
-    if (db.size() == 0) continue;
-    w.SelectDb(i);
-    w.ResizeDb(db.size(), db.expires());
-    // Keys past their deadline are still written, as Redis does: loading
-    // drops them, and a snapshot must not change what it snapshots.
-    db.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
-      w.Entry(key, e.value, db.GetExpire(&e), core::SnapshotKeyMeta(access, e, options.now_ms));
-      AfterKeySaved(++keys_done, options.key_save_delay_us);
-    });
-  }
-  return w.Finish();
+  return WriteKeyspace(ks, *MakeRdbEncoder(&sink, options), options);
+}
+
+absl::Status FileError(std::string_view what, std::string_view path) {
+  return absl::InternalError(StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
 absl::Status SyncDirectoryOf(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("Opening directory", dir);
+  if (fd < 0) return FileError("Opening directory", dir);
   int r = ::fsync(fd);
   ::close(fd);
-  if (r != 0) return ErrnoStatus("Syncing directory", dir);
+  if (r != 0) return FileError("Syncing directory", dir);
   return absl::OkStatus();
 }
 
 absl::Status SaveRdbFile(core::Keyspace& ks, const std::string& path, const std::string& tmp_path,
                          const RdbSaveOptions& options) {
   int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("Failed opening the temp RDB file", tmp_path);
+  if (fd < 0) return FileError("Failed opening the temp RDB file", tmp_path);
   absl::Status s = WriteRdb(ks, fd, options);
-  if (s.ok() && ::fsync(fd) != 0) s = ErrnoStatus("Failed syncing", tmp_path);
+  if (s.ok() && ::fsync(fd) != 0) s = FileError("Failed syncing", tmp_path);
   ::close(fd);
-  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) s = ErrnoStatus("Failed renaming the temp RDB file to", path);
+  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0) s = FileError("Failed renaming the temp RDB file to", path);
   if (s.ok()) s = SyncDirectoryOf(path);
   if (!s.ok()) ::unlink(tmp_path.c_str());
   return s;
@@ -196,7 +165,7 @@ absl::StatusOr<RdbLoadStats> LoadRdbFile(const std::string& path, core::Keyspace
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(StrCat(path, " does not exist"));
-    return ErrnoStatus("Opening", path);
+    return FileError("Opening", path);
   }
   core::FdSource src(fd);
   absl::StatusOr<RdbLoadStats> r = LoadRdbInto(&src, ks, now_ms, replace, progress);

@@ -63,8 +63,6 @@ void AfterKeySaved(uint64_t keys_done, int key_save_delay_us);
 // call from any thread.
 void SetKeyLoadDelay(int usec);
 
-// The header, AUX fields and FUNCTION libraries every RDB file starts with.
-void WriteRdbPreamble(core::RdbWriter& w, const RdbSaveOptions& options);
 // Writes the whole keyspace as RDB to fd (not closed, not synced).
 absl::Status WriteRdb(core::Keyspace& ks, int fd, const RdbSaveOptions& options);
 // Writes to `tmp_path`, fsyncs, renames over `path` and fsyncs the directory:
@@ -108,5 +106,9 @@ uint64_t TotalKeys(core::Keyspace& ks);
 
 // fsync of a path's directory, so a rename in it is durable.
 absl::Status SyncDirectoryOf(const std::string& path);
+
+// "<what> <path>: <strerror(errno)>", as the persistence code reports a
+// failed file operation.
+absl::Status FileError(std::string_view what, std::string_view path);
 
 }  // namespace ringkv::server

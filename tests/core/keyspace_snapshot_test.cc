@@ -260,13 +260,29 @@ TEST(KeyspaceSnapshotTest, LruClockWrapsAs24BitsAsRedisDoes) {
   const int64_t t0 = (int64_t{1} << 24) * 1000 - 5000;  // 5 s before the clock wraps
   Entry e;
   e.lru = InitialAccess(lru, t0);
-  e.snap = 9;
   EXPECT_EQ(IdleSeconds(e.lru, t0 + 12'000), 12);  // across the wrap
   e.lru = RecordAccess(lru, e.lru, t0 + 20'000, rng);
   EXPECT_EQ(IdleSeconds(e.lru, t0 + 21'000), 1);
-  EXPECT_EQ(e.snap, 9u);  // the access state never touches the snapshot mark
   e.lru = RestoredAccess(lru, 3600, -1, t0, e.lru);
   EXPECT_EQ(IdleSeconds(e.lru, t0), 3600);
+}
+
+TEST(KeyspaceSnapshotTest, AWriteCommandsReadLookupsPassTheBarrierOtherReadsDoNot) {
+  Keyspace ks(16);
+  Put(ks.db(0), "read", "r");
+  Put(ks.db(0), "acked", "a");
+  InMemorySnapshot snap(ks);
+  ASSERT_NE(ks.db(0).FindForRead("read", kNow), nullptr);  // a read command's lookup
+  EXPECT_EQ(snap->keys_captured(), 0u);
+  const bool outer = ks.set_in_write_command(true);   // XACK: a write command's read lookup
+  Entry* e = ks.db(0).FindForRead("acked", kNow);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(snap->keys_captured(), 1u);
+  e->value = StringValue("changed after the start");
+  ks.set_in_write_command(outer);
+  snap.WalkToTheEnd(10);
+  const Image expected = {{{0, "read"}, {"r", -1}}, {{0, "acked"}, {"a", -1}}};
+  EXPECT_TRUE(snap.Finish().image == expected);
 }
 
 TEST(KeyspaceSnapshotTest, KeysReadAfterTheClockWasTakenCountAsJustAccessed) {

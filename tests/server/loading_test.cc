@@ -221,8 +221,7 @@ TEST_F(LoadingTest, EachAofFileReplaysOnAFreshFakeClientInDatabaseZero) {
   EXPECT_EQ(log.back(), "aof client2 db0 SET c 3");
   EXPECT_NE(std::find(log.begin(), log.end(), "aof client1 db0 in-tx SET b 2"), log.end());
   // Between loads there is no AOF client.
-  Client other;
-  EXPECT_FALSE(loading_.IsAofClient(other));
+  EXPECT_FALSE(loading_.has_aof_client());
 }
 
 TEST_F(LoadingTest, AnUnreadableAofPutsThePreviousDatasetBack) {

@@ -140,7 +140,8 @@ TEST_F(PersistenceTest, ADisklessTransfersChildIsHandedBackWithoutSaveStats) {
 
 TEST_F(PersistenceTest, FlushAllStopsADisklessTransferAndSavesWithSavePoints) {
   hooks_.transfer_running = true;
-  persistence_.OnFlushAll(UnixMs());
+  persistence_.BeforeFlushAll();
+  persistence_.AfterFlushAll(UnixMs());
   EXPECT_EQ(hooks_.TakeLog(),
             (std::vector<std::string>{"abort-transfer FLUSHALL: stopping the diskless transfer to replicas"}));
   EXPECT_TRUE(Exists("dump.rdb"));  // the empty dump
@@ -151,7 +152,8 @@ TEST_F(PersistenceTest, FlushAllKillsAnRdbChildAndFailsItsFullSyncs) {
   Set(config_, "rdb-key-save-delay", "1000000");  // the child stays busy
   AddKey("k");
   ASSERT_TRUE(persistence_.BackgroundSave(UnixMs()).ok());
-  persistence_.OnFlushAll(UnixMs());
+  persistence_.BeforeFlushAll();
+  persistence_.AfterFlushAll(UnixMs());
   EXPECT_FALSE(persistence_.child().running());
   EXPECT_EQ(hooks_.TakeLog(), (std::vector<std::string>{"rdb-file-done err"}));
   EXPECT_FALSE(Exists("dump.rdb"));  // no save points: nothing written

@@ -1,5 +1,8 @@
 #include "io/out_buffer.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <new>
 #include <string>
 
@@ -119,6 +122,19 @@ void OutBuffer::Splice(OutBuffer& other) {
   bytes_ += other.bytes_;
   other.head_ = other.tail_ = nullptr;
   other.bytes_ = 0;
+}
+
+ssize_t SendOutBuffer(int fd, OutBuffer& out) {
+  iovec iov[16];
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = static_cast<size_t>(out.Gather(iov, 16));
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) out.Consume(static_cast<size_t>(n));
+  return n;
 }
 
 int OutBuffer::Gather(iovec* iov, int max) const {

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <string_view>
 
@@ -125,5 +126,12 @@ class OutBuffer {
   ChunkHeader* tail_ = nullptr;
   size_t bytes_ = 0;
 };
+
+// Sends what `out` holds on a socket with one sendmsg (MSG_NOSIGNAL: a
+// closed peer is an EPIPE, never a signal) and consumes what went; returns
+// sendmsg's result (bytes sent, or -1 with errno: EAGAIN when a
+// non-blocking socket is full). For the callers that own a socket outside
+// the I/O threads (the cluster bus, MIGRATE, a replica's sync).
+ssize_t SendOutBuffer(int fd, OutBuffer& out);
 
 }  // namespace ringkv::io

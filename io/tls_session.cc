@@ -12,10 +12,11 @@ size_t QueuedOutput(const Connection& conn) {
   return conn.out.size() + (conn.tls() != nullptr ? conn.tls()->wire().size() : 0);
 }
 
-TlsSessionPtr TlsSession::Accept(const SslCtxPtr& ctx) {
+TlsSessionPtr TlsSession::Accept(const SslCtxPtr& ctx, bool require_peer_certificate) {
   SSL* ssl = ctx != nullptr ? SSL_new(ctx.get()) : nullptr;
   if (ssl == nullptr) return nullptr;
   SSL_set_accept_state(ssl);
+  if (require_peer_certificate) SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   return TlsSessionPtr(new TlsSession(ssl));
 }
 

@@ -39,7 +39,10 @@ class TlsSession {
  public:
   // A session answering a client (SSL_accept's side) or connecting to a
   // server. Null when OpenSSL could not allocate one.
-  static TlsSessionPtr Accept(const SslCtxPtr& ctx);
+  // `require_peer_certificate`: the peer must present a certificate the CA
+  // verifies, whatever the context's tls-auth-clients says (the cluster
+  // bus, as Redis's TLS_CLIENT_AUTH_YES there).
+  static TlsSessionPtr Accept(const SslCtxPtr& ctx, bool require_peer_certificate = false);
   static TlsSessionPtr Connect(const SslCtxPtr& ctx);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;

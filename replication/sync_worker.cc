@@ -120,9 +120,7 @@ class Link {
   bool SendWire() {
     io::OutBuffer& wire = tls_->wire();
     while (!wire.empty()) {
-      const std::string_view front = wire.Front();
-      if (!SendRaw(front)) return false;
-      wire.Consume(front.size());
+      if (io::SendOutBuffer(fd_, wire) <= 0) return false;  // the socket's send timeout included
     }
     return true;
   }

@@ -81,6 +81,9 @@ struct Client {
   bool is_script : 1 = false;    // the scripting component's client (redis.call)
   // CLIENT ID: the connection's id (0 for the AOF-loading client).
   uint64_t id() const { return conn != nullptr ? conn->id : 0; }
+  // A connection, and a plain one (not TLS). The script and AOF clients
+  // have none: false, as Redis's `c->conn && !TLS` (they are told TLS ports).
+  bool on_plain_connection() const { return conn != nullptr && conn->tls() == nullptr; }
   // CLIENT REPLY OFF / SKIP silences the running command's reply. Pushes
   // (Pub/Sub confirmations and messages, invalidations) still go out, as
   // Redis's CLIENT_PUSHING.

@@ -297,7 +297,7 @@ struct Server::GateRun {
     } else if (c.in_multi) {
       s.transactions_.Abort(c);
     }
-    rb.Error(cm.RedirectError(r));
+    rb.Error(cm.RedirectError(r, c.on_plain_connection()));
     if (!c.in_multi) cm.ClearAsking(c.id());
     return false;
   }

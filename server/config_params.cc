@@ -583,8 +583,8 @@ constexpr Rule kRules[] = {
     {.name = "active-defrag-ignore-bytes", .min = 1},
     {.name = "active-defrag-max-scan-fields", .min = 1},
     // TLS (io/tls_context.h, server/tls_config.cc). tls-cluster, like
-    // tls-replication, needs a CA; the cluster bus does not speak TLS
-    // (docs/cluster.md, "Differences that remain").
+    // tls-replication, needs a CA; it makes the cluster bus and MIGRATE
+    // speak TLS (docs/cluster.md, "TLS on the bus").
     {.name = "tls-port", .min = 0, .max = 65535},
     {.name = "tls-cert-file"},
     {.name = "tls-key-file"},

@@ -6,16 +6,22 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <iterator>
 
 #include "core/strings.h"
+#include "io/tls_session.h"
 
 namespace ringkv::server {
 namespace {
+
+// How far past `max` ReadLine reads looking for the end of a line.
+constexpr size_t kLineSlack = 64 * 1024;
 
 int64_t DeadlineNowMs() {
   timespec ts;
@@ -65,6 +71,51 @@ int Connect(std::string_view host, std::string_view port, int64_t timeout_ms) {
   return fd;
 }
 
+// Sends what a TLS session has queued, by the deadline.
+bool SendWire(int fd, io::TlsSession& tls, int64_t deadline_ms) {
+  io::OutBuffer& wire = tls.wire();
+  while (!wire.empty()) {
+    if (io::SendOutBuffer(fd, wire) >= 0) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
+    if (!WaitFor(fd, POLLOUT, deadline_ms)) return false;
+  }
+  return true;
+}
+
+// Waits for and receives one chunk into `buf`: its size, or -1 (errno set;
+// ECONNRESET when the peer closed).
+ssize_t RecvChunk(int fd, char* buf, size_t n, int64_t deadline_ms) {
+  while (true) {
+    const ssize_t r = ::recv(fd, buf, n, 0);
+    if (r > 0) return r;
+    if (r == 0) {
+      errno = ECONNRESET;  // closed: worth one retry, unlike a timeout
+      return -1;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    if (!WaitFor(fd, POLLIN, deadline_ms)) return -1;
+  }
+}
+
+// The client side of a TLS handshake on a connected socket, by the deadline.
+bool Handshake(int fd, io::TlsSession& tls, int64_t deadline_ms) {
+  if (!tls.Handshake()) return false;
+  while (true) {
+    if (!SendWire(fd, tls, deadline_ms)) return false;
+    if (tls.handshake_done()) return true;
+    char buf[16384];
+    const ssize_t n = RecvChunk(fd, buf, sizeof(buf), deadline_ms);
+    if (n < 0) return false;
+    tls.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    if (!tls.Handshake()) {
+      SendWire(fd, tls, deadline_ms);  // the alert
+      errno = ECONNRESET;
+      return false;
+    }
+  }
+}
+
 }  // namespace
 
 MigrateSockets::~MigrateSockets() {
@@ -72,7 +123,7 @@ MigrateSockets::~MigrateSockets() {
 }
 
 MigrateSockets::Socket* MigrateSockets::Get(std::string_view host, std::string_view port, int64_t timeout_ms,
-                                            int64_t now_ms) {
+                                            int64_t now_ms, const io::SslCtxPtr& tls) {
   const std::string name = StrCat(host, ":", port);
   if (auto it = sockets_.find(name); it != sockets_.end()) {
     it->second.last_use_ms = now_ms;
@@ -83,11 +134,21 @@ MigrateSockets::Socket* MigrateSockets::Get(std::string_view host, std::string_v
     ::close(victim->second.fd);
     sockets_.erase(victim);
   }
+  const int64_t deadline = DeadlineNowMs() + timeout_ms;
   const int fd = Connect(host, port, timeout_ms);
   if (fd < 0) return nullptr;
+  io::TlsSessionPtr session;
+  if (tls != nullptr) {
+    session = io::TlsSession::Connect(tls);
+    if (session == nullptr || !Handshake(fd, *session, deadline)) {
+      ::close(fd);
+      return nullptr;
+    }
+  }
   Socket& s = sockets_[name];
   s.fd = fd;
   s.last_use_ms = now_ms;
+  s.tls = std::move(session);
   return &s;
 }
 
@@ -106,17 +167,31 @@ void MigrateSockets::CloseIdle(int64_t now_ms) {
   });
 }
 
-bool MigrateSockets::WriteAll(int fd, std::string_view data, int64_t timeout_ms) {
+bool MigrateSockets::WriteAll(Socket& s, std::string_view data, int64_t timeout_ms) {
   const int64_t deadline = DeadlineNowMs() + timeout_ms;
+  if (s.tls != nullptr) {
+    // A record's worth at a time: a large payload is not held twice.
+    constexpr size_t kChunk = 64 * 1024;
+    while (!data.empty()) {
+      const size_t n = std::min(kChunk, data.size());
+      if (!s.tls->Write(data.substr(0, n))) {
+        errno = ECONNRESET;
+        return false;
+      }
+      if (!SendWire(s.fd, *s.tls, deadline)) return false;
+      data.remove_prefix(n);
+    }
+    return true;
+  }
   while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    const ssize_t n = ::send(s.fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!WaitFor(fd, POLLOUT, deadline)) return false;
+      if (!WaitFor(s.fd, POLLOUT, deadline)) return false;
       continue;
     }
     return false;
@@ -124,26 +199,34 @@ bool MigrateSockets::WriteAll(int fd, std::string_view data, int64_t timeout_ms)
   return true;
 }
 
-bool MigrateSockets::ReadLine(int fd, std::string* line, size_t max, int64_t timeout_ms) {
+bool MigrateSockets::ReadLine(Socket& s, std::string* line, size_t max, int64_t timeout_ms) {
   const int64_t deadline = DeadlineNowMs() + timeout_ms;
-  line->clear();
-  while (true) {
-    char c;
-    const ssize_t n = ::recv(fd, &c, 1, 0);
-    if (n == 1) {
-      if (c == '\n') break;
-      if (line->size() < max) line->push_back(c);
+  size_t nl;
+  while ((nl = s.in.find('\n')) == std::string::npos) {
+    if (s.in.size() > max + kLineSlack) {  // not a reply line: a broken or foreign peer
+      errno = EPROTO;
+      return false;
+    }
+    char buf[16384];
+    const ssize_t n = RecvChunk(s.fd, buf, sizeof(buf), deadline);
+    if (n < 0) return false;
+    if (s.tls == nullptr) {
+      s.in.append(buf, static_cast<size_t>(n));
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!WaitFor(fd, POLLIN, deadline)) return false;
-      continue;
+    s.tls->Feed(std::string_view(buf, static_cast<size_t>(n)));
+    long r;
+    while ((r = s.tls->Read(buf, sizeof(buf))) > 0) s.in.append(buf, static_cast<size_t>(r));
+    if (r != io::TlsSession::kWantInput) {
+      errno = ECONNRESET;
+      return false;
     }
-    if (n == 0) errno = ECONNRESET;  // closed: worth one retry, unlike a timeout
-    return false;
+    if (!SendWire(s.fd, *s.tls, deadline)) return false;  // what reading queued (a key update)
   }
-  if (!line->empty() && line->back() == '\r') line->pop_back();
+  size_t len = nl;
+  if (len > 0 && s.in[len - 1] == '\r') --len;
+  line->assign(s.in, 0, std::min(len, max));
+  s.in.erase(0, nl + 1);
   return true;
 }
 

@@ -8,6 +8,10 @@
 // I/O is blocking with a deadline, on the main thread, as in Redis: MIGRATE
 // holds the server for at most its timeout per step.
 //
+// With tls-cluster the connections are TLS (Redis's migrateGetSocket), made
+// from the server's client context: the handshake is part of the connect,
+// within the same timeout, and the bytes go through an io::TlsSession.
+//
 // Created on the first MIGRATE (a server that never migrates allocates
 // none of it). Main thread only.
 #pragma once
@@ -19,6 +23,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
+#include "io/connection.h"
+#include "io/tls_context.h"
 
 namespace ringkv::server {
 
@@ -31,6 +37,8 @@ class MigrateSockets {
     int fd = -1;
     int64_t last_db = -1;   // -1: SELECT before the next command
     int64_t last_use_ms = 0;
+    io::TlsSessionPtr tls;  // null on a plain connection
+    std::string in;         // received, not read yet (plaintext)
   };
 
   MigrateSockets() = default;
@@ -39,10 +47,12 @@ class MigrateSockets {
   ~MigrateSockets();
 
   // The cached connection to host:port, or a new one connected within
-  // timeout_ms; nullptr when it could not connect (Redis's "error or
+  // timeout_ms -- over TLS from `tls` when it is not null, the handshake
+  // included --; nullptr when it could not connect (Redis's "error or
   // timeout connecting to the client"). The pointer stays valid until
   // Close or CloseIdle.
-  Socket* Get(std::string_view host, std::string_view port, int64_t timeout_ms, int64_t now_ms);
+  Socket* Get(std::string_view host, std::string_view port, int64_t timeout_ms, int64_t now_ms,
+              const io::SslCtxPtr& tls = nullptr);
   // Closes and forgets host:port's connection, if any.
   void Close(std::string_view host, std::string_view port);
   // Closes the connections unused for more than kIdleCloseMs.
@@ -50,10 +60,11 @@ class MigrateSockets {
   size_t size() const { return sockets_.size(); }
 
   // Blocking I/O with a deadline of timeout_ms for the whole call. False on
-  // error or timeout; errno is ETIMEDOUT after a timeout.
-  static bool WriteAll(int fd, std::string_view data, int64_t timeout_ms);
+  // error or timeout; errno is ETIMEDOUT after a timeout, ECONNRESET when
+  // the peer closed (or TLS failed).
+  static bool WriteAll(Socket& s, std::string_view data, int64_t timeout_ms);
   // One reply line, without its CRLF (at most `max` bytes are kept).
-  static bool ReadLine(int fd, std::string* line, size_t max, int64_t timeout_ms);
+  static bool ReadLine(Socket& s, std::string* line, size_t max, int64_t timeout_ms);
 
  private:
   absl::flat_hash_map<std::string, Socket> sockets_;  // "host:port"

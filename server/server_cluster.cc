@@ -65,6 +65,7 @@ ClusterHooks Server::MakeClusterHooks() {
     const int64_t last = replica_side_.is_replica() ? replica_side_.master_link()->last_io_ms : 0;
     return last == 0 ? INT64_MAX / 2 : UnixMs() - last;
   };
+  h.tls_contexts = [this] { return std::make_pair(io_->tls().server_ctx(), io_->tls().client_ctx()); };
   h.publish_local = [this](bool shard, std::string_view channel, std::string_view message) {
     pubsub_.Publish(shard ? PubSub::Kind::kShard : PubSub::Kind::kChannel, channel, message);
   };
@@ -86,7 +87,8 @@ void Server::RedirectBlockedClients() {
   blocking_.UnblockKeyBlocksWith([&](uint64_t id, const BlockState& b) -> std::string {
     if (b.places.empty()) return "";
     const bool readonly_read = cluster_->readonly(id) && !b.argv.empty() && EqualsIgnoreCase(b.argv[0], "xread");
-    return cluster_->BlockedKeyError(b.places.front().first, readonly_read);
+    const Client* c = clients_.Find(id);
+    return cluster_->BlockedKeyError(b.places.front().first, readonly_read, c != nullptr && c->on_plain_connection());
   });
 }
 

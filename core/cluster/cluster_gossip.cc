@@ -46,7 +46,7 @@ GossipEntry GossipAbout(const Node& n) {
   g.port = static_cast<uint16_t>(n.port);
   g.cport = static_cast<uint16_t>(n.cport);
   g.flags = n.flags;
-  g.pport = 0;
+  g.pport = static_cast<uint16_t>(n.pport);
   return g;
 }
 

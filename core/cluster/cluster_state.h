@@ -46,7 +46,8 @@ struct Node {
   std::string name;      // 40 lower-case hex characters
   std::string ip;        // "" until known (a fresh node learns its own from MEET)
   std::string hostname;  // announced hostname, "" when none
-  int port = 0;          // clients' port
+  int port = 0;          // clients' port (the TLS port with tls-cluster)
+  int pport = 0;         // with tls-cluster, the plaintext port (0: none or not known yet; not in nodes.conf)
   int cport = 0;         // cluster bus port
   uint16_t flags = 0;
   std::string master;    // a replica's master's name ("" when none or unknown)

@@ -43,8 +43,9 @@ std::string FlagsString(uint16_t flags) {
   return out.empty() ? "noflags" : out;
 }
 
-std::string NodeLine(const ClusterState& state, const Node& node) {
-  std::string line = StrCat(node.name, " ", node.ip, ":", node.port, "@", node.cport);
+std::string NodeLine(const ClusterState& state, const Node& node, bool use_pport) {
+  std::string line =
+      StrCat(node.name, " ", node.ip, ":", use_pport && node.pport != 0 ? node.pport : node.port, "@", node.cport);
   if (!node.hostname.empty()) StrAppend(&line, ",", node.hostname);
   StrAppend(&line, " ", FlagsString(node.flags), " ", node.master.empty() ? "-" : node.master, " ",
                   node.ping_sent_ms, " ", node.pong_received_ms, " ", state.ShownEpoch(node), " ",
@@ -69,17 +70,17 @@ std::string NodeLine(const ClusterState& state, const Node& node) {
   return line;
 }
 
-std::string NodeLines(const ClusterState& state, bool for_config) {
+std::string NodeLines(const ClusterState& state, bool for_config, bool use_pport) {
   std::string out;
   for (const auto& n : state.nodes()) {
     if (for_config && (n->flags & kFlagHandshake)) continue;
-    StrAppend(&out, NodeLine(state, *n), "\n");
+    StrAppend(&out, NodeLine(state, *n, use_pport), "\n");
   }
   return out;
 }
 
 std::string FormatNodesConf(const ClusterState& state) {
-  return StrCat(NodeLines(state, true), "vars currentEpoch ", state.current_epoch, " lastVoteEpoch ",
+  return StrCat(NodeLines(state, true, false), "vars currentEpoch ", state.current_epoch, " lastVoteEpoch ",
                       state.last_vote_epoch, "\n");
 }
 

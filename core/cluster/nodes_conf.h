@@ -26,10 +26,12 @@ namespace ringkv::cluster {
 // "myself,master", "slave,fail?", ... or "noflags", as Redis prints them.
 std::string FlagsString(uint16_t flags);
 // One node's line, without the newline (Redis's clusterGenNodeDescription).
-std::string NodeLine(const ClusterState& state, const Node& node);
+// `use_pport`: the node's plaintext port where known instead of its port
+// (a client on a plain connection to a tls-cluster node).
+std::string NodeLine(const ClusterState& state, const Node& node, bool use_pport);
 // Every node's line, each ending in '\n' (CLUSTER NODES; handshake nodes
-// are left out of the file only).
-std::string NodeLines(const ClusterState& state, bool for_config);
+// are left out of the file only, which always has the nodes' port).
+std::string NodeLines(const ClusterState& state, bool for_config, bool use_pport);
 // The whole file's text.
 std::string FormatNodesConf(const ClusterState& state);
 // Parses a file as Redis's clusterLoadConfig does; an error names the line.

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,12 +14,14 @@
 
 #include "core/cluster/bus_message.h"
 #include "core/strings.h"
+#include "io/tls_session.h"
 
 namespace ringkv::server {
 namespace {
 
 constexpr uint64_t kTagEventfd = 0;
 constexpr uint64_t kTagListener = uint64_t{1} << 63;  // | index into listeners_
+constexpr size_t kTlsChunk = 16384;  // plaintext encrypted at a time: one TLS record
 
 std::string AddrString(const sockaddr_storage& ss) {
   char buf[INET6_ADDRSTRLEN] = {0};
@@ -129,6 +132,20 @@ void BusNet::Send(uint64_t link, std::string bytes) { cmds_.Post(Cmd{Cmd::Kind::
 
 void BusNet::Close(uint64_t link) { cmds_.Post(Cmd{Cmd::Kind::kClose, link, {}}); }
 
+void BusNet::SetTls(bool enabled, io::SslCtxPtr server_ctx, io::SslCtxPtr client_ctx) {
+  if (!thread_.joinable()) {  // before Start: set for the first accept
+    tls_ = enabled;
+    tls_server_ = std::move(server_ctx);
+    tls_client_ = std::move(client_ctx);
+    return;
+  }
+  Cmd c{Cmd::Kind::kTls, 0, {}};
+  c.tls = enabled;
+  c.server_ctx = std::move(server_ctx);
+  c.client_ctx = std::move(client_ctx);
+  cmds_.Post(std::move(c));
+}
+
 void BusNet::Loop() {
   std::vector<Cmd> cmds;
   epoll_event evs[64];
@@ -190,6 +207,14 @@ void BusNet::HandleCmd(Cmd& c) {
       s.fd = fd;
       s.connecting = true;
       s.meter = std::move(c.meter);
+      if (tls_) {
+        s.tls = io::TlsSession::Connect(tls_client_);
+        s.handshaking = true;
+        if (s.tls == nullptr) {  // fails closed: never a plain link with tls-cluster
+          Drop(c.link, tls_client_ == nullptr ? "TLS is not configured" : io::TlsErrorString(), true);
+          return;
+        }
+      }
       epoll_event ev{};
       ev.events = EPOLLOUT | EPOLLIN;
       ev.data.u64 = c.link;
@@ -207,8 +232,8 @@ void BusNet::HandleCmd(Cmd& c) {
       } else {
         s.out.append(c.data);
       }
-      if (s.connecting) {
-        s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
+      if (s.connecting || s.handshaking) {  // sent once connected (and the TLS handshake done)
+        s.meter->capacity.store(Allocated(s), std::memory_order_relaxed);
       } else {
         Flush(c.link, s);
       }
@@ -216,6 +241,11 @@ void BusNet::HandleCmd(Cmd& c) {
     }
     case Cmd::Kind::kClose:
       Drop(c.link, "", false);
+      return;
+    case Cmd::Kind::kTls:
+      tls_ = c.tls;
+      tls_server_ = std::move(c.server_ctx);
+      tls_client_ = std::move(c.client_ctx);
       return;
     case Cmd::Kind::kStop:
       return;
@@ -231,6 +261,16 @@ void BusNet::Accept(int lfd) {
     SetNoDelay(fd);
     const uint64_t id = next_in_;
     next_in_ += 2;
+    io::TlsSessionPtr tls;
+    if (tls_) {  // fails closed: never a plain link with tls-cluster
+      tls = io::TlsSession::Accept(tls_server_, /*require_peer_certificate=*/true);
+      if (tls == nullptr) {
+        pending_.push_back({BusEvent::Kind::kAcceptFailed, id,
+                            tls_server_ == nullptr ? "TLS is not configured" : io::TlsErrorString(), {}});
+        close(fd);
+        continue;
+      }
+    }
     Sock& s = socks_[id];
     s.fd = fd;
     s.meter = std::make_shared<BusSendMeter>();
@@ -238,7 +278,22 @@ void BusNet::Accept(int lfd) {
     ev.events = EPOLLIN;
     ev.data.u64 = id;
     epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+    if (tls != nullptr) {  // announced once the handshake is done
+      s.tls = std::move(tls);
+      s.handshaking = true;
+      s.peer = AddrString(ss);
+      continue;
+    }
     pending_.push_back({BusEvent::Kind::kAccepted, id, AddrString(ss), LocalAddr(fd), s.meter});
+  }
+}
+
+void BusNet::Announce(uint64_t id, Sock& s) {
+  s.handshaking = false;
+  if (id & 1) {
+    pending_.push_back({BusEvent::Kind::kAccepted, id, std::move(s.peer), LocalAddr(s.fd), s.meter});
+  } else {
+    pending_.push_back({BusEvent::Kind::kConnected, id, {}, LocalAddr(s.fd)});
   }
 }
 
@@ -252,13 +307,50 @@ void BusNet::OnWritable(uint64_t id, Sock& s) {
       return;
     }
     s.connecting = false;
-    pending_.push_back({BusEvent::Kind::kConnected, id, {}, LocalAddr(s.fd)});
+    if (s.tls == nullptr) {
+      pending_.push_back({BusEvent::Kind::kConnected, id, {}, LocalAddr(s.fd)});
+    } else if (!s.tls->Handshake()) {  // queues the client's hello
+      Drop(id, s.tls->error(), true);
+      return;
+    }
   }
   Flush(id, s);
 }
 
+bool BusNet::SendWire(uint64_t id, Sock& s) {
+  io::OutBuffer& wire = s.tls->wire();
+  while (!wire.empty()) {
+    if (io::SendOutBuffer(s.fd, wire) >= 0) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    Drop(id, StrCat("Error writing to the cluster bus: ", strerror(errno)), true);
+    return false;
+  }
+  return true;
+}
+
+size_t BusNet::Allocated(const Sock& s) {
+  return s.out.capacity() + (s.tls != nullptr ? s.tls->wire().allocated() : 0);
+}
+
 void BusNet::Flush(uint64_t id, Sock& s) {
-  while (s.out_off < s.out.size()) {
+  if (s.tls != nullptr) {
+    // Plaintext is encrypted a record's worth at a time, as the socket
+    // takes the records: what waits stays plaintext in s.out, so `written`
+    // (plaintext handed to TLS) leaves it counted in CLUSTER LINKS'
+    // send-buffer-used, as Redis's sndbuf until SSL_write takes it.
+    while (true) {
+      if (!SendWire(id, s)) return;
+      if (!s.tls->wire().empty() || !s.tls->handshake_done() || s.out_off == s.out.size()) break;
+      const size_t n = std::min(kTlsChunk, s.out.size() - s.out_off);
+      if (!s.tls->Write(std::string_view(s.out).substr(s.out_off, n))) {
+        Drop(id, s.tls->error(), true);
+        return;
+      }
+      s.out_off += n;
+      s.meter->written.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  while (s.tls == nullptr && s.out_off < s.out.size()) {
     const ssize_t n = send(s.fd, s.out.data() + s.out_off, s.out.size() - s.out_off, MSG_NOSIGNAL);
     if (n > 0) {
       s.out_off += static_cast<size_t>(n);
@@ -276,12 +368,15 @@ void BusNet::Flush(uint64_t id, Sock& s) {
     std::string().swap(s.out);
     s.out_off = 0;
   }
-  s.meter->capacity.store(s.out.capacity(), std::memory_order_relaxed);
+  s.meter->capacity.store(Allocated(s), std::memory_order_relaxed);
   Rearm(id, s);
 }
 
 void BusNet::Rearm(uint64_t id, Sock& s) {
-  const bool want = s.out_off < s.out.size();
+  // A TLS link waits for the socket only with records queued: plaintext
+  // behind them is encrypted as they go, and before the handshake ends it
+  // waits for the peer.
+  const bool want = s.tls != nullptr ? !s.tls->wire().empty() : s.out_off < s.out.size();
   if (want == s.want_write) return;
   s.want_write = want;
   epoll_event ev{};
@@ -292,7 +387,8 @@ void BusNet::Rearm(uint64_t id, Sock& s) {
 
 void BusNet::OnReadable(uint64_t id, Sock& s) {
   char buf[65536];
-  while (true) {
+  std::string end;  // a TLS link's end of stream, acted on after its last frames
+  while (end.empty()) {
     const ssize_t n = recv(s.fd, buf, sizeof(buf), 0);
     if (n == 0) {
       Drop(id, "connection closed by the peer", true);
@@ -304,7 +400,11 @@ void BusNet::OnReadable(uint64_t id, Sock& s) {
       Drop(id, StrCat("Error reading from the cluster bus: ", strerror(errno)), true);
       return;
     }
-    s.in.append(buf, static_cast<size_t>(n));
+    if (s.tls == nullptr) {
+      s.in.append(buf, static_cast<size_t>(n));
+    } else if (!FeedTls(id, s, std::string_view(buf, static_cast<size_t>(n)), &end)) {
+      return;
+    }
     // Whole frames go to the main thread; a bad signature or length drops
     // the link (Redis's clusterReadHandler).
     size_t off = 0;
@@ -320,15 +420,37 @@ void BusNet::OnReadable(uint64_t id, Sock& s) {
     }
     if (off > 0) s.in.erase(0, off);
   }
+  if (!end.empty() && SendWire(id, s)) Drop(id, std::move(end), true);  // after the alert, if the socket takes it
+}
+
+bool BusNet::FeedTls(uint64_t id, Sock& s, std::string_view cipher, std::string* end) {
+  s.tls->Feed(cipher);
+  char plain[16384];
+  long r;
+  while ((r = s.tls->Read(plain, sizeof(plain))) > 0) s.in.append(plain, static_cast<size_t>(r));
+  if (r != io::TlsSession::kWantInput) {
+    *end = r == io::TlsSession::kClosed ? "connection closed by the peer" : s.tls->error();
+    return true;
+  }
+  if (s.handshaking && s.tls->handshake_done()) Announce(id, s);
+  // Handshake records, tickets, and what was queued before the handshake.
+  Flush(id, s);
+  return socks_.contains(id);
 }
 
 void BusNet::Drop(uint64_t id, std::string why, bool tell) {
   auto it = socks_.find(id);
   if (it == socks_.end()) return;
+  // An inbound link whose TLS handshake did not end was never announced:
+  // the main thread hears of it as a failed accept.
+  const bool accept_failed = (id & 1) && it->second.handshaking;
   epoll_ctl(epfd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
   close(it->second.fd);
   socks_.erase(it);
-  if (tell) pending_.push_back({BusEvent::Kind::kClosed, id, std::move(why), {}});
+  if (tell) {
+    const BusEvent::Kind kind = accept_failed ? BusEvent::Kind::kAcceptFailed : BusEvent::Kind::kClosed;
+    pending_.push_back({kind, id, std::move(why), {}});
+  }
 }
 
 }  // namespace ringkv::server

@@ -19,6 +19,16 @@
 // thread sees how much was written and how big the bus thread's buffer is
 // (CLUSTER LINKS, cluster-link-sendbuf-limit).
 //
+// TLS (tls-cluster): after SetTls with the server's contexts, links made
+// from then on speak TLS -- accepted ones require the peer's certificate
+// (Redis's TLS_CLIENT_AUTH_YES on the bus, whatever tls-auth-clients says),
+// outbound ones verify the peer against the CA. The bytes go through an
+// io::TlsSession over memory BIOs, so the socket handling is the plain
+// one. A TLS link is announced (kAccepted / kConnected) once its handshake
+// is done, as Redis's accept and connect handlers run then; a send before
+// that waits in the link's buffer. An inbound handshake that fails ends in
+// kAcceptFailed (the main thread logs it; the link was never announced).
+//
 // Thread-safety: every public method is for the main thread; the bus
 // thread talks to it only through the two mailboxes and the meters'
 // atomics.
@@ -34,7 +44,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "io/connection.h"
 #include "io/mailbox.h"
+#include "io/tls_context.h"
 
 namespace ringkv::server {
 
@@ -51,6 +63,7 @@ struct BusEvent {
     kConnected,  // outbound link connected; aux = our own address on it
     kClosed,     // the link is gone; data = why
     kFrame,      // one whole message; data = its bytes
+    kAcceptFailed,  // an inbound TLS handshake failed; data = why (no link was announced)
   };
   Kind kind;
   uint64_t link;
@@ -77,6 +90,11 @@ class BusNet {
   // kConnected or kClosed event follows. `meter` counts its sends.
   uint64_t Connect(const std::string& ip, int port, std::shared_ptr<BusSendMeter> meter);
   void Send(uint64_t link, std::string bytes);
+  // Links accepted or connected from now on use TLS (`enabled`) with these
+  // contexts (the server's: io::TlsContext), or plain TCP. Links already up
+  // keep what they were made with, as Redis's. Enabled with a null context,
+  // new links are refused rather than made plain.
+  void SetTls(bool enabled, io::SslCtxPtr server_ctx, io::SslCtxPtr client_ctx);
   // Closes a link (no kClosed event follows for it).
   void Close(uint64_t link);
 
@@ -85,11 +103,13 @@ class BusNet {
 
  private:
   struct Cmd {
-    enum class Kind : uint8_t { kConnect, kSend, kClose, kStop } kind;
+    enum class Kind : uint8_t { kConnect, kSend, kClose, kStop, kTls } kind;
     uint64_t link;
     std::string data;
     int port = 0;
     std::shared_ptr<BusSendMeter> meter = nullptr;  // kConnect
+    io::SslCtxPtr server_ctx = nullptr, client_ctx = nullptr;  // kTls
+    bool tls = false;                                          // kTls
   };
   struct Sock {
     int fd = -1;
@@ -99,6 +119,9 @@ class BusNet {
     size_t out_off = 0;
     bool want_write = false;
     std::shared_ptr<BusSendMeter> meter;
+    io::TlsSessionPtr tls;     // null on a plain link
+    bool handshaking = false;  // a TLS link not announced yet (kAccepted / kConnected wait for the handshake)
+    std::string peer;          // an inbound TLS link's peer address, until announced
   };
 
   void Loop();
@@ -109,6 +132,17 @@ class BusNet {
   void Flush(uint64_t id, Sock& s);
   void Drop(uint64_t id, std::string why, bool tell);
   void Rearm(uint64_t id, Sock& s);
+  // A TLS link's input: decrypts `cipher` into s.in. When the peer closed
+  // the stream or TLS failed, *end says why: the link is dropped once the
+  // frames decrypted before that are handed on. False when the link was
+  // dropped already (a send failed).
+  bool FeedTls(uint64_t id, Sock& s, std::string_view cipher, std::string* end);
+  // Posts kAccepted / kConnected for a link whose TLS handshake just ended.
+  void Announce(uint64_t id, Sock& s);
+  // Sends what the TLS session has queued; false when the link was dropped.
+  bool SendWire(uint64_t id, Sock& s);
+  // The link's send buffers, allocated: plaintext waiting, and TLS records.
+  static size_t Allocated(const Sock& s);
 
   std::function<void()> notify_;
   io::Mailbox<Cmd> cmds_;
@@ -119,6 +153,8 @@ class BusNet {
   uint64_t next_out_ = 2;  // main thread
   uint64_t next_in_ = 1;   // bus thread
   absl::flat_hash_map<uint64_t, Sock> socks_;  // bus thread
+  bool tls_ = false;                           // bus thread: new links use TLS
+  io::SslCtxPtr tls_server_, tls_client_;      // bus thread
   std::vector<BusEvent> pending_;              // bus thread: posted at the end of a turn
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "core/cluster/cluster_gossip.h"
 #include "core/strings.h"
@@ -86,7 +87,22 @@ void ClusterBus::SetMaster(Node& master) {
 ClusterBus::~ClusterBus() = default;
 
 absl::Status ClusterBus::Start(const std::vector<std::string>& addresses, int port) {
+  SyncTls();  // before the first accept
   return net_->Start(addresses, port);
+}
+
+void ClusterBus::SyncTls() {
+  const bool enabled = config_.Bool("tls-cluster");
+  io::SslCtxPtr server_ctx, client_ctx;
+  // The start and CONFIG SET configure TLS before tls-cluster is on, and
+  // fail when they cannot; were the contexts missing anyway, BusNet refuses
+  // new links rather than make them plain.
+  if (enabled && hooks_.tls_contexts) std::tie(server_ctx, client_ctx) = hooks_.tls_contexts();
+  if (enabled == tls_enabled_ && server_ctx == tls_server_ && client_ctx == tls_client_) return;
+  tls_enabled_ = enabled;
+  tls_server_ = server_ctx;
+  tls_client_ = client_ctx;
+  net_->SetTls(enabled, std::move(server_ctx), std::move(client_ctx));
 }
 
 int64_t ClusterBus::NodeTimeout() const { return config_.Int("cluster-node-timeout"); }
@@ -203,7 +219,7 @@ BusMessage ClusterBus::Header(MsgType type) {
   m.myslots = cluster::SlotsOf(st, *master);
   if (me.is_replica()) m.replica_of = me.master;
   m.port = static_cast<uint16_t>(me.port);
-  m.pport = 0;
+  m.pport = static_cast<uint16_t>(me.pport);
   m.cport = static_cast<uint16_t>(me.cport);
   m.flags = me.flags;
   m.state = st.ok() ? 0 : 1;
@@ -299,6 +315,7 @@ void ClusterBus::Connect(Node& n, int64_t now_ms) {
 void ClusterBus::Cron(int64_t now_ms) {
   if (now_ms < next_cron_ms_) return;
   next_cron_ms_ = now_ms + kCronPeriodMs;
+  SyncTls();
   cluster::ClusterState& st = mode_.state();
   const int64_t timeout = NodeTimeout();
   const int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
@@ -363,8 +380,9 @@ void ClusterBus::Cron(int64_t now_ms) {
     const int64_t data_delay = now_ms - n->data_received_ms;
     auto lit = n->link ? links_.find(n->link) : links_.end();
     Link* link = lit == links_.end() ? nullptr : &lit->second;
-    // No data for half the timeout while a ping waits: reconnect.
-    if (link != nullptr && link->connected && now_ms - link->ctime_ms > timeout && n->ping_sent_ms != 0 &&
+    // No data for half the timeout while a ping waits: reconnect (a link
+    // still connecting, or stuck in its TLS handshake, too, as Redis's).
+    if (link != nullptr && now_ms - link->ctime_ms > timeout && n->ping_sent_ms != 0 &&
         ping_delay > timeout / 2 && data_delay > timeout / 2) {
       FreeLink(n->link);
       link = nullptr;

@@ -74,6 +74,11 @@ class ClusterBus {
   void OnEvents();
   // From the server's cron; runs Redis's clusterCron every 100 ms.
   void Cron(int64_t now_ms);
+  // Gives the bus thread the TLS contexts new links use: the server's with
+  // tls-cluster, none without. Run at start and from the cron, so a CONFIG
+  // SET of tls-cluster or a rotated certificate reaches new links within
+  // 100 ms (links already up keep theirs, as Redis's).
+  void SyncTls();
 
   // CLUSTER MEET: false when the address or ports are not valid (Redis's
   // clusterStartHandshake EINVAL).
@@ -195,6 +200,8 @@ class ClusterBus {
   Config& config_;
   ClusterHooks hooks_;
   std::unique_ptr<BusNet> net_;
+  bool tls_enabled_ = false;                // what the bus thread was last given
+  io::SslCtxPtr tls_server_, tls_client_;
   absl::flat_hash_map<uint64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)
   absl::BitGen rng_;

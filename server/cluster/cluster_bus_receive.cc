@@ -71,6 +71,9 @@ void ClusterBus::OnEvents() {
         FreeLink(e.link);
         break;
       }
+      case BusEvent::Kind::kAcceptFailed:  // Redis's clusterConnAcceptHandler
+        Log(kVerbose, StrCat("Error accepting cluster node connection: ", e.data));
+        break;
       case BusEvent::Kind::kFrame: {
         auto it = links_.find(e.link);
         if (it == links_.end()) break;
@@ -96,9 +99,12 @@ bool ClusterBus::UpdateAddressIfNeeded(Node& n, const Link& l, const BusMessage&
   if (l.id == n.link) return false;
   const std::string ip = !m.myip.empty() ? m.myip : l.peer_ip;
   if (ip.empty()) return false;
-  if (n.port == m.port && n.cport == m.cport && n.ip == ip) return false;
+  // A new plaintext port alone is a new address too, as Redis's
+  // nodeUpdateAddressIfNeeded (a node met by CLUSTER MEET learns it so).
+  if (n.port == m.port && n.cport == m.cport && n.pport == m.pport && n.ip == ip) return false;
   n.ip = ip;
   n.port = m.port;
+  n.pport = m.pport;
   n.cport = m.cport;
   if (n.link) FreeLink(n.link);
   n.flags &= ~cluster::kFlagNoAddr;
@@ -175,6 +181,7 @@ void ClusterBus::ProcessGossip(const BusMessage& m, Link& l) {
         if (node->link) FreeLink(node->link);
         node->ip = g.ip;
         node->port = g.port;
+        node->pport = g.pport;
         node->cport = g.cport;
         node->flags &= ~cluster::kFlagNoAddr;
       }
@@ -186,6 +193,7 @@ void ClusterBus::ProcessGossip(const BusMessage& m, Link& l) {
       n.flags = g.flags & ~(cluster::kFlagMyself);
       n.ip = g.ip;
       n.port = g.port;
+      n.pport = g.pport;
       n.cport = g.cport;
       n.ctime_ms = now;
       st.Add(std::move(n));
@@ -246,6 +254,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       n.flags = cluster::kFlagHandshake;
       n.ip = !m.myip.empty() ? m.myip : l.peer_ip;
       n.port = m.port;
+      n.pport = m.pport;
       n.cport = m.cport;
       n.ctime_ms = now;
       st.Add(std::move(n));
@@ -286,6 +295,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
         ln->flags |= cluster::kFlagNoAddr;
         ln->ip.clear();
         ln->port = 0;
+        ln->pport = 0;
         ln->cport = 0;
         FreeLink(l.id);
         todo_save_ = true;

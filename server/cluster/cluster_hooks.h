@@ -9,6 +9,9 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "io/tls_context.h"
 
 namespace ringkv::server {
 
@@ -39,6 +42,10 @@ struct ClusterHooks {
   // A PUBLISH (shard: SPUBLISH) received over the bus, delivered to this
   // node's subscribers only.
   std::function<void(bool shard, std::string_view channel, std::string_view message)> publish_local;
+  // The server's current TLS contexts (server side, client side), for the
+  // bus's links with tls-cluster; null before TLS is configured. A new pair
+  // after a certificate rotation.
+  std::function<std::pair<io::SslCtxPtr, io::SslCtxPtr>()> tls_contexts;
 };
 
 }  // namespace ringkv::server

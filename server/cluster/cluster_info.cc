@@ -33,7 +33,7 @@ void NodeEntry(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) 
   } else {
     rb.Null();
   }
-  rb.Integer(n.port);
+  rb.Integer(ClusterMode::ClientPort(n, cm.UsePlaintextPort(ctx.client.on_plain_connection())));
   rb.Bulk(n.name);
   const bool show_ip = pref != "ip";
   const bool show_hostname = pref != "hostname" && !n.hostname.empty();
@@ -48,18 +48,25 @@ void NodeEntry(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) 
   }
 }
 
-// Redis's addNodeDetailsToShardReply.
+// Redis's addNodeDetailsToShardReply: "port" is the plaintext port and
+// "tls-port" the TLS one, whatever the client's connection; each only when
+// known (with tls-cluster, a node's plaintext port comes with its pings).
 void ShardNode(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) {
   io::ReplyBuilder& rb = ctx.reply;
   const int64_t offset = Offset(ctx, n);
-  const bool port = n.port != 0;
+  const int plaintext_port = cm.tls_cluster() ? n.pport : n.port;
+  const int tls_port = cm.tls_cluster() ? n.port : 0;
   const bool hostname = !n.hostname.empty();
-  rb.MapHeader(6 + (port ? 1 : 0) + (hostname ? 1 : 0));
+  rb.MapHeader(6 + (plaintext_port != 0 ? 1 : 0) + (tls_port != 0 ? 1 : 0) + (hostname ? 1 : 0));
   rb.Bulk("id");
   rb.Bulk(n.name);
-  if (port) {
+  if (plaintext_port != 0) {
     rb.Bulk("port");
-    rb.Integer(n.port);
+    rb.Integer(plaintext_port);
+  }
+  if (tls_port != 0) {
+    rb.Bulk("tls-port");
+    rb.Integer(tls_port);
   }
   rb.Bulk("ip");
   rb.Bulk(n.ip);
@@ -169,7 +176,10 @@ void Info(ServerCommandContext& ctx) {
                             bus == nullptr ? 0 : bus->links_buffer_limit_exceeded(), "\r\n"));
 }
 
-void Nodes(ServerCommandContext& ctx) { ctx.reply.Verbatim(cluster::NodeLines(ctx.server.cluster()->state(), false)); }
+void Nodes(ServerCommandContext& ctx) {
+  ClusterMode& cm = *ctx.server.cluster();
+  ctx.reply.Verbatim(cluster::NodeLines(cm.state(), false, cm.UsePlaintextPort(ctx.client.on_plain_connection())));
+}
 
 // Redis 7.0's clusterReplyMultiBulkSlots: one entry per run of slots with
 // one owner, in slot order (so every node of a cluster answers alike), its

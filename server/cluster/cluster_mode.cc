@@ -13,7 +13,7 @@ namespace ringkv::server {
 
 absl::StatusOr<std::unique_ptr<ClusterMode>> ClusterMode::Start(Config& config, int port) {
   // As Redis's clusterInit: the bus port would not fit.
-  if (config.Int("cluster-port") == 0 && port > 65535 - 10000) {
+  if (config.Int("cluster-port") == 0 && BasePort(config, port) > 65535 - 10000) {
     return absl::InvalidArgumentError(
         "Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis "
         "port. Your Redis port number must be 55535 or less.");
@@ -58,7 +58,8 @@ ClusterMode::~ClusterMode() = default;
 absl::Status ClusterMode::StartBus(const std::vector<std::string>& addresses, ClusterHooks hooks) {
   auto bus = std::make_unique<ClusterBus>(*this, config_, std::move(hooks));
   const int64_t bus_port = config_.Int("cluster-port");
-  if (absl::Status s = bus->Start(addresses, bus_port != 0 ? static_cast<int>(bus_port) : port_ + 10000); !s.ok()) {
+  const int listen_port = bus_port != 0 ? static_cast<int>(bus_port) : BasePort(config_, port_) + 10000;
+  if (absl::Status s = bus->Start(addresses, listen_port); !s.ok()) {
     return s;
   }
   bus_ = std::move(bus);
@@ -82,7 +83,7 @@ void ClusterMode::UpdateState() {
 void ClusterMode::BindConfig(int port) {
   port_ = port;
   config_.Bind({"cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
-                "cluster-announce-hostname", "cluster-port"},
+                "cluster-announce-tls-port", "cluster-announce-hostname", "cluster-port", "tls-cluster", "tls-port"},
                [this] { ApplyAnnounced(); });
   config_.Bind("cluster-require-full-coverage",
                [this] { state_->UpdateState(config_.Bool("cluster-require-full-coverage")); });
@@ -102,17 +103,34 @@ void ClusterMode::BindConfig(int port) {
   });
 }
 
-// Redis's clusterUpdateMyselfAnnouncedPorts / Ip / Hostname: what myself
-// tells others (and shows in CLUSTER NODES). The bus port is
-// cluster-announce-bus-port, else cluster-port, else port + 10000.
+int ClusterMode::BasePort(const Config& config, int port) {
+  return config.Bool("tls-cluster") ? static_cast<int>(config.Int("tls-port")) : port;
+}
+
+// Redis's deriveAnnouncedPorts, clusterUpdateMyselfAnnouncedPorts / Ip /
+// Hostname: what myself tells others (and shows in CLUSTER NODES). With
+// tls-cluster the port is the TLS port and pport the plaintext one
+// (cluster-announce-tls-port and cluster-announce-port replace them
+// together); without, pport is 0. The bus port is cluster-announce-bus-port,
+// else cluster-port, else the port (TLS or not) + 10000.
 void ClusterMode::ApplyAnnounced() {
   cluster::Node& me = state_->myself();
+  tls_cluster_ = config_.Bool("tls-cluster");
+  const int base = BasePort(config_, port_);
   const int64_t announced_port = config_.Int("cluster-announce-port");
+  const int64_t announced_tls_port = config_.Int("cluster-announce-tls-port");
   const int64_t announced_bus = config_.Int("cluster-announce-bus-port");
   const int64_t bus_port = config_.Int("cluster-port");
-  me.port = announced_port != 0 ? static_cast<int>(announced_port) : port_;
+  me.port = base;
+  me.pport = tls_cluster_ ? port_ : 0;
+  if (tls_cluster_ && announced_tls_port != 0) {
+    me.port = static_cast<int>(announced_tls_port);
+    me.pport = static_cast<int>(announced_port);
+  } else if (announced_port != 0) {
+    me.port = static_cast<int>(announced_port);
+  }
   me.cport = announced_bus != 0 ? static_cast<int>(announced_bus)
-                                : (bus_port != 0 ? static_cast<int>(bus_port) : port_ + 10000);
+                                : (bus_port != 0 ? static_cast<int>(bus_port) : base + 10000);
   // An announced ip replaces the one learnt; without one, myself keeps
   // what it had (the bus learns it from a MEET).
   if (const std::string& ip = config_.Str("cluster-announce-ip"); !ip.empty()) me.ip = ip;

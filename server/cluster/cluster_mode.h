@@ -107,17 +107,27 @@ class ClusterMode {
   void AddKeys(std::span<const std::string_view> keys, const RouteQuery& q,
                const std::function<bool(std::string_view)>& exists, RouteBuilder* b) const;
   Route Finish(const RouteBuilder& b, const RouteQuery& q) const;
-  // The error reply for a redirect (without the leading '-').
-  std::string RedirectError(const Route& r) const;
+  // The error reply for a redirect (without the leading '-');
+  // `plain_connection`: the client's is a plain one (UsePlaintextPort).
+  std::string RedirectError(const Route& r, bool plain_connection) const;
   // A client blocked on `key` (its first key) must be unblocked with this
   // error, "" when it stays blocked (Redis's
   // clusterRedirectBlockedClientIfNeeded): CLUSTERDOWN when the cluster is
   // down, MOVED when the slot is served elsewhere and not imported here,
   // CLUSTERDOWN Hash slot not served when unassigned. `readonly_read`: a
   // READONLY connection's read, which a replica serves for its master.
-  std::string BlockedKeyError(std::string_view key, bool readonly_read) const;
+  std::string BlockedKeyError(std::string_view key, bool readonly_read, bool plain_connection) const;
   // MOVED / ASK's address: the node's preferred endpoint.
   std::string Endpoint(const cluster::Node& n) const;
+  // The port a client is told for `n` (Redis's use_pport): with tls-cluster,
+  // a client on a plain connection gets the node's plaintext port where it
+  // is known; everyone else (TLS, scripts) gets the node's port, its TLS
+  // port then.
+  bool tls_cluster() const { return tls_cluster_; }
+  bool UsePlaintextPort(bool plain_connection) const { return tls_cluster_ && plain_connection; }
+  static int ClientPort(const cluster::Node& n, bool use_pport) {
+    return use_pport && n.pport != 0 ? n.pport : n.port;
+  }
   const std::string& preferred_endpoint() const { return preferred_endpoint_; }
 
   // ---- scripts (Redis 7.0's scriptVerifyClusterState) ----
@@ -153,6 +163,9 @@ class ClusterMode {
               std::unique_ptr<cluster::ClusterState> state);
   void BindConfig(int port);
   void ApplyAnnounced();
+  // The port the bus port is counted from: tls-port with tls-cluster, else
+  // the clients' port.
+  static int BasePort(const Config& config, int port);
 
   Config& config_;
   std::unique_ptr<ClusterBus> bus_;
@@ -160,6 +173,7 @@ class ClusterMode {
   std::unique_ptr<cluster::NodesConfLock> lock_;  // held for the process's life
   std::unique_ptr<cluster::ClusterState> state_;
   int port_ = 0;
+  bool tls_cluster_ = false;
   std::string preferred_endpoint_ = "ip";
   bool allow_reads_when_down_ = false;
   bool allow_pubsubshard_when_down_ = true;

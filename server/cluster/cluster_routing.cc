@@ -118,11 +118,11 @@ std::string ClusterMode::ScriptCallError(std::span<const std::string_view> keys,
   }
 }
 
-std::string ClusterMode::BlockedKeyError(std::string_view key, bool readonly_read) const {
+std::string ClusterMode::BlockedKeyError(std::string_view key, bool readonly_read, bool plain_connection) const {
   Route r;
   if (!state_->ok()) {
     r.redirect = Redirect::kDownState;
-    return RedirectError(r);
+    return RedirectError(r, plain_connection);
   }
   r.slot = core::KeyHashSlot(key);
   r.node = state_->owner(r.slot);
@@ -130,10 +130,10 @@ std::string ClusterMode::BlockedKeyError(std::string_view key, bool readonly_rea
   if (readonly_read && r.node != nullptr && me.is_replica() && r.node->name == me.master) r.node = &me;
   if (r.node == &me || state_->importing_from(r.slot) != nullptr) return "";
   r.redirect = r.node == nullptr ? Redirect::kDownUnbound : Redirect::kMoved;
-  return RedirectError(r);
+  return RedirectError(r, plain_connection);
 }
 
-std::string ClusterMode::RedirectError(const Route& r) const {
+std::string ClusterMode::RedirectError(const Route& r, bool plain_connection) const {
   switch (r.redirect) {
     case Redirect::kCrossSlot:
       return "CROSSSLOT Keys in request don't hash to the same slot";
@@ -147,7 +147,8 @@ std::string ClusterMode::RedirectError(const Route& r) const {
       return "CLUSTERDOWN Hash slot not served";
     case Redirect::kMoved:
     case Redirect::kAsk:
-      return StrCat(r.redirect == Redirect::kAsk ? "ASK " : "MOVED ", r.slot, " ", Endpoint(*r.node), ":", r.node->port);
+      return StrCat(r.redirect == Redirect::kAsk ? "ASK " : "MOVED ", r.slot, " ", Endpoint(*r.node), ":",
+                    ClientPort(*r.node, UsePlaintextPort(plain_connection)));
     case Redirect::kNone:
       break;
   }

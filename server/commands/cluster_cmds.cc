@@ -511,7 +511,7 @@ void CmdReplicas(ServerCommandContext& ctx) {
   }
   const std::vector<Node*> replicas = st.ReplicasOf(*n);
   ctx.reply.ArrayHeader(static_cast<int64_t>(replicas.size()));
-  for (const Node* r : replicas) ctx.reply.Bulk(cluster::NodeLine(st, *r));
+  for (const Node* r : replicas) ctx.reply.Bulk(cluster::NodeLine(st, *r, cm->UsePlaintextPort(ctx.client.on_plain_connection())));
 }
 
 template <void (*Fn)(ServerCommandContext&)>

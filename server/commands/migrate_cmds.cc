@@ -100,7 +100,12 @@ void CmdMigrate(ServerCommandContext& ctx) {
   MigrateSockets& sockets = ctx.server.migrate_sockets();
   const bool compress = ctx.server.config().Bool("rdbcompression");
   for (bool may_retry = true;; may_retry = false) {
-    MigrateSockets::Socket* s = sockets.Get(host, port, a.timeout_ms, ctx.now_ms);
+    // TLS with tls-cluster, as Redis's migrateGetSocket (cluster mode or
+    // not); never a plain connection instead.
+    const bool use_tls = ctx.server.config().Bool("tls-cluster");
+    const io::SslCtxPtr tls = use_tls ? ctx.server.io().tls().client_ctx() : nullptr;
+    MigrateSockets::Socket* s =
+        use_tls && tls == nullptr ? nullptr : sockets.Get(host, port, a.timeout_ms, ctx.now_ms, tls);
     if (s == nullptr) {
       ctx.reply.Error("IOERR error or timeout connecting to the client");
       return;
@@ -142,10 +147,10 @@ void CmdMigrate(ServerCommandContext& ctx) {
     errno = 0;
     bool write_error = false, socket_error = false;
     std::string auth_reply, select_reply, reply;
-    if (!MigrateSockets::WriteAll(s->fd, out, a.timeout_ms)) {
+    if (!MigrateSockets::WriteAll(*s, out, a.timeout_ms)) {
       write_error = socket_error = true;
-    } else if ((a.has_password && !MigrateSockets::ReadLine(s->fd, &auth_reply, 1024, a.timeout_ms)) ||
-               (select && !MigrateSockets::ReadLine(s->fd, &select_reply, 1024, a.timeout_ms))) {
+    } else if ((a.has_password && !MigrateSockets::ReadLine(*s, &auth_reply, 1024, a.timeout_ms)) ||
+               (select && !MigrateSockets::ReadLine(*s, &select_reply, 1024, a.timeout_ms))) {
       socket_error = true;
     }
     // The replies, one per RESTORE: acknowledged keys are deleted here.
@@ -153,7 +158,7 @@ void CmdMigrate(ServerCommandContext& ctx) {
     std::vector<std::string_view> deleted;
     size_t read = 0;
     for (; !socket_error && read < sent.size(); ++read) {
-      if (!MigrateSockets::ReadLine(s->fd, &reply, 1024, a.timeout_ms)) {
+      if (!MigrateSockets::ReadLine(*s, &reply, 1024, a.timeout_ms)) {
         socket_error = true;
         break;
       }

@@ -25,11 +25,11 @@ TEST(NodesConf, FreshNodeAsRedisWritesIt) {
             kA + " :17001@27001 myself,master - 0 0 0 connected 0-16383\nvars currentEpoch 0 lastVoteEpoch 0\n");
   ASSERT_TRUE(s.UnassignSlot(5));
   s.SetImporting(5, &s.myself());
-  EXPECT_EQ(NodeLine(s, s.myself()),
+  EXPECT_EQ(NodeLine(s, s.myself(), false),
             kA + " :17001@27001 myself,master - 0 0 0 connected 0-4 6-16383 [5-<-" + kA + "]");
   s.SetImporting(5, nullptr);
   s.SetMigrating(7, &s.myself());
-  EXPECT_EQ(NodeLine(s, s.myself()),
+  EXPECT_EQ(NodeLine(s, s.myself(), false),
             kA + " :17001@27001 myself,master - 0 0 0 connected 0-4 6-16383 [7->-" + kA + "]");
 }
 

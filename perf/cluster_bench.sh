@@ -5,7 +5,8 @@
 #      requests/s and the masters' CPU microseconds per request
 #      (utime + stime from /proc before and after);
 #   2. slot migration time: DEBUG POPULATE KEYS on master 1 (the keys of
-#      its own slots, about a third, are the ones that move), then
+#      its own slots, about a third, are the ones that move; the nodes run
+#      with enable-debug-command yes), master 2 emptied, then
 #      `redis-cli --cluster reshard` of SLOTS slots
 #      from master 1 to master 2, wall-clock seconds;
 #   3. failover time: kill -9 of master 2, seconds until its replica
@@ -55,7 +56,7 @@ for bin in "$@"; do
     rm -rf "$dir" && mkdir -p "$dir"
     (cd "$dir" && exec "$bin_abs" --port "$port" --cluster-enabled yes \
       --cluster-node-timeout "$NODE_TIMEOUT" --cluster-replica-validity-factor 0 \
-      --save "" --appendonly no --logfile node.log) &
+      --save "" --appendonly no --enable-debug-command yes --logfile node.log) &
     pids+=($!) ports+=("$port")
   done
   for p in "${ports[@]}"; do
@@ -84,7 +85,9 @@ for bin in "$@"; do
   src=${masters[1]} dst=${masters[2]}
   src_id=$(redis-cli -p "$src" cluster myid) dst_id=$(redis-cli -p "$dst" cluster myid)
   redis-cli -p "$src" flushall >/dev/null
-  redis-cli -p "$src" debug populate "$KEYS" >/dev/null 2>&1 || true  # keys of every slot: the others stay
+  redis-cli -p "$dst" flushall >/dev/null  # what it holds after the reshard is what moved
+  redis-cli -p "$src" debug populate "$KEYS" >/dev/null  # keys of every slot: the others stay
+  echo "$name populated $(redis-cli -p "$src" dbsize) keys, $(redis-cli -p "$src" cluster countkeysinslot 0) in slot 0" >&2
   start=$(date +%s.%N)
   redis-cli --cluster reshard "127.0.0.1:$src" --cluster-from "$src_id" --cluster-to "$dst_id" \
     --cluster-slots "$SLOTS" --cluster-yes --cluster-pipeline 100 >/dev/null 2>&1 || echo "$name reshard failed" >&2

@@ -85,8 +85,8 @@ bool ClusterState::AssignSlot(int slot, Node* node) {
 
 bool ClusterState::MastersHaveReplicas() const {
   for (const auto& n : nodes_) {
-    if (!n->is_replica() || n->master.empty()) continue;
-    if (const Node* m = Find(n->master); m != nullptr && m->is_master()) return true;
+    if (!n->is_replica()) continue;
+    if (const Node* m = MasterOf(*n); m != nullptr && m->is_master()) return true;
   }
   return false;
 }

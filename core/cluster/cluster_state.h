@@ -154,6 +154,7 @@ class ClusterState {
 
   // A replica's master, when known.
   Node* MasterOf(const Node& replica) { return replica.master.empty() ? nullptr : Find(replica.master); }
+  const Node* MasterOf(const Node& replica) const { return replica.master.empty() ? nullptr : Find(replica.master); }
   // The replicas of `master`, in node order.
   std::vector<Node*> ReplicasOf(const Node& master) const;
   // A node's config epoch as Redis shows it: a replica shows its master's.

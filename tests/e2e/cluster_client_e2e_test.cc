@@ -65,7 +65,7 @@ TEST(ClusterClient, RedisPyRedisClusterAcrossSlotsAndAFailover) {
   if (Shell("/usr/bin/python3 -c 'import redis.cluster' 2>/dev/null && echo yes").find("yes") == std::string::npos) {
     GTEST_SKIP() << "python3-redis (redis.cluster) not installed";
   }
-  std::vector<BusNode> nodes = StartCluster({{0, 5460}, {5461, 10922}, {10923, 16383}}, {0}, {}, "5000");
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {}, "5000");
   ASSERT_EQ(nodes.size(), 4u);
   const std::string script_path = nodes[0].server->dir() + "/client.py";
   FILE* f = fopen(script_path.c_str(), "w");

@@ -34,7 +34,6 @@
 namespace ringkv::testing {
 namespace {
 
-const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
 
 // True when the server on `port` leaves a PING unanswered for 500 ms: its
 // main thread is busy (e.g. in DEBUG SLEEP).

@@ -21,7 +21,6 @@
 namespace ringkv::testing {
 namespace {
 
-const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
 const std::string kPong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";  // PING's answer while subscribed
 
 // A channel name whose slot is in [first, last].

@@ -303,8 +303,6 @@ void ReshardAndRebalance(std::vector<BusNode>& nodes, int from, int to, int slot
 
 bool HaveRedisCli() { return Shell("command -v redis-cli").find("redis-cli") != std::string::npos; }
 
-const std::vector<std::pair<int, int>> kThirds = {{0, 5460}, {5461, 10922}, {10923, 16383}};
-
 // The nodes' folders on a tmpfs when there is one: a ringkv node fsyncs
 // nodes.conf on every change (issue 26's rule; Redis fsyncs SETSLOT's save
 // only when an epoch moves), five times per slot moved, which on a shared
@@ -321,7 +319,7 @@ void NodesOnTmpfs() {
 // another node's later epoch bump can make them answer with an UPDATE that
 // takes the slot back (runtest-cluster's 25-pubsubshard-slot-migration).
 TEST(ClusterReshard, AnEndedImportIsBroadcastAtOnce) {
-  std::vector<BusNode> nodes = StartCluster({{0, 5460}, {5461, 10922}, {10923, 16383}}, {}, {}, "60000");
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {}, {}, "60000");
   ASSERT_EQ(nodes.size(), 3u);
   BusNode& a = nodes[0];
   BusNode& c = nodes[2];
@@ -351,7 +349,7 @@ TEST(ClusterReshard, AnEndedImportIsBroadcastAtOnce) {
 TEST(ClusterReshard, ReshardAndRebalanceUnderLoad) {
   if (!HaveRedisCli()) GTEST_SKIP() << "redis-cli not installed";
   NodesOnTmpfs();
-  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, RINGKV_SERVER_PATH, RINGKV_SERVER_PATH}, kThirds);
+  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, RINGKV_SERVER_PATH, RINGKV_SERVER_PATH}, kThreeMasters);
   ASSERT_EQ(nodes.size(), 3u);
   ReshardAndRebalance(nodes, 0, 1, 1500);
 }
@@ -364,7 +362,7 @@ TEST(ClusterReshard, MixedWithRedisServerUnderLoad) {
   if (!HaveRedisCli()) GTEST_SKIP() << "redis-cli not installed";
   if (!std::filesystem::exists(kRedisSrc)) GTEST_SKIP() << "redis-server not installed";
   NodesOnTmpfs();
-  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, kRedisSrc, kRedisSrc}, kThirds);
+  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, kRedisSrc, kRedisSrc}, kThreeMasters);
   ASSERT_EQ(nodes.size(), 3u);
   ReshardAndRebalance(nodes, 1, 0, 1500);
 }
@@ -374,7 +372,7 @@ TEST(ClusterReshard, MixedWithRedisServerUnderLoad) {
 // blocked on a slot that stays is not.
 TEST(ClusterReshard, ABlockedClientIsRedirectedWhenItsSlotMoves) {
   NodesOnTmpfs();
-  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, RINGKV_SERVER_PATH, RINGKV_SERVER_PATH}, kThirds);
+  std::vector<BusNode> nodes = StartMasters({RINGKV_SERVER_PATH, RINGKV_SERVER_PATH, RINGKV_SERVER_PATH}, kThreeMasters);
   ASSERT_EQ(nodes.size(), 3u);
   const std::string key = "key9184688";  // slot 10923, node 2's first
   ASSERT_EQ(core::KeyHashSlot(key), 10923);

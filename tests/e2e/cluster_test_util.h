@@ -24,6 +24,9 @@ namespace ringkv::testing {
 
 inline const std::string kRedisSrc = "/usr/bin/redis-server";
 
+// The slots split between three masters, as redis-cli --cluster create splits them.
+inline const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+
 // A copy of Debian's redis-server under a path of its own (Redis checks its
 // name for sentinel mode), for mixed clusters; "" when it is not installed.
 inline std::string RedisBinary() {
@@ -182,8 +185,7 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
 // up, and a write there is acknowledged by WAIT 1. `binaries` as
 // StartCluster's: masters 0-2, replicas 3-4 (of 0), 5 (of 1), 6 (of 2).
 inline void ExpectReplicaMigratesToOrphan(const std::vector<std::string>& binaries = {}) {
-  const std::vector<std::pair<int, int>> three_masters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
-  std::vector<BusNode> nodes = StartCluster(three_masters, {0, 0, 1, 2}, {}, "1000", binaries);
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0, 0, 1, 2}, {}, "1000", binaries);
   ASSERT_EQ(nodes.size(), 7u);
   BusNode& orphan = nodes[1];
   nodes[5].server->Kill();

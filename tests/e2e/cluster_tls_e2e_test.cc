@@ -90,10 +90,9 @@ TEST_F(ClusterTlsE2E, MixedClusterOverTlsBus) {
   nodes.push_back(StartTlsNode(redis));
   nodes.push_back(StartTlsNode());
   for (const TlsNode& n : nodes) ASSERT_TRUE(n.bus.server->ready());
-  const std::vector<std::pair<int, int>> ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    EXPECT_EQ(Cmd(*nodes[i].bus.conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(ranges[i].first),
-                                       std::to_string(ranges[i].second)}),
+  for (size_t i = 0; i < kThreeMasters.size(); ++i) {
+    EXPECT_EQ(Cmd(*nodes[i].bus.conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(kThreeMasters[i].first),
+                                       std::to_string(kThreeMasters[i].second)}),
               "+OK\r\n");
   }
   // MEET names the TLS port: it is the port a tls-cluster node announces.

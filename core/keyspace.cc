@@ -132,14 +132,29 @@ int64_t Database::AverageTtl(int64_t now_ms) const {
 }
 
 void Database::Clear() {
-  BeforeTableChange();
+  if (capture_ != nullptr) [[unlikely]] {
+    GiveTableToSnapshot();
+    return;
+  }
   if (slot_index_ != nullptr) slot_index_->Clear();
   dict_.Clear();
   expires_.clear();
 }
 
+void Database::GiveTableToSnapshot() {
+  if (slot_index_ != nullptr) slot_index_->Clear();
+  auto table = std::make_unique<DetachedData>();
+  table->dict.Swap(dict_);
+  table->expires.swap(expires_);
+  SnapshotCapture* capture = capture_;
+  capture->TakeRest(*this, std::move(table), epoch_);  // detaches itself (the table is empty now)
+}
+
 std::unique_ptr<DetachedData> Database::Detach() {
-  BeforeTableChange();
+  if (capture_ != nullptr) [[unlikely]] {
+    GiveTableToSnapshot();
+    return std::make_unique<DetachedData>();
+  }
   if (slot_index_ != nullptr) slot_index_->Clear();
   auto out = std::make_unique<DetachedData>();
   out->dict.Swap(dict_);

@@ -47,6 +47,7 @@ struct Entry {
 static_assert(sizeof(Entry) == 32);
 
 class Database;
+struct DetachedData;
 
 // What a database tells a running snapshot (core/keyspace_snapshot.h) before
 // it changes: the snapshot writes the old state first.
@@ -55,9 +56,13 @@ class SnapshotCapture {
   virtual ~SnapshotCapture() = default;
   // `e` of `db` is about to change or go and the snapshot has not written it.
   virtual void Capture(Database& db, std::string_view key, const Entry& e) = 0;
-  // The whole table of `db` is about to be emptied or replaced: the
-  // snapshot writes what it still lacks of it and lets go of it.
+  // The whole table of `db` is about to be replaced (a swap): the snapshot
+  // writes what it still lacks of it and lets go of it.
   virtual void CaptureRest(Database& db) = 0;
+  // `db` was just emptied (FLUSHDB, sync or async): the snapshot takes its
+  // entries, `table`, and writes those it lacks from there as it walks on
+  // (an entry marked `epoch` is written); it has let go of `db`.
+  virtual void TakeRest(Database& db, std::unique_ptr<DetachedData> table, uint8_t epoch) = 0;
 };
 
 struct KeyspaceStats {
@@ -157,9 +162,12 @@ class Database {
   size_t expires() const { return expires_.size(); }
   // Sum of remaining TTLs of a sample, for INFO keyspace avg_ttl.
   int64_t AverageTtl(int64_t now_ms) const;
+  // Empties the database. While a snapshot runs, its table goes to the
+  // snapshot (SnapshotCapture::TakeRest), which frees it once walked.
   void Clear();
   void Swap(Database& other);
-  // Empties the database in O(1), returning what it held.
+  // Empties the database in O(1), returning what it held (empty while a
+  // snapshot runs: the snapshot took the table, as in Clear).
   std::unique_ptr<DetachedData> Detach();
 
   // Calls fn for every live key (KEYS). fn must not modify the database.
@@ -265,6 +273,8 @@ class Database {
   void BeforeTableChange() {
     if (capture_ != nullptr) [[unlikely]] capture_->CaptureRest(*this);
   }
+  // Clear / Detach while a snapshot runs: the table goes to it in O(1).
+  void GiveTableToSnapshot();
   // Removes an expired key, telling the observer first.
   void DeleteExpired(std::string_view key);
   void RemoveExpireRecord(int32_t index);
@@ -297,6 +307,14 @@ class Keyspace {
   // How accesses are recorded (maxmemory-policy & co.); set by the server.
   AccessPolicy& access_policy() { return *access_; }
   int count() const { return static_cast<int>(dbs_.size()); }
+  // Where a table a running snapshot took from an emptied database goes
+  // once walked (Database::Clear / Detach): the server's lazy-free thread;
+  // unset, it is freed here.
+  using TableRelease = std::function<void(std::unique_ptr<DetachedData>)>;
+  void set_table_release(TableRelease release) { table_release_ = std::move(release); }
+  void ReleaseTable(std::unique_ptr<DetachedData> table) {
+    if (table_release_) table_release_(std::move(table));
+  }
   Database& db(int index) { return *dbs_[index]; }
   KeyspaceStats& stats() { return stats_; }
   void SwapDb(int a, int b) {
@@ -348,6 +366,7 @@ class Keyspace {
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
   std::vector<std::unique_ptr<Database>> dbs_;
+  TableRelease table_release_;
 };
 
 }  // namespace ringkv::core

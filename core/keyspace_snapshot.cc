@@ -41,6 +41,7 @@ KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, SnapshotRecordSink* sink, int64
 KeyspaceSnapshot::~KeyspaceSnapshot() {
   for (DbState& s : dbs_) {
     if (s.attached) s.db->DetachSnapshot(/*walked_all=*/false);
+    ReleaseTable(s);
   }
 }
 
@@ -49,15 +50,23 @@ bool KeyspaceSnapshot::Step(size_t max_keys) {
   size_t buckets_left = 16 * std::max<size_t>(max_keys, 1);
   while (current_ < dbs_.size() && keys_written_ < stop_at && buckets_left-- > 0) {
     DbState& s = dbs_[current_];
-    if (!s.attached) {
+    if (!s.walking) {
       ++current_;
       continue;
     }
-    s.cursor = s.db->SnapshotScan(s.cursor, [&](std::string_view key, Entry& e) {
-      if (s.db->Snapshotted(e)) return;  // created after the start, captured, or a SCAN duplicate
-      Write(s, key, e);
-      s.db->MarkSnapshotted(e);
-    });
+    if (s.table != nullptr) {  // taken from a FLUSHDB: nobody changes it any more
+      s.cursor = s.table->dict.Scan(s.cursor, [&](const Key& key, Entry& e) {
+        if (e.snap == s.table_epoch) return;  // written before the FLUSHDB, or a SCAN duplicate
+        Write(s, key.view(), e);
+        e.snap = s.table_epoch;
+      });
+    } else {
+      s.cursor = s.db->SnapshotScan(s.cursor, [&](std::string_view key, Entry& e) {
+        if (s.db->Snapshotted(e)) return;  // created after the start, captured, or a SCAN duplicate
+        Write(s, key, e);
+        s.db->MarkSnapshotted(e);
+      });
+    }
     if (s.cursor == 0) Finish(s);
   }
   return done();
@@ -83,6 +92,14 @@ void KeyspaceSnapshot::CaptureRest(Database& db) {
   Finish(s);
 }
 
+void KeyspaceSnapshot::TakeRest(Database& db, std::unique_ptr<DetachedData> table, uint8_t epoch) {
+  DbState& s = StateOf(db);
+  s.table = std::move(table);
+  s.table_epoch = epoch;
+  s.attached = false;
+  db.DetachSnapshot(/*walked_all=*/true);  // empty now: no entry carries an old mark
+}
+
 KeyspaceSnapshot::DbState& KeyspaceSnapshot::StateOf(Database& db) {
   // A database is attached only while its state is: it is in the list.
   for (DbState& s : dbs_) {
@@ -97,13 +114,27 @@ void KeyspaceSnapshot::Write(DbState& s, std::string_view key, const Entry& e) {
     s.selected_before = true;
     selected_ = s.number;
   }
-  sink_->Key(key, e.value, s.db->GetExpire(&e), SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
+  int64_t expire_ms;
+  if (s.table == nullptr) {
+    expire_ms = s.db->GetExpire(&e);
+  } else {
+    expire_ms = e.expire_index < 0 ? -1 : s.table->expires[static_cast<size_t>(e.expire_index)].when_ms;
+  }
+  sink_->Key(key, e.value, expire_ms, SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
   ++keys_written_;
 }
 
 void KeyspaceSnapshot::Finish(DbState& s) {
-  s.attached = false;
-  s.db->DetachSnapshot(/*walked_all=*/true);
+  s.walking = false;
+  if (s.attached) {
+    s.attached = false;
+    s.db->DetachSnapshot(/*walked_all=*/true);
+  }
+  ReleaseTable(s);
+}
+
+void KeyspaceSnapshot::ReleaseTable(DbState& s) {
+  if (s.table != nullptr) ks_.ReleaseTable(std::move(s.table));
 }
 
 }  // namespace ringkv::core

@@ -6,9 +6,13 @@
 //  * the walk (Step) visits each database with the SCAN cursor, a bounded
 //    number of keys at a time, and writes the entries not yet written;
 //  * before an entry not yet written changes or goes (any lookup, insert
-//    over it, Erase, SetExpire; a FLUSHDB, a swap of the whole table), the
-//    database hands it over (SnapshotCapture) and it is written first, out
-//    of the walk's order;
+//    over it, Erase, SetExpire; a swap of the whole table), the database
+//    hands it over (SnapshotCapture) and it is written first, out of the
+//    walk's order;
+//  * a FLUSHDB hands the whole table over in O(1) (TakeRest): the walk goes
+//    on over it, detached from the database, and gives it to
+//    Keyspace::ReleaseTable at its end (the server's lazy-free thread), so
+//    an emptied database costs no write at the command;
 //  * an entry created after the start is marked written at birth, so it is
 //    never part of this snapshot.
 // A mark per entry (Entry::snap against the database's epoch) says which is
@@ -34,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -108,15 +113,22 @@ class KeyspaceSnapshot final : public SnapshotCapture {
     uint64_t keys_at_start;
     uint64_t expires_at_start;
     uint64_t cursor = 0;
-    bool attached = true;   // false once walked whole (or captured whole)
+    bool walking = true;    // false once walked whole (or captured whole)
+    bool attached = true;   // the database's barrier reports to this snapshot
     bool selected_before = false;  // a run of its records was begun
+    // After a FLUSHDB: its entries at that moment, walked from here with
+    // the same cursor; `table_epoch` marks the ones written.
+    std::unique_ptr<DetachedData> table = nullptr;
+    uint8_t table_epoch = 0;
   };
 
   void Capture(Database& db, std::string_view key, const Entry& e) override;
   void CaptureRest(Database& db) override;
+  void TakeRest(Database& db, std::unique_ptr<DetachedData> table, uint8_t epoch) override;
   DbState& StateOf(Database& db);
   void Write(DbState& s, std::string_view key, const Entry& e);
   void Finish(DbState& s);
+  void ReleaseTable(DbState& s);
 
   Keyspace& ks_;
   SnapshotRecordSink* sink_;

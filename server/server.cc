@@ -70,6 +70,12 @@ Server::Server(std::unique_ptr<Config> config)
   exec_spec_ = commands_.Find("exec");
   run_id_ = RandomHex(40);
   keyspace_.set_observer(this);
+  // A snapshot without fork walks a FLUSHDB's table after the command; it is
+  // freed on the lazy-free thread once walked.
+  keyspace_.set_table_release([this](std::unique_ptr<core::DetachedData> table) {
+    const uint64_t keys = table->dict.size();
+    lazy_freer_.Free(std::move(table), keys);
+  });
   persistence_.child().set_on_running_changed([this](bool running) {
     keyspace_.SetForkChildActive(running);
     if (running) latency_.OnForked(persistence_.child().last_fork_us(), AllocatedBytes());

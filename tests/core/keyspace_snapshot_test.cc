@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/access_policy.h"
 #include "core/rdb_reader.h"
@@ -236,6 +238,63 @@ TEST(KeyspaceSnapshotTest, SwapDbKeepsEachKeyUnderItsNumberAtTheStart) {
   snap.WalkToTheEnd(10);
   const Image expected = {{{0, "zero"}, {"0", -1}}, {{1, "one"}, {"1", -1}}};
   EXPECT_TRUE(snap.Finish().image == expected);
+}
+
+// A FLUSHDB during the snapshot writes nothing at the command: the table
+// goes to the snapshot in O(1), the walk goes on over it, and it is given to
+// the keyspace's release (the server's lazy-free thread) once walked. Keys
+// made after the flush are not in the file; the database is usable at once.
+TEST(KeyspaceSnapshotTest, FlushDbHandsTheTableToTheWalk) {
+  for (const bool async : {false, true}) {
+    Keyspace ks(16);
+    std::vector<std::unique_ptr<DetachedData>> released;
+    ks.set_table_release([&](std::unique_ptr<DetachedData> t) { released.push_back(std::move(t)); });
+    for (int i = 0; i < 500; ++i) Put(ks.db(0), "k" + std::to_string(i), "v" + std::to_string(i), i % 3 ? -1 : kNow + i);
+    Put(ks.db(1), "other", "db");
+    const Image at_start = ImageOf(ks);
+    InMemorySnapshot snap(ks);
+    snap->Step(50);                      // part of db 0 walked
+    Put(ks.db(0), "k7", "changed");      // one captured before the flush
+    const uint64_t captured = snap->keys_captured();
+    if (async) {
+      std::unique_ptr<DetachedData> detached = ks.db(0).Detach();
+      EXPECT_EQ(detached->dict.size(), 0u) << "the snapshot has the table";
+    } else {
+      ks.db(0).Clear();
+    }
+    EXPECT_EQ(snap->keys_captured(), captured) << "nothing written at the flush";
+    EXPECT_EQ(ks.db(0).size(), 0u);
+    EXPECT_FALSE(ks.db(0).snapshot_attached());
+    Put(ks.db(0), "k1", "after");        // not in the file
+    Put(ks.db(0), "new", "after");
+    EXPECT_TRUE(released.empty());
+    snap.WalkToTheEnd(7);
+    ASSERT_EQ(released.size(), 1u);
+    EXPECT_GT(released[0]->dict.size(), 0u);
+    const Collector loaded = snap.Finish();
+    EXPECT_EQ(loaded.duplicates, 0);
+    EXPECT_TRUE(loaded.image == at_start) << "async " << async;
+  }
+}
+
+// An abandoned snapshot gives back a table it took.
+TEST(KeyspaceSnapshotTest, AnAbandonedSnapshotReleasesATakenTable) {
+  Keyspace ks(16);
+  int released = 0;
+  ks.set_table_release([&](std::unique_ptr<DetachedData>) { ++released; });
+  for (int i = 0; i < 100; ++i) Put(ks.db(0), "k" + std::to_string(i), "v");
+  {
+    InMemorySnapshot snap(ks);
+    snap->Step(10);
+    ks.db(0).Clear();
+    EXPECT_EQ(released, 0);
+  }
+  EXPECT_EQ(released, 1);
+  // The next snapshot sees the keyspace as it is.
+  Put(ks.db(0), "x", "y");
+  InMemorySnapshot again(ks);
+  again.WalkToTheEnd(10);
+  EXPECT_EQ(again.Finish().image.size(), 1u);
 }
 
 TEST(KeyspaceSnapshotTest, AbandonedSnapshotsNeverHideAKeyFromALaterOne) {

@@ -25,6 +25,29 @@ KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_
   return meta;
 }
 
+namespace {
+
+// A table's bytes: per key, its node, its bucket slot and the heap bytes of
+// its key and value, averaged over a sample of entries; plus the expiry
+// index. O(sample), not O(keys): it runs in the FLUSHDB.
+uint64_t EstimateTableBytes(DetachedData& t, absl::BitGen& rng) {
+  const size_t keys = t.dict.size();
+  if (keys == 0) return 0;
+  constexpr int kSamples = 32;
+  uint64_t sampled = 0;
+  int n = 0;
+  for (; n < kSamples; ++n) {
+    Dict<Entry>::Node* node = t.dict.RandomNode(rng);
+    if (node == nullptr) break;
+    const std::string_view key = node->key.view();
+    sampled += node->value.value.heap_bytes() + (key.size() > Key::kInlineMax ? key.size() : 0);
+  }
+  const uint64_t per_key = sizeof(Dict<Entry>::Node) + sizeof(void*) + (n > 0 ? sampled / static_cast<uint64_t>(n) : 0);
+  return keys * per_key + t.expires.capacity() * sizeof(ExpireRecord);
+}
+
+}  // namespace
+
 KeyspaceSnapshot::KeyspaceSnapshot(Keyspace& ks, SnapshotRecordSink* sink, int64_t now_ms)
     : ks_(ks), sink_(sink), now_ms_(now_ms) {
   dbs_.reserve(static_cast<size_t>(ks.count()));
@@ -96,6 +119,8 @@ void KeyspaceSnapshot::TakeRest(Database& db, std::unique_ptr<DetachedData> tabl
   DbState& s = StateOf(db);
   s.table = std::move(table);
   s.table_epoch = epoch;
+  s.table_bytes = EstimateTableBytes(*s.table, ks_.rng());
+  taken_bytes_ += s.table_bytes;
   s.attached = false;
   db.DetachSnapshot(/*walked_all=*/true);  // empty now: no entry carries an old mark
 }
@@ -134,7 +159,10 @@ void KeyspaceSnapshot::Finish(DbState& s) {
 }
 
 void KeyspaceSnapshot::ReleaseTable(DbState& s) {
-  if (s.table != nullptr) ks_.ReleaseTable(std::move(s.table));
+  if (s.table == nullptr) return;
+  taken_bytes_ -= s.table_bytes;
+  s.table_bytes = 0;
+  ks_.ReleaseTable(std::move(s.table));
 }
 
 }  // namespace ringkv::core

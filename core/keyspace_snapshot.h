@@ -105,6 +105,11 @@ class KeyspaceSnapshot final : public SnapshotCapture {
   uint64_t keys_written() const { return keys_written_; }    // by the walk and captures
   uint64_t keys_captured() const { return keys_captured_; }  // written ahead of the walk
   uint64_t bytes_captured() const { return bytes_captured_; }
+  // What the tables taken from emptied databases (TakeRest) hold until
+  // walked, estimated from a sample of their entries at the hand-over: memory
+  // that is no longer the dataset's (maxmemory leaves it out, as a fork's
+  // copy is never the parent's).
+  uint64_t taken_bytes() const { return taken_bytes_; }
 
  private:
   struct DbState {
@@ -120,6 +125,7 @@ class KeyspaceSnapshot final : public SnapshotCapture {
     // the same cursor; `table_epoch` marks the ones written.
     std::unique_ptr<DetachedData> table = nullptr;
     uint8_t table_epoch = 0;
+    uint64_t table_bytes = 0;  // its estimate, in taken_bytes_
   };
 
   void Capture(Database& db, std::string_view key, const Entry& e) override;
@@ -140,6 +146,7 @@ class KeyspaceSnapshot final : public SnapshotCapture {
   uint64_t keys_written_ = 0;
   uint64_t keys_captured_ = 0;
   uint64_t bytes_captured_ = 0;
+  uint64_t taken_bytes_ = 0;
 };
 
 }  // namespace ringkv::core

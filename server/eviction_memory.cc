@@ -15,7 +15,8 @@ uint64_t MemoryNotCountedForEvict(Server& s) {
     if (stream > backlog) n += stream - backlog;
   }
   if (s.persistence().aof().enabled()) n += s.persistence().aof().buffer_allocated();
-  // An in-process snapshot's output waiting for the disk.
+  // An in-process snapshot's output waiting for the disk, and the tables of
+  // databases emptied during it, which it frees once walked.
   n += s.persistence().child().in_process_buffered_bytes();
   return n;
 }

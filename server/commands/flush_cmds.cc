@@ -32,7 +32,9 @@ void FlushDatabase(ServerCommandContext& ctx, core::Database& db, bool async) {
   ctx.effects.Dirty(db.size());
   if (async && db.size() > 0) {
     size_t keys = db.size();
-    ctx.server.lazy_freer().Free(db.Detach(), keys);
+    std::unique_ptr<core::DetachedData> detached = db.Detach();
+    // Empty when a snapshot without fork took the table: it frees it later.
+    if (detached->dict.size() > 0) ctx.server.lazy_freer().Free(std::move(detached), keys);
   } else {
     db.Clear();
   }

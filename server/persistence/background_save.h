@@ -125,7 +125,11 @@ class BackgroundSnapshot final : public InProcessWork {
   bool ok() const override { return ok_; }
   uint64_t keys_processed() const override { return snapshot_ ? snapshot_->keys_written() : keys_written_; }
   uint64_t copied_bytes() const override { return snapshot_ ? snapshot_->bytes_captured() : bytes_captured_; }
-  uint64_t buffered_bytes() const override { return file_->queued_bytes() + encoder_->buffered(); }
+  // Its output waiting for the disk, and the tables it took from emptied
+  // databases (core::KeyspaceSnapshot::taken_bytes) until walked.
+  uint64_t buffered_bytes() const override {
+    return file_->queued_bytes() + encoder_->buffered() + (snapshot_ != nullptr ? snapshot_->taken_bytes() : 0);
+  }
 
  private:
   BackgroundSnapshot(std::unique_ptr<SnapshotOutput> output, const RdbSaveOptions& options, Format format,

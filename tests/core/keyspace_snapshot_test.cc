@@ -255,7 +255,9 @@ TEST(KeyspaceSnapshotTest, FlushDbHandsTheTableToTheWalk) {
     InMemorySnapshot snap(ks);
     snap->Step(50);                      // part of db 0 walked
     Put(ks.db(0), "k7", "changed");      // one captured before the flush
+    Put(ks.db(0), "made-after-start", "x", kNow + 5);  // neither before nor after the flush
     const uint64_t captured = snap->keys_captured();
+    EXPECT_EQ(snap->taken_bytes(), 0u);
     if (async) {
       std::unique_ptr<DetachedData> detached = ks.db(0).Detach();
       EXPECT_EQ(detached->dict.size(), 0u) << "the snapshot has the table";
@@ -264,13 +266,17 @@ TEST(KeyspaceSnapshotTest, FlushDbHandsTheTableToTheWalk) {
     }
     EXPECT_EQ(snap->keys_captured(), captured) << "nothing written at the flush";
     EXPECT_EQ(ks.db(0).size(), 0u);
+    EXPECT_EQ(ks.db(0).expires(), 0u);
+    // 501 keys of at least a node and a bucket slot each, not yet released.
+    EXPECT_GE(snap->taken_bytes(), 501 * (sizeof(Dict<Entry>::Node) + sizeof(void*)));
     EXPECT_FALSE(ks.db(0).snapshot_attached());
     Put(ks.db(0), "k1", "after");        // not in the file
     Put(ks.db(0), "new", "after");
     EXPECT_TRUE(released.empty());
     snap.WalkToTheEnd(7);
     ASSERT_EQ(released.size(), 1u);
-    EXPECT_GT(released[0]->dict.size(), 0u);
+    EXPECT_EQ(released[0]->dict.size(), 501u);  // the 500 and the one made after the start
+    EXPECT_EQ(snap->taken_bytes(), 0u);
     const Collector loaded = snap.Finish();
     EXPECT_EQ(loaded.duplicates, 0);
     EXPECT_TRUE(loaded.image == at_start) << "async " << async;
@@ -294,7 +300,8 @@ TEST(KeyspaceSnapshotTest, AnAbandonedSnapshotReleasesATakenTable) {
   Put(ks.db(0), "x", "y");
   InMemorySnapshot again(ks);
   again.WalkToTheEnd(10);
-  EXPECT_EQ(again.Finish().image.size(), 1u);
+  const Image expected = {{{0, "x"}, {"y", -1}}};
+  EXPECT_TRUE(again.Finish().image == expected);
 }
 
 TEST(KeyspaceSnapshotTest, AbandonedSnapshotsNeverHideAKeyFromALaterOne) {

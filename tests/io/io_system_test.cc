@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/free_port.h"
+
 namespace ringkv::io {
 namespace {
 
@@ -77,17 +79,7 @@ class TestSink : public CommandSink {
   bool released_ = false;
 };
 
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+int FreePort() { return ringkv::testing::FreeLoopbackPort(); }
 
 // A blocking client socket.
 class Client {

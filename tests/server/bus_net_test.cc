@@ -23,22 +23,13 @@
 
 #include "core/cluster/bus_message.h"
 #include "io/tls_context.h"
+#include "tests/free_port.h"
 #include "tests/tls/test_certs.h"
 
 namespace ringkv::server {
 namespace {
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+int FreePort() { return testing::FreeLoopbackPort(); }
 
 // A frame the bus thread accepts: "RCmb", the length, then `fill` bytes.
 std::string Frame(char fill, size_t len = cluster::kBusHeaderLen) {
@@ -109,21 +100,23 @@ class BusNetTest : public ::testing::TestWithParam<bool> {
     ASSERT_TRUE(tls_.Configure(Options()).ok());
   }
   bool tls() const { return GetParam(); }
-  void Prepare(Endpoint& e) {
-    if (tls()) e.net().SetTls(true, tls_.server_ctx(), tls_.client_ctx());
+  // Both listening (over TLS for the TLS case); `a` on a_port_.
+  bool StartBoth(Endpoint& a, Endpoint& b) {
+    for (Endpoint* e : {&a, &b}) {
+      if (tls()) e->net().SetTls(true, tls_.server_ctx(), tls_.client_ctx());
+    }
+    a_port_ = FreePort();
+    return a.net().Start({"127.0.0.1"}, a_port_).ok() && b.net().Start({"127.0.0.1"}, FreePort()).ok();
   }
   io::TlsContext tls_;
+  int a_port_ = 0;
 };
 
 TEST_P(BusNetTest, LinksAreAnnouncedAndFramesArriveInOrder) {
   Endpoint a, b;
-  Prepare(a);
-  Prepare(b);
-  const int port = FreePort();
-  ASSERT_TRUE(a.net().Start({"127.0.0.1"}, port).ok());
-  ASSERT_TRUE(b.net().Start({"127.0.0.1"}, FreePort()).ok());
+  ASSERT_TRUE(StartBoth(a, b));
   auto meter = std::make_shared<BusSendMeter>();
-  const uint64_t out = b.net().Connect("127.0.0.1", port, meter);
+  const uint64_t out = b.net().Connect("127.0.0.1", a_port_, meter);
   // Sent at once: before the TCP connect (and TLS handshake) ends.
   b.net().Send(out, Frame('x') + Frame('y', 4000));
 
@@ -153,12 +146,8 @@ TEST_P(BusNetTest, LinksAreAnnouncedAndFramesArriveInOrder) {
 
 TEST_P(BusNetTest, AGarbledFrameDropsTheLink) {
   Endpoint a, b;
-  Prepare(a);
-  Prepare(b);
-  const int port = FreePort();
-  ASSERT_TRUE(a.net().Start({"127.0.0.1"}, port).ok());
-  ASSERT_TRUE(b.net().Start({"127.0.0.1"}, FreePort()).ok());
-  const uint64_t out = b.net().Connect("127.0.0.1", port, std::make_shared<BusSendMeter>());
+  ASSERT_TRUE(StartBoth(a, b));
+  const uint64_t out = b.net().Connect("127.0.0.1", a_port_, std::make_shared<BusSendMeter>());
   b.net().Send(out, std::string(8, 'Q'));
   BusEvent e;
   ASSERT_TRUE(a.WaitFor(BusEvent::Kind::kClosed, &e));

@@ -22,20 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "tests/free_port.h"
+
 namespace ringkv::testing {
 
-inline int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
+inline int FreePort() { return FreeLoopbackPort(); }
 
 class RawConn {
  public:

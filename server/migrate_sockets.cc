@@ -6,7 +6,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,7 +169,7 @@ void MigrateSockets::CloseIdle(int64_t now_ms) {
 bool MigrateSockets::WriteAll(Socket& s, std::string_view data, int64_t timeout_ms) {
   const int64_t deadline = DeadlineNowMs() + timeout_ms;
   if (s.tls != nullptr) {
-    // A record's worth at a time: a large payload is not held twice.
+    // 64 KiB at a time: a large payload is not held twice (plaintext and records).
     constexpr size_t kChunk = 64 * 1024;
     while (!data.empty()) {
       const size_t n = std::min(kChunk, data.size());

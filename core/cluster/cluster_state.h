@@ -49,6 +49,9 @@ struct Node {
   int port = 0;          // clients' port (the TLS port with tls-cluster)
   int pport = 0;         // with tls-cluster, the plaintext port (0: none or not known yet; not in nodes.conf)
   int cport = 0;         // cluster bus port
+  // The port a client is told (Redis's getNodeClientPort): the plaintext
+  // one where `use_pport` and it is known, else `port`.
+  int ClientPort(bool use_pport) const { return use_pport && pport != 0 ? pport : port; }
   uint16_t flags = 0;
   std::string master;    // a replica's master's name ("" when none or unknown)
   uint64_t config_epoch = 0;

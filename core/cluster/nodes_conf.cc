@@ -44,8 +44,7 @@ std::string FlagsString(uint16_t flags) {
 }
 
 std::string NodeLine(const ClusterState& state, const Node& node, bool use_pport) {
-  std::string line =
-      StrCat(node.name, " ", node.ip, ":", use_pport && node.pport != 0 ? node.pport : node.port, "@", node.cport);
+  std::string line = StrCat(node.name, " ", node.ip, ":", node.ClientPort(use_pport), "@", node.cport);
   if (!node.hostname.empty()) StrAppend(&line, ",", node.hostname);
   StrAppend(&line, " ", FlagsString(node.flags), " ", node.master.empty() ? "-" : node.master, " ",
                   node.ping_sent_ms, " ", node.pong_received_ms, " ", state.ShownEpoch(node), " ",

@@ -33,7 +33,7 @@ void NodeEntry(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) 
   } else {
     rb.Null();
   }
-  rb.Integer(ClusterMode::ClientPort(n, cm.UsePlaintextPort(ctx.client.on_plain_connection())));
+  rb.Integer(cm.PortFor(n, ctx.client.on_plain_connection()));
   rb.Bulk(n.name);
   const bool show_ip = pref != "ip";
   const bool show_hostname = pref != "hostname" && !n.hostname.empty();

@@ -125,8 +125,8 @@ class ClusterMode {
   // port then.
   bool tls_cluster() const { return tls_cluster_; }
   bool UsePlaintextPort(bool plain_connection) const { return tls_cluster_ && plain_connection; }
-  static int ClientPort(const cluster::Node& n, bool use_pport) {
-    return use_pport && n.pport != 0 ? n.pport : n.port;
+  int PortFor(const cluster::Node& n, bool plain_connection) const {
+    return n.ClientPort(UsePlaintextPort(plain_connection));
   }
   const std::string& preferred_endpoint() const { return preferred_endpoint_; }
 

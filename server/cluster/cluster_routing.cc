@@ -148,7 +148,7 @@ std::string ClusterMode::RedirectError(const Route& r, bool plain_connection) co
     case Redirect::kMoved:
     case Redirect::kAsk:
       return StrCat(r.redirect == Redirect::kAsk ? "ASK " : "MOVED ", r.slot, " ", Endpoint(*r.node), ":",
-                    ClientPort(*r.node, UsePlaintextPort(plain_connection)));
+                    PortFor(*r.node, plain_connection));
     case Redirect::kNone:
       break;
   }

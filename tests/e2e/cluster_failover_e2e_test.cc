@@ -39,14 +39,11 @@ namespace {
 // main thread is busy (e.g. in DEBUG SLEEP).
 bool MainThreadBusy(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const sockaddr_in a = LoopbackAddress(port);
   timeval tv{0, 500 * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   char buf[16];
-  const bool busy = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+  const bool busy = connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0 &&
                     send(fd, "PING\r\n", 6, MSG_NOSIGNAL) == 6 && recv(fd, buf, sizeof(buf), 0) < 0;
   close(fd);
   return busy;

@@ -55,11 +55,8 @@ std::string ReadAll(const std::string& path) {
 // Whether 127.0.0.1:port is free to listen on.
 bool CanBind(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  const sockaddr_in a = LoopbackAddress(port);
+  const bool ok = bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) == 0;
   close(fd);
   return ok;
 }

@@ -171,13 +171,10 @@ class RawTlsPeer {
       SSL_CTX_use_PrivateKey_file(ctx_, (d + "/redis.key").c_str(), SSL_FILETYPE_PEM);
     }
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in a = testing::LoopbackAddress(port);
     timeval tv{5, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return;
+    if (connect(fd_, reinterpret_cast<const sockaddr*>(&a), sizeof(a)) != 0) return;
     ssl_ = SSL_new(ctx_);
     SSL_set_fd(ssl_, fd_);
     ok_ = SSL_connect(ssl_) == 1;

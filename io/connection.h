@@ -37,6 +37,8 @@ struct SocketAddress {
   static SocketAddress Unix(const std::string* path);
   // "ip:port", as CLIENT LIST shows it; "path:0" for a Unix socket.
   std::string ToString() const;
+  // The address alone ("" for a Unix socket or an unknown one).
+  std::string Ip() const;
   bool IsLoopback() const;
 };
 
@@ -46,6 +48,14 @@ struct SocketAddress {
 struct PendingInput {
   RespParser parser;
   std::string qbuf;
+};
+
+// The I/O layer's state of one framed link (Connection::link(); io/link_sink.h).
+struct LinkState {
+  bool inbound = false;     // accepted, not connected out
+  bool connecting = false;  // outbound, its connect not completed: nothing is sent yet
+  bool up = false;          // OnLinkUp was delivered
+  std::string why;          // what ended the link, once known (OnLinkClosed's `why`)
 };
 
 // What only some connections use, allocated only for them: a TLS session
@@ -58,6 +68,7 @@ struct PendingInput {
 struct ConnectionExtras {
   TlsSessionPtr tls;
   std::unique_ptr<ReplicaSend> replica;
+  std::unique_ptr<LinkState> link;  // a framed link's (io/link_sink.h), from its creation
   // ---- another I/O thread's connection ----
   OutBuffer main_out;                  // main thread: replies not yet posted
   std::atomic<uint64_t> stat_obuf{0};  // unsent reply bytes on the I/O thread
@@ -107,7 +118,11 @@ struct Connection {
   // I/O thread (a byte of its own): the owning thread was asked to give the
   // connection up (IoThread::Release): its receive is cancelled, no new send
   // starts, and once nothing is in flight it is detached and reported.
-  bool detaching = false;
+  bool detaching : 1 = false;
+  // A framed link of thread 0 (io/link_sink.h), not a client: its input is
+  // cut into frames for the LinkSink, never parsed as RESP, and it never
+  // moves to another thread. Set before the connection is adopted.
+  bool framed : 1 = false;
 
   uint32_t slot = 0;      // index in the owning thread's slot table
   uint32_t gen = 0;       // its completion tags' generation (24 bits; IoThread)
@@ -130,6 +145,8 @@ struct Connection {
   // A replica of the main thread: the stream it is sent by offset, after
   // `out` (IoSystem::StartStream).
   ReplicaSend* replica() const { return extras_ != nullptr ? extras_->replica.get() : nullptr; }
+  // A framed link's state (null for a client).
+  LinkState* link() const { return extras_ != nullptr ? extras_->link.get() : nullptr; }
   // Main thread, another thread's connection: replies not posted yet.
   size_t main_out_size() const { return extras_ != nullptr ? extras_->main_out.size() : 0; }
   size_t main_out_allocated() const { return extras_ != nullptr ? extras_->main_out.allocated() : 0; }

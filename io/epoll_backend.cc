@@ -63,6 +63,9 @@ void EpollBackend::Update(int fd) {
     case Kind::kPollIn:
       want = EPOLLIN | EPOLLONESHOT;
       break;
+    case Kind::kPollOut:
+      want = EPOLLOUT | EPOLLONESHOT;
+      break;
     default:
       want = EPOLLIN;
       break;
@@ -93,6 +96,12 @@ void EpollBackend::Forget(int fd) {
 
 void EpollBackend::CancelArmed(int fd) {
   FdState& st = State(fd);
+  if (st.kind == Kind::kPollIn || st.kind == Kind::kPollOut) {
+    const uint64_t tag = st.recv_tag;
+    Forget(fd);
+    Push(tag, -ECANCELED, 0);
+    return;
+  }
   if (st.kind != Kind::kConn) return;
   if (st.recv) Push(st.recv_tag, -ECANCELED, 0);
   if (st.send_wait) Push(st.send_tag, -ECANCELED, 0);
@@ -147,6 +156,12 @@ void EpollBackend::ArmRecv(int fd, uint64_t tag) {
 void EpollBackend::PollIn(int fd, uint64_t tag) {
   FdState& st = State(fd);
   st = FdState{.kind = Kind::kPollIn, .recv_tag = tag};
+  Update(fd);
+}
+
+void EpollBackend::PollOut(int fd, uint64_t tag) {
+  FdState& st = State(fd);
+  st = FdState{.kind = Kind::kPollOut, .recv_tag = tag};
   Update(fd);
 }
 
@@ -244,10 +259,11 @@ void EpollBackend::Collect(int64_t timeout_us) {
         Push(st.recv_tag, sizeof(v), 0);
         break;
       }
-      case Kind::kPollIn: {
+      case Kind::kPollIn:
+      case Kind::kPollOut: {
         const uint64_t tag = st.recv_tag;
         Forget(fd);
-        Push(tag, static_cast<int32_t>(events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)), 0);
+        Push(tag, static_cast<int32_t>(events[i].events & (EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP)), 0);
         break;
       }
       case Kind::kFsyncDone: {

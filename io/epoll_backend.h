@@ -40,6 +40,7 @@ class EpollBackend final : public IoBackend {
   void ArmWake(uint64_t tag) override;
   void Fsync(int fd, uint64_t tag) override;
   void PollIn(int fd, uint64_t tag) override;
+  void PollOut(int fd, uint64_t tag) override;
   void Forget(int fd) override;
   void CancelArmed(int fd) override;
   void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) override;
@@ -55,7 +56,7 @@ class EpollBackend final : public IoBackend {
  private:
   static constexpr uint32_t kBufSize = 16 * 1024;  // as Redis's PROTO_IOBUF_LEN
   static constexpr uint32_t kBufCount = 256;
-  enum class Kind : uint8_t { kNone, kListener, kConn, kWake, kPollIn, kFsyncDone };
+  enum class Kind : uint8_t { kNone, kListener, kConn, kWake, kPollIn, kPollOut, kFsyncDone };
   struct FdState {
     Kind kind = Kind::kNone;
     bool recv = false;       // receive armed: EPOLLIN

@@ -16,7 +16,7 @@
 //                                                       the thread sends again
 //   ArmWake              read of the eventfd            eventfd in the interest set
 //   Fsync                fsync, IOSQE_ASYNC             a worker thread (fdatasync)
-//   PollIn               one-shot poll                  EPOLLONESHOT
+//   PollIn / PollOut     one-shot poll                  EPOLLONESHOT
 //   CancelRecv           async cancel by user_data      EPOLLIN dropped, -ECANCELED
 //
 // A completion's `tag` is the user_data IoThread gave the operation (its
@@ -69,12 +69,15 @@ class IoBackend {
   virtual void ArmWake(uint64_t tag) = 0;
   virtual void Fsync(int fd, uint64_t tag) = 0;
   virtual void PollIn(int fd, uint64_t tag) = 0;
+  // Completes once fd is writable (a socket's non-blocking connect ended),
+  // with the poll mask (POLLERR / POLLHUP included) or -errno.
+  virtual void PollOut(int fd, uint64_t tag) = 0;
   // A connection's fd is about to be closed: it has no operation left.
   virtual void Forget(int fd) = 0;
   // The connection's socket was just shut down: every operation still armed
   // on it must end. Each one's completion is made ready now where the
   // backend itself holds the operation (epoll: an armed receive ends with
-  // -ECANCELED, a send waiting for room with -ECANCELED), so the close
+  // -ECANCELED, a send waiting for room or a poll with -ECANCELED), so the close
   // finishes in the batch being reaped rather than after another wait for
   // readiness. io_uring: nothing to do, the kernel ends them on shutdown.
   virtual void CancelArmed(int fd) { (void)fd; }

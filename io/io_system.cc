@@ -115,6 +115,12 @@ std::string SocketAddress::ToString() const {
   return absl::StrCat(host, ":", port);
 }
 
+std::string SocketAddress::Ip() const {
+  char host[INET6_ADDRSTRLEN] = "";
+  if (family == AF_INET || family == AF_INET6) inet_ntop(family, addr, host, sizeof(host));
+  return host;
+}
+
 bool SocketAddress::IsLoopback() const {
   if (family == AF_INET) return addr[0] == 127;
   if (family == AF_INET6) {
@@ -166,7 +172,7 @@ void IoSystem::Shutdown() {
   inbox_scratch_.clear();
   for (auto& t : threads_) {
     t->ReleaseAll([this](Connection* conn) {
-      if (!conn->main_dead) sink_->OnClose(conn);
+      if (!conn->main_dead) TellClosed(conn);
       delete conn;
     });
   }
@@ -332,6 +338,7 @@ absl::Status IoSystem::Start(const IoOptions& options) {
   active_ = target_ = n;
   for (int i = 0; i < n; ++i) threads_.push_back(std::make_unique<IoThread>(i, backend_, limits_, *inbox_));
   threads_[0]->InstallMainLoop(this, sink_, inbox_->eventfd());
+  threads_[0]->SetLinkSink(link_sink_);
   // A stop asked for before there was a thread 0 (which checks its own flag).
   if (stop_requested()) threads_[0]->RequestStop();
   if (absl::Status s = threads_[0]->Init(); !s.ok()) return s;
@@ -347,8 +354,10 @@ absl::Status IoSystem::Start(const IoOptions& options) {
 void IoSystem::CloseListeners() {
   for (int fd : listen_fds_) close(fd);
   for (int fd : tls_listen_fds_) close(fd);
+  for (int fd : link_listen_fds_) close(fd);
   listen_fds_.clear();
   tls_listen_fds_.clear();
+  link_listen_fds_.clear();
   if (unix_fd_ >= 0) {
     close(unix_fd_);
     unix_fd_ = -1;
@@ -428,7 +437,104 @@ Connection* IoSystem::AdoptSocket(int fd, TlsSessionPtr tls) {
 
 void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nullptr}); }
 
+void IoSystem::SetLinkSink(LinkSink* sink) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  link_sink_ = sink;
+  if (!threads_.empty()) threads_[0]->SetLinkSink(sink);
+}
+
+absl::Status IoSystem::ListenLinks(const std::vector<std::string>& bind, int port) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  std::vector<int> fds;
+  std::vector<std::string> names;
+  if (absl::Status s = OpenPort(bind, port, &fds, &names, nullptr); !s.ok()) return s;
+  link_listen_fds_ = std::move(fds);
+  for (int fd : link_listen_fds_) threads_[0]->ArmAccept(fd);
+  return absl::OkStatus();
+}
+
+Connection* IoSystem::ConnectLink(const std::string& ip, int port, TlsSessionPtr tls, std::string* why) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(sockaddr_in6);
+  } else {
+    *why = absl::StrCat("bad address ", ip);
+    return nullptr;
+  }
+  const int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *why = std::strerror(errno);
+    return nullptr;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
+    *why = std::strerror(errno);
+    close(fd);
+    return nullptr;
+  }
+  auto* conn = new Connection;
+  conn->id = next_link_id_++;
+  conn->fd = fd;
+  conn->peer = ToSocketAddress(ss, &unix_path_);
+  conn->thread = 0;
+  conn->framed = true;
+  ConnectionExtras& x = conn->mutable_extras();
+  x.link = std::make_unique<LinkState>();
+  x.link->connecting = true;
+  x.tls = std::move(tls);
+  ++conn_count_[0];
+  // Even a connect that completed at once is reported from the poll, so
+  // the sink hears of the link only after this call returns.
+  threads_[0]->AdoptConnecting(conn);
+  return conn;
+}
+
+void IoSystem::AcceptLink(int fd) {
+  sockaddr_storage peer_ss{};
+  socklen_t len = sizeof(peer_ss);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
+  const SocketAddress peer = ToSocketAddress(peer_ss, &unix_path_);
+  absl::StatusOr<TlsSessionPtr> session =
+      link_sink_ != nullptr ? link_sink_->AcceptSession(peer) : absl::UnavailableError("no link sink");
+  if (!session.ok()) {
+    close(fd);
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  auto* conn = new Connection;
+  conn->id = next_link_id_++;
+  conn->fd = fd;
+  conn->peer = peer;
+  conn->thread = 0;
+  conn->framed = true;
+  ConnectionExtras& x = conn->mutable_extras();
+  x.link = std::make_unique<LinkState>();
+  x.link->inbound = true;
+  x.tls = std::move(*session);
+  ++conn_count_[0];
+  threads_[0]->Adopt(conn);
+  if (conn->tls() == nullptr) threads_[0]->LinkUp(conn);  // TLS: once its handshake is done
+}
+
 void IoSystem::Accept(int fd, int listener) {
+  if (std::find(link_listen_fds_.begin(), link_listen_fds_.end(), listener) != link_listen_fds_.end()) {
+    AcceptLink(fd);
+    return;
+  }
   const bool tls = std::find(tls_listen_fds_.begin(), tls_listen_fds_.end(), listener) != tls_listen_fds_.end();
   sockaddr_storage peer_ss{};
   socklen_t len = sizeof(peer_ss);
@@ -593,10 +699,21 @@ void IoSystem::HandleClosed(Connection* conn) {
     --moving_;
     std::erase(to_main_thread_, conn);
   }
-  sink_->OnClose(conn);
+  TellClosed(conn);
   conn->main_dead = true;
   if (conn->extras() != nullptr) conn->extras()->main_out.Clear();
   graveyard_.push_back(conn);
+}
+
+void IoSystem::TellClosed(Connection* conn) {
+  if (!conn->framed) {
+    sink_->OnClose(conn);
+    return;
+  }
+  // A link its sink closed itself is not reported back (io/link_sink.h).
+  LinkState& link = *conn->link();
+  if (link.why.empty()) link.why = "connection closed";
+  if (link_sink_ != nullptr && !conn->main_closed) link_sink_->OnLinkClosed(conn, link);
 }
 
 void IoSystem::ReapGraveyard() {

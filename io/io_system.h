@@ -43,6 +43,7 @@
 #include "io/connection.h"
 #include "io/net_stats.h"
 #include "io/io_backend.h"
+#include "io/link_sink.h"
 #include "io/mailbox.h"
 #include "io/main_loop_hooks.h"
 #include "io/thread_check.h"
@@ -120,6 +121,22 @@ class IoSystem final : private MainLoopHooks {
   Connection* AdoptSocket(int fd, TlsSessionPtr tls = nullptr);
   // Async-signal-safe: wakes the main thread for one more loop turn.
   void WakeMain();
+
+  // ---- framed links (io/link_sink.h): the cluster bus's sockets ----------------
+  // Main thread. Links live on I/O thread 0 (the main thread's loop), are
+  // written with PrepareWrite and closed with CloseNow like any connection,
+  // and are not clients: the CommandSink never hears of them.
+  // Where links' events go; set before ListenLinks / ConnectLink, and to
+  // null before the sink goes (its links then only close).
+  void SetLinkSink(LinkSink* sink);
+  // Listens for links on `port` at each address of `bind` (the syntax of
+  // IoOptions::bind). REQUIRES: after Start(), no link listener yet.
+  absl::Status ListenLinks(const std::vector<std::string>& bind, int port);
+  // Starts connecting a link to ip:port (an IPv4 or IPv6 address), over TLS
+  // with `tls` (a client session: TlsSession::Connect) or plain when null.
+  // OnLinkUp or OnLinkClosed follows, never from inside this call. Null,
+  // with *why, when no connect could even start (a bad address, no socket).
+  Connection* ConnectLink(const std::string& ip, int port, TlsSessionPtr tls, std::string* why);
 
   // ---- main thread ------------------------------------------------------------
   // As PrepareWrite, for bytes the client did not ask for in this turn (a
@@ -231,10 +248,13 @@ class IoSystem final : private MainLoopHooks {
 
   OutBuffer& PrepareLocalWrite(Connection* conn);
   void Accept(int fd, int listener);
+  void AcceptLink(int fd);
   void DrainInbox();
   // Posts replies of other threads' connections (`keep` stays pending).
   void PostRemoteReplies(Connection* keep = nullptr);
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
+  // The sink's close of conn: OnClose for a client, OnLinkClosed for a link.
+  void TellClosed(Connection* conn);
   // ---- io-threads at runtime ----
   // Starts a step towards target_ (grow, or shrink) unless one is under way.
   void ApplyThreads();
@@ -263,6 +283,11 @@ class IoSystem final : private MainLoopHooks {
   std::vector<std::unique_ptr<IoThread>> threads_;
   std::vector<int> listen_fds_;
   std::vector<int> tls_listen_fds_;  // accepted connections get a TlsSession
+  std::vector<int> link_listen_fds_;  // accepted connections are framed links (ListenLinks)
+  LinkSink* link_sink_ = nullptr;
+  // Links take ids of their own, far above any client's: CLIENT ID's
+  // sequence has no gaps for them.
+  uint64_t next_link_id_ = uint64_t{1} << 62;
   int tls_port_ = 0;
   TlsContext tls_;
   std::vector<std::string> listen_names_;

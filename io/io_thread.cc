@@ -60,7 +60,7 @@ void IoThread::ArmAccept(int fd) {
 
 void IoThread::ArmAcceptAt(uint32_t index) { backend_->ArmAccept(listeners_[index], Tag(Op::kAccept, 0, index)); }
 
-void IoThread::Adopt(Connection* conn) {
+void IoThread::TakeSlot(Connection* conn) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -72,6 +72,57 @@ void IoThread::Adopt(Connection* conn) {
   conn->slot = slot;
   conn->gen = next_gen_++ & 0xFFFFFF;
   conn->detaching = false;
+}
+
+void IoThread::AdoptConnecting(Connection* conn) {
+  TakeSlot(conn);
+  backend_->PollOut(conn->fd, Tag(Op::kConnect, conn->gen, conn->slot));
+  ++conn->inflight;
+}
+
+void IoThread::OnConnected(Connection* conn, int res) {
+  --conn->inflight;
+  if (conn->closing) {
+    if (conn->inflight == 0) FinishClose(conn);
+    return;
+  }
+  LinkState& link = *conn->link();
+  int err = res < 0 ? -res : 0;
+  if (err == 0) {
+    socklen_t len = sizeof(err);
+    if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  }
+  if (err != 0) {
+    link.why = std::strerror(err);
+    StartClose(conn);
+    return;
+  }
+  link.connecting = false;
+  ArmRecv(conn);
+  if (TlsSession* tls = conn->tls(); tls != nullptr) {
+    // The client speaks first: its hello goes now, the link is up once the
+    // handshake ends (ReceiveTls).
+    if (!tls->Handshake()) {
+      link.why = tls->error();
+      StartClose(conn);
+      return;
+    }
+    if (!tls->wire().empty()) MarkPending(conn);
+    return;
+  }
+  LinkUp(conn);
+}
+
+void IoThread::LinkUp(Connection* conn) {
+  LinkState& link = *conn->link();
+  if (link.up) return;
+  link.up = true;
+  if (link_sink_ != nullptr) link_sink_->OnLinkUp(conn);
+  if (!conn->closing && Unsent(conn)) MarkPending(conn);
+}
+
+void IoThread::Adopt(Connection* conn) {
+  TakeSlot(conn);
   if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
   // A replica's TLS link adopted after its handshake (or a TLS connection
@@ -87,6 +138,7 @@ void IoThread::Adopt(Connection* conn) {
 }
 
 bool IoThread::Movable(const Connection* conn, bool all) const {
+  if (conn->framed) return false;  // a framed link lives on thread 0
   if (conn->closing || conn->detaching || conn == busy_ || conn == held_conn_) return false;
   if (all) return true;
   // What stays: a replica sent by offset from the main thread's backlog, a
@@ -204,6 +256,10 @@ void IoThread::StartClose(Connection* conn) {
     return;
   }
   conn->closing = true;
+  if (conn->framed && conn->link()->connecting) {
+    // shutdown() does not end a connect under way: its poll is cancelled.
+    backend_->CancelRecv(conn->fd, Tag(Op::kConnect, conn->gen, conn->slot), Tag(Op::kCancel, 0, 0));
+  }
   // Wakes the armed receive (it completes with 0) and fails any send in
   // flight; where the backend holds them itself (epoll) they end at once.
   shutdown(conn->fd, SHUT_RDWR);
@@ -284,6 +340,9 @@ void IoThread::HandleCompletion(const Completion& c) {
       break;
     case Op::kCancel:  // the receive it cancelled completes on its own
       break;
+    case Op::kConnect:
+      if (Connection* conn = Lookup(slot, gen)) OnConnected(conn, cqe->res);
+      break;
   }
 }
 
@@ -329,6 +388,9 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
   }
   if (conn->detaching && (res == -ECANCELED || res == -ENOBUFS)) return;  // released: not re-armed here
   if (res == 0 || (res < 0 && res != -ENOBUFS)) {
+    if (conn->framed && conn->link()->why.empty()) {
+      conn->link()->why = res == 0 ? "connection closed by the peer" : std::strerror(-res);
+    }
     StartClose(conn);  // EOF or a socket error
     return;
   }
@@ -341,6 +403,10 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
 }
 
 void IoThread::Process(Connection* conn, std::string_view data) {
+  if (conn->framed) [[unlikely]] {
+    ProcessFrames(conn, data);
+    return;
+  }
   bool stop = false;
   if (!conn->pending) {
     // The common case: input starts at a command boundary and is parsed in
@@ -378,6 +444,41 @@ void IoThread::Process(Connection* conn, std::string_view data) {
     ConnectionExtras& x = *conn->extras();
     x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
     x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
+  }
+}
+
+void IoThread::ProcessFrames(Connection* conn, std::string_view data) {
+  if (link_sink_ == nullptr) return;
+  std::string_view in = data;
+  if (conn->pending != nullptr) {
+    conn->pending->qbuf.append(data);
+    in = conn->pending->qbuf;
+  }
+  const size_t header = link_sink_->FrameHeaderSize();
+  size_t off = 0;
+  while (in.size() - off >= header && !conn->closing && !conn->main_closed) {
+    absl::StatusOr<size_t> len = link_sink_->FrameLength(in.substr(off, header));
+    if (len.ok() && *len < header) len = absl::InvalidArgumentError("frame shorter than its header");
+    if (!len.ok()) {
+      conn->link()->why = std::string(len.status().message());
+      conn->input_done = true;
+      StartClose(conn);
+      return;
+    }
+    if (in.size() - off < *len) break;
+    link_sink_->OnLinkFrame(conn, in.substr(off, *len));
+    off += *len;
+  }
+  if (conn->closing || conn->main_closed) return;
+  if (conn->pending != nullptr) {
+    if (off == in.size()) {
+      conn->pending.reset();
+    } else if (off > 0) {
+      conn->pending->qbuf.erase(0, off);
+    }
+  } else if (off < in.size()) {
+    conn->pending = std::make_unique<PendingInput>();
+    conn->pending->qbuf.assign(in.substr(off));
   }
 }
 
@@ -525,7 +626,9 @@ void IoThread::Flush(Connection* keep) {
     }
     conn->send_pending = false;
     // A released connection sends nothing more here: its new thread does.
+    // A link still connecting sends once connected (OnConnected).
     if (conn->closing || conn->send_inflight || conn->detaching) continue;
+    if (conn->framed && conn->link()->connecting) [[unlikely]] continue;
     OutBuffer& out = conn->tls() != nullptr ? EncryptForSend(conn) : conn->out;
     if (out.empty()) {
       if (conn->close_after_flush) {
@@ -751,6 +854,8 @@ void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
   if (buf == nullptr) buf = std::make_unique<char[]>(kTlsReadSize);
   while (!conn->closing && !conn->input_done && !(runs_main_loop() && conn->main_closed)) {
     const long n = tls.Read(buf.get(), kTlsReadSize);
+    // A framed link is up once its handshake is done, before its first frame.
+    if (conn->framed && tls.handshake_done() && !conn->link()->up) LinkUp(conn);
     if (n > 0) {
       net_stats_.AddRead(static_cast<uint64_t>(n),
                          conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
@@ -760,7 +865,9 @@ void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
     if (n == TlsSession::kFailed) {
       // Redis's words; a handshake failure is what an operator looks for
       // (wrong CA, plain text on the TLS port, no client certificate).
-      if (!tls.handshake_done()) {
+      if (conn->framed) {
+        conn->link()->why = tls.error();  // the link sink says it
+      } else if (!tls.handshake_done()) {
         Log(3, absl::StrCat("Error accepting a client connection: ", tls.error(), " (conn: fd=", conn->fd,
                             " addr=", conn->peer.ToString(), ")"));
       } else {
@@ -772,6 +879,7 @@ void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
       return;
     }
     if (n == TlsSession::kClosed) {
+      if (conn->framed) conn->link()->why = "connection closed by the peer";
       StartClose(conn);  // close_notify: as the end of the stream
       return;
     }

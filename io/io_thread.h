@@ -40,6 +40,7 @@
 #include "io/connection.h"
 #include "io/mailbox.h"
 #include "io/net_stats.h"
+#include "io/link_sink.h"
 #include "io/main_loop_hooks.h"
 #include "io/messages.h"
 #include "io/slot_table.h"
@@ -129,6 +130,18 @@ class IoThread {
   // Queues a one-shot poll for fd becoming readable; the completion calls
   // the sink's OnReadable.
   void SubmitPollIn(int fd, uint32_t token);
+  // ---- framed links (io/link_sink.h); thread 0 only ----
+  // Where framed links' frames and ups go (null: their input is dropped).
+  void SetLinkSink(LinkSink* sink) { link_sink_ = sink; }
+  LinkSink* link_sink() const { return link_sink_; }
+  // Takes `conn`, a framed link whose socket's non-blocking connect is
+  // under way (conn->link()->connecting): its receive is armed, and what
+  // was written to it sent, once the connect completes (then the TLS
+  // handshake, when it has a client session); OnLinkUp follows, or the close.
+  void AdoptConnecting(Connection* conn);
+  // A framed link is up: connected, or accepted, and its handshake done.
+  // OnLinkUp (once), then what was written to it is sent.
+  void LinkUp(Connection* conn);
   // Closes every connection still registered and hands each to `release`.
   // REQUIRES: the loop has stopped (thread 0: Loop returned; others: joined).
   template <typename Fn>
@@ -199,7 +212,7 @@ class IoThread {
     }
   }
   void OnReplicaSend(Connection* conn, int res);
-  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn, kCancel };
+  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn, kCancel, kConnect };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }
@@ -233,6 +246,13 @@ class IoThread {
     }
   }
   void Process(Connection* conn, std::string_view data);
+  // A framed link's input: whole frames to the LinkSink, the rest kept in
+  // conn->pending's buffer; a bad header closes the link.
+  void ProcessFrames(Connection* conn, std::string_view data);
+  // A framed link's connect completed (`res`: the poll's mask or -errno).
+  void OnConnected(Connection* conn, int res);
+  // Gives `conn` a slot (a fresh generation) in this thread's table.
+  void TakeSlot(Connection* conn);
   // TLS: feeds ciphertext to the session (the handshake, non-blocking, runs
   // here) and parses the plaintext it yields; a failed handshake closes the
   // connection after the alert.
@@ -268,6 +288,7 @@ class IoThread {
   Mailbox<ToMain>& main_inbox_;
   MainLoopHooks* main_ = nullptr;  // thread 0 only
   CommandSink* sink_ = nullptr;    // thread 0 only
+  LinkSink* link_sink_ = nullptr;  // thread 0 only: framed links (SetLinkSink)
   const BackendKind backend_kind_;
   std::unique_ptr<IoBackend> backend_;
   std::thread thread_;

@@ -206,6 +206,12 @@ void UringBackend::PollIn(int fd, uint64_t tag) {
   io_uring_sqe_set_data64(sqe, tag);
 }
 
+void UringBackend::PollOut(int fd, uint64_t tag) {
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_poll_add(sqe, fd, POLLOUT);
+  io_uring_sqe_set_data64(sqe, tag);
+}
+
 void UringBackend::Fsync(int fd, uint64_t tag) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);

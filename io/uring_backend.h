@@ -26,6 +26,7 @@ class UringBackend final : public IoBackend {
   void ArmWake(uint64_t tag) override;
   void Fsync(int fd, uint64_t tag) override;
   void PollIn(int fd, uint64_t tag) override;
+  void PollOut(int fd, uint64_t tag) override;
   void Forget(int) override {}
   void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) override;
   char* Buffer(uint16_t bid) override { return buffers_ + static_cast<size_t>(bid) * buf_size_; }

@@ -340,7 +340,7 @@ absl::Status Server::Start() {
   // Serving starts before the load, as in Redis: clients connecting during
   // a long load are answered (-LOADING, INFO, ...) instead of left queued.
   if (absl::Status s = io_->Start(opts); !s.ok()) return s;
-  if (cluster_) {  // the cluster bus: its own listener and thread (server/cluster/bus_net.h)
+  if (cluster_) {  // the cluster bus: its listener and links on the I/O layer (server/cluster/bus_net.h)
     std::vector<std::string> bind;
     for (std::string_view b : Split(config_->Str("bind"), ' ', true)) bind.emplace_back(b);
     if (absl::Status s = cluster_->StartBus(bind, MakeClusterHooks()); !s.ok()) {
@@ -619,7 +619,7 @@ void Server::Cron(int64_t now_ms) {
 
 void Server::OnNotify() {
   RINGKV_DCHECK_MAIN_THREAD();
-  if (cluster_) cluster_->OnBusEvents();  // the cluster bus's thread has news
+  if (cluster_) cluster_->OnBusEvents();  // the cluster bus has news (BusNet's events)
   replica_side_.PollSync();              // the sync worker's
 }
 

@@ -16,6 +16,7 @@ namespace ringkv::server {
 
 ClusterHooks Server::MakeClusterHooks() {
   ClusterHooks h;
+  h.io = io_.get();
   h.notify = [this] { io_->Notify(); };
   h.repl_offset = [this] { return static_cast<int64_t>(announced_repl_offset()); };
   h.set_master = [this](const std::string& host, int port) {

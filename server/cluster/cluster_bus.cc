@@ -59,7 +59,7 @@ std::string NormalizeIp(const std::string& ip) {
 const char* BusMessageTypeName(MsgType t) { return TypeName(t); }
 
 ClusterBus::ClusterBus(ClusterMode& mode, Config& config, ClusterHooks hooks)
-    : mode_(mode), config_(config), hooks_(std::move(hooks)), net_(std::make_unique<BusNet>(hooks_.notify)) {}
+    : mode_(mode), config_(config), hooks_(std::move(hooks)), net_(std::make_unique<BusNet>(*hooks_.io, hooks_.notify)) {}
 
 void ClusterBus::SetMaster(Node& master) {
   cluster::ClusterState& st = mode_.state();
@@ -160,7 +160,8 @@ std::vector<BusLinkInfo> ClusterBus::Links() const {
       auto it = links_.find(id);
       if (it == links_.end()) continue;
       const Link& l = it->second;
-      out.push_back({l.inbound, n->name, l.ctime_ms, l.connected, l.allocated(), l.used()});
+      const BusNet::SendBuffer b = net_->SendBufferOf(id);
+      out.push_back({l.inbound, n->name, l.ctime_ms, l.connected, b.allocated, b.used});
     }
   }
   return out;
@@ -177,7 +178,7 @@ void ClusterBus::FreeLinksOverBufferLimit(Node& n) {
   for (uint64_t id : {n.link, n.inbound_link}) {
     auto it = id == 0 ? links_.end() : links_.find(id);
     if (it == links_.end()) continue;
-    const uint64_t mem = it->second.allocated();
+    const uint64_t mem = net_->SendBufferOf(id).allocated;
     if (mem <= static_cast<uint64_t>(limit)) continue;
     Log(kWarning, StrCat("Freeing cluster link(", it->second.inbound ? "from" : "to", " node ", n.name,
                          ", used memory: ", mem, ") due to exceeding send buffer memory limit."));
@@ -234,9 +235,7 @@ BusMessage ClusterBus::Header(MsgType type) {
 void ClusterBus::SendTo(uint64_t link, const BusMessage& m) {
   auto it = links_.find(link);
   if (it == links_.end()) return;
-  std::string bytes = cluster::Encode(m);
-  it->second.queued += bytes.size();
-  net_->Send(link, std::move(bytes));
+  net_->Send(link, cluster::Encode(m));
   if (static_cast<uint16_t>(m.type) < cluster::kMsgTypeCount) ++sent_[static_cast<uint16_t>(m.type)];
 }
 
@@ -300,11 +299,9 @@ void ClusterBus::SendUpdate(uint64_t link, const Node& about) {
 // ---- cron ----
 
 void ClusterBus::Connect(Node& n, int64_t now_ms) {
-  auto meter = std::make_shared<BusSendMeter>();
-  const uint64_t id = net_->Connect(n.ip, n.cport, meter);
+  const uint64_t id = net_->Connect(n.ip, n.cport);
   Link& l = links_[id];
   l.id = id;
-  l.meter = std::move(meter);
   l.inbound = false;
   l.node = n.name;
   l.ctime_ms = now_ms;

@@ -1,6 +1,7 @@
 // ClusterBus: the cluster bus's protocol, on the main thread -- Redis 7.0's
 // clusterProcessPacket, clusterCron and clusterSendPing over the sockets of
-// BusNet (bus_net.h, its own thread). MEET and the handshake, PING / PONG
+// BusNet (bus_net.h: framed links of the I/O layer, on the main thread's
+// loop). MEET and the handshake, PING / PONG
 // with gossip sections, node discovery, slots and epochs learnt from
 // headers (UPDATE sent and applied), PFAIL after cluster-node-timeout,
 // failure reports, FAIL by a majority of masters and its broadcast.
@@ -51,8 +52,8 @@ struct BusLinkInfo {
   std::string node;
   int64_t ctime_ms = 0;
   bool connected = false;
-  // Redis's sdsalloc / sdslen of the link's sndbuf: the bus thread's buffer
-  // (at least what is used) and the bytes not written to the socket yet.
+  // Redis's sdsalloc / sdslen of the link's sndbuf: the link's send buffer
+  // and the bytes not written to the socket yet (BusNet::SendBufferOf).
   uint64_t buffer_allocated = 0;
   uint64_t buffer_used = 0;
 };
@@ -74,7 +75,7 @@ class ClusterBus {
   void OnEvents();
   // From the server's cron; runs Redis's clusterCron every 100 ms.
   void Cron(int64_t now_ms);
-  // Gives the bus thread the TLS contexts new links use: the server's with
+  // Gives BusNet the TLS contexts new links use: the server's with
   // tls-cluster, none without. Run at start and from the cron, so a CONFIG
   // SET of tls-cluster or a rotated certificate reaches new links within
   // 100 ms (links already up keep theirs, as Redis's).
@@ -135,12 +136,6 @@ class ClusterBus {
     std::string peer_ip;   // inbound: the peer's address
     std::string local_ip;  // our address on this link
     int64_t ctime_ms = 0;
-    uint64_t queued = 0;                  // bytes given to BusNet::Send, in all
-    std::shared_ptr<BusSendMeter> meter;  // what the bus thread wrote of them
-    uint64_t used() const { return meter ? queued - meter->written.load(std::memory_order_relaxed) : 0; }
-    uint64_t allocated() const {
-      return meter ? std::max(used(), meter->capacity.load(std::memory_order_relaxed)) : 0;
-    }
   };
 
   int64_t NodeTimeout() const;
@@ -200,7 +195,7 @@ class ClusterBus {
   Config& config_;
   ClusterHooks hooks_;
   std::unique_ptr<BusNet> net_;
-  bool tls_enabled_ = false;                // what the bus thread was last given
+  bool tls_enabled_ = false;                // what BusNet was last given
   io::SslCtxPtr tls_server_, tls_client_;
   absl::flat_hash_map<uint64_t, Link> links_;
   absl::flat_hash_map<std::string, int64_t> blacklist_;  // name -> expiry (ms)

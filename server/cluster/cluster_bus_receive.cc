@@ -1,4 +1,4 @@
-// ClusterBus, receiving: what the bus thread's events and frames do to the
+// ClusterBus, receiving: what BusNet's events and frames do to the
 // cluster state -- accepted and lost links, a peer's PING / PONG / MEET and
 // its gossip, FAIL, UPDATE, PUBLISH, failover auth and MFSTART. The links,
 // sending and the cron are in cluster_bus.cc.
@@ -34,7 +34,6 @@ void ClusterBus::OnEvents() {
         l.connected = true;
         l.peer_ip = std::move(e.data);
         l.local_ip = std::move(e.aux);
-        l.meter = std::move(e.meter);
         l.ctime_ms = now;
         Log(kVerbose, StrCat("Accepting cluster node connection from ", l.peer_ip));
         break;

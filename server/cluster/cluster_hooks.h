@@ -11,11 +11,14 @@
 #include <string_view>
 #include <utility>
 
+#include "io/io_system.h"
 #include "io/tls_context.h"
 
 namespace ringkv::server {
 
 struct ClusterHooks {
+  // The I/O system the bus's links run on (io/link_sink.h); outlives the bus.
+  io::IoSystem* io = nullptr;
   // Wakes the main thread (IoSystem::Notify): it then runs OnBusEvents.
   std::function<void()> notify;
   // The offset PING headers carry: master_repl_offset on a master, the

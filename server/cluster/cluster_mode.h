@@ -92,9 +92,9 @@ class ClusterMode {
   void UpdateState();
 
   // ---- the bus (cluster_bus.h) ----
-  // Listens on the bus port on `addresses` (the bind list) and starts the
-  // bus thread; `hooks` are what the bus asks of the server (its notify
-  // wakes the main thread, which then calls OnBusEvents).
+  // Listens on the bus port on `addresses` (the bind list), on the I/O
+  // system's thread 0 (hooks.io); `hooks` are what the bus asks of the
+  // server (its notify wakes the main thread, which then calls OnBusEvents).
   absl::Status StartBus(const std::vector<std::string>& addresses, ClusterHooks hooks);
   ClusterBus* bus() { return bus_.get(); }
   void OnBusEvents();

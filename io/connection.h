@@ -115,6 +115,7 @@ struct Connection {
   bool main_dead : 1 = false;     // OnClose delivered; deleted at end of turn
   bool main_moving : 1 = false;   // being handed to another thread: replies stay in main_out
   bool main_close_now : 1 = false;  // CloseNow while moving: closed, unsent dropped, once handed over
+  bool : 0;  // ends the main thread's memory location: the bits below are written by an I/O thread
   // I/O thread (a byte of its own): the owning thread was asked to give the
   // connection up (IoThread::Release): its receive is cancelled, no new send
   // starts, and once nothing is in flight it is detached and reported.

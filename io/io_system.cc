@@ -439,6 +439,7 @@ void IoSystem::Notify() { inbox_->Post(ToMain{ToMain::Kind::kNotify, nullptr, nu
 
 void IoSystem::SetLinkSink(LinkSink* sink) {
   RINGKV_DCHECK_MAIN_THREAD();
+  if (sink == nullptr && !threads_.empty()) threads_[0]->CloseLinks();
   link_sink_ = sink;
   if (!threads_.empty()) threads_[0]->SetLinkSink(sink);
 }
@@ -494,7 +495,6 @@ Connection* IoSystem::ConnectLink(const std::string& ip, int port, TlsSessionPtr
   x.link = std::make_unique<LinkState>();
   x.link->connecting = true;
   x.tls = std::move(tls);
-  ++conn_count_[0];
   // Even a connect that completed at once is reported from the poll, so
   // the sink hears of the link only after this call returns.
   threads_[0]->AdoptConnecting(conn);
@@ -525,7 +525,6 @@ void IoSystem::AcceptLink(int fd) {
   x.link = std::make_unique<LinkState>();
   x.link->inbound = true;
   x.tls = std::move(*session);
-  ++conn_count_[0];
   threads_[0]->Adopt(conn);
   if (conn->tls() == nullptr) threads_[0]->LinkUp(conn);  // TLS: once its handshake is done
 }
@@ -693,7 +692,7 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
 }
 
 void IoSystem::HandleClosed(Connection* conn) {
-  --conn_count_[conn->thread];
+  if (!conn->framed) --conn_count_[conn->thread];  // links are not in the threads' shares
   if (conn->main_moving) {
     conn->main_moving = false;
     --moving_;

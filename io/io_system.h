@@ -127,7 +127,8 @@ class IoSystem final : private MainLoopHooks {
   // written with PrepareWrite and closed with CloseNow like any connection,
   // and are not clients: the CommandSink never hears of them.
   // Where links' events go; set before ListenLinks / ConnectLink, and to
-  // null before the sink goes (its links then only close).
+  // null before the sink goes: every link is then closed, as by CloseNow
+  // (the sink hears nothing more), those still in their handshake too.
   void SetLinkSink(LinkSink* sink);
   // Listens for links on `port` at each address of `bind` (the syntax of
   // IoOptions::bind). REQUIRES: after Start(), no link listener yet.

@@ -92,12 +92,12 @@ void IoThread::OnConnected(Connection* conn, int res) {
     socklen_t len = sizeof(err);
     if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   }
+  link.connecting = false;  // the poll is done: nothing to cancel at the close
   if (err != 0) {
     link.why = std::strerror(err);
     StartClose(conn);
     return;
   }
-  link.connecting = false;
   ArmRecv(conn);
   if (TlsSession* tls = conn->tls(); tls != nullptr) {
     // The client speaks first: its hello goes now, the link is up once the
@@ -119,6 +119,15 @@ void IoThread::LinkUp(Connection* conn) {
   link.up = true;
   if (link_sink_ != nullptr) link_sink_->OnLinkUp(conn);
   if (!conn->closing && Unsent(conn)) MarkPending(conn);
+}
+
+void IoThread::CloseLinks() {
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    Connection* conn = slots_[slot];
+    if (conn == nullptr || !conn->framed || conn->main_closed) continue;
+    conn->main_closed = true;
+    StartClose(conn);
+  }
 }
 
 void IoThread::Adopt(Connection* conn) {
@@ -353,7 +362,9 @@ void IoThread::SubmitFsync(int fd, uint32_t token) { backend_->Fsync(fd, Tag(Op:
 void IoThread::OnRecv(Connection* conn, const Completion& c) {
   const Completion* cqe = &c;
   const int res = cqe->res;
-  if (res >= 0 && conn->tls() == nullptr) {  // TLS: the plaintext is counted, as Redis counts it
+  // TLS: the plaintext is counted, as Redis counts it; a framed link (the
+  // cluster bus) not at all, as Redis's bus is not in total_net_*.
+  if (res >= 0 && conn->tls() == nullptr && !conn->framed) {
     net_stats_.AddRead(static_cast<uint64_t>(res),
                        conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
   }
@@ -378,7 +389,12 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
   if (cqe->flags & kCompletionBuffer) {
     const uint16_t bid = static_cast<uint16_t>(cqe->flags >> kCompletionBufferShift);
     if (res > 0 && !conn->closing && !conn->input_done) {
+      // Held in flight while its input is handled: a close from inside
+      // (a protocol or frame error, the query buffer limit) is finished
+      // below, once, even when this completion ended the receive.
+      ++conn->inflight;
       Receive(conn, std::string_view(backend_->Buffer(bid), static_cast<size_t>(res)));
+      --conn->inflight;
     }
     backend_->RecycleBuffer(bid);
   }
@@ -574,7 +590,7 @@ void IoThread::OnSend(Connection* conn, int res) {
     StartClose(conn);
     return;
   }
-  if (conn->tls() == nullptr) {  // TLS: counted as plaintext when encrypted
+  if (conn->tls() == nullptr && !conn->framed) {  // TLS: counted as plaintext when encrypted
     net_stats_.AddWrite(static_cast<uint64_t>(res),
                         conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
   }
@@ -835,7 +851,9 @@ bool IoThread::Unsent(Connection* conn) {
 OutBuffer& IoThread::EncryptForSend(Connection* conn) {
   TlsSession& tls = *conn->tls();
   if (!tls.handshake_done() || tls.failed() || conn->out.empty()) return tls.wire();
-  net_stats_.AddWrite(conn->out.size(), conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
+  if (!conn->framed) {
+    net_stats_.AddWrite(conn->out.size(), conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
+  }
   if (!tls.Encrypt(conn->out)) {
     Log(1, absl::StrCat("Error writing to client: ", tls.error()));
     conn->out.Clear();
@@ -857,7 +875,7 @@ void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
     // A framed link is up once its handshake is done, before its first frame.
     if (conn->framed && tls.handshake_done() && !conn->link()->up) LinkUp(conn);
     if (n > 0) {
-      net_stats_.AddRead(static_cast<uint64_t>(n),
+      if (!conn->framed) net_stats_.AddRead(static_cast<uint64_t>(n),
                          conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
       Process(conn, std::string_view(buf.get(), static_cast<size_t>(n)));
       continue;

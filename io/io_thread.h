@@ -139,6 +139,9 @@ class IoThread {
   // was written to it sent, once the connect completes (then the TLS
   // handshake, when it has a client session); OnLinkUp follows, or the close.
   void AdoptConnecting(Connection* conn);
+  // Closes every framed link as IoSystem::CloseNow does (main_closed: no
+  // OnLinkClosed follows).
+  void CloseLinks();
   // A framed link is up: connected, or accepted, and its handshake done.
   // OnLinkUp (once), then what was written to it is sent.
   void LinkUp(Connection* conn);

@@ -8,7 +8,9 @@ kind=${1:-release}
 jobs=${JOBS:-2}
 case $kind in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON) ;;
+  # HARNESSES_FROM=<release build folder>: run that build's e2e harnesses
+  # instead of compiling them again (tests/CMakeLists.txt; scripts/test.sh).
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON "-DRINGKV_HARNESSES_FROM=${HARNESSES_FROM:-}") ;;
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
 # ccache, when installed, shares objects between checkouts (worktrees) of

@@ -19,8 +19,7 @@ BusNet::BusNet(io::IoSystem& io, std::function<void()> notify) : io_(io), notify
 }
 
 BusNet::~BusNet() {
-  io_.SetLinkSink(nullptr);
-  for (auto& [id, conn] : links_) io_.CloseNow(conn);
+  io_.SetLinkSink(nullptr);  // closes every link, those not up yet included
 }
 
 absl::Status BusNet::Start(const std::vector<std::string>& addresses, int port) {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/server_path.h"
 #include "tests/free_port.h"
 
 namespace ringkv::testing {
@@ -153,7 +154,7 @@ class TestServer {
   // answer at all (-LOADING included: a test of the loading phase).
   enum class WaitFor { kReady, kAnswer };
 
-  // `binary` defaults to the ringkv-server built next to the tests.
+  // `binary` defaults to the ringkv-server under test (server_path.h).
   explicit TestServer(std::vector<std::string> args = {}, std::string binary = RINGKV_SERVER_PATH,
                       std::string config_file = "", WaitFor wait_for = WaitFor::kReady)
       : port_(FreePort()) {

@@ -416,17 +416,21 @@ OutBuffer& IoSystem::PrepareFanoutWrite(Connection* conn) {
   return conn->out;
 }
 
+SocketAddress IoSystem::PeerAddress(int fd) const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  return ToSocketAddress(ss, &unix_path_);
+}
+
 Connection* IoSystem::AdoptSocket(int fd, TlsSessionPtr tls) {
   RINGKV_DCHECK_MAIN_THREAD();
-  sockaddr_storage peer_ss{};
-  socklen_t len = sizeof(peer_ss);
-  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   auto* conn = new Connection;
   conn->id = next_client_id_++;
   conn->fd = fd;
-  conn->peer = ToSocketAddress(peer_ss, &unix_path_);
+  conn->peer = PeerAddress(fd);
   conn->thread = 0;
   if (tls != nullptr) conn->mutable_extras().tls = std::move(tls);
   ++conn_count_[0];
@@ -477,41 +481,20 @@ Connection* IoSystem::ConnectLink(const std::string& ip, int port, TlsSessionPtr
     *why = std::strerror(errno);
     return nullptr;
   }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
   if (connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
     *why = std::strerror(errno);
     close(fd);
     return nullptr;
   }
-  auto* conn = new Connection;
-  conn->id = next_link_id_++;
-  conn->fd = fd;
-  conn->peer = ToSocketAddress(ss, &unix_path_);
-  conn->thread = 0;
-  conn->framed = true;
-  ConnectionExtras& x = conn->mutable_extras();
-  x.link = std::make_unique<LinkState>();
-  x.link->connecting = true;
-  x.tls = std::move(tls);
+  Connection* conn = NewLink(fd, ToSocketAddress(ss, &unix_path_), /*inbound=*/false, std::move(tls));
+  conn->link()->connecting = true;
   // Even a connect that completed at once is reported from the poll, so
   // the sink hears of the link only after this call returns.
   threads_[0]->AdoptConnecting(conn);
   return conn;
 }
 
-void IoSystem::AcceptLink(int fd) {
-  sockaddr_storage peer_ss{};
-  socklen_t len = sizeof(peer_ss);
-  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
-  const SocketAddress peer = ToSocketAddress(peer_ss, &unix_path_);
-  absl::StatusOr<TlsSessionPtr> session =
-      link_sink_ != nullptr ? link_sink_->AcceptSession(peer) : absl::UnavailableError("no link sink");
-  if (!session.ok()) {
-    close(fd);
-    return;
-  }
+Connection* IoSystem::NewLink(int fd, const SocketAddress& peer, bool inbound, TlsSessionPtr tls) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
@@ -523,8 +506,20 @@ void IoSystem::AcceptLink(int fd) {
   conn->framed = true;
   ConnectionExtras& x = conn->mutable_extras();
   x.link = std::make_unique<LinkState>();
-  x.link->inbound = true;
-  x.tls = std::move(*session);
+  x.link->inbound = inbound;
+  x.tls = std::move(tls);
+  return conn;
+}
+
+void IoSystem::AcceptLink(int fd) {
+  const SocketAddress peer = PeerAddress(fd);
+  absl::StatusOr<TlsSessionPtr> session =
+      link_sink_ != nullptr ? link_sink_->AcceptSession(peer) : absl::UnavailableError("no link sink");
+  if (!session.ok()) {
+    close(fd);
+    return;
+  }
+  Connection* conn = NewLink(fd, peer, /*inbound=*/true, std::move(*session));
   threads_[0]->Adopt(conn);
   if (conn->tls() == nullptr) threads_[0]->LinkUp(conn);  // TLS: once its handshake is done
 }
@@ -535,10 +530,7 @@ void IoSystem::Accept(int fd, int listener) {
     return;
   }
   const bool tls = std::find(tls_listen_fds_.begin(), tls_listen_fds_.end(), listener) != tls_listen_fds_.end();
-  sockaddr_storage peer_ss{};
-  socklen_t len = sizeof(peer_ss);
-  getpeername(fd, reinterpret_cast<sockaddr*>(&peer_ss), &len);
-  const SocketAddress peer = ToSocketAddress(peer_ss, &unix_path_);
+  const SocketAddress peer = PeerAddress(fd);
   std::string refusal = sink_->OnAccept(peer);
   TlsSessionPtr session;
   if (refusal.empty() && tls) {

@@ -250,6 +250,10 @@ class IoSystem final : private MainLoopHooks {
   OutBuffer& PrepareLocalWrite(Connection* conn);
   void Accept(int fd, int listener);
   void AcceptLink(int fd);
+  // A framed link's connection (thread 0, its LinkState), not adopted yet.
+  Connection* NewLink(int fd, const SocketAddress& peer, bool inbound, TlsSessionPtr tls);
+  // The socket's peer, as getpeername says.
+  SocketAddress PeerAddress(int fd) const;
   void DrainInbox();
   // Posts replies of other threads' connections (`keep` stays pending).
   void PostRemoteReplies(Connection* keep = nullptr);

@@ -183,11 +183,12 @@ void IoSystem::Shutdown() {
 absl::Status IoSystem::OpenListeners(const std::vector<std::string>& bind, int port, int tls_port, bool* in_use) {
   std::vector<int> fds, tls_fds;
   std::vector<std::string> names;
-  // Port 0: no listener of that kind (port 0 and tls-port 0: a Unix socket only).
-  if (port != 0) {
+  // Port 0: no listener of that kind (port 0 and tls-port 0: a Unix socket
+  // only); no bind address (bind ""): no TCP listener at all, as Redis.
+  if (port != 0 && !bind.empty()) {
     if (absl::Status s = OpenPort(bind, port, &fds, &names, in_use); !s.ok()) return s;
   }
-  if (tls_port != 0) {
+  if (tls_port != 0 && !bind.empty()) {
     if (absl::Status s = OpenPort(bind, tls_port, &tls_fds, &names, in_use); !s.ok()) {
       for (int f : fds) close(f);
       return s;

@@ -189,9 +189,11 @@ bool ParseSave(const ConfigParam&, std::span<const std::string> args, std::strin
   return true;
 }
 
+// As Redis's setConfigBindOption: up to 16 addresses; an empty value is no
+// address at all (no TCP listener: the Unix socket, if any, only).
 bool ParseBind(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string* reason) {
   std::vector<std::string> words = Words(args);
-  if (words.empty() || words.size() > 16) return Fail(reason, "Too many bind addresses specified.");
+  if (words.size() > 16) return Fail(reason, "Too many bind addresses specified.");
   *value = absl::StrJoin(words, " ");
   return true;
 }
@@ -375,6 +377,11 @@ void RewriteQuoted(const ConfigParam& p, std::string* out) { StrAppend(out, p.na
 // The words unquoted; nothing when empty (replicaof of a primary: the line goes, as with Redis).
 void RewriteWords(const ConfigParam& p, std::string* out) {
   if (!p.value.empty()) StrAppend(out, p.name, " ", p.value, "\n");
+}
+
+// Redis's rewriteConfigBindOption: the addresses, or `bind ""` for none.
+void RewriteBind(const ConfigParam& p, std::string* out) {
+  StrAppend(out, "bind ", p.value.empty() ? "\"\"" : p.value, "\n");
 }
 
 void RewriteSave(const ConfigParam& p, std::string* out) {
@@ -712,7 +719,7 @@ const ParamType kEnum{ParseEnum, RewriteQuoted, false};
 const ParamType kFileName{ParseFileName, RewriteQuoted, false};
 const ParamType kDirName{ParseDirName, RewriteQuoted, false};
 const ParamType kSave{ParseSave, RewriteSave, true};
-const ParamType kBind{ParseBind, RewriteWords, true};
+const ParamType kBind{ParseBind, RewriteBind, true};
 const ParamType kOutputBufferLimit{ParseOutputBufferLimit, RewriteOutputBufferLimit, true};
 const ParamType kMemoryOrPercent{ParseMemoryOrPercent, RewriteQuoted, false};
 const ParamType kNotifyEvents{ParseNotifyEvents, RewriteQuoted, false};

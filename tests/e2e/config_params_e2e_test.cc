@@ -178,6 +178,36 @@ TEST(ConfigParamsE2E, ProcTitleTemplateRewritesTheCommandLine) {
   EXPECT_EQ(Call(c, {"CONFIG", "GET", "port"}), "*2\r\n$4\r\nport\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n");
 }
 
+// bind "" (Redis's setConfigBindOption): no address at all, so no TCP
+// listener -- connections already open stay served -- and CONFIG REWRITE
+// writes `bind ""`; binding again listens again. (Redis's unit/networking,
+// "Default bind address configuration handling".)
+TEST(ConfigParamsE2E, AnEmptyBindListensOnNoAddress) {
+  const std::string dir = TestServer::MakeTempDir();
+  const std::string conf = dir + "/ringkv.conf";
+  std::ofstream(conf) << "save \"\"\n";
+  TestServer s(Args(), RINGKV_SERVER_PATH, conf);
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "bind", ""}), "+OK\r\n");
+  EXPECT_EQ(GetConfig(c, "bind"), "");
+  EXPECT_EQ(Call(c, {"PING"}), "+PONG\r\n");  // this connection stays
+  {
+    RawConn refused(s.port());
+    EXPECT_FALSE(refused.ok()) << "a new connection was accepted with bind \"\"";
+  }
+  EXPECT_EQ(Call(c, {"CONFIG", "REWRITE"}), "+OK\r\n");
+  EXPECT_NE(("\n" + ReadAll(conf)).find("\nbind \"\"\n"), std::string::npos) << ReadAll(conf);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "bind", "127.0.0.1"}), "+OK\r\n");
+  RawConn again(s.port());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Call(again, {"PING"}), "+PONG\r\n");
+  // More than 16 addresses is still refused, with Redis's words.
+  std::string many;
+  for (int i = 0; i < 17; ++i) many += "127.0.0.1 ";
+  EXPECT_NE(Call(c, {"CONFIG", "SET", "bind", many}).find("Too many bind addresses specified."), std::string::npos);
+}
+
 // crash-log-enabled: a crash leaves Redis's report in the log, or nothing.
 TEST(ConfigParamsE2E, CrashLogFollowsCrashLogEnabled) {
   if (ServerSanitized()) GTEST_SKIP() << "ASan builds keep the sanitizer's own signal handlers";

@@ -74,62 +74,6 @@ void IoThread::TakeSlot(Connection* conn) {
   conn->detaching = false;
 }
 
-void IoThread::AdoptConnecting(Connection* conn) {
-  TakeSlot(conn);
-  backend_->PollOut(conn->fd, Tag(Op::kConnect, conn->gen, conn->slot));
-  ++conn->inflight;
-}
-
-void IoThread::OnConnected(Connection* conn, int res) {
-  --conn->inflight;
-  if (conn->closing) {
-    if (conn->inflight == 0) FinishClose(conn);
-    return;
-  }
-  LinkState& link = *conn->link();
-  int err = res < 0 ? -res : 0;
-  if (err == 0) {
-    socklen_t len = sizeof(err);
-    if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  }
-  link.connecting = false;  // the poll is done: nothing to cancel at the close
-  if (err != 0) {
-    link.why = std::strerror(err);
-    StartClose(conn);
-    return;
-  }
-  ArmRecv(conn);
-  if (TlsSession* tls = conn->tls(); tls != nullptr) {
-    // The client speaks first: its hello goes now, the link is up once the
-    // handshake ends (ReceiveTls).
-    if (!tls->Handshake()) {
-      link.why = tls->error();
-      StartClose(conn);
-      return;
-    }
-    if (!tls->wire().empty()) MarkPending(conn);
-    return;
-  }
-  LinkUp(conn);
-}
-
-void IoThread::LinkUp(Connection* conn) {
-  LinkState& link = *conn->link();
-  if (link.up) return;
-  link.up = true;
-  if (link_sink_ != nullptr) link_sink_->OnLinkUp(conn);
-  if (!conn->closing && Unsent(conn)) MarkPending(conn);
-}
-
-void IoThread::CloseLinks() {
-  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
-    Connection* conn = slots_[slot];
-    if (conn == nullptr || !conn->framed || conn->main_closed) continue;
-    conn->main_closed = true;
-    StartClose(conn);
-  }
-}
-
 void IoThread::Adopt(Connection* conn) {
   TakeSlot(conn);
   if (!runs_main_loop()) live_[conn->id] = conn;
@@ -460,41 +404,6 @@ void IoThread::Process(Connection* conn, std::string_view data) {
     ConnectionExtras& x = *conn->extras();
     x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
     x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
-  }
-}
-
-void IoThread::ProcessFrames(Connection* conn, std::string_view data) {
-  if (link_sink_ == nullptr) return;
-  std::string_view in = data;
-  if (conn->pending != nullptr) {
-    conn->pending->qbuf.append(data);
-    in = conn->pending->qbuf;
-  }
-  const size_t header = link_sink_->FrameHeaderSize();
-  size_t off = 0;
-  while (in.size() - off >= header && !conn->closing && !conn->main_closed) {
-    absl::StatusOr<size_t> len = link_sink_->FrameLength(in.substr(off, header));
-    if (len.ok() && *len < header) len = absl::InvalidArgumentError("frame shorter than its header");
-    if (!len.ok()) {
-      conn->link()->why = std::string(len.status().message());
-      conn->input_done = true;
-      StartClose(conn);
-      return;
-    }
-    if (in.size() - off < *len) break;
-    link_sink_->OnLinkFrame(conn, in.substr(off, *len));
-    off += *len;
-  }
-  if (conn->closing || conn->main_closed) return;
-  if (conn->pending != nullptr) {
-    if (off == in.size()) {
-      conn->pending.reset();
-    } else if (off > 0) {
-      conn->pending->qbuf.erase(0, off);
-    }
-  } else if (off < in.size()) {
-    conn->pending = std::make_unique<PendingInput>();
-    conn->pending->qbuf.assign(in.substr(off));
   }
 }
 
@@ -846,72 +755,6 @@ bool IoThread::Unsent(Connection* conn) {
   const TlsSession& tls = *conn->tls();
   // Plaintext waits for the handshake, and is dropped with a broken session.
   return !conn->tls()->wire().empty() || (!conn->out.empty() && tls.handshake_done() && !tls.failed());
-}
-
-OutBuffer& IoThread::EncryptForSend(Connection* conn) {
-  TlsSession& tls = *conn->tls();
-  if (!tls.handshake_done() || tls.failed() || conn->out.empty()) return tls.wire();
-  if (!conn->framed) {
-    net_stats_.AddWrite(conn->out.size(), conn->replication.load(std::memory_order_relaxed) & Connection::kReplOutput);
-  }
-  if (!tls.Encrypt(conn->out)) {
-    Log(1, absl::StrCat("Error writing to client: ", tls.error()));
-    conn->out.Clear();
-    conn->input_done = true;
-    conn->close_after_flush = true;  // after the alert, if any
-  }
-  return tls.wire();
-}
-
-void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
-  TlsSession& tls = *conn->tls();
-  if (tls.failed()) return;
-  tls.Feed(cipher);
-  const bool was_done = tls.handshake_done();
-  std::unique_ptr<char[]>& buf = tls_plain_[scratch_level_];
-  if (buf == nullptr) buf = std::make_unique<char[]>(kTlsReadSize);
-  while (!conn->closing && !conn->input_done && !(runs_main_loop() && conn->main_closed)) {
-    const long n = tls.Read(buf.get(), kTlsReadSize);
-    // A framed link is up once its handshake is done, before its first frame.
-    if (conn->framed && tls.handshake_done() && !conn->link()->up) LinkUp(conn);
-    if (n > 0) {
-      if (!conn->framed) net_stats_.AddRead(static_cast<uint64_t>(n),
-                         conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
-      Process(conn, std::string_view(buf.get(), static_cast<size_t>(n)));
-      continue;
-    }
-    if (n == TlsSession::kFailed) {
-      // Redis's words; a handshake failure is what an operator looks for
-      // (wrong CA, plain text on the TLS port, no client certificate).
-      if (conn->framed) {
-        conn->link()->why = tls.error();  // the link sink says it
-      } else if (!tls.handshake_done()) {
-        Log(3, absl::StrCat("Error accepting a client connection: ", tls.error(), " (conn: fd=", conn->fd,
-                            " addr=", conn->peer.ToString(), ")"));
-      } else {
-        Log(1, absl::StrCat("Error reading from client: ", tls.error()));
-      }
-      conn->input_done = true;
-      CloseAfterFlush(conn);  // sends the alert OpenSSL queued, then closes
-      if (!tls.wire().empty()) MarkPending(conn);
-      return;
-    }
-    if (n == TlsSession::kClosed) {
-      if (conn->framed) conn->link()->why = "connection closed by the peer";
-      StartClose(conn);  // close_notify: as the end of the stream
-      return;
-    }
-    break;  // kWantInput
-  }
-  if (!tls.wire().empty() || (!was_done && tls.handshake_done() && !conn->out.empty())) MarkPending(conn);
-}
-
-void IoThread::KickTls() {
-  std::vector<Connection*> kick;
-  kick.swap(tls_kick_);
-  for (Connection* conn : kick) {
-    if (!conn->closing && !conn->input_done && conn != busy_) ReceiveTls(conn, {});
-  }
 }
 
 }  // namespace ringkv::io

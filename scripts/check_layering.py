@@ -44,6 +44,8 @@ PROJECT_FOLDERS = {"core", "io", "replication", "server", "perf", "tests"}
 FILE_RULES = {
     "io/io_thread.h": ({"io"}, {"io/io_system.h"}),
     "io/io_thread.cc": ({"io"}, {"io/io_system.h"}),
+    "io/io_thread_links.cc": ({"io"}, {"io/io_system.h"}),
+    "io/io_thread_tls.cc": ({"io"}, {"io/io_system.h"}),
     "io/main_loop_hooks.h": ({"io"}, {"io/io_system.h", "io/io_thread.h"}),
     "perf/ok_server.cc": ({"io"}, set()),
     "server/commands/util.h": ({"server", "replication", "io", "core"}, {"server/server.h"}),

@@ -109,13 +109,12 @@ absl::StatusOr<size_t> BusNet::FrameLength(std::string_view header) {
   return size_t{*len};
 }
 
-absl::StatusOr<io::TlsSessionPtr> BusNet::AcceptSession(const io::SocketAddress& peer) {
+absl::StatusOr<io::TlsSessionPtr> BusNet::AcceptSession(const io::SocketAddress& /*peer*/) {
   if (!tls_) return io::TlsSessionPtr();
   // Fails closed: never a plain link with tls-cluster.
   io::TlsSessionPtr session = io::TlsSession::Accept(tls_server_, /*require_peer_certificate=*/true);
   if (session != nullptr) return session;
   std::string why = tls_server_ == nullptr ? "TLS is not configured" : io::TlsErrorString();
-  (void)peer;
   Post({BusEvent::Kind::kAcceptFailed, next_in_, why, {}});
   next_in_ += 2;
   return absl::UnavailableError(why);

@@ -10,7 +10,10 @@ case $kind in
   release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   # HARNESSES_FROM=<release build folder>: run that build's e2e harnesses
   # instead of compiling them again (tests/CMakeLists.txt; scripts/test.sh).
-  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON "-DRINGKV_HARNESSES_FROM=${HARNESSES_FROM:-}") ;;
+  # BACKEND_TESTS_IO=epoll: the tests labelled "backend" run their servers on
+  # epoll (tests/CMakeLists.txt; scripts/test.sh).
+  asan) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON "-DRINGKV_HARNESSES_FROM=${HARNESSES_FROM:-}"
+                               "-DRINGKV_BACKEND_TESTS_IO=${BACKEND_TESTS_IO:-}") ;;
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
 # ccache, when installed, shares objects between checkouts (worktrees) of

@@ -2,17 +2,19 @@
 # Installs what is missing, builds, and runs every test:
 #   1. Release build: unit and integration tests (ctest), including the
 #      differential tests against Debian's redis-server.
-#   2. The release build's integration tests that exercise the I/O backend
-#      (label "backend", tests/CMakeLists.txt) again with every ringkv server
-#      on the epoll backend (RINGKV_TEST_IO_BACKEND=epoll, read by
-#      tests/e2e/test_server.h and the Python harnesses).
-#   3. ASan + UBSan build: the unit and integration tests of 1 (not the
+#   2. ASan + UBSan build: the unit and integration tests of 1 (not the
 #      "deploy" ones: packaging and sentinel scripts, no server code of
 #      their own to check). Its unit tests are its own; its e2e harnesses
 #      are the release build's (HARNESSES_FROM), run against its server.
+#      The integration tests that exercise the I/O backend (label
+#      "backend", tests/CMakeLists.txt) run their servers on epoll here
+#      (BACKEND_TESTS_IO=epoll -> RINGKV_TEST_IO_BACKEND, read by
+#      tests/e2e/test_server.h and the other harnesses): io_uring, the
+#      default, runs in pass 1 and in every other test of this pass.
 # Prints a summary and exits non-zero on any failure.
-#   SKIP_ASAN=1 scripts/test.sh    only the release passes (a quick local run)
-#   SKIP_EPOLL=1 scripts/test.sh   without pass 2
+#   SKIP_ASAN=1 scripts/test.sh    only the release build: pass 1, then the
+#                                  "backend" tests again on epoll
+#   SKIP_EPOLL=1 scripts/test.sh   no test on epoll
 # Tests run two per core (three per two cores in the ASan pass): most of an
 # integration test's time is spent waiting on its servers (a release ctest
 # pass uses about 0.4 of the cores it is given at one test per core).
@@ -48,12 +50,13 @@ run_pass() {  # name build-kind build-dir test-jobs [ctest args...]
 }
 
 run_pass "release" release build $((cores * 2))
-if [[ ${SKIP_EPOLL:-0} != 1 ]]; then
+if [[ ${SKIP_ASAN:-0} == 1 && ${SKIP_EPOLL:-0} != 1 ]]; then
   export RINGKV_TEST_IO_BACKEND=epoll
   run_pass "release, epoll backend" release build $((cores * 2)) -L backend
   unset RINGKV_TEST_IO_BACKEND
 fi
 if [[ ${SKIP_ASAN:-0} != 1 ]]; then
+  [[ ${SKIP_EPOLL:-0} != 1 ]] && export BACKEND_TESTS_IO=epoll
   # The ASan pass runs the release build's e2e harnesses against its own
   # server rather than compile them again (they share no code with the
   # server); it compiles its own when the release build did not build.

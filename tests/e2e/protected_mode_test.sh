@@ -19,8 +19,12 @@ fail=0
 check() {  # description expected actual
   if [[ $2 == "$3" ]]; then echo "ok   $1"; else echo "FAIL $1: expected [$2] got [$3]"; fail=1; fi
 }
+# RINGKV_TEST_IO_BACKEND: the server's io-backend (the tests labelled
+# "backend", tests/CMakeLists.txt).
+backend=()
+[[ -n ${RINGKV_TEST_IO_BACKEND:-} ]] && backend=(--io-backend "$RINGKV_TEST_IO_BACKEND")
 start() {
-  "$server" --port $port --bind 127.0.0.1 $addr "$@" >/dev/null 2>&1 &
+  "$server" --port $port --bind 127.0.0.1 $addr "${backend[@]}" "$@" >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 100); do redis-cli -p $port ping >/dev/null 2>&1 && return; sleep 0.05; done
   echo "server did not start"; exit 1

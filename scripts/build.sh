@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 kind=${1:-release}
 jobs=${JOBS:-2}
 case $kind in
-  release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  # UNIT_TESTS=OFF: without the unit tests (scripts/test.sh's release pass,
+  # when its ASan pass builds and runs them).
+  release) dir=build; flags=(-DCMAKE_BUILD_TYPE=Release "-DRINGKV_UNIT_TESTS=${UNIT_TESTS:-ON}") ;;
   # HARNESSES_FROM=<release build folder>: run that build's e2e harnesses
   # instead of compiling them again (tests/CMakeLists.txt; scripts/test.sh).
   # BACKEND_TESTS_IO=epoll: the tests labelled "backend" run their servers on

@@ -12,61 +12,94 @@
 #      (BACKEND_TESTS_IO=epoll -> RINGKV_TEST_IO_BACKEND, read by
 #      tests/e2e/test_server.h and the other harnesses): io_uring, the
 #      default, runs in pass 1 and in every other test of this pass.
+# Pass 2's build runs while pass 1's tests run, at the lowest CPU and I/O
+# priority (nice 19, ionice idle): those tests spend much of their time
+# waiting on servers and the disk, and the compiler takes only what they
+# leave (docs/performance.md 30.1).
 # Prints a summary and exits non-zero on any failure.
 #   SKIP_ASAN=1 scripts/test.sh    only the release build: pass 1 with the
 #                                  unit tests, then the "backend" tests
 #                                  again on epoll
 #   SKIP_EPOLL=1 scripts/test.sh   no test on epoll
-# Tests run two per core, in both passes: most of an integration test's time
-# is spent waiting on its servers (a release ctest pass uses about 0.4 of the
-# cores it is given at one test per core).
+# Tests run two per core (three per two cores in the ASan pass, whose
+# servers use more CPU): most of an integration test's time is spent waiting
+# on its servers.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
 start=$SECONDS
 status=0
 summary=()
-
 cores=$(nproc)
-run_pass() {  # name build-kind build-dir test-jobs [ctest args...]
-  local name=$1 kind=$2 dir=$3 jobs=$4
-  shift 4
-  echo "=== $name: build"
+
+build() {  # name build-kind: builds in the foreground; false on failure
+  echo "=== $1: build"
   local t0=$SECONDS
-  if ! scripts/build.sh "$kind"; then
-    summary+=("$name: BUILD FAILED")
+  if ! scripts/build.sh "$2"; then
+    summary+=("$1: BUILD FAILED")
     status=1
-    return
+    return 1
   fi
-  local t1=$SECONDS
-  [[ $kind == release ]] && release_built=1
+  summary+=("$1: build $((SECONDS - t0)) s")
+}
+
+run_tests() {  # name build-dir test-jobs [ctest args...]
+  local name=$1 dir=$2 jobs=$3
+  shift 3
   echo "=== $name: ctest"
-  local log
+  local t0=$SECONDS log
   log=$(mktemp)
   (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 300 "$@") 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   summary+=("$name: $(grep -E 'tests passed|tests failed' "$log" | tail -1)"
-            "  (build $((t1 - t0)) s, ctest -j $jobs $((SECONDS - t1)) s)")
+            "  (ctest -j $jobs $((SECONDS - t0)) s)")
   rm -f "$log"
   ((rc == 0)) || status=1
 }
 
-[[ ${SKIP_ASAN:-0} == 1 ]] && export UNIT_TESTS=ON || export UNIT_TESTS=OFF
-run_pass "release" release build $((cores * 2))
-if [[ ${SKIP_ASAN:-0} == 1 && ${SKIP_EPOLL:-0} != 1 ]]; then
-  export RINGKV_TEST_IO_BACKEND=epoll
-  run_pass "release, epoll backend" release build $((cores * 2)) -L backend
-  unset RINGKV_TEST_IO_BACKEND
+asan=1
+[[ ${SKIP_ASAN:-0} == 1 ]] && asan=0
+((asan)) && export UNIT_TESTS=OFF || export UNIT_TESTS=ON
+if ! build release release; then
+  asan=0  # its e2e harnesses are the release build's
+else
+  asan_pid=""
+  if ((asan)); then
+    # The ASan pass runs the release build's e2e harnesses against its own
+    # server rather than compile them again (they share no code with the
+    # server).
+    export HARNESSES_FROM=$PWD/build
+    [[ ${SKIP_EPOLL:-0} != 1 ]] && export BACKEND_TESTS_IO=epoll
+    asan_log=$(mktemp)
+    asan_t0=$SECONDS
+    echo "=== asan+ubsan: build (in the background, log shown when it ends)"
+    nice -n 19 ionice -c 3 scripts/build.sh asan >"$asan_log" 2>&1 &
+    asan_pid=$!
+  fi
+  run_tests release build $((cores * 2))
+  if ((!asan)) && [[ ${SKIP_EPOLL:-0} != 1 ]]; then
+    export RINGKV_TEST_IO_BACKEND=epoll
+    run_tests "release, epoll backend" build $((cores * 2)) -L backend
+    unset RINGKV_TEST_IO_BACKEND
+  fi
+  if [[ -n $asan_pid ]]; then
+    wait "$asan_pid"
+    asan_rc=$?
+    echo "=== asan+ubsan: build log"
+    cat "$asan_log"
+    rm -f "$asan_log"
+    summary+=("asan+ubsan: build $((SECONDS - asan_t0)) s, ended $((SECONDS - start)) s into the run")
+    if ((asan_rc != 0)); then
+      summary+=("asan+ubsan: BUILD FAILED")
+      status=1
+      asan=0
+    fi
+  fi
 fi
-if [[ ${SKIP_ASAN:-0} != 1 ]]; then
-  [[ ${SKIP_EPOLL:-0} != 1 ]] && export BACKEND_TESTS_IO=epoll
-  # The ASan pass runs the release build's e2e harnesses against its own
-  # server rather than compile them again (they share no code with the
-  # server); it compiles its own when the release build did not build.
-  [[ -x build/ringkv-server && ${release_built:-0} == 1 ]] && export HARNESSES_FROM=$PWD/build
+if ((asan)); then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_pass "asan+ubsan" asan build-asan $((cores * 2)) -LE deploy
+  run_tests asan+ubsan build-asan $((cores * 3 / 2)) -LE deploy
 fi
 
 echo

@@ -219,7 +219,7 @@ def start(cmd, port, workdir):
     workdir = os.path.join(workdir, str(port))
     os.makedirs(workdir)
     log = open(os.path.join(workdir, "server.log"), "w")
-    # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the epoll pass).
+    # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the runs on epoll).
     backend = os.environ.get("RINGKV_TEST_IO_BACKEND")
     if backend and "redis-server" not in os.path.basename(cmd[0]):
         cmd = cmd + ["--io-backend", backend]

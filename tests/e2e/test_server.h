@@ -160,7 +160,7 @@ class TestServer {
       : port_(FreePort()) {
     // RINGKV_TEST_LAUNCHER: a program the server runs under (no_io_uring);
     // RINGKV_TEST_IO_BACKEND: the io-backend every ringkv server of the run
-    // uses unless a test names one (scripts/test.sh runs an epoll pass).
+    // uses unless a test names one (scripts/test.sh sets epoll for the tests labelled backend).
     const bool redis = binary.find("redis-server") != std::string::npos;
     std::vector<std::string> argv;
     if (const char* launcher = getenv("RINGKV_TEST_LAUNCHER"); launcher != nullptr && !redis) {

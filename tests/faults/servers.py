@@ -103,7 +103,7 @@ class Node:
         server answers -LOADING while it loads, as redis-server does)."""
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
                 "--daemonize", "no", "--logfile", ""] + self.options
-        # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the epoll pass).
+        # RINGKV_TEST_IO_BACKEND: the io-backend of ringkv servers (the runs on epoll).
         backend = os.environ.get("RINGKV_TEST_IO_BACKEND")
         if backend and "redis-server" not in os.path.basename(self.binary):
             args += ["--io-backend", backend]

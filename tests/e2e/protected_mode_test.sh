@@ -32,6 +32,9 @@ start() {
 stop() { kill "$pid"; wait "$pid" 2>/dev/null; }
 
 start
+if ((${#backend[@]})); then
+  check "io-backend" "$RINGKV_TEST_IO_BACKEND" "$(redis-cli -p $port config get io-backend | tail -1)"
+fi
 reply=$(redis-cli -h $addr -p $port ping 2>&1)
 check "non-loopback client refused without a password" "DENIED" "$(grep -o '^DENIED' <<<"${reply#*(error) }" || echo "$reply")"
 check "loopback client served" "PONG" "$(redis-cli -p $port ping)"

@@ -112,6 +112,17 @@ class OutBuffer {
   // that are done.
   void Consume(size_t n);
   void Clear();
+  // Empties the buffer as Clear does, but keeps its one chunk when that is
+  // all it holds, for the next fill: a buffer filled and emptied once per
+  // call (redis.call's replies) skips the pool round trip.
+  void Rewind() {
+    if (head_ != nullptr && head_->next == nullptr && head_->shared == nullptr) {
+      head_->used = head_->sent = 0;
+      bytes_ = 0;
+      return;
+    }
+    Clear();
+  }
 
   // Copies everything unsent into a string (tests, debugging).
   std::string ToString() const;

@@ -270,7 +270,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // not run, ACL, the read-only / OOM / replica / persistence / cluster
   // refusals with Redis's script errors, then Call on the script's client
   // (no connection). The reply is written to `rb`.
-  void CallFromScript(Client& script_client, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb);
+  void CallFromScript(Client& script_client, scripting::ScriptRun& run, const CommandSpec* command, Argv argv,
+                      io::ReplyBuilder& rb);
 
   // ---- latency monitoring and tracking (server_latency.cc) ----------------------------
   // LATENCY's events (latency-monitor-threshold).
@@ -462,7 +463,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PauseStarted() override;
   void PauseEnded() override;
   // ---- ScriptingSide::Hooks (server_scripting.cc) ---------------------------------------
-  void RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) override;
+  void RunScriptCommand(Client& script_client, scripting::ScriptRun& run, const CommandSpec* command, Argv argv,
+                        io::OutBuffer& out) override;
   void BeginScriptPropagation() override { propagation_.BeginBlock(); }
   void EndScriptPropagation(bool discard) override { propagation_.EndBlock(discard); }
   bool ClusterEnabled() override { return cluster_ != nullptr; }

@@ -13,9 +13,10 @@
 
 namespace ringkv::server {
 
-void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io::ReplyBuilder& rb) {
+void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, const CommandSpec* command, Argv argv,
+                            io::ReplyBuilder& rb) {
   RINGKV_DCHECK_MAIN_THREAD();
-  const CommandSpec* spec = commands_.Find(argv[0]);
+  const CommandSpec* spec = command;
   // A container called with an unknown subcommand is an unknown command
   // (alone, it fails its arity).
   if (spec != nullptr && !spec->subcommands.empty() && argv.size() >= 2) spec = CommandTable::FindSub(*spec, argv[1]);
@@ -134,12 +135,13 @@ void Server::CallFromScript(Client& sc, scripting::ScriptRun& run, Argv argv, io
 
 // ---- ScriptingSide::Hooks ------------------------------------------------------------
 
-void Server::RunScriptCommand(Client& script_client, scripting::ScriptRun& run, Argv argv, io::OutBuffer& out) {
+void Server::RunScriptCommand(Client& script_client, scripting::ScriptRun& run, const CommandSpec* command, Argv argv,
+                              io::OutBuffer& out) {
   // The script's client counts its errors as any client does (Redis's Lua
   // client is a client like the others).
   ClientErrors errors(*this, script_client);
   io::ReplyBuilder rb(&out, run.resp, &errors);
-  CallFromScript(script_client, run, argv, rb);
+  CallFromScript(script_client, run, command, argv, rb);
 }
 
 bool Server::CallerMayRun(const CommandSpec& spec, Argv argv) {

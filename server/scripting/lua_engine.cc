@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -253,6 +254,9 @@ LuaEngine::LuaEngine(Kind kind, ScriptHost* host) : kind_(kind), host_(host) {
   OpenLibraries();
   InstallRedisApi();
   Protect();
+  lua_createtable(L_, static_cast<int>(name_cache_.size()), 0);
+  names_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  gc_trigger_kb_ = lua_gc(L_, LUA_GCCOUNT, 0) + kGcSlackKb;
 }
 
 LuaEngine::~LuaEngine() { lua_close(L_); }
@@ -439,16 +443,35 @@ void LuaEngine::Run(ScriptRun& run, int nargs, io::ReplyBuilder& rb) {
     WriteLuaAsReply(L_, rb, run.resp);
   }
   lua_settop(L_, handler - 1);
-  // An explicit incremental step every kGcPeriod runs (of kGcPeriod KiB of
-  // work) keeps memory flat without a full collection's pause, as Redis's
-  // LUA_GC_CYCLE_PERIOD does. A step after every run cost about a third of
-  // the CPU of `EVALSHA` of `return redis.call('INCR', KEYS[1])`: each step
-  // traverses a fixed amount of the heap however little the script
-  // allocated (the allocation-driven collector runs besides, as in Redis).
-  if (++runs_since_gc_ == kGcPeriod) {
-    lua_gc(L_, LUA_GCSTEP, kGcPeriod);
-    runs_since_gc_ = 0;
+  CollectGarbage();
+}
+
+void LuaEngine::CollectGarbage() {
+  // Explicit incremental steps keep the heap near its live size without a
+  // full collection's pause (the allocation-driven collector runs besides,
+  // as in Redis); stepping by the garbage made rather than by the number of
+  // runs lets each cycle's mark of the live heap pay for more of it.
+  const int heap_kb = lua_gc(L_, LUA_GCCOUNT, 0);
+  if (heap_kb < gc_trigger_kb_) return;
+  if (lua_gc(L_, LUA_GCSTEP, kGcStepKb) == 1) {  // a cycle ended
+    const int left_kb = lua_gc(L_, LUA_GCCOUNT, 0);
+    gc_trigger_kb_ = left_kb + std::max(kGcSlackKb, left_kb / 2);
   }
+}
+
+const CommandSpec* LuaEngine::CommandNamed(lua_State* L, std::string_view name) {
+  const uint64_t address = reinterpret_cast<uintptr_t>(name.data());
+  const size_t slot = (address * 0x9E3779B97F4A7C15ULL) >> (64 - kNameCacheBits);
+  NamedCommand& entry = name_cache_[slot];
+  if (entry.name == name.data()) return entry.command;
+  entry.command = host_->FindCommand(name);
+  entry.name = name.data();
+  // Anchor the name in the slot (releasing the one it replaces).
+  lua_rawgeti(L, LUA_REGISTRYINDEX, names_ref_);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, static_cast<int>(slot) + 1);
+  lua_pop(L, 1);
+  return entry.command;
 }
 
 void LuaEngine::ReplyError(ScriptRun& run, io::ReplyBuilder& rb) {

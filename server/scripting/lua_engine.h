@@ -20,6 +20,7 @@
 // Thread-safety: main thread only. Ownership: owns its lua_State.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -83,6 +84,11 @@ class LuaEngine {
   void Protect();
   void Run(ScriptRun& run, int nargs, io::ReplyBuilder& rb);
   void ReplyError(ScriptRun& run, io::ReplyBuilder& rb);
+  // The collector's share of a run (see gc_trigger_kb_).
+  void CollectGarbage();
+  // The command redis.call names by the Lua string at stack index 1 of L
+  // (`name` is its bytes), through name_cache_.
+  const CommandSpec* CommandNamed(lua_State* L, std::string_view name);
 
   static void Hook(lua_State* L, lua_Debug* ar);
 
@@ -95,13 +101,37 @@ class LuaEngine {
   int globals_ref_ = 0;
   int handler_ref_ = 0;
   // redis.call's scratch (one call at a time per engine: scripts cannot
-  // run scripts): the arguments, formatted numbers, the reply's bytes.
+  // run scripts): the arguments, formatted numbers, the reply (its buffer
+  // keeps its chunk between calls), the reply's bytes when in pieces.
   std::vector<std::string_view> call_argv_;
   std::vector<std::string> call_numbers_;
+  io::OutBuffer call_out_;
   std::string call_reply_;
-  // Runs since the last explicit collector step (see Run).
-  static constexpr int kGcPeriod = 50;
-  int runs_since_gc_ = 0;
+  // The collector. After a run, once the heap (KiB) reaches gc_trigger_kb_,
+  // each run ends with an incremental step of kGcStepKb KiB of work until
+  // a cycle completes; the next trigger is then the heap left plus
+  // kGcSlackKb (or half the heap, when that is larger). A step every 50
+  // runs whatever they allocated, as Redis's LUA_GC_CYCLE_PERIOD, was 7.7%
+  // of a ten-command script's instructions: each cycle marks the whole
+  // live heap (about 45 KiB of libraries and sandbox), and 50 runs left
+  // only about 20 KiB of garbage to collect with it (docs/performance.md
+  // 31.1). A fresh interpreter's heap stays under 80 KiB.
+  static constexpr int kGcStepKb = 50;
+  static constexpr int kGcSlackKb = 32;
+  int gc_trigger_kb_ = 0;
+  // redis.call's command by its name: the command FindCommand gave for a
+  // Lua string, keyed by the string's address. Each name in the cache is
+  // also held at its slot in the registry table names_ref_, so it cannot be
+  // collected, nor its address reused by another string, while its entry
+  // stands: a hit is one compare of addresses, where CommandTable::Find's
+  // folding and hashing cost about 100 instructions per call.
+  struct NamedCommand {
+    const char* name = nullptr;
+    const CommandSpec* command = nullptr;
+  };
+  static constexpr int kNameCacheBits = 6;
+  std::array<NamedCommand, size_t{1} << kNameCacheBits> name_cache_{};
+  int names_ref_ = 0;
   // FUNCTION LOAD in progress: register_function collects here.
   std::vector<Registration>* registering_ = nullptr;
   int64_t load_start_ms_ = 0;

@@ -44,8 +44,10 @@ struct LuaApi {
     argv.clear();
     numbers.clear();
     numbers.reserve(static_cast<size_t>(argc));  // views into it must not move
+    bool name_is_string = false;
     for (int i = 1; i <= argc; ++i) {
       const int type = lua_type(L, i);
+      if (i == 1) name_is_string = type == LUA_TSTRING;
       if (type == LUA_TNUMBER) {
         char buf[40];
         const int n = io::FormatDouble(lua_tonumber(L, i), buf);
@@ -59,8 +61,10 @@ struct LuaApi {
         return fail("Lua redis lib command arguments must be strings or integers");
       }
     }
-    io::OutBuffer out;
-    e->host_->Call(*run, argv, out);
+    const CommandSpec* command =
+        name_is_string ? e->CommandNamed(L, argv[0]) : e->host_->FindCommand(argv[0]);
+    io::OutBuffer& out = e->call_out_;
+    e->host_->Call(*run, command, argv, out);
     // The arguments are done with: their stack room is the reply's (a call
     // with thousands of arguments leaves none otherwise).
     lua_settop(L, 0);
@@ -79,7 +83,7 @@ struct LuaApi {
     }
     const bool converted = PushRespAsLua(L, reply);
     const bool is_error = !reply.empty() && reply[0] == '-';
-    out.Clear();  // before a raise unwinds past this frame
+    out.Rewind();  // before a raise unwinds past this frame
     if (!converted) return fail("reply from the command could not be converted");
     if (raise && is_error) lua_error(L);
     return 1;

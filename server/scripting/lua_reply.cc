@@ -177,7 +177,7 @@ class RespReader {
   }
 
   bool Body(int64_t n, std::string_view* body) {
-    if (end_ - p_ < n + 2) return false;
+    if (end_ - p_ < n + 2 || p_[n] != '\r' || p_[n + 1] != '\n') return false;
     *body = std::string_view(p_, static_cast<size_t>(n));
     p_ += n + 2;
     return true;
@@ -354,7 +354,70 @@ void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
 
 }  // namespace
 
+namespace {
+
+// The scalar replies redis.call gets most -- an integer, a bulk string, a
+// status -- read in place without the general reader. True when `resp` was
+// one of them, complete and alone, and its value was pushed; false (nothing
+// pushed) for anything else, which the general reader then reads (and
+// rejects when malformed).
+// The decimal integer at the start of [p, last) -- an optional '-' and 1 to
+// 19 digits, in range -- into *v; returns where it ends, or nullptr when
+// there is none (std::from_chars's general path cost five times as much per
+// reply).
+const char* ParseDecimal(const char* p, const char* last, int64_t* v) {
+  const bool negative = p < last && *p == '-';
+  if (negative) ++p;
+  const char* digits = p;
+  uint64_t u = 0;
+  while (p < last && static_cast<unsigned>(*p - '0') < 10 && p - digits < 19) {
+    u = u * 10 + static_cast<unsigned>(*p - '0');
+    ++p;
+  }
+  if (p == digits || (p < last && static_cast<unsigned>(*p - '0') < 10)) return nullptr;
+  if (u > (negative ? 9223372036854775808ULL : 9223372036854775807ULL)) return nullptr;
+  *v = negative ? static_cast<int64_t>(0 - u) : static_cast<int64_t>(u);
+  return p;
+}
+
+bool PushScalarReply(lua_State* L, std::string_view resp) {
+  if (resp.size() < 4 || resp[resp.size() - 2] != '\r' || resp.back() != '\n') return false;
+  const char* first = resp.data() + 1;
+  const char* last = resp.data() + resp.size() - 2;  // the final CR
+  switch (resp[0]) {
+    case ':': {
+      int64_t v;
+      if (ParseDecimal(first, last, &v) != last) return false;
+      lua_pushnumber(L, static_cast<lua_Number>(v));
+      return true;
+    }
+    case '$': {
+      int64_t n;
+      const char* end = ParseDecimal(first, last, &n);
+      if (end == nullptr || n < 0 || end[0] != '\r' || end[1] != '\n') return false;
+      const char* body = end + 2;
+      if (last - body != n) return false;
+      lua_pushlstring(L, body, static_cast<size_t>(n));
+      return true;
+    }
+    case '+': {
+      const std::string_view status(first, static_cast<size_t>(last - first));
+      if (status.find('\r') != std::string_view::npos) return false;
+      lua_createtable(L, 0, 1);
+      lua_pushlstring(L, "ok", 2);
+      lua_pushlstring(L, status.data(), status.size());
+      lua_rawset(L, -3);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 bool PushRespAsLua(lua_State* L, std::string_view resp) {
+  if (PushScalarReply(L, resp)) return true;
   const int top = lua_gettop(L);
   RespReader reader(L, resp);
   if (!reader.Push(0) || !reader.at_end()) {

@@ -15,6 +15,10 @@
 
 #include "io/out_buffer.h"
 
+namespace ringkv::server {
+struct CommandSpec;
+}  // namespace ringkv::server
+
 namespace ringkv::server::scripting {
 
 // Shebang / register_function flags, as Redis 7.0 names them.
@@ -61,11 +65,17 @@ struct ScriptRun {
 class ScriptHost {
  public:
   virtual ~ScriptHost() = default;
+  // The command redis.call names by argv[0] (any case), or nullptr when
+  // there is none. The result holds for the life of the process: the
+  // command table is fixed once the server runs, so the engine may keep it
+  // per name (LuaEngine's name cache).
+  virtual const CommandSpec* FindCommand(std::string_view name) = 0;
   // redis.call / redis.pcall: runs argv through the command gate on behalf
-  // of `run` and appends its reply (RESP `run.resp`) to `out`. Refusals
-  // (unknown command, not allowed from scripts, read-only script, OOM, ...)
-  // come back as RESP errors with Redis's text.
-  virtual void Call(ScriptRun& run, Argv argv, io::OutBuffer& out) = 0;
+  // of `run` and appends its reply (RESP `run.resp`) to `out`. `command` is
+  // FindCommand(argv[0]). Refusals (unknown command, not allowed from
+  // scripts, read-only script, OOM, ...) come back as RESP errors with
+  // Redis's text.
+  virtual void Call(ScriptRun& run, const CommandSpec* command, Argv argv, io::OutBuffer& out) = 0;
   // redis.acl_check_cmd: false when the command does not exist; else
   // *allowed tells whether the script's caller's user may run it.
   virtual bool AclCheckCmd(Argv argv, bool* allowed) = 0;

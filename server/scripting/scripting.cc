@@ -289,9 +289,11 @@ void Scripting::KillForShutdown() {
   running_->shutdown_nosave = true;
 }
 
-void Scripting::Call(ScriptRun& run, Argv argv, io::OutBuffer& out) {
+const CommandSpec* Scripting::FindCommand(std::string_view name) { return side_.commands().Find(name); }
+
+void Scripting::Call(ScriptRun& run, const CommandSpec* command, Argv argv, io::OutBuffer& out) {
   script_client_.resp = static_cast<uint8_t>(run.resp);
-  side_.hooks().RunScriptCommand(script_client_, run, argv, out);
+  side_.hooks().RunScriptCommand(script_client_, run, command, argv, out);
 }
 
 bool Scripting::AclCheckCmd(Argv argv, bool* allowed) {

@@ -86,7 +86,8 @@ class Scripting final : public ScriptHost {
   size_t functions_memory() const { return functions_.memory(); }
 
   // ---- ScriptHost ------------------------------------------------------------------
-  void Call(ScriptRun& run, Argv argv, io::OutBuffer& out) override;
+  const CommandSpec* FindCommand(std::string_view name) override;
+  void Call(ScriptRun& run, const CommandSpec* command, Argv argv, io::OutBuffer& out) override;
   bool AclCheckCmd(Argv argv, bool* allowed) override;
   void Log(int level, std::string_view message) override;
   bool OnScriptHook(ScriptRun& run) override;

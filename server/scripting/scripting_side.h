@@ -59,7 +59,9 @@ class ScriptingSide {
     // Runs `argv` for the running script through the command gate's entrance
     // for scripts (Server::CallFromScript) on `script_client`, its reply
     // into `out` in RESP run.resp, its errors counted as that client's.
-    virtual void RunScriptCommand(Client& script_client, ScriptRun& run, Argv argv, io::OutBuffer& out) = 0;
+    // `command` is the command table's entry for argv[0] (nullptr: none).
+    virtual void RunScriptCommand(Client& script_client, ScriptRun& run, const CommandSpec* command, Argv argv,
+                                  io::OutBuffer& out) = 0;
     // A script's writes reach the AOF and the replicas as one MULTI ... EXEC:
     // begun before it runs, ended after (`discard`: dropped, as when
     // SHUTDOWN NOSAVE stopped it).

@@ -29,10 +29,10 @@ std::string Library(std::string_view name, std::string_view function) {
 // A log of what scripting asked of the server.
 class FakeServer final : public ScriptingSide::Hooks {
  public:
-  void RunScriptCommand(Client& script_client, ScriptRun& run, ScriptingSide::Argv argv,
+  void RunScriptCommand(Client& script_client, ScriptRun& run, const CommandSpec* command, ScriptingSide::Argv argv,
                         io::OutBuffer& out) override {
-    log.push_back("call " + std::string(argv[0]) + (script_client.is_script ? " as script" : "") + " resp " +
-                  std::to_string(run.resp));
+    log.push_back("call " + std::string(argv[0]) + (command != nullptr ? " (" + command->name + ")" : " (unknown)") +
+                  (script_client.is_script ? " as script" : "") + " resp " + std::to_string(run.resp));
     out.Append("+OK\r\n");
   }
   void BeginScriptPropagation() override { log.push_back("begin"); }
@@ -113,8 +113,13 @@ TEST_F(ScriptingSideTest, ScriptCommandsReachTheServerThroughTheHooks) {
   run.resp = 3;
   std::string_view argv[] = {"set", "k", "v"};
   io::OutBuffer out;
-  s.Call(run, argv, out);
-  EXPECT_EQ(server_.TakeLog(), std::vector<std::string>{"call set as script resp 3"});
+  s.Call(run, s.FindCommand(argv[0]), argv, out);
+  std::string_view unknown_call[] = {"nosuchcommand", "k"};
+  s.Call(run, s.FindCommand(unknown_call[0]), unknown_call, out);
+  EXPECT_EQ(server_.TakeLog(),
+            (std::vector<std::string>{"call set (set) as script resp 3", "call nosuchcommand (unknown) as script resp 3"}));
+  // Any case names the same command.
+  EXPECT_EQ(s.FindCommand("SeT"), s.FindCommand("set"));
 
   // redis.acl_check_cmd: the caller's ACL, for a command that exists.
   bool allowed = false;

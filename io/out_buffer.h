@@ -114,7 +114,10 @@ class OutBuffer {
   void Clear();
   // Empties the buffer as Clear does, but keeps its one chunk when that is
   // all it holds, for the next fill: a buffer filled and emptied once per
-  // call (redis.call's replies) skips the pool round trip.
+  // call (redis.call's replies) skips the pool round trip. The kept chunk is
+  // an empty head: Append and Reserve write into it; Front() is empty until
+  // they do (a caller that then Splices or AppendShared must read with
+  // ToString or Gather, which skip it).
   void Rewind() {
     if (head_ != nullptr && head_->next == nullptr && head_->shared == nullptr) {
       head_->used = head_->sent = 0;

@@ -107,10 +107,14 @@ class LuaEngine {
   std::vector<std::string> call_numbers_;
   io::OutBuffer call_out_;
   std::string call_reply_;
-  // The collector. After a run, once the heap (KiB) reaches gc_trigger_kb_,
-  // each run ends with an incremental step of kGcStepKb KiB of work until
-  // a cycle completes; the next trigger is then the heap left plus
-  // kGcSlackKb (or half the heap, when that is larger). A step every 50
+  // The collector. After a run, while the heap (KiB) is at or above
+  // gc_trigger_kb_, the run ends with an incremental step (LUA_GCSTEP of
+  // kGcStepKb: the work Lua does for that many KiB allocated, about twice
+  // that many KiB traversed at the default step multiplier); when a step
+  // ends a cycle, the next trigger is the heap left plus kGcSlackKb (or
+  // half the heap, when that is larger). Lua's own allocation-driven
+  // collector runs besides, so a heap that drops below the trigger
+  // mid-cycle is still collected. A step every 50
   // runs whatever they allocated, as Redis's LUA_GC_CYCLE_PERIOD, was 7.7%
   // of a ten-command script's instructions: each cycle marks the whole
   // live heap (about 45 KiB of libraries and sandbox), and 50 runs left

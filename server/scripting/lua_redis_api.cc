@@ -64,6 +64,7 @@ struct LuaApi {
     const CommandSpec* command =
         name_is_string ? e->CommandNamed(L, argv[0]) : e->host_->FindCommand(argv[0]);
     io::OutBuffer& out = e->call_out_;
+    out.Rewind();  // empty even if an exception (a Lua memory error) left the last call's reply in it
     e->host_->Call(*run, command, argv, out);
     // The arguments are done with: their stack room is the reply's (a call
     // with thousands of arguments leaves none otherwise).
@@ -72,14 +73,8 @@ struct LuaApi {
     // is copied out in one piece first.
     std::string_view reply = out.Front();
     if (out.MultiLink()) {
-      std::string& joined = e->call_reply_;
-      joined.clear();
-      while (!out.empty()) {
-        std::string_view front = out.Front();
-        joined.append(front);
-        out.Consume(front.size());
-      }
-      reply = joined;
+      e->call_reply_ = out.ToString();
+      reply = e->call_reply_;
     }
     const bool converted = PushRespAsLua(L, reply);
     const bool is_error = !reply.empty() && reply[0] == '-';

@@ -177,7 +177,7 @@ class RespReader {
   }
 
   bool Body(int64_t n, std::string_view* body) {
-    if (end_ - p_ < n + 2 || p_[n] != '\r' || p_[n + 1] != '\n') return false;
+    if (n > end_ - p_ - 2 || p_[n] != '\r' || p_[n + 1] != '\n') return false;
     *body = std::string_view(p_, static_cast<size_t>(n));
     p_ += n + 2;
     return true;

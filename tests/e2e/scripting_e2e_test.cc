@@ -117,6 +117,48 @@ TEST(ScriptingE2E, RedisCallFindsTheNamedCommandWhereverItsNameLies) {
   EXPECT_NE(stats.find("cmdstat_exists:calls=1,"), std::string::npos) << stats;
 }
 
+// redis.call keeps the command of each name by the address of the name's Lua
+// string (LuaEngine::CommandNamed, 64 slots). Hundreds of distinct names
+// (case variants) replace each other in the slots while the collector frees
+// the names no slot holds; a call from a coroutine (another Lua stack) and a
+// number as the name go the same way. Every call must reach the command its
+// name spells.
+TEST(ScriptingE2E, RedisCallNameCacheSurvivesSlotReuseCoroutinesAndNumbers) {
+  TestServer server({"--save", ""});
+  ASSERT_TRUE(server.ready());
+  RawConn c(server.port());
+  const std::string script =
+      "local function variant(name, mask)\n"
+      "  local out = {}\n"
+      "  for i = 1, #name do\n"
+      "    local ch = string.sub(name, i, i)\n"
+      "    if math.floor(mask / 2 ^ (i - 1)) % 2 == 1 then ch = string.upper(ch) end\n"
+      "    out[i] = ch\n"
+      "  end\n"
+      "  return table.concat(out)\n"
+      "end\n"
+      "local n = 0\n"
+      "for mask = 0, 255 do\n"
+      "  redis.call(variant('incr', mask % 16), KEYS[1])\n"
+      "  n = n + 1\n"
+      "  local e = redis.call(variant('exists', mask % 64), KEYS[1])\n"
+      "  if e ~= 1 then return 'exists answered ' .. tostring(e) end\n"
+      "  local t = redis.call(variant('type', mask % 16), KEYS[1])\n"
+      "  if t['ok'] ~= 'string' then return 'type answered ' .. tostring(t['ok']) end\n"
+      "  if mask % 7 == 0 then collectgarbage('collect') end\n"
+      "end\n"
+      "local co = coroutine.wrap(function() return redis.call(variant('incr', 5), KEYS[1]) end)\n"
+      "local from_co = co()\n"
+      "local num = redis.pcall(42)\n"
+      "return {n, redis.call('get', KEYS[1]), from_co, num['err']}";
+  EXPECT_EQ(Call(c, {"EVAL", script, "1", "counter"}),
+            "*4\r\n:256\r\n$3\r\n257\r\n:257\r\n$44\r\nERR Unknown Redis command called from script\r\n");
+  const std::string stats = Call(c, {"INFO", "commandstats"});
+  EXPECT_NE(stats.find("cmdstat_incr:calls=257,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_exists:calls=256,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_type:calls=256,"), std::string::npos) << stats;
+}
+
 // FCALL remembers the function it found last: that must not outlive a
 // library replaced, deleted, restored or flushed (the table's entries move
 // or go), nor a load that grows the table.

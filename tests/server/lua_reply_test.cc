@@ -121,6 +121,8 @@ TEST_F(PushRespAsLuaTest, BulkStrings) {
   EXPECT_EQ(Read("$3\r\nabcde"), "rejected");
   EXPECT_EQ(Read("$3\r\n"), "rejected");
   EXPECT_EQ(Read("$x\r\nabc\r\n"), "rejected");
+  EXPECT_EQ(Read("$9223372036854775807\r\nab\r\n"), "rejected");
+  EXPECT_EQ(Read("$9223372036854775806\r\nab\r\n"), "rejected");
   EXPECT_EQ(Read("$3\r\nabc\r\n:1\r\n"), "rejected");
 }
 

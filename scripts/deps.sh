@@ -9,6 +9,7 @@ PACKAGES=(
   libhiredis-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
   redis-server redis-tools redis-sentinel tcl python3
   python3-redis  # redis-py: the Unix-socket e2e test's client and cluster_client_e2e_test's RedisCluster (run with /usr/bin/python3)
+  node-redis     # node-redis 4.5 (and Debian's nodejs): cluster_client_e2e_test's Node.js cluster client (createCluster)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -7,11 +7,16 @@
 # run only), and the machine's load: the machine is shared, so read the
 # "busy" column (cores busy machine-wide during the run; our server and
 # load generator account for up to 2).
-#   perf/tls_bench.sh [-n REQUESTS] SERVER_CMD...
-#   perf/tls_bench.sh -n 400000 redis-server "build/ringkv-server"
+#   perf/tls_bench.sh [-n REQUESTS] [-r ROUNDS] SERVER_CMD...
+#   perf/tls_bench.sh -n 400000 -r 5 redis-server "build/ringkv-server"
+# With -r, the servers take turns round by round (a fresh server each
+# time), every run is printed, and a summary follows: per server, mode,
+# pipeline and test, the median CPU per request over the rounds, its range,
+# and its ratio to the first server's median.
 set -euo pipefail
 N=400000
-while getopts "n:" o; do case $o in n) N=$OPTARG ;; *) exit 2 ;; esac; done
+ROUNDS=1
+while getopts "n:r:" o; do case $o in n) N=$OPTARG ;; r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac; done
 shift $((OPTIND - 1))
 (($# >= 1)) || { echo "usage: $0 [-n N] SERVER_CMD..." >&2; exit 2; }
 work=$(mktemp -d /tmp/tlsbench.XXXXXX)
@@ -24,8 +29,11 @@ SERVER_EXTRA=(--tls-cert-file "$C/redis.crt" --tls-key-file "$C/redis.key" --tls
 TLS_CLIENT=(--tls --cacert "$C/ca.crt" --cert "$C/client.crt" --key "$C/client.key")
 hz=$(getconf CLK_TCK)
 busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
-printf "# tls_bench.sh %s  requests=%d clients=50 loadavg=%s\n" "$(date -u +%FT%TZ)" "$N" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-24s %-5s %3s %4s %10s %12s %6s\n" server mode P test rps us_per_req busy
+printf "# tls_bench.sh %s  requests=%d rounds=%d clients=50 loadavg=%s\n" "$(date -u +%FT%TZ)" "$N" "$ROUNDS" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-5s %-24s %-5s %3s %4s %10s %12s %6s\n" round server mode P test rps us_per_req busy
+results=$work/results
+for round in $(seq "$ROUNDS"); do
 i=0
 for cmd in "$@"; do
   i=$((i + 1))
@@ -49,7 +57,8 @@ for cmd in "$@"; do
         t1=$(cpu_ticks "$pid")
         us=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$n" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
         busy=$(awk -v b="$((b1 - b0))" -v hz="$hz" -v s0="$s0" -v s1="$s1" 'BEGIN { printf "%.2f", b / hz / (s1 - s0) }')
-        printf "%-24s %-5s %3s %4s %10s %12s %6s\n" "$(basename "${cmd%% *}")" "$mode" "$p" "$t" "$rps" "$us" "$busy"
+        printf "%-5s %-24s %-5s %3s %4s %10s %12s %6s\n" "$round" "$i:$(basename "${cmd%% *}")" "$mode" "$p" "$t" "$rps" "$us" "$busy" |
+          tee -a "$results"
       done
     done
   done
@@ -58,3 +67,29 @@ for cmd in "$@"; do
   pids=()
   sleep 0.5
 done
+done
+# Medians over the rounds (the servers are numbered in the order given).
+echo
+printf "# medians over %d rounds: CPU us per request (range), and ratio to the median of server 1\n" "$ROUNDS"
+printf "%-24s %-5s %3s %4s %10s %17s %8s\n" server mode P test median range ratio
+sort -k2,2 -k3,3 -k4,4n -k5,5 "$results" | awk '
+  function median(a, n,   i, j, t) {
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  { key = $2 " " $3 " " $4 " " $5; if (!(key in n)) order[++keys] = key; v[key, ++n[key]] = $7 }
+  END {
+    for (k = 1; k <= keys; k++) {
+      key = order[k]; m = n[key]; delete a
+      lo = hi = v[key, 1]
+      for (i = 1; i <= m; i++) { a[i] = v[key, i]; if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+      med[key] = median(a, m); range[key] = sprintf("%.3f-%.3f", lo, hi)
+    }
+    for (k = 1; k <= keys; k++) {
+      key = order[k]; split(key, f, " ")
+      first = ""
+      for (j = 1; j <= keys; j++) { split(order[j], g, " "); if (g[1] ~ /^1:/ && g[2] == f[2] && g[3] == f[3] && g[4] == f[4]) first = order[j] }
+      ratio = (first != "" && med[first] > 0) ? sprintf("%.2f", med[key] / med[first]) : "-"
+      printf "%-24s %-5s %3s %4s %10.3f %17s %8s\n", f[1], f[2], f[3], f[4], med[key], range[key], ratio
+    }
+  }'

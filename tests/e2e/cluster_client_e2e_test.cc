@@ -51,6 +51,29 @@ void ExpectRedirectionsTaken(std::vector<BusNode>& nodes) {
   EXPECT_GE(total("errorstats", "errorstat_MOVED:count="), 2);
 }
 
+// Three masters and a replica of the first; `script` (the workload, in the
+// client's language) runs under `interpreter` with the first master's and
+// the replica's ports, and must print "ok <sum of i + 2 over the 600 keys>".
+// Then the replica is the master of the first master's slots on every node,
+// and the redirections were taken.
+void ExpectClientRunsTheWorkload(const std::string& interpreter, const std::string& file_name, const char* script) {
+  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {}, "5000");
+  ASSERT_EQ(nodes.size(), 4u);
+  const std::string script_path = nodes[0].server->dir() + "/" + file_name;
+  FILE* f = fopen(script_path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fputs(script, f);
+  fclose(f);
+  // The clients log the redirections they followed on stderr.
+  const std::string out = Shell("timeout 120 " + interpreter + " " + script_path + " " + std::to_string(nodes[0].port()) +
+                                " " + std::to_string(nodes[3].port()) + " 2>" + script_path + ".err");
+  EXPECT_EQ(out, "ok " + std::to_string(600 * 599 / 2 + 2 * 600) + "\n") << Shell("cat " + script_path + ".err");
+  for (BusNode& n : nodes) {
+    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n.conn, nodes[3].id), "master"); }, 10)) << n.port();
+  }
+  ExpectRedirectionsTaken(nodes);
+}
+
 // argv: the first master's port, the replica's port. Prints "ok <n>" at the end.
 constexpr const char* kScript = R"PY(
 import sys, time
@@ -107,23 +130,7 @@ TEST(ClusterClient, RedisPyRedisClusterAcrossSlotsAMigrationAndAFailover) {
   if (Shell("/usr/bin/python3 -c 'import redis.cluster' 2>/dev/null && echo yes").find("yes") == std::string::npos) {
     GTEST_SKIP() << "python3-redis (redis.cluster) not installed";
   }
-  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {}, "5000");
-  ASSERT_EQ(nodes.size(), 4u);
-  const std::string script_path = nodes[0].server->dir() + "/client.py";
-  FILE* f = fopen(script_path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs(kScript, f);
-  fclose(f);
-  // redis-py logs each MOVED it followed (after the failover) on stderr.
-  const std::string out = Shell("timeout 120 /usr/bin/python3 " + script_path + " " + std::to_string(nodes[0].port()) +
-                                " " + std::to_string(nodes[3].port()) + " 2>" + script_path + ".err");
-  // Sum of i + 2 over 600 keys.
-  EXPECT_EQ(out, "ok " + std::to_string(600 * 599 / 2 + 2 * 600) + "\n");
-  // The replica is the master of slots 0-5460 on every node now.
-  for (BusNode& n : nodes) {
-    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n.conn, nodes[3].id), "master"); }, 10)) << n.port();
-  }
-  ExpectRedirectionsTaken(nodes);
+  ExpectClientRunsTheWorkload("/usr/bin/python3", "client.py", kScript);
 }
 
 // node-redis: argv ports of the first master and of the replica. Prints
@@ -196,27 +203,11 @@ async function node(p) {
 )JS";
 
 TEST(ClusterClient, NodeRedisClusterAcrossSlotsAMigrationAndAFailover) {
-  const std::string node_env = "NODE_PATH=/usr/share/nodejs";  // Debian's modules (its own node searches there too)
-  if (Shell(node_env + " node -e \"require('redis').createCluster\" 2>/dev/null && echo yes").find("yes") ==
-      std::string::npos) {
+  const std::string node = "env NODE_PATH=/usr/share/nodejs node";  // Debian's modules (its own node looks there too)
+  if (Shell(node + " -e \"require('redis').createCluster\" 2>/dev/null && echo yes").find("yes") == std::string::npos) {
     GTEST_SKIP() << "node or node-redis not installed";
   }
-  std::vector<BusNode> nodes = StartCluster(kThreeMasters, {0}, {}, "5000");
-  ASSERT_EQ(nodes.size(), 4u);
-  const std::string script_path = nodes[0].server->dir() + "/client.js";
-  FILE* f = fopen(script_path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs(kNodeScript, f);
-  fclose(f);
-  const std::string out = Shell("timeout 120 env " + node_env + " node " + script_path + " " +
-                                std::to_string(nodes[0].port()) + " " + std::to_string(nodes[3].port()) + " 2>" +
-                                script_path + ".err");
-  // Sum of i + 2 over 600 keys.
-  EXPECT_EQ(out, "ok " + std::to_string(600 * 599 / 2 + 2 * 600) + "\n") << Shell("cat " + script_path + ".err");
-  for (BusNode& n : nodes) {
-    EXPECT_TRUE(WaitFor([&] { return Has(NodeLine(*n.conn, nodes[3].id), "master"); }, 10)) << n.port();
-  }
-  ExpectRedirectionsTaken(nodes);
+  ExpectClientRunsTheWorkload(node, "client.js", kNodeScript);
 }
 
 }  // namespace

@@ -25,9 +25,10 @@
 # servers use more CPU): most of an integration test's time is spent waiting
 # on its servers.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh || exit 1
 start=$SECONDS
+start_epoch=$(date +%s)
 status=0
 summary=()
 cores=$(nproc)
@@ -59,7 +60,11 @@ run_tests() {  # name build-dir test-jobs [ctest args...]
 
 asan=1
 [[ ${SKIP_ASAN:-0} == 1 ]] && asan=0
-((asan)) && export UNIT_TESTS=OFF || export UNIT_TESTS=ON
+if ((asan)); then
+  export UNIT_TESTS=OFF
+else
+  export UNIT_TESTS=ON
+fi
 if ! build release release; then
   asan=0  # its e2e harnesses are the release build's
 else
@@ -71,9 +76,15 @@ else
     export HARNESSES_FROM=$PWD/build
     [[ ${SKIP_EPOLL:-0} != 1 ]] && export BACKEND_TESTS_IO=epoll
     asan_log=$(mktemp)
-    asan_t0=$SECONDS
+    asan_end=$(mktemp)  # when the build ended (epoch seconds), which may be before it is waited for
+    asan_t0=$(date +%s)
     echo "=== asan+ubsan: build (in the background, log shown when it ends)"
-    nice -n 19 ionice -c 3 scripts/build.sh asan >"$asan_log" 2>&1 &
+    (
+      nice -n 19 ionice -c 3 scripts/build.sh asan >"$asan_log" 2>&1
+      rc=$?
+      date +%s >"$asan_end"
+      exit "$rc"
+    ) &
     asan_pid=$!
   fi
   run_tests release build $((cores * 2))
@@ -88,7 +99,9 @@ else
     echo "=== asan+ubsan: build log"
     cat "$asan_log"
     rm -f "$asan_log"
-    summary+=("asan+ubsan: build $((SECONDS - asan_t0)) s, ended $((SECONDS - start)) s into the run")
+    ended=$(<"$asan_end")
+    rm -f "$asan_end"
+    summary+=("asan+ubsan: build $((ended - asan_t0)) s, ended $((ended - start_epoch)) s into the run")
     if ((asan_rc != 0)); then
       summary+=("asan+ubsan: BUILD FAILED")
       status=1

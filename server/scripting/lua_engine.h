@@ -114,12 +114,13 @@ class LuaEngine {
   // ends a cycle, the next trigger is the heap left plus kGcSlackKb (or
   // half the heap, when that is larger). Lua's own allocation-driven
   // collector runs besides, so a heap that drops below the trigger
-  // mid-cycle is still collected. A step every 50
-  // runs whatever they allocated, as Redis's LUA_GC_CYCLE_PERIOD, was 7.7%
-  // of a ten-command script's instructions: each cycle marks the whole
-  // live heap (about 45 KiB of libraries and sandbox), and 50 runs left
-  // only about 20 KiB of garbage to collect with it (docs/performance.md
-  // 31.1). A fresh interpreter's heap stays under 80 KiB.
+  // mid-cycle is still collected.
+  // Why not a step every 50 runs whatever they allocated, as Redis's
+  // LUA_GC_CYCLE_PERIOD: that was 7.7% of a ten-command script's
+  // instructions. Each cycle marks the whole live heap (about 45 KiB of
+  // libraries and sandbox), and 50 runs left only about 20 KiB of garbage
+  // to collect with it (docs/performance.md 31.1). A fresh interpreter's
+  // heap stays under 80 KiB.
   static constexpr int kGcStepKb = 50;
   static constexpr int kGcSlackKb = 32;
   int gc_trigger_kb_ = 0;

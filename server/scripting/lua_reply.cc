@@ -356,11 +356,6 @@ void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
 
 namespace {
 
-// The scalar replies redis.call gets most -- an integer, a bulk string, a
-// status -- read in place without the general reader. True when `resp` was
-// one of them, complete and alone, and its value was pushed; false (nothing
-// pushed) for anything else, which the general reader then reads (and
-// rejects when malformed).
 // The decimal integer at the start of [p, last) -- an optional '-' and 1 to
 // 19 digits, in range -- into *v; returns where it ends, or nullptr when
 // there is none (std::from_chars's general path cost five times as much per
@@ -380,6 +375,11 @@ const char* ParseDecimal(const char* p, const char* last, int64_t* v) {
   return p;
 }
 
+// The scalar replies redis.call gets most -- an integer, a bulk string, a
+// status -- read in place without the general reader. True when `resp` was
+// one of them, complete and alone, and its value was pushed; false (nothing
+// pushed) for anything else, which the general reader then reads (and
+// rejects when malformed).
 bool PushScalarReply(lua_State* L, std::string_view resp) {
   if (resp.size() < 4 || resp[resp.size() - 2] != '\r' || resp.back() != '\n') return false;
   const char* first = resp.data() + 1;

@@ -18,7 +18,7 @@ N=400000
 ROUNDS=1
 while getopts "n:r:" o; do case $o in n) N=$OPTARG ;; r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac; done
 shift $((OPTIND - 1))
-(($# >= 1)) || { echo "usage: $0 [-n N] SERVER_CMD..." >&2; exit 2; }
+(($# >= 1)) || { echo "usage: $0 [-n N] [-r ROUNDS] SERVER_CMD..." >&2; exit 2; }
 work=$(mktemp -d /tmp/tlsbench.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT

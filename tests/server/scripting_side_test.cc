@@ -119,7 +119,9 @@ TEST_F(ScriptingSideTest, ScriptCommandsReachTheServerThroughTheHooks) {
   EXPECT_EQ(server_.TakeLog(),
             (std::vector<std::string>{"call set (set) as script resp 3", "call nosuchcommand (unknown) as script resp 3"}));
   // Any case names the same command.
+  ASSERT_NE(s.FindCommand("set"), nullptr);
   EXPECT_EQ(s.FindCommand("SeT"), s.FindCommand("set"));
+  EXPECT_EQ(s.FindCommand("nosuchcommand"), nullptr);
 
   // redis.acl_check_cmd: the caller's ACL, for a command that exists.
   bool allowed = false;

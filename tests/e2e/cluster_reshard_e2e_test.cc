@@ -217,11 +217,22 @@ void ExpectCheckClean(const BusNode& n) {
   EXPECT_FALSE(Has(out, "[ERR]")) << out;
 }
 
-// Every node's CLUSTER NODES, for a failure's message.
+// Every node's CLUSTER NODES, and the end of each ringkv node's log (the
+// epoch and slot decisions it logged), for a failure's message.
 std::string AllViews(std::vector<BusNode>& nodes) {
   std::string out;
   for (size_t i = 0; i < nodes.size(); ++i) {
     out += "node " + std::to_string(i) + " (" + nodes[i].id + ") sees:\n" + Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"}));
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string log = nodes[i].Log();  // redis-server nodes have none
+    if (log.empty()) continue;
+    size_t from = log.size();
+    for (int lines = 0; lines < 80 && from > 0; ++lines) {
+      const size_t newline = log.rfind('\n', from - 1);
+      from = newline == std::string::npos ? 0 : newline;
+    }
+    out += "node " + std::to_string(i) + "'s log, last lines:" + log.substr(from) + "\n";
   }
   return out;
 }

@@ -110,24 +110,35 @@ bool BumpEpochWithoutConsensus(ClusterState& st, bool unless_shared) {
   return true;
 }
 
-std::vector<int> TakeClaimedSlots(ClusterState& st, Node& sender, uint64_t sender_epoch, const SlotBitmap& slots,
-                                  bool* changed) {
-  std::vector<int> dirty;
-  *changed = false;
-  if (&sender == &st.myself()) return dirty;
+ClaimOutcome TakeClaimedSlots(ClusterState& st, Node& sender, uint64_t sender_epoch, const SlotBitmap& slots) {
+  ClaimOutcome out;
+  if (&sender == &st.myself()) return out;
   for (int s = 0; s < kClusterSlots; ++s) {
     if (!SlotBit(slots, s)) continue;
     Node* owner = st.owner(s);
     if (owner == &sender) continue;
     if (st.importing_from(s) != nullptr) continue;  // closed by hand (redis-cli), as Redis
     if (owner == nullptr || owner->config_epoch < sender_epoch) {
-      if (owner == &st.myself()) dirty.push_back(s);
+      if (owner == &st.myself() && st.imported_from(s) == &sender) {
+        out.refused_stale_claim = true;
+        continue;
+      }
+      if (owner == &st.myself()) out.lost.push_back(s);
       st.UnassignSlot(s);
       st.AssignSlot(s, &sender);
-      *changed = true;
+      out.changed = true;
     }
   }
-  return dirty;
+  return out;
+}
+
+void AcknowledgeImports(ClusterState& st, const Node& source, const SlotBitmap& claimed) {
+  if (st.imports_not_acknowledged().empty()) return;
+  std::vector<int> acknowledged;
+  for (const auto& [slot, from] : st.imports_not_acknowledged()) {
+    if (from == &source && !SlotBit(claimed, slot)) acknowledged.push_back(slot);
+  }
+  for (int slot : acknowledged) st.ClearImportedFrom(slot);
 }
 
 SlotBitmap SlotsOf(const ClusterState& st, const Node& n) {

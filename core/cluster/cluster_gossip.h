@@ -61,13 +61,28 @@ bool HandleEpochCollision(ClusterState& st, const Node& sender);
 // their keys would be deleted here). Redis 7.0 keeps the tie.
 bool BumpEpochWithoutConsensus(ClusterState& st, bool unless_shared);
 
+struct ClaimOutcome {
+  std::vector<int> lost;  // the slots taken from myself (the caller's keys there are stale)
+  bool changed = false;   // some slot moved
+  // A slot of myself that `sender` would have taken was kept: the claim is
+  // stale, `sender` being the source of an import that ended here and that
+  // it has not acknowledged (ClusterState::SetImportedFrom). The caller
+  // takes an epoch above `sender`'s and tells the cluster at once, so that
+  // the nodes the stale claim reached give the slot back to myself.
+  bool refused_stale_claim = false;
+};
+
 // Redis's clusterUpdateSlotsConfigWith, the part on the slot table: every
 // slot `sender` claims that is unassigned or served by a node with a lower
-// config epoch (and not being imported) moves to `sender`. Returns the
-// slots taken from myself (the caller's keys there are stale); *changed
-// says whether anything moved.
-std::vector<int> TakeClaimedSlots(ClusterState& st, Node& sender, uint64_t sender_epoch, const SlotBitmap& slots,
-                                  bool* changed);
+// config epoch (and not being imported) moves to `sender` -- except a slot
+// of myself imported from `sender` and not yet acknowledged by it (ringkv's
+// rule, see ClaimOutcome::refused_stale_claim).
+ClaimOutcome TakeClaimedSlots(ClusterState& st, Node& sender, uint64_t sender_epoch, const SlotBitmap& slots);
+
+// `source` (a master) claims `claimed`, in a PING or PONG: every import from
+// it that ended here and that the claim leaves out is acknowledged
+// (ClusterState::SetImportedFrom).
+void AcknowledgeImports(ClusterState& st, const Node& source, const SlotBitmap& claimed);
 
 // The slot bitmap of `n` (a master's slots).
 SlotBitmap SlotsOf(const ClusterState& st, const Node& n);

@@ -70,6 +70,7 @@ void ClusterState::Remove(std::string_view name) {
   for (const auto& other : nodes_) {
     if (other->master == n->name) other->master.clear();
   }
+  absl::erase_if(imported_from_, [n](const auto& entry) { return entry.second == n; });
   by_name_.erase(n->name);
   std::erase_if(nodes_, [n](const std::unique_ptr<Node>& p) { return p.get() == n; });
 }
@@ -97,7 +98,14 @@ bool ClusterState::UnassignSlot(int slot) {
   if (on_slot_unassigned_) on_slot_unassigned_(slot, *n);
   --n->num_slots;
   slots_[slot] = nullptr;
+  if (!imported_from_.empty()) imported_from_.erase(slot);
   return true;
+}
+
+Node* ClusterState::imported_from(int slot) const {
+  if (imported_from_.empty()) return nullptr;
+  const auto it = imported_from_.find(slot);
+  return it == imported_from_.end() ? nullptr : it->second;
 }
 
 bool ClusterState::SharesShardWithMyself(const Node& n) const {

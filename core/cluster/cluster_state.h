@@ -132,6 +132,21 @@ class ClusterState {
   bool MastersHaveReplicas() const;
   void SetMigrating(int slot, Node* to) { migrating_to_[slot] = to; }
   void SetImporting(int slot, Node* from) { importing_from_[slot] = from; }
+  // An import that ended here (SETSLOT NODE myself on an importing slot)
+  // and that its source has not yet been seen to know of. Until a message
+  // of the source claims its slots without this one, a claim of the slot by
+  // the source is stale -- sent before redis-cli told it of the move -- and
+  // it must not take the slot back, whatever epoch it carries (the source's
+  // epoch may have risen, by a collision's resolution, after the last
+  // message this node had from it: Redis 7.0 then gives the slot back and
+  // deletes its keys, redis/redis#3776). Cleared by the acknowledgement
+  // (cluster::AcknowledgeImports), by the slot leaving myself (UnassignSlot)
+  // and by the source being forgotten (Remove).
+  void SetImportedFrom(int slot, Node* source) { imported_from_[slot] = source; }
+  void ClearImportedFrom(int slot) { imported_from_.erase(slot); }
+  Node* imported_from(int slot) const;
+  // slot -> source, every import not yet acknowledged.
+  const absl::flat_hash_map<int, Node*>& imports_not_acknowledged() const { return imported_from_; }
   // The [start, end] ranges of the slots `node` serves, ascending.
   std::vector<std::pair<int, int>> SlotRanges(const Node& node) const;
 
@@ -170,6 +185,7 @@ class ClusterState {
   std::array<Node*, kClusterSlots> slots_{};
   std::array<Node*, kClusterSlots> migrating_to_{};
   std::array<Node*, kClusterSlots> importing_from_{};
+  absl::flat_hash_map<int, Node*> imported_from_;  // slot -> source; see SetImportedFrom
   std::function<void(int slot, const Node& owner)> on_slot_unassigned_;
   bool ok_ = false;
 };

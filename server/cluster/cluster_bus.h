@@ -190,6 +190,11 @@ class ClusterBus {
   // (a master that keeps serving others).
   void AfterSlotsUpdate(cluster::Node& sender, cluster::Node* curmaster, int curmaster_slots_before,
                         const std::vector<int>& lost);
+  // A master's claim of `slots` at `epoch` (its PING/PONG, or an UPDATE
+  // about it): the slot table follows (cluster::TakeClaimedSlots), then
+  // AfterSlotsUpdate; a stale claim of a slot imported here is answered
+  // with a new epoch, broadcast.
+  void UpdateSlotsFromClaim(cluster::Node& claimer, uint64_t epoch, const cluster::SlotBitmap& slots);
 
   ClusterMode& mode_;
   Config& config_;

@@ -201,6 +201,27 @@ void ClusterBus::ProcessGossip(const BusMessage& m, Link& l) {
   }
 }
 
+void ClusterBus::UpdateSlotsFromClaim(Node& claimer, uint64_t epoch, const cluster::SlotBitmap& slots) {
+  cluster::ClusterState& st = mode_.state();
+  Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
+  const int before = curmaster ? curmaster->num_slots : 0;
+  cluster::ClaimOutcome claim = cluster::TakeClaimedSlots(st, claimer, epoch, slots);
+  if (claim.changed) todo_save_ = todo_update_ = true;
+  if (claim.refused_stale_claim) {
+    // The source of an import that ended here claims the slot with an epoch
+    // above mine: it was told of the move after sending this. Myself takes
+    // the greatest epoch and says so at once, so the nodes the stale claim
+    // reached give the slot back (cluster::ClaimOutcome).
+    if (cluster::BumpEpochWithoutConsensus(st, /*unless_shared=*/true)) {
+      Log(kWarning, StrCat("configEpoch set to ", st.myself().config_epoch, " after a stale claim by node ",
+                           claimer.name, " of a slot imported from it"));
+      todo_save_ = true;
+    }
+    BroadcastPongToAll();
+  }
+  AfterSlotsUpdate(claimer, curmaster, before, claim.lost);
+}
+
 void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
   cluster::ClusterState& st = mode_.state();
   const MsgType type = m.type;
@@ -348,13 +369,9 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       sender_master = sender->is_master() ? sender : st.MasterOf(*sender);
       if (sender_master != nullptr) dirty_slots = cluster::SlotsOf(st, *sender_master) != m.myslots;
     }
+    if (sender != nullptr && sender->is_master()) cluster::AcknowledgeImports(st, *sender, m.myslots);
     if (sender != nullptr && sender->is_master() && dirty_slots) {
-      Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
-      const int before = curmaster ? curmaster->num_slots : 0;
-      bool changed = false;
-      std::vector<int> lost = cluster::TakeClaimedSlots(st, *sender, sender_config_epoch, m.myslots, &changed);
-      if (changed) todo_save_ = todo_update_ = true;
-      AfterSlotsUpdate(*sender, curmaster, before, lost);
+      UpdateSlotsFromClaim(*sender, sender_config_epoch, m.myslots);
     }
     if (sender != nullptr && dirty_slots) {
       for (int s = 0; s < cluster::kClusterSlots; ++s) {
@@ -411,12 +428,7 @@ void ClusterBus::ProcessPacket(Link& l, BusMessage& m) {
       Log(kNotice, "Discarding UPDATE message about myself.");
       return;
     }
-    Node* curmaster = st.myself().is_master() ? &st.myself() : st.MasterOf(st.myself());
-    const int before = curmaster ? curmaster->num_slots : 0;
-    bool changed = false;
-    std::vector<int> lost = cluster::TakeClaimedSlots(st, *n, m.update_config_epoch, m.update_slots, &changed);
-    if (changed) todo_update_ = true;
-    AfterSlotsUpdate(*n, curmaster, before, lost);
+    UpdateSlotsFromClaim(*n, m.update_config_epoch, m.update_slots);
   } else if (type == MsgType::kFailoverAuthRequest) {
     if (sender == nullptr) return;
     MaybeVote(*sender, m);

@@ -212,6 +212,9 @@ void CmdSetSlot(ServerCommandContext& ctx) {
       if (cluster::BumpEpochWithoutConsensus(st, /*unless_shared=*/true)) {
         Log(kWarning, StrCat("configEpoch updated after importing slot ", slot));
       }
+      // Until the source is seen to know, its claims of the slot are stale
+      // (cluster::ClusterState::SetImportedFrom).
+      st.SetImportedFrom(slot, st.importing_from(slot));
       st.SetImporting(slot, nullptr);
       // The others learn it at once, as Redis 7.0 does: gossip alone lets
       // a later epoch bump of the old owner (another import) reach them

@@ -191,33 +191,85 @@ TEST(ClusterGossip, ClaimedSlotsMoveOnlyToAGreaterEpoch) {
   st.SetImporting(3, b);
   SlotBitmap claim{};
   for (int s : {0, 1, 3, 4}) SetSlotBit(claim, s);
-  bool changed = false;
   // a (epoch 2) claims: only the free slot 4 moves (3 is being imported).
-  std::vector<int> lost = TakeClaimedSlots(st, *a, 2, claim, &changed);
-  EXPECT_TRUE(changed);
-  EXPECT_TRUE(lost.empty());
+  ClaimOutcome claimed = TakeClaimedSlots(st, *a, 2, claim);
+  EXPECT_TRUE(claimed.changed);
+  EXPECT_TRUE(claimed.lost.empty());
+  EXPECT_FALSE(claimed.refused_stale_claim);
   EXPECT_EQ(st.owner(0), &st.myself());
   EXPECT_EQ(st.owner(1), b);
   EXPECT_EQ(st.owner(3), nullptr);
   EXPECT_EQ(st.owner(4), a);
   // With epoch 6 it takes mine (reported) and b's.
   a->config_epoch = 6;
-  lost = TakeClaimedSlots(st, *a, 6, claim, &changed);
-  EXPECT_TRUE(changed);
-  EXPECT_EQ(lost, std::vector<int>{0});
+  claimed = TakeClaimedSlots(st, *a, 6, claim);
+  EXPECT_TRUE(claimed.changed);
+  EXPECT_EQ(claimed.lost, std::vector<int>{0});
   EXPECT_EQ(st.owner(0), a);
   EXPECT_EQ(st.owner(1), a);
   EXPECT_EQ(st.owner(2), b);
   EXPECT_EQ(a->num_slots, 3);
   EXPECT_EQ(b->num_slots, 1);
   // A claim it already has changes nothing; myself's claim is ignored.
-  TakeClaimedSlots(st, *a, 6, claim, &changed);
-  EXPECT_FALSE(changed);
-  TakeClaimedSlots(st, st.myself(), 9, claim, &changed);
-  EXPECT_FALSE(changed);
+  EXPECT_FALSE(TakeClaimedSlots(st, *a, 6, claim).changed);
+  EXPECT_FALSE(TakeClaimedSlots(st, st.myself(), 9, claim).changed);
   SlotBitmap has{};
   for (int s : {0, 1, 4}) SetSlotBit(has, s);
   EXPECT_EQ(SlotsOf(st, *a), has);
+}
+
+// A slot imported here from b (SETSLOT NODE myself ended the import) stays
+// mine against b's claims, whatever their epoch, until a claim of b leaves
+// it out; a claim of another node is not refused; the slot leaving myself
+// or b being forgotten ends the protection.
+TEST(ClusterGossip, AStaleClaimOfTheImportSourceIsRefusedUntilAcknowledged) {
+  ClusterState st(Name('0'));
+  st.myself().config_epoch = 3;
+  Node* b = AddMaster(st, 'b', 2);
+  Node* c = AddMaster(st, 'c', 1);
+  st.AssignSlot(10, &st.myself());
+  st.AssignSlot(11, &st.myself());
+  st.AssignSlot(12, b);
+  st.SetImportedFrom(10, b);
+  st.SetImportedFrom(11, b);
+  EXPECT_EQ(st.imported_from(10), b);
+  EXPECT_EQ(st.imported_from(12), nullptr);
+  SlotBitmap stale{};  // b's view before it was told: 10, 11, 12
+  for (int s : {10, 11, 12}) SetSlotBit(stale, s);
+  // b's epoch rose meanwhile (a collision's resolution): 7 > mine.
+  ClaimOutcome claimed = TakeClaimedSlots(st, *b, 7, stale);
+  EXPECT_TRUE(claimed.refused_stale_claim);
+  EXPECT_FALSE(claimed.changed);
+  EXPECT_TRUE(claimed.lost.empty());
+  EXPECT_EQ(st.owner(10), &st.myself());
+  EXPECT_EQ(st.owner(11), &st.myself());
+  // A claim of b below my epoch is no threat: nothing is refused.
+  EXPECT_FALSE(TakeClaimedSlots(st, *b, 2, stale).refused_stale_claim);
+  // Another node's claim with a greater epoch wins, as Redis.
+  SlotBitmap by_c{};
+  SetSlotBit(by_c, 11);
+  claimed = TakeClaimedSlots(st, *c, 8, by_c);
+  EXPECT_FALSE(claimed.refused_stale_claim);
+  EXPECT_EQ(claimed.lost, std::vector<int>{11});
+  EXPECT_EQ(st.owner(11), c);
+  EXPECT_EQ(st.imported_from(11), nullptr);  // left myself
+  // b claims 12 only: it knows now. Its later claim of 10 wins again.
+  SlotBitmap told{};
+  SetSlotBit(told, 12);
+  AcknowledgeImports(st, *c, told);  // not c's import: no change
+  EXPECT_EQ(st.imported_from(10), b);
+  AcknowledgeImports(st, *b, told);
+  EXPECT_EQ(st.imported_from(10), nullptr);
+  claimed = TakeClaimedSlots(st, *b, 9, stale);
+  EXPECT_FALSE(claimed.refused_stale_claim);
+  EXPECT_EQ(claimed.lost, std::vector<int>{10});
+  EXPECT_EQ(st.owner(10), b);
+  // Forgetting the source drops its imports.
+  st.UnassignSlot(10);
+  st.AssignSlot(10, &st.myself());
+  st.SetImportedFrom(10, b);
+  st.Remove(b->name);
+  EXPECT_TRUE(st.imports_not_acknowledged().empty());
 }
 
 TEST(ClusterGossip, StateFailsInAMinorityPartition) {

@@ -24,13 +24,5 @@ if command -v ccache >/dev/null; then
   flags+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
 fi
-# Ninja when installed (deps.sh installs it) for a new build folder: a
-# target's objects compile while the libraries it links are still being
-# built, where make waits for them target by target and leaves a core idle
-# at each library's last unity batch (docs/performance.md 32.2). A folder
-# already configured keeps its generator (CMake cannot change it).
-if [[ ! -f $dir/CMakeCache.txt ]] && command -v ninja >/dev/null; then
-  flags+=(-G Ninja)
-fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$jobs"

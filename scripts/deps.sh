@@ -4,7 +4,7 @@
 # Uses sudo when not run as root. Idempotent: does nothing when all are present.
 set -euo pipefail
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake pkg-config
   libssl-dev openssl liburing-dev libsystemd-dev libmimalloc-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev liblzf-dev
   libhiredis-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
   redis-server redis-tools redis-sentinel tcl python3

@@ -163,6 +163,15 @@ class ClusterState {
   // Redis's clusterUpdateState, a majority of the masters serving slots
   // reachable (not PFAIL / FAIL). Returns true when ok() changed.
   bool UpdateState(bool require_full_coverage);
+  // Redis's clusterUpdateState with its two delays, the clock the caller's
+  // (ms): as UpdateState(require_full_coverage), except that a master does
+  // not turn ok within kWritableDelayMs of the first call -- restarted, it
+  // gives the cluster a chance to tell it it was failed over before it
+  // takes writes -- nor within the rejoin delay (the node timeout, clamped
+  // to 500..5000 ms) of last finding itself in a minority partition, so that
+  // a failover decided meanwhile reaches it before any write does.
+  static constexpr int64_t kWritableDelayMs = 2000;
+  bool UpdateState(bool require_full_coverage, int64_t now_ms, int64_t node_timeout_ms);
   bool ok() const { return ok_; }
   // Masters serving at least one slot (cluster_size).
   int size() const;
@@ -188,6 +197,11 @@ class ClusterState {
   absl::flat_hash_map<int, Node*> imported_from_;  // slot -> source; see SetImportedFrom
   std::function<void(int slot, const Node& owner)> on_slot_unassigned_;
   bool ok_ = false;
+  int64_t first_update_ms_ = -1;  // the first timed UpdateState
+  int64_t in_minority_ms_ = -1;   // when a timed UpdateState last found a minority partition
+  // Whether the cluster is ok by the slots and the reachable masters; sets
+  // *minority when the reachable masters are not a majority.
+  bool Evaluate(bool require_full_coverage, bool* minority) const;
 };
 
 }  // namespace ringkv::cluster

@@ -5,6 +5,7 @@
 #include "core/cluster/nodes_conf.h"
 #include "core/cluster/nodes_conf_lock.h"
 #include "core/strings.h"
+#include "server/clock.h"
 #include "server/cluster/cluster_bus.h"
 #include "server/config.h"
 #include "server/logging.h"
@@ -75,7 +76,8 @@ void ClusterMode::Cron(int64_t now_ms) {
 }
 
 void ClusterMode::UpdateState() {
-  if (state_->UpdateState(config_.Bool("cluster-require-full-coverage"))) {
+  if (state_->UpdateState(config_.Bool("cluster-require-full-coverage"), UnixMs(),
+                          config_.Int("cluster-node-timeout"))) {
     Log(kWarning, StrCat("Cluster state changed: ", state_->ok() ? "ok" : "fail"));
   }
 }
@@ -85,8 +87,7 @@ void ClusterMode::BindConfig(int port) {
   config_.Bind({"cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
                 "cluster-announce-tls-port", "cluster-announce-hostname", "cluster-port", "tls-cluster", "tls-port"},
                [this] { ApplyAnnounced(); });
-  config_.Bind("cluster-require-full-coverage",
-               [this] { state_->UpdateState(config_.Bool("cluster-require-full-coverage")); });
+  config_.Bind("cluster-require-full-coverage", [this] { UpdateState(); });
   config_.Bind("cluster-allow-reads-when-down",
                [this] { allow_reads_when_down_ = config_.Bool("cluster-allow-reads-when-down"); });
   config_.Bind("cluster-allow-pubsubshard-when-down",

@@ -429,6 +429,7 @@ TEST(ClusterE2E, SlotIndexFollowsTheKeyspace) {
   ASSERT_TRUE(r.server->ready());
   RawConn& c = *r.conn;
   ASSERT_EQ(Cmd(c, {"CLUSTER", "ADDSLOTSRANGE", "0", "16383"}), "+OK\r\n");
+  ASSERT_TRUE(WaitStateOk(c));  // a master turns ok 2 s after its start, as Redis
   EXPECT_EQ(Cmd(c, {"CLUSTER", "KEYSLOT", "{t}x"}), Cmd(c, {"CLUSTER", "KEYSLOT", "t"}));
   const std::string t = "15891";  // the slot of "t"
   EXPECT_EQ(Cmd(c, {"CLUSTER", "KEYSLOT", "t"}), ":" + t + "\r\n");
@@ -530,6 +531,7 @@ TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
     ASSERT_EQ(Cmd(c, {"CLUSTER", "SAVECONFIG"}), "+OK\r\n");
     // A fork child (BGSAVE, kept busy) must not hold the lock after the
     // node is gone.
+    ASSERT_TRUE(WaitStateOk(c));
     ASSERT_EQ(Cmd(c, {"MSET", "{a}1", "1", "{a}2", "2", "{a}3", "3"}), "+OK\r\n");
     ASSERT_EQ(Cmd(c, {"CONFIG", "SET", "rdb-key-save-delay", "1000000"}), "+OK\r\n");
     ASSERT_EQ(Cmd(c, {"BGSAVE"}), "+Background saving started\r\n");

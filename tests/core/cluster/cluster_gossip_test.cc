@@ -289,5 +289,55 @@ TEST(ClusterGossip, StateFailsInAMinorityPartition) {
   EXPECT_FALSE(st.ok());
 }
 
+// Redis's two delays before a master turns ok: 2 s from the first timed
+// update (a restarted master waits to hear it was failed over), and the
+// rejoin delay (node timeout clamped to 500..5000 ms) after it last found
+// itself in a minority partition. A replica waits for neither.
+TEST(ClusterGossip, AMasterTurnsOkOnlyAfterTheWritableAndRejoinDelays) {
+  ClusterState st(Name('0'));
+  Node* a = AddMaster(st, 'a');
+  Node* b = AddMaster(st, 'b');
+  st.AssignSlot(0, &st.myself());
+  st.AssignSlot(1, a);
+  st.AssignSlot(2, b);
+  const int64_t t0 = 1'000'000;
+  EXPECT_FALSE(st.UpdateState(false, t0, 15000));  // the first call
+  EXPECT_FALSE(st.UpdateState(false, t0 + 1999, 15000));
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(st.UpdateState(false, t0 + 2000, 15000));
+  EXPECT_TRUE(st.ok());
+  // In a minority at t1, healed at once: down, then ok only 5 s (the
+  // clamped node timeout) after the minority was last seen.
+  a->flags |= kFlagPfail;
+  b->flags |= kFlagPfail;
+  const int64_t t1 = t0 + 10'000;
+  EXPECT_TRUE(st.UpdateState(false, t1, 15000));
+  EXPECT_FALSE(st.ok());
+  a->flags &= ~kFlagPfail;
+  b->flags &= ~kFlagPfail;
+  EXPECT_FALSE(st.UpdateState(false, t1 + 4999, 15000));
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(st.UpdateState(false, t1 + 5000, 15000));
+  EXPECT_TRUE(st.ok());
+  // With a 100 ms node timeout the rejoin delay is 500 ms.
+  a->flags |= kFlagPfail;
+  b->flags |= kFlagPfail;
+  const int64_t t2 = t1 + 10'000;
+  EXPECT_TRUE(st.UpdateState(false, t2, 100));
+  a->flags &= ~kFlagPfail;
+  b->flags &= ~kFlagPfail;
+  EXPECT_FALSE(st.UpdateState(false, t2 + 499, 100));
+  EXPECT_TRUE(st.UpdateState(false, t2 + 500, 100));
+
+  // A replica turns ok at the first call.
+  ClusterState replica_view(Name('1'));
+  Node* m = AddMaster(replica_view, 'm');
+  replica_view.myself().flags = kFlagMyself | kFlagReplica;
+  replica_view.myself().master = m->name;
+  replica_view.AssignSlot(0, m);
+  EXPECT_TRUE(replica_view.UpdateState(false, t0, 15000));
+  EXPECT_TRUE(replica_view.ok());
+}
+
 }  // namespace
 }  // namespace ringkv::cluster

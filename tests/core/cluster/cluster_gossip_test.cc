@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ringkv::cluster {
 namespace {
@@ -272,13 +275,19 @@ TEST(ClusterGossip, AStaleClaimOfTheImportSourceIsRefusedUntilAcknowledged) {
   EXPECT_TRUE(st.imports_not_acknowledged().empty());
 }
 
-TEST(ClusterGossip, StateFailsInAMinorityPartition) {
-  ClusterState st(Name('0'));
+// Masters a and b beside myself, serving slots 0 (myself), 1 and 2.
+std::pair<Node*, Node*> ThreeMastersOfASlotEach(ClusterState& st) {
   Node* a = AddMaster(st, 'a');
   Node* b = AddMaster(st, 'b');
   st.AssignSlot(0, &st.myself());
   st.AssignSlot(1, a);
   st.AssignSlot(2, b);
+  return {a, b};
+}
+
+TEST(ClusterGossip, StateFailsInAMinorityPartition) {
+  ClusterState st(Name('0'));
+  auto [a, b] = ThreeMastersOfASlotEach(st);
   EXPECT_TRUE(st.UpdateState(false));
   EXPECT_TRUE(st.ok());
   a->flags |= kFlagPfail;  // 2 of 3 reachable: still ok
@@ -295,39 +304,30 @@ TEST(ClusterGossip, StateFailsInAMinorityPartition) {
 // itself in a minority partition. A replica waits for neither.
 TEST(ClusterGossip, AMasterTurnsOkOnlyAfterTheWritableAndRejoinDelays) {
   ClusterState st(Name('0'));
-  Node* a = AddMaster(st, 'a');
-  Node* b = AddMaster(st, 'b');
-  st.AssignSlot(0, &st.myself());
-  st.AssignSlot(1, a);
-  st.AssignSlot(2, b);
+  auto [a, b] = ThreeMastersOfASlotEach(st);
   const int64_t t0 = 1'000'000;
   EXPECT_FALSE(st.UpdateState(false, t0, 15000));  // the first call
   EXPECT_FALSE(st.UpdateState(false, t0 + 1999, 15000));
   EXPECT_FALSE(st.ok());
   EXPECT_TRUE(st.UpdateState(false, t0 + 2000, 15000));
   EXPECT_TRUE(st.ok());
-  // In a minority at t1, healed at once: down, then ok only 5 s (the
-  // clamped node timeout) after the minority was last seen.
-  a->flags |= kFlagPfail;
-  b->flags |= kFlagPfail;
-  const int64_t t1 = t0 + 10'000;
-  EXPECT_TRUE(st.UpdateState(false, t1, 15000));
-  EXPECT_FALSE(st.ok());
-  a->flags &= ~kFlagPfail;
-  b->flags &= ~kFlagPfail;
-  EXPECT_FALSE(st.UpdateState(false, t1 + 4999, 15000));
-  EXPECT_FALSE(st.ok());
-  EXPECT_TRUE(st.UpdateState(false, t1 + 5000, 15000));
-  EXPECT_TRUE(st.ok());
-  // With a 100 ms node timeout the rejoin delay is 500 ms.
-  a->flags |= kFlagPfail;
-  b->flags |= kFlagPfail;
-  const int64_t t2 = t1 + 10'000;
-  EXPECT_TRUE(st.UpdateState(false, t2, 100));
-  a->flags &= ~kFlagPfail;
-  b->flags &= ~kFlagPfail;
-  EXPECT_FALSE(st.UpdateState(false, t2 + 499, 100));
-  EXPECT_TRUE(st.UpdateState(false, t2 + 500, 100));
+  // In a minority at `at`, healed at once: down at once, then ok only once
+  // the rejoin delay has passed since the minority was last seen.
+  auto minority_then_healed = [&](int64_t at, int64_t node_timeout_ms, int64_t rejoin_delay_ms) {
+    a->flags |= kFlagPfail;
+    b->flags |= kFlagPfail;
+    EXPECT_TRUE(st.UpdateState(false, at, node_timeout_ms));
+    EXPECT_FALSE(st.ok());
+    a->flags &= ~kFlagPfail;
+    b->flags &= ~kFlagPfail;
+    EXPECT_FALSE(st.UpdateState(false, at + rejoin_delay_ms - 1, node_timeout_ms));
+    EXPECT_FALSE(st.ok());
+    EXPECT_TRUE(st.UpdateState(false, at + rejoin_delay_ms, node_timeout_ms));
+    EXPECT_TRUE(st.ok());
+  };
+  minority_then_healed(t0 + 10'000, 15000, 5000);  // the node timeout clamped to 5 s
+  minority_then_healed(t0 + 20'000, 100, 500);     // and to 500 ms
+  minority_then_healed(t0 + 30'000, 1200, 1200);   // within the bounds: the node timeout
 
   // A replica turns ok at the first call.
   ClusterState replica_view(Name('1'));

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds ringkv.  scripts/build.sh [release|asan]  (default release)
+# Builds ringkv.  scripts/build.sh [release|asan] [target...]  (default
+# release, every target)
 #   release -> build/       (Release, mimalloc)
 #   asan    -> build-asan/  (ASan + UBSan, for the tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
+shift $(($# > 0))
+targets=("$@")  # e.g. ringkv-server: that and what it needs, nothing else
 jobs=${JOBS:-2}
 case $kind in
   # UNIT_TESTS=OFF: without the unit tests (scripts/test.sh's release pass,
@@ -25,4 +28,4 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd .. && pwd)}
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
-cmake --build "$dir" -j "$jobs"
+cmake --build "$dir" -j "$jobs" ${targets[@]:+--target "${targets[@]}"}

@@ -2,9 +2,9 @@
 # Installs what is missing, builds, and runs every test:
 #   1. Release build: the integration tests (ctest), including the
 #      differential tests against Debian's redis-server.
-#   2. ASan + UBSan build: the unit tests, and the integration tests of 1
-#      (not the "deploy" ones: packaging and sentinel scripts, no server
-#      code of their own to check). The unit tests are built and run here
+#   2. ASan + UBSan build: the integration tests of 1 (not the "deploy"
+#      ones: packaging and sentinel scripts, no server code of their own to
+#      check), then the unit tests. The unit tests are built and run here
 #      only (UNIT_TESTS=OFF for pass 1); its e2e harnesses are the release
 #      build's (HARNESSES_FROM), run against its server.
 #      The integration tests that exercise the I/O backend (label
@@ -15,7 +15,9 @@
 # Pass 2's build runs while pass 1's tests run, at the lowest CPU and I/O
 # priority (nice 19, ionice idle): those tests spend much of their time
 # waiting on servers and the disk, and the compiler takes only what they
-# leave (docs/performance.md 30.1).
+# leave (docs/performance.md 30.1). It builds the server first: pass 2's
+# integration tests start as soon as it and pass 1 are done, and the unit
+# tests compile beside them, at the same priority (33.1).
 # Prints a summary and exits non-zero on any failure.
 #   SKIP_ASAN=1 scripts/test.sh    only the release build: pass 1 with the
 #                                  unit tests, then the "backend" tests
@@ -65,25 +67,33 @@ if ((asan)); then
 else
   export UNIT_TESTS=ON
 fi
+asan_pid=""
 if ! build release release; then
   asan=0  # its e2e harnesses are the release build's
 else
-  asan_pid=""
   if ((asan)); then
     # The ASan pass runs the release build's e2e harnesses against its own
     # server rather than compile them again (they share no code with the
     # server).
     export HARNESSES_FROM=$PWD/build
     [[ ${SKIP_EPOLL:-0} != 1 ]] && export BACKEND_TESTS_IO=epoll
-    asan_log=$(mktemp)
-    asan_end=$(mktemp)  # when the build ended (epoch seconds), which may be before it is waited for
+    # Built in two parts, one after the other: the server (all the
+    # integration tests need of this build), then the rest (the unit tests).
+    # Each part leaves <part>.log, and <part>.done ("<end epoch s> <rc>")
+    # when it ends, which may be before it is waited for.
+    asan_dir=$(mktemp -d)
     asan_t0=$(date +%s)
-    echo "=== asan+ubsan: build (in the background, log shown when it ends)"
+    echo "=== asan+ubsan: build (in the background, logs shown when each part ends)"
     (
-      nice -n 19 ionice -c 3 scripts/build.sh asan >"$asan_log" 2>&1
-      rc=$?
-      date +%s >"$asan_end"
-      exit "$rc"
+      part() {  # name build.sh-args...
+        local name=$1 rc
+        shift
+        nice -n 19 ionice -c 3 scripts/build.sh asan "$@" >"$asan_dir/$name.log" 2>&1
+        rc=$?
+        echo "$(date +%s) $rc" >"$asan_dir/$name.tmp" && mv "$asan_dir/$name.tmp" "$asan_dir/$name.done"
+        return "$rc"
+      }
+      part server ringkv-server && part rest
     ) &
     asan_pid=$!
   fi
@@ -93,26 +103,34 @@ else
     run_tests "release, epoll backend" build $((cores * 2)) -L backend
     unset RINGKV_TEST_IO_BACKEND
   fi
-  if [[ -n $asan_pid ]]; then
-    wait "$asan_pid"
-    asan_rc=$?
-    echo "=== asan+ubsan: build log"
-    cat "$asan_log"
-    rm -f "$asan_log"
-    ended=$(<"$asan_end")
-    rm -f "$asan_end"
-    summary+=("asan+ubsan: build $((ended - asan_t0)) s, ended $((ended - start_epoch)) s into the run")
-    if ((asan_rc != 0)); then
-      summary+=("asan+ubsan: BUILD FAILED")
-      status=1
-      asan=0
-    fi
-  fi
 fi
+
+asan_part() {  # name what: waits for a part of the ASan build; false if it failed
+  local name=$1 what=$2 end rc
+  while [[ ! -e $asan_dir/$name.done ]] && kill -0 "$asan_pid" 2>/dev/null; do sleep 1; done
+  read -r end rc <"$asan_dir/$name.done" 2>/dev/null || { end=$(date +%s); rc=1; }
+  echo "=== asan+ubsan: build log ($what)"
+  cat "$asan_dir/$name.log"
+  summary+=("asan+ubsan: $what built, ended $((end - start_epoch)) s into the run ($((end - asan_t0)) s after the build's start)")
+  if ((rc != 0)); then
+    summary+=("asan+ubsan: BUILD FAILED ($what)")
+    status=1
+    return 1
+  fi
+}
 if ((asan)); then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_tests asan+ubsan build-asan $((cores * 3 / 2)) -LE deploy
+  # The integration tests start once the server is built; the unit tests
+  # compile beside them at the lowest priority, as the build did beside the
+  # release tests: the integration tests leave part of the two cores idle,
+  # waiting on their servers (docs/performance.md 33.1).
+  if asan_part server "the server"; then
+    run_tests "asan+ubsan, integration" build-asan $((cores * 3 / 2)) -LE 'deploy|unit'
+    asan_part rest "the unit tests" && run_tests "asan+ubsan, unit" build-asan $((cores * 3 / 2)) -L unit
+  fi
+  wait "$asan_pid"
+  rm -rf "$asan_dir"
 fi
 
 echo

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -126,12 +127,23 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
                                          const std::string& node_timeout = "1000",
                                          const std::vector<std::string>& binaries = {}) {
   std::vector<BusNode> nodes;
+  // Says which step did not finish, and what node i saw (and logged).
+  auto failed = [&nodes](const char* step, size_t i) {
+    std::string what = "StartCluster: " + std::string(step) + " timed out at node " + std::to_string(i);
+    if (i < nodes.size() && nodes[i].conn) {
+      what += "\n" + Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"})) + Text(Cmd(*nodes[i].conn, {"CLUSTER", "INFO"}));
+      const std::string log = nodes[i].Log();
+      what += "\nlog (its end):\n" + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    }
+    fprintf(stderr, "%s\n", what.c_str());
+    return std::vector<BusNode>{};
+  };
   const size_t total = ranges.size() + replica_of.size();
   for (size_t i = 0; i < total; ++i) {
     const bool other = i < binaries.size() && !binaries[i].empty();
     nodes.push_back(other ? StartBusNode(binaries[i], node_timeout)
                           : StartBusNode(RINGKV_SERVER_PATH, node_timeout, extra));
-    if (!nodes.back().server->ready()) return {};
+    if (!nodes.back().server->ready()) return failed("the server's start", i);
   }
   for (size_t i = 0; i < ranges.size(); ++i) {
     Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(ranges[i].first), std::to_string(ranges[i].second)});
@@ -143,33 +155,41 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
   for (size_t r = 0; r < replica_of.size(); ++r) {
     BusNode& replica = nodes[ranges.size() + r];
     const BusNode& master = nodes[replica_of[r]];
-    if (!WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected "); }, 30)) return {};
-    if (Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}) != "+OK\r\n") return {};
+    const size_t at = ranges.size() + r;
+    if (!WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected "); }, 30)) {
+      return failed("seeing its master connected", at);
+    }
+    if (Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}) != "+OK\r\n") return failed("CLUSTER REPLICATE", at);
   }
   const std::string known = "cluster_known_nodes:" + std::to_string(total) + "\r\n";
-  for (BusNode& n : nodes) {
+  for (size_t i = 0; i < total; ++i) {
+    RawConn& c = *nodes[i].conn;
     const bool ok = WaitFor(
         [&] {
-          if (!Has(Text(Cmd(*n.conn, {"CLUSTER", "INFO"})), "cluster_state:ok\r\n")) return false;
-          if (!Has(Text(Cmd(*n.conn, {"CLUSTER", "INFO"})), known)) return false;
+          const std::string info = Text(Cmd(c, {"CLUSTER", "INFO"}));
+          if (!Has(info, "cluster_state:ok\r\n") || !Has(info, known)) return false;
           for (size_t r = 0; r < replica_of.size(); ++r) {
             const std::string master = nodes[replica_of[r]].id;
-            if (!Has(NodeLine(*n.conn, nodes[ranges.size() + r].id), "slave " + master)) return false;
+            if (!Has(NodeLine(c, nodes[ranges.size() + r].id), "slave " + master)) return false;
           }
           return true;
         },
         30);
-    if (!ok) return {};
+    if (!ok) return failed("cluster_state:ok, every node known, every replica listed", i);
   }
-  for (BusNode& n : nodes) {
+  for (size_t i = 0; i < total; ++i) {
     for (const BusNode& peer : nodes) {
-      if (peer.id == n.id) continue;
-      if (!WaitFor([&] { return Has(NodeLine(*n.conn, peer.id), " connected"); }, 30)) return {};
+      if (peer.id == nodes[i].id) continue;
+      if (!WaitFor([&] { return Has(NodeLine(*nodes[i].conn, peer.id), " connected"); }, 30)) {
+        return failed(("the link to " + peer.id).c_str(), i);
+      }
     }
   }
   for (size_t r = 0; r < replica_of.size(); ++r) {
     RawConn& c = *nodes[ranges.size() + r].conn;
-    if (!WaitFor([&] { return Has(Cmd(c, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30)) return {};
+    if (!WaitFor([&] { return Has(Cmd(c, {"INFO", "replication"}), "master_link_status:up\r\n"); }, 30)) {
+      return failed("master_link_status:up", ranges.size() + r);
+    }
   }
   return nodes;
 }

@@ -231,7 +231,7 @@ TEST(ReplicationE2E, SlowDisklessPayloadIsByteExact) {
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
   }
   while (payload.size() < 40 || payload.compare(payload.size() - 40, 40, mark) != 0) {
-    const std::string more = fake.ReadN(64 * 1024);
+    const std::string more = fake.ReadSome(64 * 1024);
     ASSERT_FALSE(more.empty()) << "the payload never ended with its mark";
     payload += more;
     ASSERT_LT(payload.size(), 200u << 20);

@@ -75,6 +75,15 @@ class RawConn {
     }
     return out;
   }
+  // Reads what has arrived, up to `max` bytes, waiting only when nothing
+  // has (empty at EOF / timeout). For a stream whose length is not known
+  // beforehand: ReadN would wait out the timeout for its last bytes.
+  std::string ReadSome(size_t max) {
+    std::string out(max, '\0');
+    ssize_t r = recv(fd_, out.data(), max, 0);
+    out.resize(r > 0 ? static_cast<size_t>(r) : 0);
+    return out;
+  }
   // Reads one complete RESP reply (any RESP2/RESP3 type), raw bytes.
   std::string ReadReply() {
     std::string out;

@@ -1,4 +1,4 @@
-// TlsSession: the TLS state of one connection, over memory BIOs.
+// TlsSession: the TLS state of one connection, over in-memory BIOs.
 //
 // The session never touches the socket. Whoever owns the connection moves
 // bytes: ciphertext received from the socket goes in with Feed, plaintext
@@ -82,13 +82,14 @@ class TlsSession {
 
  private:
   explicit TlsSession(SSL* ssl);
-  void DrainOutput();
+  // Sets error() from the failure SSL_get_error told; empties the thread's
+  // error queue.
   void Fail(int ssl_error);
 
-  SSL* ssl_;
-  BIO* rbio_;  // ciphertext in (owned by ssl_)
-  BIO* wbio_;  // ciphertext out (owned by ssl_)
+  // wire_ is declared before ssl_: the write BIO (owned by ssl_) points at it.
   OutBuffer wire_;
+  SSL* ssl_;
+  BIO* rbio_;  // ciphertext in, a memory BIO (owned by ssl_)
   std::string error_;
   bool handshake_done_ = false;
 };

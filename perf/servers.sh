@@ -19,6 +19,16 @@ start_server() {
   return 1
 }
 
+# start_tls_server CMD DIR: start_server on two free ports, a plain one and
+# a --tls-port (the TLS files come from SERVER_EXTRA); sets `port`, `tport`
+# and `pid` (the server's) for the caller.
+start_tls_server() {
+  port=$(free_port)
+  tport=$(free_port)
+  start_server "$1" "$2" "$port" --tls-port "$tport"
+  pid=${pids[-1]}
+}
+
 # used_memory PORT: INFO's used_memory, in bytes.
 used_memory() { redis-cli -p "$1" info memory | awk -F: '/^used_memory:/ {print $2 + 0}'; }
 

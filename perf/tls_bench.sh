@@ -37,10 +37,7 @@ for round in $(seq "$ROUNDS"); do
 i=0
 for cmd in "$@"; do
   i=$((i + 1))
-  port=$(free_port)
-  tport=$(free_port)
-  start_server "$cmd" "$work/$i" "$port" --tls-port "$tport"
-  pid=${pids[-1]}
+  start_tls_server "$cmd" "$work/$i"
   for mode in plain tls; do
     for p in 1 16; do
       for t in set get; do

@@ -44,10 +44,7 @@ printf "%-24s %12s %8s %8s %12s\n" server connections rss0_kB rss1_kB rss_B/conn
 i=0
 for cmd in "$@"; do
   i=$((i + 1))
-  port=$(free_port)
-  tport=$(free_port)
-  start_server "$cmd" "$work/$i" "$port" --tls-port "$tport"
-  pid=${pids[-1]}
+  start_tls_server "$cmd" "$work/$i"
   rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
   python3 "$work/clients.py" "$tport" "$N" "$C" >"$work/clients.$i" 2>&1 &
   client=$!

@@ -286,7 +286,7 @@ bool ReplicatesAsUser(const std::string& primary_bin, const std::string& replica
   // Each rule its own argument (one quoted argument would be a user name
   // with spaces, refused by both servers).
   const std::vector<std::string> user{"--user", "repl", "on", ">rpw", "+psync", "+replconf", "+ping"};
-  std::vector<std::string> primary_args{"--save", ""};
+  std::vector<std::string> primary_args{"--save", "", "--repl-diskless-sync-delay", "0"};
   primary_args.insert(primary_args.end(), user.begin(), user.end());
   TestServer primary(primary_args, primary_bin);
   TestServer replica({"--save", "", "--masteruser", "repl", "--masterauth", "rpw"}, replica_bin);

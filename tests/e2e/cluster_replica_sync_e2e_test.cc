@@ -30,7 +30,7 @@ std::string ShardsHealth(RawConn& c, const std::string& id) {
 }
 
 TEST(ClusterReplicaSyncE2E, ReplicaIsLoadingInClusterShardsDuringItsFullSync) {
-  std::vector<BusNode> nodes = StartCluster({{0, 16383}}, {0}, {"--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"});
+  std::vector<BusNode> nodes = StartCluster({{0, 16383}}, {0}, {"--enable-debug-command", "yes"});
   ASSERT_EQ(nodes.size(), 2u);
   RawConn& master = *nodes[0].conn;
   RawConn& replica = *nodes[1].conn;

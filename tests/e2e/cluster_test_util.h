@@ -83,7 +83,9 @@ inline BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, cons
   BusNode n;
   n.cport = FreePort();
   std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
-                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes"};
+                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes",
+                                   // A full sync starts at once (not after Redis's 5 s wait for more replicas).
+                                   "--repl-diskless-sync-delay", "0"};
   if (binary == RINGKV_SERVER_PATH) args.insert(args.end(), {"--logfile", "node.log"});
   args.insert(args.end(), extra.begin(), extra.end());
   n.server = std::make_unique<TestServer>(args, binary);

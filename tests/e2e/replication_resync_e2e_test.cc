@@ -213,7 +213,9 @@ TEST(ReplicationResyncE2E, PartialResyncKeepsTheSelectedDatabase) {
   for (const bool redis_primary : {false, true}) {
     if (redis_primary && !HaveTool("redis-server")) continue;
     SCOPED_TRACE(redis_primary ? "redis-server primary" : "ringkv primary");
-    TestServer primary = redis_primary ? TestServer({"--enable-debug-command", "yes"}, kRedis) : TestServer(Args());
+    TestServer primary = redis_primary
+                             ? TestServer({"--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}, kRedis)
+                             : TestServer(Args());
     TestServer replica(Args());
     ASSERT_TRUE(primary.ready() && replica.ready());
     RawConn p(primary.port()), r(replica.port());

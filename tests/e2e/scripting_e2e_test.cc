@@ -329,7 +329,7 @@ TEST(ScriptingE2E, SlowScriptReplayedFromTheAofAnswersLoading) {
 // stream (no -BUSY for the primary: nothing is lost), and applies what
 // arrived meanwhile, in order, once the script ends.
 TEST(ScriptingE2E, PrimarysStreamWaitsForABusyScriptOfTheReplica) {
-  TestServer primary({"--save", "", "--enable-debug-command", "yes"});
+  TestServer primary({"--save", "", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"});
   TestServer replica({"--save", "", "--busy-reply-threshold", "50", "--enable-debug-command", "yes"});
   ASSERT_TRUE(primary.ready() && replica.ready());
   RawConn p(primary.port()), r(replica.port()), other(replica.port());
@@ -349,7 +349,7 @@ TEST(ScriptingE2E, PrimarysStreamWaitsForABusyScriptOfTheReplica) {
 }
 
 TEST(ScriptingE2E, ScriptEffectsReachRingkvAndRedisReplicasIdentically) {
-  TestServer primary({"--save", "", "--enable-debug-command", "yes"});
+  TestServer primary({"--save", "", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"});
   TestServer replica({"--save", "", "--enable-debug-command", "yes"});
   TestServer redis({"--enable-debug-command", "yes"}, kRedis);
   ASSERT_TRUE(primary.ready() && replica.ready() && redis.ready());
@@ -379,7 +379,7 @@ TEST(ScriptingE2E, ScriptEffectsReachRingkvAndRedisReplicasIdentically) {
 }
 
 TEST(ScriptingE2E, RedisPrimaryRunsScriptsForARingkvReplica) {
-  TestServer redis({"--enable-debug-command", "yes"}, kRedis);
+  TestServer redis({"--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}, kRedis);
   TestServer replica({"--save", "", "--enable-debug-command", "yes"});
   ASSERT_TRUE(redis.ready() && replica.ready());
   RawConn p(redis.port()), r(replica.port());

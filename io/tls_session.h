@@ -1,4 +1,4 @@
-// TlsSession: the TLS state of one connection, over in-memory BIOs.
+// TlsSession: the TLS state of one connection, over memory BIOs.
 //
 // The session never touches the socket. Whoever owns the connection moves
 // bytes: ciphertext received from the socket goes in with Feed, plaintext
@@ -82,14 +82,13 @@ class TlsSession {
 
  private:
   explicit TlsSession(SSL* ssl);
-  // Sets error() from the failure SSL_get_error told; empties the thread's
-  // error queue.
+  void DrainOutput();
   void Fail(int ssl_error);
 
-  // wire_ is declared before ssl_: the write BIO (owned by ssl_) points at it.
-  OutBuffer wire_;
   SSL* ssl_;
-  BIO* rbio_;  // ciphertext in, a memory BIO (owned by ssl_)
+  BIO* rbio_;  // ciphertext in (owned by ssl_)
+  BIO* wbio_;  // ciphertext out (owned by ssl_)
+  OutBuffer wire_;
   std::string error_;
   bool handshake_done_ = false;
 };

@@ -119,7 +119,8 @@ inline int CountLines(const std::string& s) {
 // learnt a peer by gossip may still be connecting to it), and each
 // replica's link is up.
 // ASSERT in the caller that the result has every node (a start failed
-// otherwise). `node_timeout` is cluster-node-timeout in ms. `binaries`, when
+// otherwise: the step that timed out and that node's view are printed to
+// stderr). `node_timeout` is cluster-node-timeout in ms. `binaries`, when
 // given, names each node's server binary in the same order (masters, then
 // replicas; "" for ringkv): a mixed cluster (`extra` goes to ringkv nodes
 // only).

@@ -108,9 +108,10 @@ fi
 asan_part() {  # name what: waits for a part of the ASan build; false if it failed
   local name=$1 what=$2 end rc
   while [[ ! -e $asan_dir/$name.done ]] && kill -0 "$asan_pid" 2>/dev/null; do sleep 1; done
-  read -r end rc <"$asan_dir/$name.done" 2>/dev/null || { end=$(date +%s); rc=1; }
+  end=$(date +%s) rc=1  # unless the part said otherwise: it died without a word
+  [[ -e $asan_dir/$name.done ]] && read -r end rc <"$asan_dir/$name.done"
   echo "=== asan+ubsan: build log ($what)"
-  cat "$asan_dir/$name.log"
+  cat "$asan_dir/$name.log" 2>/dev/null
   summary+=("asan+ubsan: $what built, ended $((end - start_epoch)) s into the run ($((end - asan_t0)) s after the build's start)")
   if ((rc != 0)); then
     summary+=("asan+ubsan: BUILD FAILED ($what)")

@@ -133,7 +133,9 @@ uint64_t ClusterState::MaxEpoch() const {
   return max;
 }
 
-bool ClusterState::Evaluate(bool require_full_coverage, bool* minority) const {
+bool ClusterState::UpdateState(bool require_full_coverage, int64_t now_ms, int64_t node_timeout_ms) {
+  if (first_update_ms_ < 0) first_update_ms_ = now_ms;
+  if (myself_->is_master() && !ok_ && now_ms - first_update_ms_ < kWritableDelayMs) return false;
   bool ok = true;
   if (require_full_coverage) {
     for (const Node* n : slots_) {
@@ -150,24 +152,10 @@ bool ClusterState::Evaluate(bool require_full_coverage, bool* minority) const {
     ++size;
     if ((n->flags & (kFlagPfail | kFlagFail)) == 0) ++reachable;
   }
-  *minority = reachable < size / 2 + 1;
-  return ok && !*minority;
-}
-
-bool ClusterState::UpdateState(bool require_full_coverage) {
-  bool minority = false;
-  const bool ok = Evaluate(require_full_coverage, &minority);
-  const bool changed = ok != ok_;
-  ok_ = ok;
-  return changed;
-}
-
-bool ClusterState::UpdateState(bool require_full_coverage, int64_t now_ms, int64_t node_timeout_ms) {
-  if (first_update_ms_ < 0) first_update_ms_ = now_ms;
-  if (myself_->is_master() && !ok_ && now_ms - first_update_ms_ < kWritableDelayMs) return false;
-  bool minority = false;
-  const bool ok = Evaluate(require_full_coverage, &minority);
-  if (minority) in_minority_ms_ = now_ms;
+  if (reachable < size / 2 + 1) {
+    ok = false;
+    in_minority_ms_ = now_ms;
+  }
   if (ok == ok_) return false;
   const int64_t rejoin_delay_ms = std::clamp<int64_t>(node_timeout_ms, 500, 5000);
   if (ok && myself_->is_master() && in_minority_ms_ >= 0 && now_ms - in_minority_ms_ < rejoin_delay_ms) return false;

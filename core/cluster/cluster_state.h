@@ -158,18 +158,17 @@ class ClusterState {
 
   // ---- cluster health (Redis's clusterUpdateState, without the bus's
   // failure detection: a node is failing only when flagged so) ----
-  // Recomputes ok(): every slot served by a node that is not failing, or
-  // (require_full_coverage false) no requirement on coverage; and, as
-  // Redis's clusterUpdateState, a majority of the masters serving slots
-  // reachable (not PFAIL / FAIL). Returns true when ok() changed.
-  bool UpdateState(bool require_full_coverage);
-  // Redis's clusterUpdateState with its two delays, the clock the caller's
-  // (ms): as UpdateState(require_full_coverage), except that a master does
-  // not turn ok within kWritableDelayMs of the first call -- restarted, it
-  // gives the cluster a chance to tell it it was failed over before it
-  // takes writes -- nor within the rejoin delay (the node timeout, clamped
-  // to 500..5000 ms) of last finding itself in a minority partition, so that
-  // a failover decided meanwhile reaches it before any write does.
+  // Recomputes ok() at `now_ms` (the caller's clock): every slot served by
+  // a node that is not failing, or (require_full_coverage false) no
+  // requirement on coverage; and, as Redis's clusterUpdateState, a majority
+  // of the masters serving slots reachable (not PFAIL / FAIL). Returns true
+  // when ok() changed. With Redis's two delays: a master does not turn ok
+  // within kWritableDelayMs of the first call -- restarted, it gives the
+  // cluster a chance to tell it it was failed over before it takes writes --
+  // nor within the rejoin delay (the node timeout, clamped to 500..5000 ms)
+  // of last finding itself in a minority partition, so that a failover
+  // decided meanwhile reaches it before any write does. A replica waits
+  // for neither.
   static constexpr int64_t kWritableDelayMs = 2000;
   bool UpdateState(bool require_full_coverage, int64_t now_ms, int64_t node_timeout_ms);
   bool ok() const { return ok_; }
@@ -197,11 +196,8 @@ class ClusterState {
   absl::flat_hash_map<int, Node*> imported_from_;  // slot -> source; see SetImportedFrom
   std::function<void(int slot, const Node& owner)> on_slot_unassigned_;
   bool ok_ = false;
-  int64_t first_update_ms_ = -1;  // the first timed UpdateState
-  int64_t in_minority_ms_ = -1;   // when a timed UpdateState last found a minority partition
-  // Whether the cluster is ok by the slots and the reachable masters; sets
-  // *minority when the reachable masters are not a majority.
-  bool Evaluate(bool require_full_coverage, bool* minority) const;
+  int64_t first_update_ms_ = -1;  // the first UpdateState
+  int64_t in_minority_ms_ = -1;   // when UpdateState last found a minority partition
 };
 
 }  // namespace ringkv::cluster

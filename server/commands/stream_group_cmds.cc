@@ -3,7 +3,6 @@
 // Replies, errors and propagation follow Redis 7.0's t_stream.c; XCLAIM and
 // XAUTOCLAIM propagate as one XCLAIM ... JUSTID FORCE per entry they moved
 // (or dropped, for entries deleted meanwhile).
-#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
@@ -365,14 +364,7 @@ void CmdXclaim(CommandContext& ctx) {
     g->last_id = last_id;
     propagate_last_id = true;
   }
-  // A TIME in the future is taken as now, as Redis does against its system
-  // clock. ctx.now_ms comes from the TSC (server/clock.h) and may trail the
-  // system clock by a fraction of a millisecond: a replica checking its
-  // primary's TIME, which is the primary's "now", against it alone would
-  // clamp it a millisecond down, and differ from the primary's PEL.
-  int64_t latest = now;
-  if (delivery_time > now) latest = std::max(now, UnixMs());
-  if (delivery_time < 0 || delivery_time > latest) delivery_time = latest;
+  delivery_time = ClaimedDeliveryTime(delivery_time, now, UnixMs());
   StreamConsumer* consumer = nullptr;
   std::vector<StreamId> claimed;
   uint64_t changes = 0;

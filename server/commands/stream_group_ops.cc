@@ -1,5 +1,6 @@
 #include "server/commands/stream_group_ops.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "core/strings.h"
@@ -34,6 +35,11 @@ std::vector<std::string> XclaimPropagation(std::string_view key, std::string_vie
           "0",          id.ToString(),    "TIME",             std::to_string(nack.delivery_time),
           "RETRYCOUNT", std::to_string(nack.delivery_count),  "FORCE",
           "JUSTID",     "LASTID",         g.last_id.ToString()};
+}
+
+int64_t ClaimedDeliveryTime(int64_t requested, int64_t now_ms, int64_t system_now_ms) {
+  const int64_t now = std::max(now_ms, system_now_ms);
+  return requested < 0 || requested > now ? now : requested;
 }
 
 StreamNack* ClaimNack(StreamGroup& g, StreamConsumer& c, StreamId id, bool create) {

@@ -53,6 +53,15 @@ std::vector<StreamRow> DeliverHistory(const OpArgs& op, const core::StreamValue&
 // for a group whose last ID is `id`.
 int64_t EntriesReadFor(const core::StreamValue& s, core::StreamId id);
 
+// The delivery time XCLAIM gives the entries it claims: `requested` (from
+// TIME or IDLE; -1 when neither was given), or now when that is negative or
+// in the future. The future is judged by the later of `now_ms` (the
+// command's timestamp, from the TSC: server/clock.h) and `system_now_ms`
+// (the system clock, which Redis reads): the first may trail the second by
+// a fraction of a millisecond, and a replica judging its primary's TIME --
+// the primary's own now -- by it alone would clamp it a millisecond down,
+// and hold a PEL that differs from its primary's.
+int64_t ClaimedDeliveryTime(int64_t requested, int64_t now_ms, int64_t system_now_ms);
 // Gives the pending entry `id` (which must be pending in `g`) to `c`,
 // creating it when `create` (XCLAIM FORCE). Returns the nack, in `g.pel`:
 // valid until the next insert or erase there.

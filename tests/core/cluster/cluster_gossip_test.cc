@@ -288,13 +288,15 @@ std::pair<Node*, Node*> ThreeMastersOfASlotEach(ClusterState& st) {
 TEST(ClusterGossip, StateFailsInAMinorityPartition) {
   ClusterState st(Name('0'));
   auto [a, b] = ThreeMastersOfASlotEach(st);
-  EXPECT_TRUE(st.UpdateState(false));
+  const int64_t t0 = ClusterState::kWritableDelayMs;  // the first call at 0
+  EXPECT_FALSE(st.UpdateState(false, 0, 1000));
+  EXPECT_TRUE(st.UpdateState(false, t0, 1000));
   EXPECT_TRUE(st.ok());
   a->flags |= kFlagPfail;  // 2 of 3 reachable: still ok
-  EXPECT_FALSE(st.UpdateState(false));
+  EXPECT_FALSE(st.UpdateState(false, t0 + 1, 1000));
   EXPECT_TRUE(st.ok());
   b->flags |= kFlagPfail;  // 1 of 3: down
-  EXPECT_TRUE(st.UpdateState(false));
+  EXPECT_TRUE(st.UpdateState(false, t0 + 2, 1000));
   EXPECT_FALSE(st.ok());
 }
 

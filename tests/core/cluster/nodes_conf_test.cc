@@ -50,7 +50,8 @@ TEST(NodesConf, LoadsThreeNodesAndWritesThemBack) {
   EXPECT_TRUE(st.Find(k3)->is_replica());
   EXPECT_EQ(st.current_epoch, 2u);
   EXPECT_EQ(st.size(), 2);
-  st.UpdateState(true);
+  st.UpdateState(true, 0, 15000);
+  st.UpdateState(true, ClusterState::kWritableDelayMs, 15000);  // a master: ok after the writable delay
   EXPECT_TRUE(st.ok());
   // Without a bus the others are shown disconnected, as Redis shows nodes it has no link to.
   EXPECT_EQ(FormatNodesConf(st), k1 + " 127.0.0.1:17002@27002 myself,master - 0 0 1 connected 0-8191\n" + k2 +

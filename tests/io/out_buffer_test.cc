@@ -76,5 +76,26 @@ TEST(OutBufferTest, ClearReleasesBorrowedLinks) {
   block->Unref();
 }
 
+TEST(OutBufferTest, ConsumeReleasesChunksAndSplicePreservesOrder) {
+  OutBuffer a, b;
+  std::string x(ReplyChunk::kCapacity, 'x');
+  a.Append(x);
+  a.Append("tail");
+  b.Append("more");
+  a.Splice(b);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(a.size(), x.size() + 8);
+  EXPECT_EQ(a.Front().size(), x.size());
+  a.Consume(x.size() - 1);
+  EXPECT_EQ(a.Front(), "x");
+  a.Consume(1);
+  EXPECT_EQ(a.ToString(), "tailmore");
+  a.Consume(3);
+  EXPECT_EQ(a.ToString(), "lmore");
+  a.Consume(5);
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(a.allocated(), 0u);
+}
+
 }  // namespace
 }  // namespace ringkv::io

@@ -13,7 +13,7 @@
 #include "replication/primary_host.h"
 #include "tests/replication/fake_primary_host.h"
 
-namespace ringkv::repl {
+namespace ringkv::repl::primary_cron_test {
 namespace {
 
 constexpr uint64_t kPingBytes = 14;  // "*1\r\n$4\r\nPING\r\n"
@@ -125,4 +125,4 @@ TEST(PrimaryGoodReplicasTest, OnlineAndAckedWithinTheLag) {
 }
 
 }  // namespace
-}  // namespace ringkv::repl
+}  // namespace ringkv::repl::primary_cron_test

@@ -18,7 +18,7 @@
 #include "core/resp_command.h"
 #include "core/string_value.h"
 
-namespace ringkv::repl {
+namespace ringkv::repl::replica_side_test {
 namespace {
 
 using Argv = ReplicaHost::Argv;
@@ -334,4 +334,4 @@ TEST(ReplicaSideTest, AHeldReplicaofNoOneStopsTheLoop) {
 }
 
 }  // namespace
-}  // namespace ringkv::repl
+}  // namespace ringkv::repl::replica_side_test

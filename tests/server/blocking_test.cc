@@ -14,7 +14,7 @@
 #include "server/command.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::blocking_test {
 namespace {
 
 std::vector<uint64_t> Waiting(const KeyWaiters& w, int db, std::string_view key) {
@@ -348,4 +348,4 @@ TEST(BlockedClientsTest, OnlyANewEarliestDeadlineMovesTheTimer) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::blocking_test

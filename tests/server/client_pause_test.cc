@@ -4,7 +4,7 @@
 
 #include "server/monitors.h"
 
-namespace ringkv::server {
+namespace ringkv::server::client_pause_test {
 namespace {
 
 struct TestClient {
@@ -66,4 +66,4 @@ TEST(MonitorsTest, AddRemoveAndTheLine) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::client_pause_test

@@ -12,7 +12,7 @@
 #include "server/config.h"
 #include "server/config_params.h"
 
-namespace ringkv::server {
+namespace ringkv::server::config_table_test {
 namespace {
 
 std::string Failed(const std::string& name, const std::string& reason) {
@@ -243,4 +243,4 @@ TEST(ConfigTableTest, StoreAppliedIntIsWhatGetShowsAndRunsNoCallback) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::config_table_test

@@ -23,7 +23,7 @@
 #include "server/clock.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::loading_test {
 namespace {
 
 using test_fakes::Resp;
@@ -233,4 +233,4 @@ TEST_F(LoadingTest, AnUnreadableAofPutsThePreviousDatasetBack) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::loading_test

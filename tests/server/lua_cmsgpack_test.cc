@@ -430,13 +430,17 @@ return table.concat(keys, ' ') .. ' | ' ..
 )lua", R"want(_DESCRIPTION:string pack:function _NAME:string unpack:function _COPYRIGHT:string _VERSION:string unpack_one:function unpack_limit:function | "cmsgpack", "lua-cmsgpack 0.4.0", "Copyright (C) 2012, Salvatore Sanfilippo", "MessagePack C implementation for Lua")want"},
 };
 
-TEST_F(LuaLibsTest, CmsgpackPackScalars) { RunCases(kPackScalars); }
-TEST_F(LuaLibsTest, CmsgpackPackTables) { RunCases(kPackTables); }
-TEST_F(LuaLibsTest, CmsgpackUnpackTypes) { RunCases(kUnpackTypes); }
-TEST_F(LuaLibsTest, CmsgpackUnpackErrors) { RunCases(kUnpackErrors); }
-TEST_F(LuaLibsTest, CmsgpackUnpackOffsets) { RunCases(kUnpackOffsets); }
-TEST_F(LuaLibsTest, CmsgpackStackLimits) { RunCases(kCmsgpackStack); }
-TEST_F(LuaLibsTest, CmsgpackLibrary) { RunCases(kCmsgpackLibrary); }
+// The fixture of lua_libs_test_util.h, under a suite name of this file's own
+// (each module's suites are its own: add_unit_test, ../../CMakeLists.txt).
+class LuaCmsgpackTest : public LuaLibsTest {};
+
+TEST_F(LuaCmsgpackTest, CmsgpackPackScalars) { RunCases(kPackScalars); }
+TEST_F(LuaCmsgpackTest, CmsgpackPackTables) { RunCases(kPackTables); }
+TEST_F(LuaCmsgpackTest, CmsgpackUnpackTypes) { RunCases(kUnpackTypes); }
+TEST_F(LuaCmsgpackTest, CmsgpackUnpackErrors) { RunCases(kUnpackErrors); }
+TEST_F(LuaCmsgpackTest, CmsgpackUnpackOffsets) { RunCases(kUnpackOffsets); }
+TEST_F(LuaCmsgpackTest, CmsgpackStackLimits) { RunCases(kCmsgpackStack); }
+TEST_F(LuaCmsgpackTest, CmsgpackLibrary) { RunCases(kCmsgpackLibrary); }
 
 // --------------------------------------------- ringkv-only (no golden) --
 
@@ -471,7 +475,7 @@ TEST(LuaLibsOpenTest, OpenersLeaveTheTableAndSetTheGlobal) {
 // Each pack call has its own buffer: a __gc handler that packs while another
 // pack is running (Lua may collect inside lua_pushlstring) cannot corrupt it.
 // Redis's sandbox has no newproxy, so this has no golden.
-TEST_F(LuaLibsTest, PackIsReentrantFromGcHandlers) {
+TEST_F(LuaCmsgpackTest, PackIsReentrantFromGcHandlers) {
   const char* lua = R"(
 local packed_in_gc = 0
 local function garbage(n)
@@ -501,7 +505,7 @@ return tostring(ok) .. ' ' .. tostring(packed_in_gc == 5000)
 // A pack that fails half way (here: Lua's stack limit, after the buffer
 // exists) frees its buffer at the next collection; LeakSanitizer checks the
 // ASan build. The state stays usable.
-TEST_F(LuaLibsTest, FailedPackLeavesStateUsable) {
+TEST_F(LuaCmsgpackTest, FailedPackLeavesStateUsable) {
   const char* lua = R"(
 local tabs = {}
 for i = 1, 4000 do tabs[i] = {string.rep('t', 100)} end

@@ -227,11 +227,15 @@ return table.concat(keys, ' ')
 )lua", R"want(pack:function size:function unpack:function)want"},
 };
 
-TEST_F(LuaLibsTest, StructPack) { RunCases(kStructPack); }
-TEST_F(LuaLibsTest, StructUnpack) { RunCases(kStructUnpack); }
-TEST_F(LuaLibsTest, StructSize) { RunCases(kStructSize); }
-TEST_F(LuaLibsTest, StructErrors) { RunCases(kStructErrors); }
-TEST_F(LuaLibsTest, StructLibrary) { RunCases(kStructLibrary); }
+// The fixture of lua_libs_test_util.h, under a suite name of this file's own
+// (each module's suites are its own: add_unit_test, ../../CMakeLists.txt).
+class LuaStructTest : public LuaLibsTest {};
+
+TEST_F(LuaStructTest, StructPack) { RunCases(kStructPack); }
+TEST_F(LuaStructTest, StructUnpack) { RunCases(kStructUnpack); }
+TEST_F(LuaStructTest, StructSize) { RunCases(kStructSize); }
+TEST_F(LuaStructTest, StructErrors) { RunCases(kStructErrors); }
+TEST_F(LuaStructTest, StructLibrary) { RunCases(kStructLibrary); }
 
 }  // namespace
 }  // namespace lua_libs_test

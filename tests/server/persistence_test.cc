@@ -23,7 +23,7 @@
 #include "server/persistence/rdb_snapshot.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::persistence_test {
 namespace {
 
 // A fake server: a log of what persistence asked for, the fsyncs it
@@ -408,4 +408,4 @@ TEST_F(FsyncWindowTest, LeavingAppendfsyncAlwaysEndsTheWindow) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::persistence_test

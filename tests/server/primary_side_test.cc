@@ -17,7 +17,7 @@
 #include "server/clock.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::primary_side_test {
 namespace {
 
 // The clients, their replies, and a log of what the primary side asked for.
@@ -262,4 +262,4 @@ TEST_F(PrimarySideTest, ConfigSetResizesTheBacklogWithA16kFloor) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::primary_side_test

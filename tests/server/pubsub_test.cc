@@ -20,7 +20,7 @@
 #include "server/keyspace_events.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::pubsub_test {
 namespace {
 
 using Kind = PubSub::Kind;
@@ -189,4 +189,4 @@ TEST_F(PubSubTest, KeyspaceNotificationsFollowTheConfig) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::pubsub_test

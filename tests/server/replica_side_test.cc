@@ -20,7 +20,7 @@
 #include "server/output_limits.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::replica_side_test {
 namespace {
 
 // The clients and a log of what the replica side asked of the server. Its
@@ -259,4 +259,4 @@ TEST_F(ReplicaSideTest, FailoverRefusesPausesAndAborts) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::replica_side_test

@@ -18,7 +18,7 @@
 #include "server/config.h"
 #include "server/scripting/scripting.h"
 
-namespace ringkv::server::scripting {
+namespace ringkv::server::scripting::scripting_side_test {
 namespace {
 
 std::string Library(std::string_view name, std::string_view function) {
@@ -167,4 +167,4 @@ TEST_F(ScriptingSideTest, DenyScriptsSwitch) {
 }
 
 }  // namespace
-}  // namespace ringkv::server::scripting
+}  // namespace ringkv::server::scripting::scripting_side_test

@@ -12,7 +12,7 @@
 #include "server/signalled_shutdown.h"
 #include "tests/server/fake_server_parts.h"
 
-namespace ringkv::server {
+namespace ringkv::server::shutdown_test {
 namespace {
 
 // A fake server: replicas caught up or not, a persistence result, and a log
@@ -186,4 +186,4 @@ TEST(ShutdownTest, SignalFlagsParseTheConfiguredWords) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::shutdown_test

@@ -8,7 +8,7 @@
 #include "core/keyspace.h"
 #include "server/command.h"
 
-namespace ringkv::server {
+namespace ringkv::server::transactions_test {
 namespace {
 
 struct TestClient {
@@ -100,4 +100,4 @@ TEST(TransactionsTest, ForgetDropsEverything) {
 }
 
 }  // namespace
-}  // namespace ringkv::server
+}  // namespace ringkv::server::transactions_test

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-namespace ringkv::cluster {
+namespace ringkv::cluster::bus_message_test {
 namespace {
 
 constexpr size_t kMax = 1 << 20;
@@ -239,4 +239,4 @@ TEST(BusMessage, SeededMutationFuzz) {
 }
 
 }  // namespace
-}  // namespace ringkv::cluster
+}  // namespace ringkv::cluster::bus_message_test

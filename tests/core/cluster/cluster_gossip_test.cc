@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace ringkv::cluster {
+namespace ringkv::cluster::cluster_gossip_test {
 namespace {
 
 std::string Name(char c) { return std::string(kNodeNameLen, c); }
@@ -342,4 +342,4 @@ TEST(ClusterGossip, AMasterTurnsOkOnlyAfterTheWritableAndRejoinDelays) {
 }
 
 }  // namespace
-}  // namespace ringkv::cluster
+}  // namespace ringkv::cluster::cluster_gossip_test

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace ringkv::cluster {
+namespace ringkv::cluster::nodes_conf_test {
 namespace {
 
 const std::string kA = "925d8573fab92425ea0315551e9313e1bfd793f2";
@@ -143,4 +143,4 @@ TEST(ClusterState, NamesAndFlags) {
 }
 
 }  // namespace
-}  // namespace ringkv::cluster
+}  // namespace ringkv::cluster::nodes_conf_test

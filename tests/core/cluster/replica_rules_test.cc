@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace ringkv::cluster {
+namespace ringkv::cluster::replica_rules_test {
 namespace {
 
 std::string Name(char c) { return std::string(kNodeNameLen, c); }
@@ -114,4 +114,4 @@ TEST(ReplicaRules, AMasterGivenItsFirstSlotWhileOthersHaveReplicasIsMeantToHaveO
 }
 
 }  // namespace
-}  // namespace ringkv::cluster
+}  // namespace ringkv::cluster::replica_rules_test

@@ -12,7 +12,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::acl_e2e_test {
 namespace {
 
 const std::string kNoPermCmd(const std::string& cmd) {
@@ -310,4 +310,4 @@ TEST(AclE2E, ReplicationAuthenticatesWithMasterUser) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::acl_e2e_test

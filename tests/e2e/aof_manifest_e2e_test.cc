@@ -14,7 +14,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::aof_manifest_e2e_test {
 namespace {
 
 // As InDir, with the log in dir/log.txt.
@@ -270,4 +270,4 @@ TEST(AofManifestE2E, AScriptRunningFromTheAofAnswersLoading) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::aof_manifest_e2e_test

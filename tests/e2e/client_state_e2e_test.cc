@@ -18,7 +18,7 @@
 #include "tests/e2e/hiredis_util.h"
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::client_state_e2e_test {
 namespace {
 
 // Runs one command; the reply as text ("OK", "(nil)", "(error) ...", "5",
@@ -509,4 +509,4 @@ TEST(ClientStateE2E, MaxmemoryClientsEvictsTheBiggestClient) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::client_state_e2e_test

@@ -25,7 +25,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_bus_e2e_test {
 namespace {
 
 TEST(ClusterBusE2E, ThreeNodesMeetGossipAndDetectFailure) {
@@ -543,4 +543,4 @@ TEST(ClusterBusE2E, AnnouncedHostnameIsPropagatedAndRemoved) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_bus_e2e_test

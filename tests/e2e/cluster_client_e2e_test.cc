@@ -18,7 +18,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_client_e2e_test {
 namespace {
 
 // The standard output of a shell command.
@@ -211,4 +211,4 @@ TEST(ClusterClient, NodeRedisClusterAcrossSlotsAMigrationAndAFailover) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_client_e2e_test

@@ -20,7 +20,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_e2e_test {
 namespace {
 
 const std::string kRedis = "/usr/bin/redis-server";
@@ -573,4 +573,4 @@ TEST(ClusterE2E, CorruptNodesConfStopsTheStart) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_e2e_test

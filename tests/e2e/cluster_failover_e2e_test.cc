@@ -31,7 +31,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_failover_e2e_test {
 namespace {
 
 
@@ -367,4 +367,4 @@ TEST(ClusterFailoverE2E, ResetReplicaBecomesAWritableMaster) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_failover_e2e_test

@@ -14,7 +14,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_links_e2e_test {
 namespace {
 
 const std::vector<std::string> kDebug = {"--enable-debug-command", "yes"};
@@ -202,4 +202,4 @@ TEST(ClusterLinksE2E, SendBufferLimitFreesTheLinkToAStoppedPeer) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_links_e2e_test

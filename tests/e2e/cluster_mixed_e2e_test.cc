@@ -18,7 +18,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_mixed_e2e_test {
 namespace {
 
 const std::string kPong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";  // PING's answer while subscribed
@@ -98,4 +98,4 @@ TEST(ClusterMixedE2E, ARedisServerReplicaMigratesToAnOrphanedRingkvMaster) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_mixed_e2e_test

@@ -12,7 +12,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_replica_sync_e2e_test {
 namespace {
 
 // The health CLUSTER SHARDS (RESP2) gives node `id`: the bulk after the
@@ -76,4 +76,4 @@ TEST(ClusterReplicaSyncE2E, ReplicaIsLoadingInClusterShardsDuringItsFullSync) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_replica_sync_e2e_test

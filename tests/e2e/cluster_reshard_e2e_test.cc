@@ -26,7 +26,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_reshard_e2e_test {
 namespace {
 
 constexpr int kKeys = 2000;
@@ -423,4 +423,4 @@ TEST(ClusterReshard, AMasterWhoseLastSlotMovesBecomesAReplica) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_reshard_e2e_test

@@ -13,7 +13,7 @@
 #include "tests/e2e/cluster_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_shard_channels_e2e_test {
 namespace {
 
 std::string Push3(const std::string& a, const std::string& b, int64_t n) {
@@ -68,4 +68,4 @@ TEST(ClusterShardChannelsE2E, MigratedSlotUnsubscribesItsShardChannelsOnMasterAn
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_shard_channels_e2e_test

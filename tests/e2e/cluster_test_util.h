@@ -78,17 +78,22 @@ struct BusNode {
 };
 
 // A node with the bus on a free port; `extra` arguments are appended.
+// A start that failed because the bus port was taken meanwhile (the server
+// exits when it cannot bind it) is tried again on another.
 inline BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, const std::string& timeout = "1000",
                             const std::vector<std::string>& extra = {}) {
   BusNode n;
-  n.cport = FreePort();
-  std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
-                                   "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes",
-                                   // A full sync starts at once (not after Redis's 5 s wait for more replicas).
-                                   "--repl-diskless-sync-delay", "0"};
-  if (binary == RINGKV_SERVER_PATH) args.insert(args.end(), {"--logfile", "node.log"});
-  args.insert(args.end(), extra.begin(), extra.end());
-  n.server = std::make_unique<TestServer>(args, binary);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    n.cport = FreePort();
+    std::vector<std::string> args = {"--cluster-enabled", "yes", "--cluster-port", std::to_string(n.cport),
+                                     "--cluster-node-timeout", timeout, "--cluster-require-full-coverage", "yes",
+                                     // A full sync starts at once (not after Redis's 5 s wait for more replicas).
+                                     "--repl-diskless-sync-delay", "0"};
+    if (binary == RINGKV_SERVER_PATH) args.insert(args.end(), {"--logfile", "node.log"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    n.server = std::make_unique<TestServer>(args, binary);
+    if (n.server->ready() || !LoopbackPortInUse(n.cport)) break;
+  }
   if (n.server->ready()) {
     n.conn = std::make_unique<RawConn>(n.server->port());
     n.id = Text(Cmd(*n.conn, {"CLUSTER", "MYID"}));
@@ -135,6 +140,10 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
     std::string what = "StartCluster: " + std::string(step) + " timed out at node " + std::to_string(i);
     if (i < nodes.size() && nodes[i].conn) {
       what += "\n" + Text(Cmd(*nodes[i].conn, {"CLUSTER", "NODES"})) + Text(Cmd(*nodes[i].conn, {"CLUSTER", "INFO"}));
+    } else if (i < nodes.size()) {
+      what += " (not started: exit status " + std::to_string(nodes[i].server->Stop()) + ")";
+    }
+    if (i < nodes.size()) {
       const std::string log = nodes[i].Log();
       what += "\nlog (its end):\n" + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
     }

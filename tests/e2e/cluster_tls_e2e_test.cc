@@ -23,7 +23,7 @@
 #include "tests/e2e/test_server.h"
 #include "tests/e2e/tls_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::cluster_tls_e2e_test {
 namespace {
 
 struct TlsNode {
@@ -279,4 +279,4 @@ TEST_F(ClusterTlsE2E, MigrateOverTls) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::cluster_tls_e2e_test

@@ -11,7 +11,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::collections_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -268,4 +268,4 @@ TEST(CollectionsE2E, UnlinkFreesBigValuesOffTheMainThread) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::collections_e2e_test

@@ -14,7 +14,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::config_params_e2e_test {
 namespace {
 
 std::vector<std::string> Args(std::vector<std::string> extra = {}) {
@@ -244,4 +244,4 @@ TEST(ConfigParamsE2E, NoAppendfsyncOnRewriteAnswersWhileAChildRuns) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::config_params_e2e_test

@@ -13,7 +13,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::crash_e2e_test {
 namespace {
 
 struct WriterLog {
@@ -131,4 +131,4 @@ TEST(CrashE2E, AppendfsyncEverysecReportsLoss) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::crash_e2e_test

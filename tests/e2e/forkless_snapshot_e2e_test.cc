@@ -17,7 +17,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::forkless_snapshot_e2e_test {
 namespace {
 
 std::vector<std::string> Forkless(const TempDir& dir, std::vector<std::string> extra = {}) {
@@ -252,4 +252,4 @@ TEST(ForklessSnapshotE2E, AReplicaLostMidTransferEndsItWhileThePipeIsFull) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::forkless_snapshot_e2e_test

@@ -12,7 +12,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::hyperloglog_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -169,4 +169,4 @@ TEST(HyperLogLogE2E, DumpRestoreBothWays) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::hyperloglog_e2e_test

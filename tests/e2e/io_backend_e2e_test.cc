@@ -14,7 +14,7 @@
 #include "tests/e2e/hiredis_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::io_backend_e2e_test {
 namespace {
 
 std::string Text(redisContext* c, const std::vector<std::string>& args) {
@@ -209,4 +209,4 @@ TEST(IoBackendE2E, ForcedIoUringFailsWhenRefused) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::io_backend_e2e_test

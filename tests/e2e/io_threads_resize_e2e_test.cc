@@ -24,7 +24,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::io_threads_resize_e2e_test {
 namespace {
 
 // Servers started while one lives run their io-threads uncapped.
@@ -377,4 +377,4 @@ TEST(IoThreadsResizeE2E, ReplicasConvergeWithoutResync) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::io_threads_resize_e2e_test

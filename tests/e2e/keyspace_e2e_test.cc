@@ -9,7 +9,7 @@
 
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::keyspace_e2e_test {
 namespace {
 
 
@@ -235,4 +235,4 @@ INSTANTIATE_TEST_SUITE_P(Policies, EvictionE2E,
                          });
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::keyspace_e2e_test

@@ -8,7 +8,7 @@
 
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::migrate_e2e_test {
 namespace {
 
 std::string Call(RawConn& c, const std::vector<std::string>& argv) {
@@ -102,4 +102,4 @@ TEST(MigrateE2E, TimeoutsAndRefusedConnectionsAreIoErrors) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::migrate_e2e_test

@@ -14,7 +14,7 @@
 #include "tests/e2e/persistence_test_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::observability_e2e_test {
 namespace {
 
 struct Reply {
@@ -298,9 +298,9 @@ TEST(MemoryE2E, DoctorAndMallocStats) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::observability_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::observability_e2e_test {
 namespace {
 
 // watchdog-period: a main thread stuck longer than the period (DEBUG SLEEP)
@@ -378,9 +378,9 @@ TEST(WatchdogE2E, ReportsAReplicaLoadThatClientsWaitOn) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::observability_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::observability_e2e_test {
 namespace {
 
 // INFO stats' network counters count the bytes as they arrive: between two
@@ -431,4 +431,4 @@ TEST(InfoStatsE2E, DumpPayloadSanitizationsCountPackedBlobs) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::observability_e2e_test

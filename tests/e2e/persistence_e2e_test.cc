@@ -13,7 +13,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::persistence_e2e_test {
 namespace {
 
 // Writes values of every string encoding, with and without TTLs, in two
@@ -711,4 +711,4 @@ TEST(PersistenceE2E, BgsaveAndRewriteShareOneChild) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::persistence_e2e_test

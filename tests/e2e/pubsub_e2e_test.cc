@@ -13,7 +13,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::pubsub_e2e_test {
 namespace {
 
 std::string Message(const std::string& channel, const std::string& payload, char kind = '*') {
@@ -225,4 +225,4 @@ TEST(PubsubE2E, PublishReachesSubscribersOfARedisServerReplica) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::pubsub_e2e_test

@@ -15,7 +15,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::replica_stream_e2e_test {
 namespace {
 
 std::vector<std::string> Args(const std::string& io_threads, std::vector<std::string> extra = {}) {
@@ -124,4 +124,4 @@ TEST(ReplicaStreamE2E, ReplicasAtDifferentLagsConverge) { ReplicasAtDifferentLag
 TEST(ReplicaStreamE2E, ReplicasAtDifferentLagsConvergeWithIoThreads) { ReplicasAtDifferentLagsConverge("2"); }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replica_stream_e2e_test

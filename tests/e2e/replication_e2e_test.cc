@@ -17,7 +17,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -689,4 +689,4 @@ TEST(ReplicationE2E, ErrorsOnThePrimarysStreamAreCountedLoggedAndMayPanic) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_e2e_test

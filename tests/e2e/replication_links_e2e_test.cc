@@ -15,7 +15,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_links_e2e_test {
 namespace {
 
 std::vector<std::string> Args(std::vector<std::string> extra = {}) {
@@ -221,4 +221,4 @@ TEST(ReplicationLinksE2E, AStuckDisklessReplicaIsDropped) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_links_e2e_test

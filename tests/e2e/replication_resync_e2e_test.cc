@@ -13,7 +13,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_resync_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -436,9 +436,9 @@ TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_resync_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_resync_e2e_test {
 namespace {
 
 // CONFIG REWRITE records the primary REPLICAOF set at run time, so a replica
@@ -479,9 +479,9 @@ TEST(ReplicationResyncE2E, RewrittenReplicaRestartsWithAPartialResync) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_resync_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_resync_e2e_test {
 namespace {
 
 std::string CommandStat(RawConn& c, const std::string& name) {
@@ -517,9 +517,9 @@ TEST(ReplicationResyncE2E, BlockingAndLegacyCommandsPropagateInRedisForm) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_resync_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_resync_e2e_test {
 namespace {
 
 // A writable replica expires the keys its own clients gave a deadline (no
@@ -546,9 +546,9 @@ TEST(ReplicationResyncE2E, WritableReplicaExpiresOnlyItsOwnKeys) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_resync_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::replication_resync_e2e_test {
 namespace {
 
 // A primary restarted from its own RDB continues its replication history
@@ -607,4 +607,4 @@ TEST(ReplicationResyncE2E, RestartedPrimaryContinuesItsHistory) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::replication_resync_e2e_test

@@ -13,7 +13,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::scripting_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -446,4 +446,4 @@ TEST(ScriptingE2E, FunctionsSurviveRdbAndAofAndMoveBetweenServers) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::scripting_e2e_test

@@ -12,7 +12,7 @@
 #include "tests/e2e/hiredis_util.h"
 #include "tests/e2e/test_server.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::server_e2e_test {
 namespace {
 
 // Runs one command and returns the reply as text ("OK", "(nil)", "(error) ...", "5", ...).
@@ -426,9 +426,9 @@ TEST(ServerE2E, DebianStockRedisConfStarts) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::server_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::server_e2e_test {
 namespace {
 
 std::string Slurp(const std::string& path) {
@@ -476,4 +476,4 @@ TEST(ServerE2E, ClientReplyOffOnAndSkip) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::server_e2e_test

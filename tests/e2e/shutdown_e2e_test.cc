@@ -12,7 +12,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::shutdown_e2e_test {
 namespace {
 
 std::vector<std::string> Args(std::vector<std::string> extra = {}) {
@@ -210,9 +210,9 @@ TEST(ShutdownTest, ReplicationBufferMemoryFollowsALaggingReplica) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::shutdown_e2e_test
 
-namespace ringkv::testing {
+namespace ringkv::testing::shutdown_e2e_test {
 namespace {
 
 // A signal the main loop has not taken yet (DEBUG PAUSE-CRON holds it, as
@@ -264,4 +264,4 @@ TEST(ShutdownSignalTest, SecondSigintDuringTheFinalSaveExitsAndRemovesTheTempFil
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::shutdown_e2e_test

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/e2e/persistence_test_util.h"
-namespace ringkv::testing {
+namespace ringkv::testing::startup_load_e2e_test {
 namespace {
 
 // Leaves dir/dump.rdb with `keys` keys of 1000 bytes and returns its digest.
@@ -125,4 +125,4 @@ TEST(RdbSnapshotE2E, RedisCliRdbAndFunctionsOnlyRdb) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::startup_load_e2e_test

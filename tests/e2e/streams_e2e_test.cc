@@ -15,7 +15,7 @@
 
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::streams_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -322,4 +322,4 @@ TEST(StreamsE2E, RingkvReplicaOfRedisServerFollowsStreamCommands) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::streams_e2e_test

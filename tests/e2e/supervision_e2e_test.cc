@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/e2e/persistence_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::supervision_e2e_test {
 namespace {
 
 // A unix datagram socket bound at <dir>/notify.sock, exported as
@@ -207,4 +207,4 @@ TEST(SupervisionTest, CheckConfigValidatesWithoutStarting) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::supervision_e2e_test

@@ -202,8 +202,9 @@ class TestServer {
     argv.insert(argv.end(), args.begin(), args.end());
     // FreePort() only saw the port free a moment ago: another process may
     // take it before the server binds it, and a PING would then reach that
-    // process. The server's INFO names its process: if it is not ours, the
-    // start is tried again on another port.
+    // process, or the server exit as it cannot bind. The server's INFO names
+    // its process: if it is not ours, or the server exited and its port is
+    // taken, the start is tried again on another port.
     for (int attempt = 0; attempt < 5; ++attempt) {
       if (attempt > 0) {
         port_ = FreePort();
@@ -316,7 +317,9 @@ class TestServer {
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         exit_status_ = status;
         pid_ = -1;
-        break;
+        // It could not bind its port, taken since FreePort() picked it:
+        // another try, on another port.
+        return !LoopbackPortInUse(port_);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }

@@ -19,7 +19,7 @@
 #include "tests/e2e/persistence_test_util.h"
 #include "tests/e2e/tls_test_util.h"
 
-namespace ringkv::testing {
+namespace ringkv::testing::tls_e2e_test {
 namespace {
 
 const char* kRedis = "/usr/bin/redis-server";
@@ -384,4 +384,4 @@ TEST_F(TlsE2E, ReplicationRingkvPrimaryRedisReplica) {
 }
 
 }  // namespace
-}  // namespace ringkv::testing
+}  // namespace ringkv::testing::tls_e2e_test

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Checks that the ctest tests of a unit test binary run each of its tests
+"""Checks that the ctest tests of a test binary run each of its tests
 exactly once.
 
-The unit tests of a library are one binary (add_unit_test, ../CMakeLists.txt);
-each module's ctest test runs it with a --gtest_filter made of the suites its
+The unit tests of a library are one binary (add_unit_test, ../CMakeLists.txt),
+and so are the e2e harnesses (add_e2e_test, ../tests/CMakeLists.txt); each
+module's ctest test runs it with a --gtest_filter made of the suites its
 source names. A test that no filter matches would never run, and one that two
 match would run twice; this lists the binary's tests (--gtest_list_tests) and
 matches them against the filters as googletest does (`*` and `?`, patterns
 separated by `:`).
 
-Usage: check_unit_filters.py --binary PATH NAME=FILTER [NAME=FILTER...]
+Usage: check_test_filters.py --binary PATH NAME=FILTER [NAME=FILTER...]
                              [--binary PATH NAME=FILTER...]
 Exit status 1, with one line per problem, when a test is run by no filter or
 by more than one, or a filter runs no test.

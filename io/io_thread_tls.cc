@@ -42,6 +42,9 @@ void IoThread::ReceiveTls(Connection* conn, std::string_view cipher) {
       if (!conn->framed) net_stats_.AddRead(static_cast<uint64_t>(n),
                          conn->replication.load(std::memory_order_relaxed) & Connection::kReplInput);
       Process(conn, std::string_view(buf.get(), static_cast<size_t>(n)));
+      // Nothing more fed: another Read could only answer kWantInput, at the
+      // cost of a whole SSL_read call.
+      if (!tls.HasBufferedInput()) break;
       continue;
     }
     if (n == TlsSession::kFailed) {

@@ -49,6 +49,14 @@ TEST_F(TlsE2E, SetGetOverTlsBesidePlainPort) {
   EXPECT_EQ(t.Command({"GET", "big"}), "$100000\r\n" + std::string(100000, 'x') + "\r\n");
   ASSERT_TRUE(t.Send(Resp({"INCR", "n"}) + Resp({"INCR", "n"}) + Resp({"INCR", "n"})));
   for (int i = 1; i <= 3; ++i) EXPECT_EQ(t.ReadReply(), ":" + std::to_string(i) + "\r\n");
+  // Input of several records at once: a command of seven (records hold at
+  // most 16 KB) followed by one, and three records of a command each. The
+  // server reads on while the session holds ciphertext it has not decrypted.
+  ASSERT_TRUE(t.Send(Resp({"SET", "big2", std::string(100000, 'z')}) + Resp({"STRLEN", "big2"})));
+  EXPECT_EQ(t.ReadReply(), "+OK\r\n");
+  EXPECT_EQ(t.ReadReply(), ":100000\r\n");
+  for (int i = 4; i <= 6; ++i) ASSERT_TRUE(t.Send(Resp({"INCR", "n"})));
+  for (int i = 4; i <= 6; ++i) EXPECT_EQ(t.ReadReply(), ":" + std::to_string(i) + "\r\n");
   EXPECT_EQ(Call(plain, {"CONFIG", "GET", "tls-port"}),
             "*2\r\n$8\r\ntls-port\r\n$" + std::to_string(std::to_string(tls_port).size()) + "\r\n" +
                 std::to_string(tls_port) + "\r\n");

@@ -25,9 +25,16 @@ inline sockaddr_in LoopbackAddress(int port) {
 }
 
 // Whether a TCP socket could not bind 127.0.0.1:port now (EADDRINUSE):
-// something listens there, or a connection uses it as its local port.
-inline bool LoopbackPortInUse(int port) {
+// something listens there, or a connection uses it as its local port. With
+// `as_server`, the socket binds as the servers do (SO_REUSEADDR), so a
+// port held only by connections in TIME_WAIT (a test's own probe of a
+// server that has exited) is not in use.
+inline bool LoopbackPortInUse(int port, bool as_server = false) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (as_server) {
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  }
   sockaddr_in a = LoopbackAddress(port);
   const bool in_use = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 && errno == EADDRINUSE;
   close(fd);

@@ -92,7 +92,8 @@ inline BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, cons
     if (binary == RINGKV_SERVER_PATH) args.insert(args.end(), {"--logfile", "node.log"});
     args.insert(args.end(), extra.begin(), extra.end());
     n.server = std::make_unique<TestServer>(args, binary);
-    if (n.server->ready() || !LoopbackPortInUse(n.cport)) break;
+    // (Not a server still starting: its own listener holds the bus port.)
+    if (n.server->ready() || !n.server->exited() || !LoopbackPortInUse(n.cport, /*as_server=*/true)) break;
   }
   if (n.server->ready()) {
     n.conn = std::make_unique<RawConn>(n.server->port());

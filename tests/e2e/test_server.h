@@ -241,6 +241,8 @@ class TestServer {
   // The private directory the server runs in (empty when the test chose --dir).
   const std::string& dir() const { return own_dir_; }
   bool ready() const { return ready_; }
+  // Whether the process ended (on its own, or killed by Kill or Stop).
+  bool exited() const { return pid_ <= 0 && exit_status_ != -1; }
   // Sends SIGTERM and waits; returns the exit status (or the one seen at start).
   int Stop() {
     if (pid_ > 0) {
@@ -266,6 +268,7 @@ class TestServer {
     for (int i = 0; i < timeout_ms / 25 && pid_ > 0; ++i) {
       if (waitpid(pid_, status, WNOHANG) == pid_) {
         pid_ = -1;
+        exit_status_ = *status;
         return true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -319,7 +322,7 @@ class TestServer {
         pid_ = -1;
         // It could not bind its port, taken since FreePort() picked it:
         // another try, on another port.
-        return !LoopbackPortInUse(port_);
+        return !LoopbackPortInUse(port_, /*as_server=*/true);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }

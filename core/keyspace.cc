@@ -95,7 +95,7 @@ bool Database::Erase(std::string_view key) {
   return dict_.Erase(key);
 }
 
-void Database::SetExpire(std::string_view key, Entry* e, int64_t when_ms) {
+void Database::ChangeExpire(std::string_view key, Entry* e, int64_t when_ms) {
   BeforeChange(key, *e);
   if (when_ms < 0) {
     if (e->expire_index >= 0) {

@@ -153,8 +153,12 @@ class Database {
   // except in kKeep, where it counts as live).
   Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
   bool Erase(std::string_view key);
-  // Sets or clears (when_ms < 0) the deadline of a live entry.
-  void SetExpire(std::string_view key, Entry* e, int64_t when_ms);
+  // Sets or clears (when_ms < 0) the deadline of a live entry. Clearing
+  // the deadline of a persistent entry changes nothing (SET's common case):
+  // tested inline.
+  void SetExpire(std::string_view key, Entry* e, int64_t when_ms) {
+    if (when_ms >= 0 || e->expire_index >= 0) ChangeExpire(key, e, when_ms);
+  }
   // Deadline in unix ms, or -1.
   int64_t GetExpire(const Entry* e) const { return e->expire_index < 0 ? -1 : expires_[e->expire_index].when_ms; }
 
@@ -264,6 +268,8 @@ class Database {
     if (capture_ != nullptr && e.snap != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
   }
   Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
+  // SetExpire's change.
+  void ChangeExpire(std::string_view key, Entry* e, int64_t when_ms);
   // Records an access (LRU clock / LFU counter) on e.
   inline void Touch(Entry& e, int64_t now_ms);
   // FindNoTouch's body, inlined into Find too (keyspace.cc).

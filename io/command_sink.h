@@ -47,6 +47,15 @@ class CommandSink {
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
+  // A command of a pipelined batch whose prefetch rounds ran: as OnCommand,
+  // with `looked_up`, the `what` its stage 0 left in its slot (null when it
+  // left none), so that the sink need not find the command again. The loop
+  // copies it out of the slot before any command of the batch runs. By
+  // default, OnCommand.
+  virtual void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const void* looked_up) {
+    (void)looked_up;
+    OnCommand(conn, argv);
+  }
   // Commands of a pipelined batch, before any of them runs: stage 0 for
   // every command, then stage 1 for those whose slot asks for it, ... up to
   // kPrefetchStages - 1 (PrefetchRounds), so the sink can prefetch what they

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "io/io_log.h"
@@ -673,11 +674,23 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
     PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(prefetch_slots_),
                    [this](size_t i) { return prefetch_cmds_[i]; });
   }
+  // What stage 0 found for each command, copied out: a nested DeliverBatch
+  // (a turn while busy) reuses prefetch_slots_.
+  absl::InlinedVector<const void*, 16> looked_up;
+  if (b.argc.size() > 1) {
+    looked_up.reserve(prefetch_slots_.size());
+    for (const PrefetchSlot& slot : prefetch_slots_) looked_up.push_back(slot.what);
+  }
   size_t first = 0;
-  for (uint32_t argc : b.argc) {
+  for (size_t i = 0; i < b.argc.size(); ++i) {
     if (conn->main_closed || conn->main_dead) return;
-    sink_->OnCommand(conn, std::span<const std::string_view>(args.data() + first, argc));
-    first += argc;
+    const std::span<const std::string_view> argv(args.data() + first, b.argc[i]);
+    if (looked_up.empty()) {
+      sink_->OnCommand(conn, argv);
+    } else {
+      sink_->OnPrefetchedCommand(conn, argv, looked_up[i]);
+    }
+    first += b.argc[i];
   }
   if (!b.protocol_error.empty() && !conn->main_closed && !conn->main_dead) {
     sink_->OnProtocolError(conn, b.protocol_error);

@@ -438,12 +438,19 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
       if (r == RespParser::Result::kCommand) ++n;
     }
     if (execute_here) {
+      // The slots are this nesting level's (scratch_level_): a nested turn
+      // run by one of these commands uses the next level's.
+      std::span<PrefetchSlot> slots(scratch_[scratch_level_].prefetch.data(), n);
       if (n > 1) {
-        PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(scratch_[scratch_level_].prefetch.data(), n),
+        PrefetchRounds(*sink_, conn, slots,
                        [&ahead](size_t i) { return std::span<const std::string_view>(ahead[i].argv); });
       }
       for (size_t i = 0; i < n; ++i) {
-        sink_->OnCommand(conn, ahead[i].argv);
+        if (n > 1) {
+          sink_->OnPrefetchedCommand(conn, ahead[i].argv, slots[i].what);
+        } else {
+          sink_->OnCommand(conn, ahead[i].argv);
+        }
         if (conn->main_closed) {  // QUIT, CLIENT KILL of itself, ...
           *stop = true;
           return data.size();

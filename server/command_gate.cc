@@ -155,8 +155,20 @@ struct Server::GateRun {
   // refused (CLIENT LIST, the log line of an error sent to the primary). A
   // container resolves its subcommand; one with a handler of its own
   // (COMMAND) runs that handler when called alone.
-  bool LookUp() {
+  //
+  // The steps are inlined into Execute down to the test that lets an
+  // ordinary command through (a plain command, no cluster, no maxmemory, no
+  // MULTI, ...); the rest of each is out of line (`...Slow`, `gnu::noinline`),
+  // so that a passing step costs its test and no call.
+  [[gnu::always_inline]] bool LookUp() {
     c.last_command = spec;
+    if (spec != nullptr && spec->subcommands.empty() && !is_exec && spec->script == CommandSpec::Script::kNone) {
+      flags = spec->flags;
+      return true;
+    }
+    return LookUpSlow();
+  }
+  [[gnu::noinline]] bool LookUpSlow() {
     if (spec == nullptr) return RefuseLookUp(UnknownCommandError(argv), nullptr);
     if (!spec->subcommands.empty() && (spec->container() || argv.size() >= 2)) {
       if (argv.size() < 2) return RefuseLookUp(WrongArity(*spec), spec);
@@ -202,8 +214,8 @@ struct Server::GateRun {
   // 2b. DEBUG and MODULE LOAD / LOADEX / UNLOAD where enable-debug-command /
   // enable-module-command does not allow them (no; local: loopback clients
   // and Unix sockets only), as Redis's processCommand refuses them.
-  bool CheckProtected() {
-    if (!(spec->flags & cmd::kProtected)) return true;
+  [[gnu::always_inline]] bool CheckProtected() { return !(spec->flags & cmd::kProtected) || CheckProtectedSlow(); }
+  [[gnu::noinline]] bool CheckProtectedSlow() {
     const bool debug = spec->name == "debug";
     const std::string& mode = s.config().Str(debug ? "enable-debug-command" : "enable-module-command");
     if (mode == "yes" || (mode == "local" && c.loopback)) return true;
@@ -258,8 +270,10 @@ struct Server::GateRun {
   // here only when this node serves their one slot. Its primary's link and
   // the AOF loader are obeyed. A redirect is not an EXECABORT: EXEC is
   // discarded and answers the redirect itself, as in Redis.
-  bool CheckClusterSlot() {
-    if (s.cluster_ == nullptr || c.is_master || c.conn == nullptr) return true;
+  [[gnu::always_inline]] bool CheckClusterSlot() {
+    return s.cluster_ == nullptr || c.is_master || c.conn == nullptr || CheckClusterSlotSlow();
+  }
+  [[gnu::noinline]] bool CheckClusterSlotSlow() {
     if (!is_exec && spec->first_key <= 0 && spec->find_keys == nullptr) return true;
     ClusterMode& cm = *s.cluster_;
     RouteQuery q;
@@ -308,8 +322,11 @@ struct Server::GateRun {
   // primary's DELs do), nothing is evicted during CLIENT PAUSE (Redis's
   // isSafeToPerformEvictions), and a command of its primary's stream is
   // never refused, whatever the setting.
-  bool CheckMemory() {
+  [[gnu::always_inline]] bool CheckMemory() {
     s.pre_command_oom_ = false;
+    return s.maxmemory_ <= 0 || CheckMemorySlow();
+  }
+  [[gnu::noinline]] bool CheckMemorySlow() {
     if (s.maxmemory_ > 0 && !(s.replica_side_.is_replica() && s.replica_ignore_maxmemory_) && !s.scripting_.busy() &&
         !s.clients_.pause().active()) {
       const uint64_t evict_start = s.latency_.monitor().threshold_ms() > 0 ? Clock::Ticks() : 0;
@@ -354,7 +371,12 @@ struct Server::GateRun {
 
   // 10. Replication's checks and RESP2's subscribed mode, in Redis's order:
   // NOREPLICAS, READONLY, the pub/sub context, MASTERDOWN.
-  bool CheckReplication() {
+  [[gnu::always_inline]] bool CheckReplication() {
+    // Neither a replica, nor min-replicas set, nor a subscriber: nothing to check.
+    return (!s.replica_side_.is_replica() && !s.primary_side_.min_replicas_set() && !c.pubsub) ||
+           CheckReplicationSlow();
+  }
+  [[gnu::noinline]] bool CheckReplicationSlow() {
     const bool repl_gated = (s.replica_side_.is_replica() || s.primary_side_.min_replicas_set()) && !c.is_master;
     const bool pubsub_refused = c.pubsub && c.resp == 2 && !AllowedWhileSubscribed(*spec);
     if (!repl_gated && !pubsub_refused) return true;
@@ -421,8 +443,9 @@ struct Server::GateRun {
 
   // 15. Inside MULTI, what does not act on the transaction itself is queued
   // (a script as it declares itself, as Redis's queueMultiCommand).
-  bool QueueIfInMulti() {
-    if (c.in_multi && !RunsInsideMulti(*spec)) {
+  [[gnu::always_inline]] bool QueueIfInMulti() { return !c.in_multi || QueueIfInMultiSlow(); }
+  [[gnu::noinline]] bool QueueIfInMultiSlow() {
+    if (!RunsInsideMulti(*spec)) {
       s.transactions_.Queue(c, *spec, argv, flags);
       rb.SimpleString("QUEUED");
       return false;
@@ -431,7 +454,10 @@ struct Server::GateRun {
   }
 
   // 17.
-  void AfterCall() {
+  [[gnu::always_inline]] void AfterCall() {
+    if (s.cluster_ != nullptr || c.tracking || s.blocking_.has_ready()) AfterCallSlow();
+  }
+  [[gnu::noinline]] void AfterCallSlow() {
     // ASKING lasts one command (or, once in MULTI, until its EXEC).
     if (s.cluster_ != nullptr && spec->name != "asking" && !c.in_multi) s.cluster_->ClearAsking(c.id());
     if (c.tracking) {
@@ -456,13 +482,13 @@ const char* Server::ReplicationGate(uint32_t flags) const {
   return nullptr;
 }
 
-void Server::Execute(Client& c, Argv argv) {
+void Server::Execute(Client& c, Argv argv, const CommandSpec* looked_up) {
   RINGKV_DCHECK_MAIN_THREAD();
   const uint64_t start_ticks = Clock::Ticks();
   const int64_t now_ms = clock_.WallMsAt(start_ticks);
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   const bool replying = TakeReplyMode(c);
-  const CommandSpec* spec = commands_.Find(argv[0]);
+  const CommandSpec* spec = looked_up != nullptr ? looked_up : commands_.Find(argv[0]);
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
   // EXEC is taken for a write: its replies may depend on the writes it runs.
@@ -545,7 +571,9 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   if (c.tracking && (spec.flags & cmd::kReadonly) && spec.script == CommandSpec::Script::kNone) {
     tracking_.TrackRead(c, spec, argv);
   }
-  PropagateCall(c, spec, argv, dirty_before);
+  // EXEC and scripts propagate what their commands wrote themselves; a
+  // reset of dirty (SAVE) is no write.
+  if ((stats_.dirty > dirty_before || propagation_.has_forms()) && &spec != exec_spec_) PropagateCall(c, spec, argv);
   if (c.held_replies) persistence_.RequireDurable(c.id());
   clients_.LimitOutput(c, now_ms);  // client-output-buffer-limit, maxmemory-clients
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start_ticks);
@@ -555,10 +583,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   RecordCall(c, spec, argv, duration, now_ms);
 }
 
-void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before) {
-  // EXEC and scripts propagate what their commands wrote themselves; a
-  // reset of dirty (SAVE) is no write.
-  if ((stats_.dirty <= dirty_before && !propagation_.has_forms()) || &spec == exec_spec_) return;
+void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv) {
   if (spec.script != CommandSpec::Script::kNone) {
     propagation_.DropForms();  // a script's commands propagated themselves
   } else {

@@ -24,7 +24,7 @@ void Propagation::Propagate(int db, Argv argv) {
     block_.push_back(Collected{db, targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
   }
-  if (targets_ & scripting::kReplAof) persistence_.aof().Feed(db, argv);
+  if ((targets_ & scripting::kReplAof) && persistence_.aof().enabled()) persistence_.aof().Feed(db, argv);
   if (primary != nullptr && FeedsStream() && (targets_ & scripting::kReplReplica)) primary->Feed(db, argv);
 }
 

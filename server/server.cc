@@ -447,7 +447,8 @@ void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   CloseClient(*c);
 }
 
-void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> argv) {
+void Server::OnPrefetchedCommand(io::Connection* conn, std::span<const std::string_view> argv,
+                                 const void* looked_up) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
   if (c->deferred) {  // keep order behind commands held back by CLIENT PAUSE
@@ -462,7 +463,7 @@ void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> a
     ExecuteFromReplica(*c, argv);
     return;
   }
-  Execute(*c, argv);
+  Execute(*c, argv, static_cast<const CommandSpec*>(looked_up));
 }
 
 void Server::ExecuteFromReplica(Client& c, Argv argv) {
@@ -503,10 +504,12 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     if (const core::Entry* e = db.PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
     return;
   }
-  // Stage 0: the one command lookup of the batch's prefetch.
-  if (argv.size() < 2) return;
+  // Stage 0: the one command lookup of the batch's prefetch, which the
+  // command's Execute takes over (OnPrefetchedCommand).
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec == nullptr) return;
+  slot.what = spec;
+  if (argv.size() < 2) return;
   // The first key: at its fixed position, or after a key count (EVAL &
   // co., FCALL & co.: `script numkeys key ...`; ZUNION & co.).
   size_t at = static_cast<size_t>(spec->first_key);
@@ -518,7 +521,6 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
   if (argv.size() <= at) return;
   slot.where = db.PrefetchBucket(argv[at]);
   if (slot.where == nullptr) return;  // an empty database
-  slot.what = spec;
   slot.arg = static_cast<uint32_t>(at);
   slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }

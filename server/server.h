@@ -108,7 +108,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- io::CommandSink ---------------------------------------------------------
   std::string OnAccept(const io::SocketAddress& peer) override;
   void OnOpen(io::Connection* conn) override;
-  void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
+  void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override {
+    OnPrefetchedCommand(conn, argv, nullptr);
+  }
+  // `looked_up`: the CommandSpec Prefetch's stage 0 found, or null.
+  void OnPrefetchedCommand(io::Connection* conn, std::span<const std::string_view> argv,
+                           const void* looked_up) override;
   void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
                 io::PrefetchSlot& slot) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
@@ -344,7 +349,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The command gate (command_gate.cc): its steps, in order, are members of
   // GateRun, one command's pass, which lives on Execute's stack.
   struct GateRun;
-  void Execute(Client& c, Argv argv);
+  // `looked_up`: commands_.Find(argv[0]) when the caller already has it (a
+  // pipelined batch's prefetch found it); null to look it up here.
+  void Execute(Client& c, Argv argv, const CommandSpec* looked_up = nullptr);
   // The part of Execute after the checks: the handler, propagation, output
   // limits, MONITOR, stats, slowlog. Also runs EXEC's queued commands and
   // re-runs a blocked client's command when a key is ready. `start_ticks`
@@ -356,8 +363,10 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Call's steps: propagating what the command wrote (its own argv or the
   // form it asked for; not EXEC's or a script's, which propagate their
   // commands), client-output-buffer-limit and maxmemory-clients, and the
-  // command's statistics and slowlog entry.
-  void PropagateCall(Client& c, const CommandSpec& spec, Argv argv, uint64_t dirty_before);
+  // command's statistics and slowlog entry. PropagateCall runs only for a
+  // command that wrote (dirty moved, or forms queued) and is not EXEC:
+  // Call tests that inline.
+  void PropagateCall(Client& c, const CommandSpec& spec, Argv argv);
   void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms);
   // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
   Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <future>
 #include <memory>
 #include <string>
@@ -67,6 +68,22 @@ class TestSink : public CommandSink {
       io->PrepareWrite(conn).Append("-ERR unknown\r\n");
     }
   }
+  // Stage 0 of a batch's prefetch leaves, for NUM n, a pointer to a copy of
+  // n; OnPrefetchedCommand checks it came back with the same command.
+  void Prefetch(Connection*, std::span<const std::string_view> argv, int stage, PrefetchSlot& slot) override {
+    if (stage != 0 || argv.size() != 2 || argv[0] != "NUM") return;
+    slot.what = &prefetched_args_.emplace_back(argv[1]);
+  }
+  void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const void* looked_up) override {
+    if (looked_up != nullptr) {
+      ++prefetched_commands;
+      if (argv.size() != 2 || *static_cast<const std::string*>(looked_up) != argv[1]) ++prefetch_mismatches;
+    }
+    OnCommand(conn, argv);
+  }
+  std::atomic<int> prefetched_commands{0};
+  std::atomic<int> prefetch_mismatches{0};
+
   void OnProtocolError(Connection* conn, std::string_view) override {
     io->PrepareWrite(conn).Append("-ERR Protocol error\r\n");
     io->CloseAfterReply(conn);
@@ -77,6 +94,7 @@ class TestSink : public CommandSink {
 
  private:
   bool released_ = false;
+  std::deque<std::string> prefetched_args_;  // stable addresses
 };
 
 int FreePort() { return ringkv::testing::FreeLoopbackPort(); }
@@ -140,7 +158,7 @@ class TestServer {
     std::promise<std::string> started;
     std::future<std::string> result = started.get_future();
     thread_ = std::thread([this, threads, backend, &started] {
-      TestSink sink;
+      TestSink& sink = sink_;
       IoSystem io(&sink);
       sink.io = &io;
       IoOptions options;
@@ -162,8 +180,10 @@ class TestServer {
   }
   const std::string& error() const { return error_; }
   int port() const { return port_; }
+  const TestSink& sink() const { return sink_; }
 
  private:
+  TestSink sink_;  // used by the server's thread; its counters are atomic
   int port_;
   std::string error_;
   std::thread thread_;
@@ -184,6 +204,37 @@ TEST_P(IoSystemTest, ServesOwnAndOtherThreadsConnections) {
     EXPECT_EQ(a.Read(14), "+PONG\r\n+PONG\r\n") << threads;
     EXPECT_EQ(b.Read(28), "+PONG\r\n-ERR unknown\r\n+PONG\r\n") << threads;
   }
+}
+
+// A pipelined batch gets prefetch rounds, and each command of it comes back
+// through OnPrefetchedCommand with what stage 0 left for that very command:
+// on thread 0's own connection (parsed and run in the same loop) and on
+// another thread's (posted to the main thread as a batch).
+TEST_P(IoSystemTest, BatchDeliversEachCommandWithItsPrefetchedLookUp) {
+  TestServer server(2, GetParam());
+  ASSERT_EQ(server.error(), "");
+  Client own(server.port());
+  own.Send(Cmd("PING"));  // accepted (thread 0) before the next connects
+  ASSERT_EQ(own.Read(7), "+PONG\r\n");
+  Client other(server.port());  // thread 1
+  own.Send(Cmd("WHERE"));
+  other.Send(Cmd("WHERE"));
+  ASSERT_EQ(own.Read(4), ":0\r\n");
+  ASSERT_EQ(other.Read(4), ":1\r\n");
+  for (Client* c : {&own, &other}) {
+    const int before = server.sink().prefetched_commands;
+    for (int round = 0; round < 20 && server.sink().prefetched_commands == before; ++round) {
+      std::string batch, want;
+      for (int j = 0; j < 12; ++j) {
+        batch += Cmd("NUM", std::to_string(round * 100 + j));
+        want += ":" + std::to_string(round * 100 + j) + "\r\n";
+      }
+      c->Send(batch);  // one write: read, as a rule, as one batch
+      EXPECT_EQ(c->Read(want.size()), want);
+    }
+    EXPECT_GT(server.sink().prefetched_commands, before) << (c == &own ? "thread 0" : "thread 1");
+  }
+  EXPECT_EQ(server.sink().prefetch_mismatches, 0);
 }
 
 // While SLOW runs on one connection, others are served; the slow

@@ -66,6 +66,13 @@ class Dict {
     Node* n = FindNode(key);
     return n ? &n->value : nullptr;
   }
+  // As Find, with `h` == Hash(key) already computed.
+  V* FindHashed(std::string_view key, uint64_t h) {
+    if (size() == 0) return nullptr;
+    if (rehashing()) RehashStep();
+    Node* n = FindNode(key, h);
+    return n ? &n->value : nullptr;
+  }
 
   // Finds key or inserts it with a default-constructed value.
   std::pair<V*, bool> Insert(std::string_view key) {
@@ -74,9 +81,10 @@ class Dict {
   }
   // As Insert, returning the node: its key's bytes stay put until the node
   // is erased (nodes never move, rehashing relinks them).
-  std::pair<Node*, bool> InsertNode(std::string_view key) {
+  std::pair<Node*, bool> InsertNode(std::string_view key) { return InsertNodeHashed(key, Hash(key)); }
+  // As InsertNode, with `h` == Hash(key) already computed.
+  std::pair<Node*, bool> InsertNodeHashed(std::string_view key, uint64_t h) {
     if (rehashing()) RehashStep();
-    const uint64_t h = Hash(key);
     if (Node* n = FindNode(key, h)) return {n, false};
     GrowIfNeeded();
     Table& t = rehashing() ? t_[1] : t_[0];
@@ -253,9 +261,10 @@ class Dict {
   // Pure hints and const lookups: no state changes.
   using Bucket = Node* const*;
   // nullptr when the dict is empty (nothing to look up).
-  Bucket PrefetchBucket(std::string_view key) const {
+  Bucket PrefetchBucket(std::string_view key) const { return PrefetchBucketHashed(Hash(key)); }
+  // As PrefetchBucket, for the key whose Hash is `h`.
+  Bucket PrefetchBucketHashed(uint64_t h) const {
     if (size() == 0) return nullptr;
-    const uint64_t h = Hash(key);
     const Table& t = (rehashing() && (h & t_[0].mask()) < static_cast<uint64_t>(rehash_index_)) ? t_[1] : t_[0];
     Bucket slot = &t.buckets[h & t.mask()];
     __builtin_prefetch(slot);
@@ -296,6 +305,11 @@ class Dict {
   // table that stopped changing still shrinks, as Redis's tryResizeHashTables).
   void ResizeIfNeeded() { ShrinkIfNeeded(); }
 
+  // The hash every Dict uses for `key` (absl::Hash: seeded per process).
+  static uint64_t Hash(std::string_view key) {
+    return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
+  }
+
   // Bytes of bucket arrays (MEMORY USAGE / INFO overheads).
   size_t bucket_bytes() const { return buckets() * sizeof(Node*); }
 
@@ -310,9 +324,6 @@ class Dict {
     uint64_t size() const { return buckets ? uint64_t{1} << log2_size : 0; }
   };
 
-  static uint64_t Hash(std::string_view key) {
-    return absl::Hash<absl::string_view>{}(absl::string_view(key.data(), key.size()));
-  }
   static uint64_t ReverseBits(uint64_t v) {
     v = ((v >> 1) & 0x5555555555555555ull) | ((v & 0x5555555555555555ull) << 1);
     v = ((v >> 2) & 0x3333333333333333ull) | ((v & 0x3333333333333333ull) << 2);

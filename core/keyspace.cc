@@ -7,7 +7,7 @@
 namespace ringkv::core {
 
 inline Entry* Database::LookUp(std::string_view key, int64_t now_ms) {
-  Entry* e = dict_.Find(key);
+  Entry* e = dict_.FindHashed(key, HashOf(key));
   if (e == nullptr) return nullptr;
   if (IsExpired(*e, now_ms)) {
     switch (*expiry_mode_) {
@@ -53,7 +53,7 @@ Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool to
 }
 
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
-  auto [node, inserted] = dict_.InsertNode(key);
+  auto [node, inserted] = dict_.InsertNodeHashed(key, HashOf(key));
   Entry& e = node->value;
   if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key.view());
   if (!inserted) BeforeChange(key, e);
@@ -271,7 +271,8 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
 Keyspace::Keyspace(int databases) : access_(std::make_unique<AccessPolicy>()) {
   for (int i = 0; i < databases; ++i) {
     dbs_.push_back(
-        std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_, &expiry_mode_, &in_write_command_));
+        std::make_unique<Database>(i, &stats_, access_.get(), &rng_, &observer_, &expiry_mode_, &in_write_command_,
+                                   &known_hash_));
   }
 }
 

@@ -103,6 +103,17 @@ struct ExpireRecord {
   int64_t when_ms;
 };
 
+// A key whose hash (Dict::Hash) is already known: a pipelined batch's
+// prefetch hashed the command's first key before the command ran. Lookups
+// of exactly these bytes -- the same view, not an equal key elsewhere in
+// memory -- use the hash instead of hashing again. Set for one command by
+// whoever runs it (Keyspace::KnownKeyHashScope).
+struct KnownKeyHash {
+  const char* data = nullptr;
+  size_t size = 0;
+  uint64_t hash = 0;
+};
+
 // A database's data detached in O(1) so it can be freed elsewhere (FLUSHALL
 // ASYNC hands it to a background thread).
 struct DetachedData {
@@ -113,14 +124,16 @@ struct DetachedData {
 class Database {
  public:
   Database(int index, KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng,
-           KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode, const bool* in_write_command)
+           KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode, const bool* in_write_command,
+           const KnownKeyHash* known_hash)
       : index_(index),
         stats_(stats),
         access_(access),
         rng_(rng),
         observer_(observer),
         expiry_mode_(expiry_mode),
-        in_write_command_(in_write_command) {}
+        in_write_command_(in_write_command),
+        known_hash_(known_hash) {}
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
@@ -199,6 +212,10 @@ class Database {
   // next change. Changes nothing.
   using PrefetchedBucket = Dict<Entry>::Bucket;
   PrefetchedBucket PrefetchBucket(std::string_view key) const { return dict_.PrefetchBucket(key); }
+  // As PrefetchBucket, for the key whose KeyHash is `hash`.
+  PrefetchedBucket PrefetchBucketHashed(uint64_t hash) const { return dict_.PrefetchBucketHashed(hash); }
+  // The hash lookups use for `key` (the same in every database).
+  static uint64_t KeyHash(std::string_view key) { return Dict<Entry>::Hash(key); }
   static bool PrefetchChain(PrefetchedBucket b) { return Dict<Entry>::PrefetchChain(b); }
   const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) const { return dict_.FindInBucket(b, key); }
   // Random sampling for eviction: a random node of the whole table, or a
@@ -268,6 +285,11 @@ class Database {
     if (capture_ != nullptr && e.snap != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
   }
   Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
+  // Dict::Hash(key), or the known one when `key` is the known key's view.
+  uint64_t HashOf(std::string_view key) const {
+    return key.data() == known_hash_->data && key.size() == known_hash_->size ? known_hash_->hash
+                                                                               : Dict<Entry>::Hash(key);
+  }
   // SetExpire's change.
   void ChangeExpire(std::string_view key, Entry* e, int64_t when_ms);
   // Records an access (LRU clock / LFU counter) on e.
@@ -297,6 +319,7 @@ class Database {
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
   const ExpiryMode* expiry_mode_;      // the keyspace's mode
   const bool* in_write_command_;       // the keyspace's flag
+  const KnownKeyHash* known_hash_;     // the keyspace's
   std::unique_ptr<SlotIndex> slot_index_;  // cluster mode only
   SnapshotCapture* capture_ = nullptr;     // the running snapshot's, if any
   // The snapshot epoch, and how many snapshots started since the last one
@@ -344,6 +367,22 @@ class Keyspace {
   // has not written. Returns the previous value (commands nest: EXEC,
   // scripts).
   bool set_in_write_command(bool on) { return std::exchange(in_write_command_, on); }
+  // While it lives, lookups of `key` -- that very view -- in any database
+  // use `hash` (== Database::KeyHash(key)) instead of hashing it again
+  // (KnownKeyHash). The view must stay valid and unchanged meanwhile. A
+  // nested command's scope puts back the outer one's on its way out.
+  class KnownKeyHashScope {
+   public:
+    KnownKeyHashScope(Keyspace& ks, std::string_view key, uint64_t hash)
+        : slot_(ks.known_hash_), outer_(std::exchange(slot_, KnownKeyHash{key.data(), key.size(), hash})) {}
+    ~KnownKeyHashScope() { slot_ = outer_; }
+    KnownKeyHashScope(const KnownKeyHashScope&) = delete;
+    KnownKeyHashScope& operator=(const KnownKeyHashScope&) = delete;
+
+   private:
+    KnownKeyHash& slot_;
+    KnownKeyHash outer_;
+  };
   // What lookups do with expired keys (kDelete until the server says otherwise).
   ExpiryMode expiry_mode() const { return expiry_mode_; }
   void set_expiry_mode(ExpiryMode mode) { expiry_mode_ = mode; }
@@ -369,6 +408,7 @@ class Keyspace {
   ExpiryMode expiry_mode_ = ExpiryMode::kDelete;
   bool in_write_command_ = false;
   bool fork_child_active_ = false;
+  KnownKeyHash known_hash_;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
   std::vector<std::unique_ptr<Database>> dbs_;

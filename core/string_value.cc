@@ -77,6 +77,18 @@ void StringValue::Init(std::string_view s, bool try_int) {
   std::memcpy(heap_.data, s.data(), s.size());
 }
 
+void StringValue::Assign(std::string_view s) {
+  int64_t v;
+  if (encoding_ != StringEncoding::kInt && !inline_ && s.size() > kInlineMax && s.size() <= heap_.cap &&
+      heap_.cap - s.size() <= s.size() / 8 && !(s.size() <= 20 && StringToInt64(s, &v))) {
+    std::memmove(heap_.data, s.data(), s.size());
+    heap_.size = static_cast<uint32_t>(s.size());
+    encoding_ = s.size() <= kEmbstrMax ? StringEncoding::kEmbstr : StringEncoding::kRaw;
+    return;
+  }
+  *this = StringValue(s);
+}
+
 size_t StringValue::size() const {
   if (encoding_ == StringEncoding::kInt) {
     char buf[24];

@@ -38,6 +38,12 @@ class StringValue {
   // The text as Redis's createStringObject keeps it: never int-encoded,
   // embstr up to 44 bytes (INCRBYFLOAT's result, for one).
   static StringValue Text(std::string_view s);
+  // Makes this value what StringValue(s) would be (the same encoding), in
+  // the heap buffer it already has when `s` fits it closely (its capacity
+  // at most an eighth over s's size): overwriting a value with one of about
+  // its size -- SET on an existing key -- allocates and frees nothing.
+  // REQUIRES: not a collection's storage (Value::SetString checks).
+  void Assign(std::string_view s);
 
   StringValue(const StringValue&) = delete;
   StringValue& operator=(const StringValue&) = delete;

@@ -62,6 +62,15 @@ class Value {
     return *this;
   }
   ~Value() { DropObject(); }
+  // As `= StringValue(s)`, reusing a string's heap buffer when it fits
+  // (StringValue::Assign).
+  void SetString(std::string_view s) {
+    if (is_string()) {
+      s_.Assign(s);
+    } else {
+      *this = StringValue(s);
+    }
+  }
 
   ValueType type() const {
     return s_.is_foreign() ? static_cast<ValueType>(s_.inline_len_) : ValueType::kString;

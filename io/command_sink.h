@@ -29,6 +29,7 @@ inline constexpr int kPrefetchStages = 3;
 struct PrefetchSlot {
   const void* what = nullptr;   // the sink's (the server: the CommandSpec)
   const void* where = nullptr;  // the sink's (the server: the first key's bucket)
+  uint64_t hash = 0;            // the sink's (the server: the first key's hash)
   uint32_t arg = 0;             // the sink's (the server: the first key's index in argv)
   // How many stages the command takes, stage 0 included: the loop calls
   // stage s only while s < stages. Set by stage 0 (left at 0: nothing
@@ -48,12 +49,13 @@ class CommandSink {
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
   // A command of a pipelined batch whose prefetch rounds ran: as OnCommand,
-  // with `looked_up`, the `what` its stage 0 left in its slot (null when it
-  // left none), so that the sink need not find the command again. The loop
-  // copies it out of the slot before any command of the batch runs. By
-  // default, OnCommand.
-  virtual void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const void* looked_up) {
-    (void)looked_up;
+  // with the slot its prefetch stages filled, so that the sink need not
+  // find again what they found (the server: the command, its first key's
+  // hash). The slot is not changed by the batch's other commands, nor by a
+  // nested turn's batches. By default, OnCommand.
+  virtual void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv,
+                                   const PrefetchSlot& slot) {
+    (void)slot;
     OnCommand(conn, argv);
   }
   // Commands of a pipelined batch, before any of them runs: stage 0 for

@@ -674,21 +674,18 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
     PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(prefetch_slots_),
                    [this](size_t i) { return prefetch_cmds_[i]; });
   }
-  // What stage 0 found for each command, copied out: a nested DeliverBatch
-  // (a turn while busy) reuses prefetch_slots_.
-  absl::InlinedVector<const void*, 16> looked_up;
-  if (b.argc.size() > 1) {
-    looked_up.reserve(prefetch_slots_.size());
-    for (const PrefetchSlot& slot : prefetch_slots_) looked_up.push_back(slot.what);
-  }
+  // The slots, copied out: a nested DeliverBatch (a turn while busy) reuses
+  // prefetch_slots_.
+  absl::InlinedVector<PrefetchSlot, 16> prefetched;
+  if (b.argc.size() > 1) prefetched.assign(prefetch_slots_.begin(), prefetch_slots_.end());
   size_t first = 0;
   for (size_t i = 0; i < b.argc.size(); ++i) {
     if (conn->main_closed || conn->main_dead) return;
     const std::span<const std::string_view> argv(args.data() + first, b.argc[i]);
-    if (looked_up.empty()) {
+    if (prefetched.empty()) {
       sink_->OnCommand(conn, argv);
     } else {
-      sink_->OnPrefetchedCommand(conn, argv, looked_up[i]);
+      sink_->OnPrefetchedCommand(conn, argv, prefetched[i]);
     }
     first += b.argc[i];
   }

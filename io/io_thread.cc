@@ -447,7 +447,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
       }
       for (size_t i = 0; i < n; ++i) {
         if (n > 1) {
-          sink_->OnPrefetchedCommand(conn, ahead[i].argv, slots[i].what);
+          sink_->OnPrefetchedCommand(conn, ahead[i].argv, slots[i]);
         } else {
           sink_->OnCommand(conn, ahead[i].argv);
         }

@@ -57,6 +57,25 @@ int HexValue(char c) {
 // incremental parser does not inspect either). False for anything else.
 inline bool ReadShortHeader(std::string_view data, size_t pos, int64_t* value, size_t* next) {
   const size_t n = data.size();
+  // Nearly every header of a command has one or two digits ("*3", "$16"):
+  // read those without the loop. The rest, and input that ends within two
+  // bytes of the header, take the loop below (which gives the same answer).
+  if (pos + 3 < n) {
+    const unsigned d0 = static_cast<unsigned char>(data[pos]) - '0';
+    if (d0 <= 9) {
+      if (data[pos + 1] == '\r') {
+        *value = d0;
+        *next = pos + 3;
+        return true;
+      }
+      const unsigned d1 = static_cast<unsigned char>(data[pos + 1]) - '0';
+      if (d1 <= 9 && d0 != 0 && data[pos + 2] == '\r') {
+        *value = d0 * 10 + d1;
+        *next = pos + 4;
+        return true;
+      }
+    }
+  }
   const size_t start = pos;
   uint64_t v = 0;  // unsigned: a longer run wraps harmlessly before it is refused
   while (pos < n) {
@@ -197,9 +216,10 @@ bool RespParser::ParseWholeMultibulk(std::string_view data, const ParserLimits& 
   // Not more arguments than the bytes could hold (4 bytes each at least):
   // a huge count in a short buffer is incomplete, not worth sizing argv for.
   if (static_cast<uint64_t>(n) > (data.size() - pos) / 4) return false;
-  cmd->clear();
-  // Sized once and filled by index: no per-argument growth check.
-  cmd->argv.resize(static_cast<size_t>(n));
+  // Sized once and filled by index: no per-argument growth check (a batch's
+  // commands mostly keep their size: nothing to resize).
+  cmd->owned.clear();
+  if (cmd->argv.size() != static_cast<size_t>(n)) cmd->argv.resize(static_cast<size_t>(n));
   std::string_view* argv = cmd->argv.data();
   const int64_t bulk_limit = limits.authenticated ? limits.max_bulk_len : std::min<int64_t>(limits.max_bulk_len, 16384);
   for (size_t i = 0; i < static_cast<size_t>(n); ++i) {

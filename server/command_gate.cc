@@ -38,6 +38,7 @@
 // allocated and nothing is called virtually per command beyond what the
 // checks did before they had names.
 #include <algorithm>
+#include <optional>
 
 #include "core/strings.h"
 #include "io/thread_check.h"
@@ -482,13 +483,21 @@ const char* Server::ReplicationGate(uint32_t flags) const {
   return nullptr;
 }
 
-void Server::Execute(Client& c, Argv argv, const CommandSpec* looked_up) {
+void Server::Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched) {
   RINGKV_DCHECK_MAIN_THREAD();
   const uint64_t start_ticks = Clock::Ticks();
   const int64_t now_ms = clock_.WallMsAt(start_ticks);
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
   const bool replying = TakeReplyMode(c);
-  const CommandSpec* spec = looked_up != nullptr ? looked_up : commands_.Find(argv[0]);
+  const CommandSpec* spec = prefetched != nullptr && prefetched->what != nullptr
+                                ? static_cast<const CommandSpec*>(prefetched->what)
+                                : commands_.Find(argv[0]);
+  // The first key's hash, from the prefetch: for this command only (its
+  // argv views are what the hint is keyed by).
+  std::optional<core::Keyspace::KnownKeyHashScope> known_hash;
+  if (prefetched != nullptr && prefetched->arg != 0 && prefetched->arg < argv.size()) {
+    known_hash.emplace(keyspace_, argv[prefetched->arg], prefetched->hash);
+  }
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
   // EXEC is taken for a write: its replies may depend on the writes it runs.

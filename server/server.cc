@@ -447,8 +447,13 @@ void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   CloseClient(*c);
 }
 
+void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> argv) {
+  static const io::PrefetchSlot kNothingKnown;
+  OnPrefetchedCommand(conn, argv, kNothingKnown);
+}
+
 void Server::OnPrefetchedCommand(io::Connection* conn, std::span<const std::string_view> argv,
-                                 const void* looked_up) {
+                                 const io::PrefetchSlot& slot) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
   if (c->deferred) {  // keep order behind commands held back by CLIENT PAUSE
@@ -463,7 +468,7 @@ void Server::OnPrefetchedCommand(io::Connection* conn, std::span<const std::stri
     ExecuteFromReplica(*c, argv);
     return;
   }
-  Execute(*c, argv, static_cast<const CommandSpec*>(looked_up));
+  Execute(*c, argv, &slot);
 }
 
 void Server::ExecuteFromReplica(Client& c, Argv argv) {
@@ -519,9 +524,11 @@ void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> ar
     at = count_at + 1;
   }
   if (argv.size() <= at) return;
-  slot.where = db.PrefetchBucket(argv[at]);
-  if (slot.where == nullptr) return;  // an empty database
+  // Hashed once: the command's lookups of this key take the hash (Execute).
+  slot.hash = core::Database::KeyHash(argv[at]);
   slot.arg = static_cast<uint32_t>(at);
+  slot.where = db.PrefetchBucketHashed(slot.hash);
+  if (slot.where == nullptr) return;  // an empty database
   slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }
 

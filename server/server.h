@@ -108,12 +108,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- io::CommandSink ---------------------------------------------------------
   std::string OnAccept(const io::SocketAddress& peer) override;
   void OnOpen(io::Connection* conn) override;
-  void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override {
-    OnPrefetchedCommand(conn, argv, nullptr);
-  }
-  // `looked_up`: the CommandSpec Prefetch's stage 0 found, or null.
+  void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
   void OnPrefetchedCommand(io::Connection* conn, std::span<const std::string_view> argv,
-                           const void* looked_up) override;
+                           const io::PrefetchSlot& slot) override;
   void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
                 io::PrefetchSlot& slot) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
@@ -349,9 +346,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The command gate (command_gate.cc): its steps, in order, are members of
   // GateRun, one command's pass, which lives on Execute's stack.
   struct GateRun;
-  // `looked_up`: commands_.Find(argv[0]) when the caller already has it (a
-  // pipelined batch's prefetch found it); null to look it up here.
-  void Execute(Client& c, Argv argv, const CommandSpec* looked_up = nullptr);
+  // `prefetched`: what a pipelined batch's Prefetch found for this command
+  // (its CommandSpec in `what`, when found; its first key's index and hash
+  // in `arg` and `hash`, when `arg` is not 0), taken instead of finding it
+  // again. Null: nothing known.
+  void Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched = nullptr);
   // The part of Execute after the checks: the handler, propagation, output
   // limits, MONITOR, stats, slowlog. Also runs EXEC's queued commands and
   // re-runs a blocked client's command when a key is ready. `start_ticks`

@@ -53,7 +53,7 @@ OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_vi
     }
     if (e == nullptr) e = db.FindOrInsert(key, op.now_ms, &created);
   }
-  e->value = StringValue(value);
+  e->value.SetString(value);
   if (!opts.keep_ttl) db.SetExpire(key, e, -1);
   // A deadline already past is set all the same (Redis 7.0): the key expires
   // on its next access or in the active cycle, and its DEL is propagated then.

@@ -56,6 +56,41 @@ TEST(KeyspaceTest, PeekPrefetchedTouchesNoAccessExpiryOrStats) {
   EXPECT_EQ(peek("k"), nullptr);
 }
 
+// A known key hash (a batch's prefetch hashed the command's key) is taken
+// for that very view only, in any database, and a nested scope puts the
+// outer one back. A wrong hash shows where it was taken: the lookup misses.
+TEST(KeyspaceTest, KnownKeyHashIsTakenForThatViewOnly) {
+  Keyspace ks(16);
+  bool created;
+  ks.db(0).FindOrInsert("key:1", 0, &created)->value = StringValue("a");
+  ks.db(3).FindOrInsert("key:1", 0, &created)->value = StringValue("b");
+  ks.db(0).FindOrInsert("key:", 0, &created)->value = StringValue("c");
+  const std::string argv1 = "key:1";       // the command's argument
+  const std::string elsewhere = "key:1";   // equal bytes, another address
+  const std::string_view key(argv1);
+  {
+    Keyspace::KnownKeyHashScope right(ks, key, Database::KeyHash(key));
+    EXPECT_NE(ks.db(0).FindForRead(key, 0), nullptr);
+    EXPECT_NE(ks.db(3).Find(key, 0), nullptr);
+    // FindOrInsert takes it too: the existing entry, not a second one.
+    Entry* e = ks.db(0).FindOrInsert(key, 0, &created);
+    EXPECT_FALSE(created);
+    EXPECT_EQ(e, ks.db(0).Find(elsewhere, 0));
+    {
+      Keyspace::KnownKeyHashScope wrong(ks, key, Database::KeyHash(key) ^ 1);
+      EXPECT_EQ(ks.db(0).FindForRead(key, 0), nullptr);                  // taken: the wrong bucket
+      EXPECT_NE(ks.db(0).FindForRead(elsewhere, 0), nullptr);            // another view: hashed
+      EXPECT_NE(ks.db(0).FindForRead(key.substr(0, 4), 0), nullptr);    // same start, another size: hashed
+    }
+    EXPECT_NE(ks.db(0).FindForRead(key, 0), nullptr);  // the outer scope is back
+  }
+  {
+    Keyspace::KnownKeyHashScope wrong(ks, key, Database::KeyHash(key) ^ 1);
+  }
+  EXPECT_NE(ks.db(0).FindForRead(key, 0), nullptr);  // no scope: hashed
+  EXPECT_EQ(ks.db(0).size(), 2u);
+}
+
 TEST(KeyspaceTest, ExpiryIndexStaysConsistentUnderSwapRemove) {
   Keyspace ks(1);
   Database& db = ks.db(0);

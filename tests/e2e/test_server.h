@@ -1,8 +1,13 @@
 // TestServer: starts the real ringkv-server (or redis-server) on a free
 // loopback port for one test, and stops it afterwards. Unless the arguments
 // name a --dir, the server runs in a private temporary directory (removed
-// afterwards), so no test sees another's dump.rdb or AOF. RawConn: a plain TCP
-// connection for byte-exact protocol checks.
+// afterwards), so no test sees another's dump.rdb or AOF. The server's
+// standard output (its log, unless a --logfile is given) goes to a file of
+// its own; when the test has failed by the time the server is stopped, the
+// log's last lines are printed and the log and the directory are kept (their
+// paths printed), so a failure seen once can be read afterwards.
+// RINGKV_TEST_VERBOSE=1: the log goes to the terminal instead. RawConn: a
+// plain TCP connection for byte-exact protocol checks.
 #pragma once
 
 #include <arpa/inet.h>
@@ -18,9 +23,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/e2e/server_path.h"
 #include "tests/free_port.h"
@@ -200,6 +209,14 @@ class TestServer {
       argv.insert(argv.end(), {"--io-backend", backend});
     }
     argv.insert(argv.end(), args.begin(), args.end());
+    if (getenv("RINGKV_TEST_VERBOSE") == nullptr) {
+      const char* base = getenv("TMPDIR");
+      std::string templ = std::string(base ? base : "/tmp") + "/ringkv-test-log-XXXXXX";
+      if (const int fd = mkstemp(templ.data()); fd >= 0) {
+        close(fd);
+        log_path_ = templ;
+      }
+    }
     // FreePort() only saw the port free a moment ago: another process may
     // take it before the server binds it, and a PING would then reach that
     // process, or the server exit as it cannot bind. The server's INFO names
@@ -215,10 +232,13 @@ class TestServer {
   }
   ~TestServer() {
     Stop();
-    if (!own_dir_.empty()) {
-      std::error_code ec;
-      std::filesystem::remove_all(own_dir_, ec);
+    if (::testing::Test::HasFailure()) {
+      KeepForTheFailure();
+      return;
     }
+    std::error_code ec;
+    if (!own_dir_.empty()) std::filesystem::remove_all(own_dir_, ec);
+    if (!log_path_.empty()) std::filesystem::remove(log_path_, ec);
   }
   // A fresh directory under $TMPDIR (or /tmp) for a test's files.
   static std::string MakeTempDir() {
@@ -284,12 +304,13 @@ class TestServer {
     ready_ = false;
     exit_status_ = -1;
     pid_ = fork();
+    started_pid_ = pid_;
     if (pid_ == 0) {
       std::vector<char*> cargv;
       for (auto& a : argv) cargv.push_back(a.data());
       cargv.push_back(nullptr);
       if (getenv("RINGKV_TEST_VERBOSE") == nullptr) {
-        FILE* f = freopen("/dev/null", "w", stdout);
+        FILE* f = freopen(log_path_.empty() ? "/dev/null" : log_path_.c_str(), "a", stdout);
         (void)f;
       }
       execv(cargv[0], cargv.data());
@@ -340,6 +361,26 @@ class TestServer {
 
   int port_;
   std::string own_dir_;
+  pid_t started_pid_ = -1;  // the last launch's, kept after it exits (for the failure line)
+  std::string log_path_;  // the server's standard output (empty: the terminal's, or none)
+
+  // The test failed: the log's last lines go to the test's output (CI keeps
+  // only that), the files stay where they are.
+  void KeepForTheFailure() const {
+    std::cerr << "[ TestServer ] the test failed: server on port " << port_ << " (pid " << started_pid_
+              << ", exit status " << exit_status_ << ")";
+    if (!own_dir_.empty()) std::cerr << ", its directory kept: " << own_dir_;
+    if (!log_path_.empty()) std::cerr << ", its log kept: " << log_path_;
+    std::cerr << "\n";
+    if (log_path_.empty()) return;
+    std::ifstream in(log_path_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+    constexpr size_t kTail = 40;
+    const size_t from = lines.size() > kTail ? lines.size() - kTail : 0;
+    std::cerr << "[ TestServer ] its log's last " << lines.size() - from << " of " << lines.size() << " lines:\n";
+    for (size_t i = from; i < lines.size(); ++i) std::cerr << "  | " << lines[i] << "\n";
+  }
   pid_t pid_ = -1;
   bool ready_ = false;
   int exit_status_ = -1;

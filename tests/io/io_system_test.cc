@@ -74,10 +74,10 @@ class TestSink : public CommandSink {
     if (stage != 0 || argv.size() != 2 || argv[0] != "NUM") return;
     slot.what = &prefetched_args_.emplace_back(argv[1]);
   }
-  void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const void* looked_up) override {
-    if (looked_up != nullptr) {
+  void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const PrefetchSlot& slot) override {
+    if (slot.what != nullptr) {
       ++prefetched_commands;
-      if (argv.size() != 2 || *static_cast<const std::string*>(looked_up) != argv[1]) ++prefetch_mismatches;
+      if (argv.size() != 2 || *static_cast<const std::string*>(slot.what) != argv[1]) ++prefetch_mismatches;
     }
     OnCommand(conn, argv);
   }

@@ -236,6 +236,19 @@ TEST(RespParserTest, OddHeadersParseAsWhenFedByteByByte) {
       "*1\r\n$16384\r\n" + std::string(16384, 'q') + "\r\n",
       "PING\r\n*1\r\n$4\r\nPING\r\n",          // inline, then multibulk
       "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\r\n\r\n",  // CRLF inside a bulk
+      // One- and two-digit headers (read without the digit loop), at and
+      // near the end of the input.
+      "*1\r\n$10\r\n0123456789\r\n",
+      "*1\r\n$99\r\n" + std::string(99, 'n') + "\r\n",
+      "*1\r\n$00\r\n\r\n",                 // a two-digit leading zero
+      "*1\r\n$0",
+      "*1\r\n$1",
+      "*1\r\n$1\r",
+      "*1\r\n$12",
+      "*1\r\n$12\r",
+      "*1\r\n$12\r\n",
+      "*1\r\n$1x\r\n",
+      "*1\r\n$9\r\n123456789\r\n*2\r\n$2\r\nab\r\n$10\r\n0123456789\r\n",
   };
   for (const std::string& in : inputs) {
     ExpectSameAsByteByByte(in, open, "open: " + in.substr(0, 40));

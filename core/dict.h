@@ -104,7 +104,7 @@ class Dict {
       if (t.buckets == nullptr) continue;
       Node** link = &t.buckets[h & t.mask()];
       for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
-        if (n->key.view() == key) {
+        if (n->key.Equals(key)) {
           *link = n->next;
           delete n;
           --t.used;
@@ -278,9 +278,9 @@ class Dict {
     return true;
   }
   // REQUIRES: `b` from PrefetchBucket(key), the dict unchanged since.
-  const V* FindInBucket(Bucket b, std::string_view key) const {
+  static const V* FindInBucket(Bucket b, std::string_view key) {
     for (const Node* n = *b; n != nullptr; n = n->next) {
-      if (n->key.view() == key) return &n->value;
+      if (n->key.Equals(key)) return &n->value;
     }
     return nullptr;
   }
@@ -341,7 +341,7 @@ class Dict {
       Table& t = t_[i];
       if (t.buckets == nullptr) continue;
       for (Node* n = t.buckets[h & t.mask()]; n != nullptr; n = n->next) {
-        if (n->key.view() == key) return n;
+        if (n->key.Equals(key)) return n;
       }
       if (!rehashing()) break;
     }

@@ -50,9 +50,38 @@ class Key {
     return {bytes_, static_cast<size_t>(kInlineMax - static_cast<uint8_t>(bytes_[23]))};
   }
   operator std::string_view() const { return view(); }  // NOLINT: keys compare as views
+  // view() == k, without a call to memcmp for an inline key: a hash
+  // chain's compare on every lookup (a call cost more than the compare).
+  bool Equals(std::string_view k) const {
+    if (is_heap()) return k.size() == heap_.size && std::memcmp(heap_.data, k.data(), k.size()) == 0;
+    const size_t n = kInlineMax - static_cast<uint8_t>(bytes_[23]);
+    if (n != k.size()) return false;
+    const char* a = bytes_;
+    const char* b = k.data();
+    // Overlapping word loads, none past either end.
+    if (n >= 8) {
+      if (Load8(a) != Load8(b) || Load8(a + n - 8) != Load8(b + n - 8)) return false;
+      return n <= 16 || Load8(a + 8) == Load8(b + 8);
+    }
+    if (n >= 4) return Load4(a) == Load4(b) && Load4(a + n - 4) == Load4(b + n - 4);
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
   size_t heap_bytes() const { return is_heap() ? heap_.size : 0; }
 
  private:
+  static uint64_t Load8(const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  static uint32_t Load4(const char* p) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+  }
   bool is_heap() const { return static_cast<uint8_t>(bytes_[23]) == 0xFF; }
   void SetInline(std::string_view s) {
     if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());  // an empty view may have a null data()

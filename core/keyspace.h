@@ -217,7 +217,9 @@ class Database {
   // The hash lookups use for `key` (the same in every database).
   static uint64_t KeyHash(std::string_view key) { return Dict<Entry>::Hash(key); }
   static bool PrefetchChain(PrefetchedBucket b) { return Dict<Entry>::PrefetchChain(b); }
-  const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) const { return dict_.FindInBucket(b, key); }
+  static const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) {
+    return Dict<Entry>::FindInBucket(b, key);
+  }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
   Dict<Entry>::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }

@@ -495,22 +495,30 @@ void Server::ExecuteFromReplica(Client& c, Argv argv) {
 }
 
 void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage, io::PrefetchSlot& slot) {
+  // Each stage apart, so that none pays for the registers another needs:
+  // stage 1 is a load and a prefetch.
+  if (stage == 0) return PrefetchLookUp(conn, argv, slot);
+  if (stage == 1) {
+    // An empty bucket: the key is not there, no value to hint.
+    if (!core::Database::PrefetchChain(static_cast<core::Database::PrefetchedBucket>(slot.where))) slot.stages = 2;
+    return;
+  }
+  PrefetchValue(argv, slot);
+}
+
+void Server::PrefetchValue(std::span<const std::string_view> argv, const io::PrefetchSlot& slot) {
+  // Only commands with a prefetch_value ask for stage 2.
+  const auto* spec = static_cast<const CommandSpec*>(slot.what);
+  const auto bucket = static_cast<core::Database::PrefetchedBucket>(slot.where);
+  if (const core::Entry* e = core::Database::PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
+}
+
+void Server::PrefetchLookUp(io::Connection* conn, std::span<const std::string_view> argv, io::PrefetchSlot& slot) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr) return;
   const core::Database& db = keyspace_.db(c->db);
-  const auto bucket = static_cast<core::Database::PrefetchedBucket>(slot.where);
-  if (stage == 1) {
-    // An empty bucket: the key is not there, no value to hint.
-    if (!core::Database::PrefetchChain(bucket)) slot.stages = 2;
-    return;
-  }
-  if (stage == 2) {  // only commands with a prefetch_value ask for it
-    const auto* spec = static_cast<const CommandSpec*>(slot.what);
-    if (const core::Entry* e = db.PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
-    return;
-  }
-  // Stage 0: the one command lookup of the batch's prefetch, which the
-  // command's Execute takes over (OnPrefetchedCommand).
+  // The one command lookup of the batch's prefetch, which the command's
+  // Execute takes over (OnPrefetchedCommand).
   const CommandSpec* spec = commands_.Find(argv[0]);
   if (spec == nullptr) return;
   slot.what = spec;

@@ -114,6 +114,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
                 io::PrefetchSlot& slot) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
+  // Prefetch's stage 0: the command, its first key, the key's hash and bucket.
+  [[gnu::noinline]] void PrefetchLookUp(io::Connection* conn, std::span<const std::string_view> argv,
+                                        io::PrefetchSlot& slot);
+  // Prefetch's stage 2: the command's prefetch_value on the key's value.
+  [[gnu::noinline]] static void PrefetchValue(std::span<const std::string_view> argv, const io::PrefetchSlot& slot);
   void OnClose(io::Connection* conn) override;
   int64_t OnTimer() override;
   void BeforeFlush() override;

@@ -34,5 +34,26 @@ TEST(KeyTest, KeysWithZeroBytesCompareByTheirBytes) {
   EXPECT_EQ(Key(b).view().size(), 40u);
 }
 
+// Equals answers as comparing views does, for every inline length (each
+// word-load path), heap keys, and a difference at every position.
+TEST(KeyTest, EqualsIsViewEquality) {
+  for (size_t n = 0; n <= 40; ++n) {
+    std::string s(n, 'k');
+    for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + i % 26);
+    const Key key(s);
+    EXPECT_TRUE(key.Equals(s)) << n;
+    EXPECT_FALSE(key.Equals(s + "x")) << n;
+    if (n > 0) EXPECT_FALSE(key.Equals(s.substr(0, n - 1))) << n;
+    for (size_t i = 0; i < n; ++i) {
+      std::string other = s;
+      other[i] ^= 1;
+      EXPECT_FALSE(key.Equals(other)) << n << " at " << i;
+      EXPECT_EQ(key.Equals(other), key.view() == other);
+    }
+  }
+  EXPECT_TRUE(Key(std::string("a\0b", 3)).Equals(std::string_view("a\0b", 3)));
+  EXPECT_FALSE(Key(std::string("a\0b", 3)).Equals(std::string_view("a\0c", 3)));
+}
+
 }  // namespace
 }  // namespace ringkv::core

@@ -186,7 +186,8 @@ TEST(AclE2E, SubscribersLosingTheirChannelsAreClosed) {
 }
 
 TEST(AclE2E, AclFileLoadAndSaveRoundTrip) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   {
     std::ofstream f(dir + "/users.acl");
     f << "user alice on allcommands allkeys &* >alice\nuser bob on -@all +@set +acl ~set* &* >bob\n";
@@ -221,11 +222,11 @@ TEST(AclE2E, AclFileLoadAndSaveRoundTrip) {
   EXPECT_NE(err.find("WARNING: Duplicate user 'eve' found on line"), std::string::npos) << err;
   EXPECT_EQ(Call(e, {"ACL", "USERS"}), "*4\r\n$5\r\nalice\r\n$3\r\nbob\r\n$7\r\ndefault\r\n$3\r\neve\r\n");
   s.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AclE2E, ConfigRewriteWritesTheUsers) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string conf = dir + "/ringkv.conf";
   {
     std::ofstream f(conf);
@@ -253,7 +254,6 @@ TEST(AclE2E, ConfigRewriteWritesTheUsers) {
   EXPECT_EQ(Call(c, {"AUTH", "carol", "c"}), "+OK\r\n");
   EXPECT_EQ(Call(c, {"GET", "c1"}), "$-1\r\n");
   again.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(AclE2E, StartUpRefusesDuplicateUsersAndUsersBesideAnAclFile) {

@@ -397,7 +397,8 @@ void StaleClaimOfTheImportSource(const std::string& binary) {
   using cluster::MsgType;
   const std::string me(40, 'c');
   const std::string f(40, 'f');
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   {
     std::ofstream conf(dir + "/nodes.conf");
     conf << me << " 127.0.0.1:7000@17000 myself,master - 0 0 2 connected 0-99\n"
@@ -470,7 +471,6 @@ void StaleClaimOfTheImportSource(const std::string& binary) {
   EXPECT_TRUE(Has(NodeLine(c, f), " 12 disconnected 100-16383")) << NodeLine(c, f);  // no link out: nothing listens
   EXPECT_EQ(Cmd(c, {"DBSIZE"}), ":0\r\n");
   server.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ClusterBusE2E, AStaleClaimOfTheImportSourceDoesNotTakeTheSlotBack) {
@@ -479,10 +479,10 @@ TEST(ClusterBusE2E, AStaleClaimOfTheImportSourceDoesNotTakeTheSlotBack) {
 
 // The same against redis-server 7.0, the behaviour ringkv departs from.
 TEST(ClusterBusE2E, RedisGivesAnImportedSlotBackToAStaleClaim) {
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   StaleClaimOfTheImportSource(redis);
-  std::filesystem::remove_all(std::filesystem::path(redis).parent_path());
 }
 
 // A ringkv node and a redis-server 7.0 node: each MEETs the other's bus and
@@ -490,8 +490,9 @@ TEST(ClusterBusE2E, RedisGivesAnImportedSlotBackToAStaleClaim) {
 TEST(ClusterBusE2E, MixedWithRedisServer) {
   if (access(kRedisSrc.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << kRedisSrc;
   // Redis must run from a path of its own (it checks its name for sentinel).
-  const std::string redis = TestServer::MakeTempDir() + "/redis-server";
-  ASSERT_EQ(system(("cp " + kRedisSrc + " " + redis).c_str()), 0);
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
+  ASSERT_FALSE(redis.empty());
   BusNode r = StartBusNode(RINGKV_SERVER_PATH, "5000");
   BusNode o = StartBusNode(redis, "5000");
   ASSERT_TRUE(r.server->ready());
@@ -517,7 +518,6 @@ TEST(ClusterBusE2E, MixedWithRedisServer) {
   EXPECT_EQ(Cmd(*o.conn, {"GET", "bar"}), "-MOVED 5061 127.0.0.1:" + std::to_string(r.port()) + "\r\n");
   r.server->Stop();
   o.server->Stop();
-  std::filesystem::remove_all(std::filesystem::path(redis).parent_path());
 }
 
 // cluster-announce-hostname reaches the other nodes in the ping extension;

@@ -249,6 +249,7 @@ std::string ThreeNodes(int my_port, bool myself_replica) {
 }
 
 struct Loaded {
+  ScopedTempDir dir_owner;  // before the server: removed after it stops
   std::string dir;
   int cport = 0;
   std::unique_ptr<TestServer> server;
@@ -258,7 +259,7 @@ struct Loaded {
 // A server of `binary` whose nodes.conf is written before it starts.
 Loaded StartLoaded(const std::string& binary, bool myself_replica) {
   Loaded l;
-  l.dir = TestServer::MakeTempDir();
+  l.dir = l.dir_owner.path();
   // Myself's ports in the file are replaced by the server's own at start,
   // as Redis does.
   WriteFile(l.dir + "/nodes.conf", ThreeNodes(7000, myself_replica));
@@ -411,13 +412,6 @@ void RunSteps(const std::vector<Step>& steps, bool myself_replica) {
       }
     }
   }
-  std::error_code ec;
-  r.server.reset();
-  std::filesystem::remove_all(r.dir, ec);
-  if (o.server) {
-    o.server.reset();
-    std::filesystem::remove_all(o.dir, ec);
-  }
 }
 
 TEST(ClusterE2E, RoutingWithNodesLoadedFromTheConfigFile) { RunSteps(kRoutingSteps, false); }
@@ -454,7 +448,8 @@ TEST(ClusterE2E, SlotIndexFollowsTheKeyspace) {
 }
 
 TEST(ClusterE2E, NodesConfSurvivesARestart) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   std::string id, nodes;
   const int cport = FreePort();
   const std::vector<std::string> args = {"--dir", dir, "--cluster-enabled", "yes", "--cluster-port",
@@ -496,8 +491,6 @@ TEST(ClusterE2E, NodesConfSurvivesARestart) {
   EXPECT_EQ(ReadFile(dir + "/nodes.conf"), new_id + " :" + std::to_string(s.port()) + "@" + std::to_string(cport) +
                                                ",node-a myself,master - 0 0 0 connected\n"
                                                "vars currentEpoch 0 lastVoteEpoch 0\n");
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 // Every node its own nodes.conf: while one runs, a second server started on
@@ -505,7 +498,8 @@ TEST(ClusterE2E, NodesConfSurvivesARestart) {
 // lock follows the file across saves (ringkv replaces it by rename), and
 // goes with the node.
 TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string refused =
       "# Sorry, the cluster configuration file nodes.conf is already used by a different Redis Cluster node. "
       "Please make sure that different nodes use different cluster configuration files.\n";
@@ -559,17 +553,14 @@ TEST(ClusterE2E, NodesConfIsLockedWhileTheNodeRuns) {
   ASSERT_TRUE(third.ready());
   RawConn c(third.port());
   EXPECT_NE(Cmd(c, {"CLUSTER", "INFO"}).find("cluster_slots_assigned:16384\r\n"), std::string::npos);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 TEST(ClusterE2E, CorruptNodesConfStopsTheStart) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   WriteFile(dir + "/nodes.conf", "this is not a nodes.conf\n");
   TestServer s({"--dir", dir, "--cluster-enabled", "yes"});
   EXPECT_FALSE(s.ready());
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace

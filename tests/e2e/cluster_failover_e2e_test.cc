@@ -115,7 +115,8 @@ TEST(ClusterFailoverE2E, DefaultFailoverSwapsRolesAndKeepsAckedWrites) {
 // fails over a ringkv master, then the ringkv node (its replica now) fails
 // back over the redis-server master.
 TEST(ClusterFailoverE2E, DefaultFailoverWithRedisServerBothWays) {
-  const std::string redis_bin = RedisBinary();
+  const RedisCopy redis_bin_copy;
+  const std::string& redis_bin = redis_bin_copy.path();
   if (redis_bin.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   std::vector<BusNode> nodes;
   for (int i = 0; i < 3; ++i) {

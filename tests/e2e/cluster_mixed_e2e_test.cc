@@ -33,7 +33,8 @@ std::string ChannelInSlots(int first, int last) {
 }
 
 TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   // Masters: ringkv, redis-server, ringkv. Replicas: a ringkv one of the
   // redis-server master, a redis-server one of the first ringkv master.
@@ -86,13 +87,15 @@ TEST(ClusterMixedE2E, PublishAndShardPublishCrossImplementations) {
 }
 
 TEST(ClusterMixedE2E, ARingkvReplicaMigratesToAnOrphanedRedisServerMaster) {
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   ExpectReplicaMigratesToOrphan({"", redis, redis, "", "", redis, redis});  // masters ringkv, redis, redis
 }
 
 TEST(ClusterMixedE2E, ARedisServerReplicaMigratesToAnOrphanedRingkvMaster) {
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   ExpectReplicaMigratesToOrphan({redis, "", "", redis, redis, "", ""});  // masters redis, ringkv, ringkv
 }

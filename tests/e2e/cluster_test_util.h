@@ -29,12 +29,21 @@ inline const std::string kRedisSrc = "/usr/bin/redis-server";
 inline const std::vector<std::pair<int, int>> kThreeMasters = {{0, 5460}, {5461, 10922}, {10923, 16383}};
 
 // A copy of Debian's redis-server under a path of its own (Redis checks its
-// name for sentinel mode), for mixed clusters; "" when it is not installed.
-inline std::string RedisBinary() {
-  if (access(kRedisSrc.c_str(), X_OK) != 0) return "";
-  const std::string bin = TestServer::MakeTempDir() + "/redis-server";
-  return system(("cp " + kRedisSrc + " " + bin).c_str()) == 0 ? bin : "";
-}
+// name for sentinel mode), for mixed clusters, removed with its directory
+// when the object goes. path() is "" when redis-server is not installed.
+class RedisCopy {
+ public:
+  RedisCopy() {
+    if (access(kRedisSrc.c_str(), X_OK) != 0) return;
+    const std::string bin = dir_.path() + "/redis-server";
+    if (system(("cp " + kRedisSrc + " " + bin).c_str()) == 0) path_ = bin;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  ScopedTempDir dir_;
+  std::string path_;
+};
 
 inline std::string Cmd(RawConn& c, const std::vector<std::string>& argv) {
   c.Send(Resp(argv));

@@ -75,7 +75,8 @@ class ClusterTlsE2E : public ::testing::Test {
 };
 
 TEST_F(ClusterTlsE2E, MixedClusterOverTlsBus) {
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) GTEST_SKIP() << "no " << kRedisSrc;
   // Masters: ringkv, ringkv, redis-server; a ringkv replica of the
   // redis-server master.
@@ -268,7 +269,9 @@ TEST_F(ClusterTlsE2E, MigrateOverTls) {
   EXPECT_EQ(Cmd(c, {"MIGRATE", "127.0.0.1", std::to_string(dst.port()), "e", "0", "1000"}).substr(0, 6), "-IOERR");
   EXPECT_EQ(Cmd(c, {"EXISTS", "e"}), ":1\r\n");
 
-  const std::string redis = RedisBinary();
+  const RedisCopy redis_copy;
+
+  const std::string& redis = redis_copy.path();
   if (redis.empty()) return;
   const int redis_tls = FreePort();
   TestServer r(TlsArgs(redis_tls), redis);

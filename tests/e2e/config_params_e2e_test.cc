@@ -183,7 +183,8 @@ TEST(ConfigParamsE2E, ProcTitleTemplateRewritesTheCommandLine) {
 // writes `bind ""`; binding again listens again. (Redis's unit/networking,
 // "Default bind address configuration handling".)
 TEST(ConfigParamsE2E, AnEmptyBindListensOnNoAddress) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string conf = dir + "/ringkv.conf";
   std::ofstream(conf) << "save \"\"\n";
   TestServer s(Args(), RINGKV_SERVER_PATH, conf);

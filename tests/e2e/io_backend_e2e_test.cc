@@ -73,7 +73,8 @@ void ExerciseConnection(redisContext* c) {
 }
 
 TEST(UnixSocketE2E, ServesClientsNextToTcp) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string sock = dir + "/ringkv.sock";
   {
     TestServer s({"--unixsocket", sock, "--unixsocketperm", "700"});
@@ -132,11 +133,11 @@ TEST(UnixSocketE2E, ServesClientsNextToTcp) {
   }
   // Removed at shutdown, as Redis does.
   EXPECT_FALSE(std::filesystem::exists(sock));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(UnixSocketE2E, ProtectedModeTreatsUnixSocketAsLocal) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string sock = dir + "/ringkv.sock";
   TestServer s({"--unixsocket", sock, "--protected-mode", "yes", "--bind", "* -::*"});
   ASSERT_TRUE(s.ready());
@@ -145,11 +146,11 @@ TEST(UnixSocketE2E, ProtectedModeTreatsUnixSocketAsLocal) {
   EXPECT_EQ(Text(u.get(), {"PING"}), "PONG");
   EXPECT_EQ(Text(u.get(), {"SET", "a", "1"}), "OK");
   s.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(IoBackendE2E, EpollWhenConfigured) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string sock = dir + "/ringkv.sock";
   TestServer s({"--io-backend", "epoll", "--unixsocket", sock, "--appendonly", "yes", "--appendfsync", "always"});
   ASSERT_TRUE(s.ready());
@@ -161,7 +162,6 @@ TEST(IoBackendE2E, EpollWhenConfigured) {
   ASSERT_TRUE(u && !u->err);
   EXPECT_EQ(Text(u.get(), {"GET", "k1999"}), "v1999");
   s.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(IoBackendE2E, EpollWithIoThreads) {
@@ -176,7 +176,8 @@ TEST(IoBackendE2E, EpollWithIoThreads) {
 TEST(IoBackendE2E, AutoFallsBackToEpollWhenSeccompRefusesIoUring) {
   for (const char* how : {"EPERM", "ENOSYS"}) {
     SCOPED_TRACE(how);
-    const std::string dir = TestServer::MakeTempDir();
+    const ScopedTempDir scoped_dir;
+    const std::string& dir = scoped_dir.path();
     const std::string launcher = std::string(NO_IO_URING_PATH) + (std::string(how) == "ENOSYS" ? " --enosys" : "");
     setenv("RINGKV_TEST_LAUNCHER", launcher.c_str(), 1);
     TestServer s({"--dir", dir, "--logfile", dir + "/log", "--io-backend", "auto"});
@@ -191,12 +192,12 @@ TEST(IoBackendE2E, AutoFallsBackToEpollWhenSeccompRefusesIoUring) {
     EXPECT_NE(log.find(std::string("(") + how + ")"), std::string::npos) << log;
     EXPECT_NE(log.find("Using the epoll backend"), std::string::npos) << log;
     EXPECT_NE(log.find("Server initialized (io-threads 1, epoll)"), std::string::npos) << log;
-    std::filesystem::remove_all(dir);
   }
 }
 
 TEST(IoBackendE2E, ForcedIoUringFailsWhenRefused) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   setenv("RINGKV_TEST_LAUNCHER", NO_IO_URING_PATH, 1);
   TestServer s({"--dir", dir, "--logfile", dir + "/log", "--io-backend", "io_uring"});
   unsetenv("RINGKV_TEST_LAUNCHER");
@@ -205,7 +206,6 @@ TEST(IoBackendE2E, ForcedIoUringFailsWhenRefused) {
   EXPECT_NE(log.find("io-backend io_uring is configured"), std::string::npos) << log;
   // Refused before anything was loaded or bound.
   EXPECT_EQ(log.find("Server initialized"), std::string::npos) << log;
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

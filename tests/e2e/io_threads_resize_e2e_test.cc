@@ -264,7 +264,8 @@ TEST(IoThreadsResizeE2E, StalledReaderDoesNotHoldARetirement) {
 // refused with Redis's CONFIG SET errors (and change nothing).
 TEST(IoThreadsResizeE2E, ConfigGetRewriteAndRefusals) {
   Uncapped uncapped;
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string conf = dir + "/ringkv.conf";
   WriteFile(conf, "io-threads 2\nsave \"\"\n");
   {
@@ -297,8 +298,6 @@ TEST(IoThreadsResizeE2E, ConfigGetRewriteAndRefusals) {
     EXPECT_TRUE(WaitIoThreads(std::stoi(Info(c, "process_id", "server")), 3));
     EXPECT_EQ(Call(c, {"CONFIG", "GET", "io-threads"}), ConfigGetReply("io-threads", "3"));
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 // Without RINGKV_IO_THREADS_UNCAPPED, CONFIG SET is capped at the CPUs of
@@ -308,7 +307,8 @@ TEST(IoThreadsResizeE2E, CappedAtTheCpusOfTheAffinityMask) {
   ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
   const int ncpu = CPU_COUNT(&cpus);
   if (ncpu >= 128) GTEST_SKIP() << "more CPUs than io-threads allows";
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   {
     TestServer s({"--save", "", "--io-threads", "1", "--logfile", dir + "/log"});
     ASSERT_TRUE(s.ready());
@@ -321,8 +321,6 @@ TEST(IoThreadsResizeE2E, CappedAtTheCpusOfTheAffinityMask) {
     EXPECT_NE(ReadFile(dir + "/log").find("io-threads " + want + " reduced to " + std::to_string(ncpu)),
               std::string::npos);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 // A primary streaming to 3 replicas under a write load changes its

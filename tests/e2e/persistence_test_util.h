@@ -69,20 +69,8 @@ inline void WriteFile(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
 }
 
-// A directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() : path_(TestServer::MakeTempDir()) {}
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+// A directory removed at the end of the test (test_server.h).
+using TempDir = ScopedTempDir;
 
 // DEBUG DIGEST's raw reply.
 inline std::string Digest(RawConn& c) { return Call(c, {"DEBUG", "DIGEST"}); }

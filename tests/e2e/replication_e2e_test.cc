@@ -645,7 +645,8 @@ TEST(ReplicationE2E, HandshakeOnlyConnectionsLeaveNothingBehind) {
 // and logged as Redis logs it; propagation-error-behavior panic-on-replicas
 // stops a read-only replica, and a writable one is let diverge.
 TEST(ReplicationE2E, ErrorsOnThePrimarysStreamAreCountedLoggedAndMayPanic) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string log = dir + "/replica.log";
   TestServer primary(Args({}));
   TestServer replica(Args({"--logfile", log}));
@@ -685,7 +686,6 @@ TEST(ReplicationE2E, ErrorsOnThePrimarysStreamAreCountedLoggedAndMayPanic) {
                                "processing the command 'incrby'"),
             std::string::npos)
       << ReadFile(log);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -419,7 +419,8 @@ TEST(ReplicationResyncE2E, BlockedClientsAreReleasedWhenTurningReplica) {
 // it is logged as Redis logs it (operators and Redis's tests grep the line).
 TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
   ScriptedPrimary primary;
-  const std::string log = TestServer::MakeTempDir() + "/replica.log";
+  const ScopedTempDir log_dir;
+  const std::string log = log_dir.path() + "/replica.log";
   TestServer replica(Args({"--repl-timeout", "1", "--logfile", log}));
   ASSERT_TRUE(replica.ready());
   RawConn r(replica.port());
@@ -432,7 +433,6 @@ TEST(ReplicationResyncE2E, HandshakeStateAndTimeoutAreReported) {
     return ReadFile(log).find("Timeout connecting to the MASTER...") != std::string::npos;
   };
   EXPECT_TRUE(WaitFor(logged_timeout, true));
-  std::filesystem::remove_all(std::filesystem::path(log).parent_path());
 }
 
 }  // namespace
@@ -445,7 +445,8 @@ namespace {
 // restarted from its file and its RDB continues by partial resync (PSYNC2
 // from the RDB's replication info); a promoted server's file loses the line.
 TEST(ReplicationResyncE2E, RewrittenReplicaRestartsWithAPartialResync) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::string conf = dir + "/replica.conf";
   WriteFile(conf, "save 900 1\n");
   TestServer primary(Args());
@@ -475,7 +476,6 @@ TEST(ReplicationResyncE2E, RewrittenReplicaRestartsWithAPartialResync) {
   ASSERT_EQ(Call(r, {"CONFIG", "REWRITE"}), "+OK\r\n");
   EXPECT_EQ(ReadFile(conf).find("replicaof"), std::string::npos) << ReadFile(conf);
   replica.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
@@ -556,7 +556,8 @@ namespace {
 // by partial resync, and keys that expired while it was down reach them as
 // DELs through the stream.
 TEST(ReplicationResyncE2E, RestartedPrimaryContinuesItsHistory) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   const std::vector<std::string> primary_args = {"--dir", dir, "--save", "3600 1", "--enable-debug-command", "yes",
                                                  "--repl-diskless-sync-delay", "0"};
   TestServer replica(Args());
@@ -603,7 +604,6 @@ TEST(ReplicationResyncE2E, RestartedPrimaryContinuesItsHistory) {
   EXPECT_EQ(DbSize(r, 2), ":0\r\n");
   EXPECT_TRUE(WaitSameDigest(p, r));
   primary.Stop();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

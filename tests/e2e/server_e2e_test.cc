@@ -444,7 +444,8 @@ std::string Slurp(const std::string& path) {
 TEST(ServerE2E, StartupBannerAndRelativeLogfile) {
   for (const char* logo : {"yes", "no"}) {
     SCOPED_TRACE(std::string("always-show-logo ") + logo);
-    const std::string dir = TestServer::MakeTempDir();
+    const ScopedTempDir scoped_dir;
+    const std::string& dir = scoped_dir.path();
     {
       TestServer s({"--dir", dir, "--logfile", "server.log", "--always-show-logo", logo});
       ASSERT_TRUE(s.ready());
@@ -456,7 +457,6 @@ TEST(ServerE2E, StartupBannerAndRelativeLogfile) {
     } else {
       EXPECT_NE(log.find("Running mode=standalone, port="), std::string::npos) << log;
     }
-    std::filesystem::remove_all(dir);
   }
 }
 

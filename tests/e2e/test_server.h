@@ -27,6 +27,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -384,6 +385,39 @@ class TestServer {
   pid_t pid_ = -1;
   bool ready_ = false;
   int exit_status_ = -1;
+};
+
+// A directory of a test's own under $TMPDIR (TestServer::MakeTempDir),
+// removed with everything in it when the object goes -- also when an
+// ASSERT ends the test early. Kept, like a server's, when the test failed.
+class ScopedTempDir {
+ public:
+  ScopedTempDir() : path_(TestServer::MakeTempDir()) {}
+  ScopedTempDir(ScopedTempDir&& o) noexcept : path_(std::exchange(o.path_, std::string())) {}
+  ScopedTempDir& operator=(ScopedTempDir&& o) noexcept {
+    if (this != &o) {
+      Remove();
+      path_ = std::exchange(o.path_, std::string());
+    }
+    return *this;
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  ~ScopedTempDir() { Remove(); }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  void Remove() {
+    if (path_.empty() || path_ == "/tmp") return;  // "/tmp": MakeTempDir could not make one
+    if (::testing::Test::HasFailure()) {
+      std::cerr << "[ ScopedTempDir ] the test failed: kept " << path_ << "\n";
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string path_;
 };
 
 }  // namespace ringkv::testing

@@ -207,7 +207,8 @@ TEST_F(TlsE2E, BadCertificatesRefusedAsRedisRefusesThem) {
 }
 
 TEST_F(TlsE2E, BadKeyStopsStartUp) {
-  const std::string dir = TestServer::MakeTempDir();
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
   std::vector<std::string> args = TlsArgs(FreePort());
   args[5] = Cert("other.key");  // --tls-key-file: not the certificate's key
   TestServer s(With(args, {"--logfile", dir + "/log"}));
@@ -217,8 +218,6 @@ TEST_F(TlsE2E, BadKeyStopsStartUp) {
   const std::string log = ReadFile(dir + "/log");
   EXPECT_NE(log.find("Failed to load private key: " + Cert("other.key") + ": error:"), std::string::npos) << log;
   EXPECT_NE(log.find("Failed to configure TLS. Check logs for more info."), std::string::npos) << log;
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
 }
 
 // io-threads changed at runtime (issue 20, part 5): TLS connections move

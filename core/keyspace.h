@@ -110,7 +110,9 @@ struct ExpireRecord {
 // whoever runs it (Keyspace::KnownKeyHashScope).
 struct KnownKeyHash {
   const char* data = nullptr;
-  size_t size = 0;
+  // No view is this long: with no scope open, not even an empty view with
+  // a null data() (std::string_view{}) matches.
+  size_t size = SIZE_MAX;
   uint64_t hash = 0;
 };
 

@@ -42,6 +42,8 @@ class StringValue {
   // the heap buffer it already has when `s` fits it closely (its capacity
   // at most an eighth over s's size): overwriting a value with one of about
   // its size -- SET on an existing key -- allocates and frees nothing.
+  // heap_bytes() (MEMORY USAGE) then counts the buffer, up to that eighth
+  // more than a fresh value's.
   // REQUIRES: not a collection's storage (Value::SetString checks).
   void Assign(std::string_view s);
 

@@ -43,7 +43,9 @@ TEST(KeyTest, EqualsIsViewEquality) {
     const Key key(s);
     EXPECT_TRUE(key.Equals(s)) << n;
     EXPECT_FALSE(key.Equals(s + "x")) << n;
-    if (n > 0) EXPECT_FALSE(key.Equals(s.substr(0, n - 1))) << n;
+    if (n > 0) {
+      EXPECT_FALSE(key.Equals(s.substr(0, n - 1))) << n;
+    }
     for (size_t i = 0; i < n; ++i) {
       std::string other = s;
       other[i] ^= 1;

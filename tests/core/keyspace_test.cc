@@ -89,6 +89,14 @@ TEST(KeyspaceTest, KnownKeyHashIsTakenForThatViewOnly) {
   }
   EXPECT_NE(ks.db(0).FindForRead(key, 0), nullptr);  // no scope: hashed
   EXPECT_EQ(ks.db(0).size(), 2u);
+  // The empty key, as a view with a null data(), with no scope open: hashed
+  // too, so it is found where an equal key was stored.
+  ks.db(0).FindOrInsert(std::string(), 0, &created)->value = StringValue("e");
+  ASSERT_TRUE(created);
+  EXPECT_NE(ks.db(0).FindForRead(std::string_view(), 0), nullptr);
+  ks.db(0).FindOrInsert(std::string_view(), 0, &created);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(ks.db(0).size(), 3u);
 }
 
 TEST(KeyspaceTest, ExpiryIndexStaysConsistentUnderSwapRemove) {

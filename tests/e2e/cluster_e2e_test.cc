@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -388,11 +389,11 @@ const std::vector<Step> kReplicaSteps = {
 void RunSteps(const std::vector<Step>& steps, bool myself_replica) {
   Loaded r = StartLoaded(RINGKV_SERVER_PATH, myself_replica);
   ASSERT_TRUE(r.server->ready());
-  Loaded o;
+  std::optional<Loaded> o;  // redis-server's, when installed
   if (HaveRedis()) {
-    o = StartLoaded(kRedis, myself_replica);
-    ASSERT_TRUE(o.server->ready());
-    ASSERT_TRUE(WaitStateOk(*o.conn));
+    o.emplace(StartLoaded(kRedis, myself_replica));
+    ASSERT_TRUE(o->server->ready());
+    ASSERT_TRUE(WaitStateOk(*o->conn));
   }
   ASSERT_TRUE(WaitStateOk(*r.conn));
   for (const Step& step : steps) {
@@ -404,10 +405,10 @@ void RunSteps(const std::vector<Step>& steps, bool myself_replica) {
     if (!step.want.empty()) {
       EXPECT_EQ(got, step.want) << step.argv[0] << " " << (step.argv.size() > 1 ? step.argv[1] : "");
     }
-    if (o.conn) {
-      const std::string want = Cmd(*o.conn, step.argv);
+    if (o && o->conn) {
+      const std::string want = Cmd(*o->conn, step.argv);
       if (step.compare) {
-        EXPECT_EQ(Comparable(got, r.server->port(), r.cport), Comparable(want, o.server->port(), o.cport))
+        EXPECT_EQ(Comparable(got, r.server->port(), r.cport), Comparable(want, o->server->port(), o->cport))
             << "vs redis-server: " << step.argv[0] << " " << (step.argv.size() > 1 ? step.argv[1] : "");
       }
     }

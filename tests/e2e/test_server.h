@@ -238,7 +238,7 @@ class TestServer {
       return;
     }
     std::error_code ec;
-    if (!own_dir_.empty()) std::filesystem::remove_all(own_dir_, ec);
+    if (!own_dir_.empty() && own_dir_ != "/tmp") std::filesystem::remove_all(own_dir_, ec);  // "/tmp": MakeTempDir failed
     if (!log_path_.empty()) std::filesystem::remove(log_path_, ec);
   }
   // A fresh directory under $TMPDIR (or /tmp) for a test's files.

@@ -19,6 +19,8 @@
 #include "io/replica_send.h"
 #include "io/resp_parser.h"
 
+struct sockaddr_storage;
+
 namespace ringkv::io {
 
 class TlsSession;  // io/tls_session.h: only TLS connections have one
@@ -35,6 +37,9 @@ struct SocketAddress {
   uint16_t port = 0;
   uint8_t addr[16] = {};
   static SocketAddress Unix(const std::string* path);
+  // An IPv4 / IPv6 address as the kernel gave it (accept, getpeername,
+  // getsockname); an AF_UNIX one is `unix_path`'s.
+  static SocketAddress FromSockaddr(const sockaddr_storage& ss, const std::string* unix_path);
   // "ip:port", as CLIENT LIST shows it; "path:0" for a Unix socket.
   std::string ToString() const;
   // The address alone ("" for a Unix socket or an unknown one).

@@ -30,23 +30,6 @@ int64_t NowUs() {
       .count();
 }
 
-SocketAddress ToSocketAddress(const sockaddr_storage& ss, const std::string* unix_path) {
-  SocketAddress a;
-  if (ss.ss_family == AF_UNIX) return SocketAddress::Unix(unix_path);
-  if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    a.family = AF_INET;
-    a.port = ntohs(in->sin_port);
-    std::memcpy(a.addr, &in->sin_addr, 4);
-  } else if (ss.ss_family == AF_INET6) {
-    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    a.family = AF_INET6;
-    a.port = ntohs(in6->sin6_port);
-    std::memcpy(a.addr, &in6->sin6_addr, 16);
-  }
-  return a;
-}
-
 // Opens one listening socket; *unavailable is set when the address is
 // unavailable on this host (ok to skip for "-addr"), *in_use when another
 // socket holds the port.
@@ -97,51 +80,6 @@ int ListenOn(const std::string& addr, int port, int backlog, std::string* error,
 }
 
 }  // namespace
-
-SocketAddress SocketAddress::Unix(const std::string* path) {
-  SocketAddress a;
-  a.family = AF_UNIX;
-  std::memcpy(a.addr, &path, sizeof(path));
-  return a;
-}
-
-std::string SocketAddress::ToString() const {
-  if (family == AF_UNIX) {  // as Redis: the socket's path, port 0
-    const std::string* path = nullptr;
-    std::memcpy(&path, addr, sizeof(path));
-    return absl::StrCat(path != nullptr ? *path : std::string(), ":0");
-  }
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (family == AF_INET || family == AF_INET6) inet_ntop(family, addr, host, sizeof(host));
-  return absl::StrCat(host, ":", port);
-}
-
-std::string SocketAddress::Ip() const {
-  char host[INET6_ADDRSTRLEN] = "";
-  if (family == AF_INET || family == AF_INET6) inet_ntop(family, addr, host, sizeof(host));
-  return host;
-}
-
-bool SocketAddress::IsLoopback() const {
-  if (family == AF_INET) return addr[0] == 127;
-  if (family == AF_INET6) {
-    static const uint8_t kLoop6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    return std::memcmp(addr, kLoop6, 16) == 0 || (std::memcmp(addr, kMapped, 12) == 0 && addr[12] == 127);
-  }
-  return true;  // unix sockets count as local
-}
-
-SocketAddress LocalAddress(const Connection& conn, const std::string* unix_path) {
-  // Asked when shown (CLIENT LIST, CLIENT KILL LADDR) rather than kept: 20
-  // bytes less for every connection, one syscall per listing instead of one
-  // per accept. Another I/O thread may have closed the socket already (its
-  // close is then on its way to the main thread): unknown.
-  sockaddr_storage ss{};
-  socklen_t len = sizeof(ss);
-  if (conn.fd < 0 || getsockname(conn.fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return SocketAddress{};
-  return ToSocketAddress(ss, unix_path);
-}
 
 IoSystem::IoSystem(CommandSink* sink) : sink_(sink), inbox_(std::make_unique<Mailbox<ToMain>>()) {
   BindMainThread();  // the thread that will run the loop (RINGKV_DCHECK_MAIN_THREAD)
@@ -422,7 +360,7 @@ SocketAddress IoSystem::PeerAddress(int fd) const {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
   getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  return ToSocketAddress(ss, &unix_path_);
+  return SocketAddress::FromSockaddr(ss, &unix_path_);
 }
 
 Connection* IoSystem::AdoptSocket(int fd, TlsSessionPtr tls) {
@@ -488,7 +426,7 @@ Connection* IoSystem::ConnectLink(const std::string& ip, int port, TlsSessionPtr
     close(fd);
     return nullptr;
   }
-  Connection* conn = NewLink(fd, ToSocketAddress(ss, &unix_path_), /*inbound=*/false, std::move(tls));
+  Connection* conn = NewLink(fd, SocketAddress::FromSockaddr(ss, &unix_path_), /*inbound=*/false, std::move(tls));
   conn->link()->connecting = true;
   // Even a connect that completed at once is reported from the poll, so
   // the sink hears of the link only after this call returns.

@@ -13,9 +13,13 @@
 //  * RandomNode() picks a random key in O(1) expected time (RANDOMKEY,
 //    eviction sampling).
 //
-// Nodes hold the key inline (core::Key) next to the value: one allocation per
-// key. Pointers to values stay valid until that key is erased (rehashing
-// moves nodes, never values).
+// Nodes hold the key inline next to the value: one allocation per key. The
+// node type is a parameter: DictNode (a core::Key and the value) by
+// default; the keyspace's KeyspaceNode (core/keyspace_node.h) sizes each
+// node to its key. A node type has `next` and `value` members, a key()
+// with view() and Equals(), and Create(key, value_hint) / Destroy(node).
+// Pointers to values stay valid until that key is erased (rehashing moves
+// nodes, never values).
 //
 // Thread-safety: none; owned by one thread.
 #pragma once
@@ -36,14 +40,27 @@
 
 namespace ringkv::core {
 
+// The default node: the key in a core::Key (inline up to 23 bytes) and a
+// value-initialized V.
 template <typename V>
+class DictNode {
+ public:
+  V value{};
+  DictNode* next = nullptr;
+
+  const Key& key() const { return key_; }
+  static DictNode* Create(std::string_view key, size_t /*value_hint*/) { return new DictNode(key); }
+  static void Destroy(DictNode* n) noexcept { delete n; }
+
+ private:
+  explicit DictNode(std::string_view key) : key_(key) {}
+  Key key_;
+};
+
+template <typename V, typename NodeT = DictNode<V>>
 class Dict {
  public:
-  struct Node {
-    Key key;
-    V value;
-    Node* next = nullptr;
-  };
+  using Node = NodeT;
 
   Dict() = default;
   Dict(const Dict&) = delete;
@@ -83,12 +100,13 @@ class Dict {
   // is erased (nodes never move, rehashing relinks them).
   std::pair<Node*, bool> InsertNode(std::string_view key) { return InsertNodeHashed(key, Hash(key)); }
   // As InsertNode, with `h` == Hash(key) already computed.
-  std::pair<Node*, bool> InsertNodeHashed(std::string_view key, uint64_t h) {
+  // `value_hint` is passed to Node::Create for a node created here.
+  std::pair<Node*, bool> InsertNodeHashed(std::string_view key, uint64_t h, size_t value_hint = 0) {
     if (rehashing()) RehashStep();
     if (Node* n = FindNode(key, h)) return {n, false};
     GrowIfNeeded();
     Table& t = rehashing() ? t_[1] : t_[0];
-    Node* n = new Node{Key(key), V{}, nullptr};
+    Node* n = Node::Create(key, value_hint);
     Node*& head = t.buckets[h & t.mask()];
     n->next = head;
     head = n;
@@ -104,9 +122,9 @@ class Dict {
       if (t.buckets == nullptr) continue;
       Node** link = &t.buckets[h & t.mask()];
       for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
-        if (n->key.Equals(key)) {
+        if (n->key().Equals(key)) {
           *link = n->next;
-          delete n;
+          Node::Destroy(n);
           --t.used;
           ShrinkIfNeeded();
           return true;
@@ -122,7 +140,7 @@ class Dict {
       for (uint64_t b = 0; b < t.size(); ++b) {
         for (Node* n = t.buckets[b]; n != nullptr;) {
           Node* next = n->next;
-          delete n;
+          Node::Destroy(n);
           n = next;
         }
       }
@@ -148,7 +166,7 @@ class Dict {
       }
       for (Node* n = t_[0].buckets[rehash_index_]; n != nullptr;) {
         Node* next = n->next;
-        Node*& head = t_[1].buckets[Hash(n->key.view()) & t_[1].mask()];
+        Node*& head = t_[1].buckets[Hash(n->key().view()) & t_[1].mask()];
         n->next = head;
         head = n;
         --t_[0].used;
@@ -168,7 +186,7 @@ class Dict {
   }
 
   // Visits the buckets at `cursor` and returns the next cursor (0 = done).
-  // fn(const Key&, V&) must not insert or erase.
+  // fn(key, V&) (key: Node::key()'s type) must not insert or erase.
   template <typename Fn>
   uint64_t Scan(uint64_t cursor, Fn fn) {
     if (size() == 0) return 0;
@@ -195,12 +213,12 @@ class Dict {
     return v;
   }
 
-  // Every node, in table order. fn(const Key&, V&) must not insert or erase.
+  // Every node, in table order. fn(key, V&) (key: Node::key()'s type) must not insert or erase.
   template <typename Fn>
   void ForEach(Fn fn) {
     for (Table& t : t_) {
       for (uint64_t b = 0; b < t.size(); ++b) {
-        for (Node* n = t.buckets[b]; n != nullptr; n = n->next) fn(n->key, n->value);
+        for (Node* n = t.buckets[b]; n != nullptr; n = n->next) fn(n->key(), n->value);
       }
     }
   }
@@ -280,7 +298,7 @@ class Dict {
   // REQUIRES: `b` from PrefetchBucket(key), the dict unchanged since.
   static const V* FindInBucket(Bucket b, std::string_view key) {
     for (const Node* n = *b; n != nullptr; n = n->next) {
-      if (n->key.Equals(key)) return &n->value;
+      if (n->key().Equals(key)) return &n->value;
     }
     return nullptr;
   }
@@ -341,7 +359,7 @@ class Dict {
       Table& t = t_[i];
       if (t.buckets == nullptr) continue;
       for (Node* n = t.buckets[h & t.mask()]; n != nullptr; n = n->next) {
-        if (n->key.Equals(key)) return n;
+        if (n->key().Equals(key)) return n;
       }
       if (!rehashing()) break;
     }
@@ -352,7 +370,7 @@ class Dict {
   static void VisitBucket(const Table& t, uint64_t b, Fn& fn) {
     for (Node* n = t.buckets[b]; n != nullptr;) {
       Node* next = n->next;  // fn may not erase, but keep the walk robust
-      fn(n->key, n->value);
+      fn(n->key(), n->value);
       n = next;
     }
   }

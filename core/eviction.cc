@@ -19,7 +19,7 @@ void Evictor::Populate(Database& db, int index, const AccessPolicy& p, int64_t n
     } else {
       auto* node = db.SampleAny(rng);
       if (node == nullptr) return;
-      key.assign(node->key.view());
+      key.assign(node->key().view());
       e = &node->value;
     }
     if (e == nullptr) continue;
@@ -27,9 +27,9 @@ void Evictor::Populate(Database& db, int index, const AccessPolicy& p, int64_t n
     if (p.policy == EvictionPolicy::kVolatileTtl) {
       score = UINT64_MAX - static_cast<uint64_t>(when);  // sooner deadline = better
     } else if (p.lfu()) {
-      score = 255 - LfuFrequency(p, e->lru, now_ms);
+      score = 255 - LfuFrequency(p, e->lru(), now_ms);
     } else {
-      score = static_cast<uint64_t>(IdleSeconds(e->lru, now_ms));
+      score = static_cast<uint64_t>(IdleSeconds(e->lru(), now_ms));
     }
     bool present = std::any_of(pool_.begin(), pool_.end(),
                                [&](const Candidate& c) { return c.db == index && c.key == key; });
@@ -53,7 +53,7 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
       if (p.policy == EvictionPolicy::kAllKeysRandom) {
         auto* node = db.SampleAny(rng);
         if (node == nullptr) continue;
-        key.assign(node->key.view());
+        key.assign(node->key().view());
       } else {
         int64_t when;
         if (!db.SampleVolatile(rng, &key, &when)) continue;

@@ -94,7 +94,7 @@ uint64_t HashValue::ScanTable(uint64_t cursor,
 void HashValue::RandomPair(absl::BitGen& rng, std::string* field, std::string* value) const {
   if (rep_.table()) {
     const auto* node = rep_.table()->FairRandomNode(rng);
-    field->assign(node->key.view());
+    field->assign(node->key().view());
     value->assign(node->value);
     return;
   }

@@ -24,8 +24,8 @@ inline Entry* Database::LookUp(std::string_view key, int64_t now_ms) {
 }
 
 inline void Database::Touch(Entry& e, int64_t now_ms) {
-  const uint32_t access = RecordAccess(*access_, e.lru, now_ms, *rng_);
-  if (access != e.lru) e.lru = access;  // no store when unchanged: keeps the line (and page) clean
+  const uint32_t access = RecordAccess(*access_, e.lru(), now_ms, *rng_);
+  if (access != e.lru()) e.set_lru(access);  // no store when unchanged: keeps the line (and page) clean
 }
 
 Entry* Database::Find(std::string_view key, int64_t now_ms) {
@@ -52,22 +52,22 @@ Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool to
   return e;
 }
 
-Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created) {
-  auto [node, inserted] = dict_.InsertNodeHashed(key, HashOf(key));
+Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created, size_t slot_bytes) {
+  auto [node, inserted] = dict_.InsertNodeHashed(key, HashOf(key), slot_bytes);
   Entry& e = node->value;
-  if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key.view());
+  if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key().view());
   if (!inserted) BeforeChange(key, e);
   if (!inserted && *expiry_mode_ != ExpiryMode::kKeep && IsExpired(e, now_ms)) {
     if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);
-    RemoveExpireRecord(e.expire_index);
-    e = Entry{};
+    expires_.Remove(e);
+    e.value = Value();
     ++stats_->expired_keys;
     inserted = true;
   }
   *created = inserted;
   if (inserted) {
-    e.lru = InitialAccess(*access_, now_ms);
-    e.snap = epoch_;  // not in a running snapshot: it began after
+    e.set_lru(InitialAccess(*access_, now_ms));
+    e.set_snap(epoch_);  // not in a running snapshot: it began after
     if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
   } else {
     Touch(e, now_ms);
@@ -90,7 +90,7 @@ bool Database::Erase(std::string_view key) {
   Entry* e = dict_.Find(key);
   if (e == nullptr) return false;
   BeforeChange(key, *e);
-  if (e->expire_index >= 0) RemoveExpireRecord(e->expire_index);
+  if (e->has_expire()) expires_.Remove(*e);
   if (slot_index_ != nullptr) slot_index_->Remove(key);  // before the node (and the bytes it views) goes
   return dict_.Erase(key);
 }
@@ -98,28 +98,10 @@ bool Database::Erase(std::string_view key) {
 void Database::ChangeExpire(std::string_view key, Entry* e, int64_t when_ms) {
   BeforeChange(key, *e);
   if (when_ms < 0) {
-    if (e->expire_index >= 0) {
-      RemoveExpireRecord(e->expire_index);
-      e->expire_index = -1;
-    }
+    if (e->has_expire()) expires_.Remove(*e);
     return;
   }
-  if (e->expire_index >= 0) {
-    expires_[e->expire_index].when_ms = when_ms;
-    return;
-  }
-  e->expire_index = static_cast<int32_t>(expires_.size());
-  expires_.push_back({std::string(key), when_ms});
-}
-
-void Database::RemoveExpireRecord(int32_t index) {
-  // Swap-remove; the moved record's entry learns its new position.
-  int32_t last = static_cast<int32_t>(expires_.size()) - 1;
-  if (index != last) {
-    expires_[index] = std::move(expires_[last]);
-    if (Entry* moved = dict_.Find(expires_[index].key)) moved->expire_index = index;
-  }
-  expires_.pop_back();
+  expires_.Set(*e, when_ms);
 }
 
 int64_t Database::AverageTtl(int64_t now_ms) const {
@@ -186,19 +168,19 @@ void Database::Swap(Database& other) {
 void Database::EnableSlotIndex() {
   if (slot_index_ != nullptr) return;
   slot_index_ = std::make_unique<SlotIndex>();
-  dict_.ForEach([&](const Key& key, Entry&) { slot_index_->Add(key.view()); });
+  dict_.ForEach([&](NodeKey key, Entry&) { slot_index_->Add(key.view()); });
 }
 
 void Database::CaptureForSnapshot(std::string_view key, Entry& e) {
   capture_->Capture(*this, key, e);
-  e.snap = epoch_;
+  e.set_snap(epoch_);
 }
 
 void Database::AttachSnapshot(SnapshotCapture* capture) {
   if (epochs_since_full_walk_ >= 254) {
     // Marks of 254 abandoned snapshots: the next epoch could be one an
     // entry still carries. Renumber every entry to the current one.
-    dict_.ForEach([&](const Key&, Entry& e) { e.snap = epoch_; });
+    dict_.ForEach([&](NodeKey, Entry& e) { e.set_snap(epoch_); });
     epochs_since_full_walk_ = 0;
   }
   ++epoch_;
@@ -212,7 +194,7 @@ void Database::DetachSnapshot(bool walked_all) {
 }
 
 void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view, const Entry&)>& fn) {
-  dict_.ForEach([&](const Key& key, Entry& entry) {
+  dict_.ForEach([&](NodeKey key, Entry& entry) {
     if (!IsExpired(entry, now_ms)) fn(key.view(), entry);
   });
 }
@@ -220,7 +202,7 @@ void Database::ForEach(int64_t now_ms, const std::function<void(std::string_view
 uint64_t Database::Scan(uint64_t cursor, int64_t now_ms,
                         const std::function<void(std::string_view, const Entry&)>& fn,
                         const std::function<void(std::string_view)>& expired) {
-  return dict_.Scan(cursor, [&](const Key& key, Entry& entry) {
+  return dict_.Scan(cursor, [&](NodeKey key, Entry& entry) {
     if (!IsExpired(entry, now_ms)) {
       fn(key.view(), entry);
     } else if (expired) {
@@ -235,11 +217,11 @@ bool Database::RandomKey(int64_t now_ms, absl::BitGen& rng, std::string* key) {
     auto* node = dict_.FairRandomNode(rng);
     if (node == nullptr) return false;
     if (!IsExpired(node->value, now_ms)) {
-      key->assign(node->key.view());
+      key->assign(node->key().view());
       return true;
     }
     if (*expiry_mode_ != ExpiryMode::kDelete) continue;
-    std::string stale(node->key.view());
+    std::string stale(node->key().view());
     DeleteExpired(stale);
   }
   return false;
@@ -260,7 +242,7 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
   for (int i = 0; i < samples && !expires_.empty(); ++i) {
     size_t idx = absl::Uniform<size_t>(rng, 0, expires_.size());
     if (expires_[idx].when_ms <= now_ms) {
-      std::string key = expires_[idx].key;
+      std::string key(expires_[idx].key());  // the node goes with the key
       DeleteExpired(key);
       ++expired;
     }

@@ -26,7 +26,9 @@
 #include "absl/random/random.h"
 #include "core/collection_limits.h"
 #include "core/dict.h"
+#include "core/expire_index.h"
 #include "core/key.h"
+#include "core/keyspace_node.h"
 #include "core/slot_index.h"
 #include "core/value.h"
 
@@ -36,15 +38,9 @@ struct AccessPolicy;
 
 namespace ringkv::core {
 
-struct Entry {
-  Value value;
-  uint32_t lru : 24 = 0;       // access state (core/access_policy.h): OBJECT IDLETIME / FREQ
-  // Which snapshot has this entry (KeyspaceSnapshot): equal to its
-  // database's snapshot epoch once written or created after the start.
-  uint32_t snap : 8 = 0;
-  int32_t expire_index = -1;   // position in the expiry index, -1 = persistent
-};
-static_assert(sizeof(Entry) == 32);
+// A database's table: variable-size nodes holding key, entry and a short
+// string value together (core/keyspace_node.h).
+using KeyTable = Dict<Entry, KeyspaceNode>;
 
 class Database;
 struct DetachedData;
@@ -97,12 +93,6 @@ enum class ExpiryMode : uint8_t {
   kKeep,    // applying the primary's stream or loading: looks live
 };
 
-// A key with a deadline, in a database's dense expiry index.
-struct ExpireRecord {
-  std::string key;
-  int64_t when_ms;
-};
-
 // A key whose hash (Dict::Hash) is already known: a pipelined batch's
 // prefetch hashed the command's first key before the command ran. Lookups
 // of exactly these bytes -- the same view, not an equal key elsewhere in
@@ -119,8 +109,8 @@ struct KnownKeyHash {
 // A database's data detached in O(1) so it can be freed elsewhere (FLUSHALL
 // ASYNC hands it to a background thread).
 struct DetachedData {
-  Dict<Entry> dict;
-  std::vector<ExpireRecord> expires;
+  KeyTable dict;
+  ExpireIndex expires;
 };
 
 class Database {
@@ -166,16 +156,18 @@ class Database {
   // Inserts an empty entry or returns the existing live one; *created tells.
   // One probe of the table (an expired entry found there is reset in place,
   // except in kKeep, where it counts as live).
-  Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created);
+  // A node created here has room for `slot_bytes` bytes of a string value
+  // past 16 (StringValue::SlotBytesFor of the value about to be stored).
+  Entry* FindOrInsert(std::string_view key, int64_t now_ms, bool* created, size_t slot_bytes = 0);
   bool Erase(std::string_view key);
   // Sets or clears (when_ms < 0) the deadline of a live entry. Clearing
   // the deadline of a persistent entry changes nothing (SET's common case):
   // tested inline.
   void SetExpire(std::string_view key, Entry* e, int64_t when_ms) {
-    if (when_ms >= 0 || e->expire_index >= 0) ChangeExpire(key, e, when_ms);
+    if (when_ms >= 0 || e->has_expire()) ChangeExpire(key, e, when_ms);
   }
   // Deadline in unix ms, or -1.
-  int64_t GetExpire(const Entry* e) const { return e->expire_index < 0 ? -1 : expires_[e->expire_index].when_ms; }
+  int64_t GetExpire(const Entry* e) const { return e->has_expire() ? expires_.When(*e) : -1; }
 
   size_t size() const { return dict_.size(); }
   size_t expires() const { return expires_.size(); }
@@ -196,7 +188,7 @@ class Database {
   // the database.
   template <typename Fn>
   void ForEachIncludingExpired(Fn&& fn) {
-    dict_.ForEach([&](const Key& key, Entry& entry) { fn(key.view(), static_cast<const Entry&>(entry)); });
+    dict_.ForEach([&](NodeKey key, Entry& entry) { fn(key.view(), static_cast<const Entry&>(entry)); });
   }
 
   // One step of SCAN: calls fn for the live keys of the buckets at `cursor`
@@ -212,23 +204,23 @@ class Database {
   // bucket, the bucket's first node, then its entry (expired or not, no
   // access counted) without hashing again. The bucket is valid until the
   // next change. Changes nothing.
-  using PrefetchedBucket = Dict<Entry>::Bucket;
+  using PrefetchedBucket = KeyTable::Bucket;
   PrefetchedBucket PrefetchBucket(std::string_view key) const { return dict_.PrefetchBucket(key); }
   // As PrefetchBucket, for the key whose KeyHash is `hash`.
   PrefetchedBucket PrefetchBucketHashed(uint64_t hash) const { return dict_.PrefetchBucketHashed(hash); }
   // The hash lookups use for `key` (the same in every database).
-  static uint64_t KeyHash(std::string_view key) { return Dict<Entry>::Hash(key); }
-  static bool PrefetchChain(PrefetchedBucket b) { return Dict<Entry>::PrefetchChain(b); }
+  static uint64_t KeyHash(std::string_view key) { return KeyTable::Hash(key); }
+  static bool PrefetchChain(PrefetchedBucket b) { return KeyTable::PrefetchChain(b); }
   static const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) {
-    return Dict<Entry>::FindInBucket(b, key);
+    return KeyTable::FindInBucket(b, key);
   }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
-  Dict<Entry>::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
+  KeyTable::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
   bool SampleVolatile(absl::BitGen& rng, std::string* key, int64_t* when_ms) const {
     if (expires_.empty()) return false;
     const ExpireRecord& r = expires_[absl::Uniform<size_t>(rng, 0, expires_.size())];
-    *key = r.key;
+    *key = r.key();
     *when_ms = r.when_ms;
     return true;
   }
@@ -270,29 +262,29 @@ class Database {
   // `walked_all`: every entry was written (or the table emptied) by it.
   void DetachSnapshot(bool walked_all);
   bool snapshot_attached() const { return capture_ != nullptr; }
-  bool Snapshotted(const Entry& e) const { return e.snap == epoch_; }
-  void MarkSnapshotted(Entry& e) const { e.snap = epoch_; }
+  bool Snapshotted(const Entry& e) const { return e.snap() == epoch_; }
+  void MarkSnapshotted(Entry& e) const { e.set_snap(epoch_); }
   // One SCAN step over every entry, expired ones included (the walk).
   template <typename Fn>
   uint64_t SnapshotScan(uint64_t cursor, Fn&& fn) {
-    return dict_.Scan(cursor, [&](const Key& key, Entry& entry) { fn(key.view(), entry); });
+    return dict_.Scan(cursor, [&](NodeKey key, Entry& entry) { fn(key.view(), entry); });
   }
   // Every entry, expired ones included (CaptureRest).
   template <typename Fn>
   void ForEachEntry(Fn&& fn) {
-    dict_.ForEach([&](const Key& key, Entry& entry) { fn(key.view(), entry); });
+    dict_.ForEach([&](NodeKey key, Entry& entry) { fn(key.view(), entry); });
   }
 
  private:
   // The write barrier of a running snapshot: one test when none runs.
   void BeforeChange(std::string_view key, Entry& e) {
-    if (capture_ != nullptr && e.snap != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
+    if (capture_ != nullptr && e.snap() != epoch_) [[unlikely]] CaptureForSnapshot(key, e);
   }
   Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
   // Dict::Hash(key), or the known one when `key` is the known key's view.
   uint64_t HashOf(std::string_view key) const {
     return key.data() == known_hash_->data && key.size() == known_hash_->size ? known_hash_->hash
-                                                                               : Dict<Entry>::Hash(key);
+                                                                               : KeyTable::Hash(key);
   }
   // SetExpire's change.
   void ChangeExpire(std::string_view key, Entry* e, int64_t when_ms);
@@ -309,13 +301,10 @@ class Database {
   void GiveTableToSnapshot();
   // Removes an expired key, telling the observer first.
   void DeleteExpired(std::string_view key);
-  void RemoveExpireRecord(int32_t index);
-  bool IsExpired(const Entry& e, int64_t now_ms) const {
-    return e.expire_index >= 0 && expires_[e.expire_index].when_ms <= now_ms;
-  }
+  bool IsExpired(const Entry& e, int64_t now_ms) const { return e.has_expire() && expires_.When(e) <= now_ms; }
 
-  Dict<Entry> dict_;
-  std::vector<ExpireRecord> expires_;
+  KeyTable dict_;
+  ExpireIndex expires_;
   int index_;
   KeyspaceStats* stats_;
   const AccessPolicy* access_;

@@ -13,13 +13,14 @@ KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_
   constexpr uint32_t kAheadSeconds = 3600;
   KeyMeta meta;
   if (access.lfu()) {
-    const uint32_t stamp_min = e.lru >> 8;
+    const uint32_t lru = e.lru();
+    const uint32_t stamp_min = lru >> 8;
     const uint32_t now_min = static_cast<uint32_t>(now_ms / 60000) & 0xFFFF;
     const uint32_t ahead = (stamp_min - now_min) & 0xFFFF;
-    meta.freq = ahead > 0 && ahead <= kAheadSeconds / 60 ? static_cast<int>(e.lru & 0xFF)
-                                                           : static_cast<int>(LfuFrequency(access, e.lru, now_ms));
+    meta.freq = ahead > 0 && ahead <= kAheadSeconds / 60 ? static_cast<int>(lru & 0xFF)
+                                                           : static_cast<int>(LfuFrequency(access, lru, now_ms));
   } else if (access.policy == EvictionPolicy::kAllKeysLru || access.policy == EvictionPolicy::kVolatileLru) {
-    const int64_t idle = IdleSeconds(e.lru, now_ms);
+    const int64_t idle = IdleSeconds(e.lru(), now_ms);
     meta.idle_s = idle > int64_t{kAccessMask} - kAheadSeconds ? 0 : idle;
   }
   return meta;
@@ -28,8 +29,7 @@ KeyMeta SnapshotKeyMeta(const AccessPolicy& access, const Entry& e, int64_t now_
 namespace {
 
 // A table's bytes: per key, its node, its bucket slot and the heap bytes of
-// its key and value, averaged over a sample of entries; plus the expiry
-// index. O(sample), not O(keys): it runs in the FLUSHDB.
+// its value, averaged over a sample of entries; plus the expiry index. O(sample), not O(keys): it runs in the FLUSHDB.
 uint64_t EstimateTableBytes(DetachedData& t, absl::BitGen& rng) {
   const size_t keys = t.dict.size();
   if (keys == 0) return 0;
@@ -37,13 +37,12 @@ uint64_t EstimateTableBytes(DetachedData& t, absl::BitGen& rng) {
   uint64_t sampled = 0;
   int n = 0;
   for (; n < kSamples; ++n) {
-    Dict<Entry>::Node* node = t.dict.RandomNode(rng);
+    KeyspaceNode* node = t.dict.RandomNode(rng);
     if (node == nullptr) break;
-    const std::string_view key = node->key.view();
-    sampled += node->value.value.heap_bytes() + (key.size() > Key::kInlineMax ? key.size() : 0);
+    sampled += node->allocated_bytes() + node->value.value.heap_bytes();
   }
-  const uint64_t per_key = sizeof(Dict<Entry>::Node) + sizeof(void*) + (n > 0 ? sampled / static_cast<uint64_t>(n) : 0);
-  return keys * per_key + t.expires.capacity() * sizeof(ExpireRecord);
+  const uint64_t per_key = sizeof(void*) + (n > 0 ? sampled / static_cast<uint64_t>(n) : 0);
+  return keys * per_key + t.expires.bytes();
 }
 
 }  // namespace
@@ -78,10 +77,10 @@ bool KeyspaceSnapshot::Step(size_t max_keys) {
       continue;
     }
     if (s.table != nullptr) {  // taken from a FLUSHDB: nobody changes it any more
-      s.cursor = s.table->dict.Scan(s.cursor, [&](const Key& key, Entry& e) {
-        if (e.snap == s.table_epoch) return;  // written before the FLUSHDB, or a SCAN duplicate
+      s.cursor = s.table->dict.Scan(s.cursor, [&](NodeKey key, Entry& e) {
+        if (e.snap() == s.table_epoch) return;  // written before the FLUSHDB, or a SCAN duplicate
         Write(s, key.view(), e);
-        e.snap = s.table_epoch;
+        e.set_snap(s.table_epoch);
       });
     } else {
       s.cursor = s.db->SnapshotScan(s.cursor, [&](std::string_view key, Entry& e) {
@@ -143,7 +142,7 @@ void KeyspaceSnapshot::Write(DbState& s, std::string_view key, const Entry& e) {
   if (s.table == nullptr) {
     expire_ms = s.db->GetExpire(&e);
   } else {
-    expire_ms = e.expire_index < 0 ? -1 : s.table->expires[static_cast<size_t>(e.expire_index)].when_ms;
+    expire_ms = e.has_expire() ? s.table->expires.When(e) : -1;
   }
   sink_->Key(key, e.value, expire_ms, SnapshotKeyMeta(ks_.access_policy(), e, now_ms_));
   ++keys_written_;

@@ -66,7 +66,7 @@ uint64_t SetValue::ScanTable(uint64_t cursor, const std::function<void(std::stri
 }
 
 std::string SetValue::RandomMember(absl::BitGen& rng) const {
-  if (rep_.table()) return std::string(rep_.table()->FairRandomNode(rng)->key.view());
+  if (rep_.table()) return std::string(rep_.table()->FairRandomNode(rng)->key().view());
   return IntText(rep_.packed().Get(absl::Uniform<size_t>(rng, 0, rep_.packed().size())));
 }
 

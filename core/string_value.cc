@@ -64,10 +64,10 @@ void StringValue::Init(std::string_view s, bool try_int) {
     return;
   }
   encoding_ = s.size() <= kEmbstrMax ? StringEncoding::kEmbstr : StringEncoding::kRaw;
-  if (s.size() <= kInlineMax) {
+  if (s.size() <= inline_capacity()) {
     inline_ = 1;
     inline_len_ = static_cast<uint8_t>(s.size());
-    std::memcpy(inline_bytes_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(payload(), s.data(), s.size());  // an empty view may have a null data()
     return;
   }
   inline_ = 0;
@@ -79,14 +79,52 @@ void StringValue::Init(std::string_view s, bool try_int) {
 
 void StringValue::Assign(std::string_view s) {
   int64_t v;
-  if (encoding_ != StringEncoding::kInt && !inline_ && s.size() > kInlineMax && s.size() <= heap_.cap &&
+  if (encoding_ != StringEncoding::kInt && !inline_ && s.size() > inline_capacity() && s.size() <= heap_.cap &&
       heap_.cap - s.size() <= s.size() / 8 && !(s.size() <= 20 && StringToInt64(s, &v))) {
     std::memmove(heap_.data, s.data(), s.size());
     heap_.size = static_cast<uint32_t>(s.size());
     encoding_ = s.size() <= kEmbstrMax ? StringEncoding::kEmbstr : StringEncoding::kRaw;
     return;
   }
-  *this = StringValue(s);
+  // Built in place: a string that fits this slot's room goes there, never
+  // by way of a temporary on the heap. `s` may view this value's own bytes.
+  if (encoding_ != StringEncoding::kInt) {
+    char scratch[24];
+    const std::string_view own = View(scratch);
+    if (!s.empty() && s.data() >= own.data() && s.data() < own.data() + own.size()) {
+      const std::string copy(s);
+      Free();
+      Init(copy, /*try_int=*/true);
+      return;
+    }
+  }
+  Free();
+  Init(s, /*try_int=*/true);
+}
+
+void StringValue::TakeLongString(const StringValue& o) {
+  static_assert(kPayloadOffset == sizeof(StringValue) - kPayloadSize);
+  const std::string_view bytes = o.inline_ ? std::string_view(o.payload(), o.inline_len_)
+                                           : std::string_view(o.heap_.data, o.heap_.size);
+  if (bytes.size() <= inline_capacity()) {
+    inline_ = 1;
+    inline_len_ = static_cast<uint8_t>(bytes.size());
+    std::memcpy(payload(), bytes.data(), bytes.size());
+    if (!o.inline_) delete[] o.heap_.data;
+    return;
+  }
+  inline_ = 0;
+  heap_.data = new char[bytes.size()];
+  heap_.size = static_cast<uint32_t>(bytes.size());
+  heap_.cap = static_cast<uint32_t>(bytes.size());
+  std::memcpy(heap_.data, bytes.data(), bytes.size());
+}
+
+size_t StringValue::SlotBytesFor(std::string_view s) {
+  if (s.size() <= kInlineMax || s.size() > kMaxInline) return 0;
+  int64_t v;
+  if (s.size() <= 20 && StringToInt64(s, &v)) return 0;
+  return s.size() - kInlineMax;
 }
 
 size_t StringValue::size() const {

@@ -3,11 +3,26 @@
 // Three representations, chosen as Redis chooses its encodings:
 //   kInt     the value is the decimal text of an int64 ("123", "-7"); stored as
 //            the number. OBJECT ENCODING "int".
-//   kEmbstr  written whole by SET & co. and at most 44 bytes. Up to 15 bytes
-//            live inline (no allocation); longer ones on the heap.
+//   kEmbstr  written whole by SET & co. and at most 44 bytes.
 //   kRaw     longer than 44 bytes, or modified in place (APPEND, SETRANGE).
-// The reported encoding follows Redis's rules; the storage is ours and never
-// allocates for short values.
+// The reported encoding follows Redis's rules; the storage is ours: bytes
+// that fit the value's inline room live there (no allocation), longer ones
+// on the heap.
+//
+// Layout (24 bytes): byte 0 the encoding, byte 1 the inline flag and the
+// slot's extra room, byte 2 the inline length, bytes 3-7 the host's, bytes
+// 8-23 the payload (the number, the heap buffer, or the inline bytes).
+//
+//  * Inline room. 16 bytes, plus whatever room the slot the value lives in
+//    was given past its end (slot_words(), in 8-byte words): a keyspace
+//    entry allocated for a 32-byte value (core/keyspace_node.h) keeps the
+//    bytes inside its node. The room belongs to the slot, not to the value:
+//    moves and assignments keep each side's own, and a value moved to a
+//    slot with less room takes its bytes to the heap.
+//  * Host bytes. Five bytes the object that holds the value may use for its
+//    own state (a keyspace entry keeps its access clock, snapshot mark and
+//    key length there, so that an entry stays 24 bytes). The value never
+//    reads or changes them after construction, which zeroes them.
 //
 // Thread-safety: none; owned by the keyspace (main thread).
 #pragma once
@@ -27,10 +42,14 @@ bool StringToInt64(std::string_view s, int64_t* out);
 
 class StringValue {
  public:
-  static constexpr size_t kInlineMax = 15;
+  static constexpr size_t kInlineMax = 16;  // without slot room
   static constexpr size_t kEmbstrMax = 44;
+  static constexpr size_t kHostBytes = 5;
+  // The most slot room a value can be given: 56 extra bytes, 72 inline.
+  static constexpr size_t kMaxSlotWords = 7;
+  static constexpr size_t kMaxInline = kInlineMax + 8 * kMaxSlotWords;
 
-  StringValue() : encoding_(StringEncoding::kEmbstr), inline_(1), inline_len_(0) {}
+  StringValue() = default;
   // Stores s, as an integer when it is one (SET's behaviour).
   explicit StringValue(std::string_view s) { Init(s, /*try_int=*/true); }
   static StringValue FromInt(int64_t v);
@@ -39,9 +58,10 @@ class StringValue {
   // embstr up to 44 bytes (INCRBYFLOAT's result, for one).
   static StringValue Text(std::string_view s);
   // Makes this value what StringValue(s) would be (the same encoding), in
-  // the heap buffer it already has when `s` fits it closely (its capacity
-  // at most an eighth over s's size): overwriting a value with one of about
-  // its size -- SET on an existing key -- allocates and frees nothing.
+  // its inline room when `s` fits there, or in the heap buffer it already
+  // has when `s` fits that closely (its capacity at most an eighth over s's
+  // size): overwriting a value with one of about its size -- SET on an
+  // existing key -- allocates and frees nothing. `s` may view this value.
   // heap_bytes() (MEMORY USAGE) then counts the buffer, up to that eighth
   // more than a fresh value's.
   // REQUIRES: not a collection's storage (Value::SetString checks).
@@ -49,6 +69,8 @@ class StringValue {
 
   StringValue(const StringValue&) = delete;
   StringValue& operator=(const StringValue&) = delete;
+  // Moves and assignments leave both sides' slot room and host bytes as
+  // they were (a new value's are zero).
   StringValue(StringValue&& o) noexcept { MoveFrom(o); }
   StringValue& operator=(StringValue&& o) noexcept {
     if (this != &o) {
@@ -67,7 +89,7 @@ class StringValue {
   // Inline: every string command reads its value through it.
   std::string_view View(char* scratch) const {
     if (encoding_ == StringEncoding::kInt) return IntView(scratch);
-    if (inline_) return {inline_bytes_, inline_len_};
+    if (inline_) return {payload(), inline_len_};
     return {heap_.data, heap_.size};
   }
   std::string ToString() const;
@@ -89,8 +111,37 @@ class StringValue {
     return MutableBytesSlow(min_size);
   }
 
+  // The bytes this value can hold inline: 16, plus the slot's room.
+  size_t inline_capacity() const { return kInlineMax + 8 * slot_words_; }
+  // The slot's room past the 24 bytes, in 8-byte words (0 for a value on
+  // its own). Set once by the slot's owner, on an empty value, before the
+  // value is used.
+  // REQUIRES: words <= kMaxSlotWords, and that much memory after the value.
+  size_t slot_words() const { return slot_words_; }
+  void set_slot_words(size_t words) { slot_words_ = static_cast<uint8_t>(words & 7); }
+  // The host's five bytes (see above).
+  uint8_t* host_bytes() { return host_; }
+  const uint8_t* host_bytes() const { return host_; }
+  // How many bytes of slot room would keep this string inline: its size
+  // past 16 for a string of 17-72 bytes (inline or not), 0 otherwise. What
+  // a node for this value is created with (RENAME, COPY, loading).
+  size_t slot_bytes_wanted() const {
+    if (encoding_ == StringEncoding::kInt || encoding_ == kForeign) return 0;
+    const size_t n = inline_ ? inline_len_ : heap_.size;
+    return n > kInlineMax && n <= kMaxInline ? n - kInlineMax : 0;
+  }
+  // How many bytes of slot room a value would use inline if `s` were
+  // stored with SET (0 when it fits 16 bytes, is an integer or is too long
+  // for the room): what a keyspace node is allocated with.
+  static size_t SlotBytesFor(std::string_view s);
+
  private:
+  // Sets the representation of `s`; leaves the slot room and host bytes.
+  // REQUIRES: nothing owned (freed or moved away).
   void Init(std::string_view s, bool try_int);
+  // The payload's first byte; inline bytes run on into the slot's room.
+  char* payload() { return reinterpret_cast<char*>(this) + kPayloadOffset; }
+  const char* payload() const { return reinterpret_cast<const char*>(this) + kPayloadOffset; }
   void Free() {
     if (encoding_ != StringEncoding::kInt && !inline_) delete[] heap_.data;
   }
@@ -107,9 +158,9 @@ class StringValue {
   // itself: returns that storage, for Value to construct the object in.
   void* SetForeignInline(uint8_t type) {
     MarkForeign(type);
-    return inline_bytes_;
+    return payload();
   }
-  void* foreign_storage() const { return const_cast<char*>(inline_bytes_); }
+  void* foreign_storage() const { return const_cast<char*>(payload()); }
   void MarkForeign(uint8_t type) {
     Free();
     encoding_ = kForeign;
@@ -118,16 +169,38 @@ class StringValue {
   }
   bool is_foreign() const { return encoding_ == kForeign; }
 
+  // Takes o's value (this owns nothing), keeping this one's room and host
+  // bytes; o is left an int 0, owning nothing. A string of more than 16
+  // bytes goes into this slot's room when it fits (out of o's heap buffer
+  // too), to the heap otherwise.
   void MoveFrom(StringValue& o) {
-    std::memcpy(static_cast<void*>(this), &o, sizeof(StringValue));
-    o.encoding_ = StringEncoding::kInt;  // moved-from: owns nothing
+    encoding_ = o.encoding_;
+    inline_ = o.inline_;
+    inline_len_ = o.inline_len_;
+    if ((o.inline_ && o.inline_len_ > kInlineMax && encoding_ != kForeign) ||
+        (slot_words_ != 0 && !o.inline_ && encoding_ != StringEncoding::kInt && o.heap_.size > kInlineMax &&
+         o.heap_.size <= inline_capacity())) {
+      TakeLongString(o);
+    } else {
+      std::memcpy(payload(), o.payload(), kPayloadSize);
+    }
+    o.encoding_ = StringEncoding::kInt;
     o.int_ = 0;
   }
+  void TakeLongString(const StringValue& o);
   // Ensures heap storage of at least n bytes holding the current bytes.
   void MakeHeap(size_t n);
   std::string_view IntView(char* scratch) const;
   char* MutableBytesSlow(size_t min_size);
 
+  static constexpr size_t kPayloadOffset = 8;
+  static constexpr size_t kPayloadSize = 16;
+
+  StringEncoding encoding_ = StringEncoding::kEmbstr;
+  uint8_t inline_ : 1 = 1;
+  uint8_t slot_words_ : 3 = 0;
+  uint8_t inline_len_ = 0;  // the length inline; a collection's ValueType
+  uint8_t host_[kHostBytes] = {};
   union {
     int64_t int_;
     struct {
@@ -135,13 +208,10 @@ class StringValue {
       uint32_t size;
       uint32_t cap;
     } heap_;
-    char inline_bytes_[16];
+    char inline_bytes_[kPayloadSize];  // then the slot's room
     void* foreign_;
   };
-  StringEncoding encoding_;
-  uint8_t inline_ : 1;
-  uint8_t inline_len_ : 7;
 };
-static_assert(sizeof(StringValue) <= 24, "StringValue must stay compact");
+static_assert(sizeof(StringValue) == 24, "StringValue must stay compact");
 
 }  // namespace ringkv::core

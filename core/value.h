@@ -1,6 +1,6 @@
 // Value: what a key holds -- a string, stored inline as a StringValue, or a
-// collection -- in the same 24 bytes a string takes, so a keyspace entry
-// stays 32 bytes and a dict node 64 (one mimalloc size class). Hashes, sets
+// collection -- in the same 24 bytes a string takes, host bytes included,
+// so that a keyspace entry is 24 bytes (core/keyspace_node.h). Hashes, sets
 // and sorted sets (16 bytes each: their packed buffer or a table pointer)
 // live inside the Value, so a small one costs its packed bytes and nothing
 // more; a list or a stream is owned through a pointer.
@@ -71,6 +71,14 @@ class Value {
       *this = StringValue(s);
     }
   }
+
+  // The slot's inline room and the host's bytes (core/string_value.h):
+  // properties of where the value lives, kept whatever it becomes.
+  size_t slot_words() const { return s_.slot_words(); }
+  void set_slot_words(size_t words) { s_.set_slot_words(words); }
+  size_t slot_bytes_wanted() const { return s_.slot_bytes_wanted(); }
+  uint8_t* host_bytes() { return s_.host_bytes(); }
+  const uint8_t* host_bytes() const { return s_.host_bytes(); }
 
   ValueType type() const {
     return s_.is_foreign() ? static_cast<ValueType>(s_.inline_len_) : ValueType::kString;

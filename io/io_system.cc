@@ -592,7 +592,12 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
   Connection* conn = msg.conn;
   const CommandBatch& b = *msg.batch;
   // All argument views first, so the sink can prefetch for the whole batch.
-  args.clear();
+  // The scratch keeps an ordinary batch's capacity (as ParsedCommand's).
+  if (args.capacity() > ParsedCommand::kKeptArgs) {
+    std::vector<std::string_view>().swap(args);
+  } else {
+    args.clear();
+  }
   size_t offset = 0;
   for (uint32_t len : b.lens) {
     args.push_back(std::string_view(b.arena.data() + offset, len));

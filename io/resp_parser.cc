@@ -173,7 +173,12 @@ void RespParser::Reset() {
   multibulk_ = -1;
   bulk_len_ = -1;
   expected_size_ = 0;
-  args_.clear();
+  if (args_.capacity() > ParsedCommand::kKeptArgs) {
+    args_.clear();
+    args_.shrink_to_fit();  // as ParsedCommand's: not the largest command's capacity
+  } else {
+    args_.clear();
+  }
 }
 
 RespParser::Result RespParser::Fail(std::string msg) {
@@ -219,7 +224,7 @@ bool RespParser::ParseWholeMultibulk(std::string_view data, const ParserLimits& 
   // Sized once and filled by index: no per-argument growth check (a batch's
   // commands mostly keep their size: nothing to resize).
   cmd->owned.clear();
-  if (cmd->argv.size() != static_cast<size_t>(n)) cmd->argv.resize(static_cast<size_t>(n));
+  cmd->ResizeArgv(static_cast<size_t>(n));
   std::string_view* argv = cmd->argv.data();
   const int64_t bulk_limit = limits.authenticated ? limits.max_bulk_len : std::min<int64_t>(limits.max_bulk_len, 16384);
   for (size_t i = 0; i < static_cast<size_t>(n); ++i) {

@@ -6,7 +6,9 @@
 #   perf/keyspace_memory.sh [-n N] SERVER_CMD [SERVER_CMD...]
 #   e.g. perf/keyspace_memory.sh "redis-server" "build/ringkv-server"
 # Keys are "key:%012d" (16 bytes). Value kinds: str32 (32-byte strings) and
-# int (integers). Servers get: --port P --save "" --appendonly no --bind 127.0.0.1
+# int (integers); KINDS="str32 int str32ttl" adds str32ttl (32-byte strings,
+# each with a TTL: SET ... EX 1000000). Servers get: --port P --save ""
+# --appendonly no --bind 127.0.0.1
 set -euo pipefail
 N=1000000
 while getopts "n:" o; do case $o in n) N=$OPTARG ;; *) exit 2 ;; esac; done
@@ -26,8 +28,11 @@ val32 = b"v" * 32
 buf = []
 for i in range(n):
     k = b"key:%012d" % i
-    v = val32 if kind == "str32" else str(i * 7919 % 1000000007).encode()
-    buf.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
+    v = val32 if kind.startswith("str32") else str(i * 7919 % 1000000007).encode()
+    if kind == "str32ttl":
+        buf.append(b"*5\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$2\r\nEX\r\n$7\r\n1000000\r\n" % (len(k), k, len(v), v))
+    else:
+        buf.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
     if len(buf) == 10000:
         out.write(b"".join(buf)); buf = []
 out.write(b"".join(buf))
@@ -38,7 +43,7 @@ used() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memor
 
 printf "# keyspace_memory.sh %s  N=%d  keys key:%%012d (16 B)\n" "$(date -u +%FT%TZ)" "$N"
 printf "%-8s %-40s %12s %12s %14s %14s\n" kind server rss_MiB "rss_B/key" "used_B/key" "ratio_rss"
-for kind in str32 int; do
+for kind in ${KINDS:-str32 int}; do
   gen "$kind"
   base=""
   for cmd in "$@"; do

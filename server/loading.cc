@@ -210,9 +210,9 @@ absl::Status Loading::DebugReload(bool save, bool flush, bool merge) {
       core::Database& from = staging.db(i);
       from.ForEachIncludingExpired([&](std::string_view key, const core::Entry& e) {
         bool created;
-        core::Entry* to = live.FindOrInsert(key, now_ms, &created);
+        core::Entry* to = live.FindOrInsert(key, now_ms, &created, e.value.slot_bytes_wanted());
         to->value = e.value.Clone();
-        to->lru = e.lru;
+        to->set_lru(e.lru());
         live.SetExpire(key, to, from.GetExpire(&e));
       });
     }

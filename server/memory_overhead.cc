@@ -38,8 +38,8 @@ MemoryOverhead GatherMemoryOverhead(Server& s) {
     const core::Database& db = s.keyspace().db(i);
     if (db.size() == 0) continue;
     mh.total_keys += db.size();
-    mh.dbs.push_back({i, db.size() * sizeof(core::Dict<core::Entry>::Node) + db.bucket_bytes(),
-                      db.expires() * sizeof(core::ExpireRecord)});
+    mh.dbs.push_back({i, db.size() * sizeof(core::KeyspaceNode) + db.bucket_bytes(),
+                      db.expires() * core::ExpireIndex::kBytesPerRecord});
   }
   mh.Finish();
   return mh;

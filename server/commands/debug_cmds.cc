@@ -141,13 +141,16 @@ void DebugPopulate(ServerCommandContext& ctx) {
   std::string key, value;
   for (int64_t j = 0; j < count; ++j) {
     key = StrCat(prefix, ":", j);
-    bool created;
-    core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created);
-    if (!created) continue;
     value = StrCat("value:", j);
     if (size > 0) value.resize(static_cast<size_t>(size), '\0');
-    e->value = core::StringValue::Raw(value);
-    if (value.size() <= core::StringValue::kEmbstrMax) e->value = core::StringValue(value);
+    bool created;
+    core::Entry* e = db.FindOrInsert(key, ctx.now_ms, &created, core::StringValue::SlotBytesFor(value));
+    if (!created) continue;
+    if (value.size() <= core::StringValue::kEmbstrMax) {
+      e->value = core::StringValue(value);
+    } else {
+      e->value = core::StringValue::Raw(value);
+    }
   }
   ctx.reply.Ok();
 }
@@ -233,7 +236,7 @@ void DebugObject(ServerCommandContext& ctx) {
       "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:", e->value.redis_refcount(),
       " encoding:", e->value.encoding_name(),
       " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
-      " lru:", e->lru & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(e->lru, ctx.now_ms),
+      " lru:", e->lru() & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(e->lru(), ctx.now_ms),
       QuicklistDetails(e->value)));
 }
 

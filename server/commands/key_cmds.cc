@@ -253,7 +253,7 @@ void CmdObjectIdletime(CommandContext& ctx) {
         "policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  ctx.reply.Integer(core::IdleSeconds(e->lru, ctx.now_ms));
+  ctx.reply.Integer(core::IdleSeconds(e->lru(), ctx.now_ms));
 }
 
 void CmdObjectFreq(CommandContext& ctx) {
@@ -266,7 +266,7 @@ void CmdObjectFreq(CommandContext& ctx) {
         "between policies at runtime LRU and LFU data will take some time to adjust.");
     return;
   }
-  ctx.reply.Integer(core::LfuFrequency(p, e->lru, ctx.now_ms));
+  ctx.reply.Integer(core::LfuFrequency(p, e->lru(), ctx.now_ms));
 }
 
 void CmdObjectHelp(CommandContext& ctx) {

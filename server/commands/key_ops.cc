@@ -17,16 +17,18 @@ namespace {
 void MoveEntry(const OpArgs& op, std::string_view from, core::Database& dst, std::string_view to) {
   core::Database& src = op.db;
   core::Entry* e = src.Find(from, op.now_ms);
+  // The value moves out of its node: a short string's bytes go to the heap
+  // until the new node, sized for them, takes them in.
   core::Value value = std::move(e->value);
   const int64_t when = src.GetExpire(e);
-  const uint32_t lru = e->lru;
+  const uint32_t lru = e->lru();
   const std::string from_copy(from);  // `from` may alias memory freed by Erase
   src.Erase(from_copy);
   op.effects.DeleteKey(dst, to, op.now_ms, op.effects.lazy_server_del());
   bool created;
-  core::Entry* n = dst.FindOrInsert(to, op.now_ms, &created);
+  core::Entry* n = dst.FindOrInsert(to, op.now_ms, &created, value.slot_bytes_wanted());
   n->value = std::move(value);
-  n->lru = lru;
+  n->set_lru(lru);
   if (when >= 0) dst.SetExpire(to, n, when);
 }
 
@@ -91,7 +93,7 @@ bool OpCopy(const OpArgs& op, std::string_view src, core::Database& dst, std::st
   core::Value value = from->value.Clone();
   const int64_t when = op.db.GetExpire(from);
   bool created;
-  core::Entry* to = dst.FindOrInsert(dst_key, op.now_ms, &created);
+  core::Entry* to = dst.FindOrInsert(dst_key, op.now_ms, &created, value.slot_bytes_wanted());
   to->value = std::move(value);
   if (when >= 0) dst.SetExpire(dst_key, to, when);
   op.effects.Changed(dst.index(), notify::kGeneric, "copy_to", dst_key, 1);
@@ -113,7 +115,7 @@ void OpRestore(const OpArgs& op, std::string_view key, core::Value value, bool r
   bool created;
   core::Entry* e = op.db.FindOrInsert(key, op.now_ms, &created);
   e->value = std::move(value);
-  e->lru = core::RestoredAccess(op.keyspace.access_policy(), idle, static_cast<int>(freq), op.now_ms, e->lru);
+  e->set_lru(core::RestoredAccess(op.keyspace.access_policy(), idle, static_cast<int>(freq), op.now_ms, e->lru()));
   if (ttl) {
     op.db.SetExpire(key, e, ttl);
     if (relative) {  // propagated with an absolute time, as Redis does

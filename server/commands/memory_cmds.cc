@@ -37,9 +37,9 @@ void CmdMemoryUsage(ServerCommandContext& ctx) {
     return;
   }
   std::string_view key = ctx.argv[2];
-  size_t bytes = sizeof(core::Dict<core::Entry>::Node) + sizeof(void*) + e->value.heap_bytes() +
-                 (key.size() > core::Key::kInlineMax ? key.size() : 0);
-  if (db.GetExpire(e) >= 0) bytes += sizeof(core::ExpireRecord) + (key.size() > 15 ? key.size() + 1 : 0);
+  size_t bytes = core::KeyspaceNode::AllocationSize(e->value.slot_words(), key.size()) + sizeof(void*) +
+                 e->value.heap_bytes();
+  if (e->has_expire()) bytes += core::ExpireIndex::kBytesPerRecord;
   ctx.reply.Integer(static_cast<int64_t>(bytes));
 }
 

@@ -10,7 +10,7 @@ int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, si
     return 0;
   }
   bool created;
-  op.db.FindOrInsert(dst, op.now_ms, &created)->value = std::move(value);
+  op.db.FindOrInsert(dst, op.now_ms, &created, value.slot_bytes_wanted())->value = std::move(value);
   op.Changed(type, event, dst, dirty);
   return static_cast<int64_t>(size);
 }

@@ -40,7 +40,8 @@ OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_vi
   Entry* e;
   bool created;
   if (opts.condition == SetOptions::Condition::kAlways && !opts.get) {
-    e = db.FindOrInsert(key, op.now_ms, &created);  // the common SET: one probe
+    // The common SET: one probe; a new key's node sized for the value.
+    e = db.FindOrInsert(key, op.now_ms, &created, core::StringValue::SlotBytesFor(value));
   } else {
     e = db.Find(key, op.now_ms);
     if (opts.get && e != nullptr) {
@@ -51,7 +52,7 @@ OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_vi
         (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
       return result;
     }
-    if (e == nullptr) e = db.FindOrInsert(key, op.now_ms, &created);
+    if (e == nullptr) e = db.FindOrInsert(key, op.now_ms, &created, core::StringValue::SlotBytesFor(value));
   }
   e->value.SetString(value);
   if (!opts.keep_ttl) db.SetExpire(key, e, -1);

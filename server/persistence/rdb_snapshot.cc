@@ -45,13 +45,13 @@ class KeyspaceLoader : public core::RdbVisitor {
     }
     core::Database& d = ks_.db(db);
     bool created;
-    core::Entry* e = d.FindOrInsert(key, now_ms_, &created);
+    core::Entry* e = d.FindOrInsert(key, now_ms_, &created, value.slot_bytes_wanted());
     if (!created) {
       if (!replace_) return absl::DataLossError(StrCat("RDB has duplicated key '", key, "' in DB ", db));
       d.SetExpire(key, e, -1);
     }
     e->value = std::move(value);
-    e->lru = core::RestoredAccess(ks_.access_policy(), meta.idle_s, meta.freq, now_ms_, e->lru);
+    e->set_lru(core::RestoredAccess(ks_.access_policy(), meta.idle_s, meta.freq, now_ms_, e->lru()));
     if (expire_ms >= 0) d.SetExpire(key, e, expire_ms);
     ++stats_.loaded;
     return absl::OkStatus();

@@ -110,7 +110,7 @@ TEST(DictTest, RandomNodeCoversTheTable) {
   for (int i = 0; i < 64; ++i) d.Insert(K(i));
   absl::BitGen rng;
   std::set<std::string> seen;
-  for (int i = 0; i < 5000; ++i) seen.insert(std::string(d.RandomNode(rng)->key.view()));
+  for (int i = 0; i < 5000; ++i) seen.insert(std::string(d.RandomNode(rng)->key().view()));
   EXPECT_EQ(seen.size(), 64u);
   Dict<int> empty;
   EXPECT_EQ(empty.RandomNode(rng), nullptr);
@@ -126,7 +126,7 @@ TEST(DictTest, FairRandomNodeIsUniformOnASmallTable) {
   absl::BitGen rng;
   std::map<std::string, int> seen;
   const int draws = 10000;
-  for (int i = 0; i < draws; ++i) ++seen[std::string(d.FairRandomNode(rng)->key.view())];
+  for (int i = 0; i < draws; ++i) ++seen[std::string(d.FairRandomNode(rng)->key().view())];
   ASSERT_EQ(seen.size(), 10u);
   double chi = 0;
   const double expected = draws / 10.0;

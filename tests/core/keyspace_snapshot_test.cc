@@ -268,7 +268,7 @@ TEST(KeyspaceSnapshotTest, FlushDbHandsTheTableToTheWalk) {
     EXPECT_EQ(ks.db(0).size(), 0u);
     EXPECT_EQ(ks.db(0).expires(), 0u);
     // 501 keys of at least a node and a bucket slot each, not yet released.
-    EXPECT_GE(snap->taken_bytes(), 501 * (sizeof(Dict<Entry>::Node) + sizeof(void*)));
+    EXPECT_GE(snap->taken_bytes(), 501 * (sizeof(KeyspaceNode) + sizeof(void*)));
     EXPECT_FALSE(ks.db(0).snapshot_attached());
     Put(ks.db(0), "k1", "after");        // not in the file
     Put(ks.db(0), "new", "after");
@@ -325,12 +325,12 @@ TEST(KeyspaceSnapshotTest, LruClockWrapsAs24BitsAsRedisDoes) {
   absl::BitGen rng;
   const int64_t t0 = (int64_t{1} << 24) * 1000 - 5000;  // 5 s before the clock wraps
   Entry e;
-  e.lru = InitialAccess(lru, t0);
-  EXPECT_EQ(IdleSeconds(e.lru, t0 + 12'000), 12);  // across the wrap
-  e.lru = RecordAccess(lru, e.lru, t0 + 20'000, rng);
-  EXPECT_EQ(IdleSeconds(e.lru, t0 + 21'000), 1);
-  e.lru = RestoredAccess(lru, 3600, -1, t0, e.lru);
-  EXPECT_EQ(IdleSeconds(e.lru, t0), 3600);
+  e.set_lru(InitialAccess(lru, t0));
+  EXPECT_EQ(IdleSeconds(e.lru(), t0 + 12'000), 12);  // across the wrap
+  e.set_lru(RecordAccess(lru, e.lru(), t0 + 20'000, rng));
+  EXPECT_EQ(IdleSeconds(e.lru(), t0 + 21'000), 1);
+  e.set_lru(RestoredAccess(lru, 3600, -1, t0, e.lru()));
+  EXPECT_EQ(IdleSeconds(e.lru(), t0), 3600);
 }
 
 TEST(KeyspaceSnapshotTest, AWriteCommandsReadLookupsPassTheBarrierOtherReadsDoNot) {
@@ -356,13 +356,13 @@ TEST(KeyspaceSnapshotTest, KeysReadAfterTheClockWasTakenCountAsJustAccessed) {
   AccessPolicy lru;
   lru.policy = EvictionPolicy::kAllKeysLru;
   Entry e;
-  e.lru = InitialAccess(lru, kNow + 2'000);  // read 2 s after the time the walk holds
+  e.set_lru(InitialAccess(lru, kNow + 2'000));  // read 2 s after the time the walk holds
   EXPECT_EQ(SnapshotKeyMeta(lru, e, kNow).idle_s, 0);
-  e.lru = InitialAccess(lru, kNow - 7'000'000);  // idle 7,000 s
+  e.set_lru(InitialAccess(lru, kNow - 7'000'000));  // idle 7,000 s
   EXPECT_EQ(SnapshotKeyMeta(lru, e, kNow).idle_s, 7000);
   AccessPolicy lfu;
   lfu.policy = EvictionPolicy::kAllKeysLfu;
-  e.lru = RecordAccess(lfu, InitialAccess(lfu, kNow + 120'000), kNow + 120'000, rng);  // two minutes ahead
+  e.set_lru(RecordAccess(lfu, InitialAccess(lfu, kNow + 120'000), kNow + 120'000, rng));  // two minutes ahead
   EXPECT_GE(SnapshotKeyMeta(lfu, e, kNow).freq, int{kLfuInitValue});  // not decayed to 0 by a wrap
 }
 

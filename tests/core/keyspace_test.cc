@@ -34,7 +34,7 @@ TEST(KeyspaceTest, PeekPrefetchedTouchesNoAccessExpiryOrStats) {
   Entry* e = db.FindOrInsert("k", 1000, &created);
   e->value = StringValue("v");
   db.SetExpire("k", e, 2000);
-  e->lru = 7;
+  e->set_lru(7);
   const KeyspaceStats before = ks.stats();
   const Database& quiet = db;
   auto peek = [&quiet](std::string_view key) -> const Entry* {
@@ -44,7 +44,7 @@ TEST(KeyspaceTest, PeekPrefetchedTouchesNoAccessExpiryOrStats) {
   // Past its deadline: still returned, not deleted, nothing counted.
   const Entry* q = peek("k");
   ASSERT_EQ(q, e);
-  EXPECT_EQ(q->lru, 7u);
+  EXPECT_EQ(q->lru(), 7u);
   EXPECT_EQ(peek("missing"), nullptr);
   EXPECT_EQ(db.size(), 1u);
   EXPECT_EQ(db.expires(), 1u);

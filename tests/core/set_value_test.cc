@@ -80,7 +80,7 @@ TEST(SetValueTest, RandomAndPopCoverEveryMember) {
 
 TEST(ValueTest, StaysTheSizeOfAStringAndOwnsItsCollection) {
   static_assert(sizeof(Value) == 24);
-  static_assert(sizeof(Entry) == 32);
+  static_assert(sizeof(Entry) == 24);
   Value v{HashValue()};
   EXPECT_EQ(v.type(), ValueType::kHash);
   EXPECT_FALSE(v.is_string());

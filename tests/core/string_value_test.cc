@@ -80,6 +80,83 @@ TEST(StringValueTest, AssignIsAFreshValueReusingACloseBuffer) {
   EXPECT_EQ(raw.encoding(), StringEncoding::kEmbstr);  // as SET makes it
 }
 
+// A value with slot room, as a keyspace node gives one: the room follows
+// the value in memory.
+struct RoomySlot {
+  StringValue value;
+  char room[8 * StringValue::kMaxSlotWords];
+  explicit RoomySlot(size_t words) { value.set_slot_words(words); }
+};
+
+TEST(StringValueTest, SlotRoomKeepsLongerStringsInline) {
+  RoomySlot slot(2);  // 16 + 16 bytes inline
+  char scratch[24];
+  EXPECT_EQ(slot.value.inline_capacity(), 32u);
+  slot.value.Assign(std::string(32, 'x'));
+  EXPECT_EQ(slot.value.View(scratch), std::string(32, 'x'));
+  EXPECT_EQ(slot.value.View(scratch).data(), reinterpret_cast<const char*>(&slot.value) + 8);
+  EXPECT_EQ(slot.value.heap_bytes(), 0u);
+  EXPECT_EQ(slot.value.encoding(), StringEncoding::kEmbstr);
+  slot.value.Assign(std::string(33, 'y'));  // past the room: the heap
+  EXPECT_EQ(slot.value.ToString(), std::string(33, 'y'));
+  EXPECT_EQ(slot.value.heap_bytes(), 33u);
+  slot.value.Assign(std::string(20, 'z'));  // back into the room
+  EXPECT_EQ(slot.value.ToString(), std::string(20, 'z'));
+  EXPECT_EQ(slot.value.heap_bytes(), 0u);
+  slot.value.Assign("12345678901234567");  // an integer: no bytes at all
+  EXPECT_TRUE(slot.value.is_int());
+  EXPECT_EQ(slot.value.slot_words(), 2u);  // the room stays the slot's
+  StringValue plain(std::string(17, 'p'));  // no room: 17 bytes go to the heap
+  EXPECT_EQ(plain.heap_bytes(), 17u);
+  EXPECT_EQ(StringValue(std::string(16, 'q')).heap_bytes(), 0u);
+}
+
+TEST(StringValueTest, MovesKeepEachSidesRoomAndHostBytes) {
+  RoomySlot slot(3);
+  slot.value.host_bytes()[0] = 0xAB;
+  slot.value.host_bytes()[4] = 0xCD;
+  slot.value.Assign(std::string(40, 'a'));
+  // Out of the slot: the bytes go to the heap of a value without room, and
+  // the new value's host bytes are its own (zero).
+  StringValue out = std::move(slot.value);
+  EXPECT_EQ(out.ToString(), std::string(40, 'a'));
+  EXPECT_EQ(out.heap_bytes(), 40u);
+  EXPECT_EQ(out.slot_words(), 0u);
+  EXPECT_EQ(out.host_bytes()[0], 0);
+  EXPECT_EQ(slot.value.host_bytes()[0], 0xAB);  // left with the slot
+  EXPECT_EQ(slot.value.host_bytes()[4], 0xCD);
+  EXPECT_EQ(slot.value.slot_words(), 3u);
+  // Back in: the slot takes the bytes out of the heap buffer.
+  slot.value = std::move(out);
+  EXPECT_EQ(slot.value.ToString(), std::string(40, 'a'));
+  EXPECT_EQ(slot.value.heap_bytes(), 0u);
+  EXPECT_EQ(slot.value.host_bytes()[0], 0xAB);
+  EXPECT_EQ(slot.value.slot_words(), 3u);
+  // A string the room cannot hold stays on the heap, its buffer moved.
+  StringValue big(std::string(100, 'b'));
+  char scratch[24];
+  const char* buffer = big.View(scratch).data();
+  slot.value = std::move(big);
+  EXPECT_EQ(slot.value.View(scratch).data(), buffer);
+  EXPECT_EQ(slot.value.host_bytes()[4], 0xCD);
+  // An assignment of a view of the value's own bytes.
+  slot.value.Assign(std::string(30, 'c'));
+  const std::string_view own = slot.value.View(scratch);
+  slot.value.Assign(own.substr(2, 25));
+  EXPECT_EQ(slot.value.ToString(), std::string(25, 'c'));
+}
+
+TEST(StringValueTest, SlotBytesForWhatSetStores) {
+  EXPECT_EQ(StringValue::SlotBytesFor(std::string(16, 'a')), 0u);
+  EXPECT_EQ(StringValue::SlotBytesFor(std::string(17, 'a')), 1u);
+  EXPECT_EQ(StringValue::SlotBytesFor(std::string(72, 'a')), 56u);
+  EXPECT_EQ(StringValue::SlotBytesFor(std::string(73, 'a')), 0u);  // the heap anyway
+  EXPECT_EQ(StringValue::SlotBytesFor("12345678901234567890"), 4u);  // over INT64_MAX: a string
+  EXPECT_EQ(StringValue::SlotBytesFor("-1234567890123456789"), 0u);    // an integer
+  EXPECT_EQ(StringValue(std::string(30, 'a')).slot_bytes_wanted(), 14u);  // on the heap, wanting room
+  EXPECT_EQ(StringValue::FromInt(5).slot_bytes_wanted(), 0u);
+}
+
 TEST(StringOpsTest, SliceRangeMatchesGetrange) {
   EXPECT_EQ(SliceRange("Hello World", 0, 4), "Hello");
   EXPECT_EQ(SliceRange("Hello World", -5, -1), "World");

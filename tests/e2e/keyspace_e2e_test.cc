@@ -137,6 +137,66 @@ TEST(KeyspaceE2E, KeyspaceHitsAndMissesCountReadLookups) {
   EXPECT_EQ(InfoInt(c, "stats", "keyspace_misses"), 7);
 }
 
+// Strings of 17-72 bytes live inside their key's node (core/keyspace_node.h):
+// every way a value moves between keys, databases and files keeps its bytes,
+// its TTL and its encoding, and MEMORY USAGE counts the node it is in.
+TEST(KeyspaceE2E, ShortValuesKeptInTheirNodesSurviveEveryMove) {
+  TestServer s({"--enable-debug-command", "yes"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  auto q = [&](const std::vector<std::string>& cmd) {
+    c.Send(Resp(cmd));
+    return c.ReadReply();
+  };
+  auto bulk = [](const std::string& v) { return "$" + std::to_string(v.size()) + "\r\n" + v + "\r\n"; };
+  const std::string v32(32, 'a'), v72(72, 'b'), v73(73, 'c'), v20 = "abcdefghij0123456789";
+  ASSERT_EQ(q({"SET", "key:000000000001", v32}), "+OK\r\n");
+  // The node (64 bytes: 32 of entry and link, 16 of key, 16 of the value's
+  // room) and its bucket slot; the value allocates nothing.
+  EXPECT_EQ(q({"MEMORY", "USAGE", "key:000000000001"}), ":72\r\n");
+  EXPECT_EQ(q({"OBJECT", "ENCODING", "key:000000000001"}), "$6\r\nembstr\r\n");
+  ASSERT_EQ(q({"SET", "k72", v72, "EX", "1000"}), "+OK\r\n");
+  ASSERT_EQ(q({"SET", "k73", v73}), "+OK\r\n");
+  ASSERT_EQ(q({"SET", "k20", v20}), "+OK\r\n");
+  EXPECT_EQ(q({"OBJECT", "ENCODING", "k72"}), "$3\r\nraw\r\n");
+  EXPECT_EQ(q({"GETRANGE", "k72", "70", "-1"}), "$2\r\nbb\r\n");
+  // Moves between keys and databases.
+  EXPECT_EQ(q({"RENAME", "k72", "r72"}), "+OK\r\n");
+  EXPECT_EQ(q({"GET", "r72"}), bulk(v72));
+  EXPECT_NE(q({"TTL", "r72"}), ":-1\r\n");
+  EXPECT_EQ(q({"COPY", "key:000000000001", "c32"}), ":1\r\n");
+  EXPECT_EQ(q({"MOVE", "k20", "1"}), ":1\r\n");
+  EXPECT_EQ(q({"SELECT", "1"}), "+OK\r\n");
+  EXPECT_EQ(q({"GET", "k20"}), bulk(v20));
+  EXPECT_EQ(q({"SELECT", "0"}), "+OK\r\n");
+  // Edits in place, and overwrites growing past the room and back.
+  EXPECT_EQ(q({"APPEND", "c32", "xyz"}), ":35\r\n");
+  EXPECT_EQ(q({"GET", "c32"}), bulk(v32 + "xyz"));
+  EXPECT_EQ(q({"SETRANGE", "key:000000000001", "30", "ZZZZ"}), ":34\r\n");
+  EXPECT_EQ(q({"GET", "key:000000000001"}), bulk(std::string(30, 'a') + "ZZZZ"));
+  EXPECT_EQ(q({"SET", "key:000000000001", v73}), "+OK\r\n");
+  EXPECT_EQ(q({"GETSET", "key:000000000001", v20}), bulk(v73));
+  EXPECT_EQ(q({"GET", "key:000000000001"}), bulk(v20));
+  EXPECT_EQ(q({"SET", "key:000000000001", "12345"}), "+OK\r\n");
+  EXPECT_EQ(q({"OBJECT", "ENCODING", "key:000000000001"}), "$3\r\nint\r\n");
+  EXPECT_EQ(q({"SET", "key:000000000001", v32}), "+OK\r\n");
+  // A trip through an RDB file, and through DUMP / RESTORE.
+  const std::string dump = q({"DUMP", "r72"});
+  EXPECT_EQ(q({"DEBUG", "RELOAD"}), "+OK\r\n");
+  EXPECT_EQ(q({"GET", "key:000000000001"}), bulk(v32));
+  EXPECT_EQ(q({"MEMORY", "USAGE", "key:000000000001"}), ":72\r\n");  // loaded into a node sized for it
+  EXPECT_EQ(q({"GET", "r72"}), bulk(v72));
+  EXPECT_NE(q({"TTL", "r72"}), ":-1\r\n");
+  EXPECT_EQ(q({"GET", "k73"}), bulk(v73));
+  EXPECT_EQ(q({"GET", "c32"}), bulk(v32 + "xyz"));
+  ASSERT_EQ(dump.substr(0, 1), "$");
+  const size_t header = dump.find("\r\n") + 2;
+  const std::string payload = dump.substr(header, dump.size() - header - 2);
+  EXPECT_EQ(q({"RESTORE", "restored", "0", payload}), "+OK\r\n");
+  EXPECT_EQ(q({"GET", "restored"}), bulk(v72));
+  EXPECT_EQ(q({"DBSIZE"}), ":5\r\n");
+}
+
 // Fills the server past maxmemory under `policy` and checks what Redis
 // promises for it. Keys "persist:*" have no TTL; "vol:*" have one.
 class EvictionE2E : public ::testing::TestWithParam<const char*> {};

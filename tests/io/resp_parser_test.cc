@@ -48,6 +48,34 @@ Feed FeedInChunks(const std::string& input, size_t chunk, ParserLimits limits = 
   return FeedPieces(pieces, limits);
 }
 
+// A slot that held a 100,000-argument command does not keep its 1.6 MB for
+// the commands after it, whichever path parsed it.
+TEST(RespParserTest, ASlotKeepsNoHugeCommandsCapacity) {
+  std::string big = "*100001\r\n$4\r\nSADD\r\n";
+  for (int i = 0; i < 100000; ++i) big += "$1\r\nx\r\n";
+  const std::string small = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+  for (size_t chunk : {big.size(), size_t{4096}}) {  // the whole-command path, then the incremental one
+    RespParser parser;
+    ParsedCommand cmd;
+    std::string pending;
+    size_t consumed = 0;
+    Result r = Result::kNeedMore;
+    for (size_t off = 0; off < big.size() && r == Result::kNeedMore; off += chunk) {
+      pending.append(big, off, chunk);
+      r = parser.Parse(pending, {}, &cmd, &consumed);
+    }
+    ASSERT_EQ(r, Result::kCommand) << chunk;
+    ASSERT_EQ(cmd.argv.size(), 100001u);
+    ASSERT_EQ(parser.Parse(small, {}, &cmd, &consumed), Result::kCommand);
+    EXPECT_EQ(cmd.argv.size(), 2u);
+    EXPECT_LE(cmd.argv.capacity(), ParsedCommand::kKeptArgs) << chunk;
+  }
+  ParsedCommand inline_cmd;
+  inline_cmd.owned.assign(1 << 20, 'x');
+  inline_cmd.clear();
+  EXPECT_LE(inline_cmd.owned.capacity(), ParsedCommand::kKeptBytes);
+}
+
 TEST(RespParserTest, MultibulkAtEveryByteBoundary) {
   const std::string input = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n*1\r\n$4\r\nPING\r\n";
   for (size_t chunk = 1; chunk <= input.size(); ++chunk) {

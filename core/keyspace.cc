@@ -241,8 +241,9 @@ int Database::ExpireSample(int64_t now_ms, int samples, absl::BitGen& rng) {
   int expired = 0;
   for (int i = 0; i < samples && !expires_.empty(); ++i) {
     size_t idx = absl::Uniform<size_t>(rng, 0, expires_.size());
-    if (expires_[idx].when_ms <= now_ms) {
-      std::string key(expires_[idx].key());  // the node goes with the key
+    const ExpireRecord r = expires_[idx];
+    if (r.when_ms <= now_ms) {
+      std::string key(r.key());  // the node goes with the key
       DeleteExpired(key);
       ++expired;
     }

@@ -219,7 +219,7 @@ class Database {
   KeyTable::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
   bool SampleVolatile(absl::BitGen& rng, std::string* key, int64_t* when_ms) const {
     if (expires_.empty()) return false;
-    const ExpireRecord& r = expires_[absl::Uniform<size_t>(rng, 0, expires_.size())];
+    const ExpireRecord r = expires_[absl::Uniform<size_t>(rng, 0, expires_.size())];
     *key = r.key();
     *when_ms = r.when_ms;
     return true;

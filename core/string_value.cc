@@ -60,6 +60,8 @@ void StringValue::Init(std::string_view s, bool try_int) {
   int64_t v;
   if (try_int && s.size() <= 20 && StringToInt64(s, &v)) {
     encoding_ = StringEncoding::kInt;
+    inline_ = 1;  // no stale inline length behind an integer (MoveFrom reads it)
+    inline_len_ = 0;
     int_ = v;
     return;
   }

@@ -70,7 +70,9 @@ class StringValue {
   StringValue(const StringValue&) = delete;
   StringValue& operator=(const StringValue&) = delete;
   // Moves and assignments leave both sides' slot room and host bytes as
-  // they were (a new value's are zero).
+  // they were (a new value's are zero). A string of 17-72 bytes moved out
+  // of its room allocates its bytes on the heap: out of memory there ends
+  // the process, as any allocation failure does in the server.
   StringValue(StringValue&& o) noexcept { MoveFrom(o); }
   StringValue& operator=(StringValue&& o) noexcept {
     if (this != &o) {
@@ -177,14 +179,16 @@ class StringValue {
     encoding_ = o.encoding_;
     inline_ = o.inline_;
     inline_len_ = o.inline_len_;
-    if ((o.inline_ && o.inline_len_ > kInlineMax && encoding_ != kForeign) ||
-        (slot_words_ != 0 && !o.inline_ && encoding_ != StringEncoding::kInt && o.heap_.size > kInlineMax &&
-         o.heap_.size <= inline_capacity())) {
+    const bool text = encoding_ != StringEncoding::kInt && encoding_ != kForeign;
+    if (text && ((o.inline_ && o.inline_len_ > kInlineMax) ||
+                 (slot_words_ != 0 && !o.inline_ && o.heap_.size > kInlineMax && o.heap_.size <= inline_capacity()))) {
       TakeLongString(o);
     } else {
       std::memcpy(payload(), o.payload(), kPayloadSize);
     }
     o.encoding_ = StringEncoding::kInt;
+    o.inline_ = 1;
+    o.inline_len_ = 0;
     o.int_ = 0;
   }
   void TakeLongString(const StringValue& o);

@@ -113,7 +113,7 @@ void OpRestore(const OpArgs& op, std::string_view key, core::Value value, bool r
     return;
   }
   bool created;
-  core::Entry* e = op.db.FindOrInsert(key, op.now_ms, &created);
+  core::Entry* e = op.db.FindOrInsert(key, op.now_ms, &created, value.slot_bytes_wanted());
   e->value = std::move(value);
   e->set_lru(core::RestoredAccess(op.keyspace.access_policy(), idle, static_cast<int>(freq), op.now_ms, e->lru()));
   if (ttl) {

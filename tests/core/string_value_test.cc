@@ -146,6 +146,28 @@ TEST(StringValueTest, MovesKeepEachSidesRoomAndHostBytes) {
   EXPECT_EQ(slot.value.ToString(), std::string(25, 'c'));
 }
 
+// An integer stored over a long inline string, then moved out of its slot
+// and into another: still that integer (a stale inline length once sent it
+// down the long-string path, and RENAME returned a pointer as the number).
+TEST(StringValueTest, AnIntegerOverARoomyStringMovesAsAnInteger) {
+  RoomySlot slot(2);
+  slot.value.Assign(std::string(30, 'x'));
+  slot.value.Assign("7");
+  ASSERT_TRUE(slot.value.is_int());
+  StringValue out = std::move(slot.value);
+  ASSERT_TRUE(out.is_int());
+  EXPECT_EQ(out.int_value(), 7);
+  EXPECT_EQ(out.heap_bytes(), 0u);
+  RoomySlot other(2);
+  other.value = std::move(out);
+  ASSERT_TRUE(other.value.is_int());
+  EXPECT_EQ(other.value.int_value(), 7);
+  // The moved-from values are empty integers, and moving them again is too.
+  StringValue again = std::move(slot.value);
+  EXPECT_TRUE(again.is_int());
+  EXPECT_EQ(again.int_value(), 0);
+}
+
 TEST(StringValueTest, SlotBytesForWhatSetStores) {
   EXPECT_EQ(StringValue::SlotBytesFor(std::string(16, 'a')), 0u);
   EXPECT_EQ(StringValue::SlotBytesFor(std::string(17, 'a')), 1u);

@@ -180,6 +180,13 @@ TEST(KeyspaceE2E, ShortValuesKeptInTheirNodesSurviveEveryMove) {
   EXPECT_EQ(q({"SET", "key:000000000001", "12345"}), "+OK\r\n");
   EXPECT_EQ(q({"OBJECT", "ENCODING", "key:000000000001"}), "$3\r\nint\r\n");
   EXPECT_EQ(q({"SET", "key:000000000001", v32}), "+OK\r\n");
+  // An integer written over a string in the room, then renamed.
+  EXPECT_EQ(q({"SET", "n", v20}), "+OK\r\n");
+  EXPECT_EQ(q({"SET", "n", "7"}), "+OK\r\n");
+  EXPECT_EQ(q({"RENAME", "n", "n2"}), "+OK\r\n");
+  EXPECT_EQ(q({"GET", "n2"}), "$1\r\n7\r\n");
+  EXPECT_EQ(q({"INCR", "n2"}), ":8\r\n");
+  EXPECT_EQ(q({"DEL", "n2"}), ":1\r\n");
   // A trip through an RDB file, and through DUMP / RESTORE.
   const std::string dump = q({"DUMP", "r72"});
   EXPECT_EQ(q({"DEBUG", "RELOAD"}), "+OK\r\n");
@@ -194,6 +201,8 @@ TEST(KeyspaceE2E, ShortValuesKeptInTheirNodesSurviveEveryMove) {
   const std::string payload = dump.substr(header, dump.size() - header - 2);
   EXPECT_EQ(q({"RESTORE", "restored", "0", payload}), "+OK\r\n");
   EXPECT_EQ(q({"GET", "restored"}), bulk(v72));
+  // Restored into a node sized for it: 32 + 56 of room + 8 of key, and the slot.
+  EXPECT_EQ(q({"MEMORY", "USAGE", "restored"}), ":104\r\n");
   EXPECT_EQ(q({"DBSIZE"}), ":5\r\n");
 }
 

@@ -66,6 +66,10 @@ void StringValue::Init(std::string_view s, bool try_int) {
     return;
   }
   encoding_ = s.size() <= kEmbstrMax ? StringEncoding::kEmbstr : StringEncoding::kRaw;
+  SetBytes(s);
+}
+
+void StringValue::SetBytes(std::string_view s) {
   if (s.size() <= inline_capacity()) {
     inline_ = 1;
     inline_len_ = static_cast<uint8_t>(s.size());
@@ -106,20 +110,12 @@ void StringValue::Assign(std::string_view s) {
 
 void StringValue::TakeLongString(const StringValue& o) {
   static_assert(kPayloadOffset == sizeof(StringValue) - kPayloadSize);
-  const std::string_view bytes = o.inline_ ? std::string_view(o.payload(), o.inline_len_)
-                                           : std::string_view(o.heap_.data, o.heap_.size);
-  if (bytes.size() <= inline_capacity()) {
-    inline_ = 1;
-    inline_len_ = static_cast<uint8_t>(bytes.size());
-    std::memcpy(payload(), bytes.data(), bytes.size());
-    if (!o.inline_) delete[] o.heap_.data;
+  if (o.inline_) {
+    SetBytes({o.payload(), o.inline_len_});
     return;
   }
-  inline_ = 0;
-  heap_.data = new char[bytes.size()];
-  heap_.size = static_cast<uint32_t>(bytes.size());
-  heap_.cap = static_cast<uint32_t>(bytes.size());
-  std::memcpy(heap_.data, bytes.data(), bytes.size());
+  SetBytes({o.heap_.data, o.heap_.size});  // into the room: MoveFrom checked it fits
+  delete[] o.heap_.data;
 }
 
 size_t StringValue::SlotBytesFor(std::string_view s) {

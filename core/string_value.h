@@ -141,6 +141,9 @@ class StringValue {
   // Sets the representation of `s`; leaves the slot room and host bytes.
   // REQUIRES: nothing owned (freed or moved away).
   void Init(std::string_view s, bool try_int);
+  // Init's bytes: inline when they fit, on the heap (exactly) otherwise;
+  // the encoding is left as it is.
+  void SetBytes(std::string_view s);
   // The payload's first byte; inline bytes run on into the slot's room.
   char* payload() { return reinterpret_cast<char*>(this) + kPayloadOffset; }
   const char* payload() const { return reinterpret_cast<const char*>(this) + kPayloadOffset; }

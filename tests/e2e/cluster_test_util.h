@@ -102,7 +102,10 @@ inline BusNode StartBusNode(const std::string& binary = RINGKV_SERVER_PATH, cons
     args.insert(args.end(), extra.begin(), extra.end());
     n.server = std::make_unique<TestServer>(args, binary);
     // (Not a server still starting: its own listener holds the bus port.)
-    if (n.server->ready() || !n.server->exited() || !LoopbackPortInUse(n.cport, /*as_server=*/true)) break;
+    // A port taken may be free again by now (a client's ephemeral port,
+    // under ctest -j): the node's log says what it could not bind.
+    if (n.server->ready() || !n.server->exited()) break;
+    if (!LoopbackPortInUse(n.cport, /*as_server=*/true) && n.Log().find(kBindFailure) == std::string::npos) break;
   }
   if (n.server->ready()) {
     n.conn = std::make_unique<RawConn>(n.server->port());

@@ -26,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -38,6 +39,10 @@
 namespace ringkv::testing {
 
 inline int FreePort() { return FreeLoopbackPort(); }
+
+// What a server logs when it cannot bind a port it was given (ringkv and
+// redis-server alike).
+inline constexpr std::string_view kBindFailure = "Could not create server TCP listening socket";
 
 class RawConn {
  public:
@@ -343,8 +348,10 @@ class TestServer {
         exit_status_ = status;
         pid_ = -1;
         // It could not bind its port, taken since FreePort() picked it:
-        // another try, on another port.
-        return !LoopbackPortInUse(port_, /*as_server=*/true);
+        // another try, on another port. The port may be free again by now
+        // (a client's ephemeral port, under ctest -j), so the server's
+        // own word counts too. Any other failure to start stands.
+        return !LoopbackPortInUse(port_, /*as_server=*/true) && !OutputMentions(kBindFailure);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
@@ -364,6 +371,16 @@ class TestServer {
   std::string own_dir_;
   pid_t started_pid_ = -1;  // the last launch's, kept after it exits (for the failure line)
   std::string log_path_;  // the server's standard output (empty: the terminal's, or none)
+
+  // Whether the server's standard output so far has `text` in it.
+  bool OutputMentions(std::string_view text) const {
+    if (log_path_.empty()) return false;
+    std::ifstream in(log_path_);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
 
   // The test failed: the log's last lines go to the test's output (CI keeps
   // only that), the files stay where they are.

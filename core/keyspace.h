@@ -1,9 +1,11 @@
 // Database and Keyspace: the data, owned by the main command thread.
 //
-// A Database maps keys to entries in a Dict (incremental rehashing, a SCAN
-// cursor that survives resizes); keys with a time to live also sit in a dense
-// expiry index (key copy + deadline) so the active expiry cycle can sample
-// them uniformly at random in O(1), as Redis samples its expires dict.
+// A Database maps keys to entries in a Dict of KeyspaceNodes (incremental
+// rehashing, a SCAN cursor that survives resizes; a node holds key, entry
+// and a short string value together, core/keyspace_node.h); keys with a
+// time to live also sit in its ExpireIndex (entry + deadline) so the active
+// expiry cycle can sample them uniformly at random in O(1), as Redis
+// samples its expires dict.
 // What lookups do with a key whose deadline has passed is the keyspace's
 // ExpiryMode: a primary deletes it (lazily in Find, actively in
 // ActiveExpireCycle); a replica hides it from its clients but keeps it until

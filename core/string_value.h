@@ -144,7 +144,8 @@ class StringValue {
   // Init's bytes: inline when they fit, on the heap (exactly) otherwise;
   // the encoding is left as it is.
   void SetBytes(std::string_view s);
-  // The payload's first byte; inline bytes run on into the slot's room.
+  // The payload's first byte: the inline bytes start here (the union has no
+  // member for them) and run on into the slot's room.
   char* payload() { return reinterpret_cast<char*>(this) + kPayloadOffset; }
   const char* payload() const { return reinterpret_cast<const char*>(this) + kPayloadOffset; }
   void Free() {
@@ -215,7 +216,6 @@ class StringValue {
       uint32_t size;
       uint32_t cap;
     } heap_;
-    char inline_bytes_[kPayloadSize];  // then the slot's room
     void* foreign_;
   };
 };

@@ -56,9 +56,11 @@ struct ParsedCommand {
     }
   }
   // argv resized to n arguments, its excess capacity released as clear's.
+  // A batch's commands mostly keep their size: then nothing is tested.
   void ResizeArgv(size_t n) {
+    if (argv.size() == n) return;
     if (argv.capacity() > kKeptArgs && n <= kKeptArgs) decltype(argv)().swap(argv);
-    if (argv.size() != n) argv.resize(n);
+    argv.resize(n);
   }
 };
 

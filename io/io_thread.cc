@@ -556,38 +556,77 @@ void IoThread::Flush(Connection* keep) {
       pending_[kept++] = conn;
       continue;
     }
-    conn->send_pending = false;
-    // A released connection sends nothing more here: its new thread does.
-    // A link still connecting sends once connected (OnConnected).
-    if (conn->closing || conn->send_inflight || conn->detaching) continue;
-    if (conn->framed && conn->link()->connecting) [[unlikely]] continue;
-    OutBuffer& out = conn->tls() != nullptr ? EncryptForSend(conn) : conn->out;
-    if (out.empty()) {
-      if (conn->close_after_flush) {
-        if (!Unsent(conn)) StartClose(conn);
-      } else if (conn->replica() != nullptr) [[unlikely]] {
-        FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
-      }
-      continue;
-    }
-    const uint64_t tag = Tag(Op::kSend, conn->gen, conn->slot);
-    conn->send_inflight = true;
-    ++conn->inflight;
-    if (out.MultiLink()) {
-      // One vectored send for several chunks, instead of a completion and
-      // a loop turn per 16 KiB chunk.
-      std::unique_ptr<MultiSend>& ms = multi_sends_[conn->slot];
-      if (ms == nullptr) ms = std::make_unique<MultiSend>();
-      ms->msg = msghdr{};
-      ms->msg.msg_iov = ms->iov;
-      ms->msg.msg_iovlen = static_cast<size_t>(out.Gather(ms->iov, MultiSend::kMaxIov));
-      backend_->SendMsg(conn->fd, &ms->msg, tag);
-    } else {
-      std::string_view front = out.Front();
-      backend_->Send(conn->fd, front.data(), front.size(), tag);
-    }
+    SendPending(conn);
   }
   pending_.resize(kept);
+}
+
+void IoThread::SendPending(Connection* conn) {
+  conn->send_pending = false;
+  // A released connection sends nothing more here: its new thread does.
+  // A link still connecting sends once connected (OnConnected).
+  if (conn->closing || conn->send_inflight || conn->detaching) return;
+  if (conn->framed && conn->link()->connecting) [[unlikely]] return;
+  OutBuffer& out = conn->tls() != nullptr ? EncryptForSend(conn) : conn->out;
+  if (out.empty()) {
+    if (conn->close_after_flush) {
+      if (!Unsent(conn)) StartClose(conn);
+    } else if (conn->replica() != nullptr) [[unlikely]] {
+      FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
+    }
+    return;
+  }
+  const uint64_t tag = Tag(Op::kSend, conn->gen, conn->slot);
+  conn->send_inflight = true;
+  ++conn->inflight;
+  if (out.MultiLink()) {
+    // One vectored send for several chunks, instead of a completion and
+    // a loop turn per 16 KiB chunk.
+    std::unique_ptr<MultiSend>& ms = multi_sends_[conn->slot];
+    if (ms == nullptr) ms = std::make_unique<MultiSend>();
+    ms->msg = msghdr{};
+    ms->msg.msg_iov = ms->iov;
+    ms->msg.msg_iovlen = static_cast<size_t>(out.Gather(ms->iov, MultiSend::kMaxIov));
+    backend_->SendMsg(conn->fd, &ms->msg, tag);
+  } else {
+    std::string_view front = out.Front();
+    backend_->Send(conn->fd, front.data(), front.size(), tag);
+  }
+}
+
+void IoThread::FlushTurn() {
+  // Thread 0 runs the timers only between turns, and a turn's sends are
+  // most of its time: each is a loopback TCP transmit, delivery to the
+  // receiver included, done by the kernel inside the submitting system call
+  // (about 5 us each here, docs/performance.md 37.1). A turn answering a
+  // few hundred WAITs would hold a deadline falling due meanwhile for
+  // milliseconds. So when a timer falls due before the sends are likely
+  // done, they go out in chunks of about kSendChunkBudget, and a due timer
+  // runs between two chunks, with the rest of a turn's start
+  // (MainLoopHooks::BeforeFlush: what it answers is written to the AOF and
+  // fed to replicas before it is sent, as in any turn). The newest pending
+  // connections go first, so what the timer answered goes out in the next
+  // chunk. Without a timer that near, this is one Flush, as every other turn.
+  if (runs_main_loop()) {
+    while (true) {
+      const size_t chunk = std::max<size_t>(kMinSendChunk, kSendChunkBudget.count() / send_ns_);
+      if (pending_.size() <= chunk ||
+          main_->WaitUs() * 1000 >= static_cast<int64_t>(pending_.size()) * send_ns_) {
+        break;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < chunk; ++i) {
+        Connection* conn = pending_.back();
+        pending_.pop_back();
+        SendPending(conn);
+      }
+      backend_->Submit();
+      const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+      send_ns_ = std::max<int64_t>(100, (send_ns_ * 7 + took / static_cast<int64_t>(chunk)) / 8);
+      if (main_->WaitUs() == 0) main_->BeforeFlush();
+    }
+  }
+  Flush();
 }
 
 bool IoThread::InputWaiting() { return backend_->InputWaiting(static_cast<uint8_t>(Op::kSend)); }
@@ -689,7 +728,7 @@ void IoThread::Loop() {
         break;
       }
     }
-    Flush();
+    FlushTurn();
     RearmAndRecycle();
     if (runs_main_loop()) main_->AfterFlush();
     if (stop_.load(std::memory_order_relaxed)) break;

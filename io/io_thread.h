@@ -225,6 +225,16 @@ class IoThread {
   void ArmAcceptAt(uint32_t index);
   // Sends what pending connections hold (except `keep`, left pending).
   void Flush(Connection* keep = nullptr);
+  // Sends what one pending connection holds (it is no longer pending).
+  void SendPending(Connection* conn);
+  // The loop turn's Flush. On thread 0, when a timer falls due before the
+  // turn's sends are likely done, they are submitted in chunks of about
+  // kSendChunkBudget of kernel time each (sized by send_ns_, the time a send
+  // took in the chunks before), and a due timer runs between two chunks
+  // (with MainLoopHooks::BeforeFlush).
+  void FlushTurn();
+  static constexpr std::chrono::nanoseconds kSendChunkBudget{300'000};
+  static constexpr size_t kMinSendChunk = 16;
   // Reaps every ready completion and handles it. Each batch is copied and
   // the ring advanced before handling, so a handler may reap again (a turn
   // while busy) without seeing a completion twice or skipping one.
@@ -307,6 +317,9 @@ class IoThread {
   uint32_t next_gen_ = 0;
   std::vector<uint32_t> free_slots_;
   std::vector<Connection*> pending_;   // connections with bytes to send
+  // What one send took, kernel included, in FlushTurn's chunks (a moving
+  // average; the first guess is this machine's loopback, 37.1).
+  int64_t send_ns_ = 5000;
   std::vector<Connection*> fanout_;    // main thread: held fan-out (HoldFanout)
   std::chrono::steady_clock::time_point fanout_since_{};
   // A vectored send in flight for a connection whose reply spans several

@@ -12,10 +12,15 @@
 //   normal turn (IoThread::Loop)           turn while busy (IoThread::TurnWhileBusy)
 //   ----------------------------           -----------------------------------------
 //   BeforeFlush()                          BeforeBusyTurn(busy)
-//   send, re-arm receives, recycle         send, reap and handle what is ready,
+//   send (*), re-arm receives, recycle     send, reap and handle what is ready,
 //   AfterFlush()                           send, re-arm receives
 //   wait at most WaitUs() for completions  AfterBusyTurn(busy)
 //   handle them: OnAccepted / OnClosed     (never blocks)
+//
+// (*) When a timer falls due before the turn's sends are likely done, they
+// go out in chunks, and BeforeFlush runs again between two chunks once the
+// timer is due (IoThread::FlushTurn): a deadline is not held for a whole
+// turn's sends.
 //
 // Cost: a virtual call at those points of a loop turn, and per accepted or
 // closed connection -- never per command. Commands go from the parser to

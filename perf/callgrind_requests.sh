@@ -6,8 +6,10 @@
 # so the count is callgrind's Ir: the server runs under valgrind with
 # instrumentation off; after a 5,000-request warm-up it is switched on for
 # redis-benchmark -c 50 -P 16 -n N, then off; Ir / N is printed.
+# PIPELINE=1 (environment) measures without pipelining instead; the floor
+# servers of ../shared/bench/floor can be measured the same way (PING).
 set -euo pipefail
-BIN=$1 W=$2 N=${3:-20000}
+BIN=$1 W=$2 N=${3:-20000} PIPE=${PIPELINE:-16}
 # shellcheck source=scripting_workloads.sh
 source "$(dirname "${BASH_SOURCE[0]}")/scripting_workloads.sh"
 OUT=${CG_DIR:-/tmp}/callgrind.$W.$$
@@ -32,10 +34,10 @@ esac
 # GET reads keys that exist (most of the 100,000).
 [[ $W == GET ]] && redis-benchmark -p "$PORT" -c 50 -P 16 -n 300000 -t set -r 100000 -d 64 -q >/dev/null
 # shellcheck disable=SC2086
-redis-benchmark -p "$PORT" -c 50 -P 16 -n 5000 $ARGS -q >/dev/null
+redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n 5000 $ARGS -q >/dev/null
 callgrind_control -i on "$SPID" >/dev/null
 # shellcheck disable=SC2086
-redis-benchmark -p "$PORT" -c 50 -P 16 -n "$N" $ARGS -q >/dev/null
+redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n "$N" $ARGS -q >/dev/null
 callgrind_control -i off "$SPID" >/dev/null
 errors=$(redis-cli -p "$PORT" info stats | tr -d '\r' | awk -F: '$1 == "total_error_replies" {print $2}')
 kill "$SPID"; wait "$SPID" || true

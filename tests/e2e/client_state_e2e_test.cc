@@ -197,6 +197,70 @@ TEST(ClientStateE2E, FiveMillisecondTimeoutsNeverFireEarly) {
   }
 }
 
+// Hundreds of clients whose pipelines block and time out every millisecond:
+// a turn then has more connections to answer than one chunk of sends, with
+// deadlines falling due meanwhile, so the loop sends in chunks and runs the
+// timers between them (IoThread::FlushTurn). Every reply arrives, in order,
+// and every increment is kept -- in the AOF too, with appendfsync always
+// (its replies are held for the fsync), on both backends and with a second
+// I/O thread.
+void PipelinesTimingOutTogetherKeepOrder(const std::vector<std::string>& args) {
+  const ScopedTempDir dir;
+  std::vector<std::string> all = args;
+  for (const char* a : {"--dir", dir.path().c_str(), "--enable-debug-command", "yes"}) all.emplace_back(a);
+  TestServer s(all);
+  ASSERT_TRUE(s.ready());
+  constexpr int kClients = 300;
+  constexpr int kRounds = 15;
+  std::vector<Redis> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(Connect(s.port()));
+    ASSERT_NE(clients.back(), nullptr);
+  }
+  for (int i = 0; i < kClients; ++i) {
+    const std::string key = "n:" + std::to_string(i);
+    for (int r = 0; r < kRounds; ++r) {
+      redisAppendCommand(clients[i].get(), "INCR %s", key.c_str());
+      redisAppendCommand(clients[i].get(), "WAIT 1 1");  // no replica: times out after 1 ms
+      redisAppendCommand(clients[i].get(), "INCR %s", key.c_str());
+      redisAppendCommand(clients[i].get(), "BLPOP none:%d 0.001", i);
+    }
+    int done = 0;
+    while (!done) ASSERT_EQ(redisBufferWrite(clients[i].get(), &done), REDIS_OK);
+  }
+  for (int i = 0; i < kClients; ++i) {
+    for (int r = 0; r < kRounds; ++r) {
+      ASSERT_EQ(NextReply(clients[i].get()), std::to_string(2 * r + 1)) << "client " << i << " round " << r;
+      ASSERT_EQ(NextReply(clients[i].get()), "0") << "client " << i << " round " << r;
+      ASSERT_EQ(NextReply(clients[i].get()), std::to_string(2 * r + 2)) << "client " << i << " round " << r;
+      ASSERT_EQ(NextReply(clients[i].get()), "(nil)") << "client " << i << " round " << r;
+    }
+  }
+  Redis admin = Connect(s.port());
+  const std::string lateness = Cmd(admin.get(), {"DEBUG", "DEADLINE-LATENESS"});
+  EXPECT_EQ(lateness.rfind("[calls," + std::to_string(2 * kClients * kRounds) + ",", 0), 0u) << lateness;
+  if (Cmd(admin.get(), {"CONFIG", "GET", "appendonly"}) == "[appendonly,yes]") {
+    EXPECT_EQ(Cmd(admin.get(), {"DEBUG", "LOADAOF"}), "OK");
+  }
+  for (int i = 0; i < kClients; ++i) {
+    ASSERT_EQ(Cmd(admin.get(), {"GET", "n:" + std::to_string(i)}), std::to_string(2 * kRounds)) << "client " << i;
+  }
+}
+
+TEST(ClientStateE2E, PipelinesTimingOutTogetherKeepOrder) { PipelinesTimingOutTogetherKeepOrder({}); }
+
+TEST(ClientStateE2E, PipelinesTimingOutTogetherKeepOrderOnEpoll) {
+  PipelinesTimingOutTogetherKeepOrder({"--io-backend", "epoll"});
+}
+
+TEST(ClientStateE2E, PipelinesTimingOutTogetherKeepOrderWithTwoIoThreads) {
+  PipelinesTimingOutTogetherKeepOrder({"--io-threads", "2"});
+}
+
+TEST(ClientStateE2E, PipelinesTimingOutTogetherKeepOrderWithAppendfsyncAlways) {
+  PipelinesTimingOutTogetherKeepOrder({"--appendonly", "yes", "--appendfsync", "always"});
+}
+
 TEST(ClientStateE2E, WatchRaceKeepsEveryIncrement) {
   TestServer s;
   ASSERT_TRUE(s.ready());

@@ -132,21 +132,24 @@ void BlockedClients::Unblock(Client& c, UnblockReason reason) {
     } else {
       hooks_.ReplyBlockTimeout(c);
     }
-    // The blocking command is counted now, as Redis's updateStatsOnUnblock.
-    if (state->kind != BlockKind::kWait && c.last_command != nullptr) {
-      ++c.last_command->calls;
-      const int64_t blocked_us = std::max<int64_t>(0, UnixUs() - state->blocked_at_us);
-      c.last_command->usec += static_cast<uint64_t>(blocked_us);
-      if (reason == UnblockReason::kError) ++c.last_command->failed_calls;
-      // As Redis 7.0: its latency is the time its first run took.
-      hooks_.CountUnblockedCommand(*c.last_command, state->first_call_us);
+    // It was counted when it blocked (Server::Call). As Redis 7.0.15 then
+    // does for a key block: commandstats' usec adds its first run's time
+    // again (not the time it waited), an error is a failed call, and the
+    // latency histogram takes that time -- except on a deadline's timeout
+    // (CLIENT UNBLOCK records it: UnblockByRequest). WAIT adds nothing.
+    if (state->kind != BlockKind::kWait && state->kind != BlockKind::kShutdown && c.last_command != nullptr) {
+      c.last_command->usec += static_cast<uint64_t>(state->first_call_us);
+      if (reason == UnblockReason::kError) {
+        ++c.last_command->failed_calls;
+        hooks_.RecordUnblockedLatency(*c.last_command, state->first_call_us);
+      }
     }
   } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet ||
              state->kind == BlockKind::kStream) {
     // Served: the command runs again, now finding its key ready (in the
     // database it blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
-    hooks_.RerunBlocked(c, views);
+    hooks_.RerunBlocked(c, views, state->first_call_us);
     if (c.blocked) return;  // nothing there after all: blocked again
   }
   if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();
@@ -218,11 +221,16 @@ bool BlockedClients::UnblockByRequest(uint64_t id, bool error) {
   // SHUTDOWN waits for the server, not for something CLIENT UNBLOCK can give up on.
   if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
   const bool counted = it->second->kind != BlockKind::kWait;
+  const int64_t first_call_us = it->second->first_call_us;
   Unblock(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
   // Redis 7.0 counts a blocking command that CLIENT UNBLOCK (TIMEOUT) gave
   // up on as a failed call too, though it answers it as a timeout (which,
-  // when the deadline passes by itself, is not a failure).
-  if (!error && counted && c->last_command != nullptr) ++c->last_command->failed_calls;
+  // when the deadline passes by itself, is not a failure), and records its
+  // latency (a deadline's timeout does not).
+  if (!error && counted && c->last_command != nullptr) {
+    ++c->last_command->failed_calls;
+    hooks_.RecordUnblockedLatency(*c->last_command, first_call_us);
+  }
   return true;
 }
 

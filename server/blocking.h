@@ -126,11 +126,13 @@ class BlockedClients {
     virtual void ReplyBlockTimeout(Client& c) = 0;
     virtual void ReplyToWaiter(Client& c, const WaitSpec& spec) = 0;
     // Runs `argv` for `c` again through the server's Call (a key it waits
-    // on is ready); it may block `c` again.
-    virtual void RerunBlocked(Client& c, std::span<const std::string_view> argv) = 0;
-    // A blocking command that ended without running again is one more
-    // command run (INFO total_commands), with `latency_us` its latency.
-    virtual void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) = 0;
+    // on is ready); it may block `c` again. The command was counted when it
+    // blocked, its first run taking `first_call_us`: this run adds its time
+    // (commandstats usec, the latency histogram), not a call.
+    virtual void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) = 0;
+    // A blocked command that ended without running again (CLIENT UNBLOCK,
+    // an error) took `latency_us`, for its latency histogram.
+    virtual void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) = 0;
     // `c` may run its deferred commands again.
     virtual void ResumeClient(Client& c) = 0;
     // Closes `c` after its queued replies.

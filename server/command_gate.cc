@@ -556,6 +556,9 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
                   uint64_t start_ticks) {
   RINGKV_DCHECK_MAIN_THREAD();
   c.last_command = &spec;  // CLIENT LIST shows the command being run, as Redis does
+  // A served blocked command runs again (BlockedClients::Unblock): it was
+  // counted when it blocked. Only this call is that run, not the ones it makes.
+  const int64_t rerun_first_call_us = std::exchange(rerun_first_call_us_, -1);
   ServerCommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
@@ -587,8 +590,27 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   clients_.LimitOutput(c, now_ms);  // client-output-buffer-limit, maxmemory-clients
   const int64_t duration = clock_.TicksToMicros(Clock::Ticks() - start_ticks);
   if (!monitors_.empty() && !(spec.flags & (cmd::kSkipMonitor | cmd::kAdmin))) FeedMonitors(c, argv, UnixUs());
-  // A command that blocked is counted when it unblocks, as Redis does.
-  if (c.blocked && !was_blocked && blocking_.NoteFirstCall(c.id(), duration)) return;
+  // As Redis 7.0: a command that blocked is counted now (calls, usec,
+  // total_commands_processed); its latency histogram waits for how it
+  // unblocks (BlockedClients::Unblock).
+  if (c.blocked && !was_blocked && blocking_.NoteFirstCall(c.id(), duration)) {
+    if (rerun_first_call_us < 0) {
+      ++spec.calls;
+      spec.usec += static_cast<uint64_t>(duration);
+      ++stats_.total_commands;
+    }
+    return;
+  }
+  if (rerun_first_call_us >= 0) {
+    // Served: the time of both runs, and no second call.
+    const int64_t total_us = rerun_first_call_us + duration;
+    spec.usec += static_cast<uint64_t>(total_us);
+    latency_.RecordHistogram(spec, total_us);
+    if (slowlog_.ShouldRecord(total_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
+      slowlog_.Record(argv, total_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
+    }
+    return;
+  }
   RecordCall(c, spec, argv, duration, now_ms);
 }
 

@@ -378,8 +378,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void WakeTimerInUs(int64_t us) override;
   void ReplyUnblockError(Client& c, std::string_view msg) override;
   void ReplyBlockTimeout(Client& c) override;
-  void RerunBlocked(Client& c, std::span<const std::string_view> argv) override;
-  void CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) override;
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) override;
+  void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) override;
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
   io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
@@ -506,6 +506,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // total_error_replies when the innermost Call last started or ended (Redis's
   // prev_err_count): a command failed when errors were counted since.
   uint64_t errors_mark_ = 0;
+  // The first run's µs of the served blocked command RerunBlocked is running
+  // again (Call reads and clears it); -1 otherwise.
+  int64_t rerun_first_call_us_ = -1;
   Clock clock_;
   core::Evictor evictor_;
   // What maxmemory is compared with (server/eviction_memory.h), made once

@@ -41,17 +41,17 @@ void Server::ReplyBlockTimeout(Client& c) {
   rb.NullArray();  // for every key-blocking command, BLMOVE included, as in Redis 7.0
 }
 
-void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv) {
+void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) {
   ClientErrors errors(*this, c);
   io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
   const uint64_t start_ticks = Clock::Ticks();
+  rerun_first_call_us_ = std::max<int64_t>(0, first_call_us);
   Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMsAt(start_ticks), start_ticks);
   // What it changed of its own tracked keys: told after its reply.
   if (c.tracking) tracking_.FlushPending(c);
 }
 
-void Server::CountUnblockedCommand(const CommandSpec& spec, int64_t latency_us) {
-  ++stats_.total_commands;
+void Server::RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) {
   latency_.RecordHistogram(spec, latency_us);
 }
 

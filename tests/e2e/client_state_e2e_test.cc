@@ -140,9 +140,78 @@ TEST(ClientStateE2E, TimeoutsUnblockAndPipelinedCommandsWait) {
   ASSERT_TRUE(WaitBlocked(admin.get(), 0));
   EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "orphan", "kept"}), "1");
   EXPECT_EQ(Cmd(admin.get(), {"LRANGE", "orphan", "0", "-1"}), "[kept]");
-  // BLPOP is counted when it completes: the timed-out one and the served
-  // one, not the one whose client went away.
-  EXPECT_NE(Cmd(admin.get(), {"INFO", "commandstats"}).find("cmdstat_blpop:calls=2,"), std::string::npos);
+  // BLPOP is counted when it blocks, as Redis 7.0 does: the timed-out one,
+  // the served one and the one whose client went away.
+  EXPECT_NE(Cmd(admin.get(), {"INFO", "commandstats"}).find("cmdstat_blpop:calls=3,"), std::string::npos);
+}
+
+// The numbers of INFO commandstats, total_commands_processed and LATENCY
+// HISTOGRAM for commands that block, as redis-server 7.0.15 keeps them: a
+// call counts when it blocks (WAIT too); usec never includes the time spent
+// waiting; the histogram takes a served, an errored and a CLIENT UNBLOCKed
+// call, not one whose deadline passed, nor WAIT.
+std::string StatLine(redisContext* c, const std::string& section, const std::string& prefix) {
+  const std::string info = Cmd(c, {"INFO", section});
+  const size_t at = info.find(prefix);
+  return at == std::string::npos ? "" : info.substr(at, info.find('\r', at) - at);
+}
+
+int64_t StatField(const std::string& line, const std::string& field) {
+  const size_t at = line.find(field + "=");
+  return at == std::string::npos ? -1 : std::stoll(line.substr(at + field.size() + 1));
+}
+
+TEST(ClientStateE2E, BlockedCommandsAreCountedAsRedisCountsThem) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  Redis admin = Connect(s.port());
+  Redis c = Connect(s.port());
+  // total_commands_processed, less the INFO commands counted in it.
+  const auto others = [&] {
+    const std::string all = Cmd(admin.get(), {"INFO", "all"});
+    const size_t t = all.find("total_commands_processed:");
+    const size_t i = all.find("cmdstat_info:calls=");
+    return std::stoll(all.substr(t + 25)) - std::stoll(all.substr(i + 19));
+  };
+
+  // Counted while still blocked.
+  const int64_t before = others();
+  Append(c.get(), {"BLPOP", "q", "5"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(others(), before + 1);
+  EXPECT_EQ(StatField(StatLine(admin.get(), "commandstats", "cmdstat_blpop:"), "calls"), 1);
+  EXPECT_EQ(Cmd(admin.get(), {"RPUSH", "q", "x"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "[q,x]");
+  EXPECT_EQ(StatField(StatLine(admin.get(), "commandstats", "cmdstat_blpop:"), "calls"), 1);  // served: no second call
+  EXPECT_EQ(Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "blpop"}).rfind("[blpop,[calls,1,", 0), 0u);
+
+  // A deadline's timeout: 200 ms waited, none of it in usec; no histogram entry.
+  EXPECT_EQ(Cmd(c.get(), {"BLPOP", "none", "0.2"}), "(nil)");
+  std::string blpop = StatLine(admin.get(), "commandstats", "cmdstat_blpop:");
+  EXPECT_EQ(StatField(blpop, "calls"), 2) << blpop;
+  EXPECT_LT(StatField(blpop, "usec"), 100'000) << blpop;
+  EXPECT_EQ(Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "blpop"}).rfind("[blpop,[calls,1,", 0), 0u);
+
+  // CLIENT UNBLOCK, as a timeout and as an error: failed calls, in the histogram.
+  const std::string id = Cmd(c.get(), {"CLIENT", "ID"});
+  for (const char* how : {"TIMEOUT", "ERROR"}) {
+    Append(c.get(), {"BLPOP", "none", "5"});
+    ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+    EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id, how}), "1");
+    NextReply(c.get());
+  }
+  blpop = StatLine(admin.get(), "commandstats", "cmdstat_blpop:");
+  EXPECT_EQ(StatField(blpop, "calls"), 4) << blpop;
+  EXPECT_EQ(StatField(blpop, "failed_calls"), 2) << blpop;
+  EXPECT_LT(StatField(blpop, "usec"), 100'000) << blpop;
+  EXPECT_EQ(Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "blpop"}).rfind("[blpop,[calls,3,", 0), 0u);
+
+  // WAIT: counted once when it blocks, nothing more when its deadline passes.
+  EXPECT_EQ(Cmd(c.get(), {"WAIT", "1", "50"}), "0");
+  const std::string wait = StatLine(admin.get(), "commandstats", "cmdstat_wait:");
+  EXPECT_EQ(StatField(wait, "calls"), 1) << wait;
+  EXPECT_LT(StatField(wait, "usec"), 40'000) << wait;
+  EXPECT_EQ(Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "wait"}), "[]");
 }
 
 TEST(ClientStateE2E, DeadlineLatenessCountsEveryTimeoutAndOnlyTimeouts) {

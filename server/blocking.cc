@@ -222,14 +222,17 @@ bool BlockedClients::UnblockByRequest(uint64_t id, bool error) {
   if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
   const bool counted = it->second->kind != BlockKind::kWait;
   const int64_t first_call_us = it->second->first_call_us;
+  // Unblock resumes the client's deferred commands, which become its
+  // last_command: what is charged below is the command that blocked.
+  const CommandSpec* blocked_command = c->last_command;
   Unblock(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
   // Redis 7.0 counts a blocking command that CLIENT UNBLOCK (TIMEOUT) gave
   // up on as a failed call too, though it answers it as a timeout (which,
   // when the deadline passes by itself, is not a failure), and records its
   // latency (a deadline's timeout does not).
-  if (!error && counted && c->last_command != nullptr) {
-    ++c->last_command->failed_calls;
-    hooks_.RecordUnblockedLatency(*c->last_command, first_call_us);
+  if (!error && counted && blocked_command != nullptr) {
+    ++blocked_command->failed_calls;
+    hooks_.RecordUnblockedLatency(*blocked_command, first_call_us);
   }
   return true;
 }

@@ -206,6 +206,24 @@ TEST(ClientStateE2E, BlockedCommandsAreCountedAsRedisCountsThem) {
   EXPECT_LT(StatField(blpop, "usec"), 100'000) << blpop;
   EXPECT_EQ(Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "blpop"}).rfind("[blpop,[calls,3,", 0), 0u);
 
+  // What CLIENT UNBLOCK charges is the command that blocked, not the one
+  // pipelined behind it (which runs as the client resumes).
+  Append(c.get(), {"BLPOP", "none", "5"});
+  Append(c.get(), {"PING"});
+  ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(Cmd(admin.get(), {"CLIENT", "UNBLOCK", id, "TIMEOUT"}), "1");
+  EXPECT_EQ(NextReply(c.get()), "(nil)");
+  EXPECT_EQ(NextReply(c.get()), "PONG");
+  blpop = StatLine(admin.get(), "commandstats", "cmdstat_blpop:");
+  EXPECT_EQ(StatField(blpop, "calls"), 5) << blpop;
+  EXPECT_EQ(StatField(blpop, "failed_calls"), 3) << blpop;
+  const std::string ping = StatLine(admin.get(), "commandstats", "cmdstat_ping:");
+  EXPECT_EQ(StatField(ping, "failed_calls"), 0) << ping;
+  // Each PING recorded once in its histogram, no more.
+  const std::string ping_histogram = Cmd(admin.get(), {"LATENCY", "HISTOGRAM", "ping"});
+  EXPECT_EQ(ping_histogram.rfind("[ping,[calls," + std::to_string(StatField(ping, "calls")) + ",", 0), 0u)
+      << ping_histogram << " " << ping;
+
   // WAIT: counted once when it blocks, nothing more when its deadline passes.
   EXPECT_EQ(Cmd(c.get(), {"WAIT", "1", "50"}), "0");
   const std::string wait = StatLine(admin.get(), "commandstats", "cmdstat_wait:");

@@ -316,7 +316,9 @@ void IoThread::OnRecv(Connection* conn, const Completion& c) {
     conn->recv_armed = false;
     --conn->inflight;
   }
-  if (conn == busy_) {  // a turn while its command runs: keep it for later
+  // A turn while its command runs, and the rest of that loop turn once it
+  // ended: its input waits behind what was held (ResumeHeldInput), in order.
+  if (conn == busy_ || conn == held_conn_) {
     if (cqe->flags & kCompletionBuffer) {
       const uint16_t bid = static_cast<uint16_t>(cqe->flags >> kCompletionBufferShift);
       if (res > 0) held_input_.append(backend_->Buffer(bid), static_cast<size_t>(res));
@@ -778,6 +780,12 @@ void IoThread::TurnWhileBusy(Connection* busy) {
   in_busy_turn_ = true;
   main_->BeforeBusyTurn(busy);
   scratch_level_ = 1;
+  // One connection's input is held at a time. What another long command
+  // held earlier in this loop turn (one timer may resume two clients' long
+  // scripts) is run now, as its connection's and in order, before this one
+  // holds its own: as redis-server 7.0 reads a client's input once its
+  // command ended, while the next long command runs (a script's: -BUSY).
+  if (held_conn_ != nullptr && held_conn_ != busy) ResumeHeldInput();
   busy_ = busy;
   if (busy != nullptr && busy->thread == index_) held_conn_ = busy;
   Flush(busy);

@@ -233,6 +233,40 @@ TEST(ScriptingE2E, BusyScriptAnswersBusyThenScriptKill) {
   EXPECT_EQ(Call(other, {"SCRIPT", "KILL"}), "-NOTBUSY No scripts in execution right now.\r\n");
 }
 
+// Two clients' long scripts run one after the other in one loop turn: both
+// were pipelined behind a BLPOP whose deadline passed at the same time, so
+// one timer resumes both. The first client sends more while its script runs;
+// that input is held for it, and runs as its own (its connection, its
+// database) when the second script's busy turns start -- so it is answered
+// -BUSY, as redis-server 7.0.15 answers it (checked) -- and is never handed
+// to the second client, as it was (IoThread::TurnWhileBusy).
+TEST(ScriptingE2E, InputHeldDuringABusyScriptStaysItsClientsWhenAnotherFollows) {
+  TestServer server({"--save", "", "--busy-reply-threshold", "10"});
+  ASSERT_TRUE(server.ready());
+  RawConn z(server.port()), w(server.port());
+  EXPECT_EQ(Call(z, {"SELECT", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(w, {"SELECT", "2"}), "+OK\r\n");
+  const std::string spin =
+      "local t = redis.call('time') local s = t[1] * 1000000 + t[2] "
+      "repeat t = redis.call('time') until t[1] * 1000000 + t[2] - s > 80000 return 1";
+  ASSERT_TRUE(z.Send(Resp({"BLPOP", "none:z", "0.05"}) + Resp({"EVAL", spin, "0"})));
+  ASSERT_TRUE(w.Send(Resp({"BLPOP", "none:w", "0.05"}) + Resp({"EVAL", spin, "0"})));
+  // The first script runs from about 50 ms to 130 ms.
+  std::this_thread::sleep_for(std::chrono::milliseconds(90));
+  ASSERT_TRUE(z.Send(Resp({"SET", "owner", "z"})));
+  EXPECT_EQ(z.ReadReply(), "*-1\r\n");
+  EXPECT_EQ(z.ReadReply(), ":1\r\n");
+  EXPECT_EQ(z.ReadReply(),
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+  EXPECT_EQ(w.ReadReply(), "*-1\r\n");
+  EXPECT_EQ(w.ReadReply(), ":1\r\n");
+  EXPECT_EQ(Call(w, {"PING"}), "+PONG\r\n");  // nothing of z's arrived here
+  EXPECT_EQ(Call(z, {"GET", "owner"}), "$-1\r\n");
+  EXPECT_EQ(Call(w, {"GET", "owner"}), "$-1\r\n");
+  EXPECT_EQ(Call(z, {"SET", "owner", "z"}), "+OK\r\n");
+  EXPECT_EQ(Call(w, {"GET", "owner"}), "$-1\r\n");
+}
+
 TEST(ScriptingE2E, ScriptThatWroteIsUnkillableButShutdownNosaveStopsIt) {
   TestServer server({"--save", "", "--busy-reply-threshold", "50"});
   ASSERT_TRUE(server.ready());

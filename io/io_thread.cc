@@ -563,12 +563,12 @@ void IoThread::Flush(Connection* keep) {
   pending_.resize(kept);
 }
 
-void IoThread::SendPending(Connection* conn) {
+bool IoThread::SendPending(Connection* conn) {
   conn->send_pending = false;
   // A released connection sends nothing more here: its new thread does.
   // A link still connecting sends once connected (OnConnected).
-  if (conn->closing || conn->send_inflight || conn->detaching) return;
-  if (conn->framed && conn->link()->connecting) [[unlikely]] return;
+  if (conn->closing || conn->send_inflight || conn->detaching) return false;
+  if (conn->framed && conn->link()->connecting) [[unlikely]] return false;
   OutBuffer& out = conn->tls() != nullptr ? EncryptForSend(conn) : conn->out;
   if (out.empty()) {
     if (conn->close_after_flush) {
@@ -576,7 +576,7 @@ void IoThread::SendPending(Connection* conn) {
     } else if (conn->replica() != nullptr) [[unlikely]] {
       FlushReplica(conn);  // the replication stream, once its OutBuffer is sent (never a TLS link)
     }
-    return;
+    return false;
   }
   const uint64_t tag = Tag(Op::kSend, conn->gen, conn->slot);
   conn->send_inflight = true;
@@ -594,6 +594,7 @@ void IoThread::SendPending(Connection* conn) {
     std::string_view front = out.Front();
     backend_->Send(conn->fd, front.data(), front.size(), tag);
   }
+  return true;
 }
 
 void IoThread::FlushTurn() {
@@ -608,7 +609,9 @@ void IoThread::FlushTurn() {
   // (MainLoopHooks::BeforeFlush: what it answers is written to the AOF and
   // fed to replicas before it is sent, as in any turn). The newest pending
   // connections go first, so what the timer answered goes out in the next
-  // chunk. Without a timer that near, this is one Flush, as every other turn.
+  // chunk (for a connection whose send of this turn is still in flight: when
+  // that send completes). Without a timer that near, this is one Flush, as
+  // every other turn.
   if (runs_main_loop()) {
     while (true) {
       const size_t chunk = std::max<size_t>(kMinSendChunk, kSendChunkBudget.count() / send_ns_);
@@ -617,14 +620,15 @@ void IoThread::FlushTurn() {
         break;
       }
       const auto start = std::chrono::steady_clock::now();
+      int64_t sent = 0;  // connections skipped (closing, a send in flight, nothing to send) cost ~nothing
       for (size_t i = 0; i < chunk; ++i) {
         Connection* conn = pending_.back();
         pending_.pop_back();
-        SendPending(conn);
+        sent += SendPending(conn) ? 1 : 0;
       }
       backend_->Submit();
       const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-      send_ns_ = std::max<int64_t>(100, (send_ns_ * 7 + took / static_cast<int64_t>(chunk)) / 8);
+      if (sent > 0) send_ns_ = std::max<int64_t>(100, (send_ns_ * 7 + took / sent) / 8);
       if (main_->WaitUs() == 0) main_->BeforeFlush();
     }
   }

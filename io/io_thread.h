@@ -225,8 +225,9 @@ class IoThread {
   void ArmAcceptAt(uint32_t index);
   // Sends what pending connections hold (except `keep`, left pending).
   void Flush(Connection* keep = nullptr);
-  // Sends what one pending connection holds (it is no longer pending).
-  void SendPending(Connection* conn);
+  // Sends what one pending connection holds (it is no longer pending);
+  // false when nothing was submitted (closing, a send in flight, nothing to send).
+  bool SendPending(Connection* conn);
   // The loop turn's Flush. On thread 0, when a timer falls due before the
   // turn's sends are likely done, they are submitted in chunks of about
   // kSendChunkBudget of kernel time each (sized by send_ns_, the time a send

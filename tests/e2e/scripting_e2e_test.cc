@@ -256,14 +256,17 @@ TEST(ScriptingE2E, InputHeldDuringABusyScriptStaysItsClientsWhenAnotherFollows) 
   ASSERT_TRUE(z.Send(Resp({"SET", "owner", "z"})));
   EXPECT_EQ(z.ReadReply(), "*-1\r\n");
   EXPECT_EQ(z.ReadReply(), ":1\r\n");
-  EXPECT_EQ(z.ReadReply(),
-            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+  // Nearly always both deadlines fire in one timer run and the SET meets
+  // the second script: -BUSY. Where the machine is slow enough (ASan) that
+  // they fire in two turns, the SET runs between the scripts: +OK, in z's
+  // database. Either way it is z's, answered to z.
+  const std::string set_reply = z.ReadReply();
+  const bool met_second_script = set_reply.rfind("-BUSY Redis is busy running a script.", 0) == 0;
+  EXPECT_TRUE(met_second_script || set_reply == "+OK\r\n") << set_reply;
   EXPECT_EQ(w.ReadReply(), "*-1\r\n");
   EXPECT_EQ(w.ReadReply(), ":1\r\n");
   EXPECT_EQ(Call(w, {"PING"}), "+PONG\r\n");  // nothing of z's arrived here
-  EXPECT_EQ(Call(z, {"GET", "owner"}), "$-1\r\n");
-  EXPECT_EQ(Call(w, {"GET", "owner"}), "$-1\r\n");
-  EXPECT_EQ(Call(z, {"SET", "owner", "z"}), "+OK\r\n");
+  EXPECT_EQ(Call(z, {"GET", "owner"}), met_second_script ? "$-1\r\n" : "$1\r\nz\r\n");
   EXPECT_EQ(Call(w, {"GET", "owner"}), "$-1\r\n");
 }
 

@@ -2,11 +2,12 @@
 //
 // A dense array of records (entry, deadline: 16 bytes), to sample from in
 // O(1) (active expiry, volatile-* eviction), and a map from each entry to
-// its record. (A map holding the deadline itself saves a lookup of a key
-// with one an access to the array, but its 24-byte slots cost 10 bytes more
-// per such key at 1,000,000 of them: docs/performance.md 36.1.) An entry without a deadline pays nothing here, and one bit
-// (Entry::has_expire) in the keyspace, which is all a lookup tests on the
-// common path. The key is not copied: a record's key is its node's.
+// its record. (A map holding the deadline itself would save a lookup of a
+// key with a deadline one access to the array, but its 24-byte slots cost
+// 10 bytes more per such key at 1,000,000 of them: performance.md 36.1.) An entry
+// without a deadline pays nothing here, and one bit (Entry::has_expire) in
+// the keyspace, which is all a lookup tests on the common path. The key is
+// not copied: a record's key is its node's.
 //
 // Entries are held by address: an entry stays where it is until its key is
 // erased, and the database removes the record first.

@@ -30,10 +30,11 @@ shift $((OPTIND - 1))
 LEAN_LOAD=${LEAN_LOAD:-build/perf/lean_load}
 [[ -x $LEAN_LOAD ]] || { echo "build lean_load first: cmake --build build --target lean_load" >&2; exit 1; }
 TICK=$(getconf CLK_TCK)
-pid=""
+pids=()
+# shellcheck source=servers.sh
+source perf/servers.sh
 work=$(mktemp -d)
-trap '[[ -n $pid ]] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # p99 and p999 of DEBUG DEADLINE-LATENESS, or "- -" where the server has none.
 lateness() {
@@ -46,27 +47,21 @@ printf "# wait_lean.sh %s clients=%d requests=%d rounds=%d load %s\n" "$(date -u
   "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-6s %-40s %10s %8s %8s %10s %9s %9s\n" round server rps p50_ms p99_ms cpu_us/req late_p99 late_p999
 for round in $(seq "$ROUNDS"); do
-  i=0
   for cmd in "$@"; do
     port=$(free_port)
-    eval "argv=($cmd)"
-    taskset -c 1 "${argv[@]}" --port "$port" --save "" --appendonly no --maxclients $((CLIENTS + 64)) \
-      --enable-debug-command yes >"$work/server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    start_server "$cmd" "$work/server" "$port" --maxclients $((CLIENTS + 64)) --enable-debug-command yes
+    pid=${pids[-1]}
     t0=$(cpu_ticks "$pid")
     out=$(taskset -c 0 "$LEAN_LOAD" -p "$port" -c "$CLIENTS" -n "$REQUESTS" wait 10 1 | tail -1)
     t1=$(cpu_ticks "$pid")
     read -r late99 late999 < <(lateness "$port")
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    pid=""
     # lean_load's CSV: "test","rps","p50_ms","p99_ms","client_cpu_util","errors"
     IFS=, read -r _ rps p50 p99 _ _ <<<"${out//\"/}"
     cpu=$(awk -v t="$((t1 - t0))" -v hz="$TICK" -v n="$REQUESTS" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')
     printf "%-6s %-40s %10.0f %8s %8s %10s %9s %9s\n" "$round" "$cmd" "$rps" "$p50" "$p99" "$cpu" "$late99" "$late999" |
       tee -a "$work/runs"
-    i=$((i + 1))
   done
 done
 echo "# medians over the rounds; rps ratio to the first server"

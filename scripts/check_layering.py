@@ -45,6 +45,7 @@ FILE_RULES = {
     "io/io_thread.h": ({"io"}, {"io/io_system.h"}),
     "io/io_thread.cc": ({"io"}, {"io/io_system.h"}),
     "io/io_thread_links.cc": ({"io"}, {"io/io_system.h"}),
+    "io/io_thread_send.cc": ({"io"}, {"io/io_system.h"}),
     "io/io_thread_tls.cc": ({"io"}, {"io/io_system.h"}),
     "io/main_loop_hooks.h": ({"io"}, {"io/io_system.h", "io/io_thread.h"}),
     "perf/ok_server.cc": ({"io"}, set()),

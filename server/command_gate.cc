@@ -601,17 +601,9 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
     }
     return;
   }
-  if (rerun_first_call_us >= 0) {
-    // Served: the time of both runs, and no second call.
-    const int64_t total_us = rerun_first_call_us + duration;
-    spec.usec += static_cast<uint64_t>(total_us);
-    latency_.RecordHistogram(spec, total_us);
-    if (slowlog_.ShouldRecord(total_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
-      slowlog_.Record(argv, total_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
-    }
-    return;
-  }
-  RecordCall(c, spec, argv, duration, now_ms);
+  // Served, it was counted when it blocked: the time of both runs, and no second call.
+  const bool served = rerun_first_call_us >= 0;
+  RecordCall(c, spec, argv, served ? rerun_first_call_us + duration : duration, now_ms, /*new_call=*/!served);
 }
 
 void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv) {
@@ -626,11 +618,16 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv) {
   if (replica_side_.is_replica() && !c.is_master) replica_side_.RememberOwnVolatileKeys(c, spec, argv);
 }
 
-void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms) {
-  ++spec.calls;
+void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
+                        bool new_call) {
   spec.usec += static_cast<uint64_t>(duration_us);
-  ++stats_.total_commands;
-  latency_.RecordCommand(spec, duration_us);
+  if (new_call) [[likely]] {
+    ++spec.calls;
+    ++stats_.total_commands;
+    latency_.RecordCommand(spec, duration_us);
+  } else {
+    latency_.RecordHistogram(spec, duration_us);  // a served blocked command: no latency event, as Redis
+  }
   // A script's own commands are not logged: the script is (as Redis).
   if (slowlog_.ShouldRecord(duration_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
     slowlog_.Record(argv, duration_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");

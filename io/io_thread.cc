@@ -585,6 +585,21 @@ void IoThread::Loop() {
   }
 }
 
+// Inline: out of line, a function whose only effect is a prefetch is
+// "pure" to GCC, and its calls are dropped.
+[[gnu::always_inline]] inline const Connection* IoThread::PrefetchConnection(const Completion& c) const {
+  const Op op = static_cast<Op>(c.tag >> 56);
+  if (op != Op::kRecv && op != Op::kSend) return nullptr;
+  const uint32_t slot = static_cast<uint32_t>(c.tag);
+  if (slot >= slots_.size()) return nullptr;
+  // A hint only: the connection is live now, and a prefetch never faults.
+  // Its first two lines: the handlers' fields, `owner` among them.
+  const Connection* conn = slots_[slot];
+  __builtin_prefetch(conn);
+  __builtin_prefetch(reinterpret_cast<const char*>(conn) + 64);
+  return conn;
+}
+
 void IoThread::ReapCompletions() {
   // The batch and the position in it are members: a turn while busy, run
   // from inside one of these handlers, continues with the rest of the batch
@@ -595,8 +610,24 @@ void IoThread::ReapCompletions() {
       if (n == 0) return;
       reaped_pos_ = 0;
       reaped_count_ = n;
+      // A long batch comes from many connections, whose state is cold: ask
+      // for every connection of it at once, so that their misses overlap,
+      // and then for each next one's client (its connection's lines asked
+      // for already). A short one has little to overlap and is not worth
+      // the instructions (about 45 a completion).
+      prefetch_batch_ = n >= kPrefetchBatch;
+      if (prefetch_batch_) {
+        for (unsigned i = 0; i < n; ++i) reaped_conn_[i] = PrefetchConnection(reaped_[i]);
+      }
     }
     const Completion c = reaped_[reaped_pos_++];
+    // Only where commands run (the other threads' handlers never touch a
+    // client, and `owner` is the main thread's). Still live: a connection
+    // closed by an earlier handler of the batch is freed after the turn's
+    // flush (IoSystem's graveyard).
+    if (prefetch_batch_ && runs_main_loop() && reaped_pos_ < reaped_count_ && reaped_conn_[reaped_pos_] != nullptr) {
+      __builtin_prefetch(reaped_conn_[reaped_pos_]->owner);
+    }
     HandleCompletion(c);
   }
 }

@@ -220,6 +220,9 @@ class IoThread {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }
 
+  // Prefetches the connection a receive or send completion will touch and
+  // returns it (null for other completions or an empty slot).
+  const Connection* PrefetchConnection(const Completion& c) const;
   void ArmRecv(Connection* conn);
   void ArmWake();
   void ArmAcceptAt(uint32_t index);
@@ -366,8 +369,12 @@ class IoThread {
   ParseScratch scratch_[2];
   // Completions reaped and not handled yet (see ReapCompletions).
   static constexpr unsigned kReapBatch = 64;
+  // Batches at least this long prefetch their connections (ReapCompletions).
+  static constexpr unsigned kPrefetchBatch = 8;
   Completion reaped_[kReapBatch];
+  const Connection* reaped_conn_[kReapBatch];  // their connections, when prefetched
   unsigned reaped_pos_ = 0, reaped_count_ = 0;
+  bool prefetch_batch_ = false;  // this batch is long enough to prefetch for
   int scratch_level_ = 0;  // 1 inside TurnWhileBusy
   bool in_busy_turn_ = false;  // inside TurnWhileBusy, hooks included
   Connection* busy_ = nullptr;      // TurnWhileBusy's connection, while in it

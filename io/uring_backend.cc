@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -22,6 +24,9 @@ constexpr unsigned kCqEntries = 32768;
 constexpr uint32_t kRecvBufSize = 4096;
 constexpr uint32_t kRecvBufCount = 512;
 constexpr unsigned kRingFlags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+// The fixed-file table's size bound: a slot per descriptor number below it
+// (8 bytes of kernel memory each). Above it, sockets go by descriptor.
+constexpr unsigned kMaxFixedFiles = 1u << 16;
 
 static_assert(kCompletionMore == IORING_CQE_F_MORE && kCompletionBuffer == IORING_CQE_F_BUFFER &&
               kCompletionBufferShift == IORING_CQE_BUFFER_SHIFT);
@@ -149,7 +154,33 @@ absl::Status UringBackend::Init(int wake_fd) {
                           static_cast<int>(i));
   }
   io_uring_buf_ring_advance(buf_ring_, static_cast<int>(buf_count_));
+  // A sparse fixed-file table, indexed by descriptor number: without one
+  // (an old kernel, a low descriptor limit) every socket goes by descriptor.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    const auto n = static_cast<unsigned>(std::min<rlim_t>(nofile.rlim_cur, kMaxFixedFiles));
+    if (n > 0 && io_uring_register_files_sparse(&ring_, n) == 0) fixed_.assign(n, false);
+  }
   return absl::OkStatus();
+}
+
+bool UringBackend::FixFile(int fd) {
+  if (fd < 0 || static_cast<size_t>(fd) >= fixed_.size()) return false;
+  if (fixed_[fd]) return true;
+  // One io_uring_register per connection, against an fget and fput per send.
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(fd), &fd, 1) != 1) return false;
+  fixed_[fd] = true;
+  return true;
+}
+
+void UringBackend::Forget(int fd) {
+  if (fd < 0 || static_cast<size_t>(fd) >= fixed_.size() || !fixed_[fd]) return;
+  // The table holds its own reference: the socket closes only once its slot
+  // is emptied, so before the descriptor is closed or handed to another
+  // thread (requests in flight keep what they use until they complete).
+  int none = -1;
+  io_uring_register_files_update(&ring_, static_cast<unsigned>(fd), &none, 1);
+  fixed_[fd] = false;
 }
 
 io_uring_sqe* UringBackend::GetSqe() {
@@ -175,9 +206,10 @@ void UringBackend::ArmAccept(int fd, uint64_t tag) {
 }
 
 void UringBackend::ArmRecv(int fd, uint64_t tag) {
+  const bool fixed = FixFile(fd);
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_recv_multishot(sqe, fd, nullptr, 0, 0);
-  sqe->flags |= IOSQE_BUFFER_SELECT;
+  sqe->flags |= IOSQE_BUFFER_SELECT | (fixed ? IOSQE_FIXED_FILE : 0);
   sqe->buf_group = 0;
   io_uring_sqe_set_data64(sqe, tag);
 }
@@ -185,12 +217,14 @@ void UringBackend::ArmRecv(int fd, uint64_t tag) {
 void UringBackend::Send(int fd, const char* data, size_t len, uint64_t tag) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_send(sqe, fd, data, len, MSG_NOSIGNAL);
+  if (IsFixed(fd)) sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data64(sqe, tag);
 }
 
 void UringBackend::SendMsg(int fd, msghdr* msg, uint64_t tag) {
   io_uring_sqe* sqe = GetSqe();
   io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL);
+  if (IsFixed(fd)) sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data64(sqe, tag);
 }
 

@@ -2,9 +2,14 @@
 // receives (idle connections hold no read buffer: data lands in a shared pool
 // buffer, is parsed, and the buffer is handed straight back). Set up
 // SINGLE_ISSUER | DEFER_TASKRUN: only the owning thread submits and reaps.
+// A socket's receives and sends go through the ring's fixed-file table (slot
+// = descriptor number, filled at its first ArmRecv, emptied by Forget), so a
+// send does not look its file up and take a reference each time.
 #pragma once
 
 #include <liburing.h>
+
+#include <vector>
 
 #include "io/io_backend.h"
 
@@ -27,7 +32,7 @@ class UringBackend final : public IoBackend {
   void Fsync(int fd, uint64_t tag) override;
   void PollIn(int fd, uint64_t tag) override;
   void PollOut(int fd, uint64_t tag) override;
-  void Forget(int) override {}
+  void Forget(int fd) override;
   void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) override;
   char* Buffer(uint16_t bid) override { return buffers_ + static_cast<size_t>(bid) * buf_size_; }
   void RecycleBuffer(uint16_t bid) override;
@@ -40,6 +45,10 @@ class UringBackend final : public IoBackend {
 
  private:
   io_uring_sqe* GetSqe();
+  // Puts `fd` in the fixed-file table (if not there yet); false where it
+  // cannot be (no table, a descriptor beyond it, the kernel refused).
+  bool FixFile(int fd);
+  bool IsFixed(int fd) const { return fd >= 0 && static_cast<size_t>(fd) < fixed_.size() && fixed_[fd]; }
 
   io_uring ring_{};
   bool ring_ready_ = false;
@@ -51,6 +60,7 @@ class UringBackend final : public IoBackend {
   uint32_t buf_count_ = 0;
   uint32_t buf_size_ = 0;
   uint32_t recycled_ = 0;  // buffers added since the last advance
+  std::vector<bool> fixed_;  // per descriptor number: in the fixed-file table
 };
 
 }  // namespace ringkv::io

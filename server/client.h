@@ -4,8 +4,8 @@
 // packed, and everything only some clients use lives in a separately
 // allocated component created on first use. Today that is ClientMeta (name
 // and library info, set by few clients, read only by CLIENT LIST) and
-// DeferredCommands (only while CLIENT PAUSE or a blocking command holds a
-// client back). Replies held for an AOF fsync live in the server's
+// DeferredCommands (only while CLIENT PAUSE or a blocking command holds back
+// a command the client sent). Replies held for an AOF fsync live in the server's
 // DurableReplies, keyed by client id, only while they wait; a subscriber's
 // channels and patterns in the server's PubSub, only while it has any; a
 // replica's state in the replication component; a blocked client's

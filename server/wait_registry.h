@@ -15,11 +15,11 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <set>
 #include <utility>
 #include <vector>
 
+#include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 
 namespace ringkv::server {
@@ -67,9 +67,11 @@ class WaitRegistry {
   void Unindex(uint64_t id, const Entry& e);
 
   absl::flat_hash_map<uint64_t, Entry> waiters_;
-  // (numreplicas, fsynced) -> (target, id)
-  std::map<std::pair<int64_t, bool>, std::set<std::pair<uint64_t, uint64_t>>> by_replicas_;
-  std::set<std::pair<uint64_t, uint64_t>> by_aof_;  // (aof target, id)
+  // (numreplicas, fsynced) -> (target, id). B-trees: a WAIT-heavy load adds
+  // and removes a waiter per request, and a node holds dozens of them where
+  // a red-black tree allocates one node each.
+  absl::btree_map<std::pair<int64_t, bool>, absl::btree_set<std::pair<uint64_t, uint64_t>>> by_replicas_;
+  absl::btree_set<std::pair<uint64_t, uint64_t>> by_aof_;  // (aof target, id)
 };
 
 }  // namespace ringkv::server

@@ -598,9 +598,13 @@ TEST(ClientStateE2E, ComponentsAreAllocatedOnlyWhileUsed) {
   EXPECT_EQ(components(), "[]");
   Append(c.get(), {"BLPOP", "empty", "0"});
   ASSERT_TRUE(WaitBlocked(admin.get(), 1));
+  EXPECT_EQ(components(), "[blocking]");  // nothing waits behind it yet
+  Append(c.get(), {"PING"});
+  for (int i = 0; i < 500 && components() != "[deferred,blocking]"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   EXPECT_EQ(components(), "[deferred,blocking]");
   Cmd(admin.get(), {"RPUSH", "empty", "x"});
   EXPECT_EQ(NextReply(c.get()), "[empty,x]");
+  EXPECT_EQ(NextReply(c.get()), "PONG");
   EXPECT_EQ(components(), "[]");
   Cmd(c.get(), {"SUBSCRIBE", "ch"});
   EXPECT_EQ(components(), "[pubsub]");

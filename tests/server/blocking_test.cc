@@ -135,7 +135,7 @@ TEST(BlockedClientsTest, AWriteServesTheFirstBlockedAndKeepsTheOthersInPlace) {
   blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q", "q"}, 0);
   blocking.BlockOnKeys(b, BlockKind::kList, Views(argv), {"q"}, 0);
   EXPECT_TRUE(a.blocked);
-  ASSERT_NE(a.deferred, nullptr);  // its later commands wait there
+  EXPECT_EQ(a.deferred, nullptr);  // allocated when a later command comes to wait there
   EXPECT_EQ(blocking.size(), 2u);
   EXPECT_FALSE(blocking.has_deadlines());
   EXPECT_TRUE(hooks.wakes.empty());  // no deadline: no timer
@@ -312,16 +312,26 @@ TEST(BlockedClientsTest, DisconnectAllTellsAndClosesEveryBlockedClient) {
   EXPECT_FALSE(a.blocked);
 }
 
-TEST(BlockedClientsTest, AGoneClientsDeadlineIsDropped) {
+// The deadline index keeps the client itself (ExpireDue reaches it without a
+// registry lookup): a client closing while blocked is unblocked first, as
+// Server::ResetClientState does, and its deadline goes with it.
+TEST(BlockedClientsTest, AClosedClientsDeadlineGoesWithItsUnblock) {
   FakeHooks hooks;
   BlockedClients blocking(hooks);
   Client& a = hooks.AddClient(1);
+  Client& b = hooks.AddClient(2);
   const std::vector<std::string> argv = {"blpop", "q", "1"};
   blocking.BlockOnKeys(a, BlockKind::kList, Views(argv), {"q"}, 50);
+  blocking.BlockOnKeys(b, BlockKind::kList, Views(argv), {"q"}, 60);
+  EXPECT_EQ(blocking.with_deadline(), 2u);
+  blocking.Unblock(a, UnblockReason::kClosed);
   hooks.RemoveClient(1);
+  EXPECT_EQ(blocking.with_deadline(), 1u);
   blocking.ExpireDue(50 * 1000);
-  EXPECT_TRUE(hooks.TakeLog().empty());
+  // Only b's deadline fired: nothing is answered for the closed client.
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"timeout 2", "resume 2"}));
   EXPECT_EQ(blocking.size(), 0u);
+  EXPECT_FALSE(b.blocked);
 }
 
 // The loop's timer is moved only by a deadline earlier than every other:

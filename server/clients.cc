@@ -4,8 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/strings.h"
 #include "server/logging.h"
+#include "server/open_files_limit.h"
 
 namespace ringkv::server {
 
@@ -13,6 +15,16 @@ Clients::Clients(Hooks& hooks, Config& config, OutputLimits& output_limits, uint
     : hooks_(hooks), output_limits_(output_limits), evicted_clients_(evicted_clients) {
   config.Bind("maxclients", &maxclients_);
   config.Bind("timeout", &timeout_s_);
+  // CONFIG SET maxclients raises the open-files limit as start-up does; one
+  // it cannot raise enough refuses the value, with the most it allows, as
+  // Redis 7.0's updateMaxclients.
+  config.OnChange("maxclients", [&config]() -> absl::Status {
+    const int64_t wanted = config.Int("maxclients");
+    const OpenFilesLimit fits = AdjustOpenFilesLimit(wanted);
+    if (fits.maxclients == wanted) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "The operating system is not able to handle the specified number of clients, try with ", fits.maxclients));
+  });
 }
 
 void Clients::Pause(int64_t until_ms, bool all) {

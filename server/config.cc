@@ -16,6 +16,7 @@
 #include "core/glob.h"
 #include "core/strings.h"
 #include "io/resp_parser.h"
+#include "server/logging.h"
 #include "server/version.h"
 
 namespace ringkv::server {
@@ -287,6 +288,9 @@ bool Config::ApplyStaged(std::vector<Staged>& staged, std::string* error) {
         ran.push_back(hook);
         continue;
       }
+      // Redis's words, which its operators grep for.
+      Log(kWarning, StrCat("Failed applying new configuration. Possibly related to new ", s.name,
+                           " setting. Restoring previous settings."));
       for (Staged& undo : staged) std::swap(undo.param->value, undo.value);
       for (uint32_t again : ran) (void)hooks_[again]();
       *error = SetError(s.name, ToStd(status.message()));

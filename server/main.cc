@@ -19,6 +19,7 @@
 #include "server/log_syslog.h"
 #include "server/logging.h"
 #include "server/oom_score.h"
+#include "server/open_files_limit.h"
 #include "server/proc_title.h"
 #include "server/server.h"
 #include "server/tls_config.h"
@@ -269,6 +270,12 @@ int main(int argc, char** argv) {
   std::string pidfile;
   if (!SetUpProcess(config.get(), &pidfile)) return 1;
   LogStarting(*config);
+  // As Redis's initServer: the descriptors maxclients needs, before anything
+  // is opened (the I/O threads' fixed-file tables are sized from the limit).
+  const int64_t maxclients = config->Int("maxclients");
+  const OpenFilesLimit files = AdjustOpenFilesLimit(maxclients);
+  if (files.cannot_start) return 1;
+  if (files.maxclients != maxclients) (void)config->SetValue("maxclients", {std::to_string(files.maxclients)});
 
   Server server(std::move(config));
   server.set_executable(ExecutablePath(argv[0]));

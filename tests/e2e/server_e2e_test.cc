@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -473,6 +475,115 @@ TEST(ServerE2E, ClientReplyOffOnAndSkip) {
   EXPECT_EQ(c.ReadReply(), "$1\r\n1\r\n");
   ASSERT_TRUE(c.Send(Resp({"CLIENT", "REPLY", "SKIP"}) + Resp({"PING"}) + Resp({"PING", "x"})));
   EXPECT_EQ(c.ReadReply(), "$1\r\nx\r\n");
+}
+
+// Whether a process started with `ulimit -n 256` (soft and hard) may raise
+// it to `to`: root may (CAP_SYS_RESOURCE), others may not pass their hard
+// limit. Asked of a child, which may change its own limits freely.
+bool MayRaiseOpenFilesFrom256(rlim_t to) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    rlimit low{256, 256};
+    rlimit high{to, to};
+    _exit(setrlimit(RLIMIT_NOFILE, &low) == 0 && setrlimit(RLIMIT_NOFILE, &high) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The "Max open files" soft limit of a process, from /proc.
+std::string MaxOpenFiles(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/limits");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Max open files", 0) == 0) {
+      std::istringstream words(line.substr(14));
+      std::string soft;
+      words >> soft;
+      return soft;
+    }
+  }
+  return "";
+}
+
+std::string InfoField(redisContext* c, const std::string& field) {
+  const std::string info = Cmd(c, {"INFO", "server"});
+  const size_t at = info.find(field + ":");
+  if (at == std::string::npos) return "";
+  const size_t end = info.find('\r', at);
+  return info.substr(at + field.size() + 1, end - at - field.size() - 1);
+}
+
+// As Redis 7.0's adjustOpenFilesLimit: a server started under `ulimit -n 256`
+// with maxclients 300 raises its limit to 332 (maxclients + 32) -- or, where
+// the kernel will not let it (not root), lowers maxclients to 224 and says
+// why -- and then serves that many clients; CONFIG SET maxclients raises the
+// limit again, or is refused with the most the limit allows. (Before, the
+// server kept the low limit and failed accept after accept, logging each.)
+TEST(ServerE2E, OpenFilesLimitFollowsMaxclients) {
+  const bool may_raise = MayRaiseOpenFilesFrom256(332);
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
+  const char* outer = getenv("RINGKV_TEST_LAUNCHER");
+  const std::string saved = outer != nullptr ? outer : "";
+  setenv("RINGKV_TEST_LAUNCHER", ("/usr/bin/prlimit --nofile=256:256 -- " + saved).c_str(), 1);
+  TestServer s({"--maxclients", "300", "--dir", dir, "--logfile", "server.log"});
+  if (saved.empty()) {
+    unsetenv("RINGKV_TEST_LAUNCHER");
+  } else {
+    setenv("RINGKV_TEST_LAUNCHER", saved.c_str(), 1);
+  }
+  ASSERT_TRUE(s.ready());
+  Redis admin = Connect(s.port());
+  const std::string pid = InfoField(admin.get(), "process_id");
+  auto maxclients = [&] {
+    RawConn c(s.port());
+    c.Send(Resp({"CONFIG", "GET", "maxclients"}));
+    return c.ReadReply();
+  };
+  const std::string log = Slurp(dir + "/server.log");
+  const int served = may_raise ? 300 : 224;
+  if (may_raise) {
+    EXPECT_NE(log.find("Increased maximum number of open files to 332 (it was originally set to 256)."),
+              std::string::npos) << log;
+    EXPECT_EQ(MaxOpenFiles(pid), "332");
+    EXPECT_EQ(maxclients(), "*2\r\n$10\r\nmaxclients\r\n$3\r\n300\r\n");
+  } else {
+    EXPECT_NE(log.find("You requested maxclients of 300 requiring at least 332 max file descriptors."),
+              std::string::npos) << log;
+    EXPECT_NE(log.find("Server can't set maximum open files to 332 because of OS error: Operation not permitted."),
+              std::string::npos) << log;
+    EXPECT_NE(log.find("Current maximum open files is 256. maxclients has been reduced to 224 to compensate for "
+                       "low ulimit. If you need higher maxclients increase 'ulimit -n'."),
+              std::string::npos) << log;
+    EXPECT_EQ(maxclients(), "*2\r\n$10\r\nmaxclients\r\n$3\r\n224\r\n");
+  }
+  // Every client up to maxclients is served (the admin connection is one),
+  // the next is told so.
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 1; i < served; ++i) {
+    conns.push_back(std::make_unique<RawConn>(s.port()));
+    ASSERT_TRUE(conns.back()->Send("PING\r\n"));
+  }
+  for (auto& c : conns) ASSERT_EQ(c->ReadReply(), "+PONG\r\n");
+  RawConn over(s.port());
+  EXPECT_EQ(over.ReadReply(), "-ERR max number of clients reached\r\n");
+  conns.clear();
+  if (may_raise) {
+    EXPECT_EQ(Cmd(admin.get(), {"CONFIG", "SET", "maxclients", "400"}), "OK");
+    EXPECT_EQ(MaxOpenFiles(pid), "432");
+  } else {
+    EXPECT_EQ(Cmd(admin.get(), {"CONFIG", "SET", "maxclients", "400"}),
+              "(error) ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is "
+              "not able to handle the specified number of clients, try with 224");
+    EXPECT_EQ(maxclients(), "*2\r\n$10\r\nmaxclients\r\n$3\r\n224\r\n");
+    const std::string after = Slurp(dir + "/server.log");
+    EXPECT_NE(after.find("You requested maxclients of 400 requiring at least 432 max file descriptors."),
+              std::string::npos) << after;
+    EXPECT_NE(after.find("Failed applying new configuration. Possibly related to new maxclients setting. Restoring "
+                         "previous settings."),
+              std::string::npos) << after;
+  }
 }
 
 }  // namespace

@@ -88,6 +88,9 @@ struct Client {
   // (Pub/Sub confirmations and messages, invalidations) still go out, as
   // Redis's CLIENT_PUSHING.
   bool replies_silenced() const { return reply_mode == ReplyMode::kOff || reply_mode == ReplyMode::kSkipThis; }
+  // A command it sends now waits (Clients::Defer): behind commands already
+  // held back (CLIENT PAUSE), or behind its blocked command.
+  bool defers_commands() const { return deferred != nullptr || blocked; }
   // ---- rarely used: components allocated on first use ---------------------------
   std::unique_ptr<ClientMeta> meta;  // null until a name is set
   ClientMeta& mutable_meta() {

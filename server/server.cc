@@ -456,7 +456,7 @@ void Server::OnPrefetchedCommand(io::Connection* conn, std::span<const std::stri
                                  const io::PrefetchSlot& slot) {
   auto* c = static_cast<Client*>(conn->owner);
   if (c == nullptr || c->closing) return;
-  if (c->deferred || c->blocked) {  // behind commands held back (CLIENT PAUSE), or a blocked command
+  if (c->defers_commands()) {
     clients_.Defer(*c, argv);
     return;
   }
@@ -557,7 +557,7 @@ void Server::ResumeClient(Client& c) {
     held->commands.pop_front();
     std::vector<std::string_view> views(args.begin(), args.end());
     if (c.closing) break;
-    if (c.deferred || c.blocked) {  // paused or blocked again: the rest waits behind
+    if (c.defers_commands()) {  // paused or blocked again: the rest waits behind
       clients_.Defer(c, views);
       continue;
     }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/e2e/hiredis_util.h"
+#include "tests/e2e/persistence_test_util.h"
 #include "tests/e2e/test_server.h"
 
 namespace ringkv::testing::server_e2e_test {
@@ -506,14 +507,6 @@ std::string MaxOpenFiles(const std::string& pid) {
   return "";
 }
 
-std::string InfoField(redisContext* c, const std::string& field) {
-  const std::string info = Cmd(c, {"INFO", "server"});
-  const size_t at = info.find(field + ":");
-  if (at == std::string::npos) return "";
-  const size_t end = info.find('\r', at);
-  return info.substr(at + field.size() + 1, end - at - field.size() - 1);
-}
-
 // As Redis 7.0's adjustOpenFilesLimit: a server started under `ulimit -n 256`
 // with maxclients 300 raises its limit to 332 (maxclients + 32) -- or, where
 // the kernel will not let it (not root), lowers maxclients to 224 and says
@@ -534,13 +527,9 @@ TEST(ServerE2E, OpenFilesLimitFollowsMaxclients) {
     setenv("RINGKV_TEST_LAUNCHER", saved.c_str(), 1);
   }
   ASSERT_TRUE(s.ready());
-  Redis admin = Connect(s.port());
-  const std::string pid = InfoField(admin.get(), "process_id");
-  auto maxclients = [&] {
-    RawConn c(s.port());
-    c.Send(Resp({"CONFIG", "GET", "maxclients"}));
-    return c.ReadReply();
-  };
+  RawConn probe(s.port());
+  const std::string pid = Info(probe, "process_id", "server");
+  auto maxclients = [&] { return Call(probe, {"CONFIG", "GET", "maxclients"}); };
   const std::string log = Slurp(dir + "/server.log");
   const int served = may_raise ? 300 : 224;
   if (may_raise) {
@@ -558,7 +547,7 @@ TEST(ServerE2E, OpenFilesLimitFollowsMaxclients) {
               std::string::npos) << log;
     EXPECT_EQ(maxclients(), "*2\r\n$10\r\nmaxclients\r\n$3\r\n224\r\n");
   }
-  // Every client up to maxclients is served (the admin connection is one),
+  // Every client up to maxclients is served (the probe is one),
   // the next is told so.
   std::vector<std::unique_ptr<RawConn>> conns;
   for (int i = 1; i < served; ++i) {
@@ -570,12 +559,12 @@ TEST(ServerE2E, OpenFilesLimitFollowsMaxclients) {
   EXPECT_EQ(over.ReadReply(), "-ERR max number of clients reached\r\n");
   conns.clear();
   if (may_raise) {
-    EXPECT_EQ(Cmd(admin.get(), {"CONFIG", "SET", "maxclients", "400"}), "OK");
+    EXPECT_EQ(Call(probe, {"CONFIG", "SET", "maxclients", "400"}), "+OK\r\n");
     EXPECT_EQ(MaxOpenFiles(pid), "432");
   } else {
-    EXPECT_EQ(Cmd(admin.get(), {"CONFIG", "SET", "maxclients", "400"}),
-              "(error) ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is "
-              "not able to handle the specified number of clients, try with 224");
+    EXPECT_EQ(Call(probe, {"CONFIG", "SET", "maxclients", "400"}),
+              "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is "
+              "not able to handle the specified number of clients, try with 224\r\n");
     EXPECT_EQ(maxclients(), "*2\r\n$10\r\nmaxclients\r\n$3\r\n224\r\n");
     const std::string after = Slurp(dir + "/server.log");
     EXPECT_NE(after.find("You requested maxclients of 400 requiring at least 432 max file descriptors."),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: perf/callgrind_requests.sh BINARY WORKLOAD [N]  -> user-space instructions per request
 # WORKLOAD: EVALSHA_10, FCALL_10, EVALSHA_INCR, FCALL_INCR (the scripts of perf/scripting_workloads.sh),
-# or PING, SET, GET (redis-benchmark's own, 64-byte values, 100,000 keys): the hot path.
+# or PING, SET, GET (redis-benchmark's own, 64-byte values, 100,000 keys): the hot path;
+# WAIT is `WAIT 10 1` with no replicas (issue 24's WAIT row: block, time out, answer).
 # No hardware counters on this VM (perf stat: instructions <not supported>),
 # so the count is callgrind's Ir: the server runs under valgrind with
 # instrumentation off; after a 5,000-request warm-up it is switched on for
@@ -29,15 +30,16 @@ case $W in
   PING) ARGS="-t ping_mbulk" ;;
   SET) ARGS="-t set -r 100000 -d 64" ;;
   GET) ARGS="-t get -r 100000 -d 64" ;;
+  WAIT) ARGS="wait 10 1" ;;  # no replicas: each times out after 1 ms (use PIPELINE=1)
   *) echo "unknown workload $W" >&2; exit 2 ;;
 esac
 # GET reads keys that exist (most of the 100,000).
 [[ $W == GET ]] && redis-benchmark -p "$PORT" -c 50 -P 16 -n 300000 -t set -r 100000 -d 64 -q >/dev/null
 # shellcheck disable=SC2086
-redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n 5000 $ARGS -q >/dev/null
+redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n 5000 -q $ARGS >/dev/null
 callgrind_control -i on "$SPID" >/dev/null
 # shellcheck disable=SC2086
-redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n "$N" $ARGS -q >/dev/null
+redis-benchmark -p "$PORT" -c 50 -P "$PIPE" -n "$N" -q $ARGS >/dev/null
 callgrind_control -i off "$SPID" >/dev/null
 errors=$(redis-cli -p "$PORT" info stats | tr -d '\r' | awk -F: '$1 == "total_error_replies" {print $2}')
 kill "$SPID"; wait "$SPID" || true

@@ -80,15 +80,28 @@ bool StreamGroupGone(const BlockState& state, const core::StreamValue& s) {
 
 void BlockedClients::Block(Client& c, std::unique_ptr<BlockState> state) {
   c.blocked = true;  // later commands wait in c.deferred, allocated when one comes (Clients::Defer)
-  state->blocked_at_us = UnixUs();
   if (state->deadline_us > 0) {
     // A re-arm only when this deadline is the earliest: the loop's timer
     // is already due by the others.
-    const bool earliest = deadlines_.empty() || state->deadline_us < deadlines_.begin()->first.first;
-    deadlines_.emplace(std::pair{state->deadline_us, c.id()}, &c);
-    if (earliest) hooks_.WakeTimerInUs(std::clamp<int64_t>(state->deadline_us - state->blocked_at_us, 0, 1'000'000));
+    const bool earliest = deadlines_.empty() || state->deadline_us < deadlines_.min_key().first;
+    state->deadline_seq = ++next_deadline_seq_;
+    deadlines_.Insert({state->deadline_us, state->deadline_seq}, &c);
+    // The clock is read only then (a WAIT-heavy load blocks behind an earlier deadline).
+    if (earliest) hooks_.WakeTimerInUs(std::clamp<int64_t>(state->deadline_us - UnixUs(), 0, 1'000'000));
   }
   blocked_[c.id()] = std::move(state);
+}
+
+void BlockedClients::BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadline_us,
+                                 const WaitRegistry::Progress& now) {
+  auto state = std::make_unique<BlockState>();
+  state->kind = BlockKind::kWait;
+  state->db = c.db;
+  state->deadline_us = deadline_us;
+  state->wait.id = c.id();
+  state->wait.spec = spec;
+  waits_.Add(state->wait, now);  // the state is on the heap: the waiter stays where it is
+  Block(c, std::move(state));
 }
 
 void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
@@ -110,9 +123,9 @@ std::unique_ptr<BlockState> BlockedClients::Take(uint64_t id) {
   if (it == blocked_.end()) return nullptr;
   std::unique_ptr<BlockState> state = std::move(it->second);
   blocked_.erase(it);
-  if (state->deadline_us > 0) deadlines_.erase({state->deadline_us, id});
+  if (state->deadline_us > 0) deadlines_.Erase({state->deadline_us, state->deadline_seq});
   if (state->kind == BlockKind::kWait) {
-    waits_.Remove(id);
+    waits_.Remove(state->wait);
   } else if (state->kind != BlockKind::kShutdown) {
     key_waiters_.Remove(*state);
   }
@@ -128,7 +141,7 @@ void BlockedClients::Unblock(Client& c, UnblockReason reason) {
     if (reason == UnblockReason::kError) {
       hooks_.ReplyUnblockError(c, state->error.empty() ? "UNBLOCKED client unblocked via CLIENT UNBLOCK" : state->error);
     } else if (state->kind == BlockKind::kWait) {
-      hooks_.ReplyToWaiter(c, state->wait);
+      hooks_.ReplyToWaiter(c, state->wait.spec);
     } else {
       hooks_.ReplyBlockTimeout(c);
     }
@@ -203,19 +216,21 @@ void BlockedClients::ServeReadyKeys() {
 }
 
 void BlockedClients::ExpireDue(int64_t now_us) {
-  while (!deadlines_.empty() && deadlines_.begin()->first.first <= now_us) {
-    auto it = deadlines_.begin();
-    const auto [deadline_us, id] = it->first;
-    Client* c = it->second;
+  while (!deadlines_.empty() && deadlines_.min_key().first <= now_us) {
+    const int64_t deadline_us = deadlines_.min_key().first;
+    Client* c = deadlines_.min_value();
     // Thousands of waiters are cold: ask for the client two entries ahead
     // and the connection of the next (its client asked for a step ago).
-    if (auto next = std::next(it); next != deadlines_.end() && next->first.first <= now_us) {
-      __builtin_prefetch(next->second->conn);
-      if (++next != deadlines_.end() && next->first.first <= now_us) __builtin_prefetch(next->second);
-    }
+    int ahead = 0;
+    deadlines_.ForEachWhile([&](const std::pair<int64_t, uint64_t>& key, Client* next) {
+      if (key.first > now_us) return false;
+      if (ahead == 1) __builtin_prefetch(next->conn);
+      if (ahead == 2) __builtin_prefetch(next);
+      return ++ahead <= 2;
+    });
     if (!lateness_) lateness_ = std::make_unique<core::LatencyHistogram>();
     lateness_->Record(static_cast<uint64_t>(now_us - deadline_us));
-    assert(hooks_.BlockedClient(id) == c);  // unblocked before it is freed
+    assert(hooks_.BlockedClient(c->id()) == c);  // unblocked before it is freed
     Unblock(*c, UnblockReason::kTimeout);
   }
 }

@@ -38,9 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "core/latency_histogram.h"
+#include "core/mostly_ascending_map.h"
 #include "core/string_hash.h"
 #include "server/block_kind.h"
 #include "server/client.h"
@@ -58,13 +58,13 @@ struct BlockState {
   int db = 0;
   // The deadline on the wall clock (UnixUs), to the microsecond; 0: none.
   int64_t deadline_us = 0;
-  int64_t blocked_at_us = 0;
+  uint64_t deadline_seq = 0;  // the deadline's tie-break in BlockedClients' index
   int64_t first_call_us = 0;  // how long the call that blocked ran (its latency if it times out)
   // Key blocks: the command, re-run for the client when a key is ready.
   std::vector<std::string> argv;
   // Its place in each key's waiting list.
   std::vector<std::pair<std::string, std::list<uint64_t>::iterator>> places;
-  WaitSpec wait;  // kWait: what WAIT / WAITAOF asked for
+  WaitRegistry::Waiter wait;  // kWait: what WAIT / WAITAOF asked for, registered in waits()
   // An unblocking error other than CLIENT UNBLOCK's (XREADGROUP's stream gone).
   std::string error;
 };
@@ -148,8 +148,12 @@ class BlockedClients {
 
   // Blocks `c` with `state`. Its later commands wait in c.deferred, which
   // Clients::Defer allocates when the first one comes (most never do).
-  // REQUIRES: `c` is not blocked; a kWait state's conditions are in waits().
+  // REQUIRES: `c` is not blocked; `state` is not kWait (BlockOnWait).
   void Block(Client& c, std::unique_ptr<BlockState> state);
+  // Blocks `c` in WAIT / WAITAOF until `spec` holds (waits().Take hands it
+  // out) or `deadline_us` (UnixUs; 0: none) passes. REQUIRES: `c` is not
+  // blocked.
+  void BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadline_us, const WaitRegistry::Progress& now);
   // Blocks `c` on `keys` (duplicates allowed) in its database until a write
   // makes one of them hold a value of the kind's type -- `argv` then runs
   // again -- or `deadline_us` (UnixUs; 0: none) passes.
@@ -184,7 +188,7 @@ class BlockedClients {
   // ---- deadlines --------------------------------------------------------------
   bool has_deadlines() const { return !deadlines_.empty(); }
   // The earliest deadline (UnixUs). REQUIRES: has_deadlines().
-  int64_t next_deadline_us() const { return deadlines_.begin()->first.first; }
+  int64_t next_deadline_us() const { return deadlines_.min_key().first; }
   // Times out every client whose deadline is at or before `now_us` (the
   // wall clock in microseconds: never before its time), and records how
   // late each one fired.
@@ -215,14 +219,17 @@ class BlockedClients {
 
   Hooks& hooks_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;
-  // (deadline_us, client id) -> the client. A B-tree: a WAIT-heavy load
-  // inserts and erases one per request, and a B-tree node holds dozens of
-  // them where a red-black tree allocates one node each (docs/performance.md
-  // 30.2). The client is there so that ExpireDue reaches it, and the next
-  // ones, without a registry lookup (three dependent misses with thousands
-  // of clients): a blocked client is unblocked, and so leaves this index,
+  // (deadline_us, arrival) -> the client. A WAIT-heavy load inserts and
+  // removes one per request; clients that block with the same timeout come
+  // in the order of their deadlines, and leave from the front, which
+  // core::MostlyAscendingMap keeps in a ring without a node or a rebalance
+  // (docs/performance.md 39.1; other orders go to its B-tree, 30.2). The
+  // client is there so that ExpireDue reaches it, and the next ones,
+  // without a registry lookup (three dependent misses with thousands of
+  // clients): a blocked client is unblocked, and so leaves this index,
   // before it is freed (Server::ResetClientState).
-  absl::btree_map<std::pair<int64_t, uint64_t>, Client*> deadlines_;
+  core::MostlyAscendingMap<std::pair<int64_t, uint64_t>, Client*> deadlines_;
+  uint64_t next_deadline_seq_ = 0;
   KeyWaiters key_waiters_;
   WaitRegistry waits_;
   std::unique_ptr<core::LatencyHistogram> lateness_;

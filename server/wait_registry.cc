@@ -1,6 +1,6 @@
 #include "server/wait_registry.h"
 
-#include <algorithm>
+#include <cassert>
 
 namespace ringkv::server {
 
@@ -16,75 +16,71 @@ WaitRegistry::Part WaitRegistry::NextPart(const WaitSpec& s, Part from, const Pr
   return Part::kDone;
 }
 
-void WaitRegistry::Index(uint64_t id, Entry& e) {
-  if (e.part == Part::kReplicas) {
-    by_replicas_[{e.spec.numreplicas, e.spec.aof}].emplace(e.spec.repl_target, id);
-  } else if (e.part == Part::kLocal) {
-    by_aof_.emplace(e.spec.aof_target, id);
+void WaitRegistry::Index(Waiter& w) {
+  if (w.part_ == Part::kReplicas) {
+    by_replicas_[{w.spec.numreplicas, w.spec.aof}].Insert({w.spec.repl_target, w.seq_}, &w);
+  } else if (w.part_ == Part::kLocal) {
+    by_aof_.Insert({w.spec.aof_target, w.seq_}, &w);
   }
 }
 
-void WaitRegistry::Unindex(uint64_t id, const Entry& e) {
-  if (e.part == Part::kReplicas) {
-    auto it = by_replicas_.find({e.spec.numreplicas, e.spec.aof});
+void WaitRegistry::Unindex(const Waiter& w) {
+  if (w.part_ == Part::kReplicas) {
+    auto it = by_replicas_.find({w.spec.numreplicas, w.spec.aof});
     if (it != by_replicas_.end()) {
-      it->second.erase({e.spec.repl_target, id});
+      it->second.Erase({w.spec.repl_target, w.seq_});
       if (it->second.empty()) by_replicas_.erase(it);
     }
-  } else if (e.part == Part::kLocal) {
-    by_aof_.erase({e.spec.aof_target, id});
+  } else if (w.part_ == Part::kLocal) {
+    by_aof_.Erase({w.spec.aof_target, w.seq_});
   }
 }
 
-void WaitRegistry::Add(uint64_t id, const WaitSpec& spec, const Progress& now) {
-  Entry& e = waiters_[id];
-  e.spec = spec;
-  e.part = NextPart(spec, Part::kReplicas, now);
-  Index(id, e);
+void WaitRegistry::Add(Waiter& w, const Progress& now) {
+  assert(w.part_ == Part::kDone);
+  w.part_ = NextPart(w.spec, Part::kReplicas, now);
+  w.seq_ = ++next_seq_;
+  ++size_;
+  Index(w);
 }
 
-void WaitRegistry::Remove(uint64_t id) {
-  auto it = waiters_.find(id);
-  if (it == waiters_.end()) return;
-  Unindex(id, it->second);
-  waiters_.erase(it);
+void WaitRegistry::Remove(Waiter& w) {
+  if (w.part_ == Part::kDone) return;
+  Unindex(w);
+  w.part_ = Part::kDone;
+  --size_;
 }
 
-void WaitRegistry::Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* taken) {
-  std::vector<uint64_t> ids;
-  std::vector<uint64_t>* out = &ids;
-  const size_t first = 0;
+void WaitRegistry::Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out) {
   // Replica parts: per required count, the targets at or below the n-th
   // highest acknowledgement, in order; stop at the first one above it.
-  std::vector<uint64_t> advanced;
+  std::vector<Waiter*> advanced;
   for (auto& [key, targets] : by_replicas_) {
     const int64_t reached = now.nth_ack(key.first, key.second);
-    for (auto it = targets.begin(); it != targets.end() && static_cast<int64_t>(it->first) <= reached; ++it) {
-      advanced.push_back(it->second);
-    }
+    targets.ForEachWhile([&](const std::pair<uint64_t, uint64_t>& target, Waiter* w) {
+      if (static_cast<int64_t>(target.first) > reached) return false;
+      advanced.push_back(w);
+      return true;
+    });
   }
-  for (auto it = by_aof_.begin(); it != by_aof_.end() && it->first <= now.aof_synced && now.aof_on; ++it) {
-    advanced.push_back(it->second);
+  if (now.aof_on) {
+    by_aof_.ForEachWhile([&](const std::pair<uint64_t, uint64_t>& target, Waiter* w) {
+      if (target.first > now.aof_synced) return false;
+      advanced.push_back(w);
+      return true;
+    });
   }
-  for (uint64_t id : advanced) {
-    auto w = waiters_.find(id);
-    if (w == waiters_.end()) continue;
-    Entry& e = w->second;
-    Unindex(id, e);
-    e.part = NextPart(e.spec, e.part == Part::kReplicas ? Part::kReplicas : Part::kLocal, now);
-    if (e.part == Part::kDone) {
-      out->push_back(id);
+  // Each waiter is in one index, so once in `advanced`; it moves on to its
+  // next part's index, or is done.
+  for (Waiter* w : advanced) {
+    Unindex(*w);
+    w->part_ = NextPart(w->spec, w->part_ == Part::kReplicas ? Part::kReplicas : Part::kLocal, now);
+    if (w->part_ == Part::kDone) {
+      --size_;
+      out->emplace_back(w->id, w->spec);
     } else {
-      Index(id, e);
+      Index(*w);
     }
-  }
-  std::sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end());
-  out->erase(std::unique(out->begin() + static_cast<std::ptrdiff_t>(first), out->end()), out->end());
-  for (size_t i = first; i < out->size(); ++i) {
-    auto w = waiters_.find((*out)[i]);
-    if (w == waiters_.end()) continue;
-    taken->emplace_back((*out)[i], w->second.spec);
-    Remove((*out)[i]);
   }
 }
 

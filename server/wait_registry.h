@@ -10,6 +10,12 @@
 // scan), or ordered by AOF target offset. Deadlines have an ordered index of
 // their own. Adding, removing and releasing one waiter are O(log n).
 //
+// Ties between equal targets go by arrival (a sequence number), so that
+// waiters whose targets do not decrease -- the common case: a client's
+// target is the offset of its last write, and writes only move the offset
+// up; without writes every target is the same -- append to the index's
+// ordered run instead of a tree (core::MostlyAscendingMap).
+//
 // Thread-safety: main thread only.
 #pragma once
 
@@ -19,8 +25,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "absl/container/btree_set.h"
-#include "absl/container/flat_hash_map.h"
+#include "core/mostly_ascending_map.h"
 
 namespace ringkv::server {
 
@@ -33,6 +38,8 @@ struct WaitSpec {
 };
 
 class WaitRegistry {
+  enum class Part : uint8_t { kReplicas, kLocal, kNever, kDone };
+
  public:
   // The current progress the conditions are checked against.
   struct Progress {
@@ -43,35 +50,53 @@ class WaitRegistry {
     bool aof_on = false;
   };
 
-  void Add(uint64_t id, const WaitSpec& spec, const Progress& now);
-  void Remove(uint64_t id);
-  bool empty() const { return waiters_.empty(); }
+  // One blocked client's wait. The blocked client's state owns it (no map
+  // of waiters: BlockState::wait); the registry indexes it by address from
+  // Add until Remove or until Take hands it out.
+  class Waiter {
+   public:
+    uint64_t id = 0;  // the client's
+    WaitSpec spec;
+
+   private:
+    friend class WaitRegistry;
+    uint64_t seq_ = 0;  // arrival order: the tie-break of equal targets
+    Part part_ = Part::kDone;
+  };
+
+  // Registers `w` (its id and spec set). REQUIRES: `w` is not registered,
+  // and stays where it is until it is removed or taken.
+  void Add(Waiter& w, const Progress& now);
+  // Unregisters `w` (nothing when it is not registered).
+  void Remove(Waiter& w);
+  bool empty() const { return size_ == 0; }
 
   // True when `spec` needs no waiting at all.
   static bool Satisfied(const WaitSpec& spec, const Progress& now) {
     return NextPart(spec, Part::kReplicas, now) == Part::kDone;
   }
-  // Appends to *out the waiters whose conditions now hold (each once), and
-  // forgets them.
+  // Appends to *out the waiters whose conditions now hold (each once, in
+  // the order of their indexes: by target, then by arrival), and
+  // unregisters them.
   void Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out);
 
  private:
-  enum class Part : uint8_t { kReplicas, kLocal, kNever, kDone };
-  struct Entry {
-    WaitSpec spec;
-    Part part;
-  };
+  // (target offset, arrival) -> the waiter.
+  using TargetIndex = core::MostlyAscendingMap<std::pair<uint64_t, uint64_t>, Waiter*>;
+
   // The first unmet part of `spec`, given progress.
   static Part NextPart(const WaitSpec& spec, Part from, const Progress& now);
-  void Index(uint64_t id, Entry& e);
-  void Unindex(uint64_t id, const Entry& e);
+  void Index(Waiter& w);
+  void Unindex(const Waiter& w);
 
-  absl::flat_hash_map<uint64_t, Entry> waiters_;
-  // (numreplicas, fsynced) -> (target, id). B-trees: a WAIT-heavy load adds
-  // and removes a waiter per request, and a node holds dozens of them where
-  // a red-black tree allocates one node each.
-  absl::btree_map<std::pair<int64_t, bool>, absl::btree_set<std::pair<uint64_t, uint64_t>>> by_replicas_;
-  absl::btree_set<std::pair<uint64_t, uint64_t>> by_aof_;  // (aof target, id)
+  size_t size_ = 0;  // registered waiters
+  uint64_t next_seq_ = 0;
+  // (numreplicas, fsynced) -> the waiters for that many replicas. A
+  // WAIT-heavy load adds and removes a waiter per request: in arrival order
+  // that is an append and, at its deadline, a removal from the front
+  // (docs/performance.md 39.1).
+  absl::btree_map<std::pair<int64_t, bool>, TargetIndex> by_replicas_;
+  TargetIndex by_aof_;  // by AOF target
 };
 
 }  // namespace ringkv::server

@@ -202,14 +202,8 @@ void PrimarySide::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_us) 
     ReplyToWaiter(c, spec);
     return;
   }
-  blocking_.waits().Add(c.id(), spec, progress);
   if (spec.numreplicas > 0 && primary_) get_ack_pending_ = true;  // ACKs in one round trip
-  auto state = std::make_unique<BlockState>();
-  state->kind = BlockKind::kWait;
-  state->db = c.db;
-  state->deadline_us = deadline_us;
-  state->wait = spec;
-  blocking_.Block(c, std::move(state));
+  blocking_.BlockOnWait(c, spec, deadline_us, progress);
 }
 
 void PrimarySide::UnblockWaiters() {

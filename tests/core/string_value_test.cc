@@ -20,6 +20,28 @@ TEST(StringValueTest, EncodingsFollowRedisRules) {
   EXPECT_EQ(StringValue(std::string(45, 'a')).encoding(), StringEncoding::kRaw);
 }
 
+// Redis's string2ll: canonical decimal integers in int64's range only.
+TEST(StringValueTest, StringToInt64TakesCanonicalIntegersInRange) {
+  int64_t v = 7;
+  EXPECT_TRUE(StringToInt64("0", &v));
+  EXPECT_EQ(v, 0);
+  EXPECT_TRUE(StringToInt64("10", &v));
+  EXPECT_EQ(v, 10);
+  EXPECT_TRUE(StringToInt64("-1", &v));
+  EXPECT_EQ(v, -1);
+  EXPECT_TRUE(StringToInt64("9223372036854775807", &v));
+  EXPECT_EQ(v, INT64_MAX);
+  EXPECT_TRUE(StringToInt64("-9223372036854775808", &v));
+  EXPECT_EQ(v, INT64_MIN);
+  for (const char* bad : {"", "-", "-0", "01", "+1", " 1", "1 ", "1a", "a", "1.0", "9223372036854775808",
+                          "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+                          "99999999999999999999", "-99999999999999999999", "123456789012345678901"}) {
+    v = 7;
+    EXPECT_FALSE(StringToInt64(bad, &v)) << bad;
+    EXPECT_EQ(v, 7) << bad;
+  }
+}
+
 TEST(StringValueTest, RoundTripsAllRepresentations) {
   for (std::string s : {std::string(""), std::string("x"), std::string(15, 'i'), std::string(16, 'h'),
                         std::string(100, 'r'), std::string("-17"), std::string("0")}) {

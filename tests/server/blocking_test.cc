@@ -252,12 +252,7 @@ TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
   spec.numreplicas = 2;
   WaitRegistry::Progress none;
   none.nth_ack = [](int64_t, bool) -> int64_t { return -1; };  // no replica online
-  blocking.waits().Add(4, spec, none);
-  auto state = std::make_unique<BlockState>();
-  state->kind = BlockKind::kWait;
-  state->deadline_us = 1000 * 1000;
-  state->wait = spec;
-  blocking.Block(a, std::move(state));
+  blocking.BlockOnWait(a, spec, 1000 * 1000, none);
   EXPECT_FALSE(blocking.waits().empty());
   ASSERT_TRUE(blocking.has_deadlines());
   EXPECT_EQ(blocking.next_deadline_us(), 1000 * 1000);

@@ -205,6 +205,12 @@ class BlockedClients {
   // latency if it times out). False when `id` is not blocked.
   bool NoteFirstCall(uint64_t id, int64_t us);
   bool IsBlocked(uint64_t id) const { return blocked_.contains(id); }
+  // True when `id` is blocked in the WAIT / WAITAOF numbered `seq`
+  // (WaitRegistry::Waiter::seq).
+  bool WaitsOn(uint64_t id, uint64_t seq) const {
+    auto it = blocked_.find(id);
+    return it != blocked_.end() && it->second->kind == BlockKind::kWait && it->second->wait.seq() == seq;
+  }
   size_t size() const { return blocked_.size(); }
   // Blocked clients with a deadline (INFO clients_in_timeout_table).
   size_t with_deadline() const { return deadlines_.size(); }

@@ -29,7 +29,7 @@ void WaitRegistry::Unindex(const Waiter& w) {
     auto it = by_replicas_.find({w.spec.numreplicas, w.spec.aof});
     if (it != by_replicas_.end()) {
       it->second.Erase({w.spec.repl_target, w.seq_});
-      if (it->second.empty()) by_replicas_.erase(it);
+      if (it->second.empty() && by_replicas_.size() > kKeptIndexes) by_replicas_.erase(it);
     }
   } else if (w.part_ == Part::kLocal) {
     by_aof_.Erase({w.spec.aof_target, w.seq_});
@@ -39,6 +39,7 @@ void WaitRegistry::Unindex(const Waiter& w) {
 void WaitRegistry::Add(Waiter& w, const Progress& now) {
   assert(w.part_ == Part::kDone);
   w.part_ = NextPart(w.spec, Part::kReplicas, now);
+  assert(w.part_ != Part::kDone);  // nothing would release it: PrimarySide::WaitFor answers at once
   w.seq_ = ++next_seq_;
   ++size_;
   Index(w);
@@ -51,7 +52,7 @@ void WaitRegistry::Remove(Waiter& w) {
   --size_;
 }
 
-void WaitRegistry::Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out) {
+void WaitRegistry::Take(const Progress& now, std::vector<Taken>* out) {
   // Replica parts: per required count, the targets at or below the n-th
   // highest acknowledgement, in order; stop at the first one above it.
   std::vector<Waiter*> advanced;
@@ -77,7 +78,7 @@ void WaitRegistry::Take(const Progress& now, std::vector<std::pair<uint64_t, Wai
     w->part_ = NextPart(w->spec, w->part_ == Part::kReplicas ? Part::kReplicas : Part::kLocal, now);
     if (w->part_ == Part::kDone) {
       --size_;
-      out->emplace_back(w->id, w->spec);
+      out->push_back({w->id, w->seq_, w->spec});
     } else {
       Index(*w);
     }

@@ -58,14 +58,25 @@ class WaitRegistry {
     uint64_t id = 0;  // the client's
     WaitSpec spec;
 
+    // This wait's number, unique per registry (0 before it is added).
+    uint64_t seq() const { return seq_; }
+
    private:
     friend class WaitRegistry;
     uint64_t seq_ = 0;  // arrival order: the tie-break of equal targets
     Part part_ = Part::kDone;
   };
 
+  // A waiter Take handed out: its client, its number, what it asked.
+  struct Taken {
+    uint64_t id;
+    uint64_t seq;
+    WaitSpec spec;
+  };
+
   // Registers `w` (its id and spec set). REQUIRES: `w` is not registered,
-  // and stays where it is until it is removed or taken.
+  // stays where it is until it is removed or taken, and its spec is not
+  // Satisfied now.
   void Add(Waiter& w, const Progress& now);
   // Unregisters `w` (nothing when it is not registered).
   void Remove(Waiter& w);
@@ -78,7 +89,7 @@ class WaitRegistry {
   // Appends to *out the waiters whose conditions now hold (each once, in
   // the order of their indexes: by target, then by arrival), and
   // unregisters them.
-  void Take(const Progress& now, std::vector<std::pair<uint64_t, WaitSpec>>* out);
+  void Take(const Progress& now, std::vector<Taken>* out);
 
  private:
   // (target offset, arrival) -> the waiter.
@@ -94,7 +105,11 @@ class WaitRegistry {
   // (numreplicas, fsynced) -> the waiters for that many replicas. A
   // WAIT-heavy load adds and removes a waiter per request: in arrival order
   // that is an append and, at its deadline, a removal from the front
-  // (docs/performance.md 39.1).
+  // (docs/performance.md 39.1). An index that empties is kept while there
+  // are at most kKeptIndexes (a client waiting alone does not allocate one
+  // per WAIT); beyond, it goes (a client cannot make the map grow for good
+  // by asking for many different counts).
+  static constexpr size_t kKeptIndexes = 4;
   absl::btree_map<std::pair<int64_t, bool>, TargetIndex> by_replicas_;
   TargetIndex by_aof_;  // by AOF target
 };

@@ -207,12 +207,16 @@ void PrimarySide::WaitFor(Client& c, const WaitSpec& spec, int64_t deadline_us) 
 }
 
 void PrimarySide::UnblockWaiters() {
-  std::vector<std::pair<uint64_t, WaitSpec>> done;
+  std::vector<WaitRegistry::Taken> done;
   blocking_.waits().Take(WaitProgress(), &done);
-  for (const auto& [id, spec] : done) {
-    Client* c = hooks_.ReplicaClient(id);
+  for (const WaitRegistry::Taken& w : done) {
+    // The commands an earlier one resumed may have ended this wait (CLIENT
+    // UNBLOCK answered it), and the client may wait again: that is another
+    // wait, which this release must not answer or end.
+    if (!blocking_.WaitsOn(w.id, w.seq)) continue;
+    Client* c = hooks_.ReplicaClient(w.id);
     if (c == nullptr) continue;
-    ReplyToWaiter(*c, spec);
+    ReplyToWaiter(*c, w.spec);
     blocking_.Unblock(*c, UnblockReason::kServed);
   }
 }

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,11 +74,15 @@ class FakeServer final : public PrimarySide::Hooks,
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary->ReplyToWaiter(c, spec); }
   void RerunBlocked(Client&, std::span<const std::string_view>, int64_t) override {}
   void RecordUnblockedLatency(const CommandSpec&, int64_t) override {}
-  void ResumeClient(Client& c) override { log.push_back("resume " + std::to_string(c.id())); }
+  void ResumeClient(Client& c) override {
+    log.push_back("resume " + std::to_string(c.id()));
+    if (on_resume) on_resume(c);
+  }
   void CloseClient(Client&) override {}
 
   PrimarySide* primary = nullptr;
   bool may_block = true;
+  std::function<void(Client&)> on_resume;  // a resumed client's deferred commands
   std::vector<std::string> log;
 
  private:
@@ -191,6 +196,48 @@ TEST_F(PrimarySideTest, AcksReleaseWaitersOnceTheirOffsetIsReached) {
   // Offsets never go back (a late ACK of an older offset).
   side_.OnReplicaAck(replica, 10, 0, now + 3);
   EXPECT_EQ(link.ack_offset, 130u);
+}
+
+// One ACK releases three waiters. The first one's deferred commands end the
+// other two's waits (CLIENT UNBLOCK: each answers its count then), and the
+// third one's own deferred command is a WAIT for a later offset. The
+// release answers each once, and the new WAIT keeps waiting.
+TEST_F(PrimarySideTest, AWaitEndedByAnEarlierReleasedClientIsNotAnsweredAgain) {
+  const int64_t now = UnixMs();
+  AddOnlineReplica(7, now);
+  Client& replica = *server_.ReplicaClient(7);
+  Client& a = server_.AddClient(1);
+  Client& b = server_.AddClient(2);
+  Client& c = server_.AddClient(3);
+  WaitSpec spec;
+  spec.numreplicas = 1;
+  spec.repl_target = 100;
+  side_.WaitFor(a, spec, 0);
+  side_.WaitFor(b, spec, 0);
+  side_.WaitFor(c, spec, 0);
+  WaitSpec later = spec;
+  later.repl_target = 500;
+  bool waited_again = false;
+  server_.on_resume = [&](Client& resumed) {
+    if (resumed.id() == 1) {
+      EXPECT_TRUE(blocking_.UnblockByRequest(2, false));
+      EXPECT_TRUE(blocking_.UnblockByRequest(3, false));
+    } else if (resumed.id() == 3 && !waited_again) {
+      waited_again = true;
+      side_.WaitFor(c, later, 0);
+    }
+  };
+  side_.OnReplicaAck(replica, 130, 0, now + 1);
+  EXPECT_EQ(server_.Replies(1), ":1\r\n");
+  EXPECT_EQ(server_.Replies(2), ":1\r\n");
+  EXPECT_EQ(server_.Replies(3), ":1\r\n");
+  EXPECT_FALSE(blocking_.IsBlocked(1));
+  EXPECT_FALSE(blocking_.IsBlocked(2));
+  EXPECT_TRUE(blocking_.IsBlocked(3));  // in its second WAIT
+  server_.on_resume = nullptr;
+  side_.OnReplicaAck(replica, 600, 0, now + 2);
+  EXPECT_EQ(server_.Replies(3), ":1\r\n");
+  EXPECT_TRUE(blocking_.waits().empty());
 }
 
 TEST_F(PrimarySideTest, MinReplicasGateCountsReplicasAckedWithinTheLag) {

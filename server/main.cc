@@ -13,6 +13,7 @@
 #include "core/strings.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "io/io_log.h"
 #include "server/config.h"
 #include "server/kernel_checks.h"
@@ -265,6 +266,13 @@ std::string ExecutablePath(const char* argv0) {
 int main(int argc, char** argv) {
   using namespace ringkv::server;
   InitProcTitle(argc, argv);  // first: it moves argv's strings and the environment
+#ifdef NDEBUG
+  // Debian's Abseil is built with its deadlock detector on: every
+  // Mutex::Lock updates a graph of lock orders (a few hundred instructions
+  // a lock, docs/performance.md 39.2). A debugging aid: debug and sanitizer
+  // builds keep it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+#endif
   auto config = std::make_unique<Config>();
   if (std::optional<int> code = LoadConfig(argc, argv, config.get())) return *code;
   std::string pidfile;

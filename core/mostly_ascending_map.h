@@ -17,6 +17,10 @@
 //
 // Costs: Insert O(1) amortized in order, O(log n) out of order; Erase and a
 // lookup O(log n) without allocating; min_key / PopMin O(1) amortized.
+// The run is only as good as the order: while one large key sits at its back
+// (a client blocked for an hour among clients blocked for a second), every
+// smaller key goes to the tree, which is where all of them went before this
+// map existed.
 //
 // Key needs operator< (a strict total order) and, with Value, a default
 // constructor and copy assignment: make keys unique with an arrival number,

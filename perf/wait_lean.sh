@@ -8,7 +8,9 @@
 # ticks), and, for a server that answers DEBUG DEADLINE-LATENESS (ringkv),
 # how late its deadlines fired at p99 / p999 (µs, measured in the server).
 # A summary gives each server's medians and the ratio of its rps to the
-# first server's.
+# first server's, then each other server paired with the first round by
+# round: the rounds it made more rps in, and the median of its per-round
+# CPU-per-request ratios.
 #   perf/wait_lean.sh [-c CLIENTS] [-n REQUESTS] [-r ROUNDS] SERVER_CMD [SERVER_CMD...]
 #   e.g. cmake --build build --target lean_load &&
 #        perf/wait_lean.sh -c 2000 -r 3 /usr/bin/redis-server /tmp/old-server build/ringkv-server
@@ -26,7 +28,7 @@ while getopts "c:n:r:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-(($# >= 1)) || { sed -n 12,14p "$0" >&2; exit 2; }
+(($# >= 1)) || { sed -n 14,16p "$0" >&2; exit 2; }
 LEAN_LOAD=${LEAN_LOAD:-build/perf/lean_load}
 [[ -x $LEAN_LOAD ]] || { echo "build lean_load first: cmake --build build --target lean_load" >&2; exit 1; }
 TICK=$(getconf CLK_TCK)
@@ -79,5 +81,19 @@ awk '
       key = byorder[k]; m = median(rps, key, n[key]); if (k == 1) first = m
       printf "%-47s %10.0f %8s %8s %10s %9s   %.2fx\n", key, m, "", median(p99, key, n[key]), median(cpu, key, n[key]),
         median(late, key, n[key]), m / first
+    }
+    # Paired by round against the first server: a change of a few per cent
+    # hides in rounds that spread by 15% (docs/performance.md 39.1), and shows
+    # (or not) in how often it won and by how much, round by round.
+    base = byorder[1]
+    for (k = 2; k <= seen; k++) {
+      key = byorder[k]; won = 0; pairs = 0
+      for (i = 1; i <= n[key] && i <= n[base]; i++) {
+        pairs++
+        if (rps[key, i] + 0 > rps[base, i] + 0) won++
+        ratio[key, i] = (cpu[base, i] + 0 > 0) ? cpu[key, i] / cpu[base, i] : 0
+      }
+      printf "# %s against %s: more rps in %d of %d rounds; CPU per request, median of the per-round ratios %.3f\n",
+        key, base, won, pairs, median(ratio, key, pairs)
     }
   }' "$work/runs"

@@ -4,8 +4,10 @@
 // came (docs/performance.md 39.1).
 //
 // A key above every key of the run goes to the back of the run, a ring kept
-// in ascending order: an append, no node to allocate and no rebalancing. Any
-// other key goes to a B-tree. The least key is the lesser of the two fronts,
+// in ascending order: an append, no node to allocate and no rebalancing. A
+// key below at most 4 of the run's last keys moves those to a B-tree and is
+// appended (one long deadline among short ones does not send all the short
+// ones to the tree); any other key goes to the B-tree. The least key is the lesser of the two fronts,
 // and an in-order walk merges the two. Erase finds a key of the run by binary
 // search and leaves a hole (the ring stays sorted, holes keep their keys);
 // holes at either end are trimmed at once, and the run is compacted when its
@@ -17,10 +19,8 @@
 //
 // Costs: Insert O(1) amortized in order, O(log n) out of order; Erase and a
 // lookup O(log n) without allocating; min_key / PopMin O(1) amortized.
-// The run is only as good as the order: while one large key sits at its back
-// (a client blocked for an hour among clients blocked for a second), every
-// smaller key goes to the tree, which is where all of them went before this
-// map existed.
+// The run is only as good as the order: keys that come in no order at all
+// go to the tree, which is where all of them went before this map existed.
 //
 // Key needs operator< (a strict total order) and, with Value, a default
 // constructor and copy assignment: make keys unique with an arrival number,
@@ -51,6 +51,15 @@ class MostlyAscendingMap {
 
   // REQUIRES: `key` is not in the map.
   void Insert(const Key& key, Value value) {
+    // A few larger keys at the run's back (a long deadline among short
+    // ones) move to the tree, so that the run goes on with the common order.
+    for (int moved = 0; used_ > 0 && key < At(used_ - 1).key && moved < kMaxMovedBack; ++moved) {
+      Slot& back = Mut(used_ - 1);
+      tree_.emplace(back.key, std::move(back.value));
+      back.live = false;
+      --live_;
+      while (used_ > 0 && !At(used_ - 1).live) --used_;
+    }
     if (used_ == 0 || At(used_ - 1).key < key) {
       if (used_ == ring_.size()) {
         // Full: compacted in place when at least half of it is holes.
@@ -133,6 +142,7 @@ class MostlyAscendingMap {
  private:
   static constexpr size_t kMinRing = 16;
   static constexpr size_t kMaxHoles = 64;
+  static constexpr int kMaxMovedBack = 4;
 
   struct Slot {
     Key key{};

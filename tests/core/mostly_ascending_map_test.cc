@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -40,36 +41,65 @@ TEST(MostlyAscendingMapTest, KeysInOrderStayOutOfTheTree) {
   EXPECT_TRUE(m.empty());
 }
 
-TEST(MostlyAscendingMapTest, AKeyBelowTheRunGoesToTheTreeAndComesOutFirst) {
+TEST(MostlyAscendingMapTest, AKeyBelowTheRunComesOutFirst) {
   Map m;
   m.Insert({10, 1}, 10);
   m.Insert({20, 2}, 20);
-  m.Insert({5, 3}, 5);  // a shorter timeout, later
-  EXPECT_EQ(m.out_of_order(), 1u);
+  m.Insert({5, 3}, 5);  // a shorter timeout, later: the two above move aside
+  EXPECT_EQ(m.out_of_order(), 2u);
   EXPECT_EQ(m.min_key(), (Key{5, 3}));
   m.PopMin();
   EXPECT_EQ(m.min_key(), (Key{10, 1}));
   EXPECT_EQ(Contents(m), (std::vector<std::pair<Key, int>>{{{10, 1}, 10}, {{20, 2}, 20}}));
 }
 
+// A client blocked for an hour among clients blocked for a second: the hour
+// moves to the tree, the seconds go on in the run.
+TEST(MostlyAscendingMapTest, ALongKeyAtTheBackMovesAsideForTheCommonOrder) {
+  Map m;
+  m.Insert({1, 1}, 1);
+  m.Insert({3600, 2}, 2);
+  for (uint64_t i = 3; i < 1000; ++i) m.Insert({static_cast<int64_t>(i), i}, static_cast<int>(i));
+  EXPECT_EQ(m.out_of_order(), 1u);
+  EXPECT_EQ(m.size(), 999u);
+  std::vector<std::pair<Key, int>> all = Contents(m);
+  ASSERT_EQ(all.size(), 999u);
+  EXPECT_EQ(all.back().first, (Key{3600, 2}));
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+  // More than four larger keys at the back: the new key goes to the tree.
+  Map n;
+  for (uint64_t i = 0; i < 10; ++i) n.Insert({static_cast<int64_t>(100 + i), i}, 0);
+  n.Insert({5, 100}, 0);
+  EXPECT_EQ(n.out_of_order(), 5u);  // four moved, and the key itself
+  EXPECT_EQ(n.min_key(), (Key{5, 100}));
+  EXPECT_TRUE(n.Erase({109, 9}));  // found in the tree
+  EXPECT_TRUE(n.Erase({105, 5}));  // and in the run
+  EXPECT_EQ(n.size(), 9u);
+}
+
 TEST(MostlyAscendingMapTest, EraseFindsKeysInTheRunAndInTheTree) {
   Map m;
   for (uint64_t i = 0; i < 100; ++i) m.Insert({static_cast<int64_t>(i), i}, static_cast<int>(i));
-  m.Insert({50, 1000}, -1);  // between run keys: the tree
+  m.Insert({50, 1000}, -1);  // between run keys: the tree, with the run's last four
+  EXPECT_EQ(m.out_of_order(), 5u);
   EXPECT_FALSE(m.Erase({50, 999}));
   EXPECT_FALSE(m.Erase({1000, 0}));
   EXPECT_TRUE(m.Erase({50, 50}));
   EXPECT_FALSE(m.Erase({50, 50}));  // a hole now
   EXPECT_TRUE(m.Erase({50, 1000}));
   EXPECT_TRUE(m.Erase({0, 0}));    // front
-  EXPECT_TRUE(m.Erase({99, 99}));  // back
-  EXPECT_EQ(m.size(), 97u);
+  EXPECT_TRUE(m.Erase({99, 99}));  // moved to the tree
+  EXPECT_TRUE(m.Erase({95, 95}));  // the run's back
+  EXPECT_EQ(m.size(), 96u);
   EXPECT_EQ(m.min_key(), (Key{1, 1}));
-  // A key erased from the run, inserted again below its back: found in the tree.
+  EXPECT_EQ(m.out_of_order(), 3u);  // 96, 97, 98
+  // A key erased from the run, inserted again below its back (and below
+  // more than four keys): found in the tree, beside a hole with its key.
   m.Insert({50, 50}, 7);
-  EXPECT_EQ(m.out_of_order(), 1u);
+  EXPECT_EQ(m.out_of_order(), 8u);  // 91-94 moved aside too
   EXPECT_TRUE(m.Erase({50, 50}));
-  EXPECT_EQ(m.out_of_order(), 0u);
+  EXPECT_EQ(m.out_of_order(), 7u);
+  EXPECT_FALSE(m.Erase({50, 50}));
 }
 
 TEST(MostlyAscendingMapTest, HolesAreCompactedAndTheRingShrinks) {

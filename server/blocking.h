@@ -148,7 +148,8 @@ class BlockedClients {
 
   // Blocks `c` with `state`. Its later commands wait in c.deferred, which
   // Clients::Defer allocates when the first one comes (most never do).
-  // REQUIRES: `c` is not blocked; `state` is not kWait (BlockOnWait).
+  // REQUIRES: `c` is not blocked; a kWait `state` comes through BlockOnWait,
+  // which registers its waiter first.
   void Block(Client& c, std::unique_ptr<BlockState> state);
   // Blocks `c` in WAIT / WAITAOF until `spec` holds (waits().Take hands it
   // out) or `deadline_us` (UnixUs; 0: none) passes. REQUIRES: `c` is not

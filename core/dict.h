@@ -31,6 +31,7 @@
 #include <cstring>
 #include <new>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/hash/hash.h"
@@ -57,7 +58,10 @@ class DictNode {
   Key key_;
 };
 
-template <typename V, typename NodeT = DictNode<V>>
+// kCountRemovals: the Dict counts the times nodes leave it (removals()),
+// which the keyspace's lookups need (core::KnownEntry); the collections'
+// tables do without it and stay 48 bytes.
+template <typename V, typename NodeT = DictNode<V>, bool kCountRemovals = false>
 class Dict {
  public:
   using Node = NodeT;
@@ -76,6 +80,19 @@ class Dict {
   ~Dict() { Clear(); }
 
   size_t size() const { return t_[0].used + t_[1].used; }
+  // Counts the times nodes left this table (Erase, Clear, Swap -- and so
+  // moves): a node found while removals() was s is still this table's, at
+  // the same address, while removals() == s (nodes never move otherwise).
+  uint64_t removals() const
+    requires kCountRemovals
+  {
+    return removals_.count;
+  }
+  // The rehash step a lookup takes (Find, FindHashed), for a caller that
+  // found its node another way (removals()).
+  void StepRehash() {
+    if (rehashing()) RehashStep();
+  }
   size_t buckets() const { return t_[0].size() + t_[1].size(); }
   bool rehashing() const { return rehash_index_ >= 0; }
 
@@ -124,6 +141,7 @@ class Dict {
       for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
         if (n->key().Equals(key)) {
           *link = n->next;
+          CountRemoval();
           Node::Destroy(n);
           --t.used;
           ShrinkIfNeeded();
@@ -136,6 +154,7 @@ class Dict {
   }
 
   void Clear() {
+    CountRemoval();
     for (Table& t : t_) {
       for (uint64_t b = 0; b < t.size(); ++b) {
         for (Node* n = t.buckets[b]; n != nullptr;) {
@@ -151,6 +170,8 @@ class Dict {
   }
 
   void Swap(Dict& other) {
+    CountRemoval();
+    other.CountRemoval();
     std::swap(t_, other.t_);
     std::swap(rehash_index_, other.rehash_index_);
   }
@@ -333,7 +354,8 @@ class Dict {
 
  private:
   // 16 bytes (the size as a power of two, as Redis 7.0 keeps it), so that a
-  // Dict is 48: every hash-table encoded hash, set and sorted set has one.
+  // Dict is 48 (without kCountRemovals): every hash-table encoded hash, set
+  // and sorted set has one.
   struct Table {
     Node** buckets = nullptr;
     uint64_t used : 58 = 0;
@@ -444,9 +466,19 @@ class Dict {
     StartResize(target);
   }
 
+  struct RemovalCount {
+    uint64_t count = 0;
+  };
+  struct NoRemovalCount {};
+  void CountRemoval() {
+    if constexpr (kCountRemovals) ++removals_.count;
+  }
+
   Table t_[2];
   int64_t rehash_index_ = -1;
   bool resize_allowed_ = true;
+  // Not swapped: it counts this object's removals.
+  [[no_unique_address]] std::conditional_t<kCountRemovals, RemovalCount, NoRemovalCount> removals_;
 };
 
 }  // namespace ringkv::core

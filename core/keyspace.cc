@@ -7,8 +7,13 @@
 namespace ringkv::core {
 
 inline Entry* Database::LookUp(std::string_view key, int64_t now_ms) {
-  Entry* e = dict_.FindHashed(key, HashOf(key));
-  if (e == nullptr) return nullptr;
+  Entry* e = KnownEntryOf(key);
+  if (e != nullptr) {
+    dict_.StepRehash();  // as FindHashed would
+  } else {
+    e = dict_.FindHashed(key, HashOf(key));
+    if (e == nullptr) return nullptr;
+  }
   if (IsExpired(*e, now_ms)) {
     switch (*expiry_mode_) {
       case ExpiryMode::kKeep:
@@ -53,9 +58,17 @@ Entry* Database::FindForReadLookUp(std::string_view key, int64_t now_ms, bool to
 }
 
 Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* created, size_t slot_bytes) {
-  auto [node, inserted] = dict_.InsertNodeHashed(key, HashOf(key), slot_bytes);
-  Entry& e = node->value;
-  if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key().view());
+  bool inserted = false;
+  Entry* found = KnownEntryOf(key);
+  if (found != nullptr) {
+    dict_.StepRehash();  // as InsertNodeHashed would
+  } else {
+    auto [node, added] = dict_.InsertNodeHashed(key, HashOf(key), slot_bytes);
+    found = &node->value;
+    inserted = added;
+    if (inserted && slot_index_ != nullptr) slot_index_->Add(node->key().view());
+  }
+  Entry& e = *found;
   if (!inserted) BeforeChange(key, e);
   if (!inserted && *expiry_mode_ != ExpiryMode::kKeep && IsExpired(e, now_ms)) {
     if (*observer_ != nullptr) (*observer_)->OnKeyExpired(index_, key);

@@ -42,7 +42,8 @@ namespace ringkv::core {
 
 // A database's table: variable-size nodes holding key, entry and a short
 // string value together (core/keyspace_node.h).
-using KeyTable = Dict<Entry, KeyspaceNode>;
+// Counts its removals: a lookup may take an entry a prefetch found (KnownEntry).
+using KeyTable = Dict<Entry, KeyspaceNode, /*kCountRemovals=*/true>;
 
 class Database;
 struct DetachedData;
@@ -100,12 +101,23 @@ enum class ExpiryMode : uint8_t {
 // of exactly these bytes -- the same view, not an equal key elsewhere in
 // memory -- use the hash instead of hashing again. Set for one command by
 // whoever runs it (Keyspace::KnownKeyHashScope).
+//
+// The prefetch may also have found the key's entry (KnownEntry): then a
+// lookup of the key in that database takes it as found, without walking
+// the bucket again, as long as no node left that database's table since
+// (Dict::removals): a node never moves, so the entry is still the key's.
+struct KnownEntry {
+  const void* db = nullptr;  // the Database it was found in
+  uint64_t removals = 0;     // that table's removals() then
+  Entry* entry = nullptr;    // nullptr: none known
+};
 struct KnownKeyHash {
   const char* data = nullptr;
   // No view is this long: with no scope open, not even an empty view with
   // a null data() (std::string_view{}) matches.
   size_t size = SIZE_MAX;
   uint64_t hash = 0;
+  KnownEntry found;
 };
 
 // A database's data detached in O(1) so it can be freed elsewhere (FLUSHALL
@@ -119,7 +131,7 @@ class Database {
  public:
   Database(int index, KeyspaceStats* stats, const AccessPolicy* access, absl::BitGen* rng,
            KeyspaceObserver* const* observer, const ExpiryMode* expiry_mode, const bool* in_write_command,
-           const KnownKeyHash* known_hash)
+           const KnownKeyHash* const* known_hash)
       : index_(index),
         stats_(stats),
         access_(access),
@@ -216,6 +228,12 @@ class Database {
   static const Entry* PeekPrefetched(PrefetchedBucket b, std::string_view key) {
     return KeyTable::FindInBucket(b, key);
   }
+  // What a lookup of `key` in this database may take as found later
+  // (KnownKeyHashScope): `e`, from PeekPrefetched of this database's bucket
+  // for it, the table unchanged since.
+  KnownEntry Found(const Entry* e) const {
+    return KnownEntry{this, dict_.removals(), const_cast<Entry*>(e)};
+  }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
   KeyTable::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
@@ -285,8 +303,19 @@ class Database {
   Entry* FindForReadLookUp(std::string_view key, int64_t now_ms, bool touch);
   // Dict::Hash(key), or the known one when `key` is the known key's view.
   uint64_t HashOf(std::string_view key) const {
-    return key.data() == known_hash_->data && key.size() == known_hash_->size ? known_hash_->hash
-                                                                               : KeyTable::Hash(key);
+    const KnownKeyHash& k = **known_hash_;
+    return key.data() == k.data && key.size() == k.size ? k.hash : KeyTable::Hash(key);
+  }
+  // The known key's entry when `key` is the known key's view, the entry was
+  // found in this database and no node left the table since; nullptr
+  // otherwise (look the key up).
+  Entry* KnownEntryOf(std::string_view key) const {
+    const KnownKeyHash& k = **known_hash_;
+    if (k.found.entry != nullptr && key.data() == k.data && key.size() == k.size && k.found.db == this &&
+        k.found.removals == dict_.removals()) {
+      return k.found.entry;
+    }
+    return nullptr;
   }
   // SetExpire's change.
   void ChangeExpire(std::string_view key, Entry* e, int64_t when_ms);
@@ -314,7 +343,7 @@ class Database {
   KeyspaceObserver* const* observer_;  // the keyspace's observer slot
   const ExpiryMode* expiry_mode_;      // the keyspace's mode
   const bool* in_write_command_;       // the keyspace's flag
-  const KnownKeyHash* known_hash_;     // the keyspace's
+  const KnownKeyHash* const* known_hash_;  // the keyspace's (the open scope's, or none)
   std::unique_ptr<SlotIndex> slot_index_;  // cluster mode only
   SnapshotCapture* capture_ = nullptr;     // the running snapshot's, if any
   // The snapshot epoch, and how many snapshots started since the last one
@@ -364,19 +393,25 @@ class Keyspace {
   bool set_in_write_command(bool on) { return std::exchange(in_write_command_, on); }
   // While it lives, lookups of `key` -- that very view -- in any database
   // use `hash` (== Database::KeyHash(key)) instead of hashing it again
-  // (KnownKeyHash). The view must stay valid and unchanged meanwhile. A
-  // nested command's scope puts back the outer one's on its way out.
+  // (KnownKeyHash); in the database `found` was found in (Database::Found),
+  // and only while no node left its table since, they take `found.entry`
+  // as the key's instead of walking the bucket (KnownEntry). The view must
+  // stay valid and unchanged meanwhile. A nested command's scope puts back
+  // the outer one's on its way out.
   class KnownKeyHashScope {
    public:
-    KnownKeyHashScope(Keyspace& ks, std::string_view key, uint64_t hash)
-        : slot_(ks.known_hash_), outer_(std::exchange(slot_, KnownKeyHash{key.data(), key.size(), hash})) {}
+    // The scope holds what is known; the keyspace points at it, so that
+    // opening and closing one copies a pointer, not the record.
+    KnownKeyHashScope(Keyspace& ks, std::string_view key, uint64_t hash, KnownEntry found = {})
+        : known_{key.data(), key.size(), hash, found}, slot_(ks.known_hash_), outer_(std::exchange(slot_, &known_)) {}
     ~KnownKeyHashScope() { slot_ = outer_; }
     KnownKeyHashScope(const KnownKeyHashScope&) = delete;
     KnownKeyHashScope& operator=(const KnownKeyHashScope&) = delete;
 
    private:
-    KnownKeyHash& slot_;
-    KnownKeyHash outer_;
+    const KnownKeyHash known_;
+    const KnownKeyHash*& slot_;
+    const KnownKeyHash* outer_;
   };
   // What lookups do with expired keys (kDelete until the server says otherwise).
   ExpiryMode expiry_mode() const { return expiry_mode_; }
@@ -403,7 +438,8 @@ class Keyspace {
   ExpiryMode expiry_mode_ = ExpiryMode::kDelete;
   bool in_write_command_ = false;
   bool fork_child_active_ = false;
-  KnownKeyHash known_hash_;
+  const KnownKeyHash no_known_hash_;  // with no scope open
+  const KnownKeyHash* known_hash_ = &no_known_hash_;
   std::unique_ptr<AccessPolicy> access_;
   absl::BitGen rng_;
   std::vector<std::unique_ptr<Database>> dbs_;

@@ -18,23 +18,22 @@
 
 namespace ringkv::io {
 
-// The prefetch rounds a pipelined batch gets at most (CommandSink::Prefetch).
-inline constexpr int kPrefetchStages = 3;
-
-// What stage 0 of CommandSink::Prefetch leaves for the later stages of one
-// command: a slot the I/O loop keeps per command of the batch (reused
-// buffers, no allocation per batch), so a command costs the sink one lookup
-// of what it is, not one per stage. Opaque to the I/O layer except
-// `stages`; the loop zeroes the slot before stage 0.
+// What CommandSink::PrefetchBatch leaves for one command of a pipelined
+// batch, for that command's OnPrefetchedCommand: a slot the I/O loop keeps
+// per command of the batch (reused buffers, no allocation per batch) and
+// zeroes before the sink fills it, so a command costs the sink one lookup of
+// what it is, not one per prefetch round. Opaque to the I/O layer.
 struct PrefetchSlot {
   const void* what = nullptr;   // the sink's (the server: the CommandSpec)
   const void* where = nullptr;  // the sink's (the server: the first key's bucket)
   uint64_t hash = 0;            // the sink's (the server: the first key's hash)
+  // The sink's (the server: the first key's entry, when the last round
+  // found it, with what tells whether it still is: core::KnownEntry).
+  const void* found = nullptr;
+  const void* found_in = nullptr;
+  uint64_t found_stamp = 0;
   uint32_t arg = 0;             // the sink's (the server: the first key's index in argv)
-  // How many stages the command takes, stage 0 included: the loop calls
-  // stage s only while s < stages. Set by stage 0 (left at 0: nothing
-  // after it); a later stage may lower it.
-  uint8_t stages = 0;
+  uint8_t stages = 0;           // the sink's (the server: the prefetch rounds it takes)
 };
 
 class CommandSink {
@@ -48,32 +47,29 @@ class CommandSink {
   // One command. Replies go to IoSystem::PrepareWrite(conn). The argv views
   // are valid only during the call.
   virtual void OnCommand(Connection* conn, std::span<const std::string_view> argv) = 0;
-  // A command of a pipelined batch whose prefetch rounds ran: as OnCommand,
-  // with the slot its prefetch stages filled, so that the sink need not
-  // find again what they found (the server: the command, its first key's
-  // hash). The slot is not changed by the batch's other commands, nor by a
+  // A command of a pipelined batch whose prefetch ran: as OnCommand, with
+  // the slot PrefetchBatch filled, so that the sink need not find again
+  // what it found (the server: the command, its first key's hash, the key's
+  // entry). The slot is not changed by the batch's other commands, nor by a
   // nested turn's batches. By default, OnCommand.
   virtual void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv,
                                    const PrefetchSlot& slot) {
     (void)slot;
     OnCommand(conn, argv);
   }
-  // Commands of a pipelined batch, before any of them runs: stage 0 for
-  // every command, then stage 1 for those whose slot asks for it, ... up to
-  // kPrefetchStages - 1 (PrefetchRounds), so the sink can prefetch what they
-  // will touch in rounds of overlapping memory loads, each round following
-  // pointers the previous one brought in (the server: the key's bucket, its
-  // node, then the value's bytes GETBIT / SETBIT will read). Stage 0 finds
-  // what the command is and records it in `slot` with the number of stages
-  // it takes; later stages get the same slot back (and the same argv) and
-  // must not look the command up again. Nothing runs between the stages of
-  // a batch. Optional (the default takes no later stage); must not change
-  // state.
-  virtual void Prefetch(Connection* conn, std::span<const std::string_view> argv, int stage, PrefetchSlot& slot) {
+  // The commands of a pipelined batch, before any of them runs: command i's
+  // arguments are argvs[i], and slots[i] (zeroed) is what it gets back in
+  // OnPrefetchedCommand. One call for the batch, so the sink can prefetch
+  // what the commands will touch in rounds of overlapping memory loads, each
+  // round following pointers the previous one brought in (the server: the
+  // key's bucket, its node, then the bytes of its value), and record in each
+  // slot what it found. Nothing runs between the rounds. Optional (the
+  // default prefetches nothing); must not change state.
+  virtual void PrefetchBatch(Connection* conn, std::span<const std::span<const std::string_view>> argvs,
+                             std::span<PrefetchSlot> slots) {
     (void)conn;
-    (void)argv;
-    (void)stage;
-    (void)slot;
+    (void)argvs;
+    (void)slots;
   }
   // The parser rejected the input; the sink replies and closes the client.
   virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
@@ -100,22 +96,6 @@ class CommandSink {
     (void)result;
   }
 };
-
-// The prefetch rounds over the `slots.size()` commands of a batch, command
-// i's arguments being argv_of(i): one virtual call per command and stage it
-// asked for, none for a stage it did not.
-template <typename ArgvOf>
-inline void PrefetchRounds(CommandSink& sink, Connection* conn, std::span<PrefetchSlot> slots, ArgvOf argv_of) {
-  for (size_t i = 0; i < slots.size(); ++i) {
-    slots[i] = PrefetchSlot{};
-    sink.Prefetch(conn, argv_of(i), 0, slots[i]);
-  }
-  for (int stage = 1; stage < kPrefetchStages; ++stage) {
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (stage < slots[i].stages) sink.Prefetch(conn, argv_of(i), stage, slots[i]);
-    }
-  }
-}
 
 // Limits read by the I/O threads on every parse; changed by CONFIG SET on the
 // main thread (relaxed atomics: a parse may see the old value once).

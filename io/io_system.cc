@@ -613,9 +613,8 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
       prefetch_cmds_.emplace_back(args.data() + first, argc);
       first += argc;
     }
-    prefetch_slots_.resize(b.argc.size());
-    PrefetchRounds(*sink_, conn, std::span<PrefetchSlot>(prefetch_slots_),
-                   [this](size_t i) { return prefetch_cmds_[i]; });
+    prefetch_slots_.assign(b.argc.size(), PrefetchSlot{});
+    sink_->PrefetchBatch(conn, prefetch_cmds_, prefetch_slots_);
   }
   // The slots, copied out: a nested DeliverBatch (a turn while busy) reuses
   // prefetch_slots_.

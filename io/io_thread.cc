@@ -444,8 +444,12 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
       // run by one of these commands uses the next level's.
       std::span<PrefetchSlot> slots(scratch_[scratch_level_].prefetch.data(), n);
       if (n > 1) {
-        PrefetchRounds(*sink_, conn, slots,
-                       [&ahead](size_t i) { return std::span<const std::string_view>(ahead[i].argv); });
+        std::array<std::span<const std::string_view>, 16>& argvs = scratch_[scratch_level_].prefetch_argvs;
+        for (size_t i = 0; i < n; ++i) {
+          argvs[i] = ahead[i].argv;
+          slots[i] = PrefetchSlot{};
+        }
+        sink_->PrefetchBatch(conn, std::span<const std::span<const std::string_view>>(argvs.data(), n), slots);
       }
       for (size_t i = 0; i < n; ++i) {
         if (n > 1) {

@@ -365,6 +365,7 @@ class IoThread {
     // moved: inline commands' argv views point into their own storage.
     std::array<ParsedCommand, 16> ahead;
     std::array<PrefetchSlot, 16> prefetch;  // one per command of `ahead`
+    std::array<std::span<const std::string_view>, 16> prefetch_argvs;  // their arguments
   };
   ParseScratch scratch_[2];
   // Completions reaped and not handled yet (see ReapCompletions).

@@ -58,7 +58,11 @@ class OutBuffer {
     other.head_ = other.tail_ = nullptr;
     other.bytes_ = 0;
   }
-  ~OutBuffer() { Clear(); }
+  // Inline when empty: a command's throw-away buffer (Server::Execute's,
+  // for a client whose replies are off) is built and dropped every command.
+  ~OutBuffer() {
+    if (head_ != nullptr) Clear();
+  }
 
   bool empty() const { return bytes_ == 0; }
   // Bytes not yet sent.

@@ -11,7 +11,10 @@
 # ignore the rest); redis-benchmark -c 50 runs on CPU 0. For a GET test the
 # keys are written first (SET, 100,000 keys, 64 bytes). The window includes
 # 0.2 s of the idle server before the run. Every run is printed, then the
-# median and the minimum per server.
+# median and the minimum per server, and, for each server after the first,
+# the rounds paired with the first's: in how many it was cheaper, and the
+# median of its per-round ratio to the first (the machine's drift between
+# rounds moves both servers of a round alike).
 set -euo pipefail
 (($# >= 4)) || { sed -n '7,8p' "$0" >&2; exit 2; }
 ROUNDS=$1 N=$2 TEST=$3
@@ -50,4 +53,15 @@ for server in "$@"; do
   awk -v s="$server" '$2 == s {print $NF}' "$work/runs" | sort -n |
     awk -v s="$server" '{ a[++m] = $1 }
       END { printf "%-40s median %.3f  min %.3f\n", s, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1] }'
+done
+first=$1
+for server in "${@:2}"; do
+  awk -v a="$first" -v b="$server" '$2 == a {x[$1] = $NF} $2 == b {y[$1] = $NF}
+    END {
+      n = 0; w = 0
+      for (r in x) if (r in y) { q[++n] = y[r] / x[r]; if (y[r] < x[r]) ++w }
+      for (i = 2; i <= n; ++i) { v = q[i]; for (j = i - 1; j >= 1 && q[j] > v; --j) q[j + 1] = q[j]; q[j + 1] = v }
+      if (n > 0) printf "%-40s cheaper than %s in %d of %d rounds, median ratio %.3f\n", b, a, w, n,
+        (n % 2 ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2)
+    }' "$work/runs"
 done

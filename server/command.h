@@ -143,7 +143,7 @@ struct CommandSpec {
   // Where a `numkeys key [key ...]` count sits (0: none); its first key
   // follows it. Read by the prefetcher, which looks at the first key only.
   uint8_t numkeys_index = 0;
-  // The last prefetch stage of a pipelined batch (Server::Prefetch): given
+  // The last prefetch round of a pipelined batch (Server::PrefetchBatch): given
   // the first key's stored value (expired or not, of any type) and the
   // command's arguments, hints the bytes the handler will read from it (the
   // byte GETBIT reads). Must change nothing and not trust the arguments.

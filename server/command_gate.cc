@@ -496,7 +496,9 @@ void Server::Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched) {
   // argv views are what the hint is keyed by).
   std::optional<core::Keyspace::KnownKeyHashScope> known_hash;
   if (prefetched != nullptr && prefetched->arg != 0 && prefetched->arg < argv.size()) {
-    known_hash.emplace(keyspace_, argv[prefetched->arg], prefetched->hash);
+    known_hash.emplace(keyspace_, argv[prefetched->arg], prefetched->hash,
+                       core::KnownEntry{prefetched->found_in, prefetched->found_stamp,
+                                        static_cast<core::Entry*>(const_cast<void*>(prefetched->found))});
   }
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.
@@ -550,6 +552,22 @@ absl::Status Server::ExecuteFromAof(Client& c, Argv argv, bool in_transaction) {
   c.in_multi = false;
   propagation_.DropForms();
   return absl::OkStatus();
+}
+
+void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
+                        bool new_call) {
+  spec.usec += static_cast<uint64_t>(duration_us);
+  if (new_call) [[likely]] {
+    ++spec.calls;
+    ++stats_.total_commands;
+    latency_.RecordCommand(spec, duration_us);
+  } else {
+    latency_.RecordHistogram(spec, duration_us);  // a served blocked command: no latency event, as Redis
+  }
+  // A script's own commands are not logged: the script is (as Redis).
+  if (slowlog_.ShouldRecord(duration_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
+    slowlog_.Record(argv, duration_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
+  }
 }
 
 void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilder& rb, int64_t now_ms,
@@ -616,22 +634,6 @@ void Server::PropagateCall(Client& c, const CommandSpec& spec, Argv argv) {
   c.repl_woff = master_repl_offset();
   // A writable replica's own writes: the deadlines they set are its to keep.
   if (replica_side_.is_replica() && !c.is_master) replica_side_.RememberOwnVolatileKeys(c, spec, argv);
-}
-
-void Server::RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
-                        bool new_call) {
-  spec.usec += static_cast<uint64_t>(duration_us);
-  if (new_call) [[likely]] {
-    ++spec.calls;
-    ++stats_.total_commands;
-    latency_.RecordCommand(spec, duration_us);
-  } else {
-    latency_.RecordHistogram(spec, duration_us);  // a served blocked command: no latency event, as Redis
-  }
-  // A script's own commands are not logged: the script is (as Redis).
-  if (slowlog_.ShouldRecord(duration_us) && !(spec.flags & cmd::kSkipSlowlog) && c.conn != nullptr) {
-    slowlog_.Record(argv, duration_us, now_ms, c.conn->peer.ToString(), c.meta ? c.meta->name : "");
-  }
 }
 
 }  // namespace ringkv::server

@@ -34,25 +34,6 @@ namespace {
 constexpr uint64_t kOnes = 0x0101010101010101ULL;
 constexpr uint64_t kHighBits = 0x8080808080808080ULL;
 
-// Up to 8 bytes of `p` as a little-endian word, zero padded, without
-// reading past p + n.
-inline uint64_t LoadUpTo8(const char* p, size_t n) {
-  uint64_t w = 0;
-  if (n >= 8) {
-    std::memcpy(&w, p, 8);
-  } else if (n >= 4) {
-    uint32_t lo, hi;
-    std::memcpy(&lo, p, 4);
-    std::memcpy(&hi, p + n - 4, 4);
-    // The two loads overlap when n < 8: shift the high one into place.
-    w = lo | (static_cast<uint64_t>(hi) << (8 * (n - 4)));
-  } else if (n > 0) {
-    const auto b = [p](size_t i) { return static_cast<uint64_t>(static_cast<unsigned char>(p[i])); };
-    w = b(0) | (b(n / 2) << (8 * (n / 2))) | (b(n - 1) << (8 * (n - 1)));
-  }
-  return w;
-}
-
 // ASCII 'A'..'Z' to lower case in every byte of `w`; other bytes (digits,
 // '_', '|', non-ASCII) unchanged.
 inline uint64_t FoldWord(uint64_t w) {
@@ -68,8 +49,8 @@ inline uint64_t FoldWord(uint64_t w) {
 CommandTable::Folded CommandTable::Fold(std::string_view name) {
   const size_t n = name.size();
   Folded f;
-  f.w0 = FoldWord(LoadUpTo8(name.data(), n));
-  if (n > 8) f.w1 = FoldWord(LoadUpTo8(name.data() + 8, n - 8));
+  f.w0 = FoldWord(CommandTable::LoadUpTo8(name.data(), n));
+  if (n > 8) f.w1 = FoldWord(CommandTable::LoadUpTo8(name.data() + 8, n - 8));
   return f;
 }
 
@@ -90,6 +71,9 @@ void CommandTable::Insert(const CommandSpec* spec) {
 }
 
 void CommandTable::Add(CommandSpec spec) {
+  last_word_ = 0;  // forget the last name found: nothing remembered is stale
+  last_len_ = 0;
+  last_spec_ = nullptr;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   const CommandSpec* added = owned.get();
   commands_.push_back(std::move(owned));
@@ -101,7 +85,19 @@ void CommandTable::Add(CommandSpec spec) {
   }
 }
 
-const CommandSpec* CommandTable::Find(std::string_view name) const {
+const CommandSpec* CommandTable::FindAndRemember(std::string_view name) const {
+  const CommandSpec* spec = FindSlow(name);
+  // Only what was found, by its exact bytes: another case of the same name
+  // is another entry (and found again the slow way once).
+  if (spec != nullptr && name.size() <= 8) {
+    last_word_ = LoadUpTo8(name.data(), name.size());
+    last_len_ = name.size();
+    last_spec_ = spec;
+  }
+  return spec;
+}
+
+const CommandSpec* CommandTable::FindSlow(std::string_view name) const {
   const Folded f = Fold(name);
   const size_t mask = slots_.size() - 1;
   for (size_t i = SlotOf(f, name.size(), mask);; i = (i + 1) & mask) {

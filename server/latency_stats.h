@@ -48,7 +48,11 @@ class LatencyStats {
   // "command" / "fast-command" event.
   void RecordCommand(const CommandSpec& spec, int64_t duration_us) {
     RecordHistogram(spec, duration_us);
-    monitor_.AddIfNeeded((spec.flags & cmd::kFast) ? "fast-command" : "command", duration_us / 1000);
+    // The threshold first: the event's name and milliseconds only when the
+    // monitor is on (off by default), not on every command.
+    if (monitor_.threshold_ms() > 0) [[unlikely]] {
+      monitor_.AddIfNeeded((spec.flags & cmd::kFast) ? "fast-command" : "command", duration_us / 1000);
+    }
   }
   // The histogram alone (a blocked command's first call, counted when it
   // unblocks).

@@ -34,6 +34,12 @@ void Propagation::ToReplicas(int db, Argv argv) {
 }
 
 void Propagation::PropagateCommand(int db, Argv argv) {
+  // Nothing to feed (no AOF, no stream: a standalone server's writes): only
+  // the forms go. Propagate would drop every form, in a block or not.
+  if (!persistence_.aof().enabled() && primary_side_.primary() == nullptr) {
+    DropForms();
+    return;
+  }
   if (forms_.empty()) {
     Propagate(db, argv);
     return;

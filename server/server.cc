@@ -494,23 +494,34 @@ void Server::ExecuteFromReplica(Client& c, Argv argv) {
   primary_side_.DropReplica(c.id());
 }
 
-void Server::Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage, io::PrefetchSlot& slot) {
-  // Each stage apart, so that none pays for the registers another needs:
-  // stage 1 is a load and a prefetch.
-  if (stage == 0) return PrefetchLookUp(conn, argv, slot);
-  if (stage == 1) {
+void Server::PrefetchBatch(io::Connection* conn, std::span<const std::span<const std::string_view>> argvs,
+                           std::span<io::PrefetchSlot> slots) {
+  // Each round apart, so that none pays for the registers another needs:
+  // the second is a load and a prefetch.
+  for (size_t i = 0; i < slots.size(); ++i) PrefetchLookUp(conn, argvs[i], slots[i]);
+  for (io::PrefetchSlot& slot : slots) {
     // An empty bucket: the key is not there, no value to hint.
-    if (!core::Database::PrefetchChain(static_cast<core::Database::PrefetchedBucket>(slot.where))) slot.stages = 2;
-    return;
+    if (slot.stages > 1 && !core::Database::PrefetchChain(static_cast<core::Database::PrefetchedBucket>(slot.where))) {
+      slot.stages = 1;
+    }
   }
-  PrefetchValue(argv, slot);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].stages > 2) PrefetchValue(argvs[i], slots[i]);
+  }
 }
 
-void Server::PrefetchValue(std::span<const std::string_view> argv, const io::PrefetchSlot& slot) {
-  // Only commands with a prefetch_value ask for stage 2.
+void Server::PrefetchValue(std::span<const std::string_view> argv, io::PrefetchSlot& slot) {
+  // Only commands with a prefetch_value take this round.
   const auto* spec = static_cast<const CommandSpec*>(slot.what);
   const auto bucket = static_cast<core::Database::PrefetchedBucket>(slot.where);
-  if (const core::Entry* e = core::Database::PeekPrefetched(bucket, argv[slot.arg])) spec->prefetch_value(e->value, argv);
+  const core::Entry* e = core::Database::PeekPrefetched(bucket, argv[slot.arg]);
+  if (e == nullptr) return;
+  spec->prefetch_value(e->value, argv);
+  // Found: the command's lookup of the key takes it, unless a command
+  // before it removed a node from the table (Execute; core::KnownEntry).
+  const core::KnownEntry found = static_cast<const core::Database*>(slot.found_in)->Found(e);
+  slot.found = found.entry;
+  slot.found_stamp = found.removals;
 }
 
 void Server::PrefetchLookUp(io::Connection* conn, std::span<const std::string_view> argv, io::PrefetchSlot& slot) {
@@ -537,6 +548,7 @@ void Server::PrefetchLookUp(io::Connection* conn, std::span<const std::string_vi
   slot.arg = static_cast<uint32_t>(at);
   slot.where = db.PrefetchBucketHashed(slot.hash);
   if (slot.where == nullptr) return;  // an empty database
+  slot.found_in = &db;  // for the last round (PrefetchValue)
   slot.stages = spec->prefetch_value != nullptr ? 3 : 2;
 }
 

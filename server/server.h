@@ -111,14 +111,21 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void OnCommand(io::Connection* conn, std::span<const std::string_view> argv) override;
   void OnPrefetchedCommand(io::Connection* conn, std::span<const std::string_view> argv,
                            const io::PrefetchSlot& slot) override;
-  void Prefetch(io::Connection* conn, std::span<const std::string_view> argv, int stage,
-                io::PrefetchSlot& slot) override;
+  // Three rounds over the batch: each command's first key's bucket
+  // (PrefetchLookUp), the bucket's first node, then the key's entry and what
+  // the command's prefetch_value asks of its value (PrefetchValue). A round
+  // loads what the previous one asked for, so a batch's misses overlap.
+  void PrefetchBatch(io::Connection* conn, std::span<const std::span<const std::string_view>> argvs,
+                     std::span<io::PrefetchSlot> slots) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
-  // Prefetch's stage 0: the command, its first key, the key's hash and bucket.
+  // PrefetchBatch's first round: the command, its first key, the key's hash
+  // and bucket; `slot.stages`, the rounds the command takes.
   [[gnu::noinline]] void PrefetchLookUp(io::Connection* conn, std::span<const std::string_view> argv,
                                         io::PrefetchSlot& slot);
-  // Prefetch's stage 2: the command's prefetch_value on the key's value.
-  [[gnu::noinline]] static void PrefetchValue(std::span<const std::string_view> argv, const io::PrefetchSlot& slot);
+  // PrefetchBatch's last round: the command's prefetch_value on the key's
+  // value; the entry found goes in the slot for the command's lookup
+  // (core::KnownEntry).
+  [[gnu::noinline]] static void PrefetchValue(std::span<const std::string_view> argv, io::PrefetchSlot& slot);
   void OnClose(io::Connection* conn) override;
   int64_t OnTimer() override;
   void BeforeFlush() override;
@@ -372,8 +379,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // Call tests that inline.
   void PropagateCall(Client& c, const CommandSpec& spec, Argv argv);
   // `new_call` false: a served blocked command's final run, counted when it
-  // blocked (its time and histogram entry only).
-  void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
+  // blocked (its time and histogram entry only). Inlined into Call, its
+  // only caller.
+  [[gnu::always_inline]] inline void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
                   bool new_call);
   // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
   Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }

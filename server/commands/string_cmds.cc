@@ -15,7 +15,7 @@
 namespace ringkv::server {
 namespace {
 
-// A pipelined batch's last prefetch stage for the commands that copy a
+// A pipelined batch's last prefetch round for the commands that copy a
 // string value whole into their reply (GET, GETDEL, GETEX, GETSET): the
 // first cache lines of a value kept on the heap, so that their misses
 // overlap across the batch instead of stalling each copy in turn (a third

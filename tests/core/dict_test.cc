@@ -37,6 +37,42 @@ TEST(DictTest, InsertFindEraseAcrossGrowthAndShrink) {
   EXPECT_LE(d.buckets(), 8u);  // shrunk back
 }
 
+// removals() moves whenever a node leaves (so a node pointer taken before
+// may be stale), and only then: inserts and rehashing keep nodes in place.
+TEST(DictTest, RemovalsCountEveryWayANodeLeavesAndNothingElse) {
+  using Counting = Dict<int, DictNode<int>, /*kCountRemovals=*/true>;
+  Counting d;
+  Counting other;
+  int* first = d.Insert(K(0)).first;
+  const uint64_t start = d.removals();
+  for (int i = 1; i < 5000; ++i) d.Insert(K(i));  // grows and rehashes
+  while (d.Rehash(100)) {
+  }
+  d.StepRehash();
+  EXPECT_EQ(d.removals(), start);
+  EXPECT_EQ(d.Find(K(0)), first);  // the node never moved
+  EXPECT_FALSE(d.Erase("absent"));
+  EXPECT_EQ(d.removals(), start);
+  ASSERT_TRUE(d.Erase(K(1)));
+  EXPECT_EQ(d.removals(), start + 1);
+  d.Swap(other);
+  EXPECT_EQ(d.removals(), start + 2);
+  EXPECT_EQ(other.removals(), 1u);
+  Counting moved(std::move(other));
+  EXPECT_EQ(other.removals(), 2u);
+  EXPECT_EQ(moved.Find(K(0)), first);
+  moved.Clear();
+  EXPECT_EQ(moved.removals(), 2u);
+}
+
+// Every table-encoded hash, set and sorted set holds a Dict: the count of
+// removals is the keyspace's alone and costs the others nothing.
+TEST(DictTest, OnlyACountingDictCarriesTheCount) {
+  EXPECT_EQ(sizeof(Dict<std::string>), 48u);
+  EXPECT_EQ(sizeof(Dict<double>), 48u);
+  EXPECT_EQ(sizeof(Dict<int, DictNode<int>, true>), 56u);
+}
+
 TEST(DictTest, NoOperationDoesAFullRehash) {
   Dict<int> d;
   for (int i = 0; i < 1 << 16; ++i) d.Insert(K(i));

@@ -56,6 +56,71 @@ TEST(KeyspaceTest, PeekPrefetchedTouchesNoAccessExpiryOrStats) {
   EXPECT_EQ(peek("k"), nullptr);
 }
 
+// An entry the prefetch found (KnownEntry) is taken for that very view in
+// that database, until a node leaves the table; a deliberately wrong one
+// shows where it was taken.
+TEST(KeyspaceTest, KnownEntryIsTakenUntilANodeLeavesItsTable) {
+  Keyspace ks(16);
+  bool created;
+  Entry* a = ks.db(0).FindOrInsert("key:1", 0, &created);
+  a->value = StringValue("a");
+  Entry* b = ks.db(0).FindOrInsert("other", 0, &created);
+  b->value = StringValue("b");
+  Entry* c = ks.db(3).FindOrInsert("key:1", 0, &created);
+  c->value = StringValue("c");
+  const std::string argv1 = "key:1";
+  const std::string elsewhere = "key:1";
+  const std::string_view key(argv1);
+  {
+    Keyspace::KnownKeyHashScope scope(ks, key, Database::KeyHash(key), ks.db(0).Found(b));
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), b);          // taken
+    EXPECT_EQ(ks.db(0).Find(key, 0), b);
+    EXPECT_EQ(ks.db(0).FindOrInsert(key, 0, &created), b);
+    EXPECT_FALSE(created);
+    EXPECT_EQ(ks.db(0).FindForRead(elsewhere, 0), a);    // another view: looked up
+    EXPECT_EQ(ks.db(3).FindForRead(key, 0), c);          // another database: looked up
+    ks.db(0).FindOrInsert("new", 0, &created);           // an insert removes nothing
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), b);
+    {
+      Keyspace::KnownKeyHashScope inner(ks, key, Database::KeyHash(key));
+      EXPECT_EQ(ks.db(0).FindForRead(key, 0), a);        // none known in the nested one
+    }
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), b);          // the outer one is back
+    ks.db(3).Erase("absent");                            // nothing left db 0's table
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), b);
+    ASSERT_TRUE(ks.db(0).Erase("new"));                  // a node left: looked up
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), a);
+    EXPECT_EQ(ks.db(0).FindOrInsert(key, 0, &created), a);
+    EXPECT_FALSE(created);
+  }
+  {
+    Keyspace::KnownKeyHashScope scope(ks, key, Database::KeyHash(key), ks.db(0).Found(b));
+    ks.SwapDb(0, 3);                                     // db 0 is another Database now
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), c);
+    EXPECT_EQ(ks.db(3).FindForRead(key, 0), b);          // the one it was found in
+    ks.SwapDb(0, 3);
+  }
+  {
+    Keyspace::KnownKeyHashScope scope(ks, key, Database::KeyHash(key), ks.db(0).Found(a));
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), a);
+    ks.db(0).Clear();                                    // every node left: not found
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), nullptr);
+    EXPECT_EQ(ks.db(0).Find(key, 0), nullptr);
+    Entry* again = ks.db(0).FindOrInsert(key, 0, &created);  // inserted anew
+    EXPECT_TRUE(created);
+    again->value = StringValue("again");
+    ASSERT_TRUE(ks.db(0).Erase(key));
+  }
+  {
+    // Database::Swap (the swapdb of a replica's async load) moves the nodes.
+    Keyspace::KnownKeyHashScope scope(ks, key, Database::KeyHash(key), ks.db(3).Found(c));
+    EXPECT_EQ(ks.db(3).FindForRead(key, 0), c);
+    ks.db(3).Swap(ks.db(0));
+    EXPECT_EQ(ks.db(3).FindForRead(key, 0), nullptr);
+    EXPECT_EQ(ks.db(0).FindForRead(key, 0), c);          // found where it went, by lookup
+  }
+}
+
 // A known key hash (a batch's prefetch hashed the command's key) is taken
 // for that very view only, in any database, and a nested scope puts the
 // outer one back. A wrong hash shows where it was taken: the lookup misses.

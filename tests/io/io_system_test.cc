@@ -68,11 +68,15 @@ class TestSink : public CommandSink {
       io->PrepareWrite(conn).Append("-ERR unknown\r\n");
     }
   }
-  // Stage 0 of a batch's prefetch leaves, for NUM n, a pointer to a copy of
-  // n; OnPrefetchedCommand checks it came back with the same command.
-  void Prefetch(Connection*, std::span<const std::string_view> argv, int stage, PrefetchSlot& slot) override {
-    if (stage != 0 || argv.size() != 2 || argv[0] != "NUM") return;
-    slot.what = &prefetched_args_.emplace_back(argv[1]);
+  // A batch's prefetch leaves, for NUM n, a pointer to a copy of n;
+  // OnPrefetchedCommand checks it came back with the same command.
+  void PrefetchBatch(Connection*, std::span<const std::span<const std::string_view>> argvs,
+                     std::span<PrefetchSlot> slots) override {
+    ASSERT_EQ(argvs.size(), slots.size());
+    for (size_t i = 0; i < argvs.size(); ++i) {
+      EXPECT_EQ(slots[i].what, nullptr);  // zeroed by the loop
+      if (argvs[i].size() == 2 && argvs[i][0] == "NUM") slots[i].what = &prefetched_args_.emplace_back(argvs[i][1]);
+    }
   }
   void OnPrefetchedCommand(Connection* conn, std::span<const std::string_view> argv, const PrefetchSlot& slot) override {
     if (slot.what != nullptr) {
@@ -207,7 +211,7 @@ TEST_P(IoSystemTest, ServesOwnAndOtherThreadsConnections) {
 }
 
 // A pipelined batch gets prefetch rounds, and each command of it comes back
-// through OnPrefetchedCommand with what stage 0 left for that very command:
+// through OnPrefetchedCommand with what PrefetchBatch left for that very command:
 // on thread 0's own connection (parsed and run in the same loop) and on
 // another thread's (posted to the main thread as a batch).
 TEST_P(IoSystemTest, BatchDeliversEachCommandWithItsPrefetchedLookUp) {

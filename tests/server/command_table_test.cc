@@ -59,6 +59,64 @@ TEST_F(CommandTableTest, EveryNameFindsItsRowAndNearMissesFindNothing) {
   }
 }
 
+// Find remembers the last name it found, by its bytes: what follows a hit
+// must still be looked up for itself, whatever byte of it differs.
+TEST_F(CommandTableTest, ANameAfterTheOneFoundIsLookedUpForItself) {
+  for (const auto& c : table_.all()) {
+    if (c->name.size() > 8) continue;
+    for (size_t i = 0; i < c->name.size(); ++i) {
+      for (const char other : {'\0', 'x', '[', static_cast<char>(c->name[i] ^ 0x20)}) {
+        std::string changed = c->name;
+        changed[i] = other;
+        ASSERT_EQ(table_.Find(c->name), c.get()) << c->name;
+        ASSERT_EQ(table_.Find(c->name), c.get()) << c->name;  // the remembered one
+        const CommandSpec* found = table_.Find(changed);
+        if (absl::EqualsIgnoreCase(changed, c->name)) {
+          EXPECT_EQ(found, c.get()) << changed;
+        } else if (found != nullptr) {
+          EXPECT_TRUE(absl::EqualsIgnoreCase(found->name, changed)) << changed;
+        }
+      }
+    }
+    ASSERT_EQ(table_.Find(c->name), c.get());
+    EXPECT_EQ(table_.Find(c->name.substr(0, c->name.size() - 1)), table_.Find(c->name.substr(0, c->name.size() - 1)));
+    ASSERT_EQ(table_.Find(c->name), c.get());
+    const CommandSpec* longer = table_.Find(c->name + std::string(1, '\0'));
+    EXPECT_EQ(longer, nullptr) << c->name;
+  }
+  // The empty name is unknown, before and after anything was found.
+  CommandTable fresh;
+  EXPECT_EQ(fresh.Find(""), nullptr);
+  EXPECT_EQ(table_.Find(""), nullptr);
+  // A command added later is found, and what was remembered is not stale.
+  CommandTable table;
+  CommandSpec a{};
+  a.name = "aaa";
+  table.Add(std::move(a));
+  EXPECT_EQ(table.Find("aaa")->name, "aaa");
+  CommandSpec b{};
+  b.name = "bbb";
+  table.Add(std::move(b));
+  EXPECT_EQ(table.Find("bbb")->name, "bbb");
+  EXPECT_EQ(table.Find("aaa")->name, "aaa");
+}
+
+TEST(CommandTableLoadTest, EveryByteOfAShortNameChangesItsWord) {
+  const std::string name = "ABCDEFGH";
+  for (size_t n = 0; n <= 8; ++n) {
+    const uint64_t word = CommandTable::LoadUpTo8(name.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      std::string changed = name.substr(0, n);
+      changed[i] = '\0';
+      EXPECT_NE(CommandTable::LoadUpTo8(changed.data(), n), word) << n << " " << i;
+      EXPECT_EQ(static_cast<char>((word >> (8 * i)) & 0xff), name[i]) << n << " " << i;
+    }
+    if (n < 8) {
+      EXPECT_EQ(word >> (8 * n), 0u) << n;
+    }
+  }
+}
+
 TEST(CommandTableFoldTest, FoldsLettersOnlyAndPadsWithZeros) {
   EXPECT_EQ(CommandTable::Fold("GeoRadiusByMember_RO"), CommandTable::Fold("georadiusbymember_ro"));
   EXPECT_EQ(CommandTable::Fold("AZ@[`{"), CommandTable::Fold("az@[`{"));

@@ -106,10 +106,11 @@ enum class ExpiryMode : uint8_t {
 // lookup of the key in that database takes it as found, without walking
 // the bucket again, as long as no node left that database's table since
 // (Dict::removals): a node never moves, so the entry is still the key's.
+class Database;
 struct KnownEntry {
-  const void* db = nullptr;  // the Database it was found in
-  uint64_t removals = 0;     // that table's removals() then
-  Entry* entry = nullptr;    // nullptr: none known
+  const Database* db = nullptr;  // the database it was found in
+  uint64_t removals = 0;         // that table's removals() then
+  const Entry* entry = nullptr;  // nullptr: none known
 };
 struct KnownKeyHash {
   const char* data = nullptr;
@@ -231,9 +232,7 @@ class Database {
   // What a lookup of `key` in this database may take as found later
   // (KnownKeyHashScope): `e`, from PeekPrefetched of this database's bucket
   // for it, the table unchanged since.
-  KnownEntry Found(const Entry* e) const {
-    return KnownEntry{this, dict_.removals(), const_cast<Entry*>(e)};
-  }
+  KnownEntry Found(const Entry* e) const { return KnownEntry{this, dict_.removals(), e}; }
   // Random sampling for eviction: a random node of the whole table, or a
   // random key with a TTL (nullptr / empty when there is none).
   KeyTable::Node* SampleAny(absl::BitGen& rng) { return dict_.RandomNode(rng); }
@@ -313,7 +312,10 @@ class Database {
     const KnownKeyHash& k = **known_hash_;
     if (k.found.entry != nullptr && key.data() == k.data && key.size() == k.size && k.found.db == this &&
         k.found.removals == dict_.removals()) {
-      return k.found.entry;
+      // This database's own entry, still in its table: the lookups that
+      // take it (LookUp, FindOrInsert) hand it out for writing as they
+      // would the one they found.
+      return const_cast<Entry*>(k.found.entry);
     }
     return nullptr;
   }

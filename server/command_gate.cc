@@ -497,8 +497,8 @@ void Server::Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched) {
   std::optional<core::Keyspace::KnownKeyHashScope> known_hash;
   if (prefetched != nullptr && prefetched->arg != 0 && prefetched->arg < argv.size()) {
     known_hash.emplace(keyspace_, argv[prefetched->arg], prefetched->hash,
-                       core::KnownEntry{prefetched->found_in, prefetched->found_stamp,
-                                        static_cast<core::Entry*>(const_cast<void*>(prefetched->found))});
+                       core::KnownEntry{static_cast<const core::Database*>(prefetched->found_in),
+                                        prefetched->found_stamp, static_cast<const core::Entry*>(prefetched->found)});
   }
   // appendfsync always: replies that may depend on unsynced AOF bytes wait
   // for the fsync (DurableReplies); so does everything after them.

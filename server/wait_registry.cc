@@ -57,6 +57,7 @@ void WaitRegistry::Take(const Progress& now, std::vector<Taken>* out) {
   // highest acknowledgement, in order; stop at the first one above it.
   std::vector<Waiter*> advanced;
   for (auto& [key, targets] : by_replicas_) {
+    if (targets.empty()) continue;  // a kept index (kKeptIndexes): no ACK count to work out
     const int64_t reached = now.nth_ack(key.first, key.second);
     targets.ForEachWhile([&](const std::pair<uint64_t, uint64_t>& target, Waiter* w) {
       if (static_cast<int64_t>(target.first) > reached) return false;

@@ -79,7 +79,10 @@ TEST_F(CommandTableTest, ANameAfterTheOneFoundIsLookedUpForItself) {
       }
     }
     ASSERT_EQ(table_.Find(c->name), c.get());
-    EXPECT_EQ(table_.Find(c->name.substr(0, c->name.size() - 1)), table_.Find(c->name.substr(0, c->name.size() - 1)));
+    const std::string shorter = c->name.substr(0, c->name.size() - 1);
+    if (const CommandSpec* found = table_.Find(shorter)) {
+      EXPECT_EQ(found->name, shorter);  // right after the name: a command of its own only (INCRBY, INCR)
+    }
     ASSERT_EQ(table_.Find(c->name), c.get());
     const CommandSpec* longer = table_.Find(c->name + std::string(1, '\0'));
     EXPECT_EQ(longer, nullptr) << c->name;

@@ -18,6 +18,7 @@
 //   Fsync                fsync, IOSQE_ASYNC             a worker thread (fdatasync)
 //   PollIn / PollOut     one-shot poll                  EPOLLONESHOT
 //   CancelRecv           async cancel by user_data      EPOLLIN dropped, -ECANCELED
+//   ArmTimer / MoveTimer timeout (absolute), update      none: Wait's own timeout serves
 //
 // A completion's `tag` is the user_data IoThread gave the operation (its
 // layout is IoThread's); `flags` use io_uring's bits: kMore while a multishot
@@ -87,6 +88,28 @@ class IoBackend {
   // cancelled sent nothing). `cancel_tag`: the cancel's own completion.
   virtual void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) = 0;
 
+  // One standing timer, so that a wait needs no timeout of its own: with a
+  // timeout, every wait that sleeps arms and cancels a kernel timer
+  // (docs/performance.md 41). ArmTimer starts it; it completes under `tag`
+  // once the steady clock (CLOCK_MONOTONIC) reaches `deadline_us`, at once
+  // when that has passed, with -ETIME (or -ECANCELED when the ring ends).
+  // false: this backend has no such timer, and the loop passes its timeout
+  // to Wait instead (epoll).
+  virtual bool ArmTimer(int64_t deadline_us, uint64_t tag) {
+    (void)deadline_us;
+    (void)tag;
+    return false;
+  }
+  // Moves the timer armed under `timer_tag` to `deadline_us`. The move
+  // completes under `move_tag`: 0, or an error when the timer had fired
+  // already -- its own completion comes then, as for any firing.
+  // REQUIRES: ArmTimer returned true.
+  virtual void MoveTimer(int64_t deadline_us, uint64_t timer_tag, uint64_t move_tag) {
+    (void)deadline_us;
+    (void)timer_tag;
+    (void)move_tag;
+  }
+
   // The bytes of pool buffer `bid`; back to the pool with RecycleBuffer, made
   // available again at the next Recycled().
   virtual char* Buffer(uint16_t bid) = 0;
@@ -97,7 +120,8 @@ class IoBackend {
   virtual void Submit() = 0;
   // Starts what was queued and waits up to `timeout_us` microseconds (-1: no
   // limit) for at least one completion. The timeout is passed with the wait
-  // itself (no timer to arm or re-arm: no extra system call); io_uring and
+  // itself (no extra system call; but a kernel timer per sleep, which the
+  // main loop avoids with ArmTimer where it can); io_uring and
   // epoll_pwait2 keep its microseconds, plain epoll_wait (a kernel before
   // 5.11) rounds it up to a millisecond, so it never ends early.
   virtual void Wait(int64_t timeout_us) = 0;

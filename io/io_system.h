@@ -99,8 +99,8 @@ class IoSystem final : private MainLoopHooks {
   bool stop_requested() const;
   // Runs CommandSink::OnTimer within `us` microseconds (sooner than it asked
   // for last time; a WAIT deadline, for example). Main thread. Moves the
-  // loop's next wake-up only when it is earlier; no system call (the wait
-  // of the turn carries the timeout).
+  // loop's next wake-up only when it is earlier; no system call (the
+  // standing timer is moved with the turn's submission).
   void WakeTimerInUs(int64_t us);
   void WakeTimerIn(int ms) { WakeTimerInUs(int64_t{ms} * 1000); }
   // Thread-safe: the main thread calls CommandSink::OnNotify() in its next turn.
@@ -240,7 +240,9 @@ class IoSystem final : private MainLoopHooks {
   // ---- MainLoopHooks (I/O thread 0, once per loop turn or per connection) ----
   void BeforeFlush() override;
   void AfterFlush() override { ReapGraveyard(); }
-  int64_t WaitUs() override { return TimerWaitUs(); }
+  int64_t WaitUs() override;
+  void OnTimerFired(int res) override;
+  int64_t TimerDueInUs() override;
   void BeforeBusyTurn(Connection* busy) override;
   void AfterBusyTurn(Connection* busy) override { PostRemoteReplies(busy); }
   void OnAccepted(int fd, int listener) override { Accept(fd, listener); }
@@ -273,7 +275,6 @@ class IoSystem final : private MainLoopHooks {
   void DeliverBatch(ToMain& msg, std::vector<std::string_view>& args);
   void Dispatch(ToMain& msg);
   void RunTimers();  // runs the timer if it is due
-  int64_t TimerWaitUs() const;  // µs until the next timer (0: due), running nothing
   void ReapGraveyard();
   // `in_use` (optional): the failure was a port already in use.
   absl::Status OpenListeners(const std::vector<std::string>& bind, int port, int tls_port, bool* in_use = nullptr);
@@ -314,6 +315,15 @@ class IoSystem final : private MainLoopHooks {
   std::vector<std::string> bind_;
   int port_ = 6379;
   int64_t next_timer_us_ = 0;  // steady clock, µs
+  // The standing timer (thread 0's IoThread::ArmTimer), so that a wait that
+  // sleeps arms no kernel timer of its own (docs/performance.md 41): the
+  // loop sleeps until a completion, the timer's among them. Armed at the
+  // deadline, moved only when one comes nearer. Without one (epoll), every
+  // wait carries its timeout.
+  bool standing_timer_ = true;
+  bool timer_armed_ = false;     // its completion has not been handled yet
+  int64_t timer_armed_us_ = 0;   // where it was last armed or moved to
+  bool timer_due_now_ = false;   // WakeTimerInUs(0) since the last RunTimers
   std::atomic<bool> stop_{false};
   std::vector<Connection*> remote_pending_;
   std::vector<Connection*> graveyard_;

@@ -296,6 +296,11 @@ void IoThread::HandleCompletion(const Completion& c) {
     case Op::kConnect:
       if (Connection* conn = Lookup(slot, gen)) OnConnected(conn, cqe->res);
       break;
+    case Op::kTimer:
+      main_->OnTimerFired(cqe->res);
+      break;
+    case Op::kTimerMove:  // a move too late for a timer that fired: its own completion says so
+      break;
   }
 }
 

@@ -130,6 +130,11 @@ class IoThread {
   // Queues a one-shot poll for fd becoming readable; the completion calls
   // the sink's OnReadable.
   void SubmitPollIn(int fd, uint32_t token);
+  // Thread 0's one standing timer (IoBackend::ArmTimer): its firing calls
+  // MainLoopHooks::OnTimerFired. ArmTimer is false where the backend has no
+  // such timer; MoveTimer requires one armed.
+  bool ArmTimer(int64_t deadline_us) { return backend_->ArmTimer(deadline_us, Tag(Op::kTimer, 0, 0)); }
+  void MoveTimer(int64_t deadline_us) { backend_->MoveTimer(deadline_us, Tag(Op::kTimer, 0, 0), Tag(Op::kTimerMove, 0, 0)); }
   // ---- framed links (io/link_sink.h); thread 0 only ----
   // Where framed links' frames and ups go (null: their input is dropped).
   void SetLinkSink(LinkSink* sink) { link_sink_ = sink; }
@@ -215,7 +220,7 @@ class IoThread {
     }
   }
   void OnReplicaSend(Connection* conn, int res);
-  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn, kCancel, kConnect };
+  enum class Op : uint8_t { kAccept = 1, kRecv, kSend, kWake, kFsync, kPollIn, kCancel, kConnect, kTimer, kTimerMove };
   static uint64_t Tag(Op op, uint32_t gen, uint32_t slot) {
     return (static_cast<uint64_t>(op) << 56) | (static_cast<uint64_t>(gen & 0xFFFFFF) << 32) | slot;
   }

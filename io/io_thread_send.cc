@@ -144,7 +144,7 @@ void IoThread::FlushTurn() {
     while (pending_.size() > kMinSendChunk) {
       const size_t chunk = std::max<size_t>(kMinSendChunk, kSendChunkBudget.count() / send_ns_);
       if (pending_.size() <= chunk ||
-          main_->WaitUs() * 1000 >= static_cast<int64_t>(pending_.size()) * send_ns_) {
+          main_->TimerDueInUs() * 1000 >= static_cast<int64_t>(pending_.size()) * send_ns_) {
         break;
       }
       const auto start = std::chrono::steady_clock::now();
@@ -157,7 +157,7 @@ void IoThread::FlushTurn() {
       backend_->Submit();
       const int64_t took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
       if (sent > 0) send_ns_ = std::max<int64_t>(100, (send_ns_ * 7 + took / sent) / 8);
-      if (main_->WaitUs() == 0) main_->BeforeFlush();
+      if (main_->TimerDueInUs() == 0) main_->BeforeFlush();
     }
   }
   Flush();

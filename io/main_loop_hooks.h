@@ -15,7 +15,8 @@
 //   send (*), re-arm receives, recycle     send, reap and handle what is ready,
 //   AfterFlush()                           send, re-arm receives
 //   wait at most WaitUs() for completions  AfterBusyTurn(busy)
-//   handle them: OnAccepted / OnClosed     (never blocks)
+//   handle them: OnAccepted / OnClosed,    (never blocks)
+//     OnTimerFired
 //
 // (*) When a timer falls due before the turn's sends are likely done, they
 // go out in chunks, and BeforeFlush runs again between two chunks once the
@@ -42,8 +43,15 @@ class MainLoopHooks {
   virtual void BeforeFlush() = 0;
   // After the turn's sends were queued: connections closed this turn are freed.
   virtual void AfterFlush() = 0;
-  // How long the loop may sleep waiting for a completion (µs; 0: do not sleep).
+  // How long the loop may sleep waiting for a completion (µs; 0: do not
+  // sleep; -1: until one comes). -1 where the hooks keep a standing timer
+  // for their next deadline (IoThread::ArmTimer): its firing is a completion.
   virtual int64_t WaitUs() = 0;
+  // The standing timer fired (`res`: its completion's, -ETIME when it did).
+  virtual void OnTimerFired(int res) = 0;
+  // µs until the next deadline (0: due), read from the clock: for a turn
+  // deciding whether to split its sends.
+  virtual int64_t TimerDueInUs() = 0;
   // A turn while a command of `busy` runs long: the batches other threads
   // posted are delivered (except `busy`'s, kept for later) before the
   // thread's own completions...

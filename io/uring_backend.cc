@@ -253,6 +253,29 @@ void UringBackend::Fsync(int fd, uint64_t tag) {
   io_uring_sqe_set_data64(sqe, tag);
 }
 
+namespace {
+__kernel_timespec SteadyTimespec(int64_t us) {
+  return __kernel_timespec{us / 1000000, static_cast<long long>(us % 1000000) * 1000};
+}
+}  // namespace
+
+bool UringBackend::ArmTimer(int64_t deadline_us, uint64_t tag) {
+  timer_ts_ = SteadyTimespec(deadline_us);
+  io_uring_sqe* sqe = GetSqe();
+  // count 0: a pure timer, completed by its time alone, never by other
+  // completions.
+  io_uring_prep_timeout(sqe, &timer_ts_, 0, IORING_TIMEOUT_ABS);
+  io_uring_sqe_set_data64(sqe, tag);
+  return true;
+}
+
+void UringBackend::MoveTimer(int64_t deadline_us, uint64_t timer_tag, uint64_t move_tag) {
+  move_ts_ = SteadyTimespec(deadline_us);
+  io_uring_sqe* sqe = GetSqe();
+  io_uring_prep_timeout_update(sqe, &move_ts_, timer_tag, IORING_TIMEOUT_ABS);
+  io_uring_sqe_set_data64(sqe, move_tag);
+}
+
 void UringBackend::RecycleBuffer(uint16_t bid) {
   io_uring_buf_ring_add(buf_ring_, Buffer(bid), buf_size_, bid, io_uring_buf_ring_mask(buf_count_),
                         static_cast<int>(recycled_));

@@ -34,6 +34,8 @@ class UringBackend final : public IoBackend {
   void PollOut(int fd, uint64_t tag) override;
   void Forget(int fd) override;
   void CancelRecv(int fd, uint64_t recv_tag, uint64_t cancel_tag) override;
+  bool ArmTimer(int64_t deadline_us, uint64_t tag) override;
+  void MoveTimer(int64_t deadline_us, uint64_t timer_tag, uint64_t move_tag) override;
   char* Buffer(uint16_t bid) override { return buffers_ + static_cast<size_t>(bid) * buf_size_; }
   void RecycleBuffer(uint16_t bid) override;
   void Recycled() override;
@@ -52,6 +54,11 @@ class UringBackend final : public IoBackend {
 
   io_uring ring_{};
   bool ring_ready_ = false;
+  // The kernel reads a timeout's time when the SQE is submitted, which may be
+  // a turn after it was queued: each kind of SQE has its own. (Two moves in
+  // one submission both read the later, nearer deadline: still right.)
+  __kernel_timespec timer_ts_{};
+  __kernel_timespec move_ts_{};
   int wake_fd_ = -1;
   uint64_t wake_value_ = 0;
   // Provided-buffer ring (buffer group 0).

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -62,6 +63,10 @@ class TestSink : public CommandSink {
     } else if (argv[0] == "TOMAIN") {
       io->MoveToMainThread(conn);
       io->PrepareWrite(conn).Append("+OK\r\n");
+    } else if (argv[0] == "AFTER") {  // AFTER us: +TIMER from the timer, once `us` have passed
+      const int64_t us = std::stoll(std::string(argv[1]));
+      waiters_.push_back(Waiter{conn, steady_clock::now() + std::chrono::microseconds(us)});
+      io->WakeTimerInUs(us);
     } else if (argv[0] == "STOP") {
       io->RequestStop();
     } else {
@@ -92,13 +97,35 @@ class TestSink : public CommandSink {
     io->PrepareWrite(conn).Append("-ERR Protocol error\r\n");
     io->CloseAfterReply(conn);
   }
-  void OnClose(Connection*) override {}
-  int64_t OnTimer() override { return 100'000; }
+  void OnClose(Connection* conn) override {
+    std::erase_if(waiters_, [conn](const Waiter& w) { return w.conn == conn; });
+  }
+  // Answers the AFTERs that fell due; asks again for the nearest one left,
+  // or after timer_every_us.
+  int64_t OnTimer() override {
+    const auto now = steady_clock::now();
+    int64_t next_us = timer_every_us;
+    std::erase_if(waiters_, [&](const Waiter& w) {
+      if (w.due <= now) {
+        io->PrepareWrite(w.conn).Append("+TIMER\r\n");
+        return true;
+      }
+      next_us = std::min<int64_t>(next_us, std::chrono::duration_cast<std::chrono::microseconds>(w.due - now).count() + 1);
+      return false;
+    });
+    return next_us;
+  }
+  int64_t timer_every_us = 100'000;  // set before the server starts
   void BeforeFlush() override {}
 
  private:
   bool released_ = false;
   std::deque<std::string> prefetched_args_;  // stable addresses
+  struct Waiter {
+    Connection* conn;
+    steady_clock::time_point due;
+  };
+  std::vector<Waiter> waiters_;
 };
 
 int FreePort() { return ringkv::testing::FreeLoopbackPort(); }
@@ -129,6 +156,11 @@ class Client {
     }
     return out;
   }
+  // Whether something arrived, without waiting.
+  bool Ready() {
+    char c;
+    return recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
   // Whether anything arrived within `ms`.
   bool Idle(int ms) {
     char c;
@@ -158,7 +190,9 @@ std::string Cmd(std::string_view name, std::string_view arg) {
 // its main thread.
 class TestServer {
  public:
-  explicit TestServer(int threads, BackendChoice backend = BackendChoice::kAuto) : port_(FreePort()) {
+  explicit TestServer(int threads, BackendChoice backend = BackendChoice::kAuto, int64_t timer_every_us = 100'000)
+      : port_(FreePort()) {
+    sink_.timer_every_us = timer_every_us;
     std::promise<std::string> started;
     std::future<std::string> result = started.get_future();
     thread_ = std::thread([this, threads, backend, &started] {
@@ -318,6 +352,42 @@ TEST_P(IoSystemTest, SetThreadsKeepsEveryReplyInOrder) {
   stop = true;
   for (auto& t : clients) t.join();
   EXPECT_EQ(errors, 0);
+}
+
+// A deadline nearer than the one the loop's timer waits for (an hour away
+// here) is kept, never early: moved to while the timer is armed, due at
+// once, and two at a time, the nearer answered first. (io_uring moves its
+// standing timer; epoll passes the nearer timeout to its wait.)
+TEST_P(IoSystemTest, TimerFiresForANearerDeadlineAndNeverEarly) {
+  TestServer server(1, GetParam(), int64_t{3600} * 1'000'000);
+  ASSERT_EQ(server.error(), "");
+  Client a(server.port()), b(server.port());
+  a.Send(Cmd("PING"));
+  ASSERT_EQ(a.Read(7), "+PONG\r\n");  // the loop has slept once: its timer is armed
+
+  auto start = steady_clock::now();
+  a.Send(Cmd("AFTER", "20000"));
+  EXPECT_EQ(a.Read(8), "+TIMER\r\n");  // or nothing after 5 s: the hour's timer held it
+  EXPECT_GE(steady_clock::now() - start, std::chrono::milliseconds(20));
+
+  a.Send(Cmd("AFTER", "0"));
+  EXPECT_EQ(a.Read(8), "+TIMER\r\n");
+
+  start = steady_clock::now();
+  a.Send(Cmd("AFTER", "60000"));
+  b.Send(Cmd("AFTER", "10000"));
+  EXPECT_EQ(b.Read(8), "+TIMER\r\n");
+  const bool a_answered = a.Ready();
+  if (steady_clock::now() - start < std::chrono::milliseconds(60)) {
+    EXPECT_FALSE(a_answered) << "the later deadline was answered early, with the nearer one";
+  }
+  EXPECT_EQ(a.Read(8), "+TIMER\r\n");
+  EXPECT_GE(steady_clock::now() - start, std::chrono::milliseconds(60));
+
+  // Still served meanwhile (AFTER does not block its connection), and still
+  // keeping time, after those firings.
+  a.Send(Cmd("AFTER", "5000") + Cmd("PING"));
+  EXPECT_EQ(a.Read(15), "+PONG\r\n+TIMER\r\n");
 }
 
 // MoveToMainThread: a connection of another thread comes to thread 0; what

@@ -6,46 +6,43 @@
 # floor, where the servers differ by a few percent.
 #   perf/cpu_per_request.sh ROUNDS N "REDIS-BENCHMARK TEST ARGS" SERVER...
 #   perf/cpu_per_request.sh 5 200000 "-t ping_mbulk" /tmp/bench/uring_pong redis-server build/ringkv-server
-# Each server (CPU 1) is started fresh per run as `SERVER --port P --save ""
-# --appendonly no` (the floor servers of ../shared/bench/floor take --port and
-# ignore the rest); redis-benchmark -c 50 runs on CPU 0. For a GET test the
+# Each server (CPU 1) is started fresh per run by perf/servers.sh's
+# start_server, without persistence (the floor servers of ../shared/bench/floor
+# take --port and ignore the rest); redis-benchmark -c 50 runs on CPU 0. For a GET test the
 # keys are written first (SET, 100,000 keys, 64 bytes). The window includes
 # 0.2 s of the idle server before the run. Every run is printed, then the
 # median and the minimum per server, and, for each server after the first,
 # the rounds paired with the first's: in how many it was cheaper, and the
 # median of its per-round ratio to the first (the machine's drift between
 # rounds moves both servers of a round alike).
+# EVENTS=1 adds, under each run, the kernel events per request: context
+# switches, io_uring_enter calls (loop turns) and kernel timers started and
+# cancelled.
 set -euo pipefail
 (($# >= 4)) || { sed -n '7,8p' "$0" >&2; exit 2; }
 ROUNDS=$1 N=$2 TEST=$3
 shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pids=()
+# shellcheck source=servers.sh
+source "$(dirname "$0")/servers.sh"
+events=task-clock
+[[ -z ${EVENTS:-} ]] || events+=,context-switches,syscalls:sys_enter_io_uring_enter,timer:hrtimer_start,timer:hrtimer_cancel
 printf "# cpu_per_request.sh %s  rounds=%d N=%d test=%s\n" "$(date -u +%FT%TZ)" "$ROUNDS" "$N" "$TEST"
 for round in $(seq "$ROUNDS"); do
   for server in "$@"; do
-    port=$(free_port)
-    # shellcheck disable=SC2086
-    taskset -c 1 $server --port "$port" --save "" --appendonly no >/dev/null 2>&1 &
-    spid=$!
-    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-    if [[ " $TEST " == *" get "* ]]; then
-      redis-benchmark -p "$port" -t set -r 100000 -d 64 -n 200000 -P 16 -q >/dev/null 2>&1
-    fi
-    perf stat -x, -e task-clock -p "$spid" -o "$work/stat" &
-    ppid=$!
-    sleep 0.2
-    # shellcheck disable=SC2086
-    rps=$(taskset -c 0 redis-benchmark -p "$port" -c 50 -n "$N" $TEST -q 2>/dev/null | tr '\r' '\n' |
-      awk '/requests per second/ {print $2}' | tail -1)
-    kill -INT "$ppid"
-    wait "$ppid" 2>/dev/null || true
-    kill "$spid"
-    wait "$spid" 2>/dev/null || true
+    start_pinned "$server" "$work/server"
+    preload_for_get "$port" "$TEST"
+    bench_with_perf "$N" "$TEST" stat -x, -e "$events" -o "$work/stat"
+    stop_pinned
     ms=$(awk -F, '/task-clock/ {print $1}' "$work/stat")
     printf "%d %-40s rps %10s  cpu_us/req %.3f\n" "$round" "$server" "$rps" "$(echo "$ms * 1000 / $N" | bc -l)" |
       tee -a "$work/runs"
+    if [[ -n ${EVENTS:-} ]]; then
+      awk -F, -v n="$N" '!/task-clock/ && $3 != "" { sub(/^.*:/, "", $3); printf "  %s %.3f", $3, $1 / n }
+        END { print "  (per request)" }' "$work/stat"
+    fi
   done
 done
 echo "# per server: median and minimum of cpu_us/req over the rounds"

@@ -4,38 +4,26 @@
 # (callgrind) cannot see.
 #   perf/samples_side_by_side.sh ROUNDS N "REDIS-BENCHMARK TEST ARGS" SERVER_A SERVER_B
 #   perf/samples_side_by_side.sh 3 1000000 "-t ping_mbulk" /tmp/bench/uring_pong build/ringkv-server
-# Each round runs A, then B, each fresh (`SERVER --port P --save ""
-# --appendonly no`, CPU 1) under `redis-benchmark -c 50 -n N TEST` (CPU 0;
+# Each round runs A, then B, each fresh (perf/servers.sh's start_server,
+# without persistence, CPU 1) under `redis-benchmark -c 50 -n N TEST` (CPU 0;
 # a GET test gets 100,000 keys of 64 bytes first). `perf record -e cpu-clock
 # -F 10000` covers the whole run of N requests, so sample counts (0.1 ms
 # each) compare per request. Prints the samples per DSO of each server
 # summed over the rounds, each round's total, and the symbols that differ
-# most (B - A), both ways.
+# most (B - A), both ways, and with SYMBOLS=REGEX every symbol matching it.
 set -euo pipefail
 (($# == 5)) || { sed -n '5,6p' "$0" >&2; exit 2; }
 ROUNDS=$1 N=$2 TEST=$3 A=$4 B=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pids=()
+# shellcheck source=servers.sh
+source "$(dirname "$0")/servers.sh"
 record() {  # record SERVER OUT
-  local port spid ppid
-  port=$(free_port)
-  # shellcheck disable=SC2086
-  taskset -c 1 $1 --port "$port" --save "" --appendonly no >/dev/null 2>&1 &
-  spid=$!
-  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  if [[ " $TEST " == *" get "* ]]; then
-    redis-benchmark -p "$port" -t set -r 100000 -d 64 -n 200000 -P 16 -q >/dev/null 2>&1
-  fi
-  perf record -e cpu-clock -F 10000 -p "$spid" -o "$2.data" >/dev/null 2>&1 &
-  ppid=$!
-  sleep 0.3
-  # shellcheck disable=SC2086
-  taskset -c 0 redis-benchmark -p "$port" -c 50 -n "$N" $TEST -q >/dev/null 2>&1
-  kill -INT "$ppid"
-  wait "$ppid" 2>/dev/null || true
-  kill "$spid"
-  wait "$spid" 2>/dev/null || true
+  start_pinned "$1" "$work/server"
+  preload_for_get "$port" "$TEST"
+  bench_with_perf "$N" "$TEST" record -e cpu-clock -F 10000 -o "$2.data"
+  stop_pinned
   perf report -i "$2.data" --no-children --sort dso,sym --stdio -n 2>/dev/null |
     awk '/^ +[0-9.]+%/ {dso = $3; sym = $5; for (i = 6; i <= NF; ++i) sym = sym " " $i; print $2 "\t" dso "\t" sym}' >"$2.cnt"
 }
@@ -58,3 +46,7 @@ echo "#  B - A         A         B  symbol"
 head -20 "$work/diff"
 echo "..."
 tail -10 "$work/diff"
+if [[ -n ${SYMBOLS:-} ]]; then
+  echo "# symbols matching SYMBOLS=$SYMBOLS"
+  grep -E -- "$SYMBOLS" "$work/diff" || true
+fi

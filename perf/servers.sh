@@ -51,3 +51,42 @@ stop_servers() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   pids=()
 }
+
+# start_pinned CMD DIR: start_server on a free port; sets `port` and `spid`
+# (the server's pid) for the caller, for a perf attached to it.
+start_pinned() {
+  port=$(free_port)
+  start_server "$1" "$2" "$port"
+  spid=${pids[-1]}
+}
+
+# stop_pinned: stops the server start_pinned started.
+stop_pinned() {
+  kill "$spid"
+  wait "$spid" 2>/dev/null || true
+}
+
+# preload_for_get PORT TEST: when the redis-benchmark TEST reads (-t get),
+# 100,000 keys of 64 bytes are written first, as issue 24's GET rows
+# measure it.
+preload_for_get() {
+  if [[ " $2 " == *" get "* ]]; then
+    redis-benchmark -p "$1" -t set -r 100000 -d 64 -n 200000 -P 16 -q >/dev/null 2>&1
+  fi
+}
+
+# bench_with_perf N TEST PERF_ARGS...: `perf PERF_ARGS -p $spid` covers the
+# whole of `redis-benchmark -c 50 -n N TEST` (CPU 0) against $port, and
+# 0.2 s of the idle server before it; sets `rps` (redis-benchmark's).
+bench_with_perf() {
+  local n=$1 test=$2 ppid
+  shift 2
+  perf "$@" -p "$spid" >/dev/null 2>&1 &
+  ppid=$!
+  sleep 0.2
+  # shellcheck disable=SC2086
+  rps=$(taskset -c 0 redis-benchmark -p "$port" -c 50 -n "$n" $test -q 2>/dev/null | tr '\r' '\n' |
+    awk '/requests per second/ {print $2}' | tail -1)
+  kill -INT "$ppid"
+  wait "$ppid" 2>/dev/null || true
+}

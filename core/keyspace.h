@@ -106,7 +106,6 @@ enum class ExpiryMode : uint8_t {
 // lookup of the key in that database takes it as found, without walking
 // the bucket again, as long as no node left that database's table since
 // (Dict::removals): a node never moves, so the entry is still the key's.
-class Database;
 struct KnownEntry {
   const Database* db = nullptr;  // the database it was found in
   uint64_t removals = 0;         // that table's removals() then

@@ -51,7 +51,7 @@ class CommandTable {
   static Folded Fold(std::string_view name);
 
   // Up to 8 bytes of `p` as a little-endian word, zero padded, without
-  // reading past p + n. Exposed for the tests.
+  // reading past p + n: the inline Find's compare, and the tests'.
   static uint64_t LoadUpTo8(const char* p, size_t n) {
     uint64_t w = 0;
     if (n >= 8) {

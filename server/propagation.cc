@@ -11,6 +11,10 @@ namespace ringkv::server {
 
 bool Propagation::FeedsStream() const { return !replica_side_.is_replica(); }
 
+bool Propagation::HasReceiver() const {
+  return persistence_.aof().enabled() || (primary_side_.primary() != nullptr && FeedsStream());
+}
+
 void Propagation::Propagate(int db, Argv argv) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (loading_.active()) return;
@@ -20,7 +24,7 @@ void Propagation::Propagate(int db, Argv argv) {
     // Neither can appear inside the block (a replica attaches between
     // commands; an AOF turned on inside EXEC starts from a rewrite that
     // forks after the commands before it ran, so it has them already).
-    if (!persistence_.aof().enabled() && !(primary != nullptr && FeedsStream())) return;
+    if (!HasReceiver()) return;
     block_.push_back(Collected{db, targets_, std::vector<std::string>(argv.begin(), argv.end())});
     return;
   }
@@ -34,9 +38,9 @@ void Propagation::ToReplicas(int db, Argv argv) {
 }
 
 void Propagation::PropagateCommand(int db, Argv argv) {
-  // Nothing to feed (no AOF, no stream: a standalone server's writes): only
-  // the forms go. Propagate would drop every form, in a block or not.
-  if (!persistence_.aof().enabled() && primary_side_.primary() == nullptr) {
+  // Nothing to feed (a standalone server's writes): only the forms go.
+  // Propagate would drop every form, in a block or not.
+  if (!HasReceiver()) {
     DropForms();
     return;
   }

@@ -83,6 +83,9 @@ class Propagation {
  private:
   // Whether this node feeds a stream of its own (a primary, not a replica).
   bool FeedsStream() const;
+  // Whether anything receives what is propagated: the AOF, or a stream of
+  // this node's own.
+  bool HasReceiver() const;
 
   Persistence& persistence_;
   PrimarySide& primary_side_;

@@ -381,8 +381,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // `new_call` false: a served blocked command's final run, counted when it
   // blocked (its time and histogram entry only). Inlined into Call, its
   // only caller.
-  [[gnu::always_inline]] inline void RecordCall(const Client& c, const CommandSpec& spec, Argv argv, int64_t duration_us, int64_t now_ms,
-                  bool new_call);
+  [[gnu::always_inline]] inline void RecordCall(const Client& c, const CommandSpec& spec, Argv argv,
+                                                int64_t duration_us, int64_t now_ms, bool new_call);
   // ---- BlockedClients::Hooks (server_hooks.cc) ----------------------------------
   Client* BlockedClient(uint64_t id) override { return clients_.Find(id); }
   const core::Value* PeekValue(int db, std::string_view key) override;

@@ -134,6 +134,7 @@ void CommandTable::ResetStats() {
 void RegisterAllCommands(CommandTable& table) {
   RegisterConnectionCommands(table);
   RegisterServerCommands(table);
+  RegisterLolwutCommands(table);
   RegisterConfigCommands(table);
   RegisterClientCommands(table);
   RegisterIntrospectionCommands(table);

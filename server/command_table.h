@@ -101,6 +101,7 @@ std::vector<std::string_view> CommandKeys(const CommandSpec& spec, std::span<con
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterPubsubCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
+void RegisterLolwutCommands(CommandTable& table);  // LOLWUT
 void RegisterConfigCommands(CommandTable& table);
 void RegisterClientCommands(CommandTable& table);
 void RegisterIntrospectionCommands(CommandTable& table);  // COMMAND

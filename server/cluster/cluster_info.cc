@@ -85,7 +85,6 @@ void ShardNode(ServerCommandContext& ctx, const ClusterMode& cm, const Node& n) 
 }
 
 constexpr const char* kHelp[] = {
-    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ADDSLOTS <slot> [<slot> ...]",
     "    Assign slots to current node.",
     "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
@@ -139,8 +138,6 @@ constexpr const char* kHelp[] = {
     "LINKS",
     "    Return information about all network links between this node and its peers.",
     "    Output format is an array where each array element is a map containing attributes of a link",
-    "HELP",
-    "    Prints this help.",
 };
 
 }  // namespace

@@ -270,7 +270,6 @@ void CmdAclDryrun(ServerCommandContext& ctx) {
 
 void CmdAclHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CAT [<category>]",
       "    List all commands that belong to <category>, or all command categories",
       "    when no category is specified.",
@@ -297,8 +296,6 @@ void CmdAclHelp(ServerCommandContext& ctx) {
       "    List all the registered usernames.",
       "WHOAMI",
       "    Return the current connection username.",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -333,7 +333,10 @@ void CmdClientNoEvict(ServerCommandContext& ctx) {
 
 void CmdClientHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -354,8 +357,6 @@ void CmdClientHelp(ServerCommandContext& ctx) {
       "      Kill connections authenticated by <username>.",
       "    * SKIPME (YES|NO)",
       "      Skip killing current connection (default: yes).",
-      "    * ID <client-id>",
-      "      Kill connections by client id.",
       "LIST [options ...]",
       "    Return information about client connections. Options:",
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
@@ -368,12 +369,19 @@ void CmdClientHelp(ServerCommandContext& ctx) {
       "    Control the replies sent to the current connection.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
-      "SETINFO <LIB-NAME|LIB-VER> <value>",
-      "    Set client meta attribute.",
+      "SETINFO <option> <value>",
+      "    Set client meta attr. Options are:",
+      "    * LIB-NAME: the client lib name.",
+      "    * LIB-VER: the client lib version.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
-      "HELP",
-      "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -466,7 +466,6 @@ void CmdCommandGetkeysandflags(ServerCommandContext& ctx) {
 
 void CmdCommandHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "(no subcommand)",
       "    Return details about all Redis commands.",
       "COUNT",
@@ -485,8 +484,6 @@ void CmdCommandHelp(ServerCommandContext& ctx) {
       "    Return the keys from a full Redis command.",
       "GETKEYSANDFLAGS <full-command>",
       "    Return the keys and the access flags from a full Redis command.",
-      "HELP",
-      "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
 }

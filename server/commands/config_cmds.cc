@@ -79,7 +79,6 @@ void CmdConfigResetstat(ServerCommandContext& ctx) {
 
 void CmdConfigHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET <pattern>",
       "    Return parameters matching the glob-like <pattern> and their values.",
       "SET <directive> <value>",
@@ -88,8 +87,6 @@ void CmdConfigHelp(ServerCommandContext& ctx) {
       "    Reset statistics reported by the INFO command.",
       "REWRITE",
       "    Rewrite the configuration file.",
-      "HELP",
-      "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -198,7 +198,6 @@ void CmdFunctionKill(ServerCommandContext& ctx) {
 
 void CmdFunctionHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "LOAD [REPLACE] <FUNCTION CODE>",
       "    Create a new library with the given library name and code.",
       "DELETE <LIBRARY NAME>",

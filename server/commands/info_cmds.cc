@@ -390,6 +390,10 @@ void InfoKeyspace(Server& s, std::string* out) {
 
 void InfoCluster(Server& s, std::string* out) { Field(out, "cluster_enabled", s.cluster() != nullptr ? 1 : 0); }
 
+// No modules load (docs/compatibility.md, MODULE): the section is its title
+// alone, as redis-server's without modules.
+void InfoModules(Server&, std::string*) {}
+
 struct Section {
   const char* name;
   const char* title;
@@ -404,6 +408,7 @@ constexpr Section kSections[] = {
     {"stats", "Stats", InfoStats, true},
     {"replication", "Replication", InfoReplication, true},
     {"cpu", "CPU", InfoCpu, true},
+    {"modules", "Modules", InfoModules, true},
     {"commandstats", "Commandstats", InfoCommandstats, false},
     {"errorstats", "Errorstats", InfoErrorstats, true},
     {"latencystats", "Latencystats", InfoLatencystats, false},
@@ -419,6 +424,7 @@ void CmdInfo(ServerCommandContext& ctx) {
     if (a == "all") all = true;
     else if (a == "everything") everything = true;
     else if (a == "default") defaults = true;
+    else if (a == "module_list") wanted.push_back("modules");  // Redis's other name for it
     else wanted.push_back(a);
   }
   std::string out;

@@ -271,7 +271,6 @@ void CmdObjectFreq(CommandContext& ctx) {
 
 void CmdObjectHelp(CommandContext& ctx) {
   static const char* kLines[] = {
-      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "ENCODING <key>",
       "    Return the kind of internal representation used in order to store the value",
       "    associated with a <key>.",
@@ -284,8 +283,6 @@ void CmdObjectHelp(CommandContext& ctx) {
       "REFCOUNT <key>",
       "    Return the number of references of the value associated with the specified",
       "    <key>.",
-      "HELP",
-      "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -114,7 +114,6 @@ void CmdLatencyHistogram(ServerCommandContext& ctx) {
 
 void CmdLatencyHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DOCTOR",
       "    Return a human readable latency analysis report.",
       "GRAPH <event>",
@@ -129,8 +128,6 @@ void CmdLatencyHelp(ServerCommandContext& ctx) {
       "HISTOGRAM [COMMAND ...]",
       "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
       "    If no commands are specified then all histograms are replied.",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -119,7 +119,6 @@ void CmdMemoryPurge(ServerCommandContext& ctx) {
 
 void CmdMemoryHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DOCTOR",
       "    Return memory problems reports.",
       "MALLOC-STATS",
@@ -131,8 +130,6 @@ void CmdMemoryHelp(ServerCommandContext& ctx) {
       "USAGE <key> [SAMPLES <count>]",
       "    Return memory in bytes used by <key> and its value. Nested values are",
       "    sampled up to <count> times (default: 5, 0 means sample all).",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -28,7 +28,6 @@ void CmdModuleUnload(CommandContext& ctx) {
 
 void CmdModuleHelp(CommandContext& ctx) {
   static constexpr const char* kLines[] = {
-      "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "LIST",
       "    Return a list of loaded modules.",
       "LOAD <path> [<arg> ...]",
@@ -37,8 +36,6 @@ void CmdModuleHelp(CommandContext& ctx) {
       "    Load a module library from <path>, while passing it module configurations and optional arguments.",
       "UNLOAD <name>",
       "    Unload a module.",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -114,7 +114,6 @@ void CmdPubsubNumpat(ServerCommandContext& ctx) {
 
 void CmdPubsubHelp(ServerCommandContext& ctx) {
   static const char* const kLines[] = {
-      "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CHANNELS [<pattern>]",
       "    Return the currently active channels matching a <pattern> (default: '*').",
       "NUMPAT",
@@ -126,8 +125,6 @@ void CmdPubsubHelp(ServerCommandContext& ctx) {
       "    Return the currently active shard level channels matching a <pattern> (default: '*').",
       "SHARDNUMSUB [<shardchannel> ...]",
       "    Return the number of subscribers for the specified shard level channel(s)",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -55,7 +55,6 @@ void CmdScriptDebug(ServerCommandContext& ctx) {
 
 void CmdScriptHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "DEBUG (YES|SYNC|NO)",
       "    Set the debug mode for subsequent scripts executed.",
       "EXISTS <sha1> [<sha1> ...]",

@@ -117,7 +117,6 @@ void CmdSlowlogReset(ServerCommandContext& ctx) {
 
 void CmdSlowlogHelp(ServerCommandContext& ctx) {
   static const char* kLines[] = {
-      "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "GET [<count>]",
       "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
       "    Entries are made of:",
@@ -127,8 +126,6 @@ void CmdSlowlogHelp(ServerCommandContext& ctx) {
       "    Return the length of the slowlog.",
       "RESET",
       "    Reset the slowlog.",
-      "HELP",
-      "    Print this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -158,7 +158,6 @@ void CmdXgroupDelconsumer(CommandContext& ctx) {
 
 void CmdXgroupHelp(CommandContext& ctx) {
   static const char* const kLines[] = {
-      "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CREATE <key> <groupname> <id|$> [option]",
       "    Create a new consumer group. Options are:",
       "    * MKSTREAM",
@@ -173,8 +172,6 @@ void CmdXgroupHelp(CommandContext& ctx) {
       "    Remove the specified group.",
       "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
       "    Set the current group ID and entries_read counter.",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

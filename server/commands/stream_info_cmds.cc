@@ -210,15 +210,12 @@ void CmdXinfoConsumers(CommandContext& ctx) {
 
 void CmdXinfoHelp(CommandContext& ctx) {
   static const char* const kLines[] = {
-      "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "CONSUMERS <key> <groupname>",
       "    Show consumers of <groupname>.",
       "GROUPS <key>",
       "    Show the stream consumer groups.",
       "STREAM <key> [FULL [COUNT <count>]",
       "    Show information about the stream.",
-      "HELP",
-      "    Prints this help.",
   };
   ReplyHelp(ctx, kLines);
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "core/glob.h"
 #include "core/string_ops.h"
 #include "core/string_value.h"
@@ -49,8 +50,13 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
 }
 
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
-  ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()));
+  std::string command(ctx.argv[0]);
+  for (char& ch : command) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()) + 3);
+  ctx.reply.SimpleString(absl::StrCat(command, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
   for (const char* l : lines) ctx.reply.SimpleString(l);
+  ctx.reply.SimpleString("HELP");
+  ctx.reply.SimpleString("    Prints this help.");
 }
 
 bool ScanOptions::Matches(std::string_view s) const {

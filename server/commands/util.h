@@ -43,7 +43,10 @@ bool ParseDouble(std::string_view s, double* out);
 // empty list.
 void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us);
 
-// Replies with a HELP text: one simple string per line, as Redis does.
+// Replies with a container's HELP text as Redis's addReplyHelp does: one
+// simple string per line, "<COMMAND> <subcommand> [<arg> [value] [opt] ...].
+// Subcommands are:" first (the command as the client spelled it, upper
+// case), then `lines`, then "HELP" and "    Prints this help.".
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);
 
 // True when `e` is missing or holds a value of `type`; otherwise replies

@@ -11,12 +11,6 @@
 namespace ringkv::server {
 namespace {
 
-// Redis's addReplySubcommandSyntaxError: the subcommand as typed.
-void SubcommandSyntaxError(ServerCommandContext& ctx) {
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
-                         "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
-}
-
 void ReplySelector(io::ReplyBuilder& rb, const acl::CommandIndex& index, const acl::Selector& s) {
   rb.Bulk("commands");
   rb.Bulk(acl::DescribeCommandRules(index, s));
@@ -128,7 +122,7 @@ void CmdAclSave(ServerCommandContext& ctx) {
 
 void CmdAclCat(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    SubcommandSyntaxError(ctx);
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argv.size() == 2) {
@@ -152,7 +146,7 @@ void CmdAclCat(ServerCommandContext& ctx) {
 
 void CmdAclGenpass(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    SubcommandSyntaxError(ctx);
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   int64_t bits = 256;
@@ -204,7 +198,7 @@ const char* ContextName(acl::LogContext c) {
 
 void CmdAclLog(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    SubcommandSyntaxError(ctx);
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   int64_t count = 10;

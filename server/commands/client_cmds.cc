@@ -504,12 +504,10 @@ void CmdClientTrackinginfo(ServerCommandContext& ctx) {
 // (BLPOP & co., WAIT); it answers as on timeout, or with -UNBLOCKED.
 void CmdClientUnblock(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 4) {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                           "'. Try CLIENT HELP."));
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
-  int64_t id;
-  if (!ParseInt(ctx, ctx.argv[2], &id)) return;
+  // The reason is checked before the id, as Redis checks them.
   bool error = false;
   if (ctx.argv.size() == 4) {
     if (Is(ctx.argv[3], "ERROR")) {
@@ -519,6 +517,8 @@ void CmdClientUnblock(ServerCommandContext& ctx) {
       return;
     }
   }
+  int64_t id;
+  if (!ParseInt(ctx, ctx.argv[2], &id)) return;
   ctx.reply.Integer(ctx.server.blocking().UnblockByRequest(static_cast<uint64_t>(id), error) ? 1 : 0);
 }
 

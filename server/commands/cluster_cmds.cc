@@ -366,8 +366,7 @@ void CmdMeet(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() > 5) {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                           "'. Try CLUSTER HELP."));
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   int64_t port = 0, cport = 0;
@@ -475,8 +474,7 @@ void CmdClusterFailover(ServerCommandContext& ctx) {
   ClusterMode* cm = Cluster(ctx);
   if (cm == nullptr) return;
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                           "'. Try CLUSTER HELP."));
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   bool force = false, takeover = false;

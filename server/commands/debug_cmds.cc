@@ -346,11 +346,6 @@ void DebugDeadlineLateness(ServerCommandContext& ctx) {
   }
 }
 
-void ReplyUnknownSubcommand(ServerCommandContext& ctx) {
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                         "'. Try DEBUG HELP."));
-}
-
 // DEBUG CLUSTERLINK KILL <to|from|all> <node-id>: frees this node's bus
 // link(s) with a node; they are re-created as after a network error. Redis
 // 7.0.15 crashes on a link that is not there (or myself's) and answers an
@@ -358,7 +353,7 @@ void ReplyUnknownSubcommand(ServerCommandContext& ctx) {
 // of later Redis versions, and the error alone.
 void DebugClusterLink(ServerCommandContext& ctx) {
   if (!Is(ctx.argv[2], "KILL")) {
-    ReplyUnknownSubcommand(ctx);
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   ClusterMode* cm = ctx.server.cluster();
@@ -505,7 +500,7 @@ void CmdDebug(ServerCommandContext& ctx) {
     sub.run(ctx);
     return;
   }
-  ReplyUnknownSubcommand(ctx);
+  ReplySubcommandSyntaxError(ctx);
 }
 
 }  // namespace

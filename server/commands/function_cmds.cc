@@ -55,7 +55,7 @@ void CmdFunctionDelete(ServerCommandContext& ctx) {
 
 void CmdFunctionFlush(ServerCommandContext& ctx) {
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argv.size() == 3 && !Is(ctx.argv[2], "sync") && !Is(ctx.argv[2], "async")) {
@@ -140,7 +140,7 @@ void CmdFunctionDump(ServerCommandContext& ctx) {
 void CmdFunctionRestore(ServerCommandContext& ctx) {
   std::string_view policy = "append";
   if (ctx.argv.size() > 4) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   if (ctx.argv.size() == 4) {

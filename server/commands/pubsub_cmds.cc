@@ -87,7 +87,7 @@ void CmdSpublish(ServerCommandContext& ctx) { Publish(ctx, Kind::kShard); }
 
 void ReplyChannels(ServerCommandContext& ctx, Kind kind) {
   if (ctx.argv.size() > 3) {
-    ctx.reply.Error(StrCat("ERR wrong number of arguments for 'pubsub|", ctx.argv[1], "' command"));
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   const std::vector<std::string> names =
@@ -96,8 +96,10 @@ void ReplyChannels(ServerCommandContext& ctx, Kind kind) {
   for (const std::string& n : names) ctx.reply.Bulk(n);
 }
 
+// Channel and count pairs in a flat array, in RESP3 too: Redis 7.0 sends no
+// map here (7.2 does).
 void ReplyNumSub(ServerCommandContext& ctx, Kind kind) {
-  ctx.reply.MapHeader(static_cast<int64_t>(ctx.argv.size() - 2));
+  ctx.reply.ArrayHeader(static_cast<int64_t>(ctx.argv.size() - 2) * 2);
   for (size_t i = 2; i < ctx.argv.size(); ++i) {
     ctx.reply.Bulk(ctx.argv[i]);
     ctx.reply.Integer(static_cast<int64_t>(ctx.server.pubsub().NumSub(kind, ctx.argv[i])));

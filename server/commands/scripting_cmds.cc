@@ -2,6 +2,7 @@
 // clients (server/scripting/scripting.h runs them).
 #include "server/command_table.h"
 #include "server/commands/util.h"
+#include "server/reply_paths.h"
 #include "server/scripting/scripting.h"
 #include "server/server.h"
 
@@ -49,8 +50,21 @@ void CmdScriptKill(ServerCommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// There is no Lua debugger (docs/scripting.md): NO, which leaves scripts
+// undebugged as they are, is OK; YES and SYNC are refused; anything else
+// gets Redis's usage error. First, as Redis: refused while the client has
+// replies not yet sent (inside EXEC, or behind pipelined commands).
 void CmdScriptDebug(ServerCommandContext& ctx) {
-  ctx.reply.Error("ERR SCRIPT DEBUG is not supported: ringkv has no Lua debugger");
+  const Client& c = ctx.client;
+  if (ctx.server.transactions().in_exec() || (c.conn != nullptr && UnsentOutputOf(c, ctx.server.persistence()) > 0)) {
+    ctx.reply.Error("ERR SCRIPT DEBUG must be called outside a pipeline");
+  } else if (Is(ctx.argv[2], "no")) {
+    ctx.reply.Ok();
+  } else if (Is(ctx.argv[2], "yes") || Is(ctx.argv[2], "sync")) {
+    ctx.reply.Error("ERR SCRIPT DEBUG is not supported: ringkv has no Lua debugger");
+  } else {
+    ctx.reply.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  }
 }
 
 void CmdScriptHelp(ServerCommandContext& ctx) {

@@ -89,7 +89,7 @@ void CmdSlowlogGet(ServerCommandContext& ctx) {
     }
     if (count == -1) count = INT64_MAX;
   } else if (ctx.argv.size() > 3) {
-    ctx.reply.Error("ERR wrong number of arguments for 'slowlog|get' command");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   const auto& log = ctx.server.slowlog().entries();

@@ -25,11 +25,6 @@ using core::StreamId;
 using core::StreamNack;
 using core::StreamValue;
 
-void ReplySubcommandSyntax(CommandContext& ctx) {
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                         "'. Try XGROUP HELP."));
-}
-
 // The stream and group XGROUP's subcommands work on (Redis's checks, in its
 // order). False after replying an error.
 bool XgroupTarget(CommandContext& ctx, bool mkstream, bool group_required, StreamValue** s, StreamGroup** g) {
@@ -78,13 +73,13 @@ void CmdXgroupCreate(CommandContext& ctx) {
       if (!ParseEntriesRead(ctx, ctx.argv[i + 1], &entries_read)) return;
       i += 2;
     } else {
-      return ReplySubcommandSyntax(ctx);
+      return ReplySubcommandSyntaxError(ctx);
     }
   }
   StreamValue* s;
   StreamGroup* g;
   if (!XgroupTarget(ctx, mkstream, false, &s, &g)) return;
-  if (ctx.argv.size() > 8) return ReplySubcommandSyntax(ctx);
+  if (ctx.argv.size() > 8) return ReplySubcommandSyntaxError(ctx);
   StreamId id;
   if (ctx.argv[4] == "$") {
     id = s ? s->last_id() : StreamId::Min();
@@ -106,10 +101,10 @@ void CmdXgroupCreate(CommandContext& ctx) {
 
 void CmdXgroupSetid(CommandContext& ctx) {
   // The options are checked before the key, as in Redis.
-  if (ctx.argv.size() != 5 && ctx.argv.size() != 7) return ReplySubcommandSyntax(ctx);
+  if (ctx.argv.size() != 5 && ctx.argv.size() != 7) return ReplySubcommandSyntaxError(ctx);
   int64_t entries_read = StreamGroup::kInvalidEntriesRead;
   if (ctx.argv.size() == 7) {
-    if (!Is(ctx.argv[5], "entriesread")) return ReplySubcommandSyntax(ctx);
+    if (!Is(ctx.argv[5], "entriesread")) return ReplySubcommandSyntaxError(ctx);
     if (!ParseEntriesRead(ctx, ctx.argv[6], &entries_read)) return;
   }
   StreamValue* s;

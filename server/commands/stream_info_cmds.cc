@@ -139,26 +139,22 @@ void ReplyFull(CommandContext& ctx, const StreamValue& s, int64_t count) {
   }
 }
 
-void ReplyInfoSyntax(CommandContext& ctx) {
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1],
-                         "'. Try XINFO HELP."));
-}
-
 void CmdXinfoStream(CommandContext& ctx) {
+  // The key first (missing, wrong type), then the options, as Redis.
+  StreamValue* s = InfoTarget(ctx);
+  if (s == nullptr) return;
   const size_t argc = ctx.argv.size();
   bool full = false;
   int64_t count = 10;
   if (argc > 3) {
-    if (!Is(ctx.argv[3], "full") || (argc != 4 && argc != 6)) return ReplyInfoSyntax(ctx);
+    if (!Is(ctx.argv[3], "full") || (argc != 4 && argc != 6)) return ReplySubcommandSyntaxError(ctx);
     full = true;
     if (argc == 6) {
-      if (!Is(ctx.argv[4], "count")) return ReplyInfoSyntax(ctx);
+      if (!Is(ctx.argv[4], "count")) return ReplySubcommandSyntaxError(ctx);
       if (!ParseInt(ctx, ctx.argv[5], &count)) return;
       if (count < 0) count = 10;
     }
   }
-  StreamValue* s = InfoTarget(ctx);
-  if (s == nullptr) return;
   if (full) return ReplyFull(ctx, *s, count);
   ctx.reply.MapHeader(10);
   ReplyStreamHeader(ctx, *s);

@@ -50,13 +50,17 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out) {
 }
 
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
-  std::string command(ctx.argv[0]);
-  for (char& ch : command) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   ctx.reply.ArrayHeader(static_cast<int64_t>(lines.size()) + 3);
-  ctx.reply.SimpleString(absl::StrCat(command, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+  ctx.reply.SimpleString(
+      StrCat(AsciiUpper(ctx.argv[0]), " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
   for (const char* l : lines) ctx.reply.SimpleString(l);
   ctx.reply.SimpleString("HELP");
   ctx.reply.SimpleString("    Prints this help.");
+}
+
+void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
+                               "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
 }
 
 bool ScanOptions::Matches(std::string_view s) const {

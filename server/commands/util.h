@@ -49,6 +49,12 @@ void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> k
 // case), then `lines`, then "HELP" and "    Prints this help.".
 void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines);
 
+// Redis's addReplySubcommandSyntaxError: "ERR unknown subcommand or wrong
+// number of arguments for '<argv[1] as typed, at most 128 bytes>'. Try
+// <ARGV[0]> HELP." -- what a container's subcommand answers to arguments its
+// arity allows but its handler does not. REQUIRES: argv.size() >= 2.
+void ReplySubcommandSyntaxError(CommandContext& ctx);
+
 // True when `e` is missing or holds a value of `type`; otherwise replies
 // WRONGTYPE and returns false.
 bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type);

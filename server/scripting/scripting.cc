@@ -194,6 +194,12 @@ void Scripting::RunChecked(CommandContext& ctx, ScriptRun& run,
 }
 
 void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
+  // A digest that is not 40 characters long matches nothing: Redis answers
+  // NOSCRIPT before it reads numkeys.
+  if (by_sha && ctx.argv[1].size() != 40) {
+    ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+    return;
+  }
   int64_t numkeys;
   if (!ParseNumKeys(ctx, &numkeys, false)) return;
   const CachedScript* script;

@@ -21,6 +21,7 @@ inline constexpr char kMaxClients[] = "ERR max number of clients reached";
 inline constexpr char kStringTooLong[] = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 inline constexpr char kOffsetRange[] = "ERR offset is out of range";
 inline constexpr char kNoSuchKey[] = "ERR no such key";
+inline constexpr char kNoScript[] = "NOSCRIPT No matching script. Please use EVAL.";
 inline constexpr char kIndexRange[] = "ERR index out of range";
 inline constexpr char kTimeout[] = "ERR timeout is not an integer or out of range";
 inline constexpr char kProtectedMode[] =

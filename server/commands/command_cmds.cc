@@ -42,20 +42,30 @@ constexpr RedisDocs kDocs[] = {
 #include "server/command_docs.inc"
 };
 
-// The row of a generated table by command name ("config|get"), or null.
+// A generated table indexed by command name ("config|get"). Each table
+// keeps its own index (a static of its lookup function).
 template <typename Row, size_t N>
-const Row* FindRow(const Row (&rows)[N], std::string_view name) {
-  static const auto* by_name = [&rows] {
-    auto* m = new absl::flat_hash_map<std::string_view, const Row*>();
-    for (const Row& r : rows) (*m)[r.name] = &r;
-    return m;
-  }();
-  auto it = by_name->find(name);
-  return it == by_name->end() ? nullptr : it->second;
+const absl::flat_hash_map<std::string_view, const Row*>* IndexByName(const Row (&rows)[N]) {
+  auto* m = new absl::flat_hash_map<std::string_view, const Row*>();
+  for (const Row& r : rows) (*m)[r.name] = &r;
+  return m;
 }
 
-const RedisShape* ShapeOf(std::string_view name) { return FindRow(kShapes, name); }
+template <typename Row>
+const Row* FindIn(const absl::flat_hash_map<std::string_view, const Row*>& index, std::string_view name) {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
 
+const RedisShape* ShapeOf(std::string_view name) {
+  static const auto* index = IndexByName(kShapes);
+  return FindIn(*index, name);
+}
+
+const RedisDocs* DocsOf(std::string_view name) {
+  static const auto* index = IndexByName(kDocs);
+  return FindIn(*index, name);
+}
 
 int64_t ToInt(std::string_view s) {
   int64_t v = 0;
@@ -204,7 +214,7 @@ void ReplyCommandInfo(io::ReplyBuilder& rb, const CommandSpec& c) {
 void ReplyCommandDocs(io::ReplyBuilder& rb, const CommandSpec& c) {
   rb.Bulk(c.name);
   const int subcommands = c.subcommands.empty() ? 0 : 1;
-  if (const RedisDocs* docs = FindRow(kDocs, c.name)) {
+  if (const RedisDocs* docs = DocsOf(c.name)) {
     rb.MapHeader(docs->pairs + subcommands);
     for (std::string_view in = docs->resp3; !in.empty();) ReplayResp3(rb, in);
   } else {

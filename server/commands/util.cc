@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "core/glob.h"
 #include "core/string_ops.h"
 #include "core/string_value.h"
@@ -60,7 +59,7 @@ void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
 
 void ReplySubcommandSyntaxError(CommandContext& ctx) {
   ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
-                               "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
+                         "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
 }
 
 bool ScanOptions::Matches(std::string_view s) const {

@@ -1,5 +1,7 @@
 #include "server/scripting/scripting.h"
 
+#include "server/errors.h"
+
 #include <functional>
 #include <vector>
 
@@ -197,7 +199,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   // A digest that is not 40 characters long matches nothing: Redis answers
   // NOSCRIPT before it reads numkeys.
   if (by_sha && ctx.argv[1].size() != 40) {
-    ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+    ctx.reply.Error(errors::kNoScript);
     return;
   }
   int64_t numkeys;
@@ -206,7 +208,7 @@ void Scripting::Eval(CommandContext& ctx, bool by_sha, bool read_only) {
   if (by_sha) {
     script = FindScript(ctx.argv[1]);
     if (script == nullptr) {
-      ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+      ctx.reply.Error(errors::kNoScript);
       return;
     }
   } else {

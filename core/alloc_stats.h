@@ -1,6 +1,7 @@
-// Bytes that core/ allocates outside operator new (large zeroed arrays taken
-// with calloc, so the OS hands over zero pages lazily instead of the process
-// zero-filling them up front). The server adds this to used_memory.
+// Bytes that core/ allocates outside operator new: large zeroed arrays mapped
+// straight from the kernel, so the OS hands over zero pages lazily instead of
+// the process zero-filling them up front, and the exact-size slabs
+// (core/exact_size_slabs.h). The server adds this to used_memory.
 #pragma once
 
 #include <atomic>

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "io/fork_gate.h"
 #include "io/io_log.h"
 
 namespace ringkv::io {
@@ -205,6 +206,7 @@ void EpollBackend::Fsync(int fd, uint64_t tag) {
 }
 
 void EpollBackend::FsyncWorker() {
+  ForkGate::HelperThread fork_gate;  // its completions' vector grows (io/fork_gate.h)
   std::unique_lock<std::mutex> lock(fsync_mu_);
   while (true) {
     fsync_cv_.wait(lock, [this] { return fsync_stop_ || !fsync_queue_.empty(); });

@@ -11,6 +11,7 @@
 #include <future>
 
 #include "absl/strings/str_cat.h"
+#include "io/fork_gate.h"
 #include "io/io_log.h"
 #include "io/tls_session.h"
 
@@ -34,6 +35,7 @@ absl::Status IoThread::Spawn() {
   std::promise<absl::Status> ready;
   std::future<absl::Status> result = ready.get_future();
   thread_ = std::thread([this, &ready] {
+    ForkGate::HelperThread fork_gate;  // io/fork_gate.h
     // As Redis names its I/O threads (top -H, /proc/PID/task/*/comm).
     pthread_setname_np(pthread_self(), absl::StrCat("io_thd_", index_).c_str());
     absl::Status s = Init();

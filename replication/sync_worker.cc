@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "io/fork_gate.h"
 #include "absl/strings/str_cat.h"
 #include "core/resp_command.h"
 #include "io/tls_session.h"
@@ -259,8 +260,13 @@ void SyncWorker::Start(const SyncRequest& request) {
   finished_ = false;
   cancelled_ = false;
   result_.reset();
-  thread_ = std::thread([this, request] {
-    SyncResult r = Run(request);
+  thread_ = std::thread([this, request]() mutable {
+    // Everything this thread allocates, the staging keyspace of a diskless
+    // load included, is allocated under its gate (io/fork_gate.h); the
+    // request is moved in here so that it is freed under it too.
+    io::ForkGate::HelperThread fork_gate;
+    const SyncRequest req = std::move(request);
+    SyncResult r = Run(req);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (cancelled_ && r.fd >= 0) {

@@ -1,6 +1,14 @@
 #include "server/lazy_free.h"
 
+#include <unistd.h>
+
+#include "io/fork_gate.h"
+
 namespace ringkv::server {
+
+LazyFreer::FilesToUnlink::~FilesToUnlink() {
+  for (const std::string& p : paths) ::unlink(p.c_str());
+}
 
 LazyFreer::LazyFreer() : worker_([this] { Run(); }) {}
 
@@ -23,6 +31,7 @@ void LazyFreer::Enqueue(Job job) {
 }
 
 void LazyFreer::Run() {
+  io::ForkGate::HelperThread fork_gate;  // frees under the gate (io/fork_gate.h)
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });

@@ -1,6 +1,7 @@
 #include "server/memory_stats.h"
 
 #include "core/alloc_stats.h"
+#include "io/fork_gate.h"
 
 #include <malloc.h>
 #include <unistd.h>
@@ -29,47 +30,60 @@
 // C++ allocations are counted, as Redis's zmalloc counts its own: used_memory
 // is the bytes the process holds in live allocations (usable size), not what
 // the allocator reserved from the OS. With mimalloc they go to mimalloc.
+// Each call is made under the calling helper thread's fork gate
+// (io/fork_gate.h), so that no fork() catches one half done.
 namespace {
 std::atomic<int64_t> g_allocated{0};
 inline void* Counted(void* p) {
   if (p != nullptr) g_allocated.fetch_add(static_cast<int64_t>(RK_USABLE(p)), std::memory_order_relaxed);
   return p;
 }
-inline void Uncount(void* p) {
-  if (p != nullptr) g_allocated.fetch_sub(static_cast<int64_t>(RK_USABLE(p)), std::memory_order_relaxed);
+inline void* Allocate(size_t n) {
+  ringkv::io::ForkGate::AllocationScope gate;
+  return Counted(RK_MALLOC(n));
+}
+inline void* AllocateAligned(size_t n, std::align_val_t a) {
+  ringkv::io::ForkGate::AllocationScope gate;
+  return Counted(RK_MALLOC_ALIGNED(n, static_cast<size_t>(a)));
+}
+inline void Release(void* p) {
+  if (p == nullptr) return;
+  ringkv::io::ForkGate::AllocationScope gate;
+  g_allocated.fetch_sub(static_cast<int64_t>(RK_USABLE(p)), std::memory_order_relaxed);
+  RK_FREE(p);
 }
 }  // namespace
 
 void* operator new(size_t n) {
-  void* p = Counted(RK_MALLOC(n));
+  void* p = Allocate(n);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 void* operator new[](size_t n) {
-  void* p = Counted(RK_MALLOC(n));
+  void* p = Allocate(n);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 void* operator new(size_t n, std::align_val_t a) {
-  void* p = Counted(RK_MALLOC_ALIGNED(n, static_cast<size_t>(a)));
+  void* p = AllocateAligned(n, a);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 void* operator new[](size_t n, std::align_val_t a) {
-  void* p = Counted(RK_MALLOC_ALIGNED(n, static_cast<size_t>(a)));
+  void* p = AllocateAligned(n, a);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return Counted(RK_MALLOC(n)); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return Counted(RK_MALLOC(n)); }
-void operator delete(void* p) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete[](void* p) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete(void* p, size_t) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete[](void* p, size_t) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete(void* p, std::align_val_t) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { Uncount(p); RK_FREE(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { Uncount(p); RK_FREE(p); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return Allocate(n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return Allocate(n); }
+void operator delete(void* p) noexcept { Release(p); }
+void operator delete[](void* p) noexcept { Release(p); }
+void operator delete(void* p, size_t) noexcept { Release(p); }
+void operator delete[](void* p, size_t) noexcept { Release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { Release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { Release(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { Release(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { Release(p); }
 
 namespace ringkv::server {
 namespace {

@@ -448,6 +448,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void OnDisklessTransferExited(bool ok) override;
   void AbortDisklessTransfer(std::string_view why) override;
   void OnRdbFileDone(bool ok) override;
+  void UnlinkInBackground(std::vector<std::string> paths) override { lazy_freer_.Unlink(std::move(paths)); }
   // ---- PrimarySide::Hooks (server_hooks.cc) ---------------------------------------------
   io::IoSystem& ReplicationIo() override { return *io_; }
   Client* ReplicaClient(uint64_t id) override { return clients_.Find(id); }

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -85,8 +84,13 @@ RdbSaveOptions Aof::BaseOptions(int64_t now_ms) const {
   return o;
 }
 
-Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync)
-    : config_(config), keyspace_(keyspace), child_(child), submit_fsync_(std::move(submit_fsync)) {
+Aof::Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync,
+         UnlinkInBackground unlink)
+    : config_(config),
+      keyspace_(keyspace),
+      child_(child),
+      submit_fsync_(std::move(submit_fsync)),
+      unlink_in_background_(std::move(unlink)) {
   ReloadPolicy();
   config_->Bind("no-appendfsync-on-rewrite", &no_fsync_on_rewrite_);
 }
@@ -611,10 +615,7 @@ void Aof::DeleteHistory() {
   if (paths.empty()) return;
   manifest_.ClearHistory();
   if (absl::Status s = PersistManifest(manifest_); !s.ok()) Log(kWarning, std::string(s.message()));
-  // Unlinking a large file can take long: not on the main thread.
-  std::thread([paths = std::move(paths)] {
-    for (const std::string& p : paths) ::unlink(p.c_str());
-  }).detach();
+  unlink_in_background_(std::move(paths));  // a large file can take long to unlink
 }
 
 absl::Status Aof::Enable(int64_t now_ms) {

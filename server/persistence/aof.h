@@ -31,6 +31,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/keyspace.h"
@@ -64,9 +65,14 @@ struct AofStats {
 
 class Aof {
  public:
+  // Unlinks files off the main thread (Persistence::Hooks::UnlinkInBackground).
+  using UnlinkInBackground = std::function<void(std::vector<std::string> paths)>;
+
   // `submit_fsync` starts an asynchronous fdatasync (IoSystem::SubmitFsync);
-  // its completion must be passed to OnFsyncDone.
-  Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync);
+  // its completion must be passed to OnFsyncDone. `unlink` deletes history
+  // files.
+  Aof(Config* config, core::Keyspace* keyspace, ChildProcess* child, AofSyncer::Submit submit_fsync,
+      UnlinkInBackground unlink);
   ~Aof();
 
   // Start-up with appendonly yes: loads the AOF (upgrading a Redis 6 single
@@ -201,6 +207,7 @@ class Aof {
   core::Keyspace* keyspace_;
   ChildProcess* child_;
   AofSyncer::Submit submit_fsync_;
+  UnlinkInBackground unlink_in_background_;
   std::unique_ptr<AofSyncer> syncer_;  // created when the AOF opens
   AofState state_ = AofState::kOff;
   FsyncPolicy policy_ = FsyncPolicy::kEverysec;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "core/cluster/nodes_conf_lock.h"
 #include "core/strings.h"
+#include "io/fork_gate.h"
 #include "server/logging.h"
 #include "server/oom_score.h"
 
@@ -131,7 +132,8 @@ absl::Status ChildProcess::Start(ChildType type, const std::function<int()>& wor
   if (::pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(StrCat("pipe: ", std::strerror(errno)));
   auto start = std::chrono::steady_clock::now();
   const pid_t parent = ::getpid();
-  pid_t pid = ::fork();
+  // With every helper thread out of the allocator (io/fork_gate.h).
+  pid_t pid = io::ForkGate::Fork();
   if (pid < 0) {
     int err = errno;
     ::close(fds[0]);

@@ -19,8 +19,9 @@ Persistence::Persistence(Hooks& hooks, Config& config, core::Keyspace& keyspace,
                          LatencyMonitor& latency)
     : hooks_(hooks), config_(config), dirty_(&dirty) {
   rdb_ = std::make_unique<RdbSaver>(&config_, &keyspace, &child_);
-  aof_ = std::make_unique<Aof>(&config_, &keyspace, &child_,
-                               [this](int fd, uint32_t token) { hooks_.SubmitFsync(fd, token); });
+  aof_ = std::make_unique<Aof>(
+      &config_, &keyspace, &child_, [this](int fd, uint32_t token) { hooks_.SubmitFsync(fd, token); },
+      [this](std::vector<std::string> paths) { hooks_.UnlinkInBackground(std::move(paths)); });
   rdb_->set_latency_monitor(&latency);
   aof_->set_latency_monitor(&latency);
 }

@@ -38,6 +38,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/keyspace.h"
@@ -82,6 +83,9 @@ class Persistence {
     // An RDB child that wrote a file ended (`ok`: the file is complete), or
     // was stopped by FLUSHALL (false): the full syncs waiting for a snapshot.
     virtual void OnRdbFileDone(bool ok) = 0;
+    // Unlinks `paths` off the main thread (the AOF's history files: a
+    // large file can take long to delete).
+    virtual void UnlinkInBackground(std::vector<std::string> paths) = 0;
 
    protected:
     ~Hooks() = default;

@@ -107,6 +107,7 @@ class NoPersistenceHooks : public Persistence::Hooks {
   void OnDisklessTransferExited(bool) override {}
   void AbortDisklessTransfer(std::string_view) override {}
   void OnRdbFileDone(bool) override {}
+  void UnlinkInBackground(std::vector<std::string>) override {}
 };
 
 }  // namespace ringkv::server::test_fakes

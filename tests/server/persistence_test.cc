@@ -46,6 +46,9 @@ class FakeHooks final : public Persistence::Hooks {
   }
   void AbortDisklessTransfer(std::string_view why) override { log.push_back("abort-transfer " + std::string(why)); }
   void OnRdbFileDone(bool ok) override { log.push_back(std::string("rdb-file-done ") + (ok ? "ok" : "err")); }
+  void UnlinkInBackground(std::vector<std::string> paths) override {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
 
   std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
 

@@ -1,0 +1,86 @@
+// ForkGate: no helper thread is inside the allocator when the main thread
+// forks a child (BGSAVE, BGREWRITEAOF, a disk-based full sync).
+//
+// Why: fork() copies only the thread that calls it. A lock another thread
+// held at that instant stays held in the child, where no thread will ever
+// release it, and the child hangs the first time it needs it. glibc's malloc
+// takes its own locks around fork(); GCC 12's AddressSanitizer allocator
+// does not (a child was caught waiting forever on a size-class lock that the
+// lazy-free thread held at the fork: docs/performance.md 43.1), and mimalloc's
+// cross-thread free has a short state that only the freeing thread ends.
+// So every allocation and free a helper thread makes through operator new
+// and delete happens under that thread's gate, and Fork() closes every gate
+// first: the child starts with no allocation half done.
+//
+// Usage:
+//   // First thing on a helper thread, for its whole life:
+//   io::ForkGate::HelperThread gate;
+//   // In the allocator's entry points (server/memory_stats.cc):
+//   io::ForkGate::AllocationScope scope;  // one TLS load on other threads
+//   // Instead of ::fork():
+//   pid_t pid = io::ForkGate::Fork();
+//
+// Thread-safety: HelperThread and AllocationScope on any thread; Fork() on
+// one thread at a time (the main thread), never on a helper thread.
+// Fork() waits for at most one allocation or free per helper thread.
+//
+// Not covered: memory a helper thread takes with malloc() directly (OpenSSL,
+// libc) rather than operator new; and a helper thread's own start and exit
+// (the C++ runtime's and the sanitizer's bookkeeping). Threads that come and
+// go therefore end by being joined by the thread that forks, or do their
+// work on a long-lived helper (server/lazy_free.h unlinks files for the AOF).
+#pragma once
+
+#include <sys/types.h>
+
+#include <mutex>
+
+namespace ringkv::io {
+
+class ForkGate {
+ public:
+  // Registers the calling thread as a helper for as long as it lives.
+  // REQUIRES: at most one per thread; not on the thread that forks.
+  class HelperThread {
+   public:
+    HelperThread();
+    ~HelperThread();
+    HelperThread(const HelperThread&) = delete;
+    HelperThread& operator=(const HelperThread&) = delete;
+
+   private:
+    std::mutex gate_;  // held by this thread during each allocation, by Fork() across fork()
+  };
+
+  // Holds the calling thread's gate, if it has one, for its scope.
+  class AllocationScope {
+   public:
+    AllocationScope() : gate_(current_) {
+      if (gate_ != nullptr) [[unlikely]] gate_->lock();
+    }
+    ~AllocationScope() {
+      if (gate_ != nullptr) [[unlikely]] gate_->unlock();
+    }
+    AllocationScope(const AllocationScope&) = delete;
+    AllocationScope& operator=(const AllocationScope&) = delete;
+
+   private:
+    std::mutex* const gate_;
+  };
+
+  // fork(2) with every helper thread's gate closed: returns what fork()
+  // returns, in the parent (where the gates open again) and in the child
+  // (which starts with no helper thread registered).
+  static pid_t Fork();
+
+  // How many helper threads are registered (tests, DEBUG).
+  static size_t HelperThreads();
+
+ private:
+  // The calling thread's gate; null on the main thread and any thread that
+  // is not a registered helper.
+  // constinit: other files read it directly, with no TLS init wrapper.
+  static constinit thread_local std::mutex* current_;
+};
+
+}  // namespace ringkv::io

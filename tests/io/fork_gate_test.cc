@@ -1,0 +1,110 @@
+#include "io/fork_gate.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace ringkv::io {
+namespace {
+
+TEST(ForkGateTest, HelperThreadsRegisterForTheirLifetime) {
+  const size_t before = ForkGate::HelperThreads();
+  std::atomic<bool> registered{false}, release{false};
+  std::thread helper([&] {
+    ForkGate::HelperThread gate;
+    registered = true;
+    while (!release) std::this_thread::yield();
+  });
+  while (!registered) std::this_thread::yield();
+  EXPECT_EQ(ForkGate::HelperThreads(), before + 1);
+  release = true;
+  helper.join();
+  EXPECT_EQ(ForkGate::HelperThreads(), before);
+}
+
+// The helper is inside an allocation when the fork is asked for: the fork
+// waits for it to end, so the child sees it ended and the parent's helper
+// goes on afterwards. Without the gate the child would be forked at once,
+// with `finished` false.
+TEST(ForkGateTest, ForkWaitsForAHelperInsideAnAllocation) {
+  std::atomic<bool> inside{false}, finished{false}, allocated_after{false};
+  std::thread helper([&] {
+    ForkGate::HelperThread gate;
+    {
+      ForkGate::AllocationScope allocation;
+      inside = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      finished = true;
+    }
+    ForkGate::AllocationScope next;  // the gate opens again in the parent
+    allocated_after = true;
+  });
+  while (!inside) std::this_thread::yield();
+  const pid_t pid = ForkGate::Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(finished ? 0 : 1);
+  EXPECT_TRUE(finished);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child was forked while the helper was inside its allocation";
+  helper.join();
+  EXPECT_TRUE(allocated_after);
+}
+
+// A thread that is not a helper (the main thread) passes through
+// AllocationScope without a lock, also while nested; and it can fork with
+// no helper registered.
+TEST(ForkGateTest, OtherThreadsPassFreely) {
+  {
+    ForkGate::AllocationScope outer;
+    ForkGate::AllocationScope inner;  // would deadlock if it locked
+  }
+  const pid_t pid = ForkGate::Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(7);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+}
+
+// The child has no helper thread, and none is registered there (glibc
+// reuses the helpers' stacks, where their gates were): a thread started
+// there registers and allocates, and the child can fork again.
+TEST(ForkGateTest, TheChildStartsWithOpenGates) {
+  std::atomic<bool> release{false}, registered{false};
+  std::thread helper([&] {
+    ForkGate::HelperThread gate;
+    registered = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!registered) std::this_thread::yield();
+  const pid_t pid = ForkGate::Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (ForkGate::HelperThreads() != 0) _exit(2);
+    std::thread child_helper([] {
+      ForkGate::HelperThread gate;
+      ForkGate::AllocationScope allocation;
+    });
+    child_helper.join();
+    const pid_t grandchild = ForkGate::Fork();  // locks the parent's gates' copies: they must be open
+    if (grandchild == 0) _exit(0);
+    int status = 0;
+    _exit(grandchild > 0 && waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) ? 5 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 5);
+  release = true;
+  helper.join();
+}
+
+}  // namespace
+}  // namespace ringkv::io

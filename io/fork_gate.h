@@ -22,13 +22,21 @@
 //
 // Thread-safety: HelperThread and AllocationScope on any thread; Fork() on
 // one thread at a time (the main thread), never on a helper thread.
-// Fork() waits for at most one allocation or free per helper thread.
+// Fork() waits for at most one allocation or free per helper thread, and
+// for a helper that is ending (its HelperThread destroyed) to be gone: its
+// exit frees memory outside the gate (the std::thread's state, thread_local
+// objects, the sanitizer's per-thread caches).
 //
-// Not covered: memory a helper thread takes with malloc() directly (OpenSSL,
-// libc) rather than operator new; and a helper thread's own start and exit
-// (the C++ runtime's and the sanitizer's bookkeeping). Threads that come and
-// go therefore end by being joined by the thread that forks, or do their
-// work on a long-lived helper (server/lazy_free.h unlinks files for the AOF).
+// In the child, locks that helpers take around their own queues (the
+// lazy-free queue, the epoll fsync queue, a mailbox) may be held for good:
+// a child runs its snapshot work and exits, and must not touch them.
+//
+// Not covered: memory a helper thread takes with malloc() inside libc (the
+// sync worker's getaddrinfo). In the release build that is glibc's malloc,
+// which guards its own locks across fork(), and operator new's mimalloc is
+// covered by the gate; the ASan build's allocator guards nothing, so there
+// the gap is those libc calls. OpenSSL's allocations are routed through the
+// gate (io/tls_context.h, RouteOpenSslAllocations).
 #pragma once
 
 #include <sys/types.h>
@@ -39,6 +47,8 @@ namespace ringkv::io {
 
 class ForkGate {
  public:
+  struct Gate;  // one helper thread's entry (fork_gate.cc)
+
   // Registers the calling thread as a helper for as long as it lives.
   // REQUIRES: at most one per thread; not on the thread that forks.
   class HelperThread {
@@ -49,7 +59,7 @@ class ForkGate {
     HelperThread& operator=(const HelperThread&) = delete;
 
    private:
-    std::mutex gate_;  // held by this thread during each allocation, by Fork() across fork()
+    Gate* gate_;  // owned by the registry, which keeps it until the thread is gone
   };
 
   // Holds the calling thread's gate, if it has one, for its scope.
@@ -73,7 +83,7 @@ class ForkGate {
   // (which starts with no helper thread registered).
   static pid_t Fork();
 
-  // How many helper threads are registered (tests, DEBUG).
+  // How many helper threads are registered and not ending (tests).
   static size_t HelperThreads();
 
  private:

@@ -3,12 +3,14 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "io/fork_gate.h"
 
 namespace ringkv::io {
 namespace {
@@ -171,6 +173,22 @@ absl::Status TlsContext::Configure(const TlsOptions& o) {
   server_ = std::move(server);
   client_ = std::move(client);
   return absl::OkStatus();
+}
+
+bool RouteOpenSslAllocations() {
+  return CRYPTO_set_mem_functions(
+             [](size_t n, const char*, int) -> void* {
+               ForkGate::AllocationScope gate;
+               return std::malloc(n);
+             },
+             [](void* p, size_t n, const char*, int) -> void* {
+               ForkGate::AllocationScope gate;
+               return std::realloc(p, n);
+             },
+             [](void* p, const char*, int) {
+               ForkGate::AllocationScope gate;
+               std::free(p);
+             }) == 1;
 }
 
 }  // namespace ringkv::io

@@ -70,4 +70,11 @@ class TlsContext {
 // routines::peer did not return a certificate"); the queue is cleared.
 std::string TlsErrorString();
 
+// Makes OpenSSL allocate through malloc under the calling thread's fork gate
+// (io/fork_gate.h), so that an I/O thread inside SSL_read or a handshake is
+// never caught in the allocator by a fork. REQUIRES: called before OpenSSL
+// allocates anything (first thing in main); false, and nothing changed, if
+// it already has.
+bool RouteOpenSslAllocations();
+
 }  // namespace ringkv::io

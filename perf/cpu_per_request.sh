@@ -37,8 +37,10 @@ for round in $(seq "$ROUNDS"); do
     bench_with_perf "$N" "$TEST" stat -x, -e "$events" -o "$work/stat"
     stop_pinned
     ms=$(awk -F, '/task-clock/ {print $1}' "$work/stat")
-    printf "%d %-40s rps %10s  cpu_us/req %.3f\n" "$round" "$server" "$rps" "$(echo "$ms * 1000 / $N" | bc -l)" |
-      tee -a "$work/runs"
+    us=$(echo "$ms * 1000 / $N" | bc -l)
+    printf "%d %-40s rps %10s  cpu_us/req %.3f\n" "$round" "$server" "$rps" "$us"
+    # Tab-separated for the summaries: a server may be a command with arguments.
+    printf "%d\t%s\t%.3f\n" "$round" "$server" "$us" >>"$work/runs"
     if [[ -n ${EVENTS:-} ]]; then
       awk -F, -v n="$N" '!/task-clock/ && $3 != "" { sub(/^.*:/, "", $3); printf "  %s %.3f", $3, $1 / n }
         END { print "  (per request)" }' "$work/stat"
@@ -47,13 +49,13 @@ for round in $(seq "$ROUNDS"); do
 done
 echo "# per server: median and minimum of cpu_us/req over the rounds"
 for server in "$@"; do
-  awk -v s="$server" '$2 == s {print $NF}' "$work/runs" | sort -n |
+  awk -F'\t' -v s="$server" '$2 == s {print $3}' "$work/runs" | sort -n |
     awk -v s="$server" '{ a[++m] = $1 }
       END { printf "%-40s median %.3f  min %.3f\n", s, (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2), a[1] }'
 done
 first=$1
 for server in "${@:2}"; do
-  awk -v a="$first" -v b="$server" '$2 == a {x[$1] = $NF} $2 == b {y[$1] = $NF}
+  awk -F'\t' -v a="$first" -v b="$server" '$2 == a {x[$1] = $3} $2 == b {y[$1] = $3}
     END {
       n = 0; w = 0
       for (r in x) if (r in y) { q[++n] = y[r] / x[r]; if (y[r] < x[r]) ++w }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "io/io_log.h"
+#include "io/tls_context.h"
 #include "server/config.h"
 #include "server/kernel_checks.h"
 #include "server/log_syslog.h"
@@ -266,6 +267,8 @@ std::string ExecutablePath(const char* argv0) {
 int main(int argc, char** argv) {
   using namespace ringkv::server;
   InitProcTitle(argc, argv);  // first: it moves argv's strings and the environment
+  // Before OpenSSL allocates: TLS on the I/O threads, out of a fork's way.
+  const bool openssl_gated = ringkv::io::RouteOpenSslAllocations();
 #ifdef NDEBUG
   // Debian's Abseil is built with its deadlock detector on: every
   // Mutex::Lock updates a graph of lock orders (a few hundred instructions
@@ -278,6 +281,7 @@ int main(int argc, char** argv) {
   std::string pidfile;
   if (!SetUpProcess(config.get(), &pidfile)) return 1;
   LogStarting(*config);
+  if (!openssl_gated) Log(kWarning, "OpenSSL allocated before start-up could route its allocations through the fork gate");
   // As Redis's initServer: the descriptors maxclients needs, before anything
   // is opened (the I/O threads' fixed-file tables are sized from the limit).
   const int64_t maxclients = config->Int("maxclients");

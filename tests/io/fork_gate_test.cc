@@ -57,6 +57,32 @@ TEST(ForkGateTest, ForkWaitsForAHelperInsideAnAllocation) {
   EXPECT_TRUE(allocated_after);
 }
 
+// A helper that is ending frees memory outside its gate (its std::thread
+// state, thread_local objects, the sanitizer's caches): the fork waits for
+// the thread to be gone. Here its "exit work" is a sleep after its
+// HelperThread ended; without the wait the child would see it unfinished.
+TEST(ForkGateTest, ForkWaitsForAnEndingHelperToBeGone) {
+  const size_t before = ForkGate::HelperThreads();
+  std::atomic<bool> ended{false}, exit_work_done{false};
+  std::thread helper([&] {
+    { ForkGate::HelperThread gate; }
+    ended = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    exit_work_done = true;
+  });
+  while (!ended) std::this_thread::yield();
+  EXPECT_EQ(ForkGate::HelperThreads(), before);  // ending: no longer counted
+  const pid_t pid = ForkGate::Fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(exit_work_done ? 0 : 1);
+  EXPECT_TRUE(exit_work_done);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child was forked while an ending helper was still running";
+  helper.join();
+}
+
 // A thread that is not a helper (the main thread) passes through
 // AllocationScope without a lock, also while nested; and it can fork with
 // no helper registered.
@@ -93,7 +119,7 @@ TEST(ForkGateTest, TheChildStartsWithOpenGates) {
       ForkGate::AllocationScope allocation;
     });
     child_helper.join();
-    const pid_t grandchild = ForkGate::Fork();  // locks the parent's gates' copies: they must be open
+    const pid_t grandchild = ForkGate::Fork();  // finds no stale gate to lock
     if (grandchild == 0) _exit(0);
     int status = 0;
     _exit(grandchild > 0 && waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) ? 5 : 1);

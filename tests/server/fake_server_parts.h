@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -107,7 +108,9 @@ class NoPersistenceHooks : public Persistence::Hooks {
   void OnDisklessTransferExited(bool) override {}
   void AbortDisklessTransfer(std::string_view) override {}
   void OnRdbFileDone(bool) override {}
-  void UnlinkInBackground(std::vector<std::string>) override {}
+  void UnlinkInBackground(std::vector<std::string> paths) override {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
 };
 
 }  // namespace ringkv::server::test_fakes

@@ -37,6 +37,7 @@
 #include "absl/hash/hash.h"
 #include "absl/random/random.h"
 #include "core/alloc_stats.h"
+#include "core/hash_table_stats.h"
 #include "core/key.h"
 
 namespace ringkv::core {
@@ -351,6 +352,20 @@ class Dict {
 
   // Bytes of bucket arrays (MEMORY USAGE / INFO overheads).
   size_t bucket_bytes() const { return buckets() * sizeof(Node*); }
+
+  // How table `i`'s entries lie in its buckets (DEBUG HTSTATS). O(buckets).
+  // REQUIRES: i == 0, or i == 1 while rehashing().
+  HashTableStats TableStats(int i) const {
+    HashTableStats s;
+    const Table& t = t_[i];
+    for (uint64_t b = 0; b < t.size(); ++b) {
+      uint64_t chain = 0;
+      for (const Node* n = t.buckets[b]; n != nullptr; n = n->next) ++chain;
+      s.AddBucket(chain);
+    }
+    s.used = t.used;
+    return s;
+  }
 
  private:
   // 16 bytes (the size as a power of two, as Redis 7.0 keeps it), so that a

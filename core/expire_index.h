@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/hash_table_stats.h"
 #include "core/keyspace_node.h"
 
 namespace ringkv::core {
@@ -79,6 +80,8 @@ class ExpireIndex {
     pos_.swap(o.pos_);
   }
   // Heap bytes of the index (snapshot and memory overhead estimates).
+  // The map's slots as buckets of one (DEBUG HTSTATS's "[Expires HT]").
+  HashTableStats TableStats() const { return HashTableStats::OfSlots(pos_.capacity(), pos_.size()); }
   size_t bytes() const { return records_.capacity() * sizeof(ExpireRecord) + pos_.capacity() * kMapSlotBytes; }
   // Bytes a deadline adds, the containers' slack aside (MEMORY USAGE).
   static constexpr size_t kBytesPerRecord = sizeof(ExpireRecord) + kMapSlotBytes;

@@ -48,6 +48,9 @@ class HashValue {
   // "listpack" / "hashtable", as OBJECT ENCODING shows it.
   const char* encoding_name() const { return rep_.is_table() ? "hashtable" : "listpack"; }
   size_t size() const { return rep_.is_table() ? rep_.table()->size() : rep_.packed().size() / 2; }
+  // DEBUG HTSTATS-KEY: its hash table's report (core/hash_table_stats.h);
+  // empty while a listpack.
+  std::string TableStatsText() const { return rep_.is_table() ? DictStatsText(*rep_.table()) : std::string(); }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view field) const;

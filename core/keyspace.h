@@ -252,6 +252,10 @@ class Database {
   // Incremental rehashing from the cron: moves buckets for up to budget_us.
   void RehashFor(int64_t budget_us);
   size_t bucket_bytes() const { return dict_.bucket_bytes(); }
+  // DEBUG HTSTATS: the key table's report (core/hash_table_stats.h), and
+  // the expiry index's, whose map has one entry per slot.
+  std::string KeyTableStatsText() const { return DictStatsText(dict_); }
+  std::string ExpireTableStatsText() const { return FormatHashTableStats(0, expires_.TableStats()); }
   // Sizes an empty database for n keys (RDB load).
   void Reserve(size_t n) { dict_.Reserve(n); }
   void set_resize_allowed(bool allowed) { dict_.set_resize_allowed(allowed); }

@@ -45,6 +45,9 @@ class SetValue {
   Encoding encoding() const { return rep_.is_table() ? Encoding::kHashtable : Encoding::kIntset; }
   const char* encoding_name() const { return rep_.is_table() ? "hashtable" : "intset"; }
   size_t size() const { return rep_.is_table() ? rep_.table()->size() : rep_.packed().size(); }
+  // DEBUG HTSTATS-KEY: its hash table's report (core/hash_table_stats.h);
+  // empty while an intset.
+  std::string TableStatsText() const { return rep_.is_table() ? DictStatsText(*rep_.table()) : std::string(); }
   bool empty() const { return size() == 0; }
 
   bool Contains(std::string_view member) const;

@@ -72,6 +72,11 @@ class ZSetValue {
   Encoding encoding() const { return rep_.is_table() ? Encoding::kSkiplist : Encoding::kListpack; }
   const char* encoding_name() const { return rep_.is_table() ? "skiplist" : "listpack"; }
   size_t size() const;
+  // DEBUG HTSTATS-KEY: its member -> score table's report, as Redis reports
+  // its zset's dict (core/hash_table_stats.h); empty while a listpack.
+  std::string TableStatsText() const {
+    return rep_.is_table() ? DictStatsText(rep_.table()->scores) : std::string();
+  }
 
   bool Score(std::string_view member, double* score) const;
   // ZADD / ZINCRBY for one member. *new_score receives the resulting score

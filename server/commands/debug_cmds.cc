@@ -240,6 +240,51 @@ void DebugObject(ServerCommandContext& ctx) {
       QuicklistDetails(e->value)));
 }
 
+// DEBUG HTSTATS <dbid>: how the database's keys and deadlines lie in their
+// tables (core/hash_table_stats.h), in Redis's words. The deadlines are an
+// open-addressing map: each slot is reported as a bucket of one.
+void DebugHtStats(ServerCommandContext& ctx) {
+  int64_t id;
+  if (!ParseInt(ctx, ctx.argv[2], &id)) return;
+  core::Keyspace& ks = ctx.server.keyspace();
+  if (id < 0 || id >= ks.count()) {
+    ctx.reply.Error("ERR Out of range database");
+    return;
+  }
+  const core::Database& db = ks.db(static_cast<int>(id));
+  ctx.reply.Verbatim(
+      StrCat("[Dictionary HT]\n", db.KeyTableStatsText(), "[Expires HT]\n", db.ExpireTableStatsText()));
+}
+
+// DEBUG HTSTATS-KEY <key>: the same for the hash table of a hash, set or
+// sorted set (its member -> score table) that has one.
+void DebugHtStatsKey(ServerCommandContext& ctx) {
+  const core::Entry* e = ctx.server.db(ctx.client).Peek(ctx.argv[2]);
+  if (e == nullptr) {
+    ctx.reply.Error(errors::kNoSuchKey);
+    return;
+  }
+  std::string text;
+  switch (e->value.type()) {
+    case core::ValueType::kHash:
+      text = e->value.hash().TableStatsText();
+      break;
+    case core::ValueType::kSet:
+      text = e->value.set().TableStatsText();
+      break;
+    case core::ValueType::kZSet:
+      text = e->value.zset().TableStatsText();
+      break;
+    default:
+      break;
+  }
+  if (text.empty()) {
+    ctx.reply.Error("ERR The value stored at the specified key is not represented using an hash table");
+    return;
+  }
+  ctx.reply.Verbatim(text);
+}
+
 void DebugDigest(ServerCommandContext& ctx) {
   ctx.reply.SimpleString(core::DigestHex(core::DatasetDigest(ctx.server.keyspace())));
 }
@@ -420,8 +465,11 @@ constexpr DebugSubcommand kSubcommands[] = {
     {"DIGEST", 2, 2, DebugDigest, "DIGEST\n    Output a hex signature representing the current DB content."},
     {"DIGEST-VALUE", 2, -1, DebugDigestValue,
      "DIGEST-VALUE <key> [<key> ...]\n    Output a hex signature of the values of all the specified keys."},
-    {"LOADAOF", 2, 2, DebugLoadAof, "LOADAOF\n    Flush the AOF buffers on disk and reload the AOF in memory."},
     {"LOG", 3, 3, DebugLog, "LOG <message>\n    Write <message> to the server log."},
+    {"HTSTATS", 3, 3, DebugHtStats, "HTSTATS <dbid>\n    Return hash table statistics of the specified Redis database."},
+    {"HTSTATS-KEY", 3, 3, DebugHtStatsKey,
+     "HTSTATS-KEY <key>\n    Like HTSTATS but for the hash table stored at <key>'s value."},
+    {"LOADAOF", 2, 2, DebugLoadAof, "LOADAOF\n    Flush the AOF buffers on disk and reload the AOF in memory."},
     {"REPLICATE", 3, -1, DebugReplicate,
      "REPLICATE <string>\n    Replicates the provided string to replicas, allowing data divergence."},
     {"OBJECT", 3, 3, DebugObject, "OBJECT <key>\n    Show low level info about the `key` and associated value."},

@@ -137,6 +137,43 @@ TEST(KeyspaceE2E, KeyspaceHitsAndMissesCountReadLookups) {
   EXPECT_EQ(InfoInt(c, "stats", "keyspace_misses"), 7);
 }
 
+// DEBUG HTSTATS and HTSTATS-KEY report the tables in Redis's words: the key
+// table (101 keys in 128 buckets, the rehash of so small a table done at
+// once), the deadlines' map, and a set's table; the figures that depend on
+// how keys hash are only checked for consistency.
+TEST(KeyspaceE2E, DebugHtStatsReportsTheTables) {
+  TestServer s({"--enable-debug-command", "yes", "--set-max-intset-entries", "0"});
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  auto q = [&](const std::vector<std::string>& cmd) {
+    c.Send(Resp(cmd));
+    return c.ReadReply();
+  };
+  ASSERT_EQ(q({"DEBUG", "POPULATE", "100"}), "+OK\r\n");
+  ASSERT_EQ(q({"SET", "t", "1", "EX", "100"}), "+OK\r\n");
+  const std::string db = q({"DEBUG", "HTSTATS", "0"});
+  EXPECT_NE(db.find("[Dictionary HT]\nHash table 0 stats (main hash table):\n table size: 128\n"
+                    " number of elements: 101\n"),
+            std::string::npos)
+      << db;
+  const size_t expires = db.find("[Expires HT]\nHash table 0 stats (main hash table):\n");
+  ASSERT_NE(expires, std::string::npos) << db;
+  EXPECT_NE(db.find(" number of elements: 1\n different slots: 1\n max chain length: 1\n", expires),
+            std::string::npos)
+      << db;
+  EXPECT_EQ(db.find("rehashing target"), std::string::npos) << db;
+  std::vector<std::string> sadd = {"SADD", "set"};
+  for (int i = 0; i < 200; ++i) sadd.push_back(std::to_string(i));
+  ASSERT_EQ(q(sadd), ":200\r\n");
+  const std::string set = q({"DEBUG", "HTSTATS-KEY", "set"});
+  EXPECT_EQ(set.rfind("$", 0), 0u) << set;  // a bulk string in RESP2
+  EXPECT_NE(set.find("Hash table 0 stats (main hash table):\n"), std::string::npos) << set;
+  EXPECT_NE(set.find(" number of elements: 200\n"), std::string::npos) << set;
+  EXPECT_EQ(q({"DEBUG", "HTSTATS-KEY", "key:1"}),
+            "-ERR The value stored at the specified key is not represented using an hash table\r\n");
+  EXPECT_EQ(q({"DEBUG", "HTSTATS", "16"}), "-ERR Out of range database\r\n");
+}
+
 // Strings of 17-72 bytes live inside their key's node (core/keyspace_node.h):
 // every way a value moves between keys, databases and files keeps its bytes,
 // its TTL and its encoding, and MEMORY USAGE counts the node it is in.

@@ -12,6 +12,13 @@
 namespace ringkv::io {
 namespace {
 
+// Waits for child `pid`: its exit code, or -1 if it did not exit normally.
+int ExitCodeOf(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
 TEST(ForkGateTest, HelperThreadsRegisterForTheirLifetime) {
   const size_t before = ForkGate::HelperThreads();
   std::atomic<bool> registered{false}, release{false};
@@ -49,10 +56,7 @@ TEST(ForkGateTest, ForkWaitsForAHelperInsideAnAllocation) {
   ASSERT_GE(pid, 0);
   if (pid == 0) _exit(finished ? 0 : 1);
   EXPECT_TRUE(finished);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child was forked while the helper was inside its allocation";
+  EXPECT_EQ(ExitCodeOf(pid), 0) << "the child was forked while the helper was inside its allocation";
   helper.join();
   EXPECT_TRUE(allocated_after);
 }
@@ -76,10 +80,7 @@ TEST(ForkGateTest, ForkWaitsForAnEndingHelperToBeGone) {
   ASSERT_GE(pid, 0);
   if (pid == 0) _exit(exit_work_done ? 0 : 1);
   EXPECT_TRUE(exit_work_done);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child was forked while an ending helper was still running";
+  EXPECT_EQ(ExitCodeOf(pid), 0) << "the child was forked while an ending helper was still running";
   helper.join();
 }
 
@@ -94,9 +95,7 @@ TEST(ForkGateTest, OtherThreadsPassFreely) {
   const pid_t pid = ForkGate::Fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) _exit(7);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_EQ(ExitCodeOf(pid), 7);
 }
 
 // The child has no helper thread, and none is registered there (glibc
@@ -121,13 +120,9 @@ TEST(ForkGateTest, TheChildStartsWithOpenGates) {
     child_helper.join();
     const pid_t grandchild = ForkGate::Fork();  // finds no stale gate to lock
     if (grandchild == 0) _exit(0);
-    int status = 0;
-    _exit(grandchild > 0 && waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) ? 5 : 1);
+    _exit(grandchild > 0 && ExitCodeOf(grandchild) == 0 ? 5 : 1);
   }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 5);
+  EXPECT_EQ(ExitCodeOf(pid), 5);
   release = true;
   helper.join();
 }

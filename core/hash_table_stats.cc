@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace ringkv::core {

@@ -101,7 +101,7 @@ TEST(ForkGateTest, OtherThreadsPassFreely) {
 // The child has no helper thread, and none is registered there (glibc
 // reuses the helpers' stacks, where their gates were): a thread started
 // there registers and allocates, and the child can fork again.
-TEST(ForkGateTest, TheChildStartsWithOpenGates) {
+TEST(ForkGateTest, TheChildStartsWithNoHelperRegistered) {
   std::atomic<bool> release{false}, registered{false};
   std::thread helper([&] {
     ForkGate::HelperThread gate;

@@ -33,6 +33,17 @@ struct AccessPolicy {
   // A forked child is saving: accesses are not recorded, so reads do not
   // dirty pages the child shares copy-on-write (Redis does the same).
   bool frozen = false;
+  // OBJECT REFCOUNT's answer for the integers 0..9999: Redis shares them
+  // (refcount INT_MAX) unless maxmemory is set with an LRU or LFU policy,
+  // whose per-object access clock a shared object cannot have. The server
+  // keeps it in step with maxmemory and maxmemory-policy.
+  bool integers_shared = true;
+  // Redis's dictExpandAllowed: set (with maxmemory), it says whether a key
+  // table may double now, taking `more_bytes` (Database holds the doubling
+  // back otherwise, Dict::set_grow_held). Null: always.
+  bool (*grow_allowed)(void* ctx, size_t more_bytes) = nullptr;
+  void* grow_ctx = nullptr;
+  bool lru() const { return policy == EvictionPolicy::kAllKeysLru || policy == EvictionPolicy::kVolatileLru; }
   bool lfu() const { return policy == EvictionPolicy::kAllKeysLfu || policy == EvictionPolicy::kVolatileLfu; }
 };
 

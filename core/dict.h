@@ -340,6 +340,15 @@ class Dict {
   // every bucket page: allowed only past 5 keys per bucket (Redis's
   // dict_force_resize_ratio), and never to shrink.
   void set_resize_allowed(bool allowed) { resize_allowed_ = allowed; }
+  // Redis's dictExpandAllowed (maxmemory): the owner may hold the next
+  // doubling back while it would take memory past the limit; the table then
+  // grows only once it is 1.618 full (HASHTABLE_MAX_LOAD_FACTOR), where
+  // chains get long enough to cost more than the memory.
+  bool WouldGrowOnInsert() const {
+    return !rehashing() && t_[0].buckets != nullptr && t_[0].used >= t_[0].size();
+  }
+  size_t GrowthBytes() const { return t_[0].size() * 2 * sizeof(Node*); }
+  void set_grow_held(bool held) { grow_held_ = held; }
 
   // Starts a shrink if the table is mostly empty (called by the cron too, so a
   // table that stopped changing still shrinks, as Redis's tryResizeHashTables).
@@ -467,6 +476,7 @@ class Dict {
     if (t_[0].buckets == nullptr) {
       StartResize(4);
     } else if (t_[0].used >= t_[0].size() * (resize_allowed_ ? 1 : 5)) {  // load factor 1, as Redis
+      if (grow_held_ && t_[0].used * 1000 <= t_[0].size() * 1618) return;
       StartResize(t_[0].size() * 2);
     }
   }
@@ -490,6 +500,7 @@ class Dict {
   Table t_[2];
   int64_t rehash_index_ = -1;
   bool resize_allowed_ = true;
+  bool grow_held_ = false;
   // Not swapped: it counts this object's removals.
   [[no_unique_address]] std::conditional_t<kCountRemovals, RemovalCount, NoRemovalCount> removals_;
 };

@@ -42,7 +42,7 @@ void Evictor::Populate(Database& db, int index, const AccessPolicy& p, int64_t n
   }
 }
 
-bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
+bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms, size_t* freed) {
   absl::BitGen& rng = ks.rng();
   if (p.policy == EvictionPolicy::kAllKeysRandom || p.policy == EvictionPolicy::kVolatileRandom) {
     for (int tries = 0; tries < ks.count(); ++tries) {
@@ -58,7 +58,7 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
         int64_t when;
         if (!db.SampleVolatile(rng, &key, &when)) continue;
       }
-      Delete(db, key);
+      Delete(db, key, freed);
       return true;
     }
     return false;
@@ -69,14 +69,16 @@ bool Evictor::EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms) {
     Candidate c = std::move(pool_.back());
     pool_.pop_back();
     if (ks.db(c.db).Peek(c.key) != nullptr) {
-      Delete(ks.db(c.db), c.key);
+      Delete(ks.db(c.db), c.key, freed);
       return true;
     }
   }
   return false;
 }
 
-void Evictor::Delete(Database& db, const std::string& key) {
+void Evictor::Delete(Database& db, const std::string& key, size_t* freed) {
+  const Entry* e = db.Peek(key);
+  *freed = e != nullptr ? Database::EntryMemory(key, *e) : 0;
   if (!time_deletions_) {
     db.Evict(key);
     return;
@@ -95,14 +97,20 @@ bool Evictor::EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::functio
   if (p.policy == EvictionPolicy::kNoEviction) return used_bytes() <= limit;
   // Bounded time per call (maxmemory-eviction-tenacity), so one command
   // never pauses for a huge eviction; the clock is read every 16 keys.
+  const size_t used = used_bytes();
+  if (used <= limit) return true;
+  const size_t to_free = used - limit;
+  size_t freed = 0;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t i = 1;; ++i) {
-    if (used_bytes() <= limit) return true;
-    if (!EvictOne(ks, p, now_ms)) return false;
+    if (freed >= to_free) return true;
+    size_t bytes = 0;
+    if (!EvictOne(ks, p, now_ms, &bytes)) return false;
+    freed += bytes;
     ++*evicted;
     if (time_limit_us_ >= 0 && i % 16 == 0 &&
         std::chrono::steady_clock::now() - start > std::chrono::microseconds(time_limit_us_)) {
-      running_ = used_bytes() > limit;
+      running_ = freed < to_free;
       return !running_;
     }
   }

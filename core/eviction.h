@@ -23,9 +23,16 @@ namespace ringkv::core {
 
 class Evictor {
  public:
-  // Evicts keys until used_bytes() <= limit, or until the call's time limit
-  // is spent (then running() is true until a later call finishes). Returns
-  // false when still over the limit. `evicted` counts keys.
+  // Evicts keys until they add up to what used_bytes() exceeds `limit` by
+  // when called, or until the call's time limit is spent (then running() is
+  // true until a later call finishes). Returns false when that much could
+  // not be freed. `evicted` counts keys.
+  //
+  // As Redis's performEvictions, a key counts for its own memory
+  // (Database::EntryMemory) -- not for what deleting it makes others
+  // allocate: the DEL propagated, the invalidations to clients that cached
+  // it, notifications. Counting those would keep evicting to make room for
+  // the eviction's own messages, until the keyspace is empty.
   bool EvictUntil(Keyspace& ks, const AccessPolicy& p, const std::function<size_t()>& used_bytes, size_t limit,
                   int64_t now_ms, uint64_t* evicted);
   // For the latency monitor ("eviction-del"): while on, EvictUntil times
@@ -46,8 +53,9 @@ class Evictor {
     std::string key;
   };
   void Populate(Database& db, int index, const AccessPolicy& p, int64_t now_ms, absl::BitGen& rng);
-  bool EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms);
-  void Delete(Database& db, const std::string& key);
+  // Deletes one key; *freed: its memory.
+  bool EvictOne(Keyspace& ks, const AccessPolicy& p, int64_t now_ms, size_t* freed);
+  void Delete(Database& db, const std::string& key, size_t* freed);
 
   std::vector<Candidate> pool_;  // sorted by score, at most kPoolSize
   int next_random_db_ = 0;

@@ -63,6 +63,12 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
   if (found != nullptr) {
     dict_.StepRehash();  // as InsertNodeHashed would
   } else {
+    // maxmemory: a doubling that would take memory past it waits (Redis's
+    // dictExpandAllowed). Asked only when this insert would double the table.
+    if (dict_.WouldGrowOnInsert()) [[unlikely]] {
+      dict_.set_grow_held(access_->grow_allowed != nullptr &&
+                          !access_->grow_allowed(access_->grow_ctx, dict_.GrowthBytes()));
+    }
     auto [node, added] = dict_.InsertNodeHashed(key, HashOf(key), slot_bytes);
     found = &node->value;
     inserted = added;

@@ -244,6 +244,13 @@ class Database {
   }
   // Looks an entry up without expiring it or counting an access (eviction).
   Entry* Peek(std::string_view key) { return dict_.Find(key); }
+  // What the entry of `key` holds, as MEMORY USAGE reports it: its node
+  // (the key and the inline value), its bucket pointer, the value's heap
+  // bytes and its TTL record.
+  static size_t EntryMemory(std::string_view key, const Entry& e) {
+    return KeyspaceNode::AllocationSize(e.value.slot_words(), key.size()) + sizeof(void*) + e.value.heap_bytes() +
+           (e.has_expire() ? ExpireIndex::kBytesPerRecord : 0);
+  }
   // True when `key` is still stored but its TTL has passed (WATCH).
   bool IsLogicallyExpired(std::string_view key, int64_t now_ms) {
     const Entry* e = dict_.Find(key);

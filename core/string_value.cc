@@ -147,8 +147,11 @@ void StringValue::MakeHeap(size_t n) {
   char scratch[24];
   std::string_view cur = View(scratch);
   if (encoding_ != StringEncoding::kInt && !inline_ && heap_.cap >= n) return;
-  // Grow geometrically so repeated APPENDs are amortized O(1), as sds does.
-  size_t cap = std::max<size_t>(n, n < 1024 * 1024 ? n * 2 : n + 1024 * 1024);
+  // A string made at its size in one step (SETRANGE or SETBIT of a new key,
+  // which start from "") gets exactly that, as Redis's sdsnewlen; one that
+  // grows again grows geometrically, so repeated APPENDs are amortized O(1),
+  // as sds's greedy sdsMakeRoomFor.
+  size_t cap = cur.empty() ? n : std::max<size_t>(n, n < 1024 * 1024 ? n * 2 : n + 1024 * 1024);
   char* data = new char[cap];
   std::memcpy(data, cur.data(), cur.size());
   size_t size = cur.size();

@@ -99,8 +99,11 @@ class Value {
   ZSetValue& zset() const { return *static_cast<ZSetValue*>(Object(ValueType::kZSet)); }
   StreamValue& stream() const { return *static_cast<StreamValue*>(Object(ValueType::kStream)); }
 
-  // OBJECT REFCOUNT as Redis reports it (shared integers: INT_MAX).
-  int64_t redis_refcount() const { return is_string() ? s_.redis_refcount() : 1; }
+  // OBJECT REFCOUNT as Redis reports it (shared integers: INT_MAX, when
+  // `integers_shared`: AccessPolicy::integers_shared).
+  int64_t redis_refcount(bool integers_shared = true) const {
+    return is_string() && integers_shared ? s_.redis_refcount() : 1;
+  }
   // OBJECT ENCODING's name for the current representation.
   const char* encoding_name() const;
   // Heap bytes owned beyond the 24 inline ones (MEMORY USAGE).

@@ -71,6 +71,13 @@ class CommandSink {
     (void)argvs;
     (void)slots;
   }
+  // A partial command of `conn` holds a large query buffer (at least
+  // kLargeHeldInput bytes reserved): the sink may weigh the client now
+  // (maxmemory-clients) rather than at its next cron. Connections of the
+  // main thread only (an I/O thread's are weighed by the cron); may close
+  // `conn`. Optional.
+  static constexpr size_t kLargeHeldInput = 32 * 1024;  // Redis's PROTO_MBULK_BIG_ARG
+  virtual void OnLargeInputHeld(Connection* conn) { (void)conn; }
   // The parser rejected the input; the sink replies and closes the client.
   virtual void OnProtocolError(Connection* conn, std::string_view message) = 0;
   // The connection is gone: the sink drops every reference to it.

@@ -173,15 +173,24 @@ struct Connection {
 // 96 bytes is one mimalloc size class; more goes to the next (112).
 static_assert(sizeof(Connection) <= 96, "Connection grew: move what few connections use into ConnectionExtras");
 
-// The qbuf size and capacity for CLIENT LIST / INFO. Main thread.
+// The qbuf size and capacity for CLIENT LIST / INFO, as Redis holds a
+// query buffer: from the start of a big argument still arriving
+// (RespParser::big_argument_offset), else the whole partial command.
+inline size_t ShownQueryBufferSize(const PendingInput& in) { return in.qbuf.size() - in.parser.big_argument_offset(); }
+inline size_t ShownQueryBufferCapacity(const PendingInput& in) {
+  return in.qbuf.capacity() - in.parser.big_argument_offset();
+}
+// The same for any connection. Main thread.
 inline uint32_t QueryBufferSize(const Connection& conn) {
   if (conn.thread != 0) return conn.extras()->stat_qbuf.load(std::memory_order_relaxed);
-  return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.size(), UINT32_MAX)) : 0;
+  return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(ShownQueryBufferSize(*conn.pending), UINT32_MAX))
+                                 : 0;
 }
 inline uint32_t QueryBufferCapacity(const Connection& conn) {
   if (conn.thread != 0) return conn.extras()->stat_qbuf_cap.load(std::memory_order_relaxed);
-  return conn.pending != nullptr ? static_cast<uint32_t>(std::min<size_t>(conn.pending->qbuf.capacity(), UINT32_MAX))
-                                 : 0;
+  return conn.pending != nullptr
+             ? static_cast<uint32_t>(std::min<size_t>(ShownQueryBufferCapacity(*conn.pending), UINT32_MAX))
+             : 0;
 }
 
 // The connection's local address, as CLIENT LIST's laddr shows it, asked

@@ -130,8 +130,8 @@ void IoSystem::Handover(Connection* conn) {
     // Another thread's connection: staging buffer and figures (extras).
     ConnectionExtras& x = conn->mutable_extras();
     x.stat_obuf.store(QueuedOutput(*conn), std::memory_order_relaxed);
-    const size_t qbuf = conn->pending ? conn->pending->qbuf.size() : 0;
-    const size_t qbuf_cap = conn->pending ? conn->pending->qbuf.capacity() : 0;
+    const size_t qbuf = conn->pending ? ShownQueryBufferSize(*conn->pending) : 0;
+    const size_t qbuf_cap = conn->pending ? ShownQueryBufferCapacity(*conn->pending) : 0;
     x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
     x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
     outbox_[to].push_back(ToIo::Adopt(conn));

@@ -403,16 +403,21 @@ void IoThread::Process(Connection* conn, std::string_view data) {
   }
   const size_t qbuf = conn->pending ? conn->pending->qbuf.size() : 0;
   const size_t qbuf_cap = conn->pending ? conn->pending->qbuf.capacity() : 0;
+  const size_t big_arg_at = conn->pending ? conn->pending->parser.big_argument_offset() : 0;
   const int64_t limit = limits_.query_buffer_limit.load(std::memory_order_relaxed);
   if (!stop && static_cast<int64_t>(qbuf) > limit) {
     Log(3, absl::StrCat("Closing client that reached max query buffer length (id=", conn->id, ", qbuf=", qbuf, ")"));
     StartClose(conn);
     return;
   }
-  if (!runs_main_loop()) {  // the main thread reads its own connections' `pending` itself
+  if (runs_main_loop()) {
+    if (!stop && !conn->closing && qbuf_cap >= CommandSink::kLargeHeldInput) sink_->OnLargeInputHeld(conn);
+  } else {  // the main thread reads its own connections' `pending` itself
     ConnectionExtras& x = *conn->extras();
-    x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf, UINT32_MAX)), std::memory_order_relaxed);
-    x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap, UINT32_MAX)), std::memory_order_relaxed);
+    x.stat_qbuf.store(static_cast<uint32_t>(std::min<size_t>(qbuf - big_arg_at, UINT32_MAX)),
+                      std::memory_order_relaxed);
+    x.stat_qbuf_cap.store(static_cast<uint32_t>(std::min<size_t>(qbuf_cap - big_arg_at, UINT32_MAX)),
+                          std::memory_order_relaxed);
   }
 }
 

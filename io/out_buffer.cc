@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cerrno>
 #include <new>
 #include <string>
@@ -16,15 +17,19 @@ constexpr int kPoolLimit = 64;
 struct ChunkPool {
   ReplyChunk* free = nullptr;
   int count = 0;
-  ~ChunkPool() {
-    while (free != nullptr) {
-      auto* next = static_cast<ReplyChunk*>(free->next);
-      delete free;
-      free = next;
-    }
-  }
+  ~ChunkPool();
 };
 thread_local ChunkPool pool;
+std::atomic<int64_t> g_pooled_bytes{0};
+
+ChunkPool::~ChunkPool() {
+  g_pooled_bytes.fetch_sub(count * static_cast<int64_t>(sizeof(ReplyChunk)), std::memory_order_relaxed);
+  while (free != nullptr) {
+    auto* next = static_cast<ReplyChunk*>(free->next);
+    delete free;
+    free = next;
+  }
+}
 
 // Releases one link: a borrowed one drops its block reference.
 void ReleaseLink(ChunkHeader* c) {
@@ -43,6 +48,7 @@ ReplyChunk* AllocChunk() {
   if (c != nullptr) {
     pool.free = static_cast<ReplyChunk*>(c->next);
     --pool.count;
+    g_pooled_bytes.fetch_sub(sizeof(ReplyChunk), std::memory_order_relaxed);
   } else {
     c = new ReplyChunk;
   }
@@ -63,7 +69,10 @@ void FreeChunk(ReplyChunk* chunk) {
   chunk->next = pool.free;
   pool.free = chunk;
   ++pool.count;
+  g_pooled_bytes.fetch_add(sizeof(ReplyChunk), std::memory_order_relaxed);
 }
+
+int64_t PooledChunkBytes() { return g_pooled_bytes.load(std::memory_order_relaxed); }
 
 size_t OutBuffer::allocated() const {
   size_t n = 0;

@@ -47,6 +47,11 @@ struct ReplyChunk : ChunkHeader {
 // Thread-local chunk pool. Bounded: surplus chunks go back to the allocator.
 ReplyChunk* AllocChunk();
 void FreeChunk(ReplyChunk* chunk);
+// Bytes of the chunks resting in every thread's pool: free memory to the
+// server, as an allocator's cache is, so used_memory (and maxmemory's
+// eviction) leaves them out -- else sending replies would look like memory
+// kept, up to a pool per thread.
+int64_t PooledChunkBytes();
 
 class OutBuffer {
  public:

@@ -79,6 +79,12 @@ class RespParser {
   // Bytes the current command will need in total when known (a hint for
   // reserving the buffer of a large argument), else 0.
   size_t expected_size() const { return expected_size_; }
+  // Where the argument still arriving starts in the command's bytes when it
+  // is a big one (at least kBigArgument bytes), else 0. Redis hands the
+  // arguments before a big one to argv and keeps the big one alone in its
+  // query buffer; CLIENT LIST's qbuf counts from here to show the same.
+  static constexpr int64_t kBigArgument = 32 * 1024;  // Redis's PROTO_MBULK_BIG_ARG
+  size_t big_argument_offset() const { return bulk_len_ >= kBigArgument ? pos_ : 0; }
   void Reset();
 
  private:

@@ -66,26 +66,37 @@ void Clients::CloseForOutputLimit(Client& c, int64_t now_ms) {
   hooks_.CloseNow(c);
 }
 
-void Clients::EvictIfNeeded(int64_t now_ms, const Client* c) {
+void Clients::Weigh(Client& c, int64_t now_ms) {
   const uint64_t limit = output_limits_.client_eviction_limit();
-  if (limit == 0) return;
-  if (c != nullptr && (c->conn == nullptr || hooks_.ClientMemory(*c) < limit)) return;
-  uint64_t total = 0;
+  if (limit == 0 || c.closing || c.conn == nullptr || c.is_replica || c.is_master) return;
+  const uint64_t m = hooks_.ClientMemory(c);
+  uint64_t& seen = memory_seen_[c.id()];
+  memory_total_ = memory_total_ - seen + m;
+  seen = m;
+  if (memory_total_ >= limit) EvictIfNeeded(now_ms);
+}
+
+void Clients::EvictIfNeeded(int64_t now_ms) {
+  const uint64_t limit = output_limits_.client_eviction_limit();
+  memory_seen_.clear();
+  memory_total_ = 0;
+  if (limit == 0) return;  // the account is kept only while a limit is set
   std::vector<std::pair<uint64_t, Client*>> candidates;
   for (const auto& [id, client] : registry_) {
     if (client->is_replica || client->is_master || client->closing || client->conn == nullptr) continue;
     const uint64_t m = hooks_.ClientMemory(*client);
-    total += m;
+    memory_seen_[id] = m;
+    memory_total_ += m;
     if (!client->no_evict) candidates.emplace_back(m, client);
   }
-  if (total < limit) return;
+  if (memory_total_ < limit) return;
   std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (auto& [m, victim] : candidates) {
-    if (total < limit) break;
+    if (memory_total_ < limit) break;
     Log(kNotice, StrCat("Evicting client: ", hooks_.DescribeClient(*victim, now_ms)));
+    ForgetMemory(*victim);
     hooks_.CloseNow(*victim);
     ++evicted_clients_;
-    total -= m;
   }
 }
 
@@ -100,6 +111,13 @@ void Clients::Cron(int64_t now_ms) {
       Log(kVerbose, "Closing idle client");
       hooks_.CloseNow(*c);
     }
+  }
+  // Soft limits are judged on output, and also here: a client that stays
+  // above its soft limit without receiving more is closed on time.
+  for (uint64_t id : output_limits_.OverSoftLimitIds()) {
+    Client* c = Find(id);
+    if (c == nullptr || c->closing || c->is_replica || c->is_master || c->conn == nullptr) continue;
+    if (output_limits_.Over(*c, output_limits_.of(*c), hooks_.UnsentOutput(*c), now_ms)) CloseForOutputLimit(*c, now_ms);
   }
   EvictIfNeeded(now_ms);
 }

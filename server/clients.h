@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "server/client.h"
 #include "server/client_pause.h"
 #include "server/client_registry.h"
@@ -90,20 +91,32 @@ class Clients {
     if (output_limits_.on(c) && !c.is_replica && !c.is_master && c.conn != nullptr) {
       if (output_limits_.Over(c, output_limits_.of(c), hooks_.UnsentOutput(c), now_ms)) CloseForOutputLimit(c, now_ms);
     }
-    if (output_limits_.client_eviction_limit() != 0 && !c.closing && c.conn != nullptr) EvictIfNeeded(now_ms, &c);
+    if (output_limits_.client_eviction_limit() != 0) Weigh(c, now_ms);
+  }
+  // maxmemory-clients: `c` may have grown (its command ran, its input or
+  // the output others wrote to it grew). Its new size goes into the running
+  // total of what normal and pub/sub clients hold; a total at the limit
+  // evicts (EvictIfNeeded). O(1) unless over the limit.
+  void Weigh(Client& c, int64_t now_ms);
+  // `c` closed: it leaves the running total.
+  void ForgetMemory(const Client& c) {
+    if (auto it = memory_seen_.find(c.id()); it != memory_seen_.end()) {
+      memory_total_ -= it->second;
+      memory_seen_.erase(it);
+    }
   }
   // Closes `c` for its output limit, logged as Redis logs it (a subscriber
   // listed twice is closed once).
   void CloseForOutputLimit(Client& c, int64_t now_ms);
-  // maxmemory-clients: while normal and pub/sub clients together hold more
-  // than the limit, closes the biggest ones (not NO-EVICT ones), as Redis
-  // 7.0's client eviction. `c`, when given, is checked alone first (cheap:
-  // a full pass only when it is over the limit by itself). Each close is
-  // counted in evicted_clients.
-  void EvictIfNeeded(int64_t now_ms, const Client* c = nullptr);
+  // maxmemory-clients: while normal and pub/sub clients together hold the
+  // limit or more, closes the biggest ones (not NO-EVICT ones), as Redis
+  // 7.0's client eviction. A full pass over the clients, which also
+  // refreshes the running total. Each close is counted in evicted_clients.
+  void EvictIfNeeded(int64_t now_ms);
 
   // The cron's part: a pause that ran out ends, idle clients (`timeout`)
-  // are closed, client eviction.
+  // are closed, so are clients above their soft output limit for longer
+  // than its seconds, client eviction.
   void Cron(int64_t now_ms);
   // When the timer must wake for the pause's end (`wake_ms` if sooner).
   int64_t NextWakeMs(int64_t wake_ms) const {
@@ -116,6 +129,11 @@ class Clients {
   uint64_t& evicted_clients_;
   ClientRegistry registry_;
   ClientPause pause_;
+  // maxmemory-clients's account, kept only while a limit is set: what each
+  // normal and pub/sub client was last weighed at, and the sum (Redis's
+  // stat_clients_type_memory, updated the same way: per command and cron).
+  absl::flat_hash_map<uint64_t, uint64_t> memory_seen_;
+  uint64_t memory_total_ = 0;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
 };

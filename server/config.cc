@@ -16,6 +16,7 @@
 #include "core/glob.h"
 #include "core/strings.h"
 #include "io/resp_parser.h"
+#include "server/errors.h"
 #include "server/logging.h"
 #include "server/version.h"
 
@@ -194,8 +195,10 @@ absl::Status Config::LoadDirective(std::string name, std::vector<std::string> ar
   if (name == "sentinel") return absl::InvalidArgumentError("sentinel directives are only valid in sentinel mode");
   ConfigParam* p = Find(name);
   // `save` alone (how Redis's test suite writes `save ""`) means no save
-  // points; every other directive needs an argument.
-  if (p == nullptr || (args.empty() && p->primary->type != &config_types::kSave)) {
+  // points; shutdown-on-sig* alone gets its own error, as Redis's
+  // multi-argument check gives; every other directive needs an argument.
+  const ParamType* type = p != nullptr ? p->primary->type : nullptr;
+  if (p == nullptr || (args.empty() && type != &config_types::kSave && type != &config_types::kShutdownFlags)) {
     return absl::InvalidArgumentError("Bad directive or wrong number of arguments");
   }
   const ConfigParam& primary = *p->primary;
@@ -238,7 +241,15 @@ void Config::Bind(std::initializer_list<std::string_view> names, std::function<v
 // ---- CONFIG SET ----------------------------------------------------------------
 
 bool Config::SetFromCommand(const std::vector<std::pair<std::string, std::string>>& pairs, std::string* error,
-                            bool local_client) {
+                            bool local_client, bool loading) {
+  if (loading) {
+    for (const auto& [name, arg] : pairs) {
+      if (const ConfigParam* p = Find(name); p != nullptr && p->primary->deny_loading) {
+        *error = errors::kLoading;
+        return false;
+      }
+    }
+  }
   std::vector<Staged> staged;
   if (!StageSet(pairs, local_client, &staged, error)) return false;
   for (Staged& s : staged) std::swap(s.param->value, s.value);

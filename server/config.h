@@ -54,8 +54,11 @@ class Config {
   // CONFIG SET: all-or-nothing, apply callbacks included. `error` receives
   // Redis's exact error text. `local_client`: the client is on loopback
   // (protected parameters with enable-protected-configs local).
+  // `loading`: a dataset is loading; a parameter Redis marks DENY_LOADING
+  // (dir, appendonly) is then refused with -LOADING, which wins over any
+  // other error of the same CONFIG SET, as in Redis.
   bool SetFromCommand(const std::vector<std::pair<std::string, std::string>>& pairs, std::string* error,
-                      bool local_client = false);
+                      bool local_client = false, bool loading = false);
   // CONFIG GET: name/value pairs matching any of the glob patterns, once each.
   // A hidden parameter matches only a pattern without glob characters (its
   // exact name), as in Redis.

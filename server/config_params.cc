@@ -16,7 +16,6 @@
 namespace ringkv::server {
 namespace config_types {
 // Declared here, not in config_params.h: only this file's rules use them.
-extern const ParamType kShutdownFlags;   // shutdown-on-sig*: "default" or save|nosave, now, force
 extern const ParamType kOomScoreAdj;     // no, yes (= relative), absolute
 extern const ParamType kOomScoreValues;  // three integers in [-2000, 2000]
 extern const ParamType kHostname;        // cluster-announce-hostname: alphanumerics, '-' and '.'
@@ -451,6 +450,9 @@ struct Rule {
   // Redis's SENSITIVE_CONFIG: a CONFIG SET of it shows its value as
   // "(redacted)" in SLOWLOG and MONITOR (IsSensitiveConfig).
   bool sensitive = false;
+  // Redis's DENY_LOADING_CONFIG: CONFIG SET answers -LOADING while a
+  // dataset loads (dir, appendonly).
+  bool deny_loading = false;
 };
 
 constexpr int64_t kIntMax = 2147483647;
@@ -480,7 +482,7 @@ constexpr Rule kRules[] = {
     {.name = "acllog-max-len", .min = 0},
     {.name = "loglevel", .enums = "debug,verbose,notice,warning"},
     {.name = "logfile", .mutability = kImmutable},
-    {.name = "dir", .mutability = kProtected},
+    {.name = "dir", .mutability = kProtected, .deny_loading = true},
     {.name = "pidfile", .mutability = kImmutable},
     {.name = "daemonize", .mutability = kImmutable},
     {.name = "always-show-logo", .mutability = kImmutable},
@@ -530,7 +532,7 @@ constexpr Rule kRules[] = {
     {.name = "save", .type = &kSave},
     {.name = "dbfilename", .type = &kFileName, .mutability = kProtected},
     {.name = "stop-writes-on-bgsave-error"},
-    {.name = "appendonly"},
+    {.name = "appendonly", .deny_loading = true},
     {.name = "appendfilename", .type = &kFileName, .mutability = kImmutable},
     {.name = "appenddirname", .type = &kDirName, .mutability = kImmutable},
     {.name = "appendfsync", .enums = "everysec,always,no"},
@@ -705,6 +707,7 @@ void ApplyRule(const Rule& r, ConfigParam* p) {
   if (r.enums != nullptr) p->enum_values = absl::StrSplit(r.enums, ',');
   p->type = r.enums != nullptr ? &kEnum : r.type != nullptr ? r.type : p->type;
   p->sensitive = r.sensitive;
+  p->deny_loading = r.deny_loading;
 }
 
 }  // namespace

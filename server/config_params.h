@@ -59,6 +59,7 @@ extern const ParamType kWords;            // several words kept as given (replic
 extern const ParamType kPercentiles;      // latency-tracking-info-percentiles: numbers in [0, 100]
 extern const ParamType kUnsignedMemory;   // a memory size, never negative (cluster-link-sendbuf-limit)
 extern const ParamType kProcTitle;        // proc-title-template: {variables} Redis knows
+extern const ParamType kShutdownFlags;    // shutdown-on-sig*: "default" or save|nosave, now, force
 }  // namespace config_types
 
 // One parameter: its rules, and its value when it is a primary name.
@@ -72,6 +73,7 @@ struct ConfigParam {
   bool implemented = false;
   bool hidden = false;    // a test hook: CONFIG GET shows it only when asked by its exact name
   bool sensitive = false;  // Redis's SENSITIVE_CONFIG: CONFIG SET's value is redacted
+  bool deny_loading = false;  // Redis's DENY_LOADING_CONFIG: CONFIG SET answers -LOADING while loading
   int64_t min = INT64_MIN;
   int64_t max = INT64_MAX;
   std::vector<std::string> enum_values;  // kEnum: the accepted values, in Redis's order

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "core/strings.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "io/io_log.h"
 #include "io/tls_context.h"
@@ -54,29 +56,54 @@ void Usage() {
                "       ./ringkv-server /etc/myredis.conf --loglevel verbose\n");
 }
 
-// Turns "--port 7777 --save '' --bind a b" into config lines, as Redis does:
-// each --name starts a line, the words after it are its (quoted) arguments.
+// Turns "--port 7777 --save '' --bind a b" into config lines, as Redis 7.0
+// does: each --name starts a line and the words after it are its (quoted)
+// arguments. A name given alone takes the next word as its value even when
+// that word starts with "--" (`--port --bla` sets port to "--bla"), except
+// `--save` followed by another option or last, which means `save ""`. A
+// name and value in one word ("--port 6380") is a whole line.
 std::string ArgsToConfig(int argc, char** argv, int first) {
   std::string text;
-  bool in_line = false;
+  bool value_given = true;  // the line so far has its value (Redis's handled_last_config_arg)
   for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.starts_with("--") && a.size() > 2) {
-      if (in_line) text += "\n";
+    const std::string_view a = argv[i];
+    if (value_given && a.starts_with("--")) {
+      if (!text.empty()) text += "\n";
       text += a.substr(2);
-      in_line = true;
-    } else {
-      text += " \"";
-      for (char c : a) {
-        if (c == '"' || c == '\\') text += '\\';
-        if (c == '\n') {
-          text += "\\n";
-          continue;
+      text += ' ';
+      const std::string_view name = a.substr(2);
+      // "--port 6380" in one word (two words once split) carries its value.
+      std::string_view trimmed = name;
+      while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
+      value_given = trimmed.find_first_of(" \t") != std::string_view::npos;
+      if (!value_given && ringkv::EqualsIgnoreCase(trimmed, "save")) {
+        const bool option_next = i + 1 < argc && std::string_view(argv[i + 1]).starts_with("--");
+        if (option_next || i + 1 == argc) {
+          text += "\"\"";
+          value_given = true;
         }
-        text += c;
       }
-      text += "\"";
+      continue;
     }
+    // A value, quoted as Redis's sdscatrepr quotes it.
+    text += '"';
+    for (unsigned char c : a) {
+      switch (c) {
+        case '\\': text += "\\\\"; break;
+        case '"': text += "\\\""; break;
+        case '\n': text += "\\n"; break;
+        case '\r': text += "\\r"; break;
+        case '\t': text += "\\t"; break;
+        default:
+          if (std::isprint(c)) {
+            text += static_cast<char>(c);
+          } else {
+            text += absl::StrFormat("\\x%02x", c);
+          }
+      }
+    }
+    text += "\" ";
+    value_given = true;
   }
   return text + "\n";
 }

@@ -2,6 +2,7 @@
 
 #include "core/alloc_stats.h"
 #include "io/fork_gate.h"
+#include "io/out_buffer.h"
 
 #include <malloc.h>
 #include <unistd.h>
@@ -92,7 +93,7 @@ std::atomic<uint64_t> g_peak{0};
 
 size_t AllocatedBytes() {
   int64_t bytes = g_allocated.load(std::memory_order_relaxed) +
-                  core::ExternalAllocatedBytes().load(std::memory_order_relaxed);
+                  core::ExternalAllocatedBytes().load(std::memory_order_relaxed) - io::PooledChunkBytes();
   return static_cast<size_t>(std::max<int64_t>(0, bytes));
 }
 

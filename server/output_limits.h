@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "server/client.h"
@@ -45,6 +46,15 @@ class OutputLimits {
   // hard limit, or above the soft one for longer than its seconds (the
   // clock starts the first time it is seen above, restarts once below).
   bool Over(Client& c, const Config::OutputBufferLimit& limit, uint64_t unsent, int64_t now_ms);
+  // The ids of the clients above their soft limit, whose clocks run: the
+  // cron judges them again, so that one whose output stopped growing is
+  // still closed once its seconds are up (Redis 7.0's clientsCron).
+  std::vector<uint64_t> OverSoftLimitIds() const {
+    std::vector<uint64_t> ids;
+    ids.reserve(over_soft_limit_since_.size());
+    for (const auto& [id, since] : over_soft_limit_since_) ids.push_back(id);
+    return ids;
+  }
   // `c` closed: its soft-limit clock goes.
   void Forget(const Client& c) {
     if (c.over_soft_limit) over_soft_limit_since_.erase(c.id());

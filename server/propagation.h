@@ -51,6 +51,8 @@ class Propagation {
   // Redis 7.0). Nests: only the outermost EndBlock sends. `discard`: drop
   // what was collected (a script stopped by SHUTDOWN NOSAVE).
   void BeginBlock() { ++depth_; }
+  // Inside an EXEC or a script: its writes are not propagated yet.
+  bool in_block() const { return depth_ > 0; }
   void EndBlock(bool discard = false);
   // Where Propagate sends (scripting::ReplTarget bits): a script's
   // redis.set_repl, for the time it runs; kReplAll otherwise.

@@ -92,7 +92,8 @@ Server::Server(std::unique_ptr<Config> config)
   replica_side_.BindConfig();
   tracking_.BindConfig(*config_);
   // oom-score-adj: CONFIG SET applies at once (a failed write fails the SET);
-  // the cron follows role changes (server/oom_score.h).
+  // REPLICAOF applies the new role's value at once (ReplicaSide::ReplicaOf),
+  // and the cron re-checks (server/oom_score.h).
   config_->OnChange("oom-score-adj", [this] {
     const OomClass role = replica_side_.is_replica() ? OomClass::kReplica : OomClass::kPrimary;
     return ApplyOomScoreAfterConfigSet(*config_, role, false);
@@ -212,10 +213,31 @@ void Server::BindMemoryConfig() {
          [this] { evictor_.set_time_limit_us(core::EvictionTimeLimitUs(config_->Int("maxmemory-eviction-tenacity"))); });
   // As Redis's updateMaxmemory: a limit below what is used evicts at once,
   // not at the next command.
+  // OBJECT REFCOUNT: Redis shares small integers unless maxmemory is set
+  // with an LRU or LFU policy (core::AccessPolicy::integers_shared).
+  // A key table doubles only while the memory it takes stays under
+  // maxmemory (Redis's dictExpandAllowed), so that growing it evicts nothing.
+  c.Bind({"maxmemory", "maxmemory-policy"}, [this] {
+    core::AccessPolicy& p = keyspace_.access_policy();
+    core::ParseEvictionPolicy(config_->Str("maxmemory-policy"), &p.policy);
+    const int64_t maxmemory = config_->Int("maxmemory");
+    p.integers_shared = maxmemory == 0 || !(p.lru() || p.lfu());
+    p.grow_ctx = this;
+    p.grow_allowed = maxmemory == 0 ? nullptr : +[](void* ctx, size_t more_bytes) {
+      auto& s = *static_cast<Server*>(ctx);
+      return MemoryCountedForEvict(s) + more_bytes <= static_cast<size_t>(s.maxmemory_);
+    };
+  });
   c.Bind("maxmemory", [this] {
     maxmemory_ = config_->Int("maxmemory");
-    // At start-up (no client yet) eviction waits for the first command.
-    if (maxmemory_ <= 0 || clients_.registry().empty() || clients_.pause().active() || (replica_side_.is_replica() && replica_ignore_maxmemory_)) return;
+    // At start-up (no client yet) eviction waits for the first command; so
+    // it does inside EXEC or a script (CONFIG SET in a MULTI block), whose
+    // writes are propagated as one block: an eviction's DEL may not land in
+    // the middle, as in Redis 7.0 (nothing evicts while a block is pending).
+    if (maxmemory_ <= 0 || clients_.registry().empty() || clients_.pause().active() || propagation_.in_block() ||
+        (replica_side_.is_replica() && replica_ignore_maxmemory_)) {
+      return;
+    }
     if (const size_t used = AllocatedBytes(); static_cast<size_t>(maxmemory_) < used) {
       Log(kWarning, StrCat("WARNING: the new maxmemory value set via CONFIG SET (", maxmemory_,
                            ") is smaller than the current memory usage (", used,
@@ -228,6 +250,13 @@ void Server::BindMemoryConfig() {
     const bool fits = evictor_.EvictUntil(keyspace_, keyspace_.access_policy(), counted_memory_,
                                           static_cast<size_t>(maxmemory_), clock_.WallMs(), &stats_.evicted_keys);
     if (start != 0) NoteEvictionLatency(start, evicted_before, fits);
+  });
+  // maxmemory-clients (or the maxmemory it is a percentage of) lowered:
+  // clients are evicted at once, as Redis's CONFIG SET does. Registered
+  // after OutputLimits' own binding, so the new limit is in place.
+  c.OnChange({"maxmemory-clients", "maxmemory"}, [this] {
+    if (!clients_.registry().empty()) clients_.EvictIfNeeded(UnixMs());
+    return absl::OkStatus();
   });
   core::AccessPolicy& access = keyspace_.access_policy();
   c.Bind("maxmemory-policy", [this, &access] {
@@ -426,6 +455,7 @@ void Server::OnClose(io::Connection* conn) {
   ResetClientState(*c);
   if (c->pubsub) pubsub_.RemoveClient(c->id());
   output_limits_.Forget(*c);
+  clients_.ForgetMemory(*c);
   primary_side_.ForgetReplica(c->id());  // replicas, and links still in their handshake
   replica_side_.OnClientClosed(*c);  // the primary's link: a retry planned
   clients_.registry().Erase(c->id());
@@ -445,6 +475,15 @@ void Server::OnProtocolError(io::Connection* conn, std::string_view message) {
   Log(kVerbose, StrCat("Protocol error (", message, ") from client: id=", c->id(), " addr=", conn->peer.ToString(),
                              ". Closing the client."));
   CloseClient(*c);
+}
+
+// A big argument arriving in parts: maxmemory-clients weighs the client as
+// its query buffer grows (Redis evicts before its next turn), not only
+// after its command or at the cron.
+void Server::OnLargeInputHeld(io::Connection* conn) {
+  auto* c = static_cast<Client*>(conn->owner);
+  if (c == nullptr || c->closing || c->is_master || c->is_replica) return;
+  if (output_limits_.client_eviction_limit() != 0) clients_.Weigh(*c, UnixMs());
 }
 
 void Server::OnCommand(io::Connection* conn, std::span<const std::string_view> argv) {

@@ -118,6 +118,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PrefetchBatch(io::Connection* conn, std::span<const std::span<const std::string_view>> argvs,
                      std::span<io::PrefetchSlot> slots) override;
   void OnProtocolError(io::Connection* conn, std::string_view message) override;
+  void OnLargeInputHeld(io::Connection* conn) override;
   // PrefetchBatch's first round: the command, its first key, the key's hash
   // and bucket; `slot.stages`, the rounds the command takes.
   [[gnu::noinline]] void PrefetchLookUp(io::Connection* conn, std::span<const std::string_view> argv,
@@ -394,6 +395,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
   io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
+  void PushedToRedirect(Client& target) override { clients_.LimitOutput(target, UnixMs()); }
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
   // Apply callbacks: each binds one concern's cached settings to the config
@@ -479,6 +481,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PropagateOwnExpiry(int db, std::string_view key) override;
   // ---- PubSub::Hooks ----------------------------------------------------------------------
   void CloseSlowSubscriber(Client& c, int64_t now_ms) override { clients_.CloseForOutputLimit(c, now_ms); }
+  void WeighSubscriber(Client& c, int64_t now_ms) override { clients_.Weigh(c, now_ms); }
   // ---- Clients::Hooks (server_hooks.cc; ResumeClient: above, shared with
   // BlockedClients::Hooks) ------------------------------------------------------------------
   std::string DescribeClient(const Client& c, int64_t now_ms) override { return ClientInfoLine(c, now_ms); }

@@ -144,6 +144,8 @@ void Server::PropagateOwnExpiry(int db, std::string_view key) {
 
 void Server::CloseNow(Client& c) {
   MarkClosing(pubsub_, c);
+  // Its output is dropped: what a running EXEC still answers goes nowhere.
+  c.reply_mode = ReplyMode::kOff;
   io_->CloseNow(c.conn);
 }
 

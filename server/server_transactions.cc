@@ -27,13 +27,20 @@ void Server::Exec(CommandContext& ctx) {
   ctx.reply.ArrayHeader(static_cast<int64_t>(m->commands.size()));
   propagation_.BeginBlock();
   transactions_.set_in_exec(true);
+  // A transaction runs whole, as in Redis, even when its client is closed
+  // half-way (its output limit, client eviction: Server::CloseNow turns its
+  // replies off): the rest of its replies go nowhere.
+  io::OutBuffer dropped_out;
+  io::ReplyBuilder dropped(&dropped_out, ctx.reply.resp(), ctx.reply.error_listener());
   for (const QueuedCommand& q : m->commands) {
+    io::ReplyBuilder& reply = c.closed_at_once() ? dropped : ctx.reply;
+    dropped_out.Clear();
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
     // The rules may have changed since the command was queued (Redis checks
     // again at EXEC).
     if (c.conn != nullptr && !c.is_master) {
       if (const acl::Verdict v = AclCheck(*this, c, *q.spec, argv, acl::LogContext::kMulti, now_ms); !v.ok()) {
-        ctx.reply.Error(StrCat("NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+        reply.Error(StrCat("NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
                                "EXEC call. This command is no longer allowed for the following reason: ",
                                v.denied == acl::Denied::kCommand ? "no permission to execute the command or subcommand"
                                : v.denied == acl::Denied::kKey   ? "no permission to touch the specified keys"
@@ -41,8 +48,7 @@ void Server::Exec(CommandContext& ctx) {
         continue;
       }
     }
-    Call(c, *q.spec, argv, ctx.reply, now_ms, Clock::Ticks());  // one clock for the whole transaction, as Redis
-    if (c.closing) break;
+    Call(c, *q.spec, argv, reply, now_ms, Clock::Ticks());  // one clock for the whole transaction, as Redis
   }
   transactions_.set_in_exec(false);
   propagation_.EndBlock();

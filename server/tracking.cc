@@ -13,6 +13,17 @@ bool Overlap(std::string_view a, std::string_view b) { return a.starts_with(b) |
 
 }  // namespace
 
+size_t Tracking::MemoryOf(uint64_t client) const {
+  const ClientTracking* t = Find(client);
+  if (t == nullptr) return 0;
+  const std::vector<std::string>& prefixes = t->options.prefixes;
+  size_t bytes = sizeof(ClientTracking) + prefixes.capacity() * sizeof(std::string) + prefixes.size() * sizeof(uint64_t);
+  for (const std::string& p : prefixes) {
+    if (p.capacity() > std::string().capacity()) bytes += p.capacity() + 1;
+  }
+  return bytes;
+}
+
 std::string Tracking::Enable(uint64_t client, const TrackingOptions& options) {
   // Redis 7.0's checks, in its order.
   if (!options.bcast && !options.prefixes.empty()) return "ERR PREFIX option requires BCAST mode to be enabled";
@@ -245,10 +256,11 @@ void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
   }
   if (keys == nullptr) {  // FLUSHDB / FLUSHALL: everything
     rb.Null();
-    return;
+  } else {
+    rb.ArrayHeader(static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) rb.Bulk(keys[i]);
   }
-  rb.ArrayHeader(static_cast<int64_t>(n));
-  for (size_t i = 0; i < n; ++i) rb.Bulk(keys[i]);
+  if (redirected) delivery_.PushedToRedirect(*target);
 }
 
 }  // namespace ringkv::server

@@ -75,6 +75,10 @@ class Tracking {
     virtual Client* TrackingClient(uint64_t id) = 0;
     // Where bytes pushed to `c` are written (its reply target).
     virtual io::OutBuffer& PushTarget(Client& c) = 0;
+    // An invalidation was written to `target`, the redirect client of
+    // another (not the client whose command runs): its output limit and
+    // maxmemory-clients are weighed now, as after a command of its own.
+    virtual void PushedToRedirect(Client& target) = 0;
 
    protected:
     ~Delivery() = default;
@@ -133,6 +137,10 @@ class Tracking {
     auto it = clients_.find(client);
     return it == clients_.end() ? nullptr : &it->second;
   }
+  // What the client's tracking holds, for CLIENT LIST's tot-mem and client
+  // eviction (maxmemory-clients): its settings, its BCAST prefixes and, per
+  // prefix, its place in the prefix's list of clients. 0 when not tracking.
+  size_t MemoryOf(uint64_t client) const;
   bool empty() const { return clients_.empty(); }
   size_t clients() const { return clients_.size(); }
 

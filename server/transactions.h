@@ -74,6 +74,7 @@ class Transactions {
   // The watched keys, for the writes that touch them (signalModifiedKey,
   // FLUSHDB, SWAPDB).
   WatchedKeys& watched() { return watched_; }
+  const WatchedKeys& watched() const { return watched_; }
   bool Watching(const Client& c) const { return watched_.Watching(c.id()); }
 
   // EXEC's first half: ends MULTI and the watches and hands over the queue;

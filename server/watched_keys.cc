@@ -10,6 +10,7 @@ void WatchedKeys::Watch(uint64_t client, int db, std::string_view key, bool expi
     if (k.db == db && k.key == key) return;  // watched already
   }
   w.keys.push_back(Watched{db, std::string(key), expired});
+  if (const std::string& k = w.keys.back().key; k.capacity() > std::string().capacity()) w.key_bytes += k.capacity() + 1;
   by_key_[db][key].push_back(client);
 }
 
@@ -27,6 +28,13 @@ void WatchedKeys::UnwatchAll(uint64_t client) {
     if (db_it->second.empty()) by_key_.erase(db_it);
   }
   clients_.erase(it);
+}
+
+size_t WatchedKeys::MemoryOf(uint64_t client) const {
+  auto it = clients_.find(client);
+  if (it == clients_.end()) return 0;
+  const ClientWatches& w = it->second;
+  return sizeof(ClientWatches) + w.keys.capacity() * sizeof(Watched) + w.key_bytes + w.keys.size() * sizeof(uint64_t);
 }
 
 size_t WatchedKeys::CountOf(uint64_t client) const {

@@ -31,6 +31,10 @@ class WatchedKeys {
   void UnwatchAll(uint64_t client);
   bool Watching(uint64_t client) const { return clients_.contains(client); }
   size_t CountOf(uint64_t client) const;
+  // What the client's watches hold, for CLIENT LIST's tot-mem and client
+  // eviction (maxmemory-clients): its list of keys and, per key, its place
+  // in the key's list of watchers. O(1).
+  size_t MemoryOf(uint64_t client) const;
 
   // A write to (db, key): every client watching it becomes dirty -- except
   // one that watched it already expired, when the write is its deletion
@@ -60,6 +64,7 @@ class WatchedKeys {
   };
   struct ClientWatches {  // a client's watch component
     std::vector<Watched> keys;
+    size_t key_bytes = 0;  // the keys' heap bytes (longer than the inline capacity)
     bool dirty = false;
   };
   void TouchSlow(int db, std::string_view key, absl::FunctionRef<bool()> exists);

@@ -22,13 +22,19 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
                                                          io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
   m.omem += conn.main_out_allocated();
   const MultiState* multi = transactions_.Find(c);
-  // Everything this client holds: the structs, its components and buffers.
+  // Everything this client holds: the structs, its components and buffers
+  // -- as Redis 7.0 counts them, its watched keys, subscriptions and
+  // tracking prefixes too, so that maxmemory-clients sees a client that
+  // grows by them.
   m.total = sizeof(Client) + sizeof(io::Connection) + (conn.extras() != nullptr ? sizeof(io::ConnectionExtras) : 0) +
             m.qbuf_cap + m.omem +
             (c.meta ? sizeof(ClientMeta) + c.meta->name.capacity() + c.meta->lib_name.capacity() +
                           c.meta->lib_ver.capacity()
                     : 0) +
             (conn.pending ? sizeof(io::PendingInput) : 0) + (multi ? sizeof(MultiState) + multi->bytes : 0);
+  if (c.watching) m.total += transactions_.watched().MemoryOf(c.id());
+  if (c.pubsub) m.total += pubsub_.MemoryOf(c.id());
+  if (c.tracking) m.total += tracking_.MemoryOf(c.id());
   return m;
 }
 
@@ -112,8 +118,13 @@ bool ParseClientType(std::string_view t, ClientType* out) {
   return true;
 }
 
+// As Redis's getClientType: a subscriber is of type pubsub (CLIENT LIST /
+// KILL TYPE pubsub), the replication links of theirs.
 ClientType TypeOf(const Client& c) {
-  return c.is_master ? ClientType::kMaster : c.is_replica ? ClientType::kReplica : ClientType::kNormal;
+  return c.is_master    ? ClientType::kMaster
+         : c.is_replica ? ClientType::kReplica
+         : c.pubsub     ? ClientType::kPubsub
+                        : ClientType::kNormal;
 }
 
 void CmdClientList(ServerCommandContext& ctx) {
@@ -149,6 +160,7 @@ void CmdClientList(ServerCommandContext& ctx) {
   for (const auto& [id, c] : ctx.server.clients()) {
     if (only_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
     if (by_type && TypeOf(*c) != type) continue;
+    if (c->closed_at_once()) continue;
     list.push_back(c);
   }
   std::sort(list.begin(), list.end(), [](const Client* a, const Client* b) { return a->id() < b->id(); });

@@ -27,18 +27,14 @@ void CmdConfigSet(ServerCommandContext& ctx) {
   }
   std::vector<std::pair<std::string, std::string>> pairs;
   for (size_t i = 2; i + 1 < ctx.argv.size(); i += 2) pairs.emplace_back(ctx.argv[i], ctx.argv[i + 1]);
-  // As Redis's DENY_LOADING_CONFIG: the AOF is not switched while a
-  // replica loads its primary's payload (it will be rebuilt from it).
-  if (ctx.server.replica_side().async_loading() || ctx.server.replica_side().sync_loading()) {
-    for (const auto& [name, value] : pairs) {
-      if (Is(name, "appendonly")) {
-        ctx.reply.Error(errors::kLoading);
-        return;
-      }
-    }
-  }
+  // Redis's DENY_LOADING_CONFIG (dir, appendonly): refused while a dataset
+  // loads -- at start-up, DEBUG RELOAD, a replica's load of its primary's
+  // payload, and a diskless load aside (the AOF is not switched while it
+  // will be rebuilt from that payload).
+  const bool loading = ctx.server.loading().active() || ctx.server.replica_side().async_loading() ||
+                       ctx.server.replica_side().sync_loading();
   std::string error;
-  if (!ctx.server.config().SetFromCommand(pairs, &error, ctx.client.loopback)) {
+  if (!ctx.server.config().SetFromCommand(pairs, &error, ctx.client.loopback, loading)) {
     ctx.reply.Error(error);
     return;
   }

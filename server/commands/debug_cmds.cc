@@ -233,7 +233,7 @@ void DebugObject(ServerCommandContext& ctx) {
   }
   const bool lfu = ctx.server.keyspace().access_policy().lfu();
   ctx.reply.SimpleString(StrCat(
-      "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:", e->value.redis_refcount(),
+      "Value at:0x", absl::Hex(reinterpret_cast<uintptr_t>(&e->value)), " refcount:", e->value.redis_refcount(ctx.server.keyspace().access_policy().integers_shared),
       " encoding:", e->value.encoding_name(),
       " serializedlength:", SerializedLength(e->value, ctx.server.config().Bool("rdbcompression")),
       " lru:", e->lru() & 0xFFFFFF, " lru_seconds_idle:", lfu ? 0 : core::IdleSeconds(e->lru(), ctx.now_ms),

@@ -121,11 +121,9 @@ void InfoMemory(Server& s, std::string* out) {
   MemoryStats m = ReadMemoryStats();
   uint64_t total = TotalSystemMemory();
   uint64_t clients_mem = 0, replicas_mem = 0;
-  for (const auto& [id, c] : s.clients()) {
-    (c->is_replica ? replicas_mem : clients_mem) +=
-        sizeof(Client) + sizeof(io::Connection) + (c->conn->extras() != nullptr ? sizeof(io::ConnectionExtras) : 0) +
-        (c->meta ? sizeof(ClientMeta) : 0) + io::QueryBufferCapacity(*c->conn) + c->conn->main_out_allocated();
-  }
+  // Each client as CLIENT LIST's tot-mem weighs it: its buffers (a main
+  // thread connection's output included) and components.
+  for (const auto& [id, c] : s.clients()) (c->is_replica ? replicas_mem : clients_mem) += s.MemoryOf(*c).total;
   // The stream's blocks are shared by the backlog and the replicas (Redis
   // 7.0's replication buffer): what exceeds repl-backlog-size is counted as
   // the replicas', as Redis counts it.

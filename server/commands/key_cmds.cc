@@ -241,7 +241,7 @@ void CmdObjectEncoding(CommandContext& ctx) {
 void CmdObjectRefcount(CommandContext& ctx) {
   core::Entry* e = ObjectTarget(ctx);
   if (e == nullptr) return;
-  ctx.reply.Integer(e->value.redis_refcount());
+  ctx.reply.Integer(e->value.redis_refcount(ctx.keyspace.access_policy().integers_shared));
 }
 
 void CmdObjectIdletime(CommandContext& ctx) {

@@ -36,11 +36,7 @@ void CmdMemoryUsage(ServerCommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  std::string_view key = ctx.argv[2];
-  size_t bytes = core::KeyspaceNode::AllocationSize(e->value.slot_words(), key.size()) + sizeof(void*) +
-                 e->value.heap_bytes();
-  if (e->has_expire()) bytes += core::ExpireIndex::kBytesPerRecord;
-  ctx.reply.Integer(static_cast<int64_t>(bytes));
+  ctx.reply.Integer(static_cast<int64_t>(core::Database::EntryMemory(ctx.argv[2], *e)));
 }
 
 // MEMORY STATS: Redis 7.0's fields in its order (a map in RESP3).

@@ -47,6 +47,8 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
   // and a matching pattern) may be freed by its first close, which can
   // finish at once; one already closing is skipped.
   std::vector<uint64_t> over_limit;
+  const bool weigh = limits_.client_eviction_limit() != 0;
+  std::vector<uint64_t> grew;  // maxmemory-clients: the receivers, weighed after
   std::string plain[2];  // RESP2, RESP3: built on first need
   std::string_view last_pattern;
   std::string patterned[2];
@@ -67,12 +69,16 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
       *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
     }
     FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
+    if (weigh) grew.push_back(id);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {
       over_limit.push_back(id);
     }
   });
   for (uint64_t id : over_limit) {
     if (Client* c = connected_.Find(id); c != nullptr && !c->closing) hooks_.CloseSlowSubscriber(*c, now_ms);
+  }
+  for (uint64_t id : grew) {
+    if (Client* c = connected_.Find(id); c != nullptr && !c->closing) hooks_.WeighSubscriber(*c, now_ms);
   }
   return receivers;
 }

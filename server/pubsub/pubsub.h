@@ -58,6 +58,10 @@ class PubSub final : private PubSubRegistry {
     // Closes `c` at once, dropping its output, and logs why: a subscriber
     // past client-output-buffer-limit pubsub (Clients::CloseForOutputLimit).
     virtual void CloseSlowSubscriber(Client& c, int64_t now_ms) = 0;
+    // A message was written to `c` while maxmemory-clients is set: it may
+    // have grown past the clients' limit (Clients::Weigh). Called after the
+    // delivery, one subscriber at a time; may close `c`.
+    virtual void WeighSubscriber(Client& c, int64_t now_ms) = 0;
 
    protected:
     ~Hooks() = default;
@@ -79,6 +83,7 @@ class PubSub final : private PubSubRegistry {
   using PubSubRegistry::Count;
   using PubSubRegistry::ChannelAndPatternCount;
   using PubSubRegistry::Subscribed;
+  using PubSubRegistry::MemoryOf;
   using PubSubRegistry::RemoveClient;
   using PubSubRegistry::Channels;
   using PubSubRegistry::NumSub;

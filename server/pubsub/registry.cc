@@ -12,7 +12,8 @@ bool PubSubRegistry::Subscribe(uint64_t client, Kind kind, std::string_view name
   if (std::find(subscribers.begin(), subscribers.end(), client) != subscribers.end()) return false;
   if (kind == Kind::kShard && subscribers.empty()) IndexShardChannel(name, true);
   subscribers.push_back(client);
-  clients_[client].of_kind[static_cast<int>(kind)].emplace_back(name);
+  ClientSubscriptions& mine = clients_[client];
+  mine.name_bytes += HeapBytes(mine.of_kind[static_cast<int>(kind)].emplace_back(name));
   return true;
 }
 
@@ -29,10 +30,21 @@ bool PubSubRegistry::Unsubscribe(uint64_t client, Kind kind, std::string_view na
   }
   auto c = clients_.find(client);
   std::vector<std::string>& mine = c->second.of_kind[static_cast<int>(kind)];
-  mine.erase(std::find(mine.begin(), mine.end(), name));
+  auto name_it = std::find(mine.begin(), mine.end(), name);
+  c->second.name_bytes -= HeapBytes(*name_it);
+  mine.erase(name_it);
   const ClientSubscriptions& s = c->second;
   if (s.of_kind[0].empty() && s.of_kind[1].empty() && s.of_kind[2].empty()) clients_.erase(c);
   return true;
+}
+
+size_t PubSubRegistry::MemoryOf(uint64_t client) const {
+  auto c = clients_.find(client);
+  if (c == clients_.end()) return 0;
+  const ClientSubscriptions& s = c->second;
+  size_t bytes = sizeof(ClientSubscriptions) + s.name_bytes;
+  for (const std::vector<std::string>& names : s.of_kind) bytes += names.capacity() * sizeof(std::string) + names.size() * sizeof(uint64_t);
+  return bytes;
 }
 
 std::vector<std::string> PubSubRegistry::Subscriptions(uint64_t client, Kind kind) const {

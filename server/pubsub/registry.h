@@ -41,6 +41,10 @@ class PubSubRegistry {
     return Count(client, Kind::kChannel) + Count(client, Kind::kPattern);
   }
   bool Subscribed(uint64_t client) const { return clients_.contains(client); }
+  // What the client's subscriptions hold, for CLIENT LIST's tot-mem and
+  // client eviction (maxmemory-clients): its lists of names and, per name,
+  // its place in the name's list of subscribers. O(1).
+  size_t MemoryOf(uint64_t client) const;
   // Drops every subscription of a client (it closed, or RESET).
   void RemoveClient(uint64_t client);
 
@@ -80,7 +84,12 @@ class PubSubRegistry {
  private:
   struct ClientSubscriptions {  // a client's pub/sub component
     std::vector<std::string> of_kind[3];
+    size_t name_bytes = 0;  // the names' heap bytes (longer than the inline capacity)
   };
+  // The heap bytes of a name held as a std::string (0 when inline).
+  static size_t HeapBytes(const std::string& s) {
+    return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+  }
   using Subscribers = core::StringMap<std::vector<uint64_t>>;
   const Subscribers& Table(Kind kind) const {
     return kind == Kind::kChannel ? channels_ : kind == Kind::kPattern ? patterns_ : shard_channels_;

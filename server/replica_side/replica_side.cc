@@ -10,6 +10,7 @@
 #include "server/clock.h"
 #include "server/command_table.h"
 #include "server/logging.h"
+#include "server/oom_score.h"
 
 namespace ringkv::server {
 
@@ -52,6 +53,7 @@ std::string ReplicaSide::ReplicaOf(const std::string& host, int port) {
     }
     SetLogRoleReplica(false);
     Log(kNotice, "MASTER MODE enabled");
+    (void)ApplyOomScore(config_, OomClass::kPrimary);  // at once, as Redis; logs its own failure
     return "+OK";
   }
   if (link_ && link_->link().host == host && link_->link().port == port) {
@@ -78,6 +80,7 @@ std::string ReplicaSide::ReplicaOf(const std::string& host, int port) {
   // Expired keys stay until the primary's DEL (reads do not see them).
   keyspace_.set_expiry_mode(core::ExpiryMode::kHide);
   SetLogRoleReplica(true);
+  (void)ApplyOomScore(config_, OomClass::kReplica);  // at once, as Redis; logs its own failure
   Log(kNotice, StrCat("Connecting to MASTER ", host, ":", port));
   if (hooks_.ServingSinceMs() != 0) link_->StartSync();  // at start-up: once listening
   return "+OK";

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "core/eviction.h"
 #include "core/glob.h"
@@ -238,6 +240,44 @@ TEST(EvictionTest, TenacityIsATimeLimit) {
   EXPECT_NEAR(EvictionTimeLimitUs(11), 575, 1);
   EXPECT_NEAR(EvictionTimeLimitUs(99), 500.0 * std::pow(1.15, 89), 1);
   EXPECT_EQ(EvictionTimeLimitUs(100), -1);  // unlimited
+}
+
+// What a deletion makes others allocate (invalidations to clients that
+// cached the key, the DEL propagated) does not count against what eviction
+// frees: the memory to free is fixed at the start, each key counts for its
+// own memory, as Redis's performEvictions -- else the messages about the
+// evicted keys would drive eviction on until nothing is left.
+TEST(EvictionTest, EvictsWhatWasOverNotWhatItsOwnMessagesTake) {
+  Keyspace ks(1);
+  Database& db = ks.db(0);
+  AccessPolicy p;
+  p.policy = EvictionPolicy::kAllKeysRandom;
+  size_t one_key = 0;
+  for (int i = 0; i < 300; ++i) {
+    bool created;
+    char prefix[8];
+    std::snprintf(prefix, sizeof(prefix), "%03d", i);  // every key the same size
+    const std::string key = prefix + std::string(1000, 'x');
+    Entry* e = db.FindOrInsert(key, 0, &created);
+    e->value = StringValue("x");
+    one_key = Database::EntryMemory(key, *e);
+  }
+  // Memory as the server sees it: the keys, plus what each eviction makes
+  // ten tracking clients hold (a 1 KB invalidation each).
+  size_t side_effects = 0;
+  const size_t base = 1'000'000;
+  auto used = [&] {
+    side_effects = (300 - db.size()) * 10 * 1100;
+    return base + db.size() * one_key + side_effects;
+  };
+  const size_t limit = used() - 20 * one_key;  // 20 keys over
+  Evictor evictor;
+  evictor.set_time_limit_us(-1);
+  uint64_t evicted = 0;
+  EXPECT_TRUE(evictor.EvictUntil(ks, p, used, limit, 0, &evicted));
+  EXPECT_EQ(evicted, 20u);
+  EXPECT_EQ(db.size(), 280u);
+  EXPECT_GT(used(), limit);  // the messages are over it: the next command evicts again, as Redis
 }
 
 TEST(GlobTest, RedisPatterns) {

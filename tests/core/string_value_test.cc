@@ -64,6 +64,20 @@ TEST(StringValueTest, AppendAndSetRangeMakeRaw) {
   EXPECT_EQ(v.size(), 1008u);
 }
 
+// A string made at its size from "" (SETRANGE / SETBIT of a new key) holds
+// exactly that, as Redis's sdsnewlen; growing again is geometric (APPEND).
+TEST(StringValueTest, AStringMadeFromEmptyIsExactAndGrowsGeometrically) {
+  StringValue v = StringValue::Raw("");
+  v.SetRange(100000, "x");
+  EXPECT_EQ(v.size(), 100001u);
+  EXPECT_EQ(v.heap_bytes(), 100001u);  // was 200,002: twice the 50 x 100 KB of unit/maxmemory's set-up
+  v.Append("y");
+  EXPECT_GE(v.heap_bytes(), 2 * 100002u);  // amortized: the next APPENDs fit
+  StringValue bits = StringValue::Raw("");
+  bits.MutableBytes(5000);  // SETBIT 39999 of a new key
+  EXPECT_EQ(bits.heap_bytes(), 5000u);
+}
+
 // Assign gives what a fresh StringValue(s) gives -- bytes, encoding,
 // integer or not -- whatever the value held, and reuses the heap buffer
 // only when s fits it closely.

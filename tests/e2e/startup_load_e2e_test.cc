@@ -43,6 +43,11 @@ TEST(StartupLoadE2E, ClientsAreServedWhileTheDatasetLoads) {
   EXPECT_NE(Info(c, "loading_loaded_perc"), "");
   EXPECT_EQ(Call(c, {"GET", "key:1"}), "-LOADING Redis is loading the dataset in memory\r\n");
   EXPECT_EQ(Call(c, {"DEBUG", "LOG", "hello"}), "+OK\r\n");  // flagged `loading`: runs
+  // Parameters Redis marks DENY_LOADING answer -LOADING, whatever else
+  // their CONFIG SET would say (dir is protected here); others are set.
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "dir", "/tmp"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "appendonly", "yes"}), "-LOADING Redis is loading the dataset in memory\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "loglevel", "debug"}), "+OK\r\n");
   {
     std::vector<std::unique_ptr<RawConn>> passing;
     for (int i = 0; i < 5; ++i) {

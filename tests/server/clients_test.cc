@@ -136,5 +136,22 @@ TEST_F(ClientsTest, OutputLimitClosesAClientOnce) {
   EXPECT_EQ(closed_.size(), 1u);
 }
 
+TEST_F(ClientsTest, TheCronClosesAClientStillOverItsSoftLimitWithoutNewOutput) {
+  test_fakes::Set(config_, "client-output-buffer-limit", "normal 0 100 2");
+  Client& quiet = Add(1);
+  Client& drained = Add(2);
+  unsent_ = {{1, 500}, {2, 500}};
+  clients_.LimitOutput(quiet, 1'000);  // over the soft limit: its clock starts
+  clients_.LimitOutput(drained, 1'000);
+  EXPECT_TRUE(closed_.empty());
+  unsent_[2] = 0;  // sent meanwhile: its clock stops
+  clients_.Cron(2'500);  // 1.5 s: not yet
+  EXPECT_TRUE(closed_.empty());
+  // No command ran since: the cron alone judges the soft limit's seconds.
+  clients_.Cron(3'100);
+  EXPECT_EQ(closed_, (std::vector<uint64_t>{1}));
+  EXPECT_FALSE(drained.over_soft_limit);
+}
+
 }  // namespace
 }  // namespace ringkv::server

@@ -84,5 +84,24 @@ TEST(PubSubRegistryTest, ShardChannelsAreIndexedBySlot) {
   EXPECT_TRUE(ps.ShardChannelsInSlot(core::KeyHashSlot("y")).empty());
 }
 
+TEST(PubSubRegistryTest, MemoryOfCountsEveryKindAndLongNames) {
+  PubSubRegistry ps;
+  EXPECT_EQ(ps.MemoryOf(1), 0u);
+  ps.Subscribe(1, Kind::kChannel, "a");
+  const size_t one = ps.MemoryOf(1);
+  EXPECT_GT(one, 0u);
+  ps.Subscribe(1, Kind::kPattern, "p*");
+  ps.Subscribe(1, Kind::kShard, "s");
+  EXPECT_GT(ps.MemoryOf(1), one);
+  const size_t before_long = ps.MemoryOf(1);
+  const std::string long_name(1000, 'c');
+  ps.Subscribe(1, Kind::kChannel, long_name);
+  EXPECT_GE(ps.MemoryOf(1), before_long + 1000);
+  ps.Unsubscribe(1, Kind::kChannel, long_name);  // its bytes go with it
+  EXPECT_LT(ps.MemoryOf(1), before_long + 1000);
+  ps.RemoveClient(1);
+  EXPECT_EQ(ps.MemoryOf(1), 0u);
+}
+
 }  // namespace
 }  // namespace ringkv::server

@@ -32,11 +32,14 @@ class FakeServer final : public PubSub::Hooks, public test_fakes::NoPersistenceH
     c.closing = true;
     log.push_back("close " + std::to_string(c.id()));
   }
+  void WeighSubscriber(Client& c, int64_t) override { weighed.push_back(c.id()); }
+
   // ---- core::KeyspaceObserver (not called here) ----
   void OnKeyExpired(int, std::string_view) override {}
   void OnKeyEvicted(int, std::string_view) override {}
 
   std::vector<std::string> log;
+  std::vector<uint64_t> weighed;  // subscribers weighed for maxmemory-clients
 };
 
 using test_fakes::Set;
@@ -142,6 +145,20 @@ TEST_F(PubSubTest, SlowSubscribersAreClosedAfterTheDelivery) {
   b.closing = false;
   for (int i = 0; i < 10; ++i) pubsub_.Publish(Kind::kChannel, "c", "m");
   EXPECT_TRUE(server_.log.empty());
+}
+
+// maxmemory-clients: every receiver of a delivery is weighed after it, so
+// that subscribers that do not read are evicted as their output grows.
+TEST_F(PubSubTest, ReceiversAreWeighedOnlyWhileClientEvictionIsOn) {
+  Client& a = AddClient(1);
+  Client& b = AddClient(2);
+  Subscribe(a, Kind::kChannel, "c");
+  Subscribe(b, Kind::kPattern, "*");
+  pubsub_.Publish(Kind::kChannel, "c", "m");
+  EXPECT_TRUE(server_.weighed.empty());  // no limit set: nothing to weigh
+  Set(config_, "maxmemory-clients", "1mb");
+  pubsub_.Publish(Kind::kChannel, "c", "m");
+  EXPECT_EQ(server_.weighed, (std::vector<uint64_t>{1, 2}));
 }
 
 TEST_F(PubSubTest, ShardChannelsAndASlotLeavingTheShard) {

@@ -42,8 +42,10 @@ class FakeDelivery final : public Tracking::Delivery {
     return it == clients_.end() ? nullptr : it->second.get();
   }
   io::OutBuffer& PushTarget(Client& c) override { return out_[c.id()]; }
+  void PushedToRedirect(Client& target) override { ++redirect_pushes[target.id()]; }
 
   int lookups = 0;
+  std::map<uint64_t, int> redirect_pushes;  // per redirect client: invalidations written to it
 
  private:
   std::vector<std::unique_ptr<io::Connection>> conns_;
@@ -248,6 +250,10 @@ TEST(TrackingDeliveryTest, Resp2GetsNothingUnlessRedirectedToASubscriber) {
   t.KeyWritten("k", 0, true);
   EXPECT_EQ(d.Take(1), "");
   EXPECT_EQ(d.Take(3), "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nk\r\n");
+  // The redirect client is weighed (output limit, maxmemory-clients) for
+  // what was written to it; a client's own connection is weighed after its command.
+  EXPECT_EQ(d.redirect_pushes[3], 1);
+  EXPECT_EQ(d.redirect_pushes.count(1), 0u);
 }
 
 TEST(TrackingDeliveryTest, ABrokenRedirectIsToldOnceOnResp3) {

@@ -105,5 +105,21 @@ TEST(WatchedKeysTest, SwapdbKeepsLogicallyAbsentKeysClean) {
   EXPECT_TRUE(w.Dirty(4, kNeverExpired));
 }
 
+TEST(WatchedKeysTest, MemoryOfGrowsWithTheKeysAClientWatches) {
+  WatchedKeys w;
+  EXPECT_EQ(w.MemoryOf(1), 0u);
+  w.Watch(1, 0, "short", false);
+  const size_t one = w.MemoryOf(1);
+  EXPECT_GT(one, 0u);
+  for (int i = 0; i < 100; ++i) w.Watch(1, 0, "key:" + std::to_string(i), false);
+  EXPECT_GT(w.MemoryOf(1), one + 100 * sizeof(uint64_t));
+  const size_t before_long = w.MemoryOf(1);
+  w.Watch(1, 0, std::string(1000, 'k'), false);  // its bytes are the client's too
+  EXPECT_GE(w.MemoryOf(1), before_long + 1000);
+  EXPECT_EQ(w.MemoryOf(2), 0u);
+  w.UnwatchAll(1);
+  EXPECT_EQ(w.MemoryOf(1), 0u);
+}
+
 }  // namespace
 }  // namespace ringkv::server

@@ -1,0 +1,262 @@
+// What the server does to clients that grow, end to end -- the findings of
+// Redis 7.0.15's unit/client-eviction, unit/obuf-limits, unit/maxmemory,
+// unit/introspection and unit/oom-score-adj run against ringkv, each kept
+// here as a regression test:
+// - a transaction runs whole when its client is closed for its output;
+// - maxmemory-clients weighs watched keys, subscriptions and tracking
+//   prefixes, acts on CONFIG SET and on a big argument still arriving;
+// - a client over its soft output limit is closed on time without traffic;
+// - eviction frees what was over, not what its own messages take, and
+//   pooled reply chunks are not used memory;
+// - SETRANGE of a new key is exactly its size; OBJECT REFCOUNT and the
+//   LRU policy; CONFIG SET dir during a load; REPLICAOF's OOM score.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/e2e/persistence_test_util.h"
+
+namespace ringkv::testing::client_limits_e2e_test {
+namespace {
+
+long long Number(const std::string& reply) { return std::atoll(reply.c_str() + 1); }
+
+// The server's own /proc/<pid>/oom_score_adj.
+int OomScore(RawConn& c) {
+  std::ifstream f("/proc/" + Info(c, "process_id", "server") + "/oom_score_adj");
+  int v = 0;
+  f >> v;
+  return v;
+}
+
+// Redis runs a transaction whole even when its client is closed half-way
+// for its output limit: every write lands, the client gets nothing more.
+TEST(ClientLimitsE2E, ATransactionRunsWholeWhenItsClientIsClosedForOutput) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  for (int i = 0; i < 150; ++i) Call(admin, {"LPUSH", "list", std::string(1000, 'x')});
+  EXPECT_EQ(Call(admin, {"SET", "k1", "v1"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0"}), "+OK\r\n");
+  RawConn tx(s.port());
+  EXPECT_EQ(Call(tx, {"MULTI"}), "+OK\r\n");
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {"SET", "k2", "v2"}, {"LRANGE", "list", "0", "-1"}, {"SET", "k3", "v3"}, {"DEL", "k1"}}) {
+    EXPECT_EQ(Call(tx, argv), "+QUEUED\r\n");
+  }
+  tx.Send(Resp({"EXEC"}));
+  EXPECT_TRUE(tx.ReadEof());  // the 150 KB reply is over the limit: closed
+  EXPECT_EQ(Call(admin, {"GET", "k2"}), "$2\r\nv2\r\n");
+  EXPECT_EQ(Call(admin, {"GET", "k3"}), "$2\r\nv3\r\n");  // after the LRANGE that closed it
+  EXPECT_EQ(Call(admin, {"EXISTS", "k1"}), ":0\r\n");
+  EXPECT_EQ(Info(admin, "connected_clients", "clients"), "1");
+}
+
+// Each of a client's features counts in its memory: a client that keeps
+// watching keys, subscribing or adding tracking prefixes is evicted once it
+// holds more than maxmemory-clients (here 128 KiB, the least it can be).
+TEST(ClientLimitsE2E, MaxmemoryClientsWeighsWatchesSubscriptionsAndPrefixes) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  EXPECT_EQ(Call(admin, {"CLIENT", "NO-EVICT", "on"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "maxmemory-clients", "131072"}), "+OK\r\n");
+  const std::vector<std::vector<std::string>> growing = {
+      {"WATCH"}, {"PSUBSCRIBE"}, {"SUBSCRIBE"}, {"SSUBSCRIBE"}, {"CLIENT", "TRACKING", "on", "BCAST", "PREFIX"}};
+  int evicted = 0;
+  for (const std::vector<std::string>& base : growing) {
+    RawConn c(s.port());
+    bool closed = false;
+    for (int i = 0; i < 20000 && !closed; ++i) {
+      std::vector<std::string> argv = base;
+      char name[16];
+      std::snprintf(name, sizeof(name), "%012d", i);
+      argv.push_back(name);
+      closed = !c.Send(Resp(argv)) || c.ReadReply().find("<eof>") != std::string::npos;
+    }
+    EXPECT_TRUE(closed) << base[0];
+    EXPECT_EQ(Info(admin, "evicted_clients", "stats"), std::to_string(++evicted)) << base[0];
+  }
+}
+
+// CONFIG SET of a lower maxmemory-clients evicts at once, biggest first;
+// a big argument still arriving is weighed as it arrives.
+TEST(ClientLimitsE2E, MaxmemoryClientsActsOnConfigSetAndOnInputStillArriving) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  EXPECT_EQ(Call(admin, {"CLIENT", "NO-EVICT", "on"}), "+OK\r\n");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "maxmemory-clients", "4mb"}), "+OK\r\n");
+  std::vector<std::unique_ptr<RawConn>> partial;
+  for (int i = 0; i < 4; ++i) {
+    partial.push_back(std::make_unique<RawConn>(s.port()));
+    // A 600 KB argument of which the first 1,000 bytes arrive.
+    partial.back()->Send("*2\r\n$600000\r\n" + std::string(1000, 'v'));
+  }
+  // CLIENT LIST shows what Redis shows of a big argument arriving: its bytes.
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    seen = Call(admin, {"CLIENT", "LIST"}).find(" qbuf=1000 ") != std::string::npos;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(Info(admin, "connected_clients", "clients"), "5");
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "maxmemory-clients", "1500000"}), "+OK\r\n");
+  // Four of about 600 KB each: two go before CONFIG SET answers.
+  EXPECT_EQ(Info(admin, "evicted_clients", "stats"), "2");
+  EXPECT_EQ(Info(admin, "connected_clients", "clients"), "3");
+  // One more argument that alone is over the limit: evicted as it arrives,
+  // before its command is whole.
+  RawConn big(s.port());
+  big.Send("*2\r\n$2000000\r\n" + std::string(100000, 'v'));
+  EXPECT_TRUE(big.ReadEof());
+  EXPECT_EQ(Info(admin, "evicted_clients", "stats"), "3");
+}
+
+// A client above its soft output limit that receives nothing more is
+// still closed once the soft seconds are up (the cron judges it).
+TEST(ClientLimitsE2E, ASoftOutputLimitIsEnforcedWithoutTraffic) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 100000 1"}), "+OK\r\n");
+  RawConn sub(s.port());
+  sub.Send(Resp({"SUBSCRIBE", "ch"}));
+  ASSERT_FALSE(sub.ReadReply().empty());
+  // A subscriber is of type pubsub, not normal, as Redis's getClientType.
+  EXPECT_NE(Call(admin, {"CLIENT", "LIST", "TYPE", "pubsub"}).find("flags=P"), std::string::npos);
+  EXPECT_EQ(Call(admin, {"CLIENT", "LIST", "TYPE", "normal"}).find("flags=P"), std::string::npos);
+  // Over the soft limit once the socket buffers are full, then no traffic.
+  const std::string message(100000, 'x');
+  long long omem = 0;
+  for (int i = 0; i < 400 && omem <= 200000; ++i) {
+    Call(admin, {"PUBLISH", "ch", message});
+    const std::string list = Call(admin, {"CLIENT", "LIST", "TYPE", "pubsub"});
+    const size_t at = list.find(" omem=");
+    omem = at == std::string::npos ? 0 : std::atoll(list.c_str() + at + 6);
+  }
+  ASSERT_GT(omem, 200000);
+  ASSERT_EQ(Info(admin, "connected_clients", "clients"), "2");
+  bool closed = false;
+  for (int i = 0; i < 300 && !closed; ++i) {  // 1 s of soft limit, checked each cron tick
+    closed = Info(admin, "connected_clients", "clients") == "1";
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(closed);
+}
+
+// What a closed client's replies took goes back: reply chunks kept for
+// reuse are not used memory (INFO used_memory, maxmemory).
+TEST(ClientLimitsE2E, AClosedClientsRepliesLeaveUsedMemory) {
+  TestServer s({"--latency-tracking", "no"});
+  ASSERT_TRUE(s.ready());
+  RawConn admin(s.port());
+  for (int i = 0; i < 150; ++i) Call(admin, {"LPUSH", "list", std::string(1000, 'x')});
+  EXPECT_EQ(Call(admin, {"CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0"}), "+OK\r\n");
+  const long long before = std::atoll(Info(admin, "used_memory", "memory").c_str());
+  {
+    RawConn c(s.port());
+    c.Send(Resp({"LRANGE", "list", "0", "-1"}));
+    EXPECT_TRUE(c.ReadEof());
+  }
+  const long long after = std::atoll(Info(admin, "used_memory", "memory").c_str());
+  EXPECT_LT(after, before + 10000) << before;  // was about 140 KB more: the chunks in the pool
+}
+
+// SETRANGE (and SETBIT) of a new key allocate its size, not twice it.
+TEST(ClientLimitsE2E, SetrangeOfANewKeyIsItsSize) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"SETRANGE", "k", "100000", "x"}), ":100001\r\n");
+  EXPECT_LT(Number(Call(c, {"MEMORY", "USAGE", "k"})), 110000);  // was 200,043
+  EXPECT_EQ(Call(c, {"SETBIT", "b", "799999", "1"}), ":0\r\n");
+  EXPECT_LT(Number(Call(c, {"MEMORY", "USAGE", "b"})), 110000);
+}
+
+// Under maxmemory with an LRU / LFU policy Redis shares no integers (each
+// object has its own access clock); OBJECT REFCOUNT says so.
+TEST(ClientLimitsE2E, ObjectRefcountFollowsTheEvictionPolicy) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"SET", "a", "1"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"OBJECT", "REFCOUNT", "a"}), ":2147483647\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory", "1gb"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"OBJECT", "REFCOUNT", "a"}), ":2147483647\r\n");  // noeviction: shared
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"OBJECT", "REFCOUNT", "a"}), ":1\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory", "0"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"OBJECT", "REFCOUNT", "a"}), ":2147483647\r\n");
+}
+
+// CONFIG SET maxmemory inside MULTI evicts nothing until EXEC's block is
+// whole: its writes reach the replicas and the AOF as one block.
+TEST(ClientLimitsE2E, NoEvictionInsideATransaction) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"MULTI"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"INCR", "x"}), "+QUEUED\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory", "1"}), "+QUEUED\r\n");
+  EXPECT_EQ(Call(c, {"INCR", "x"}), "+QUEUED\r\n");
+  EXPECT_EQ(Call(c, {"EXEC"}), "*3\r\n:1\r\n+OK\r\n:2\r\n");
+  EXPECT_EQ(Call(c, {"DBSIZE"}), ":0\r\n");  // evicted before the next command
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "maxmemory", "0"}), "+OK\r\n");
+}
+
+// REPLICAOF moves the process to the replica's OOM score at once, and NO
+// ONE back, as Redis (not at the next cron tick).
+TEST(ClientLimitsE2E, ReplicaofAppliesTheOomScoreAtOnce) {
+  TestServer s;
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  const int base = OomScore(c);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "oom-score-adj-values", "10 20 30"}), "+OK\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "oom-score-adj", "yes"}), "+OK\r\n");
+  EXPECT_EQ(OomScore(c), base + 10);
+  EXPECT_EQ(Call(c, {"REPLICAOF", "localhost", "1"}), "+OK\r\n");
+  EXPECT_EQ(OomScore(c), base + 20);
+  EXPECT_EQ(Call(c, {"REPLICAOF", "NO", "ONE"}), "+OK\r\n");
+  EXPECT_EQ(OomScore(c), base + 10);
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "oom-score-adj", "no"}), "+OK\r\n");
+  EXPECT_EQ(OomScore(c), base);
+}
+
+// The command line as Redis 7.0 reads it: a name alone takes the next word
+// as its value even when it starts with "--"; `--save` followed by an
+// option, or last, means no save points.
+TEST(ClientLimitsE2E, CommandLineOptionsAsRedisReadsThem) {
+  {
+    TestServer s({"--save", "--loglevel", "verbose"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"CONFIG", "GET", "save"}), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+    EXPECT_EQ(Call(c, {"CONFIG", "GET", "loglevel"}), "*2\r\n$8\r\nloglevel\r\n$7\r\nverbose\r\n");
+  }
+  {
+    TestServer s({"--proc-title-template", "--save", "--save", "", "--loglevel", "verbose"});
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"CONFIG", "GET", "proc-title-template"}),
+              "*2\r\n$19\r\nproc-title-template\r\n$6\r\n--save\r\n");
+    EXPECT_EQ(Call(c, {"CONFIG", "GET", "save"}), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+  }
+  std::string out;
+  EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --port --bla --loglevel verbose", &out), 0);
+  EXPECT_NE(out.find("'port \"--bla\"'"), std::string::npos) << out;
+  EXPECT_NE(out.find("argument couldn't be parsed into an integer"), std::string::npos) << out;
+  EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --port 6379 6380", &out), 0);
+  EXPECT_NE(out.find("'port \"6379\" \"6380\"'"), std::string::npos) << out;
+  EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --shutdown-on-sigint", &out), 0);
+  EXPECT_NE(out.find("argument(s) must be one of the following"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ringkv::testing::client_limits_e2e_test

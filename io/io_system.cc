@@ -291,6 +291,20 @@ absl::Status IoSystem::Start(const IoOptions& options) {
   return absl::OkStatus();
 }
 
+void IoSystem::StopAccepting() {
+  RINGKV_DCHECK_MAIN_THREAD();
+  StopListeners();  // TCP and TLS: retired, shut down, closed
+  std::vector<int> rest = link_listen_fds_;
+  if (unix_fd_ >= 0) rest.push_back(unix_fd_);
+  if (!threads_.empty()) threads_[0]->RetireListeners(rest);
+  for (int fd : rest) {
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+  }
+  link_listen_fds_.clear();
+  unix_fd_ = -1;
+}
+
 void IoSystem::CloseListeners() {
   for (int fd : listen_fds_) close(fd);
   for (int fd : tls_listen_fds_) close(fd);

@@ -218,6 +218,12 @@ class IoSystem final : private MainLoopHooks {
   const std::vector<std::string>& listening_addresses() const { return listen_names_; }
   // Closes the listening sockets (shutdown in progress), the Unix one too.
   void CloseListeners();
+  // A shutdown is decided: every listening socket (TCP, TLS, Unix, links)
+  // leaves LISTEN now, so a client connecting from here on is refused, as
+  // by Redis's closeListeningSockets, rather than accepted by the kernel
+  // and dropped when the process ends. The Unix socket's file stays until
+  // the server removes it.
+  void StopAccepting();
   // The Unix socket's path, while one is listened on ("" otherwise).
   const std::string& unix_socket() const { return unix_path_; }
   // Replaces the listeners (CONFIG SET port / bind). The old ones stop first,

@@ -59,30 +59,55 @@ size_t CommandTable::SlotOf(const Folded& f, size_t len, size_t mask) {
   return static_cast<size_t>(h >> 40) & mask;
 }
 
-void CommandTable::Insert(const CommandSpec* spec) {
+void CommandTable::Insert(const CommandSpec* spec, std::string_view name) {
   const size_t mask = slots_.size() - 1;
-  const Folded folded = Fold(spec->name);
-  for (size_t i = SlotOf(folded, spec->name.size(), mask);; i = (i + 1) & mask) {
+  const Folded folded = Fold(name);
+  for (size_t i = SlotOf(folded, name.size(), mask);; i = (i + 1) & mask) {
     if (slots_[i].spec == nullptr) {
-      slots_[i] = Slot{folded, spec, static_cast<uint32_t>(spec->name.size())};
+      slots_[i] = Slot{folded, spec, static_cast<uint32_t>(name.size()), name.data()};
       return;
     }
   }
 }
 
-void CommandTable::Add(CommandSpec spec) {
+std::string_view CommandTable::LookupName(const CommandSpec* spec) const {
+  auto it = renamed_.find(spec);
+  return it == renamed_.end() ? std::string_view(spec->name) : std::string_view(it->second);
+}
+
+void CommandTable::Rebuild() {
   last_word_ = 0;  // forget the last name found: nothing remembered is stale
+  last_len_ = 0;
+  last_spec_ = nullptr;
+  while (commands_.size() * 4 > slots_.size()) slots_.resize(slots_.size() * 2);
+  slots_.assign(slots_.size(), Slot{});
+  for (const auto& c : commands_) {
+    const std::string_view name = LookupName(c.get());
+    if (!name.empty()) Insert(c.get(), name);
+  }
+}
+
+void CommandTable::Add(CommandSpec spec) {
+  last_word_ = 0;
   last_len_ = 0;
   last_spec_ = nullptr;
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   const CommandSpec* added = owned.get();
   commands_.push_back(std::move(owned));
   if (commands_.size() * 4 > slots_.size()) {
-    slots_.assign(slots_.size() * 2, Slot{});
-    for (const auto& c : commands_) Insert(c.get());
+    Rebuild();
   } else {
-    Insert(added);
+    Insert(added, added->name);
   }
+}
+
+absl::Status CommandTable::Rename(std::string_view from, std::string_view to) {
+  const CommandSpec* spec = FindSlow(from);
+  if (spec == nullptr) return absl::NotFoundError("No such command in rename-command");
+  if (!to.empty() && FindSlow(to) != nullptr) return absl::AlreadyExistsError("Target command name already exists");
+  renamed_[spec] = AsciiLower(to);
+  Rebuild();
+  return absl::OkStatus();
 }
 
 const CommandSpec* CommandTable::FindAndRemember(std::string_view name) const {
@@ -105,7 +130,7 @@ const CommandSpec* CommandTable::FindSlow(std::string_view name) const {
     if (s.spec == nullptr) return nullptr;
     if (s.folded == f && s.len == name.size()) {
       // Names are stored in lower case; the first 16 bytes matched folded.
-      if (name.size() <= 16 || EqualsIgnoreCase(name.substr(16), std::string_view(s.spec->name).substr(16))) {
+      if (name.size() <= 16 || EqualsIgnoreCase(name.substr(16), std::string_view(s.name, s.len).substr(16))) {
         return s.spec;
       }
     }

@@ -15,11 +15,14 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "server/command.h"
 
 namespace ringkv::server {
@@ -35,6 +38,13 @@ class CommandTable {
     if (name.size() == last_len_ && LoadUpTo8(name.data(), name.size()) == last_word_) return last_spec_;
     return FindAndRemember(name);
   }
+  // rename-command: the command named `from` is found by the name `to`
+  // from now on, and no longer by its own; `to` empty: by no name at all.
+  // Every lookup follows (clients, scripts, the AOF and the primary's
+  // stream, as in Redis); the command keeps its name everywhere else
+  // (COMMAND, commandstats). Errors in Redis's words: an unknown `from`, a
+  // `to` already taken. Top-level commands only, as Redis.
+  absl::Status Rename(std::string_view from, std::string_view to);
   // Subcommand of a container (e.g. CONFIG GET) or nullptr.
   static const CommandSpec* FindSub(const CommandSpec& parent, std::string_view sub);
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
@@ -74,17 +84,25 @@ class CommandTable {
     Folded folded;
     const CommandSpec* spec = nullptr;  // nullptr: empty slot
     uint32_t len = 0;
+    const char* name = nullptr;  // the name it is found by (lower case): spec->name, or a rename's
   };
   // Power of two, at least four times the number of commands (Add grows it).
   static constexpr size_t kInitialSlots = 512;
   static size_t SlotOf(const Folded& f, size_t len, size_t mask);
-  void Insert(const CommandSpec* spec);
+  void Insert(const CommandSpec* spec, std::string_view name);
+  // Every slot again, each command under the name it is found by.
+  void Rebuild();
+  // The name a command is found by: its own, unless renamed.
+  std::string_view LookupName(const CommandSpec* spec) const;
 
   const CommandSpec* FindAndRemember(std::string_view name) const;
   const CommandSpec* FindSlow(std::string_view name) const;
 
   std::vector<std::unique_ptr<CommandSpec>> commands_;
   std::vector<Slot> slots_ = std::vector<Slot>(kInitialSlots);
+  // rename-command: a command's lookup name ("": hidden). Node-based, so
+  // the slots' name pointers stay valid.
+  std::map<const CommandSpec*, std::string> renamed_;
   // The last name Find found: its exact bytes (names of at most 8 bytes;
   // last_len_ 0 matches only the empty name, which is unknown: last_spec_
   // nullptr) and its command.

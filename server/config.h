@@ -15,7 +15,7 @@
 // Every Redis 7.0 directive is known (redis_directives.inc). Those ringkv acts
 // on are "implemented"; the rest are accepted from a file with one warning
 // saying they have no effect, and refused by CONFIG SET. Security-relevant
-// directives that ringkv does not implement (rename-command, loadmodule) are
+// directives that ringkv does not implement (loadmodule) are
 // never silently ignored: they stop start-up.
 //
 // Thread-safety: main thread only. A typed read is a lookup by name in a
@@ -63,8 +63,10 @@ class Config {
   // A hidden parameter matches only a pattern without glob characters (its
   // exact name), as in Redis.
   std::vector<std::pair<std::string, std::string>> Match(const std::vector<std::string>& patterns) const;
-  // CONFIG REWRITE: rewrites the file it was loaded from.
-  absl::Status Rewrite() const;
+  // CONFIG REWRITE: rewrites the file it was loaded from. `force_all`
+  // (DEBUG CONFIG-REWRITE-FORCE-ALL): every parameter gets a line, those at
+  // their defaults too (Redis's test that every line written reads back).
+  absl::Status Rewrite(bool force_all = false) const;
 
   // REQUIRES: `name` is a known parameter (or an alias of one).
   const std::string& Str(std::string_view name) const;
@@ -82,6 +84,9 @@ class Config {
   // The `user` directives, in order (name, then rules), for the ACL
   // component to load at start-up.
   const std::vector<std::vector<std::string>>& users() const { return users_; }
+  // rename-command lines, in order: (command, new name; "" hides it). The
+  // server applies them to its command table at start-up.
+  const std::vector<std::pair<std::string, std::string>>& command_renames() const { return command_renames_; }
   // CONFIG REWRITE writes these lines in place of the file's `user` lines
   // (none when aclfile is set: the users live in that file).
   void set_user_lines(std::function<std::vector<std::string>()> fn) { user_lines_ = std::move(fn); }
@@ -148,7 +153,7 @@ class Config {
                 std::vector<Staged>* staged, std::string* error);
   bool ApplyStaged(std::vector<Staged>& staged, std::string* error);
 
-  std::string RewrittenText(const std::string& original) const;
+  std::string RewrittenText(const std::string& original, bool force_all = false) const;
 
   ConfigParams params_;
   std::vector<ApplyFn> hooks_;  // ConfigParam::hooks index into this
@@ -156,6 +161,7 @@ class Config {
   std::string file_;
   bool save_seen_ = false;  // the first `save` line replaces the default
   std::vector<std::vector<std::string>> users_;
+  std::vector<std::pair<std::string, std::string>> command_renames_;
   std::function<std::vector<std::string>()> user_lines_;
 };
 

@@ -16,6 +16,7 @@
 namespace ringkv::server {
 namespace config_types {
 // Declared here, not in config_params.h: only this file's rules use them.
+extern const ParamType kReplicaof;       // "host port", "no one" or nothing (no primary)
 extern const ParamType kOomScoreAdj;     // no, yes (= relative), absolute
 extern const ParamType kOomScoreValues;  // three integers in [-2000, 2000]
 extern const ParamType kHostname;        // cluster-announce-hostname: alphanumerics, '-' and '.'
@@ -301,6 +302,19 @@ bool ParseWords(const ConfigParam&, std::span<const std::string> args, std::stri
   return true;
 }
 
+// replicaof host port, checked as Redis's loader checks it ("no one", and
+// no arguments -- what CONFIG REWRITE sets for a primary -- mean none).
+bool ParseReplicaof(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string* reason) {
+  value->clear();
+  if (args.empty()) return true;
+  if (args.size() != 2) return Fail(reason, "wrong number of arguments");
+  if (EqualsIgnoreCase(args[0], "no") && EqualsIgnoreCase(args[1], "one")) return true;
+  int64_t port = 0;
+  if (!core::StringToInt64(args[1], &port) || port < 0 || port > 65535) return Fail(reason, "Invalid master port");
+  *value = StrCat(args[0], " ", args[1]);
+  return true;
+}
+
 // shutdown-on-sigterm / shutdown-on-sigint: flags among save, nosave, now,
 // force ("default" alone is none); shown in that order, as Redis shows them.
 bool ParseShutdownFlags(const ConfigParam&, std::span<const std::string> args, std::string* value,
@@ -549,7 +563,7 @@ constexpr Rule kRules[] = {
     // Replication.
     {.name = "repl-backlog-size", .min = 1},
     {.name = "shutdown-timeout", .min = 0, .max = kIntMax},  // seconds SHUTDOWN waits for lagging replicas
-    {.name = "replicaof", .type = &kWords, .mutability = kImmutable},
+    {.name = "replicaof", .type = &kReplicaof, .mutability = kImmutable},
     {.name = "masterauth", .sensitive = true},
     {.name = "masteruser", .sensitive = true},
     {.name = "replica-read-only"},
@@ -729,6 +743,7 @@ const ParamType kNotifyEvents{ParseNotifyEvents, RewriteQuoted, false};
 const ParamType kWords{ParseWords, RewriteWords, true};
 const ParamType kPercentiles{ParsePercentiles, RewritePercentiles, true};
 const ParamType kShutdownFlags{ParseShutdownFlags, RewriteWords, true};
+const ParamType kReplicaof{ParseReplicaof, RewriteWords, true};
 const ParamType kOomScoreAdj{ParseOomScoreAdj, RewriteQuoted, false};
 const ParamType kOomScoreValues{ParseOomScoreValues, RewriteWords, true};
 const ParamType kUnsignedMemory{ParseUnsignedMemory, RewriteQuoted, false};

@@ -361,6 +361,13 @@ absl::Status Server::Init() {
 }
 
 absl::Status Server::Start() {
+  // rename-command, before the users' rules name commands: Redis renames
+  // while it reads the configuration, so its ACL rules see the new names.
+  for (const auto& [from, to] : config_->command_renames()) {
+    if (absl::Status s = commands_.Rename(from, to); !s.ok()) {
+      return absl::InvalidArgumentError(StrCat("rename-command ", from, " ", to, ": ", s.message()));
+    }
+  }
   // Users before anything is served (aclfile / user directives), after the
   // pidfile and the banner as in Redis.
   if (absl::Status s = LoadUsers(); !s.ok()) return s;

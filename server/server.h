@@ -230,6 +230,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   absl::Status PrepareForShutdown(ShutdownSave save, bool force) override {
     return persistence_.PrepareForShutdown(save, force);
   }
+  void StopAccepting() override { io_->StopAccepting(); }
 
   // ---- keys changed: WATCH, blocked clients, keyspace notifications (server_notify.cc) ----
   // A command wrote `key`: watchers of it become dirty, clients blocked on

@@ -58,6 +58,7 @@ Shutdown::Result Shutdown::Finish() {
     return Result::kFailed;
   }
   requested_ = true;
+  hooks_.StopAccepting();  // as Redis: a client connecting now is refused
   return Result::kDone;
 }
 

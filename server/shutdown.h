@@ -64,6 +64,8 @@ class Shutdown {
     // The persistence work: the AOF synced, the final save as `save` and the
     // save points say. An error cancels the shutdown unless `force`.
     virtual absl::Status PrepareForShutdown(ShutdownSave save, bool force) = 0;
+    // The shutdown is decided: new connections are refused from now on.
+    virtual void StopAccepting() = 0;
     // The clients blocked in SHUTDOWN get -ERR Errors trying to SHUTDOWN.
     virtual void FailShutdownWaiters() = 0;
 

@@ -213,6 +213,18 @@ void DebugQuicklistPackedThreshold(ServerCommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE with every parameter
+// written, its default or not (Redis's check that all of them read back).
+void DebugConfigRewriteForceAll(ServerCommandContext& ctx) {
+  if (absl::Status s = ctx.server.config().Rewrite(/*force_all=*/true); !s.ok()) {
+    std::string why(ToStd(s.message()));
+    if (why.starts_with("ERR ")) why.erase(0, 4);
+    ctx.reply.Error(StrCat("ERR CONFIG-REWRITE-FORCE-ALL failed: ", why));
+    return;
+  }
+  ctx.reply.Ok();
+}
+
 void DebugPauseCron(ServerCommandContext& ctx) {
   ctx.server.set_cron_paused(SwitchArg(ctx));
   ctx.reply.Ok();
@@ -520,6 +532,7 @@ constexpr DebugSubcommand kSubcommands[] = {
      "CLUSTERLINK KILL <to|from|all> <node-id>\n"
      "    Kills the link based on the direction to/from (both) with the provided node."},
     {"SET-DISABLE-DENY-SCRIPTS", 3, 3, DebugSetDisableDenyScripts, ""},
+    {"CONFIG-REWRITE-FORCE-ALL", 2, 2, DebugConfigRewriteForceAll, ""},
     {"CLIENT-COMPONENTS", 3, 3, DebugClientComponents, ""},
     {"AOF-FSYNCS", 2, 2, DebugAofFsyncs, ""},
     {"DEADLINE-LATENESS", 2, 3, DebugDeadlineLateness,

@@ -254,6 +254,9 @@ TEST(ClientLimitsE2E, CommandLineOptionsAsRedisReadsThem) {
   EXPECT_NE(out.find("argument couldn't be parsed into an integer"), std::string::npos) << out;
   EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --port 6379 6380", &out), 0);
   EXPECT_NE(out.find("'port \"6379\" \"6380\"'"), std::string::npos) << out;
+  EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --replicaof 127.0.0.1 abc", &out), 0);
+  EXPECT_NE(out.find("'replicaof \"127.0.0.1\" \"abc\"'"), std::string::npos) << out;
+  EXPECT_NE(out.find("Invalid master port"), std::string::npos) << out;
   EXPECT_NE(RunShell(std::string(RINGKV_SERVER_PATH) + " --shutdown-on-sigint", &out), 0);
   EXPECT_NE(out.find("argument(s) must be one of the following"), std::string::npos) << out;
 }

@@ -209,6 +209,40 @@ TEST(ConfigParamsE2E, AnEmptyBindListensOnNoAddress) {
   EXPECT_NE(Call(c, {"CONFIG", "SET", "bind", many}).find("Too many bind addresses specified."), std::string::npos);
 }
 
+// rename-command, as Redis: the command answers to its new name only (or
+// to none), CONFIG REWRITE keeps the line so a restart keeps the rename,
+// and a rename of an unknown command, or to a taken name, stops start-up.
+TEST(ConfigParamsE2E, RenameCommandMovesACommandsName) {
+  const ScopedTempDir scoped_dir;
+  const std::string& dir = scoped_dir.path();
+  const std::string conf = dir + "/ringkv.conf";
+  std::ofstream(conf) << "save \"\"\nrename-command flushdb badger\nrename-command KEYS \"\"\n";
+  for (int start = 0; start < 2; ++start) {
+    TestServer s(Args(), RINGKV_SERVER_PATH, conf);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(Call(c, {"SET", "k", "v"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"FLUSHDB"}), "-ERR unknown command 'FLUSHDB', with args beginning with: \r\n");
+    EXPECT_EQ(Call(c, {"KEYS", "*"}), "-ERR unknown command 'KEYS', with args beginning with: '*' \r\n");
+    EXPECT_EQ(Call(c, {"EVAL", "return redis.call('flushdb')", "0"}).substr(0, 40),
+              "-ERR Unknown Redis command called from s");  // scripts see the new names too
+    EXPECT_EQ(Call(c, {"badger"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"DBSIZE"}), ":0\r\n");
+    EXPECT_EQ(Call(c, {"CONFIG", "REWRITE"}), "+OK\r\n");
+  }
+  EXPECT_NE(ReadAll(conf).find("rename-command flushdb badger\n"), std::string::npos) << ReadAll(conf);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"rename-command nosuch x", "No such command in rename-command"},
+      {"rename-command get set", "Target command name already exists"},
+      {"rename-command get", "wrong number of arguments"}};
+  for (const auto& [line, why] : bad) {
+    std::string out;
+    EXPECT_NE(RunShell("timeout 10 " + std::string(RINGKV_SERVER_PATH) + " --port 0 --unixsocket " + dir + "/s.sock --dir " + dir + " --" + line, &out), 0)
+        << line;
+    EXPECT_NE(out.find(why), std::string::npos) << line << ": " << out;
+  }
+}
+
 // crash-log-enabled: a crash leaves Redis's report in the log, or nothing.
 TEST(ConfigParamsE2E, CrashLogFollowsCrashLogEnabled) {
   if (ServerSanitized()) GTEST_SKIP() << "ASan builds keep the sanitizer's own signal handlers";

@@ -143,6 +143,26 @@ TEST(ShutdownTest, NowAndATimeoutOfZeroDoNotWait) {
   }
 }
 
+// Once SHUTDOWN is decided nothing more is accepted: a client that sees the
+// SHUTDOWN connection end and connects at once is refused, as by Redis
+// (whose listeners close before it exits), even while a background save's
+// child is still being stopped.
+TEST(ShutdownTest, AClientConnectingAfterShutdownIsRefused) {
+  for (int round = 0; round < 20; ++round) {
+    TestServer s;
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    for (int i = 0; i < 20; ++i) Call(c, {"SET", std::to_string(i), "v"});
+    EXPECT_EQ(Call(c, {"CONFIG", "SET", "rdb-key-save-delay", "100000"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"BGSAVE"}), "+Background saving started\r\n");
+    c.Send(Resp({"SHUTDOWN", "NOSAVE"}));
+    EXPECT_TRUE(c.ReadEof());
+    RawConn late(s.port());
+    EXPECT_FALSE(late.ok() && late.Send(Resp({"PING"})) && late.ReadReply() == "+PONG\r\n") << round;
+    EXPECT_FALSE(late.ok()) << "round " << round << ": connected after SHUTDOWN";
+  }
+}
+
 // SIGTERM waits as SHUTDOWN does; the signal's shutdown can be aborted too.
 TEST(ShutdownTest, SigtermWaitsAndCanBeAborted) {
   Pair pair({});

@@ -179,6 +179,33 @@ TEST_F(CommandTableTest, RedisArityAndKeyPositions) {
   }
 }
 
+// rename-command: the command is found by its new name only (any case,
+// past 16 bytes too), or by none; its own name stays on the command.
+TEST_F(CommandTableTest, RenameMovesTheLookupName) {
+  const CommandSpec* flushdb = table_.Find("flushdb");
+  ASSERT_NE(flushdb, nullptr);
+  ASSERT_TRUE(table_.Rename("FLUSHDB", "badger").ok());
+  EXPECT_EQ(table_.Find("flushdb"), nullptr);
+  EXPECT_EQ(table_.Find("BADGER"), flushdb);
+  EXPECT_EQ(flushdb->name, "flushdb");
+  const std::string long_name = "a-rather-long-name-for-config";  // compared past the folded 16 bytes
+  const CommandSpec* config = table_.Find("config");
+  ASSERT_TRUE(table_.Rename("config", long_name).ok());
+  EXPECT_EQ(table_.Find(long_name), config);
+  EXPECT_EQ(table_.Find("a-rather-long-name-for-confiX"), nullptr);
+  ASSERT_TRUE(table_.Rename("keys", "").ok());  // hidden
+  EXPECT_EQ(table_.Find("keys"), nullptr);
+  EXPECT_EQ(table_.Find(""), nullptr);
+  EXPECT_EQ(table_.Rename("nosuchcommand", "x").message(), "No such command in rename-command");
+  EXPECT_EQ(table_.Rename("get", "set").message(), "Target command name already exists");
+  EXPECT_NE(table_.Find("get"), nullptr);  // a refused rename changes nothing
+  EXPECT_EQ(table_.size(), table_.all().size());
+  for (const auto& c : table_.all()) {  // every other command is still found by its name
+    if (c.get() == flushdb || c.get() == config || c->name == "keys") continue;
+    EXPECT_EQ(table_.Find(c->name), c.get()) << c->name;
+  }
+}
+
 TEST_F(CommandTableTest, SubcommandsResolve) {
   const CommandSpec* config = table_.Find("CONFIG");
   ASSERT_NE(config, nullptr);

@@ -38,6 +38,7 @@ class FakeHooks final : public Shutdown::Hooks {
     return prepare_ok ? absl::OkStatus() : absl::InternalError("disk full");
   }
   void FailShutdownWaiters() override { log.push_back("fail-waiters"); }
+  void StopAccepting() override { log.push_back("stop-accepting"); }
 
   std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
 
@@ -55,7 +56,7 @@ TEST(ShutdownTest, WithNoLaggingReplicaItSavesAsAskedAndStops) {
   Config config;
   Shutdown shutdown(hooks, config);
   EXPECT_EQ(shutdown.Initiate({.save = ShutdownSave::kNoSave}), Shutdown::Result::kDone);
-  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave"}));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave", "stop-accepting"}));
   EXPECT_TRUE(shutdown.requested());
   EXPECT_TRUE(shutdown.stopping());
   EXPECT_FALSE(shutdown.waiting());
@@ -82,7 +83,7 @@ TEST(ShutdownTest, LaggingReplicasAreWaitedForWithWritesPausedUntilTheyCatchUp) 
   EXPECT_TRUE(hooks.TakeLog().empty());
   hooks.caught_up = true;
   shutdown.Cron(before + 2000);
-  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare save"}));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare save", "stop-accepting"}));
   EXPECT_TRUE(shutdown.requested());
 }
 
@@ -95,19 +96,19 @@ TEST(ShutdownTest, TheTimeoutEndsTheWaitAndNowSkipsIt) {
     Shutdown shutdown(hooks, config);
     ASSERT_EQ(shutdown.Initiate({}), Shutdown::Result::kWaiting);
     shutdown.Cron(UnixMs() + 5000);  // past the deadline: lagging or not
-    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"pause", "log-replicas", "prepare default"}));
+    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"pause", "log-replicas", "prepare default", "stop-accepting"}));
     EXPECT_TRUE(shutdown.requested());
   }
   {
     Shutdown shutdown(hooks, config);
     EXPECT_EQ(shutdown.Initiate({.now = true, .force = true}), Shutdown::Result::kDone);
-    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare default force"}));
+    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare default force", "stop-accepting"}));
   }
   {
     Set(config, "shutdown-timeout", "0");  // 0: never wait
     Shutdown shutdown(hooks, config);
     EXPECT_EQ(shutdown.Initiate({}), Shutdown::Result::kDone);
-    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare default"}));
+    EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare default", "stop-accepting"}));
   }
 }
 
@@ -161,7 +162,7 @@ TEST(ShutdownTest, ASignalShutsDownWithTheConfiguredOptions) {
   shutdown.HandleSignal();
   EXPECT_FALSE(shutdown.signal_pending());
   EXPECT_TRUE(SignalledShutdownUnderWay());  // a second SIGINT would exit at once
-  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave"}));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave", "stop-accepting"}));
   EXPECT_TRUE(shutdown.requested());
   SetSignalledShutdown(false);
 }
@@ -172,7 +173,7 @@ TEST(ShutdownTest, ALoadingServerNeverSaves) {
   Shutdown shutdown(hooks, config);
   hooks.loading = true;
   EXPECT_EQ(shutdown.Initiate({.save = ShutdownSave::kSave}), Shutdown::Result::kDone);
-  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave"}));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"log-replicas", "prepare nosave", "stop-accepting"}));
 }
 
 TEST(ShutdownTest, SignalFlagsParseTheConfiguredWords) {

@@ -304,8 +304,11 @@ bool ParseWords(const ConfigParam&, std::span<const std::string> args, std::stri
 
 // replicaof host port, checked as Redis's loader checks it ("no one", and
 // no arguments -- what CONFIG REWRITE sets for a primary -- mean none).
-bool ParseReplicaof(const ConfigParam&, std::span<const std::string> args, std::string* value, std::string* reason) {
+bool ParseReplicaof(const ConfigParam&, std::span<const std::string> raw, std::string* value, std::string* reason) {
   value->clear();
+  // "host port" in one argument too, as Redis splits a multi-argument
+  // directive's one argument.
+  const std::vector<std::string> args = Words(raw);
   if (args.empty()) return true;
   if (args.size() != 2) return Fail(reason, "wrong number of arguments");
   if (EqualsIgnoreCase(args[0], "no") && EqualsIgnoreCase(args[1], "one")) return true;

@@ -3,6 +3,7 @@
 // the gate refuses it where not allowed (cmd::kProtected).
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -211,6 +212,17 @@ void DebugQuicklistPackedThreshold(ServerCommandContext& ctx) {
     return;
   }
   ctx.reply.Ok();
+}
+
+// DEBUG SEGFAULT / PANIC: the server crashes on purpose, to check what a
+// crash leaves (crash-log-enabled's report, Redis's panic lines, a core).
+void DebugSegfault(ServerCommandContext&) {
+  Log(kWarning, "DEBUG SEGFAULT called: crashing the server with SIGSEGV");
+  raise(SIGSEGV);
+}
+
+void DebugPanic(ServerCommandContext& ctx) {
+  Panic(StrCat("DEBUG PANIC called at Unix time ", ctx.now_ms / 1000));
 }
 
 // DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE with every parameter
@@ -524,6 +536,8 @@ constexpr DebugSubcommand kSubcommands[] = {
      "    default."},
     {"SET-SKIP-CHECKSUM-VALIDATION", 3, 3, DebugSetSkipChecksumValidation,
      "SET-SKIP-CHECKSUM-VALIDATION <0|1>\n    Enables or disables checksum checks for RDB files and RESTORE's payload."},
+    {"SEGFAULT", 2, 2, DebugSegfault, "SEGFAULT\n    Crash the server with sigsegv."},
+    {"PANIC", 2, 2, DebugPanic, "PANIC\n    Crash the server simulating a panic."},
     {"SLEEP", 3, 3, DebugSleep, "SLEEP <seconds>\n    Stop the server for <seconds>. Decimals allowed."},
     {"STRINGMATCH-LEN", 2, 2, DebugStringmatchLen,
      "STRINGMATCH-LEN\n    Run a fuzz tester against the stringmatchlen() function."},

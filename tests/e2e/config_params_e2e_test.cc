@@ -261,6 +261,25 @@ TEST(ConfigParamsE2E, CrashLogFollowsCrashLogEnabled) {
   }
 }
 
+// DEBUG SEGFAULT and DEBUG PANIC crash the server as Redis's do: the crash
+// report's stack trace, and the panic's Guru Meditation line.
+TEST(ConfigParamsE2E, DebugSegfaultAndPanicCrashWithTheirReports) {
+  if (ServerSanitized()) GTEST_SKIP() << "ASan builds keep the sanitizer's own signal handlers";
+  for (const std::string what : {"SEGFAULT", "PANIC"}) {
+    TestServer s(Args({"--logfile", "server.log", "--enable-debug-command", "yes"}));
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    c.Send(Resp({"DEBUG", what}));
+    int status = 0;
+    ASSERT_TRUE(s.WaitExit(&status)) << what;
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == (what == "SEGFAULT" ? SIGSEGV : SIGABRT)) << status;
+    const std::string log = ReadAll(s.dir() + "/server.log");
+    EXPECT_NE(log.find(what == "SEGFAULT" ? "------ STACK TRACE ------" : "Guru Meditation: DEBUG PANIC called at Unix time"),
+              std::string::npos)
+        << log;
+  }
+}
+
 // no-appendfsync-on-rewrite with appendfsync always: while a child saves,
 // writes are answered without waiting for an fsync the option skips (as
 // Redis), and once it is gone the AOF is synced again.

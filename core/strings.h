@@ -64,4 +64,29 @@ inline std::vector<std::string_view> Split(std::string_view s, char sep, bool sk
   return out;
 }
 
+// Appends `s` double-quoted with C escapes, as Redis's sdscatrepr writes it
+// (MONITOR's arguments, the AOF manifest's file names, configuration errors).
+inline void AppendRepr(std::string* out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '\\': out->append("\\\\"); break;
+      case '"': out->append("\\\""); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '\a': out->append("\\a"); break;
+      case '\b': out->append("\\b"); break;
+      default:
+        if (ch >= 0x20 && ch < 0x7f) {  // isprint in the C locale
+          out->push_back(static_cast<char>(ch));
+        } else {
+          out->append({'\\', 'x', kHex[ch >> 4], kHex[ch & 15]});
+        }
+    }
+  }
+  out->push_back('"');
+}
+
 }  // namespace ringkv

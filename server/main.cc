@@ -14,7 +14,6 @@
 #include "core/strings.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "io/io_log.h"
 #include "io/tls_context.h"
@@ -86,23 +85,8 @@ std::string ArgsToConfig(int argc, char** argv, int first) {
       continue;
     }
     // A value, quoted as Redis's sdscatrepr quotes it.
-    text += '"';
-    for (unsigned char c : a) {
-      switch (c) {
-        case '\\': text += "\\\\"; break;
-        case '"': text += "\\\""; break;
-        case '\n': text += "\\n"; break;
-        case '\r': text += "\\r"; break;
-        case '\t': text += "\\t"; break;
-        default:
-          if (std::isprint(c)) {
-            text += static_cast<char>(c);
-          } else {
-            text += absl::StrFormat("\\x%02x", c);
-          }
-      }
-    }
-    text += "\" ";
+    ringkv::AppendRepr(&text, a);
+    text += ' ';
     value_given = true;
   }
   return text + "\n";

@@ -2,41 +2,12 @@
 
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "core/strings.h"
 #include "server/redaction.h"
 
 namespace ringkv::server {
-namespace {
-
-// Redis's sdscatrepr: a double-quoted string with C escapes.
-void AppendRepr(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '\\': out->append("\\\\"); break;
-      case '"': out->append("\\\""); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\a': out->append("\\a"); break;
-      case '\b': out->append("\\b"); break;
-      default:
-        if (std::isprint(ch)) {
-          out->push_back(static_cast<char>(ch));
-        } else {
-          char hex[5];
-          std::snprintf(hex, sizeof(hex), "\\x%02x", ch);
-          out->append(hex);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-}  // namespace
 
 void Monitors::Add(Client& c) {
   if (c.monitor) return;

@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_format.h"
 #include "core/string_value.h"
 #include "core/strings.h"
 
@@ -90,25 +89,8 @@ std::string ManifestQuote(std::string_view name) {
     return c == '\\' || c == '"' || !std::isprint(c) || std::isspace(c);
   });
   if (!needs) return std::string(name);
-  std::string out = "\"";
-  for (char ch : name) {
-    switch (ch) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      default:
-        if (std::isprint(static_cast<unsigned char>(ch))) {
-          out.push_back(ch);
-        } else {
-          out += absl::StrFormat("\\x%02x", static_cast<unsigned char>(ch));
-        }
-    }
-  }
-  out += "\"";
+  std::string out;
+  AppendRepr(&out, name);
   return out;
 }
 

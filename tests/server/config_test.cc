@@ -89,8 +89,11 @@ TEST(ConfigTest, ErrorsNameFileLineAndReason) {
 }
 
 TEST(ConfigTest, SecurityDirectivesAreNeverSilentlyIgnored) {
-  Config a;
-  EXPECT_FALSE(a.LoadString("rename-command FLUSHALL \"\"\n").ok());
+  Config a;  // rename-command is implemented: kept, in order, for the command table
+  ASSERT_TRUE(a.LoadString("rename-command FLUSHALL \"\"\nrename-command get fetch\n").ok());
+  EXPECT_EQ(a.command_renames(),
+            (std::vector<std::pair<std::string, std::string>>{{"FLUSHALL", ""}, {"get", "fetch"}}));
+  EXPECT_FALSE(a.LoadString("rename-command get\n").ok());
   Config b;
   EXPECT_FALSE(b.LoadString("loadmodule /x.so\n").ok());
   Config tls;  // TLS is implemented: its directives load like any other

@@ -34,7 +34,7 @@ void Server::Exec(CommandContext& ctx) {
   io::ReplyBuilder dropped(&dropped_out, ctx.reply.resp(), ctx.reply.error_listener());
   for (const QueuedCommand& q : m->commands) {
     io::ReplyBuilder& reply = c.closed_at_once() ? dropped : ctx.reply;
-    dropped_out.Clear();
+    if (&reply == &dropped) dropped_out.Clear();  // the previous command's, unsent
     std::vector<std::string_view> argv(q.argv.begin(), q.argv.end());
     // The rules may have changed since the command was queued (Redis checks
     // again at EXEC).

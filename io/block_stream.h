@@ -43,7 +43,9 @@ class BlockStream {
     for (SharedBlock* b : blocks_) b->Unref();
   }
 
+  // Bytes a block holds; and the memory a block takes, its header included.
   size_t block_size() const { return block_size_; }
+  size_t block_memory() const { return block_size_ + sizeof(SharedBlock); }
   // Offset of the front block's first byte.
   uint64_t front_offset() const { return front_offset_; }
   // Offset after the last byte appended.

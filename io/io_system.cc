@@ -652,7 +652,19 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
   }
 }
 
+void IoSystem::HoldClosingOutput(const Connection* conn, uint64_t bytes) {
+  if (bytes == 0) return;
+  closing_output_[conn] += bytes;
+  closing_output_bytes_ += bytes;
+}
+
 void IoSystem::HandleClosed(Connection* conn) {
+  if (!closing_output_.empty()) {
+    if (auto it = closing_output_.find(conn); it != closing_output_.end()) {
+      closing_output_bytes_ -= it->second;
+      closing_output_.erase(it);
+    }
+  }
   if (!conn->framed) --conn_count_[conn->thread];  // links are not in the threads' shares
   if (conn->main_moving) {
     conn->main_moving = false;
@@ -717,9 +729,20 @@ void IoSystem::CloseNow(Connection* conn) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (conn->main_dead) return;
   if (conn->thread == 0) {
+    const bool was_closed = conn->main_closed;
     conn->main_closed = true;
+    // Its output is freed when the close completes (FinishClose): after a
+    // send in flight returns, maybe later in this turn.
+    if (!was_closed) {
+      HoldClosingOutput(conn, conn->out.allocated() + (conn->tls() != nullptr ? conn->tls()->wire().allocated() : 0));
+    }
     threads_[0]->StartClose(conn);
     return;
+  }
+  // What its thread had not sent, as its last figure says (CLIENT LIST's
+  // omem), is freed there once the close arrives and any send completes.
+  if (!conn->main_closed) {
+    HoldClosingOutput(conn, (conn->stat_obuf() + ReplyChunk::kCapacity - 1) / ReplyChunk::kCapacity * sizeof(ReplyChunk));
   }
   conn->main_closed = true;
   conn->extras()->main_out.Clear();

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "io/command_sink.h"
 #include "io/connection.h"
@@ -188,6 +189,13 @@ class IoSystem final : private MainLoopHooks {
   void CloseAfterReply(Connection* conn);
   // Closes the connection now, dropping unsent replies.
   void CloseNow(Connection* conn);
+  // Reply bytes still held by connections CloseNow closed whose close is not
+  // complete: a send in flight, which the kernel may still be reading (its
+  // chunks are freed when it completes, which the close's shutdown()
+  // hastens), or a close posted to another I/O thread. They go with nothing
+  // more to do -- as Redis frees an evicted client's buffers at once -- so
+  // maxmemory's eviction leaves them out of the memory it counts.
+  uint64_t closing_output_bytes() const { return closing_output_bytes_; }
   void SetAuthenticated(Connection* conn, bool authenticated) {
     conn->authenticated.store(authenticated, std::memory_order_relaxed);
   }
@@ -266,6 +274,8 @@ class IoSystem final : private MainLoopHooks {
   // Posts replies of other threads' connections (`keep` stays pending).
   void PostRemoteReplies(Connection* keep = nullptr);
   void HandleClosed(Connection* conn);  // from any thread's close path, on main
+  // Counts `bytes` of conn's output in closing_output_bytes() until HandleClosed.
+  void HoldClosingOutput(const Connection* conn, uint64_t bytes);
   // The sink's close of conn: OnClose for a client, OnLinkClosed for a link.
   void TellClosed(Connection* conn);
   // ---- io-threads at runtime ----
@@ -333,6 +343,10 @@ class IoSystem final : private MainLoopHooks {
   std::atomic<bool> stop_{false};
   std::vector<Connection*> remote_pending_;
   std::vector<Connection*> graveyard_;
+  // CloseNow's connections holding output until their close completes
+  // (HandleClosed), with the bytes each was counted for.
+  absl::flat_hash_map<const Connection*, uint64_t> closing_output_;
+  uint64_t closing_output_bytes_ = 0;
   std::unique_ptr<Mailbox<ToMain>> inbox_;
   std::vector<ToMain> inbox_scratch_;
   size_t inbox_pos_ = 0;  // the next of inbox_scratch_ to dispatch

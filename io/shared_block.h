@@ -54,4 +54,11 @@ class SharedBlock {
 };
 static_assert(sizeof(SharedBlock) == 8);
 
+// The capacity that makes a block take `allocation` bytes in all, its
+// header included. Blocks are sized by it: with a power of two the
+// allocator's size class fits the block exactly, where a power-of-two
+// capacity plus the header takes the next class up (a quarter more memory
+// for 16 KiB and 64 KiB blocks).
+constexpr size_t SharedBlockCapacityFor(size_t allocation) { return allocation - sizeof(SharedBlock); }
+
 }  // namespace ringkv::io

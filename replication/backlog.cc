@@ -10,7 +10,8 @@ namespace ringkv::repl {
 
 namespace {
 
-size_t BlockSizeFor(size_t capacity) {
+// A block's memory, header included.
+size_t BlockMemoryFor(size_t capacity) {
   return std::clamp<size_t>(std::bit_floor(std::max<size_t>(capacity / 16, 1)), Backlog::kMinBlockSize,
                             Backlog::kMaxBlockSize);
 }
@@ -18,7 +19,9 @@ size_t BlockSizeFor(size_t capacity) {
 }  // namespace
 
 Backlog::Backlog(size_t capacity, uint64_t end_offset)
-    : stream_(BlockSizeFor(capacity), end_offset + 1), first_offset_(end_offset + 1), capacity_(capacity) {}
+    : stream_(io::SharedBlockCapacityFor(BlockMemoryFor(capacity)), end_offset + 1),
+      first_offset_(end_offset + 1),
+      capacity_(capacity) {}
 
 Backlog::~Backlog() {
   for (io::SharedBlock* b : retired_) b->Unref();

@@ -11,7 +11,9 @@
 // Storage is a chain of SharedBlocks of one size, chosen when the backlog
 // is created: 1/16 of repl-backlog-size, between Redis's 16 KiB and 64 KiB
 // (so the default 1 MB backlog uses 64 KiB blocks, and a 16 KiB backlog
-// holds no more memory than Redis's 16 KiB blocks would). The chain is an
+// holds no more memory than Redis's 16 KiB blocks would). That is a
+// block's memory, its header included (io::SharedBlockCapacityFor): the
+// allocator's size class fits it exactly. The chain is an
 // io::BlockStream, so that a replica connection of the main thread sends
 // straight from it by offset (io::ReplicaSend: no copy, no per-replica
 // links); a replica of another I/O thread is handed its range by reference
@@ -73,8 +75,11 @@ class Backlog {
   void Trim(uint64_t needed_from);
   // Bytes of stream blocks alive: held here, or trimmed and still being
   // sent from by a connection.
-  size_t memory() const { return (stream_.blocks() + retired_.size()) * stream_.block_size(); }
+  size_t memory() const { return (stream_.blocks() + retired_.size()) * stream_.block_memory(); }
+  // Bytes a block holds, and the memory it takes (a power of two:
+  // kMinBlockSize to kMaxBlockSize).
   size_t block_size() const { return stream_.block_size(); }
+  size_t block_memory() const { return stream_.block_memory(); }
 
  private:
   // A block only we reference: kept as the spare, else freed.

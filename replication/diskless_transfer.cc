@@ -11,7 +11,7 @@ namespace {
 
 // Per Pump call, and per replica the most it may have unsent before reading
 // stops: what the pipe and the sockets buffer anyway, not the payload.
-constexpr size_t kBlockSize = 64 * 1024;
+constexpr size_t kBlockSize = io::SharedBlockCapacityFor(64 * 1024);  // 64 KiB blocks
 constexpr int kBlocksPerPump = 16;
 constexpr uint64_t kPumpUnsentLimit = 4 << 20;
 

@@ -31,7 +31,7 @@ namespace ringkv::repl {
 
 class SharedSnapshot {
  public:
-  static constexpr size_t kBlockSize = 64 * 1024;
+  static constexpr size_t kBlockSize = io::SharedBlockCapacityFor(64 * 1024);  // 64 KiB blocks
   // Most bytes the window holds: the sends in flight read from it, and the
   // fastest replica is never more than this ahead of the slowest sent from it.
   static constexpr uint64_t kMaxHeld = 8u << 20;

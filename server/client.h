@@ -89,10 +89,11 @@ struct Client {
   // Redis's CLIENT_PUSHING.
   bool replies_silenced() const { return reply_mode == ReplyMode::kOff || reply_mode == ReplyMode::kSkipThis; }
   // Closed by the server at once (Server::CloseNow: an output limit,
-  // client eviction, the idle timeout), its replies turned off: what it
-  // still runs (the rest of an EXEC) answers nowhere, and CLIENT LIST no
-  // longer shows it, as Redis frees such a client before serving anyone
-  // else (the connection itself ends a loop turn later).
+  // client eviction, the idle timeout, CLIENT KILL; a replica dropped), its
+  // replies turned off: what it still runs (the rest of an EXEC) answers
+  // nowhere, and CLIENT LIST and INFO no longer count it, as Redis frees
+  // such a client before serving anyone else (the connection itself ends a
+  // loop turn later).
   bool closed_at_once() const { return closing && reply_mode == ReplyMode::kOff; }
   // A command it sends now waits (Clients::Defer): behind commands already
   // held back (CLIENT PAUSE), or behind its blocked command.

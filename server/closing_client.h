@@ -8,19 +8,23 @@
 // not wait for that: a closing client is skipped by PUBLISH (nothing more is
 // appended to it) and its subscriptions are dropped here, so PUBSUB NUMSUB
 // and the receiver count PUBLISH replies no longer count it, as in Redis,
-// which frees such a client before it runs another command.
+// which frees such a client before it runs another command. A blocked client
+// is unblocked here too: nothing is served to it any more (an element pushed
+// meanwhile waits for the next client, not popped for one that is gone).
 //
 // REQUIRES: main thread; not called while PubSub delivers (PubSub::Publish closes
 // the subscribers it finds over the limit once it is done).
 #pragma once
 
+#include "server/blocking.h"
 #include "server/client.h"
 #include "server/pubsub/pubsub.h"
 
 namespace ringkv::server {
 
-inline void MarkClosing(PubSub& pubsub, Client& c) {
+inline void MarkClosing(PubSub& pubsub, BlockedClients& blocking, Client& c) {
   c.closing = true;
+  if (c.blocked) blocking.Unblock(c, UnblockReason::kClosed);
   if (c.pubsub) {
     pubsub.RemoveClient(c.id());
     c.pubsub = false;

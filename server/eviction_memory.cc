@@ -18,6 +18,10 @@ uint64_t MemoryNotCountedForEvict(Server& s) {
   // An in-process snapshot's output waiting for the disk, and the tables of
   // databases emptied during it, which it frees once walked.
   n += s.persistence().child().in_process_buffered_bytes();
+  // Replies of connections closed (an evicted client, one over its output
+  // limit) that the kernel still holds for a send in flight: freed once it
+  // completes, as Redis frees a closed client's buffers at once.
+  n += s.io().closing_output_bytes();
   return n;
 }
 

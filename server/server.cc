@@ -469,8 +469,18 @@ void Server::OnClose(io::Connection* conn) {
 }
 
 void Server::CloseClient(Client& c) {
-  MarkClosing(pubsub_, c);
+  MarkClosing(pubsub_, blocking_, c);
   io_->CloseAfterReply(c.conn);
+}
+
+void Server::KillClient(Client& c, const Client& caller) {
+  if (&c == &caller) {
+    CloseClient(c);
+  } else if (c.is_replica) {
+    primary_side_.DropReplica(c.id());  // "Connection with replica ... lost."
+  } else {
+    CloseNow(c);
+  }
 }
 
 void Server::OnProtocolError(io::Connection* conn, std::string_view message) {

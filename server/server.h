@@ -172,6 +172,11 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   const Client* FindClient(uint64_t id) const { return clients_.Find(id); }
   // Closes a client after the replies already queued for it are sent.
   void CloseClient(Client& c) override;
+  // CLIENT KILL: `c` goes now, its unsent replies dropped (Redis's
+  // freeClient), a replica's share of the stream released with it -- a
+  // stalled client or replica is not waited for. The caller itself (SKIPME
+  // no) still gets this command's reply.
+  void KillClient(Client& c, const Client& caller);
   SlowLog& slowlog() { return slowlog_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   uint32_t lru_clock() const { return lru_clock_; }

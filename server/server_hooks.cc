@@ -118,6 +118,7 @@ void Server::OnRdbFileDone(bool ok) { primary_side_.OnRdbFileDone(ok); }
 
 void Server::CloseReplicaNow(Client& c) {
   c.closing = true;
+  c.reply_mode = ReplyMode::kOff;  // closed at once: gone from CLIENT LIST and INFO
   io_->CloseNow(c.conn);
 }
 
@@ -143,7 +144,7 @@ void Server::PropagateOwnExpiry(int db, std::string_view key) {
 // ---- Clients::Hooks ------------------------------------------------------------------
 
 void Server::CloseNow(Client& c) {
-  MarkClosing(pubsub_, c);
+  MarkClosing(pubsub_, blocking_, c);
   // Its output is dropped: what a running EXEC still answers goes nowhere.
   c.reply_mode = ReplyMode::kOff;
   io_->CloseNow(c.conn);

@@ -211,7 +211,7 @@ void CmdClientKill(ServerCommandContext& ctx) {
     for (const auto& [id, c] : s.clients()) {
       if (c->conn->peer.ToString() == ctx.argv[2] && !c->closing) {
         ctx.reply.Ok();  // first: the caller may be closing itself
-        s.CloseClient(*c);
+        s.KillClient(*c, ctx.client);
         return;
       }
     }
@@ -280,7 +280,7 @@ void CmdClientKill(ServerCommandContext& ctx) {
   }
   // The reply first: with SKIPME no the caller is among them and still gets it.
   ctx.reply.Integer(static_cast<int64_t>(victims.size()));
-  for (Client* c : victims) s.CloseClient(*c);
+  for (Client* c : victims) s.KillClient(*c, ctx.client);
 }
 
 void CmdClientPause(ServerCommandContext& ctx) {

@@ -99,15 +99,19 @@ void InfoServer(Server& s, std::string* out) {
 }
 
 void InfoClients(Server& s, std::string* out) {
-  uint64_t max_in = 0, max_out = 0, replicas = 0;
+  uint64_t max_in = 0, max_out = 0, replicas = 0, gone = 0;
   for (const auto& [id, c] : s.clients()) {
+    if (c->closed_at_once()) {  // gone, as CLIENT LIST says (its connection ends in a moment)
+      ++gone;
+      continue;
+    }
     replicas += c->is_replica;
     const io::Connection& conn = *c->conn;
     max_in = std::max<uint64_t>(max_in, io::QueryBufferSize(conn));
     max_out = std::max<uint64_t>(max_out, conn.thread == 0 ? conn.out.size() : conn.stat_obuf());
   }
   // As Redis: replicas are counted in connected_slaves, not here.
-  Field(out, "connected_clients", s.clients().size() - replicas);
+  Field(out, "connected_clients", s.clients().size() - replicas - gone);
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", s.config().Int("maxclients"));
   Field(out, "client_recent_max_input_buffer", max_in);
@@ -123,7 +127,11 @@ void InfoMemory(Server& s, std::string* out) {
   uint64_t clients_mem = 0, replicas_mem = 0;
   // Each client as CLIENT LIST's tot-mem weighs it: its buffers (a main
   // thread connection's output included) and components.
-  for (const auto& [id, c] : s.clients()) (c->is_replica ? replicas_mem : clients_mem) += s.MemoryOf(*c).total;
+  // A client closed at once is gone already (its buffers go with its
+  // connection, a moment later).
+  for (const auto& [id, c] : s.clients()) {
+    if (!c->closed_at_once()) (c->is_replica ? replicas_mem : clients_mem) += s.MemoryOf(*c).total;
+  }
   // The stream's blocks are shared by the backlog and the replicas (Redis
   // 7.0's replication buffer): what exceeds repl-backlog-size is counted as
   // the replicas', as Redis counts it.

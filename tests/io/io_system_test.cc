@@ -30,13 +30,14 @@ namespace {
 using std::chrono::steady_clock;
 
 // PING -> +PONG; SLOW runs until RELEASE arrives (serving others meanwhile
-// through ProcessEventsWhileBusy), then -> +DONE; STOP stops the loop.
+// through ProcessEventsWhileBusy), then -> +DONE; STOP stops the loop; the
+// others are commented where they are answered.
 class TestSink : public CommandSink {
  public:
   IoSystem* io = nullptr;
 
   std::string OnAccept(const SocketAddress&) override { return {}; }
-  void OnOpen(Connection*) override {}
+  void OnOpen(Connection* conn) override { open_.push_back(conn); }
   void OnCommand(Connection* conn, std::span<const std::string_view> argv) override {
     if (argv[0] == "PING") {
       io->PrepareWrite(conn).Append("+PONG\r\n");
@@ -67,6 +68,18 @@ class TestSink : public CommandSink {
       const int64_t us = std::stoll(std::string(argv[1]));
       waiters_.push_back(Waiter{conn, steady_clock::now() + std::chrono::microseconds(us)});
       io->WakeTimerInUs(us);
+    } else if (argv[0] == "ID") {  // :the connection's id
+      io->PrepareWrite(conn).Append(":" + std::to_string(conn->id) + "\r\n");
+    } else if (argv[0] == "BIG") {  // BIG n: n bytes of output
+      io->PrepareWrite(conn).Append(std::string(std::stoul(std::string(argv[1])), 'x'));
+    } else if (argv[0] == "KILL") {  // KILL id: CloseNow of that connection
+      const uint64_t id = std::stoull(std::string(argv[1]));
+      for (Connection* c : open_) {
+        if (c->id == id) io->CloseNow(c);
+      }
+      io->PrepareWrite(conn).Append("+OK\r\n");
+    } else if (argv[0] == "HELD") {  // :closing_output_bytes()
+      io->PrepareWrite(conn).Append(":" + std::to_string(io->closing_output_bytes()) + "\r\n");
     } else if (argv[0] == "STOP") {
       io->RequestStop();
     } else {
@@ -99,6 +112,7 @@ class TestSink : public CommandSink {
   }
   void OnClose(Connection* conn) override {
     std::erase_if(waiters_, [conn](const Waiter& w) { return w.conn == conn; });
+    std::erase(open_, conn);
   }
   // Answers the AFTERs that fell due; asks again for the nearest one left,
   // or after timer_every_us.
@@ -126,6 +140,7 @@ class TestSink : public CommandSink {
     steady_clock::time_point due;
   };
   std::vector<Waiter> waiters_;
+  std::vector<Connection*> open_;
 };
 
 int FreePort() { return ringkv::testing::FreeLoopbackPort(); }
@@ -411,6 +426,44 @@ TEST_P(IoSystemTest, MoveToMainThread) {
   EXPECT_EQ(c[2]->Read(4), ":0\r\n");
   c[0]->Send(Cmd("TOMAIN") + Cmd("WHERE"));  // already there
   EXPECT_EQ(c[0]->Read(9), "+OK\r\n:0\r\n");
+}
+
+// A connection closed by CloseNow with output it could not send (its peer
+// reads nothing) counts in closing_output_bytes() until its close
+// completes -- on its own thread, once the send in flight returned -- and
+// not a moment longer: maxmemory's eviction leaves those bytes out.
+TEST_P(IoSystemTest, UnsentOutputOfAClosedConnectionIsHeldUntilItsCloseCompletes) {
+  auto read_line = [](Client& c) {
+    std::string line = c.Read(1);
+    while (!line.empty() && line.back() != '\n') {
+      const std::string more = c.Read(1);
+      if (more.empty()) break;
+      line += more;
+    }
+    return line;
+  };
+  auto number = [](const std::string& line) { return line.size() > 3 ? std::stoll(line.substr(1)) : -1; };
+  for (int threads : {1, 2}) {
+    TestServer server(threads, GetParam());
+    ASSERT_EQ(server.error(), "");
+    Client control(server.port()), victim(server.port());  // thread 0; thread 1 with threads 2
+    control.Send(Cmd("HELD"));
+    ASSERT_EQ(read_line(control), ":0\r\n");
+    victim.Send(Cmd("ID"));
+    const std::string id = std::to_string(number(read_line(victim)));
+    victim.Send(Cmd("BIG", "16000000"));  // more than the sockets take: the rest waits
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    control.Send(Cmd("KILL", id) + Cmd("HELD"));
+    ASSERT_EQ(read_line(control), "+OK\r\n");
+    EXPECT_GT(number(read_line(control)), 1'000'000) << threads;  // several MB unsent
+    bool released = false;
+    for (int i = 0; i < 500 && !released; ++i) {
+      control.Send(Cmd("HELD"));
+      released = number(read_line(control)) == 0;
+      if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(released) << threads;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoSystemTest, ::testing::Values(BackendChoice::kAuto, BackendChoice::kEpoll),

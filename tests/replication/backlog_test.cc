@@ -94,30 +94,34 @@ TEST(BacklogTest, TrimMovesInRedisSteps) {
 // still being sent from counts until its last send completes.
 TEST(BacklogTest, MemoryCountsTrimmedBlocksStillBeingSent) {
   Backlog b(1 << 20, 0);
-  const size_t block = b.block_size();
+  const size_t block = b.block_size(), block_memory = b.block_memory();
+  EXPECT_EQ(block_memory, block + sizeof(io::SharedBlock));
   EXPECT_EQ(b.memory(), 0u);
   b.Append(Pattern(3 * block, 1));
-  EXPECT_EQ(b.memory(), 3u * block);
+  EXPECT_EQ(b.memory(), 3u * block_memory);
   b.set_capacity(1);
   auto out = std::make_unique<io::OutBuffer>();
   b.RefTo(1, block, out.get());  // a connection holds the first block
   b.Trim(b.end_offset() + 1);    // no replica needs anything any more
   EXPECT_LE(b.histlen(), 16u * 1024);
-  EXPECT_EQ(b.memory(), 2u * block);  // the last block, and the one being sent
+  EXPECT_EQ(b.memory(), 2u * block_memory);  // the last block, and the one being sent
   out.reset();                        // its send completed
   b.Trim(b.end_offset() + 1);
-  EXPECT_EQ(b.memory(), block);
+  EXPECT_EQ(b.memory(), block_memory);
 }
 
-// Blocks are 1/16 of the backlog, within Redis's 16 KiB and 64 KiB: a small
+// Blocks are 1/16 of the backlog, within Redis's 16 KiB and 64 KiB, and
+// take exactly that memory with their header (a power-of-two size class; a
+// power-of-two capacity would take the next class up, a quarter more): a small
 // backlog with no replica behind shrinks to Redis's footprint (Redis's
 // "Replication buffer will become smaller when no replica uses").
 TEST(BacklogTest, BlockSizeFollowsCapacity) {
-  EXPECT_EQ(Backlog(16 * 1024, 0).block_size(), 16u * 1024);
-  EXPECT_EQ(Backlog(1, 0).block_size(), 16u * 1024);
-  EXPECT_EQ(Backlog(512 * 1024, 0).block_size(), 32u * 1024);
-  EXPECT_EQ(Backlog(1 << 20, 0).block_size(), 64u * 1024);
-  EXPECT_EQ(Backlog(size_t{1} << 30, 0).block_size(), 64u * 1024);
+  EXPECT_EQ(Backlog(16 * 1024, 0).block_memory(), 16u * 1024);
+  EXPECT_EQ(Backlog(1, 0).block_memory(), 16u * 1024);
+  EXPECT_EQ(Backlog(512 * 1024, 0).block_memory(), 32u * 1024);
+  EXPECT_EQ(Backlog(1 << 20, 0).block_memory(), 64u * 1024);
+  EXPECT_EQ(Backlog(size_t{1} << 30, 0).block_memory(), 64u * 1024);
+  EXPECT_EQ(Backlog(1 << 20, 0).block_size(), 64u * 1024 - sizeof(io::SharedBlock));
   Backlog b(16 * 1024, 0);
   b.Append(Pattern(1 << 20, 1));
   b.Trim(b.end_offset() + 1);

@@ -60,6 +60,10 @@ extern const ParamType kPercentiles;      // latency-tracking-info-percentiles: 
 extern const ParamType kUnsignedMemory;   // a memory size, never negative (cluster-link-sendbuf-limit)
 extern const ParamType kProcTitle;        // proc-title-template: {variables} Redis knows
 extern const ParamType kShutdownFlags;    // shutdown-on-sig*: "default" or save|nosave, now, force
+extern const ParamType kReplicaof;        // "host port", "no one" or nothing (no primary)
+extern const ParamType kOomScoreAdj;      // no, yes (= relative), absolute
+extern const ParamType kOomScoreValues;   // three integers in [-2000, 2000]
+extern const ParamType kHostname;         // cluster-announce-hostname: alphanumerics, '-' and '.'
 }  // namespace config_types
 
 // One parameter: its rules, and its value when it is a primary name.

@@ -29,36 +29,41 @@
 namespace ringkv::io {
 namespace {
 
+// `ip` (an IPv4 or IPv6 address, numeric) and `port` as a socket address;
+// false when `ip` is neither.
+bool ToSocketAddress(const std::string& ip, int port, sockaddr_storage* ss, socklen_t* len) {
+  auto* v4 = reinterpret_cast<sockaddr_in*>(ss);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(ss);
+  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    *len = sizeof(sockaddr_in);
+    return true;
+  }
+  if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    *len = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
 // Opens one listening socket; *unavailable is set when the address is
 // unavailable on this host (ok to skip for "-addr"), *in_use when another
 // socket holds the port.
 int ListenOn(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable, bool* in_use) {
   std::string host = addr;
-  bool v6 = host.find(':') != std::string::npos;
   if (host == "*") host = "0.0.0.0";
   if (host == "::*") host = "::";
   sockaddr_storage ss{};
   socklen_t len;
-  if (v6) {
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) != 1) {
-      *error = "Invalid bind address";
-      return -1;
-    }
-    len = sizeof(sockaddr_in6);
-  } else {
-    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton(AF_INET, host.c_str(), &in->sin_addr) != 1) {
-      *error = "Invalid bind address";
-      return -1;
-    }
-    len = sizeof(sockaddr_in);
+  if (!ToSocketAddress(host, port, &ss, &len)) {
+    *error = "Invalid bind address";
+    return -1;
   }
-  int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool v6 = ss.ss_family == AF_INET6;
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     *unavailable = errno == EAFNOSUPPORT;
     *error = absl::StrCat("socket: ", std::strerror(errno));
@@ -282,17 +287,7 @@ Connection* IoSystem::ConnectLink(const std::string& ip, int port, TlsSessionPtr
   RINGKV_DCHECK_MAIN_THREAD();
   sockaddr_storage ss{};
   socklen_t len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  if (inet_pton(AF_INET, ip.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, ip.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(sockaddr_in6);
-  } else {
+  if (!ToSocketAddress(ip, port, &ss, &len)) {
     *why = absl::StrCat("bad address ", ip);
     return nullptr;
   }

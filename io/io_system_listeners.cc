@@ -6,6 +6,7 @@
 #include "io/io_system.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -51,29 +52,44 @@ bool ToSocketAddress(const std::string& ip, int port, sockaddr_storage* ss, sock
 
 // Opens one listening socket; *unavailable is set when the address is
 // unavailable on this host (ok to skip for "-addr"), *in_use when another
-// socket holds the port.
+// socket holds the port. As Redis's anetTcpServer: the address may be a
+// name ("localhost"), resolved in the family its form says -- IPv6 when it
+// has a ':' -- with "*" and "::*" meaning any address; the first address
+// found that a socket can be made for is the listener.
 int ListenOn(const std::string& addr, int port, int backlog, std::string* error, bool* unavailable, bool* in_use) {
-  std::string host = addr;
-  if (host == "*") host = "0.0.0.0";
-  if (host == "::*") host = "::";
-  sockaddr_storage ss{};
-  socklen_t len;
-  if (!ToSocketAddress(host, port, &ss, &len)) {
-    *error = "Invalid bind address";
+  const bool v6 = addr.find(':') != std::string::npos;
+  addrinfo hints{};
+  hints.ai_family = v6 ? AF_INET6 : AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rv = getaddrinfo(addr == "*" || addr == "::*" ? nullptr : addr.c_str(), service.c_str(), &hints, &found);
+      rv != 0) {
+    *error = gai_strerror(rv);
     return -1;
   }
-  const bool v6 = ss.ss_family == AF_INET6;
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = -1;
+  int socket_errno = 0;
+  const addrinfo* a = found;
+  for (; a != nullptr; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd >= 0) break;
+    socket_errno = errno;
+  }
   if (fd < 0) {
-    *unavailable = errno == EAFNOSUPPORT;
-    *error = absl::StrCat("socket: ", std::strerror(errno));
+    freeaddrinfo(found);
+    *unavailable = socket_errno == EAFNOSUPPORT;
+    *error = absl::StrCat("socket: ", std::strerror(socket_errno));
     return -1;
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0 || listen(fd, backlog) < 0) {
-    int e = errno;
+  const bool listening = bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, backlog) == 0;
+  const int e = errno;
+  freeaddrinfo(found);
+  if (!listening) {
     *unavailable = e == EADDRNOTAVAIL || e == EAFNOSUPPORT || e == EPROTONOSUPPORT;
     *in_use = e == EADDRINUSE;
     *error = absl::StrCat("bind: ", std::strerror(e));
@@ -120,10 +136,15 @@ absl::Status IoSystem::OpenPort(const std::vector<std::string>& bind, int port, 
     int fd = ListenOn(addr, port, tcp_backlog_, &error, &unavailable, &taken);
     if (in_use != nullptr) *in_use = taken;
     if (fd < 0) {
-      if (optional && unavailable) continue;
+      // Redis's line, logged for an optional address it skips too.
+      std::string failure =
+          absl::StrCat("Warning: Could not create server TCP listening socket ", addr, ":", port, ": ", error);
+      if (optional && unavailable) {
+        Log(kLogWarning, failure);
+        continue;
+      }
       for (int f : fds) close(f);
-      return absl::UnavailableError(
-          absl::StrCat("Could not create server TCP listening socket ", addr, ":", port, ": ", error));
+      return absl::UnavailableError(std::move(failure));
     }
     fds.push_back(fd);
     names.push_back(absl::StrCat(addr, ":", port));

@@ -182,6 +182,24 @@ TEST(ConfigParamsE2E, ProcTitleTemplateRewritesTheCommandLine) {
 // listener -- connections already open stay served -- and CONFIG REWRITE
 // writes `bind ""`; binding again listens again. (Redis's unit/networking,
 // "Default bind address configuration handling".)
+// bind takes host names, as Redis's (getaddrinfo, in the family the
+// address's form says), and an optional address ("-::2") that is not on
+// this host is skipped. Was: "localhost" refused ("Invalid bind
+// address"), so a config file Redis starts with stopped ringkv.
+TEST(ConfigParamsE2E, BindTakesAHostName) {
+  TestServer s(Args({"--bind", "localhost -::2"}));
+  ASSERT_TRUE(s.ready());
+  RawConn c(s.port());
+  EXPECT_EQ(Call(c, {"PING"}), "+PONG\r\n");
+  EXPECT_EQ(GetConfig(c, "bind"), "localhost -::2");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "bind", "nosuchhost.invalid"}),
+            "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n");
+  EXPECT_EQ(Call(c, {"CONFIG", "SET", "bind", "localhost"}), "+OK\r\n");
+  RawConn again(s.port());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Call(again, {"PING"}), "+PONG\r\n");
+}
+
 TEST(ConfigParamsE2E, AnEmptyBindListensOnNoAddress) {
   const ScopedTempDir scoped_dir;
   const std::string& dir = scoped_dir.path();

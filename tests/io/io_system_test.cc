@@ -78,6 +78,13 @@ class TestSink : public CommandSink {
         if (c->id == id) io->CloseNow(c);
       }
       io->PrepareWrite(conn).Append("+OK\r\n");
+    } else if (argv[0] == "UNSENT") {  // UNSENT id: :that connection's unsent bytes, as its thread last said
+      const uint64_t id = std::stoull(std::string(argv[1]));
+      uint64_t unsent = 0;
+      for (Connection* c : open_) {
+        if (c->id == id) unsent = c->thread == 0 ? c->out.size() : c->stat_obuf();
+      }
+      io->PrepareWrite(conn).Append(":" + std::to_string(unsent) + "\r\n");
     } else if (argv[0] == "HELD") {  // :closing_output_bytes()
       io->PrepareWrite(conn).Append(":" + std::to_string(io->closing_output_bytes()) + "\r\n");
     } else if (argv[0] == "STOP") {
@@ -452,7 +459,13 @@ TEST_P(IoSystemTest, UnsentOutputOfAClosedConnectionIsHeldUntilItsCloseCompletes
     victim.Send(Cmd("ID"));
     const std::string id = std::to_string(number(read_line(victim)));
     victim.Send(Cmd("BIG", "16000000"));  // more than the sockets take: the rest waits
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    bool stuck = false;  // its command ran, and what the sockets could not take waits
+    for (int i = 0; i < 500 && !stuck; ++i) {
+      control.Send(Cmd("UNSENT", id));
+      stuck = number(read_line(control)) > 1'000'000;
+      if (!stuck) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(stuck) << threads;
     control.Send(Cmd("KILL", id) + Cmd("HELD"));
     ASSERT_EQ(read_line(control), "+OK\r\n");
     EXPECT_GT(number(read_line(control)), 1'000'000) << threads;  // several MB unsent

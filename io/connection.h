@@ -193,6 +193,15 @@ inline uint32_t QueryBufferCapacity(const Connection& conn) {
              : 0;
 }
 
+// The memory its unsent replies hold, as CLIENT LIST's omem shows it. Main
+// thread: a connection of thread 0, its `out`; another thread's, the unsent
+// bytes that thread last published, in whole chunks (the staging buffer,
+// main_out, is apart).
+inline size_t OutputBufferMemory(const Connection& conn) {
+  if (conn.thread == 0) return conn.out.allocated();
+  return (conn.stat_obuf() + ReplyChunk::kCapacity - 1) / ReplyChunk::kCapacity * sizeof(ReplyChunk);
+}
+
 // The connection's local address, as CLIENT LIST's laddr shows it, asked
 // of its socket (getsockname); a Unix socket's is `unix_path`. Unknown
 // (family 0) once the socket is closed.

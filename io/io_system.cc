@@ -362,23 +362,18 @@ void IoSystem::CloseAfterReply(Connection* conn) {
 void IoSystem::CloseNow(Connection* conn) {
   RINGKV_DCHECK_MAIN_THREAD();
   if (conn->main_dead) return;
+  // Its unsent output is freed on its own thread once the close completes
+  // (a send in flight returned): counted in closing_output_bytes() until
+  // then. A TLS session's encrypted bytes too, on thread 0.
+  if (!conn->main_closed) {
+    const TlsSession* tls = conn->thread == 0 ? conn->tls() : nullptr;
+    HoldClosingOutput(conn, OutputBufferMemory(*conn) + (tls != nullptr ? tls->wire().allocated() : 0));
+  }
+  conn->main_closed = true;
   if (conn->thread == 0) {
-    const bool was_closed = conn->main_closed;
-    conn->main_closed = true;
-    // Its output is freed when the close completes (FinishClose): after a
-    // send in flight returns, maybe later in this turn.
-    if (!was_closed) {
-      HoldClosingOutput(conn, conn->out.allocated() + (conn->tls() != nullptr ? conn->tls()->wire().allocated() : 0));
-    }
     threads_[0]->StartClose(conn);
     return;
   }
-  // What its thread had not sent, as its last figure says (CLIENT LIST's
-  // omem), is freed there once the close arrives and any send completes.
-  if (!conn->main_closed) {
-    HoldClosingOutput(conn, (conn->stat_obuf() + ReplyChunk::kCapacity - 1) / ReplyChunk::kCapacity * sizeof(ReplyChunk));
-  }
-  conn->main_closed = true;
   conn->extras()->main_out.Clear();
   if (conn->main_moving) {  // closed once handed over (Handover)
     conn->main_close_now = true;

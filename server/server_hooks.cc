@@ -116,11 +116,7 @@ void Server::OnRdbFileDone(bool ok) { primary_side_.OnRdbFileDone(ok); }
 
 // ---- PrimarySide::Hooks ---------------------------------------------------------------
 
-void Server::CloseReplicaNow(Client& c) {
-  c.closing = true;
-  c.reply_mode = ReplyMode::kOff;  // closed at once: gone from CLIENT LIST and INFO
-  io_->CloseNow(c.conn);
-}
+void Server::CloseReplicaNow(Client& c) { CloseNow(c); }
 
 bool Server::MayRequestAcks() {
   // A replica relays its primary's stream only; a failover asks once.

@@ -18,9 +18,7 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   m.qbuf = io::QueryBufferSize(conn);
   m.qbuf_cap = io::QueryBufferCapacity(conn);
   m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf();
-  m.omem = conn.thread == 0 ? conn.out.allocated() : (m.obuf + io::ReplyChunk::kCapacity - 1) /
-                                                         io::ReplyChunk::kCapacity * sizeof(io::ReplyChunk);
-  m.omem += conn.main_out_allocated();
+  m.omem = io::OutputBufferMemory(conn) + conn.main_out_allocated();
   const MultiState* multi = transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers
   // -- as Redis 7.0 counts them, its watched keys, subscriptions and

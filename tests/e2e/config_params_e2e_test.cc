@@ -178,10 +178,6 @@ TEST(ConfigParamsE2E, ProcTitleTemplateRewritesTheCommandLine) {
   EXPECT_EQ(Call(c, {"CONFIG", "GET", "port"}), "*2\r\n$4\r\nport\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n");
 }
 
-// bind "" (Redis's setConfigBindOption): no address at all, so no TCP
-// listener -- connections already open stay served -- and CONFIG REWRITE
-// writes `bind ""`; binding again listens again. (Redis's unit/networking,
-// "Default bind address configuration handling".)
 // bind takes host names, as Redis's (getaddrinfo, in the family the
 // address's form says), and an optional address ("-::2") that is not on
 // this host is skipped. Was: "localhost" refused ("Invalid bind
@@ -200,6 +196,10 @@ TEST(ConfigParamsE2E, BindTakesAHostName) {
   EXPECT_EQ(Call(again, {"PING"}), "+PONG\r\n");
 }
 
+// bind "" (Redis's setConfigBindOption): no address at all, so no TCP
+// listener -- connections already open stay served -- and CONFIG REWRITE
+// writes `bind ""`; binding again listens again. (Redis's unit/networking,
+// "Default bind address configuration handling".)
 TEST(ConfigParamsE2E, AnEmptyBindListensOnNoAddress) {
   const ScopedTempDir scoped_dir;
   const std::string& dir = scoped_dir.path();

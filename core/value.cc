@@ -98,8 +98,10 @@ Value Value::Clone() const {
   switch (type()) {
     case ValueType::kString:
       if (s_.is_int()) return StringValue::FromInt(s_.int_value());
+      // The same encoding, as Redis's dupStringObject: an embstr that reads
+      // as a number (INCRBYFLOAT's "3") stays an embstr.
       if (s_.encoding() == StringEncoding::kRaw) return StringValue::Raw(s_.ToString());
-      return StringValue(s_.ToString());
+      return StringValue::Text(s_.ToString());
     case ValueType::kHash: return Value(hash().Clone());
     case ValueType::kSet: return Value(set().Clone());
     case ValueType::kZSet: return Value(zset().Clone());

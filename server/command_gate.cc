@@ -80,9 +80,9 @@ bool AllowedWhileSubscribed(const CommandSpec& spec) {
 std::string UnknownCommandError(Argv argv) {
   std::string args;
   for (size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
-    StrAppend(&args, "'", argv[i].substr(0, 128 - args.size()), "' ");
+    StrAppend(&args, "'", errors::UpToNul(argv[i].substr(0, 128 - args.size())), "' ");
   }
-  std::string name(argv[0].substr(0, 128));
+  std::string name(errors::UpToNul(argv[0].substr(0, 128)));
   return StrCat("ERR unknown command '", name, "', with args beginning with: ", args);
 }
 
@@ -177,7 +177,7 @@ struct Server::GateRun {
       c.last_command = sub;
       if (sub == nullptr) {
         return RefuseLookUp(
-            StrCat("ERR unknown subcommand '", argv[1].substr(0, 128), "'. Try ", AsciiUpper(spec->name), " HELP."),
+            StrCat("ERR unknown subcommand '", errors::UpToNul(argv[1].substr(0, 128)), "'. Try ", AsciiUpper(spec->name), " HELP."),
             nullptr);
       }
       spec = sub;

@@ -269,7 +269,7 @@ bool Config::StageSet(const std::vector<std::pair<std::string, std::string>>& pa
   for (const auto& [name, arg] : pairs) {
     ConfigParam* p = Find(name);
     if (p == nullptr) {
-      *error = StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", name, "'");
+      *error = StrCat("ERR Unknown option or number of arguments for CONFIG SET - '", errors::UpToNul(name), "'");
       return false;
     }
     ConfigParam* primary = p->primary;

@@ -2,7 +2,13 @@
 // One place for every string a client can match on.
 #pragma once
 
+#include <string_view>
+
 namespace ringkv::server::errors {
+
+// An argument as Redis writes it into an error: its messages format their
+// arguments with printf's %s, which ends at the first NUL byte.
+inline std::string_view UpToNul(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
 
 inline constexpr char kSyntax[] = "ERR syntax error";
 inline constexpr char kWrongType[] = "WRONGTYPE Operation against a key holding the wrong kind of value";

@@ -134,8 +134,8 @@ void CmdHello(ServerCommandContext& ctx) {
 
 // READONLY / READWRITE: cluster commands; ACL rules may name them.
 void CmdSelect(ServerCommandContext& ctx) {
-  int64_t index;
-  if (!ParseInt(ctx, ctx.argv[1], &index)) return;
+  int32_t index;
+  if (!ParseInt32(ctx, ctx.argv[1], &index)) return;
   if (ctx.server.cluster() != nullptr && index != 0) {
     ctx.reply.Error("ERR SELECT is not allowed in cluster mode");
     return;
@@ -144,7 +144,7 @@ void CmdSelect(ServerCommandContext& ctx) {
     ctx.reply.Error(errors::kDbIndexRange);
     return;
   }
-  ctx.client.db = static_cast<int32_t>(index);
+  ctx.client.db = index;
   ctx.reply.Ok();
 }
 

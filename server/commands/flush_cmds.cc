@@ -66,9 +66,9 @@ void CmdSwapdb(ServerCommandContext& ctx) {
     ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
     return;
   }
-  int64_t a, b;
-  if (!core::StringToInt64(ctx.argv[1], &a) || !core::StringToInt64(ctx.argv[2], &b)) {
-    ctx.reply.Error("ERR invalid first DB index");
+  int32_t a, b;
+  if (!ParseInt32(ctx, ctx.argv[1], &a, "ERR invalid first DB index") ||
+      !ParseInt32(ctx, ctx.argv[2], &b, "ERR invalid second DB index")) {
     return;
   }
   if (a < 0 || a >= ctx.keyspace.count() || b < 0 || b >= ctx.keyspace.count()) {
@@ -76,8 +76,8 @@ void CmdSwapdb(ServerCommandContext& ctx) {
     return;
   }
   if (a != b) {
-    ctx.keyspace.SwapDb(static_cast<int>(a), static_cast<int>(b));
-    ctx.server.SignalSwappedDbs(static_cast<int>(a), static_cast<int>(b));
+    ctx.keyspace.SwapDb(a, b);
+    ctx.server.SignalSwappedDbs(a, b);
   }
   ctx.effects.Dirty(1);
   ctx.reply.Ok();

@@ -104,7 +104,7 @@ void Expire(CommandContext& ctx, int64_t unit_ms, bool absolute) {
     else if (Is(a, "GT")) flags.gt = true;
     else if (Is(a, "LT")) flags.lt = true;
     else {
-      ctx.reply.Error(StrCat("ERR Unsupported option ", a));
+      ctx.reply.Error(StrCat("ERR Unsupported option ", errors::UpToNul(a)));
       return;
     }
   }
@@ -173,13 +173,13 @@ void CmdRename(CommandContext& ctx) { Rename(ctx, false); }
 void CmdRenamenx(CommandContext& ctx) { Rename(ctx, true); }
 
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
-  int64_t v;
-  if (!ParseInt(ctx, arg, &v)) return false;
+  int32_t v;
+  if (!ParseInt32(ctx, arg, &v)) return false;
   if (v < 0 || v >= ctx.keyspace.count()) {
     ctx.reply.Error(errors::kDbIndexRange);
     return false;
   }
-  *out = static_cast<int>(v);
+  *out = v;
   return true;
 }
 

@@ -29,6 +29,23 @@ bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out) {
   return false;
 }
 
+bool ParseInt32(CommandContext& ctx, std::string_view arg, int32_t* out, std::string_view error) {
+  int64_t v;
+  const bool integer = core::StringToInt64(arg, &v);
+  if (integer && v >= INT32_MIN && v <= INT32_MAX) {
+    *out = static_cast<int32_t>(v);
+    return true;
+  }
+  if (!error.empty()) {
+    ctx.reply.Error(error);
+  } else if (integer) {
+    ctx.reply.Error("ERR value is out of range, value must between -2147483648 and 2147483647");
+  } else {
+    ctx.reply.Error(errors::kNotInteger);
+  }
+  return false;
+}
+
 bool ParseDouble(std::string_view s, double* out) {
   // string2d: no leading space, whole string consumed, not NaN.
   if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
@@ -58,7 +75,8 @@ void ReplyHelp(CommandContext& ctx, std::span<const char* const> lines) {
 }
 
 void ReplySubcommandSyntaxError(CommandContext& ctx) {
-  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '", ctx.argv[1].substr(0, 128),
+  ctx.reply.Error(StrCat("ERR unknown subcommand or wrong number of arguments for '",
+                         errors::UpToNul(ctx.argv[1].substr(0, 128)),
                          "'. Try ", AsciiUpper(ctx.argv[0]), " HELP."));
 }
 

@@ -29,6 +29,10 @@ inline bool Is(std::string_view arg, std::string_view option) { return EqualsIgn
 // Parses an int64 exactly as Redis's getLongLongFromObject; replies
 // "value is not an integer or out of range" and returns false on failure.
 bool ParseInt(CommandContext& ctx, std::string_view arg, int64_t* out);
+// Parses an int as Redis's getIntFromObjectOrReply: not an integer replies as
+// ParseInt, outside int's range "value is out of range, value must between
+// -2147483648 and 2147483647"; a non-empty `error` replaces both messages.
+bool ParseInt32(CommandContext& ctx, std::string_view arg, int32_t* out, std::string_view error = {});
 // Parses a long double as Redis's string2ld; replies "value is not a valid
 // float" on failure.
 bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out);

@@ -1,5 +1,6 @@
 #include "server/scripting/lua_reply.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -233,17 +234,20 @@ int64_t TableEntries(lua_State* L) {
 }
 
 // Pops the string at the top of the stack as one protocol line (CR and LF
-// become spaces, as Redis writes error, status and big-number lines).
-std::string PopLine(lua_State* L) {
+// become spaces, as Redis writes error, status and big-number lines). Redis
+// reads an error or status as a C string, so `up_to_nul` ends those at their
+// first NUL byte; a big number is read whole.
+std::string PopLine(lua_State* L, bool up_to_nul) {
   std::string line(lua_tostring(L, -1), lua_objlen(L, -1));
   lua_pop(L, 1);
+  if (up_to_nul) line.resize(std::min(line.size(), line.find('\0')));
   absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &line);
   return line;
 }
 
 void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
   if (RawField(L, "err", LUA_TSTRING)) {
-    const std::string error = PopLine(L);
+    const std::string error = PopLine(L, /*up_to_nul=*/true);
     if (ErrorCounted(L)) {
       rb.ErrorNoStats(error);
     } else {
@@ -252,7 +256,7 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     return;
   }
   if (RawField(L, "ok", LUA_TSTRING)) {
-    rb.SimpleString(PopLine(L));
+    rb.SimpleString(PopLine(L, /*up_to_nul=*/true));
     return;
   }
   if (RawField(L, "double", LUA_TNUMBER)) {
@@ -261,7 +265,7 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     return;
   }
   if (RawField(L, "big_number", LUA_TSTRING)) {
-    rb.BigNumber(PopLine(L));
+    rb.BigNumber(PopLine(L, /*up_to_nul=*/false));
     return;
   }
   if (RawField(L, "map", LUA_TTABLE)) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/string_ops.h"
+#include "core/value.h"
 
 namespace ringkv::core {
 namespace {
@@ -18,6 +19,20 @@ TEST(StringValueTest, EncodingsFollowRedisRules) {
   EXPECT_EQ(StringValue(" 1").encoding(), StringEncoding::kEmbstr);
   EXPECT_EQ(StringValue(std::string(44, 'a')).encoding(), StringEncoding::kEmbstr);
   EXPECT_EQ(StringValue(std::string(45, 'a')).encoding(), StringEncoding::kRaw);
+}
+
+// COPY's clone keeps the encoding, as Redis's dupStringObject does: a text
+// that reads as a number (INCRBYFLOAT's "3") is not int-encoded by the copy.
+TEST(StringValueTest, CloneKeepsTheEncoding) {
+  for (StringEncoding want : {StringEncoding::kInt, StringEncoding::kEmbstr, StringEncoding::kRaw}) {
+    Value v(want == StringEncoding::kInt ? StringValue::FromInt(3)
+            : want == StringEncoding::kEmbstr ? StringValue::Text("3")
+                                              : StringValue::Raw("3"));
+    ASSERT_EQ(v.str().encoding(), want);
+    Value copy = v.Clone();
+    EXPECT_EQ(copy.str().encoding(), want);
+    EXPECT_EQ(copy.str().ToString(), "3");
+  }
 }
 
 // Redis's string2ll: canonical decimal integers in int64's range only.

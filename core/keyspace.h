@@ -158,11 +158,22 @@ class Database {
   // command's read lookups pass the snapshot barrier too), recording
   // an access unless `touch` is false, and counted in keyspace_hits /
   // keyspace_misses (write lookups are not, as in Redis).
-  Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true) {
+  // A miss is announced ("keymiss") unless `notify_miss` is false (Redis's
+  // LOOKUP_NONOTIFY: OBJECT, MEMORY USAGE).
+  Entry* FindForRead(std::string_view key, int64_t now_ms, bool touch = true, bool notify_miss = true) {
     Entry* e = FindForReadLookUp(key, now_ms, touch);
-    ++(e ? stats_->keyspace_hits : stats_->keyspace_misses);
-    if (e == nullptr && *observer_ != nullptr && (*observer_)->wants_key_misses) (*observer_)->OnKeyMiss(index_, key);
+    CountReadLookUp(key, e != nullptr, notify_miss);
     return e;
+  }
+  // Counts a lookup as FindForRead does, for a command whose lookup Redis
+  // makes as a read while ringkv's looks up for writing (GETDEL, GETEX,
+  // SET ... GET, the S*STORE sources): keyspace_hits or keyspace_misses,
+  // and "keymiss".
+  void CountReadLookUp(std::string_view key, bool found, bool notify_miss = true) {
+    ++(found ? stats_->keyspace_hits : stats_->keyspace_misses);
+    if (!found && notify_miss && *observer_ != nullptr && (*observer_)->wants_key_misses) {
+      (*observer_)->OnKeyMiss(index_, key);
+    }
   }
   // A read lookup's entry is about to change after all (PFCOUNT's cached
   // cardinality): a running snapshot gets it first.

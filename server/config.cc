@@ -326,7 +326,8 @@ std::vector<std::pair<std::string, std::string>> Config::Match(const std::vector
     for (const auto& [name, p] : params_) {
       if (added.count(name) || (p.hidden && glob)) continue;
       if (core::GlobMatch(pattern, name, /*nocase=*/true)) {
-        out.emplace_back(name, p.primary->value);
+        const ConfigParam& primary = *p.primary;
+        out.emplace_back(name, primary.type->shown ? primary.type->shown(primary.value) : primary.value);
         added.insert(name);
       }
     }

@@ -39,6 +39,9 @@ struct ParamType {
   // Appends the line(s) CONFIG REWRITE writes for p (maybe none).
   void (*rewrite)(const ConfigParam& p, std::string* out);
   bool multi_arg;  // takes several arguments on one line
+  // What CONFIG GET shows of a value that keeps more than Redis prints
+  // (notify-keyspace-events); nullptr: the value itself.
+  std::string (*shown)(const std::string& value) = nullptr;
 };
 
 namespace config_types {

@@ -251,7 +251,7 @@ bool ParseNotifyEvents(const ConfigParam&, std::span<const std::string> args, st
                        std::string* reason) {
   const int64_t flags = notify::ParseFlags(args[0]);
   if (flags < 0) return Fail(reason, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
-  *value = notify::FlagsToString(static_cast<uint32_t>(flags));
+  *value = notify::FlagsToStoredString(static_cast<uint32_t>(flags));
   return true;
 }
 
@@ -388,6 +388,10 @@ std::string QuoteIfNeeded(const std::string& v) {
 
 void RewriteQuoted(const ConfigParam& p, std::string* out) { StrAppend(out, p.name, " ", QuoteIfNeeded(p.value), "\n"); }
 
+void RewriteNotifyEvents(const ConfigParam& p, std::string* out) {
+  StrAppend(out, p.name, " ", QuoteIfNeeded(notify::StoredToShown(p.value)), "\n");
+}
+
 // The words unquoted; nothing when empty (replicaof of a primary: the line goes, as with Redis).
 void RewriteWords(const ConfigParam& p, std::string* out) {
   if (!p.value.empty()) StrAppend(out, p.name, " ", p.value, "\n");
@@ -429,7 +433,7 @@ const ParamType kSave{ParseSave, RewriteSave, true};
 const ParamType kBind{ParseBind, RewriteBind, true};
 const ParamType kOutputBufferLimit{ParseOutputBufferLimit, RewriteOutputBufferLimit, true};
 const ParamType kMemoryOrPercent{ParseMemoryOrPercent, RewriteQuoted, false};
-const ParamType kNotifyEvents{ParseNotifyEvents, RewriteQuoted, false};
+const ParamType kNotifyEvents{ParseNotifyEvents, RewriteNotifyEvents, false, notify::StoredToShown};
 const ParamType kWords{ParseWords, RewriteWords, true};
 const ParamType kPercentiles{ParsePercentiles, RewritePercentiles, true};
 const ParamType kShutdownFlags{ParseShutdownFlags, RewriteWords, true};

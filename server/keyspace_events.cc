@@ -45,4 +45,16 @@ std::string FlagsToString(uint32_t flags) {
   return out;
 }
 
+std::string FlagsToStoredString(uint32_t flags) {
+  std::string out = FlagsToString(flags);
+  if ((flags & kNew) && out.find('n') == std::string::npos) out += 'n';
+  return out;
+}
+
+std::string StoredToShown(const std::string& stored) {
+  // FlagsToString writes no 'n' after an 'A': a last 'n' there is the kept one.
+  if (stored.starts_with('A') && stored.ends_with('n')) return stored.substr(0, stored.size() - 1);
+  return stored;
+}
+
 }  // namespace ringkv::server::notify

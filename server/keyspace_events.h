@@ -38,5 +38,11 @@ int64_t ParseFlags(std::string_view classes);
 // The canonical text CONFIG GET shows ("A" for all of A's classes, then
 // K, E, m; n only outside A).
 std::string FlagsToString(uint32_t flags);
+// What the parameter keeps: FlagsToString's text and, where that leaves out
+// n (with A, as Redis prints it, while it still honours n), an 'n' at the
+// end, so that ParseFlags gives every class back. StoredToShown turns it
+// into what CONFIG GET shows and CONFIG REWRITE writes.
+std::string FlagsToStoredString(uint32_t flags);
+std::string StoredToShown(const std::string& stored);
 
 }  // namespace ringkv::server::notify

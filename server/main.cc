@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <clocale>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -278,6 +279,9 @@ std::string ExecutablePath(const char* argv0) {
 int main(int argc, char** argv) {
   using namespace ringkv::server;
   InitProcTitle(argc, argv);  // first: it moves argv's strings and the environment
+  // As Redis: the environment's collation, which SORT ... ALPHA (strcoll)
+  // and Lua's string comparisons follow.
+  std::setlocale(LC_COLLATE, "");
   // Before OpenSSL allocates: TLS on the I/O threads, out of a fork's way.
   const bool openssl_gated = ringkv::io::RouteOpenSslAllocations();
 #ifdef NDEBUG

@@ -36,7 +36,7 @@ void CmdTouch(CommandContext& ctx) {
   core::Database& db = ctx.db;
   int64_t n = 0;
   for (size_t i = 1; i < ctx.argv.size(); ++i) {
-    if (db.Find(ctx.argv[i], ctx.now_ms) != nullptr) ++n;  // Find records the access
+    if (db.FindForRead(ctx.argv[i], ctx.now_ms) != nullptr) ++n;  // records the access, counted as a read
   }
   ctx.reply.Integer(n);
 }
@@ -225,9 +225,10 @@ void CmdCopy(CommandContext& ctx) {
   ctx.reply.Integer(OpCopy(OpArgsOf(ctx), ctx.argv[1], dst, ctx.argv[2], replace) ? 1 : 0);
 }
 
-// OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}.
+// OBJECT subcommands. REQUIRES: argv is {OBJECT, sub, key}. A miss is
+// counted but not announced (objectCommandLookup: LOOKUP_NONOTIFY).
 core::Entry* ObjectTarget(CommandContext& ctx) {
-  core::Entry* e = ctx.db.FindForRead(ctx.argv[2], ctx.now_ms, /*touch=*/false);
+  core::Entry* e = ctx.db.FindForRead(ctx.argv[2], ctx.now_ms, /*touch=*/false, /*notify_miss=*/false);
   if (e == nullptr) ctx.reply.Null();
   return e;
 }

@@ -154,7 +154,8 @@ OpResult<SetValue> OpSunionOrDiff(const OpArgs& op, std::span<const std::string_
 }
 
 OpResult<int64_t> OpSinterstore(const OpArgs& op, std::string_view dst, std::span<const std::string_view> keys) {
-  OpResult<std::vector<std::string>> members = OpSinter(op, keys, core::Access::kWrite);
+  // The sources are read lookups, as in Redis 7.0 (keyspace_hits / misses).
+  OpResult<std::vector<std::string>> members = OpSinter(op, keys, core::Access::kRead);
   if (!members.ok()) return members.status();
   SetValue result;
   for (const std::string& m : members.value()) result.Add(m, op.limits().set);
@@ -164,7 +165,7 @@ OpResult<int64_t> OpSinterstore(const OpArgs& op, std::string_view dst, std::spa
 
 OpResult<int64_t> OpSunionOrDiffStore(const OpArgs& op, std::string_view dst, std::span<const std::string_view> keys,
                                       bool diff) {
-  OpResult<SetValue> result = OpSunionOrDiff(op, keys, diff, core::Access::kWrite);
+  OpResult<SetValue> result = OpSunionOrDiff(op, keys, diff, core::Access::kRead);
   if (!result.ok()) return result.status();
   const size_t n = result.value().size();
   return StoreValue(op, dst, core::Value(std::move(result.value())), n, notify::kSet,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,20 +62,27 @@ struct SortItem {
   std::optional<std::string> by;     // ALPHA with BY: the compared value
 };
 
-// Redis's sortCompare: numbers, ties broken by the element's bytes; or bytes
+// Two texts as SORT ... ALPHA compares them: with STORE, their bytes
+// (compareStringObjects); without, strcoll in the server's LC_COLLATE (set
+// from the environment at start-up, as Redis does), which reads each as a C
+// string: up to its first NUL byte.
+int CompareText(const std::string& a, const std::string& b, bool store) {
+  const int c = store ? a.compare(b) : std::strcoll(a.c_str(), b.c_str());
+  return c < 0 ? -1 : c > 0 ? 1 : 0;
+}
+
+// Redis's sortCompare: numbers, ties broken by the element's bytes; or texts
 // (of the BY value when there is one, a missing one sorting first).
-int Compare(const SortItem& a, const SortItem& b, bool alpha, bool by_pattern) {
+int Compare(const SortItem& a, const SortItem& b, bool alpha, bool by_pattern, bool store) {
   if (!alpha) {
     if (a.score != b.score) return a.score > b.score ? 1 : -1;
     return a.element.compare(b.element) < 0 ? -1 : a.element.compare(b.element) > 0 ? 1 : 0;
   }
   if (by_pattern) {
     if (!a.by || !b.by) return a.by == b.by ? 0 : !a.by ? -1 : 1;
-    const int c = a.by->compare(*b.by);
-    return c < 0 ? -1 : c > 0 ? 1 : 0;
+    return CompareText(*a.by, *b.by, store);
   }
-  const int c = a.element.compare(b.element);
-  return c < 0 ? -1 : c > 0 ? 1 : 0;
+  return CompareText(a.element, b.element, store);
 }
 
 // SORT's options, as parsed from the command line.
@@ -222,7 +230,7 @@ bool SortItems(ServerCommandContext& ctx, const SortOptions& o, std::vector<Sort
     if (*endp != '\0' || errno == ERANGE || std::isnan(item.score)) conversion_error = true;
   }
   std::stable_sort(items->begin(), items->end(), [&](const SortItem& a, const SortItem& b) {
-    const int c = Compare(a, b, o.alpha, o.by.has_value());
+    const int c = Compare(a, b, o.alpha, o.by.has_value(), o.store.has_value());
     return o.desc ? c > 0 : c < 0;
   });
   return !conversion_error;

@@ -175,7 +175,10 @@ void Read(CommandContext& ctx, bool group_read) {
   bool propagated = false;  // XREADGROUP gathered commands to propagate
   for (size_t k = 0; k < a.nstreams; ++k) {
     std::string_view key = ctx.argv[a.streams_at + k];
-    core::OpResult<StreamValue*> found = core::FindTyped<StreamValue>(db, key, ctx.now_ms);
+    // A read lookup again, as Redis's serving loop makes (keyspace_hits /
+    // misses count each key twice). Inside XREADGROUP, a write command, the
+    // entry may still be changed through it.
+    core::OpResult<StreamValue*> found = core::FindTyped<StreamValue>(db, key, ctx.now_ms, core::Access::kRead);
     if (!found.ok()) continue;
     StreamValue& s = *found.value();
     if (!group_read) {

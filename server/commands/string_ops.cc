@@ -32,6 +32,16 @@ OpResult<Entry*> FindString(const OpArgs& op, std::string_view key) {
   return e;
 }
 
+// As FindString, for the commands that read the value before changing the
+// key (GETDEL, GETEX, SET ... GET): Redis looks their key up as a read
+// (getGenericCommand), counted in keyspace_hits / keyspace_misses.
+OpResult<Entry*> FindStringToRead(const OpArgs& op, std::string_view key) {
+  Entry* e = op.db.Find(key, op.now_ms);
+  op.db.CountReadLookUp(key, e != nullptr);
+  if (e != nullptr && !e->value.is_string()) return OpStatus::kWrongType;
+  return e;
+}
+
 }  // namespace
 
 OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_view value, const SetOptions& opts) {
@@ -44,6 +54,7 @@ OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_vi
     e = db.FindOrInsert(key, op.now_ms, &created, core::StringValue::SlotBytesFor(value));
   } else {
     e = db.Find(key, op.now_ms);
+    if (opts.get) db.CountReadLookUp(key, e != nullptr);  // getGenericCommand's read
     if (opts.get && e != nullptr) {
       if (!e->value.is_string()) return OpStatus::kWrongType;
       result.previous = e->value.str().ToString();
@@ -89,7 +100,7 @@ bool OpMset(const OpArgs& op, std::span<const std::string_view> pairs, bool nx) 
 }
 
 OpStatus OpGetdel(const OpArgs& op, std::string_view key, absl::FunctionRef<void(std::string_view)> value) {
-  OpResult<Entry*> e = FindString(op, key);
+  OpResult<Entry*> e = FindStringToRead(op, key);
   if (!e.ok()) return e.status();
   if (e.value() == nullptr) return OpStatus::kNotFound;
   char scratch[24];
@@ -102,7 +113,7 @@ OpStatus OpGetdel(const OpArgs& op, std::string_view key, absl::FunctionRef<void
 
 OpStatus OpGetex(const OpArgs& op, std::string_view key, const GetexChange& change,
                  absl::FunctionRef<void(std::string_view)> value) {
-  OpResult<Entry*> found = FindString(op, key);
+  OpResult<Entry*> found = FindStringToRead(op, key);
   if (!found.ok()) return found.status();
   Entry* e = found.value();
   if (e == nullptr) return OpStatus::kNotFound;

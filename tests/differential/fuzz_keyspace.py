@@ -5,10 +5,14 @@ EXPIRE and its flags, RENAME, COPY, MOVE, SWAPDB, DUMP / RESTORE, OBJECT
 ENCODING and the rest, well-formed and with arbitrary arguments, over four
 keys in two databases (so that types collide), goes to redis-server 7.0 and
 to ringkv; every reply must match byte for byte, and every 25 commands each
-key's type, value digest and expiry must too.
+key's type, value digest and expiry must too, with INFO's keyspace_hits,
+keyspace_misses and expired_keys. With --notifications, every keyspace and
+keyevent notification each command makes (new and keymiss included) must
+match as well, in order.
 
 Usage: fuzz_keyspace.py --ringkv PATH [--redis redis-server]
                         [--seeds 1,2,3] [--commands 3000] [--resp3]
+                        [--notifications] [--check-every 25]
                         [--check replies|replicas|aof]
 
 Expiry times: a relative one (EX 100000) lands a few milliseconds apart on
@@ -184,16 +188,27 @@ def same(args, a, b):
 
 
 def content(conn):
-    """Every key of databases 0 and 1: type, value digest, expiry (ms)."""
+    """Every key of databases 0 to 2: type, value digest, expiry (ms). TYPE
+    comes first: it deletes a key whose time has passed, which the active
+    expiry cycle of either server may or may not have reached yet (DEBUG
+    DIGEST-VALUE would see it)."""
     out = []
-    for db in (b"1", b"0"):
+    for db in (b"2", b"1", b"0"):
         conn.call([b"SELECT", db])
         for key in KEYS:
+            kind = conn.call([b"TYPE", key])
             digest = conn.call([b"DEBUG", b"DIGEST-VALUE", key])
             if digest.startswith(b"-"):
                 raise RuntimeError("DEBUG DIGEST-VALUE refused: %r" % digest)
-            out.append((db, key, conn.call([b"TYPE", key]), digest, integer(conn.call([b"PEXPIRETIME", key]))))
+            out.append((db, key, kind, digest, integer(conn.call([b"PEXPIRETIME", key]))))
     return out
+
+
+def lookup_stats(conn):
+    """INFO's counts of lookups and expiries, which both servers must keep alike."""
+    text = conn.call([b"INFO", b"stats"])
+    return [line for line in text.split(b"\r\n")
+            if line.split(b":")[0] in (b"keyspace_hits", b"keyspace_misses", b"expired_keys")]
 
 
 def equal_content(x, y):
@@ -201,12 +216,44 @@ def equal_content(x, y):
                                                          abs(a[4] - b[4]) <= 2000) for a, b in zip(x, y))
 
 
-def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every):
+class EventListener:
+    """A connection subscribed to every keyspace and keyevent notification;
+    events() returns those a command made, in order: the command is followed
+    by a PUBLISH on a channel of its own, whose message ends the batch (a
+    server delivers a client's messages in the order they were made)."""
+
+    def __init__(self, port):
+        self.conn = rd.Conn(port)
+        self.conn.send([b"SUBSCRIBE", b"fuzz:sync"])
+        self.conn.send([b"PSUBSCRIBE", b"__key*__:*"])
+        self.conn.reply()
+        self.conn.reply()
+        self.n = 0
+
+    def events(self, publisher):
+        self.n += 1
+        mark = b"%d" % self.n
+        publisher.call([b"PUBLISH", b"fuzz:sync", mark])
+        out = []
+        while True:
+            kind, items = fc.parse(self.conn.reply())[0]
+            if items[0] == b"$message" and items[2] == b"$" + mark:
+                return out
+            out.append(tuple(items[2:]))
+
+
+def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifications):
     redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
     for conn in (redis, ringkv):
         conn.call([b"FLUSHALL"])
         if resp3:
             conn.call([b"HELLO", b"3"])
+        conn.call([b"CONFIG", b"SET", b"notify-keyspace-events", b"KEAnm" if notifications else b""])
+        # A key given a time already past (PXAT 1) is deleted on its next
+        # access in both, never at a moment of the active cycle's choosing:
+        # its "expired" event and the counts stay in step.
+        conn.call([b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"])
+    listeners = [EventListener(redis_port), EventListener(ringkv_port)] if notifications else None
     gen = Generator(seed)
     for n in range(commands):
         args = gen.command()
@@ -214,8 +261,10 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every):
             args = [b"DEBUG", b"RELOAD"]  # everything through an RDB round trip, in both
         elif n % 97 == 96:
             args = [b"SELECT", gen.pick([b"0", b"1"])]
-        elif args[0] == b"DUMP" and redis.call([b"OBJECT", b"ENCODING", args[1]]) == b"$9\r\nhashtable\r\n":
-            continue  # a hash table's order (so its RDB bytes) follows Redis's random hash seed
+        elif args[0] == b"DUMP" and [c.call([b"OBJECT", b"ENCODING", args[1]]) for c in (redis, ringkv)][0] == \
+                b"$9\r\nhashtable\r\n":
+            continue  # a hash table's order (so its RDB bytes) follows Redis's random hash seed (both asked:
+            # the lookup counts in INFO)
         a = redis.call(args)
         try:
             b = ringkv.call(args)
@@ -227,6 +276,12 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every):
             return False
         if args[0] == b"DUMP" and a.startswith(b"$") and not a.startswith(b"$-1"):
             gen.dumps.append(fc.parse(a)[0][1:])
+        if listeners:
+            x, y = listeners[0].events(redis), listeners[1].events(ringkv)
+            if x != y:
+                print("seed %d, command %d: %r: notifications differ\n  redis : %r\n  ringkv: %r" %
+                      (seed, n, b" ".join(args), x, y))
+                return False
         if n % check_every == 0:
             db = redis.call([b"CLIENT", b"INFO"]).split(b" db=")[1].split(b" ")[0]
             x, y = content(redis), content(ringkv)
@@ -237,6 +292,10 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every):
                 for i, j in zip(x, y):
                     if i != j:
                         print("  redis : %r\n  ringkv: %r" % (i, j))
+                return False
+            if lookup_stats(redis) != lookup_stats(ringkv):
+                print("seed %d: INFO stats differ after command %d: %r\n  redis : %r\n  ringkv: %r" %
+                      (seed, n, b" ".join(args), lookup_stats(redis), lookup_stats(ringkv)))
                 return False
     return True
 
@@ -321,6 +380,8 @@ def main():
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--commands", type=int, default=3000)
     ap.add_argument("--check-every", type=int, default=25, help="1 finds the command that diverged")
+    ap.add_argument("--notifications", action="store_true",
+                    help="also every keyspace and keyevent notification each command makes, in order")
     ap.add_argument("--resp3", action="store_true", help="both connections switch to RESP3 first")
     ap.add_argument("--check", choices=["replies", "replicas", "aof"], default="replies",
                     help="replies: against redis-server; replicas: a ringkv primary with a redis-server "
@@ -347,7 +408,8 @@ def main():
             redis_port, ringkv_port = rd.free_port(), rd.free_port()
             servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
             for seed in seeds:
-                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3, opts.check_every) and ok
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3, opts.check_every,
+                              opts.notifications) and ok
         for p in servers:
             if p.poll() is not None:
                 print("a server exited during the run (status %s)" % p.returncode)

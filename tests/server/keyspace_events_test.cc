@@ -20,6 +20,19 @@ TEST(KeyspaceEventsTest, CanonicalFormsMatchRedis) {
   }
 }
 
+// With A, Redis prints no n but still honours it: the kept value gives n
+// back, and shows as Redis prints it.
+TEST(KeyspaceEventsTest, TheStoredValueKeepsNewWithAll) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"KEAn", "AKE"}, {"KEAnm", "AKEm"}, {"An", "A"}, {"gn", "gn"}, {"nm", "nm"}, {"KEA", "AKE"}, {"", ""}};
+  for (auto [in, shown] : kCases) {
+    const int64_t flags = ParseFlags(in);
+    const std::string stored = FlagsToStoredString(static_cast<uint32_t>(flags));
+    EXPECT_EQ(ParseFlags(stored), flags) << in;
+    EXPECT_EQ(StoredToShown(stored), shown) << in;
+  }
+}
+
 TEST(KeyspaceEventsTest, UnknownClassesAreRefused) {
   EXPECT_EQ(ParseFlags("Z"), -1);
   EXPECT_EQ(ParseFlags("KEA "), -1);

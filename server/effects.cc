@@ -44,6 +44,11 @@ bool Effects::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms
   return server_->DeleteKey(db, key, now_ms, lazy);
 }
 
+void Effects::ReplaceValue(core::Entry& e, core::Value value, bool lazy) {
+  if (server_ != nullptr) server_->FreeLaterIfBig(e.value, lazy);
+  e.value = std::move(value);
+}
+
 bool Effects::BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
                           std::vector<std::string> keys, int64_t deadline_us) {
   if (server_ == nullptr || !server_->MayBlock(client)) return false;

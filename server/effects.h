@@ -41,6 +41,8 @@
 
 namespace ringkv::core {
 class Database;
+class Entry;
+class Value;
 }
 
 namespace ringkv::server {
@@ -79,6 +81,10 @@ class Effects {
   // Deletes `key` (DEL, or before a command replaces its value), freeing a
   // big value on the lazy-free thread when `lazy`. True when it existed.
   bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool lazy);
+  // Replaces the value of a live entry found by a write lookup (Redis's
+  // dbOverwrite: the key is not new), the old value freed as DeleteKey
+  // frees it.
+  void ReplaceValue(core::Entry& e, core::Value value, bool lazy);
   // lazyfree-lazy-server-del (false when unbound): whether a whole value a
   // command deletes propagates as UNLINK rather than DEL.
   bool lazy_server_del() const;

@@ -115,11 +115,15 @@ bool Server::DeleteKey(core::Database& db, std::string_view key, int64_t now_ms,
   RINGKV_DCHECK_MAIN_THREAD();
   core::Entry* e = db.Find(key, now_ms);
   if (e == nullptr) return false;
-  constexpr size_t kLazyFreeThreshold = 64;
-  if (async && e->value.FreeEffort() > kLazyFreeThreshold) {
-    lazy_freer_.Free(std::make_unique<core::Value>(std::move(e->value)), 1);
-  }
+  FreeLaterIfBig(e->value, async);
   return db.Erase(key);
+}
+
+void Server::FreeLaterIfBig(core::Value& value, bool async) {
+  constexpr size_t kLazyFreeThreshold = 64;
+  if (async && value.FreeEffort() > kLazyFreeThreshold) {
+    lazy_freer_.Free(std::make_unique<core::Value>(std::move(value)), 1);
+  }
 }
 
 // Clients and the cron: what accept, each command and each tick read.

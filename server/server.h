@@ -155,6 +155,9 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // `async` and freeing it would take real work (more than 64 elements, as
   // Redis's LAZYFREE_THRESHOLD). False when the key did not exist.
   bool DeleteKey(core::Database& db, std::string_view key, int64_t now_ms, bool async);
+  // Takes `value` (left empty) to the lazy-free thread when `async` and
+  // freeing it would take real work, as DeleteKey does; otherwise leaves it.
+  void FreeLaterIfBig(core::Value& value, bool async);
   bool lazy_user_del() const { return lazy_user_del_; }
   bool lazy_server_del() const { return lazy_server_del_; }
   io::IoSystem& io() { return *io_; }

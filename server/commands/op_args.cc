@@ -4,13 +4,21 @@ namespace ringkv::server {
 
 int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
                    std::string_view event, uint64_t dirty) {
-  const bool existed = op.effects.DeleteKey(op.db, dst, op.now_ms, op.effects.lazy_server_del());
   if (size == 0) {
-    if (existed) op.Changed(notify::kGeneric, "del", dst, 1);
+    if (op.effects.DeleteKey(op.db, dst, op.now_ms, op.effects.lazy_server_del())) {
+      op.Changed(notify::kGeneric, "del", dst, 1);
+    }
     return 0;
   }
-  bool created;
-  op.db.FindOrInsert(dst, op.now_ms, &created, value.slot_bytes_wanted())->value = std::move(value);
+  // Redis's setKey: an existing key is overwritten (no "new" event), its
+  // TTL removed; a missing one is added.
+  if (core::Entry* e = op.db.Find(dst, op.now_ms); e != nullptr) {
+    op.effects.ReplaceValue(*e, std::move(value), op.effects.lazy_server_del());
+    op.db.SetExpire(dst, e, -1);
+  } else {
+    bool created;
+    op.db.FindOrInsert(dst, op.now_ms, &created, value.slot_bytes_wanted())->value = std::move(value);
+  }
   op.Changed(type, event, dst, dirty);
   return static_cast<int64_t>(size);
 }

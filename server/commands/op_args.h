@@ -82,8 +82,9 @@ core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std:
 }
 
 // The STORE commands' write: stores `value` (holding `size` elements) at
-// `dst`, replacing what was there, TTL included -- or, when size is 0,
-// deletes `dst`. A replaced value is freed as lazyfree-lazy-server-del says.
+// `dst`, overwriting what was there (not a new key: no "new" event), TTL
+// included -- or, when size is 0, deletes `dst`. A replaced value is freed
+// as lazyfree-lazy-server-del says.
 // Reports `event` (class `type`) counting `dirty` changes, or "del" when an
 // existing `dst` went; returns `size`.
 int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,

@@ -196,21 +196,8 @@ class Generator:
         return p(forms)()
 
 
-def parse(data, i=0):
-    """One RESP value: bytes for scalars (type byte kept), (type, [items]) for aggregates."""
-    end = data.index(b"\r\n", i)
-    t, rest, i = data[i:i + 1], data[i + 1:end], end + 2
-    if t in (b"$", b"=", b"!"):
-        n = int(rest)
-        return (None, i) if n < 0 else (t + data[i:i + n], i + n + 2)
-    if t in (b"*", b"~", b">", b"%"):
-        n = int(rest) * (2 if t == b"%" else 1)
-        items = []
-        for _ in range(max(n, 0)):
-            v, i = parse(data, i)
-            items.append(v)
-        return ((t, items) if n >= 0 else None), i
-    return t + rest, i
+# One RESP value (run_diff.parse): bytes for scalars, (type, [items]) for aggregates.
+parse = rd.parse
 
 
 def comparable(args, reply):
@@ -253,24 +240,32 @@ def report(conn, key):
     return kind, encoding, elements[:300]
 
 
-def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3):
+def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3, notifications):
     redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
     for conn in (redis, ringkv):
         conn.call([b"FLUSHALL"])
         if resp3:
             conn.call([b"HELLO", b"3"])
+        conn.call([b"CONFIG", b"SET", b"notify-keyspace-events", b"KEAnm" if notifications else b""])
+    listeners = [rd.EventListener(redis_port), rd.EventListener(ringkv_port)] if notifications else None
     gen = Generator(seed)
     reloaded = False
     for n in range(commands):
         args = gen.command()
-        if lex_range_is_unreproducible(redis, args):
+        # The checks below look keys up: each is made on both servers, so
+        # that INFO's lookup counts (and keymiss events) stay comparable.
+        if [lex_range_is_unreproducible(c, args) for c in (redis, ringkv)][0]:
             continue
         if args[0] == b"DUMP":
-            encoding = redis.call([b"OBJECT", b"ENCODING", args[1]])
+            encoding, kind = [(c.call([b"OBJECT", b"ENCODING", args[1]]), c.call([b"TYPE", args[1]]))
+                              for c in (redis, ringkv)][0]
+            if listeners:
+                for listener, c in zip(listeners, (redis, ringkv)):
+                    listener.events(c)
             # A hash table's order (so its RDB bytes) follows Redis's random
             # hash seed; so does a small hash's field order once a reload
             # has packed a hash table into a listpack.
-            if encoding == b"$9\r\nhashtable\r\n" or (reloaded and redis.call([b"TYPE", args[1]]) == b"+hash\r\n"):
+            if encoding == b"$9\r\nhashtable\r\n" or (reloaded and kind == b"+hash\r\n"):
                 continue
         if n % 500 == 499:
             args = [b"DEBUG", b"RELOAD"]  # everything through an RDB round trip, in both
@@ -290,6 +285,16 @@ def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3):
             return False
         if comparable(args, a) != comparable(args, b):
             print("seed %d, command %d: %r\n  redis : %r\n  ringkv: %r" % (seed, n, b" ".join(args), a[:400], b[:400]))
+            return False
+        if listeners:
+            x, y = listeners[0].events(redis), listeners[1].events(ringkv)
+            if x != y:
+                print("seed %d, command %d: %r: notifications differ\n  redis : %r\n  ringkv: %r" %
+                      (seed, n, b" ".join(args), x, y))
+                return False
+        if n % digest_every == 0 and rd.lookup_stats(redis) != rd.lookup_stats(ringkv):
+            print("seed %d: INFO stats differ after command %d: %r\n  redis : %r\n  ringkv: %r" %
+                  (seed, n, b" ".join(args), rd.lookup_stats(redis), rd.lookup_stats(ringkv)))
             return False
         if n % digest_every == 0 and redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
             print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))
@@ -417,6 +422,8 @@ def main():
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--commands", type=int, default=3000)
     ap.add_argument("--digest-every", type=int, default=25, help="1 finds the command that diverged")
+    ap.add_argument("--notifications", action="store_true",
+                    help="also every keyspace and keyevent notification each command makes, in order")
     ap.add_argument("--resp3", action="store_true", help="both connections switch to RESP3 first")
     ap.add_argument("--check", choices=["replies", "replicas", "aof"], default="replies",
                     help="replies: against redis-server; replicas: a ringkv primary with a redis-server "
@@ -443,7 +450,8 @@ def main():
             redis_port, ringkv_port = rd.free_port(), rd.free_port()
             servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
             for seed in seeds:
-                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3) and ok
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3,
+                              opts.notifications) and ok
         for p in servers:
             if p.poll() is not None:
                 print("a server exited during the run (status %s)" % p.returncode)

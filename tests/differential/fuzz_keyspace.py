@@ -204,42 +204,9 @@ def content(conn):
     return out
 
 
-def lookup_stats(conn):
-    """INFO's counts of lookups and expiries, which both servers must keep alike."""
-    text = conn.call([b"INFO", b"stats"])
-    return [line for line in text.split(b"\r\n")
-            if line.split(b":")[0] in (b"keyspace_hits", b"keyspace_misses", b"expired_keys")]
-
-
 def equal_content(x, y):
     return len(x) == len(y) and all(a[:4] == b[:4] and (a[4] == b[4] or min(a[4], b[4]) >= 0 and
                                                          abs(a[4] - b[4]) <= 2000) for a, b in zip(x, y))
-
-
-class EventListener:
-    """A connection subscribed to every keyspace and keyevent notification;
-    events() returns those a command made, in order: the command is followed
-    by a PUBLISH on a channel of its own, whose message ends the batch (a
-    server delivers a client's messages in the order they were made)."""
-
-    def __init__(self, port):
-        self.conn = rd.Conn(port)
-        self.conn.send([b"SUBSCRIBE", b"fuzz:sync"])
-        self.conn.send([b"PSUBSCRIBE", b"__key*__:*"])
-        self.conn.reply()
-        self.conn.reply()
-        self.n = 0
-
-    def events(self, publisher):
-        self.n += 1
-        mark = b"%d" % self.n
-        publisher.call([b"PUBLISH", b"fuzz:sync", mark])
-        out = []
-        while True:
-            kind, items = fc.parse(self.conn.reply())[0]
-            if items[0] == b"$message" and items[2] == b"$" + mark:
-                return out
-            out.append(tuple(items[2:]))
 
 
 def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifications):
@@ -253,7 +220,7 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
         # access in both, never at a moment of the active cycle's choosing:
         # its "expired" event and the counts stay in step.
         conn.call([b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"])
-    listeners = [EventListener(redis_port), EventListener(ringkv_port)] if notifications else None
+    listeners = [rd.EventListener(redis_port), rd.EventListener(ringkv_port)] if notifications else None
     gen = Generator(seed)
     for n in range(commands):
         args = gen.command()
@@ -293,9 +260,9 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
                     if i != j:
                         print("  redis : %r\n  ringkv: %r" % (i, j))
                 return False
-            if lookup_stats(redis) != lookup_stats(ringkv):
+            if rd.lookup_stats(redis) != rd.lookup_stats(ringkv):
                 print("seed %d: INFO stats differ after command %d: %r\n  redis : %r\n  ringkv: %r" %
-                      (seed, n, b" ".join(args), lookup_stats(redis), lookup_stats(ringkv)))
+                      (seed, n, b" ".join(args), rd.lookup_stats(redis), rd.lookup_stats(ringkv)))
                 return False
     return True
 

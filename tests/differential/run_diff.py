@@ -188,6 +188,56 @@ class Conn:
         return out
 
 
+def parse(data, i=0):
+    """One RESP value: bytes for scalars (type byte kept), (type, [items]) for aggregates."""
+    end = data.index(b"\r\n", i)
+    t, rest, i = data[i:i + 1], data[i + 1:end], end + 2
+    if t in (b"$", b"=", b"!"):
+        n = int(rest)
+        return (None, i) if n < 0 else (t + data[i:i + n], i + n + 2)
+    if t in (b"*", b"~", b">", b"%"):
+        n = int(rest) * (2 if t == b"%" else 1)
+        items = []
+        for _ in range(max(n, 0)):
+            v, i = parse(data, i)
+            items.append(v)
+        return ((t, items) if n >= 0 else None), i
+    return t + rest, i
+
+
+def lookup_stats(conn):
+    """INFO's counts of lookups and expiries, which both servers must keep alike."""
+    text = conn.call([b"INFO", b"stats"])
+    return [line for line in text.split(b"\r\n")
+            if line.split(b":")[0] in (b"keyspace_hits", b"keyspace_misses", b"expired_keys")]
+
+
+class EventListener:
+    """A connection subscribed to every keyspace and keyevent notification;
+    events() returns those a command made, in order: the command is followed
+    by a PUBLISH on a channel of its own, whose message ends the batch (a
+    server delivers a client's messages in the order they were made)."""
+
+    def __init__(self, port):
+        self.conn = Conn(port)
+        self.conn.send([b"SUBSCRIBE", b"fuzz:sync"])
+        self.conn.send([b"PSUBSCRIBE", b"__key*__:*"])
+        self.conn.reply()
+        self.conn.reply()
+        self.n = 0
+
+    def events(self, publisher):
+        self.n += 1
+        mark = b"%d" % self.n
+        publisher.call([b"PUBLISH", b"fuzz:sync", mark])
+        out = []
+        while True:
+            kind, items = parse(self.conn.reply())[0]
+            if items[0] == b"$message" and items[2] == b"$" + mark:
+                return out
+            out.append(tuple(items[2:]))
+
+
 def within_a_tick(a, b):
     """Two integer replies one apart at most (a clock second between them)."""
     ma, mb = re.fullmatch(rb":(-?\d+)\r\n", a), re.fullmatch(rb":(-?\d+)\r\n", b)

@@ -163,10 +163,11 @@ class Generator:
         return self.pick(forms)()
 
 
-def run_seed(seed, commands, redis_port, ringkv_port):
+def run_seed(seed, commands, redis_port, ringkv_port, notifications):
     redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
     for conn in (redis, ringkv):
         conn.call([b"FLUSHALL"])
+    listeners = rd.listeners_for(redis_port, ringkv_port, notifications)
     gen = Generator(seed)
     for n in range(commands):
         args = gen.command()
@@ -178,6 +179,11 @@ def run_seed(seed, commands, redis_port, ringkv_port):
             return False
         if a != b:
             print("seed %d, command %d: %r\n  redis : %r\n  ringkv: %r" % (seed, n, b" ".join(args), a[:400], b[:400]))
+            return False
+        where = "seed %d, command %d: %r" % (seed, n, b" ".join(args))
+        if not rd.events_match(listeners, redis, ringkv, where):
+            return False
+        if n % 20 == 0 and not rd.stats_match(redis, ringkv, where):
             return False
         if n % 20 == 0 and redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
             print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))
@@ -206,6 +212,8 @@ def main():
     ap.add_argument("--redis", default="redis-server")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--commands", type=int, default=3000)
+    ap.add_argument("--notifications", action="store_true",
+                    help="also every keyspace and keyevent notification each command makes, in order")
     ap.add_argument("--corrupt", action="store_true", help="corrupted HLLs, ringkv alone: must never crash")
     opts = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ringkv-fuzz-bits-")
@@ -218,7 +226,7 @@ def main():
             if opts.corrupt:
                 ok = run_corrupt(seed, opts.commands, ringkv_port) and ok
             else:
-                ok = run_seed(seed, opts.commands, redis_port, ringkv_port) and ok
+                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.notifications) and ok
         for p in servers:
             if p.poll() is not None:
                 print("a server exited during the run (status %s)" % p.returncode)

@@ -246,8 +246,7 @@ def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3, notif
         conn.call([b"FLUSHALL"])
         if resp3:
             conn.call([b"HELLO", b"3"])
-        conn.call([b"CONFIG", b"SET", b"notify-keyspace-events", b"KEAnm" if notifications else b""])
-    listeners = [rd.EventListener(redis_port), rd.EventListener(ringkv_port)] if notifications else None
+    listeners = rd.listeners_for(redis_port, ringkv_port, notifications)
     gen = Generator(seed)
     reloaded = False
     for n in range(commands):
@@ -286,15 +285,10 @@ def run_seed(seed, commands, redis_port, ringkv_port, digest_every, resp3, notif
         if comparable(args, a) != comparable(args, b):
             print("seed %d, command %d: %r\n  redis : %r\n  ringkv: %r" % (seed, n, b" ".join(args), a[:400], b[:400]))
             return False
-        if listeners:
-            x, y = listeners[0].events(redis), listeners[1].events(ringkv)
-            if x != y:
-                print("seed %d, command %d: %r: notifications differ\n  redis : %r\n  ringkv: %r" %
-                      (seed, n, b" ".join(args), x, y))
-                return False
-        if n % digest_every == 0 and rd.lookup_stats(redis) != rd.lookup_stats(ringkv):
-            print("seed %d: INFO stats differ after command %d: %r\n  redis : %r\n  ringkv: %r" %
-                  (seed, n, b" ".join(args), rd.lookup_stats(redis), rd.lookup_stats(ringkv)))
+        where = "seed %d, command %d: %r" % (seed, n, b" ".join(args))
+        if not rd.events_match(listeners, redis, ringkv, where):
+            return False
+        if n % digest_every == 0 and not rd.stats_match(redis, ringkv, where):
             return False
         if n % digest_every == 0 and redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
             print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))

@@ -215,12 +215,11 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
         conn.call([b"FLUSHALL"])
         if resp3:
             conn.call([b"HELLO", b"3"])
-        conn.call([b"CONFIG", b"SET", b"notify-keyspace-events", b"KEAnm" if notifications else b""])
         # A key given a time already past (PXAT 1) is deleted on its next
         # access in both, never at a moment of the active cycle's choosing:
         # its "expired" event and the counts stay in step.
         conn.call([b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"])
-    listeners = [rd.EventListener(redis_port), rd.EventListener(ringkv_port)] if notifications else None
+    listeners = rd.listeners_for(redis_port, ringkv_port, notifications)
     gen = Generator(seed)
     for n in range(commands):
         args = gen.command()
@@ -243,12 +242,8 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
             return False
         if args[0] == b"DUMP" and a.startswith(b"$") and not a.startswith(b"$-1"):
             gen.dumps.append(fc.parse(a)[0][1:])
-        if listeners:
-            x, y = listeners[0].events(redis), listeners[1].events(ringkv)
-            if x != y:
-                print("seed %d, command %d: %r: notifications differ\n  redis : %r\n  ringkv: %r" %
-                      (seed, n, b" ".join(args), x, y))
-                return False
+        if not rd.events_match(listeners, redis, ringkv, "seed %d, command %d: %r" % (seed, n, b" ".join(args))):
+            return False
         if n % check_every == 0:
             db = redis.call([b"CLIENT", b"INFO"]).split(b" db=")[1].split(b" ")[0]
             x, y = content(redis), content(ringkv)
@@ -260,9 +255,7 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
                     if i != j:
                         print("  redis : %r\n  ringkv: %r" % (i, j))
                 return False
-            if rd.lookup_stats(redis) != rd.lookup_stats(ringkv):
-                print("seed %d: INFO stats differ after command %d: %r\n  redis : %r\n  ringkv: %r" %
-                      (seed, n, b" ".join(args), rd.lookup_stats(redis), rd.lookup_stats(ringkv)))
+            if not rd.stats_match(redis, ringkv, "seed %d, after command %d: %r" % (seed, n, b" ".join(args))):
                 return False
     return True
 

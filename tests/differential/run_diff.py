@@ -238,6 +238,33 @@ class EventListener:
             out.append(tuple(items[2:]))
 
 
+def listeners_for(redis_port, ringkv_port, notifications):
+    """With `notifications`: every class on in both servers (n and m too)
+    and an EventListener on each; None otherwise."""
+    for port in (redis_port, ringkv_port):
+        Conn(port).call([b"CONFIG", b"SET", b"notify-keyspace-events", b"KEAnm" if notifications else b""])
+    return [EventListener(redis_port), EventListener(ringkv_port)] if notifications else None
+
+
+def events_match(listeners, redis, ringkv, where):
+    """The notifications the last command made, alike in both (or no
+    listeners); prints them otherwise. `where` names the command."""
+    if not listeners:
+        return True
+    x, y = listeners[0].events(redis), listeners[1].events(ringkv)
+    if x != y:
+        print("%s: notifications differ\n  redis : %r\n  ringkv: %r" % (where, x, y))
+    return x == y
+
+
+def stats_match(redis, ringkv, where):
+    """INFO's lookup and expiry counts alike in both; printed otherwise."""
+    x, y = lookup_stats(redis), lookup_stats(ringkv)
+    if x != y:
+        print("%s: INFO stats differ\n  redis : %r\n  ringkv: %r" % (where, x, y))
+    return x == y
+
+
 def within_a_tick(a, b):
     """Two integer replies one apart at most (a clock second between them)."""
     ma, mb = re.fullmatch(rb":(-?\d+)\r\n", a), re.fullmatch(rb":(-?\d+)\r\n", b)

@@ -245,7 +245,8 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
         if not rd.events_match(listeners, redis, ringkv, "seed %d, command %d: %r" % (seed, n, b" ".join(args))):
             return False
         if n % check_every == 0:
-            db = redis.call([b"CLIENT", b"INFO"]).split(b" db=")[1].split(b" ")[0]
+            # (CLIENT INFO asked of both: INFO's command counts are compared.)
+            db = [c.call([b"CLIENT", b"INFO"]) for c in (redis, ringkv)][0].split(b" db=")[1].split(b" ")[0]
             x, y = content(redis), content(ringkv)
             for conn in (redis, ringkv):
                 conn.call([b"SELECT", db])

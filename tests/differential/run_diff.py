@@ -258,8 +258,12 @@ def events_match(listeners, redis, ringkv, where):
 
 
 def stats_match(redis, ringkv, where):
-    """INFO's lookup and expiry counts alike in both; printed otherwise."""
+    """INFO's lookup and expiry counts, and its error and command counts
+    (error_stats), alike in both; printed otherwise."""
     x, y = lookup_stats(redis), lookup_stats(ringkv)
+    if x == y:
+        x, y = error_stats(redis).split(b"\n"), error_stats(ringkv).split(b"\n")
+        x, y = [l for l in x if l not in y], [l for l in y if l not in x]
     if x != y:
         print("%s: INFO stats differ\n  redis : %r\n  ringkv: %r" % (where, x, y))
     return x == y

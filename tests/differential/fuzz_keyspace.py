@@ -3,7 +3,9 @@
 same seeded stream of SET (every option), GETEX, INCRBYFLOAT, SETRANGE, LCS,
 EXPIRE and its flags, RENAME, COPY, MOVE, SWAPDB, DUMP / RESTORE, OBJECT
 ENCODING and the rest, well-formed and with arbitrary arguments, over four
-keys in two databases (so that types collide), goes to redis-server 7.0 and
+keys in two databases (so that types collide), some of it in transactions
+(WATCH, MULTI, commands refused while queueing, EXEC, DISCARD), goes to
+redis-server 7.0 and
 to ringkv; every reply must match byte for byte, and every 25 commands each
 key's type, value digest and expiry must too, with INFO's keyspace_hits,
 keyspace_misses and expired_keys. With --notifications, every keyspace and
@@ -85,10 +87,36 @@ DBS = [b"0", b"1", b"2", b"-1", b"16", b"x"]
 class Generator:
     def __init__(self, seed):
         self.rnd = random.Random(seed)
+        self.queued = None  # commands left to queue while a MULTI is open
         self.dumps = [b"\x00\x01a\n\x00\x00\x00\x00\x00\x00\x00\x00\x00", b"garbage"]  # DUMP replies seen
 
     def pick(self, seq):
         return self.rnd.choice(seq)
+
+    def next(self, n, reload_every=0):
+        """The stream's command number `n`: command()'s, with a SELECT now and
+        then, a DEBUG RELOAD every `reload_every` (0: none), and transactions:
+        MULTI (at times after a WATCH, which the client's own writes in
+        between make fail) with up to 5 commands queued, some refused while
+        queueing (EXEC then answers EXECABORT), then EXEC or DISCARD.
+        `queued` is not None while a MULTI is open."""
+        args = self.command()
+        if self.queued is None and self.rnd.random() < 0.03:
+            args = self.pick([[b"MULTI"], [b"WATCH", self.pick(KEYS)], [b"WATCH", self.pick(KEYS), self.pick(KEYS)]])
+            self.queued = self.rnd.randint(0, 5) if args[0] == b"MULTI" else None
+        elif self.queued == 0:
+            args, self.queued = [self.pick([b"EXEC", b"EXEC", b"EXEC", b"DISCARD"])], None
+        elif self.queued is not None:
+            self.queued -= 1
+            if args[0].decode().upper() in TIME_READERS or args[0] == b"DUMP":
+                args = [b"GET", args[1]]  # (their replies are compared loosely or checked first)
+            elif self.rnd.random() < 0.08:
+                args = self.pick([[b"GET"], [b"NOSUCHCOMMAND", b"x"], [b"WATCH", b"k1"], [b"MULTI"]])
+        elif reload_every and n % reload_every == reload_every - 1:
+            args = [b"DEBUG", b"RELOAD"]  # everything through an RDB round trip
+        elif n % 97 == 96:
+            args = [b"SELECT", self.pick([b"0", b"1"])]
+        return args
 
     def command(self):
         r = self.rnd.random()
@@ -222,12 +250,8 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
     listeners = rd.listeners_for(redis_port, ringkv_port, notifications)
     gen = Generator(seed)
     for n in range(commands):
-        args = gen.command()
-        if n % 500 == 499:
-            args = [b"DEBUG", b"RELOAD"]  # everything through an RDB round trip, in both
-        elif n % 97 == 96:
-            args = [b"SELECT", gen.pick([b"0", b"1"])]
-        elif args[0] == b"DUMP" and [c.call([b"OBJECT", b"ENCODING", args[1]]) for c in (redis, ringkv)][0] == \
+        args = gen.next(n, reload_every=500)
+        if gen.queued is None and args[0] == b"DUMP" and [c.call([b"OBJECT", b"ENCODING", args[1]]) for c in (redis, ringkv)][0] == \
                 b"$9\r\nhashtable\r\n":
             continue  # a hash table's order (so its RDB bytes) follows Redis's random hash seed (both asked:
             # the lookup counts in INFO)
@@ -242,9 +266,11 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, notifi
             return False
         if args[0] == b"DUMP" and a.startswith(b"$") and not a.startswith(b"$-1"):
             gen.dumps.append(fc.parse(a)[0][1:])
+        if gen.queued is not None:
+            continue  # inside MULTI the checks' own commands would be queued: they come after EXEC
         if not rd.events_match(listeners, redis, ringkv, "seed %d, command %d: %r" % (seed, n, b" ".join(args))):
             return False
-        if n % check_every == 0:
+        if n % check_every == 0 or args[0] in (b"EXEC", b"DISCARD"):
             # (CLIENT INFO asked of both: INFO's command counts are compared.)
             db = [c.call([b"CLIENT", b"INFO"]) for c in (redis, ringkv)][0].split(b" db=")[1].split(b" ")[0]
             x, y = content(redis), content(ringkv)
@@ -276,14 +302,14 @@ def run_replicas(seed, commands, primary_port, replica_ports):
     replicas = [rd.Conn(p) for p in replica_ports]
     primary.call([b"FLUSHALL"])
     gen = Generator(seed)
-    for n in range(commands):
-        args = gen.command()
-        if n % 97 == 96:
-            args = [b"SELECT", gen.pick([b"0", b"1"])]
+    n = 0
+    while n < commands or gen.queued is not None:  # a transaction open at the end is finished
+        args = gen.next(n)
+        n += 1
         reply = primary.call(args)
         if args[0] == b"DUMP" and reply.startswith(b"$") and not reply.startswith(b"$-1"):
             gen.dumps.append(fc.parse(reply)[0][1:])
-        if n % 250 != 249 and n != commands - 1:
+        if gen.queued is not None or (n % 250 != 0 and n < commands):
             continue
         db = primary.call([b"CLIENT", b"INFO"]).split(b" db=")[1].split(b" ")[0]
         for port, replica in zip(replica_ports, replicas):
@@ -305,15 +331,17 @@ def run_aof(seed, commands, ringkv, redis, work):
     p, port = fc.start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
     conn = rd.Conn(port)
     gen = Generator(seed)
-    for n in range(commands):
-        args = gen.command()
-        if n % 97 == 96:
-            args = [b"SELECT", gen.pick([b"0", b"1"])]
+    n = 0
+    rewritten = False
+    while n < commands or gen.queued is not None:  # a transaction open at the end is finished
+        args = gen.next(n)
+        n += 1
         reply = conn.call(args)
         if args[0] == b"DUMP" and reply.startswith(b"$") and not reply.startswith(b"$-1"):
             gen.dumps.append(fc.parse(reply)[0][1:])
-        if n == commands // 2:
+        if n >= commands // 2 and not rewritten and gen.queued is None:
             conn.call([b"BGREWRITEAOF"])
+            rewritten = True
     while b"aof_rewrite_in_progress:1" in conn.call([b"INFO", b"persistence"]):
         time.sleep(0.05)
     written = content(conn)

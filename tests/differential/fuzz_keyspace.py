@@ -5,8 +5,8 @@ EXPIRE and its flags, RENAME, COPY, MOVE, SWAPDB, DUMP / RESTORE, OBJECT
 ENCODING and the rest, well-formed and with arbitrary arguments, over four
 keys in two databases (so that types collide), some of it in transactions
 (WATCH, MULTI, commands refused while queueing, EXEC, DISCARD), goes to
-redis-server 7.0 and
-to ringkv; every reply must match byte for byte, and every 25 commands each
+redis-server 7.0 and to ringkv; every reply must match byte for byte, and
+every 25 commands (and after each transaction) each
 key's type, value digest and expiry must too, with INFO's keyspace_hits,
 keyspace_misses and expired_keys. With --notifications, every keyspace and
 keyevent notification each command makes (new and keymiss included) must

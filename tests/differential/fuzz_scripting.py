@@ -169,8 +169,16 @@ KNOWN = {
     "function-flag-case": "register_function flags in another case (Redis compares them with strcasecmp)",
     "api-error-string": "the redis API's own errors (sha1hex, setresp, log, set_repl, acl_check_cmd) raised as "
                         "strings: Redis raises an err table, which pcall gives as 'ERR ...'",
+    "string-metatable": "the strings' metatable, getmetatable(''), is writable (Redis: read-only), so a script "
+                        "changes string methods for every later script",
+    "function-globals": "__redis__err__handler is a global in functions (not in Redis's function sandbox)",
+    "multi-oom": "a command queued in MULTI while used memory > maxmemory: Redis refuses every one but EXEC, "
+                 "DISCARD, QUIT and RESET with -OOM (then EXECABORT); ringkv queues it",
+    "command-flags": "COMMAND INFO of EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO: Redis lists the "
+                     "no_mandatory_keys flag",
     "metatable": "getmetatable() of redis, cjson, string, math, bit, struct, cmsgpack, table: nil in Redis (its "
-                 "tables are read-only by a flag, not a metatable)",
+                 "tables are read-only by a flag, not a metatable); _G's is {__index = function} in Redis, "
+                 "{__index = table, __newindex = function, __metatable = ...} in ringkv",
 }
 AVOID = set()
 
@@ -417,8 +425,8 @@ class Body:
             lambda: "#%s" % p([s(), t()]),
             lambda: "select('#', %s)" % ", ".join(self.scalar() for _ in range(self.rnd.randint(0, 3))),
             lambda: "type(%s)" % self.expr(1),
-            lambda: "type(%s)" % p(GLOBALS),
-            lambda: "{type(%s), type(%s), type(%s)}" % (p(GLOBALS), p(GLOBALS), p(GLOBALS)),
+            lambda: "type(%s)" % p(self.globals()),
+            lambda: "{type(%s), type(%s), type(%s)}" % (p(self.globals()), p(self.globals()), p(self.globals())),
             lambda: "_VERSION",
             lambda: "math.%s(%s)" % (p(["floor", "ceil", "abs", "sqrt", "fmod", "max", "min", "modf", "pow", "exp",
                                         "log", "log10", "frexp", "ldexp"]), ", ".join([n(), n()][:self.rnd.randint(1, 2)])),
@@ -439,10 +447,12 @@ class Body:
             lambda: "{xpcall(function() return %s end, function(e) return {e} end)}" % self.call(pcall=False),
             lambda: "string.len(string.rep('x', %s))" % p(["0", "5", "-1", "2^20"]),
             lambda: "redis.sha1hex(cjson.encode(%s))" % t(),
-            lambda: "getmetatable(%s)" % p(["_G", "''", "KEYS"] + ([] if avoiding("metatable") else
-                                                                  ["redis", "cjson", "string", "bit"])),
-            lambda: "sorted_(keys_(%s))" % p(["redis", "cjson", "_G", "string", "math", "table", "bit", "struct",
-                                              "cmsgpack", "coroutine", self.K, "getmetatable('')"]),
+            lambda: "getmetatable(%s)" % p(["KEYS"] + ([] if avoiding("string-metatable") else ["''"]) +
+                                           ([] if avoiding("metatable") else ["_G", "redis", "cjson", "string", "bit"])),
+            lambda: "sorted_(keys_(%s))" % p(["cjson", "string", "math", "table", "bit", "struct",
+                                              "cmsgpack", "coroutine", self.K, "getmetatable('')"] +
+                                             ([] if self.in_function and avoiding("function-globals") else ["_G"]) +
+                                             ([] if self.in_function and avoiding("function-api") else ["redis"])),
             lambda: "{unpack(%s)}" % p(["{1, 2, 3}", "{}", "{1, nil, 3}", self.K, self.A]),
             lambda: "%s.%s" % (p(["redis.call('ping')", "redis.pcall('incr', 'nokey:x', 'y')",
                                   "redis.pcall('nosuch')", "redis.error_reply('E x')"]), p(["ok", "err"])),
@@ -452,6 +462,14 @@ class Body:
                       lambda: "math.random(%s, %s)" % (p(["1", "-5", "10"]), p(["1", "10", "100", "-10"])),
                       lambda: "tostring(math.random())"]
         return self.pick(forms)()
+
+    def globals(self):
+        out = GLOBALS
+        if self.in_function and avoiding("function-globals"):
+            out = [g for g in out if g != "__redis__err__handler"]
+        if self.in_function and avoiding("function-api"):
+            out = [g for g in out if g not in ("redis.breakpoint", "redis.debug", "redis.replicate_commands")]
+        return out
 
     def scalar_or_table(self):
         return self.table(1) if self.rnd.random() < 0.3 else self.scalar()
@@ -530,6 +548,7 @@ class Body:
                                  "cjson.encode = nil", "math.random = nil", "KEYS[1] = 'x'",
                                  "local f = loadstring('return KEYS') local k = f()",
                                  "local f = loadstring('x = 5') f()", "local m = getmetatable('').__index.upper('a')",
+                                 "getmetatable('').__index = {}" if not avoiding("string-metatable") else "local s = 1",
                                  "table.insert(%s, 'x')" % self.K, "local g = getfenv(1)"]))
         elif r < 0.89:
             name = "v%d" % len(self.vars)
@@ -590,6 +609,7 @@ class Generator:
         self.bodies = []  # bodies sent with EVAL or SCRIPT LOAD (their SHAs)
         self.functions = {}  # library name: the function names its last FUNCTION LOAD registers
         self.restore_mode = b"FLUSH"
+        self.oom_left = 0  # items left under maxmemory 1 (every write refused: the OOM paths)
 
     def pick(self, seq):
         return self.rnd.choice(seq)
@@ -599,7 +619,10 @@ class Generator:
         right, sometimes numkeys wrong."""
         nkeys = self.rnd.choice([0, 1, 1, 2, 2, 3])
         keys = [self.pick(KEYS) for _ in range(nkeys)]
-        args = [self.pick(STRINGS + MEMBERS) for _ in range(self.rnd.randint(0, 3))]
+        pool = STRINGS + MEMBERS
+        if avoiding("error-crlf"):  # (an argument a command's error quotes)
+            pool = [x for x in pool if x.strip(b"\r\n") == x]
+        args = [self.pick(pool) for _ in range(self.rnd.randint(0, 3))]
         r = self.rnd.random()
         if r < 0.03:
             numkeys = self.pick([b"-1", b"x", b"1.0", b"", b"99", b"9223372036854775808", b" 1"])
@@ -726,10 +749,20 @@ class Generator:
 
     def commands(self):
         """The next item: a list of commands, each one compared."""
+        if self.oom_left:
+            self.oom_left -= 1
+            if not self.oom_left:
+                return [[b"CONFIG", b"SET", b"maxmemory", b"0"]]
+        elif self.rnd.random() < 0.01:
+            self.oom_left = self.rnd.randint(5, 40)
+            return [[b"CONFIG", b"SET", b"maxmemory", b"1"]]
         r = self.rnd.random()
         p = self.pick
-        if r < 0.86:
+        if r < 0.85 or self.oom_left and avoiding("multi-oom") and r < 0.89:
             return self.script_item()
+        if r < 0.86:
+            # WATCH, then a script that may touch the key: EXEC fails if it did.
+            return [[b"WATCH", p(KEYS)]] + self.script_item() + [[b"MULTI"], [b"INCR", b"k1"], [b"EXEC"]]
         if r < 0.89:
             # A transaction of scripts (an error queued aborts it).
             items = [c for _ in range(self.rnd.randint(1, 3)) for c in self.script_item()]
@@ -768,9 +801,66 @@ class Generator:
             return [b"SCRIPT", b"FLUSH"] + p([[], [b"ASYNC"], [b"SYNC"]])
         if r < 0.85:
             return [b"FUNCTION", p([b"RESTORE", b"KILL", b"HELP", b"NOSUCH"])] + p([[], [b"x"], [b"x", b"FLUSH"]])
-        if r < 0.9:
+        if r < 0.88:
             return [b"SCRIPT", p([b"KILL", b"HELP", b"NOSUCH", b"DEBUG"])] + p([[], [b"NO"], [b"x"]])
+        if r < 0.95:
+            # How the scripting commands' keys are found, and what they declare.
+            # (Not FUNCTION / SCRIPT: their subcommands come in Redis's dict order.)
+            names = [b"eval", b"evalsha", b"eval_ro", b"evalsha_ro", b"fcall", b"fcall_ro"]
+            if self.rnd.random() < 0.2:
+                if avoiding("command-flags"):
+                    return [b"COMMAND", b"DOCS", p(names)]
+                return [b"COMMAND", p([b"INFO", b"DOCS"]), p(names)]
+            return [b"COMMAND", p([b"GETKEYS", b"GETKEYSANDFLAGS"]), p(names), b"x"] + self.keys_and_args()[0]
         return [b"DEBUG", b"RELOAD"]  # the libraries through an RDB round trip
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones, reflected), which ends a DUMP payload."""
+    crc = 0
+    for byte in data:
+        crc = CRC64_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+CRC64_TABLE = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0x95AC9329AC4BC9B5 if _c & 1 else _c >> 1
+    CRC64_TABLE.append(_c)
+
+
+def mutated(payload, rnd):
+    """A damaged FUNCTION DUMP payload: its body, 2 bytes of RDB version and
+    8 of CRC; mostly with the CRC made right again, so that the loader gets
+    past it to the version, the opcode, the library's code."""
+    body, version = bytearray(payload[:-10]), bytearray(payload[-10:-8])
+    r = rnd.random()
+    if r < 0.15:
+        return payload[:rnd.randint(0, len(payload) - 1)]
+    if r < 0.25:
+        i = rnd.randrange(len(payload))
+        return payload[:i] + bytes([payload[i] ^ (1 << rnd.randrange(8))]) + payload[i + 1:]
+    if r < 0.35:
+        version = bytearray(rnd.choice([b"\x0b\x00", b"\x09\x00", b"\xff\xff"]))
+    elif r < 0.5 and body:
+        body[0] = rnd.choice([0xF6, 0xF4, 0xFF, 0x00, 0xF5])  # the opcode
+    elif r < 0.65:
+        code = bytes(body)
+        for old, new in ((b"name=", b"nome="), (b"return", b"retur("), (b"register_function", b"register_functiox"),
+                         (b"#!lua", b"#!luo"), (b"name=lib", b"name=l-b"), (b"function(", b"function[")):
+            if old in code:
+                code = code.replace(old, new, 1)
+                break
+        body = bytearray(code)
+    elif r < 0.8:
+        body += rnd.choice([b"\xf5", b"\x00", b"\xf5@\x05#!lua", body[:len(body) // 2]])
+    elif body:
+        i = rnd.randrange(len(body))
+        body[i] = rnd.randrange(256)
+    data = bytes(body + version)
+    return data + crc64(data).to_bytes(8, "little")
 
 
 class Conn(rd.Conn):
@@ -833,9 +923,11 @@ def comparable(args, reply):
 def reset(conns, resp3):
     """Both servers empty: no keys, functions, scripts or statistics."""
     for conn in conns:
+        conn.call([b"DISCARD"])  # a transaction left open by a mismatch
         conn.call([b"FLUSHALL"])
         conn.call([b"FUNCTION", b"FLUSH"])
         conn.call([b"SCRIPT", b"FLUSH"])
+        conn.call([b"CONFIG", b"SET", b"maxmemory", b"0"])
         conn.call([b"CONFIG", b"RESETSTAT"])
         if resp3:
             conn.call([b"HELLO", b"3"])
@@ -876,17 +968,24 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
                 # (FUNCTION LIST on both: the statistics count it.)
                 listed = [fc.parse(c.call([b"FUNCTION", b"LIST"]))[0][1] for c in (redis, ringkv)]
                 same = a == b or a[:1] == b[:1] == b"$" and len(a) == len(b) and len(listed[0]) > 1
-                if a.startswith(b"$") and not a.startswith(b"$-1"):
-                    payload = fc.parse(a)[0][1:]
+                # Each server's dump restored into both, redis-server's first.
+                dumps = [(who, fc.parse(d)[0][1:]) for who, d in (("redis-server", a), ("ringkv", b))
+                         if d.startswith(b"$") and not d.startswith(b"$-1")]
+                if dumps:  # and one damaged, the same for both
+                    damaged = mutated(dumps[0][1], random.Random("%d:%d" % (seed, n)))
+                    dumps.append(("a damaged copy of redis-server", damaged))
+                for who, payload in dumps if a != b else dumps[:1] + dumps[2:]:
                     restore = [b"FUNCTION", b"RESTORE", payload, gen.restore_mode]
                     x, y = redis.call(restore), ringkv.call(restore)
                     if comparable(restore, x) != comparable(restore, y):
-                        print("seed %d, command %d: FUNCTION RESTORE of redis-server's dump %r\n  redis : %r\n"
-                              "  ringkv: %r" % (seed, n, payload, x, y))
+                        print("seed %d, command %d: FUNCTION RESTORE of %s's dump %r\n  redis : %r\n"
+                              "  ringkv: %r" % (seed, n, who, payload, x, y))
                         if not keep_going:
                             return False
                         failed = True
                         reset((redis, ringkv), resp3)
+                        in_multi = False
+                        break
             else:
                 same = comparable(args, a) == comparable(args, b)
             name = args[0].upper()
@@ -901,6 +1000,7 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
                     return False
                 failed = True
                 reset((redis, ringkv), resp3)
+                in_multi = False
             elif check_due and not in_multi:  # (the checks' commands would be queued)
                 check_due = False
                 if not checks_match(seed, n, args, redis, ringkv):
@@ -908,6 +1008,7 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
                         return False
                     failed = True
                     reset((redis, ringkv), resp3)
+                    in_multi = False
             n += 1
     if show is not None:
         return True

@@ -25,7 +25,7 @@ bool ParseHeaderInt(std::string_view s, int64_t* out) {
     i = 1;
     if (s.size() == 1) return false;
   }
-  if (s[i] == '0' && s.size() > i + 1) return false;
+  if (s[i] == '0' && (s.size() > i + 1 || neg)) return false;  // no leading zeros, no "-0" (string2ll)
   uint64_t v = 0;
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return false;

@@ -125,11 +125,14 @@ struct Server::GateRun {
   absl::Status* load_error = nullptr;
 
   // A refused command (counted as a rejected call of `refused` when there is
-  // one); inside MULTI it also dooms the transaction (EXECABORT), and a
-  // refused EXEC discards it at once.
+  // one); inside MULTI it also dooms the transaction (EXECABORT). A refused
+  // EXEC, MULTI open or not, discards it at once and answers EXECABORT with
+  // the refusal (Redis's execCommandAbort), whose own refusals carry no
+  // "ERR " there (rejectCommandFormat's text).
   void Reject(std::string_view error, const CommandSpec* refused) {
     if (refused != nullptr) ++refused->rejected_calls;
-    if (is_exec) {
+    if (is_exec || (refused != nullptr && refused == s.exec_spec_)) {
+      if (error.starts_with("ERR ")) error.remove_prefix(4);
       rb.Error(StrCat("EXECABORT Transaction discarded because of: ", error));
       s.transactions_.Discard(c);
     } else {
@@ -456,13 +459,13 @@ struct Server::GateRun {
 
   // 17.
   [[gnu::always_inline]] void AfterCall() {
-    if (s.cluster_ != nullptr || c.tracking || s.blocking_.has_ready()) AfterCallSlow();
+    if (s.cluster_ != nullptr || c.tracking || s.blocking_.has_ready() || s.tracking_.has_pending()) AfterCallSlow();
   }
   [[gnu::noinline]] void AfterCallSlow() {
     // ASKING lasts one command (or, once in MULTI, until its EXEC).
     if (s.cluster_ != nullptr && spec->name != "asking" && !c.in_multi) s.cluster_->ClearAsking(c.id());
+    s.tracking_.FlushPending(c);
     if (c.tracking) {
-      s.tracking_.FlushPending(c);
       // CLIENT CACHING applies to the next command only (CLIENT commands and
       // queued ones do not use it up), as in Redis.
       if (ClientTracking* t = s.tracking_.Find(c.id());

@@ -48,7 +48,7 @@ void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv, int
   rerun_first_call_us_ = std::max<int64_t>(0, first_call_us);
   Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMsAt(start_ticks), start_ticks);
   // What it changed of its own tracked keys: told after its reply.
-  if (c.tracking) tracking_.FlushPending(c);
+  tracking_.FlushPending(c);
 }
 
 void Server::RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) {

@@ -176,7 +176,7 @@ void Tracking::KeyWritten(std::string_view key, uint64_t current, bool by_server
     // The client whose command wrote the key gets the message after that
     // command's reply.
     if (current != 0 && id == current) {
-      pending_keys_.emplace_back(key);
+      pending_.emplace_back(std::string(key));
       return;
     }
     const std::string k(key);
@@ -184,15 +184,15 @@ void Tracking::KeyWritten(std::string_view key, uint64_t current, bool by_server
   });
 }
 
-void Tracking::Flushed(bool all, uint64_t current) {
-  if (all) ForgetAllKeys();
+void Tracking::Flushed(uint64_t current) {
+  ForgetAllKeys();
   if (clients_.empty()) return;
   std::vector<uint64_t> ids;
   ids.reserve(clients_.size());
   for (const auto& [id, t] : clients_) ids.push_back(id);
   for (uint64_t id : ids) {
     if (current != 0 && id == current) {
-      pending_flush_ = true;
+      pending_.emplace_back(std::nullopt);
     } else {
       Send(id, nullptr, 0);
     }
@@ -200,12 +200,14 @@ void Tracking::Flushed(bool all, uint64_t current) {
 }
 
 void Tracking::SendPending(Client& c) {
-  std::vector<std::string> keys;
-  keys.swap(pending_keys_);
-  for (const std::string& k : keys) Send(c.id(), &k, 1);
-  if (pending_flush_) {
-    pending_flush_ = false;
-    Send(c.id(), nullptr, 0);
+  std::vector<std::optional<std::string>> pending;
+  pending.swap(pending_);
+  for (const std::optional<std::string>& k : pending) {
+    if (Find(c.id()) != nullptr) {
+      Send(c.id(), k ? &*k : nullptr, k ? 1 : 0);
+    } else if (!c.closing) {
+      Write(c, /*redirected=*/false, k ? &*k : nullptr, k ? 1 : 0);  // tracking turned off since
+    }
   }
 }
 
@@ -243,6 +245,11 @@ void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
     }
     redirected = true;
   }
+  Write(*target, redirected, keys, n);
+}
+
+void Tracking::Write(Client& target_client, bool redirected, const std::string* keys, size_t n) {
+  Client* target = &target_client;
   io::ReplyBuilder rb(&delivery_.PushTarget(*target), target->resp);
   if (target->resp >= 3) {
     rb.PushHeader(2);

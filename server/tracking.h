@@ -31,6 +31,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,14 +105,17 @@ class Tracking {
   // itself, which is told after its reply (FlushPending).
   // REQUIRES: !empty() (the caller's cheap test).
   void KeyWritten(std::string_view key, uint64_t current, bool by_server);
-  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything
-  // (`all`: FLUSHALL, which also forgets the tracked keys); `current` after
-  // its reply.
-  void Flushed(bool all, uint64_t current);
-  // After tracking client `c`'s command replied: what it invalidated of its
-  // own keys.
+  // FLUSHDB / FLUSHALL: every tracking client is told to drop everything,
+  // `current` after its reply, and every tracked key is forgotten (Redis's
+  // trackingInvalidateKeysOnFlush, for either command).
+  void Flushed(uint64_t current);
+  // Whether the running command left messages for its own client.
+  bool has_pending() const { return !pending_.empty(); }
+  // After client `c`'s command replied: what it invalidated of its own keys
+  // and each flush it made, in the order they happened -- even when the
+  // command (inside EXEC) turned tracking off, as Redis sends them.
   void FlushPending(Client& c) {
-    if (!pending_keys_.empty() || pending_flush_) SendPending(c);
+    if (!pending_.empty()) SendPending(c);
   }
   // tracking-table-max-keys: forgets keys (telling their readers) until the
   // table fits; before each command and in the cron, as Redis.
@@ -196,9 +200,11 @@ class Tracking {
 
   Delivery& delivery_;
   size_t max_keys_ = 1000000;  // tracking-table-max-keys
-  // Invalidations for the running command's own client, sent after its reply.
-  std::vector<std::string> pending_keys_;
-  bool pending_flush_ = false;
+  // Invalidations for the running command's own client, sent after its
+  // reply, in order: a key, or nullopt for a flush (everything).
+  std::vector<std::optional<std::string>> pending_;
+  // The message itself, to `target` (the tracking client or its redirect).
+  void Write(Client& target, bool redirected, const std::string* keys, size_t n);
 };
 
 }  // namespace ringkv::server

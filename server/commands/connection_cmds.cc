@@ -77,41 +77,34 @@ void CmdHello(ServerCommandContext& ctx) {
     }
     i = 2;
   }
-  std::string_view setname;
-  bool has_setname = false;
-  std::string_view user, pass;
-  bool has_auth = false;
+  // Redis 7.0 takes the options in order, each at once: a name is set (or
+  // refused) and a password checked where they stand, before the check that
+  // the client is authenticated (so HELLO 3 SETNAME x sets the name even
+  // when it then answers NOAUTH).
   for (; i < ctx.argv.size(); ++i) {
     size_t more = ctx.argv.size() - i - 1;
     if (Is(ctx.argv[i], "AUTH") && more >= 2) {
-      user = ctx.argv[i + 1];
-      pass = ctx.argv[i + 2];
-      has_auth = true;
+      if (!CheckPassword(ctx, ctx.argv[i + 1], ctx.argv[i + 2])) return;
       i += 2;
     } else if (Is(ctx.argv[i], "SETNAME") && more >= 1) {
-      setname = ctx.argv[i + 1];
-      has_setname = true;
-      ++i;
+      const std::string_view name = ctx.argv[++i];
+      for (char ch : name) {
+        if (ch < '!' || ch > '~') {
+          ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+          return;
+        }
+      }
+      c.mutable_meta().name = std::string(name);
     } else {
       ctx.reply.Error(StrCat("ERR Syntax error in HELLO option '", ctx.argv[i], "'"));
       return;
     }
   }
-  if (has_auth && !CheckPassword(ctx, user, pass)) return;
   if (!c.authenticated) {
     ctx.reply.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                    "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
-                    "RESP protocol version at the same time");
+                    "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+                    "protocol version at the same time");
     return;
-  }
-  if (has_setname) {
-    for (char ch : setname) {
-      if (ch < '!' || ch > '~') {
-        ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
-        return;
-      }
-    }
-    c.mutable_meta().name = std::string(setname);
   }
   c.resp = static_cast<uint8_t>(ver);
   io::ReplyBuilder rb(ctx.reply.out(), c.resp);  // the reply uses the new protocol

@@ -44,7 +44,7 @@ void CmdFlushdb(ServerCommandContext& ctx) {
   bool async;
   if (!ParseFlushMode(ctx, &async)) return;
   FlushDatabase(ctx, ctx.db, async);
-  ctx.server.tracking().Flushed(/*all=*/false, ctx.server.current_client_id());
+  ctx.server.tracking().Flushed(ctx.server.current_client_id());
   // Propagated even when the database was empty, as Redis 7.0 forces it.
   ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();
@@ -55,7 +55,7 @@ void CmdFlushall(ServerCommandContext& ctx) {
   if (!ParseFlushMode(ctx, &async)) return;
   ctx.server.persistence().BeforeFlushAll();  // a snapshot of what is flushed stops first
   for (int i = 0; i < ctx.keyspace.count(); ++i) FlushDatabase(ctx, ctx.keyspace.db(i), async);
-  ctx.server.tracking().Flushed(/*all=*/true, ctx.server.current_client_id());
+  ctx.server.tracking().Flushed(ctx.server.current_client_id());
   ctx.server.persistence().AfterFlushAll(ctx.now_ms);  // with save points, saves (dirty back to 0, as Redis 7.0)
   ctx.effects.PropagateAs(std::vector<std::string>(ctx.argv.begin(), ctx.argv.end()));
   ctx.reply.Ok();

@@ -70,7 +70,15 @@ void Unsubscribe(ServerCommandContext& ctx, Kind kind) {
 
 void CmdSubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kChannel); }
 void CmdPsubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kPattern); }
-void CmdSsubscribe(ServerCommandContext& ctx) { Subscribe(ctx, Kind::kShard); }
+void CmdSsubscribe(ServerCommandContext& ctx) {
+  // Redis 7.0 lets SUBSCRIBE and PSUBSCRIBE run inside EXEC, not SSUBSCRIBE:
+  // a client that expects one reply per command cannot.
+  if (!ctx.server.MayBlock(ctx.client)) {
+    ctx.reply.Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+    return;
+  }
+  Subscribe(ctx, Kind::kShard);
+}
 void CmdUnsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kChannel); }
 void CmdPunsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kPattern); }
 void CmdSunsubscribe(ServerCommandContext& ctx) { Unsubscribe(ctx, Kind::kShard); }

@@ -116,6 +116,9 @@ TEST(RespParserTest, RedisErrorStrings) {
   EXPECT_EQ(FeedInChunks("*3000000000\r\n", 100).error, "Protocol error: invalid multibulk length");
   EXPECT_EQ(FeedInChunks("*1\r\n$-1\r\n", 100).error, "Protocol error: invalid bulk length");
   EXPECT_EQ(FeedInChunks("*1\r\n$x\r\n", 100).error, "Protocol error: invalid bulk length");
+  // "-0" is not an integer to Redis's string2ll.
+  EXPECT_EQ(FeedInChunks("*-0\r\n", 100).error, "Protocol error: invalid multibulk length");
+  EXPECT_EQ(FeedInChunks("*1\r\n$-0\r\n\r\n", 100).error, "Protocol error: invalid bulk length");
   EXPECT_EQ(FeedInChunks("*1\r\n+OK\r\n", 100).error, "Protocol error: expected '$', got '+'");
   EXPECT_EQ(FeedInChunks("SET \"abc\r\n", 100).error, "Protocol error: unbalanced quotes in request");
   EXPECT_EQ(FeedInChunks("GET 'a'b\r\n", 100).error, "Protocol error: unbalanced quotes in request");

@@ -277,12 +277,41 @@ TEST(TrackingDeliveryTest, FlushTellsEveryoneEverythingTheRunningClientLast) {
   ASSERT_EQ(t.Enable(a, {}), "");
   ASSERT_EQ(t.Enable(b, {}), "");
   t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "k"});
-  t.Flushed(/*all=*/true, /*current=*/2);
-  EXPECT_EQ(t.keys(), 0u);  // FLUSHALL forgets the table
+  t.Flushed(/*current=*/2);
+  EXPECT_EQ(t.keys(), 0u);  // a flush (FLUSHDB too, as in Redis) forgets the table
   EXPECT_EQ(d.Take(1), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
   EXPECT_EQ(d.Take(2), "");
   t.FlushPending(b);
   EXPECT_EQ(d.Take(2), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+}
+
+// The running client's own messages go after its reply in the order they
+// happened, one per flush, and to it alone -- even when it turned tracking
+// off since (inside EXEC), as Redis sends them.
+TEST(TrackingDeliveryTest, TheRunningClientsMessagesKeepTheirOrderAndOwner) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& a = d.AddClient(1, 3);
+  Client& b = d.AddClient(2, 3);
+  ASSERT_EQ(t.Enable(a, {}), "");
+  t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "k"});
+  t.Flushed(/*current=*/1);
+  t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "k"});
+  t.KeyWritten("k", /*current=*/1, /*by_server=*/false);
+  t.Flushed(/*current=*/1);
+  t.FlushPending(a);
+  EXPECT_EQ(d.Take(1),
+            ">2\r\n$10\r\ninvalidate\r\n_\r\n"
+            ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+            ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+
+  t.Flushed(/*current=*/1);
+  t.Disable(a);
+  t.FlushPending(a);
+  EXPECT_EQ(d.Take(1), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  ASSERT_EQ(t.Enable(b, {}), "");
+  t.FlushPending(b);
+  EXPECT_EQ(d.Take(2), "");  // nothing of a's left for b
 }
 
 TEST(TrackingDeliveryTest, TheTableLimitEvictsKeysTellingTheirReaders) {

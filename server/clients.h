@@ -93,6 +93,15 @@ class Clients {
     }
     if (output_limits_.client_eviction_limit() != 0) Weigh(c, now_ms);
   }
+  // CVE-2025-21605, as Debian's redis-server 7.0.15 patches it: a client
+  // that must still authenticate may not let replies pile up unread. Past
+  // what Redis's 16 KB reply buffer holds (anything more went to its reply
+  // list, which may hold 1 KB), it is closed, its replies dropped.
+  void LimitUnauthenticatedOutput(Client& c, int64_t now_ms) {
+    constexpr uint64_t kUnauthenticatedOutputMax = 16 * 1024;
+    if (c.closing || c.conn == nullptr || c.is_replica || c.is_master) return;
+    if (hooks_.UnsentOutput(c) > kUnauthenticatedOutputMax) CloseForOutputLimit(c, now_ms);
+  }
   // maxmemory-clients: `c` may have grown (its command ran, its input or
   // the output others wrote to it grew). Its new size goes into the running
   // total of what normal and pub/sub clients hold; a total at the limit

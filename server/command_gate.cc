@@ -520,9 +520,13 @@ void Server::Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched) {
                     run.CheckAcl() && run.CheckClusterSlot() && run.CheckMemory() && run.LimitTracking() &&
                     run.CheckPersistence() && run.CheckReplication() && run.CheckLoading() &&
                     run.CheckBusyScript() && run.CheckReplicaLink() && run.HoldIfPaused() && run.QueueIfInMulti();
-  if (!runs) return;
-  Call(c, *run.spec, argv, rb, now_ms, start_ticks);
-  run.AfterCall();
+  if (runs) {
+    Call(c, *run.spec, argv, rb, now_ms, start_ticks);
+    run.AfterCall();
+  }
+  if (!c.authenticated) [[unlikely]] {
+    if (!acl_->DefaultAuthenticates()) clients_.LimitUnauthenticatedOutput(c, now_ms);
+  }
 }
 
 absl::Status Server::ExecuteFromAof(Client& c, Argv argv, bool in_transaction) {

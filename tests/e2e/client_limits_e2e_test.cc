@@ -398,3 +398,32 @@ TEST(ClientLimitsE2E, AStalledReplicasStreamIsReplicationBufferOnly) {
 
 }  // namespace
 }  // namespace ringkv::testing::client_limits_e2e_test
+
+namespace ringkv::testing::client_limits_e2e_test {
+namespace {
+
+// CVE-2025-21605, as Debian's redis-server 7.0.15 has it: a client that
+// must authenticate and does not read its replies is closed once they pass
+// 16 KB, everything unsent dropped; up to there it is served. Was: no limit
+// (an unauthenticated client could make the server hold any amount).
+TEST(ClientLimitsE2E, AnUnauthenticatedClientsRepliesAreLimited) {
+  TestServer s({"--requirepass", "x"});
+  ASSERT_TRUE(s.ready());
+  const std::string noauth = "-NOAUTH Authentication required.\r\n";
+  std::string pings;
+  for (int i = 0; i < 481; ++i) pings += "PING\r\n";
+  RawConn within(s.port());
+  ASSERT_TRUE(within.Send(pings));  // 481 replies: 16,354 bytes
+  EXPECT_EQ(within.ReadN(481 * noauth.size()).size(), 481 * noauth.size());
+  RawConn over(s.port());
+  ASSERT_TRUE(over.Send(pings + "PING\r\n"));  // one more: past 16 KB
+  EXPECT_EQ(over.ReadSome(1 << 20), "");
+  EXPECT_TRUE(over.ReadEof());
+  RawConn authed(s.port());
+  EXPECT_EQ(Call(authed, {"AUTH", "x"}), "+OK\r\n");
+  ASSERT_TRUE(authed.Send(pings + pings));  // an authenticated client is not limited
+  EXPECT_EQ(authed.ReadN(962 * 7).size(), 962u * 7);
+}
+
+}  // namespace
+}  // namespace ringkv::testing::client_limits_e2e_test

@@ -491,10 +491,12 @@ void Server::Execute(Client& c, Argv argv, const io::PrefetchSlot* prefetched) {
   const uint64_t start_ticks = Clock::Ticks();
   const int64_t now_ms = clock_.WallMsAt(start_ticks);
   c.last_interaction_s = static_cast<uint32_t>(now_ms / 1000);
-  const bool replying = TakeReplyMode(c);
+  bool replying = TakeReplyMode(c);
   const CommandSpec* spec = prefetched != nullptr && prefetched->what != nullptr
                                 ? static_cast<const CommandSpec*>(prefetched->what)
                                 : commands_.Find(argv[0]);
+  // RESET turns replies back on before it answers, as in Redis.
+  if (!replying && spec != nullptr && spec->name == "reset") [[unlikely]] replying = true;
   // The first key's hash, from the prefetch: for this command only (its
   // argv views are what the hint is keyed by).
   std::optional<core::Keyspace::KnownKeyHashScope> known_hash;

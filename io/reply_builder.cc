@@ -19,11 +19,8 @@ int FormatDouble(double v, char* buf) {
     std::memcpy(buf, s, n);
     return n;
   }
-  if (std::isnan(v)) {
-    std::memcpy(buf, "nan", 3);
-    return 3;
-  }
-  // Redis 7.0 uses "%.17g" for replies of doubles.
+  // Redis 7.0 uses "%.17g" for replies of doubles: a NaN prints with its
+  // sign, "-nan" for Lua's 0/0 on x86.
   return std::snprintf(buf, 32, "%.17g", v);
 }
 
@@ -46,6 +43,9 @@ void ReplyBuilder::WriteError(std::string_view msg, bool update_stats) {
   out_->Append("-");
   std::string clean;
   if (msg.find_first_of("\r\n") != std::string_view::npos) {
+    // As Redis's addReplyErrorFormat: CR and LF trimmed off the end, the
+    // others made spaces (a reply line cannot hold them).
+    while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
     clean.assign(msg);
     for (char& c : clean)
       if (c == '\r' || c == '\n') c = ' ';

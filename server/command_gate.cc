@@ -343,7 +343,11 @@ struct Server::GateRun {
       // EVICT_RUNNING); the cron and the next command evict on.
       const bool oom = !fits && !s.evictor_.running();
       s.pre_command_oom_ = oom;
-      if (oom && (flags & cmd::kDenyOom) && !c.is_master) {
+      // Inside MULTI every command but EXEC, DISCARD, QUIT and RESET is
+      // refused too, as in Redis: the queue itself would grow without bound.
+      if (oom && !c.is_master &&
+          ((flags & cmd::kDenyOom) || (c.in_multi && spec != s.exec_spec_ && spec->name != "discard" &&
+                                       spec->name != "quit" && spec->name != "reset"))) {
         Reject("OOM command not allowed when used memory > 'maxmemory'.", spec);
         return false;
       }

@@ -212,12 +212,23 @@ namespace {
 
 // The `count` keys after argv[at]: false unless the count is a number of at
 // least one and that many arguments follow.
-bool AfterCount(std::span<const std::string_view> argv, size_t at, std::vector<std::string_view>* keys) {
+// A count as Redis's key finders read it, with atoi: leading spaces, a
+// sign, then digits up to the first other character ("1.0" and " 1" are 1,
+// "x" is 0); clamped where atoi's result is undefined.
+int64_t AtoiCount(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) ++i;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
   int64_t n = 0;
-  if (argv.size() <= at || !core::StringToInt64(argv[at], &n) || n < 1 ||
-      static_cast<uint64_t>(n) > argv.size() - at - 1) {
-    return false;
-  }
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9' && n < INT32_MAX; ++i) n = n * 10 + (s[i] - '0');
+  return negative ? -n : n;
+}
+
+bool AfterCount(std::span<const std::string_view> argv, size_t at, std::vector<std::string_view>* keys) {
+  if (argv.size() <= at) return false;
+  const int64_t n = AtoiCount(argv[at]);
+  if (n < 1 || static_cast<uint64_t>(n) > argv.size() - at - 1) return false;
   for (size_t i = at + 1; i <= at + static_cast<size_t>(n); ++i) keys->push_back(argv[i]);
   return true;
 }

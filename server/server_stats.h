@@ -25,6 +25,10 @@ class InstantaneousMetric {
     last_ms_ = now_ms;
     last_total_ = total;
   }
+  // Starts over (CONFIG RESETSTAT, as Redis's resetServerStats): the
+  // samples go, and the next one only sets the base. Without it a total
+  // reset to 0 would read as a drop of 2^64.
+  void Reset() { *this = InstantaneousMetric(); }
   // The mean of the samples.
   uint64_t rate() const {
     uint64_t sum = 0;
@@ -89,6 +93,7 @@ struct ServerStats {
     sync_full = sync_partial_ok = sync_partial_err = 0;
     expire_cycle_us = 0;
     eviction_exceeded_total_us = 0;
+    for (InstantaneousMetric* m : {&ops, &net_input, &net_output, &net_repl_input, &net_repl_output}) m->Reset();
   }
 };
 

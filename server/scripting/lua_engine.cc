@@ -135,6 +135,20 @@ end})
 return protect(globals), protect
 )lua";
 
+// Run after the libraries are protected, with protect(), the real
+// getmetatable and the protected string library.
+constexpr char kStringMetatableLua[] = R"lua(
+local protect, raw_getmt, string_lib = ...
+local mt = raw_getmt('')
+mt.__index = string_lib
+local view = protect(mt)
+local raw_type = type
+getmetatable = function(v)
+  if raw_type(v) == 'string' then return view end
+  return raw_getmt(v)
+end
+)lua";
+
 // ---- rand48, as Redis's math.random -------------------------------------------
 
 struct Rand48 {
@@ -216,6 +230,12 @@ int64_t MonotonicMs() {
 
 void RaiseString(lua_State* L, const char* msg) {
   lua_pushstring(L, msg);
+  lua_error(L);
+  __builtin_unreachable();
+}
+
+void RaiseErrorTable(lua_State* L, const char* msg) {
+  PushErrorTable(L, msg);
   lua_error(L);
   __builtin_unreachable();
 }
@@ -339,6 +359,15 @@ void LuaEngine::Protect() {
   };
   for (const char* name : kLibraryTables) protect_field(LUA_GLOBALSINDEX, name);
   protect_field(LUA_GLOBALSINDEX, "redis");
+  // The strings' metatable, which ('x'):upper() looks in, is shared by every
+  // script: it reads the read-only string library, and getmetatable('')
+  // answers a read-only view of it, so that no script changes what string
+  // methods do for the scripts after it (Redis makes it read-only).
+  if (luaL_loadbuffer(L_, kStringMetatableLua, sizeof(kStringMetatableLua) - 1, "=sandbox") != 0) std::abort();
+  lua_pushvalue(L_, protect);
+  lua_getglobal(L_, "getmetatable");
+  lua_getglobal(L_, "string");
+  lua_call(L_, 3, 0);
   if (kind_ == Kind::kFunctions) {
     // The load-time API: a missing field is an error naming it.
     lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);

@@ -21,5 +21,8 @@ LuaEngine* EngineOf(lua_State* L);
 // Raises `msg` as a Lua error with no position prefix: the error handler
 // adds the script's line, and the "ERR " code when it is bare text.
 [[noreturn]] void RaiseString(lua_State* L, const char* msg);
+// Raises {err = "ERR <msg>"}, as Redis's redis.* helpers raise their
+// argument errors (luaPushError + luaError): pcall catches the table.
+[[noreturn]] void RaiseErrorTable(lua_State* L, const char* msg);
 
 }  // namespace ringkv::server::scripting

@@ -87,7 +87,7 @@ struct LuaApi {
   static int PCall(lua_State* L) { return Command(L, false); }
 
   static int Sha1HexApi(lua_State* L) {
-    if (lua_gettop(L) != 1) RaiseString(L, "wrong number of arguments");
+    if (lua_gettop(L) != 1) RaiseErrorTable(L, "wrong number of arguments");
     size_t len;
     const char* s = lua_tolstring(L, 1, &len);
     const std::string hex = Sha1Hex(s == nullptr ? std::string_view() : std::string_view(s, len));
@@ -121,10 +121,10 @@ struct LuaApi {
 
   static int LogApi(lua_State* L) {
     const int argc = lua_gettop(L);
-    if (argc < 2) RaiseString(L, "redis.log() requires two arguments or more.");
-    if (!lua_isnumber(L, 1)) RaiseString(L, "First argument must be a number (log level).");
+    if (argc < 2) RaiseErrorTable(L, "redis.log() requires two arguments or more.");
+    if (!lua_isnumber(L, 1)) RaiseErrorTable(L, "First argument must be a number (log level).");
     const int level = static_cast<int>(lua_tonumber(L, 1));
-    if (level < 0 || level > 3) RaiseString(L, "Invalid debug level.");
+    if (level < 0 || level > 3) RaiseErrorTable(L, "Invalid debug level.");
     std::string message;
     for (int i = 2; i <= argc; ++i) {
       size_t len;
@@ -139,19 +139,19 @@ struct LuaApi {
 
   static int SetResp(lua_State* L) {
     LuaEngine* e = Engine(L);
-    if (lua_gettop(L) != 1) RaiseString(L, "redis.setresp() requires one argument.");
+    if (lua_gettop(L) != 1) RaiseErrorTable(L, "redis.setresp() requires one argument.");
     const int resp = static_cast<int>(lua_tonumber(L, 1));
-    if (resp != 2 && resp != 3) RaiseString(L, "RESP version must be 2 or 3.");
+    if (resp != 2 && resp != 3) RaiseErrorTable(L, "RESP version must be 2 or 3.");
     if (e->current_ != nullptr) e->current_->resp = resp;
     return 0;
   }
 
   static int SetRepl(lua_State* L) {
     LuaEngine* e = Engine(L);
-    if (lua_gettop(L) != 1) RaiseString(L, "redis.set_repl() requires one argument.");
+    if (lua_gettop(L) != 1) RaiseErrorTable(L, "redis.set_repl() requires two arguments.");  // sic, Redis 7.0's words
     const int flags = static_cast<int>(lua_tonumber(L, 1));
     if ((flags & ~kReplAll) != 0) {
-      RaiseString(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+      RaiseErrorTable(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     }
     if (e->current_ != nullptr) e->current_->repl = flags;
     return 0;
@@ -171,17 +171,17 @@ struct LuaApi {
 
   static int AclCheckCmd(lua_State* L) {
     const int argc = lua_gettop(L);
-    if (argc == 0) RaiseString(L, "Please specify at least one argument for this redis lib call");
+    if (argc == 0) RaiseErrorTable(L, "Please specify at least one argument for this redis lib call");
     std::vector<std::string_view> argv;
     for (int i = 1; i <= argc; ++i) {
       size_t len;
       const char* s = lua_tolstring(L, i, &len);
-      if (s == nullptr) RaiseString(L, "Lua redis lib command arguments must be strings or integers");
+      if (s == nullptr) RaiseErrorTable(L, "Lua redis lib command arguments must be strings or integers");
       argv.emplace_back(s, len);
     }
     bool allowed = false;
     if (!Engine(L)->host_->AclCheckCmd(argv, &allowed)) {
-      RaiseString(L, "Invalid command passed to redis.acl_check_cmd()");
+      RaiseErrorTable(L, "Invalid command passed to redis.acl_check_cmd()");
     }
     lua_pushboolean(L, allowed ? 1 : 0);
     return 1;
@@ -284,7 +284,8 @@ struct LuaApi {
         return flags;
       }
       if (lua_type(L, -1) != LUA_TSTRING) RaiseString(L, "unknown flag given");
-      const std::string flag = ToString(L, -1);
+      // Any case, as Redis compares them (strcasecmp); a shebang's are exact.
+      const std::string flag = absl::AsciiStrToLower(ToString(L, -1));
       lua_pop(L, 1);
       if (flag == "no-writes") flags |= kNoWrites;
       else if (flag == "allow-oom") flags |= kAllowOom;

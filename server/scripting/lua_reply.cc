@@ -233,21 +233,23 @@ int64_t TableEntries(lua_State* L) {
   return n;
 }
 
-// Pops the string at the top of the stack as one protocol line (CR and LF
-// become spaces, as Redis writes error, status and big-number lines). Redis
-// reads an error or status as a C string, so `up_to_nul` ends those at their
-// first NUL byte; a big number is read whole.
-std::string PopLine(lua_State* L, bool up_to_nul) {
+// Pops the string at the top of the stack as one protocol line: CR and LF
+// become spaces, as Redis writes status and big-number lines (an error's
+// are left to ReplyBuilder::Error, which first trims them off its ends as
+// Redis's addReplyErrorFormat does). Redis reads an error or status as a C
+// string, so `up_to_nul` ends those at their first NUL byte; a big number
+// is read whole.
+std::string PopLine(lua_State* L, bool up_to_nul, bool map_line_ends = true) {
   std::string line(lua_tostring(L, -1), lua_objlen(L, -1));
   lua_pop(L, 1);
   if (up_to_nul) line.resize(std::min(line.size(), line.find('\0')));
-  absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &line);
+  if (map_line_ends) absl::StrReplaceAll({{"\r", " "}, {"\n", " "}}, &line);
   return line;
 }
 
 void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
   if (RawField(L, "err", LUA_TSTRING)) {
-    const std::string error = PopLine(L, /*up_to_nul=*/true);
+    const std::string error = PopLine(L, /*up_to_nul=*/true, /*map_line_ends=*/false);
     if (ErrorCounted(L)) {
       rb.ErrorNoStats(error);
     } else {
@@ -440,7 +442,9 @@ void PushErrorTable(lua_State* L, std::string_view error) {
       msg = error.substr(space + 1);
     }
   }
+  // sdstrim: CR and LF off both ends.
   while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.remove_suffix(1);
+  while (!msg.empty() && (msg.front() == '\r' || msg.front() == '\n')) msg.remove_prefix(1);
   const std::string text = StrCat(code, " ", msg);
   // Room for err and for kErrorCountedField, which a command's error gets
   // next (RespReader): neither grows the table.

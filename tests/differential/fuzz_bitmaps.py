@@ -24,7 +24,6 @@ Exit status 1 on a mismatch, with the seed and command number to replay it.
 import argparse
 import os
 import random
-import shutil
 import sys
 import tempfile
 
@@ -227,20 +226,11 @@ def main():
                 ok = run_corrupt(seed, opts.commands, ringkv_port) and ok
             else:
                 ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.notifications) and ok
-        for p in servers:
-            if p.poll() is not None:
-                print("a server exited during the run (status %s)" % p.returncode)
-                ok = False
+        ok = rd.servers_alive(servers) and ok
         print("fuzz_bitmaps: %d seeds x %d commands: %s" % (len(seeds), opts.commands,
                                                            "all matched" if ok else "MISMATCH"))
     finally:
-        for p in servers:
-            p.kill()
-            p.wait()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("server logs kept in %s" % work)
+        rd.stop_servers(servers, work, ok)
     sys.exit(0 if ok else 1)
 
 

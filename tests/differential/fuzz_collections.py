@@ -446,20 +446,11 @@ def main():
             for seed in seeds:
                 ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3,
                               opts.notifications) and ok
-        for p in servers:
-            if p.poll() is not None:
-                print("a server exited during the run (status %s)" % p.returncode)
-                ok = False
+        ok = rd.servers_alive(servers) and ok
         print("fuzz_collections --check %s: %d seeds x %d commands: %s" % (opts.check, len(seeds), opts.commands,
                                                                 "all matched" if ok else "MISMATCH"))
     finally:
-        for p in servers:
-            p.kill()
-            p.wait()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("server logs kept in %s" % work)
+        rd.stop_servers(servers, work, ok)
     sys.exit(0 if ok else 1)
 
 

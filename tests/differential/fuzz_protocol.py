@@ -59,7 +59,6 @@ import os
 import random
 import re
 import select
-import shutil
 import socket
 import sys
 import tempfile
@@ -792,20 +791,11 @@ def main():
                 break
             if not all(p.poll() is None for p in servers):
                 break
-        for p in servers:
-            if p.poll() is not None:
-                print("a server exited during the run (status %s)" % p.returncode)
-                ok = False
+        ok = rd.servers_alive(servers) and ok
         print("fuzz_protocol: %d of %d seeds x %d cases: %s" % (passed, len(seeds), opts.cases,
                                                                 "all matched" if ok else "MISMATCH"))
     finally:
-        for p in servers:
-            p.kill()
-            p.wait()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("server logs kept in %s" % work)
+        rd.stop_servers(servers, work, ok)
     sys.exit(0 if ok else 1)
 
 

@@ -76,7 +76,6 @@ import hashlib
 import os
 import random
 import re
-import shutil
 import sys
 import tempfile
 
@@ -1175,13 +1174,7 @@ def main():
                                                              " (RESP3)" if opts.resp3 else "",
                                                              "all matched" if ok else "MISMATCH"))
     finally:
-        for p in servers:
-            p.kill()
-            p.wait()
-        if ok:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("server logs kept in %s" % work)
+        rd.stop_servers(servers, work, ok)
     sys.exit(0 if ok else 1)
 
 

@@ -269,6 +269,28 @@ def stats_match(redis, ringkv, where):
     return x == y
 
 
+def servers_alive(servers):
+    """False, saying so, when a server exited during the run."""
+    alive = True
+    for p in servers:
+        if p.poll() is not None:
+            print("a server exited during the run (status %s)" % p.returncode)
+            alive = False
+    return alive
+
+
+def stop_servers(servers, work, ok):
+    """Stops the servers; their folder goes when the run passed, stays (and
+    is named) when it did not."""
+    for p in servers:
+        p.kill()
+        p.wait()
+    if ok:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("server logs kept in %s" % work)
+
+
 def within_a_tick(a, b):
     """Two integer replies one apart at most (a clock second between them)."""
     ma, mb = re.fullmatch(rb":(-?\d+)\r\n", a), re.fullmatch(rb":(-?\d+)\r\n", b)

@@ -248,13 +248,12 @@ void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
   Write(*target, redirected, keys, n);
 }
 
-void Tracking::Write(Client& target_client, bool redirected, const std::string* keys, size_t n) {
-  Client* target = &target_client;
-  io::ReplyBuilder rb(&delivery_.PushTarget(*target), target->resp);
-  if (target->resp >= 3) {
+void Tracking::Write(Client& target, bool redirected, const std::string* keys, size_t n) {
+  io::ReplyBuilder rb(&delivery_.PushTarget(target), target.resp);
+  if (target.resp >= 3) {
     rb.PushHeader(2);
     rb.Bulk("invalidate");
-  } else if (redirected && target->pubsub) {
+  } else if (redirected && target.pubsub) {
     rb.ArrayHeader(3);
     rb.Bulk("message");
     rb.Bulk("__redis__:invalidate");
@@ -267,7 +266,7 @@ void Tracking::Write(Client& target_client, bool redirected, const std::string* 
     rb.ArrayHeader(static_cast<int64_t>(n));
     for (size_t i = 0; i < n; ++i) rb.Bulk(keys[i]);
   }
-  if (redirected) delivery_.PushedToRedirect(*target);
+  if (redirected) delivery_.PushedToRedirect(target);
 }
 
 }  // namespace ringkv::server

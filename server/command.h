@@ -56,6 +56,8 @@ enum Flag : uint32_t {
   // LOADEX, UNLOAD): refused by the gate where not allowed. Not shown, as in
   // Redis.
   kProtected = 1u << 20,
+  // The key arguments are optional (EVAL & co., FCALL & co.); shown only.
+  kNoMandatoryKeys = 1u << 21,
 };
 }  // namespace cmd
 

@@ -16,7 +16,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {cmd::kAdmin, "admin"},        {cmd::kPubsub, "pubsub"},          {cmd::kNoscript, "noscript"},
       {cmd::kBlocking, "blocking"},  {cmd::kLoading, "loading"},        {cmd::kStale, "stale"},
       {cmd::kSkipMonitor, "skip_monitor"}, {cmd::kSkipSlowlog, "skip_slowlog"}, {cmd::kFast, "fast"},
-      {cmd::kNoAuth, "no_auth"},     {cmd::kNoAsyncLoading, "no_async_loading"},
+      {cmd::kNoAuth, "no_auth"},     {cmd::kNoMandatoryKeys, "no_mandatory_keys"},
+      {cmd::kNoAsyncLoading, "no_async_loading"},
       {cmd::kNoMulti, "no_multi"},
       {cmd::kAllowBusy, "allow_busy"},  {cmd::kAsking, "asking"},
       // kMayReplicate, kSentinel and kOnlySentinel are not listed: redis-server

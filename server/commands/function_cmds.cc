@@ -124,7 +124,7 @@ void CmdFunctionList(ServerCommandContext& ctx) {
     rb.Bulk("LUA");
     rb.Bulk("functions");
     rb.ArrayHeader(static_cast<int64_t>(lib->functions.size()));
-    for (const std::string& f : lib->functions) ReplyFunction(ctx, s->functions().function(f));
+    for (const std::string& f : lib->functions) ReplyFunction(ctx, s->functions().listed_function(*lib, f));
     if (with_code) {
       rb.Bulk("library_code");
       rb.Bulk(lib->code);
@@ -246,7 +246,7 @@ void RegisterFunctionCommands(CommandTable& t) {
   using namespace cmd;
   const char* kAcl = "@slow @scripting";
   const char* kWriteAcl = "@write @slow @scripting";
-  const uint32_t kCallFlags = kNoscript | kStale | kSkipMonitor;
+  const uint32_t kCallFlags = kNoscript | kStale | kSkipMonitor | kNoMandatoryKeys;
   t.Add(ScriptCommand(Cmd("fcall", -3, kCallFlags | kMayReplicate, 0, 0, 0, kAcl, "scripting", "Invoke a function", "7.0.0", CmdFCall), CommandSpec::Script::kFunction));
   t.Add(ScriptCommand(Cmd("fcall_ro", -3, kReadonly | kCallFlags, 0, 0, 0, kAcl, "scripting", "Invoke a read-only function", "7.0.0", CmdFCallRo), CommandSpec::Script::kFunction));
   std::vector<CommandSpec> subs;

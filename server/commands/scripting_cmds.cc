@@ -91,7 +91,7 @@ void CmdScriptHelp(ServerCommandContext& ctx) {
 
 void RegisterScriptingCommands(CommandTable& t) {
   using namespace cmd;
-  const uint32_t kEvalFlags = kNoscript | kStale | kSkipMonitor;
+  const uint32_t kEvalFlags = kNoscript | kStale | kSkipMonitor | kNoMandatoryKeys;
   const char* kAcl = "@slow @scripting";
   // EVAL and EVALSHA may replicate (CLIENT PAUSE WRITE holds them back unless the script declares no-writes).
   t.Add(ScriptCommand(Cmd("eval", -3, kEvalFlags | kMayReplicate, 0, 0, 0, kAcl, "scripting", "Execute a Lua script server side", "2.6.0", CmdEval), CommandSpec::Script::kBody));

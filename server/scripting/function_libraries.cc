@@ -1,7 +1,9 @@
 #include "server/scripting/function_libraries.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -12,6 +14,8 @@
 #include "core/rdb_reader.h"
 #include "core/rdb_string.h"
 #include "core/strings.h"
+#include "io/resp_parser.h"
+#include "server/errors.h"
 
 namespace ringkv::server::scripting {
 namespace {
@@ -27,41 +31,23 @@ bool ValidName(std::string_view name) {
 
 absl::Status Err(std::string_view text) { return absl::InvalidArgumentError(ToAbsl(text)); }
 
-// The words of a shebang line, with "..." and '...' quoting (a quoted word
-// loses its quotes), as Redis's sdssplitargs reads it. False on an
-// unbalanced quote.
-bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
-  size_t i = 0;
-  while (true) {
-    while (i < line.size() && absl::ascii_isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) return true;
-    std::string word;
-    while (i < line.size() && !absl::ascii_isspace(static_cast<unsigned char>(line[i]))) {
-      const char c = line[i];
-      if (c == '"' || c == '\'') {
-        const size_t close = line.find(c, i + 1);
-        if (close == std::string_view::npos) return false;
-        word.append(line.substr(i + 1, close - i - 1));
-        i = close + 1;
-      } else {
-        word.push_back(c);
-        ++i;
-      }
-    }
-    out->push_back(std::move(word));
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<LibraryMetadata> ParseLibraryMetadata(std::string_view code) {
   if (!code.starts_with("#!")) return Err("ERR Missing library metadata");
+  // The first line as Redis reads it: a C string up to its '\n', split as
+  // sdssplitargs splits it; a word is printed up to a NUL (%s).
   const size_t eol = code.find('\n');
-  if (eol == std::string_view::npos) return Err("ERR Invalid library metadata");
-  std::vector<std::string> parts;
-  if (!SplitArgs(code.substr(0, eol), &parts) || parts.empty()) return Err("ERR Invalid library metadata");
+  if (eol == std::string_view::npos || code.substr(0, eol).find('\0') != std::string_view::npos) {
+    return Err("ERR Invalid library metadata");
+  }
+  std::string storage;
+  absl::InlinedVector<std::string_view, 8> parts;
+  if (!io::SplitInlineArgs(code.substr(0, eol), &storage, &parts) || parts.empty()) {
+    return Err("ERR Invalid library metadata");
+  }
   LibraryMetadata md;
-  md.engine = parts[0].substr(2);
+  md.engine = std::string(parts[0].substr(std::min<size_t>(2, parts[0].size())));
   bool have_name = false;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::string_view part = parts[i];
@@ -70,7 +56,7 @@ absl::StatusOr<LibraryMetadata> ParseLibraryMetadata(std::string_view code) {
       md.name = std::string(part.substr(5));
       have_name = true;
     } else {
-      return Err(StrCat("ERR Invalid metadata value given: ", part));
+      return Err(StrCat("ERR Invalid metadata value given: ", errors::UpToNul(part)));
     }
   }
   if (!have_name) return Err("ERR Library name was not given");
@@ -82,30 +68,79 @@ LuaEngine& FunctionLibraries::EnsureEngine() {
   return *engine_;
 }
 
-absl::StatusOr<LibraryInfo> FunctionLibraries::Compile(std::string_view code, const LibraryMetadata& md,
-                                                       std::vector<FunctionInfo>* functions) {
+void FunctionLibraries::Discard(std::vector<Staged>* staged) {
+  for (Staged& st : *staged) {
+    for (const FunctionInfo& f : st.functions) engine_->Unref(f.callback_ref);
+  }
+  staged->clear();
+}
+
+absl::Status FunctionLibraries::Stage(std::string_view code, const std::vector<Staged>* others, bool replace,
+                                      Staged* out) {
+  // Redis's order: the metadata (engine, name), a library of that name,
+  // the code, then a function another library has.
+  absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
+  if (!md.ok()) return md.status();
+  if (!EqualsIgnoreCase(md->engine, "lua")) return Err(StrCat("ERR Engine '", md->engine, "' not found"));
+  if (!ValidName(md->name)) {
+    return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one "
+               "character long");
+  }
+  const bool exists =
+      others != nullptr ? std::ranges::any_of(*others, [&](const Staged& st) { return st.lib.name == md->name; })
+                        : libraries_.contains(md->name);
+  if (exists && !replace) return Err(StrCat("ERR Library '", md->name, "' already exists"));
   LuaEngine& engine = EnsureEngine();
   std::vector<LuaEngine::Registration> registered;
   if (absl::Status s = engine.LoadLibrary(code, &registered); !s.ok()) return s;
-  if (registered.empty()) return Err("ERR No functions registered");
-  LibraryInfo lib;
-  lib.name = md.name;
-  lib.code = std::string(code);
+  out->lib = LibraryInfo{md->name, std::string(code), {}, {}};
+  out->functions.clear();
   for (LuaEngine::Registration& r : registered) {
-    lib.functions.push_back(r.name);
-    functions->push_back(FunctionInfo{r.name, lib.name, r.callback_ref, r.flags, r.description, r.has_description});
+    out->lib.functions.push_back(r.name);
+    out->functions.push_back(
+        FunctionInfo{r.name, md->name, r.callback_ref, r.flags, std::move(r.description), r.has_description});
   }
-  return lib;
+  auto unref_all = [&] {
+    for (const FunctionInfo& f : out->functions) engine.Unref(f.callback_ref);
+    out->functions.clear();
+  };
+  if (out->functions.empty()) return Err("ERR No functions registered");
+  for (const FunctionInfo& f : out->functions) {
+    const std::string key = AsciiLower(f.name);
+    bool taken;
+    if (others != nullptr) {
+      taken = std::ranges::any_of(*others, [&](const Staged& st) {
+        return std::ranges::any_of(st.functions, [&](const FunctionInfo& g) { return AsciiLower(g.name) == key; });
+      });
+    } else {
+      auto it = functions_.find(key);
+      taken = it != functions_.end() && it->second.library != md->name;
+    }
+    if (taken) {
+      std::string err = StrCat("ERR Function ", f.name, " already exists");
+      unref_all();
+      return Err(err);
+    }
+  }
+  return absl::OkStatus();
 }
 
-void FunctionLibraries::Install(LibraryInfo lib, std::vector<FunctionInfo> functions) {
+void FunctionLibraries::Install(Staged staged) {
   last_function_ = nullptr;
-  for (FunctionInfo& f : functions) {
+  for (FunctionInfo& f : staged.functions) {
     std::string key = AsciiLower(f.name);
-    functions_[key] = std::move(f);
+    // Names that differ in case only, in one library: the first one
+    // registered answers to both (Redis keeps one of them too).
+    if (auto it = functions_.find(key); it != functions_.end()) {
+      engine_->Unref(f.callback_ref);
+      f.callback_ref = 0;
+      staged.lib.shadowed.push_back(std::move(f));
+      continue;
+    }
+    functions_.emplace(std::move(key), std::move(f));
   }
-  std::string name = lib.name;
-  libraries_[name] = std::move(lib);
+  std::string name = staged.lib.name;
+  libraries_[name] = std::move(staged.lib);
 }
 
 void FunctionLibraries::Remove(const std::string& library) {
@@ -114,7 +149,7 @@ void FunctionLibraries::Remove(const std::string& library) {
   last_function_ = nullptr;
   for (const std::string& f : it->second.functions) {
     auto fit = functions_.find(AsciiLower(f));
-    if (fit == functions_.end()) continue;
+    if (fit == functions_.end() || fit->second.library != library) continue;
     if (engine_) engine_->Unref(fit->second.callback_ref);
     functions_.erase(fit);
   }
@@ -122,29 +157,11 @@ void FunctionLibraries::Remove(const std::string& library) {
 }
 
 absl::StatusOr<std::string> FunctionLibraries::Load(std::string_view code, bool replace) {
-  // The metadata first (Redis's order: engine, name, then "already
-  // exists"), before anything compiles.
-  absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
-  if (!md.ok()) return md.status();
-  if (!EqualsIgnoreCase(md->engine, "lua")) return Err(StrCat("ERR Engine '", md->engine, "' not found"));
-  if (!ValidName(md->name)) {
-    return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one "
-               "character long");
-  }
-  if (!replace && libraries_.contains(md->name)) return Err(StrCat("ERR Library '", md->name, "' already exists"));
-  std::vector<FunctionInfo> functions;
-  absl::StatusOr<LibraryInfo> lib = Compile(code, *md, &functions);
-  if (!lib.ok()) return lib.status();
-  for (const FunctionInfo& f : functions) {
-    auto it = functions_.find(AsciiLower(f.name));
-    if (it != functions_.end() && it->second.library != lib->name) {
-      for (const FunctionInfo& g : functions) engine_->Unref(g.callback_ref);
-      return Err(StrCat("ERR Function ", f.name, " already exists"));
-    }
-  }
-  std::string name = lib->name;
+  Staged staged;
+  if (absl::Status s = Stage(code, /*others=*/nullptr, replace, &staged); !s.ok()) return s;
+  std::string name = staged.lib.name;
   Remove(name);
-  Install(std::move(*lib), std::move(functions));
+  Install(std::move(staged));
   return name;
 }
 
@@ -156,10 +173,27 @@ bool FunctionLibraries::Delete(std::string_view library) {
 }
 
 void FunctionLibraries::Flush() {
+  // The engine stays, as Redis's: what a library left in the Lua state
+  // (a cjson setting) survives FUNCTION FLUSH.
+  if (engine_) {
+    for (const auto& [key, f] : functions_) engine_->Unref(f.callback_ref);
+  }
   libraries_.clear();
   functions_.clear();
   last_function_ = nullptr;
-  engine_.reset();
+}
+
+size_t FunctionLibraries::function_count() const {
+  size_t n = functions_.size();
+  for (const auto& [name, lib] : libraries_) n += lib.shadowed.size();
+  return n;
+}
+
+const FunctionInfo& FunctionLibraries::listed_function(const LibraryInfo& lib, std::string_view name) const {
+  for (const FunctionInfo& f : lib.shadowed) {
+    if (f.name == name) return f;
+  }
+  return *FindFunction(name);
 }
 
 const FunctionInfo* FunctionLibraries::FindFunction(std::string_view name) const {
@@ -188,9 +222,37 @@ std::string FunctionLibraries::Dump() const {
   return out;
 }
 
+namespace {
+
+// One record of a FUNCTION DUMP payload: the library's code. A record of a
+// 7.0 release candidate (name, engine, description, code) becomes the
+// code with its "#!<engine> name=<name>" line, as Redis 7.0 translates it.
+absl::Status ReadLibraryRecord(core::RdbInput& in, std::string* code) {
+  uint8_t type;
+  if (!in.Byte(&type)) return Err("ERR can not read data type");
+  if (type == core::rdb::kOpFunction2) {
+    if (!in.String(code).ok()) return Err("ERR Failed loading library payload");
+    return absl::OkStatus();
+  }
+  if (type != core::rdb::kOpFunctionPreGa) return Err("ERR given type is not a function");
+  std::string name, engine, description, blob;
+  if (!in.String(&name).ok()) return Err("ERR Failed loading library name");
+  if (!in.String(&engine).ok()) return Err("ERR Failed loading engine name");
+  uint64_t has_description;
+  bool encoded;  // a string-encoding byte reads as its low bits, as Redis's rdbLoadLenByRef
+  if (!in.Length(&has_description, &encoded).ok()) return Err("ERR Failed loading library description indicator");
+  if (has_description != 0 && !in.String(&description).ok()) return Err("ERR Failed loading library description");
+  if (!in.String(&blob).ok()) return Err("ERR Failed loading library blob");
+  *code = StrCat("#!", engine, " name=", name, "\n", blob);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status FunctionLibraries::Restore(std::string_view payload, std::string_view policy) {
-  if (payload.size() < 10) return Err("ERR DUMP payload version or checksum are wrong");
-  const size_t footer = payload.size() - 10;
+  constexpr size_t kFooter = 10;  // RDB version, CRC-64
+  if (payload.size() < kFooter) return Err("ERR DUMP payload version or checksum are wrong");
+  const size_t footer = payload.size() - kFooter;
   const auto* p = reinterpret_cast<const unsigned char*>(payload.data());
   const int version = p[footer] | (p[footer + 1] << 8);
   uint64_t crc = 0;
@@ -199,41 +261,54 @@ absl::Status FunctionLibraries::Restore(std::string_view payload, std::string_vi
       (!core::SkipChecksumValidation() && core::Crc64(0, payload.substr(0, footer + 2)) != crc)) {
     return Err("ERR DUMP payload version or checksum are wrong");
   }
-  // Every library is compiled before anything changes.
-  std::vector<std::string> codes;
-  core::MemorySource src(payload.substr(0, footer));
+  // As Redis: each library is compiled as it is read, into a set of its own
+  // (the first bad record's error wins; a name twice in the payload is an
+  // error); the set then joins the loaded libraries. A record may read into
+  // the footer, as Redis's reader does: only its start must be before it.
+  std::vector<Staged> staged;
+  core::MemorySource src(payload);
   core::RdbInput in(&src);
-  while (src.remaining() > 0) {
-    uint8_t type;
-    if (!in.Byte(&type)) return Err("ERR payload is malformed");
-    if (type == core::rdb::kOpFunctionPreGa) return Err("ERR Pre-GA function format not supported");
-    if (type != core::rdb::kOpFunction2) return Err("ERR given type is not a function");
+  while (src.remaining() > kFooter) {
     std::string code;
-    if (absl::Status s = in.String(&code); !s.ok()) return Err("ERR Failed loading library payload");
-    codes.push_back(std::move(code));
+    absl::Status s = ReadLibraryRecord(in, &code);
+    Staged st;
+    if (s.ok()) s = Stage(code, &staged, /*replace=*/false, &st);
+    if (!s.ok()) {
+      Discard(&staged);
+      return s;
+    }
+    staged.push_back(std::move(st));
   }
   const bool flush = EqualsIgnoreCase(policy, "flush");
   const bool replace = EqualsIgnoreCase(policy, "replace");
-  // Build the new set aside: on FLUSH from nothing, else from the current one.
-  FunctionLibraries staged(host_);
   if (!flush) {
-    for (const auto& [name, lib] : libraries_) {
-      if (absl::StatusOr<std::string> r = staged.Load(lib.code, false); !r.ok()) return r.status();
+    // The join: a library of a loaded name (unless REPLACE), then a
+    // function of a library that stays.
+    absl::flat_hash_set<std::string> replaced;
+    for (const Staged& st : staged) {
+      if (!libraries_.contains(st.lib.name)) continue;
+      if (!replace) {
+        std::string err = StrCat("ERR Library ", st.lib.name, " already exists");
+        Discard(&staged);
+        return Err(err);
+      }
+      replaced.insert(st.lib.name);
     }
-  }
-  for (const std::string& code : codes) {
-    absl::StatusOr<LibraryMetadata> md = ParseLibraryMetadata(code);
-    if (!md.ok()) return md.status();
-    if (!flush && !replace && staged.libraries_.contains(md->name)) {
-      return Err(StrCat("ERR Library ", md->name, " already exists"));
+    for (const Staged& st : staged) {
+      for (const FunctionInfo& f : st.functions) {
+        auto it = functions_.find(AsciiLower(f.name));
+        if (it != functions_.end() && !replaced.contains(it->second.library)) {
+          std::string err = StrCat("ERR Function ", f.name, " already exists");
+          Discard(&staged);
+          return Err(err);
+        }
+      }
     }
-    if (absl::StatusOr<std::string> r = staged.Load(code, true); !r.ok()) return r.status();
+    for (const std::string& name : replaced) Remove(name);
+  } else {
+    Flush();
   }
-  // Take the staged engine and tables (their references belong to it).
-  libraries_ = std::move(staged.libraries_);
-  functions_ = std::move(staged.functions_);
-  last_function_ = nullptr;
-  engine_ = std::move(staged.engine_);
+  for (Staged& st : staged) Install(std::move(st));
   return absl::OkStatus();
 }
 

@@ -5,6 +5,8 @@
 // functions' LuaEngine, which registers its functions. Loading is
 // all-or-nothing: a library that fails to compile, registers nothing, or
 // names a function another library has, leaves every library as it was.
+// The engine, once created, lives as long as this object (FLUSH and
+// RESTORE keep it), as Redis's Lua state for functions does.
 //
 // Thread-safety: main thread only. Owns the engine's callback references of
 // its functions.
@@ -36,6 +38,10 @@ struct LibraryInfo {
   std::string name;
   std::string code;
   std::vector<std::string> functions;  // in registration order
+  // Functions whose name another of this library's has in another case:
+  // listed, never called (FCALL finds the first registered, as Redis finds
+  // one of them). Their callback_ref is released.
+  std::vector<FunctionInfo> shadowed;
 };
 
 // "#!lua name=<lib>" -- the library's metadata. Error texts as Redis.
@@ -54,14 +60,20 @@ class FunctionLibraries {
   absl::StatusOr<std::string> Load(std::string_view code, bool replace);
   // FUNCTION DELETE: false when no such library.
   bool Delete(std::string_view library);
-  // FUNCTION FLUSH: drops every library and the interpreter.
+  // FUNCTION FLUSH: drops every library; the interpreter stays, with what
+  // the libraries left in it (as in Redis).
   void Flush();
 
   const FunctionInfo* FindFunction(std::string_view name) const;
   const std::map<std::string, LibraryInfo, std::less<>>& libraries() const { return libraries_; }
   // REQUIRES: `name` is a function of a loaded library (any case).
   const FunctionInfo& function(std::string_view name) const { return *FindFunction(name); }
-  size_t function_count() const { return functions_.size(); }
+  // Every registered function, the shadowed ones too (FUNCTION STATS, as
+  // Redis counts them).
+  size_t function_count() const;
+  // The function `name` (exactly as registered) of `lib`, for FUNCTION LIST.
+  // REQUIRES: `name` is one of lib.functions.
+  const FunctionInfo& listed_function(const LibraryInfo& lib, std::string_view name) const;
 
   // FUNCTION DUMP: Redis's payload (function records, RDB version, CRC-64).
   std::string Dump() const;
@@ -74,12 +86,21 @@ class FunctionLibraries {
   size_t memory() const { return engine_ ? engine_->memory() : 0; }
 
  private:
+  // A library compiled into the engine, its functions not yet callable.
+  struct Staged {
+    LibraryInfo lib;
+    std::vector<FunctionInfo> functions;
+  };
+
   LuaEngine& EnsureEngine();
-  // Compiles `code` (whose metadata is `md`, already checked) and collects
-  // its functions (not yet installed). Error texts as Redis.
-  absl::StatusOr<LibraryInfo> Compile(std::string_view code, const LibraryMetadata& md,
-                                      std::vector<FunctionInfo>* functions);
-  void Install(LibraryInfo lib, std::vector<FunctionInfo> functions);
+  // Checks and compiles `code` into `out`, as Redis creates a library in a
+  // set of them: `others` is that set (null: the loaded libraries), whose
+  // library of the same name is an error unless `replace`, as is a function
+  // of another library's name. Error texts as Redis.
+  absl::Status Stage(std::string_view code, const std::vector<Staged>* others, bool replace, Staged* out);
+  // Releases what Stage() compiled.
+  void Discard(std::vector<Staged>* staged);
+  void Install(Staged staged);
   void Remove(const std::string& library);
 
   ScriptHost* host_;

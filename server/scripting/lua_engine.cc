@@ -132,20 +132,37 @@ local globals = _G
 raw_setmt(globals, {__index = function(_, k)
   raw_error("Script attempted to access nonexistent global variable '" .. raw_tostring(k) .. "'", 2)
 end})
-return protect(globals), protect
+-- unwrap(t): the table a read-only proxy (or metatable view) stands for; nil
+-- for any other value.
+local function unwrap(t) return proxies[t] end
+return protect(globals), protect, unwrap
 )lua";
 
 // Run after the libraries are protected, with protect(), the real
-// getmetatable and the protected string library.
+// getmetatable, the protected string library and unwrap(). getmetatable()
+// answers as Redis's read-only tables do: for a protected table, the
+// metatable of what it protects (nil for the libraries, the missing-global
+// __index for _G), and for strings their metatable, each through a
+// read-only view.
 constexpr char kStringMetatableLua[] = R"lua(
-local protect, raw_getmt, string_lib = ...
+local protect, raw_getmt, string_lib, unwrap = ...
 local mt = raw_getmt('')
 mt.__index = string_lib
-local view = protect(mt)
+local string_view = protect(mt)
+local views = setmetatable({}, {__mode = 'k'})
 local raw_type = type
 getmetatable = function(v)
-  if raw_type(v) == 'string' then return view end
-  return raw_getmt(v)
+  if raw_type(v) == 'string' then return string_view end
+  local real = unwrap(v)
+  if real == nil then return raw_getmt(v) end
+  local m = raw_getmt(real)
+  if m == nil then return nil end
+  local view = views[m]
+  if view == nil then
+    view = protect(m)
+    views[m] = view
+  end
+  return view
 end
 )lua";
 
@@ -339,11 +356,12 @@ void LuaEngine::Protect() {
   lua_setfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
   lua_pushvalue(L_, LUA_GLOBALSINDEX);
   globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
-  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 2, 0) != 0) {
+  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 3, 0) != 0) {
     std::abort();  // the sandbox is part of the binary: it always compiles
   }
-  // Stack: proxy of the globals, protect().
-  const int protect = lua_gettop(L_);
+  // Stack: proxy of the globals, protect(), unwrap().
+  const int unwrap = lua_gettop(L_);
+  const int protect = unwrap - 1;
   const int globals_proxy = protect - 1;
   lua_getglobal(L_, "__redis__err__handler");
   lua_pushvalue(L_, -1);
@@ -351,6 +369,10 @@ void LuaEngine::Protect() {
   handler_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_pushnil(L_);
   lua_setglobal(L_, "debug");
+  if (kind_ == Kind::kFunctions) {  // a global of EVAL's only, as in Redis
+    lua_pushnil(L_);
+    lua_setglobal(L_, "__redis__err__handler");
+  }
   auto protect_field = [&](int table, const char* name) {
     lua_pushvalue(L_, protect);
     lua_getfield(L_, table, name);
@@ -367,14 +389,13 @@ void LuaEngine::Protect() {
   lua_pushvalue(L_, protect);
   lua_getglobal(L_, "getmetatable");
   lua_getglobal(L_, "string");
-  lua_call(L_, 3, 0);
+  lua_pushvalue(L_, unwrap);
+  lua_call(L_, 4, 0);
   if (kind_ == Kind::kFunctions) {
     // The load-time API: a missing field is an error naming it.
     lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
     const int load_api = lua_gettop(L_);
-    lua_getglobal(L_, "getmetatable");  // the real globals' metatable: the same __index error
-    lua_pushvalue(L_, LUA_GLOBALSINDEX);
-    lua_call(L_, 1, 1);
+    lua_getmetatable(L_, LUA_GLOBALSINDEX);  // the real globals' metatable: the same __index error
     lua_setmetatable(L_, load_api);
     lua_pushvalue(L_, protect);
     lua_pushvalue(L_, load_api);
@@ -386,9 +407,7 @@ void LuaEngine::Protect() {
     lua_newtable(L_);
     lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);
     lua_setfield(L_, -2, "redis");
-    lua_getglobal(L_, "getmetatable");
-    lua_pushvalue(L_, LUA_GLOBALSINDEX);
-    lua_call(L_, 1, 1);
+    lua_getmetatable(L_, LUA_GLOBALSINDEX);
     lua_setmetatable(L_, -2);
     lua_setfield(L_, LUA_REGISTRYINDEX, kLoadGlobalsKey);
   }

@@ -216,7 +216,7 @@ struct LuaApi {
                      "character long");
     }
     for (const LuaEngine::Registration& other : *e->registering_) {
-      if (EqualsIgnoreCase(other.name, r.name)) {
+      if (other.name == r.name) {  // names in another case are two functions, as in Redis
         luaL_unref(L, LUA_REGISTRYINDEX, r.callback_ref);
         RaiseString(L, "Function already exists in the library");
       }
@@ -331,9 +331,11 @@ void LuaEngine::InstallRedisApi() {
     fn("status_reply", LuaApi::StatusReply);
     fn("setresp", LuaApi::SetResp);
     fn("set_repl", LuaApi::SetRepl);
-    fn("replicate_commands", LuaApi::ReplicateCommands);
-    fn("breakpoint", LuaApi::Breakpoint);
-    fn("debug", LuaApi::Debug);
+    if (kind_ == Kind::kEval) {  // EVAL's alone, as in Redis (nil in functions)
+      fn("replicate_commands", LuaApi::ReplicateCommands);
+      fn("breakpoint", LuaApi::Breakpoint);
+      fn("debug", LuaApi::Debug);
+    }
     fn("acl_check_cmd", LuaApi::AclCheckCmd);
     num("REPL_NONE", kReplNone);
     num("REPL_AOF", kReplAof);

@@ -19,8 +19,8 @@ extern "C" {
 namespace ringkv::server::scripting {
 namespace {
 
-// Replies nest at most this deep before the Lua stack would have to grow
-// without bound; deeper ones are refused, never a crash.
+// A command's reply (read into Lua) nests at most this deep; deeper ones
+// are refused, never a crash.
 constexpr int kMaxDepth = 1000;
 
 class RespReader {
@@ -220,7 +220,7 @@ bool RawField(lua_State* L, const char* field, int type) {
   return false;
 }
 
-void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth);
+void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp);
 
 // Entries of the table at the top of the stack (any keys).
 int64_t TableEntries(lua_State* L) {
@@ -247,7 +247,7 @@ std::string PopLine(lua_State* L, bool up_to_nul, bool map_line_ends = true) {
   return line;
 }
 
-void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
+void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp) {
   if (RawField(L, "err", LUA_TSTRING)) {
     const std::string error = PopLine(L, /*up_to_nul=*/true, /*map_line_ends=*/false);
     if (ErrorCounted(L)) {
@@ -275,9 +275,9 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       lua_pushvalue(L, -2);  // the key, written first
-      WriteValue(L, rb, script_resp, depth + 1);
+      WriteValue(L, rb, script_resp);
       lua_pop(L, 1);
-      WriteValue(L, rb, script_resp, depth + 1);
+      WriteValue(L, rb, script_resp);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -288,7 +288,9 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
     lua_pushnil(L);
     while (lua_next(L, -2) != 0) {
       lua_pop(L, 1);
-      WriteValue(L, rb, script_resp, depth + 1);  // the key is the member
+      lua_pushvalue(L, -1);  // the key is the member (a copy, as Redis: it counts on the stack)
+      WriteValue(L, rb, script_resp);
+      lua_pop(L, 1);
     }
     lua_pop(L, 1);
     return;
@@ -320,13 +322,15 @@ void WriteTable(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
   rb.ArrayHeader(n);
   for (int64_t i = 1; i <= n; ++i) {
     lua_rawgeti(L, -1, static_cast<int>(i));
-    WriteValue(L, rb, script_resp, depth + 1);
+    WriteValue(L, rb, script_resp);
     lua_pop(L, 1);
   }
 }
 
-void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) {
-  if (depth > kMaxDepth || !lua_checkstack(L, 6)) {
+void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp) {
+  // Redis's limit: room for 4 more values on the Lua stack (a map's entry
+  // takes 4), so a table that holds itself nests about 8,000 deep.
+  if (!lua_checkstack(L, 4)) {
     rb.Error("ERR reached lua stack limit");
     return;
   }
@@ -352,7 +356,7 @@ void WriteValue(lua_State* L, io::ReplyBuilder& rb, int script_resp, int depth) 
       rb.Integer(LuaNumberToInt(lua_tonumber(L, -1)));
       return;
     case LUA_TTABLE:
-      WriteTable(L, rb, script_resp, depth);
+      WriteTable(L, rb, script_resp);
       return;
     default:
       rb.Null();
@@ -421,7 +425,7 @@ bool PushRespAsLua(lua_State* L, std::string_view resp) {
   return true;
 }
 
-void WriteLuaAsReply(lua_State* L, io::ReplyBuilder& rb, int script_resp) { WriteValue(L, rb, script_resp, 0); }
+void WriteLuaAsReply(lua_State* L, io::ReplyBuilder& rb, int script_resp) { WriteValue(L, rb, script_resp); }
 
 bool ErrorCounted(lua_State* L) {
   lua_getfield(L, -1, kErrorCountedField);

@@ -5,13 +5,14 @@
 #include <functional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "core/key_slot.h"
 #include "core/string_value.h"
-#include "core/strings.h"
 #include "absl/strings/str_split.h"
 #include "core/strings.h"
+#include "io/resp_parser.h"
 #include "server/clock.h"
 #include "server/command.h"
 #include "server/logging.h"
@@ -55,25 +56,34 @@ std::string LowerSha(std::string_view sha) { return AsciiLower(sha); }
 
 absl::StatusOr<uint32_t> ParseShebangFlags(std::string_view body) {
   if (!body.starts_with("#!")) return static_cast<uint32_t>(kEvalCompat);
+  // Redis reads the line as a C string up to its '\n', split as
+  // sdssplitargs splits it; a word is printed up to a NUL (%s).
   const size_t eol = body.find('\n');
-  std::string_view line = body.substr(0, eol == std::string_view::npos ? body.size() : eol);
-  std::vector<std::string_view> parts = Split(line, ' ', /*skip_empty=*/true);
-  if (parts.empty() || parts[0] != "#!lua") {
-    return absl::InvalidArgumentError(
-        StrCat("ERR Unexpected engine in script shebang: ", parts.empty() ? line : parts[0]));
+  if (eol == std::string_view::npos || body.substr(0, eol).find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError("ERR Invalid script shebang");
+  }
+  std::string storage;
+  absl::InlinedVector<std::string_view, 8> parts;
+  if (!io::SplitInlineArgs(body.substr(0, eol), &storage, &parts) || parts.empty()) {
+    return absl::InvalidArgumentError("ERR Invalid engine in script shebang");
+  }
+  if (parts[0] != "#!lua") {
+    return absl::InvalidArgumentError(StrCat("ERR Unexpected engine in script shebang: ", errors::UpToNul(parts[0])));
   }
   uint32_t flags = 0;
   for (size_t i = 1; i < parts.size(); ++i) {
     if (!parts[i].starts_with("flags=")) {
-      return absl::InvalidArgumentError(StrCat("ERR Unknown lua shebang option: ", parts[i]));
+      return absl::InvalidArgumentError(StrCat("ERR Unknown lua shebang option: ", errors::UpToNul(parts[i])));
     }
-    for (std::string_view flag : Split(parts[i].substr(6), ',', /*skip_empty=*/true)) {
+    const std::string_view list = parts[i].substr(6);
+    if (list.empty()) continue;  // "flags=": none (an empty name between commas is not)
+    for (std::string_view flag : Split(list, ',', /*skip_empty=*/false)) {
       if (flag == "no-writes") flags |= kNoWrites;
       else if (flag == "allow-oom") flags |= kAllowOom;
       else if (flag == "allow-stale") flags |= kAllowStale;
       else if (flag == "no-cluster") flags |= kNoCluster;
       else if (flag == "allow-cross-slot-keys") flags |= kAllowCrossSlotKeys;
-      else return absl::InvalidArgumentError(StrCat("ERR Unexpected flag in script shebang: ", flag));
+      else return absl::InvalidArgumentError(StrCat("ERR Unexpected flag in script shebang: ", errors::UpToNul(flag)));
     }
   }
   return flags;

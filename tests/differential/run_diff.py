@@ -132,18 +132,28 @@ class Conn:
         return data
 
     def reply(self):
-        line = self._line()
-        t, rest = line[:1], line[1:-2]
-        if t in (b"$", b"=", b"!"):
-            n = int(rest)
-            return line if n < 0 else line + self._exact(n + 2)
-        if t in (b"*", b"~", b">"):
-            n = int(rest)
-            return line + b"".join(self.reply() for _ in range(max(n, 0)))
-        if t in (b"%", b"|"):
-            n = int(rest)
-            return line + b"".join(self.reply() for _ in range(2 * n))
-        return line
+        """One whole reply, as its bytes; read without recursion (a script
+        can return tables nested thousands deep)."""
+        out = []
+        pending = [1]  # values still to read, per open aggregate
+        while pending:
+            pending[-1] -= 1
+            line = self._line()
+            out.append(line)
+            t, rest = line[:1], line[1:-2]
+            n = 0
+            if t in (b"$", b"=", b"!"):
+                if int(rest) >= 0:
+                    out.append(self._exact(int(rest) + 2))
+            elif t in (b"*", b"~", b">"):
+                n = max(int(rest), 0)
+            elif t in (b"%", b"|"):
+                n = 2 * max(int(rest), 0)
+            if n:
+                pending.append(n)
+            while pending and pending[-1] == 0:
+                pending.pop()
+        return b"".join(out)
 
     def call(self, args):
         self.sock.sendall(encode(args))

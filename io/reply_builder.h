@@ -36,6 +36,9 @@ class ReplyBuilder {
       : out_(out), resp_(resp), errors_(errors) {}
 
   int resp() const { return resp_; }
+  // The protocol of the replies written from now on (HELLO inside EXEC:
+  // the transaction's later replies use the new one, as in Redis).
+  void set_resp(int resp) { resp_ = resp; }
   OutBuffer* out() const { return out_; }
   ErrorReplyListener* error_listener() const { return errors_; }
 

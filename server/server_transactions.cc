@@ -49,6 +49,10 @@ void Server::Exec(CommandContext& ctx) {
       }
     }
     Call(c, *q.spec, argv, reply, now_ms, Clock::Ticks());  // one clock for the whole transaction, as Redis
+    if (c.resp != ctx.reply.resp()) {  // a HELLO: the next replies in its protocol
+      ctx.reply.set_resp(c.resp);
+      dropped.set_resp(c.resp);
+    }
   }
   transactions_.set_in_exec(false);
   propagation_.EndBlock();

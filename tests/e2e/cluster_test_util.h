@@ -173,15 +173,36 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
   for (size_t i = 0; i < ranges.size(); ++i) {
     Cmd(*nodes[i].conn, {"CLUSTER", "ADDSLOTSRANGE", std::to_string(ranges[i].first), std::to_string(ranges[i].second)});
   }
-  for (size_t i = 1; i < total; ++i) {
+  auto meet = [&nodes](size_t i) {
     Cmd(*nodes[0].conn,
         {"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes[i].port()), std::to_string(nodes[i].cport)});
-  }
+  };
+  for (size_t i = 1; i < total; ++i) meet(i);
+  // A handshake not done within the handshake timeout (cluster-node-timeout,
+  // at least 1 s) is dropped and never tried again, as in Redis: a node
+  // stalled that long (a loaded CI machine) would leave the cluster split
+  // for good, some nodes knowing a peer that does not know them. So, every
+  // 2 s while waiting, node 0 MEETs again each node that it and that node
+  // do not both know by its ID (a MEET while a handshake is in progress is
+  // a no-op; one to a known node only updates its address).
+  auto last_meet = std::chrono::steady_clock::now();
+  auto meet_again = [&] {
+    if (std::chrono::steady_clock::now() - last_meet < std::chrono::seconds(2)) return;
+    last_meet = std::chrono::steady_clock::now();
+    for (size_t i = 1; i < total; ++i) {
+      if (NodeLine(*nodes[0].conn, nodes[i].id).empty() || NodeLine(*nodes[i].conn, nodes[0].id).empty()) meet(i);
+    }
+  };
   for (size_t r = 0; r < replica_of.size(); ++r) {
     BusNode& replica = nodes[ranges.size() + r];
     const BusNode& master = nodes[replica_of[r]];
     const size_t at = ranges.size() + r;
-    if (!WaitFor([&] { return Has(NodeLine(*replica.conn, master.id), " connected "); }, 30)) {
+    if (!WaitFor(
+            [&] {
+              meet_again();
+              return Has(NodeLine(*replica.conn, master.id), " connected ");
+            },
+            30)) {
       return failed("seeing its master connected", at);
     }
     if (Cmd(*replica.conn, {"CLUSTER", "REPLICATE", master.id}) != "+OK\r\n") return failed("CLUSTER REPLICATE", at);
@@ -191,6 +212,7 @@ inline std::vector<BusNode> StartCluster(const std::vector<std::pair<int, int>>&
     RawConn& c = *nodes[i].conn;
     const bool ok = WaitFor(
         [&] {
+          meet_again();
           const std::string info = Text(Cmd(c, {"CLUSTER", "INFO"}));
           if (!Has(info, "cluster_state:ok\r\n") || !Has(info, known)) return false;
           for (size_t r = 0; r < replica_of.size(); ++r) {

@@ -430,7 +430,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
   // runs, so their cache misses overlap instead of queueing one by one.
   std::array<ParsedCommand, 16>& ahead = scratch_[scratch_level_].ahead;
   const bool execute_here = runs_main_loop();
-  const size_t max_ahead = (execute_here && limits.authenticated) ? ahead.size() : 1;
+  size_t max_ahead = (execute_here && limits.authenticated) ? ahead.size() : 1;
+  std::array<size_t, 16> starts;  // where each of `ahead` begins in `data`
   CommandBatch* batch = nullptr;
   size_t pos = 0;
   bool more = true;
@@ -438,6 +439,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
     size_t n = 0;
     std::string_view error;
     while (n < max_ahead && pos < data.size()) {
+      starts[n] = pos;
       size_t consumed = 0;
       RespParser::Result r = parser.Parse(data.substr(pos), limits, &ahead[n], &consumed);
       if (r == RespParser::Result::kNeedMore) {
@@ -472,6 +474,20 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
         if (conn->main_closed) {  // QUIT, CLIENT KILL of itself, ...
           *stop = true;
           return data.size();
+        }
+        // AUTH, HELLO ... AUTH or RESET changed the limits that what follows
+        // was parsed (or refused) with: parse it again, as Redis parses each
+        // command after the one before it ran.
+        if (const bool now_authenticated = conn->authenticated.load(std::memory_order_relaxed);
+            now_authenticated != limits.authenticated) [[unlikely]] {
+          limits.authenticated = now_authenticated;
+          max_ahead = now_authenticated ? ahead.size() : 1;
+          if (i + 1 < n) pos = starts[i + 1];
+          n = i + 1;
+          error = {};
+          more = true;
+          parser.Reset();
+          break;
         }
       }
     } else {

@@ -18,6 +18,7 @@
 // Thread-safety: main thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -96,19 +97,36 @@ class Clients {
   // CVE-2025-21605, as Debian's redis-server 7.0.15 patches it: a client
   // that must still authenticate may not let replies pile up unread. Past
   // what Redis's 16 KB reply buffer holds (anything more went to its reply
-  // list, which may hold 1 KB), it is closed, its replies dropped.
+  // list, which may hold 1 KB), it is closed, its replies dropped. What a
+  // client was sent before it lost its authentication (RESET) is not
+  // counted: Redis checks as it adds a reply written while unauthenticated.
   void LimitUnauthenticatedOutput(Client& c, int64_t now_ms) {
     constexpr uint64_t kUnauthenticatedOutputMax = 16 * 1024;
     if (c.closing || c.conn == nullptr || c.is_replica || c.is_master) return;
-    if (hooks_.UnsentOutput(c) > kUnauthenticatedOutputMax) CloseForOutputLimit(c, now_ms);
+    const uint64_t unsent = hooks_.UnsentOutput(c);
+    uint64_t allowed = kUnauthenticatedOutputMax;
+    if (!output_before_deauth_.empty()) [[unlikely]] {
+      if (auto it = output_before_deauth_.find(c.id()); it != output_before_deauth_.end()) {
+        it->second = std::min(it->second, unsent);  // what is left of it unsent
+        allowed += it->second;
+        if (it->second == 0) output_before_deauth_.erase(it);
+      }
+    }
+    if (unsent > allowed) CloseForOutputLimit(c, now_ms);
+  }
+  // `c` must authenticate again (RESET): the replies it has unsent so far
+  // are left out of LimitUnauthenticatedOutput's count.
+  void NoteDeauthenticated(const Client& c) {
+    if (const uint64_t unsent = hooks_.UnsentOutput(c); unsent > 0) output_before_deauth_[c.id()] = unsent;
   }
   // maxmemory-clients: `c` may have grown (its command ran, its input or
   // the output others wrote to it grew). Its new size goes into the running
   // total of what normal and pub/sub clients hold; a total at the limit
   // evicts (EvictIfNeeded). O(1) unless over the limit.
   void Weigh(Client& c, int64_t now_ms);
-  // `c` closed: it leaves the running total.
+  // `c` closed: it leaves the running total (and NoteDeauthenticated's).
   void ForgetMemory(const Client& c) {
+    if (!output_before_deauth_.empty()) output_before_deauth_.erase(c.id());
     if (auto it = memory_seen_.find(c.id()); it != memory_seen_.end()) {
       memory_total_ -= it->second;
       memory_seen_.erase(it);
@@ -143,6 +161,9 @@ class Clients {
   // stat_clients_type_memory, updated the same way: per command and cron).
   absl::flat_hash_map<uint64_t, uint64_t> memory_seen_;
   uint64_t memory_total_ = 0;
+  // NoteDeauthenticated: per client, the replies it had unsent when it lost
+  // its authentication (what of them is still unsent, once looked at).
+  absl::flat_hash_map<uint64_t, uint64_t> output_before_deauth_;
   int64_t maxclients_ = 10000;
   int64_t timeout_s_ = 0;
 };

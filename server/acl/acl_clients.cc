@@ -42,6 +42,7 @@ void AclResetAuth(Server& s, Client& c) {
   if (c.meta) c.meta->user.reset();
   c.authenticated = s.acl().DefaultAuthenticates();
   if (c.conn != nullptr) s.io().SetAuthenticated(c.conn, c.authenticated);
+  if (!c.authenticated) s.client_control().NoteDeauthenticated(c);
 }
 
 void CloseClientsOfUser(Server& s, const acl::User* u) {

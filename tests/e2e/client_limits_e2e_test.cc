@@ -425,5 +425,32 @@ TEST(ClientLimitsE2E, AnUnauthenticatedClientsRepliesAreLimited) {
   EXPECT_EQ(authed.ReadN(962 * 7).size(), 962u * 7);
 }
 
+// The limits of an unauthenticated connection follow each command, as
+// Redis parses each after the one before it ran: what is pipelined behind
+// a successful AUTH in the same write is not held to them (11 arguments,
+// a 20 KB one), what follows a RESET is; and replies written before the
+// RESET do not count against the 16 KB of unsent replies.
+TEST(ClientLimitsE2E, TheUnauthenticatedLimitsFollowEachCommand) {
+  TestServer s({"--requirepass", "x"});
+  ASSERT_TRUE(s.ready());
+  auto multibulk = [](const std::vector<std::string>& args) {
+    std::string out = "*" + std::to_string(args.size()) + "\r\n";
+    for (const std::string& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+    return out;
+  };
+  const std::string big(20000, 'b');
+  std::vector<std::string> eleven = {"RPUSH", "list"};
+  for (int i = 0; i < 9; ++i) eleven.push_back(std::to_string(i));
+  RawConn c(s.port());
+  ASSERT_TRUE(c.Send(multibulk({"AUTH", "x"}) + multibulk(eleven) + multibulk({"ECHO", big}) +
+                     multibulk({"ECHO", big}) + multibulk({"RESET"}) + multibulk({"PING"}) +
+                     multibulk({"ECHO", big})));
+  const std::string echoed = "$20000\r\n" + big + "\r\n";
+  EXPECT_EQ(c.ReadN(5 + 4 + 2 * echoed.size() + 8 + 34),
+            "+OK\r\n:9\r\n" + echoed + echoed + "+RESET\r\n-NOAUTH Authentication required.\r\n");
+  EXPECT_EQ(c.ReadSome(1 << 20), "-ERR Protocol error: unauthenticated bulk length\r\n");
+  EXPECT_TRUE(c.ReadEof());
+}
+
 }  // namespace
 }  // namespace ringkv::testing::client_limits_e2e_test

@@ -129,6 +129,11 @@ struct Connection {
   // cut into frames for the LinkSink, never parsed as RESP, and it never
   // moves to another thread. Set before the connection is adopted.
   bool framed : 1 = false;
+  // A connection of another thread than the main one sent what may change
+  // its parser limits (AUTH or HELLO unauthenticated, RESET): what follows
+  // is not parsed until the main thread ran it (ToIo::kResume), so that it
+  // is parsed with the limits that then apply, as Redis parses it.
+  bool awaiting_auth : 1 = false;
 
   uint32_t slot = 0;      // index in the owning thread's slot table
   uint32_t gen = 0;       // its completion tags' generation (24 bits; IoThread)

@@ -284,6 +284,11 @@ void IoSystem::DeliverBatch(ToMain& msg, std::vector<std::string_view>& args) {
   if (!b.protocol_error.empty() && !conn->main_closed && !conn->main_dead) {
     sink_->OnProtocolError(conn, b.protocol_error);
   }
+  // AUTH, HELLO or RESET ran: its thread parses what followed it with the limits
+  // that now apply (posted ahead of the replies, which keep their order).
+  if (b.resume_after && !conn->main_closed && !conn->main_dead) {
+    outbox_[conn->thread].push_back(ToIo::Resume(conn->id));
+  }
 }
 
 void IoSystem::HoldClosingOutput(const Connection* conn, uint64_t bytes) {

@@ -76,7 +76,33 @@ void IoThread::TakeSlot(Connection* conn) {
   conn->detaching = false;
 }
 
+namespace {
+
+// What may change a connection's parser limits for the commands after it:
+// unauthenticated, AUTH or HELLO; authenticated, RESET (any case).
+bool MayChangeLimits(std::span<const std::string_view> argv, bool authenticated) {
+  if (argv.empty()) return false;
+  auto is = [&](std::string_view name) {  // `name` in lower case
+    return argv[0].size() == name.size() && std::equal(name.begin(), name.end(), argv[0].begin(), [](char a, char b) {
+             return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
+           });
+  };
+  return authenticated ? is("reset") : is("auth") || is("hello");
+}
+
+}  // namespace
+
+void IoThread::Resume(Connection* conn) {
+  if (!conn->awaiting_auth) return;
+  conn->awaiting_auth = false;
+  if (conn->pending && !conn->closing && !conn->input_done) Process(conn, {});
+}
+
 void IoThread::Adopt(Connection* conn) {
+  // Handed over while its AUTH was in the main thread's hands (a retiring
+  // thread gives up every connection): what it holds is parsed once
+  // adopted, with the limits that apply then.
+  const bool resume = conn->awaiting_auth;
   TakeSlot(conn);
   if (!runs_main_loop()) live_[conn->id] = conn;
   ArmRecv(conn);
@@ -90,12 +116,14 @@ void IoThread::Adopt(Connection* conn) {
   } else if (Unsent(conn) || (conn->replica() != nullptr && conn->replica()->behind() > 0)) {
     MarkPending(conn);
   }
+  if (resume) Resume(conn);
 }
 
 bool IoThread::Movable(const Connection* conn, bool all) const {
   if (conn->framed) return false;  // a framed link lives on thread 0
   if (conn->closing || conn->detaching || conn == busy_ || conn == held_conn_) return false;
   if (all) return true;
+  if (conn->awaiting_auth) return false;  // its kResume is on its way here
   // What stays: a replica sent by offset from the main thread's backlog, a
   // replication link of the main thread (its primary's link, a replica),
   // and a connection that is closing anyway.
@@ -434,7 +462,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
   std::array<size_t, 16> starts;  // where each of `ahead` begins in `data`
   CommandBatch* batch = nullptr;
   size_t pos = 0;
-  bool more = true;
+  bool more = !conn->awaiting_auth;  // nothing is parsed until the main thread ran it
   while (more && pos < data.size()) {
     size_t n = 0;
     std::string_view error;
@@ -451,7 +479,17 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
         break;
       }
       pos += consumed;
-      if (r == RespParser::Result::kCommand) ++n;
+      if (r == RespParser::Result::kCommand) {
+        // Another thread's connection: after what may change its limits
+        // (AUTH or HELLO unauthenticated, RESET authenticated), wait for
+        // the main thread to run it before parsing on.
+        if (!execute_here && MayChangeLimits(ahead[n].argv, limits.authenticated)) {
+          conn->awaiting_auth = true;
+          more = false;
+        }
+        ++n;
+        if (conn->awaiting_auth) break;
+      }
     }
     if (execute_here) {
       // The slots are this nesting level's (scratch_level_): a nested turn
@@ -502,6 +540,7 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
           batch->arena.append(a);
         }
       }
+      if (conn->awaiting_auth) batch->resume_after = true;
     }
     if (!error.empty()) {
       *stop = true;
@@ -535,6 +574,12 @@ void IoThread::DrainMailbox() {
         conn->out.Splice(m.out);
         conn->extras()->stat_obuf.store(conn->out.size(), std::memory_order_relaxed);  // threads > 0 only
         MarkPending(conn);
+        break;
+      }
+      case ToIo::Kind::kResume: {
+        auto it = live_.find(m.id);
+        if (it == live_.end()) break;
+        Resume(it->second);
         break;
       }
       case ToIo::Kind::kClose: {

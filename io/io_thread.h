@@ -268,6 +268,9 @@ class IoThread {
     }
   }
   void Process(Connection* conn, std::string_view data);
+  // The main thread ran the AUTH, HELLO or RESET `conn` waited on
+  // (Connection::awaiting_auth): parses what it holds.
+  void Resume(Connection* conn);
   // A framed link's input: whole frames to the LinkSink, the rest kept in
   // conn->pending's buffer; a bad header closes the link.
   void ProcessFrames(Connection* conn, std::string_view data);

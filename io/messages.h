@@ -17,6 +17,10 @@ struct CommandBatch {
   std::vector<uint32_t> lens;   // one per argument
   std::vector<uint32_t> argc;   // one per command
   std::string protocol_error;   // non-empty: reply with it after the commands, then close
+  // Its last command may change the connection's parser limits (AUTH,
+  // HELLO, RESET): once it ran, the main thread posts ToIo::kResume
+  // (Connection::awaiting_auth).
+  bool resume_after = false;
 };
 
 // kOffer: the thread would give `conn` up (asked to by kReleaseSome or
@@ -38,7 +42,7 @@ struct ToMain {
 // flight). kRetire: offer every connection, and leave the loop once none is
 // left.
 struct ToIo {
-  enum class Kind : uint8_t { kAdopt, kReply, kClose, kStop, kReleaseSome, kRelease, kRetire };
+  enum class Kind : uint8_t { kAdopt, kReply, kClose, kStop, kReleaseSome, kRelease, kRetire, kResume };
   Kind kind;
   Connection* conn = nullptr;  // kAdopt only; others are addressed by id
   uint64_t id = 0;
@@ -56,6 +60,7 @@ struct ToIo {
   static ToIo ReleaseSome(uint64_t count) { return ToIo{Kind::kReleaseSome, nullptr, count, OutBuffer(), false}; }
   static ToIo Release(uint64_t id) { return ToIo{Kind::kRelease, nullptr, id, OutBuffer(), false}; }
   static ToIo Retire() { return ToIo{Kind::kRetire, nullptr, 0, OutBuffer(), false}; }
+  static ToIo Resume(uint64_t id) { return ToIo{Kind::kResume, nullptr, id, OutBuffer(), false}; }
 };
 
 }  // namespace ringkv::io

@@ -431,8 +431,6 @@ TEST(ClientLimitsE2E, AnUnauthenticatedClientsRepliesAreLimited) {
 // a 20 KB one), what follows a RESET is; and replies written before the
 // RESET do not count against the 16 KB of unsent replies.
 TEST(ClientLimitsE2E, TheUnauthenticatedLimitsFollowEachCommand) {
-  TestServer s({"--requirepass", "x"});
-  ASSERT_TRUE(s.ready());
   auto multibulk = [](const std::vector<std::string>& args) {
     std::string out = "*" + std::to_string(args.size()) + "\r\n";
     for (const std::string& a : args) out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
@@ -441,15 +439,25 @@ TEST(ClientLimitsE2E, TheUnauthenticatedLimitsFollowEachCommand) {
   const std::string big(20000, 'b');
   std::vector<std::string> eleven = {"RPUSH", "list"};
   for (int i = 0; i < 9; ++i) eleven.push_back(std::to_string(i));
-  RawConn c(s.port());
-  ASSERT_TRUE(c.Send(multibulk({"AUTH", "x"}) + multibulk(eleven) + multibulk({"ECHO", big}) +
-                     multibulk({"ECHO", big}) + multibulk({"RESET"}) + multibulk({"PING"}) +
-                     multibulk({"ECHO", big})));
   const std::string echoed = "$20000\r\n" + big + "\r\n";
-  EXPECT_EQ(c.ReadN(5 + 4 + 2 * echoed.size() + 8 + 34),
-            "+OK\r\n:9\r\n" + echoed + echoed + "+RESET\r\n-NOAUTH Authentication required.\r\n");
-  EXPECT_EQ(c.ReadSome(1 << 20), "-ERR Protocol error: unauthenticated bulk length\r\n");
-  EXPECT_TRUE(c.ReadEof());
+  // With I/O threads the connections are spread over them: those of the
+  // main thread's loop and those of the others take different paths.
+  for (const char* threads : {"1", "4"}) {
+    SCOPED_TRACE(std::string("io-threads ") + threads);
+    TestServer s({"--requirepass", "x", "--io-threads", threads});
+    ASSERT_TRUE(s.ready());
+    for (int conn = 0; conn < 4; ++conn) {
+      RawConn c(s.port());
+      ASSERT_TRUE(c.Send(multibulk({"AUTH", "x"}) + multibulk(eleven) + multibulk({"ECHO", big}) +
+                         multibulk({"ECHO", big}) + multibulk({"RESET"}) + multibulk({"PING"}) +
+                         multibulk({"ECHO", big})));
+      const std::string replies = "+OK\r\n:" + std::to_string(9 * (conn + 1)) + "\r\n" + echoed + echoed +
+                                  "+RESET\r\n-NOAUTH Authentication required.\r\n";
+      EXPECT_EQ(c.ReadN(replies.size()), replies);
+      EXPECT_EQ(c.ReadSome(1 << 20), "-ERR Protocol error: unauthenticated bulk length\r\n");
+      EXPECT_TRUE(c.ReadEof());
+    }
+  }
 }
 
 }  // namespace

@@ -43,6 +43,9 @@ bool MatchClass(std::string_view pattern, size_t* pi, char c, bool nocase) {
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase) {
+  // As Redis's stringmatchlen, whose loop needs a character of each: the
+  // empty string matches the empty pattern only ("*" does not match it).
+  if (str.empty()) return pattern.empty();
   size_t p = 0, s = 0;
   size_t star_p = std::string_view::npos, star_s = 0;
   while (s < str.size()) {

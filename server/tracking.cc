@@ -72,6 +72,9 @@ std::string Tracking::Enable(uint64_t client, const TrackingOptions& options) {
       prefixes_[p].clients.insert(client);
     }
   }
+  // In byte order, as Redis's rax of them: CLIENT TRACKINGINFO lists them
+  // so, and the overlap check above names the first in that order.
+  std::sort(prefixes.begin(), prefixes.end());
   t.options.prefixes = std::move(prefixes);
   return "";
 }
@@ -190,6 +193,7 @@ void Tracking::Flushed(uint64_t current) {
   std::vector<uint64_t> ids;
   ids.reserve(clients_.size());
   for (const auto& [id, t] : clients_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // in connection order, as Redis walks its client list
   for (uint64_t id : ids) {
     if (current != 0 && id == current) {
       pending_.emplace_back(std::nullopt);
@@ -206,7 +210,7 @@ void Tracking::SendPending(Client& c) {
     if (Find(c.id()) != nullptr) {
       Send(c.id(), k ? &*k : nullptr, k ? 1 : 0);
     } else if (!c.closing) {
-      Write(c, /*redirected=*/false, k ? &*k : nullptr, k ? 1 : 0);  // tracking turned off since
+      Write(c, /*redirected=*/false, k ? &*k : nullptr, k ? 1 : 0, c.resp);  // tracking turned off since
     }
   }
 }
@@ -245,10 +249,10 @@ void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
     }
     redirected = true;
   }
-  Write(*target, redirected, keys, n);
+  Write(*target, redirected, keys, n, c->resp);
 }
 
-void Tracking::Write(Client& target, bool redirected, const std::string* keys, size_t n) {
+void Tracking::Write(Client& target, bool redirected, const std::string* keys, size_t n, int tracker_resp) {
   io::ReplyBuilder rb(&delivery_.PushTarget(target), target.resp);
   if (target.resp >= 3) {
     rb.PushHeader(2);
@@ -261,6 +265,9 @@ void Tracking::Write(Client& target, bool redirected, const std::string* keys, s
     return;  // a RESP2 connection cannot take a push on its own
   }
   if (keys == nullptr) {  // FLUSHDB / FLUSHALL: everything
+    // A null in the tracking client's protocol, even when redirected to a
+    // connection of the other one: Redis writes shared.null[tracker's resp].
+    rb.set_resp(tracker_resp);
     rb.Null();
   } else {
     rb.ArrayHeader(static_cast<int64_t>(n));

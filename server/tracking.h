@@ -53,7 +53,7 @@ struct TrackingOptions {
   bool optin = false;
   bool optout = false;
   bool noloop = false;
-  std::vector<std::string> prefixes;  // BCAST only; "" when none given
+  std::vector<std::string> prefixes;  // BCAST only; "" when none given; once enabled, sorted
 };
 
 // A client's tracking component.
@@ -204,7 +204,9 @@ class Tracking {
   // reply, in order: a key, or nullopt for a flush (everything).
   std::vector<std::optional<std::string>> pending_;
   // The message itself, to `target` (the tracking client or its redirect).
-  void Write(Client& target, bool redirected, const std::string* keys, size_t n);
+  // `tracker_resp`: the protocol of the tracking client, whose a flush's
+  // null is written in (Redis's shared.null[c->resp]).
+  void Write(Client& target, bool redirected, const std::string* keys, size_t n, int tracker_resp);
 };
 
 }  // namespace ringkv::server

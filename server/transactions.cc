@@ -26,6 +26,9 @@ void Transactions::Forget(Client& c) {
 void Transactions::Queue(const Client& c, const CommandSpec& spec, std::span<const std::string_view> argv,
                          uint32_t flags) {
   MultiState& m = *multi_.at(c.id());
+  // A transaction EXEC will refuse keeps nothing more (QUEUED is still
+  // answered), as Redis's queueMultiCommand: CLIENT LIST's multi= stops.
+  if (m.aborted || WatchDirty(c)) return;
   QueuedCommand& q = m.commands.emplace_back(QueuedCommand{&spec, {argv.begin(), argv.end()}});
   for (const std::string& a : q.argv) m.bytes += a.size();
   m.flags |= flags;

@@ -344,8 +344,9 @@ void Acl::Log(Denied reason, LogContext context, std::string object, std::string
 }
 
 void Acl::set_log_max_len(size_t n) {
+  // The log is trimmed to it when an entry is next added, not now (as
+  // Redis: a lowered acllog-max-len leaves the entries until then).
   log_max_len_ = n;
-  while (log_.size() > log_max_len_) log_.pop_back();
 }
 
 std::string Acl::NoPermError(Denied d, const CommandSpec& spec) {

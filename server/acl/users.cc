@@ -302,10 +302,9 @@ bool ApplyRule(const CommandIndex& index, bool pubsub_all, std::string_view op, 
   } else if (op[0] == '(' && op.back() == ')') {
     Selector s = NewSelector(false, pubsub_all);
     std::vector<std::string> parts;
-    if (!SplitArgs(op.substr(1, op.size() - 2), &parts)) {
-      *reason = std::string(kErrSyntax);
-      return false;
-    }
+    // Unbalanced quotes split into no rules at all: an empty selector, as
+    // Redis's sdssplitargs gives aclCreateSelectorFromOpSet nothing.
+    if (!SplitArgs(op.substr(1, op.size() - 2), &parts)) parts.clear();
     for (const std::string& part : parts) {
       if (!ApplySelectorRule(index, part, &s, reason)) return false;
     }
@@ -355,7 +354,9 @@ bool MergeSelectorArgs(std::span<const std::string_view> args, std::vector<std::
   size_t open_at = 0;
   for (size_t j = 0; j < args.size(); ++j) {
     std::string_view op = args[j];
-    if (!open && !op.empty() && op[0] == '(' && op.back() != ')') {
+    // An opening word starts a selector even inside one (the one open is
+    // dropped), as Redis's ACLMergeSelectorArguments.
+    if (!op.empty() && op[0] == '(' && op.back() != ')') {
       selector = std::string(op);
       open = true;
       open_at = j;

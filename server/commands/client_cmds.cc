@@ -19,7 +19,8 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   m.qbuf_cap = io::QueryBufferCapacity(conn);
   m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf();
   m.omem = io::OutputBufferMemory(conn) + conn.main_out_allocated();
-  const MultiState* multi = transactions_.Find(c);
+  const bool in_exec = exec_client_ == &c;
+  const MultiState* multi = in_exec ? exec_queue_ : transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers
   // -- as Redis 7.0 counts them, its watched keys, subscriptions and
   // tracking prefixes too, so that maxmemory-clients sees a client that
@@ -57,12 +58,13 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[16];
   size_t nflags = 0;
-  const MultiState* multi = transactions_.Find(c);
+  const bool in_exec = exec_client_ == &c;
+  const MultiState* multi = in_exec ? exec_queue_ : transactions_.Find(c);
   if (c.monitor) flag_buf[nflags++] = 'O';
   if (c.is_replica) flag_buf[nflags++] = 'S';
   if (c.is_master) flag_buf[nflags++] = 'M';
   if (c.pubsub) flag_buf[nflags++] = 'P';
-  if (c.in_multi) flag_buf[nflags++] = 'x';
+  if (c.in_multi || in_exec) flag_buf[nflags++] = 'x';
   if (c.paused_wait || c.blocked) flag_buf[nflags++] = 'b';
   const ClientTracking* tracking = c.tracking ? tracking_.Find(c.id()) : nullptr;
   if (tracking != nullptr) flag_buf[nflags++] = 't';
@@ -73,7 +75,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   if (c.no_evict) flag_buf[nflags++] = 'e';
   if (nflags == 0) flag_buf[nflags++] = 'N';
   std::string_view flags(flag_buf, nflags);
-  std::string_view cmd = c.last_command ? std::string_view(c.last_command->name) : std::string_view("NULL");
+  std::string_view cmd = in_exec           ? std::string_view("exec")
+                         : c.last_command ? std::string_view(c.last_command->name)
+                                          : std::string_view("NULL");
   return StrCat("id=", c.id(), " addr=", conn.peer.ToString(), " laddr=", io::LocalAddress(conn, &io_->unix_socket()).ToString(), " fd=", conn.fd,
                       " name=", meta.name, " age=", now_ms / 1000 - c.created_s,
                       " idle=", now_ms / 1000 - c.last_interaction_s, " flags=", flags, " db=", c.db,

@@ -99,7 +99,7 @@ void ReplyChannels(ServerCommandContext& ctx, Kind kind) {
     return;
   }
   const std::vector<std::string> names =
-      ctx.server.pubsub().Channels(kind, ctx.argv.size() == 3 ? ctx.argv[2] : std::string_view());
+      ctx.server.pubsub().Channels(kind, ctx.argv.size() == 3 ? std::optional<std::string_view>(ctx.argv[2]) : std::nullopt);
   ctx.reply.ArrayHeader(static_cast<int64_t>(names.size()));
   for (const std::string& n : names) ctx.reply.Bulk(n);
 }

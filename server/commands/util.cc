@@ -81,7 +81,7 @@ void ReplySubcommandSyntaxError(CommandContext& ctx) {
 }
 
 bool ScanOptions::Matches(std::string_view s) const {
-  return pattern.empty() || pattern == "*" || core::GlobMatch(pattern, s);
+  return !has_pattern || pattern == "*" || core::GlobMatch(pattern, s);
 }
 
 bool ParseScanCursor(CommandContext& ctx, std::string_view arg, uint64_t* cursor) {
@@ -112,6 +112,7 @@ bool ParseScanOptions(CommandContext& ctx, size_t first, bool allow_type, ScanOp
       }
     } else if (Is(opt, "MATCH")) {
       opts->pattern = val;
+      opts->has_pattern = true;
     } else if (Is(opt, "TYPE") && allow_type) {
       opts->type = val;
     } else {

@@ -68,7 +68,8 @@ bool CheckType(CommandContext& ctx, const core::Entry* e, core::ValueType type);
 // `allow_type` (SCAN only). False when an error was replied.
 struct ScanOptions {
   int64_t count = 10;
-  std::string_view pattern;  // empty: every element
+  std::string_view pattern;  // MATCH's, when has_pattern
+  bool has_pattern = false;
   std::string_view type;     // SCAN's TYPE, empty: any
   bool Matches(std::string_view s) const;
 };

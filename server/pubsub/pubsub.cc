@@ -12,14 +12,15 @@
 namespace ringkv::server {
 namespace {
 
-// "message"/"smessage" channel payload, or "pmessage" pattern channel payload.
-std::string EncodeMessage(int resp, std::string_view verb, std::string_view pattern, std::string_view channel,
+// "message"/"smessage" channel payload, or "pmessage" pattern channel payload
+// (`pattern` not null; it may be empty).
+std::string EncodeMessage(int resp, std::string_view verb, const std::string* pattern, std::string_view channel,
                           std::string_view message) {
   io::OutBuffer out;
   io::ReplyBuilder rb(&out, resp);
-  rb.PushHeader(pattern.empty() ? 3 : 4);
+  rb.PushHeader(pattern == nullptr ? 3 : 4);
   rb.Bulk(verb);
-  if (!pattern.empty()) rb.Bulk(pattern);
+  if (pattern != nullptr) rb.Bulk(*pattern);
   rb.Bulk(channel);
   rb.Bulk(message);
   return out.ToString();
@@ -50,14 +51,14 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
   const bool weigh = limits_.client_eviction_limit() != 0;
   std::vector<uint64_t> grew;  // maxmemory-clients: the receivers, weighed after
   std::string plain[2];  // RESP2, RESP3: built on first need
-  std::string_view last_pattern;
+  const std::string* last_pattern = nullptr;
   std::string patterned[2];
-  const size_t receivers = ForEachReceiver(kind, channel, [&](uint64_t id, std::string_view pattern) {
+  const size_t receivers = ForEachReceiver(kind, channel, [&](uint64_t id, const std::string* pattern) {
     Client* c = connected_.Find(id);
     if (c == nullptr || c->closing) return;  // CLIENT REPLY OFF does not silence messages
     const int v = c->resp >= 3 ? 1 : 0;
     std::string* bytes = &plain[v];
-    if (!pattern.empty()) {
+    if (pattern != nullptr) {
       if (pattern != last_pattern) {
         patterned[0].clear();
         patterned[1].clear();
@@ -66,7 +67,7 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
       bytes = &patterned[v];
     }
     if (bytes->empty()) {
-      *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern.empty() ? verb : "pmessage", pattern, channel, message);
+      *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern == nullptr ? verb : "pmessage", pattern, channel, message);
     }
     FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
     if (weigh) grew.push_back(id);
@@ -87,7 +88,7 @@ void PubSub::UnsubscribeShardChannelsInSlot(int slot) {
   RINGKV_DCHECK_MAIN_THREAD();
   for (const std::string& channel : ShardChannelsInSlot(slot)) {
     std::vector<uint64_t> subscribers;
-    ForEachReceiver(Kind::kShard, channel, [&](uint64_t id, std::string_view) { subscribers.push_back(id); });
+    ForEachReceiver(Kind::kShard, channel, [&](uint64_t id, const std::string*) { subscribers.push_back(id); });
     for (uint64_t id : subscribers) {
       Unsubscribe(id, Kind::kShard, channel);
       Client* c = connected_.Find(id);

@@ -63,10 +63,10 @@ void PubSubRegistry::RemoveClient(uint64_t client) {
   }
 }
 
-std::vector<std::string> PubSubRegistry::Channels(Kind kind, std::string_view pattern) const {
+std::vector<std::string> PubSubRegistry::Channels(Kind kind, std::optional<std::string_view> pattern) const {
   std::vector<std::string> out;
   for (const auto& [name, subscribers] : Table(kind)) {
-    if (pattern.empty() || core::GlobMatch(pattern, name)) out.push_back(name);
+    if (!pattern || core::GlobMatch(*pattern, name)) out.push_back(name);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,21 +59,21 @@ class PubSubRegistry {
     size_t n = 0;
     const Subscribers& table = Table(kind);
     if (auto it = table.find(channel); it != table.end()) {
-      for (uint64_t client : it->second) fn(client, std::string_view());
+      for (uint64_t client : it->second) fn(client, static_cast<const std::string*>(nullptr));
       n += it->second.size();
     }
     if (kind != Kind::kChannel) return n;
     for (const auto& [pattern, subscribers] : patterns_) {
       if (!core::GlobMatch(pattern, channel)) continue;
-      for (uint64_t client : subscribers) fn(client, std::string_view(pattern));
+      for (uint64_t client : subscribers) fn(client, &pattern);
       n += subscribers.size();
     }
     return n;
   }
 
-  // PUBSUB: channels with subscribers (matching `pattern` unless empty),
-  // subscribers of one channel, and distinct patterns.
-  std::vector<std::string> Channels(Kind kind, std::string_view pattern) const;
+  // PUBSUB: channels with subscribers (matching `pattern` when given: ""
+  // matches only ""), subscribers of one channel, and distinct patterns.
+  std::vector<std::string> Channels(Kind kind, std::optional<std::string_view> pattern) const;
   size_t NumSub(Kind kind, std::string_view channel) const;
   size_t NumPatterns() const { return patterns_.size(); }
   size_t NumChannels(Kind kind) const { return Table(kind).size(); }

@@ -234,8 +234,16 @@ TEST_F(AclUsersTest, LogGroupsSimilarEntries) {
   EXPECT_EQ(acl_->log()[1].client_info, "info2");
   acl_->Log(Denied::kCommand, LogContext::kToplevel, "get", "u", "info4", 100000);  // more than a minute later
   EXPECT_EQ(acl_->log().size(), 3u);
+  // A lower acllog-max-len trims when the next entry comes, as Redis: a
+  // grouped entry moves to the front and trims nothing, a new one trims.
   acl_->set_log_max_len(1);
-  EXPECT_EQ(acl_->log().size(), 1u);
+  EXPECT_EQ(acl_->log().size(), 3u);
+  acl_->Log(Denied::kCommand, LogContext::kToplevel, "get", "u", "info5", 100001);
+  ASSERT_EQ(acl_->log().size(), 3u);
+  EXPECT_EQ(acl_->log()[0].count, 2u);
+  acl_->Log(Denied::kKey, LogContext::kToplevel, "k2", "u", "info6", 100002);
+  ASSERT_EQ(acl_->log().size(), 1u);
+  EXPECT_EQ(acl_->log()[0].object, "k2");
 }
 
 }  // namespace

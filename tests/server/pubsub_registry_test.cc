@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,9 @@ using Kind = PubSubRegistry::Kind;
 
 std::vector<std::pair<uint64_t, std::string>> Receivers(const PubSubRegistry& ps, Kind kind, std::string_view channel) {
   std::vector<std::pair<uint64_t, std::string>> out;
-  const size_t n = ps.ForEachReceiver(kind, channel, [&](uint64_t c, std::string_view p) { out.emplace_back(c, p); });
+  const size_t n = ps.ForEachReceiver(kind, channel, [&](uint64_t c, const std::string* p) {
+    out.emplace_back(c, p == nullptr ? "" : "pattern " + *p);
+  });
   EXPECT_EQ(n, out.size());
   return out;
 }
@@ -33,8 +36,12 @@ TEST(PubSubRegistryTest, ChannelSubscribersInOrderThenPatterns) {
   EXPECT_EQ(got[0], (std::pair<uint64_t, std::string>{2, ""}));
   EXPECT_EQ(got[1], (std::pair<uint64_t, std::string>{1, ""}));
   EXPECT_TRUE(Receivers(ps, Kind::kShard, "news").empty());  // shard channels are their own space
+  // The empty pattern is a pattern (a pmessage) and matches only the empty
+  // channel; "*" does not match it, as Redis's stringmatchlen.
+  EXPECT_TRUE(ps.Subscribe(4, Kind::kPattern, ""));
+  EXPECT_EQ(Receivers(ps, Kind::kChannel, ""), (std::vector<std::pair<uint64_t, std::string>>{{4, "pattern "}}));
   EXPECT_EQ(ps.ChannelAndPatternCount(1), 2u);
-  EXPECT_EQ(ps.NumPatterns(), 2u);
+  EXPECT_EQ(ps.NumPatterns(), 3u);
   EXPECT_EQ(ps.NumSub(Kind::kChannel, "news"), 2u);
 }
 
@@ -50,14 +57,16 @@ TEST(PubSubRegistryTest, TheComponentExistsOnlyWhileSubscribed) {
   ps.RemoveClient(7);
   EXPECT_FALSE(ps.Subscribed(7));
   EXPECT_EQ(ps.NumChannels(Kind::kShard), 0u);
-  EXPECT_TRUE(ps.Channels(Kind::kChannel, "").empty());
+  EXPECT_TRUE(ps.Channels(Kind::kChannel, std::nullopt).empty());
 }
 
 TEST(PubSubRegistryTest, ChannelsFilterByGlob) {
   PubSubRegistry ps;
   for (const char* c : {"a.1", "a.2", "b.1"}) ps.Subscribe(1, Kind::kChannel, c);
   EXPECT_EQ(ps.Channels(Kind::kChannel, "a.*").size(), 2u);
-  EXPECT_EQ(ps.Channels(Kind::kChannel, "").size(), 3u);
+  EXPECT_EQ(ps.Channels(Kind::kChannel, std::nullopt).size(), 3u);
+  EXPECT_TRUE(ps.Channels(Kind::kChannel, "").empty());  // "" matches only the channel "", as Redis
+  EXPECT_TRUE(ps.Channels(Kind::kChannel, "*").size() == 3u);
   EXPECT_EQ(ps.Subscriptions(1, Kind::kChannel), (std::vector<std::string>{"a.1", "a.2", "b.1"}));
 }
 

@@ -111,11 +111,13 @@ SKIPPABLE = {
     "minus-zero": "-0 as a multibulk count or a bulk length",
     "execabort": "EXEC refused before it runs (arity, subscribed context, NOAUTH): EXECABORT's wording",
     "reply-off": "CLIENT REPLY OFF / SKIP: a protocol error while in force, OFF queued in MULTI, RESET while OFF",
-    "auth-pipeline": "the limits of an unauthenticated connection on requests after AUTH / RESET in the same read",
+    "auth-pipeline": "fixed in ringkv, kept to replay it: the limits of an unauthenticated connection on requests "
+                     "after AUTH / RESET in the same read",
     "unauth-obuf": "more than 16 KB of replies pending for an unauthenticated connection (Debian's fix of "
                    "CVE-2025-21605 closes it): no bursts or wide commands while requirepass is set",
     "ssubscribe-multi": "SSUBSCRIBE queued in MULTI (Redis refuses it in EXEC: DENY BLOCKING client)",
-    "hello-in-multi": "HELLO queued in MULTI: the replies after it in the same EXEC",
+    "hello-in-multi": "fixed in ringkv, kept to replay it: HELLO queued in MULTI: the replies after it in the same "
+                      "EXEC",
     "tracking-flushdb": "FLUSHDB and the keys a tracking client read before it",
     "tracking-pending": "a flush in MULTI on a tracking connection: the order and number of the invalidations "
                         "after EXEC, and with CLIENT TRACKING OFF queued after it, the flush's invalidation "

@@ -179,15 +179,18 @@ MSGPACK = [b"\x93\x01\x02\x03", b"\x81\xa1a\x01", b"\xc0", b"\xc2", b"\xc3", b"\
 # Mismatches already reported, which --avoid NAME,... leaves out of the
 # generator so that a run can look past them (the default generates all).
 KNOWN = {
-    "shebang-parse": "an EVAL shebang without a newline, one sdssplitargs refuses (quotes), an empty flag "
+    "shebang-parse": "fixed in ringkv, kept to replay it: an EVAL shebang without a newline, one sdssplitargs "
+                     "refuses (quotes), an empty flag "
                      "between commas",
     "set-repl-args": "redis.set_repl() with other than one argument ('requires two arguments.' in Redis)",
     "error-crlf": "an error message with CR / LF at its ends ({err=...}, redis.error_reply, a command's error "
                   "quoting an argument): Redis trims them (sdstrim) before mapping the rest to spaces",
     "nan-format": "0/0 as a redis.call argument or a {double=0/0} reply: Redis's %.17g writes -nan",
-    "reply-depth": "a returned table nested deeper than 1000 (a table holding itself): Redis converts up to "
+    "reply-depth": "fixed in ringkv, kept to replay it: a returned table nested deeper than 1000 (a table holding "
+                   "itself): Redis converts up to "
                    "the Lua C stack's limit (about 8000)",
-    "function-api": "redis.replicate_commands / breakpoint / debug in a function (nil in Redis)",
+    "function-api": "fixed in ringkv, kept to replay it: redis.replicate_commands / breakpoint / debug in a function "
+                    "(nil in Redis)",
     "function-name-case": "functions whose names differ in case only, in one library: Redis 7.0.15 has no "
                           "answer to compare with (which one FCALL runs follows its dict's hash seed, and a later "
                           "FUNCTION LOAD REPLACE can fail its assertion functions.c:291 'ret == DICT_OK')",
@@ -196,25 +199,33 @@ KNOWN = {
                         "strings: Redis raises an err table, which pcall gives as 'ERR ...'",
     "string-metatable": "the strings' metatable, getmetatable(''), is writable (Redis: read-only), so a script "
                         "changes string methods for every later script",
-    "function-globals": "__redis__err__handler is a global in functions (not in Redis's function sandbox)",
+    "function-globals": "fixed in ringkv, kept to replay it: __redis__err__handler is a global in functions (not in "
+                        "Redis's function sandbox)",
     "multi-oom": "a command queued in MULTI while used memory > maxmemory: Redis refuses every one but EXEC, "
                  "DISCARD, QUIT and RESET with -OOM (then EXECABORT); ringkv queues it",
-    "command-flags": "COMMAND INFO of EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO: Redis lists the "
+    "command-flags": "fixed in ringkv, kept to replay it: COMMAND INFO of EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, "
+                     "FCALL_RO: Redis lists the "
                      "no_mandatory_keys flag",
     "getkeys-numkeys": "COMMAND GETKEYS / GETKEYSANDFLAGS of EVAL & co. with numkeys like '1.0' or ' 1': "
                        "Redis reads it with atoi",
-    "restore-pre-ga": "FUNCTION RESTORE of the 7.0-rc format (opcode 0xF6: name, engine, description, code), "
+    "restore-pre-ga": "fixed in ringkv, kept to replay it: FUNCTION RESTORE of the 7.0-rc format (opcode 0xF6: name, "
+                      "engine, description, code), "
                       "which Redis 7.0 loads",
-    "restore-order": "FUNCTION RESTORE of a damaged payload: Redis compiles each library as it reads it (the "
+    "restore-order": "fixed in ringkv, kept to replay it: FUNCTION RESTORE of a damaged payload: Redis compiles each "
+                     "library as it reads it (the "
                      "first bad one's error wins; a conflict with the loaded ones comes last); ringkv reads the "
                      "whole payload first, and reports an existing library before compiling",
-    "restore-duplicate": "FUNCTION RESTORE of a payload that names one library twice: Redis refuses it (\"Library "
+    "restore-duplicate": "fixed in ringkv, kept to replay it: FUNCTION RESTORE of a payload that names one library "
+                         "twice: Redis refuses it (\"Library "
                          "'x' already exists\", checked before the second copy is compiled), ringkv loads it",
-    "metadata-quotes": "FUNCTION LOAD's '#!lua name=...' line as sdssplitargs reads it: a closing quote must end "
+    "metadata-quotes": "fixed in ringkv, kept to replay it: FUNCTION LOAD's '#!lua name=...' line as sdssplitargs "
+                       "reads it: a closing quote must end "
                        "the word, \\xHH and \\n escapes in double quotes",
-    "function-flush-state": "the functions' Lua state after FUNCTION FLUSH: Redis keeps it (a cjson setting "
+    "function-flush-state": "fixed in ringkv, kept to replay it: the functions' Lua state after FUNCTION FLUSH: "
+                            "Redis keeps it (a cjson setting "
                             "such as encode_number_precision stays), ringkv starts a new one",
-    "metatable": "getmetatable() of redis, cjson, string, math, bit, struct, cmsgpack, table: nil in Redis (its "
+    "metatable": "fixed in ringkv, kept to replay it: getmetatable() of redis, cjson, string, math, bit, struct, "
+                 "cmsgpack, table: nil in Redis (its "
                  "tables are read-only by a flag, not a metatable); _G's is {__index = function} in Redis, "
                  "{__index = table, __newindex = function, __metatable = ...} in ringkv",
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <future>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "io/fork_gate.h"
 #include "io/io_log.h"
@@ -79,15 +80,14 @@ void IoThread::TakeSlot(Connection* conn) {
 namespace {
 
 // What may change a connection's parser limits for the commands after it:
-// unauthenticated, AUTH or HELLO; authenticated, RESET (any case).
+// unauthenticated, AUTH or HELLO; authenticated, RESET (any case). (EXEC
+// cannot: an unauthenticated client has no MULTI, an authenticated one
+// stays so.) Run per parsed command: the common case is one size compare.
 bool MayChangeLimits(std::span<const std::string_view> argv, bool authenticated) {
   if (argv.empty()) return false;
-  auto is = [&](std::string_view name) {  // `name` in lower case
-    return argv[0].size() == name.size() && std::equal(name.begin(), name.end(), argv[0].begin(), [](char a, char b) {
-             return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
-           });
-  };
-  return authenticated ? is("reset") : is("auth") || is("hello");
+  const absl::string_view name(argv[0].data(), argv[0].size());
+  if (authenticated) return name.size() == 5 && absl::EqualsIgnoreCase(name, "reset");
+  return absl::EqualsIgnoreCase(name, "auth") || absl::EqualsIgnoreCase(name, "hello");
 }
 
 }  // namespace
@@ -453,21 +453,24 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
   ParserLimits limits{limits_.max_bulk_len.load(std::memory_order_relaxed),
                       conn->authenticated.load(std::memory_order_relaxed)};
   // Local connections parse a pipelined batch ahead (authenticated clients
-  // only: AUTH inside a batch would change the limits of what follows) and
-  // let the sink prefetch the data the commands will touch before the first
-  // runs, so their cache misses overlap instead of queueing one by one.
+  // only) and let the sink prefetch the data the commands will touch before
+  // the first runs, so their cache misses overlap instead of queueing one by
+  // one. A batch ends at a command that may change the parser limits (AUTH,
+  // HELLO, RESET): what follows is parsed once it ran, with the limits then
+  // in force, as Redis parses each command after the one before it ran --
+  // here in the next round, on another thread once the main thread says so
+  // (ToIo::kResume; nothing is parsed while Connection::awaiting_auth).
   std::array<ParsedCommand, 16>& ahead = scratch_[scratch_level_].ahead;
   const bool execute_here = runs_main_loop();
-  size_t max_ahead = (execute_here && limits.authenticated) ? ahead.size() : 1;
-  std::array<size_t, 16> starts;  // where each of `ahead` begins in `data`
   CommandBatch* batch = nullptr;
   size_t pos = 0;
-  bool more = !conn->awaiting_auth;  // nothing is parsed until the main thread ran it
+  bool more = !conn->awaiting_auth;
   while (more && pos < data.size()) {
+    const size_t max_ahead = (execute_here && limits.authenticated) ? ahead.size() : 1;
     size_t n = 0;
+    bool limits_may_change = false;
     std::string_view error;
     while (n < max_ahead && pos < data.size()) {
-      starts[n] = pos;
       size_t consumed = 0;
       RespParser::Result r = parser.Parse(data.substr(pos), limits, &ahead[n], &consumed);
       if (r == RespParser::Result::kNeedMore) {
@@ -479,16 +482,9 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
         break;
       }
       pos += consumed;
-      if (r == RespParser::Result::kCommand) {
-        // Another thread's connection: after what may change its limits
-        // (AUTH or HELLO unauthenticated, RESET authenticated), wait for
-        // the main thread to run it before parsing on.
-        if (!execute_here && MayChangeLimits(ahead[n].argv, limits.authenticated)) {
-          conn->awaiting_auth = true;
-          more = false;
-        }
-        ++n;
-        if (conn->awaiting_auth) break;
+      if (r == RespParser::Result::kCommand && MayChangeLimits(ahead[n++].argv, limits.authenticated)) [[unlikely]] {
+        limits_may_change = true;
+        break;
       }
     }
     if (execute_here) {
@@ -513,21 +509,8 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
           *stop = true;
           return data.size();
         }
-        // AUTH, HELLO ... AUTH or RESET changed the limits that what follows
-        // was parsed (or refused) with: parse it again, as Redis parses each
-        // command after the one before it ran.
-        if (const bool now_authenticated = conn->authenticated.load(std::memory_order_relaxed);
-            now_authenticated != limits.authenticated) [[unlikely]] {
-          limits.authenticated = now_authenticated;
-          max_ahead = now_authenticated ? ahead.size() : 1;
-          if (i + 1 < n) pos = starts[i + 1];
-          n = i + 1;
-          error = {};
-          more = true;
-          parser.Reset();
-          break;
-        }
       }
+      if (limits_may_change) limits.authenticated = conn->authenticated.load(std::memory_order_relaxed);
     } else {
       for (size_t i = 0; i < n; ++i) {
         if (batch == nullptr) {
@@ -540,7 +523,11 @@ size_t IoThread::ParseAndDispatch(Connection* conn, RespParser& parser, std::str
           batch->arena.append(a);
         }
       }
-      if (conn->awaiting_auth) batch->resume_after = true;
+      if (limits_may_change) {
+        conn->awaiting_auth = true;
+        batch->resume_after = true;
+        more = false;
+      }
     }
     if (!error.empty()) {
       *stop = true;

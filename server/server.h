@@ -580,11 +580,6 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   BlockedClients blocking_{*this};
   Transactions transactions_;  // MULTI queues and WATCHed keys
   const CommandSpec* exec_spec_ = nullptr;
-  // The client whose EXEC is running and its queue (Exec): CLIENT LIST and
-  // ACL LOG show it as Redis does while the queue runs -- in MULTI
-  // (flags=x, multi=<count>), running exec.
-  const Client* exec_client_ = nullptr;
-  const MultiState* exec_queue_ = nullptr;
   // Scripting: a member (the gate's busy check is a load); the component
   // behind it is made by the first script command.
   scripting::ScriptingSide scripting_{*this, *config_, clock_, commands_};

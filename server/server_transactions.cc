@@ -26,9 +26,7 @@ void Server::Exec(CommandContext& ctx) {
   }
   ctx.reply.ArrayHeader(static_cast<int64_t>(m->commands.size()));
   propagation_.BeginBlock();
-  transactions_.set_in_exec(true);
-  exec_client_ = &c;
-  exec_queue_ = m.get();
+  transactions_.BeginExec(c, *m);
   // A transaction runs whole, as in Redis, even when its client is closed
   // half-way (its output limit, client eviction: Server::CloseNow turns its
   // replies off): the rest of its replies go nowhere.
@@ -56,9 +54,7 @@ void Server::Exec(CommandContext& ctx) {
       dropped.set_resp(c.resp);
     }
   }
-  transactions_.set_in_exec(false);
-  exec_client_ = nullptr;
-  exec_queue_ = nullptr;
+  transactions_.EndExec();
   propagation_.EndBlock();
   c.last_command = exec_spec_;
   c.woff = persistence_.aof().fed_offset();

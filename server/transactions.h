@@ -83,13 +83,23 @@ class Transactions {
   std::unique_ptr<MultiState> TakeForExec(Client& c, absl::FunctionRef<bool(int, std::string_view)> expired_now,
                                           bool* dirty);
   // EXEC's queue is running (no command may block inside it).
-  bool in_exec() const { return in_exec_; }
-  void set_in_exec(bool on) { in_exec_ = on; }
+  bool in_exec() const { return exec_client_ != nullptr; }
+  // EXEC's second half: `c`'s `queue` runs between these. While it does,
+  // `c` is still shown in MULTI with that queue (CLIENT LIST, ACL LOG:
+  // flags=x, multi=<count>, cmd=exec), as Redis shows it.
+  void BeginExec(const Client& c, const MultiState& queue) {
+    exec_client_ = &c;
+    exec_queue_ = &queue;
+  }
+  void EndExec() { exec_client_ = nullptr, exec_queue_ = nullptr; }
+  // The queue `c`'s EXEC is running, or null.
+  const MultiState* RunningQueue(const Client& c) const { return exec_client_ == &c ? exec_queue_ : nullptr; }
 
  private:
   absl::flat_hash_map<uint64_t, std::unique_ptr<MultiState>> multi_;
   WatchedKeys watched_;
-  bool in_exec_ = false;
+  const Client* exec_client_ = nullptr;  // BeginExec .. EndExec
+  const MultiState* exec_queue_ = nullptr;
 };
 
 }  // namespace ringkv::server

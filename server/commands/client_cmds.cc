@@ -19,8 +19,8 @@ Server::ClientMemoryUse Server::MemoryOf(const Client& c) const {
   m.qbuf_cap = io::QueryBufferCapacity(conn);
   m.obuf = conn.thread == 0 ? conn.out.size() : conn.stat_obuf();
   m.omem = io::OutputBufferMemory(conn) + conn.main_out_allocated();
-  const bool in_exec = exec_client_ == &c;
-  const MultiState* multi = in_exec ? exec_queue_ : transactions_.Find(c);
+  const MultiState* running = transactions_.RunningQueue(c);
+  const MultiState* multi = running != nullptr ? running : transactions_.Find(c);
   // Everything this client holds: the structs, its components and buffers
   // -- as Redis 7.0 counts them, its watched keys, subscriptions and
   // tracking prefixes too, so that maxmemory-clients sees a client that
@@ -58,8 +58,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms, Argv running
   const ClientMeta& meta = c.meta ? *c.meta : kNoMeta;
   char flag_buf[16];
   size_t nflags = 0;
-  const bool in_exec = exec_client_ == &c;
-  const MultiState* multi = in_exec ? exec_queue_ : transactions_.Find(c);
+  const MultiState* exec_queue = transactions_.RunningQueue(c);
+  const bool in_exec = exec_queue != nullptr;
+  const MultiState* multi = in_exec ? exec_queue : transactions_.Find(c);
   if (c.monitor) flag_buf[nflags++] = 'O';
   if (c.is_replica) flag_buf[nflags++] = 'S';
   if (c.is_master) flag_buf[nflags++] = 'M';

@@ -261,11 +261,14 @@ bool Config::SetFromCommand(const std::vector<std::pair<std::string, std::string
   return ApplyStaged(staged, error);
 }
 
-// Checks and parses every pair before anything changes.
+// Checks every pair, then parses them, before anything changes -- Redis's
+// two passes, so that a name error anywhere wins over a value error.
 bool Config::StageSet(const std::vector<std::pair<std::string, std::string>>& pairs, bool local_client,
                       std::vector<Staged>* staged, std::string* error) {
   const std::string& protected_configs = Str("enable-protected-configs");
   const bool protected_ok = protected_configs == "yes" || (protected_configs == "local" && local_client);
+  std::vector<ConfigParam*> primaries;
+  primaries.reserve(pairs.size());
   for (const auto& [name, arg] : pairs) {
     ConfigParam* p = Find(name);
     if (p == nullptr) {
@@ -273,8 +276,8 @@ bool Config::StageSet(const std::vector<std::pair<std::string, std::string>>& pa
       return false;
     }
     ConfigParam* primary = p->primary;
-    std::string value, reason;
-    if (std::any_of(staged->begin(), staged->end(), [&](const Staged& s) { return s.param == primary; })) {
+    const char* reason = nullptr;
+    if (std::find(primaries.begin(), primaries.end(), primary) != primaries.end()) {
       reason = "duplicate parameter";
     } else if (primary->mutability == Mutability::kImmutable) {
       reason = "can't set immutable config";
@@ -282,14 +285,45 @@ bool Config::StageSet(const std::vector<std::pair<std::string, std::string>>& pa
       reason = "can't set protected config";
     } else if (!primary->implemented) {
       reason = "not supported by ringkv (the parameter has no effect here)";
-    } else if (Parse(*primary, std::span<const std::string>(&arg, 1), &value, &reason)) {
-      staged->push_back({primary, std::move(value), name});
-      continue;
     }
-    *error = SetError(name, reason);
-    return false;
+    if (reason != nullptr) {
+      *error = SetError(name, reason);
+      return false;
+    }
+    primaries.push_back(primary);
+  }
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const auto& [name, arg] = pairs[i];
+    std::string value, reason;
+    if (!Parse(*primaries[i], std::span<const std::string>(&arg, 1), &value, &reason)) {
+      // Redis has set the ones before and restores them, and this one, from
+      // the values CONFIG GET showed; where that shows less than the value
+      // holds, the rest is lost, and so it is here.
+      for (size_t j = 0; j <= i; ++j) {
+        if (ReloadFromShown(*primaries[j])) RunHooks(*primaries[j]);
+      }
+      *error = SetError(name, reason);
+      return false;
+    }
+    staged->push_back({primaries[i], std::move(value), name});
   }
   return true;
+}
+
+// A value that keeps more than CONFIG GET shows (notify-keyspace-events'
+// 'n' beside 'A') becomes what the shown form parses to. Returns whether it
+// changed.
+bool Config::ReloadFromShown(ConfigParam& p) {
+  if (p.type->shown == nullptr) return false;
+  const std::string shown = p.type->shown(p.value);
+  std::string value, reason;
+  if (!Parse(p, std::span<const std::string>(&shown, 1), &value, &reason) || value == p.value) return false;
+  p.value = std::move(value);
+  return true;
+}
+
+void Config::RunHooks(const ConfigParam& p) {
+  for (uint32_t hook : p.hooks) (void)hooks_[hook]();
 }
 
 // Runs the callbacks of the stored values, each once; on a failure restores
@@ -308,6 +342,13 @@ bool Config::ApplyStaged(std::vector<Staged>& staged, std::string* error) {
       Log(kWarning, StrCat("Failed applying new configuration. Possibly related to new ", s.name,
                            " setting. Restoring previous settings."));
       for (Staged& undo : staged) std::swap(undo.param->value, undo.value);
+      // Restored, as Redis restores them, from the values CONFIG GET showed.
+      for (Staged& undo : staged) {
+        if (!ReloadFromShown(*undo.param)) continue;
+        for (uint32_t hook : undo.param->hooks) {
+          if (std::find(ran.begin(), ran.end(), hook) == ran.end()) ran.push_back(hook);
+        }
+      }
       for (uint32_t again : ran) (void)hooks_[again]();
       *error = SetError(s.name, ToStd(status.message()));
       return false;

@@ -152,6 +152,8 @@ class Config {
   bool StageSet(const std::vector<std::pair<std::string, std::string>>& pairs, bool local_client,
                 std::vector<Staged>* staged, std::string* error);
   bool ApplyStaged(std::vector<Staged>& staged, std::string* error);
+  bool ReloadFromShown(ConfigParam& p);
+  void RunHooks(const ConfigParam& p);
 
   std::string RewrittenText(const std::string& original, bool force_all = false) const;
 

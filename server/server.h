@@ -251,12 +251,21 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
     SignalModifiedKey(db, key, by_server);
     NotifyKeyspaceEvent(type, event, db, key);
   }
+  // The server deleted `key` on its own (expiry, eviction): as KeyEvent
+  // with by_server, but the event is published before the key's readers
+  // are told (Redis's deleteExpiredKeyAndPropagate and performEvictions
+  // notify, then signal), which a connection getting both sees.
+  void KeyDeletedByServer(uint32_t type, std::string_view event, int db, std::string_view key) {
+    RINGKV_DCHECK_MAIN_THREAD();
+    NotifyKeyspaceEvent(type, event, db, key);
+    SignalModifiedKey(db, key, /*by_server=*/true);
+  }
   // Redis's signalModifiedKey (WATCH, blocking, client-side caching).
   void SignalModifiedKey(int db, std::string_view key, bool by_server = false) {
     // by_server: a deletion (told before the entry goes).
     transactions_.watched().Touch(db, key, [&] { return !by_server && keyspace_.db(db).Peek(key) != nullptr; });
     blocking_.SignalWrite(db, key);
-    if (!tracking_.empty()) tracking_.KeyWritten(key, current_client_id(), by_server);
+    if (!tracking_.idle()) tracking_.KeyWritten(key, current_client_id(), by_server);
   }
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     pubsub_.NotifyKeyspaceEvent(type, event, db, key);

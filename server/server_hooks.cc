@@ -134,7 +134,7 @@ void Server::PropagateOwnExpiry(int db, std::string_view key) {
   std::string k(key);
   std::string_view del[] = {"DEL", k};
   propagation_.Propagate(db, del);
-  KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
+  KeyDeletedByServer(notify::kExpired, "expired", db, k);
 }
 
 // ---- Clients::Hooks ------------------------------------------------------------------

@@ -72,7 +72,7 @@ void Server::OnKeyExpired(int db, std::string_view key) {
   std::string k(key);  // the key's storage goes away with the entry
   std::string_view del[] = {lazy_expire_ ? "UNLINK" : "DEL", k};
   propagation_.Propagate(db, del);
-  KeyEvent(notify::kExpired, "expired", db, k, /*by_server=*/true);
+  KeyDeletedByServer(notify::kExpired, "expired", db, k);
 }
 
 void Server::OnKeyEvicted(int db, std::string_view key) {
@@ -82,7 +82,7 @@ void Server::OnKeyEvicted(int db, std::string_view key) {
     std::string_view del[] = {lazy_eviction_ ? "UNLINK" : "DEL", k};
     propagation_.Propagate(db, del);
   }
-  KeyEvent(notify::kEvicted, "evicted", db, k, /*by_server=*/true);
+  KeyDeletedByServer(notify::kEvicted, "evicted", db, k);
 }
 
 void Server::OnKeyCreated(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kNew, "new", db, key); }

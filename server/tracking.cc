@@ -90,6 +90,7 @@ void Tracking::Disable(uint64_t client) {
   }
   // Default-mode entries are left to lapse: a key's next write skips
   // clients that no longer track, as Redis does.
+  if (!pending_.empty()) lapsed_ = Lapsed{client, it->second.options.redirect, it->second.broken_redirect};
   clients_.erase(it);
 }
 
@@ -206,11 +207,19 @@ void Tracking::Flushed(uint64_t current) {
 void Tracking::SendPending(Client& c) {
   std::vector<std::optional<std::string>> pending;
   pending.swap(pending_);
+  std::optional<Lapsed> lapsed;
+  lapsed.swap(lapsed_);
   for (const std::optional<std::string>& k : pending) {
+    const std::string* keys = k ? &*k : nullptr;
+    const size_t n = k ? 1 : 0;
     if (Find(c.id()) != nullptr) {
-      Send(c.id(), k ? &*k : nullptr, k ? 1 : 0);
-    } else if (!c.closing) {
-      Write(c, /*redirected=*/false, k ? &*k : nullptr, k ? 1 : 0, c.resp);  // tracking turned off since
+      Send(c.id(), keys, n);
+    } else if (!c.closing) {  // tracking turned off since
+      if (lapsed && lapsed->client == c.id()) {
+        Deliver(c, lapsed->redirect, &lapsed->broken_redirect, keys, n);
+      } else {
+        Write(c, /*redirected=*/false, keys, n, c.resp);
+      }
     }
   }
 }
@@ -232,24 +241,28 @@ void Tracking::Send(uint64_t id, const std::string* keys, size_t n) {
   if (c == nullptr || c->closing) return;
   ClientTracking* t = Find(id);
   if (t == nullptr) return;
-  Client* target = c;
-  bool redirected = false;
-  if (t->options.redirect != 0) {
-    target = delivery_.TrackingClient(t->options.redirect);
-    if (target == nullptr || target->closing) {
-      // Told once, on its own connection, when it speaks RESP3.
-      if (!t->broken_redirect && c->resp >= 3) {
-        io::ReplyBuilder rb(&delivery_.PushTarget(*c), c->resp);
-        rb.PushHeader(2);
-        rb.Bulk("tracking-redir-broken");
-        rb.Integer(static_cast<int64_t>(t->options.redirect));
-      }
-      t->broken_redirect = true;
-      return;
-    }
-    redirected = true;
+  Deliver(*c, t->options.redirect, &t->broken_redirect, keys, n);
+}
+
+void Tracking::Deliver(Client& c, uint64_t redirect, bool* broken_redirect, const std::string* keys, size_t n) {
+  if (redirect == 0) {
+    Write(c, /*redirected=*/false, keys, n, c.resp);
+    return;
   }
-  Write(*target, redirected, keys, n, c->resp);
+  Client* target = delivery_.TrackingClient(redirect);
+  if (target == nullptr || target->closing) {
+    // Each message becomes this notice, on the client's own connection when
+    // it speaks RESP3 (Redis's sendTrackingMessage).
+    *broken_redirect = true;
+    if (c.resp >= 3) {
+      io::ReplyBuilder rb(&delivery_.PushTarget(c), c.resp);
+      rb.PushHeader(2);
+      rb.Bulk("tracking-redir-broken");
+      rb.Integer(static_cast<int64_t>(redirect));
+    }
+    return;
+  }
+  Write(*target, /*redirected=*/true, keys, n, c.resp);
 }
 
 void Tracking::Write(Client& target, bool redirected, const std::string* keys, size_t n, int tracker_resp) {

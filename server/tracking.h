@@ -20,8 +20,8 @@
 //   tracking.TrackRead(c, get_spec, argv);   // after GET k
 //   tracking.KeyWritten("k", writer, false); // SET k by another client: c is told now
 //
-// Hot path: KeyWritten is called only while somebody tracks (empty() is
-// inline); FlushPending and LimitTable are inline tests; the Delivery's
+// Hot path: KeyWritten is called only while somebody tracks or a key is
+// remembered (idle() is inline); FlushPending and LimitTable are inline tests; the Delivery's
 // virtual calls happen once per invalidation message.
 //
 // Thread-safety: main thread only.
@@ -61,7 +61,9 @@ struct ClientTracking {
   TrackingOptions options;
   bool caching_yes = false;      // CLIENT CACHING YES for the next command (OPTIN)
   bool caching_no = false;       // CLIENT CACHING NO for the next command (OPTOUT)
-  bool broken_redirect = false;  // the redirect client went away
+  // The redirect client went away (CLIENT TRACKINGINFO's broken_redirect);
+  // every message since was replaced by a tracking-redir-broken push.
+  bool broken_redirect = false;
 };
 
 class Config;
@@ -103,7 +105,11 @@ class Tracking {
   // `by_server`: the server's own change (expiry, eviction), which reaches
   // NOLOOP BCAST clients too. Clients are told now, except `current`
   // itself, which is told after its reply (FlushPending).
-  // REQUIRES: !empty() (the caller's cheap test).
+  // A write forgets the key's readers even when none of them tracks any
+  // more (as Redis: turning tracking off leaves the table alone, and a
+  // client that turns it on again is told of keys it read before only if
+  // they were not written meanwhile).
+  // REQUIRES: !idle() (the caller's cheap test).
   void KeyWritten(std::string_view key, uint64_t current, bool by_server);
   // FLUSHDB / FLUSHALL: every tracking client is told to drop everything,
   // `current` after its reply, and every tracked key is forgotten (Redis's
@@ -113,7 +119,8 @@ class Tracking {
   bool has_pending() const { return !pending_.empty(); }
   // After client `c`'s command replied: what it invalidated of its own keys
   // and each flush it made, in the order they happened -- even when the
-  // command (inside EXEC) turned tracking off, as Redis sends them.
+  // command (inside EXEC) turned tracking off, as Redis sends them: then to
+  // the redirect it had (Redis keeps client_tracking_redirection).
   void FlushPending(Client& c) {
     if (!pending_.empty()) SendPending(c);
   }
@@ -146,6 +153,8 @@ class Tracking {
   // prefix, its place in the prefix's list of clients. 0 when not tracking.
   size_t MemoryOf(uint64_t client) const;
   bool empty() const { return clients_.empty(); }
+  // Nobody tracks and no key is remembered: a write has nothing to do.
+  bool idle() const { return clients_.empty() && table_.empty(); }
   size_t clients() const { return clients_.size(); }
 
   // After a read-only command of a default-mode client: remembers that it
@@ -203,6 +212,18 @@ class Tracking {
   // Invalidations for the running command's own client, sent after its
   // reply, in order: a key, or nullopt for a flush (everything).
   std::vector<std::optional<std::string>> pending_;
+  // A client that turned tracking off while it had pending messages, and
+  // its redirect then (0: none): where SendPending sends them.
+  struct Lapsed {
+    uint64_t client;
+    uint64_t redirect;
+    bool broken_redirect;
+  };
+  std::optional<Lapsed> lapsed_;
+  // A message of tracking client `c` (its settings: redirect, broken flag)
+  // to `c` or its redirect; a missing redirect gets c a
+  // tracking-redir-broken push instead (RESP3 only).
+  void Deliver(Client& c, uint64_t redirect, bool* broken_redirect, const std::string* keys, size_t n);
   // The message itself, to `target` (the tracking client or its redirect).
   // `tracker_resp`: the protocol of the tracking client, whose a flush's
   // null is written in (Redis's shared.null[c->resp]).

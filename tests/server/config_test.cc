@@ -211,6 +211,52 @@ TEST(ConfigTest, FailingApplyRollsEverythingBack) {
   EXPECT_EQ(applied, 2);  // applied, then re-applied with the restored value
 }
 
+// Redis checks every name first, then sets the values: a name error
+// anywhere wins over a bad value before it.
+TEST(ConfigTest, NameErrorsComeBeforeValueErrors) {
+  Config c;
+  std::string err;
+  EXPECT_FALSE(c.SetFromCommand({{"timeout", "abc"}, {"nosuch", "1"}}, &err));
+  EXPECT_EQ(err, "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+  EXPECT_FALSE(c.SetFromCommand({{"timeout", "abc"}, {"databases", "2"}}, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config");
+}
+
+// A failed CONFIG SET restores notify-keyspace-events from the value CONFIG
+// GET shows ("AKE" for KEAn), as Redis's rollback does: the 'n' is lost.
+TEST(ConfigTest, AFailedSetRestoresValuesFromTheirShownForm) {
+  Config c;
+  std::string err;
+  int applied = 0;
+  c.OnChange("notify-keyspace-events", [&] {
+    ++applied;
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(c.SetFromCommand({{"notify-keyspace-events", "KEAn"}}, &err)) << err;
+  const std::string with_n = c.Str("notify-keyspace-events");
+  EXPECT_EQ(c.Match({"notify-keyspace-events"})[0].second, "AKE");
+  EXPECT_FALSE(c.SetFromCommand({{"notify-keyspace-events", "q"}}, &err));
+  EXPECT_NE(c.Str("notify-keyspace-events"), with_n);
+  EXPECT_EQ(applied, 2);  // the set, then the restore that changed it
+  EXPECT_EQ(c.Match({"notify-keyspace-events"})[0].second, "AKE");
+
+  // Set before the failing one: restored too; after it: untouched.
+  ASSERT_TRUE(c.SetFromCommand({{"notify-keyspace-events", "KEAn"}}, &err)) << err;
+  EXPECT_FALSE(c.SetFromCommand({{"timeout", "x"}, {"notify-keyspace-events", "KEAn"}}, &err));
+  EXPECT_EQ(c.Str("notify-keyspace-events"), with_n);
+  EXPECT_FALSE(c.SetFromCommand({{"notify-keyspace-events", "KEAn"}, {"timeout", "x"}}, &err));
+  EXPECT_NE(c.Str("notify-keyspace-events"), with_n);
+
+  // A failing callback restores every value the same way.
+  ASSERT_TRUE(c.SetFromCommand({{"notify-keyspace-events", "KEAn"}}, &err)) << err;
+  c.OnChange("port", [] { return absl::UnavailableError("Unable to listen on this port"); });
+  EXPECT_FALSE(c.SetFromCommand({{"port", "1"}}, &err));
+  EXPECT_EQ(c.Str("notify-keyspace-events"), with_n);  // not part of that CONFIG SET
+  EXPECT_FALSE(c.SetFromCommand({{"notify-keyspace-events", "Kg"}, {"port", "1"}}, &err));
+  EXPECT_NE(c.Str("notify-keyspace-events"), with_n);
+  EXPECT_EQ(c.Match({"notify-keyspace-events"})[0].second, "AKE");
+}
+
 TEST(ConfigTest, MatchIsGlobAndCaseInsensitive) {
   Config c;
   auto pairs = c.Match({"MAXCLI*", "port"});

@@ -256,7 +256,9 @@ TEST(TrackingDeliveryTest, Resp2GetsNothingUnlessRedirectedToASubscriber) {
   EXPECT_EQ(d.redirect_pushes.count(1), 0u);
 }
 
-TEST(TrackingDeliveryTest, ABrokenRedirectIsToldOnceOnResp3) {
+// As Redis 7.0: every message that cannot reach the redirect becomes the
+// notice, not only the first.
+TEST(TrackingDeliveryTest, ABrokenRedirectIsToldOnEachMessageOnResp3) {
   FakeDelivery d;
   Tracking t(d);
   Client& c = d.AddClient(1, 3);
@@ -265,8 +267,54 @@ TEST(TrackingDeliveryTest, ABrokenRedirectIsToldOnceOnResp3) {
   ASSERT_EQ(t.Enable(c, gone), "");
   t.Send(1, nullptr, 0);
   t.Send(1, nullptr, 0);
-  EXPECT_EQ(d.Take(1), ">2\r\n$21\r\ntracking-redir-broken\r\n:9\r\n");
+  EXPECT_EQ(d.Take(1),
+            ">2\r\n$21\r\ntracking-redir-broken\r\n:9\r\n"
+            ">2\r\n$21\r\ntracking-redir-broken\r\n:9\r\n");
   EXPECT_TRUE(t.Find(1)->broken_redirect);
+}
+
+// A key read while tracking stays in the table when the reader turns
+// tracking off; the next write forgets it even though nobody tracks, so the
+// reader, tracking again, is not told of the write after that (Redis).
+TEST(TrackingDeliveryTest, AWriteWhileTheReaderIsNotTrackingForgetsTheKey) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& a = d.AddClient(1, 3);
+  ASSERT_EQ(t.Enable(a, {}), "");
+  t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "k"});
+  t.Disable(a);
+  EXPECT_TRUE(t.empty());
+  EXPECT_FALSE(t.idle());  // the server still calls KeyWritten
+  t.KeyWritten("k", /*current=*/2, /*by_server=*/false);
+  EXPECT_TRUE(t.idle());
+  ASSERT_EQ(t.Enable(a, {}), "");
+  t.KeyWritten("k", /*current=*/2, /*by_server=*/false);
+  EXPECT_EQ(d.Take(1), "");
+}
+
+// A command (EXEC) that invalidated its own keys or flushed, then turned
+// tracking off: the pending messages still go to the redirect it had.
+TEST(TrackingDeliveryTest, PendingMessagesFollowTheRedirectAfterTrackingOff) {
+  FakeDelivery d;
+  Tracking t(d);
+  Client& a = d.AddClient(1, 2);
+  d.AddClient(2, 3);
+  TrackingOptions redirect;
+  redirect.redirect = 2;
+  ASSERT_EQ(t.Enable(a, redirect), "");
+  t.TrackRead(a, GetSpec(), std::vector<std::string_view>{"get", "q"});
+  t.KeyWritten("q", /*current=*/1, /*by_server=*/false);
+  t.Flushed(/*current=*/1);
+  t.Disable(a);
+  t.FlushPending(a);
+  EXPECT_EQ(d.Take(1), "");
+  EXPECT_EQ(d.Take(2),
+            ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nq\r\n"
+            ">2\r\n$10\r\ninvalidate\r\n$-1\r\n");  // the null in a's protocol
+  // Nothing of it is left for a later command.
+  t.Flushed(/*current=*/1);
+  t.FlushPending(a);
+  EXPECT_EQ(d.Take(2), "");
 }
 
 TEST(TrackingDeliveryTest, FlushTellsEveryoneEverythingTheRunningClientLast) {

@@ -96,8 +96,18 @@ class StringValue {
   }
   std::string ToString() const;
   // OBJECT REFCOUNT as Redis reports it: the integers 0..9999 are shared
-  // objects there (OBJ_SHARED_INTEGERS) with refcount INT_MAX; others are 1.
-  int64_t redis_refcount() const { return is_int() && int_ >= 0 && int_ < 10000 ? 2147483647 : 1; }
+  // objects there (OBJ_SHARED_INTEGERS) with refcount INT_MAX, unless the
+  // value is a copy (MarkCopiedInt); others are 1.
+  int64_t redis_refcount() const {
+    return is_int() && inline_len_ == 0 && int_ >= 0 && int_ < 10000 ? 2147483647 : 1;
+  }
+  // COPY's value: Redis duplicates the object (dupStringObject), so a small
+  // integer is no longer the shared one -- OBJECT REFCOUNT says 1 until the
+  // value is replaced or reloaded. Moves keep the mark (RENAME, MOVE keep
+  // Redis's object). Kept in inline_len_, which an integer does not use.
+  void MarkCopiedInt() {
+    if (is_int()) inline_len_ = 1;
+  }
   // Heap bytes owned (for MEMORY USAGE).
   size_t heap_bytes() const { return (encoding_ != StringEncoding::kInt && !inline_) ? heap_.cap : 0; }
 

@@ -111,8 +111,15 @@ class Value {
   // Roughly how many allocations freeing the value takes: the elements of
   // a table-encoded collection, 1 otherwise (Redis's lazyfreeGetFreeEffort).
   size_t FreeEffort() const;
-  // An independent copy (COPY), in the same encoding.
+  // An independent copy, in the same encoding.
   Value Clone() const;
+  // COPY's copy: as Clone, and a small integer is not Redis's shared one
+  // (StringValue::MarkCopiedInt).
+  Value CopyForCopyCommand() const {
+    Value v = Clone();
+    if (v.is_string()) v.s_.MarkCopiedInt();
+    return v;
+  }
 
  private:
   void* Object(ValueType expected) const {

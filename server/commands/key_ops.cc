@@ -90,7 +90,7 @@ bool OpCopy(const OpArgs& op, std::string_view src, core::Database& dst, std::st
     dst.Erase(dst_key);
   }
   // Copy before inserting: the insert may rehash, but never moves `from`.
-  core::Value value = from->value.Clone();
+  core::Value value = from->value.CopyForCopyCommand();
   const int64_t when = op.db.GetExpire(from);
   bool created;
   core::Entry* to = dst.FindOrInsert(dst_key, op.now_ms, &created, value.slot_bytes_wanted());

@@ -35,6 +35,29 @@ TEST(StringValueTest, CloneKeepsTheEncoding) {
   }
 }
 
+// OBJECT REFCOUNT: a small integer is Redis's shared object (INT_MAX), except
+// COPY's copy, which Redis duplicates (refcount 1); a move keeps the mark, a
+// new value of the key drops it.
+TEST(StringValueTest, ACopiedSmallIntegerIsNotTheSharedOne) {
+  Value v(StringValue::FromInt(10));
+  EXPECT_EQ(v.redis_refcount(), 2147483647);
+  EXPECT_EQ(v.Clone().redis_refcount(), 2147483647);  // DEBUG RELOAD's copies stay shared
+  Value copy = v.CopyForCopyCommand();
+  EXPECT_EQ(copy.redis_refcount(), 1);
+  EXPECT_EQ(copy.str().encoding(), StringEncoding::kInt);
+  EXPECT_EQ(copy.str().ToString(), "10");
+  EXPECT_EQ(copy.str().size(), 2u);
+  Value moved(std::move(copy));
+  EXPECT_EQ(moved.redis_refcount(), 1);
+  Value other(StringValue("11"));
+  other = std::move(moved);
+  EXPECT_EQ(other.redis_refcount(), 1);
+  other.str().Assign("10");
+  EXPECT_EQ(other.redis_refcount(), 2147483647);
+  EXPECT_EQ(Value(StringValue::FromInt(12345)).CopyForCopyCommand().redis_refcount(), 1);
+  EXPECT_EQ(Value(StringValue::Text("abc")).CopyForCopyCommand().str().encoding(), StringEncoding::kEmbstr);
+}
+
 // Redis's string2ll: canonical decimal integers in int64's range only.
 TEST(StringValueTest, StringToInt64TakesCanonicalIntegersInRange) {
   int64_t v = 7;

@@ -69,15 +69,13 @@ after each. Exit status 1 on a mismatch, with the seed, the command number,
 the connection, the command and both replies; the server logs are kept.
 --show SEED:N prints that seed's steps up to N (what to replay by hand).
 """
-import argparse
 import hashlib
-import os
 import random
 import re
 import socket
 import sys
-import tempfile
 
+import fuzz_driver as fd
 import run_diff as rd
 
 # Mismatches already reported, which --avoid NAME,... leaves out of the
@@ -112,12 +110,7 @@ KNOWN = {
                          "connection) MULTI, NOSUCH, PING; (1st) CLIENT LIST -- the 2nd connection has multi=0 "
                          "in redis, multi=1 in ringkv",
 }
-AVOID = set()
-
-
-def avoiding(name):
-    assert name in KNOWN, name
-    return name in AVOID
+AVOID, avoiding = fd.switches(KNOWN)  # --avoid fills AVOID; avoiding(NAME): that mismatch is left out
 
 
 ADMIN = [b"admin", b"admin-pw"]  # ctl's user: created at start, never in the stream
@@ -869,53 +862,26 @@ def stats_match(seed, n, sides):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv")
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--commands", type=int, default=2000)
+    ap = fd.parser(commands=2000, known=KNOWN, resp3=True,
+                   keep_going="after a mismatch, reset both servers and go on (every mismatch of a seed)",
+                   show="SEED:N prints that seed's steps up to N, runs nothing")
     ap.add_argument("--check-every", type=int, default=50, help="INFO's counts every N commands (0: at the end)")
-    ap.add_argument("--resp3", action="store_true", help="every connection switches to RESP3 first")
-    ap.add_argument("--avoid", default="", help="leave known mismatches out of the generator: " +
-                    ", ".join("%s (%s)" % kv for kv in KNOWN.items()).replace("%", "%%") + "; 'all' for every one")
-    ap.add_argument("--keep-going", action="store_true",
-                    help="after a mismatch, reset both servers and go on (every mismatch of a seed)")
-    ap.add_argument("--show", help="SEED:N prints that seed's steps up to N, runs nothing")
-    opts = ap.parse_args()
-    AVOID.update(KNOWN if opts.avoid == "all" else [a for a in opts.avoid.split(",") if a])
-    for name in AVOID:
-        if name not in KNOWN:
-            ap.error("--avoid: no such known mismatch: %s" % name)
+    opts = fd.parse(ap, KNOWN, AVOID)
     if opts.show:
-        seed, last = (int(x) for x in opts.show.split(":"))
+        seed, last = opts.show
         run_seed(seed, last + 1, None, None, opts.resp3, opts.check_every, show=last)
         return
-    if not opts.ringkv:
-        ap.error("--ringkv is required")
-    ringkv = os.path.abspath(opts.ringkv)
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-")
-    servers = []
-    ok = True
-    try:
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        redis_port, ringkv_port = rd.free_port(), rd.free_port()
-        servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
-        for port in (redis_port, ringkv_port):
+    with fd.servers("ringkv-fuzz-", [opts.redis], [opts.ringkv]) as run:
+        redis_port, ringkv_port = run.ports
+        for port in run.ports:
             reply = rd.Conn(port).call([b"ACL", b"SETUSER", ADMIN[0], b"on", b">" + ADMIN[1], b"~*", b"&*",
                                         b"+@all"])
             if reply != b"+OK\r\n":
                 raise RuntimeError("creating the admin user: %r" % reply)
-        for seed in seeds:
-            ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3, opts.check_every,
-                          keep_going=opts.keep_going) and ok
-            if not rd.servers_alive(servers):
-                ok = False
-                break
-        print("fuzz_acl: %d seeds x %d commands%s: %s" % (len(seeds), opts.commands, " (RESP3)" if opts.resp3 else "",
-                                                        "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+        run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3,
+                                                    opts.check_every, keep_going=opts.keep_going))
+        run.summary("fuzz_acl", opts.commands, note=" (RESP3)" if opts.resp3 else "")
+    sys.exit(run.status)
 
 
 if __name__ == "__main__":

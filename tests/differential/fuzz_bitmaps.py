@@ -21,12 +21,10 @@ Usage: fuzz_bitmaps.py --ringkv PATH [--redis redis-server] [--seeds 1,2,3]
                        [--commands 3000] [--corrupt]
 Exit status 1 on a mismatch, with the seed and command number to replay it.
 """
-import argparse
-import os
 import random
 import sys
-import tempfile
 
+import fuzz_driver as fd
 import run_diff as rd
 
 KEYS = [b"b1", b"b2", b"b3", b"b4"]
@@ -206,32 +204,18 @@ def run_corrupt(seed, commands, ringkv_port):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv", required=True)
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--commands", type=int, default=3000)
-    ap.add_argument("--notifications", action="store_true",
-                    help="also every keyspace and keyevent notification each command makes, in order")
+    ap = fd.parser(commands=3000, notifications=True)
     ap.add_argument("--corrupt", action="store_true", help="corrupted HLLs, ringkv alone: must never crash")
-    opts = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-bits-")
-    redis_port, ringkv_port = rd.free_port(), rd.free_port()
-    servers = [rd.start([opts.redis], redis_port, work), rd.start([os.path.abspath(opts.ringkv)], ringkv_port, work)]
-    ok = True
-    try:
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        for seed in seeds:
-            if opts.corrupt:
-                ok = run_corrupt(seed, opts.commands, ringkv_port) and ok
-            else:
-                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.notifications) and ok
-        ok = rd.servers_alive(servers) and ok
-        print("fuzz_bitmaps: %d seeds x %d commands: %s" % (len(seeds), opts.commands,
-                                                           "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+    opts = fd.parse(ap)
+    with fd.servers("ringkv-fuzz-bits-", [opts.redis], [opts.ringkv]) as run:
+        redis_port, ringkv_port = run.ports
+        if opts.corrupt:
+            run.seeds(opts.seeds, lambda seed: run_corrupt(seed, opts.commands, ringkv_port))
+        else:
+            run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, redis_port, ringkv_port,
+                                                        opts.notifications))
+        run.summary("fuzz_bitmaps", opts.commands)
+    sys.exit(run.status)
 
 
 if __name__ == "__main__":

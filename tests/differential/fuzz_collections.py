@@ -24,15 +24,14 @@ ranges over a skiplist whose members are not in lexicographic order (Redis
 walks its skiplist's random levels there). Exit status 1 on a mismatch,
 with the seed and command number to replay it.
 """
-import argparse
 import os
 import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
+import fuzz_driver as fd
 import run_diff as rd
 
 KEYS = [b"k1", b"k2", b"k3", b"k4"]
@@ -410,48 +409,14 @@ def run_aof(seed, commands, ringkv, redis, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv", required=True)
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--commands", type=int, default=3000)
+    ap = fd.parser(commands=3000, resp3=True, notifications=True)
     ap.add_argument("--digest-every", type=int, default=25, help="1 finds the command that diverged")
-    ap.add_argument("--notifications", action="store_true",
-                    help="also every keyspace and keyevent notification each command makes, in order")
-    ap.add_argument("--resp3", action="store_true", help="both connections switch to RESP3 first")
-    ap.add_argument("--check", choices=["replies", "replicas", "aof"], default="replies",
-                    help="replies: against redis-server; replicas: a ringkv primary with a redis-server "
-                         "and a ringkv replica; aof: ringkv's AOF loaded by both")
-    opts = ap.parse_args()
-    ringkv = os.path.abspath(opts.ringkv)
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-")
-    servers = []
-    ok = True
-    try:
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        if opts.check == "aof":
-            for seed in seeds:
-                ok = run_aof(seed, opts.commands, ringkv, opts.redis, work) and ok
-        elif opts.check == "replicas":
-            ports = [rd.free_port() for _ in range(3)]
-            servers = [rd.start([ringkv], ports[0], work), rd.start([opts.redis], ports[1], work),
-                       rd.start([ringkv], ports[2], work)]
-            for port in ports[1:]:
-                rd.Conn(port).call([b"REPLICAOF", b"127.0.0.1", str(ports[0]).encode()])
-            for seed in seeds:
-                ok = run_replicas(seed, opts.commands, ports[0], ports[1:]) and ok
-        else:
-            redis_port, ringkv_port = rd.free_port(), rd.free_port()
-            servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
-            for seed in seeds:
-                ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.digest_every, opts.resp3,
-                              opts.notifications) and ok
-        ok = rd.servers_alive(servers) and ok
-        print("fuzz_collections --check %s: %d seeds x %d commands: %s" % (opts.check, len(seeds), opts.commands,
-                                                                "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+    fd.add_check(ap)
+    opts = fd.parse(ap)
+    sys.exit(fd.run_check("fuzz_collections", opts, run_replicas, run_aof,
+                          lambda seed, redis_port, ringkv_port: run_seed(seed, opts.commands, redis_port, ringkv_port,
+                                                                         opts.digest_every, opts.resp3,
+                                                                         opts.notifications)))
 
 
 if __name__ == "__main__":

@@ -54,17 +54,16 @@ writing them under the kept work directory (with the server logs);
 --show N prints case N of each seed, --keep-going goes on with the next
 seed. RINGKV_TEST_IO_BACKEND=epoll runs ringkv on its other I/O backend.
 """
-import argparse
 import os
 import random
 import re
 import select
 import socket
 import sys
-import tempfile
 import threading
 import time
 
+import fuzz_driver as fd
 import run_diff as rd
 
 KEYS = [b"pk1", b"pk2", b"pk3"]
@@ -758,47 +757,26 @@ def run_seed(seed, cases, ports, admins, quiet, show_case, skip, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv", required=True)
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
+    ap = fd.parser(keep_going="go on with the next seed after a mismatch")
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--quiet-ms", type=int, default=150, help="how long a silent server has nothing more to say")
     ap.add_argument("--show", type=int, default=-1, help="print this case of each seed")
-    ap.add_argument("--keep-going", action="store_true", help="go on with the next seed after a mismatch")
     ap.add_argument("--ringkv-args", default="", help="more arguments for ringkv-server, e.g. '--io-threads 4' "
                     "(RINGKV_TEST_IO_BACKEND=epoll picks its other I/O backend)")
     ap.add_argument("--skip", default="", help="known differences to leave out, comma separated: " +
                     "; ".join("%s (%s)" % kv for kv in SKIPPABLE.items()))
-    opts = ap.parse_args()
+    opts = fd.parse(ap)
     skip = list(SKIPPABLE) if opts.skip == "known" else [x for x in opts.skip.split(",") if x]
     for x in skip:
         if x not in SKIPPABLE:
             ap.error("--skip: unknown %r" % x)
-    ringkv = os.path.abspath(opts.ringkv)
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-protocol-")
-    ports = [rd.free_port(), rd.free_port()]
-    servers = []
-    ok = True
-    try:
-        servers = [rd.start([opts.redis], ports[0], work), rd.start([ringkv] + opts.ringkv_args.split(), ports[1], work)]
-        admins = [rd.Conn(p) for p in ports]
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        passed = 0
-        for seed in seeds:
-            good = run_seed(seed, opts.cases, ports, admins, opts.quiet_ms / 1000.0, opts.show, skip, work)
-            passed += good
-            ok = ok and good
-            if not good and not opts.keep_going:
-                break
-            if not all(p.poll() is None for p in servers):
-                break
-        ok = rd.servers_alive(servers) and ok
-        print("fuzz_protocol: %d of %d seeds x %d cases: %s" % (passed, len(seeds), opts.cases,
-                                                                "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+    with fd.servers("ringkv-fuzz-protocol-", [opts.redis], [opts.ringkv] + opts.ringkv_args.split()) as run:
+        admins = [rd.Conn(p) for p in run.ports]
+        run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.cases, run.ports, admins, opts.quiet_ms / 1000.0,
+                                                    opts.show, skip, run.work),
+                  stop_on_mismatch=not opts.keep_going)
+        run.summary("fuzz_protocol", opts.cases, "cases")
+    sys.exit(run.status)
 
 
 if __name__ == "__main__":

@@ -63,13 +63,11 @@ before it and both servers' bytes per connection (server logs kept);
 --keep-going reopens the connections, empties both servers and goes on.
 --show SEED:N prints that seed's commands up to N without running them.
 """
-import argparse
-import os
 import random
 import sys
-import tempfile
 
 import fuzz_protocol as fp
+import fuzz_driver as fd
 import run_diff as rd
 
 NCONNS = 4
@@ -130,7 +128,7 @@ KNOWN = {
     "trackinginfo-prefix-order": "fixed in ringkv, kept to replay it: CLIENT TRACKINGINFO lists BCAST prefixes sorted in Redis (its rax), in the order "
                                  "they were added in ringkv. c0: CLIENT TRACKING on BCAST PREFIX k PREFIX b; c0: "
                                  "CLIENT TRACKINGINFO -- Redis prefixes *2 b k, ringkv *2 k b",
-    "tracking-off-forgets": "a key read while tracking, then written while the reader has tracking off (CLIENT "
+    "tracking-off-forgets": "fixed in ringkv, kept to replay it: a key read while tracking, then written while the reader has tracking off (CLIENT "
                             "TRACKING off or RESET): Redis drops the key's tracking entry on that write, ringkv keeps "
                             "the reader in it, so once tracking is on again the next write invalidates the key in "
                             "ringkv only. c0: HELLO 3; c0: CLIENT TRACKING on; c0: GET b; c0: CLIENT TRACKING off; "
@@ -144,23 +142,18 @@ KNOWN = {
                                "notify-keyspace-events KEA; c0: PSUBSCRIBE __keyevent@0__:*; c0: CLIENT TRACKING on; "
                                "c1: RPUSH l a b; c0: LRANGE l 0 -1; c1: RPOP l -- c0 gets the rpop pmessage then "
                                ">2 invalidate [l] from Redis, the other way round from ringkv",
-    "config-rollback-n": "a CONFIG SET notify-keyspace-events that fails (a bad class) while the classes hold A and "
+    "config-rollback-n": "fixed in ringkv, kept to replay it: a CONFIG SET notify-keyspace-events that fails (a bad class) while the classes hold A and "
                          "n: Redis restores the old value from its printed form, AKE, which has lost n; ringkv keeps "
                          "n. c0: PSUBSCRIBE __key*__:*; c1: CONFIG SET notify-keyspace-events KEAn; c1: CONFIG SET "
                          "notify-keyspace-events q (an error in both); c1: SET k3 a -- Redis sends set events only, "
                          "ringkv new and set",
-    "exec-tracking-off-redirect": "a flush and CLIENT TRACKING off in one EXEC of a client that redirects: "
+    "exec-tracking-off-redirect": "fixed in ringkv, kept to replay it: a flush and CLIENT TRACKING off in one EXEC of a client that redirects: "
                                   "Redis still sends the flush's invalidation to the redirect (disabling keeps "
                                   "client_tracking_redirection), ringkv drops it. c0: CLIENT TRACKING on REDIRECT "
                                   "<c1> BCAST; c1: HELLO 3; c0: MULTI, FLUSHDB, CLIENT TRACKING off, EXEC -- c1 gets "
                                   ">2 invalidate $-1 from Redis, nothing from ringkv",
 }
-AVOID = set()
-
-
-def avoiding(name):
-    assert name in KNOWN, name
-    return name in AVOID
+AVOID, avoiding = fd.switches(KNOWN)  # --avoid fills AVOID; avoiding(NAME): that mismatch is left out
 
 
 def idarg(i):
@@ -818,52 +811,19 @@ def run_seed(seed, commands, ports, keep_going, show=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv")
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--commands", type=int, default=2000)
-    ap.add_argument("--avoid", default="", help="leave known mismatches out of the stream: " +
-                    ", ".join("%s (%s)" % kv for kv in KNOWN.items()).replace("%", "%%") +
-                    "; 'all' for every one")
-    ap.add_argument("--keep-going", action="store_true",
-                    help="after a mismatch, empty both servers, reopen the connections and go on")
-    ap.add_argument("--show", help="SEED:N prints that seed's commands up to N, runs nothing")
-    opts = ap.parse_args()
-    AVOID.update(KNOWN if opts.avoid == "all" else [a for a in opts.avoid.split(",") if a])
-    for name in AVOID:
-        if name not in KNOWN:
-            ap.error("--avoid: no such known mismatch: %s" % name)
+    ap = fd.parser(commands=2000, known=KNOWN,
+                   keep_going="after a mismatch, empty both servers, reopen the connections and go on",
+                   show="SEED:N prints that seed's commands up to N, runs nothing")
+    opts = fd.parse(ap, KNOWN, AVOID)
     if opts.show:
-        seed, last = (int(x) for x in opts.show.split(":"))
+        seed, last = opts.show
         run_seed(seed, last + 1, None, False, show=last)
         return
-    if not opts.ringkv:
-        ap.error("--ringkv is required")
-    ringkv = os.path.abspath(opts.ringkv)
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-pubsub-")
-    servers = []
-    ok = True
-    try:
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        ports = [rd.free_port(), rd.free_port()]
-        servers = [rd.start([opts.redis], ports[0], work), rd.start([ringkv], ports[1], work)]
-        passed = 0
-        for seed in seeds:
-            good = run_seed(seed, opts.commands, ports, opts.keep_going)
-            passed += good
-            ok = ok and good
-            if not rd.servers_alive(servers):
-                ok = False
-                break
-            if not good and not opts.keep_going:
-                break
-        ok = rd.servers_alive(servers) and ok
-        print("fuzz_pubsub: %d of %d seeds x %d commands: %s" % (passed, len(seeds), opts.commands,
-                                                               "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+    with fd.servers("ringkv-fuzz-pubsub-", [opts.redis], [opts.ringkv]) as run:
+        run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, run.ports, opts.keep_going),
+                  stop_on_mismatch=not opts.keep_going)
+        run.summary("fuzz_pubsub", opts.commands)
+    sys.exit(run.status)
 
 
 if __name__ == "__main__":

@@ -71,15 +71,13 @@ leaves them out of the generator so that a run looks past them.
 each. Exit status 1 on a mismatch, with the seed and command number; --show
 SEED:N prints the commands of that seed up to N (what to replay by hand).
 """
-import argparse
 import hashlib
-import os
 import random
 import re
 import sys
-import tempfile
 
 import fuzz_collections as fc
+import fuzz_driver as fd
 import run_diff as rd
 
 # Keys by the type their commands want: most calls go to a key of their own
@@ -229,13 +227,8 @@ KNOWN = {
                  "tables are read-only by a flag, not a metatable); _G's is {__index = function} in Redis, "
                  "{__index = table, __newindex = function, __metatable = ...} in ringkv",
 }
-AVOID = set()
+AVOID, avoiding = fd.switches(KNOWN)  # --avoid fills AVOID; avoiding(NAME): that mismatch is left out
 LOOKUP_STATS = True  # --no-lookup-stats: INFO's error and command counts only
-
-
-def avoiding(name):
-    assert name in KNOWN, name
-    return name in AVOID
 
 
 def lua_str(b):
@@ -1110,58 +1103,26 @@ def checks_match(seed, n, args, redis, ringkv):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--ringkv", required=False)
-    ap.add_argument("--redis", default="redis-server")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--commands", type=int, default=2000)
+    ap = fd.parser(commands=2000, known=KNOWN, resp3=True,
+                   keep_going="after a mismatch, empty both servers and go on (every mismatch of a seed)",
+                   show="SEED:N prints that seed's commands up to N, runs nothing")
     ap.add_argument("--check-every", type=int, default=25, help="1 finds the command that diverged")
-    ap.add_argument("--resp3", action="store_true", help="both connections switch to RESP3 first")
-    ap.add_argument("--avoid", default="", help="leave known mismatches out of the generator: " +
-                    ", ".join("%s (%s)" % kv for kv in KNOWN.items()).replace("%", "%%") +
-                    "; 'all' for every one")
     ap.add_argument("--no-lookup-stats", action="store_true",
                     help="compare INFO's error and command counts but not keyspace_hits / misses (a ringkv "
                          "from before 460080f counts GETDEL, TOUCH, S*STORE lookups otherwise)")
-    ap.add_argument("--keep-going", action="store_true",
-                    help="after a mismatch, empty both servers and go on (every mismatch of a seed)")
-    ap.add_argument("--show", help="SEED:N prints that seed's commands up to N, runs nothing")
-    opts = ap.parse_args()
-    AVOID.update(KNOWN if opts.avoid == "all" else [a for a in opts.avoid.split(",") if a])
+    opts = fd.parse(ap, KNOWN, AVOID)
     global LOOKUP_STATS
     LOOKUP_STATS = not opts.no_lookup_stats
-    for name in AVOID:
-        if name not in KNOWN:
-            ap.error("--avoid: no such known mismatch: %s" % name)
     if opts.show:
-        seed, last = (int(x) for x in opts.show.split(":"))
+        seed, last = opts.show
         run_seed(seed, last + 1, None, None, opts.resp3, opts.check_every, show=last)
         return
-    if not opts.ringkv:
-        ap.error("--ringkv is required")
-    ringkv = os.path.abspath(opts.ringkv)
-    work = tempfile.mkdtemp(prefix="ringkv-fuzz-")
-    servers = []
-    ok = True
-    try:
-        seeds = [int(s) for s in opts.seeds.split(",")]
-        redis_port, ringkv_port = rd.free_port(), rd.free_port()
-        servers = [rd.start([opts.redis], redis_port, work), rd.start([ringkv], ringkv_port, work)]
-        for seed in seeds:
-            ok = run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3, opts.check_every,
-                          keep_going=opts.keep_going) and ok
-            for p in servers:
-                if p.poll() is not None:
-                    print("seed %d: a server exited during the run (status %s)" % (seed, p.returncode))
-                    ok = False
-            if any(p.poll() is not None for p in servers):
-                break
-        print("fuzz_scripting: %d seeds x %d commands%s: %s" % (len(seeds), opts.commands,
-                                                             " (RESP3)" if opts.resp3 else "",
-                                                             "all matched" if ok else "MISMATCH"))
-    finally:
-        rd.stop_servers(servers, work, ok)
-    sys.exit(0 if ok else 1)
+    with fd.servers("ringkv-fuzz-", [opts.redis], [opts.ringkv]) as run:
+        redis_port, ringkv_port = run.ports
+        run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3,
+                                                    opts.check_every, keep_going=opts.keep_going))
+        run.summary("fuzz_scripting", opts.commands, note=" (RESP3)" if opts.resp3 else "")
+    sys.exit(run.status)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,7 @@ absl::Status Loading::DebugReload(bool save, bool flush, bool merge) {
   }
   if (flush) {
     persistence_.StopInProcessChild("Stopping the background save: DEBUG RELOAD replaces the dataset");
+    hooks_.DatasetReplacing();
     for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(staging.db(i));
   } else {
     // NOFLUSH: a key present on both sides is an error unless MERGE, found
@@ -230,6 +231,7 @@ absl::Status Loading::DebugLoadAof() {
   // The current data steps aside (O(1) per database) and comes back if the
   // AOF turns out to be unreadable.
   persistence_.StopInProcessChild("Stopping the background save: DEBUG LOADAOF replaces the dataset");
+  hooks_.DatasetReplacing();
   core::Keyspace previous(keyspace_.count());
   for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(previous.db(i));
   active_ = true;

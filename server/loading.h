@@ -71,6 +71,10 @@ class Loading {
     virtual void FeedExpiredAtLoad(int db, Argv argv) = 0;
     // The FUNCTION libraries a snapshot carries (all or nothing).
     virtual absl::Status LoadFunctionLibraries(const std::vector<std::string>& codes, FunctionLoadMode mode) = 0;
+    // DEBUG RELOAD / DEBUG LOADAOF are about to replace every database (still
+    // holding the old data): WATCH, blocked clients and client-side caching
+    // are told, as Redis's emptyData tells them (signalFlushedDb).
+    virtual void DatasetReplacing() = 0;
 
    protected:
     ~Hooks() = default;

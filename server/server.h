@@ -497,6 +497,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void PauseWritesForFailover() override { clients_.Pause(INT64_MAX / 2, /*all=*/false); }
   void ResumeWritesAfterFailover() override { clients_.Unpause(); }
   void PropagateOwnExpiry(int db, std::string_view key) override;
+  void DatasetReplacing(core::Keyspace* incoming) override;
   // ---- PubSub::Hooks ----------------------------------------------------------------------
   void CloseSlowSubscriber(Client& c, int64_t now_ms) override { clients_.CloseForOutputLimit(c, now_ms); }
   void WeighSubscriber(Client& c, int64_t now_ms) override { clients_.Weigh(c, now_ms); }
@@ -528,6 +529,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
                                      Loading::FunctionLoadMode mode) override {
     return scripting_.LoadFunctionLibraries(codes, mode);
   }
+  void DatasetReplacing() override { DatasetReplacing(nullptr); }
 
   std::unique_ptr<Config> config_;
   CommandTable commands_;

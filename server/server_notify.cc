@@ -22,6 +22,31 @@ void Server::SignalFlushingDb(int db) {
   watched.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
 }
 
+void Server::DatasetReplacing(core::Keyspace* incoming) {
+  RINGKV_DCHECK_MAIN_THREAD();
+  for (int i = 0; i < keyspace_.count(); ++i) {
+    if (incoming == nullptr) {
+      SignalFlushingDb(i);
+      continue;
+    }
+    // Redis's touchAllWatchedKeysInDb(old, new): a watched key present on
+    // either side makes its watchers dirty.
+    blocking_.SignalDbChanged(i);
+    if (WatchedKeys& watched = transactions_.watched(); !watched.empty()) {
+      core::Database& old_db = keyspace_.db(i);
+      core::Database& new_db = incoming->db(i);
+      const int64_t now_ms = clock_.WallMs();
+      watched.TouchDb(
+          i, [&](std::string_view key) { return old_db.Peek(key) != nullptr; },
+          [&](std::string_view key) { return new_db.Peek(key) != nullptr; },
+          [&](std::string_view key) { return new_db.IsLogicallyExpired(key, now_ms); });
+    }
+  }
+  // Every tracking client drops everything (trackingInvalidateKeysOnFlush);
+  // DEBUG RELOAD's own client after its reply.
+  tracking_.Flushed(current_client_id());
+}
+
 void Server::SignalSwappedDbs(int a, int b) {
   // After the swap: the watchers of database x saw what y holds now, and
   // see what x holds now.

@@ -100,6 +100,11 @@ class ReplicaSide final : private repl::ReplicaHost {
     // A writable replica's own key reached its deadline and was deleted:
     // the DEL goes to our AOF and the `expired` event fires.
     virtual void PropagateOwnExpiry(int db, std::string_view key) = 0;
+    // A full sync is about to replace every database (still holding the
+    // old data; `incoming`: the loaded data that replaces it, or nullptr when
+    // it is loaded afterwards): WATCH, blocked clients and client-side
+    // caching are told, as Redis's emptyData / swapMainDbWithTempDb.
+    virtual void DatasetReplacing(core::Keyspace* incoming) = 0;
 
    protected:
     ~Hooks() = default;
@@ -257,6 +262,9 @@ class ReplicaSide final : private repl::ReplicaHost {
   // (touched by the worker only until its result is polled), its stats and
   // the loading flags INFO and the gate read.
   std::unique_ptr<core::Keyspace> staging_;
+  // repl-diskless-load swapdb (not on-empty-db): WATCH sees the staged data
+  // too when it is swapped in, as Redis's swapMainDbWithTempDb.
+  bool staging_swaps_ = false;
   RdbLoadStats staging_stats_;
   std::atomic<bool> async_loading_{false};
   std::atomic<bool> sync_loading_{false};

@@ -48,6 +48,7 @@ repl::SyncRequest ReplicaSide::NewSyncRequest() {
   staging_.reset();
   if (load_mode == "swapdb" || (load_mode == "on-empty-db" && empty)) {
     staging_ = std::make_unique<core::Keyspace>(keyspace_.count());
+    staging_swaps_ = load_mode == "swapdb";
     staging_->set_expiry_mode(core::ExpiryMode::kHide);  // keeps expired keys, as a replica loads
     staging_->limits() = keyspace_.limits();
     staging_->access_policy() = keyspace_.access_policy();
@@ -91,6 +92,7 @@ bool ReplicaSide::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
   persistence_.StopInProcessChild("Stopping the background save: a full sync replaces the dataset");
   if (r.rdb_path.empty()) {  // parsed from the socket into the staging keyspace
     Log(kNotice, "MASTER <-> REPLICA sync: Swapping the loaded data in (diskless load)");
+    hooks_.DatasetReplacing(staging_swaps_ ? staging_.get() : nullptr);
     for (int i = 0; i < keyspace_.count(); ++i) keyspace_.db(i).Swap(staging_->db(i));
     loaded = staging_stats_;
     uint64_t old_keys = 0;
@@ -98,6 +100,7 @@ bool ReplicaSide::LoadFullSync(repl::SyncResult& r, int64_t now_ms) {
     lazy_freer_.Free(std::move(staging_), old_keys);  // the old data, freed off the main thread
   } else {
     Log(kNotice, "MASTER <-> REPLICA sync: Flushing old data");
+    hooks_.DatasetReplacing(nullptr);
     // replica-lazy-flush: the old data is freed on the lazy-free thread
     // (as FLUSHALL ASYNC), or here before loading. (The diskless swap
     // above always frees it lazily, as Redis's discarded temp databases.)

@@ -307,6 +307,40 @@ TEST(ReplicationResyncE2E, ReplicaDoesNotEvictOnItsOwn) {
   EXPECT_TRUE(WaitSameDigest(p, r));
 }
 
+// A full sync replaces the replica's data as Redis's emptyData does: a
+// watched key that existed makes its watcher's EXEC abort, and with
+// repl-diskless-load swapdb one that only the new data has does too
+// (swapMainDbWithTempDb); a key in neither leaves EXEC be; every tracking
+// client is told to drop everything. (ringkv had told nobody.)
+TEST(ReplicationResyncE2E, AFullSyncTouchesWatchedKeysAndFlushesTracking) {
+  for (const std::string mode : {"disabled", "swapdb"}) {
+    SCOPED_TRACE(mode);
+    TestServer primary(Args()), replica(Args({"--repl-diskless-load", mode}));
+    ASSERT_TRUE(primary.ready() && replica.ready());
+    RawConn p(primary.port()), r(replica.port()), old_key(replica.port()), new_key(replica.port()),
+        no_key(replica.port()), tracker(replica.port());
+    ASSERT_EQ(Call(p, {"SET", "pk", "1"}), "+OK\r\n");
+    ASSERT_EQ(Call(r, {"SET", "k", "old"}), "+OK\r\n");
+    ASSERT_EQ(Call(old_key, {"WATCH", "k"}), "+OK\r\n");
+    ASSERT_EQ(Call(new_key, {"WATCH", "pk"}), "+OK\r\n");
+    ASSERT_EQ(Call(no_key, {"WATCH", "zz"}), "+OK\r\n");
+    ASSERT_EQ(Call(tracker, {"HELLO", "3"}).substr(0, 1), "%");
+    ASSERT_EQ(Call(tracker, {"CLIENT", "TRACKING", "on"}), "+OK\r\n");
+    ASSERT_EQ(Call(tracker, {"GET", "k"}), "$3\r\nold\r\n");
+    ASSERT_EQ(Call(r, {"REPLICAOF", "127.0.0.1", std::to_string(primary.port())}), "+OK\r\n");
+    ASSERT_TRUE(WaitLinkUp(r));
+    auto exec = [](RawConn& c) {
+      EXPECT_EQ(Call(c, {"MULTI"}), "+OK\r\n");
+      EXPECT_EQ(Call(c, {"GET", "zz"}), "+QUEUED\r\n");
+      return Call(c, {"EXEC"});
+    };
+    EXPECT_EQ(exec(old_key), "*-1\r\n");
+    EXPECT_EQ(exec(new_key), mode == "swapdb" ? "*-1\r\n" : "*1\r\n$-1\r\n");
+    EXPECT_EQ(exec(no_key), "*1\r\n$-1\r\n");
+    EXPECT_EQ(tracker.ReadReply(), ">2\r\n$10\r\ninvalidate\r\n_\r\n");
+  }
+}
+
 // Redis 7.0 propagates FLUSHDB even on an empty database.
 TEST(ReplicationResyncE2E, FlushdbOnAnEmptyDatabaseIsPropagated) {
   TestServer primary(Args()), replica(Args());

@@ -61,6 +61,11 @@ class FakeServer final : public ReplicaSide::Hooks,
   void PropagateOwnExpiry(int db, std::string_view key) override {
     log.push_back("expired " + std::to_string(db) + " " + std::string(key));
   }
+  // With the old data still in place (its key count), and what replaces it.
+  void DatasetReplacing(core::Keyspace* incoming) override {
+    log.push_back("replacing " + std::to_string(keyspace_.db(0).size()) +
+                  (incoming != nullptr ? " with " + std::to_string(incoming->db(0).size()) : ""));
+  }
 
   // ---- PrimarySide::Hooks (the primary side is only a backlog here) ----
   void CloseReplicaNow(Client& c) override { log.push_back("close " + std::to_string(c.id())); }

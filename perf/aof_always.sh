@@ -14,7 +14,8 @@
 # With -l the load generator is build/perf/lean_load (the same SETs, 64-byte
 # values over 100,000 keys): redis-benchmark's one core caps both servers at
 # about their everysec rate here, which hides what `always` costs.
-# Prints one line per run and a table of medians.
+# Prints the disk's own append + fdatasync time, one line per run and a table
+# of medians.
 #   perf/aof_always.sh [-l] [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] BINARY [BINARY...]
 #   e.g. perf/aof_always.sh -r 3 /usr/bin/redis-server /tmp/ringkv-old build/ringkv-server
 set -euo pipefail
@@ -51,7 +52,19 @@ fsyncs() {  # PORT: ringkv's count, or "-" for a server without it
   [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo "-"
 }
 
-echo "# aof_always.sh $(date -u +%FT%TZ) generator=$( ((LEAN)) && echo lean_load || echo redis-benchmark) rounds=$ROUNDS clients=$CLIENTS requests=$N, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus"
+# The disk's own cost, which bounds `always`: 2,000 appends of 100 bytes,
+# each followed by fdatasync, in the folder the servers write to.
+sync_us=$(python3 -c '
+import os, sys, time
+path = os.path.join(sys.argv[1], "fdatasync.probe")
+fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+t = time.perf_counter()
+for _ in range(2000):
+    os.write(fd, b"x" * 100)
+    os.fdatasync(fd)
+print("%.0f" % ((time.perf_counter() - t) / 2000 * 1e6))
+os.close(fd); os.unlink(path)' "$work")
+echo "# aof_always.sh $(date -u +%FT%TZ) generator=$( ((LEAN)) && echo lean_load || echo redis-benchmark) rounds=$ROUNDS clients=$CLIENTS requests=$N, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cpus, append + fdatasync ${sync_us} us"
 for ((r = 1; r <= ROUNDS; r++)); do
   for bin in "$@"; do
     for policy in always everysec; do

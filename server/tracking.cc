@@ -90,7 +90,9 @@ void Tracking::Disable(uint64_t client) {
   }
   // Default-mode entries are left to lapse: a key's next write skips
   // clients that no longer track, as Redis does.
-  if (!pending_.empty()) lapsed_ = Lapsed{client, it->second.options.redirect, it->second.broken_redirect};
+  if (!pending_.empty() && client == pending_owner_) {
+    lapsed_ = Lapsed{client, it->second.options.redirect, it->second.broken_redirect};
+  }
   clients_.erase(it);
 }
 
@@ -181,6 +183,7 @@ void Tracking::KeyWritten(std::string_view key, uint64_t current, bool by_server
     // command's reply.
     if (current != 0 && id == current) {
       pending_.emplace_back(std::string(key));
+      pending_owner_ = current;
       return;
     }
     const std::string k(key);
@@ -198,6 +201,7 @@ void Tracking::Flushed(uint64_t current) {
   for (uint64_t id : ids) {
     if (current != 0 && id == current) {
       pending_.emplace_back(std::nullopt);
+      pending_owner_ = current;
     } else {
       Send(id, nullptr, 0);
     }

@@ -212,8 +212,11 @@ class Tracking {
   // Invalidations for the running command's own client, sent after its
   // reply, in order: a key, or nullopt for a flush (everything).
   std::vector<std::optional<std::string>> pending_;
-  // A client that turned tracking off while it had pending messages, and
-  // its redirect then (0: none): where SendPending sends them.
+  uint64_t pending_owner_ = 0;  // the client pending_ is for
+  // The running client, when it turned tracking off while it had pending
+  // messages, and its redirect then (0: none): where SendPending sends them
+  // (another client's tracking turned off meanwhile -- CLIENT KILL -- is not
+  // recorded).
   struct Lapsed {
     uint64_t client;
     uint64_t redirect;

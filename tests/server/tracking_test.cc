@@ -306,6 +306,9 @@ TEST(TrackingDeliveryTest, PendingMessagesFollowTheRedirectAfterTrackingOff) {
   t.KeyWritten("q", /*current=*/1, /*by_server=*/false);
   t.Flushed(/*current=*/1);
   t.Disable(a);
+  Client& other = d.AddClient(3, 3);  // another tracking client closed meanwhile
+  ASSERT_EQ(t.Enable(other, {}), "");
+  t.Disable(other);
   t.FlushPending(a);
   EXPECT_EQ(d.Take(1), "");
   EXPECT_EQ(d.Take(2),

@@ -374,6 +374,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   }
 
  private:
+  // WATCH on FLUSH, SWAPDB and a replaced dataset (server_notify.cc).
+  void TouchWatchedDb(int db, core::Database& emptied, core::Database* replacement);
   // The command gate (command_gate.cc): its steps, in order, are members of
   // GateRun, one command's pass, which lives on Execute's stack.
   struct GateRun;

@@ -11,36 +11,31 @@
 
 namespace ringkv::server {
 
+// Redis's touchAllWatchedKeysInDb(emptied, replaced_with): the watchers of
+// database `db` whose key `emptied` held, or `replacement` (if any) holds,
+// become dirty -- unless the key stays logically absent (WatchedKeys::TouchDb).
+void Server::TouchWatchedDb(int db, core::Database& emptied, core::Database* replacement) {
+  WatchedKeys& watched = transactions_.watched();
+  if (watched.empty()) return;
+  const int64_t now_ms = clock_.WallMs();
+  watched.TouchDb(
+      db, [&](std::string_view key) { return emptied.Peek(key) != nullptr; },
+      [&](std::string_view key) { return replacement != nullptr && replacement->Peek(key) != nullptr; },
+      [&](std::string_view key) { return replacement != nullptr && replacement->IsLogicallyExpired(key, now_ms); });
+}
+
 void Server::SignalFlushingDb(int db) {
   // Clients blocked on its keys are looked at once it is empty (a consumer
   // group's reader is told its stream is gone).
   blocking_.SignalDbChanged(db);
-  WatchedKeys& watched = transactions_.watched();
-  if (watched.empty()) return;
-  core::Database& d = keyspace_.db(db);
-  auto none = [](std::string_view) { return false; };
-  watched.TouchDb(db, [&](std::string_view key) { return d.Peek(key) != nullptr; }, none, none);
+  TouchWatchedDb(db, keyspace_.db(db), nullptr);
 }
 
 void Server::DatasetReplacing(core::Keyspace* incoming) {
   RINGKV_DCHECK_MAIN_THREAD();
   for (int i = 0; i < keyspace_.count(); ++i) {
-    if (incoming == nullptr) {
-      SignalFlushingDb(i);
-      continue;
-    }
-    // Redis's touchAllWatchedKeysInDb(old, new): a watched key present on
-    // either side makes its watchers dirty.
     blocking_.SignalDbChanged(i);
-    if (WatchedKeys& watched = transactions_.watched(); !watched.empty()) {
-      core::Database& old_db = keyspace_.db(i);
-      core::Database& new_db = incoming->db(i);
-      const int64_t now_ms = clock_.WallMs();
-      watched.TouchDb(
-          i, [&](std::string_view key) { return old_db.Peek(key) != nullptr; },
-          [&](std::string_view key) { return new_db.Peek(key) != nullptr; },
-          [&](std::string_view key) { return new_db.IsLogicallyExpired(key, now_ms); });
-    }
+    TouchWatchedDb(i, keyspace_.db(i), incoming != nullptr ? &incoming->db(i) : nullptr);
   }
   // Every tracking client drops everything (trackingInvalidateKeysOnFlush);
   // DEBUG RELOAD's own client after its reply.
@@ -50,17 +45,8 @@ void Server::DatasetReplacing(core::Keyspace* incoming) {
 void Server::SignalSwappedDbs(int a, int b) {
   // After the swap: the watchers of database x saw what y holds now, and
   // see what x holds now.
-  if (WatchedKeys& watched = transactions_.watched(); !watched.empty()) {
-    const int64_t now_ms = clock_.WallMs();
-    for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
-      core::Database& dx = keyspace_.db(x);
-      core::Database& dy = keyspace_.db(y);
-      watched.TouchDb(
-          x, [&](std::string_view key) { return dy.Peek(key) != nullptr; },
-          [&](std::string_view key) { return dx.Peek(key) != nullptr; },
-          [&](std::string_view key) { return dx.IsLogicallyExpired(key, now_ms); });
-    }
-  }
+  TouchWatchedDb(a, keyspace_.db(b), &keyspace_.db(a));
+  TouchWatchedDb(b, keyspace_.db(a), &keyspace_.db(b));
   // Clients blocked on a key that the swap brought in (or took away) are looked at.
   // Brought in, or gone (a stream's group reader is told).
   blocking_.SignalDbChanged(a);

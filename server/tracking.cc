@@ -91,7 +91,7 @@ void Tracking::Disable(uint64_t client) {
   // Default-mode entries are left to lapse: a key's next write skips
   // clients that no longer track, as Redis does.
   if (!pending_.empty() && client == pending_owner_) {
-    lapsed_ = Lapsed{client, it->second.options.redirect, it->second.broken_redirect};
+    lapsed_ = Lapsed{client, it->second.options.redirect};
   }
   clients_.erase(it);
 }
@@ -220,7 +220,8 @@ void Tracking::SendPending(Client& c) {
       Send(c.id(), keys, n);
     } else if (!c.closing) {  // tracking turned off since
       if (lapsed && lapsed->client == c.id()) {
-        Deliver(c, lapsed->redirect, &lapsed->broken_redirect, keys, n);
+        bool broken = false;  // nothing keeps it: the client's settings are gone
+        Deliver(c, lapsed->redirect, &broken, keys, n);
       } else {
         Write(c, /*redirected=*/false, keys, n, c.resp);
       }

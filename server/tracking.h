@@ -21,8 +21,8 @@
 //   tracking.KeyWritten("k", writer, false); // SET k by another client: c is told now
 //
 // Hot path: KeyWritten is called only while somebody tracks or a key is
-// remembered (idle() is inline); FlushPending and LimitTable are inline tests; the Delivery's
-// virtual calls happen once per invalidation message.
+// remembered (idle() is inline); FlushPending and LimitTable are inline
+// tests; the Delivery's virtual calls happen once per invalidation message.
 //
 // Thread-safety: main thread only.
 #pragma once
@@ -152,7 +152,6 @@ class Tracking {
   // eviction (maxmemory-clients): its settings, its BCAST prefixes and, per
   // prefix, its place in the prefix's list of clients. 0 when not tracking.
   size_t MemoryOf(uint64_t client) const;
-  bool empty() const { return clients_.empty(); }
   // Nobody tracks and no key is remembered: a write has nothing to do.
   bool idle() const { return clients_.empty() && table_.empty(); }
   size_t clients() const { return clients_.size(); }
@@ -220,7 +219,6 @@ class Tracking {
   struct Lapsed {
     uint64_t client;
     uint64_t redirect;
-    bool broken_redirect;
   };
   std::optional<Lapsed> lapsed_;
   // A message of tracking client `c` (its settings: redirect, broken flag)

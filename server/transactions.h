@@ -91,7 +91,10 @@ class Transactions {
     exec_client_ = &c;
     exec_queue_ = &queue;
   }
-  void EndExec() { exec_client_ = nullptr, exec_queue_ = nullptr; }
+  void EndExec() {
+    exec_client_ = nullptr;
+    exec_queue_ = nullptr;
+  }
   // The queue `c`'s EXEC is running, or null.
   const MultiState* RunningQueue(const Client& c) const { return exec_client_ == &c ? exec_queue_ : nullptr; }
 

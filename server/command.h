@@ -73,7 +73,7 @@ struct CommandContext {
   // unit tests).
   CommandContext(Server* server, Client& client, io::ReplyBuilder& reply, Argv argv, int64_t now_ms,
                  core::Keyspace& keyspace, core::Database& db)
-      : client(client), reply(reply), argv(argv), now_ms(now_ms), keyspace(keyspace), db(db), effects(server) {}
+      : client(client), reply(reply), argv(argv), now_ms(now_ms), keyspace(keyspace), db(db), effects(server, &client) {}
   CommandContext(const CommandContext&) = delete;
   CommandContext& operator=(const CommandContext&) = delete;
 
@@ -86,6 +86,11 @@ struct CommandContext {
   // What the command's Op* functions change is reported here; bound to the
   // server, which applies each report as it comes (server/effects.h).
   Effects effects;
+  // This run serves a client its blocked command (the re-run once a key it
+  // waits on is ready), not the command as sent: Redis's serving code
+  // orders a few things otherwise (XREADGROUP: a new consumer's event
+  // before the reply).
+  bool serving_blocked = false;
 
   // The same command with other arguments, reporting to the same server (a
   // blocked command is re-run on an argv rewritten now, XREAD's `$` turned

@@ -591,6 +591,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   // counted when it blocked. Only this call is that run, not the ones it makes.
   const int64_t rerun_first_call_us = std::exchange(rerun_first_call_us_, -1);
   ServerCommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
+  ctx.serving_blocked = rerun_first_call_us >= 0;
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   // EVAL & co. and FCALL & co. (skip_monitor) are shown before the
@@ -603,6 +604,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   // A write command's every lookup passes a running snapshot's barrier.
   const bool outer_write = keyspace_.set_in_write_command((spec.flags & cmd::kWrite) != 0);
   spec.Run(ctx);
+  ReleaseAllPushes(c);  // the pushes it made after its reply point (HeldPushes)
   keyspace_.set_in_write_command(outer_write);
   current_client_ = outer_client;
   // Failed: an error was counted since the last command that ran inside

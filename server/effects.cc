@@ -7,12 +7,51 @@ namespace ringkv::server {
 
 void Effects::Changed(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) {
   if (server_ == nullptr) {
-    recorded_->changes.push_back(KeyChange{db, type, event, key, dirty});
-    recorded_->dirty += dirty;
+    Signaled(db, key);
+    Notified(db, type, event, key, dirty);
     return;
   }
   server_->stats().dirty += dirty;
   server_->KeyEvent(type, event, db, key);
+}
+
+void Effects::Notified(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) {
+  if (server_ == nullptr) {
+    recorded_->changes.push_back(KeyChange{db, type, event, key, dirty});
+    recorded_->sequence.push_back(std::string(event) + " " + std::string(key));
+    recorded_->dirty += dirty;
+    return;
+  }
+  server_->stats().dirty += dirty;
+  server_->NotifyKeyspaceEvent(type, event, db, key);
+}
+
+void Effects::Signaled(int db, std::string_view key) {
+  if (server_ == nullptr) {
+    recorded_->sequence.push_back("signal " + std::string(key));
+    return;
+  }
+  server_->SignalModifiedKey(db, key);
+}
+
+void Effects::KeyReady(int db, std::string_view key) {
+  if (server_ == nullptr) {
+    recorded_->sequence.push_back("ready " + std::string(key));
+    return;
+  }
+  server_->blocking().SignalWrite(db, key);
+}
+
+void Effects::ReplyPoint() {
+  if (server_ == nullptr) {
+    recorded_->sequence.push_back("reply");
+    return;
+  }
+  if (client_ != nullptr) server_->HoldPushes(*client_);
+}
+
+void Effects::ReleasePushes() {
+  if (server_ != nullptr && client_ != nullptr) server_->ReleasePushes(*client_);
 }
 
 void Effects::Dirty(uint64_t n) {

@@ -16,9 +16,12 @@
 // caching, the keyspace notification) -- so every event keeps its place:
 // after the "expired" and "new" events of the lookups before it, in the
 // order Redis 7.0 publishes them (LMOVE's "lpush" before the source's "lpop"
-// and "del"), and before the reply, so a RESP3 client subscribed to its own
-// keys sees the event first. (Gathering the reports and applying them after
-// the handler would move them behind the lookups' events and the reply.)
+// and "del"). An Op reports its changes in the order of its Redis
+// counterpart's signalModifiedKey and notifyKeyspaceEvent calls (Changed,
+// or its halves Signaled and Notified), and marks where that code writes
+// the reply (ReplyPoint): the pushes to the command's own client made after
+// that mark wait until the handler has written the reply (HeldPushes), so
+// a RESP3 client subscribed to its own keys sees them where Redis puts them.
 //
 // An unbound record (a null server: unit tests of the Op* functions) keeps
 // the reports instead, for the test to read.
@@ -61,9 +64,10 @@ struct KeyChange {
 
 class Effects {
  public:
-  // Bound to `server`, or unbound (nullptr) to record. Inline: every
+  // Bound to `server`, or unbound (nullptr) to record; `client` runs the
+  // command (its pushes are the ones ReplyPoint holds). Inline: every
   // command constructs one.
-  explicit Effects(Server* server) : server_(server) {
+  explicit Effects(Server* server, Client* client = nullptr) : server_(server), client_(client) {
     if (server_ == nullptr) [[unlikely]] recorded_ = std::make_unique<Recorded>();
   }
   Effects(const Effects&) = delete;
@@ -72,6 +76,24 @@ class Effects {
   // `key` in database `db` changed: its event `event` of class `type`, and
   // `dirty` changes counted (0: an event that changes nothing countable).
   void Changed(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty);
+  // As Changed, in two halves, for the commands whose Redis code orders them
+  // otherwise (LPOP: the events, then the signal) or makes only one (XGROUP
+  // CREATE: an event, no signal). Notified: the event and its `dirty`, as
+  // Redis's notifyKeyspaceEvent. Signaled: WATCH, blocked clients and
+  // client-side caching, as signalModifiedKey.
+  void Notified(int db, uint32_t type, std::string_view event, std::string_view key, uint64_t dirty);
+  void Signaled(int db, std::string_view key);
+  // Clients blocked on `key` get a chance to be served, and nothing else
+  // (Redis's signalKeyAsReady: XGROUP DESTROY answers its XREADGROUP
+  // clients -NOGROUP; WATCH and caching are not told).
+  void KeyReady(int db, std::string_view key);
+  // Redis writes (the next part of) the command's reply here: pushes to the
+  // command's own client made after this point wait until the handler has
+  // written that part (ReleasePushes) or the command ends (HeldPushes).
+  void ReplyPoint();
+  // The handler has written the part of its reply that the oldest
+  // ReplyPoint stands for: what waits since then goes out now.
+  void ReleasePushes();
   // Changes counted with no event of their own.
   void Dirty(uint64_t n);
   // The command propagates as `argv` (replaces the command's own argv).
@@ -111,6 +133,9 @@ class Effects {
 
   // ---- unbound only: what was reported, in order ----
   const std::vector<KeyChange>& changes() const { return recorded_->changes; }
+  // Everything in the order reported: "<event> <key>" for an event,
+  // "signal <key>", "ready <key>", and "reply" for a ReplyPoint.
+  const std::vector<std::string>& sequence() const { return recorded_->sequence; }
   uint64_t dirty() const { return recorded_->dirty; }
   const std::vector<std::string>& propagated_as() const { return recorded_->propagate_as; }
   const std::vector<std::vector<std::string>>& also_propagated() const { return recorded_->also; }
@@ -118,11 +143,13 @@ class Effects {
  private:
   struct Recorded {
     std::vector<KeyChange> changes;
+    std::vector<std::string> sequence;
     uint64_t dirty = 0;
     std::vector<std::string> propagate_as;
     std::vector<std::vector<std::string>> also;
   };
   Server* server_;
+  Client* client_;
   std::unique_ptr<Recorded> recorded_;  // unbound only
 };
 

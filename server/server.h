@@ -46,6 +46,7 @@
 #include "server/migrate_sockets.h"
 #include "server/monitors.h"
 #include "server/output_limits.h"
+#include "server/held_pushes.h"
 #include "server/pubsub/pubsub.h"
 #include "server/reply_paths.h"
 #include "server/server_stats.h"
@@ -270,6 +271,25 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void NotifyKeyspaceEvent(uint32_t type, std::string_view event, int db, std::string_view key) {
     pubsub_.NotifyKeyspaceEvent(type, event, db, key);
   }
+  // A command's own pushes after the point where Redis writes its reply
+  // (server/held_pushes.h): HoldPushes opens a segment for `c` (nothing
+  // for a client without a connection, or one no push can reach);
+  // ReleasePushes sends the oldest one after what `c`'s reply holds so
+  // far; the command's end (ReleaseAllPushes, in Call) sends the rest.
+  void HoldPushes(Client& c) {
+    // No push can reach a client without subscriptions while nobody tracks:
+    // the common write holds nothing.
+    if (c.conn != nullptr && (c.pubsub || !tracking_.idle())) held_pushes_.Hold(c);
+  }
+  void ReleasePushes(Client& c) {
+    if (held_pushes_.holder() != &c) return;
+    io::OutBuffer scratch;  // a closing client's are dropped
+    held_pushes_.ReleaseNext(c.closing ? scratch : FanoutTargetOf(c, persistence_, *io_));
+  }
+  void ReleaseAllPushes(Client& c) {
+    if (held_pushes_.holder() != &c) [[likely]] return;
+    held_pushes_.ReleaseAll(c.closing ? nullptr : &FanoutTargetOf(c, persistence_, *io_));
+  }
   // FLUSHDB / FLUSHALL (before emptying `db`), SWAPDB (after swapping):
   // watched keys that existed are touched; for SWAPDB, keys clients block
   // on may have arrived.
@@ -414,7 +434,12 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) override;
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
-  io::OutBuffer& PushTarget(Client& c) override { return ReplyTarget(c); }
+  io::OutBuffer& PushTarget(Client& c) override {
+    if (held_pushes_.holder() == &c) [[unlikely]] {
+      if (io::OutBuffer* held = held_pushes_.OpenSegment()) return *held;
+    }
+    return ReplyTarget(c);
+  }
   void PushedToRedirect(Client& target) override { clients_.LimitOutput(target, UnixMs()); }
   void FeedMonitors(const Client& c, Argv argv, int64_t now_us);
 
@@ -600,7 +625,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   Monitors monitors_;                // MONITOR clients, in the order they started
   // Subscriptions, their delivery, notify-keyspace-events: after what it
   // borrows (the clients, the I/O system, persistence, the output limits).
-  PubSub pubsub_{*this, *config_, *this, clients_.registry(), persistence_, *io_, output_limits_};
+  HeldPushes held_pushes_;  // a command's own pushes after its reply point
+  PubSub pubsub_{*this, *config_, *this, clients_.registry(), persistence_, *io_, output_limits_, held_pushes_};
   Tracking tracking_{*this};  // CLIENT TRACKING clients, what they read, invalidations
   // The connection whose command is running; a script's commands run on
   // behalf of its caller (Redis's server.current_client).

@@ -160,7 +160,10 @@ OpResult<std::vector<std::optional<int64_t>>> OpBitfield(const OpArgs& op, std::
   if (!bytes.ok()) return bytes.status();
   uint64_t changes = 0;
   auto out = RunBitfield(reinterpret_cast<uint8_t*>(bytes.value()), len, ops, changed, &changes);
-  if (changes > 0) op.Changed(notify::kString, "setbit", key, changes);
+  if (changes > 0) {
+    op.ReplyPoint();  // Redis replies, then signals and notifies
+    op.Changed(notify::kString, "setbit", key, changes);
+  }
   return out;
 }
 

@@ -25,6 +25,7 @@ OpResult<int64_t> OpHset(const OpArgs& op, std::string_view key, std::span<const
   if (!h.ok()) return h.status();
   int64_t added = 0;
   for (size_t i = 0; i + 1 < pairs.size(); i += 2) added += h.value()->Set(pairs[i], pairs[i + 1], op.limits().hash);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kHash, "hset", key, pairs.size() / 2);
   return added;
 }
@@ -34,6 +35,7 @@ OpResult<bool> OpHsetnx(const OpArgs& op, std::string_view key, std::string_view
   if (!h.ok()) return h.status();
   if (h.value()->Contains(field)) return false;
   h.value()->Set(field, value, op.limits().hash);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kHash, "hset", key, 1);
   return true;
 }
@@ -60,6 +62,7 @@ OpResult<int64_t> OpHincrby(const OpArgs& op, std::string_view key, std::string_
   }
   const int64_t next = current + delta;
   h.value()->Set(field, StrCat(next), op.limits().hash);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kHash, "hincrby", key, 1);
   return next;
 }
@@ -82,6 +85,7 @@ OpResult<std::string> OpHincrbyfloat(const OpArgs& op, std::string_view key, std
   }
   std::string text = core::FormatLongDouble(next);
   h.value()->Set(field, text, op.limits().hash);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kHash, "hincrbyfloat", key, 1);
   // Replayed as HSET with the result, so float formatting on a replica or
   // an AOF reload cannot drift (as Redis propagates it).

@@ -69,8 +69,11 @@ core::OpResult<bool> OpRename(const OpArgs& op, std::string_view src, std::strin
   if (src == dst) return false;
   if (nx && op.db.Find(dst, op.now_ms) != nullptr) return false;
   MoveEntry(op, src, op.db, dst);
-  op.Changed(notify::kGeneric, "rename_from", src, 1);
-  op.Changed(notify::kGeneric, "rename_to", dst, 0);
+  // Redis: both keys signaled, then both events.
+  op.Signaled(src);
+  op.Signaled(dst);
+  op.Notified(notify::kGeneric, "rename_from", src, 1);
+  op.Notified(notify::kGeneric, "rename_to", dst, 0);
   return true;
 }
 

@@ -31,17 +31,24 @@ size_t PopCountFrom(const OpArgs& op, std::string_view key, ListValue& l, bool h
     l.Pop(head, &v);
     each(v);
   }
-  if (n > 0) op.Changed(notify::kList, PopEvent(head), key, n);
-  DeleteIfEmpty(op, key, l);
+  // Redis's listElementsRemoved: the events, then the signal.
+  if (n > 0) {
+    op.Notified(notify::kList, PopEvent(head), key, n);
+    DeleteIfEmpty(op, key, l);
+    op.Signaled(key);
+  }
   return n;
 }
 
 // One element of the list at `key` (which holds `l`).
+// Redis replies with it before the events and the signal.
 std::string PopOneFrom(const OpArgs& op, std::string_view key, ListValue& l, bool head) {
   std::string v;
   l.Pop(head, &v);
-  op.Changed(notify::kList, PopEvent(head), key, 1);
+  op.ReplyPoint();
+  op.Notified(notify::kList, PopEvent(head), key, 1);
   DeleteIfEmpty(op, key, l);
+  op.Signaled(key);
   return v;
 }
 
@@ -63,6 +70,7 @@ OpResult<int64_t> OpPush(const OpArgs& op, std::string_view key, bool head, std:
   if (l.status() == OpStatus::kNotFound) return int64_t{0};
   if (!l.ok()) return l.status();
   for (std::string_view v : values) l.value()->Push(head, v);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kList, head ? "lpush" : "rpush", key, values.size());
   return static_cast<int64_t>(l.value()->size());
 }
@@ -110,6 +118,7 @@ OpStatus OpLset(const OpArgs& op, std::string_view key, std::string_view index, 
   int64_t i;
   if (!core::StringToInt64(index, &i)) return OpStatus::kNotInteger;
   if (!l.value()->Set(i, value)) return OpStatus::kOutOfRange;
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kList, "lset", key, 1);
   return OpStatus::kOk;
 }
@@ -145,11 +154,13 @@ OpStatus OpLtrim(const OpArgs& op, std::string_view key, int64_t start, int64_t 
     l.Keep(static_cast<size_t>(start), static_cast<size_t>(end));
     kept = end - start + 1;
   }
-  op.Changed(notify::kList, "ltrim", key, static_cast<uint64_t>(n - kept));
+  // Redis: the events, then the signal, then the reply.
+  op.Notified(notify::kList, "ltrim", key, static_cast<uint64_t>(n - kept));
   if (kept == 0) {  // nothing kept
     op.db.Erase(key);
-    op.Changed(notify::kGeneric, "del", key, 0);
+    op.Notified(notify::kGeneric, "del", key, 0);
   }
+  op.Signaled(key);
   return OpStatus::kOk;
 }
 
@@ -163,9 +174,13 @@ OpResult<std::string> OpLmove(const OpArgs& op, std::string_view src_key, std::s
   src.value()->Pop(from_head, &v);
   if (!dst.ok()) dst = FindOrCreateList(op, dst_key);
   dst.value()->Push(to_head, v);
+  // Redis (lmoveHandlePush): the destination's signal and event, the reply,
+  // then the source's events and signal.
   op.Changed(notify::kList, to_head ? "lpush" : "rpush", dst_key, 1);
-  op.Changed(notify::kList, PopEvent(from_head), src_key, 0);
+  op.ReplyPoint();
+  op.Notified(notify::kList, PopEvent(from_head), src_key, 0);
   if (src.value() != dst.value()) DeleteIfEmpty(op, src_key, *src.value());
+  op.Signaled(src_key);
   if (form == MoveForm::kRpoplpush) {
     op.effects.PropagateAs({"RPOPLPUSH", std::string(src_key), std::string(dst_key)});
   } else if (form == MoveForm::kLmove) {

@@ -3,8 +3,9 @@
 namespace ringkv::server {
 
 int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
-                   std::string_view event, uint64_t dirty) {
+                   std::string_view event, uint64_t dirty, StoreReply reply) {
   if (size == 0) {
+    if (reply == StoreReply::kBetween) op.ReplyPoint();  // a kBetweenDelFirst reply comes after
     if (op.effects.DeleteKey(op.db, dst, op.now_ms, op.effects.lazy_server_del())) {
       op.Changed(notify::kGeneric, "del", dst, 1);
     }
@@ -19,7 +20,9 @@ int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, si
     bool created;
     op.db.FindOrInsert(dst, op.now_ms, &created, value.slot_bytes_wanted())->value = std::move(value);
   }
-  op.Changed(type, event, dst, dirty);
+  op.Signaled(dst);
+  if (reply != StoreReply::kAfter) op.ReplyPoint();
+  op.Notified(type, event, dst, dirty);
   return static_cast<int64_t>(size);
 }
 

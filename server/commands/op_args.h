@@ -35,14 +35,22 @@ struct OpArgs {
   void Changed(uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) const {
     effects.Changed(db.index(), type, event, key, dirty);
   }
+  // Changed's halves, and the reply's place among them (server/effects.h).
+  void Notified(uint32_t type, std::string_view event, std::string_view key, uint64_t dirty) const {
+    effects.Notified(db.index(), type, event, key, dirty);
+  }
+  void Signaled(std::string_view key) const { effects.Signaled(db.index(), key); }
+  void KeyReady(std::string_view key) const { effects.KeyReady(db.index(), key); }
+  void ReplyPoint() const { effects.ReplyPoint(); }
 };
 
-// Erases `key` once the collection it holds is empty, reporting "del";
-// true when it did.
+// Erases `key` once the collection it holds is empty, reporting "del"
+// (the event only: the change that emptied it signals the key, before or
+// after, as each command's Redis code does); true when it did.
 template <typename T>
 bool DeleteIfEmpty(const OpArgs& op, std::string_view key, const T& value) {
   if (!core::DeleteIfEmpty(op.db, key, value)) return false;
-  op.Changed(notify::kGeneric, "del", key, 0);
+  op.Notified(notify::kGeneric, "del", key, 0);
   return true;
 }
 
@@ -63,11 +71,13 @@ core::OpResult<size_t> FindFirst(const OpArgs& op, std::span<const std::string_v
 
 // HDEL / SREM / ZREM: removes each of `items` from the T at `key` with
 // (value.*remove)(item), stopping once it is empty; reports `event` (class
-// `type`) counting the removals, then deletes the emptied key. Returns how
-// many went: 0 for a missing key, kWrongType for another type.
+// `type`) counting the removals, then deletes the emptied key. The key is
+// signaled before the events, or after them with `signal_last` (ZREM).
+// Returns how many went: 0 for a missing key, kWrongType for another type.
 template <typename T>
 core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std::span<const std::string_view> items,
-                                    bool (T::*remove)(std::string_view), uint32_t type, std::string_view event) {
+                                    bool (T::*remove)(std::string_view), uint32_t type, std::string_view event,
+                                    bool signal_last = false) {
   core::OpResult<T*> found = core::FindTyped<T>(op.db, key, op.now_ms);
   if (found.status() == core::OpStatus::kNotFound) return int64_t{0};
   if (!found.ok()) return found.status();
@@ -75,8 +85,10 @@ core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std:
   int64_t removed = 0;
   for (size_t i = 0; i < items.size() && value.size() != 0; ++i) removed += (value.*remove)(items[i]);
   if (removed > 0) {
-    op.Changed(type, event, key, static_cast<uint64_t>(removed));
+    if (!signal_last) op.Signaled(key);
+    op.Notified(type, event, key, static_cast<uint64_t>(removed));
     DeleteIfEmpty(op, key, value);
+    if (signal_last) op.Signaled(key);
   }
   return removed;
 }
@@ -86,8 +98,13 @@ core::OpResult<int64_t> RemoveItems(const OpArgs& op, std::string_view key, std:
 // included -- or, when size is 0, deletes `dst`. A replaced value is freed
 // as lazyfree-lazy-server-del says.
 // Reports `event` (class `type`) counting `dirty` changes, or "del" when an
-// existing `dst` went; returns `size`.
+// existing `dst` went; returns `size`. Where Redis's code writes the reply:
+// kAfter, after everything (SORT, GEOSEARCHSTORE); kBetween, after the key
+// is signaled and before its event, and before an emptied key's "del"
+// (SUNIONSTORE, ZUNIONSTORE & co.); kBetweenDelFirst, as kBetween but
+// after the "del" (SINTERSTORE).
+enum class StoreReply { kAfter, kBetween, kBetweenDelFirst };
 int64_t StoreValue(const OpArgs& op, std::string_view dst, core::Value value, size_t size, uint32_t type,
-                   std::string_view event, uint64_t dirty = 1);
+                   std::string_view event, uint64_t dirty = 1, StoreReply reply = StoreReply::kAfter);
 
 }  // namespace ringkv::server

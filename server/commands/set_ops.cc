@@ -80,9 +80,11 @@ OpStatus OpSpop(const OpArgs& op, std::string_view key, absl::FunctionRef<void(s
   OpResult<SetValue*> s = core::FindTyped<SetValue>(op.db, key, op.now_ms);
   if (!s.ok()) return s.status();
   std::vector<std::string> srem = {"SREM", std::string(key), s.value()->PopRandom(op.keyspace.rng())};
+  // Redis: the event, the reply, then the "del" and the signal.
+  op.Notified(notify::kSet, "spop", key, 1);
   popped(srem.back());
-  op.Changed(notify::kSet, "spop", key, 1);
   DeleteIfEmpty(op, key, *s.value());
+  op.Signaled(key);
   op.effects.PropagateAs(std::move(srem));
   return OpStatus::kOk;
 }
@@ -96,26 +98,29 @@ OpResult<size_t> OpSpopCount(const OpArgs& op, std::string_view key, uint64_t co
     begin(0);
     return size_t{0};
   }
+  // Redis: the event, the reply, then the "del" and the signal.
   if (count >= s.size()) {  // the whole set
     const size_t n = s.size();
+    op.Notified(notify::kSet, "spop", key, n);
     begin(n);
     s.ForEach(each);
-    op.Changed(notify::kSet, "spop", key, n);
     op.db.Erase(key);
-    op.Changed(notify::kGeneric, "del", key, 0);
+    op.Notified(notify::kGeneric, "del", key, 0);
+    op.Signaled(key);
     op.effects.PropagateAs({op.effects.lazy_server_del() ? "UNLINK" : "DEL", std::string(key)});
     return n;
   }
   absl::BitGen& rng = op.keyspace.rng();
   std::vector<std::string> srem = {"SREM", std::string(key)};
   srem.reserve(2 + count);
+  op.Notified(notify::kSet, "spop", key, count);
   begin(count);
   for (uint64_t i = 0; i < count; ++i) {
     srem.push_back(s.PopRandom(rng));
     each(srem.back());
   }
-  op.Changed(notify::kSet, "spop", key, count);
   DeleteIfEmpty(op, key, s);
+  op.Signaled(key);
   op.effects.PropagateAs(std::move(srem));
   return static_cast<size_t>(count);
 }
@@ -129,12 +134,14 @@ OpResult<bool> OpSmove(const OpArgs& op, std::string_view src_key, std::string_v
   if (dst.status() == OpStatus::kWrongType) return OpStatus::kWrongType;
   if (dst.ok() && dst.value() == src.value()) return src.value()->Contains(member);  // same key: nothing moves
   if (!src.value()->Remove(member)) return false;
-  op.Changed(notify::kSet, "srem", src_key, 1);
+  // Redis: the source's events, its signal, then the destination's.
+  op.Notified(notify::kSet, "srem", src_key, 1);
   DeleteIfEmpty(op, src_key, *src.value());
   if (!dst.ok()) {
     dst = core::FindOrCreate<SetValue>(op.db, dst_key, op.now_ms,
                                        [&] { return core::Value(SetValue::ForFirstMember(member)); });
   }
+  op.Signaled(src_key);
   if (dst.value()->Add(member, op.limits().set)) op.Changed(notify::kSet, "sadd", dst_key, 1);
   return true;
 }
@@ -160,7 +167,8 @@ OpResult<int64_t> OpSinterstore(const OpArgs& op, std::string_view dst, std::spa
   SetValue result;
   for (const std::string& m : members.value()) result.Add(m, op.limits().set);
   const size_t n = result.size();
-  return StoreValue(op, dst, core::Value(std::move(result)), n, notify::kSet, "sinterstore");
+  return StoreValue(op, dst, core::Value(std::move(result)), n, notify::kSet, "sinterstore", 1,
+                    StoreReply::kBetweenDelFirst);
 }
 
 OpResult<int64_t> OpSunionOrDiffStore(const OpArgs& op, std::string_view dst, std::span<const std::string_view> keys,
@@ -169,7 +177,7 @@ OpResult<int64_t> OpSunionOrDiffStore(const OpArgs& op, std::string_view dst, st
   if (!result.ok()) return result.status();
   const size_t n = result.value().size();
   return StoreValue(op, dst, core::Value(std::move(result.value())), n, notify::kSet,
-                    diff ? "sdiffstore" : "sunionstore");
+                    diff ? "sdiffstore" : "sunionstore", 1, StoreReply::kBetween);
 }
 
 }  // namespace ringkv::server

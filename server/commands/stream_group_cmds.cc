@@ -91,12 +91,15 @@ void CmdXgroupCreate(CommandContext& ctx) {
     core::OpResult<StreamValue*> made = core::FindOrCreate<StreamValue>(
         op.db, ctx.argv[2], op.now_ms, [] { return core::Value(std::make_unique<StreamValue>()); });
     s = made.value();
+    op.Signaled(ctx.argv[2]);  // MKSTREAM's new key is signaled (its groups never are)
   }
   if (s->CreateGroup(ctx.argv[3], id, entries_read) == nullptr) {
     return ctx.reply.Error("BUSYGROUP Consumer Group name already exists");
   }
-  op.Changed(notify::kStream, "xgroup-create", ctx.argv[2], 1);
+  // Redis 7.0 replies, then notifies; it does not signal the key (no WATCH,
+  // no invalidation), as for every XGROUP subcommand and XSETID.
   ctx.reply.Ok();
+  op.Notified(notify::kStream, "xgroup-create", ctx.argv[2], 1);
 }
 
 void CmdXgroupSetid(CommandContext& ctx) {
@@ -118,8 +121,8 @@ void CmdXgroupSetid(CommandContext& ctx) {
   }
   g->last_id = id;
   g->entries_read = entries_read;
-  OpArgsOf(ctx).Changed(notify::kStream, "xgroup-setid", ctx.argv[2], 1);
   ctx.reply.Ok();
+  OpArgsOf(ctx).Notified(notify::kStream, "xgroup-setid", ctx.argv[2], 1);
 }
 
 void CmdXgroupDestroy(CommandContext& ctx) {
@@ -128,9 +131,10 @@ void CmdXgroupDestroy(CommandContext& ctx) {
   if (!XgroupTarget(ctx, false, false, &s, &g)) return;
   if (g == nullptr) return ctx.reply.Integer(0);
   s->DestroyGroup(ctx.argv[3]);
-  // The event also wakes XREADGROUP clients blocked on the key (NOGROUP).
-  OpArgsOf(ctx).Changed(notify::kStream, "xgroup-destroy", ctx.argv[2], 1);
   ctx.reply.Integer(1);
+  const OpArgs op = OpArgsOf(ctx);
+  op.Notified(notify::kStream, "xgroup-destroy", ctx.argv[2], 1);
+  op.KeyReady(ctx.argv[2]);  // its XREADGROUP clients are answered NOGROUP
 }
 
 void CmdXgroupCreateconsumer(CommandContext& ctx) {
@@ -147,7 +151,7 @@ void CmdXgroupDelconsumer(CommandContext& ctx) {
   StreamGroup* g;
   if (!XgroupTarget(ctx, false, true, &s, &g)) return;
   const size_t pending = g->DeleteConsumer(ctx.argv[4]);
-  OpArgsOf(ctx).Changed(notify::kStream, "xgroup-delconsumer", ctx.argv[2], 1);
+  OpArgsOf(ctx).Notified(notify::kStream, "xgroup-delconsumer", ctx.argv[2], 1);
   ctx.reply.Integer(static_cast<int64_t>(pending));
 }
 
@@ -357,6 +361,8 @@ void CmdXclaim(CommandContext& ctx) {
     propagate_last_id = true;
   }
   delivery_time = ClaimedDeliveryTime(delivery_time, now, UnixMs());
+  // Redis writes the reply's header first: a new consumer's event follows it.
+  op.ReplyPoint();
   StreamConsumer* consumer = nullptr;
   std::vector<StreamId> claimed;
   uint64_t changes = 0;
@@ -399,6 +405,7 @@ void CmdXclaim(CommandContext& ctx) {
   // command: a change counted alone would propagate the XCLAIM as given).
   if (changes > 0) op.effects.Dirty(changes);
   ctx.reply.ArrayHeader(static_cast<int64_t>(claimed.size()));
+  ctx.effects.ReleasePushes();
   for (StreamId id : claimed) ReplyClaimed(ctx, *s, id, justid);
 }
 
@@ -431,6 +438,8 @@ void CmdXautoclaim(CommandContext& ctx) {
   const OpArgs op = OpArgsOf(ctx);
   const int64_t now = ctx.now_ms;
   int64_t attempts = count * 10;
+  // Redis writes the reply's headers first: a new consumer's event follows them.
+  op.ReplyPoint();
   StreamConsumer* consumer = nullptr;
   std::vector<StreamId> claimed, deleted;
   uint64_t changes = 0;
@@ -468,6 +477,7 @@ void CmdXautoclaim(CommandContext& ctx) {
   ctx.reply.ArrayHeader(3);
   ctx.reply.Bulk(it == g->pel.end() ? "0-0" : it->first.ToString());
   ctx.reply.ArrayHeader(static_cast<int64_t>(claimed.size()));
+  ctx.effects.ReleasePushes();
   for (StreamId id : claimed) ReplyClaimed(ctx, *s, id, justid);
   ctx.reply.ArrayHeader(static_cast<int64_t>(deleted.size()));
   for (StreamId id : deleted) ctx.reply.Bulk(id.ToString());

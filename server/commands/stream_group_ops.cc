@@ -23,7 +23,7 @@ StreamConsumer* LookupOrCreateConsumer(const OpArgs& op, std::string_view key, S
   if (StreamConsumer* c = g.FindConsumer(name)) return c;
   *created = true;
   StreamConsumer* c = g.CreateConsumer(name, op.now_ms);
-  op.Changed(notify::kStream, "xgroup-createconsumer", key, dirty);
+  op.Notified(notify::kStream, "xgroup-createconsumer", key, dirty);  // no signal, as Redis
   return c;
 }
 

@@ -92,6 +92,7 @@ StreamResult<XaddOutcome> OpXadd(const OpArgs& op, std::string_view key, const X
   }
   if (total > kStreamListpackMaxSize) return R::Error("ERR Elements are too large to be stored");
   s->Append(out.id, fv, op.limits().stream);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kStream, "xadd", key, 1);
   out.trim = TrimStream(*s, args.trim);
   if (out.trim.removed > 0) op.Changed(notify::kStream, "xtrim", key, 0);
@@ -108,7 +109,8 @@ StreamResult<TrimOutcome> OpXtrim(const OpArgs& op, std::string_view key, const 
   R r;
   r.value = TrimStream(*found.value(), trim);
   if (r.value.removed > 0) {
-    op.Changed(notify::kStream, "xtrim", key, static_cast<uint64_t>(r.value.removed));
+    op.Notified(notify::kStream, "xtrim", key, static_cast<uint64_t>(r.value.removed));  // then the signal, as Redis
+    op.Signaled(key);
   }
   return r;
 }
@@ -145,7 +147,8 @@ StreamResult<bool> OpXsetid(const OpArgs& op, std::string_view key, StreamId las
   s.set_last_id(last);
   if (entries_added != -1) s.set_entries_added(static_cast<uint64_t>(entries_added));
   if (!max_deleted.is_zero()) s.set_max_deleted_id(max_deleted);
-  op.Changed(notify::kStream, "xsetid", key, 1);
+  op.ReplyPoint();  // Redis replies, then notifies; no signal
+  op.Notified(notify::kStream, "xsetid", key, 1);
   R r;
   r.value = true;
   return r;

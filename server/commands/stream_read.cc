@@ -205,6 +205,10 @@ void Read(CommandContext& ctx, bool group_read) {
     // not a consumer yet). Counted only with what it propagates (below): a
     // change counted alone would propagate the XREADGROUP itself.
     if (!serve) continue;
+    // Redis writes this stream's key in the reply before a new consumer's
+    // event: one held segment per stream served, released after its key
+    // (its code serving a blocked reader creates the consumer first).
+    if (!ctx.serving_blocked) op.ReplyPoint();
     bool created;
     StreamConsumer* c = LookupOrCreateConsumer(op, key, g, a.consumer, 0, &created);
     if (created && a.noack) {
@@ -232,6 +236,7 @@ void Read(CommandContext& ctx, bool group_read) {
     for (const auto& [key, rows] : served) {
       if (ctx.client.resp == 2) ctx.reply.ArrayHeader(2);
       ctx.reply.Bulk(key);
+      if (group_read) ctx.effects.ReleasePushes();
       ReplyRows(ctx, rows);
     }
     return;

@@ -59,6 +59,8 @@ OpResult<SetResult> OpSet(const OpArgs& op, std::string_view key, std::string_vi
       if (!e->value.is_string()) return OpStatus::kWrongType;
       result.previous = e->value.str().ToString();
     }
+    // GET: Redis replies with the old value before anything is set.
+    if (opts.get) op.ReplyPoint();
     if ((opts.condition == SetOptions::Condition::kIfMissing && e != nullptr) ||
         (opts.condition == SetOptions::Condition::kIfExists && e == nullptr)) {
       return result;
@@ -138,6 +140,7 @@ void OpSetDeadline(const OpArgs& op, std::string_view key, Entry* e, int64_t whe
     return;
   }
   op.db.SetExpire(key, e, when);
+  op.ReplyPoint();  // Redis replies, then signals and notifies
   op.Changed(notify::kGeneric, "expire", key, 1);
   op.effects.PropagateAs({"PEXPIREAT", std::string(key), StrCat(when)});
 }

@@ -20,11 +20,15 @@ void Removed(const OpArgs& op, std::string_view key, const ZSetValue& z, std::st
   DeleteIfEmpty(op, key, z);
 }
 
-// Pops up to `count` elements of `z`, the set at `key`.
+// Pops up to `count` elements of `z`, the set at `key`. Redis reports the
+// pop and signals the key between the reply's header and its elements, and
+// the emptied key's "del" after them.
 size_t PopFrom(const OpArgs& op, std::string_view key, ZSetValue& z, uint64_t count, bool max,
                absl::FunctionRef<void(size_t)> begin, ZElementSink each) {
   const size_t n = std::min<uint64_t>(count, z.size());
   begin(n);
+  op.Notified(notify::kZSet, max ? "zpopmax" : "zpopmin", key, n);
+  op.Signaled(key);
   size_t i = 0;
   z.Walk(0, max, [&](std::string_view m, double score) {
     if (i++ == n) return false;
@@ -36,7 +40,7 @@ size_t PopFrom(const OpArgs& op, std::string_view key, ZSetValue& z, uint64_t co
   } else {
     z.RemoveRanks(0, n - 1);
   }
-  Removed(op, key, z, max ? "zpopmax" : "zpopmin", n);
+  DeleteIfEmpty(op, key, z);
   return n;
 }
 
@@ -86,13 +90,14 @@ OpResult<ZAddResult> OpZadd(const OpArgs& op, std::string_view key, const core::
   core::DeleteIfEmpty(op.db, key, z);  // created for nothing (no event: it never held anything)
   const int64_t changed = result.added + result.updated;
   if (changed > 0) {
+    op.ReplyPoint();  // Redis replies, then signals and notifies
     op.Changed(notify::kZSet, flags.incr ? "zincr" : "zadd", key, static_cast<uint64_t>(changed));
   }
   return result;
 }
 
 OpResult<int64_t> OpZrem(const OpArgs& op, std::string_view key, std::span<const std::string_view> members) {
-  return RemoveItems(op, key, members, &ZSetValue::Remove, notify::kZSet, "zrem");
+  return RemoveItems(op, key, members, &ZSetValue::Remove, notify::kZSet, "zrem", /*signal_last=*/true);
 }
 
 OpResult<int64_t> OpZremRangeByRank(const OpArgs& op, std::string_view key, int64_t start, int64_t end) {
@@ -165,7 +170,7 @@ OpStatus OpBlockingZpop(const OpArgs& op, std::span<const std::string_view> keys
 
 int64_t OpZstore(const OpArgs& op, std::string_view dst, ZSetValue result, std::string_view event) {
   const size_t n = result.size();
-  return StoreValue(op, dst, core::Value(std::move(result)), n, notify::kZSet, event);
+  return StoreValue(op, dst, core::Value(std::move(result)), n, notify::kZSet, event, 1, StoreReply::kBetween);
 }
 
 }  // namespace ringkv::server

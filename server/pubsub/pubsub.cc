@@ -29,12 +29,13 @@ std::string EncodeMessage(int resp, std::string_view verb, const std::string* pa
 }  // namespace
 
 PubSub::PubSub(Hooks& hooks, Config& config, core::KeyspaceObserver& observer, const ClientRegistry& clients,
-               Persistence& persistence, io::IoSystem& io, OutputLimits& limits)
+               Persistence& persistence, io::IoSystem& io, OutputLimits& limits, HeldPushes& held)
     : hooks_(hooks),
       connected_(clients),
       persistence_(persistence),
       io_(io),
       limits_(limits),
+      held_(held),
       notifications_(config, observer) {}
 
 size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view message) {
@@ -69,7 +70,8 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
     if (bytes->empty()) {
       *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern == nullptr ? verb : "pmessage", pattern, channel, message);
     }
-    FanoutTargetOf(*c, persistence_, io_).Append(*bytes);
+    io::OutBuffer* held = held_.holder() == c ? held_.OpenSegment() : nullptr;
+    (held != nullptr ? *held : FanoutTargetOf(*c, persistence_, io_)).Append(*bytes);
     if (weigh) grew.push_back(id);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {
       over_limit.push_back(id);

@@ -10,7 +10,9 @@
 // held one when that client's replies wait for an AOF fsync, so a message
 // never overtakes an earlier reply; otherwise the fan-out path, which
 // gathers a busy channel's messages into fewer writes
-// (IoSystem::PrepareFanoutWrite). A subscriber found over the pubsub output
+// (IoSystem::PrepareFanoutWrite). A keyspace event for the running
+// command's own client, made after the point where Redis writes its reply,
+// waits in HeldPushes (held_pushes.h) instead. A subscriber found over the pubsub output
 // limit is closed once the delivery ends (through Hooks).
 //
 // What it needs of the server -- closing a slow subscriber -- comes through
@@ -41,6 +43,7 @@
 #include "server/client_registry.h"
 #include "server/config.h"
 #include "server/keyspace_notifications.h"
+#include "server/held_pushes.h"
 #include "server/output_limits.h"
 #include "server/persistence/persistence.h"
 #include "server/pubsub/registry.h"
@@ -71,7 +74,7 @@ class PubSub final : private PubSubRegistry {
   // whether "new" and "keymiss" events are wanted). REQUIRES: the arguments
   // outlive this object; `io` is only used once clients exist.
   PubSub(Hooks& hooks, Config& config, core::KeyspaceObserver& observer, const ClientRegistry& clients,
-         Persistence& persistence, io::IoSystem& io, OutputLimits& limits);
+         Persistence& persistence, io::IoSystem& io, OutputLimits& limits, HeldPushes& held);
   PubSub(const PubSub&) = delete;
   PubSub& operator=(const PubSub&) = delete;
 
@@ -118,6 +121,7 @@ class PubSub final : private PubSubRegistry {
   Persistence& persistence_;
   io::IoSystem& io_;
   OutputLimits& limits_;
+  HeldPushes& held_;  // the running command's own pushes after its reply point
   KeyspaceNotifications notifications_;
 };
 

@@ -112,7 +112,7 @@ KNOWN = {
                            "a; c0: CLIENT TRACKING on BCAST PREFIX \"\" -- Redis: -ERR Prefix '' overlaps with an "
                            "existing prefix 'a'. ..., ringkv: ... prefix 'z'. ... (or PREFIX k, then BCAST alone, "
                            "then PREFIX k1: Redis names '', ringkv 'k')",
-    "self-notification-order": "a client subscribed to its own command's keyspace notifications (RESP3, or RESP2 in "
+    "self-notification-order": "fixed in ringkv, kept to replay it: a client subscribed to its own command's keyspace notifications (RESP3, or RESP2 in "
                                "the EXEC that subscribed it): Redis sends the reply and the notifications in the "
                                "order the command makes them (the reply first for LPUSH, RPUSH, HSET, ZADD, EXPIRE, "
                                "XADD, SINTERSTORE, SET ... GET, GETSET, ...; in between for LMOVE, LPOP, SPOP, "
@@ -120,7 +120,7 @@ KNOWN = {
                                "notify-keyspace-events KEA; c0: PSUBSCRIBE "
                                "__keyevent*; c0: RPUSH l a -- Redis :1 then >4 pmessage __keyevent* "
                                "__keyevent@0__:rpush l, ringkv the pmessage then :1",
-    "redirect-self-order": "the invalidation of a key another client tracks with REDIRECT to the connection that "
+    "redirect-self-order": "fixed in ringkv, kept to replay it: the invalidation of a key another client tracks with REDIRECT to the connection that "
                            "writes it: Redis sends it where the command signals the key (after the reply for HSET, "
                            "EXPIRE, ...; before it for SET), ringkv always before the reply. c2: HELLO 3; c1: CLIENT "
                            "TRACKING on REDIRECT <c2>; c1: GET k; c2: HSET k f v -- Redis :1 then >2 invalidate [k], "
@@ -134,7 +134,7 @@ KNOWN = {
                             "ringkv only. c0: HELLO 3; c0: CLIENT TRACKING on; c0: GET b; c0: CLIENT TRACKING off; "
                             "c1: SET b x; c0: CLIENT TRACKING on; c1: SET b y -- c0 gets nothing from Redis, "
                             ">2 invalidate [b] from ringkv",
-    "notify-invalidate-order": "a connection that gets both a write's keyspace notifications and its tracking "
+    "notify-invalidate-order": "fixed in ringkv, kept to replay it: a connection that gets both a write's keyspace notifications and its tracking "
                                "invalidations (non-BCAST): Redis sends them in the order the command's code makes "
                                "them (LPOP, RPOP, ZREM: the events, then the invalidation; RENAME: both "
                                "invalidations, then the rename_from and rename_to events), ringkv sends each key's "

@@ -64,6 +64,13 @@ TEST_F(KeyOpsTest, RenameKeepsTheDeadlineAndReportsBothKeys) {
   EXPECT_EQ(Dirty(), 1u);
 }
 
+// Redis 7.0 signals both keys before either event.
+TEST_F(KeyOpsTest, RenameSignalsBothKeysBeforeItsEvents) {
+  SetString("a", "1");
+  EXPECT_TRUE(OpRename(op(), "a", "b", false).value());
+  EXPECT_EQ(NewSequence(), (Strings{"signal a", "signal b", "rename_from a", "rename_to b"}));
+}
+
 TEST_F(KeyOpsTest, MoveAndCopyReportInTheTargetDatabase) {
   SetString("k", "v");
   EXPECT_TRUE(OpCopy(op(), "k", keyspace_.db(0), "k2", false));

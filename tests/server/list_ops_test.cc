@@ -61,6 +61,21 @@ TEST_F(ListOpsTest, PopsDeleteTheEmptiedListAfterTheirEvent) {
   EXPECT_EQ(OpPop(op(), "l", true).status(), OpStatus::kNotFound);
 }
 
+// Redis 7.0's order of events, signals and the reply (a client's own
+// pushes land around its reply so): a push replies first, a pop replies
+// and then reports its events before the signal, LTRIM signals last and
+// replies after, LMOVE reports the destination, replies, then the source.
+TEST_F(ListOpsTest, EventsSignalsAndTheReplyComeInRedisOrder) {
+  Push("l", {"a", "b"});
+  EXPECT_EQ(NewSequence(), (Strings{"reply", "signal l", "rpush l"}));
+  ASSERT_TRUE(OpPop(op(), "l", true).ok());
+  EXPECT_EQ(NewSequence(), (Strings{"reply", "lpop l", "signal l"}));
+  ASSERT_TRUE(OpLmove(op(), "l", "d", true, false, MoveForm::kLmove).ok());
+  EXPECT_EQ(NewSequence(), (Strings{"signal d", "rpush d", "reply", "lpop l", "del l", "signal l"}));
+  EXPECT_EQ(OpLtrim(op(), "d", 5, 6), OpStatus::kOk);
+  EXPECT_EQ(NewSequence(), (Strings{"ltrim d", "del d", "signal d"}));
+}
+
 TEST_F(ListOpsTest, MpopAndBlockingPopServeTheFirstListAndPropagateThePop) {
   SetString("s", "v");
   Push("b", {"1", "2"});

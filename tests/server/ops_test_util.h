@@ -15,6 +15,8 @@
 
 namespace ringkv::server {
 
+using Strings = std::vector<std::string>;
+
 class OpsTest : public ::testing::Test {
  protected:
   static constexpr int64_t kNow = 1'000'000;
@@ -35,13 +37,21 @@ class OpsTest : public ::testing::Test {
     }
     return out;
   }
+  // What was reported since the last call, in order: "<event> <key>",
+  // "signal <key>", "ready <key>", and "reply" where the Op put Redis's
+  // reply (Effects::sequence).
+  Strings NewSequence() {
+    const std::vector<std::string>& all = effects_.sequence();
+    Strings out(all.begin() + static_cast<std::ptrdiff_t>(sequence_seen_), all.end());
+    sequence_seen_ = all.size();
+    return out;
+  }
   uint64_t Dirty() const { return effects_.dirty(); }
   const std::vector<std::string>& PropagatedAs() const { return effects_.propagated_as(); }
 
   core::Keyspace keyspace_{16};
   Effects effects_{nullptr};
+  size_t sequence_seen_ = 0;
 };
-
-using Strings = std::vector<std::string>;
 
 }  // namespace ringkv::server

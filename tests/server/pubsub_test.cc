@@ -81,7 +81,8 @@ class PubSubTest : public ::testing::Test {
   Persistence persistence_{server_, config_, keyspace_, dirty_, latency_};
   OutputLimits limits_{config_};
   ClientRegistry clients_;
-  PubSub pubsub_{server_, config_, server_, clients_, persistence_, io_, limits_};
+  HeldPushes held_;
+  PubSub pubsub_{server_, config_, server_, clients_, persistence_, io_, limits_, held_};
 };
 
 TEST_F(PubSubTest, ChannelSubscribersThenPatternsInEachProtocol) {
@@ -121,6 +122,38 @@ TEST_F(PubSubTest, HeldRepliesKeepMessagesBehindThem) {
   EXPECT_EQ(pubsub_.Publish(Kind::kChannel, "c", "m"), 1u);
   EXPECT_EQ(Sent(a), "");
   EXPECT_EQ(persistence_.held_bytes(1), std::string_view("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n").size());
+}
+
+// The running command's own client, after the point where Redis writes its
+// reply (HeldPushes): its messages wait in the open segment, in order, and
+// go out when released; others get theirs at once. Once every segment is
+// released, a message goes out as usual again.
+TEST_F(PubSubTest, TheRunningClientsMessagesWaitInItsHeldSegments) {
+  Client& a = AddClient(1, 3);
+  Client& b = AddClient(2, 3);
+  Subscribe(a, Kind::kChannel, "c");
+  Subscribe(b, Kind::kChannel, "c");
+  held_.Hold(a);
+  EXPECT_EQ(pubsub_.Publish(Kind::kChannel, "c", "1"), 2u);
+  held_.Hold(a);  // a second reply point: a second segment
+  EXPECT_EQ(pubsub_.Publish(Kind::kChannel, "c", "2"), 2u);
+  const std::string one = ">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\n1\r\n";
+  const std::string two = ">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\n2\r\n";
+  EXPECT_EQ(Sent(a), "");
+  EXPECT_EQ(Sent(b), one + two);
+  io::OutBuffer out;
+  out.Append("reply-part;");
+  EXPECT_TRUE(held_.ReleaseNext(out));
+  out.Append("reply-rest;");
+  held_.ReleaseAll(&out);
+  EXPECT_EQ(out.ToString(), "reply-part;" + one + "reply-rest;" + two);
+  EXPECT_EQ(held_.holder(), nullptr);
+  held_.Hold(a);
+  EXPECT_TRUE(held_.ReleaseNext(out));
+  EXPECT_FALSE(held_.ReleaseNext(out));
+  EXPECT_EQ(pubsub_.Publish(Kind::kChannel, "c", "1"), 2u);  // all released: sent at once
+  EXPECT_EQ(Sent(a), one);
+  held_.ReleaseAll(nullptr);
 }
 
 TEST_F(PubSubTest, SlowSubscribersAreClosedAfterTheDelivery) {

@@ -92,6 +92,26 @@ TEST_F(SetOpsTest, SmoveReportsTheSourceBeforeTheDestination) {
   EXPECT_EQ(Members("src"), (Strings{"x"}));
 }
 
+// Redis 7.0's order: SPOP reports its event before its reply (written by
+// the callback) and signals last; SMOVE reports and signals the source
+// before the destination; SINTERSTORE deletes an emptied destination before
+// its reply, SUNIONSTORE after.
+TEST_F(SetOpsTest, EventsSignalsAndTheReplyComeInRedisOrder) {
+  Add("s", {"1"});
+  NewSequence();
+  // The callback writes the reply: marked here as a ReplyPoint to see where.
+  ASSERT_EQ(OpSpop(op(), "s", [&](std::string_view) { effects_.ReplyPoint(); }), OpStatus::kOk);
+  EXPECT_EQ(NewSequence(), (Strings{"spop s", "reply", "del s", "signal s"}));
+  Add("a", {"1", "2"});
+  NewSequence();
+  EXPECT_TRUE(OpSmove(op(), "a", "b", "1").value());
+  EXPECT_EQ(NewSequence(), (Strings{"srem a", "signal a", "signal b", "sadd b"}));
+  EXPECT_EQ(OpSinterstore(op(), "a", Args{"none"}).value(), 0);
+  EXPECT_EQ(NewSequence(), (Strings{"signal a", "del a"}));  // the reply follows
+  EXPECT_EQ(OpSunionOrDiffStore(op(), "b", Args{"none"}, false).value(), 0);
+  EXPECT_EQ(NewSequence(), (Strings{"reply", "signal b", "del b"}));
+}
+
 TEST_F(SetOpsTest, AlgebraTreatsMissingKeysAsEmptySets) {
   Add("a", {"1", "2", "3"});
   Add("b", {"2", "3", "4"});

@@ -107,6 +107,28 @@ TEST_F(ZSetOpsTest, PopsHandElementsOverInOrder) {
   EXPECT_EQ(PropagatedAs(), (Strings{"ZPOPMAX", "y"}));
 }
 
+// Redis 7.0's order: a pop's event and signal between the reply's header
+// and its elements, the emptied key's "del" after them; ZREM signals after
+// its events; ZADD replies first; a store signals, replies, then reports.
+TEST_F(ZSetOpsTest, EventsSignalsAndTheReplyComeInRedisOrder) {
+  Zadd("z", {"1", "a", "2", "b"});
+  EXPECT_EQ(NewSequence(), (Strings{"reply", "signal z", "zadd z"}));
+  std::vector<std::string> order;
+  ASSERT_TRUE(OpZpop(
+                  op(), "z", 1, false, [&](size_t) { order.push_back("header"); },
+                  [&](std::string_view m, double) { order.push_back(std::string(m)); })
+                  .ok());
+  EXPECT_EQ(order, (Strings{"header", "a"}));
+  EXPECT_EQ(NewSequence(), (Strings{"zpopmin z", "signal z"}));
+  EXPECT_EQ(OpZrem(op(), "z", Args{"b"}).value(), 1);
+  EXPECT_EQ(NewSequence(), (Strings{"zrem z", "del z", "signal z"}));
+  const std::vector<std::pair<std::string, double>> elements = {{"a", 1}};
+  OpZstore(op(), "dst", ZSetValue::FromSorted(elements, keyspace_.limits().zset), "zunionstore");
+  EXPECT_EQ(NewSequence(), (Strings{"signal dst", "reply", "zunionstore dst"}));
+  OpZstore(op(), "dst", ZSetValue(), "zinterstore");
+  EXPECT_EQ(NewSequence(), (Strings{"reply", "signal dst", "del dst"}));
+}
+
 TEST_F(ZSetOpsTest, StoreReplacesOrDeletesTheDestination) {
   SetString("dst", "old");
   const std::vector<std::pair<std::string, double>> elements = {{"a", 1}, {"b", 2}};

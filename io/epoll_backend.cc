@@ -196,7 +196,9 @@ void EpollBackend::Fsync(int fd, uint64_t tag) {
     FdState& st = State(fsync_efd_);
     st.kind = Kind::kFsyncDone;
     Update(fsync_efd_);
-    fsync_thread_ = std::thread([this] { FsyncWorker(); });
+    // Registered before the fork that often follows (a BGREWRITEAOF's first
+    // fsync starts it): io/fork_gate.h.
+    fsync_thread_ = ForkGate::StartHelperThread([this] { FsyncWorker(); });
   }
   {
     std::lock_guard<std::mutex> lock(fsync_mu_);
@@ -206,7 +208,7 @@ void EpollBackend::Fsync(int fd, uint64_t tag) {
 }
 
 void EpollBackend::FsyncWorker() {
-  ForkGate::HelperThread fork_gate;  // its completions' vector grows (io/fork_gate.h)
+  // A ForkGate helper (StartHelperThread): its completions' vector grows.
   std::unique_lock<std::mutex> lock(fsync_mu_);
   while (true) {
     fsync_cv_.wait(lock, [this] { return fsync_stop_ || !fsync_queue_.empty(); });

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -100,6 +101,17 @@ pid_t ForkGate::Fork() {
   }
   for (const auto& g : r.gates) g->mu.unlock();
   return pid;
+}
+
+std::thread ForkGate::StartHelperThread(std::function<void()> body) {
+  std::latch registered(1);
+  std::thread t([&registered, body = std::move(body)] {
+    HelperThread gate;
+    registered.count_down();  // the last use of `registered`: the creator may return now
+    body();
+  });
+  registered.wait();
+  return t;
 }
 
 size_t ForkGate::HelperThreads() {

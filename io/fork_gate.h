@@ -13,7 +13,9 @@
 // first: the child starts with no allocation half done.
 //
 // Usage:
-//   // First thing on a helper thread, for its whole life:
+//   // A helper thread, registered before this returns:
+//   std::thread t = io::ForkGate::StartHelperThread([this] { Run(); });
+//   // Or, first thing on a helper thread started otherwise:
 //   io::ForkGate::HelperThread gate;
 //   // In the allocator's entry points (server/memory_stats.cc):
 //   io::ForkGate::AllocationScope scope;  // one TLS load on other threads
@@ -25,7 +27,12 @@
 // Fork() waits for at most one allocation or free per helper thread, and
 // for a helper that is ending (its HelperThread destroyed) to be gone: its
 // exit frees memory outside the gate (the std::thread's state, thread_local
-// objects, the sanitizer's per-thread caches).
+// objects, the sanitizer's per-thread caches). A thread's start allocates
+// outside any gate too (the C++ runtime's and the sanitizer's per-thread
+// set-up): StartHelperThread returns only once the new thread is
+// registered, so the forking thread, which starts the helpers, never forks
+// beside one half started. (A helper started otherwise must be registered
+// before its creator can fork: IoThread::Spawn waits for it.)
 //
 // In the child, locks that helpers take around their own queues (the
 // lazy-free queue, the epoll fsync queue, a mailbox) may be held for good:
@@ -41,7 +48,9 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <mutex>
+#include <thread>
 
 namespace ringkv::io {
 
@@ -61,6 +70,10 @@ class ForkGate {
    private:
     Gate* gate_;  // owned by the registry, which keeps it until the thread is gone
   };
+
+  // Starts `body` on a new thread that is a HelperThread for its whole
+  // life; returns once it is registered (see above).
+  static std::thread StartHelperThread(std::function<void()> body);
 
   // Holds the calling thread's gate, if it has one, for its scope.
   class AllocationScope {

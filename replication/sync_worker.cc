@@ -260,11 +260,10 @@ void SyncWorker::Start(const SyncRequest& request) {
   finished_ = false;
   cancelled_ = false;
   result_.reset();
-  thread_ = std::thread([this, request]() mutable {
-    // Everything this thread allocates, the staging keyspace of a diskless
-    // load included, is allocated under its gate (io/fork_gate.h); the
-    // request is moved in here so that it is freed under it too.
-    io::ForkGate::HelperThread fork_gate;
+  // Everything this thread allocates, the staging keyspace of a diskless
+  // load included, is allocated under its gate (io/fork_gate.h); the
+  // request is moved in there so that it is freed under it too.
+  thread_ = io::ForkGate::StartHelperThread([this, request]() mutable {
     const SyncRequest req = std::move(request);
     SyncResult r = Run(req);
     {

@@ -10,7 +10,8 @@ LazyFreer::FilesToUnlink::~FilesToUnlink() {
   for (const std::string& p : paths) ::unlink(p.c_str());
 }
 
-LazyFreer::LazyFreer() : worker_([this] { Run(); }) {}
+// A ForkGate helper (io/fork_gate.h): it frees under its gate.
+LazyFreer::LazyFreer() : worker_(io::ForkGate::StartHelperThread([this] { Run(); })) {}
 
 LazyFreer::~LazyFreer() {
   {
@@ -31,7 +32,6 @@ void LazyFreer::Enqueue(Job job) {
 }
 
 void LazyFreer::Run() {
-  io::ForkGate::HelperThread fork_gate;  // frees under the gate (io/fork_gate.h)
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });

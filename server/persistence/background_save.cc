@@ -63,10 +63,7 @@ SnapshotOutput::SnapshotOutput(Kind kind, std::string path, std::string tmp_path
                                int wake_fd)
     : kind_(kind),
       path_(std::move(path)), tmp_path_(std::move(tmp_path)), fd_(fd), sync_every_(sync_every), wake_fd_(wake_fd) {
-  thread_ = std::thread([this] {
-    io::ForkGate::HelperThread fork_gate;  // io/fork_gate.h
-    Run();
-  });
+  thread_ = io::ForkGate::StartHelperThread([this] { Run(); });  // io/fork_gate.h
 }
 
 SnapshotOutput::~SnapshotOutput() {

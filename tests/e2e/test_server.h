@@ -237,6 +237,7 @@ class TestServer {
     }
   }
   ~TestServer() {
+    if (::testing::Test::HasFailure()) ShowChildStacks();
     Stop();
     if (::testing::Test::HasFailure()) {
       KeepForTheFailure();
@@ -382,6 +383,27 @@ class TestServer {
     return false;
   }
 
+  // The test failed while the server still runs: where each of its child
+  // processes (BGSAVE, BGREWRITEAOF) is stuck goes to the test's output --
+  // the kernel's wait channel and, with gdb installed, every thread's
+  // backtrace -- before Stop() kills them. A rewrite child that never ended
+  // failed an ASan run four times (docs/performance.md 42.3, 43, 49).
+  void ShowChildStacks() const {
+    if (pid_ <= 0) return;
+    std::ifstream children("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(pid_) + "/children");
+    for (long child; children >> child;) {
+      const std::string proc = "/proc/" + std::to_string(child);
+      std::ifstream wchan(proc + "/wchan");
+      std::string where;
+      std::getline(wchan, where);
+      std::cerr << "[ TestServer ] child " << child << " of the server is waiting in " << where << "\n";
+      const std::string gdb = "timeout 30 gdb -p " + std::to_string(child) +
+                              " -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)' | head -80 >&2";
+      if (std::system("command -v gdb >/dev/null 2>&1") == 0 && std::system(gdb.c_str()) != 0) {
+        std::cerr << "[ TestServer ] gdb could not attach to " << child << "\n";
+      }
+    }
+  }
   // The test failed: the log's last lines go to the test's output (CI keeps
   // only that), the files stay where they are.
   void KeepForTheFailure() const {

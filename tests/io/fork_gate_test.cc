@@ -34,6 +34,22 @@ TEST(ForkGateTest, HelperThreadsRegisterForTheirLifetime) {
   EXPECT_EQ(ForkGate::HelperThreads(), before);
 }
 
+// StartHelperThread returns only once the new thread is registered: a
+// thread's start allocates outside any gate, so its creator (the thread
+// that forks) must not fork before. The count is read as soon as it
+// returns: without the wait it finds the new thread not yet registered.
+TEST(ForkGateTest, StartHelperThreadReturnsOnceTheThreadIsRegistered) {
+  const size_t before = ForkGate::HelperThreads();
+  std::atomic<bool> release{false};
+  std::thread helper = ForkGate::StartHelperThread([&] {
+    while (!release) std::this_thread::yield();
+  });
+  EXPECT_EQ(ForkGate::HelperThreads(), before + 1);
+  release = true;
+  helper.join();
+  EXPECT_EQ(ForkGate::HelperThreads(), before);
+}
+
 // The helper is inside an allocation when the fork is asked for: the fork
 // waits for it to end, so the child sees it ended and the parent's helper
 // goes on afterwards. Without the gate the child would be forked at once,

@@ -17,7 +17,7 @@
 // have no reply in this stream. Nothing is held for a client without a
 // connection (a script's, the AOF loader's).
 //
-// Cost: a pointer compare per push (holder()); nothing while no command
+// Cost: a pointer compare per push (TargetFor); nothing while no command
 // marks a point.
 //
 // Thread-safety: main thread only.
@@ -45,17 +45,19 @@ class HeldPushes {
     holder_ = &c;
     segments_.emplace_back();
   }
-  // Where a push to the holder goes now: its open segment, or null once every
-  // segment is released (the push goes out as usual).
-  io::OutBuffer* OpenSegment() {
+  // Where a push to `c` goes now: the holder's open segment, or null (the
+  // push goes out as usual) for any other client, or once every segment is
+  // released. On every push: inline, one compare when nothing is held.
+  io::OutBuffer* TargetFor(const Client* c) {
+    if (holder_ != c) [[likely]] return nullptr;
     return released_ < segments_.size() ? &segments_.back() : nullptr;
   }
-  // Moves the oldest segment not yet released to `out`. False when none is
-  // left.
-  bool ReleaseNext(io::OutBuffer& out) {
+  // Moves the oldest segment not yet released to `out` (null: dropped, the
+  // client is closing). False when none is left.
+  bool ReleaseNext(io::OutBuffer* out) {
     if (released_ == segments_.size()) return false;
     io::OutBuffer& s = segments_[released_++];
-    if (!s.empty()) out.Append(s.ToString());
+    if (out != nullptr && !s.empty()) out->Append(s.ToString());
     s.Clear();
     return true;
   }

@@ -283,8 +283,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   }
   void ReleasePushes(Client& c) {
     if (held_pushes_.holder() != &c) return;
-    io::OutBuffer scratch;  // a closing client's are dropped
-    held_pushes_.ReleaseNext(c.closing ? scratch : FanoutTargetOf(c, persistence_, *io_));
+    held_pushes_.ReleaseNext(c.closing ? nullptr : &FanoutTargetOf(c, persistence_, *io_));
   }
   void ReleaseAllPushes(Client& c) {
     if (held_pushes_.holder() != &c) [[likely]] return;
@@ -435,9 +434,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
   io::OutBuffer& PushTarget(Client& c) override {
-    if (held_pushes_.holder() == &c) [[unlikely]] {
-      if (io::OutBuffer* held = held_pushes_.OpenSegment()) return *held;
-    }
+    if (io::OutBuffer* held = held_pushes_.TargetFor(&c)) [[unlikely]] return *held;
     return ReplyTarget(c);
   }
   void PushedToRedirect(Client& target) override { clients_.LimitOutput(target, UnixMs()); }

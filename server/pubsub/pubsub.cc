@@ -70,7 +70,7 @@ size_t PubSub::Publish(Kind kind, std::string_view channel, std::string_view mes
     if (bytes->empty()) {
       *bytes = EncodeMessage(v == 1 ? 3 : 2, pattern == nullptr ? verb : "pmessage", pattern, channel, message);
     }
-    io::OutBuffer* held = held_.holder() == c ? held_.OpenSegment() : nullptr;
+    io::OutBuffer* held = held_.TargetFor(c);
     (held != nullptr ? *held : FanoutTargetOf(*c, persistence_, io_)).Append(*bytes);
     if (weigh) grew.push_back(id);
     if (limits_.pubsub_on() && limits_.Over(*c, limits_.pubsub(), UnsentOutputOf(*c, persistence_), now_ms)) {

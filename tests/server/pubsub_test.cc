@@ -143,14 +143,14 @@ TEST_F(PubSubTest, TheRunningClientsMessagesWaitInItsHeldSegments) {
   EXPECT_EQ(Sent(b), one + two);
   io::OutBuffer out;
   out.Append("reply-part;");
-  EXPECT_TRUE(held_.ReleaseNext(out));
+  EXPECT_TRUE(held_.ReleaseNext(&out));
   out.Append("reply-rest;");
   held_.ReleaseAll(&out);
   EXPECT_EQ(out.ToString(), "reply-part;" + one + "reply-rest;" + two);
   EXPECT_EQ(held_.holder(), nullptr);
   held_.Hold(a);
-  EXPECT_TRUE(held_.ReleaseNext(out));
-  EXPECT_FALSE(held_.ReleaseNext(out));
+  EXPECT_TRUE(held_.ReleaseNext(&out));
+  EXPECT_FALSE(held_.ReleaseNext(&out));
   EXPECT_EQ(pubsub_.Publish(Kind::kChannel, "c", "1"), 2u);  // all released: sent at once
   EXPECT_EQ(Sent(a), one);
   held_.ReleaseAll(nullptr);

@@ -133,9 +133,9 @@ StreamResult<bool> OpXsetid(const OpArgs& op, std::string_view key, StreamId las
   if (found.status() == core::OpStatus::kNotFound) return R::Error(errors::kNoSuchKey);
   if (!found.ok()) return R::Error(errors::kWrongType);
   StreamValue& s = *found.value();
-  if (last < s.max_deleted_id()) {
-    return R::Error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
-  }
+  // Redis 7.0 checks the new last ID against the top entry only, not against
+  // the stream's recorded max_deleted_entry_id (7.2 added that check): an
+  // emptied stream may be set back below the IDs it deleted.
   if (s.size() > 0) {
     StreamId top;
     s.EdgeId(false, &top);

@@ -52,7 +52,8 @@ class BatchWriter {
 void Emit(std::span<const std::string_view> argv, std::string* out) { core::AppendRespCommand(argv, out); }
 
 // What Redis 7.0's rewriteStreamObject emits: an XADD per entry (or
-// XADD MAXLEN 0 0-1 x y for an empty stream), XSETID with the counters,
+// XADD MAXLEN 0 0-1 x y for an empty stream), XSETID with the counters
+// (in two steps where the last ID is below the largest deleted one),
 // then per group XGROUP CREATE ... ENTRIESREAD, and per consumer an XCLAIM
 // ... JUSTID FORCE for each pending entry or XGROUP CREATECONSUMER.
 void AppendStream(std::string_view key, const core::StreamValue& s, std::string* out) {
@@ -72,8 +73,20 @@ void AppendStream(std::string_view key, const core::StreamValue& s, std::string*
   }
   const std::string last = s.last_id().ToString(), added = std::to_string(s.entries_added()),
                     maxdel = s.max_deleted_id().ToString();
-  std::string_view setid[] = {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
-  Emit(setid, out);
+  if (s.last_id() < s.max_deleted_id()) {
+    // XSETID may set the last ID below what XDEL removed (Redis 7.0 checks
+    // the top entry only), but refuses a MAXDELETEDID above the ID it sets:
+    // Redis's own rewrite then loads without its counters. Two steps instead,
+    // which any 7.0 server replays: the counters at the deleted ID, then the
+    // last ID back down.
+    std::string_view counters[] = {"XSETID", key, maxdel, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
+    Emit(counters, out);
+    std::string_view down[] = {"XSETID", key, last};
+    Emit(down, out);
+  } else {
+    std::string_view setid[] = {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
+    Emit(setid, out);
+  }
   for (const auto& [name, g] : s.groups()) {
     const std::string glast = g->last_id.ToString(), read = std::to_string(g->entries_read);
     std::string_view create[] = {"XGROUP", "CREATE", key, name, glast, "ENTRIESREAD", read};

@@ -170,6 +170,48 @@ TEST(StreamsE2E, RdbFilesMoveBothWaysWithRedisServer) {
   EXPECT_EQ(Digest(c), digest);
 }
 
+// XSETID may set a stream's last ID below the entries XDEL removed (Redis
+// 7.0 checks the top entry only). A rewrite without the RDB preamble must
+// bring that back -- redis-server 7.0's own refuses its XSETID on load --
+// for ringkv and for redis-server reading ringkv's file.
+TEST(StreamsE2E, AofRewriteKeepsALastIdBelowTheDeletedEntries) {
+  TempDir dir;
+  const std::vector<std::string> args = InDir(dir, {"--appendonly", "yes", "--aof-use-rdb-preamble", "no"});
+  std::string state;
+  auto states = [](RawConn& c) { return StreamState(c, "emptied", {}) + StreamState(c, "lowered", {"g"}); };
+  {
+    TestServer s(args);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    ASSERT_EQ(Call(c, {"XADD", "emptied", "5-1", "a", "1"}), "$3\r\n5-1\r\n");
+    ASSERT_EQ(Call(c, {"XADD", "emptied", "6-1", "a", "2"}), "$3\r\n6-1\r\n");
+    ASSERT_EQ(Call(c, {"XDEL", "emptied", "5-1", "6-1"}), ":2\r\n");
+    EXPECT_EQ(Call(c, {"XSETID", "emptied", "0-0"}), "+OK\r\n");  // below max_deleted_entry_id 6-1
+    ASSERT_EQ(Call(c, {"XADD", "lowered", "1-1", "a", "1"}), "$3\r\n1-1\r\n");
+    ASSERT_EQ(Call(c, {"XADD", "lowered", "9-1", "a", "2"}), "$3\r\n9-1\r\n");
+    ASSERT_EQ(Call(c, {"XGROUP", "CREATE", "lowered", "g", "0"}), "+OK\r\n");
+    ASSERT_EQ(Call(c, {"XDEL", "lowered", "9-1"}), ":1\r\n");
+    EXPECT_EQ(Call(c, {"XSETID", "lowered", "2-0"}), "+OK\r\n");
+    EXPECT_EQ(Call(c, {"XSETID", "lowered", "0-5"}),
+              "-ERR The ID specified in XSETID is smaller than the target stream top item\r\n");
+    state = states(c);
+    EXPECT_NE(state.find("max-deleted-entry-id\r\n$3\r\n6-1"), std::string::npos) << state;
+    EXPECT_EQ(Call(c, {"BGREWRITEAOF"}), "+Background append only file rewriting started\r\n");
+    ASSERT_TRUE(WaitInfo(c, "aof_rewrite_in_progress", "0"));
+  }
+  {
+    TestServer s(args);
+    ASSERT_TRUE(s.ready());
+    RawConn c(s.port());
+    EXPECT_EQ(states(c), state);
+  }
+  if (!HaveTool("redis-server")) return;
+  TestServer redis(args, kRedis);
+  ASSERT_TRUE(redis.ready());
+  RawConn c(redis.port());
+  EXPECT_EQ(states(c), state);
+}
+
 // The same states made on each server independently: the replies agree
 // before any file moves (what the interop test above relies on).
 TEST(StreamsE2E, SameCommandsGiveTheSameStateAsRedisServer) {

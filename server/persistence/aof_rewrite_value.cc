@@ -71,21 +71,18 @@ void AppendStream(std::string_view key, const core::StreamValue& s, std::string*
     std::string_view argv[] = {"XADD", key, "MAXLEN", "0", "0-1", "x", "y"};
     Emit(argv, out);
   }
+  // XSETID may set the last ID below what XDEL removed (Redis 7.0 checks the
+  // top entry only) but refuses a MAXDELETEDID above the ID it sets, so
+  // Redis's own rewrite of such a stream loads without its counters. Here
+  // the counters go with the deleted ID, and a second XSETID lowers it.
+  const bool lowered = s.last_id() < s.max_deleted_id();
   const std::string last = s.last_id().ToString(), added = std::to_string(s.entries_added()),
                     maxdel = s.max_deleted_id().ToString();
-  if (s.last_id() < s.max_deleted_id()) {
-    // XSETID may set the last ID below what XDEL removed (Redis 7.0 checks
-    // the top entry only), but refuses a MAXDELETEDID above the ID it sets:
-    // Redis's own rewrite then loads without its counters. Two steps instead,
-    // which any 7.0 server replays: the counters at the deleted ID, then the
-    // last ID back down.
-    std::string_view counters[] = {"XSETID", key, maxdel, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
-    Emit(counters, out);
+  std::string_view setid[] = {"XSETID", key, lowered ? maxdel : last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
+  Emit(setid, out);
+  if (lowered) {
     std::string_view down[] = {"XSETID", key, last};
     Emit(down, out);
-  } else {
-    std::string_view setid[] = {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel};
-    Emit(setid, out);
   }
   for (const auto& [name, g] : s.groups()) {
     const std::string glast = g->last_id.ToString(), read = std::to_string(g->entries_read);

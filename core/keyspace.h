@@ -165,6 +165,12 @@ class Database {
     CountReadLookUp(key, e != nullptr, notify_miss);
     return e;
   }
+  // As FindForRead, counting nothing and announcing no miss (Redis's
+  // LOOKUP_NOSTATS | LOOKUP_NONOTIFY): a blocked reader served, whose first
+  // run counted its lookups already.
+  Entry* FindForReadUncounted(std::string_view key, int64_t now_ms) {
+    return FindForReadLookUp(key, now_ms, /*touch=*/true);
+  }
   // Counts a lookup as FindForRead does, for a command whose lookup Redis
   // makes as a read while ringkv's looks up for writing (GETDEL, GETEX,
   // SET ... GET, the S*STORE sources): keyspace_hits or keyspace_misses,

@@ -63,15 +63,18 @@ T* ValueAs(Value& v) {
   }
 }
 
-// How a lookup counts: a write's lookup (Database::Find) or a read's
-// (FindForRead: keyspace_hits / keyspace_misses and "keymiss").
-enum class Access : uint8_t { kWrite, kRead };
+// How a lookup counts: a write's lookup (Database::Find), a read's
+// (FindForRead: keyspace_hits / keyspace_misses and "keymiss"), or a read's
+// that counts nothing (FindForReadUncounted: a blocked reader served).
+enum class Access : uint8_t { kWrite, kRead, kReadUncounted };
 
 // The value of type T at `key`: kNotFound when missing, kWrongType when the
 // key holds another type.
 template <typename T>
 OpResult<T*> FindTyped(Database& db, std::string_view key, int64_t now_ms, Access access = Access::kWrite) {
-  Entry* e = access == Access::kRead ? db.FindForRead(key, now_ms) : db.Find(key, now_ms);
+  Entry* e = access == Access::kRead             ? db.FindForRead(key, now_ms)
+             : access == Access::kReadUncounted ? db.FindForReadUncounted(key, now_ms)
+                                                : db.Find(key, now_ms);
   if (e == nullptr) return OpStatus::kNotFound;
   if (e->value.type() != kTypeOf<T>) return OpStatus::kWrongType;
   return ValueAs<T>(e->value);

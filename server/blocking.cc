@@ -55,6 +55,15 @@ std::vector<std::pair<int, std::string>> KeyWaiters::TakeReady() {
   return out;
 }
 
+void KeyWaiters::RotateToTail(int db, std::string_view key) {
+  auto db_it = by_db_.find(db);
+  if (db_it == by_db_.end()) return;
+  auto it = db_it->second.find(key);
+  if (it == db_it->second.end() || it->second.size() < 2) return;
+  std::list<uint64_t>& clients = it->second;
+  clients.splice(clients.end(), clients, clients.begin());
+}
+
 std::vector<std::string> KeyWaiters::KeysOf(int db) const {
   std::vector<std::string> keys;
   auto db_it = by_db_.find(db);
@@ -65,15 +74,36 @@ std::vector<std::string> KeyWaiters::KeysOf(int db) const {
 
 namespace {
 
-// An XREADGROUP blocked on `s` whose group was destroyed (or replaced by a
-// stream without it, RENAME).
-bool StreamGroupGone(const BlockState& state, const core::StreamValue& s) {
-  if (!EqualsIgnoreCase(state.argv[0], "xreadgroup")) return false;
+bool IsGroupRead(const BlockState& state) { return EqualsIgnoreCase(state.argv[0], "xreadgroup"); }
+
+// The group an XREADGROUP waits in (its GROUP option: it comes before
+// STREAMS, the options taking their values with them).
+std::string_view GroupOf(const BlockState& state) {
   for (size_t i = 1; i + 1 < state.argv.size(); ++i) {
-    if (EqualsIgnoreCase(state.argv[i], "streams")) return false;
-    if (EqualsIgnoreCase(state.argv[i], "group")) return s.FindGroup(state.argv[i + 1]) == nullptr;
+    if (EqualsIgnoreCase(state.argv[i], "streams")) break;
+    if (EqualsIgnoreCase(state.argv[i], "group")) return state.argv[i + 1];
+    if (EqualsIgnoreCase(state.argv[i], "count") || EqualsIgnoreCase(state.argv[i], "block")) ++i;
   }
-  return false;
+  return {};
+}
+
+// Whether stream `s` at `key` has something for the reader: an ID past the
+// one it reads after (XREADGROUP: its group's last delivered ID, now), as
+// Redis compares the stream's last ID, deleted entries included. REQUIRES:
+// an XREADGROUP's group exists.
+bool StreamServes(const BlockState& state, std::string_view key, const core::StreamValue& s) {
+  core::StreamId after = core::StreamId::Min();
+  if (IsGroupRead(state)) {
+    after = s.FindGroup(GroupOf(state))->last_id;
+  } else {
+    for (const auto& [k, id] : state.read_after) {
+      if (k == key) {
+        after = id;
+        break;
+      }
+    }
+  }
+  return s.last_id() > after;
 }
 
 }  // namespace
@@ -105,12 +135,14 @@ void BlockedClients::BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadli
 }
 
 void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
-                                 std::vector<std::string> keys, int64_t deadline_us) {
+                                 std::vector<std::string> keys, int64_t deadline_us,
+                                 std::vector<std::pair<std::string, core::StreamId>> read_after) {
   auto state = std::make_unique<BlockState>();
   state->kind = kind;
   state->db = c.db;
   state->deadline_us = deadline_us;
   state->argv.assign(argv.begin(), argv.end());
+  state->read_after = std::move(read_after);
   // Each key once: BLPOP k k waits in k's list once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -132,7 +164,7 @@ std::unique_ptr<BlockState> BlockedClients::Take(uint64_t id) {
   return state;
 }
 
-void BlockedClients::Unblock(Client& c, UnblockReason reason) {
+void BlockedClients::Unblock(Client& c, UnblockReason reason, std::string_view served_key) {
   std::unique_ptr<BlockState> state = Take(c.id());
   if (state == nullptr) return;
   c.blocked = false;
@@ -159,11 +191,11 @@ void BlockedClients::Unblock(Client& c, UnblockReason reason) {
     }
   } else if (state->kind == BlockKind::kList || state->kind == BlockKind::kZSet ||
              state->kind == BlockKind::kStream) {
-    // Served: the command runs again, now finding its key ready (in the
-    // database it blocked in: a blocked client runs nothing else).
+    // Served: the command runs again on the ready key (in the database it
+    // blocked in: a blocked client runs nothing else).
     std::vector<std::string_view> views(state->argv.begin(), state->argv.end());
-    hooks_.RerunBlocked(c, views, state->first_call_us);
-    if (c.blocked) return;  // nothing there after all: blocked again
+    hooks_.RerunBlocked(c, views, state->first_call_us, served_key);
+    if (c.blocked) return;  // (no serving blocks: ServeReadyKeys serves what is there)
   }
   if (c.deferred && c.deferred->commands.empty() && !c.paused_wait) c.deferred.reset();
   if (!c.closing) hooks_.ResumeClient(c);
@@ -178,41 +210,74 @@ void BlockedClients::ServeReadyKeys() {
   serving_ready_ = true;
   while (key_waiters_.has_ready()) {
     for (const auto& [db, key] : key_waiters_.TakeReady()) {
-      const std::list<uint64_t>* waiting = key_waiters_.Waiting(db, key);
-      if (waiting == nullptr) continue;
-      // First blocked, first served, while the key holds a value of the
-      // kind they wait for; the others keep their places.
-      std::vector<uint64_t> ids(waiting->begin(), waiting->end());
-      for (uint64_t id : ids) {
-        const core::Value* v = hooks_.PeekValue(db, key);
-        auto it = blocked_.find(id);
-        Client* c = hooks_.BlockedClient(id);
-        if (it == blocked_.end() || c == nullptr) continue;
-        const BlockKind kind = it->second->kind;
-        // A stream a consumer group reads from went away (deleted, flushed,
-        // replaced): XREADGROUP is answered with an error, XREAD waits on.
-        if (kind == BlockKind::kStream && (v == nullptr || v->type() != core::ValueType::kStream)) {
-          if (EqualsIgnoreCase(it->second->argv[0], "xreadgroup")) {
-            it->second->error = "UNBLOCKED the stream key no longer exists";
-            Unblock(*c, UnblockReason::kError);
-          }
-          continue;
-        }
-        if (kind == BlockKind::kStream && StreamGroupGone(*it->second, v->stream())) {
-          it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
-          Unblock(*c, UnblockReason::kError);
-          continue;
-        }
-        if (v == nullptr) break;
-        const core::ValueType want = kind == BlockKind::kList   ? core::ValueType::kList
-                                     : kind == BlockKind::kZSet ? core::ValueType::kZSet
-                                                                : core::ValueType::kStream;
-        if (v->type() != want) break;
-        Unblock(*c, UnblockReason::kServed);
+      const core::Value* v = hooks_.PeekValue(db, key);
+      const bool stream = v != nullptr && v->type() == core::ValueType::kStream;
+      if (v != nullptr && v->type() == core::ValueType::kList) {
+        ServeInTurn(db, key, BlockKind::kList);
+      } else if (v != nullptr && v->type() == core::ValueType::kZSet) {
+        ServeInTurn(db, key, BlockKind::kZSet);
+      } else if (stream) {
+        ServeStreamReaders(db, key);
       }
+      // Deleted, or replaced by another type (the kind it held before the
+      // serving above, as in Redis): its consumer groups went with it.
+      if (!stream) FailGroupReaders(db, key);
     }
   }
   serving_ready_ = false;
+}
+
+std::vector<uint64_t> BlockedClients::WaitingOn(int db, const std::string& key) const {
+  const std::list<uint64_t>* waiting = key_waiters_.Waiting(db, key);
+  return waiting == nullptr ? std::vector<uint64_t>() : std::vector<uint64_t>(waiting->begin(), waiting->end());
+}
+
+void BlockedClients::ServeInTurn(int db, const std::string& key, BlockKind kind) {
+  const core::ValueType want = kind == BlockKind::kList ? core::ValueType::kList : core::ValueType::kZSet;
+  const std::list<uint64_t>* waiting = key_waiters_.Waiting(db, key);
+  // Each waiter there now is looked at once: served, or passed to the back.
+  for (size_t turns = waiting == nullptr ? 0 : waiting->size(); turns > 0; --turns) {
+    waiting = key_waiters_.Waiting(db, key);
+    const core::Value* v = hooks_.PeekValue(db, key);
+    if (waiting == nullptr || v == nullptr || v->type() != want) return;  // emptied by those served
+    const uint64_t id = waiting->front();
+    auto it = blocked_.find(id);
+    Client* c = hooks_.BlockedClient(id);
+    if (it == blocked_.end() || c == nullptr || it->second->kind != kind) {
+      key_waiters_.RotateToTail(db, key);
+      continue;
+    }
+    Unblock(*c, UnblockReason::kServed, key);
+  }
+}
+
+void BlockedClients::ServeStreamReaders(int db, const std::string& key) {
+  for (uint64_t id : WaitingOn(db, key)) {
+    const core::Value* v = hooks_.PeekValue(db, key);
+    auto it = blocked_.find(id);
+    Client* c = hooks_.BlockedClient(id);
+    if (v == nullptr || v->type() != core::ValueType::kStream) return;
+    if (it == blocked_.end() || c == nullptr || it->second->kind != BlockKind::kStream) continue;
+    const BlockState& state = *it->second;
+    if (IsGroupRead(state) && v->stream().FindGroup(GroupOf(state)) == nullptr) {
+      it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
+      Unblock(*c, UnblockReason::kError);
+      continue;
+    }
+    if (StreamServes(state, key, v->stream())) Unblock(*c, UnblockReason::kServed, key);
+  }
+}
+
+void BlockedClients::FailGroupReaders(int db, const std::string& key) {
+  for (uint64_t id : WaitingOn(db, key)) {
+    auto it = blocked_.find(id);
+    Client* c = hooks_.BlockedClient(id);
+    if (it == blocked_.end() || c == nullptr || it->second->kind != BlockKind::kStream || !IsGroupRead(*it->second)) {
+      continue;
+    }
+    it->second->error = "UNBLOCKED the stream key no longer exists";
+    Unblock(*c, UnblockReason::kError);
+  }
 }
 
 void BlockedClients::ExpireDue(int64_t now_us) {
@@ -240,17 +305,20 @@ bool BlockedClients::UnblockByRequest(uint64_t id, bool error) {
   auto it = blocked_.find(id);
   // SHUTDOWN waits for the server, not for something CLIENT UNBLOCK can give up on.
   if (c == nullptr || it == blocked_.end() || it->second->kind == BlockKind::kShutdown) return false;
-  const bool counted = it->second->kind != BlockKind::kWait;
+  const bool wait = it->second->kind == BlockKind::kWait;
   const int64_t first_call_us = it->second->first_call_us;
   // Unblock resumes the client's deferred commands, which become its
   // last_command: what is charged below is the command that blocked.
   const CommandSpec* blocked_command = c->last_command;
   Unblock(*c, error ? UnblockReason::kError : UnblockReason::kTimeout);
-  // Redis 7.0 counts a blocking command that CLIENT UNBLOCK (TIMEOUT) gave
-  // up on as a failed call too, though it answers it as a timeout (which,
+  // Redis 7.0 counts a blocking command that CLIENT UNBLOCK gave up on as
+  // a failed call, though with TIMEOUT it answers it as a timeout (which,
   // when the deadline passes by itself, is not a failure), and records its
-  // latency (a deadline's timeout does not).
-  if (!error && counted && blocked_command != nullptr) {
+  // latency (a deadline's timeout does not). Unblock charged a key block's
+  // error already; WAIT and WAITAOF, which it leaves alone, get their first
+  // run's time again too, as a key block does there.
+  if (blocked_command != nullptr && (wait || !error)) {
+    if (wait) blocked_command->usec += static_cast<uint64_t>(first_call_us);
     ++blocked_command->failed_calls;
     hooks_.RecordUnblockedLatency(*blocked_command, first_call_us);
   }

@@ -41,6 +41,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/latency_histogram.h"
 #include "core/mostly_ascending_map.h"
+#include "core/stream_value.h"
 #include "core/string_hash.h"
 #include "server/block_kind.h"
 #include "server/client.h"
@@ -64,6 +65,9 @@ struct BlockState {
   std::vector<std::string> argv;
   // Its place in each key's waiting list.
   std::vector<std::pair<std::string, std::list<uint64_t>::iterator>> places;
+  // XREAD: per key, the ID its entries must follow (the first given for a
+  // key named twice, `$` resolved when it blocked).
+  std::vector<std::pair<std::string, core::StreamId>> read_after;
   WaitRegistry::Waiter wait;  // kWait: what WAIT / WAITAOF asked for, registered in waits()
   // An unblocking error other than CLIENT UNBLOCK's (XREADGROUP's stream gone).
   std::string error;
@@ -91,6 +95,9 @@ class KeyWaiters {
   // Every key of `db` with waiters (SWAPDB: a swapped-in key may serve them).
   std::vector<std::string> KeysOf(int db) const;
   void MarkReady(int db, std::string_view key);
+  // The first client waiting on (db, key) goes to the back of its list
+  // (Redis's serving loop passes a client of another kind so). Places stay valid.
+  void RotateToTail(int db, std::string_view key);
 
  private:
   absl::flat_hash_map<int, core::StringMap<std::list<uint64_t>>> by_db_;
@@ -125,11 +132,14 @@ class BlockedClients {
     virtual void ReplyUnblockError(Client& c, std::string_view msg) = 0;
     virtual void ReplyBlockTimeout(Client& c) = 0;
     virtual void ReplyToWaiter(Client& c, const WaitSpec& spec) = 0;
-    // Runs `argv` for `c` again through the server's Call (a key it waits
-    // on is ready); it may block `c` again. The command was counted when it
-    // blocked, its first run taking `first_call_us`: this run adds its time
-    // (commandstats usec, the latency histogram), not a call.
-    virtual void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) = 0;
+    // Runs `argv` for `c` again through the server's Call, on `served_key`
+    // alone (ready, and of the kind it waits for: the command serves it
+    // and none of its other keys, as Redis's serving code does). The
+    // command was counted when it blocked, its first run taking
+    // `first_call_us`: this run adds its time (commandstats usec, the
+    // latency histogram), not a call.
+    virtual void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us,
+                              std::string_view served_key) = 0;
     // A blocked command that ended without running again (CLIENT UNBLOCK,
     // an error) took `latency_us`, for its latency histogram.
     virtual void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) = 0;
@@ -156,12 +166,14 @@ class BlockedClients {
   // blocked.
   void BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadline_us, const WaitRegistry::Progress& now);
   // Blocks `c` on `keys` (duplicates allowed) in its database until a write
-  // makes one of them hold a value of the kind's type -- `argv` then runs
-  // again -- or `deadline_us` (UnixUs; 0: none) passes.
+  // makes one of them hold what it waits for -- `argv` then runs again, on
+  // that key -- or `deadline_us` (UnixUs; 0: none) passes. XREAD gives
+  // `read_after` (BlockState::read_after).
   void BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv, std::vector<std::string> keys,
-                   int64_t deadline_us);
-  // Ends `c`'s block, answering as `reason` says (nothing when not blocked).
-  void Unblock(Client& c, UnblockReason reason);
+                   int64_t deadline_us, std::vector<std::pair<std::string, core::StreamId>> read_after = {});
+  // Ends `c`'s block, answering as `reason` says (nothing when not blocked);
+  // a key block is served (kServed) on `served_key`.
+  void Unblock(Client& c, UnblockReason reason, std::string_view served_key = {});
   // CLIENT UNBLOCK: true when the client was blocked (not by SHUTDOWN); it
   // answers as on timeout, or with -UNBLOCKED when `error`.
   bool UnblockByRequest(uint64_t id, bool error);
@@ -182,8 +194,12 @@ class BlockedClients {
   void SignalDbChanged(int db);
   // Ready keys wait to be served (and no serving is on the stack).
   bool has_ready() const { return key_waiters_.has_ready() && !serving_ready_; }
-  // Serves the clients blocked on ready keys, first blocked first, while the
-  // key holds a value of the kind they wait for.
+  // Serves the clients blocked on ready keys as Redis 7.0 does: a list or a
+  // sorted set serves its waiters of that kind first blocked first while
+  // it lasts (one of another kind goes to the back of the key's list); a
+  // stream serves every XREAD / XREADGROUP it has entries past the reader's
+  // ID for, in blocking order. XREADGROUP waiting on a key that holds no
+  // stream any more, or whose group is gone, is answered with an error.
   void ServeReadyKeys();
 
   // ---- deadlines --------------------------------------------------------------
@@ -223,6 +239,13 @@ class BlockedClients {
   // Removes a blocked client's state from every index and returns it
   // (nullptr when it is not blocked).
   std::unique_ptr<BlockState> Take(uint64_t id);
+  // ServeReadyKeys' parts, for one ready key holding a list or a sorted
+  // set (`kind`), holding a stream, or holding no stream.
+  void ServeInTurn(int db, const std::string& key, BlockKind kind);
+  void ServeStreamReaders(int db, const std::string& key);
+  void FailGroupReaders(int db, const std::string& key);
+  // The clients waiting on (db, key) now, first blocked first.
+  std::vector<uint64_t> WaitingOn(int db, const std::string& key) const;
 
   Hooks& hooks_;
   absl::flat_hash_map<uint64_t, std::unique_ptr<BlockState>> blocked_;

@@ -91,6 +91,9 @@ struct CommandContext {
   // orders a few things otherwise (XREADGROUP: a new consumer's event
   // before the reply).
   bool serving_blocked = false;
+  // Serving it, the key it was served on: the only one of its keys it
+  // looks at (Redis serves a blocked client from the key that was ready).
+  std::string_view served_key;
 
   // The same command with other arguments, reporting to the same server (a
   // blocked command is re-run on an argv rewritten now, XREAD's `$` turned

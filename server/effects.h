@@ -38,8 +38,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "core/stream_value.h"
 #include "server/block_kind.h"
 
 namespace ringkv::core {
@@ -116,7 +118,8 @@ class Effects {
   // script, the primary's link, the AOF loader, or unbound: the handler
   // then answers as on a timeout.
   bool BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
-                   std::vector<std::string> keys, int64_t deadline_us);
+                   std::vector<std::string> keys, int64_t deadline_us,
+                   std::vector<std::pair<std::string, core::StreamId>> read_after = {});
   // lazyfree-lazy-user-del (false when unbound): whether DEL frees as
   // UNLINK does.
   bool lazy_user_del() const;

@@ -429,7 +429,8 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void WakeTimerInUs(int64_t us) override;
   void ReplyUnblockError(Client& c, std::string_view msg) override;
   void ReplyBlockTimeout(Client& c) override;
-  void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) override;
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us,
+                    std::string_view served_key) override;
   void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) override;
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
@@ -568,6 +569,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   // The first run's µs of the served blocked command RerunBlocked is running
   // again (Call reads and clears it); -1 otherwise.
   int64_t rerun_first_call_us_ = -1;
+  std::string_view rerun_served_key_;  // and the key it is served on (CommandContext::served_key)
   Clock clock_;
   core::Evictor evictor_;
   // What maxmemory is compared with (server/eviction_memory.h), made once

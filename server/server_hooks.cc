@@ -41,11 +41,13 @@ void Server::ReplyBlockTimeout(Client& c) {
   rb.NullArray();  // for every key-blocking command, BLMOVE included, as in Redis 7.0
 }
 
-void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) {
+void Server::RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us,
+                          std::string_view served_key) {
   ClientErrors errors(*this, c);
   io::ReplyBuilder rb(&ReplyTarget(c, true), c.resp, &errors);
   const uint64_t start_ticks = Clock::Ticks();
   rerun_first_call_us_ = std::max<int64_t>(0, first_call_us);
+  rerun_served_key_ = served_key;
   Call(c, *commands_.Find(argv[0]), argv, rb, clock_.WallMsAt(start_ticks), start_ticks);
   // What it changed of its own tracked keys: told after its reply.
   tracking_.FlushPending(c);

@@ -48,11 +48,18 @@ bool ParseBlockTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadl
 
 std::vector<std::string> KeysOf(Argv keys) { return {keys.begin(), keys.end()}; }
 
+// The keys a run looks at: all of `keys`, or, serving a blocked client,
+// only the key that was ready -- Redis serves it from that key whatever its
+// other keys hold now (one turned into another type is no error then).
+Argv KeysToRead(const CommandContext& ctx, Argv keys) {
+  return ctx.serving_blocked ? Argv(&ctx.served_key, 1) : keys;
+}
+
 // BLPOP / BRPOP key [key ...] timeout
 void BlockingPop(CommandContext& ctx, bool head) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
-  Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
+  Argv keys = KeysToRead(ctx, ctx.argv.subspan(1, ctx.argv.size() - 2));
   core::OpResult<std::string> r = OpBlockingPop(OpArgsOf(ctx), keys, head, [&](std::string_view key) {
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
@@ -88,12 +95,14 @@ void CmdBlmove(CommandContext& ctx) {
 
 void CmdBrpoplpush(CommandContext& ctx) { BlockingMove(ctx, false, true, ctx.argv[3]); }
 
-// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]: the
+// timeout is checked after the rest, as Redis 7.0 does (so for BZMPOP).
 void CmdBlmpop(CommandContext& ctx) {
-  int64_t deadline;
-  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "LEFT", "RIGHT", &args)) return;
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
+  args.keys = KeysToRead(ctx, args.keys);
   if (ListMpopFirst(ctx, args)) return;
   BlockOnKeys(ctx, BlockKind::kList, KeysOf(args.keys), deadline);
 }
@@ -102,7 +111,7 @@ void CmdBlmpop(CommandContext& ctx) {
 void BlockingZPop(CommandContext& ctx, bool max) {
   int64_t deadline;
   if (!ParseBlockTimeout(ctx, ctx.argv.back(), &deadline)) return;
-  Argv keys = ctx.argv.subspan(1, ctx.argv.size() - 2);
+  Argv keys = KeysToRead(ctx, ctx.argv.subspan(1, ctx.argv.size() - 2));
   const core::OpStatus status = OpBlockingZpop(
       OpArgsOf(ctx), keys, max,
       [&](std::string_view key) {
@@ -120,10 +129,11 @@ void CmdBzpopmax(CommandContext& ctx) { BlockingZPop(ctx, true); }
 
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
 void CmdBzmpop(CommandContext& ctx) {
-  int64_t deadline;
-  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
   MpopArgs args;
   if (!ParseMpopArgs(ctx, 2, "MIN", "MAX", &args)) return;
+  int64_t deadline;
+  if (!ParseBlockTimeout(ctx, ctx.argv[1], &deadline)) return;
+  args.keys = KeysToRead(ctx, args.keys);
   if (ZSetMpopFirst(ctx, args)) return;
   BlockOnKeys(ctx, BlockKind::kZSet, KeysOf(args.keys), deadline);
 }

@@ -150,6 +150,9 @@ void CmdXgroupDelconsumer(CommandContext& ctx) {
   StreamValue* s;
   StreamGroup* g;
   if (!XgroupTarget(ctx, false, true, &s, &g)) return;
+  // A consumer that is not there: 0, and no change (no event, nothing
+  // propagated), as in Redis 7.0.
+  if (g->FindConsumer(ctx.argv[4]) == nullptr) return ctx.reply.Integer(0);
   const size_t pending = g->DeleteConsumer(ctx.argv[4]);
   OpArgsOf(ctx).Notified(notify::kStream, "xgroup-delconsumer", ctx.argv[2], 1);
   ctx.reply.Integer(static_cast<int64_t>(pending));

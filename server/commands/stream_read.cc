@@ -7,7 +7,9 @@
 // Inside MULTI, scripts and on the primary's link it never blocks (a null
 // reply, as on timeout). Replies follow Redis 7.0: RESP2 an array of
 // [key, entries], RESP3 a map key => entries.
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/stream_value.h"
@@ -127,15 +129,31 @@ void Read(CommandContext& ctx, bool group_read) {
     return;
   }
   core::Database& db = ctx.db;
+  // Read lookups, counted in keyspace_hits / misses on the first run only:
+  // Redis serves a blocked reader with LOOKUP_NOSTATS | LOOKUP_NONOTIFY.
+  const core::Access access = ctx.serving_blocked ? core::Access::kReadUncounted : core::Access::kRead;
+  // Serving a blocked reader, only the key it is served on is read (its
+  // first place among the keys), whatever the others hold now: Redis's
+  // serving code replies for that key alone.
+  size_t served_at = a.nstreams;
+  for (size_t k = 0; ctx.serving_blocked && k < a.nstreams; ++k) {
+    if (ctx.argv[a.streams_at + k] == ctx.served_key) {
+      served_at = k;
+      break;
+    }
+  }
+  auto skipped = [&](size_t k) { return ctx.serving_blocked && k != served_at; };
   // Resolve every key's ID (and group) first: errors come before any read.
   std::vector<StreamId> ids(a.nstreams);
   std::vector<StreamGroup*> groups(a.nstreams, nullptr);
   std::vector<bool> dollar(a.nstreams, false);
   for (size_t k = 0; k < a.nstreams; ++k) {
+    if (skipped(k)) continue;
     std::string_view key = ctx.argv[a.streams_at + k];
     std::string_view id_arg = ctx.argv[a.streams_at + a.nstreams + k];
-    StreamValue* s = nullptr;
-    if (!LookupForRead(ctx, key, &s)) return;
+    core::OpResult<StreamValue*> looked = core::FindTyped<StreamValue>(db, key, ctx.now_ms, access);
+    if (looked.status() == core::OpStatus::kWrongType) return ctx.reply.Error(errors::kWrongType);
+    StreamValue* s = looked.ok() ? looked.value() : nullptr;
     if (group_read) {
       StreamGroup* g = s ? s->FindGroup(a.group) : nullptr;
       if (g == nullptr) {
@@ -174,16 +192,19 @@ void Read(CommandContext& ctx, bool group_read) {
   std::vector<std::pair<std::string_view, std::vector<StreamRow>>> served;
   bool propagated = false;  // XREADGROUP gathered commands to propagate
   for (size_t k = 0; k < a.nstreams; ++k) {
+    if (skipped(k)) continue;
     std::string_view key = ctx.argv[a.streams_at + k];
     // A read lookup again, as Redis's serving loop makes (keyspace_hits /
     // misses count each key twice). Inside XREADGROUP, a write command, the
     // entry may still be changed through it.
-    core::OpResult<StreamValue*> found = core::FindTyped<StreamValue>(db, key, ctx.now_ms, core::Access::kRead);
+    core::OpResult<StreamValue*> found = core::FindTyped<StreamValue>(db, key, ctx.now_ms, access);
     if (!found.ok()) continue;
     StreamValue& s = *found.value();
     if (!group_read) {
+      // Served after blocking, it answers even with nothing past its ID
+      // (entries deleted since they came: the stream's last ID still is).
       StreamId last;
-      if (s.size() == 0 || !s.EdgeId(false, &last) || !(last > ids[k])) continue;
+      if (!ctx.serving_blocked && (s.size() == 0 || !s.EdgeId(false, &last) || !(last > ids[k]))) continue;
       StreamId start = ids[k];
       start.Incr();
       std::vector<StreamRow> rows;
@@ -196,8 +217,8 @@ void Read(CommandContext& ctx, bool group_read) {
     }
     StreamGroup& g = *groups[k];
     const bool history = ids[k] != StreamId::Max();
-    bool serve = history;
-    if (!history && s.size() > 0) {
+    bool serve = history || ctx.serving_blocked;
+    if (!serve && s.size() > 0) {
       StreamId last;
       serve = s.EdgeId(false, &last) && last > g.last_id;
     }
@@ -257,7 +278,15 @@ void Read(CommandContext& ctx, bool group_read) {
   CommandContext blocked = ctx.WithArgv(views);
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
-  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline);
+  // XREAD is served once its stream's last ID passes the one it gave (the
+  // first given, for a key named twice); XREADGROUP once it passes its group's.
+  std::vector<std::pair<std::string, StreamId>> read_after;
+  for (size_t k = 0; !group_read && k < a.nstreams; ++k) {
+    const bool first = std::none_of(read_after.begin(), read_after.end(),
+                                    [&](const auto& r) { return r.first == keys[k]; });
+    if (first) read_after.emplace_back(keys[k], ids[k]);
+  }
+  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(read_after));
 }
 
 void CmdXread(CommandContext& ctx) { Read(ctx, false); }

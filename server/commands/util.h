@@ -15,6 +15,7 @@
 #include "core/strings.h"
 #include "core/keyspace.h"
 #include "core/op_result.h"
+#include "core/stream_value.h"
 #include "core/typed_lookup.h"
 #include "server/command.h"
 #include "server/commands/op_args.h"
@@ -41,11 +42,13 @@ bool ParseFloat(CommandContext& ctx, std::string_view arg, long double* out);
 bool ParseDouble(std::string_view s, double* out);
 
 // Blocks the running command's client on `keys` (BlockedClients::BlockOnKeys)
-// until a write makes one of them ready or `deadline_us` (UnixUs; 0: none) passes.
+// until a write makes one of them ready or `deadline_us` (UnixUs; 0: none) passes
+// (XREAD: `read_after`, BlockState::read_after).
 // Where the client may not block (inside EXEC, the primary's link, the AOF
 // loader) it answers as on timeout -- BLMOVE and BRPOPLPUSH as LMOVE on an
 // empty list.
-void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us);
+void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us,
+                 std::vector<std::pair<std::string, core::StreamId>> read_after = {});
 
 // Replies with a container's HELP text as Redis's addReplyHelp does: one
 // simple string per line, "<COMMAND> <subcommand> [<arg> [value] [opt] ...].

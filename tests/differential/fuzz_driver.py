@@ -1,7 +1,7 @@
 """The command line and the run around the seeds that the differential
-fuzzers share (fuzz_acl, fuzz_bitmaps, fuzz_collections, fuzz_keyspace,
-fuzz_protocol, fuzz_pubsub, fuzz_scripting); each keeps its generator, its
-comparisons and its own options. A fuzzer with a KNOWN table of mismatches
+fuzzers share (fuzz_acl, fuzz_bitmaps, fuzz_blocking, fuzz_collections,
+fuzz_keyspace, fuzz_protocol, fuzz_pubsub, fuzz_scripting); each keeps its
+generator, its comparisons and its own options. A fuzzer with a KNOWN table of mismatches
 has AVOID, avoiding = fd.switches(KNOWN) beside it; its main():
 
     ap = fd.parser(commands=2000, known=KNOWN, keep_going="...", show="...")

@@ -25,6 +25,8 @@ Script format (one command per line, redis-cli quoting: "..." with \\n \\r \\t
     !stats            compare the error statistics: INFO errorstats,
                       total_error_replies, unexpected_error_replies and
                       INFO commandstats without its timings (sorted)
+    !lookups          compare INFO's keyspace_hits, keyspace_misses and
+                      expired_keys
     {id:NAME}         in a command, the CLIENT ID of connection NAME on the
                       server the command goes to (CLIENT TRACKING REDIRECT)
 Each script runs on fresh connections after FLUSHALL on both servers.
@@ -407,12 +409,14 @@ def main():
                     clock = line.startswith("!clock ")
                     if clock:
                         line = line[len("!clock "):]
-                    if line in ("!read", "!drain", "!stats"):
+                    if line in ("!read", "!drain", "!stats", "!lookups"):
                         args = [line.encode()]
                         if line == "!read":
                             want, got_call = r.reply(), k.reply
                         elif line == "!stats":
                             want, got_call = error_stats(r), (lambda: error_stats(k))
+                        elif line == "!lookups":
+                            want, got_call = lookup_stats(r), (lambda: lookup_stats(k))
                         else:
                             want, got_call = r.drain(), k.drain
                     else:

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "core/list_value.h"
+#include "core/stream_value.h"
 #include "core/string_value.h"
+#include "core/zset_value.h"
 #include "core/value.h"
 #include "server/clock.h"
 #include "server/command.h"
@@ -81,6 +83,14 @@ class FakeHooks final : public BlockedClients::Hooks {
     values_[{db, key}] = core::Value(std::make_unique<core::ListValue>(core::ListLimits{}));
   }
   void SetString(int db, const std::string& key) { values_[{db, key}] = core::Value(core::StringValue("v")); }
+  void SetZSet(int db, const std::string& key) { values_[{db, key}] = core::Value(core::ZSetValue()); }
+  // A stream whose last ID is `last` (one entry with it).
+  void SetStream(int db, const std::string& key, core::StreamId last) {
+    auto s = std::make_unique<core::StreamValue>();
+    const std::vector<std::string_view> fv = {"f", "v"};
+    s->Append(last, fv, core::StreamLimits{});
+    values_[{db, key}] = core::Value(std::move(s));
+  }
   void Delete(int db, const std::string& key) { values_.erase({db, key}); }
 
   Client* BlockedClient(uint64_t id) override {
@@ -99,12 +109,13 @@ class FakeHooks final : public BlockedClients::Hooks {
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override {
     log.push_back("wait-reply " + std::to_string(c.id()) + " " + std::to_string(spec.numreplicas));
   }
-  void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us) override {
+  void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us,
+                    std::string_view served_key) override {
     std::string line = "rerun " + std::to_string(c.id()) + " after " + std::to_string(first_call_us) + ":";
     for (std::string_view a : argv) line += " " + std::string(a);
-    log.push_back(line);
+    log.push_back(line + " on " + std::string(served_key));
     // The command takes the list's only element: the key goes away.
-    if (consume_on_rerun) values_.erase({c.db, std::string(argv[1])});
+    if (consume_on_rerun) values_.erase({c.db, std::string(served_key)});
   }
   void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) override {
     log.push_back("latency " + spec.name + " " + std::to_string(latency_us));
@@ -147,7 +158,7 @@ TEST(BlockedClientsTest, AWriteServesTheFirstBlockedAndKeepsTheOthersInPlace) {
   ASSERT_TRUE(blocking.has_ready());
   blocking.ServeReadyKeys();
   // a ran again and took the element; b finds no list and keeps waiting.
-  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 after 0: blpop q 0", "resume 1"}));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 after 0: blpop q 0 on q", "resume 1"}));
   EXPECT_FALSE(a.blocked);
   EXPECT_EQ(a.deferred, nullptr);  // nothing was deferred: the component is freed
   EXPECT_TRUE(b.blocked);
@@ -167,6 +178,59 @@ TEST(BlockedClientsTest, AValueOfAnotherKindServesNobody) {
   blocking.ServeReadyKeys();
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_TRUE(a.blocked);
+}
+
+// Redis 7.0's serving loop: a waiter of another kind goes to the back of the
+// key's list, and the list's own waiter behind it is served.
+TEST(BlockedClientsTest, AWaiterOfAnotherKindIsPassedAndGoesToTheBack) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& z1 = hooks.AddClient(1);
+  Client& l = hooks.AddClient(2);
+  Client& z3 = hooks.AddClient(3);
+  const std::vector<std::string> bzpop = {"bzpopmin", "k", "0"};
+  const std::vector<std::string> blpop = {"blpop", "other", "k", "0"};
+  blocking.BlockOnKeys(z1, BlockKind::kZSet, Views(bzpop), {"k"}, 0);
+  blocking.BlockOnKeys(l, BlockKind::kList, Views(blpop), {"other", "k"}, 0);
+  blocking.BlockOnKeys(z3, BlockKind::kZSet, Views(bzpop), {"k"}, 0);
+  hooks.SetList(0, "k");
+  blocking.SignalWrite(0, "k");
+  blocking.ServeReadyKeys();
+  // Served on k alone, though it waits on "other" too.
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 2 after 0: blpop other k 0 on k", "resume 2"}));
+  EXPECT_TRUE(z1.blocked);
+  EXPECT_TRUE(z3.blocked);
+  // The list went with its element; a sorted set there now serves 3 first,
+  // which 1's pass moved ahead of it.
+  hooks.consume_on_rerun = false;
+  hooks.SetZSet(0, "k");
+  blocking.SignalWrite(0, "k");
+  blocking.ServeReadyKeys();
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 3 after 0: bzpopmin k 0 on k", "resume 3",
+                                                        "rerun 1 after 0: bzpopmin k 0 on k", "resume 1"}));
+}
+
+// XREAD is served once the stream's last ID passes the one it read after
+// (the first given for a key named twice); until then it keeps its place.
+TEST(BlockedClientsTest, XreadIsServedOnlyPastItsId) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& early = hooks.AddClient(1);
+  Client& late = hooks.AddClient(2);
+  const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "s", "5-0", "1-0"};
+  blocking.BlockOnKeys(late, BlockKind::kStream, Views(xread), {"s", "s"}, 0, {{"s", core::StreamId{5, 0}}});
+  blocking.BlockOnKeys(early, BlockKind::kStream, Views(xread), {"s"}, 0, {{"s", core::StreamId{2, 0}}});
+  hooks.SetStream(0, "s", core::StreamId{3, 0});
+  blocking.SignalWrite(0, "s");
+  blocking.ServeReadyKeys();
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{
+                                 "rerun 1 after 0: xread block 0 streams s s 5-0 1-0 on s", "resume 1"}));
+  EXPECT_TRUE(late.blocked);
+  hooks.SetStream(0, "s", core::StreamId{5, 1});
+  blocking.SignalWrite(0, "s");
+  blocking.ServeReadyKeys();
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{
+                                 "rerun 2 after 0: xread block 0 streams s s 5-0 1-0 on s", "resume 2"}));
 }
 
 TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {
@@ -260,6 +324,33 @@ TEST(BlockedClientsTest, WaitTimesOutWithItsCountAndLeavesTheRegistry) {
   EXPECT_TRUE(a.blocked);
   blocking.ExpireDue(1000 * 1000);
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"wait-reply 4 2", "resume 4"}));  // WAIT is not re-counted
+  EXPECT_TRUE(blocking.waits().empty());
+}
+
+// Redis 7.0: a WAIT that CLIENT UNBLOCK ends, either way, is a failed call
+// with its latency recorded (its own timeout counts nothing, above).
+TEST(BlockedClientsTest, ClientUnblockOfWaitIsAFailedCall) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& a = hooks.AddClient(4);
+  Client& b = hooks.AddClient(5);
+  CommandSpec wait;
+  wait.name = "wait";
+  a.last_command = b.last_command = &wait;
+  WaitSpec spec;
+  spec.numreplicas = 1;
+  WaitRegistry::Progress none;
+  none.nth_ack = [](int64_t, bool) -> int64_t { return -1; };
+  blocking.BlockOnWait(a, spec, 0, none);
+  blocking.BlockOnWait(b, spec, 0, none);
+  blocking.NoteFirstCall(4, 7);
+  EXPECT_TRUE(blocking.UnblockByRequest(4, /*error=*/false));
+  EXPECT_TRUE(blocking.UnblockByRequest(5, /*error=*/true));
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"wait-reply 4 1", "resume 4", "latency wait 7",
+                                                       "error 5 UNBLOCKED client unblocked via CLIENT UNBLOCK",
+                                                       "resume 5", "latency wait 0"}));
+  EXPECT_EQ(wait.failed_calls, 2u);
+  EXPECT_EQ(wait.usec, 7u);
   EXPECT_TRUE(blocking.waits().empty());
 }
 

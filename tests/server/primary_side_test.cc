@@ -72,7 +72,7 @@ class FakeServer final : public PrimarySide::Hooks,
   void ReplyUnblockError(Client&, std::string_view) override {}
   void ReplyBlockTimeout(Client&) override {}
   void ReplyToWaiter(Client& c, const WaitSpec& spec) override { primary->ReplyToWaiter(c, spec); }
-  void RerunBlocked(Client&, std::span<const std::string_view>, int64_t) override {}
+  void RerunBlocked(Client&, std::span<const std::string_view>, int64_t, std::string_view) override {}
   void RecordUnblockedLatency(const CommandSpec&, int64_t) override {}
   void ResumeClient(Client& c) override {
     log.push_back("resume " + std::to_string(c.id()));

@@ -87,7 +87,7 @@ class FakeServer final : public ReplicaSide::Hooks,
   void ReplyUnblockError(Client&, std::string_view) override {}
   void ReplyBlockTimeout(Client&) override {}
   void ReplyToWaiter(Client&, const WaitSpec&) override {}
-  void RerunBlocked(Client&, std::span<const std::string_view>, int64_t) override {}
+  void RerunBlocked(Client&, std::span<const std::string_view>, int64_t, std::string_view) override {}
   void RecordUnblockedLatency(const CommandSpec&, int64_t) override {}
   void ResumeClient(Client&) override {}
   void CloseClient(Client&) override {}

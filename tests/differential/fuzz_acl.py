@@ -70,7 +70,6 @@ the connection, the command and both replies; the server logs are kept.
 --show SEED:N prints that seed's steps up to N (what to replay by hand).
 """
 import hashlib
-import random
 import re
 import socket
 import sys
@@ -167,21 +166,12 @@ def sha256(text):
     return hashlib.sha256(text).hexdigest().encode()
 
 
-class Generator:
+class Generator(fd.Seeded):
     """Items: lists of steps (connection, args, kind); kind is "call" (one
     reply), "sub" (a (P)SUBSCRIBE / UNSUBSCRIBE: one reply per channel, or
     one error), "pub:NAME" (ctl's PUBLISH, then as many messages as it
     reached read on connection NAME) or "reopen" (the connection closed,
     opened again as the default user at its next use; nothing compared)."""
-
-    def __init__(self, seed):
-        self.rnd = random.Random(seed)
-
-    def pick(self, seq):
-        return self.rnd.choice(seq)
-
-    def chance(self, p):
-        return self.rnd.random() < p
 
     def case(self, word):
         """A rule or name now and then in another case (Redis compares them without case)."""

@@ -61,15 +61,14 @@ logs kept). The stream depends on redis-server's answers (which
 connections are blocked, in MULTI): replay a seed against the same
 redis-server.
 """
-import random
 import re
 import select
 import sys
 import time
 
 import fuzz_driver as fd
-import fuzz_protocol as fp
 import run_diff as rd
+from fuzz_pubsub import barrier, idarg, shown  # the PING barrier, connection ids, commands as script lines
 
 NCONNS = 5
 LISTS = [b"l1", b"l2", b"l3"]
@@ -96,33 +95,19 @@ KNOWN = {
 AVOID, avoiding = fd.switches(KNOWN)  # --avoid fills AVOID; avoiding(NAME): that mismatch is left out
 
 
-def idarg(i):
-    """In a command, the CLIENT ID of connection i on the server it goes to."""
-    return b"\x00id:%d" % i
-
-
-class Generator:
+class Generator(fd.Seeded):
     """The seeded stream; the connections that are blocked and inside MULTI
     come from the run (redis-server's answers), so that commands go only
     where they are read."""
 
     def __init__(self, seed, waits=True):
-        self.rnd = random.Random(seed)
+        super().__init__(seed)
         self.waits = waits  # WAIT in the stream (not with a replica on one side)
         self.resp3 = [self.chance(0.3) for _ in range(NCONNS)]  # the connections that speak RESP3
         self.n = 0
         self.ms = 1  # the stream IDs' time part, increasing
         self.queued = {}  # connection -> commands queued in its MULTI
         self.blocked_by = {}  # connection -> the command it is blocked in (the run's)
-
-    def pick(self, seq):
-        return self.rnd.choice(seq)
-
-    def chance(self, p):
-        return self.rnd.random() < p
-
-    def some(self, seq, lo, hi):
-        return [self.pick(seq) for _ in range(self.rnd.randint(lo, hi))]
 
     def key(self, family):
         return self.pick(family) if self.chance(0.85) else self.pick(KEYS)
@@ -457,8 +442,8 @@ def step(sides, state, ci, args, n, short_timeout):
     waiting = sorted(state.blocked)
     still = [side.blocked(waiting) for side in sides]
     if still[0] != still[1]:
-        return streams, "still blocked: c%s in redis-server, c%s in ringkv" % (
-            ",c".join(str(i) for i in sorted(still[0])), ",c".join(str(i) for i in sorted(still[1])))
+        named = [" ".join("c%d" % i for i in sorted(x)) or "none" for x in still]
+        return streams, "still blocked: %s in redis-server, %s in ringkv" % tuple(named)
     for i in waiting:
         if i in still[0]:
             continue
@@ -468,24 +453,8 @@ def step(sides, state, ci, args, n, short_timeout):
                 streams.setdefault(i, [[], []])[s].append(side.conns[i].reply())
             except (OSError, ConnectionError) as e:
                 return streams, "%s: no reply on c%d, woken: %s" % (side.name, i, e)
-    token = b"sync-%d" % n
     targets = [i for i in range(NCONNS) if i not in state.blocked and i not in state.multi]
-    for side in sides:
-        for i in targets:
-            side.conns[i].send([b"PING", token])
-    for s, side in enumerate(sides):
-        for i in targets:
-            got = streams.setdefault(i, [[], []])[s]
-            try:
-                while True:
-                    r = side.conns[i].reply()
-                    got.append(r)
-                    if r.endswith(b"\r\n" + token + b"\r\n"):
-                        break
-            except (OSError, ConnectionError) as e:
-                got.append(b"(no PING reply: %s)" % str(e).encode())
-                return streams, "%s did not answer the PING on c%d" % (side.name, i)
-    return streams, None
+    return streams, barrier(sides, targets, n, streams)
 
 
 class State:
@@ -531,11 +500,6 @@ def short_timeout(args):
     if name.startswith(b"B"):
         return args[-1] != b"0"
     return False
-
-
-def shown(args):
-    return b" ".join(b"{id:c%s}" % a[4:] if a.startswith(b"\x00id:") else fp.quote_inline(a)
-                     for a in args).decode("latin-1")
 
 
 def digest_differs(sides, seed, n):

@@ -41,6 +41,7 @@ The contract:
 import argparse
 import contextlib
 import os
+import random
 import re
 import tempfile
 
@@ -76,6 +77,23 @@ def _show_option(text):
     except ValueError:
         raise argparse.ArgumentTypeError("SEED:N expected, not %r" % text) from None
     return seed, last
+
+
+class Seeded:
+    """A generator's random choices, from its seed alone."""
+
+    def __init__(self, seed):
+        self.rnd = random.Random(seed)
+
+    def pick(self, seq):
+        return self.rnd.choice(seq)
+
+    def chance(self, p):
+        return self.rnd.random() < p
+
+    def some(self, seq, lo, hi):
+        """lo to hi picks of seq (repeats allowed)."""
+        return [self.pick(seq) for _ in range(self.rnd.randint(lo, hi))]
 
 
 def parser(commands=None, known=None, keep_going=None, show=None, resp3=False, notifications=False):

@@ -63,7 +63,6 @@ before it and both servers' bytes per connection (server logs kept);
 --keep-going reopens the connections, empties both servers and goes on.
 --show SEED:N prints that seed's commands up to N without running them.
 """
-import random
 import sys
 
 import fuzz_protocol as fp
@@ -186,9 +185,9 @@ class Model:
         return bool(self.subs or self.psubs or self.ssubs)
 
 
-class Generator:
+class Generator(fd.Seeded):
     def __init__(self, seed):
-        self.rnd = random.Random(seed)
+        super().__init__(seed)
         # The empty channel name (no other matches a pattern of stars only
         # differently) and the empty pattern, where they are avoided
         self.channels = [c for c in CHANNELS if c or not avoiding("star-empty")]
@@ -198,15 +197,6 @@ class Generator:
         self.prefixes = [x for x in PREFIXES if x not in (b"", b"a") or not avoiding("prefix-overlap-name")]
         self.models = [Model() for _ in range(NCONNS)]
         self.n = 0
-
-    def pick(self, seq):
-        return self.rnd.choice(seq)
-
-    def chance(self, p):
-        return self.rnd.random() < p
-
-    def some(self, seq, lo, hi):
-        return [self.pick(seq) for _ in range(self.rnd.randint(lo, hi))]
 
     def reset_models(self):
         self.models = [Model() for _ in range(NCONNS)]
@@ -711,8 +701,16 @@ def step(sides, state, ci, args, n):
             streams[ci][s] = [b"(no reply: %s)" % str(e).encode()]
             return streams, "%s did not answer" % side.name
     state.update(ci, args, streams[ci][0][-1])
-    token = b"sync-%d" % n
     targets = [i for i in range(NCONNS) if not state.multi[i] and not state.caching[i]]
+    return streams, barrier(sides, targets, n, streams)
+
+
+def barrier(sides, targets, n, streams):
+    """Each of the `targets` connections, on both sides, gets a PING with
+    a token of its own and is read up to the token's reply, which appends
+    every reply before it to streams[connection][side]. None, or a note
+    saying which side did not answer."""
+    token = b"sync-%d" % n
     for side in sides:
         for i in targets:
             side.conns[i].send([b"PING", token])
@@ -727,8 +725,8 @@ def step(sides, state, ci, args, n):
                         break
             except (OSError, ConnectionError) as e:
                 got.append(b"(no PING reply: %s)" % str(e).encode())
-                return streams, "%s did not answer the PING on c%d" % (side.name, i)
-    return streams, None
+                return "%s did not answer the PING on c%d" % (side.name, i)
+    return None
 
 
 def main_reply(replies):

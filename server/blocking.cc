@@ -43,13 +43,17 @@ const std::list<uint64_t>* KeyWaiters::Waiting(int db, std::string_view key) con
   return it == db_it->second.end() ? nullptr : &it->second;
 }
 
-void KeyWaiters::MarkReady(int db, std::string_view key) {
-  auto [it, inserted] = ready_set_[db].try_emplace(key, true);
-  if (inserted) ready_.emplace_back(db, std::string(key));
+void KeyWaiters::MarkReady(int db, std::string_view key, bool readied) {
+  auto [it, inserted] = ready_set_[db].try_emplace(key, ready_.size());
+  if (inserted) {
+    ready_.push_back({db, std::string(key), readied});
+  } else {
+    ready_[it->second].readied |= readied;
+  }
 }
 
-std::vector<std::pair<int, std::string>> KeyWaiters::TakeReady() {
-  std::vector<std::pair<int, std::string>> out;
+std::vector<KeyWaiters::ReadyKey> KeyWaiters::TakeReady() {
+  std::vector<ReadyKey> out;
   out.swap(ready_);
   ready_set_.clear();
   return out;
@@ -87,23 +91,28 @@ std::string_view GroupOf(const BlockState& state) {
   return {};
 }
 
-// Whether stream `s` at `key` has something for the reader: an ID past the
-// one it reads after (XREADGROUP: its group's last delivered ID, now), as
-// Redis compares the stream's last ID, deleted entries included. REQUIRES:
-// an XREADGROUP's group exists.
-bool StreamServes(const BlockState& state, std::string_view key, const core::StreamValue& s) {
-  core::StreamId after = core::StreamId::Min();
-  if (IsGroupRead(state)) {
-    after = s.FindGroup(GroupOf(state))->last_id;
-  } else {
-    for (const auto& [k, id] : state.read_after) {
-      if (k == key) {
-        after = id;
-        break;
-      }
+// Whether stream `s` at `key` serves the reader (StreamWait): an entry was
+// added since the reader last looked, or the key was `readied`, and the
+// last ID, deleted entries included (as Redis compares it), is past the ID
+// it reads after. A reader passed over looks again only then. REQUIRES: an
+// XREADGROUP's group exists.
+bool StreamServes(BlockState& state, std::string_view key, const core::StreamValue& s, bool readied) {
+  StreamWait none{std::string(key), core::StreamId::Min(), core::StreamId::Min(), 0};
+  StreamWait* wait = &none;
+  for (StreamWait& w : state.stream_waits) {
+    if (w.key == key) {
+      wait = &w;
+      break;
     }
   }
-  return s.last_id() > after;
+  const core::StreamId after = IsGroupRead(state) ? s.FindGroup(GroupOf(state))->last_id : wait->after;
+  const bool added = s.last_id() != wait->last_seen || s.entries_added() != wait->added_seen;
+  const bool serves = (readied || added) && s.last_id() > after;
+  if (!serves) {
+    wait->last_seen = s.last_id();
+    wait->added_seen = s.entries_added();
+  }
+  return serves;
 }
 
 }  // namespace
@@ -136,13 +145,13 @@ void BlockedClients::BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadli
 
 void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
                                  std::vector<std::string> keys, int64_t deadline_us,
-                                 std::vector<std::pair<std::string, core::StreamId>> read_after) {
+                                 std::vector<StreamWait> stream_waits) {
   auto state = std::make_unique<BlockState>();
   state->kind = kind;
   state->db = c.db;
   state->deadline_us = deadline_us;
   state->argv.assign(argv.begin(), argv.end());
-  state->read_after = std::move(read_after);
+  state->stream_waits = std::move(stream_waits);
   // Each key once: BLPOP k k waits in k's list once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -203,13 +212,13 @@ void BlockedClients::Unblock(Client& c, UnblockReason reason, std::string_view s
 
 void BlockedClients::SignalDbChanged(int db) {
   if (key_waiters_.empty()) return;
-  for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key);
+  for (const std::string& key : key_waiters_.KeysOf(db)) key_waiters_.MarkReady(db, key, /*readied=*/true);
 }
 
 void BlockedClients::ServeReadyKeys() {
   serving_ready_ = true;
   while (key_waiters_.has_ready()) {
-    for (const auto& [db, key] : key_waiters_.TakeReady()) {
+    for (const auto& [db, key, readied] : key_waiters_.TakeReady()) {
       const core::Value* v = hooks_.PeekValue(db, key);
       const bool stream = v != nullptr && v->type() == core::ValueType::kStream;
       if (v != nullptr && v->type() == core::ValueType::kList) {
@@ -217,7 +226,7 @@ void BlockedClients::ServeReadyKeys() {
       } else if (v != nullptr && v->type() == core::ValueType::kZSet) {
         ServeInTurn(db, key, BlockKind::kZSet);
       } else if (stream) {
-        ServeStreamReaders(db, key);
+        ServeStreamReaders(db, key, readied);
       }
       // Deleted, or replaced by another type (the kind it held before the
       // serving above, as in Redis): its consumer groups went with it.
@@ -251,20 +260,20 @@ void BlockedClients::ServeInTurn(int db, const std::string& key, BlockKind kind)
   }
 }
 
-void BlockedClients::ServeStreamReaders(int db, const std::string& key) {
+void BlockedClients::ServeStreamReaders(int db, const std::string& key, bool readied) {
   for (uint64_t id : WaitingOn(db, key)) {
     const core::Value* v = hooks_.PeekValue(db, key);
     auto it = blocked_.find(id);
     Client* c = hooks_.BlockedClient(id);
     if (v == nullptr || v->type() != core::ValueType::kStream) return;
     if (it == blocked_.end() || c == nullptr || it->second->kind != BlockKind::kStream) continue;
-    const BlockState& state = *it->second;
+    BlockState& state = *it->second;
     if (IsGroupRead(state) && v->stream().FindGroup(GroupOf(state)) == nullptr) {
       it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
       Unblock(*c, UnblockReason::kError);
       continue;
     }
-    if (StreamServes(state, key, v->stream())) Unblock(*c, UnblockReason::kServed, key);
+    if (StreamServes(state, key, v->stream(), readied)) Unblock(*c, UnblockReason::kServed, key);
   }
 }
 

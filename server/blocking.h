@@ -65,9 +65,8 @@ struct BlockState {
   std::vector<std::string> argv;
   // Its place in each key's waiting list.
   std::vector<std::pair<std::string, std::list<uint64_t>::iterator>> places;
-  // XREAD: per key, the ID its entries must follow (the first given for a
-  // key named twice, `$` resolved when it blocked).
-  std::vector<std::pair<std::string, core::StreamId>> read_after;
+  // XREAD / XREADGROUP: what each of its streams must pass to serve it.
+  std::vector<StreamWait> stream_waits;
   WaitRegistry::Waiter wait;  // kWait: what WAIT / WAITAOF asked for, registered in waits()
   // An unblocking error other than CLIENT UNBLOCK's (XREADGROUP's stream gone).
   std::string error;
@@ -90,11 +89,18 @@ class KeyWaiters {
     if (keys_ != 0 && Waiting(db, key) != nullptr) MarkReady(db, key);
   }
   bool has_ready() const { return !ready_.empty(); }
+  struct ReadyKey {
+    int db;
+    std::string key;
+    // Readied as Redis readies a key for its stream readers (XGROUP
+    // DESTROY, SWAPDB, FLUSHDB), not only written (StreamWait).
+    bool readied = false;
+  };
   // The keys made ready since the last call, in the order they became ready.
-  std::vector<std::pair<int, std::string>> TakeReady();
+  std::vector<ReadyKey> TakeReady();
   // Every key of `db` with waiters (SWAPDB: a swapped-in key may serve them).
   std::vector<std::string> KeysOf(int db) const;
-  void MarkReady(int db, std::string_view key);
+  void MarkReady(int db, std::string_view key, bool readied = false);
   // The first client waiting on (db, key) goes to the back of its list
   // (Redis's serving loop passes a client of another kind so). Places stay valid.
   void RotateToTail(int db, std::string_view key);
@@ -102,8 +108,8 @@ class KeyWaiters {
  private:
   absl::flat_hash_map<int, core::StringMap<std::list<uint64_t>>> by_db_;
   size_t keys_ = 0;  // keys with waiters, over all databases
-  std::vector<std::pair<int, std::string>> ready_;
-  absl::flat_hash_map<int, core::StringMap<bool>> ready_set_;
+  std::vector<ReadyKey> ready_;
+  absl::flat_hash_map<int, core::StringMap<size_t>> ready_set_;  // -> its place in ready_
 };
 
 // Why a blocked client stops being blocked.
@@ -167,10 +173,10 @@ class BlockedClients {
   void BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadline_us, const WaitRegistry::Progress& now);
   // Blocks `c` on `keys` (duplicates allowed) in its database until a write
   // makes one of them hold what it waits for -- `argv` then runs again, on
-  // that key -- or `deadline_us` (UnixUs; 0: none) passes. XREAD gives
-  // `read_after` (BlockState::read_after).
+  // that key -- or `deadline_us` (UnixUs; 0: none) passes. XREAD and
+  // XREADGROUP give `stream_waits` (one per key).
   void BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv, std::vector<std::string> keys,
-                   int64_t deadline_us, std::vector<std::pair<std::string, core::StreamId>> read_after = {});
+                   int64_t deadline_us, std::vector<StreamWait> stream_waits = {});
   // Ends `c`'s block, answering as `reason` says (nothing when not blocked);
   // a key block is served (kServed) on `served_key`.
   void Unblock(Client& c, UnblockReason reason, std::string_view served_key = {});
@@ -190,6 +196,11 @@ class BlockedClients {
 
   // ---- keys: writes mark them ready, ServeReadyKeys serves their waiters --------
   void SignalWrite(int db, std::string_view key) { key_waiters_.SignalWrite(db, key); }
+  // As SignalWrite, and its stream readers are looked at even where the
+  // stream's last ID did not grow (XGROUP DESTROY: Redis readies the key).
+  void SignalReady(int db, std::string_view key) {
+    if (key_waiters_.Waiting(db, key) != nullptr) key_waiters_.MarkReady(db, key, /*readied=*/true);
+  }
   // Every key of `db` somebody waits on is looked at (FLUSHDB, SWAPDB).
   void SignalDbChanged(int db);
   // Ready keys wait to be served (and no serving is on the stack).
@@ -197,8 +208,8 @@ class BlockedClients {
   // Serves the clients blocked on ready keys as Redis 7.0 does: a list or a
   // sorted set serves its waiters of that kind first blocked first while
   // it lasts (one of another kind goes to the back of the key's list); a
-  // stream serves every XREAD / XREADGROUP it has entries past the reader's
-  // ID for, in blocking order. XREADGROUP waiting on a key that holds no
+  // stream serves every XREAD / XREADGROUP whose StreamWait it passes, in
+  // blocking order. XREADGROUP waiting on a key that holds no
   // stream any more, or whose group is gone, is answered with an error.
   void ServeReadyKeys();
 
@@ -242,7 +253,7 @@ class BlockedClients {
   // ServeReadyKeys' parts, for one ready key holding a list or a sorted
   // set (`kind`), holding a stream, or holding no stream.
   void ServeInTurn(int db, const std::string& key, BlockKind kind);
-  void ServeStreamReaders(int db, const std::string& key);
+  void ServeStreamReaders(int db, const std::string& key, bool readied);
   void FailGroupReaders(int db, const std::string& key);
   // The clients waiting on (db, key) now, first blocked first.
   std::vector<uint64_t> WaitingOn(int db, const std::string& key) const;

@@ -147,6 +147,8 @@ void Read(CommandContext& ctx, bool group_read) {
   std::vector<StreamId> ids(a.nstreams);
   std::vector<StreamGroup*> groups(a.nstreams, nullptr);
   std::vector<bool> dollar(a.nstreams, false);
+  std::vector<StreamId> last_seen(a.nstreams, StreamId::Min());  // each stream's last ID now
+  std::vector<uint64_t> added_seen(a.nstreams, 0);                // and its entries-added count
   for (size_t k = 0; k < a.nstreams; ++k) {
     if (skipped(k)) continue;
     std::string_view key = ctx.argv[a.streams_at + k];
@@ -154,6 +156,10 @@ void Read(CommandContext& ctx, bool group_read) {
     core::OpResult<StreamValue*> looked = core::FindTyped<StreamValue>(db, key, ctx.now_ms, access);
     if (looked.status() == core::OpStatus::kWrongType) return ctx.reply.Error(errors::kWrongType);
     StreamValue* s = looked.ok() ? looked.value() : nullptr;
+    if (s != nullptr) {
+      last_seen[k] = s->last_id();
+      added_seen[k] = s->entries_added();
+    }
     if (group_read) {
       StreamGroup* g = s ? s->FindGroup(a.group) : nullptr;
       if (g == nullptr) {
@@ -278,15 +284,15 @@ void Read(CommandContext& ctx, bool group_read) {
   CommandContext blocked = ctx.WithArgv(views);
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
-  // XREAD is served once its stream's last ID passes the one it gave (the
-  // first given, for a key named twice); XREADGROUP once it passes its group's.
-  std::vector<std::pair<std::string, StreamId>> read_after;
-  for (size_t k = 0; !group_read && k < a.nstreams; ++k) {
-    const bool first = std::none_of(read_after.begin(), read_after.end(),
-                                    [&](const auto& r) { return r.first == keys[k]; });
-    if (first) read_after.emplace_back(keys[k], ids[k]);
+  // Served once an entry is added to a stream past the ID read after
+  // (StreamWait; the first given, for a key named twice).
+  std::vector<StreamWait> waits;
+  for (size_t k = 0; k < a.nstreams; ++k) {
+    const bool first =
+        std::none_of(waits.begin(), waits.end(), [&](const StreamWait& w) { return w.key == keys[k]; });
+    if (first) waits.push_back({keys[k], group_read ? StreamId::Min() : ids[k], last_seen[k], added_seen[k]});
   }
-  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(read_after));
+  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(waits));
 }
 
 void CmdXread(CommandContext& ctx) { Read(ctx, false); }

@@ -27,7 +27,8 @@ What the stream holds:
   FLUSHDB, FLUSHALL; the same inside MULTI / EXEC and in EVAL (a push then
   a pop in one script; a blocking command inside one, which does not
   block); CLIENT UNBLOCK (TIMEOUT or ERROR) of blocked and free
-  connections; SELECT of database 1, where clients block too;
+  connections, and CLIENT KILL of them (the connection is then opened
+  again); SELECT of database 1, where clients block too;
 - reads between them (LRANGE, ZRANGE WITHSCORES, XRANGE, XINFO STREAM /
   GROUPS, XPENDING's summary, TYPE); about a third of the connections
   speak RESP3 (HELLO 3 before the stream starts).
@@ -126,7 +127,7 @@ class Generator(fd.Seeded):
             self.queued[ci] = q + 1
             return ci, self.queued_command(blocked)
         self.queued.pop(ci, None)
-        return ci, self.command(free, blocked)
+        return ci, self.command(ci, free, blocked)
 
     # -- timeouts -------------------------------------------------------------
     def seconds(self):
@@ -326,11 +327,16 @@ class Generator(fd.Seeded):
         ]
         return p(forms)()
 
-    def unblock(self, blocked):
+    def unblock(self, blocked, killer=None):
+        """CLIENT UNBLOCK, mostly of a blocked connection; sent by `killer`
+        (not inside MULTI), now and then CLIENT KILL of another connection
+        instead, which the run then opens again."""
         target = self.pick(sorted(blocked)) if blocked and self.chance(0.85) else self.rnd.randrange(NCONNS)
+        if killer is not None and target != killer and self.chance(0.2):
+            return [b"CLIENT", b"KILL", b"ID", idarg(target)]
         return [b"CLIENT", b"UNBLOCK", idarg(target)] + self.pick([[], [b"TIMEOUT"], [b"ERROR"]])
 
-    def command(self, free, blocked):
+    def command(self, ci, free, blocked):
         r = self.rnd.random()
         if r < 0.3 and len(free) > 1:  # (the last free connection must stay free)
             return self.blocking()
@@ -341,7 +347,7 @@ class Generator(fd.Seeded):
         if r < 0.77:
             return self.read()
         if r < 0.82 and blocked:
-            return self.unblock(blocked)
+            return self.unblock(blocked, killer=ci)
         if r < 0.86:
             return self.script()
         if r < 0.9:
@@ -405,12 +411,28 @@ class Side:
         flags = dict(re.findall(rb"id=(\d+) .*? flags=(\S*)", info))
         return {i for i in conns if b"b" in flags.get(self.ids[i], b"")}
 
+    def reopen(self, i, resp3):
+        """Connection i closed by the server (CLIENT KILL): a new one in its place."""
+        self.conns[i].sock.close()
+        self.conns[i] = rd.Conn(self.port)
+        self.ids[i] = self.conns[i].call([b"CLIENT", b"ID"])[1:-2]
+        self.conns[i].sock.settimeout(SETTLE_LIMIT)
+        if resp3:
+            self.conns[i].call([b"HELLO", b"3"])
+
     def close(self):
         for c in self.conns + [self.ctl]:
             c.sock.close()
 
 
-def step(sides, state, ci, args, n, short_timeout):
+def killed(args, reply):
+    """The connection a CLIENT KILL ID that succeeded closed, or None."""
+    if [a.upper() for a in args[:3]] == [b"CLIENT", b"KILL", b"ID"] and reply == b":1\r\n":
+        return int(args[3][4:])
+    return None
+
+
+def step(sides, state, ci, args, n, short_timeout, resp3):
     """Runs one command on both servers; returns ({connection: [redis-server's
     replies, ringkv's]}, None), or what was read and a note saying what went
     wrong. state: the connections blocked and in MULTI, updated."""
@@ -438,6 +460,13 @@ def step(sides, state, ci, args, n, short_timeout):
         for s, side in enumerate(sides):
             streams[ci][s].append(side.conns[ci].reply())
         state.update(ci, args, streams[ci][0][-1])
+        gone = killed(args, streams[ci][0][-1])
+        if gone is not None:  # (its blocked command goes with it, unanswered)
+            if streams[ci][1] != streams[ci][0]:
+                return streams, "CLIENT KILL answered differently"
+            for side in sides:
+                side.reopen(gone, resp3[gone])
+            state.forget(gone)
     # Which blocked connections this command (or a timeout) released.
     waiting = sorted(state.blocked)
     still = [side.blocked(waiting) for side in sides]
@@ -464,6 +493,12 @@ class State:
         self.blocked = set()
         self.blocked_by = {}  # connection -> the command it blocked on (last)
         self.multi = set()
+
+    def forget(self, i):
+        """Connection i was closed and opened again: free, not in MULTI."""
+        self.blocked.discard(i)
+        self.blocked_by.pop(i, None)
+        self.multi.discard(i)
 
     def update(self, ci, args, reply):
         name = args[0].upper()
@@ -575,7 +610,7 @@ def run_seed(seed, commands, ports, digest_every, notifications):
             gen.blocked_by = {i: state.blocked_by[i] for i in state.blocked}
             ci, args = gen.next(free, state.blocked, state.multi)
             history = (history + ["%d c%d %s" % (n, ci, shown(args))])[-15:]
-            streams, note = step(sides, state, ci, args, n, ci not in state.multi and short_timeout(args))
+            streams, note = step(sides, state, ci, args, n, ci not in state.multi and short_timeout(args), gen.resp3)
             bad = [(i, x, y) for i, (x, y) in sorted(streams.items()) if x != y or note is not None]
             where = "seed %d, command %d, on c%d: %s" % (seed, n, ci, shown(args))
             if bad:

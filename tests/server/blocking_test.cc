@@ -65,8 +65,9 @@ TEST(KeyWaitersTest, OnlyWritesToAwaitedKeysBecomeReadyOnceEach) {
   ASSERT_TRUE(w.has_ready());
   auto ready = w.TakeReady();
   ASSERT_EQ(ready.size(), 1u);
-  EXPECT_EQ(ready[0].first, 0);
-  EXPECT_EQ(ready[0].second, "k");
+  EXPECT_EQ(ready[0].db, 0);
+  EXPECT_EQ(ready[0].key, "k");
+  EXPECT_FALSE(ready[0].readied);
   EXPECT_FALSE(w.has_ready());
   w.SignalWrite(0, "k");  // ready again after being taken
   EXPECT_EQ(w.TakeReady().size(), 1u);
@@ -218,8 +219,10 @@ TEST(BlockedClientsTest, XreadIsServedOnlyPastItsId) {
   Client& early = hooks.AddClient(1);
   Client& late = hooks.AddClient(2);
   const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "s", "5-0", "1-0"};
-  blocking.BlockOnKeys(late, BlockKind::kStream, Views(xread), {"s", "s"}, 0, {{"s", core::StreamId{5, 0}}});
-  blocking.BlockOnKeys(early, BlockKind::kStream, Views(xread), {"s"}, 0, {{"s", core::StreamId{2, 0}}});
+  blocking.BlockOnKeys(late, BlockKind::kStream, Views(xread), {"s", "s"}, 0,
+                       {{"s", core::StreamId{5, 0}, core::StreamId::Min(), 0}});
+  blocking.BlockOnKeys(early, BlockKind::kStream, Views(xread), {"s"}, 0,
+                       {{"s", core::StreamId{2, 0}, core::StreamId::Min(), 0}});
   hooks.SetStream(0, "s", core::StreamId{3, 0});
   blocking.SignalWrite(0, "s");
   blocking.ServeReadyKeys();
@@ -231,6 +234,27 @@ TEST(BlockedClientsTest, XreadIsServedOnlyPastItsId) {
   blocking.ServeReadyKeys();
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{
                                  "rerun 2 after 0: xread block 0 streams s s 5-0 1-0 on s", "resume 2"}));
+}
+
+// A write that adds no entry (XTRIM, XDEL, XGROUP SETID: Redis does not
+// ready the key for them) serves nobody, even a reader whose ID the last ID
+// is past; the next entry added does.
+TEST(BlockedClientsTest, AStreamServesOnlyOnceAnEntryIsAdded) {
+  FakeHooks hooks;
+  BlockedClients blocking(hooks);
+  Client& reader = hooks.AddClient(1);
+  const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "0-0"};
+  blocking.BlockOnKeys(reader, BlockKind::kStream, Views(xread), {"s"}, 0,
+                       {{"s", core::StreamId::Min(), core::StreamId{7, 0}, 1}});
+  hooks.SetStream(0, "s", core::StreamId{7, 0});
+  blocking.SignalWrite(0, "s");
+  blocking.ServeReadyKeys();
+  EXPECT_TRUE(hooks.TakeLog().empty());
+  EXPECT_TRUE(reader.blocked);
+  hooks.SetStream(0, "s", core::StreamId{7, 1});
+  blocking.SignalWrite(0, "s");
+  blocking.ServeReadyKeys();
+  EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 after 0: xread block 0 streams s 0-0 on s", "resume 1"}));
 }
 
 TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {

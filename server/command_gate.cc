@@ -592,7 +592,7 @@ void Server::Call(Client& c, const CommandSpec& spec, Argv argv, io::ReplyBuilde
   const int64_t rerun_first_call_us = std::exchange(rerun_first_call_us_, -1);
   ServerCommandContext ctx{*this, c, rb, argv, now_ms, keyspace_, keyspace_.db(c.db)};
   ctx.serving_blocked = rerun_first_call_us >= 0;
-  ctx.served_key = std::exchange(rerun_served_key_, {});
+  if (ctx.serving_blocked) ctx.served_key = std::exchange(rerun_served_key_, {});  // (set only with a re-run)
   const uint64_t dirty_before = stats_.dirty;
   const bool was_blocked = c.blocked;
   // EVAL & co. and FCALL & co. (skip_monitor) are shown before the

@@ -87,7 +87,7 @@ Entry* Database::FindOrInsert(std::string_view key, int64_t now_ms, bool* create
   if (inserted) {
     e.set_lru(InitialAccess(*access_, now_ms));
     e.set_snap(epoch_);  // not in a running snapshot: it began after
-    if (*observer_ != nullptr && (*observer_)->wants_created_keys) (*observer_)->OnKeyCreated(index_, key);
+    if (*observer_ != nullptr && (*observer_)->created_key_watchers != 0) (*observer_)->OnKeyCreated(index_, key);
   } else {
     Touch(e, now_ms);
   }

@@ -80,10 +80,16 @@ class KeyspaceObserver {
   virtual ~KeyspaceObserver() = default;
   virtual void OnKeyExpired(int db, std::string_view key) = 0;
   virtual void OnKeyEvicted(int db, std::string_view key) = 0;
-  // A key was created (keyspace notifications' "new"); called only while
-  // wants_created_keys is set, so that creating keys costs one test otherwise.
+  // A key was created (Redis's dbAdd: keyspace notifications' "new", a key
+  // clients block on readied); called only while created_key_watchers is
+  // nonzero, so that creating keys costs one test otherwise. Each reason to
+  // watch is a bit of the observer's choosing, set and cleared by its
+  // owner (WatchCreatedKeys).
   virtual void OnKeyCreated(int /*db*/, std::string_view /*key*/) {}
-  bool wants_created_keys = false;
+  uint8_t created_key_watchers = 0;
+  void WatchCreatedKeys(uint8_t reason, bool on) {
+    created_key_watchers = static_cast<uint8_t>(on ? created_key_watchers | reason : created_key_watchers & ~reason);
+  }
   // A read lookup found nothing ("keymiss"); only while wants_key_misses.
   virtual void OnKeyMiss(int /*db*/, std::string_view /*key*/) {}
   bool wants_key_misses = false;

@@ -18,18 +18,16 @@ enum class BlockKind : uint8_t {
   kShutdown,  // SHUTDOWN waiting for lagging replicas: answered only if it fails
 };
 
-// A stream an XREAD / XREADGROUP waits on. It is looked at once an entry
-// was added since the reader last looked (the stream's last ID or its
-// entries-added count changed: an XADD, or the key made anew, as Redis
-// readies a stream key; the writes Redis does not ready it for, XTRIM, XDEL,
-// XGROUP SETID, change neither), and served if its last ID is past the ID
-// read after: XREAD's `after` (the first given for a key named twice, `$`
-// resolved), XREADGROUP's group's last delivered ID then.
+// A stream an XREAD / XREADGROUP waits on. It is looked at when Redis
+// readies the key -- created (dbAdd: RENAME, COPY, MOVE, RESTORE, XADD or
+// XGROUP CREATE MKSTREAM of a new key), an XADD, XGROUP DESTROY, SWAPDB,
+// FLUSHDB; not on XTRIM, XDEL or XGROUP SETID -- and served if its last ID
+// (deleted entries included) is past the ID read after: XREAD's `after`
+// (the first given for a key named twice, `$` resolved), XREADGROUP's
+// group's last delivered ID then.
 struct StreamWait {
   std::string key;
-  core::StreamId after;      // XREAD
-  core::StreamId last_seen;  // the stream's last ID when it blocked, or was last passed over
-  uint64_t added_seen = 0;   // and its entries-added count then
+  core::StreamId after;  // XREAD
 };
 
 }  // namespace ringkv::server

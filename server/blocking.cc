@@ -91,28 +91,15 @@ std::string_view GroupOf(const BlockState& state) {
   return {};
 }
 
-// Whether stream `s` at `key` serves the reader (StreamWait): an entry was
-// added since the reader last looked, or the key was `readied`, and the
+// Whether stream `s` at readied `key` serves the reader (StreamWait): its
 // last ID, deleted entries included (as Redis compares it), is past the ID
-// it reads after. A reader passed over looks again only then. REQUIRES: an
-// XREADGROUP's group exists.
-bool StreamServes(BlockState& state, std::string_view key, const core::StreamValue& s, bool readied) {
-  StreamWait none{std::string(key), core::StreamId::Min(), core::StreamId::Min(), 0};
-  StreamWait* wait = &none;
-  for (StreamWait& w : state.stream_waits) {
-    if (w.key == key) {
-      wait = &w;
-      break;
-    }
+// it reads after. REQUIRES: an XREADGROUP's group exists.
+bool StreamServes(const BlockState& state, std::string_view key, const core::StreamValue& s) {
+  if (IsGroupRead(state)) return s.last_id() > s.FindGroup(GroupOf(state))->last_id;
+  for (const StreamWait& w : state.stream_waits) {
+    if (w.key == key) return s.last_id() > w.after;
   }
-  const core::StreamId after = IsGroupRead(state) ? s.FindGroup(GroupOf(state))->last_id : wait->after;
-  const bool added = s.last_id() != wait->last_seen || s.entries_added() != wait->added_seen;
-  const bool serves = (readied || added) && s.last_id() > after;
-  if (!serves) {
-    wait->last_seen = s.last_id();
-    wait->added_seen = s.entries_added();
-  }
-  return serves;
+  return s.last_id() > core::StreamId::Min();
 }
 
 }  // namespace
@@ -155,6 +142,7 @@ void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std:
   // Each key once: BLPOP k k waits in k's list once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (key_waiters_.empty()) hooks_.KeyWaitersPresent(true);
   key_waiters_.Add(c.id(), c.db, keys, state.get());
   Block(c, std::move(state));
 }
@@ -169,6 +157,7 @@ std::unique_ptr<BlockState> BlockedClients::Take(uint64_t id) {
     waits_.Remove(state->wait);
   } else if (state->kind != BlockKind::kShutdown) {
     key_waiters_.Remove(*state);
+    if (key_waiters_.empty()) hooks_.KeyWaitersPresent(false);
   }
   return state;
 }
@@ -225,8 +214,8 @@ void BlockedClients::ServeReadyKeys() {
         ServeInTurn(db, key, BlockKind::kList);
       } else if (v != nullptr && v->type() == core::ValueType::kZSet) {
         ServeInTurn(db, key, BlockKind::kZSet);
-      } else if (stream) {
-        ServeStreamReaders(db, key, readied);
+      } else if (stream && readied) {
+        ServeStreamReaders(db, key);
       }
       // Deleted, or replaced by another type (the kind it held before the
       // serving above, as in Redis): its consumer groups went with it.
@@ -260,7 +249,7 @@ void BlockedClients::ServeInTurn(int db, const std::string& key, BlockKind kind)
   }
 }
 
-void BlockedClients::ServeStreamReaders(int db, const std::string& key, bool readied) {
+void BlockedClients::ServeStreamReaders(int db, const std::string& key) {
   for (uint64_t id : WaitingOn(db, key)) {
     const core::Value* v = hooks_.PeekValue(db, key);
     auto it = blocked_.find(id);
@@ -273,7 +262,7 @@ void BlockedClients::ServeStreamReaders(int db, const std::string& key, bool rea
       Unblock(*c, UnblockReason::kError);
       continue;
     }
-    if (StreamServes(state, key, v->stream(), readied)) Unblock(*c, UnblockReason::kServed, key);
+    if (StreamServes(state, key, v->stream())) Unblock(*c, UnblockReason::kServed, key);
   }
 }
 

@@ -92,8 +92,8 @@ class KeyWaiters {
   struct ReadyKey {
     int db;
     std::string key;
-    // Readied as Redis readies a key for its stream readers (XGROUP
-    // DESTROY, SWAPDB, FLUSHDB), not only written (StreamWait).
+    // Readied as Redis readies a key for its stream readers (created, XADD,
+    // XGROUP DESTROY, SWAPDB, FLUSHDB), not only written (StreamWait).
     bool readied = false;
   };
   // The keys made ready since the last call, in the order they became ready.
@@ -153,6 +153,10 @@ class BlockedClients {
     virtual void ResumeClient(Client& c) = 0;
     // Closes `c` after its queued replies.
     virtual void CloseClient(Client& c) = 0;
+    // Whether clients wait on keys now: true when the first one blocks on
+    // keys, false when the last one leaves. While true the server tells
+    // KeyCreated of every key it creates.
+    virtual void KeyWaitersPresent(bool present) = 0;
 
    protected:
     ~Hooks() = default;
@@ -196,11 +200,17 @@ class BlockedClients {
 
   // ---- keys: writes mark them ready, ServeReadyKeys serves their waiters --------
   void SignalWrite(int db, std::string_view key) { key_waiters_.SignalWrite(db, key); }
-  // As SignalWrite, and its stream readers are looked at even where the
-  // stream's last ID did not grow (XGROUP DESTROY: Redis readies the key).
+  // Readied as Redis readies a key for its stream readers, not only
+  // written: they are looked at (StreamWait). XADD, XGROUP DESTROY.
   void SignalReady(int db, std::string_view key) {
     if (key_waiters_.Waiting(db, key) != nullptr) key_waiters_.MarkReady(db, key, /*readied=*/true);
   }
+  // The key was created (Redis's dbAdd readies it): told while
+  // Hooks::KeyWaitersPresent(true) holds.
+  void KeyCreated(int db, std::string_view key) { SignalReady(db, key); }
+  // BlockedClients' bit in core::KeyspaceObserver::created_key_watchers
+  // (KeyspaceNotifications has 1), for the server's KeyWaitersPresent.
+  static constexpr uint8_t kWatchCreatedKeys = 2;
   // Every key of `db` somebody waits on is looked at (FLUSHDB, SWAPDB).
   void SignalDbChanged(int db);
   // Ready keys wait to be served (and no serving is on the stack).
@@ -208,8 +218,8 @@ class BlockedClients {
   // Serves the clients blocked on ready keys as Redis 7.0 does: a list or a
   // sorted set serves its waiters of that kind first blocked first while
   // it lasts (one of another kind goes to the back of the key's list); a
-  // stream serves every XREAD / XREADGROUP whose StreamWait it passes, in
-  // blocking order. XREADGROUP waiting on a key that holds no
+  // readied stream serves every XREAD / XREADGROUP whose StreamWait it
+  // passes, in blocking order. XREADGROUP waiting on a key that holds no
   // stream any more, or whose group is gone, is answered with an error.
   void ServeReadyKeys();
 
@@ -253,7 +263,7 @@ class BlockedClients {
   // ServeReadyKeys' parts, for one ready key holding a list or a sorted
   // set (`kind`), holding a stream, or holding no stream.
   void ServeInTurn(int db, const std::string& key, BlockKind kind);
-  void ServeStreamReaders(int db, const std::string& key, bool readied);
+  void ServeStreamReaders(int db, const std::string& key);
   void FailGroupReaders(int db, const std::string& key);
   // The clients waiting on (db, key) now, first blocked first.
   std::vector<uint64_t> WaitingOn(int db, const std::string& key) const;

@@ -10,7 +10,7 @@ KeyspaceNotifications::KeyspaceNotifications(Config& config, core::KeyspaceObser
   config.Bind("notify-keyspace-events", [this, &config, &observer] {
     const int64_t flags = notify::ParseFlags(config.Str("notify-keyspace-events"));
     flags_ = static_cast<uint32_t>(std::max<int64_t>(0, flags));
-    observer.wants_created_keys = (flags_ & notify::kNew) != 0;
+    observer.WatchCreatedKeys(kWatchCreatedKeys, (flags_ & notify::kNew) != 0);
     observer.wants_key_misses = (flags_ & notify::kKeyMiss) != 0;
   });
 }

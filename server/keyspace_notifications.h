@@ -34,6 +34,8 @@ class KeyspaceNotifications {
   // __keyspace@<db>__:<key> <event> (K) and __keyevent@<db>__:<event> <key> (E).
   bool keyspace_channel() const { return (flags_ & notify::kKeyspace) != 0; }
   bool keyevent_channel() const { return (flags_ & notify::kKeyevent) != 0; }
+  // Its bit in the observer's created_key_watchers (set while "new" is on).
+  static constexpr uint8_t kWatchCreatedKeys = 1;
 
  private:
   uint32_t flags_ = 0;

@@ -432,6 +432,7 @@ class Server final : public io::CommandSink, public core::KeyspaceObserver,
   void RerunBlocked(Client& c, std::span<const std::string_view> argv, int64_t first_call_us,
                     std::string_view served_key) override;
   void RecordUnblockedLatency(const CommandSpec& spec, int64_t latency_us) override;
+  void KeyWaitersPresent(bool present) override { WatchCreatedKeys(BlockedClients::kWatchCreatedKeys, present); }
   // ---- Tracking::Delivery ------------------------------------------------------
   Client* TrackingClient(uint64_t id) override { return clients_.Find(id); }
   io::OutBuffer& PushTarget(Client& c) override {

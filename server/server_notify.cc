@@ -96,7 +96,10 @@ void Server::OnKeyEvicted(int db, std::string_view key) {
   KeyDeletedByServer(notify::kEvicted, "evicted", db, k);
 }
 
-void Server::OnKeyCreated(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kNew, "new", db, key); }
+void Server::OnKeyCreated(int db, std::string_view key) {
+  NotifyKeyspaceEvent(notify::kNew, "new", db, key);
+  blocking_.KeyCreated(db, key);  // (nothing when nobody waits on it)
+}
 void Server::OnKeyMiss(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kKeyMiss, "keymiss", db, key); }
 
 }  // namespace ringkv::server

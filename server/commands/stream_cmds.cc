@@ -124,8 +124,8 @@ void CmdXadd(CommandContext& ctx) {
   StreamResult<XaddOutcome> r = OpXadd(OpArgsOf(ctx), ctx.argv[1], args, ctx.argv.subspan(id_pos + 1));
   if (r.missing) return ctx.reply.Null();
   if (r.error) return ctx.reply.Error(r.error);
-  // Every XADD readies the key for its stream readers, as Redis's does (a
-  // stream made anew may repeat the last ID a reader saw: StreamWait).
+  // Every XADD readies the key for its stream readers, as Redis's does
+  // (StreamWait); a new key is readied as it is created.
   OpArgsOf(ctx).KeyReady(ctx.argv[1]);
   char id[StreamId::kMaxText];
   const std::string_view id_text(id, r.value.id.Format(id));

@@ -147,8 +147,6 @@ void Read(CommandContext& ctx, bool group_read) {
   std::vector<StreamId> ids(a.nstreams);
   std::vector<StreamGroup*> groups(a.nstreams, nullptr);
   std::vector<bool> dollar(a.nstreams, false);
-  std::vector<StreamId> last_seen(a.nstreams, StreamId::Min());  // each stream's last ID now
-  std::vector<uint64_t> added_seen(a.nstreams, 0);                // and its entries-added count
   for (size_t k = 0; k < a.nstreams; ++k) {
     if (skipped(k)) continue;
     std::string_view key = ctx.argv[a.streams_at + k];
@@ -156,10 +154,6 @@ void Read(CommandContext& ctx, bool group_read) {
     core::OpResult<StreamValue*> looked = core::FindTyped<StreamValue>(db, key, ctx.now_ms, access);
     if (looked.status() == core::OpStatus::kWrongType) return ctx.reply.Error(errors::kWrongType);
     StreamValue* s = looked.ok() ? looked.value() : nullptr;
-    if (s != nullptr) {
-      last_seen[k] = s->last_id();
-      added_seen[k] = s->entries_added();
-    }
     if (group_read) {
       StreamGroup* g = s ? s->FindGroup(a.group) : nullptr;
       if (g == nullptr) {
@@ -284,13 +278,13 @@ void Read(CommandContext& ctx, bool group_read) {
   CommandContext blocked = ctx.WithArgv(views);
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
-  // Served once an entry is added to a stream past the ID read after
+  // Served once the key is readied with a stream past the ID read after
   // (StreamWait; the first given, for a key named twice).
   std::vector<StreamWait> waits;
   for (size_t k = 0; k < a.nstreams; ++k) {
     const bool first =
         std::none_of(waits.begin(), waits.end(), [&](const StreamWait& w) { return w.key == keys[k]; });
-    if (first) waits.push_back({keys[k], group_read ? StreamId::Min() : ids[k], last_seen[k], added_seen[k]});
+    if (first) waits.push_back({keys[k], group_read ? StreamId::Min() : ids[k]});
   }
   BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(waits));
 }

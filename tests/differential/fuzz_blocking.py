@@ -21,7 +21,7 @@ What the stream holds:
 - what wakes them, or does not: pushes of one or several elements (LPUSH,
   RPUSH, LPUSHX, LINSERT, LMOVE, RPOPLPUSH), ZADD (INCR, NX / XX, GT / LT),
   ZINCRBY, XADD (explicit IDs, MAXLEN, NOMKSTREAM), XGROUP CREATE / SETID /
-  DESTROY / DELCONSUMER, XDEL, XTRIM, XACK, stores (ZUNIONSTORE,
+  DESTROY / DELCONSUMER, XDEL, XTRIM, XSETID, XACK, stores (ZUNIONSTORE,
   ZRANGESTORE, SORT ... STORE, LMPOP, SUNIONSTORE), COPY, RENAME, MOVE,
   SWAPDB, DEL, SET (a type change under a blocked client), EXPIRE 0,
   FLUSHDB, FLUSHALL; the same inside MULTI / EXEC and in EVAL (a push then
@@ -252,8 +252,12 @@ class Generator(fd.Seeded):
             return [b"XGROUP", p([b"CREATECONSUMER", b"DELCONSUMER"]), s, p(GROUPS), p(CONSUMERS)]
         if r < 0.75:
             return [b"XDEL", s, self.stream_id()]
-        if r < 0.85:
+        if r < 0.82:
             return [b"XTRIM", s, b"MAXLEN", p([b"0", b"1", b"3"])]
+        if r < 0.9:
+            # The last ID moved on, no entry added: not a readying (a refusal
+            # where it is below the top entry's)
+            return [b"XSETID", s, b"%d-%d" % (self.ms + self.rnd.randint(0, 2), self.rnd.randint(0, 5))]
         return [b"XACK", s, p(GROUPS), self.stream_id()]
 
     def keyspace(self):

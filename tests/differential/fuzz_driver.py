@@ -32,7 +32,9 @@ The contract:
   goes when run.ok is still true, stays and is named otherwise.
 - Run.seeds(): one_seed(seed) -> bool for each seed in order; a failing seed
   makes run.ok false; stops after a seed that left a server exited (saying
-  so), and after the first failing seed when stop_on_mismatch.
+  so), after one a server did not answer in (rd.NoReply: whether the reply
+  came later, or the server's stacks), and after the first failing seed when
+  stop_on_mismatch. An exception out of the block keeps the directory too.
 - Run.summary(): "NAME: P of N seeds x C UNIT[NOTE]: all matched" (or
   MISMATCH); run.status: the exit status, 0 when all matched, 1 otherwise.
 - run_check(): --check replies|replicas|aof of fuzz_collections and
@@ -43,6 +45,8 @@ import contextlib
 import os
 import random
 import re
+import shutil
+import subprocess
 import tempfile
 
 import run_diff as rd
@@ -180,7 +184,12 @@ class Run:
         """one_seed(seed) for each seed (see the module's contract); run.ok."""
         self.tried = len(seeds)
         for seed in seeds:
-            good = bool(one_seed(seed))
+            try:
+                good = bool(one_seed(seed))
+            except rd.NoReply as e:
+                self.ok = False
+                self.report_no_reply(seed, e)
+                break
             self.passed += good
             self.ok = self.ok and good
             exited = [p for p in self.servers if p.poll() is not None]
@@ -192,6 +201,25 @@ class Run:
             if not good and stop_on_mismatch:
                 break
         return self.ok
+
+    def report_no_reply(self, seed, e):
+        """A server that did not answer in time: was it slow (the reply came
+        later) or stopped? Its threads' stacks, where gdb is installed, go
+        beside its log (the work directory is kept)."""
+        print("seed %d: %s" % (seed, e))
+        waited = e.late()
+        if waited is not None:
+            print("  its reply came %.1f s after that" % waited)
+            return
+        print("  nor within 60 s more")
+        for p, port in zip(self.servers, self.ports):
+            if port != e.conn.port or p.poll() is not None or shutil.which("gdb") is None:
+                continue
+            path = os.path.join(self.work, str(port), "stacks.txt")
+            with open(path, "w") as out:
+                subprocess.run(["gdb", "-batch", "-p", str(p.pid), "-ex", "thread apply all bt"],
+                               stdout=out, stderr=subprocess.STDOUT, timeout=120, check=False)
+            print("  its threads' stacks: %s" % path)
 
     def summary(self, name, count, unit="commands", note=""):
         print("%s: %d of %d seeds x %d %s%s: %s" % (name, self.passed, self.tried, count, unit, note,
@@ -211,6 +239,9 @@ def servers(prefix, *commands):
         for command in commands:
             run.start(command)
         yield run
+    except BaseException:
+        run.ok = False  # the logs stay
+        raise
     finally:
         rd.stop_servers(run.servers, run.work, run.ok)
 

@@ -109,9 +109,35 @@ def encode(args):
     return out
 
 
+class NoReply(TimeoutError):
+    """A call whose reply did not come within its connection's timeout (10 s).
+    A TimeoutError still, for whoever catches those; late() tells a slow
+    server from one that stopped."""
+
+    def __init__(self, conn, args):
+        shown = b" ".join(a[:40] for a in args[:8]) + (b" ..." if len(args) > 8 else b"")
+        super().__init__("no reply within %g s from the server on port %d to %r"
+                         % (conn.sock.gettimeout(), conn.port, shown))
+        self.conn = conn
+
+    def late(self, limit=60.0):
+        """Waits up to `limit` more seconds for the reply: the seconds it
+        took beyond the timeout, or None when it did not come."""
+        start = time.time()
+        self.conn.sock.settimeout(limit)
+        try:
+            self.conn.reply()
+            return time.time() - start
+        except (OSError, ConnectionError):
+            return None
+        finally:
+            self.conn.sock.settimeout(10)
+
+
 class Conn:
     def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.port = port
         self.buf = b""
 
     def _fill(self):
@@ -159,7 +185,10 @@ class Conn:
 
     def call(self, args):
         self.sock.sendall(encode(args))
-        return self.reply()
+        try:
+            return self.reply()
+        except TimeoutError:
+            raise NoReply(self, args) from None
 
     def send(self, args):
         self.sock.sendall(encode(args))

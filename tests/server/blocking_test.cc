@@ -123,6 +123,8 @@ class FakeHooks final : public BlockedClients::Hooks {
   }
   void ResumeClient(Client& c) override { log.push_back("resume " + std::to_string(c.id())); }
   void CloseClient(Client& c) override { log.push_back("close " + std::to_string(c.id())); }
+  void KeyWaitersPresent(bool present) override { key_waiters_present = present; }
+  bool key_waiters_present = false;
 
   std::vector<std::string> TakeLog() { return std::exchange(log, {}); }
 
@@ -219,42 +221,46 @@ TEST(BlockedClientsTest, XreadIsServedOnlyPastItsId) {
   Client& early = hooks.AddClient(1);
   Client& late = hooks.AddClient(2);
   const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "s", "5-0", "1-0"};
-  blocking.BlockOnKeys(late, BlockKind::kStream, Views(xread), {"s", "s"}, 0,
-                       {{"s", core::StreamId{5, 0}, core::StreamId::Min(), 0}});
-  blocking.BlockOnKeys(early, BlockKind::kStream, Views(xread), {"s"}, 0,
-                       {{"s", core::StreamId{2, 0}, core::StreamId::Min(), 0}});
+  blocking.BlockOnKeys(late, BlockKind::kStream, Views(xread), {"s", "s"}, 0, {{"s", core::StreamId{5, 0}}});
+  blocking.BlockOnKeys(early, BlockKind::kStream, Views(xread), {"s"}, 0, {{"s", core::StreamId{2, 0}}});
   hooks.SetStream(0, "s", core::StreamId{3, 0});
-  blocking.SignalWrite(0, "s");
+  blocking.SignalReady(0, "s");  // XADD
   blocking.ServeReadyKeys();
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{
                                  "rerun 1 after 0: xread block 0 streams s s 5-0 1-0 on s", "resume 1"}));
   EXPECT_TRUE(late.blocked);
   hooks.SetStream(0, "s", core::StreamId{5, 1});
-  blocking.SignalWrite(0, "s");
+  blocking.SignalReady(0, "s");
   blocking.ServeReadyKeys();
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{
                                  "rerun 2 after 0: xread block 0 streams s s 5-0 1-0 on s", "resume 2"}));
 }
 
-// A write that adds no entry (XTRIM, XDEL, XGROUP SETID: Redis does not
-// ready the key for them) serves nobody, even a reader whose ID the last ID
-// is past; the next entry added does.
-TEST(BlockedClientsTest, AStreamServesOnlyOnceAnEntryIsAdded) {
+// A stream serves its readers only when the key is readied as Redis readies
+// it: a write that is not an XADD (XTRIM, XDEL, XGROUP SETID) serves
+// nobody, even a reader whose ID the last ID is past; the key made anew
+// (RENAME onto it) does, with the very same last ID.
+TEST(BlockedClientsTest, AStreamServesOnlyWhenTheKeyIsReadied) {
   FakeHooks hooks;
   BlockedClients blocking(hooks);
   Client& reader = hooks.AddClient(1);
   const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "0-0"};
-  blocking.BlockOnKeys(reader, BlockKind::kStream, Views(xread), {"s"}, 0,
-                       {{"s", core::StreamId::Min(), core::StreamId{7, 0}, 1}});
+  EXPECT_FALSE(hooks.key_waiters_present);
+  blocking.BlockOnKeys(reader, BlockKind::kStream, Views(xread), {"s"}, 0, {{"s", core::StreamId::Min()}});
+  EXPECT_TRUE(hooks.key_waiters_present);  // the server tells KeyCreated from now on
   hooks.SetStream(0, "s", core::StreamId{7, 0});
   blocking.SignalWrite(0, "s");
   blocking.ServeReadyKeys();
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_TRUE(reader.blocked);
-  hooks.SetStream(0, "s", core::StreamId{7, 1});
+  blocking.KeyCreated(0, "other");  // nobody waits on it
+  blocking.ServeReadyKeys();
+  EXPECT_TRUE(hooks.TakeLog().empty());
   blocking.SignalWrite(0, "s");
+  blocking.KeyCreated(0, "s");
   blocking.ServeReadyKeys();
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 after 0: xread block 0 streams s 0-0 on s", "resume 1"}));
+  EXPECT_FALSE(hooks.key_waiters_present);  // the last one left
 }
 
 TEST(BlockedClientsTest, ADeadlineTimesOutAndCountsTheCommand) {

@@ -79,6 +79,7 @@ class FakeServer final : public PrimarySide::Hooks,
     if (on_resume) on_resume(c);
   }
   void CloseClient(Client&) override {}
+  void KeyWaitersPresent(bool) override {}
 
   PrimarySide* primary = nullptr;
   bool may_block = true;

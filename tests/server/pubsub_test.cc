@@ -221,10 +221,10 @@ TEST_F(PubSubTest, KeyspaceNotificationsFollowTheConfig) {
   Subscribe(a, Kind::kPattern, "__key*__:*");
   pubsub_.NotifyKeyspaceEvent(notify::kGeneric, "del", 0, "k");
   EXPECT_EQ(Sent(a), "");  // off by default
-  EXPECT_FALSE(server_.wants_created_keys);
+  EXPECT_EQ(server_.created_key_watchers, 0);
 
   Set(config_, "notify-keyspace-events", "KEgn");
-  EXPECT_TRUE(server_.wants_created_keys);
+  EXPECT_NE(server_.created_key_watchers, 0);
   EXPECT_FALSE(server_.wants_key_misses);
   pubsub_.NotifyKeyspaceEvent(notify::kGeneric, "del", 3, "k");
   EXPECT_EQ(Sent(a),
@@ -236,11 +236,11 @@ TEST_F(PubSubTest, KeyspaceNotificationsFollowTheConfig) {
   Set(config_, "notify-keyspace-events", "E$");
   pubsub_.NotifyKeyspaceEvent(notify::kString, "set", 0, "k");
   EXPECT_EQ(Sent(a), "*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:set\r\n$1\r\nk\r\n");
-  EXPECT_FALSE(server_.wants_created_keys);
+  EXPECT_EQ(server_.created_key_watchers, 0);
 
   // With A, CONFIG GET shows no n (as Redis prints it), yet new keys are announced.
   Set(config_, "notify-keyspace-events", "KEAn");
-  EXPECT_TRUE(server_.wants_created_keys);
+  EXPECT_NE(server_.created_key_watchers, 0);
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ class FakeServer final : public ReplicaSide::Hooks,
   void RecordUnblockedLatency(const CommandSpec&, int64_t) override {}
   void ResumeClient(Client&) override {}
   void CloseClient(Client&) override {}
+  void KeyWaitersPresent(bool) override {}
 
   bool script_busy = false;
   std::vector<std::string> log;

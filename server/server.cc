@@ -624,7 +624,13 @@ void Server::ResetClientState(Client& c) {
 
 void Server::ResumeClient(Client& c) {
   std::unique_ptr<DeferredCommands> held = std::move(c.deferred);
-  while (held && !held->commands.empty()) {
+  if (!held || held->commands.empty()) return;
+  // The commands resumed here run inside whatever resumed them (CLIENT
+  // UNPAUSE, CLIENT UNBLOCK, a served client's turn), which Redis runs
+  // them after: the errors they and the clients they serve get are not
+  // that command's failure, and the errors it had before are still its own.
+  const uint64_t outer_errors = stats_.total_error_replies - errors_mark_;
+  while (!held->commands.empty()) {
     std::vector<std::string> args = std::move(held->commands.front());
     held->commands.pop_front();
     std::vector<std::string_view> views(args.begin(), args.end());
@@ -635,6 +641,7 @@ void Server::ResumeClient(Client& c) {
     }
     Execute(c, views);
   }
+  errors_mark_ = stats_.total_error_replies - outer_errors;
 }
 
 int64_t Server::OnTimer() {

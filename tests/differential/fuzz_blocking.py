@@ -28,7 +28,10 @@ What the stream holds:
   a pop in one script; a blocking command inside one, which does not
   block); CLIENT UNBLOCK (TIMEOUT or ERROR) of blocked and free
   connections, and CLIENT KILL of them (the connection is then opened
-  again); SELECT of database 1, where clients block too;
+  again); SELECT of database 1, where clients block too; CLIENT PAUSE WRITE
+  on a connection of its own, which holds the writes, blocking commands,
+  scripts and EXECs of writes sent meanwhile until its CLIENT UNPAUSE
+  (never CLIENT UNBLOCK of a held client: Redis 7.0.15 crashes on it);
 - reads between them (LRANGE, ZRANGE WITHSCORES, XRANGE, XINFO STREAM /
   GROUPS, XPENDING's summary, TYPE); about a third of the connections
   speak RESP3 (HELLO 3 before the stream starts).
@@ -72,6 +75,7 @@ import run_diff as rd
 from fuzz_pubsub import barrier, idarg, shown  # the PING barrier, connection ids, commands as script lines
 
 NCONNS = 5
+ADMIN = NCONNS  # one more connection, for CLIENT PAUSE / UNPAUSE alone: never held by a pause
 LISTS = [b"l1", b"l2", b"l3"]
 ZSETS = [b"z1", b"z2"]
 STREAMS = [b"s1", b"s2"]
@@ -109,6 +113,12 @@ class Generator(fd.Seeded):
         self.ms = 1  # the stream IDs' time part, increasing
         self.queued = {}  # connection -> commands queued in its MULTI
         self.blocked_by = {}  # connection -> the command it is blocked in (the run's)
+        # The run's: CLIENT PAUSE WRITE in force, and the connections whose
+        # commands it holds (Redis 7.0.15 crashes on CLIENT UNBLOCK of one:
+        # "Unknown btype in replyToBlockedClientTimedOut()", so none is sent).
+        self.paused = False
+        self.postponed = set()
+        self.queued_unblock = set()  # connections with a CLIENT UNBLOCK in their MULTI
 
     def key(self, family):
         return self.pick(family) if self.chance(0.85) else self.pick(KEYS)
@@ -117,15 +127,27 @@ class Generator(fd.Seeded):
         """(connection, args): free are the connections that may take a
         command, blocked the others, in_multi those inside MULTI."""
         self.n += 1
+        # CLIENT PAUSE WRITE holds every write, on the admin connection; it
+        # is lifted before the last connection outside MULTI is held too
+        # (an EXEC of writes is held as well).
+        if self.paused:
+            if len([i for i in free if i not in in_multi]) <= 1 or self.chance(0.12):
+                return ADMIN, [b"CLIENT", b"UNPAUSE"]
+        elif not self.queued_unblock and self.chance(0.015):
+            return ADMIN, [b"CLIENT", b"PAUSE", b"100000", b"WRITE"]
         open_multi = [i for i in free if i in in_multi]
         ci = self.pick(open_multi) if open_multi and self.chance(0.6) else self.pick(free)
         if ci in in_multi:
             q = self.queued.get(ci, 0)
             if q >= self.rnd.randint(1, 5) or self.chance(0.05):
                 self.queued.pop(ci, None)
+                self.queued_unblock.discard(ci)
                 return ci, [self.pick([b"EXEC", b"EXEC", b"EXEC", b"DISCARD"])]
             self.queued[ci] = q + 1
-            return ci, self.queued_command(blocked)
+            args = self.queued_command(blocked)
+            if args[1:2] == [b"UNBLOCK"]:
+                self.queued_unblock.add(ci)
+            return ci, args
         self.queued.pop(ci, None)
         return ci, self.command(ci, free, blocked)
 
@@ -299,8 +321,8 @@ class Generator(fd.Seeded):
         order of the woken clients' events follow it. So only where the
         blocked clients wait on one key in all, and none moves what it pops,
         is the outcome the same in both servers."""
-        if any(a[0].upper() in (b"BLMOVE", b"BRPOPLPUSH") for a in self.blocked_by.values()):
-            return False
+        if self.paused or any(a[0].upper() in (b"BLMOVE", b"BRPOPLPUSH") for a in self.blocked_by.values()):
+            return False  # (held by a pause, it runs when more may wait)
         return len({k for a in self.blocked_by.values() for k in blocked_keys(a)}) <= 1
 
     def script(self):
@@ -338,6 +360,8 @@ class Generator(fd.Seeded):
         target = self.pick(sorted(blocked)) if blocked and self.chance(0.85) else self.rnd.randrange(NCONNS)
         if killer is not None and target != killer and self.chance(0.2):
             return [b"CLIENT", b"KILL", b"ID", idarg(target)]
+        if target in self.postponed:
+            return [b"CLIENT", b"UNBLOCK", b"999999999"]  # not that one (self.postponed): an id nobody has
         return [b"CLIENT", b"UNBLOCK", idarg(target)] + self.pick([[], [b"TIMEOUT"], [b"ERROR"]])
 
     def command(self, ci, free, blocked):
@@ -370,7 +394,7 @@ class Generator(fd.Seeded):
             return self.read()
         if r < 0.9:
             return self.script()
-        if r < 0.95 and blocked:
+        if r < 0.95 and blocked and not self.paused:
             return self.unblock(blocked)
         return [b"NOSUCHCOMMAND"]  # EXEC then answers EXECABORT
 
@@ -383,7 +407,7 @@ class Side:
 
     def __init__(self, name, port, resp3):
         self.name, self.port = name, port
-        self.conns = [rd.Conn(port) for _ in range(NCONNS)]
+        self.conns = [rd.Conn(port) for _ in range(NCONNS + 1)]  # (+ ADMIN)
         self.ids = [c.call([b"CLIENT", b"ID"])[1:-2] for c in self.conns]
         for c, three in zip(self.conns, resp3):
             c.sock.settimeout(SETTLE_LIMIT)
@@ -429,6 +453,13 @@ class Side:
             c.sock.close()
 
 
+def wait_released(sides, i):
+    """Connection i blocked with a short timeout: until it passed in both."""
+    deadline = time.time() + TIMEOUT_LIMIT
+    while time.time() < deadline and any(side.blocked([i]) for side in sides):
+        time.sleep(0.01)
+
+
 def killed(args, reply):
     """The connection a CLIENT KILL ID that succeeded closed, or None."""
     if [a.upper() for a in args[:3]] == [b"CLIENT", b"KILL", b"ID"] and reply == b":1\r\n":
@@ -456,14 +487,18 @@ def step(sides, state, ci, args, n, short_timeout, resp3):
     if held[0]:
         state.blocked.add(ci)
         state.blocked_by[ci] = args
-        if short_timeout:  # its timeout passes in both, before anything can wake it
-            deadline = time.time() + TIMEOUT_LIMIT
-            while time.time() < deadline and any(side.blocked([ci]) for side in sides):
-                time.sleep(0.01)
+        if state.paused:
+            state.postponed.add(ci)
+        elif short_timeout:  # its timeout passes in both, before anything can wake it
+            wait_released(sides, ci)
     else:
         for s, side in enumerate(sides):
             streams[ci][s].append(side.conns[ci].reply())
-        state.update(ci, args, streams[ci][0][-1])
+        for i in state.update(ci, args, streams[ci][0][-1]):
+            # Let go by CLIENT UNPAUSE, a command with a short timeout that
+            # blocked then: as above
+            if i in state.blocked and short_timeout_of(state.blocked_by[i]):
+                wait_released(sides, i)
         gone = killed(args, streams[ci][0][-1])
         if gone is not None:  # (its blocked command goes with it, unanswered)
             if streams[ci][1] != streams[ci][0]:
@@ -486,6 +521,7 @@ def step(sides, state, ci, args, n, short_timeout, resp3):
                 streams.setdefault(i, [[], []])[s].append(side.conns[i].reply())
             except (OSError, ConnectionError) as e:
                 return streams, "%s: no reply on c%d, woken: %s" % (side.name, i, e)
+        state.update(i, state.blocked_by[i], streams[i][0][-1])  # (an EXEC a pause held ends MULTI)
     targets = [i for i in range(NCONNS) if i not in state.blocked and i not in state.multi]
     return streams, barrier(sides, targets, n, streams)
 
@@ -497,19 +533,30 @@ class State:
         self.blocked = set()
         self.blocked_by = {}  # connection -> the command it blocked on (last)
         self.multi = set()
+        self.paused = False  # CLIENT PAUSE WRITE in force
+        self.postponed = set()  # the connections whose commands it holds (in blocked too)
 
     def forget(self, i):
         """Connection i was closed and opened again: free, not in MULTI."""
         self.blocked.discard(i)
         self.blocked_by.pop(i, None)
         self.multi.discard(i)
+        self.postponed.discard(i)
 
     def update(self, ci, args, reply):
+        """After redis-server's `reply` to `args` on ci. Returns the
+        connections a CLIENT UNPAUSE let go (their commands ran)."""
         name = args[0].upper()
         if name in (b"EXEC", b"DISCARD", b"RESET"):
             self.multi.discard(ci)
         elif name == b"MULTI" and reply == b"+OK\r\n" and ci not in self.multi:
             self.multi.add(ci)
+        elif ci == ADMIN and reply == b"+OK\r\n":
+            self.paused = args[1].upper() == b"PAUSE"
+            if not self.paused:
+                released, self.postponed = self.postponed, set()
+                return released
+        return set()
 
 
 def blocked_keys(args):
@@ -527,7 +574,7 @@ def blocked_keys(args):
     return args[1:-1]
 
 
-def short_timeout(args):
+def short_timeout_of(args):
     """The command blocks for a bounded time (not forever), where it blocks."""
     name = args[0].upper()
     if name in (b"XREAD", b"XREADGROUP"):
@@ -598,7 +645,8 @@ def stats_match(sides, replica, where):
 def run_seed(seed, commands, ports, digest_every, notifications):
     for port in ports:
         admin = rd.Conn(port)
-        for cmd in ([b"FLUSHALL"], [b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"], [b"CONFIG", b"RESETSTAT"]):
+        for cmd in ([b"CLIENT", b"UNPAUSE"], [b"FLUSHALL"], [b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"],
+                    [b"CONFIG", b"RESETSTAT"]):
             admin.call(cmd)
         admin.sock.close()
     listeners = rd.listeners_for(ports[0], ports[1], notifications)
@@ -612,9 +660,10 @@ def run_seed(seed, commands, ports, digest_every, notifications):
         for n in range(commands):
             free = [i for i in range(NCONNS) if i not in state.blocked]
             gen.blocked_by = {i: state.blocked_by[i] for i in state.blocked}
+            gen.paused, gen.postponed = state.paused, state.postponed
             ci, args = gen.next(free, state.blocked, state.multi)
             history = (history + ["%d c%d %s" % (n, ci, shown(args))])[-15:]
-            streams, note = step(sides, state, ci, args, n, ci not in state.multi and short_timeout(args), gen.resp3)
+            streams, note = step(sides, state, ci, args, n, ci not in state.multi and short_timeout_of(args), gen.resp3)
             bad = [(i, x, y) for i, (x, y) in sorted(streams.items()) if x != y or note is not None]
             where = "seed %d, command %d, on c%d: %s" % (seed, n, ci, shown(args))
             if bad:
@@ -626,7 +675,9 @@ def run_seed(seed, commands, ports, digest_every, notifications):
                     print("  c%d redis : %r\n  c%d ringkv: %r" % (i, b"".join(x)[:2000], i, b"".join(y)[:2000]))
                 ok = False
                 break
-            if not rd.events_match(listeners, sides[0].ctl, sides[1].ctl, where):
+            # (The events' marker is a PUBLISH, which a pause holds: they are
+            # compared once it is lifted, all of them since the last look.)
+            if not state.paused and not rd.events_match(listeners, sides[0].ctl, sides[1].ctl, where):
                 print("  the commands up to it:\n    " + "\n    ".join(history))
                 ok = False
                 break

@@ -203,17 +203,14 @@ class Run:
         return self.ok
 
     def report_no_reply(self, seed, e):
-        """A server that did not answer in time: was it slow (the reply came
-        later) or stopped? Its threads' stacks, where gdb is installed, go
-        beside its log (the work directory is kept)."""
+        """A server that did not answer in time (rd.NoReply says whether the
+        reply came later). One that stopped: its threads' stacks, where gdb
+        is installed, go beside its log (the work directory is kept)."""
         print("seed %d: %s" % (seed, e))
-        waited = e.late()
-        if waited is not None:
-            print("  its reply came %.1f s after that" % waited)
+        if e.waited is not None:
             return
-        print("  nor within 60 s more")
         for p, port in zip(self.servers, self.ports):
-            if port != e.conn.port or p.poll() is not None or shutil.which("gdb") is None:
+            if port != e.port or p.poll() is not None or shutil.which("gdb") is None:
                 continue
             path = os.path.join(self.work, str(port), "stacks.txt")
             with open(path, "w") as out:

@@ -111,27 +111,32 @@ def encode(args):
 
 class NoReply(TimeoutError):
     """A call whose reply did not come within its connection's timeout (10 s).
-    A TimeoutError still, for whoever catches those; late() tells a slow
-    server from one that stopped."""
+    A TimeoutError still, for whoever catches those. Made where it happens,
+    it waits a minute more to tell a slow server from one that stopped:
+    `waited`, the seconds the reply took beyond the timeout, or None."""
+
+    LATE_LIMIT = 60.0
 
     def __init__(self, conn, args):
         shown = b" ".join(a[:40] for a in args[:8]) + (b" ..." if len(args) > 8 else b"")
-        super().__init__("no reply within %g s from the server on port %d to %r"
-                         % (conn.sock.gettimeout(), conn.port, shown))
-        self.conn = conn
+        timeout = conn.sock.gettimeout()
+        self.port = conn.port
+        self.waited = self._late(conn, timeout)
+        then = "its reply came %.1f s after that" % self.waited if self.waited is not None else \
+            "nor within %g s more" % self.LATE_LIMIT
+        super().__init__("no reply within %g s from the server on port %d to %r; %s"
+                         % (timeout, conn.port, shown, then))
 
-    def late(self, limit=60.0):
-        """Waits up to `limit` more seconds for the reply: the seconds it
-        took beyond the timeout, or None when it did not come."""
+    def _late(self, conn, timeout):
         start = time.time()
-        self.conn.sock.settimeout(limit)
+        conn.sock.settimeout(self.LATE_LIMIT)
         try:
-            self.conn.reply()
+            conn.reply()
             return time.time() - start
-        except (OSError, ConnectionError):
+        except (OSError, ConnectionError, ValueError):
             return None
         finally:
-            self.conn.sock.settimeout(10)
+            conn.sock.settimeout(timeout)
 
 
 class Conn:

@@ -48,18 +48,19 @@ std::string_view SliceRange(std::string_view s, int64_t start, int64_t end) {
 
 LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, uint32_t min_match_len) {
   const uint32_t alen = static_cast<uint32_t>(a.size()), blen = static_cast<uint32_t>(b.size());
-  // dp[i][j] = LCS length of a[0..i) and b[0..j), row-major in one block.
-  std::vector<uint32_t> dp(static_cast<size_t>(alen + 1) * (blen + 1));
-  auto at = [&](uint32_t i, uint32_t j) -> uint32_t& { return dp[static_cast<size_t>(j) * (alen + 1) + i]; };
-  for (uint32_t i = 0; i <= alen; ++i) {
-    for (uint32_t j = 0; j <= blen; ++j) {
-      if (i == 0 || j == 0) {
-        at(i, j) = 0;
-      } else if (a[i - 1] == b[j - 1]) {
-        at(i, j) = at(i - 1, j - 1) + 1;
-      } else {
-        at(i, j) = std::max(at(i - 1, j), at(i, j - 1));
-      }
+  // dp[i][j] = LCS length of a[0..i) and b[0..j), row after row in one
+  // block (row 0 and column 0 are zero): the inner loop walks a row and the
+  // one before it in order, so a table of hundreds of MB is read once, in
+  // sequence, rather than a cache line per cell.
+  const size_t row = static_cast<size_t>(blen) + 1;
+  std::vector<uint32_t> dp(static_cast<size_t>(alen + 1) * row);
+  auto at = [&](uint32_t i, uint32_t j) -> uint32_t { return dp[i * row + j]; };
+  for (uint32_t i = 1; i <= alen; ++i) {
+    const uint32_t* prev = &dp[(i - 1) * row];
+    uint32_t* cur = &dp[i * row];
+    const char ai = a[i - 1];
+    for (uint32_t j = 1; j <= blen; ++j) {
+      cur[j] = ai == b[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
     }
   }
   LcsResult r;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -267,6 +268,50 @@ TEST(StringOpsTest, FormatLongDoubleLikeIncrbyfloat) {
   EXPECT_EQ(FormatLongDouble(3.0L), "3");
   EXPECT_EQ(FormatLongDouble(-0.0L), "0");
   EXPECT_EQ(FormatLongDouble(5.0e3L), "5000");
+}
+
+// LCS as Redis 7.0 answers it: the documentation's example, matches from
+// the end backwards, MINMATCHLEN filtering.
+TEST(StringOpsTest, LcsFindsRedisExampleAndItsRanges) {
+  LcsResult r = ComputeLcs("ohmytext", "mynewtext", /*want_ranges=*/true, 0);
+  EXPECT_EQ(r.lcs, "mytext");
+  EXPECT_EQ(r.length, 6u);
+  ASSERT_EQ(r.matches.size(), 2u);
+  EXPECT_EQ(std::vector<uint32_t>({r.matches[0].a_start, r.matches[0].a_end, r.matches[0].b_start,
+                                   r.matches[0].b_end, r.matches[0].len}),
+            std::vector<uint32_t>({4, 7, 5, 8, 4}));
+  EXPECT_EQ(std::vector<uint32_t>({r.matches[1].a_start, r.matches[1].a_end, r.matches[1].b_start,
+                                   r.matches[1].b_end, r.matches[1].len}),
+            std::vector<uint32_t>({2, 3, 0, 1, 2}));
+  EXPECT_EQ(ComputeLcs("ohmytext", "mynewtext", true, 4).matches.size(), 1u);
+  EXPECT_EQ(ComputeLcs("", "abc", true, 0).lcs, "");
+  EXPECT_EQ(ComputeLcs("abc", "", false, 0).length, 0u);
+}
+
+// Against an independent two-row count, on strings of a small alphabet
+// (many ties): the same length, and a subsequence of both.
+TEST(StringOpsTest, LcsLengthAndSubsequenceHoldOnRandomStrings) {
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff; };
+  auto is_subsequence = [](std::string_view sub, std::string_view s) {
+    size_t k = 0;
+    for (char c : s) k += k < sub.size() && sub[k] == c;
+    return k == sub.size();
+  };
+  for (int round = 0; round < 200; ++round) {
+    std::string a(next() % 60, 'a'), b(next() % 60, 'a');
+    for (char& c : a) c = static_cast<char>('a' + next() % 3);
+    for (char& c : b) c = static_cast<char>('a' + next() % 3);
+    std::vector<uint32_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
+    for (char ca : a) {
+      for (size_t j = 1; j <= b.size(); ++j) cur[j] = ca == b[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+      prev.swap(cur);
+    }
+    LcsResult r = ComputeLcs(a, b, true, 0);
+    ASSERT_EQ(r.length, prev[b.size()]) << a << " " << b;
+    ASSERT_EQ(r.lcs.size(), r.length);
+    ASSERT_TRUE(is_subsequence(r.lcs, a) && is_subsequence(r.lcs, b)) << a << " " << b << " " << r.lcs;
+  }
 }
 
 }  // namespace

@@ -91,15 +91,23 @@ std::string_view GroupOf(const BlockState& state) {
   return {};
 }
 
-// Whether stream `s` at readied `key` serves the reader (StreamWait): its
-// last ID, deleted entries included (as Redis compares it), is past the ID
-// it reads after. REQUIRES: an XREADGROUP's group exists.
+// Whether stream `s` at readied `key` has something for the reader: an ID
+// past the one it reads after (XREADGROUP: its group's last delivered ID,
+// now), as Redis compares the stream's last ID, deleted entries included.
+// REQUIRES: an XREADGROUP's group exists.
 bool StreamServes(const BlockState& state, std::string_view key, const core::StreamValue& s) {
-  if (IsGroupRead(state)) return s.last_id() > s.FindGroup(GroupOf(state))->last_id;
-  for (const StreamWait& w : state.stream_waits) {
-    if (w.key == key) return s.last_id() > w.after;
+  core::StreamId after = core::StreamId::Min();
+  if (IsGroupRead(state)) {
+    after = s.FindGroup(GroupOf(state))->last_id;
+  } else {
+    for (const auto& [k, id] : state.read_after) {
+      if (k == key) {
+        after = id;
+        break;
+      }
+    }
   }
-  return s.last_id() > core::StreamId::Min();
+  return s.last_id() > after;
 }
 
 }  // namespace
@@ -132,13 +140,13 @@ void BlockedClients::BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadli
 
 void BlockedClients::BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv,
                                  std::vector<std::string> keys, int64_t deadline_us,
-                                 std::vector<StreamWait> stream_waits) {
+                                 std::vector<std::pair<std::string, core::StreamId>> read_after) {
   auto state = std::make_unique<BlockState>();
   state->kind = kind;
   state->db = c.db;
   state->deadline_us = deadline_us;
   state->argv.assign(argv.begin(), argv.end());
-  state->stream_waits = std::move(stream_waits);
+  state->read_after = std::move(read_after);
   // Each key once: BLPOP k k waits in k's list once.
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -256,7 +264,7 @@ void BlockedClients::ServeStreamReaders(int db, const std::string& key) {
     Client* c = hooks_.BlockedClient(id);
     if (v == nullptr || v->type() != core::ValueType::kStream) return;
     if (it == blocked_.end() || c == nullptr || it->second->kind != BlockKind::kStream) continue;
-    BlockState& state = *it->second;
+    const BlockState& state = *it->second;
     if (IsGroupRead(state) && v->stream().FindGroup(GroupOf(state)) == nullptr) {
       it->second->error = "NOGROUP the consumer group this client was blocked on no longer exists";
       Unblock(*c, UnblockReason::kError);

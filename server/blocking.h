@@ -65,8 +65,10 @@ struct BlockState {
   std::vector<std::string> argv;
   // Its place in each key's waiting list.
   std::vector<std::pair<std::string, std::list<uint64_t>::iterator>> places;
-  // XREAD / XREADGROUP: what each of its streams must pass to serve it.
-  std::vector<StreamWait> stream_waits;
+  // XREAD: per key, the ID its entries must follow (the first given for a
+  // key named twice, `$` resolved when it blocked). A stream serves the
+  // reader only when Redis readies its key (KeyWaiters::ReadyKey::readied).
+  std::vector<std::pair<std::string, core::StreamId>> read_after;
   WaitRegistry::Waiter wait;  // kWait: what WAIT / WAITAOF asked for, registered in waits()
   // An unblocking error other than CLIENT UNBLOCK's (XREADGROUP's stream gone).
   std::string error;
@@ -93,7 +95,8 @@ class KeyWaiters {
     int db;
     std::string key;
     // Readied as Redis readies a key for its stream readers (created, XADD,
-    // XGROUP DESTROY, SWAPDB, FLUSHDB), not only written (StreamWait).
+    // XGROUP DESTROY, SWAPDB, FLUSHDB), not only written: only then are
+    // they looked at (not on XTRIM, XDEL, XSETID, XGROUP SETID).
     bool readied = false;
   };
   // The keys made ready since the last call, in the order they became ready.
@@ -155,7 +158,7 @@ class BlockedClients {
     virtual void CloseClient(Client& c) = 0;
     // Whether clients wait on keys now: true when the first one blocks on
     // keys, false when the last one leaves. While true the server tells
-    // KeyCreated of every key it creates.
+    // SignalReady of every key it creates.
     virtual void KeyWaitersPresent(bool present) = 0;
 
    protected:
@@ -177,10 +180,10 @@ class BlockedClients {
   void BlockOnWait(Client& c, const WaitSpec& spec, int64_t deadline_us, const WaitRegistry::Progress& now);
   // Blocks `c` on `keys` (duplicates allowed) in its database until a write
   // makes one of them hold what it waits for -- `argv` then runs again, on
-  // that key -- or `deadline_us` (UnixUs; 0: none) passes. XREAD and
-  // XREADGROUP give `stream_waits` (one per key).
+  // that key -- or `deadline_us` (UnixUs; 0: none) passes. XREAD gives
+  // `read_after` (BlockState::read_after).
   void BlockOnKeys(Client& c, BlockKind kind, std::span<const std::string_view> argv, std::vector<std::string> keys,
-                   int64_t deadline_us, std::vector<StreamWait> stream_waits = {});
+                   int64_t deadline_us, std::vector<std::pair<std::string, core::StreamId>> read_after = {});
   // Ends `c`'s block, answering as `reason` says (nothing when not blocked);
   // a key block is served (kServed) on `served_key`.
   void Unblock(Client& c, UnblockReason reason, std::string_view served_key = {});
@@ -201,13 +204,14 @@ class BlockedClients {
   // ---- keys: writes mark them ready, ServeReadyKeys serves their waiters --------
   void SignalWrite(int db, std::string_view key) { key_waiters_.SignalWrite(db, key); }
   // Readied as Redis readies a key for its stream readers, not only
-  // written: they are looked at (StreamWait). XADD, XGROUP DESTROY.
+  // written (ReadyKey::readied): created (Redis's dbAdd; the server tells
+  // it while Hooks::KeyWaitersPresent(true) holds), an XADD, XGROUP DESTROY.
+  // Cheap when nobody waits on anything (every XADD calls it).
   void SignalReady(int db, std::string_view key) {
-    if (key_waiters_.Waiting(db, key) != nullptr) key_waiters_.MarkReady(db, key, /*readied=*/true);
+    if (!key_waiters_.empty() && key_waiters_.Waiting(db, key) != nullptr) {
+      key_waiters_.MarkReady(db, key, /*readied=*/true);
+    }
   }
-  // The key was created (Redis's dbAdd readies it): told while
-  // Hooks::KeyWaitersPresent(true) holds.
-  void KeyCreated(int db, std::string_view key) { SignalReady(db, key); }
   // BlockedClients' bit in core::KeyspaceObserver::created_key_watchers
   // (KeyspaceNotifications has 1), for the server's KeyWaitersPresent.
   static constexpr uint8_t kWatchCreatedKeys = 2;
@@ -218,8 +222,8 @@ class BlockedClients {
   // Serves the clients blocked on ready keys as Redis 7.0 does: a list or a
   // sorted set serves its waiters of that kind first blocked first while
   // it lasts (one of another kind goes to the back of the key's list); a
-  // readied stream serves every XREAD / XREADGROUP whose StreamWait it
-  // passes, in blocking order. XREADGROUP waiting on a key that holds no
+  // readied stream serves every XREAD / XREADGROUP it has entries past the
+  // reader's ID for, in blocking order. XREADGROUP waiting on a key that holds no
   // stream any more, or whose group is gone, is answered with an error.
   void ServeReadyKeys();
 

@@ -90,9 +90,9 @@ void Effects::ReplaceValue(core::Entry& e, core::Value value, bool lazy) {
 
 bool Effects::BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
                           std::vector<std::string> keys, int64_t deadline_us,
-                          std::vector<StreamWait> stream_waits) {
+                          std::vector<std::pair<std::string, core::StreamId>> read_after) {
   if (server_ == nullptr || !server_->MayBlock(client)) return false;
-  server_->blocking().BlockOnKeys(client, kind, argv, std::move(keys), deadline_us, std::move(stream_waits));
+  server_->blocking().BlockOnKeys(client, kind, argv, std::move(keys), deadline_us, std::move(read_after));
   return true;
 }
 

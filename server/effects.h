@@ -119,7 +119,7 @@ class Effects {
   // then answers as on a timeout.
   bool BlockOnKeys(Client& client, BlockKind kind, std::span<const std::string_view> argv,
                    std::vector<std::string> keys, int64_t deadline_us,
-                   std::vector<StreamWait> stream_waits = {});
+                   std::vector<std::pair<std::string, core::StreamId>> read_after = {});
   // lazyfree-lazy-user-del (false when unbound): whether DEL frees as
   // UNLINK does.
   bool lazy_user_del() const;

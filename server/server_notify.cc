@@ -98,7 +98,7 @@ void Server::OnKeyEvicted(int db, std::string_view key) {
 
 void Server::OnKeyCreated(int db, std::string_view key) {
   NotifyKeyspaceEvent(notify::kNew, "new", db, key);
-  blocking_.KeyCreated(db, key);  // (nothing when nobody waits on it)
+  blocking_.SignalReady(db, key);  // Redis's dbAdd readies the key (nothing when nobody waits on it)
 }
 void Server::OnKeyMiss(int db, std::string_view key) { NotifyKeyspaceEvent(notify::kKeyMiss, "keymiss", db, key); }
 

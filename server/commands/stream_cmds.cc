@@ -125,7 +125,7 @@ void CmdXadd(CommandContext& ctx) {
   if (r.missing) return ctx.reply.Null();
   if (r.error) return ctx.reply.Error(r.error);
   // Every XADD readies the key for its stream readers, as Redis's does
-  // (StreamWait); a new key is readied as it is created.
+  // (BlockedClients::SignalReady); a new key is readied as it is created.
   OpArgsOf(ctx).KeyReady(ctx.argv[1]);
   char id[StreamId::kMaxText];
   const std::string_view id_text(id, r.value.id.Format(id));

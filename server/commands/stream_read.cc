@@ -278,15 +278,16 @@ void Read(CommandContext& ctx, bool group_read) {
   CommandContext blocked = ctx.WithArgv(views);
   std::vector<std::string> keys(ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at),
                                 ctx.argv.begin() + static_cast<std::ptrdiff_t>(a.streams_at + a.nstreams));
-  // Served once the key is readied with a stream past the ID read after
-  // (StreamWait; the first given, for a key named twice).
-  std::vector<StreamWait> waits;
-  for (size_t k = 0; k < a.nstreams; ++k) {
-    const bool first =
-        std::none_of(waits.begin(), waits.end(), [&](const StreamWait& w) { return w.key == keys[k]; });
-    if (first) waits.push_back({keys[k], group_read ? StreamId::Min() : ids[k]});
+  // XREAD is served, once Redis readies a key (BlockedClients::SignalReady),
+  // if its stream's last ID passes the one it gave (the first given, for a
+  // key named twice); XREADGROUP if it passes its group's.
+  std::vector<std::pair<std::string, StreamId>> read_after;
+  for (size_t k = 0; !group_read && k < a.nstreams; ++k) {
+    const bool first = std::none_of(read_after.begin(), read_after.end(),
+                                    [&](const auto& r) { return r.first == keys[k]; });
+    if (first) read_after.emplace_back(keys[k], ids[k]);
   }
-  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(waits));
+  BlockOnKeys(blocked, BlockKind::kStream, std::move(keys), deadline, std::move(read_after));
 }
 
 void CmdXread(CommandContext& ctx) { Read(ctx, false); }

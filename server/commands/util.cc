@@ -15,8 +15,8 @@
 namespace ringkv::server {
 
 void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us,
-                 std::vector<StreamWait> stream_waits) {
-  if (ctx.effects.BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_us, std::move(stream_waits))) {
+                 std::vector<std::pair<std::string, core::StreamId>> read_after) {
+  if (ctx.effects.BlockOnKeys(ctx.client, kind, ctx.argv, std::move(keys), deadline_us, std::move(read_after))) {
     return;
   }
   if (Is(ctx.argv[0], "blmove") || Is(ctx.argv[0], "brpoplpush")) {

@@ -43,12 +43,12 @@ bool ParseDouble(std::string_view s, double* out);
 
 // Blocks the running command's client on `keys` (BlockedClients::BlockOnKeys)
 // until a write makes one of them ready or `deadline_us` (UnixUs; 0: none) passes
-// (XREAD and XREADGROUP: `stream_waits`, one per key).
+// (XREAD: `read_after`, BlockState::read_after).
 // Where the client may not block (inside EXEC, the primary's link, the AOF
 // loader) it answers as on timeout -- BLMOVE and BRPOPLPUSH as LMOVE on an
 // empty list.
 void BlockOnKeys(CommandContext& ctx, BlockKind kind, std::vector<std::string> keys, int64_t deadline_us,
-                 std::vector<StreamWait> stream_waits = {});
+                 std::vector<std::pair<std::string, core::StreamId>> read_after = {});
 
 // Replies with a container's HELP text as Redis's addReplyHelp does: one
 // simple string per line, "<COMMAND> <subcommand> [<arg> [value] [opt] ...].

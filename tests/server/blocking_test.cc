@@ -247,17 +247,17 @@ TEST(BlockedClientsTest, AStreamServesOnlyWhenTheKeyIsReadied) {
   const std::vector<std::string> xread = {"xread", "block", "0", "streams", "s", "0-0"};
   EXPECT_FALSE(hooks.key_waiters_present);
   blocking.BlockOnKeys(reader, BlockKind::kStream, Views(xread), {"s"}, 0, {{"s", core::StreamId::Min()}});
-  EXPECT_TRUE(hooks.key_waiters_present);  // the server tells KeyCreated from now on
+  EXPECT_TRUE(hooks.key_waiters_present);  // the server tells it of created keys from now on
   hooks.SetStream(0, "s", core::StreamId{7, 0});
   blocking.SignalWrite(0, "s");
   blocking.ServeReadyKeys();
   EXPECT_TRUE(hooks.TakeLog().empty());
   EXPECT_TRUE(reader.blocked);
-  blocking.KeyCreated(0, "other");  // nobody waits on it
+  blocking.SignalReady(0, "other");  // created: nobody waits on it
   blocking.ServeReadyKeys();
   EXPECT_TRUE(hooks.TakeLog().empty());
   blocking.SignalWrite(0, "s");
-  blocking.KeyCreated(0, "s");
+  blocking.SignalReady(0, "s");  // created (Server::OnKeyCreated)
   blocking.ServeReadyKeys();
   EXPECT_EQ(hooks.TakeLog(), (std::vector<std::string>{"rerun 1 after 0: xread block 0 streams s 0-0 on s", "resume 1"}));
   EXPECT_FALSE(hooks.key_waiters_present);  // the last one left

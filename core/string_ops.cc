@@ -1,5 +1,7 @@
 #include "core/string_ops.h"
 
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cerrno>
@@ -46,29 +48,90 @@ std::string_view SliceRange(std::string_view s, int64_t start, int64_t end) {
   return s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
 }
 
+namespace {
+
+// The bit-parallel LCS count (Allison and Dix; Hyyrö's form). Row i of the
+// table is a bit vector over b: bit j is 0 where LCS(a[0..i), b[0..j+1))
+// is one more than LCS(a[0..i), b[0..j)), so LCS(a[0..i), b) is the row's
+// count of zero bits. Each character of
+// a turns one row into the next with a few word operations per 64 columns:
+//   U = V & Match[a[i]],  V' = (V + U) | (V - U)
+// where V - U is V & ~U (U lies inside V) and only the addition carries.
+// Bits past b's end stay 1 (U is 0 there; a carry into them goes out of the
+// top), so they never count as zeros.
+class LcsRows {
+ public:
+  // keep_rows: every row is kept (the walk back reads them); otherwise only
+  // the last. Memory: a match mask per distinct character of a and the rows,
+  // each ceil(|b| / 64) words.
+  LcsRows(std::string_view a, std::string_view b, bool keep_rows)
+      : words_((b.size() + 63) / 64), keep_rows_(keep_rows) {
+    std::array<int32_t, 256> slot;
+    slot.fill(-1);
+    int32_t distinct = 0;
+    for (unsigned char c : a) {
+      if (slot[c] < 0) slot[c] = distinct++;
+    }
+    std::vector<uint64_t> masks(static_cast<size_t>(distinct) * words_);
+    for (size_t j = 0; j < b.size(); ++j) {
+      const int32_t k = slot[static_cast<unsigned char>(b[j])];
+      if (k >= 0) masks[static_cast<size_t>(k) * words_ + j / 64] |= uint64_t{1} << (j % 64);
+    }
+    rows_.assign((keep_rows ? a.size() + 1 : 2) * words_, ~uint64_t{0});
+    for (size_t i = 1; i <= a.size(); ++i) {
+      const uint64_t* match = masks.data() + static_cast<size_t>(slot[static_cast<unsigned char>(a[i - 1])]) * words_;
+      const uint64_t* prev = Row(i - 1);
+      uint64_t* cur = Row(i);
+      uint64_t carry = 0;
+      for (size_t w = 0; w < words_; ++w) {
+        const uint64_t v = prev[w], u = v & match[w];
+        const uint64_t sum = v + u;
+        const uint64_t total = sum + carry;
+        carry = (sum < v) | (total < sum);
+        cur[w] = total | (v & ~u);
+      }
+    }
+    last_ = a.size();
+  }
+
+  // LCS(a, b): the zero bits of the last row.
+  uint32_t Length() const {
+    const uint64_t* row = Row(last_);
+    size_t ones = 0;
+    for (size_t w = 0; w < words_; ++w) ones += static_cast<size_t>(std::popcount(row[w]));
+    return static_cast<uint32_t>(words_ * 64 - ones);
+  }
+
+  // REQUIRES: keep_rows, i <= |a|, j < |b|. Whether LCS(a[0..i), b[0..j+1))
+  // is one more than LCS(a[0..i), b[0..j)).
+  bool GrowsAt(size_t i, size_t j) const { return ((Row(i)[j / 64] >> (j % 64)) & 1) == 0; }
+
+ private:
+  const uint64_t* Row(size_t i) const { return rows_.data() + (keep_rows_ ? i : i & 1) * words_; }
+  uint64_t* Row(size_t i) { return rows_.data() + (keep_rows_ ? i : i & 1) * words_; }
+
+  size_t words_;
+  bool keep_rows_;
+  size_t last_ = 0;
+  std::vector<uint64_t> rows_;
+};
+
+}  // namespace
+
+uint32_t LcsLength(std::string_view a, std::string_view b) { return LcsRows(a, b, /*keep_rows=*/false).Length(); }
+
 LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, uint32_t min_match_len) {
   const uint32_t alen = static_cast<uint32_t>(a.size()), blen = static_cast<uint32_t>(b.size());
-  // dp[i][j] = LCS length of a[0..i) and b[0..j), row after row in one
-  // block (row 0 and column 0 are zero): the inner loop walks a row and the
-  // one before it in order, so a table of hundreds of MB is read once, in
-  // sequence, rather than a cache line per cell.
-  const size_t row = static_cast<size_t>(blen) + 1;
-  std::vector<uint32_t> dp(static_cast<size_t>(alen + 1) * row);
-  auto at = [&](uint32_t i, uint32_t j) -> uint32_t { return dp[i * row + j]; };
-  for (uint32_t i = 1; i <= alen; ++i) {
-    const uint32_t* prev = &dp[(i - 1) * row];
-    uint32_t* cur = &dp[i * row];
-    const char ai = a[i - 1];
-    for (uint32_t j = 1; j <= blen; ++j) {
-      cur[j] = ai == b[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
-    }
-  }
+  const LcsRows table(a, b, /*keep_rows=*/true);
   LcsResult r;
-  r.length = at(alen, blen);
+  r.length = table.Length();
   r.lcs.assign(r.length, '\0');
   uint32_t idx = r.length;
   // Walk back from the end, recording contiguous ranges exactly as Redis
-  // 7.0 does (including which ranges it reports).
+  // 7.0 does (including which ranges it reports). Off a match Redis goes up
+  // when cell(i-1, j) > cell(i, j-1). There cell(i, j) is the larger of the
+  // two and each is cell(i, j) or one less, so that is cell(i, j-1) being
+  // one less: a zero bit of row i, no count needed.
   uint32_t arange_start = alen, arange_end = 0, brange_start = 0, brange_end = 0;
   uint32_t i = alen, j = blen;
   while (i > 0 && j > 0) {
@@ -91,7 +154,7 @@ LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, u
       --i;
       --j;
     } else {
-      if (at(i - 1, j) > at(i, j - 1)) {
+      if (table.GrowsAt(i, j - 1)) {
         --i;
       } else {
         --j;

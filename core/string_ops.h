@@ -22,9 +22,13 @@ struct LcsResult {
   uint32_t length = 0;              // its length
   std::vector<LcsMatch> matches;    // ranges, from the end of the strings backwards
 };
-// REQUIRES: (a.size()+1)*(b.size()+1) cells fit in memory (callers check the
-// transient size against proto-max-bulk-len first). min_match_len filters ranges.
+// Bit-parallel: the table is |a| + 1 rows of ceil(|b| / 64) words, a 32nd
+// of Redis's (callers still refuse what Redis's table would make exceed
+// proto-max-bulk-len, with Redis's error). min_match_len filters ranges; the
+// lcs, the length and the ranges are Redis's, ties broken as it breaks them.
 LcsResult ComputeLcs(std::string_view a, std::string_view b, bool want_ranges, uint32_t min_match_len);
+// LCS's length alone (LCS ... LEN): two rows, no walk back.
+uint32_t LcsLength(std::string_view a, std::string_view b);
 
 // Formats a long double the way INCRBYFLOAT replies ("%.17Lf", trailing zeros
 // removed).

@@ -338,11 +338,16 @@ void CmdLcs(CommandContext& ctx) {
   }
   std::string a = ea ? ea->value.str().ToString() : std::string();
   std::string b = eb ? eb->value.str().ToString() : std::string();
-  // The dynamic-programming table is transient memory: refuse what would
-  // exceed proto-max-bulk-len, as Redis does.
+  // Redis refuses a call whose table (4 bytes a cell) would exceed
+  // proto-max-bulk-len. ringkv's table is a 32nd of that (bits, not words),
+  // but the same calls get the same error, so a client sees Redis's limit.
   const unsigned long long cells = (static_cast<unsigned long long>(a.size()) + 1) * (b.size() + 1);
   if (cells > static_cast<unsigned long long>(MaxBulk(ctx)) / sizeof(uint32_t)) {
     ctx.reply.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
+  if (want_len) {
+    ctx.reply.Integer(core::LcsLength(a, b));
     return;
   }
   core::LcsResult r = core::ComputeLcs(a, b, want_idx, static_cast<uint32_t>(std::min<int64_t>(min_match_len, UINT32_MAX)));
@@ -361,8 +366,6 @@ void CmdLcs(CommandContext& ctx) {
       if (with_match_len) ctx.reply.Integer(m.len);
     }
     ctx.reply.Bulk("len");
-    ctx.reply.Integer(r.length);
-  } else if (want_len) {
     ctx.reply.Integer(r.length);
   } else {
     ctx.reply.Bulk(r.lcs);

@@ -314,5 +314,79 @@ TEST(StringOpsTest, LcsLengthAndSubsequenceHoldOnRandomStrings) {
   }
 }
 
+// Redis 7.0's LCS as it computes it (a table of every cell, the walk back
+// reading it), the reference for the bit-parallel table: the same lcs, the
+// same ranges in the same order, where ties make many paths possible.
+LcsResult RedisTableLcs(std::string_view a, std::string_view b) {
+  const size_t alen = a.size(), blen = b.size();
+  std::vector<std::vector<uint32_t>> dp(alen + 1, std::vector<uint32_t>(blen + 1, 0));
+  for (size_t i = 1; i <= alen; ++i) {
+    for (size_t j = 1; j <= blen; ++j) {
+      dp[i][j] = a[i - 1] == b[j - 1] ? dp[i - 1][j - 1] + 1 : std::max(dp[i - 1][j], dp[i][j - 1]);
+    }
+  }
+  LcsResult r;
+  r.length = dp[alen][blen];
+  r.lcs.assign(r.length, '\0');
+  size_t idx = r.length, i = alen, j = blen;
+  uint32_t as = static_cast<uint32_t>(alen), ae = 0, bs = 0, be = 0;
+  while (i > 0 && j > 0) {
+    bool emit = false;
+    if (a[i - 1] == b[j - 1]) {
+      r.lcs[--idx] = a[i - 1];
+      if (as == alen) {
+        as = ae = static_cast<uint32_t>(i - 1);
+        bs = be = static_cast<uint32_t>(j - 1);
+      } else if (as == i && bs == j) {
+        --as;
+        --bs;
+      } else {
+        emit = true;
+      }
+      emit = emit || as == 0 || bs == 0;
+      --i;
+      --j;
+    } else {
+      if (dp[i - 1][j] > dp[i][j - 1]) {
+        --i;
+      } else {
+        --j;
+      }
+      emit = as != alen;
+    }
+    if (emit) {
+      r.matches.push_back({as, ae, bs, be, ae - as + 1});
+      as = static_cast<uint32_t>(alen);
+    }
+  }
+  return r;
+}
+
+// Lengths on both sides of 64-bit words (the rows' carries cross them) and
+// alphabets of 2 to 256 characters, against the reference above.
+TEST(StringOpsTest, LcsBitRowsGiveRedisTablesAnswer) {
+  uint32_t seed = 777;
+  auto next = [&] { return seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff; };
+  const size_t lengths[] = {0, 1, 2, 63, 64, 65, 127, 128, 129, 200};
+  for (int round = 0; round < 300; ++round) {
+    const uint32_t alphabet = round % 3 == 0 ? 2 : round % 3 == 1 ? 4 : 256;
+    std::string a(lengths[next() % 10], 'a'), b(lengths[next() % 10], 'a');
+    for (char& c : a) c = static_cast<char>(next() % alphabet);
+    for (char& c : b) c = static_cast<char>(next() % alphabet);
+    const LcsResult want = RedisTableLcs(a, b);
+    const LcsResult got = ComputeLcs(a, b, /*want_ranges=*/true, 0);
+    ASSERT_EQ(got.length, want.length) << round;
+    ASSERT_EQ(LcsLength(a, b), want.length) << round;
+    ASSERT_EQ(got.lcs, want.lcs) << round;
+    ASSERT_EQ(got.matches.size(), want.matches.size()) << round;
+    for (size_t k = 0; k < want.matches.size(); ++k) {
+      const LcsMatch &g = got.matches[k], &w = want.matches[k];
+      ASSERT_EQ(std::vector<uint32_t>({g.a_start, g.a_end, g.b_start, g.b_end, g.len}),
+                std::vector<uint32_t>({w.a_start, w.a_end, w.b_start, w.b_end, w.len}))
+          << round << " match " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ringkv::core

@@ -8,7 +8,7 @@ connections are blocked.
 
 Usage: fuzz_blocking.py --ringkv PATH [--redis redis-server] [--seeds 1,2,3]
                         [--commands 1500] [--digest-every 25] [--notifications]
-                        [--avoid NAME,...|all] [--replica]
+                        [--avoid NAME,...|all] [--replica] [--aof]
 
 What the stream holds:
 - blocking commands, most of them with no timeout: BLPOP, BRPOP, BLMOVE,
@@ -58,6 +58,13 @@ of the stream, since it has a replica to count there): at every
 checks what the served blocking commands propagate (INFO's counts are not
 compared then: the checks add calls on the ringkv side).
 
+With --aof, both servers write an AOF (appendfsync always, BGREWRITEAOF
+half way through each seed). At each seed's end, once everything else
+matched, ringkv's AOF must load to the same DEBUG DIGEST in a new ringkv and
+a new redis-server, and redis-server's AOF in a new ringkv: what the served
+blocking commands, the scripts and the transactions write there is what
+Redis writes, and loads.
+
 Mismatches already reported are listed in KNOWN; --avoid NAME,... (or all)
 leaves them out of the stream. Exit status 1 on a mismatch, printing the seed, the command number, the
 commands just before it and both servers' bytes per connection (server
@@ -65,8 +72,10 @@ logs kept). The stream depends on redis-server's answers (which
 connections are blocked, in MULTI): replay a seed against the same
 redis-server.
 """
+import os
 import re
 import select
+import shutil
 import sys
 import time
 
@@ -642,7 +651,60 @@ def stats_match(sides, replica, where):
     return replica is not None or rd.stats_match(sides[0].ctl, sides[1].ctl, where)
 
 
-def run_seed(seed, commands, ports, digest_every, notifications):
+def rewrite_finished(conn):
+    """Waits until the server has no AOF rewrite running or scheduled (its
+    INFO calls: only where commandstats are not compared next)."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        info = conn.call([b"INFO", b"persistence"])
+        if b"aof_rewrite_in_progress:0" in info and b"aof_rewrite_scheduled:0" in info and \
+                b"aof_enabled:1" in info:
+            return
+        time.sleep(0.02)
+    raise TimeoutError("the AOF rewrite did not finish in 60 s")
+
+
+def write_aof(ports):
+    """--aof: the two servers write an AOF, every write fsynced, from now on."""
+    for port in ports:
+        conn = rd.Conn(port)
+        conn.call([b"CONFIG", b"SET", b"appendfsync", b"always"])
+        conn.call([b"CONFIG", b"SET", b"appendonly", b"yes"])
+        rewrite_finished(conn)
+        conn.sock.close()
+
+
+def aof_differs(sides, seed, aof):
+    """--aof, at a seed's end: each server's AOF (a copy of its folder)
+    loaded into new servers must give the digest both have now: ringkv's
+    into ringkv and redis-server, redis-server's into ringkv. aof is
+    (work directory, ringkv, redis-server); the copies stay when one differs."""
+    work, ringkv, redis = aof
+    written = sides[0].ctl.call([b"DEBUG", b"DIGEST"])
+    loads = [(sides[1], "ringkv", ringkv), (sides[1], "redis-server", redis), (sides[0], "ringkv", ringkv)]
+    for side in sides:
+        rewrite_finished(side.ctl)
+    differs = False
+    for k, (side, name, binary) in enumerate(loads):
+        directory = os.path.join(work, "aof-%d-%d" % (seed, k))
+        shutil.copytree(os.path.join(work, str(side.port), "appendonlydir"),
+                        os.path.join(directory, "appendonlydir"))
+        p, port = fd.start_in([binary], directory, ["--appendonly", "yes"])
+        try:
+            loaded = rd.Conn(port).call([b"DEBUG", b"DIGEST"])
+        finally:
+            p.kill()
+            p.wait()
+        if loaded != written:
+            print("seed %d: %s's AOF loaded into %s gives DEBUG DIGEST %r, not %r (kept in %s)" % (
+                seed, side.name, name, loaded, written, directory))
+            differs = True
+        else:
+            shutil.rmtree(directory)
+    return differs
+
+
+def run_seed(seed, commands, ports, digest_every, notifications, aof=None):
     for port in ports:
         admin = rd.Conn(port)
         for cmd in ([b"CLIENT", b"UNPAUSE"], [b"FLUSHALL"], [b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"],
@@ -681,6 +743,9 @@ def run_seed(seed, commands, ports, digest_every, notifications):
                 print("  the commands up to it:\n    " + "\n    ".join(history))
                 ok = False
                 break
+            if aof is not None and n == commands // 2:
+                for side in sides:  # (the last seed's rewrite finished at its end)
+                    side.ctl.call([b"BGREWRITEAOF"])
             if n % digest_every == digest_every - 1 and (
                     digest_differs(sides, seed, n) or not stats_match(sides, replica, where) or
                     replica is not None and replica_differs(sides[1].ctl, replica, seed, n)):
@@ -690,7 +755,8 @@ def run_seed(seed, commands, ports, digest_every, notifications):
         if ok:
             ok = not digest_differs(sides, seed, commands) and \
                 stats_match(sides, replica, "seed %d, at the end" % seed) and \
-                not (replica is not None and replica_differs(sides[1].ctl, replica, seed, commands))
+                not (replica is not None and replica_differs(sides[1].ctl, replica, seed, commands)) and \
+                not (aof is not None and aof_differs(sides, seed, aof))
     finally:
         if replica is not None:
             replica.sock.close()
@@ -705,16 +771,23 @@ def main():
     ap = fd.parser(commands=1500, known=KNOWN, notifications=True)
     ap.add_argument("--digest-every", type=int, default=25)
     ap.add_argument("--replica", action="store_true", help="a ringkv replica follows the ringkv server (no WAIT)")
+    ap.add_argument("--aof", action="store_true",
+                    help="both servers write an AOF; at each seed's end ringkv's loads into ringkv and "
+                         "redis-server, redis-server's into ringkv, to the same DEBUG DIGEST")
     opts = fd.parse(ap, KNOWN, AVOID)
     servers = [[opts.redis], [opts.ringkv]] + ([[opts.ringkv]] if opts.replica else [])
     with fd.servers("ringkv-fuzz-blocking-", *servers) as run:
         if opts.replica:
             rd.Conn(run.ports[2]).call([b"REPLICAOF", b"127.0.0.1", str(run.ports[1]).encode()])
+        if opts.aof:
+            write_aof(run.ports[:2])
+        aof = (run.work, opts.ringkv, opts.redis) if opts.aof else None
         run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, run.ports, opts.digest_every,
-                                                    opts.notifications),
+                                                    opts.notifications, aof),
                   stop_on_mismatch=True)
         run.summary("fuzz_blocking", opts.commands, note="".join(
-            [" (notifications)" if opts.notifications else "", " (replica)" if opts.replica else ""]))
+            [" (notifications)" if opts.notifications else "", " (replica)" if opts.replica else "",
+             " (AOF)" if opts.aof else ""]))
     sys.exit(run.status)
 
 

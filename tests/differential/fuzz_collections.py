@@ -27,7 +27,6 @@ with the seed and command number to replay it.
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
 
@@ -358,29 +357,13 @@ def run_replicas(seed, commands, primary_port, replica_ports):
     return True
 
 
-def start_in(cmd, directory, extra):
-    """A server in `directory` with `extra` options; (process, port)."""
-    port = rd.free_port()
-    log = open(os.path.join(directory, "server-%d.log" % port), "w")
-    p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
-                                "--enable-debug-command", "yes"] + extra, stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(400):
-        try:
-            if rd.Conn(port).call([b"PING"]) == b"+PONG\r\n":
-                return p, port
-        except OSError:
-            time.sleep(0.05)
-    p.kill()
-    raise RuntimeError("server did not start: %s" % cmd)
-
-
 def run_aof(seed, commands, ringkv, redis, work):
     """The stream goes to ringkv with appendfsync always (an AOF rewrite
     half way); ringkv and redis-server must both load its AOF to the same
     content."""
     directory = os.path.join(work, "aof-%d" % seed)
     os.makedirs(directory)
-    p, port = start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
+    p, port = fd.start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
     conn = rd.Conn(port)
     gen = Generator(seed)
     for n in range(commands):
@@ -398,7 +381,7 @@ def run_aof(seed, commands, ringkv, redis, work):
     shutil.copytree(directory, copy)
     loaded = {}
     for name, cmd, where in (("ringkv", ringkv, directory), ("redis-server", redis, copy)):
-        p, port = start_in([cmd], where, ["--appendonly", "yes"])
+        p, port = fd.start_in([cmd], where, ["--appendonly", "yes"])
         loaded[name] = content(rd.Conn(port))
         p.kill()
         p.wait()

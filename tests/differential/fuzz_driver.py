@@ -39,6 +39,9 @@ The contract:
   MISMATCH); run.status: the exit status, 0 when all matched, 1 otherwise.
 - run_check(): --check replies|replicas|aof of fuzz_collections and
   fuzz_keyspace (add_check() adds the option).
+- start_in(cmd, directory, extra): a server of the command line with
+  --dir directory and the extra options (an AOF's loading), on a free port,
+  answering PING; (process, port). The caller stops it.
 """
 import argparse
 import contextlib
@@ -48,6 +51,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import run_diff as rd
 
@@ -241,6 +245,23 @@ def servers(prefix, *commands):
         raise
     finally:
         rd.stop_servers(run.servers, run.work, run.ok)
+
+
+def start_in(cmd, directory, extra):
+    """A server in `directory` with `extra` options; (process, port)."""
+    port = rd.free_port()
+    log = open(os.path.join(directory, "server-%d.log" % port), "w")
+    p = subprocess.Popen(cmd + ["--port", str(port), "--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                                "--enable-debug-command", "yes"] + extra, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(400):  # (a server loading its AOF answers -LOADING meanwhile)
+        try:
+            if rd.Conn(port).call([b"PING"]) == b"+PONG\r\n":
+                return p, port
+        except OSError:
+            pass
+        time.sleep(0.05)
+    p.kill()
+    raise RuntimeError("server did not start: %s" % cmd)
 
 
 def add_check(ap):

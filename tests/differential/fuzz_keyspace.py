@@ -370,7 +370,7 @@ def run_aof(seed, commands, ringkv, redis, work):
     way); ringkv and redis-server must both load its AOF to the same content."""
     directory = os.path.join(work, "aof-%d" % seed)
     os.makedirs(directory)
-    p, port = fc.start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
+    p, port = fd.start_in([ringkv], directory, ["--appendonly", "yes", "--appendfsync", "always"])
     conn = rd.Conn(port)
     gen = Generator(seed)
     n = 0
@@ -393,7 +393,7 @@ def run_aof(seed, commands, ringkv, redis, work):
     shutil.copytree(directory, copy)
     loaded = {}
     for name, cmd, where in (("ringkv", ringkv, directory), ("redis-server", redis, copy)):
-        p, port = fc.start_in([cmd], where, ["--appendonly", "yes"])
+        p, port = fd.start_in([cmd], where, ["--appendonly", "yes"])
         loaded[name] = content(rd.Conn(port))
         p.kill()
         p.wait()

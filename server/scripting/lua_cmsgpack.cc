@@ -52,6 +52,7 @@
 #include <limits>
 
 #include "server/scripting/lua_libs.h"
+#include "server/scripting/lua_readonly.h"
 
 extern "C" {
 #include <lauxlib.h>
@@ -285,6 +286,7 @@ void EncodeValue(lua_State* L, PackBuffer* buf, int level) {
       EncodeNumber(L, buf);
       break;
     case LUA_TTABLE:
+      ReplaceReadOnlyProxy(L, -1);  // Redis packs what a read-only table holds
       if (TableIsArray(L)) {
         EncodeTableAsArray(L, buf, level);
       } else {

@@ -14,6 +14,7 @@
 #include "io/reply_builder.h"
 #include "server/scripting/lua_internal.h"
 #include "server/scripting/lua_libs.h"
+#include "server/scripting/lua_readonly.h"
 #include "server/scripting/lua_reply.h"
 
 extern "C" {
@@ -49,8 +50,10 @@ constexpr const char* kLibraryTables[] = {"bit", "cjson", "cmsgpack", "coroutine
                                           "string", "struct", "table"};
 
 // The sandbox, run once with the real globals as its environment. It
-// returns the read-only proxy that becomes the scripts' global table and a
-// function that makes a read-only proxy of a table.
+// returns the read-only proxy that becomes the scripts' global table, a
+// function that makes a read-only proxy of a table, one that answers the
+// table a proxy stands for, and the map of proxies to those tables (for the
+// C libraries: lua_readonly.h).
 constexpr char kSandboxLua[] = R"lua(
 local proxies = setmetatable({}, {__mode = 'k'})
 local raw_rawset, raw_rawget, raw_setmt, raw_next, raw_error, raw_tostring =
@@ -135,7 +138,7 @@ end})
 -- unwrap(t): the table a read-only proxy (or metatable view) stands for; nil
 -- for any other value.
 local function unwrap(t) return proxies[t] end
-return protect(globals), protect, unwrap
+return protect(globals), protect, unwrap, proxies
 )lua";
 
 // Run after the libraries are protected, with protect(), the real
@@ -356,10 +359,16 @@ void LuaEngine::Protect() {
   lua_setfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
   lua_pushvalue(L_, LUA_GLOBALSINDEX);
   globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
-  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 3, 0) != 0) {
+  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 4, 0) != 0) {
     std::abort();  // the sandbox is part of the binary: it always compiles
   }
-  // Stack: proxy of the globals, protect(), unwrap().
+  // Stack: proxy of the globals, protect(), unwrap(), the proxies' map.
+  SetReadOnlyProxies(L_, -1);
+  lua_pop(L_, 1);
+  lua_getglobal(L_, "table");  // (the real libraries: protect_field has not replaced them yet)
+  lua_getglobal(L_, "cjson");
+  GuardLibrariesAgainstProxies(L_, -2, -1);
+  lua_pop(L_, 2);
   const int unwrap = lua_gettop(L_);
   const int protect = unwrap - 1;
   const int globals_proxy = protect - 1;

@@ -17,8 +17,20 @@ commands, sent to ringkv alone: it must answer each (an error or a value)
 and never crash; Redis's own answers are not compared, as it reads past
 the end of a corrupted sparse HLL.
 
+What the commands propagate is checked too:
+  * --replica: a redis-server replica follows redis-server and a ringkv
+    replica ringkv; every 20 commands each reaches its primary's offset,
+    then the two replicas' DEBUG DIGEST must match;
+  * --aof: both servers write an AOF (appendfsync always, BGREWRITEAOF half
+    way through each seed); at each seed's end each AOF, loaded by a new
+    redis-server and a new ringkv, must give what redis-server's AOF gives
+    redis-server.
+(Replicas and loaded AOFs are compared with Redis's, not with the
+primaries: an HLL is sparse or dense by the hll-sparse-max-bytes of the
+server that applies the PFADD.)
+
 Usage: fuzz_bitmaps.py --ringkv PATH [--redis redis-server] [--seeds 1,2,3]
-                       [--commands 3000] [--corrupt]
+                       [--commands 3000] [--corrupt] [--replica] [--aof]
 Exit status 1 on a mismatch, with the seed and command number to replay it.
 """
 import random
@@ -160,10 +172,30 @@ class Generator:
         return self.pick(forms)()
 
 
-def run_seed(seed, commands, redis_port, ringkv_port, notifications):
+def replicas_differ(primaries, replicas, where):
+    """--replica: each replica at its primary's offset, then the two
+    replicas alike. (Not alike their primaries: a replica applies PFADD
+    under its own hll-sparse-max-bytes, so an HLL the primary made dense
+    after a CONFIG SET can stay sparse there, in Redis too.)"""
+    for primary, replica in zip(primaries, replicas):
+        if not fd.caught_up(primary, replica):
+            print("%s: a replica did not reach its primary's offset" % where)
+            return True
+    got = [replica.call([b"DEBUG", b"DIGEST"]) for replica in replicas]
+    if got[0] != got[1]:
+        print("%s: the replicas' DEBUG DIGEST differ: redis-server's %r, ringkv's %r" % (where, got[0], got[1]))
+        return True
+    return False
+
+
+def run_seed(seed, commands, redis_port, ringkv_port, notifications, replica_ports=(), aof=None):
+    """replica_ports: --replica's (redis-server's replica, ringkv's); aof:
+    --aof's (work directory, redis-server, ringkv)."""
     redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
+    replicas = [rd.Conn(port) for port in replica_ports]
     for conn in (redis, ringkv):
         conn.call([b"FLUSHALL"])
+        conn.call([b"CONFIG", b"RESETSTAT"])  # (the last seed's AOF checks polled INFO as often as each needed)
     listeners = rd.listeners_for(redis_port, ringkv_port, notifications)
     gen = Generator(seed)
     for n in range(commands):
@@ -185,6 +217,21 @@ def run_seed(seed, commands, redis_port, ringkv_port, notifications):
         if n % 20 == 0 and redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
             print("seed %d: DEBUG DIGEST differs after command %d: %r" % (seed, n, b" ".join(args)))
             return False
+        if n % 20 == 0 and replicas and replicas_differ((redis, ringkv), replicas, where):
+            return False
+        if aof is not None and n == commands // 2:
+            for conn in (redis, ringkv):  # (the last seed's rewrite finished at its end)
+                conn.call([b"BGREWRITEAOF"])
+    where = "seed %d, at the end" % seed
+    if redis.call([b"DEBUG", b"DIGEST"]) != ringkv.call([b"DEBUG", b"DIGEST"]):
+        print("%s: DEBUG DIGEST differs" % where)
+        return False
+    if replicas and replicas_differ((redis, ringkv), replicas, where):
+        return False
+    if aof is not None:
+        work, redis_bin, ringkv_bin = aof
+        return fd.aofs_load_alike(work, seed, (redis_bin, ringkv_bin), (redis_port, ringkv_port),
+                                  [[b"DEBUG", b"DIGEST"]])  # (loaded under the default hll-sparse-max-bytes)
     return True
 
 
@@ -206,15 +253,25 @@ def run_corrupt(seed, commands, ringkv_port):
 def main():
     ap = fd.parser(commands=3000, notifications=True)
     ap.add_argument("--corrupt", action="store_true", help="corrupted HLLs, ringkv alone: must never crash")
+    ap.add_argument("--replica", action="store_true",
+                    help="a redis-server replica of redis-server and a ringkv replica of ringkv must follow")
+    ap.add_argument("--aof", action="store_true",
+                    help="both servers write an AOF; each seed's AOFs must load, in either server, to its data")
     opts = fd.parse(ap)
-    with fd.servers("ringkv-fuzz-bits-", [opts.redis], [opts.ringkv]) as run:
-        redis_port, ringkv_port = run.ports
+    replicas = [[opts.redis], [opts.ringkv]] if opts.replica else []
+    with fd.servers("ringkv-fuzz-bits-", [opts.redis], [opts.ringkv], *replicas) as run:
+        redis_port, ringkv_port = run.ports[:2]
+        fd.link_replicas(list(zip(run.ports[:2], run.ports[2:])))
+        if opts.aof:
+            fd.write_aof(run.ports[:2])
+        aof = (run.work, opts.redis, opts.ringkv) if opts.aof else None
         if opts.corrupt:
             run.seeds(opts.seeds, lambda seed: run_corrupt(seed, opts.commands, ringkv_port))
         else:
             run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, redis_port, ringkv_port,
-                                                        opts.notifications))
-        run.summary("fuzz_bitmaps", opts.commands)
+                                                        opts.notifications, run.ports[2:], aof))
+        run.summary("fuzz_bitmaps", opts.commands, note="".join(
+            [" (replicas)" if opts.replica else "", " (AOF)" if opts.aof else ""]))
     sys.exit(run.status)
 
 

@@ -42,6 +42,14 @@ The contract:
 - start_in(cmd, directory, extra): a server of the command line with
   --dir directory and the extra options (an AOF's loading), on a free port,
   answering PING; (process, port). The caller stops it.
+- write_aof(ports): those servers write an AOF with appendfsync always
+  (CONFIG SET), its first rewrite finished; rewrite_finished(conn) waits
+  for a rewrite to end; aof_folder(work, port) is a servers() server's AOF
+  folder; load_aof(binary, folder, directory, calls): the replies to calls
+  of a new server that loaded a copy of that folder; aofs_load_alike():
+  both servers' AOFs loaded by both kinds of server, compared.
+- link_replicas(pairs): REPLICAOF, and wait for the links; caught_up(primary,
+  replica): the replica at the primary's offset of now.
 """
 import argparse
 import contextlib
@@ -262,6 +270,107 @@ def start_in(cmd, directory, extra):
         time.sleep(0.05)
     p.kill()
     raise RuntimeError("server did not start: %s" % cmd)
+
+
+def rewrite_finished(conn, timeout=60.0):
+    """Waits until the server writes its AOF and has no rewrite running or
+    scheduled (INFO persistence, as often as it takes: only where the
+    servers' command counts are not compared next)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        info = conn.call([b"INFO", b"persistence"])
+        if b"aof_rewrite_in_progress:0" in info and b"aof_rewrite_scheduled:0" in info and \
+                b"aof_enabled:1" in info:
+            return
+        time.sleep(0.02)
+    raise TimeoutError("the AOF rewrite did not finish in %d s" % timeout)
+
+
+def write_aof(ports):
+    """The servers write an AOF, every write fsynced, from now on."""
+    for port in ports:
+        conn = rd.Conn(port)
+        conn.call([b"CONFIG", b"SET", b"appendfsync", b"always"])
+        conn.call([b"CONFIG", b"SET", b"appendonly", b"yes"])
+        rewrite_finished(conn)
+        conn.sock.close()
+
+
+def aof_folder(work, port):
+    """The AOF folder of a server of servers() (run_diff.start's directory)."""
+    return os.path.join(work, str(port), "appendonlydir")
+
+
+def load_aof(binary, folder, directory, calls):
+    """A copy of an AOF folder in `directory` (new), loaded by a new server of
+    `binary`; the replies to `calls` once it is loaded. The server is stopped;
+    the copy stays (the caller removes it)."""
+    shutil.copytree(folder, os.path.join(directory, "appendonlydir"))
+    p, port = start_in([binary], directory, ["--appendonly", "yes"])
+    try:
+        conn = rd.Conn(port)
+        return [conn.call(c) for c in calls]
+    finally:
+        p.kill()
+        p.wait()
+
+
+def link_replicas(pairs, timeout=30.0):
+    """REPLICAOF for each (primary port, replica port); returns once every
+    link is up (so that a CONFIG RESETSTAT after it sees no handshake)."""
+    for primary, replica in pairs:
+        rd.Conn(replica).call([b"REPLICAOF", b"127.0.0.1", str(primary).encode()])
+    for _, replica in pairs:
+        end = time.time() + timeout
+        while b"master_link_status:up" not in rd.Conn(replica).call([b"INFO", b"replication"]):
+            if time.time() > end:
+                raise RuntimeError("the replica on port %d did not link in %d s" % (replica, timeout))
+            time.sleep(0.05)
+
+
+def _offset(info, field):
+    m = re.search(rb"%s:(-?\d+)" % field, info)
+    return int(m.group(1)) if m else -1
+
+
+def caught_up(primary, replica, timeout=30.0):
+    """Whether the replica reaches, within timeout, the offset its primary
+    has now (one INFO on the primary, as many as it takes on the replica)."""
+    want = _offset(primary.call([b"INFO", b"replication"]), b"master_repl_offset")
+    end = time.time() + timeout
+    while _offset(replica.call([b"INFO", b"replication"]), b"slave_repl_offset") < want:
+        if time.time() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def aofs_load_alike(work, seed, binaries, ports, calls, want=None, canonical=lambda call, reply: reply):
+    """At a seed's end: redis-server's AOF and ringkv's (ports: the two
+    servers', which write one: write_aof) each loaded by a new redis-server
+    and a new ringkv (binaries: redis-server's, ringkv's). Every load must
+    answer calls as `want` does (replies, through canonical), or when want
+    is None as redis-server's AOF in redis-server does. Prints the loads and
+    keeps their copies when one differs; True when all are alike."""
+    for port in ports:
+        rewrite_finished(rd.Conn(port))
+    names = ("redis-server", "ringkv")
+    seen = []
+    for k, (source, loader) in enumerate(((0, 0), (1, 1), (1, 0), (0, 1))):
+        directory = os.path.join(work, "aof-%d-%d" % (seed, k))
+        replies = load_aof(binaries[loader], aof_folder(work, ports[source]), directory, calls)
+        seen.append(("%s's AOF in %s" % (names[source], names[loader]),
+                     [canonical(c, r) for c, r in zip(calls, replies)], directory))
+    reference = seen[0][1] if want is None else [canonical(c, r) for c, r in zip(calls, want)]
+    if all(replies == reference for _, replies, _ in seen):
+        for _, _, directory in seen:
+            shutil.rmtree(directory)
+        return True
+    print("seed %d: the AOFs load differently (copies kept)%s:" % (
+        seed, "" if want is None else "; the servers hold %r" % reference))
+    for name, replies, directory in seen:
+        print("  %s (%s): %r" % (name, directory, replies))
+    return False
 
 
 def add_check(ap):

@@ -13,6 +13,7 @@ Usage: fuzz_scripting.py --ringkv PATH [--redis redis-server]
                          [--seeds 1,2,3] [--commands 2000] [--resp3]
                          [--check-every 25] [--avoid NAME,...|all]
                          [--no-lookup-stats] [--keep-going] [--show SEED:N]
+                         [--replica] [--aof]
 
 The scripts are random statements: redis.call / redis.pcall of string, list,
 hash, set, sorted-set and generic commands, mostly on their own type's key
@@ -65,6 +66,18 @@ Left out, because Redis's own answer is not reproducible (or Redis fails):
     a "Function / Library ... already exists" names is not compared (when
     the code names it); COMMAND INFO of FUNCTION and SCRIPT (their
     subcommands come in dict order).
+What the scripts propagate is compared too, Redis's replicas and AOF
+against ringkv's, so that redis.set_repl's modes (a write kept from the
+replicas or the AOF) count as well:
+  * --replica: a redis-server replica follows redis-server and a ringkv
+    replica ringkv; at every check each reaches its primary's offset, then
+    the two replicas' DEBUG DIGEST and FUNCTION LIST WITHCODE must match;
+  * --aof: both servers write an AOF (appendfsync always, BGREWRITEAOF half
+    way through each seed); at each seed's end redis-server's AOF loaded
+    into a new redis-server is the reference, and ringkv's AOF loaded into
+    ringkv and into redis-server, and redis-server's into ringkv, must give
+    its DEBUG DIGEST and FUNCTION LIST WITHCODE.
+
 Mismatches already reported are listed in KNOWN; --avoid NAME,... (or all)
 leaves them out of the generator so that a run looks past them.
 --keep-going reports every mismatch of a seed, emptying both servers after
@@ -981,13 +994,59 @@ def reset(conns, resp3):
             conn.call([b"HELLO", b"3"])
 
 
-def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=None, keep_going=False):
+class Followers:
+    """--replica and --aof: what follows the two servers' propagation.
+    replica_ports: redis-server's replica, ringkv's (or None); aof: (work
+    directory, ringkv, redis-server) when both servers write an AOF."""
+
+    def __init__(self, replica_ports=None, aof=None):
+        self.replicas = [rd.Conn(port) for port in replica_ports] if replica_ports else None
+        self.aof = aof
+
+    def replicas_match(self, seed, n, args, primaries):
+        """Each replica at its primary's offset, then the two replicas alike."""
+        if self.replicas is None:
+            return True
+        for primary, replica in zip(primaries, self.replicas):
+            if not fd.caught_up(primary, replica):
+                print("seed %d: a replica did not reach its primary's offset after command %d: %r" % (seed, n, args))
+                return False
+        return same_content(seed, "after command %d: %r, the replicas" % (n, args), self.replicas)
+
+    def aofs_match(self, seed, ports):
+        """At a seed's end: the AOFs loaded (see the module comment)."""
+        if self.aof is None:
+            return True
+        work, ringkv, redis = self.aof
+        return fd.aofs_load_alike(work, seed, (redis, ringkv), ports,
+                                  [[b"DEBUG", b"DIGEST"], [b"FUNCTION", b"LIST", b"WITHCODE"]], canonical=comparable)
+
+
+def same_content(seed, where, conns):
+    """The two servers' keyspace (DEBUG DIGEST) and functions alike."""
+    x, y = (c.call([b"DEBUG", b"DIGEST"]) for c in conns)
+    if x != y:
+        print("seed %d: DEBUG DIGEST differs %s:\n  redis : %r\n  ringkv: %r" % (seed, where, x, y))
+        return False
+    listing = [b"FUNCTION", b"LIST", b"WITHCODE"]
+    x, y = (comparable(listing, c.call(listing)) for c in conns)
+    if x != y:
+        print("seed %d: FUNCTION LIST differs %s:\n  redis : %r\n  ringkv: %r" % (seed, where, x, y))
+        return False
+    return True
+
+
+def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=None, keep_going=False,
+             followers=None):
     """True when every reply matched; with keep_going, a mismatch is printed,
-    both servers are emptied and the stream goes on (False at the end)."""
+    both servers are emptied and the stream goes on (False at the end).
+    followers: --replica and --aof's checks (Followers)."""
     gen = Generator(seed, resp3)
+    followers = followers or Followers()
     if show is None:
         redis, ringkv = rd.Conn(redis_port), rd.Conn(ringkv_port)
         reset((redis, ringkv), resp3)
+        controls = [rd.Conn(redis_port), rd.Conn(ringkv_port)]  # (outside MULTI and RESP3)
     n = 0
     failed = False
     in_multi = check_due = False
@@ -1045,6 +1104,9 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
             elif name in (b"EXEC", b"DISCARD"):
                 in_multi = False
             check_due = check_due or n % check_every == 0
+            if followers.aof is not None and n == commands // 2:
+                for conn in controls:  # (the last seed's rewrite finished at its end)
+                    conn.call([b"BGREWRITEAOF"])
             if not same:
                 print("seed %d, command %d: %r\n  redis : %r\n  ringkv: %r" % (seed, n, args, a[:1000], b[:1000]))
                 if not keep_going:
@@ -1054,7 +1116,8 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
                 in_multi = False
             elif check_due and not in_multi:  # (the checks' commands would be queued)
                 check_due = False
-                if not checks_match(seed, n, args, redis, ringkv):
+                if not checks_match(seed, n, args, redis, ringkv) or \
+                        not followers.replicas_match(seed, n, args, (redis, ringkv)):
                     if not keep_going:
                         return False
                     failed = True
@@ -1063,7 +1126,9 @@ def run_seed(seed, commands, redis_port, ringkv_port, resp3, check_every, show=N
             n += 1
     if show is not None:
         return True
-    return checks_match(seed, n, [b"(end)"], redis, ringkv) and not failed
+    return checks_match(seed, n, [b"(end)"], redis, ringkv) and not failed and \
+        followers.replicas_match(seed, n, [b"(end)"], (redis, ringkv)) and \
+        followers.aofs_match(seed, (redis_port, ringkv_port))
 
 
 def checks_match(seed, n, args, redis, ringkv):
@@ -1110,6 +1175,12 @@ def main():
     ap.add_argument("--no-lookup-stats", action="store_true",
                     help="compare INFO's error and command counts but not keyspace_hits / misses (a ringkv "
                          "from before 460080f counts GETDEL, TOUCH, S*STORE lookups otherwise)")
+    ap.add_argument("--replica", action="store_true",
+                    help="a redis-server replica of redis-server and a ringkv replica of ringkv: the two "
+                         "replicas must match at every check")
+    ap.add_argument("--aof", action="store_true",
+                    help="both servers write an AOF; at each seed's end the AOFs, loaded by either server, "
+                         "must give what redis-server's gives redis-server")
     opts = fd.parse(ap, KNOWN, AVOID)
     global LOOKUP_STATS
     LOOKUP_STATS = not opts.no_lookup_stats
@@ -1117,11 +1188,18 @@ def main():
         seed, last = opts.show
         run_seed(seed, last + 1, None, None, opts.resp3, opts.check_every, show=last)
         return
-    with fd.servers("ringkv-fuzz-", [opts.redis], [opts.ringkv]) as run:
-        redis_port, ringkv_port = run.ports
+    replicas = [[opts.redis], [opts.ringkv]] if opts.replica else []
+    with fd.servers("ringkv-fuzz-", [opts.redis], [opts.ringkv], *replicas) as run:
+        redis_port, ringkv_port = run.ports[:2]
+        fd.link_replicas(list(zip(run.ports[:2], run.ports[2:])))  # (before the first seed resets the counts)
+        if opts.aof:
+            fd.write_aof(run.ports[:2])
+        followers = Followers(run.ports[2:] or None, (run.work, opts.ringkv, opts.redis) if opts.aof else None)
         run.seeds(opts.seeds, lambda seed: run_seed(seed, opts.commands, redis_port, ringkv_port, opts.resp3,
-                                                    opts.check_every, keep_going=opts.keep_going))
-        run.summary("fuzz_scripting", opts.commands, note=" (RESP3)" if opts.resp3 else "")
+                                                    opts.check_every, keep_going=opts.keep_going,
+                                                    followers=followers))
+        run.summary("fuzz_scripting", opts.commands, note="".join(
+            [" (RESP3)" if opts.resp3 else "", " (replicas)" if opts.replica else "", " (AOF)" if opts.aof else ""]))
     sys.exit(run.status)
 
 

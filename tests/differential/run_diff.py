@@ -357,6 +357,8 @@ def error_stats(conn):
                 lines.append(line)
             elif line.startswith(b"cmdstat_client|list:"):
                 continue  # !send's settling polls CLIENT LIST as often as each server needs
+            elif line.startswith(b"cmdstat_replconf:"):
+                continue  # an attached replica's ACKs, one a second
             elif line.startswith(b"cmdstat_"):
                 lines.append(re.sub(rb"usec=\d+,usec_per_call=[\d.]+,", b"", line))
         out += sorted(lines) if section == b"commandstats" else lines

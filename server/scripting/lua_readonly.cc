@@ -1,0 +1,209 @@
+#include "server/scripting/lua_readonly.h"
+
+#include <cstring>
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+}
+
+namespace ringkv::server::scripting {
+namespace {
+
+// Registry key of the proxy -> real table map.
+constexpr char kProxiesKey[] = "ringkv_readonly_proxies";
+
+// The wrapped C functions: the same in every engine (liblua's, lua-cjson's).
+lua_CFunction g_table_insert = nullptr;
+lua_CFunction g_table_foreach = nullptr;
+lua_CFunction g_cjson_encode = nullptr;
+
+int TableInsert(lua_State* L) {
+  if (lua_istable(L, 1) && lua_getmetatable(L, 1)) {  // (a proxy always has one; most tables none)
+    lua_pop(L, 1);
+    lua_pushvalue(L, 1);
+    if (ReplaceReadOnlyProxy(L, lua_gettop(L))) {
+      lua_pushstring(L, "Attempt to modify a readonly table");  // no position, as Redis's raw write
+      return lua_error(L);
+    }
+    lua_pop(L, 1);
+  }
+  return g_table_insert(L);
+}
+
+int TableForeach(lua_State* L) {
+  ReplaceReadOnlyProxy(L, 1);
+  return g_table_foreach(L);
+}
+
+// Replaces, in the table at `root` and every table it reaches through values,
+// each proxy value by its real table (rawset on an existing key: no table
+// changes shape, so none changes its iteration order), and appends each
+// change (table, key, proxy) to the list at `undo`. Returns whether any was
+// made. The walk keeps its own list of tables to visit (no C recursion).
+bool SwapProxies(lua_State* L, int root, int undo) {
+  luaL_checkstack(L, 8, "in function cjson.encode");
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return false;
+  }
+  const int proxies = lua_gettop(L);
+  lua_newtable(L);
+  const int visited = lua_gettop(L);
+  lua_newtable(L);
+  const int pending = lua_gettop(L);
+  int npending = 0, nundo = 0;
+  bool swapped = false;
+  lua_pushvalue(L, root);
+  lua_rawseti(L, pending, ++npending);
+  while (npending > 0) {
+    lua_rawgeti(L, pending, npending);
+    lua_pushnil(L);
+    lua_rawseti(L, pending, npending--);
+    const int t = lua_gettop(L);
+    lua_pushvalue(L, t);
+    lua_rawget(L, visited);
+    const bool seen = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (seen) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, t);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, visited);
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {  // key value
+      if (lua_istable(L, -1)) {
+        lua_pushvalue(L, -1);
+        lua_rawget(L, proxies);  // key value real|nil
+        if (!lua_isnil(L, -1)) {
+          lua_pushvalue(L, t);
+          lua_rawseti(L, undo, ++nundo);
+          lua_pushvalue(L, -3);
+          lua_rawseti(L, undo, ++nundo);
+          lua_pushvalue(L, -2);
+          lua_rawseti(L, undo, ++nundo);
+          lua_pushvalue(L, -3);  // key value real key
+          lua_pushvalue(L, -2);  // key value real key real
+          lua_rawset(L, t);      // an existing key: allowed during lua_next
+          lua_replace(L, -2);    // key real
+          swapped = true;
+        } else {
+          lua_pop(L, 1);
+        }
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, pending, ++npending);
+      }
+      lua_pop(L, 1);  // key
+    }
+    lua_pop(L, 1);  // t
+  }
+  lua_settop(L, proxies - 1);
+  return swapped;
+}
+
+// Puts back what SwapProxies changed, last change first.
+void RestoreProxies(lua_State* L, int undo) {
+  luaL_checkstack(L, 3, "in function cjson.encode");
+  for (int i = static_cast<int>(lua_objlen(L, undo)); i >= 3; i -= 3) {
+    lua_rawgeti(L, undo, i - 2);  // t
+    lua_rawgeti(L, undo, i - 1);  // key
+    lua_rawgeti(L, undo, i);      // proxy
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+}
+
+// Raises again the error on top, which the original encode raised inside
+// lua_pcall. Its luaL_error named the position of its caller, this wrapper
+// (none: a C function); called directly it would have named the script's
+// line, which is this wrapper's caller: that position is put in front.
+int RaiseEncodeError(lua_State* L, int status) {
+  if (status == LUA_ERRRUN && lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+// cjson.encode(v). Upvalue 1: the library's configuration, the original's
+// own upvalue, so that the original runs in this frame (its errors name the
+// script's line, as when called directly); upvalue 2: the original. A proxy
+// encodes as "{}" (its own table is empty), possibly where its real table
+// would raise an error; so only a result with "{}" in it makes the wrapper
+// look for proxies, and with some found, encode again with the real tables.
+// (An error the first encode raises stands: a value can have two reasons to
+// fail, one inside a proxy's table, and then which one cjson meets first may
+// differ from Redis; no check pays for that case.)
+int CjsonEncode(lua_State* L) {
+  g_cjson_encode(L);  // arg, result (or an error raised from here)
+  size_t n = 0;
+  const char* s = lua_tolstring(L, -1, &n);
+  if (s == nullptr || memmem(s, n, "{}", 2) == nullptr) return 1;
+  lua_settop(L, 2);
+  bool swapped = ReplaceReadOnlyProxy(L, 1);
+  lua_newtable(L);  // arg, result, undo
+  if (lua_istable(L, 1)) swapped = SwapProxies(L, 1, 3) || swapped;
+  if (!swapped) {
+    lua_settop(L, 2);
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, 1);
+  const int status = lua_pcall(L, 1, 1, 0);  // arg, result, undo, result|error
+  RestoreProxies(L, 3);
+  if (status != 0) return RaiseEncodeError(L, status);
+  return 1;
+}
+
+// Replaces the function `name` of the table at `lib` by `wrapper`, whose
+// upvalues are the original's first upvalue (nil when none) and the original;
+// returns the original's C function.
+lua_CFunction Wrap(lua_State* L, int lib, const char* name, lua_CFunction wrapper) {
+  if (lib < 0) lib = lua_gettop(L) + lib + 1;
+  lua_getfield(L, lib, name);
+  const lua_CFunction original = lua_tocfunction(L, -1);
+  if (lua_getupvalue(L, -1, 1) == nullptr) lua_pushnil(L);
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, wrapper, 2);
+  lua_setfield(L, lib, name);
+  lua_pop(L, 1);
+  return original;
+}
+
+}  // namespace
+
+void SetReadOnlyProxies(lua_State* L, int proxies) {
+  lua_pushvalue(L, proxies);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+}
+
+bool ReplaceReadOnlyProxy(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return false;
+  if (index < 0) index = lua_gettop(L) + index + 1;
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_pushvalue(L, index);
+  lua_rawget(L, -2);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 2);
+    return false;
+  }
+  lua_replace(L, index);
+  lua_pop(L, 1);
+  return true;
+}
+
+void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson) {
+  g_table_insert = Wrap(L, table, "insert", TableInsert);
+  g_table_foreach = Wrap(L, table, "foreach", TableForeach);
+  g_cjson_encode = Wrap(L, cjson, "encode", CjsonEncode);
+}
+
+}  // namespace ringkv::server::scripting

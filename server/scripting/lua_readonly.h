@@ -1,0 +1,39 @@
+// Read-only tables as C code sees them. Redis 7.0 marks its protected tables
+// (the libraries, _G, their metatables) read-only with a flag of its patched
+// Lua, so a C function that reads one raw (lua_next, lua_rawgeti) sees its
+// entries and one that writes it raw gets "Attempt to modify a readonly
+// table". Debian's Lua has no such flag: ringkv's sandbox (lua_engine.cc)
+// shows scripts an empty proxy table whose metatable reads the real one, and
+// wraps rawget / rawset / next / pairs / setmetatable. The C functions a
+// script can hand a proxy to would see the empty proxy instead; these
+// helpers make them see, and refuse, what Redis's do:
+//   - table.insert refuses a proxy (Redis's raw write fails; without this
+//     the value would land in the proxy, which every later script shares);
+//   - table.foreach walks the real table;
+//   - cjson.encode (Debian's lua-cjson) and cmsgpack.pack (lua_cmsgpack.cc)
+//     encode the real table of every proxy they reach.
+//
+// Thread-safety: main thread only, as the engine.
+#pragma once
+
+struct lua_State;
+
+namespace ringkv::server::scripting {
+
+// Keeps the sandbox's proxy -> real table map (a weak-keyed table) at
+// `proxies` for the helpers below.
+void SetReadOnlyProxies(lua_State* L, int proxies);
+
+// When the value at `index` is a read-only proxy, puts the table it stands
+// for in its place and returns true. Any other value (and any state without
+// SetReadOnlyProxies) is left alone: false.
+bool ReplaceReadOnlyProxy(lua_State* L, int index);
+
+// Wraps table.insert and table.foreach in the real table library `table`
+// (a stack index), and cjson.encode in the real cjson library `cjson`. Each
+// wrapper calls the original C function in its own call frame, so the
+// originals' argument errors name the function as before ("bad argument #1
+// to 'insert'").
+void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson);
+
+}  // namespace ringkv::server::scripting

@@ -338,6 +338,12 @@ void CmdLcs(CommandContext& ctx) {
   }
   std::string a = ea ? ea->value.str().ToString() : std::string();
   std::string b = eb ? eb->value.str().ToString() : std::string();
+  // Lengths and indexes are 32-bit (Redis's too): only reachable with
+  // proto-max-bulk-len raised past 4 GB.
+  if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1) {
+    ctx.reply.Error("ERR String too long for LCS");
+    return;
+  }
   // Redis refuses a call whose table (4 bytes a cell) would exceed
   // proto-max-bulk-len. ringkv's table is a 32nd of that (bits, not words),
   // but the same calls get the same error, so a client sees Redis's limit.

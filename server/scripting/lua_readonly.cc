@@ -17,12 +17,18 @@ constexpr char kProxiesKey[] = "ringkv_readonly_proxies";
 lua_CFunction g_table_insert = nullptr;
 lua_CFunction g_table_foreach = nullptr;
 lua_CFunction g_cjson_encode = nullptr;
+lua_CFunction g_cjson_new = nullptr;
 
 int TableInsert(lua_State* L) {
   if (lua_istable(L, 1) && lua_getmetatable(L, 1)) {  // (a proxy always has one; most tables none)
     lua_pop(L, 1);
     lua_pushvalue(L, 1);
     if (ReplaceReadOnlyProxy(L, lua_gettop(L))) {
+      // The original's argument checks come before its write, so first
+      // theirs (in this frame: the same messages and position).
+      const int n = lua_gettop(L) - 1;
+      if (n != 2 && n != 3) return luaL_error(L, "wrong number of arguments to 'insert'");
+      if (n == 3) luaL_checkint(L, 2);
       lua_pushstring(L, "Attempt to modify a readonly table");  // no position, as Redis's raw write
       return lua_error(L);
     }
@@ -104,10 +110,19 @@ bool SwapProxies(lua_State* L, int root, int undo) {
   return swapped;
 }
 
-// Puts back what SwapProxies changed, last change first.
+// SwapProxies(root, undo) in protected mode: arguments 1 and 2; returns the
+// boolean. An error (out of memory) leaves the swaps made so far in undo.
+int SwapProxiesProtected(lua_State* L) {
+  lua_pushboolean(L, SwapProxies(L, 1, 2));
+  return 1;
+}
+
+// Puts back what SwapProxies changed, last change first (a change it was
+// recording when an error stopped it is not whole: left out, and not made).
 void RestoreProxies(lua_State* L, int undo) {
   luaL_checkstack(L, 3, "in function cjson.encode");
-  for (int i = static_cast<int>(lua_objlen(L, undo)); i >= 3; i -= 3) {
+  const int recorded = static_cast<int>(lua_objlen(L, undo));
+  for (int i = recorded - recorded % 3; i >= 3; i -= 3) {
     lua_rawgeti(L, undo, i - 2);  // t
     lua_rawgeti(L, undo, i - 1);  // key
     lua_rawgeti(L, undo, i);      // proxy
@@ -146,7 +161,20 @@ int CjsonEncode(lua_State* L) {
   lua_settop(L, 2);
   bool swapped = ReplaceReadOnlyProxy(L, 1);
   lua_newtable(L);  // arg, result, undo
-  if (lua_istable(L, 1)) swapped = SwapProxies(L, 1, 3) || swapped;
+  if (lua_istable(L, 1)) {
+    // Protected, so that whatever it swapped is put back even when it fails:
+    // a real table left behind would be writable for every later script.
+    lua_pushcfunction(L, SwapProxiesProtected);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 3);
+    const int walked = lua_pcall(L, 2, 1, 0);  // arg, result, undo, swapped|error
+    if (walked != 0) {
+      RestoreProxies(L, 3);
+      return lua_error(L);
+    }
+    swapped = lua_toboolean(L, -1) || swapped;
+    lua_pop(L, 1);
+  }
   if (!swapped) {
     lua_settop(L, 2);
     return 1;
@@ -156,6 +184,17 @@ int CjsonEncode(lua_State* L) {
   const int status = lua_pcall(L, 1, 1, 0);  // arg, result, undo, result|error
   RestoreProxies(L, 3);
   if (status != 0) return RaiseEncodeError(L, status);
+  return 1;
+}
+
+lua_CFunction Wrap(lua_State* L, int lib, const char* name, lua_CFunction wrapper);
+
+// cjson.new(): a new instance of the library, whose encode (and new) are
+// wrapped as the library's own. Upvalues as Wrap's.
+int CjsonNew(lua_State* L) {
+  g_cjson_new(L);  // ..., the instance
+  Wrap(L, -1, "encode", CjsonEncode);
+  Wrap(L, -1, "new", CjsonNew);
   return 1;
 }
 
@@ -182,7 +221,7 @@ void SetReadOnlyProxies(lua_State* L, int proxies) {
 }
 
 bool ReplaceReadOnlyProxy(lua_State* L, int index) {
-  if (!lua_istable(L, index)) return false;
+  if (!lua_istable(L, index) || !lua_checkstack(L, 2)) return false;
   if (index < 0) index = lua_gettop(L) + index + 1;
   lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
   if (!lua_istable(L, -1)) {
@@ -204,6 +243,7 @@ void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson) {
   g_table_insert = Wrap(L, table, "insert", TableInsert);
   g_table_foreach = Wrap(L, table, "foreach", TableForeach);
   g_cjson_encode = Wrap(L, cjson, "encode", CjsonEncode);
+  g_cjson_new = Wrap(L, cjson, "new", CjsonNew);
 }
 
 }  // namespace ringkv::server::scripting

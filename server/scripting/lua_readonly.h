@@ -10,8 +10,12 @@
 //   - table.insert refuses a proxy (Redis's raw write fails; without this
 //     the value would land in the proxy, which every later script shares);
 //   - table.foreach walks the real table;
-//   - cjson.encode (Debian's lua-cjson) and cmsgpack.pack (lua_cmsgpack.cc)
-//     encode the real table of every proxy they reach.
+//   - cjson.encode (Debian's lua-cjson, and that of each cjson.new()) and
+//     cmsgpack.pack (lua_cmsgpack.cc) encode the real table of every proxy
+//     they reach.
+// Not covered: a proxy used as another table's metatable (Lua reads
+// metatables raw), e.g. setmetatable({}, getmetatable('')).upper is nil
+// here and string.upper in Redis.
 //
 // Thread-safety: main thread only, as the engine.
 #pragma once
@@ -26,14 +30,15 @@ void SetReadOnlyProxies(lua_State* L, int proxies);
 
 // When the value at `index` is a read-only proxy, puts the table it stands
 // for in its place and returns true. Any other value (and any state without
-// SetReadOnlyProxies) is left alone: false.
+// SetReadOnlyProxies, or without 2 free stack slots) is left alone: false.
 bool ReplaceReadOnlyProxy(lua_State* L, int index);
 
 // Wraps table.insert and table.foreach in the real table library `table`
-// (a stack index), and cjson.encode in the real cjson library `cjson`. Each
-// wrapper calls the original C function in its own call frame, so the
-// originals' argument errors name the function as before ("bad argument #1
-// to 'insert'").
+// (a stack index), and cjson.encode and cjson.new in the real cjson library
+// `cjson`. Each wrapper calls the original C function in its own call frame,
+// so the originals' argument errors name the function as before ("bad
+// argument #1 to 'insert'"); table.insert on a proxy makes the original's
+// argument checks first, then refuses.
 void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson);
 
 }  // namespace ringkv::server::scripting

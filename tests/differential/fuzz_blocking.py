@@ -651,14 +651,18 @@ def stats_match(sides, replica, where):
     return replica is not None or rd.stats_match(sides[0].ctl, sides[1].ctl, where)
 
 
-def aof_differs(sides, seed, aof):
+def aof_differs(sides, seed, aof, paused):
     """--aof, at a seed's end: both servers' AOFs, loaded by either kind of
-    server, must give the DEBUG DIGEST both have now (fd.aofs_load_alike).
-    aof is (work directory, ringkv, redis-server)."""
+    server, must give the DEBUG DIGEST both have now (fd.aofs_load_alike),
+    with its sentinel key unless a CLIENT PAUSE WRITE (paused) would hold
+    the SET. aof is (work directory, ringkv, redis-server)."""
     work, ringkv, redis = aof
     calls = [[b"DEBUG", b"DIGEST"]]
+    if not paused:
+        for side in sides:
+            fd.set_aof_sentinel(side.ctl, seed)
     return not fd.aofs_load_alike(work, seed, (redis, ringkv), (sides[0].port, sides[1].port), calls,
-                                  want=[sides[0].ctl.call(calls[0])])
+                                  want=[sides[0].ctl.call(calls[0])], sentinel=False)
 
 
 def run_seed(seed, commands, ports, digest_every, notifications, aof=None):
@@ -713,7 +717,7 @@ def run_seed(seed, commands, ports, digest_every, notifications, aof=None):
             ok = not digest_differs(sides, seed, commands) and \
                 stats_match(sides, replica, "seed %d, at the end" % seed) and \
                 not (replica is not None and replica_differs(sides[1].ctl, replica, seed, commands)) and \
-                not (aof is not None and aof_differs(sides, seed, aof))
+                not (aof is not None and aof_differs(sides, seed, aof, state.paused))
     finally:
         if replica is not None:
             replica.sock.close()

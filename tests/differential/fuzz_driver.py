@@ -345,15 +345,26 @@ def caught_up(primary, replica, timeout=30.0):
     return True
 
 
-def aofs_load_alike(work, seed, binaries, ports, calls, want=None, canonical=lambda call, reply: reply):
+def set_aof_sentinel(conn, seed):
+    """A key for every AOF, so that data the stream left empty cannot hide a
+    server that loaded nothing (aofs_load_alike)."""
+    conn.call([b"SET", b"fuzz:aof-sentinel", b"%d" % seed])
+
+
+def aofs_load_alike(work, seed, binaries, ports, calls, want=None, canonical=lambda call, reply: reply,
+                    sentinel=True):
     """At a seed's end: redis-server's AOF and ringkv's (ports: the two
-    servers', which write one: write_aof) each loaded by a new redis-server
+    servers', which write one: write_aof), with a sentinel key set first
+    unless sentinel is False (set_aof_sentinel), each loaded by a new redis-server
     and a new ringkv (binaries: redis-server's, ringkv's). Every load must
     answer calls as `want` does (replies, through canonical), or when want
     is None as redis-server's AOF in redis-server does. Prints the loads and
     keeps their copies when one differs; True when all are alike."""
     for port in ports:
-        rewrite_finished(rd.Conn(port))
+        conn = rd.Conn(port)
+        if sentinel:
+            set_aof_sentinel(conn, seed)
+        rewrite_finished(conn)
     names = ("redis-server", "ringkv")
     seen = []
     for k, (source, loader) in enumerate(((0, 0), (1, 1), (1, 0), (0, 1))):

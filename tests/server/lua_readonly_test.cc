@@ -65,6 +65,11 @@ TEST_F(LuaReadOnlyTest, TableInsertRefusesAProxyAndLeavesOtherTablesAlone) {
   EXPECT_EQ(Run("table.insert(lib, 5) return 'inserted'"), "error: Attempt to modify a readonly table");
   EXPECT_EQ(Run("return tostring(rawget(lib, 1))"), "nil");
   EXPECT_EQ(Run("local t = {} table.insert(t, 'a') table.insert(t, 1, 'b') return table.concat(t, ',')"), "b,a");
+  // Its argument checks come first, as the original's before its write.
+  EXPECT_NE(Run("table.insert(lib) return ''").find("wrong number of arguments to 'insert'"), std::string::npos);
+  EXPECT_NE(Run("table.insert(lib, 'x', 1) return ''").find("bad argument #2 to 'insert' (number expected"),
+            std::string::npos);
+  EXPECT_EQ(Run("table.insert(lib, 1, 5) return ''"), "error: Attempt to modify a readonly table");
   // The original's own errors, under its own name.
   EXPECT_NE(Run("table.insert() return ''").find("bad argument #1 to 'insert'"), std::string::npos);
 }
@@ -83,6 +88,10 @@ TEST_F(LuaReadOnlyTest, CjsonEncodeSeesTheRealTableAndPutsTheProxiesBack) {
   EXPECT_EQ(Run("return cjson.encode({a = {}, b = {1, 2}})"), "{\"a\":{},\"b\":[1,2]}");
   EXPECT_NE(Run("return cjson.encode(1, 2)").find("bad argument #1 to 'encode' (expected 1 argument)"),
             std::string::npos);
+  // An instance from cjson.new() (and from its own new) too.
+  EXPECT_NE(Run("return cjson.new().encode(lib)").find("Cannot serialise function"), std::string::npos);
+  EXPECT_NE(Run("return cjson.new().new().encode({lib})").find("Cannot serialise function"), std::string::npos);
+  EXPECT_EQ(Run("return cjson.new().encode({1, {}})"), "[1,{}]");
 }
 
 TEST_F(LuaReadOnlyTest, CmsgpackPacksTheRealTable) {

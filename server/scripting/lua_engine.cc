@@ -56,11 +56,9 @@ constexpr const char* kLibraryTables[] = {"bit", "cjson", "cmsgpack", "coroutine
 // C libraries: lua_readonly.h).
 constexpr char kSandboxLua[] = R"lua(
 local proxies = setmetatable({}, {__mode = 'k'})
-local raw_rawset, raw_rawget, raw_setmt, raw_next, raw_error, raw_tostring =
-  rawset, rawget, setmetatable, next, error, tostring
-local function readonly()
-  raw_error('Attempt to modify a readonly table', 0)
-end
+-- known_as[t]: the proxy scripts know a protected table t as (its first).
+local known_as = setmetatable({}, {__mode = 'k'})
+local raw_setmt, raw_error, raw_tostring = setmetatable, error, tostring
 local function refuse() raw_error('Attempt to modify a readonly table', 2) end
 local function protect(t)
   local p = {}
@@ -71,28 +69,14 @@ local function protect(t)
   mt.__metatable = view
   raw_setmt(p, mt)
   proxies[p] = t
+  if known_as[t] == nil then known_as[t] = p end
   return p
 end
-rawset = function(t, k, v)
-  if proxies[t] then readonly() end
-  return raw_rawset(t, k, v)
-end
-setmetatable = function(t, m)
-  if proxies[t] then readonly() end
-  return raw_setmt(t, m)
-end
-rawget = function(t, k)
-  local r = proxies[t]
-  if r then return raw_rawget(r, k) end
-  return raw_rawget(t, k)
-end
-next = function(t, k)
-  local r = proxies[t]
-  if r then return raw_next(r, k) end
-  return raw_next(t, k)
-end
-local wrapped_next = next
-pairs = function(t) return wrapped_next, t, nil end
+-- rawset, rawget, next, pairs and setmetatable see through the proxies
+-- (C wrappers: lua_readonly.h). A protected table set as a metatable is set
+-- as itself (Lua reads metatables raw, and would find the proxy empty);
+-- getmetatable answers the proxy again (known_as), so no script gets hold
+-- of the real table.
 -- No precompiled chunks: bytecode is not verified by Lua 5.1 and can
 -- corrupt the interpreter. Redis's Lua refuses them the same way.
 local raw_loadstring, raw_load, raw_sub = loadstring, load, string.sub
@@ -138,17 +122,18 @@ end})
 -- unwrap(t): the table a read-only proxy (or metatable view) stands for; nil
 -- for any other value.
 local function unwrap(t) return proxies[t] end
-return protect(globals), protect, unwrap, proxies
+local function known(t) return known_as[t] end
+return protect(globals), protect, unwrap, proxies, known
 )lua";
 
 // Run after the libraries are protected, with protect(), the real
-// getmetatable, the protected string library and unwrap(). getmetatable()
+// getmetatable, the protected string library, unwrap() and known(). getmetatable()
 // answers as Redis's read-only tables do: for a protected table, the
 // metatable of what it protects (nil for the libraries, the missing-global
 // __index for _G), and for strings their metatable, each through a
 // read-only view.
 constexpr char kStringMetatableLua[] = R"lua(
-local protect, raw_getmt, string_lib, unwrap = ...
+local protect, raw_getmt, string_lib, unwrap, known = ...
 local mt = raw_getmt('')
 mt.__index = string_lib
 local string_view = protect(mt)
@@ -157,7 +142,10 @@ local raw_type = type
 getmetatable = function(v)
   if raw_type(v) == 'string' then return string_view end
   local real = unwrap(v)
-  if real == nil then return raw_getmt(v) end
+  if real == nil then
+    local m = raw_getmt(v)
+    return m ~= nil and known(m) or m
+  end
   local m = raw_getmt(real)
   if m == nil then return nil end
   local view = views[m]
@@ -359,17 +347,19 @@ void LuaEngine::Protect() {
   lua_setfield(L_, LUA_REGISTRYINDEX, kRealGlobalsKey);
   lua_pushvalue(L_, LUA_GLOBALSINDEX);
   globals_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
-  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 4, 0) != 0) {
+  if (luaL_loadbuffer(L_, kSandboxLua, sizeof(kSandboxLua) - 1, "=sandbox") != 0 || lua_pcall(L_, 0, 5, 0) != 0) {
     std::abort();  // the sandbox is part of the binary: it always compiles
   }
-  // Stack: proxy of the globals, protect(), unwrap(), the proxies' map.
-  SetReadOnlyProxies(L_, -1);
-  lua_pop(L_, 1);
+  // Stack: proxy of the globals, protect(), unwrap(), the proxies' map, known().
+  SetReadOnlyProxies(L_, -2);
+  lua_remove(L_, -2);
   lua_getglobal(L_, "table");  // (the real libraries: protect_field has not replaced them yet)
   lua_getglobal(L_, "cjson");
   GuardLibrariesAgainstProxies(L_, -2, -1);
   lua_pop(L_, 2);
-  const int unwrap = lua_gettop(L_);
+  GuardBaseFunctionsAgainstProxies(L_);
+  const int known = lua_gettop(L_);
+  const int unwrap = known - 1;
   const int protect = unwrap - 1;
   const int globals_proxy = protect - 1;
   lua_getglobal(L_, "__redis__err__handler");
@@ -399,7 +389,9 @@ void LuaEngine::Protect() {
   lua_getglobal(L_, "getmetatable");
   lua_getglobal(L_, "string");
   lua_pushvalue(L_, unwrap);
-  lua_call(L_, 4, 0);
+  lua_pushvalue(L_, known);
+  lua_call(L_, 5, 0);
+  GuardGetmetatable(L_);
   if (kind_ == Kind::kFunctions) {
     // The load-time API: a missing field is an error naming it.
     lua_getfield(L_, LUA_REGISTRYINDEX, kLoadApiKey);

@@ -18,6 +18,81 @@ lua_CFunction g_table_insert = nullptr;
 lua_CFunction g_table_foreach = nullptr;
 lua_CFunction g_cjson_encode = nullptr;
 lua_CFunction g_cjson_new = nullptr;
+lua_CFunction g_rawset = nullptr;
+lua_CFunction g_rawget = nullptr;
+lua_CFunction g_next = nullptr;
+lua_CFunction g_setmetatable = nullptr;
+
+// Whether the value at `index` (absolute) is a read-only proxy.
+bool IsReadOnlyProxy(lua_State* L, int index) {
+  if (!lua_istable(L, index) || !lua_getmetatable(L, index)) return false;  // (a proxy always has one)
+  lua_pop(L, 1);
+  lua_pushvalue(L, index);
+  const bool proxy = ReplaceReadOnlyProxy(L, lua_gettop(L));
+  lua_pop(L, 1);
+  return proxy;
+}
+
+// Redis's raw write of a read-only table: no position in the message.
+int RaiseReadOnly(lua_State* L) {
+  lua_pushstring(L, "Attempt to modify a readonly table");
+  return lua_error(L);
+}
+
+// The base library's table functions. Each makes the original's argument
+// checks itself first (so their messages name the function and the
+// script's line), then sees through a proxy or refuses to write one.
+int RawSet(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  if (IsReadOnlyProxy(L, 1)) return RaiseReadOnly(L);
+  return g_rawset(L);
+}
+
+int RawGet(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  ReplaceReadOnlyProxy(L, 1);
+  return g_rawget(L);
+}
+
+int Next(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  ReplaceReadOnlyProxy(L, 1);
+  return g_next(L);
+}
+
+// pairs(t): the wrapped next (upvalue 1), t, nil.
+int Pairs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+// getmetatable(v): the original's argument check, then the sandbox's Lua
+// getmetatable (upvalue 1), which answers views of protected metatables.
+int GetMetatable(lua_State* L) {
+  luaL_checkany(L, 1);
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+// setmetatable(t, m): a proxy as m is set as its real table (Lua reads
+// metatables raw); the sandbox's getmetatable answers the proxy again.
+int SetMetatable(lua_State* L) {
+  const int type = lua_type(L, 2);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_argcheck(L, type == LUA_TNIL || type == LUA_TTABLE, 2, "nil or table expected");
+  if (IsReadOnlyProxy(L, 1)) return RaiseReadOnly(L);
+  if (type == LUA_TTABLE) ReplaceReadOnlyProxy(L, 2);
+  return g_setmetatable(L);
+}
 
 int TableInsert(lua_State* L) {
   if (lua_istable(L, 1) && lua_getmetatable(L, 1)) {  // (a proxy always has one; most tables none)
@@ -29,8 +104,7 @@ int TableInsert(lua_State* L) {
       const int n = lua_gettop(L) - 1;
       if (n != 2 && n != 3) return luaL_error(L, "wrong number of arguments to 'insert'");
       if (n == 3) luaL_checkint(L, 2);
-      lua_pushstring(L, "Attempt to modify a readonly table");  // no position, as Redis's raw write
-      return lua_error(L);
+      return RaiseReadOnly(L);
     }
     lua_pop(L, 1);
   }
@@ -202,7 +276,7 @@ int CjsonNew(lua_State* L) {
 // upvalues are the original's first upvalue (nil when none) and the original;
 // returns the original's C function.
 lua_CFunction Wrap(lua_State* L, int lib, const char* name, lua_CFunction wrapper) {
-  if (lib < 0) lib = lua_gettop(L) + lib + 1;
+  if (lib < 0 && lib > LUA_REGISTRYINDEX) lib = lua_gettop(L) + lib + 1;  // (not a pseudo-index)
   lua_getfield(L, lib, name);
   const lua_CFunction original = lua_tocfunction(L, -1);
   if (lua_getupvalue(L, -1, 1) == nullptr) lua_pushnil(L);
@@ -244,6 +318,22 @@ void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson) {
   g_table_foreach = Wrap(L, table, "foreach", TableForeach);
   g_cjson_encode = Wrap(L, cjson, "encode", CjsonEncode);
   g_cjson_new = Wrap(L, cjson, "new", CjsonNew);
+}
+
+void GuardBaseFunctionsAgainstProxies(lua_State* L) {
+  g_rawset = Wrap(L, LUA_GLOBALSINDEX, "rawset", RawSet);
+  g_rawget = Wrap(L, LUA_GLOBALSINDEX, "rawget", RawGet);
+  g_next = Wrap(L, LUA_GLOBALSINDEX, "next", Next);
+  g_setmetatable = Wrap(L, LUA_GLOBALSINDEX, "setmetatable", SetMetatable);
+  lua_pushcfunction(L, Next);  // (a closure of its own, as Lua's pairs has: not == next)
+  lua_pushcclosure(L, Pairs, 1);
+  lua_setglobal(L, "pairs");
+}
+
+void GuardGetmetatable(lua_State* L) {
+  lua_getglobal(L, "getmetatable");
+  lua_pushcclosure(L, GetMetatable, 1);
+  lua_setglobal(L, "getmetatable");
 }
 
 }  // namespace ringkv::server::scripting

@@ -3,19 +3,18 @@
 // Lua, so a C function that reads one raw (lua_next, lua_rawgeti) sees its
 // entries and one that writes it raw gets "Attempt to modify a readonly
 // table". Debian's Lua has no such flag: ringkv's sandbox (lua_engine.cc)
-// shows scripts an empty proxy table whose metatable reads the real one, and
-// wraps rawget / rawset / next / pairs / setmetatable. The C functions a
-// script can hand a proxy to would see the empty proxy instead; these
-// helpers make them see, and refuse, what Redis's do:
+// shows scripts an empty proxy table whose metatable reads the real one.
+// The C functions a script can hand a proxy to would see the empty proxy
+// instead; these helpers make them see, and refuse, what Redis's do:
+//   - rawset and setmetatable refuse a proxy, rawget, next and pairs read
+//     its real table, and a proxy given to setmetatable as a metatable is
+//     set as its real table;
 //   - table.insert refuses a proxy (Redis's raw write fails; without this
 //     the value would land in the proxy, which every later script shares);
 //   - table.foreach walks the real table;
 //   - cjson.encode (Debian's lua-cjson, and that of each cjson.new()) and
 //     cmsgpack.pack (lua_cmsgpack.cc) encode the real table of every proxy
 //     they reach.
-// Not covered: a proxy used as another table's metatable (Lua reads
-// metatables raw), e.g. setmetatable({}, getmetatable('')).upper is nil
-// here and string.upper in Redis.
 //
 // Thread-safety: main thread only, as the engine.
 #pragma once
@@ -40,5 +39,16 @@ bool ReplaceReadOnlyProxy(lua_State* L, int index);
 // argument #1 to 'insert'"); table.insert on a proxy makes the original's
 // argument checks first, then refuses.
 void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson);
+
+// Replaces rawset, rawget, next, pairs and setmetatable in the globals
+// (the real ones) by wrappers that make the originals' argument checks
+// first, then see through a proxy (rawget, next, pairs; setmetatable's
+// metatable) or refuse to write one (rawset, setmetatable's table).
+void GuardBaseFunctionsAgainstProxies(lua_State* L);
+
+// Wraps the sandbox's getmetatable (a Lua function, global by then) so that
+// a call without an argument fails as Lua's own does ("bad argument #1 to
+// 'getmetatable' (value expected)").
+void GuardGetmetatable(lua_State* L);
 
 }  // namespace ringkv::server::scripting

@@ -42,6 +42,7 @@ class LuaReadOnlyTest : public ::testing::Test {
     lua_getglobal(L_, "cjson");
     GuardLibrariesAgainstProxies(L_, -2, -1);
     lua_pop(L_, 2);
+    GuardBaseFunctionsAgainstProxies(L_);
   }
   void TearDown() override { lua_close(L_); }
 
@@ -72,6 +73,23 @@ TEST_F(LuaReadOnlyTest, TableInsertRefusesAProxyAndLeavesOtherTablesAlone) {
   EXPECT_EQ(Run("table.insert(lib, 1, 5) return ''"), "error: Attempt to modify a readonly table");
   // The original's own errors, under its own name.
   EXPECT_NE(Run("table.insert() return ''").find("bad argument #1 to 'insert'"), std::string::npos);
+}
+
+TEST_F(LuaReadOnlyTest, BaseFunctionsSeeThroughAndRefuseAfterTheirOwnChecks) {
+  EXPECT_EQ(Run("rawset(lib, 'x', 1) return 'set'"), "error: Attempt to modify a readonly table");
+  EXPECT_EQ(Run("setmetatable(lib, {}) return 'set'"), "error: Attempt to modify a readonly table");
+  EXPECT_EQ(Run("return tostring(rawget(lib, 'f') == print)"), "true");
+  EXPECT_EQ(Run("return tostring(next(lib))"), "f");
+  EXPECT_EQ(Run("local n = 0 for k in pairs(lib) do n = n + 1 end return tostring(n)"), "1");
+  EXPECT_EQ(Run("return tostring(setmetatable({}, {__index = lib}).f == print)"), "true");  // (through the proxy)
+  EXPECT_EQ(Run("return tostring(setmetatable({}, lib).f)"), "nil");  // lib's real table: no __index
+  EXPECT_NE(Run("return rawset(5, 1, 2)").find("bad argument #1 to 'rawset' (table expected, got number)"),
+            std::string::npos);
+  EXPECT_NE(Run("return rawget({})").find("bad argument #2 to 'rawget' (value expected)"), std::string::npos);
+  EXPECT_NE(Run("return pairs(5)").find("bad argument #1 to 'pairs' (table expected, got number)"),
+            std::string::npos);
+  EXPECT_NE(Run("return setmetatable({})").find("bad argument #2 to 'setmetatable' (nil or table expected)"),
+            std::string::npos);
 }
 
 TEST_F(LuaReadOnlyTest, TableForeachWalksTheRealTable) {

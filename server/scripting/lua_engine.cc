@@ -78,24 +78,8 @@ end
 -- getmetatable answers the proxy again (known_as), so no script gets hold
 -- of the real table.
 -- No precompiled chunks: bytecode is not verified by Lua 5.1 and can
--- corrupt the interpreter. Redis's Lua refuses them the same way.
-local raw_loadstring, raw_load, raw_sub = loadstring, load, string.sub
-loadstring = function(s, name)
-  if type(s) == 'string' and raw_sub(s, 1, 1) == '\27' then return nil, 'binary code not allowed' end
-  return raw_loadstring(s, name)
-end
-load = function(f, name)
-  local first = true
-  local guarded = function()
-    local piece = f()
-    if first and type(piece) == 'string' and piece ~= '' then
-      first = false
-      if raw_sub(piece, 1, 1) == '\27' then raw_error('binary code not allowed', 0) end
-    end
-    return piece
-  end
-  return raw_load(guarded, name)
-end
+-- corrupt the interpreter. Redis's Lua refuses them the same way
+-- (loadstring and load: C wrappers, lua_readonly.h).
 local dbg = debug
 __redis__err__handler = function(err)
   -- The frame that raised it: C functions and this sandbox's own Lua
@@ -358,6 +342,7 @@ void LuaEngine::Protect() {
   GuardLibrariesAgainstProxies(L_, -2, -1);
   lua_pop(L_, 2);
   GuardBaseFunctionsAgainstProxies(L_);
+  GuardLoaders(L_);
   const int known = lua_gettop(L_);
   const int unwrap = known - 1;
   const int protect = unwrap - 1;

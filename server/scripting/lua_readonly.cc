@@ -22,6 +22,8 @@ lua_CFunction g_rawset = nullptr;
 lua_CFunction g_rawget = nullptr;
 lua_CFunction g_next = nullptr;
 lua_CFunction g_setmetatable = nullptr;
+lua_CFunction g_loadstring = nullptr;
+lua_CFunction g_load = nullptr;
 
 // Whether the value at `index` (absolute) is a read-only proxy.
 bool IsReadOnlyProxy(lua_State* L, int index) {
@@ -70,6 +72,46 @@ int Pairs(lua_State* L) {
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
+}
+
+// loadstring(s [, name]): a precompiled chunk (it starts with ESC) is
+// refused as Redis's Lua refuses it; anything else is the original's.
+int LoadString(lua_State* L) {
+  size_t n = 0;
+  const char* s = luaL_checklstring(L, 1, &n);
+  if (n > 0 && s[0] == '\033') {
+    lua_pushnil(L);
+    lua_pushstring(L, "binary code not allowed");
+    return 2;
+  }
+  return g_loadstring(L);
+}
+
+// The reader load() gets in place of the script's: upvalue 1 the script's
+// reader, upvalue 2 whether its first non-empty piece is still to come.
+int GuardedReader(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_call(L, 0, 1);
+  if (lua_toboolean(L, lua_upvalueindex(2)) && lua_type(L, -1) == LUA_TSTRING && lua_objlen(L, -1) > 0) {
+    lua_pushboolean(L, 0);
+    lua_replace(L, lua_upvalueindex(2));
+    if (lua_tostring(L, -1)[0] == '\033') {
+      lua_pushstring(L, "binary code not allowed");  // (load answers nil and this)
+      return lua_error(L);
+    }
+  }
+  return 1;
+}
+
+// load(f [, name]): the original's check of f, then the original with f's
+// pieces seen first by GuardedReader.
+int Load(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_pushcclosure(L, GuardedReader, 2);
+  lua_replace(L, 1);
+  return g_load(L);
 }
 
 // getmetatable(v): the original's argument check, then the sandbox's Lua
@@ -328,6 +370,11 @@ void GuardBaseFunctionsAgainstProxies(lua_State* L) {
   lua_pushcfunction(L, Next);  // (a closure of its own, as Lua's pairs has: not == next)
   lua_pushcclosure(L, Pairs, 1);
   lua_setglobal(L, "pairs");
+}
+
+void GuardLoaders(lua_State* L) {
+  g_loadstring = Wrap(L, LUA_GLOBALSINDEX, "loadstring", LoadString);
+  g_load = Wrap(L, LUA_GLOBALSINDEX, "load", Load);
 }
 
 void GuardGetmetatable(lua_State* L) {

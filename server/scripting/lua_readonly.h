@@ -46,6 +46,12 @@ void GuardLibrariesAgainstProxies(lua_State* L, int table, int cjson);
 // metatable) or refuse to write one (rawset, setmetatable's table).
 void GuardBaseFunctionsAgainstProxies(lua_State* L);
 
+// Kept here with the other base-function wrappers, for the same reason
+// (argument errors in the original's words and frame): loadstring and load
+// refuse precompiled chunks (Lua 5.1 does not verify bytecode), answering
+// nil and "binary code not allowed" as Redis's Lua does.
+void GuardLoaders(lua_State* L);
+
 // Wraps the sandbox's getmetatable (a Lua function, global by then) so that
 // a call without an argument fails as Lua's own does ("bad argument #1 to
 // 'getmetatable' (value expected)").

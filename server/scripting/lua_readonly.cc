@@ -137,18 +137,13 @@ int SetMetatable(lua_State* L) {
 }
 
 int TableInsert(lua_State* L) {
-  if (lua_istable(L, 1) && lua_getmetatable(L, 1)) {  // (a proxy always has one; most tables none)
-    lua_pop(L, 1);
-    lua_pushvalue(L, 1);
-    if (ReplaceReadOnlyProxy(L, lua_gettop(L))) {
-      // The original's argument checks come before its write, so first
-      // theirs (in this frame: the same messages and position).
-      const int n = lua_gettop(L) - 1;
-      if (n != 2 && n != 3) return luaL_error(L, "wrong number of arguments to 'insert'");
-      if (n == 3) luaL_checkint(L, 2);
-      return RaiseReadOnly(L);
-    }
-    lua_pop(L, 1);
+  if (IsReadOnlyProxy(L, 1)) {
+    // The original's argument checks come before its write, so first
+    // theirs (in this frame: the same messages and position).
+    const int n = lua_gettop(L);
+    if (n != 2 && n != 3) return luaL_error(L, "wrong number of arguments to 'insert'");
+    if (n == 3) luaL_checkint(L, 2);
+    return RaiseReadOnly(L);
   }
   return g_table_insert(L);
 }
